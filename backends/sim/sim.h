@@ -1,0 +1,43 @@
+/*
+ * backends/sim/sim.h - the discrete-event backend: a model of compute-node
+ * CPUs and NICs, links, a switch, the memory node's NIC, PCIe DMA and atomic
+ * unit, with the MN memory held as real bytes.
+ *
+ * Resources are FIFO servers (depart = max(arrival, free) + service; Kleinrock
+ * vol. 1 ch. 3): CN worker CPU (post and poll costs), CN NIC message rate,
+ * per-direction link serialisation with RoCEv2 per-packet overhead at the
+ * path MTU (cut-through at the switch), MN NIC message rate, MN DMA read and
+ * write engines, a global atomic unit and a per-8-byte-address atomic
+ * server; the per-QP limit of outstanding READ/atomic WRs (max_rd_atomic)
+ * holds later WRs in the send queue. Fixed latencies: NIC processing,
+ * propagation, switch, DMA. The memory effect of each WR happens at its
+ * modelled time (event MN_EFFECT), after any earlier WRITE's effect (PCIe
+ * ordering: reads do not pass posted writes). Completions of one QP are in
+ * posting order.
+ *
+ * Events per WR: MN arrival, MN effect, CN completion (skipped for
+ * unsignaled WRITEs). Hops whose inputs cannot interleave (the CN's own NIC
+ * and uplink) are computed at post time.
+ *
+ * Limitations (documented, not hidden): one MN; the CN NIC serves requests
+ * in hand-off order (a worker whose CPU clock runs ahead of global time
+ * hands over WQEs slightly early); RDMA errors other than remote access out
+ * of bounds are not modelled.
+ */
+#ifndef DMR_SIM_H
+#define DMR_SIM_H
+
+#include "../backend.h"
+#include "../../models/model.h"
+
+extern const dmr_be_ops_t dmr_sim_ops;
+
+/* The profile of an open sim backend (NULL if be is not sim). */
+const dmr_model_t *dmr_sim_model(dmr_be_t *be);
+/* Override the path MTU after open (for MTU sweeps); DMR_ERR_INVALID if not
+ * an IB MTU. */
+dmr_status_t dmr_sim_set_mtu(dmr_be_t *be, uint32_t mtu);
+/* Global simulated time: the time of the last event processed, ps. */
+uint64_t dmr_sim_time(dmr_be_t *be);
+
+#endif

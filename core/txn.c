@@ -1,0 +1,551 @@
+/*
+ * core/txn.c - OCC transaction contexts as completion-driven state machines.
+ * See txn.h for the protocol.
+ */
+#include "txn.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { ST_IDLE = 0, ST_EXEC, ST_VALIDATE, ST_COMMIT, ST_ABORT, ST_BACKOFF };
+
+enum {
+	F_ISSUED = 1,
+	F_SKIPPED = 2,
+	F_LOCKED = 4,
+	F_ABSENT = 8,
+	F_GUARDOFF = 16,
+	F_FULL = 32,
+};
+
+static const char *cause_names[DMR_ABORT_NCAUSES] = {
+	"lock", "read_locked", "validation", "duplicate", "full",
+};
+
+const char *dmr_abort_cause_name(int cause)
+{
+	return cause >= 0 && cause < DMR_ABORT_NCAUSES ? cause_names[cause] : "?";
+}
+
+/* Scratch: 8 zero bytes used as the source of unlock WRITEs. */
+#define ZERO_OFF 0u
+#define BUF_BASE 64u
+
+static dmr_status_t grow(dmr_txn_ctx_t *c, uint32_t need, dmr_err_t *err)
+{
+	if (need <= c->buf_cap)
+		return DMR_OK;
+	uint32_t cap = c->buf_cap ? c->buf_cap : 4096;
+	while (cap < need)
+		cap *= 2;
+	uint8_t *b = aligned_alloc(64, cap);
+	if (!b)
+		return dmr_err_set(err, DMR_ERR_NOMEM, "txn: out of memory (%u bytes)", cap);
+	memset(b, 0, cap);
+	free(c->buf);
+	c->buf = b;
+	c->buf_cap = cap;
+	return dmr_be_mr_reg(c->eng->be, c->worker, b, cap, err);
+}
+
+static dmr_status_t grow_log(dmr_txn_ctx_t *c, uint32_t need, dmr_err_t *err)
+{
+	if (need <= c->logbuf_cap)
+		return DMR_OK;
+	uint32_t cap = c->logbuf_cap ? c->logbuf_cap : 4096;
+	while (cap < need)
+		cap *= 2;
+	uint8_t *b = aligned_alloc(64, cap);
+	if (!b)
+		return dmr_err_set(err, DMR_ERR_NOMEM, "txn: out of memory (%u bytes)", cap);
+	free(c->logbuf);
+	c->logbuf = b;
+	c->logbuf_cap = cap;
+	return dmr_be_mr_reg(c->eng->be, c->worker, b, cap, err);
+}
+
+dmr_status_t dmr_txn_ctx_init(dmr_txn_ctx_t *c, const dmr_txn_engine_t *eng,
+			      dmr_txn_stats_t *stats, uint32_t worker, uint32_t id, dmr_err_t *err)
+{
+	memset(c, 0, sizeof(*c));
+	c->eng = eng;
+	c->stats = stats;
+	c->worker = worker;
+	c->id = id;
+	c->tag = ((uint64_t)id + 1) << 1 | 1; /* never 0 */
+	c->wrs_cap = 2 * DMR_TRACE_MAX_OPS + 2;
+	c->wrs = calloc(c->wrs_cap, sizeof(*c->wrs));
+	if (!c->wrs)
+		return dmr_err_set(err, DMR_ERR_NOMEM, "txn: out of memory");
+	dmr_status_t st = grow(c, 4096, err);
+	if (st == DMR_OK)
+		st = grow_log(c, 4096, err);
+	return st;
+}
+
+void dmr_txn_ctx_fini(dmr_txn_ctx_t *c)
+{
+	free(c->buf);
+	free(c->wrs);
+	free(c->logbuf);
+	c->buf = c->logbuf = NULL;
+	c->wrs = NULL;
+}
+
+static inline uint64_t rd64(const uint8_t *p)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+	return v;
+}
+
+static inline void wr64(uint8_t *p, uint64_t v)
+{
+	memcpy(p, &v, 8);
+}
+
+/* Image (record bytes) of op i. For U/I/D it follows the 8-byte CAS result. */
+static inline uint8_t *image(dmr_txn_ctx_t *c, uint32_t i)
+{
+	uint8_t k = c->txn->ops[i].kind;
+	return c->buf + c->ops[i].buf + (k == DMR_TOP_READ ? 0 : 8);
+}
+
+/* Payload word f of op i's read image (first record). */
+static inline uint64_t word(dmr_txn_ctx_t *c, uint32_t i, uint32_t f)
+{
+	return rd64(image(c, i) + DMR_REC_HDR + 8ull * f);
+}
+
+static inline int usable(const dmr_txn_ctx_t *c, int i)
+{
+	return i >= 0 && (c->ops[i].flags & F_ISSUED) && !(c->ops[i].flags & (F_SKIPPED | F_ABSENT));
+}
+
+static int guard_true(dmr_txn_ctx_t *c, const dmr_trace_guard_t *g)
+{
+	switch (g->kind) {
+	case DMR_TGUARD_PRESENT:
+		return usable(c, g->op);
+	case DMR_TGUARD_LESS:
+		return usable(c, g->op) && word(c, g->op, g->f) < word(c, g->op, g->f2);
+	default:
+		return 1;
+	}
+}
+
+static dmr_status_t post(dmr_txn_ctx_t *c, uint32_t n)
+{
+	c->seq++;
+	for (uint32_t i = 0; i < n; i++) {
+		c->wrs[i].wr_id = (uint64_t)c->id << 32 | c->seq;
+		c->wrs[i].flags = i + 1 == n ? DMR_WR_SIGNALED : 0;
+	}
+	return dmr_be_post(c->eng->be, c->worker, 0, c->wrs, n, &c->err);
+}
+
+static int finish(dmr_txn_ctx_t *c, int outcome)
+{
+	c->state = ST_IDLE;
+	if (outcome == DMR_TXN_COMMITTED) {
+		c->stats->committed++;
+		c->stats->committed_xv += c->txn->xv;
+	} else {
+		c->stats->gave_up++;
+	}
+	return outcome;
+}
+
+static int begin_attempt(dmr_txn_ctx_t *c);
+static int exec_round(dmr_txn_ctx_t *c);
+
+/* Release the locks taken (abort). */
+static int do_abort(dmr_txn_ctx_t *c, int cause)
+{
+	c->stats->aborts[cause]++;
+	c->last_cause = cause;
+	const dmr_layout_t *l = c->eng->layout;
+	(void)l;
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < c->txn->nops; i++) {
+		if (!(c->ops[i].flags & F_LOCKED))
+			continue;
+		dmr_wr_t *wr = &c->wrs[n++];
+		wr->opcode = DMR_WR_WRITE;
+		wr->local = c->buf + ZERO_OFF;
+		wr->remote = c->ops[i].rec;
+		wr->length = 8;
+		c->stats->writes++;
+		c->stats->locks_released++;
+	}
+	c->state = ST_ABORT;
+	if (n == 0) {
+		dmr_wc_t wc = {.wr_id = (uint64_t)c->id << 32 | c->seq};
+		return dmr_txn_on_wc(c, &wc);
+	}
+	dmr_status_t st = post(c, n);
+	return st == DMR_OK ? DMR_TXN_RUNNING : st;
+}
+
+static int after_abort(dmr_txn_ctx_t *c)
+{
+	int cause = c->last_cause;
+	if (cause == DMR_ABORT_DUPLICATE || cause == DMR_ABORT_FULL ||
+	    c->attempts > c->eng->retries)
+		return finish(c, DMR_TXN_GAVE_UP);
+	c->stats->retries++;
+	if (c->eng->backoff_ps) {
+		c->state = ST_BACKOFF;
+		c->seq++;
+		uint64_t at = dmr_be_now(c->eng->be, c->worker) + c->eng->backoff_ps;
+		dmr_status_t st = dmr_be_timer(c->eng->be, c->worker, at,
+					       (uint64_t)c->id << 32 | c->seq);
+		return st == DMR_OK ? DMR_TXN_RUNNING : st;
+	}
+	return begin_attempt(c);
+}
+
+static int commit(dmr_txn_ctx_t *c)
+{
+	const dmr_trace_txn_t *t = c->txn;
+	const dmr_layout_t *l = c->eng->layout;
+	/* stage new images in logbuf: per written op [rec u64][len u64][version u64][payload] */
+	uint32_t need = 16;
+	for (uint32_t i = 0; i < t->nops; i++)
+		if (c->ops[i].flags & F_LOCKED)
+			need += 24 + l->t[t->ops[i].table].payload_bytes;
+	dmr_status_t st = grow_log(c, need, &c->err);
+	if (st != DMR_OK)
+		return st;
+	uint32_t n = 1, pos = 0, nw = 0;
+	dmr_wr_t *logwr = &c->wrs[0];
+	for (uint32_t i = 0; i < t->nops; i++) {
+		dmr_txn_opst_t *os = &c->ops[i];
+		if (!(os->flags & F_LOCKED))
+			continue;
+		const dmr_trace_op_t *op = &t->ops[i];
+		uint32_t pb = l->t[op->table].payload_bytes;
+		const uint8_t *img = image(c, i);
+		int apply = !(os->flags & F_ABSENT) || op->kind == DMR_TOP_INSERT;
+		if (apply && op->guard.kind != DMR_TGUARD_NONE && op->guard.op == (int16_t)i)
+			apply = guard_true(c, &op->guard) || (os->flags |= F_GUARDOFF, 0);
+		if (apply) {
+			uint8_t *e = c->logbuf + pos;
+			uint64_t ver = rd64(img + 8);
+			uint64_t nver = ((ver & DMR_VER_MASK) + 1) & DMR_VER_MASK;
+			if (op->kind != DMR_TOP_DELETE)
+				nver |= DMR_VER_PRESENT;
+			wr64(e, os->rec);
+			wr64(e + 8, 8 + pb);
+			wr64(e + 16, nver);
+			uint8_t *pl = e + 24;
+			if (op->kind == DMR_TOP_INSERT)
+				memset(pl, 0, pb);
+			else
+				memcpy(pl, img + DMR_REC_HDR, pb);
+			for (uint32_t a = 0; a < op->nacts; a++) {
+				const dmr_trace_act_t *act = &op->acts[a];
+				uint64_t v;
+				if (act->val.op < 0) {
+					v = (uint64_t)act->val.lit;
+				} else {
+					if (!usable(c, act->val.op))
+						continue;
+					v = word(c, act->val.op, act->val.field);
+				}
+				uint8_t *f = pl + 8ull * act->field;
+				if (act->kind == DMR_TACT_ADD)
+					v += rd64(f);
+				wr64(f, v);
+			}
+			dmr_wr_t *wb = &c->wrs[n++];
+			wb->opcode = DMR_WR_WRITE;
+			wb->local = e + 16;
+			wb->remote = os->rec + 8;
+			wb->length = 8 + pb;
+			pos += 24 + pb;
+			nw++;
+			c->stats->writes++;
+		}
+		dmr_wr_t *ul = &c->wrs[n++];
+		ul->opcode = DMR_WR_WRITE;
+		ul->local = c->buf + ZERO_OFF;
+		ul->remote = os->rec;
+		ul->length = 8;
+		c->stats->writes++;
+		c->stats->locks_released++;
+	}
+	if (n == 1) /* read-only: nothing to write */
+		return finish(c, DMR_TXN_COMMITTED);
+	if (nw == 0) {
+		/* only unlocks: no log record needed */
+		memmove(&c->wrs[0], &c->wrs[1], sizeof(dmr_wr_t) * (n - 1));
+		n--;
+	} else {
+		/* log record to this worker's ring (wraps) */
+		uint64_t ring = l->log_base + (uint64_t)c->worker * l->log_bytes;
+		if (c->log_off + pos > l->log_bytes)
+			c->log_off = 0;
+		logwr->opcode = DMR_WR_WRITE;
+		logwr->local = c->logbuf;
+		logwr->remote = ring + c->log_off;
+		logwr->length = pos;
+		c->log_off += (pos + 7) & ~7u;
+		c->stats->writes++;
+	}
+	c->state = ST_COMMIT;
+	st = post(c, n);
+	return st == DMR_OK ? DMR_TXN_RUNNING : st;
+}
+
+static int validate(dmr_txn_ctx_t *c)
+{
+	const dmr_trace_txn_t *t = c->txn;
+	const dmr_layout_t *l = c->eng->layout;
+	uint32_t nread = 0, nlocked = 0;
+	for (uint32_t i = 0; i < t->nops; i++) {
+		if (c->ops[i].flags & F_LOCKED)
+			nlocked++;
+		else if (t->ops[i].kind == DMR_TOP_READ && (c->ops[i].flags & F_ISSUED) &&
+			 !(c->ops[i].flags & F_SKIPPED))
+			nread += t->ops[i].count;
+	}
+	if (nread == 0 || (nread == 1 && nlocked == 0))
+		return commit(c);
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < t->nops; i++) {
+		const dmr_trace_op_t *op = &t->ops[i];
+		if (op->kind != DMR_TOP_READ || !(c->ops[i].flags & F_ISSUED) ||
+		    (c->ops[i].flags & F_SKIPPED))
+			continue;
+		uint32_t rb = l->t[op->table].rec_bytes;
+		dmr_wr_t *wr = &c->wrs[n++];
+		wr->opcode = DMR_WR_READ;
+		wr->local = c->buf + c->ops[i].buf + op->count * rb;
+		wr->remote = c->ops[i].rec;
+		wr->length = op->count == 1 ? DMR_REC_HDR : op->count * rb;
+		c->stats->reads++;
+	}
+	c->state = ST_VALIDATE;
+	dmr_status_t st = post(c, n);
+	return st == DMR_OK ? DMR_TXN_RUNNING : st;
+}
+
+static int check_validation(dmr_txn_ctx_t *c)
+{
+	const dmr_trace_txn_t *t = c->txn;
+	const dmr_layout_t *l = c->eng->layout;
+	for (uint32_t i = 0; i < t->nops; i++) {
+		const dmr_trace_op_t *op = &t->ops[i];
+		if (op->kind != DMR_TOP_READ || !(c->ops[i].flags & F_ISSUED) ||
+		    (c->ops[i].flags & F_SKIPPED))
+			continue;
+		uint32_t rb = l->t[op->table].rec_bytes;
+		const uint8_t *a = c->buf + c->ops[i].buf;
+		const uint8_t *b = a + op->count * rb;
+		uint32_t stride_b = op->count == 1 ? 0 : rb;
+		for (uint32_t r = 0; r < op->count; r++) {
+			const uint8_t *ra = a + (uint64_t)r * rb, *rbp = b + (uint64_t)r * stride_b;
+			if (rd64(rbp) != 0 || rd64(rbp + 8) != rd64(ra + 8))
+				return do_abort(c, DMR_ABORT_VALIDATION);
+		}
+	}
+	return commit(c);
+}
+
+/* Resolve op i's record; returns 1 issue, 0 skip, -1 insert range exhausted. */
+static int resolve(dmr_txn_ctx_t *c, uint32_t i, uint64_t *slot_p)
+{
+	const dmr_trace_op_t *op = &c->txn->ops[i];
+	const dmr_layout_table_t *lt = &c->eng->layout->t[op->table];
+	int64_t slot = op->key;
+	if (op->dep.op >= 0) {
+		if (!usable(c, op->dep.op))
+			return 0;
+		int64_t v = (int64_t)word(c, op->dep.op, op->dep.field);
+		if (op->lo < op->hi && (v < op->lo || v >= op->hi))
+			return op->kind == DMR_TOP_INSERT ? -1 : 0;
+		slot += v;
+	}
+	if (slot < 0 || (uint64_t)slot + op->count > lt->rows)
+		return op->kind == DMR_TOP_INSERT ? -1 : 0;
+	if (op->guard.kind != DMR_TGUARD_NONE && op->guard.op != (int16_t)i &&
+	    !guard_true(c, &op->guard))
+		return 0;
+	*slot_p = (uint64_t)slot;
+	return 1;
+}
+
+static int exec_round(dmr_txn_ctx_t *c)
+{
+	const dmr_trace_txn_t *t = c->txn;
+	const dmr_layout_t *l = c->eng->layout;
+	for (;;) {
+		/* first op of this round */
+		uint32_t i0 = 0;
+		while (i0 < t->nops && t->ops[i0].round < c->round)
+			i0++;
+		if (i0 == t->nops)
+			return validate(c);
+		uint32_t n = 0;
+		uint32_t i = i0;
+		for (; i < t->nops && t->ops[i].round == c->round; i++) {
+			const dmr_trace_op_t *op = &t->ops[i];
+			dmr_txn_opst_t *os = &c->ops[i];
+			uint64_t slot;
+			int r = resolve(c, i, &slot);
+			if (r < 0) {
+				os->flags = F_FULL;
+				return do_abort(c, DMR_ABORT_FULL);
+			}
+			if (r == 0) {
+				os->flags = F_SKIPPED;
+				c->stats->skipped_ops++;
+				continue;
+			}
+			os->flags = F_ISSUED;
+			os->rec = dmr_layout_rec(l, op->table, slot);
+			uint32_t rb = l->t[op->table].rec_bytes;
+			if (op->kind == DMR_TOP_READ) {
+				dmr_wr_t *wr = &c->wrs[n++];
+				wr->opcode = DMR_WR_READ;
+				wr->local = c->buf + os->buf;
+				wr->remote = os->rec;
+				wr->length = op->count * rb;
+				c->stats->reads++;
+			} else {
+				dmr_wr_t *cas = &c->wrs[n++];
+				cas->opcode = DMR_WR_CAS;
+				cas->local = c->buf + os->buf;
+				cas->remote = os->rec;
+				cas->compare_add = 0;
+				cas->swap = c->tag;
+				cas->length = 8;
+				dmr_wr_t *rd = &c->wrs[n++];
+				rd->opcode = DMR_WR_READ;
+				rd->local = c->buf + os->buf + 8;
+				rd->remote = os->rec;
+				rd->length = rb;
+				c->stats->atomics++;
+				c->stats->reads++;
+			}
+		}
+		if (n == 0) {
+			c->round++;
+			continue;
+		}
+		c->state = ST_EXEC;
+		dmr_status_t st = post(c, n);
+		return st == DMR_OK ? DMR_TXN_RUNNING : st;
+	}
+}
+
+static int check_round(dmr_txn_ctx_t *c)
+{
+	const dmr_trace_txn_t *t = c->txn;
+	int cause = -1;
+	for (uint32_t i = 0; i < t->nops; i++) {
+		const dmr_trace_op_t *op = &t->ops[i];
+		if (op->round != c->round)
+			continue;
+		dmr_txn_opst_t *os = &c->ops[i];
+		if (!(os->flags & F_ISSUED))
+			continue;
+		if (op->kind == DMR_TOP_READ) {
+			uint32_t rb = c->eng->layout->t[op->table].rec_bytes;
+			const uint8_t *img = c->buf + os->buf;
+			for (uint32_t r = 0; r < op->count; r++)
+				if (rd64(img + (uint64_t)r * rb) != 0 && cause < 0)
+					cause = DMR_ABORT_READ_LOCKED;
+			if (!(rd64(img + 8) & DMR_VER_PRESENT))
+				os->flags |= F_ABSENT;
+			continue;
+		}
+		uint64_t old = rd64(c->buf + os->buf);
+		if (old != 0) {
+			if (cause < 0 || cause == DMR_ABORT_READ_LOCKED)
+				cause = DMR_ABORT_LOCK;
+			continue;
+		}
+		os->flags |= F_LOCKED;
+		c->stats->locks_taken++;
+		int present = (rd64(image(c, i) + 8) & DMR_VER_PRESENT) != 0;
+		if (op->kind == DMR_TOP_INSERT) {
+			if (present)
+				cause = DMR_ABORT_DUPLICATE;
+		} else if (!present) {
+			os->flags |= F_ABSENT;
+		}
+	}
+	if (cause >= 0)
+		return do_abort(c, cause);
+	c->round++;
+	return exec_round(c);
+}
+
+static int begin_attempt(dmr_txn_ctx_t *c)
+{
+	const dmr_trace_txn_t *t = c->txn;
+	const dmr_layout_t *l = c->eng->layout;
+	c->attempts++;
+	c->stats->tried++;
+	c->round = 0;
+	uint32_t off = BUF_BASE;
+	for (uint32_t i = 0; i < t->nops; i++) {
+		const dmr_trace_op_t *op = &t->ops[i];
+		uint32_t rb = l->t[op->table].rec_bytes;
+		c->ops[i].flags = 0;
+		c->ops[i].buf = off;
+		if (op->kind == DMR_TOP_READ)
+			off += op->count * rb * 2;
+		else
+			off += 8 + rb;
+		off = (off + 7) & ~7u;
+	}
+	dmr_status_t st = grow(c, off, &c->err);
+	if (st != DMR_OK)
+		return st;
+	return exec_round(c);
+}
+
+int dmr_txn_start(dmr_txn_ctx_t *c, const dmr_trace_txn_t *txn)
+{
+	c->txn = txn;
+	c->attempts = 0;
+	c->t_start = dmr_be_now(c->eng->be, c->worker);
+	return begin_attempt(c);
+}
+
+int dmr_txn_on_wc(dmr_txn_ctx_t *c, const dmr_wc_t *wc)
+{
+	if (wc->status != DMR_WC_SUCCESS) {
+		return dmr_err_set(&c->err, DMR_ERR_REMOTE,
+				   "%s completion failed: %s (worker %u, context %u, trace line %u, "
+				   "txn %llu, MN %u)",
+				   dmr_wr_opcode_string(wc->opcode), dmr_wc_status_string(wc->status),
+				   c->worker, c->id, c->txn ? c->txn->line : 0,
+				   c->txn ? (unsigned long long)c->txn->id : 0ull, wc->mn);
+	}
+	if ((uint32_t)wc->wr_id != c->seq)
+		return DMR_TXN_RUNNING; /* stale (cannot happen with in-order CQs) */
+	switch (c->state) {
+	case ST_EXEC:
+		return check_round(c);
+	case ST_VALIDATE:
+		return check_validation(c);
+	case ST_COMMIT:
+		return finish(c, DMR_TXN_COMMITTED);
+	case ST_ABORT:
+		return after_abort(c);
+	case ST_BACKOFF:
+		return begin_attempt(c);
+	default:
+		return dmr_err_set(&c->err, DMR_ERR_INVALID, "context %u: completion in state %u",
+				   c->id, c->state);
+	}
+}
+
+uint64_t dmr_txn_latency_ps(const dmr_txn_ctx_t *c)
+{
+	return dmr_be_now(c->eng->be, c->worker) - c->t_start;
+}

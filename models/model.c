@@ -1,0 +1,295 @@
+/*
+ * models/model.c - load a hardware profile (JSON, jansson) and convert it
+ * once into the simulator's integer units.
+ */
+#include "model.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* RoCEv2 framing per packet (bytes on the wire besides RDMA payload and
+ * extended transport headers): preamble+SFD 8, Ethernet header 14, IPv4 20,
+ * UDP 8, BTH 12 (IBTA vol. 1, 9.2), ICRC 4 (IBTA annex A17), FCS 4,
+ * inter-frame gap 12 (IEEE 802.3 clause 4.4.2). */
+#define ROCEV2_PKT_OVERHEAD 82u
+#define IB_RETH_BYTES 16u        /* IBTA vol. 1, 9.3.3.3 */
+#define IB_AETH_BYTES 4u         /* IBTA vol. 1, 9.3.5 */
+#define IB_ATOMICETH_BYTES 28u   /* IBTA vol. 1, 9.3.3.4 */
+#define IB_ATOMICACKETH_BYTES 8u /* IBTA vol. 1, 9.3.6 */
+
+typedef struct param_spec {
+	const char *name;
+	int required; /* 0: optional (derived or defaulted) */
+	int integer;
+} param_spec_t;
+
+static const param_spec_t specs[] = {
+	{"link_gbps", 1, 0},       {"mtu", 1, 1},
+	{"prop_ns", 1, 0},         {"switch_ns", 1, 0},
+	{"post_doorbell_ns", 1, 0}, {"post_wqe_ns", 1, 0},
+	{"poll_ns", 1, 0},         {"txn_logic_ns", 1, 0},
+	{"nic_msg_mops", 1, 0},    {"nic_proc_ns", 0, 0},
+	{"qp_max_rd_atomic", 1, 1}, {"dma_read_ns", 1, 0},
+	{"dma_write_ns", 1, 0},    {"dma_gbps", 0, 0},
+	{"atomic_addr_mops", 1, 0}, {"atomic_global_mops", 1, 0},
+	{"read_rtt_ns", 1, 0},     {"read_bw_64k_gbps", 1, 0},
+};
+
+static uint64_t ns_to_ps(double ns)
+{
+	return (uint64_t)llround(ns * 1000.0);
+}
+
+/* picoseconds per byte x 1000 at a rate in Gb/s: 8 bits / (G bit/s) = 8/G ns */
+static uint64_t gbps_to_ps_per_byte_x1000(double gbps)
+{
+	return (uint64_t)llround(8.0 / gbps * 1000.0 * 1000.0);
+}
+
+uint64_t dmr_model_msg_wire_bytes(const dmr_model_t *m, uint64_t payload, uint32_t first_extra,
+				  uint32_t last_extra)
+{
+	uint64_t pkts = payload == 0 ? 1 : (payload + m->mtu - 1) / m->mtu;
+	uint64_t bytes = payload + pkts * m->pkt_overhead + first_extra + last_extra;
+	return bytes;
+}
+
+/*
+ * The idle READ path of backends/sim/sim.c, step by step; keep the two in
+ * step (tests/test_sim.c checks the simulated RTT against this):
+ * CN CPU doorbell + 1 WQE, CN NIC (message service + processing), request
+ * on the CN link, propagation, switch, MN link (cut-through: idle adds
+ * nothing beyond the last byte), propagation, MN NIC (message service +
+ * processing), DMA read latency + bytes at the DMA rate, MN NIC processing,
+ * response on the MN link, propagation, switch, propagation, CN NIC
+ * processing, one CQ poll.
+ */
+static uint64_t rtt_without_proc(const dmr_model_t *m, uint32_t bytes)
+{
+	uint64_t req = dmr_model_msg_wire_bytes(m, 0, m->reth_bytes, 0);
+	uint64_t resp = dmr_model_msg_wire_bytes(m, bytes, m->aeth_bytes,
+						 bytes > m->mtu ? m->aeth_bytes : 0);
+	uint64_t t = m->post_doorbell_ps + m->post_wqe_ps;
+	t += m->nic_msg_ps;
+	t += dmr_model_wire_ps(m, req) + 2 * m->prop_ps + m->switch_ps;
+	t += m->nic_msg_ps;
+	t += m->dma_read_ps + (bytes * m->dma_ps_per_byte_x1000 + 999) / 1000;
+	t += dmr_model_wire_ps(m, resp) + 2 * m->prop_ps + m->switch_ps;
+	t += m->poll_ps;
+	return t;
+}
+
+uint64_t dmr_model_read_rtt_ps(const dmr_model_t *m, uint32_t bytes)
+{
+	return rtt_without_proc(m, bytes) + 4 * m->nic_proc_ps;
+}
+
+static int is_path(const char *s)
+{
+	size_t n = strlen(s);
+	return strchr(s, '/') != NULL || (n > 5 && strcmp(s + n - 5, ".json") == 0);
+}
+
+static dmr_status_t find_profile(const char *name, char *path, size_t len, dmr_err_t *err)
+{
+	const char *dirs[3];
+	int nd = 0;
+	const char *env = getenv("DMR_MODELS_DIR");
+	if (env && *env)
+		dirs[nd++] = env;
+	dirs[nd++] = DMR_SOURCE_DIR "/models";
+	dirs[nd++] = "/usr/local/share/dmreplay/models";
+	char tried[400] = "";
+	for (int i = 0; i < nd; i++) {
+		snprintf(path, len, "%s/%s.json", dirs[i], name);
+		if (access(path, R_OK) == 0)
+			return DMR_OK;
+		size_t tl = strlen(tried);
+		snprintf(tried + tl, sizeof(tried) - tl, "%s%s", tl ? ", " : "", dirs[i]);
+	}
+	return dmr_err_set(err, DMR_ERR_IO, "profile '%s': no %s.json in %s", name, name, tried);
+}
+
+dmr_status_t dmr_model_load(const char *name_or_path, dmr_model_t *m_p, dmr_err_t *err)
+{
+	char path[256];
+	if (is_path(name_or_path)) {
+		snprintf(path, sizeof(path), "%s", name_or_path);
+		if (access(path, R_OK) != 0)
+			return dmr_err_set(err, DMR_ERR_IO, "profile %s: %s", path,
+					   strerror(errno));
+	} else {
+		dmr_status_t st = find_profile(name_or_path, path, sizeof(path), err);
+		if (st != DMR_OK)
+			return st;
+	}
+
+	json_error_t jerr;
+	json_t *root = json_load_file(path, 0, &jerr);
+	if (!root)
+		return dmr_err_set(err, DMR_ERR_PARSE, "%s:%d:%d: %s", path, jerr.line,
+				   jerr.column, jerr.text);
+	dmr_status_t st = DMR_OK;
+	dmr_model_t m;
+	memset(&m, 0, sizeof(m));
+	snprintf(m.path, sizeof(m.path), "%s", path);
+	double v[sizeof(specs) / sizeof(specs[0])];
+	json_t *params = json_object_get(root, "params");
+	const char *name = json_string_value(json_object_get(root, "name"));
+	if (!json_is_object(root) || !name) {
+		st = dmr_err_set(err, DMR_ERR_PARSE, "%s: field \"name\": missing or not a string",
+				 path);
+		goto out_root;
+	}
+	snprintf(m.name, sizeof(m.name), "%s", name);
+	if (!json_is_object(params)) {
+		st = dmr_err_set(err, DMR_ERR_PARSE, "%s: field \"params\": missing or not an object",
+				 path);
+		goto out_root;
+	}
+	/* unknown parameters are refused: a typo must not silently fall back */
+	const char *key;
+	json_t *val;
+	json_object_foreach(params, key, val)
+	{
+		size_t i;
+		for (i = 0; i < sizeof(specs) / sizeof(specs[0]); i++)
+			if (strcmp(specs[i].name, key) == 0)
+				break;
+		if (i == sizeof(specs) / sizeof(specs[0])) {
+			st = dmr_err_set(err, DMR_ERR_PARSE, "%s: parameter %s: unknown parameter",
+					 path, key);
+			goto out_root;
+		}
+	}
+	for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
+		json_t *p = json_object_get(params, specs[i].name);
+		v[i] = NAN;
+		if (!p) {
+			if (specs[i].required) {
+				st = dmr_err_set(err, DMR_ERR_PARSE,
+						 "%s: parameter %s: missing (required)", path,
+						 specs[i].name);
+				goto out_root;
+			}
+			continue;
+		}
+		json_t *pv = json_is_object(p) ? json_object_get(p, "value") : p;
+		if (!json_is_number(pv)) {
+			st = dmr_err_set(err, DMR_ERR_PARSE,
+					 "%s: parameter %s: \"value\" missing or not a number", path,
+					 specs[i].name);
+			goto out_root;
+		}
+		double x = json_number_value(pv);
+		if (!(x > 0) || !isfinite(x)) {
+			st = dmr_err_set(err, DMR_ERR_PARSE,
+					 "%s: parameter %s: value %g must be positive", path,
+					 specs[i].name, x);
+			goto out_root;
+		}
+		if (specs[i].integer && x != floor(x)) {
+			st = dmr_err_set(err, DMR_ERR_PARSE,
+					 "%s: parameter %s: value %g must be an integer", path,
+					 specs[i].name, x);
+			goto out_root;
+		}
+		v[i] = x;
+	}
+	{
+		size_t k = 0;
+#define IDX(nm)                                                                     \
+	({                                                                          \
+		for (k = 0; k < sizeof(specs) / sizeof(specs[0]); k++)              \
+			if (strcmp(specs[k].name, nm) == 0)                         \
+				break;                                              \
+		v[k];                                                               \
+	})
+		m.link_gbps = IDX("link_gbps");
+		m.mtu = (uint32_t)IDX("mtu");
+		if (m.mtu != 256 && m.mtu != 512 && m.mtu != 1024 && m.mtu != 2048 &&
+		    m.mtu != 4096) {
+			st = dmr_err_set(err, DMR_ERR_PARSE,
+					 "%s: parameter mtu: %u is not an IB MTU "
+					 "(256, 512, 1024, 2048, 4096)",
+					 path, m.mtu);
+			goto out_root;
+		}
+		m.pkt_overhead = ROCEV2_PKT_OVERHEAD;
+		m.reth_bytes = IB_RETH_BYTES;
+		m.aeth_bytes = IB_AETH_BYTES;
+		m.atomiceth_bytes = IB_ATOMICETH_BYTES;
+		m.atomicacketh_bytes = IB_ATOMICACKETH_BYTES;
+		m.ps_per_byte_x1000 = gbps_to_ps_per_byte_x1000(m.link_gbps);
+		m.prop_ps = ns_to_ps(IDX("prop_ns"));
+		m.switch_ps = ns_to_ps(IDX("switch_ns"));
+		m.post_doorbell_ps = ns_to_ps(IDX("post_doorbell_ns"));
+		m.post_wqe_ps = ns_to_ps(IDX("post_wqe_ns"));
+		m.poll_ps = ns_to_ps(IDX("poll_ns"));
+		m.txn_logic_ps = ns_to_ps(IDX("txn_logic_ns"));
+		m.nic_msg_ps = (uint64_t)llround(1e6 / IDX("nic_msg_mops"));
+		m.qp_max_rd_atomic = (uint32_t)IDX("qp_max_rd_atomic");
+		m.dma_read_ps = ns_to_ps(IDX("dma_read_ns"));
+		m.dma_write_ps = ns_to_ps(IDX("dma_write_ns"));
+		m.atomic_addr_mops = IDX("atomic_addr_mops");
+		m.atomic_global_mops = IDX("atomic_global_mops");
+		m.atomic_addr_ps = (uint64_t)llround(1e6 / m.atomic_addr_mops);
+		m.atomic_global_ps = (uint64_t)llround(1e6 / m.atomic_global_mops);
+		m.read_rtt_ns = IDX("read_rtt_ns");
+		m.read_bw_64k_gbps = IDX("read_bw_64k_gbps");
+		double dma = IDX("dma_gbps");
+		/* Derived: the DMA engine's payload rate is what ib_read_bw at
+		 * 64 KiB measured (the wire is faster at MTU 4096). */
+		if (isnan(dma))
+			dma = m.read_bw_64k_gbps;
+		m.dma_ps_per_byte_x1000 = gbps_to_ps_per_byte_x1000(dma);
+		double proc = IDX("nic_proc_ns");
+		if (isnan(proc)) {
+			uint64_t rest = rtt_without_proc(&m, 64);
+			uint64_t rtt = ns_to_ps(m.read_rtt_ns);
+			if (rtt <= rest) {
+				st = dmr_err_set(err, DMR_ERR_PARSE,
+						 "%s: parameter read_rtt_ns: %.0f ns is below the "
+						 "sum of the other path components (%.0f ns); "
+						 "nic_proc_ns cannot be derived",
+						 path, m.read_rtt_ns, rest / 1000.0);
+				goto out_root;
+			}
+			m.nic_proc_ps = (rtt - rest) / 4;
+		} else {
+			m.nic_proc_ps = ns_to_ps(proc);
+		}
+#undef IDX
+	}
+	*m_p = m;
+out_root:
+	json_decref(root);
+	return st;
+}
+
+void dmr_model_print(const dmr_model_t *m, void *file)
+{
+	FILE *f = file;
+	fprintf(f, "profile %s (%s)\n", m->name, m->path);
+	fprintf(f, "  link              %.1f Gb/s per direction, MTU %u, %u B/pkt overhead\n",
+		m->link_gbps, m->mtu, m->pkt_overhead);
+	fprintf(f, "  propagation       %.1f ns per link, switch %.1f ns\n", m->prop_ps / 1e3,
+		m->switch_ps / 1e3);
+	fprintf(f, "  CN CPU            doorbell %.1f ns, WQE %.1f ns, poll %.1f ns, logic %.1f ns\n",
+		m->post_doorbell_ps / 1e3, m->post_wqe_ps / 1e3, m->poll_ps / 1e3,
+		m->txn_logic_ps / 1e3);
+	fprintf(f, "  NIC               %.1f Mmsg/s, processing %.1f ns, %u outstanding RD/atomic per QP\n",
+		1e6 / m->nic_msg_ps, m->nic_proc_ps / 1e3, m->qp_max_rd_atomic);
+	fprintf(f, "  MN DMA            read %.1f ns, write %.1f ns, %.2f Gb/s\n",
+		m->dma_read_ps / 1e3, m->dma_write_ps / 1e3,
+		8.0 * 1e6 / m->dma_ps_per_byte_x1000);
+	fprintf(f, "  MN atomics        %.2f Mops/s per address, %.2f Mops/s global\n",
+		m->atomic_addr_mops, m->atomic_global_mops);
+	fprintf(f, "  idle 64 B READ    %.1f ns modelled (profile %.1f ns)\n",
+		dmr_model_read_rtt_ps(m, 64) / 1e3, m->read_rtt_ns);
+}

@@ -1,0 +1,95 @@
+/*
+ * models/model.h - hardware profiles for the sim backend.
+ *
+ * A profile is a JSON file (models/<name>.json, loaded with jansson). Each
+ * parameter is an object {"value": number, "unit": "...", "source": "...",
+ * "estimate": bool} so that every number carries where it came from; see
+ * models/README.md. Units in JSON are the natural ones (Gb/s, ns, Mops/s,
+ * bytes); dmr_model_load converts them once, here, into the integer
+ * picosecond / byte quantities the simulator uses (STYLE.md: model
+ * parameters may be doubles, converted in one function).
+ *
+ * Derived parameters: when "nic_proc_ns" is absent it is derived so that an
+ * idle 64 B READ takes exactly "read_rtt_ns" (see dmr_model_read_rtt_ps);
+ * when "dma_gbps" is absent it is derived from "read_bw_64k_gbps" (the
+ * ib_read_bw figure) when that is below the wire ceiling.
+ */
+#ifndef DMR_MODEL_H
+#define DMR_MODEL_H
+
+#include <stdint.h>
+
+#include "../core/status.h"
+
+#define DMR_PS_PER_NS 1000ULL
+#define DMR_PS_PER_US 1000000ULL
+#define DMR_PS_PER_S 1000000000000ULL
+
+typedef struct dmr_model {
+	char name[64];
+	char path[256];
+	/* link: per direction, RoCEv2 over Ethernet */
+	double link_gbps;          /* line rate per direction, Gb/s */
+	uint32_t mtu;              /* path MTU, bytes of RDMA payload per packet */
+	uint32_t pkt_overhead;     /* bytes on the wire per packet besides payload:
+	                              preamble+SFD 8, Ethernet 14, IPv4 20, UDP 8,
+	                              BTH 12, ICRC 4, FCS 4, IFG 12 = 82 */
+	uint32_t reth_bytes;       /* RETH 16 (READ request, first WRITE packet) */
+	uint32_t aeth_bytes;       /* AETH 4 (READ response first/last/only, ACK) */
+	uint32_t atomiceth_bytes;  /* AtomicETH 28 */
+	uint32_t atomicacketh_bytes; /* AtomicAckETH 8 */
+	uint64_t ps_per_byte_x1000; /* wire: picoseconds per byte x 1000 */
+	uint64_t prop_ps;          /* propagation, one link (cable), ps */
+	uint64_t switch_ps;        /* switch forwarding latency, ps */
+	/* compute node CPU */
+	uint64_t post_doorbell_ps; /* CPU cost of one doorbell (MMIO), ps */
+	uint64_t post_wqe_ps;      /* CPU cost per WQE built, ps */
+	uint64_t poll_ps;          /* CPU cost of one CQ poll that returns work, ps */
+	uint64_t txn_logic_ps;     /* CPU cost of transaction logic per completion handled, ps */
+	/* NIC */
+	uint64_t nic_msg_ps;       /* per-message service time (1 / message rate), ps */
+	uint64_t nic_proc_ps;      /* fixed NIC processing latency per traversal, ps */
+	uint32_t qp_max_rd_atomic; /* outstanding READ/atomic per QP */
+	/* memory node */
+	uint64_t dma_read_ps;      /* PCIe DMA read latency (host memory), ps */
+	uint64_t dma_write_ps;     /* PCIe DMA write latency, ps */
+	uint64_t dma_ps_per_byte_x1000; /* DMA throughput: ps per byte x 1000 */
+	uint64_t atomic_addr_ps;   /* same-address atomic service time, ps */
+	uint64_t atomic_global_ps; /* global atomic unit service time, ps */
+	/* published figures kept for checks and reports */
+	double read_rtt_ns;        /* idle 64 B READ round trip (ib_read_lat) */
+	double read_bw_64k_gbps;   /* ib_read_bw 64 KiB */
+	double atomic_addr_mops;   /* same-address CAS/FAA rate */
+	double atomic_global_mops; /* global atomic rate */
+} dmr_model_t;
+
+/*
+ * Load a profile by name (looked up as models/<name>.json under the
+ * directories DMR_MODELS_DIR (env), the build's source models/ dir, and the
+ * install dir) or by path (contains '/' or ends in .json).
+ * Errors: DMR_ERR_IO (not found: err lists where it looked), DMR_ERR_PARSE
+ * (bad JSON: file:line:column; missing, non-numeric, negative or zero
+ * parameter: "FILE: parameter NAME: ..."). *m_p is set only on success.
+ */
+dmr_status_t dmr_model_load(const char *name_or_path, dmr_model_t *m_p, dmr_err_t *err);
+
+/* Wire time of n bytes on one link, ps (rounded up). */
+static inline uint64_t dmr_model_wire_ps(const dmr_model_t *m, uint64_t bytes)
+{
+	return (bytes * m->ps_per_byte_x1000 + 999) / 1000;
+}
+
+/* Bytes on the wire for a message carrying `payload` bytes split at the
+ * path MTU, with `first_extra` header bytes on the first packet and
+ * `last_extra` on the last (same packet when only one). */
+uint64_t dmr_model_msg_wire_bytes(const dmr_model_t *m, uint64_t payload,
+				  uint32_t first_extra, uint32_t last_extra);
+
+/* Modelled round trip of an idle `bytes` READ from post to completion
+ * handled (the figure ib_read_lat reports), ps. */
+uint64_t dmr_model_read_rtt_ps(const dmr_model_t *m, uint32_t bytes);
+
+/* Print the profile, one parameter per line with unit, to f. */
+void dmr_model_print(const dmr_model_t *m, void *file);
+
+#endif /* DMR_MODEL_H */

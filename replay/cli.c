@@ -1,0 +1,213 @@
+/*
+ * replay/cli.c - `dmreplay run` options (getopt_long) and the human summary.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "replay.h"
+
+#define DEFAULT_TRACE DMR_SOURCE_DIR "/traces/samples/tpcc-extreme.csv"
+
+static void run_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: dmreplay run [--trace FILE] [options]\n"
+		"Replay a trace on a backend; print a summary, write DIR/summary.csv and\n"
+		"DIR/timeseries.csv.\n\n"
+		"  --trace FILE      trace to replay (default: the shipped sample\n"
+		"                    %s)\n"
+		"  --backend NAME    sim (default)\n"
+		"  --profile NAME    hardware profile for sim (default cx6dx-100g)\n"
+		"  --cns N           compute nodes (default 4)\n"
+		"  --threads N       workers per CN (default 28)\n"
+		"  --coros N         transaction contexts per worker (default 3)\n"
+		"  --seed S          seed (default 1)\n"
+		"  --txns N          replay the first N transactions (default: all)\n"
+		"  --duration T      stop after T seconds of run time (e.g. 0.5, 200ms)\n"
+		"  --retries N       retries per aborted transaction (default 10)\n"
+		"  --backoff-us X    wait X us before a retry (default 0)\n"
+		"  --mr-size BYTES   MN region size (default: the footprint; K/M/G suffixes)\n"
+		"  --mtu BYTES       override the profile's path MTU (256..4096)\n"
+		"  --window-ms X     time-series window (default 100)\n"
+		"  --out DIR         results directory (default out)\n"
+		"  --quiet           no summary on stdout\n"
+		"  --help\n",
+		DEFAULT_TRACE);
+}
+
+static int parse_u64(const char *opt, const char *s, uint64_t *v, int suffixes)
+{
+	char *end;
+	errno = 0;
+	if (!s || !*s || *s == '-')
+		goto bad;
+	unsigned long long x = strtoull(s, &end, 10);
+	if (errno)
+		goto bad;
+	if (suffixes && *end) {
+		uint64_t mul = 1;
+		switch (*end) {
+		case 'K': case 'k': mul = 1ull << 10; break;
+		case 'M': case 'm': mul = 1ull << 20; break;
+		case 'G': case 'g': mul = 1ull << 30; break;
+		default: goto bad;
+		}
+		end++;
+		if (x > UINT64_MAX / mul)
+			goto bad;
+		x *= mul;
+	}
+	if (*end)
+		goto bad;
+	*v = x;
+	return 0;
+bad:
+	fprintf(stderr, "dmreplay run: option %s: '%s' is not a valid non-negative integer\n", opt,
+		s ? s : "");
+	return -1;
+}
+
+static int parse_dbl(const char *opt, const char *s, double *v)
+{
+	char *end;
+	errno = 0;
+	double x = strtod(s, &end);
+	if (end == s || errno || !isfinite(x) || x < 0) {
+		fprintf(stderr, "dmreplay run: option %s: '%s' is not a valid non-negative number\n",
+			opt, s);
+		return -1;
+	}
+	if (strcmp(end, "ms") == 0)
+		x /= 1000;
+	else if (*end && strcmp(end, "s") != 0) {
+		fprintf(stderr, "dmreplay run: option %s: '%s': unknown unit '%s'\n", opt, s, end);
+		return -1;
+	}
+	*v = x;
+	return 0;
+}
+
+void dmr_replay_print(const dmr_replay_result_t *r, void *file)
+{
+	FILE *f = file;
+	uint64_t aborts = 0;
+	for (int i = 0; i < DMR_ABORT_NCAUSES; i++)
+		aborts += r->st.aborts[i];
+	fprintf(f, "dmreplay: %s %s on %s/%s, %u CNs x %u threads x %u coros, seed %llu%s\n",
+		r->workload, r->regime, r->backend, r->profile, r->cns, r->threads, r->coros,
+		(unsigned long long)r->seed, r->partial ? "  [PARTIAL]" : "");
+	fprintf(f, "  transactions   %llu dispatched, %llu tried, %llu committed, %llu gave up, %llu retries\n",
+		(unsigned long long)r->txns, (unsigned long long)r->st.tried,
+		(unsigned long long)r->st.committed, (unsigned long long)r->st.gave_up,
+		(unsigned long long)r->st.retries);
+	fprintf(f, "  throughput     tried %.1f K txn/s, committed %.1f K txn/s (over %.6f s simulated)\n",
+		r->tried_tps / 1e3, r->committed_tps / 1e3, r->sim_time_s);
+	fprintf(f, "  aborts         %.2f %% of attempts:", 100 * r->abort_rate);
+	for (int i = 0; i < DMR_ABORT_NCAUSES; i++)
+		fprintf(f, " %s %llu", dmr_abort_cause_name(i), (unsigned long long)r->st.aborts[i]);
+	fprintf(f, "\n");
+	fprintf(f, "  per commit     %.2f atomics, %.2f READs\n", r->atomics_per_commit,
+		r->reads_per_commit);
+	fprintf(f, "  latency        p50 %.2f us, p99 %.2f us, p99.9 %.2f us\n", r->p50_us, r->p99_us,
+		r->p999_us);
+	fprintf(f, "  verification   %s (%s)%s%s\n", r->verified ? "PASSED" : "FAILED",
+		r->verify.summary[0] ? r->verify.summary : "-", r->verified ? "" : ": ",
+		r->verified ? "" : r->verify.first_failure);
+	fprintf(f, "  simulator      %llu verbs, %llu events; %.2f M verbs per wall-second, %.2f wall-s per simulated s (event loop %.2f s, total wall %.2f s)\n",
+		(unsigned long long)r->be.verbs, (unsigned long long)r->be.events,
+		r->loop_wall_s > 0 ? r->be.verbs / r->loop_wall_s / 1e6 : 0,
+		r->sim_time_s > 0 ? r->loop_wall_s / r->sim_time_s : 0, r->loop_wall_s, r->wall_s);
+}
+
+int dmr_replay_main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"trace", required_argument, 0, 't'},   {"backend", required_argument, 0, 'b'},
+		{"profile", required_argument, 0, 'p'}, {"cns", required_argument, 0, 'c'},
+		{"threads", required_argument, 0, 'T'}, {"coros", required_argument, 0, 'C'},
+		{"seed", required_argument, 0, 's'},    {"txns", required_argument, 0, 'n'},
+		{"duration", required_argument, 0, 'd'}, {"retries", required_argument, 0, 'r'},
+		{"backoff-us", required_argument, 0, 'B'}, {"mr-size", required_argument, 0, 'M'},
+		{"mtu", required_argument, 0, 'm'},     {"window-ms", required_argument, 0, 'w'},
+		{"out", required_argument, 0, 'o'},     {"quiet", no_argument, 0, 'q'},
+		{"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
+	dmr_replay_opts_t o;
+	dmr_replay_opts_default(&o);
+	o.trace = DEFAULT_TRACE;
+	uint64_t v;
+	int ch;
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		const char *name = argv[optind - 1];
+		switch (ch) {
+		case 't': o.trace = optarg; break;
+		case 'b': o.backend = optarg; break;
+		case 'p': o.profile = optarg; break;
+		case 'o': o.out_dir = optarg; break;
+		case 'q': o.quiet = 1; break;
+		case 'h': run_usage(stdout); return 0;
+		case 'c': case 'T': case 'C': case 'r': case 'm':
+			if (parse_u64(name, optarg, &v, 0) || v == 0 || v > 100000) {
+				if (v == 0 || v > 100000)
+					fprintf(stderr, "dmreplay run: option %s: must be 1..100000\n", name);
+				if (!(ch == 'r' && v == 0))
+					return 2;
+			}
+			if (ch == 'c') o.cns = (uint32_t)v;
+			if (ch == 'T') o.threads = (uint32_t)v;
+			if (ch == 'C') o.coros = (uint32_t)v;
+			if (ch == 'r') o.retries = (uint32_t)v;
+			if (ch == 'm') o.mtu = (uint32_t)v;
+			break;
+		case 's':
+			if (parse_u64(name, optarg, &o.seed, 0)) return 2;
+			break;
+		case 'n':
+			if (parse_u64(name, optarg, &o.txns, 0)) return 2;
+			break;
+		case 'M':
+			if (parse_u64(name, optarg, &o.mr_size, 1)) return 2;
+			break;
+		case 'd':
+			if (parse_dbl(name, optarg, &o.duration_s)) return 2;
+			break;
+		case 'B':
+			if (parse_dbl(name, optarg, &o.backoff_us)) return 2;
+			break;
+		case 'w':
+			if (parse_dbl(name, optarg, &o.window_ms) || o.window_ms <= 0) {
+				fprintf(stderr, "dmreplay run: --window-ms must be > 0\n");
+				return 2;
+			}
+			break;
+		default:
+			run_usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "dmreplay run: unexpected argument '%s'\n", argv[optind]);
+		return 2;
+	}
+	dmr_replay_result_t r;
+	dmr_err_t err = {{0}};
+	dmr_status_t st = dmr_replay_run(&o, &r, &err);
+	if (st == DMR_OK || st == DMR_ERR_VERIFY || r.partial) {
+		if (!o.quiet || st != DMR_OK)
+			dmr_replay_print(&r, stdout);
+	}
+	if (st != DMR_OK) {
+		fprintf(stderr, "dmreplay run: error: %s\n", err.msg);
+		if (st == DMR_ERR_PARSE || st == DMR_ERR_IO || st == DMR_ERR_RANGE ||
+		    st == DMR_ERR_INVALID)
+			return 2;
+		return 1;
+	}
+	if (!o.quiet)
+		printf("  results        %s/summary.csv, %s/timeseries.csv\n", o.out_dir, o.out_dir);
+	return 0;
+}

@@ -1,0 +1,70 @@
+/*
+ * replay/main.c - the dmreplay command: subcommand dispatch.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "../backends/sim/sim.h"
+#include "../traces/workload.h"
+#include "replay.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: dmreplay COMMAND [options]   (COMMAND --help for its options)\n\n"
+		   "commands:\n"
+		   "  run              replay a trace on a backend (default: the shipped TPC-C sample on sim)\n"
+		   "  gen tpcc         generate a TPC-C trace\n"
+		   "  gen smallbank    generate a SmallBank trace\n"
+		   "  gen ycsb         generate a YCSB trace from a YCSB workload file\n"
+		   "  model PROFILE    print a hardware profile as the simulator uses it\n");
+}
+
+static int model_main(int argc, char **argv)
+{
+	if (argc != 2 || strcmp(argv[1], "--help") == 0) {
+		fprintf(argc == 2 ? stdout : stderr, "usage: dmreplay model PROFILE\n");
+		return argc == 2 ? 0 : 2;
+	}
+	dmr_model_t m;
+	dmr_err_t err;
+	if (dmr_model_load(argv[1], &m, &err) != DMR_OK) {
+		fprintf(stderr, "dmreplay model: error: %s\n", err.msg);
+		return 2;
+	}
+	dmr_model_print(&m, stdout);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	const char *cmd = argv[1];
+	if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+		usage(stdout);
+		return 0;
+	}
+	if (strcmp(cmd, "run") == 0)
+		return dmr_replay_main(argc - 1, argv + 1);
+	if (strcmp(cmd, "model") == 0)
+		return model_main(argc - 1, argv + 1);
+	if (strcmp(cmd, "gen") == 0) {
+		if (argc < 3 || strcmp(argv[2], "--help") == 0) {
+			usage(argc < 3 ? stderr : stdout);
+			return argc < 3 ? 2 : 0;
+		}
+		if (strcmp(argv[2], "tpcc") == 0)
+			return dmr_gen_tpcc_main(argc - 2, argv + 2);
+		if (strcmp(argv[2], "smallbank") == 0)
+			return dmr_gen_smallbank_main(argc - 2, argv + 2);
+		if (strcmp(argv[2], "ycsb") == 0)
+			return dmr_gen_ycsb_main(argc - 2, argv + 2);
+		fprintf(stderr, "dmreplay gen: unknown workload '%s' (tpcc, smallbank, ycsb)\n", argv[2]);
+		return 2;
+	}
+	fprintf(stderr, "dmreplay: unknown command '%s'\n", cmd);
+	usage(stderr);
+	return 2;
+}

@@ -1,0 +1,73 @@
+/*
+ * replay/replay.h - feed a trace's transactions to workers, run them on a
+ * backend, measure, verify and write results.
+ *
+ * Transaction i of the trace (0-based, in file order) goes to worker
+ * i mod (cns * threads); each worker starts its transactions in trace order
+ * on whichever of its `coros` contexts is free. So the same trace gives the
+ * same transactions in the same order per worker on every backend; only
+ * timing, and so interleaving, differs.
+ */
+#ifndef DMR_REPLAY_H
+#define DMR_REPLAY_H
+
+#include <stdint.h>
+
+#include "../core/txn.h"
+#include "../traces/workload.h"
+
+typedef struct dmr_replay_opts {
+	const char *trace;      /* trace file */
+	const char *backend;    /* "sim" */
+	const char *profile;    /* sim profile name or path */
+	const char *out_dir;    /* results directory (created) */
+	uint32_t cns, threads, coros;
+	uint64_t seed;
+	uint64_t txns;          /* 0 = whole trace */
+	double duration_s;      /* > 0: stop at this simulated/wall time */
+	uint32_t retries;       /* retry limit per transaction */
+	double backoff_us;      /* wait before retrying, us (0 = none) */
+	uint64_t mr_size;       /* bytes; 0 = the footprint */
+	uint32_t mtu;           /* 0 = profile's */
+	double window_ms;       /* time-series window, ms of run time */
+	int quiet;
+} dmr_replay_opts_t;
+
+void dmr_replay_opts_default(dmr_replay_opts_t *o);
+
+typedef struct dmr_replay_result {
+	char workload[32], regime[64], backend[16], profile[64], status[16];
+	uint32_t cns, threads, coros;
+	uint64_t seed, txns;
+	dmr_txn_stats_t st;
+	dmr_be_stats_t be;
+	double tried_tps, committed_tps, abort_rate;
+	double atomics_per_commit, reads_per_commit;
+	double p50_us, p99_us, p999_us;
+	double sim_time_s, wall_s;
+	double loop_wall_s;     /* wall time of the event loop only (incl. streaming the trace) */
+	uint64_t footprint;
+	dmr_verify_result_t verify;
+	int verified;
+	int partial;
+} dmr_replay_result_t;
+
+/*
+ * Run the replay. Writes out_dir/summary.csv and out_dir/timeseries.csv
+ * (each via a temp file renamed into place) only when the run completes and
+ * verification passes; a run that fails after starting writes
+ * summary.partial.csv / timeseries.partial.csv instead (status column says
+ * partial or failed), never touching finished results.
+ * Errors: DMR_ERR_IO / DMR_ERR_PARSE (trace, profile; message names file,
+ * line, field), DMR_ERR_RANGE (footprint larger than --mr-size or memory),
+ * DMR_ERR_VERIFY (an invariant failed; res filled), DMR_ERR_REMOTE.
+ */
+dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res, dmr_err_t *err);
+
+/* Print the human summary. */
+void dmr_replay_print(const dmr_replay_result_t *r, void *file);
+
+/* CLI entry: `dmreplay run ...`; returns exit status. */
+int dmr_replay_main(int argc, char **argv);
+
+#endif

@@ -1,0 +1,141 @@
+#include "results.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "replay.h"
+
+void dmr_ts_init(dmr_ts_t *ts, uint64_t window_ps)
+{
+	memset(ts, 0, sizeof(*ts));
+	ts->window_ps = window_ps;
+	ts->next_end = window_ps;
+}
+
+void dmr_ts_fini(dmr_ts_t *ts)
+{
+	free(ts->rows);
+	ts->rows = NULL;
+}
+
+static uint64_t aborts_of(const dmr_txn_stats_t *s)
+{
+	uint64_t a = 0;
+	for (int i = 0; i < DMR_ABORT_NCAUSES; i++)
+		a += s->aborts[i];
+	return a;
+}
+
+static void close_window(dmr_ts_t *ts, const dmr_txn_stats_t *st)
+{
+	if (ts->n == ts->cap) {
+		uint32_t cap = ts->cap ? ts->cap * 2 : 64;
+		dmr_ts_row_t *r = realloc(ts->rows, cap * sizeof(*r));
+		if (!r)
+			return; /* the series is shorter; counters stay exact */
+		ts->rows = r;
+		ts->cap = cap;
+	}
+	dmr_ts_row_t *row = &ts->rows[ts->n++];
+	row->tried = st->tried - ts->last.tried;
+	row->committed = st->committed - ts->last.committed;
+	row->aborts = aborts_of(st) - aborts_of(&ts->last);
+	row->gave_up = st->gave_up - ts->last.gave_up;
+	ts->last = *st;
+}
+
+void dmr_ts_advance(dmr_ts_t *ts, uint64_t now_ps, const dmr_txn_stats_t *st)
+{
+	while (now_ps >= ts->next_end) {
+		close_window(ts, st);
+		ts->next_end += ts->window_ps;
+	}
+}
+
+void dmr_ts_finish(dmr_ts_t *ts, uint64_t end_ps, const dmr_txn_stats_t *st)
+{
+	dmr_ts_advance(ts, end_ps, st);
+	if (end_ps > ts->next_end - ts->window_ps || ts->n == 0)
+		close_window(ts, st);
+}
+
+static const char *summary_header =
+	"workload,regime,backend,profile,cns,threads,coros,seed,txns,tried,committed,gave_up,"
+	"retries,tried_tps,committed_tps,abort_rate,abort_lock,abort_read_locked,"
+	"abort_validation,abort_duplicate,abort_full,atomics_per_commit,reads_per_commit,verbs,"
+	"p50_us,p99_us,p999_us,verified,sim_time_s,wall_s,loop_wall_s,status,footprint_bytes,trace";
+
+static int write_file(const char *dir, const char *name, int (*fill)(FILE *, const void *),
+		      const void *arg, dmr_err_t *err)
+{
+	char tmp[1200], path[1200];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", dir, name);
+	FILE *f = fopen(tmp, "w");
+	if (!f)
+		return dmr_err_set(err, DMR_ERR_IO, "%s: %s", tmp, strerror(errno));
+	int bad = fill(f, arg) < 0;
+	bad |= fflush(f) != 0;
+	bad |= fclose(f) != 0;
+	if (bad || rename(tmp, path) != 0) {
+		int e = errno;
+		remove(tmp);
+		return dmr_err_set(err, DMR_ERR_IO, "%s: write failed: %s", path, strerror(e));
+	}
+	return DMR_OK;
+}
+
+struct sum_arg {
+	const dmr_replay_result_t *r;
+	const char *trace;
+};
+
+static int fill_summary(FILE *f, const void *a)
+{
+	const struct sum_arg *sa = a;
+	const dmr_replay_result_t *r = sa->r;
+	fprintf(f, "%s\n", summary_header);
+	return fprintf(f,
+		       "%s,%s,%s,%s,%u,%u,%u,%llu,%llu,%llu,%llu,%llu,%llu,%.3f,%.3f,%.6f,%llu,%llu,"
+		       "%llu,%llu,%llu,%.4f,%.4f,%llu,%.3f,%.3f,%.3f,%d,%.9f,%.3f,%.3f,%s,%llu,%s\n",
+		       r->workload, r->regime, r->backend, r->profile, r->cns, r->threads, r->coros,
+		       (unsigned long long)r->seed, (unsigned long long)r->txns,
+		       (unsigned long long)r->st.tried, (unsigned long long)r->st.committed,
+		       (unsigned long long)r->st.gave_up, (unsigned long long)r->st.retries,
+		       r->tried_tps, r->committed_tps, r->abort_rate,
+		       (unsigned long long)r->st.aborts[DMR_ABORT_LOCK],
+		       (unsigned long long)r->st.aborts[DMR_ABORT_READ_LOCKED],
+		       (unsigned long long)r->st.aborts[DMR_ABORT_VALIDATION],
+		       (unsigned long long)r->st.aborts[DMR_ABORT_DUPLICATE],
+		       (unsigned long long)r->st.aborts[DMR_ABORT_FULL], r->atomics_per_commit,
+		       r->reads_per_commit, (unsigned long long)r->be.verbs, r->p50_us, r->p99_us,
+		       r->p999_us, r->verified, r->sim_time_s, r->wall_s, r->loop_wall_s, r->status,
+		       (unsigned long long)r->footprint, sa->trace);
+}
+
+static int fill_ts(FILE *f, const void *a)
+{
+	const dmr_ts_t *ts = a;
+	int rc = fprintf(f, "t_s,tried,committed,aborts,gave_up\n");
+	for (uint32_t i = 0; i < ts->n && rc >= 0; i++)
+		rc = fprintf(f, "%.3f,%llu,%llu,%llu,%llu\n", i * (ts->window_ps / 1e12),
+			     (unsigned long long)ts->rows[i].tried,
+			     (unsigned long long)ts->rows[i].committed,
+			     (unsigned long long)ts->rows[i].aborts,
+			     (unsigned long long)ts->rows[i].gave_up);
+	return rc;
+}
+
+dmr_status_t dmr_results_write(const char *dir, int final, const dmr_replay_result_t *r,
+			       const char *trace, const dmr_ts_t *ts, dmr_err_t *err)
+{
+	struct sum_arg sa = {r, trace};
+	dmr_status_t st = write_file(dir, final ? "timeseries.csv" : "timeseries.partial.csv",
+				     fill_ts, ts, err);
+	if (st == DMR_OK)
+		st = write_file(dir, final ? "summary.csv" : "summary.partial.csv", fill_summary,
+				&sa, err);
+	return st;
+}

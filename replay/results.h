@@ -1,0 +1,44 @@
+/*
+ * replay/results.h - time series and result files of a run.
+ *
+ * summary.csv: a header line and one row per run (columns in
+ * dmr_results_columns). timeseries.csv: one row per window of run time:
+ * window start (s), tried, committed, aborts, gave_up in that window.
+ * Files are written to NAME.tmp and renamed into place, so a reader never
+ * sees half a file and a failed run never overwrites a finished one: a
+ * partial or failed run writes summary.partial.csv instead.
+ */
+#ifndef DMR_RESULTS_H
+#define DMR_RESULTS_H
+
+#include <stdint.h>
+
+#include "../core/txn.h"
+
+typedef struct dmr_ts_row {
+	uint64_t tried, committed, aborts, gave_up;
+} dmr_ts_row_t;
+
+typedef struct dmr_ts {
+	uint64_t window_ps;
+	uint64_t next_end;      /* end of the current window, ps */
+	dmr_txn_stats_t last;   /* counters at the start of the current window */
+	dmr_ts_row_t *rows;
+	uint32_t n, cap;
+} dmr_ts_t;
+
+void dmr_ts_init(dmr_ts_t *ts, uint64_t window_ps);
+void dmr_ts_fini(dmr_ts_t *ts);
+/* Close every window that ended at or before now_ps, attributing the
+ * counters' change since the last window to it. */
+void dmr_ts_advance(dmr_ts_t *ts, uint64_t now_ps, const dmr_txn_stats_t *st);
+/* Close the last (possibly short) window at end_ps. */
+void dmr_ts_finish(dmr_ts_t *ts, uint64_t end_ps, const dmr_txn_stats_t *st);
+
+struct dmr_replay_result;
+/* Write summary and time series into dir (final: summary.csv, else
+ * summary.partial.csv). DMR_ERR_IO with the path named. */
+dmr_status_t dmr_results_write(const char *dir, int final, const struct dmr_replay_result *r,
+			       const char *trace, const dmr_ts_t *ts, dmr_err_t *err);
+
+#endif

@@ -1,0 +1,262 @@
+/*
+ * tests/bench/bench_trace.c - throughput and memory of the trace reader.
+ *
+ *   bench_trace [SMALL_ROWS [LARGE_ROWS]]   (defaults 1000000 and 5000000)
+ *   bench_trace --read FILE                 (one measurement, used internally)
+ *
+ * Writes two synthetic traces (TPC-C-like mix using every column: ranges,
+ * deps with lo/hi, guards, literal and referenced actions, xv) with the
+ * writer into a mkdtemp directory under $TMPDIR (default /tmp), then reads
+ * each one in a fresh process (this program re-executed with --read), so
+ * that each "max RSS" is the peak of reading that trace alone. Files are
+ * read from the page cache (just written): this measures parsing, not the
+ * disk. Prints
+ *
+ *   trace write: N rows in S s = R Mrows/s (F MiB)
+ *   trace read: N rows in S s = R Mrows/s, max RSS K KiB (F MiB file)
+ *
+ * Exit status: 0, or 1 when writing or reading fails.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "traces/trace.h"
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static double file_mib(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 ? (double)st.st_size / (1024.0 * 1024.0) : 0.0;
+}
+
+static uint64_t rng_next(uint64_t *s)
+{
+	/* xorshift64*: the benchmark needs cheap, repeatable numbers only */
+	*s ^= *s >> 12;
+	*s ^= *s << 25;
+	*s ^= *s >> 27;
+	return *s * 2685821657736338717ull;
+}
+
+enum { T_WH, T_DIST, T_CUST, T_HIST, T_ORDER, T_STOCK };
+
+static void bench_hdr(dmr_trace_hdr_t *h, uint64_t txns)
+{
+	static const struct {
+		const char *name;
+		uint64_t rows;
+		uint32_t payload;
+		uint64_t loaded;
+	} tabs[] = {
+	    [T_WH] = {"warehouse", 40, 64, 40},
+	    [T_DIST] = {"district", 400, 64, 400},
+	    [T_CUST] = {"customer", 1200000, 128, 1200000},
+	    [T_HIST] = {"history", 4000000, 32, 0},
+	    [T_ORDER] = {"order", 1200000, 32, 0},
+	    [T_STOCK] = {"stock", 4000000, 64, 4000000},
+	};
+
+	memset(h, 0, sizeof(*h));
+	strcpy(h->workload, "bench");
+	strcpy(h->regime, "uniform");
+	h->txns = txns;
+	h->ntables = sizeof(tabs) / sizeof(tabs[0]);
+	for (uint32_t i = 0; i < h->ntables; i++) {
+		strcpy(h->tables[i].name, tabs[i].name);
+		h->tables[i].rows = tabs[i].rows;
+		h->tables[i].payload_bytes = tabs[i].payload;
+		h->tables[i].loaded = tabs[i].loaded;
+	}
+	h->ntypes = 2;
+	strcpy(h->types[0], "payment");
+	strcpy(h->types[1], "neworder");
+	dmr_trace_hdr_set(h, "seed", "1");
+}
+
+/* One synthetic transaction of exactly 10 ops. */
+static void bench_txn(dmr_trace_txn_t *t, uint64_t id, uint64_t *rng)
+{
+	uint64_t w = rng_next(rng) % 40, d = w * 10 + rng_next(rng) % 10;
+	int o;
+
+	t->nops = 0;
+	t->id = id;
+	t->type = (uint16_t)(id % 2);
+	t->xv = (int64_t)(rng_next(rng) % 5000) + 1;
+	o = dmr_trace_txn_op(t, 'U', T_WH, 0, (int64_t)w);
+	dmr_trace_op_act(&t->ops[o], DMR_TACT_ADD, 1, t->xv);
+	o = dmr_trace_txn_op(t, 'U', T_DIST, 0, (int64_t)d);
+	dmr_trace_op_act(&t->ops[o], DMR_TACT_ADD, 0, 1);
+	dmr_trace_op_act(&t->ops[o], DMR_TACT_ADD, 1, t->xv);
+	o = dmr_trace_txn_op(t, 'U', T_CUST, 0, (int64_t)(rng_next(rng) % 1200000));
+	t->ops[o].guard.kind = DMR_TGUARD_LESS;
+	t->ops[o].guard.op = (int16_t)o;
+	t->ops[o].guard.f = 2;
+	t->ops[o].guard.f2 = 3;
+	dmr_trace_op_act(&t->ops[o], DMR_TACT_ADD, 2, -t->xv);
+	dmr_trace_op_act_ref(&t->ops[o], DMR_TACT_SET, 4, 1, 0);
+	o = dmr_trace_txn_op(t, 'R', T_STOCK, 0, (int64_t)(rng_next(rng) % 3999990));
+	t->ops[o].count = 5;
+	/* round 1: slots chosen from what round 0 read */
+	o = dmr_trace_txn_op(t, 'I', T_ORDER, 1, (int64_t)(d * 3000));
+	t->ops[o].dep.op = 1;
+	t->ops[o].dep.field = 0;
+	t->ops[o].lo = 0;
+	t->ops[o].hi = 3000;
+	dmr_trace_op_act_ref(&t->ops[o], DMR_TACT_SET, 0, 1, 0);
+	dmr_trace_op_act(&t->ops[o], DMR_TACT_SET, 1, (int64_t)w);
+	o = dmr_trace_txn_op(t, 'I', T_HIST, 1, (int64_t)(rng_next(rng) % 4000000));
+	dmr_trace_op_act(&t->ops[o], DMR_TACT_SET, 0, t->xv);
+	for (int k = 0; k < 3; k++) {
+		o = dmr_trace_txn_op(t, 'U', T_STOCK, 1, (int64_t)(rng_next(rng) % 4000000));
+		t->ops[o].guard.kind = DMR_TGUARD_PRESENT;
+		t->ops[o].guard.op = 3;
+		dmr_trace_op_act(&t->ops[o], DMR_TACT_ADD, 0, -(int64_t)(1 + k));
+	}
+	o = dmr_trace_txn_op(t, 'D', T_HIST, 2, 0);
+	t->ops[o].dep.op = 5;
+	t->ops[o].dep.field = 1;
+	t->ops[o].lo = 0;
+	t->ops[o].hi = 1000;
+}
+
+static int bench_write(const char *path, uint64_t rows)
+{
+	static dmr_trace_txn_t t;
+	dmr_trace_hdr_t h;
+	dmr_trace_writer_t *w;
+	dmr_err_t err;
+	uint64_t txns = (rows + 9) / 10, rng = 0x9e3779b97f4a7c15ull;
+	double t0 = now_s(), dt;
+
+	bench_hdr(&h, txns);
+	if (dmr_trace_create(path, &h, &w, &err) != DMR_OK) {
+		fprintf(stderr, "bench_trace: %s\n", err.msg);
+		return -1;
+	}
+	for (uint64_t i = 0; i < txns; i++) {
+		bench_txn(&t, i + 1, &rng);
+		if (dmr_trace_write(w, &t, &err) != DMR_OK) {
+			fprintf(stderr, "bench_trace: %s\n", err.msg);
+			dmr_trace_abandon(w);
+			return -1;
+		}
+	}
+	if (dmr_trace_finish(w, &err) != DMR_OK) {
+		fprintf(stderr, "bench_trace: %s\n", err.msg);
+		return -1;
+	}
+	dt = now_s() - t0;
+	printf("trace write: %" PRIu64 " rows in %.3f s = %.2f Mrows/s (%.1f MiB)\n", txns * 10, dt,
+	       (double)(txns * 10) / dt / 1e6, file_mib(path));
+	return 0;
+}
+
+static int bench_read(const char *path)
+{
+	static dmr_trace_txn_t t;
+	dmr_trace_reader_t *r;
+	dmr_err_t err;
+	dmr_status_t st;
+	struct rusage ru;
+	uint64_t txns = 0, rows;
+	int64_t xv = 0;
+	double t0 = now_s(), dt;
+
+	if (dmr_trace_open(path, &r, &err) != DMR_OK) {
+		fprintf(stderr, "bench_trace: %s\n", err.msg);
+		return 1;
+	}
+	while ((st = dmr_trace_next(r, &t, &err)) == DMR_OK) {
+		txns++;
+		xv += t.xv; /* touch the result */
+	}
+	dt = now_s() - t0;
+	rows = dmr_trace_rows(r);
+	dmr_trace_close(r);
+	if (st != DMR_INPROGRESS) {
+		fprintf(stderr, "bench_trace: %s\n", err.msg);
+		return 1;
+	}
+	getrusage(RUSAGE_SELF, &ru);
+	printf("trace read: %" PRIu64 " rows in %.3f s = %.2f Mrows/s, max RSS %ld KiB "
+	       "(%.1f MiB file, %" PRIu64 " txns, sum xv %" PRId64 ")\n",
+	       rows, dt, (double)rows / dt / 1e6, ru.ru_maxrss, file_mib(path), txns, xv);
+	return 0;
+}
+
+/* Run this program with --read path in a fresh process; its exit status. */
+static int bench_read_child(const char *path)
+{
+	pid_t pid;
+	int status;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0) {
+		perror("bench_trace: fork");
+		return 1;
+	}
+	if (pid == 0) {
+		execl("/proc/self/exe", "bench_trace", "--read", path, (char *)NULL);
+		perror("bench_trace: exec /proc/self/exe");
+		_exit(127);
+	}
+	if (waitpid(pid, &status, 0) < 0) {
+		perror("bench_trace: waitpid");
+		return 1;
+	}
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+int main(int argc, char **argv)
+{
+	const char *base = getenv("TMPDIR");
+	uint64_t sizes[2] = {1000000, 5000000};
+	char dir[512], path[2][600];
+	int rc = 0;
+
+	if (argc == 3 && strcmp(argv[1], "--read") == 0)
+		return bench_read(argv[2]);
+	for (int i = 1; i < argc && i <= 2; i++) {
+		char *end;
+		sizes[i - 1] = strtoull(argv[i], &end, 10);
+		if (*end || sizes[i - 1] < 10) {
+			fprintf(stderr, "usage: %s [SMALL_ROWS [LARGE_ROWS]] | --read FILE\n",
+				argv[0]);
+			return 2;
+		}
+	}
+	snprintf(dir, sizeof(dir), "%s/bench_trace.XXXXXX", base && *base ? base : "/tmp");
+	if (!mkdtemp(dir)) {
+		fprintf(stderr, "bench_trace: mkdtemp %s: %s\n", dir, strerror(errno));
+		return 1;
+	}
+	for (int i = 0; i < 2 && rc == 0; i++) {
+		snprintf(path[i], sizeof(path[i]), "%s/trace-%d.csv", dir, i);
+		if (bench_write(path[i], sizes[i]))
+			rc = 1;
+	}
+	for (int i = 0; i < 2 && rc == 0; i++)
+		rc = bench_read_child(path[i]);
+	for (int i = 0; i < 2; i++)
+		unlink(path[i]);
+	rmdir(dir);
+	return rc;
+}

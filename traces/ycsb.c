@@ -1,0 +1,589 @@
+/*
+ * traces/ycsb.c - YCSB core-workload trace generator (see ycsb.h and
+ * traces/GENERATORS.md).
+ */
+#include "ycsb.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "zipf.h"
+
+const char *const dmr_ycsb_type_names[DMR_YCSB_NTYPES] = {
+    "Read", "Update", "Insert", "Scan", "ReadModifyWrite",
+};
+static const char *const ycsb_prop_keys[DMR_YCSB_NTYPES] = {
+    "readproportion", "updateproportion",	   "insertproportion",
+    "scanproportion", "readmodifywriteproportion",
+};
+static const char *const ycsb_dist_names[] = {"uniform", "zipfian", "latest"};
+
+/* ---- property file ------------------------------------------------------ */
+
+void dmr_ycsb_props_default(dmr_ycsb_props_t *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->prop[DMR_YCSB_T_READ] = 0.95;
+	p->prop[DMR_YCSB_T_UPDATE] = 0.05;
+	p->requestdistribution = DMR_YCSB_UNIFORM;
+	p->minscanlength = 1;
+	p->maxscanlength = 1000;
+	p->scanlengthdistribution = DMR_YCSB_UNIFORM;
+	p->fieldcount = 10;
+	p->fieldlength = 100;
+}
+
+static char *ycsb_trim(char *s)
+{
+	char *e;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = '\0';
+	return s;
+}
+
+static int ycsb_u64(const char *s, uint64_t min, uint64_t max, uint64_t *v_p)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	if (*s == '-' || *s == '+' || *s == '\0')
+		return -1;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v < min || v > max)
+		return -1;
+	*v_p = v;
+	return 0;
+}
+
+/* Apply one key=value; 0 ok, -1 bad value (msg in why). */
+static int ycsb_prop(dmr_ycsb_props_t *p, const char *k, const char *v, const char **why)
+{
+	uint64_t u;
+
+	for (int i = 0; i < DMR_YCSB_NTYPES; i++) {
+		if (strcmp(k, ycsb_prop_keys[i]) == 0) {
+			char *end;
+			double d;
+
+			errno = 0;
+			d = strtod(v, &end);
+			*why = "not a number in [0, 1]";
+			if (errno || *end || *v == '\0' || !(d >= 0.0 && d <= 1.0))
+				return -1;
+			p->prop[i] = d;
+			return 0;
+		}
+	}
+	if (strcmp(k, "recordcount") == 0 || strcmp(k, "operationcount") == 0) {
+		*why = "not an integer in [1, 2^40]";
+		if (ycsb_u64(v, 1, UINT64_C(1) << 40, &u) != 0)
+			return -1;
+		if (k[0] == 'r')
+			p->recordcount = u;
+		else
+			p->operationcount = u;
+	} else if (strcmp(k, "minscanlength") == 0 || strcmp(k, "maxscanlength") == 0) {
+		*why = "not an integer in [1, 1000000]";
+		if (ycsb_u64(v, 1, 1000000, &u) != 0)
+			return -1;
+		if (k[1] == 'i')
+			p->minscanlength = u;
+		else
+			p->maxscanlength = u;
+	} else if (strcmp(k, "fieldcount") == 0) {
+		*why = "not an integer in [1, 1024]";
+		if (ycsb_u64(v, 1, 1024, &u) != 0)
+			return -1;
+		p->fieldcount = (uint32_t)u;
+	} else if (strcmp(k, "fieldlength") == 0) {
+		*why = "not an integer in [1, 65536]";
+		if (ycsb_u64(v, 1, 65536, &u) != 0)
+			return -1;
+		p->fieldlength = (uint32_t)u;
+	} else if (strcmp(k, "requestdistribution") == 0) {
+		*why = "unsupported (zipfian, uniform or latest)";
+		for (int i = 0; i < 3; i++)
+			if (strcmp(v, ycsb_dist_names[i]) == 0) {
+				p->requestdistribution = i;
+				return 0;
+			}
+		return -1;
+	} else if (strcmp(k, "scanlengthdistribution") == 0) {
+		*why = "unsupported (uniform or zipfian)";
+		if (strcmp(v, "uniform") == 0)
+			p->scanlengthdistribution = DMR_YCSB_UNIFORM;
+		else if (strcmp(v, "zipfian") == 0)
+			p->scanlengthdistribution = DMR_YCSB_ZIPFIAN;
+		else
+			return -1;
+	}
+	return 0; /* unknown keys are ignored */
+}
+
+dmr_status_t dmr_ycsb_props_load(const char *path, dmr_ycsb_props_t *p_p, dmr_err_t *err)
+{
+	dmr_ycsb_props_t p;
+	FILE *f = fopen(path, "r");
+	char *buf = NULL;
+	size_t cap = 0;
+	unsigned line = 0;
+	double sum = 0;
+	dmr_status_t st = DMR_OK;
+
+	if (f == NULL)
+		return dmr_err_set(err, DMR_ERR_IO, "%s: %s", path, strerror(errno));
+	dmr_ycsb_props_default(&p);
+	snprintf(p.path, sizeof(p.path), "%s", path);
+	while (getline(&buf, &cap, f) != -1) {
+		char *s = ycsb_trim(buf), *eq, *k, *v;
+		const char *why = "";
+
+		line++;
+		if (*s == '\0' || *s == '#' || *s == '!')
+			continue;
+		if ((eq = strchr(s, '=')) == NULL) {
+			st = dmr_err_set(err, DMR_ERR_PARSE, "%s:%u: malformed line (no '=')", path,
+					 line);
+			goto out;
+		}
+		*eq = '\0';
+		k = ycsb_trim(s);
+		v = ycsb_trim(eq + 1);
+		if (*k == '\0') {
+			st = dmr_err_set(err, DMR_ERR_PARSE, "%s:%u: malformed line (empty key)",
+					 path, line);
+			goto out;
+		}
+		if (ycsb_prop(&p, k, v, &why) != 0) {
+			st = dmr_err_set(err, DMR_ERR_PARSE, "%s:%u: %s: '%s' %s", path, line, k, v,
+					 why);
+			goto out;
+		}
+	}
+	if (ferror(f)) {
+		st = dmr_err_set(err, DMR_ERR_IO, "%s: read error", path);
+		goto out;
+	}
+	for (int i = 0; i < DMR_YCSB_NTYPES; i++)
+		sum += p.prop[i];
+	if (p.recordcount < 2)
+		st = dmr_err_set(err, DMR_ERR_PARSE, "%s: recordcount missing or < 2", path);
+	else if (!(sum > 0))
+		st = dmr_err_set(err, DMR_ERR_PARSE, "%s: all operation proportions are 0", path);
+	else if (p.minscanlength > p.maxscanlength)
+		st = dmr_err_set(err, DMR_ERR_PARSE, "%s: minscanlength > maxscanlength", path);
+	if (st == DMR_OK)
+		*p_p = p;
+out:
+	free(buf);
+	fclose(f);
+	return st;
+}
+
+/* ---- generator ---------------------------------------------------------- */
+
+typedef struct ycsb_gen {
+	const dmr_ycsb_cfg_t *cfg;
+	gsl_rng *rtype, *rkey;
+	dmr_trace_txn_t *t;
+	double psum;
+	uint64_t next_insert;	 /* next key to insert */
+	dmr_zipf_scrambled_t zs; /* zipfian */
+	dmr_zipf_t zl;		 /* latest */
+	dmr_zipf_t zscan;	 /* zipfian scan length */
+} ycsb_gen_t;
+
+static dmr_status_t ycsb_check(const dmr_ycsb_cfg_t *cfg, dmr_err_t *err)
+{
+	const dmr_ycsb_props_t *p = &cfg->props;
+	double sum = 0;
+
+	for (int i = 0; i < DMR_YCSB_NTYPES; i++)
+		sum += p->prop[i];
+	if (p->recordcount < 2)
+		return dmr_err_set(err, DMR_ERR_INVALID, "ycsb: recordcount %" PRIu64 " < 2",
+				   p->recordcount);
+	if (!(sum > 0))
+		return dmr_err_set(err, DMR_ERR_INVALID, "ycsb: operation proportions sum to 0");
+	if (p->fieldcount < 1 || p->fieldlength < 1 ||
+	    (uint64_t)p->fieldcount * p->fieldlength > (UINT64_C(1) << 24))
+		return dmr_err_set(err, DMR_ERR_INVALID,
+				   "ycsb: fieldcount x fieldlength too large");
+	if (p->minscanlength < 1 || p->minscanlength > p->maxscanlength)
+		return dmr_err_set(err, DMR_ERR_INVALID, "ycsb: bad scan length range");
+	return DMR_OK;
+}
+
+/* YCSB DiscreteGenerator over the proportions (read, update, insert, scan,
+ * rmw, in that order). */
+static int ycsb_type(gsl_rng *r, const dmr_ycsb_props_t *p, double psum)
+{
+	double u = gsl_rng_uniform(r) * psum, acc = 0;
+	int last = 0;
+
+	for (int i = 0; i < DMR_YCSB_NTYPES; i++) {
+		if (p->prop[i] <= 0)
+			continue;
+		last = i;
+		acc += p->prop[i];
+		if (u < acc)
+			return i;
+	}
+	return last;
+}
+
+static double ycsb_psum(const dmr_ycsb_props_t *p)
+{
+	double s = 0;
+
+	for (int i = 0; i < DMR_YCSB_NTYPES; i++)
+		s += p->prop[i];
+	return s;
+}
+
+/* Inserts the trace will make: replays the type stream. */
+static dmr_status_t ycsb_count_inserts(const dmr_ycsb_cfg_t *cfg, uint64_t *n_p, dmr_err_t *err)
+{
+	gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+	double psum = ycsb_psum(&cfg->props);
+	uint64_t n = 0;
+
+	if (r == NULL)
+		return dmr_err_set(err, DMR_ERR_NOMEM, "ycsb: out of memory");
+	gsl_rng_set(r, (unsigned long)cfg->seed);
+	if (cfg->props.prop[DMR_YCSB_T_INSERT] > 0)
+		for (uint64_t i = 0; i < cfg->txns; i++)
+			n += ycsb_type(r, &cfg->props, psum) == DMR_YCSB_T_INSERT;
+	gsl_rng_free(r);
+	*n_p = n;
+	return DMR_OK;
+}
+
+static uint32_t ycsb_payload(const dmr_ycsb_props_t *p)
+{
+	return 8 + (uint32_t)(((uint64_t)p->fieldcount * p->fieldlength + 7) / 8 * 8);
+}
+
+dmr_status_t dmr_ycsb_header(const dmr_ycsb_cfg_t *cfg, dmr_trace_hdr_t *hdr_p, dmr_err_t *err)
+{
+	const dmr_ycsb_props_t *p = &cfg->props;
+	dmr_regime_t reg;
+	dmr_trace_hdr_t *h;
+	uint64_t inserts, fp;
+	dmr_status_t st;
+
+	if ((st = ycsb_check(cfg, err)) != DMR_OK)
+		return st;
+	if ((st = ycsb_count_inserts(cfg, &inserts, err)) != DMR_OK)
+		return st;
+	if ((h = malloc(sizeof(*h))) == NULL)
+		return dmr_err_set(err, DMR_ERR_NOMEM, "ycsb: out of memory");
+	if (cfg->regime_override)
+		reg = cfg->regime;
+	else
+		dmr_gen_regime_uniform(&reg);
+	if ((st = dmr_gen_hdr_begin(h, "ycsb", cfg->txns, cfg->seed, &reg, err)) != DMR_OK)
+		goto out;
+	dmr_gen_hdr_table(h, "usertable", p->recordcount + inserts, ycsb_payload(p),
+			  p->recordcount);
+	for (int i = 0; i < DMR_YCSB_NTYPES; i++)
+		snprintf(h->types[h->ntypes++], DMR_TRACE_NAME_MAX, "%s", dmr_ycsb_type_names[i]);
+	if (!cfg->quiet)
+		fprintf(stderr, "ycsb: MN footprint (rows x (16 + payload)):\n");
+	fp = dmr_gen_footprint(h, cfg->quiet ? NULL : stderr);
+	if ((st = dmr_gen_hdr_setf(h, err, "workload_file", "%s", p->path)) != DMR_OK ||
+	    (st = dmr_gen_hdr_setf(h, err, "recordcount", "%" PRIu64, p->recordcount)) != DMR_OK ||
+	    (st = dmr_gen_hdr_setf(h, err, "operationcount", "%" PRIu64, p->operationcount)) !=
+		DMR_OK)
+		goto out;
+	for (int i = 0; i < DMR_YCSB_NTYPES; i++)
+		if ((st = dmr_gen_hdr_setf(h, err, ycsb_prop_keys[i], "%g", p->prop[i])) != DMR_OK)
+			goto out;
+	if ((st = dmr_gen_hdr_setf(
+		 h, err, "requestdistribution", "%s",
+		 cfg->regime_override ? "regime" : ycsb_dist_names[p->requestdistribution])) !=
+		DMR_OK ||
+	    (st = dmr_gen_hdr_setf(h, err, "minscanlength", "%" PRIu64, p->minscanlength)) !=
+		DMR_OK ||
+	    (st = dmr_gen_hdr_setf(h, err, "maxscanlength", "%" PRIu64, p->maxscanlength)) !=
+		DMR_OK ||
+	    (st = dmr_gen_hdr_setf(h, err, "scanlengthdistribution", "%s",
+				   ycsb_dist_names[p->scanlengthdistribution])) != DMR_OK ||
+	    (st = dmr_gen_hdr_setf(h, err, "fieldcount", "%u", p->fieldcount)) != DMR_OK ||
+	    (st = dmr_gen_hdr_setf(h, err, "fieldlength", "%u", p->fieldlength)) != DMR_OK ||
+	    (st = dmr_gen_hdr_setf(h, err, "zipfian_constant", "%g", DMR_ZIPF_YCSB_THETA)) !=
+		DMR_OK ||
+	    (st = dmr_gen_hdr_setf(h, err, "inserts", "%" PRIu64, inserts)) != DMR_OK ||
+	    (st = dmr_gen_hdr_setf(h, err, "footprint_bytes", "%" PRIu64, fp)) != DMR_OK)
+		goto out;
+	*hdr_p = *h;
+out:
+	free(h);
+	return st;
+}
+
+/* Word holding the first byte of field f. */
+static int ycsb_field_word(const dmr_ycsb_props_t *p, uint64_t f)
+{
+	return (int)((8 + f * p->fieldlength) / 8);
+}
+
+/* YCSB nextKeynum(): a key <= the last inserted key. */
+static uint64_t ycsb_key(ycsb_gen_t *g)
+{
+	const dmr_ycsb_props_t *p = &g->cfg->props;
+	uint64_t last = g->next_insert - 1, k;
+
+	if (g->cfg->regime_override)
+		return dmr_gen_regime_draw(g->rkey, &g->cfg->regime, last + 1);
+	switch (p->requestdistribution) {
+	case DMR_YCSB_ZIPFIAN:
+		do
+			k = dmr_zipf_scrambled_next(&g->zs, g->rkey);
+		while (k > last);
+		return k;
+	case DMR_YCSB_LATEST:
+		return last - dmr_zipf_next_n(&g->zl, g->rkey, last);
+	default:
+		return dmr_gen_below(g->rkey, p->recordcount);
+	}
+}
+
+static uint64_t ycsb_scan_len(ycsb_gen_t *g)
+{
+	const dmr_ycsb_props_t *p = &g->cfg->props;
+
+	if (p->scanlengthdistribution == DMR_YCSB_ZIPFIAN && p->maxscanlength > p->minscanlength)
+		return dmr_zipf_next(&g->zscan, g->rkey);
+	return dmr_gen_range(g->rkey, p->minscanlength, p->maxscanlength);
+}
+
+static void ycsb_txn(ycsb_gen_t *g, int type, uint64_t rows)
+{
+	const dmr_ycsb_props_t *p = &g->cfg->props;
+	dmr_trace_txn_t *t = g->t;
+	dmr_trace_op_t *op;
+	uint64_t k, len;
+	int self = 0;
+
+	switch (type) {
+	case DMR_YCSB_T_READ:
+		dmr_gen_op(t, 'R', DMR_YCSB_TABLE, 0, (int64_t)ycsb_key(g), NULL);
+		break;
+	case DMR_YCSB_T_UPDATE:
+		k = ycsb_key(g);
+		op = dmr_gen_op(t, 'U', DMR_YCSB_TABLE, 0, (int64_t)k, &self);
+		if (k >= p->recordcount) /* inserted by this trace: may not be there yet */
+			dmr_gen_guard(op, DMR_TGUARD_PRESENT, self, 0, 0);
+		dmr_trace_op_act(op, DMR_TACT_SET,
+				 ycsb_field_word(p, dmr_gen_below(g->rkey, p->fieldcount)),
+				 (int64_t)dmr_gen_u64(g->rkey));
+		break;
+	case DMR_YCSB_T_INSERT:
+		k = g->next_insert++;
+		op = dmr_gen_op(t, 'I', DMR_YCSB_TABLE, 0, (int64_t)k, NULL);
+		dmr_trace_op_act(op, DMR_TACT_SET, ycsb_field_word(p, 0),
+				 (int64_t)dmr_gen_u64(g->rkey));
+		break;
+	case DMR_YCSB_T_SCAN:
+		k = ycsb_key(g);
+		len = ycsb_scan_len(g);
+		if (len > rows - k)
+			len = rows - k;
+		op = dmr_gen_op(t, 'R', DMR_YCSB_TABLE, 0, (int64_t)k, NULL);
+		op->count = (uint32_t)len;
+		break;
+	case DMR_YCSB_T_RMW:
+		/* loaded keys only, so the counter's xv never meets an absent record;
+		 * after 64 draws beyond them, uniform among them */
+		for (int tries = 0; (k = ycsb_key(g)) >= p->recordcount; tries++)
+			if (tries == 64) {
+				k = dmr_gen_below(g->rkey, p->recordcount);
+				break;
+			}
+		op = dmr_gen_op(t, 'U', DMR_YCSB_TABLE, 0, (int64_t)k, NULL);
+		dmr_trace_op_act(op, DMR_TACT_ADD, DMR_YCSB_COUNTER, 1);
+		dmr_trace_op_act(op, DMR_TACT_SET,
+				 ycsb_field_word(p, dmr_gen_below(g->rkey, p->fieldcount)),
+				 (int64_t)dmr_gen_u64(g->rkey));
+		t->xv = 1;
+		break;
+	}
+}
+
+dmr_status_t dmr_ycsb_generate(const dmr_ycsb_cfg_t *cfg, dmr_gen_emit_func_t emit, void *arg,
+			       uint64_t *by_type_p, dmr_err_t *err)
+{
+	const dmr_ycsb_props_t *p = &cfg->props;
+	uint64_t by_type[DMR_YCSB_NTYPES] = {0}, inserts, rows;
+	ycsb_gen_t g;
+	dmr_status_t st;
+
+	if ((st = ycsb_check(cfg, err)) != DMR_OK)
+		return st;
+	if ((st = ycsb_count_inserts(cfg, &inserts, err)) != DMR_OK)
+		return st;
+	rows = p->recordcount + inserts;
+	memset(&g, 0, sizeof(g));
+	g.cfg = cfg;
+	g.psum = ycsb_psum(p);
+	g.next_insert = p->recordcount;
+	g.rtype = gsl_rng_alloc(gsl_rng_mt19937);
+	g.rkey = gsl_rng_alloc(gsl_rng_mt19937);
+	g.t = malloc(sizeof(*g.t));
+	if (g.rtype == NULL || g.rkey == NULL || g.t == NULL) {
+		st = dmr_err_set(err, DMR_ERR_NOMEM, "ycsb: out of memory");
+		goto out;
+	}
+	gsl_rng_set(g.rtype, (unsigned long)cfg->seed);
+	gsl_rng_set(g.rkey, (unsigned long)((cfg->seed + DMR_YCSB_KEY_SEED_OFFSET) & 0xffffffffUL));
+	if (!cfg->regime_override && p->requestdistribution == DMR_YCSB_ZIPFIAN) {
+		/* CoreWorkload: keyspace grown by the expected inserts (x2 fudge) */
+		uint64_t expected =
+		    (uint64_t)((double)cfg->txns * p->prop[DMR_YCSB_T_INSERT] * 2.0);
+
+		dmr_zipf_scrambled_init(&g.zs, 0, p->recordcount + expected);
+	}
+	if (!cfg->regime_override && p->requestdistribution == DMR_YCSB_LATEST)
+		dmr_zipf_init(&g.zl, 0, p->recordcount - 2, DMR_ZIPF_YCSB_THETA);
+	if (p->scanlengthdistribution == DMR_YCSB_ZIPFIAN && p->maxscanlength > p->minscanlength &&
+	    p->prop[DMR_YCSB_T_SCAN] > 0)
+		dmr_zipf_init(&g.zscan, p->minscanlength, p->maxscanlength, DMR_ZIPF_YCSB_THETA);
+
+	for (uint64_t id = 0; id < cfg->txns; id++) {
+		int type = ycsb_type(g.rtype, p, g.psum);
+
+		dmr_gen_txn_begin(g.t, id, type);
+		ycsb_txn(&g, type, rows);
+		by_type[type]++;
+		if ((st = emit(arg, g.t, err)) != DMR_OK)
+			goto out;
+	}
+	if (by_type_p)
+		memcpy(by_type_p, by_type, sizeof(by_type));
+out:
+	free(g.t);
+	gsl_rng_free(g.rkey);
+	gsl_rng_free(g.rtype);
+	return st;
+}
+
+/* ---- command line ------------------------------------------------------- */
+
+enum { OPT_WORKLOAD = 256, OPT_QUIET };
+
+static void ycsb_usage(FILE *f)
+{
+	fputs("usage: dmreplay gen ycsb --workload FILE -o FILE [options]\n"
+	      "YCSB core workload from one of YCSB's property files (workloada..f):\n"
+	      "one YCSB operation per transaction on table usertable.\n"
+	      "  --workload FILE   YCSB property file (recordcount, operationcount,\n"
+	      "                    *proportion, requestdistribution zipfian|uniform|\n"
+	      "                    latest, min/maxscanlength, scanlengthdistribution,\n"
+	      "                    fieldcount, fieldlength; other keys ignored)\n"
+	      "  --quiet           no footprint lines\n",
+	      f);
+	dmr_gen_common_help(f);
+	fputs("--txns defaults to operationcount. --regime replaces requestdistribution:\n"
+	      "hot:K/P sends fraction P of the key draws to keys 0..K-1.\n",
+	      f);
+}
+
+typedef struct ycsb_run {
+	const dmr_ycsb_cfg_t *cfg;
+} ycsb_run_t;
+
+static dmr_status_t ycsb_run(void *ctx, dmr_gen_emit_func_t emit, void *emit_arg, dmr_err_t *err)
+{
+	return dmr_ycsb_generate(((ycsb_run_t *)ctx)->cfg, emit, emit_arg, NULL, err);
+}
+
+int dmr_gen_ycsb_main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    DMR_GEN_COMMON_LONGOPTS,
+	    {"workload", required_argument, NULL, OPT_WORKLOAD},
+	    {"quiet", no_argument, NULL, OPT_QUIET},
+	    {NULL, 0, NULL, 0},
+	};
+	const char *prog = "ycsb", *workload = NULL;
+	dmr_gen_common_t cm;
+	dmr_ycsb_cfg_t cfg;
+	dmr_trace_hdr_t *hdr;
+	dmr_err_t err = {{0}};
+	ycsb_run_t run;
+	int c, rc;
+
+	memset(&cfg, 0, sizeof(cfg));
+	dmr_gen_common_init(&cm);
+	optind = 0;
+	while ((c = getopt_long(argc, argv, DMR_GEN_COMMON_SHORTOPTS, opts, NULL)) != -1) {
+		int h = dmr_gen_common_opt(prog, c, optarg, &cm);
+
+		if (h < 0)
+			return 2;
+		if (h > 0)
+			continue;
+		switch (c) {
+		case 'h':
+			ycsb_usage(stdout);
+			return 0;
+		case OPT_WORKLOAD:
+			workload = optarg;
+			break;
+		case OPT_QUIET:
+			cfg.quiet = 1;
+			break;
+		default:
+			fprintf(stderr, "%s: try --help\n", prog);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "%s: unexpected argument '%s'\n", prog, argv[optind]);
+		return 2;
+	}
+	if (workload == NULL || cm.out == NULL) {
+		fprintf(stderr, "%s: missing %s (try --help)\n", prog,
+			workload == NULL ? "--workload FILE" : "-o FILE");
+		return 2;
+	}
+	if (dmr_ycsb_props_load(workload, &cfg.props, &err) != DMR_OK) {
+		fprintf(stderr, "%s: --workload: %s\n", prog, err.msg);
+		return 2;
+	}
+	if (cm.txns_set) {
+		cfg.txns = cm.txns;
+	} else if (cfg.props.operationcount > 0) {
+		cfg.txns = cfg.props.operationcount;
+	} else {
+		fprintf(stderr, "%s: --workload: %s: no operationcount; give --txns\n", prog,
+			workload);
+		return 2;
+	}
+	cfg.seed = cm.seed;
+	cfg.regime = cm.regime;
+	cfg.regime_override = cm.regime_set;
+	if ((hdr = malloc(sizeof(*hdr))) == NULL) {
+		fprintf(stderr, "%s: out of memory\n", prog);
+		return 1;
+	}
+	if (dmr_ycsb_header(&cfg, hdr, &err) != DMR_OK) {
+		fprintf(stderr, "%s: %s\n", prog, err.msg);
+		free(hdr);
+		return 2;
+	}
+	run.cfg = &cfg;
+	rc = dmr_gen_write_file(prog, cm.out, hdr, ycsb_run, &run);
+	free(hdr);
+	return rc;
+}
