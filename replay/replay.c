@@ -29,7 +29,7 @@ void dmr_replay_opts_default(dmr_replay_opts_t *o)
 	o->threads = 28;
 	o->coros = 3;
 	o->seed = 1;
-	o->retries = 10;
+	o->retries = 0;
 	o->window_ms = 100;
 }
 
@@ -63,7 +63,10 @@ typedef struct engine {
 	uint64_t nlat, caplat;
 	dmr_ts_t ts;
 	dmr_err_t *err;
+	double trace_wall;    /* wall time spent reading the trace */
 } engine_t;
+
+static double wall_now(void);
 
 static qtxn_t *qtxn_copy(const dmr_trace_txn_t *t)
 {
@@ -86,7 +89,9 @@ static dmr_status_t next_for(engine_t *e, uint32_t w, qtxn_t **q_p)
 			*q_p = NULL;
 			return DMR_OK;
 		}
+		double t0 = wall_now();
 		dmr_status_t st = dmr_trace_next(e->rd, e->scratch, e->err);
+		e->trace_wall += wall_now() - t0;
 		if (st == DMR_INPROGRESS) {
 			e->eof = 1;
 			continue;
@@ -330,6 +335,7 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	st = DMR_OK;
 out_run:
 	res->loop_wall_s = wall_now() - loop0;
+	res->trace_wall_s = e->trace_wall;
 	res->partial = st != DMR_OK;
 	{
 		uint64_t tend = dmr_sim_time(e->be);

@@ -45,6 +45,7 @@ typedef struct dmr_replay_result {
 	double atomics_per_commit, reads_per_commit;
 	double p50_us, p99_us, p999_us;
 	double sim_time_s, wall_s;
+	double trace_wall_s;    /* part of loop_wall_s spent parsing the trace */
 	double loop_wall_s;     /* wall time of the event loop only (incl. streaming the trace) */
 	uint64_t footprint;
 	dmr_verify_result_t verify;

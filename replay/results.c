@@ -65,7 +65,7 @@ static const char *summary_header =
 	"workload,regime,backend,profile,cns,threads,coros,seed,txns,tried,committed,gave_up,"
 	"retries,tried_tps,committed_tps,abort_rate,abort_lock,abort_read_locked,"
 	"abort_validation,abort_duplicate,abort_full,atomics_per_commit,reads_per_commit,verbs,"
-	"p50_us,p99_us,p999_us,verified,sim_time_s,wall_s,loop_wall_s,status,footprint_bytes,trace";
+	"p50_us,p99_us,p999_us,verified,sim_time_s,wall_s,loop_wall_s,trace_wall_s,status,footprint_bytes,trace";
 
 static int write_file(const char *dir, const char *name, int (*fill)(FILE *, const void *),
 		      const void *arg, dmr_err_t *err)
@@ -99,7 +99,7 @@ static int fill_summary(FILE *f, const void *a)
 	fprintf(f, "%s\n", summary_header);
 	return fprintf(f,
 		       "%s,%s,%s,%s,%u,%u,%u,%llu,%llu,%llu,%llu,%llu,%llu,%.3f,%.3f,%.6f,%llu,%llu,"
-		       "%llu,%llu,%llu,%.4f,%.4f,%llu,%.3f,%.3f,%.3f,%d,%.9f,%.3f,%.3f,%s,%llu,%s\n",
+		       "%llu,%llu,%llu,%.4f,%.4f,%llu,%.3f,%.3f,%.3f,%d,%.9f,%.3f,%.3f,%.3f,%s,%llu,%s\n",
 		       r->workload, r->regime, r->backend, r->profile, r->cns, r->threads, r->coros,
 		       (unsigned long long)r->seed, (unsigned long long)r->txns,
 		       (unsigned long long)r->st.tried, (unsigned long long)r->st.committed,
@@ -111,7 +111,7 @@ static int fill_summary(FILE *f, const void *a)
 		       (unsigned long long)r->st.aborts[DMR_ABORT_DUPLICATE],
 		       (unsigned long long)r->st.aborts[DMR_ABORT_FULL], r->atomics_per_commit,
 		       r->reads_per_commit, (unsigned long long)r->be.verbs, r->p50_us, r->p99_us,
-		       r->p999_us, r->verified, r->sim_time_s, r->wall_s, r->loop_wall_s, r->status,
+		       r->p999_us, r->verified, r->sim_time_s, r->wall_s, r->loop_wall_s, r->trace_wall_s, r->status,
 		       (unsigned long long)r->footprint, sa->trace);
 }
 

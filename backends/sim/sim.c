@@ -9,7 +9,14 @@
 
 #include "eventq.h"
 
-enum { EV_MN_ARRIVE = 0, EV_MN_EFFECT = 1, EV_CN_COMPLETE = 2, EV_WORKER_RUN = 3, EV_TIMER = 4 };
+enum {
+	EV_MN_ARRIVE = 0,
+	EV_MN_EFFECT = 1,
+	EV_CN_COMPLETE = 2, /* signaled or failed WR: deliver its WC */
+	EV_WORKER_RUN = 3,
+	EV_TIMER = 4,
+	EV_QP_WAKE = 5, /* a held WR may get a READ/atomic credit */
+};
 
 #define NOIDX UINT32_MAX
 
@@ -22,9 +29,19 @@ typedef struct sim_op {
 	uint8_t status;
 } sim_op_t;
 
+/*
+ * Credits for READ/atomic WRs (max_rd_atomic) are accounted without an
+ * event per WR: `inflight` counts issued READ/atomics not yet retired; the
+ * ring holds the completion times of those whose MN effect has been
+ * computed (in order, as completions are in order). An entry is retired
+ * when the QP's clock passes it. A WR held for a credit gets a QP_WAKE
+ * event at the oldest known completion time.
+ */
 typedef struct sim_qp {
-	uint32_t outstanding; /* READ/atomic in flight */
+	uint32_t inflight;
+	uint32_t rhead, rn;   /* ring of completion times */
 	uint32_t pend_head, pend_tail;
+	uint8_t wake_scheduled;
 	uint64_t last_cqe;
 	uint64_t last_eff; /* MN effect time of the previous WR (RC order) */
 	uint8_t error;
@@ -37,8 +54,19 @@ typedef struct sim_worker {
 	uint8_t scheduled;
 } sim_worker_t;
 
+/* Arrivals of one CN's requests at the MN are in time order (they leave
+ * the CN uplink, a FIFO, in order, and all take the same path), so they wait
+ * in a per-CN FIFO instead of the event heap; progress() merges the FIFO
+ * heads with the heap by (time, sequence). */
+typedef struct arr_ent {
+	uint64_t t, seq;
+	uint32_t idx;
+} arr_ent_t;
+
 typedef struct sim_cn {
 	uint64_t nic_free, up_free, down_free;
+	arr_ent_t *arr;
+	uint32_t ahead, an, acap; /* ring, acap a power of two */
 } sim_cn_t;
 
 typedef struct addr_ent {
@@ -66,6 +94,9 @@ typedef struct sim {
 	sim_cn_t *cns;
 	sim_mn_t mn;
 	sim_qp_t *qps;
+	uint64_t *rings;  /* per QP, rcap entries */
+	uint32_t rcap;    /* power of two >= max_rd_atomic */
+	int ready;        /* worker to return from progress() at once, -1 none */
 	sim_op_t *ops;
 	uint32_t nops, free_head;
 	dmr_be_stats_t st;
@@ -84,7 +115,7 @@ static dmr_status_t sim_grow_ops(sim_t *s)
 	if (!o)
 		return DMR_ERR_NOMEM;
 	for (uint32_t i = s->nops; i < n; i++)
-		o[i].next = i + 1 < n ? i + 1 : s->free_head;
+		o[i].next = i + 1 < n ? i + 1 : NOIDX; /* only grown when empty */
 	s->free_head = s->nops;
 	s->ops = o;
 	s->nops = n;
@@ -99,8 +130,12 @@ static void sim_close(dmr_be_t *be)
 	for (uint32_t i = 0; i < s->nworkers; i++)
 		free(s->workers[i].cq);
 	free(s->workers);
+	if (s->cns)
+		for (uint32_t i = 0; i < s->be.cfg.cns; i++)
+			free(s->cns[i].arr);
 	free(s->cns);
 	free(s->qps);
+	free(s->rings);
 	free(s->ops);
 	free(s->mn.atab);
 	dmr_sim_eventq_fini(&s->q);
@@ -124,6 +159,7 @@ static dmr_status_t sim_open(const dmr_be_config_t *cfg, dmr_be_t **be_p, dmr_er
 		return dmr_err_set(err, DMR_ERR_NOMEM, "sim: out of memory");
 	s->be.ops = &dmr_sim_ops;
 	s->be.cfg = *cfg;
+	s->free_head = NOIDX;
 	dmr_status_t st = dmr_model_load(cfg->profile ? cfg->profile : "cx6dx-100g", &s->m, err);
 	if (st != DMR_OK)
 		goto fail;
@@ -131,9 +167,13 @@ static dmr_status_t sim_open(const dmr_be_config_t *cfg, dmr_be_t **be_p, dmr_er
 	s->workers = calloc(s->nworkers, sizeof(*s->workers));
 	s->cns = calloc(cfg->cns, sizeof(*s->cns));
 	s->qps = calloc(s->nworkers, sizeof(*s->qps));
+	s->ready = -1;
+	for (s->rcap = 1; s->rcap < s->m.qp_max_rd_atomic; s->rcap <<= 1)
+		;
+	s->rings = calloc((size_t)s->nworkers * s->rcap, sizeof(uint64_t));
 	s->mn.amask = (1u << 16) - 1;
 	s->mn.atab = calloc(s->mn.amask + 1, sizeof(*s->mn.atab));
-	if (!s->workers || !s->cns || !s->qps || !s->mn.atab) {
+	if (!s->workers || !s->cns || !s->qps || !s->rings || !s->mn.atab) {
 		st = dmr_err_set(err, DMR_ERR_NOMEM, "sim: out of memory");
 		goto fail;
 	}
@@ -155,6 +195,8 @@ static dmr_status_t sim_open(const dmr_be_config_t *cfg, dmr_be_t **be_p, dmr_er
 		goto fail;
 	}
 	s->mn.mem = mem;
+	/* no MADV_HUGEPAGE: tried; sparse tables (TPC-C history) then zero 2 MiB
+	 * per touched record and the run became 7x slower */
 	if (dmr_sim_eventq_init(&s->q, 1 << 14) != DMR_OK || sim_grow_ops(s) != DMR_OK) {
 		st = dmr_err_set(err, DMR_ERR_NOMEM, "sim: out of memory");
 		goto fail;
@@ -234,8 +276,65 @@ static void issue(sim_t *s, uint32_t idx, uint64_t t)
 	cn->up_free = t;
 	op->req_wire = (uint32_t)w;
 	if (is_rd_atomic(op->wr.opcode))
-		s->qps[op->qp].outstanding++;
-	push(s, t + m->prop_ps + m->switch_ps, EV_MN_ARRIVE, idx);
+		s->qps[op->qp].inflight++;
+	/* MN arrival: into this CN's FIFO (times are nondecreasing) */
+	if (cn->an == cn->acap) {
+		uint32_t cap = cn->acap ? cn->acap * 2 : 256;
+		arr_ent_t *a = malloc(sizeof(*a) * cap);
+		if (!a) {
+			s->fatal = DMR_ERR_NOMEM;
+			return;
+		}
+		for (uint32_t i = 0; i < cn->an; i++)
+			a[i] = cn->arr[(cn->ahead + i) & (cn->acap - 1)];
+		free(cn->arr);
+		cn->arr = a;
+		cn->acap = cap;
+		cn->ahead = 0;
+	}
+	arr_ent_t *ae = &cn->arr[(cn->ahead + cn->an) & (cn->acap - 1)];
+	ae->t = t + m->prop_ps + m->switch_ps;
+	ae->seq = s->q.next_seq++;
+	ae->idx = idx;
+	cn->an++;
+}
+
+static inline void qp_retire(sim_t *s, uint32_t q, uint64_t t)
+{
+	sim_qp_t *qp = &s->qps[q];
+	uint64_t *ring = s->rings + (size_t)q * s->rcap;
+	while (qp->rn && ring[qp->rhead] <= t) {
+		qp->rhead = (qp->rhead + 1) & (s->rcap - 1);
+		qp->rn--;
+		qp->inflight--;
+	}
+}
+
+static inline void qp_ensure_wake(sim_t *s, uint32_t q)
+{
+	sim_qp_t *qp = &s->qps[q];
+	if (!qp->wake_scheduled && qp->rn) {
+		qp->wake_scheduled = 1;
+		push(s, s->rings[(size_t)q * s->rcap + qp->rhead], EV_QP_WAKE, q);
+	}
+}
+
+/* Issue held WRs in order while credits allow (time t). */
+static void qp_drain(sim_t *s, uint32_t q, uint64_t t)
+{
+	sim_qp_t *qp = &s->qps[q];
+	qp_retire(s, q, t);
+	while (qp->pend_head != NOIDX) {
+		uint32_t p = qp->pend_head;
+		if (is_rd_atomic(s->ops[p].wr.opcode) && qp->inflight >= s->m.qp_max_rd_atomic)
+			break;
+		qp->pend_head = s->ops[p].next;
+		if (qp->pend_head == NOIDX)
+			qp->pend_tail = NOIDX;
+		issue(s, p, t);
+	}
+	if (qp->pend_head != NOIDX)
+		qp_ensure_wake(s, q);
 }
 
 static addr_ent_t *atomic_slot(sim_mn_t *mn, uint64_t off, uint64_t now)
@@ -288,6 +387,9 @@ static void ev_mn_arrive(sim_t *s, uint32_t idx, uint64_t t)
 	sim_op_t *op = &s->ops[idx];
 	const dmr_model_t *m = &s->m;
 	sim_mn_t *mn = &s->mn;
+	/* the effect comes later: start fetching the touched line now */
+	if (op->wr.remote < mn->size)
+		__builtin_prefetch(mn->mem + op->wr.remote, 1, 3);
 	/* MN downlink, cut-through: the last byte leaves no earlier than the
 	 * link can carry it after the previous message. */
 	t = max64(t, mn->down_free + op->req_wire);
@@ -353,7 +455,10 @@ static void cq_push(sim_t *s, uint32_t w, const dmr_wc_t *wc, uint64_t t)
 	wk->cq_n++;
 	if (!wk->scheduled) {
 		wk->scheduled = 1;
-		push(s, max64(t, wk->clock), EV_WORKER_RUN, w);
+		if (wk->clock <= t && s->ready < 0)
+			s->ready = (int)w; /* idle: handled now, no event */
+		else
+			push(s, max64(t, wk->clock), EV_WORKER_RUN, w);
 	}
 }
 
@@ -418,7 +523,13 @@ static void ev_mn_effect(sim_t *s, uint32_t idx, uint64_t t)
 	sim_qp_t *qp = &s->qps[op->qp];
 	t = max64(t, qp->last_cqe);
 	qp->last_cqe = t;
-	if (is_rd_atomic(wr->opcode) || (wr->flags & DMR_WR_SIGNALED) || op->status) {
+	if (is_rd_atomic(wr->opcode)) {
+		s->rings[(size_t)op->qp * s->rcap + ((qp->rhead + qp->rn) & (s->rcap - 1))] = t;
+		qp->rn++;
+		if (qp->pend_head != NOIDX)
+			qp_ensure_wake(s, op->qp);
+	}
+	if ((wr->flags & DMR_WR_SIGNALED) || op->status) {
 		push(s, t, EV_CN_COMPLETE, idx);
 	} else {
 		s->st.verbs++;
@@ -429,33 +540,17 @@ static void ev_mn_effect(sim_t *s, uint32_t idx, uint64_t t)
 static void ev_cn_complete(sim_t *s, uint32_t idx, uint64_t t)
 {
 	sim_op_t *op = &s->ops[idx];
-	sim_qp_t *qp = &s->qps[op->qp];
 	s->st.verbs++;
 	if (op->status)
 		s->st.errors++;
-	if (op->wr.flags & DMR_WR_SIGNALED || op->status) {
-		dmr_wc_t wc = {.wr_id = op->wr.wr_id,
-			       .opcode = op->wr.opcode,
-			       .status = op->status,
-			       .mn = 0,
-			       .byte_len = op->wr.opcode == DMR_WR_READ ? op->wr.length : 0};
-		cq_push(s, op->worker, &wc, t);
-	}
-	if (is_rd_atomic(op->wr.opcode)) {
-		qp->outstanding--;
-		/* the send queue drains in order while credits allow */
-		while (qp->pend_head != NOIDX) {
-			uint32_t p = qp->pend_head;
-			if (is_rd_atomic(s->ops[p].wr.opcode) &&
-			    qp->outstanding >= s->m.qp_max_rd_atomic)
-				break;
-			qp->pend_head = s->ops[p].next;
-			if (qp->pend_head == NOIDX)
-				qp->pend_tail = NOIDX;
-			issue(s, p, t);
-		}
-	}
+	dmr_wc_t wc = {.wr_id = op->wr.wr_id,
+		       .opcode = op->wr.opcode,
+		       .status = op->status,
+		       .mn = 0,
+		       .byte_len = op->wr.opcode == DMR_WR_READ ? op->wr.length : 0};
+	uint32_t w = op->worker;
 	op_free(s, idx);
+	cq_push(s, w, &wc, t);
 }
 
 static dmr_status_t sim_post(dmr_be_t *be, uint32_t worker, uint32_t mn, const dmr_wr_t *wrs,
@@ -469,7 +564,7 @@ static dmr_status_t sim_post(dmr_be_t *be, uint32_t worker, uint32_t mn, const d
 	uint64_t t = max64(wk->clock, s->now) + m->post_doorbell_ps;
 	s->st.doorbells++;
 	for (uint32_t i = 0; i < n; i++) {
-		if (s->free_head == s->nops && sim_grow_ops(s) != DMR_OK)
+		if (s->free_head == NOIDX && sim_grow_ops(s) != DMR_OK)
 			return dmr_err_set(err, DMR_ERR_NOMEM, "sim: out of memory for WRs");
 		uint32_t idx = s->free_head;
 		sim_op_t *op = &s->ops[idx];
@@ -484,17 +579,19 @@ static dmr_status_t sim_post(dmr_be_t *be, uint32_t worker, uint32_t mn, const d
 			/* QP in error: flushed, completes with FLUSH_ERR */
 			op->status = DMR_WC_FLUSH_ERR;
 			push(s, t, EV_CN_COMPLETE, idx);
-			if (is_rd_atomic(op->wr.opcode))
-				qp->outstanding++;
 			continue;
 		}
+		if (is_rd_atomic(op->wr.opcode) && qp->pend_head == NOIDX &&
+		    qp->inflight >= m->qp_max_rd_atomic)
+			qp_retire(s, worker, t);
 		if (qp->pend_head != NOIDX ||
-		    (is_rd_atomic(op->wr.opcode) && qp->outstanding >= m->qp_max_rd_atomic)) {
+		    (is_rd_atomic(op->wr.opcode) && qp->inflight >= m->qp_max_rd_atomic)) {
 			if (qp->pend_tail != NOIDX)
 				s->ops[qp->pend_tail].next = idx;
 			else
 				qp->pend_head = idx;
 			qp->pend_tail = idx;
+			qp_ensure_wake(s, worker);
 			continue;
 		}
 		issue(s, idx, t);
@@ -533,7 +630,7 @@ static uint64_t sim_now(dmr_be_t *be, uint32_t worker)
 static dmr_status_t sim_timer(dmr_be_t *be, uint32_t worker, uint64_t at_ps, uint64_t wr_id)
 {
 	sim_t *s = to_sim(be);
-	if (s->free_head == s->nops && sim_grow_ops(s) != DMR_OK)
+	if (s->free_head == NOIDX && sim_grow_ops(s) != DMR_OK)
 		return DMR_ERR_NOMEM;
 	uint32_t idx = s->free_head;
 	sim_op_t *op = &s->ops[idx];
@@ -558,7 +655,34 @@ static int sim_progress(dmr_be_t *be, uint64_t until_ps)
 {
 	sim_t *s = to_sim(be);
 	dmr_sim_event_t ev;
+	const uint32_t ncn = s->be.cfg.cns;
 	while (!s->fatal) {
+		/* earliest CN arrival FIFO head */
+		int bc = -1;
+		const arr_ent_t *best = NULL;
+		for (uint32_t c = 0; c < ncn; c++) {
+			const sim_cn_t *cn = &s->cns[c];
+			if (!cn->an)
+				continue;
+			const arr_ent_t *h = &cn->arr[cn->ahead];
+			if (!best || h->t < best->t || (h->t == best->t && h->seq < best->seq)) {
+				best = h;
+				bc = (int)c;
+			}
+		}
+		if (best && (s->q.n == 0 || best->t < s->q.heap[0].t ||
+			     (best->t == s->q.heap[0].t && best->seq < s->q.heap[0].seq))) {
+			if (best->t > until_ps)
+				return -1;
+			sim_cn_t *cn = &s->cns[bc];
+			uint32_t idx = best->idx;
+			s->now = best->t;
+			cn->ahead = (cn->ahead + 1) & (cn->acap - 1);
+			cn->an--;
+			s->st.events++;
+			ev_mn_arrive(s, idx, s->now);
+			continue;
+		}
 		if (dmr_sim_eventq_peek_time(&s->q) > until_ps)
 			return -1;
 		if (!dmr_sim_eventq_pop(&s->q, &ev))
@@ -574,6 +698,10 @@ static int sim_progress(dmr_be_t *be, uint64_t until_ps)
 			break;
 		case EV_CN_COMPLETE:
 			ev_cn_complete(s, ev.arg, ev.t);
+			break;
+		case EV_QP_WAKE:
+			s->qps[ev.arg].wake_scheduled = 0;
+			qp_drain(s, ev.arg, ev.t);
 			break;
 		case EV_TIMER: {
 			sim_op_t *op = &s->ops[ev.arg];
@@ -591,10 +719,20 @@ static int sim_progress(dmr_be_t *be, uint64_t until_ps)
 				push(s, wk->clock, EV_WORKER_RUN, ev.arg);
 				break;
 			}
-			if (wk->cq_n)
+			if (wk->cq_n) {
+				wk->scheduled = 1; /* until polled */
+				s->ready = -1;
+				wk->scheduled = 0;
 				return (int)ev.arg;
+			}
 			break;
 		}
+		}
+		if (s->ready >= 0) {
+			int w = s->ready;
+			s->ready = -1;
+			s->workers[w].scheduled = 0;
+			return w;
 		}
 	}
 	return -1;
