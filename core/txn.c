@@ -463,6 +463,7 @@ static int check_round(dmr_txn_ctx_t *c)
 		}
 		uint64_t old = rd64(c->buf + os->buf);
 		if (old != 0) {
+			c->lockfail_rec = os->rec + 1;
 			if (cause < 0 || cause == DMR_ABORT_READ_LOCKED)
 				cause = DMR_ABORT_LOCK;
 			continue;

@@ -90,6 +90,9 @@ typedef struct dmr_txn_ctx {
 	uint64_t t_start;       /* first attempt start, ps */
 	uint64_t log_off;       /* next write position in the log ring */
 	int last_cause;
+	uint64_t lockfail_rec;  /* record offset of the last failed lock CAS
+	                           (+1; 0 = none): the contention signal of the
+	                           per-key loop; cleared by whoever reads it */
 	uint8_t *buf;           /* images: per op, count * rec_bytes (+8 CAS old) */
 	uint32_t buf_cap;
 	dmr_wr_t *wrs;          /* doorbell under construction */

@@ -36,6 +36,13 @@ static void run_usage(FILE *f)
 		"  --mtu BYTES       override the profile's path MTU (256..4096)\n"
 		"  --window-ms X     time-series window (default 100)\n"
 		"  --out DIR         results directory (default out)\n"
+		"  --loop L          admission control: none (default), aimd, perkey,\n"
+		"                    aimd+perkey (core/loop.h)\n"
+		"  --ai-step N       aimd additive increase, contexts (default 4)\n"
+		"  --md-factor X     aimd multiplicative decrease divisor (default 2)\n"
+		"  --loop-window-ms X  reaction window of the loops (default 5)\n"
+		"  --loop-threshold X  aimd: aborts per attempt above which it decreases\n"
+		"                    (default 0.5)\n"
 		"  --quiet           no summary on stdout\n"
 		"  --help\n",
 		DEFAULT_TRACE);
@@ -99,8 +106,8 @@ void dmr_replay_print(const dmr_replay_result_t *r, void *file)
 	uint64_t aborts = 0;
 	for (int i = 0; i < DMR_ABORT_NCAUSES; i++)
 		aborts += r->st.aborts[i];
-	fprintf(f, "dmreplay: %s %s on %s/%s, %u CNs x %u threads x %u coros, seed %llu%s\n",
-		r->workload, r->regime, r->backend, r->profile, r->cns, r->threads, r->coros,
+	fprintf(f, "dmreplay: %s %s, loop %s, on %s/%s, %u CNs x %u threads x %u coros, seed %llu%s\n",
+		r->workload, r->regime, r->loop, r->backend, r->profile, r->cns, r->threads, r->coros,
 		(unsigned long long)r->seed, r->partial ? "  [PARTIAL]" : "");
 	fprintf(f, "  transactions   %llu dispatched, %llu tried, %llu committed, %llu gave up, %llu retries\n",
 		(unsigned long long)r->txns, (unsigned long long)r->st.tried,
@@ -140,6 +147,9 @@ int dmr_replay_main(int argc, char **argv)
 		{"backoff-us", required_argument, 0, 'B'}, {"mr-size", required_argument, 0, 'M'},
 		{"mtu", required_argument, 0, 'm'},     {"window-ms", required_argument, 0, 'w'},
 		{"out", required_argument, 0, 'o'},     {"quiet", no_argument, 0, 'q'},
+		{"loop", required_argument, 0, 'L'},    {"ai-step", required_argument, 0, 'A'},
+		{"md-factor", required_argument, 0, 'D'}, {"loop-window-ms", required_argument, 0, 'W'},
+		{"loop-threshold", required_argument, 0, 'H'},
 		{"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
 	dmr_replay_opts_t o;
 	dmr_replay_opts_default(&o);
@@ -186,6 +196,44 @@ int dmr_replay_main(int argc, char **argv)
 			break;
 		case 'B':
 			if (parse_dbl(name, optarg, &o.backoff_us)) return 2;
+			break;
+		case 'L': {
+			dmr_err_t lerr;
+			if (dmr_loop_parse(optarg, &o.loop.loops, &lerr) != DMR_OK) {
+				fprintf(stderr, "dmreplay run: %s\n", lerr.msg);
+				return 2;
+			}
+			break;
+		}
+		case 'A':
+			if (parse_u64(name, optarg, &v, 0))
+				return 2;
+			if (v == 0 || v > 1000000) {
+				fprintf(stderr, "dmreplay run: option --ai-step: must be 1..1000000\n");
+				return 2;
+			}
+			o.loop.ai_step = (uint32_t)v;
+			break;
+		case 'D':
+			if (parse_dbl(name, optarg, &o.loop.md_factor) || !(o.loop.md_factor > 1)) {
+				fprintf(stderr, "dmreplay run: option --md-factor: must be > 1\n");
+				return 2;
+			}
+			break;
+		case 'W': {
+			double ms;
+			if (parse_dbl(name, optarg, &ms) || !(ms > 0)) {
+				fprintf(stderr, "dmreplay run: option --loop-window-ms: must be > 0\n");
+				return 2;
+			}
+			o.loop.window_ps = (uint64_t)(ms * 1e9);
+			break;
+		}
+		case 'H':
+			if (parse_dbl(name, optarg, &o.loop.threshold) || o.loop.threshold > 1) {
+				fprintf(stderr, "dmreplay run: option --loop-threshold: must be in [0, 1]\n");
+				return 2;
+			}
 			break;
 		case 'w':
 			if (parse_dbl(name, optarg, &o.window_ms) || o.window_ms <= 0) {

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "../backends/sim/sim.h"
+#include "../core/loop.h"
 #include "results.h"
 
 void dmr_replay_opts_default(dmr_replay_opts_t *o)
@@ -31,6 +32,7 @@ void dmr_replay_opts_default(dmr_replay_opts_t *o)
 	o->seed = 1;
 	o->retries = 0;
 	o->window_ms = 100;
+	dmr_loop_cfg_default(&o->loop);
 }
 
 /* A transaction copied out of the reader: only nops ops are stored. */
@@ -58,7 +60,14 @@ typedef struct engine {
 	dmr_be_t *be;
 	dmr_txn_engine_t teng;
 	dmr_layout_t layout;
-	dmr_txn_stats_t st;
+	dmr_txn_stats_t *wst;  /* per worker */
+	dmr_adm_t *adm;        /* admission loops, NULL = none */
+	uint64_t drift_ps;     /* > 0: hot set moves every drift_ps */
+	uint32_t drift_shift, parts;
+	uint32_t part_mask;    /* bit t: table t is partitioned */
+	uint32_t *wake;        /* scratch: contexts to resume */
+	uint32_t *wake2;       /* scratch: contexts woken by a window tick */
+	uint32_t *stack;       /* scratch: contexts pending start */
 	double *lat;
 	uint64_t nlat, caplat;
 	dmr_ts_t ts;
@@ -132,33 +141,116 @@ static dmr_status_t record_latency(engine_t *e, uint64_t ps)
 	return DMR_OK;
 }
 
-/* Handle an outcome of context c; start further transactions while they
- * finish at once. */
-static dmr_status_t on_outcome(engine_t *e, uint32_t ci, int r)
+static void sum_stats(const engine_t *e, dmr_txn_stats_t *t)
+{
+	memset(t, 0, sizeof(*t));
+	for (uint32_t w = 0; w < e->nworkers; w++) {
+		const dmr_txn_stats_t *s = &e->wst[w];
+		t->tried += s->tried;
+		t->committed += s->committed;
+		t->retries += s->retries;
+		t->gave_up += s->gave_up;
+		for (int i = 0; i < DMR_ABORT_NCAUSES; i++)
+			t->aborts[i] += s->aborts[i];
+		t->atomics += s->atomics;
+		t->reads += s->reads;
+		t->writes += s->writes;
+		t->locks_taken += s->locks_taken;
+		t->locks_released += s->locks_released;
+		t->skipped_ops += s->skipped_ops;
+		t->committed_xv += s->committed_xv;
+	}
+}
+
+/* Drift: move the transaction's partitioned operations to the hot set's
+ * current place (FORMAT.md "Drift"). */
+static void drift_remap(engine_t *e, dmr_trace_txn_t *t, uint64_t now)
+{
+	uint64_t phase = now / e->drift_ps;
+	uint32_t shift = (uint32_t)((phase * e->drift_shift) % e->parts);
+	if (!shift)
+		return;
+	for (uint32_t i = 0; i < t->nops; i++) {
+		dmr_trace_op_t *op = &t->ops[i];
+		if (!(e->part_mask & (1u << op->table)))
+			continue;
+		int64_t rpp = (int64_t)(e->layout.t[op->table].rows / e->parts);
+		int64_t base = op->key + (op->dep.op >= 0 && op->lo < op->hi ? op->lo : 0);
+		int64_t part = base / rpp;
+		int64_t np = (part + shift) % e->parts;
+		op->key += (np - part) * rpp;
+	}
+}
+
+/* Fetch the next transaction for context ci if it has none, pass the
+ * admission loops, start it; repeat while transactions finish at once.
+ * Contexts woken by loops are started in turn (work stack). */
+static dmr_status_t run_ctx(engine_t *e, uint32_t ci, int r);
+#define RESUME 100 /* run_ctx: a parked context may retry admission */
+
+static dmr_status_t finish_ctx(engine_t *e, uint32_t ci, int r, uint32_t *nstack)
 {
 	dmr_txn_ctx_t *c = &e->ctx[ci];
+	if (r == DMR_TXN_COMMITTED) {
+		dmr_status_t st = record_latency(e, dmr_txn_latency_ps(c));
+		if (st != DMR_OK)
+			return st;
+	}
+	if (e->adm && e->cur[ci]) {
+		uint32_t n = dmr_adm_finish(e->adm, c->worker, ci, e->wake, e->nctx);
+		for (uint32_t k = 0; k < n; k++)
+			e->stack[(*nstack)++] = e->wake[k];
+	}
+	free(e->cur[ci]);
+	e->cur[ci] = NULL;
+	return DMR_OK;
+}
+
+static dmr_status_t run_ctx(engine_t *e, uint32_t ci0, int r0)
+{
+	uint32_t nstack = 0;
+	uint32_t ci = ci0;
+	int r = r0;
 	for (;;) {
+		dmr_txn_ctx_t *c = &e->ctx[ci];
+		if (e->adm && c->lockfail_rec) {
+			dmr_adm_lock_failed(e->adm, c->worker, c->lockfail_rec - 1,
+					    dmr_be_now(e->be, c->worker));
+			c->lockfail_rec = 0;
+		}
 		if (r < 0) {
 			dmr_err_set(e->err, (dmr_status_t)r, "%s", c->err.msg);
 			return (dmr_status_t)r;
 		}
-		if (r == DMR_TXN_RUNNING)
-			return DMR_OK;
-		if (r == DMR_TXN_COMMITTED) {
-			dmr_status_t st = record_latency(e, dmr_txn_latency_ps(c));
+		if (r != DMR_TXN_RUNNING) {
+			dmr_status_t st = DMR_OK;
+			if (r != RESUME)
+				st = finish_ctx(e, ci, r, &nstack);
 			if (st != DMR_OK)
 				return st;
+			if (!e->cur[ci]) {
+				qtxn_t *q;
+				st = next_for(e, c->worker, &q);
+				if (st != DMR_OK)
+					return st;
+				if (q) {
+					e->cur[ci] = q;
+					if (e->drift_ps)
+						drift_remap(e, &q->t, dmr_be_now(e->be, c->worker));
+				}
+			}
+			if (e->cur[ci] &&
+			    (!e->adm || dmr_adm_admit(e->adm, c->worker, ci, &e->cur[ci]->t,
+						      dmr_be_now(e->be, c->worker)))) {
+				r = dmr_txn_start(c, &e->cur[ci]->t);
+				continue;
+			}
 		}
-		free(e->cur[ci]);
-		e->cur[ci] = NULL;
-		qtxn_t *q;
-		dmr_status_t st = next_for(e, c->worker, &q);
-		if (st != DMR_OK)
-			return st;
-		if (!q)
+		/* this context is running, parked or idle: next pending one */
+		if (!nstack)
 			return DMR_OK;
-		e->cur[ci] = q;
-		r = dmr_txn_start(c, &q->t);
+		ci = e->stack[--nstack];
+		r = RESUME;
 	}
 }
 
@@ -282,16 +374,59 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	e->cur = calloc(e->nctx, sizeof(*e->cur));
 	e->q = calloc(e->nworkers, sizeof(*e->q));
 	e->scratch = malloc(sizeof(*e->scratch));
+	e->wst = calloc(e->nworkers, sizeof(*e->wst));
+	e->wake = calloc(e->nctx, sizeof(*e->wake));
+	e->wake2 = calloc(e->nctx, sizeof(*e->wake2));
+	e->stack = calloc(2 * (size_t)e->nctx + 1, sizeof(*e->stack));
 	rng = gsl_rng_alloc(gsl_rng_mt19937);
-	if (!e->ctx || !e->cur || !e->q || !e->scratch || !rng) {
+	if (!e->ctx || !e->cur || !e->q || !e->scratch || !e->wst || !e->wake || !e->wake2 || !e->stack || !rng) {
 		st = dmr_err_set(err, DMR_ERR_NOMEM, "replay: out of memory");
 		goto out_ctx;
 	}
 	gsl_rng_set(rng, o->seed);
 	for (uint32_t i = 0; i < e->nctx; i++) {
-		st = dmr_txn_ctx_init(&e->ctx[i], &e->teng, &e->st, i / o->coros, i, err);
+		st = dmr_txn_ctx_init(&e->ctx[i], &e->teng, &e->wst[i / o->coros], i / o->coros, i, err);
 		if (st != DMR_OK)
 			goto out_ctx;
+	}
+	if (o->loop.loops) {
+		st = dmr_adm_create(&o->loop, &e->layout, e->nworkers, o->threads, o->coros, &e->adm,
+				    err);
+		if (st != DMR_OK)
+			goto out_ctx;
+	}
+	{
+		const char *ds = dmr_trace_hdr_param(h, "drift_s");
+		if (ds) {
+			const char *sh = dmr_trace_hdr_param(h, "drift_shift");
+			const char *pa = dmr_trace_hdr_param(h, "partitions");
+			const char *pt = dmr_trace_hdr_param(h, "partitioned");
+			double d = atof(ds);
+			e->drift_shift = sh ? (uint32_t)atoi(sh) : 0;
+			e->parts = pa ? (uint32_t)atoi(pa) : 0;
+			if (!(d > 0) || !e->drift_shift || !e->parts || !pt) {
+				st = dmr_err_set(err, DMR_ERR_PARSE,
+						 "%s: header: drift_s needs drift_shift, partitions "
+						 "and partitioned (FORMAT.md \"Drift\")",
+						 o->trace);
+				goto out_ctx;
+			}
+			char buf[128];
+			snprintf(buf, sizeof(buf), "%s", pt);
+			for (char *sv = NULL, *t = strtok_r(buf, ",", &sv); t;
+			     t = strtok_r(NULL, ",", &sv)) {
+				int ti = dmr_trace_hdr_table(h, t);
+				if (ti < 0 || h->tables[ti].rows % e->parts) {
+					st = dmr_err_set(err, DMR_ERR_PARSE,
+							 "%s: header: partitioned table '%s' unknown "
+							 "or not divisible into %u partitions",
+							 o->trace, t, e->parts);
+					goto out_ctx;
+				}
+				e->part_mask |= 1u << ti;
+			}
+			e->drift_ps = (uint64_t)(d * 1e12);
+		}
 	}
 	e->limit = o->txns ? o->txns : UINT64_MAX;
 	uint64_t window_ps = (uint64_t)(o->window_ms * 1e9);
@@ -323,11 +458,32 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 			dmr_txn_ctx_t *c = &e->ctx[ci];
 			if (m)
 				dmr_be_charge(e->be, c->worker, m->txn_logic_ps);
-			dmr_ts_advance(&e->ts, dmr_sim_time(e->be), &e->st);
+			uint64_t now = dmr_sim_time(e->be);
+			if (dmr_ts_due(&e->ts, now)) {
+				dmr_txn_stats_t tot;
+				sum_stats(e, &tot);
+				if (e->adm) {
+					dmr_adm_sample_t smp;
+					dmr_adm_sample(e->adm, now, &smp);
+					e->ts.signal = smp.signal;
+					e->ts.actuator = smp.actuator;
+				}
+				e->ts.phase = e->drift_ps ? now / e->drift_ps : 0;
+				dmr_ts_advance(&e->ts, now, &tot);
+			}
+			if (e->adm) {
+				uint32_t nw = dmr_adm_tick(e->adm, c->worker, now, &e->wst[c->worker],
+							   e->wake2, e->nctx);
+				for (uint32_t x = 0; x < nw; x++) {
+					st = run_ctx(e, e->wake2[x], RESUME);
+					if (st != DMR_OK)
+						goto out_run;
+				}
+			}
 			if (wcs[k].opcode == DMR_WR_TIMER && !e->cur[ci])
-				st = on_outcome(e, ci, DMR_TXN_GAVE_UP); /* start: idle context */
+				st = run_ctx(e, ci, RESUME); /* start: idle context */
 			else
-				st = on_outcome(e, ci, dmr_txn_on_wc(c, &wcs[k]));
+				st = run_ctx(e, ci, dmr_txn_on_wc(c, &wcs[k]));
 			if (st != DMR_OK)
 				goto out_run;
 		}
@@ -343,13 +499,16 @@ out_run:
 			tend = until;
 		if (o->duration_s > 0 && tend > until)
 			tend = until;
-		dmr_ts_finish(&e->ts, tend, &e->st);
+		sum_stats(e, &res->st);
+		e->ts.phase = e->drift_ps ? tend / e->drift_ps : 0;
+		dmr_ts_finish(&e->ts, tend, &res->st);
 		res->sim_time_s = tend / 1e12;
 	}
-	res->st = e->st;
+	dmr_txn_stats_t tot = res->st;
 	dmr_be_stats(e->be, &res->be);
 	snprintf(res->workload, sizeof(res->workload), "%s", h->workload);
 	snprintf(res->regime, sizeof(res->regime), "%s", h->regime);
+	snprintf(res->loop, sizeof(res->loop), "%s", dmr_loop_name(o->loop.loops));
 	snprintf(res->backend, sizeof(res->backend), "%s", o->backend);
 	snprintf(res->profile, sizeof(res->profile), "%s", m ? m->name : "-");
 	res->cns = o->cns;
@@ -358,16 +517,16 @@ out_run:
 	res->seed = o->seed;
 	res->txns = e->next_index;
 	if (res->sim_time_s > 0) {
-		res->tried_tps = e->st.tried / res->sim_time_s;
-		res->committed_tps = e->st.committed / res->sim_time_s;
+		res->tried_tps = tot.tried / res->sim_time_s;
+		res->committed_tps = tot.committed / res->sim_time_s;
 	}
 	uint64_t aborts = 0;
 	for (int i = 0; i < DMR_ABORT_NCAUSES; i++)
-		aborts += e->st.aborts[i];
-	res->abort_rate = e->st.tried ? (double)aborts / e->st.tried : 0;
-	if (e->st.committed) {
-		res->atomics_per_commit = (double)e->st.atomics / e->st.committed;
-		res->reads_per_commit = (double)e->st.reads / e->st.committed;
+		aborts += tot.aborts[i];
+	res->abort_rate = tot.tried ? (double)aborts / tot.tried : 0;
+	if (tot.committed) {
+		res->atomics_per_commit = (double)tot.atomics / tot.committed;
+		res->reads_per_commit = (double)tot.reads / tot.committed;
 	}
 	if (e->nlat) {
 		gsl_sort(e->lat, 1, e->nlat);
@@ -377,17 +536,17 @@ out_run:
 	}
 	if (st == DMR_OK) {
 		/* every lock taken was released: counted, and in flight none */
-		dmr_status_t vst = dmr_wl_verify(h, mn_read, e, e->st.committed_xv, &res->verify, err);
+		dmr_status_t vst = dmr_wl_verify(h, mn_read, e, tot.committed_xv, &res->verify, err);
 		if (vst != DMR_OK) {
 			st = vst;
 			res->partial = 1;
 		} else {
-			res->verified = res->verify.ok && e->st.locks_taken == e->st.locks_released;
-			if (e->st.locks_taken != e->st.locks_released)
+			res->verified = res->verify.ok && tot.locks_taken == tot.locks_released;
+			if (tot.locks_taken != tot.locks_released)
 				snprintf(res->verify.first_failure, sizeof(res->verify.first_failure),
 					 "locks taken %llu != released %llu",
-					 (unsigned long long)e->st.locks_taken,
-					 (unsigned long long)e->st.locks_released);
+					 (unsigned long long)tot.locks_taken,
+					 (unsigned long long)tot.locks_released);
 		}
 	}
 	res->wall_s = wall_now() - w0;
@@ -425,6 +584,11 @@ out_ctx:
 	free(e->cur);
 	free(e->q);
 	free(e->scratch);
+	free(e->wst);
+	free(e->wake);
+	free(e->wake2);
+	free(e->stack);
+	dmr_adm_destroy(e->adm);
 	free(e->lat);
 	dmr_ts_fini(&e->ts);
 	if (rng)

@@ -13,6 +13,7 @@
 
 #include <stdint.h>
 
+#include "../core/loop.h"
 #include "../core/txn.h"
 #include "../traces/workload.h"
 
@@ -30,13 +31,14 @@ typedef struct dmr_replay_opts {
 	uint64_t mr_size;       /* bytes; 0 = the footprint */
 	uint32_t mtu;           /* 0 = profile's */
 	double window_ms;       /* time-series window, ms of run time */
+	dmr_loop_cfg_t loop;    /* admission control loops (core/loop.h) */
 	int quiet;
 } dmr_replay_opts_t;
 
 void dmr_replay_opts_default(dmr_replay_opts_t *o);
 
 typedef struct dmr_replay_result {
-	char workload[32], regime[64], backend[16], profile[64], status[16];
+	char workload[32], regime[64], loop[16], backend[16], profile[64], status[16];
 	uint32_t cns, threads, coros;
 	uint64_t seed, txns;
 	dmr_txn_stats_t st;

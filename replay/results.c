@@ -43,6 +43,9 @@ static void close_window(dmr_ts_t *ts, const dmr_txn_stats_t *st)
 	row->committed = st->committed - ts->last.committed;
 	row->aborts = aborts_of(st) - aborts_of(&ts->last);
 	row->gave_up = st->gave_up - ts->last.gave_up;
+	row->phase = ts->phase;
+	row->signal = ts->signal;
+	row->actuator = ts->actuator;
 	ts->last = *st;
 }
 
@@ -62,7 +65,7 @@ void dmr_ts_finish(dmr_ts_t *ts, uint64_t end_ps, const dmr_txn_stats_t *st)
 }
 
 static const char *summary_header =
-	"workload,regime,backend,profile,cns,threads,coros,seed,txns,tried,committed,gave_up,"
+	"workload,regime,loop,backend,profile,cns,threads,coros,seed,txns,tried,committed,gave_up,"
 	"retries,tried_tps,committed_tps,abort_rate,abort_lock,abort_read_locked,"
 	"abort_validation,abort_duplicate,abort_full,atomics_per_commit,reads_per_commit,verbs,"
 	"p50_us,p99_us,p999_us,verified,sim_time_s,wall_s,loop_wall_s,trace_wall_s,status,footprint_bytes,trace";
@@ -98,9 +101,9 @@ static int fill_summary(FILE *f, const void *a)
 	const dmr_replay_result_t *r = sa->r;
 	fprintf(f, "%s\n", summary_header);
 	return fprintf(f,
-		       "%s,%s,%s,%s,%u,%u,%u,%llu,%llu,%llu,%llu,%llu,%llu,%.3f,%.3f,%.6f,%llu,%llu,"
+		       "%s,%s,%s,%s,%s,%u,%u,%u,%llu,%llu,%llu,%llu,%llu,%llu,%.3f,%.3f,%.6f,%llu,%llu,"
 		       "%llu,%llu,%llu,%.4f,%.4f,%llu,%.3f,%.3f,%.3f,%d,%.9f,%.3f,%.3f,%.3f,%s,%llu,%s\n",
-		       r->workload, r->regime, r->backend, r->profile, r->cns, r->threads, r->coros,
+		       r->workload, r->regime, r->loop, r->backend, r->profile, r->cns, r->threads, r->coros,
 		       (unsigned long long)r->seed, (unsigned long long)r->txns,
 		       (unsigned long long)r->st.tried, (unsigned long long)r->st.committed,
 		       (unsigned long long)r->st.gave_up, (unsigned long long)r->st.retries,
@@ -118,13 +121,15 @@ static int fill_summary(FILE *f, const void *a)
 static int fill_ts(FILE *f, const void *a)
 {
 	const dmr_ts_t *ts = a;
-	int rc = fprintf(f, "t_s,tried,committed,aborts,gave_up\n");
+	int rc = fprintf(f, "t_s,tried,committed,aborts,gave_up,phase,loop_signal,loop_actuator\n");
 	for (uint32_t i = 0; i < ts->n && rc >= 0; i++)
-		rc = fprintf(f, "%.3f,%llu,%llu,%llu,%llu\n", i * (ts->window_ps / 1e12),
-			     (unsigned long long)ts->rows[i].tried,
+		rc = fprintf(f, "%.6f,%llu,%llu,%llu,%llu,%llu,%.4f,%.4f\n",
+			     i * (ts->window_ps / 1e12), (unsigned long long)ts->rows[i].tried,
 			     (unsigned long long)ts->rows[i].committed,
 			     (unsigned long long)ts->rows[i].aborts,
-			     (unsigned long long)ts->rows[i].gave_up);
+			     (unsigned long long)ts->rows[i].gave_up,
+			     (unsigned long long)ts->rows[i].phase, ts->rows[i].signal,
+			     ts->rows[i].actuator);
 	return rc;
 }
 

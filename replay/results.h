@@ -17,6 +17,8 @@
 
 typedef struct dmr_ts_row {
 	uint64_t tried, committed, aborts, gave_up;
+	uint64_t phase;        /* drift phase at the window's end */
+	double signal, actuator; /* control loop, see core/loop.h */
 } dmr_ts_row_t;
 
 typedef struct dmr_ts {
@@ -25,7 +27,15 @@ typedef struct dmr_ts {
 	dmr_txn_stats_t last;   /* counters at the start of the current window */
 	dmr_ts_row_t *rows;
 	uint32_t n, cap;
+	/* set by the replay before a window closes */
+	uint64_t phase;
+	double signal, actuator;
 } dmr_ts_t;
+
+static inline int dmr_ts_due(const dmr_ts_t *ts, uint64_t now_ps)
+{
+	return now_ps >= ts->next_end;
+}
 
 void dmr_ts_init(dmr_ts_t *ts, uint64_t window_ps);
 void dmr_ts_fini(dmr_ts_t *ts);

@@ -277,6 +277,17 @@ dmr_status_t dmr_tpcc_header(const dmr_tpcc_cfg_t *cfg, dmr_trace_hdr_t *hdr_p, 
 	    (st = dmr_gen_hdr_setf(h, err, "name_seed", "%lu", DMR_TPCC_NAME_SEED)) != DMR_OK ||
 	    (st = dmr_gen_hdr_setf(h, err, "footprint_bytes", "%" PRIu64, fp)) != DMR_OK)
 		goto out;
+	/* drift (issue #4): the hot warehouses are 0..K-1 in the trace; the
+	 * replay rotates warehouse partitions by K every drift_s seconds of run
+	 * time (FORMAT.md "Drift"). Every table but item is warehouse-major. */
+	if (cfg->regime.drift_s > 0 &&
+	    ((st = dmr_gen_hdr_setf(h, err, "drift_s", "%g", cfg->regime.drift_s)) != DMR_OK ||
+	     (st = dmr_gen_hdr_setf(h, err, "drift_shift", "%u", cfg->regime.hot_k)) != DMR_OK ||
+	     (st = dmr_gen_hdr_setf(h, err, "partitions", "%u", cfg->warehouses)) != DMR_OK ||
+	     (st = dmr_gen_hdr_setf(h, err, "partitioned",
+				    "warehouse,district,customer,history,new_order,order,"
+				    "order_line,stock")) != DMR_OK))
+		goto out;
 	if (!cfg->quiet)
 		tpcc_warn(cfg, &k, names);
 	*hdr_p = *h;

@@ -1,0 +1,402 @@
+/*
+ * core/loop.c - admission control loops (see loop.h).
+ */
+#include "loop.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define NIL UINT32_MAX
+#define HBITS 16
+
+void dmr_loop_cfg_default(dmr_loop_cfg_t *c)
+{
+	c->loops = 0;
+	c->ai_step = 4;
+	c->md_factor = 2.0;
+	c->window_ps = 5000000000ull; /* 5 ms */
+	c->threshold = 0.5;
+	c->hot_windows = 2;
+}
+
+dmr_status_t dmr_loop_parse(const char *s, unsigned *loops_p, dmr_err_t *err)
+{
+	unsigned loops = 0;
+	const char *p = s;
+	if (strcmp(s, "none") == 0) {
+		*loops_p = 0;
+		return DMR_OK;
+	}
+	while (*p) {
+		const char *e = strchr(p, '+');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+		if (n == 4 && memcmp(p, "aimd", 4) == 0)
+			loops |= DMR_LOOP_AIMD;
+		else if (n == 6 && memcmp(p, "perkey", 6) == 0)
+			loops |= DMR_LOOP_PERKEY;
+		else
+			return dmr_err_set(err, DMR_ERR_PARSE,
+					   "--loop '%s': unknown loop '%.*s' (none, aimd, perkey, "
+					   "aimd+perkey)",
+					   s, (int)n, p);
+		p += n;
+		if (*p == '+')
+			p++;
+	}
+	if (!loops)
+		return dmr_err_set(err, DMR_ERR_PARSE, "--loop '%s': empty", s);
+	*loops_p = loops;
+	return DMR_OK;
+}
+
+const char *dmr_loop_name(unsigned loops)
+{
+	switch (loops & 3) {
+	case 0: return "none";
+	case DMR_LOOP_AIMD: return "aimd";
+	case DMR_LOOP_PERKEY: return "perkey";
+	default: return "aimd+perkey";
+	}
+}
+
+typedef struct kent {
+	uint64_t rec;
+	uint64_t hot_until;
+	uint32_t holders;
+	uint32_t wq_head, wq_tail; /* deferred contexts */
+	uint32_t next;             /* hash chain / free list */
+} kent_t;
+
+typedef struct cnstate {
+	uint32_t *buckets;
+	kent_t *ents;
+	uint32_t nents, cap, free;
+} cnstate_t;
+
+typedef struct wstate {
+	uint32_t limit, active;
+	uint32_t q_head, q_tail; /* contexts waiting for the aimd gate */
+	uint64_t wend;
+	uint64_t last_tried, last_aborts;
+} wstate_t;
+
+typedef struct cstate {
+	uint8_t aimd_counted;
+	uint32_t qnext;    /* next in whichever queue it waits */
+	uint32_t *held;    /* key entries held (perkey) */
+	uint32_t nheld, capheld;
+} cstate_t;
+
+struct dmr_adm {
+	dmr_loop_cfg_t cfg;
+	const dmr_layout_t *l;
+	uint32_t nworkers, wpc, coros, ncn;
+	wstate_t *w;
+	cstate_t *c;
+	cnstate_t *cn;
+	/* samples */
+	double sig_sum;
+	uint64_t sig_n, inc, dec, deferred;
+};
+
+dmr_status_t dmr_adm_create(const dmr_loop_cfg_t *cfg, const dmr_layout_t *l, uint32_t nworkers,
+			    uint32_t workers_per_cn, uint32_t coros, dmr_adm_t **adm_p,
+			    dmr_err_t *err)
+{
+	dmr_adm_t *a = calloc(1, sizeof(*a));
+	if (!a)
+		return dmr_err_set(err, DMR_ERR_NOMEM, "loop: out of memory");
+	a->cfg = *cfg;
+	a->l = l;
+	a->nworkers = nworkers;
+	a->wpc = workers_per_cn;
+	a->coros = coros;
+	a->ncn = (nworkers + workers_per_cn - 1) / workers_per_cn;
+	a->w = calloc(nworkers, sizeof(*a->w));
+	a->c = calloc((size_t)nworkers * coros, sizeof(*a->c));
+	a->cn = calloc(a->ncn, sizeof(*a->cn));
+	if (!a->w || !a->c || !a->cn)
+		goto nomem;
+	for (uint32_t i = 0; i < nworkers; i++) {
+		a->w[i].limit = coros;
+		a->w[i].q_head = a->w[i].q_tail = NIL;
+		a->w[i].wend = cfg->window_ps;
+	}
+	if (cfg->loops & DMR_LOOP_PERKEY) {
+		for (uint32_t i = 0; i < a->ncn; i++) {
+			a->cn[i].buckets = malloc(sizeof(uint32_t) << HBITS);
+			if (!a->cn[i].buckets)
+				goto nomem;
+			memset(a->cn[i].buckets, 0xff, sizeof(uint32_t) << HBITS);
+			a->cn[i].free = NIL;
+		}
+	}
+	*adm_p = a;
+	return DMR_OK;
+nomem:
+	dmr_adm_destroy(a);
+	return dmr_err_set(err, DMR_ERR_NOMEM, "loop: out of memory");
+}
+
+void dmr_adm_destroy(dmr_adm_t *a)
+{
+	if (!a)
+		return;
+	if (a->c)
+		for (uint32_t i = 0; i < a->nworkers * a->coros; i++)
+			free(a->c[i].held);
+	if (a->cn)
+		for (uint32_t i = 0; i < a->ncn; i++) {
+			free(a->cn[i].buckets);
+			free(a->cn[i].ents);
+		}
+	free(a->w);
+	free(a->c);
+	free(a->cn);
+	free(a);
+}
+
+static inline uint32_t hslot(uint64_t rec)
+{
+	return (uint32_t)((rec >> 3) * 0x9E3779B97F4A7C15ull >> (64 - HBITS));
+}
+
+static uint32_t kfind(cnstate_t *cn, uint64_t rec)
+{
+	for (uint32_t e = cn->buckets[hslot(rec)]; e != NIL; e = cn->ents[e].next)
+		if (cn->ents[e].rec == rec)
+			return e;
+	return NIL;
+}
+
+static uint32_t kget(cnstate_t *cn, uint64_t rec)
+{
+	uint32_t e = kfind(cn, rec);
+	if (e != NIL)
+		return e;
+	if (cn->free != NIL) {
+		e = cn->free;
+		cn->free = cn->ents[e].next;
+	} else {
+		if (cn->nents == cn->cap) {
+			uint32_t cap = cn->cap ? cn->cap * 2 : 1024;
+			kent_t *n = realloc(cn->ents, sizeof(*n) * cap);
+			if (!n)
+				return NIL;
+			cn->ents = n;
+			cn->cap = cap;
+		}
+		e = cn->nents++;
+	}
+	kent_t *k = &cn->ents[e];
+	k->rec = rec;
+	k->hot_until = 0;
+	k->holders = 0;
+	k->wq_head = k->wq_tail = NIL;
+	uint32_t h = hslot(rec);
+	k->next = cn->buckets[h];
+	cn->buckets[h] = e;
+	return e;
+}
+
+static void kput(cnstate_t *cn, uint32_t e, uint64_t now)
+{
+	kent_t *k = &cn->ents[e];
+	if (k->holders || k->wq_head != NIL || k->hot_until > now)
+		return;
+	uint32_t *pp = &cn->buckets[hslot(k->rec)];
+	while (*pp != e)
+		pp = &cn->ents[*pp].next;
+	*pp = k->next;
+	k->next = cn->free;
+	cn->free = e;
+}
+
+static int held_add(cstate_t *c, uint32_t e)
+{
+	if (c->nheld == c->capheld) {
+		uint32_t cap = c->capheld ? c->capheld * 2 : 16;
+		uint32_t *n = realloc(c->held, sizeof(*n) * cap);
+		if (!n)
+			return -1;
+		c->held = n;
+		c->capheld = cap;
+	}
+	c->held[c->nheld++] = e;
+	return 0;
+}
+
+/* Static lock set: records of U/I/D ops whose key needs no read. */
+static inline int static_lock(const dmr_trace_op_t *op)
+{
+	return op->kind != DMR_TOP_READ && op->dep.op < 0;
+}
+
+int dmr_adm_admit(dmr_adm_t *a, uint32_t worker, uint32_t ctx, const dmr_trace_txn_t *txn,
+		  uint64_t now)
+{
+	cstate_t *c = &a->c[ctx];
+	wstate_t *w = &a->w[worker];
+	if ((a->cfg.loops & DMR_LOOP_AIMD) && !c->aimd_counted) {
+		if (w->active >= w->limit) {
+			c->qnext = NIL;
+			if (w->q_tail != NIL)
+				a->c[w->q_tail].qnext = ctx;
+			else
+				w->q_head = ctx;
+			w->q_tail = ctx;
+			a->deferred++;
+			return 0;
+		}
+		w->active++;
+		c->aimd_counted = 1;
+	}
+	if (a->cfg.loops & DMR_LOOP_PERKEY) {
+		cnstate_t *cn = &a->cn[worker / a->wpc];
+		for (uint32_t i = 0; i < txn->nops; i++) {
+			const dmr_trace_op_t *op = &txn->ops[i];
+			if (!static_lock(op))
+				continue;
+			uint64_t rec = dmr_layout_rec(a->l, op->table, (uint64_t)op->key);
+			uint32_t e = kfind(cn, rec);
+			if (e == NIL)
+				continue;
+			kent_t *k = &cn->ents[e];
+			if (k->hot_until > now && k->holders > 0) {
+				/* defer behind the holder; give back the aimd slot */
+				if (c->aimd_counted) {
+					c->aimd_counted = 0;
+					w->active--;
+				}
+				c->qnext = NIL;
+				if (k->wq_tail != NIL)
+					a->c[k->wq_tail].qnext = ctx;
+				else
+					k->wq_head = ctx;
+				k->wq_tail = ctx;
+				a->deferred++;
+				return 0;
+			}
+		}
+		c->nheld = 0;
+		for (uint32_t i = 0; i < txn->nops; i++) {
+			const dmr_trace_op_t *op = &txn->ops[i];
+			if (!static_lock(op))
+				continue;
+			uint32_t e = kget(cn, dmr_layout_rec(a->l, op->table, (uint64_t)op->key));
+			if (e == NIL || held_add(c, e) != 0)
+				continue; /* out of memory: this key goes unguarded */
+			cn->ents[e].holders++;
+		}
+	}
+	return 1;
+}
+
+static uint32_t wake_aimd(dmr_adm_t *a, wstate_t *w, uint32_t *wake, uint32_t n, uint32_t max)
+{
+	uint32_t room = w->limit > w->active ? w->limit - w->active : 0;
+	while (room && w->q_head != NIL && n < max) {
+		uint32_t x = w->q_head;
+		w->q_head = a->c[x].qnext;
+		if (w->q_head == NIL)
+			w->q_tail = NIL;
+		wake[n++] = x;
+		room--;
+	}
+	return n;
+}
+
+uint32_t dmr_adm_finish(dmr_adm_t *a, uint32_t worker, uint32_t ctx, uint32_t *wake,
+			uint32_t max)
+{
+	cstate_t *c = &a->c[ctx];
+	wstate_t *w = &a->w[worker];
+	uint32_t n = 0;
+	if (c->aimd_counted) {
+		c->aimd_counted = 0;
+		w->active--;
+	}
+	if (a->cfg.loops & DMR_LOOP_PERKEY) {
+		cnstate_t *cn = &a->cn[worker / a->wpc];
+		for (uint32_t i = 0; i < c->nheld; i++) {
+			uint32_t e = c->held[i];
+			kent_t *k = &cn->ents[e];
+			k->holders--;
+			if (k->holders == 0 && k->wq_head != NIL && n < max) {
+				uint32_t x = k->wq_head;
+				k->wq_head = a->c[x].qnext;
+				if (k->wq_head == NIL)
+					k->wq_tail = NIL;
+				wake[n++] = x;
+			}
+			kput(cn, e, 0);
+		}
+		c->nheld = 0;
+	}
+	if (a->cfg.loops & DMR_LOOP_AIMD)
+		n = wake_aimd(a, w, wake, n, max);
+	return n;
+}
+
+void dmr_adm_lock_failed(dmr_adm_t *a, uint32_t worker, uint64_t rec, uint64_t now)
+{
+	if (!(a->cfg.loops & DMR_LOOP_PERKEY))
+		return;
+	cnstate_t *cn = &a->cn[worker / a->wpc];
+	uint32_t e = kget(cn, rec);
+	if (e == NIL)
+		return;
+	cn->ents[e].hot_until = now + a->cfg.hot_windows * a->cfg.window_ps;
+}
+
+uint32_t dmr_adm_tick(dmr_adm_t *a, uint32_t worker, uint64_t now, const dmr_txn_stats_t *ws,
+		      uint32_t *wake, uint32_t max)
+{
+	wstate_t *w = &a->w[worker];
+	if (!(a->cfg.loops & DMR_LOOP_AIMD) || now < w->wend)
+		return 0;
+	uint64_t aborts = 0;
+	for (int i = 0; i < DMR_ABORT_NCAUSES; i++)
+		aborts += ws->aborts[i];
+	uint64_t dt = ws->tried - w->last_tried, da = aborts - w->last_aborts;
+	w->last_tried = ws->tried;
+	w->last_aborts = aborts;
+	while (w->wend <= now)
+		w->wend += a->cfg.window_ps;
+	if (dt == 0)
+		return 0;
+	double sig = (double)da / (double)dt;
+	a->sig_sum += sig;
+	a->sig_n++;
+	if (sig > a->cfg.threshold) {
+		uint32_t nl = (uint32_t)(w->limit / a->cfg.md_factor);
+		w->limit = nl ? nl : 1;
+		a->dec++;
+	} else {
+		uint32_t nl = w->limit + a->cfg.ai_step;
+		w->limit = nl < a->coros ? nl : a->coros;
+		a->inc++;
+	}
+	return wake_aimd(a, w, wake, 0, max);
+}
+
+void dmr_adm_sample(dmr_adm_t *a, uint64_t now, dmr_adm_sample_t *s)
+{
+	(void)now;
+	memset(s, 0, sizeof(*s));
+	s->signal = a->sig_n ? a->sig_sum / a->sig_n : 0;
+	if (a->cfg.loops & DMR_LOOP_AIMD) {
+		double sum = 0;
+		for (uint32_t i = 0; i < a->nworkers; i++)
+			sum += a->w[i].limit;
+		s->actuator = sum / a->nworkers;
+	} else if (a->cfg.loops & DMR_LOOP_PERKEY) {
+		s->actuator = (double)a->deferred;
+	}
+	s->increases = a->inc;
+	s->decreases = a->dec;
+	s->deferred = a->deferred;
+	a->sig_sum = 0;
+	a->sig_n = 0;
+	a->inc = a->dec = a->deferred = 0;
+}

@@ -1,0 +1,153 @@
+/*
+ * tests/test_loop.c - admission control loops (core/loop.h).
+ */
+#include <check.h>
+#include <string.h>
+
+#include "core/loop.h"
+
+static dmr_layout_t layout(void)
+{
+	dmr_trace_hdr_t h;
+	memset(&h, 0, sizeof(h));
+	h.ntables = 1;
+	h.tables[0].rows = 100;
+	h.tables[0].payload_bytes = 8;
+	h.tables[0].loaded = 100;
+	dmr_layout_t l;
+	ck_assert_int_eq(dmr_layout_init(&l, &h, 4, 4096, NULL), DMR_OK);
+	return l;
+}
+
+START_TEST(parse_loops)
+{
+	unsigned v;
+	dmr_err_t err;
+	ck_assert_int_eq(dmr_loop_parse("none", &v, &err), DMR_OK);
+	ck_assert_uint_eq(v, 0);
+	ck_assert_int_eq(dmr_loop_parse("aimd+perkey", &v, &err), DMR_OK);
+	ck_assert_uint_eq(v, DMR_LOOP_AIMD | DMR_LOOP_PERKEY);
+	ck_assert_str_eq(dmr_loop_name(v), "aimd+perkey");
+	ck_assert_int_eq(dmr_loop_parse("aimd+bogus", &v, &err), DMR_ERR_PARSE);
+	ck_assert_ptr_nonnull(strstr(err.msg, "bogus"));
+}
+END_TEST
+
+START_TEST(aimd_decreases_on_aborts_and_increases_after)
+{
+	dmr_layout_t l = layout();
+	dmr_loop_cfg_t cfg;
+	dmr_loop_cfg_default(&cfg);
+	cfg.loops = DMR_LOOP_AIMD;
+	cfg.ai_step = 1;
+	dmr_adm_t *a;
+	ck_assert_int_eq(dmr_adm_create(&cfg, &l, 1, 1, 8, &a, NULL), DMR_OK);
+	dmr_trace_txn_t t;
+	memset(&t, 0, sizeof(t));
+	dmr_txn_stats_t ws;
+	memset(&ws, 0, sizeof(ws));
+	uint32_t wake[8];
+	/* 8 contexts admitted at the start (limit = coros) */
+	for (uint32_t c = 0; c < 8; c++)
+		ck_assert_int_eq(dmr_adm_admit(a, 0, c, &t, 0), 1);
+	/* a window with 90 % aborts: 8 -> 4 */
+	ws.tried = 100;
+	ws.aborts[DMR_ABORT_LOCK] = 90;
+	ck_assert_uint_eq(dmr_adm_tick(a, 0, cfg.window_ps, &ws, wake, 8), 0);
+	dmr_adm_sample_t s;
+	dmr_adm_sample(a, 0, &s);
+	ck_assert_double_eq_tol(s.signal, 0.9, 1e-9);
+	ck_assert_double_eq(s.actuator, 4);
+	ck_assert_uint_eq(s.decreases, 1);
+	/* 8 running > limit 4: the first finishes free no slot */
+	ck_assert_uint_eq(dmr_adm_finish(a, 0, 0, wake, 8), 0);
+	ck_assert_int_eq(dmr_adm_admit(a, 0, 0, &t, 0), 0); /* 7 active >= 4 */
+	for (uint32_t c = 1; c < 5; c++)
+		dmr_adm_finish(a, 0, c, wake, 8);
+	/* 3 active (5, 6, 7) < 4: ctx 0 was queued and is admitted on retry */
+	ck_assert_int_eq(dmr_adm_admit(a, 0, 0, &t, 0), 1);
+	ck_assert_int_eq(dmr_adm_admit(a, 0, 1, &t, 0), 0);
+	dmr_adm_destroy(a);
+}
+END_TEST
+
+START_TEST(aimd_limits_concurrency)
+{
+	dmr_layout_t l = layout();
+	dmr_loop_cfg_t cfg;
+	dmr_loop_cfg_default(&cfg);
+	cfg.loops = DMR_LOOP_AIMD;
+	cfg.ai_step = 1;
+	dmr_adm_t *a;
+	ck_assert_int_eq(dmr_adm_create(&cfg, &l, 1, 1, 4, &a, NULL), DMR_OK);
+	dmr_trace_txn_t t;
+	memset(&t, 0, sizeof(t));
+	dmr_txn_stats_t ws;
+	memset(&ws, 0, sizeof(ws));
+	uint32_t wake[8];
+	ws.tried = 10;
+	ws.aborts[DMR_ABORT_LOCK] = 10;
+	dmr_adm_tick(a, 0, cfg.window_ps, &ws, wake, 8); /* 4 -> 2 */
+	ck_assert_int_eq(dmr_adm_admit(a, 0, 0, &t, 0), 1);
+	ck_assert_int_eq(dmr_adm_admit(a, 0, 1, &t, 0), 1);
+	ck_assert_int_eq(dmr_adm_admit(a, 0, 2, &t, 0), 0); /* deferred */
+	ck_assert_int_eq(dmr_adm_admit(a, 0, 3, &t, 0), 0);
+	uint32_t n = dmr_adm_finish(a, 0, 0, wake, 8);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_uint_eq(wake[0], 2); /* FIFO */
+	ck_assert_int_eq(dmr_adm_admit(a, 0, 2, &t, 0), 1);
+	/* a clean window: additive increase 2 -> 3 wakes ctx 3 */
+	ws.tried = 20;
+	n = dmr_adm_tick(a, 0, 2 * cfg.window_ps, &ws, wake, 8);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_uint_eq(wake[0], 3);
+	dmr_adm_destroy(a);
+}
+END_TEST
+
+START_TEST(perkey_defers_only_hot_conflicts)
+{
+	dmr_layout_t l = layout();
+	dmr_loop_cfg_t cfg;
+	dmr_loop_cfg_default(&cfg);
+	cfg.loops = DMR_LOOP_PERKEY;
+	dmr_adm_t *a;
+	ck_assert_int_eq(dmr_adm_create(&cfg, &l, 2, 2, 2, &a, NULL), DMR_OK);
+	static dmr_trace_txn_t hot, other;
+	memset(&hot, 0, sizeof(hot));
+	memset(&other, 0, sizeof(other));
+	dmr_trace_txn_op(&hot, 'U', 0, 0, 7);
+	dmr_trace_txn_op(&other, 'U', 0, 0, 8);
+	uint32_t wake[8];
+	/* not hot yet: two holders of record 7 are admitted */
+	ck_assert_int_eq(dmr_adm_admit(a, 0, 0, &hot, 10), 1);
+	dmr_adm_lock_failed(a, 0, dmr_layout_rec(&l, 0, 7), 10);
+	/* now hot and held on this CN: a third is deferred, others go on */
+	ck_assert_int_eq(dmr_adm_admit(a, 1, 2, &hot, 20), 0);
+	ck_assert_int_eq(dmr_adm_admit(a, 0, 1, &other, 20), 1);
+	ck_assert_uint_eq(dmr_adm_finish(a, 0, 1, wake, 8), 0);
+	/* the holder finishes: the deferred one is woken */
+	ck_assert_uint_eq(dmr_adm_finish(a, 0, 0, wake, 8), 1);
+	ck_assert_uint_eq(wake[0], 2);
+	ck_assert_int_eq(dmr_adm_admit(a, 1, 2, &hot, 30), 1);
+	/* after the hot period, no deferral */
+	ck_assert_int_eq(dmr_adm_admit(a, 1, 3, &hot, 30 + 3 * cfg.window_ps), 1);
+	dmr_adm_destroy(a);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("loop");
+	TCase *tc = tcase_create("admission");
+	tcase_add_test(tc, parse_loops);
+	tcase_add_test(tc, aimd_decreases_on_aborts_and_increases_after);
+	tcase_add_test(tc, aimd_limits_concurrency);
+	tcase_add_test(tc, perkey_defers_only_hot_conflicts);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
