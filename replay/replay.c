@@ -431,6 +431,7 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	e->limit = o->txns ? o->txns : UINT64_MAX;
 	uint64_t window_ps = (uint64_t)(o->window_ms * 1e9);
 	dmr_ts_init(&e->ts, window_ps ? window_ps : 100000000000ull);
+	e->ts.drift_ps = e->drift_ps;
 
 	/* start: each context wakes at a seeded random offset within 1 us
 	 * (threads never start on the same picosecond) */

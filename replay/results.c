@@ -128,7 +128,9 @@ static int fill_ts(FILE *f, const void *a)
 			     (unsigned long long)ts->rows[i].committed,
 			     (unsigned long long)ts->rows[i].aborts,
 			     (unsigned long long)ts->rows[i].gave_up,
-			     (unsigned long long)ts->rows[i].phase, ts->rows[i].signal,
+			     (unsigned long long)(ts->drift_ps ? i * ts->window_ps / ts->drift_ps
+							       : ts->rows[i].phase),
+			     ts->rows[i].signal,
 			     ts->rows[i].actuator);
 	return rc;
 }

@@ -28,7 +28,8 @@ typedef struct dmr_ts {
 	dmr_ts_row_t *rows;
 	uint32_t n, cap;
 	/* set by the replay before a window closes */
-	uint64_t phase;
+	uint64_t phase;          /* unused when drift_ps is set */
+	uint64_t drift_ps;       /* > 0: phase of a row = its start / drift_ps */
 	double signal, actuator;
 } dmr_ts_t;
 
