@@ -65,8 +65,9 @@ uint64_t dmr_model_msg_wire_bytes(const dmr_model_t *m, uint64_t payload, uint32
  * CN CPU doorbell + 1 WQE, CN NIC (message service + processing), request
  * on the CN link, propagation, switch, MN link (cut-through: idle adds
  * nothing beyond the last byte), propagation, MN NIC (message service +
- * processing), DMA read latency + bytes at the DMA rate, MN NIC processing,
- * response on the MN link, propagation, switch, propagation, CN NIC
+ * processing), DMA read latency, MN NIC processing, the response's last
+ * byte on the MN link after the larger of its wire time and its DMA time
+ * (the two stream together), propagation, switch, propagation, CN NIC
  * processing, one CQ poll.
  */
 static uint64_t rtt_without_proc(const dmr_model_t *m, uint32_t bytes)
@@ -78,8 +79,9 @@ static uint64_t rtt_without_proc(const dmr_model_t *m, uint32_t bytes)
 	t += m->nic_msg_ps;
 	t += dmr_model_wire_ps(m, req) + 2 * m->prop_ps + m->switch_ps;
 	t += m->nic_msg_ps;
-	t += m->dma_read_ps + (bytes * m->dma_ps_per_byte_x1000 + 999) / 1000;
-	t += dmr_model_wire_ps(m, resp) + 2 * m->prop_ps + m->switch_ps;
+	uint64_t x = (bytes * m->dma_ps_per_byte_x1000 + 999) / 1000;
+	uint64_t w = dmr_model_wire_ps(m, resp);
+	t += m->dma_read_ps + (x > w ? x : w) + 2 * m->prop_ps + m->switch_ps;
 	t += m->poll_ps;
 	return t;
 }

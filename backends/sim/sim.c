@@ -401,17 +401,23 @@ static void ev_mn_arrive(sim_t *s, uint32_t idx, uint64_t t)
 	uint64_t len = op->wr.length, eff;
 	switch (op->wr.opcode) {
 	case DMR_WR_READ: {
+		/* DMA read engine, FIFO: the data is fetched from dma_read_ps
+		 * after the start at the DMA rate; the response streams out as it
+		 * arrives (ev_mn_effect) */
 		uint64_t x = (len * m->dma_ps_per_byte_x1000 + 999) / 1000;
 		uint64_t start = max64(t, mn->dma_rd_free);
 		mn->dma_rd_free = start + x;
-		eff = max64(start + x + m->dma_read_ps, mn->last_write_eff);
+		eff = max64(start + m->dma_read_ps, mn->last_write_eff);
 		break;
 	}
 	case DMR_WR_WRITE: {
+		/* DMA write engine, cut-through with the arriving packets: the last
+		 * byte is written no earlier than it arrived (t) nor than the engine
+		 * can write the message after the previous one */
 		uint64_t x = (len * m->dma_ps_per_byte_x1000 + 999) / 1000;
-		uint64_t start = max64(t, mn->dma_wr_free);
-		mn->dma_wr_free = start + x;
-		eff = max64(start + x + m->dma_write_ps, mn->last_write_eff);
+		uint64_t end = max64(t, mn->dma_wr_free + x);
+		mn->dma_wr_free = end;
+		eff = max64(end + m->dma_write_ps, mn->last_write_eff);
 		mn->last_write_eff = eff;
 		break;
 	}
@@ -511,10 +517,15 @@ static void ev_mn_effect(sim_t *s, uint32_t idx, uint64_t t)
 		}
 		}
 	}
-	/* response: MN NIC, MN uplink, switch, CN downlink, CN NIC */
+	/* response: MN NIC, MN uplink, switch, CN downlink, CN NIC. A READ
+	 * response's last byte also waits for the DMA engine to have fetched it
+	 * (x after the effect). */
 	t += m->nic_proc_ps;
 	uint64_t w = dmr_model_wire_ps(m, resp_wire_bytes(m, wr));
-	t = max64(t, mn->up_free) + w;
+	uint64_t tl = max64(t, mn->up_free) + w;
+	if (wr->opcode == DMR_WR_READ)
+		tl = max64(tl, t + (len * m->dma_ps_per_byte_x1000 + 999) / 1000);
+	t = tl;
 	mn->up_free = t;
 	sim_cn_t *cn = &s->cns[op->worker / s->be.cfg.workers];
 	t = max64(t + m->prop_ps + m->switch_ps, cn->down_free + w);
