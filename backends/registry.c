@@ -5,14 +5,16 @@
 #include <string.h>
 
 extern const dmr_be_ops_t dmr_sim_ops;
+extern const dmr_be_ops_t dmr_shm_ops;
 
 static const dmr_be_ops_t *const registry[] = {
 	&dmr_sim_ops,
+	&dmr_shm_ops,
 };
 
 const char *dmr_be_names(void)
 {
-	return "sim";
+	return "sim, shm";
 }
 
 dmr_status_t dmr_be_unsupported(void)

@@ -20,7 +20,8 @@ static void run_usage(FILE *f)
 		"DIR/timeseries.csv.\n\n"
 		"  --trace FILE      trace to replay (default: the shipped sample\n"
 		"                    %s)\n"
-		"  --backend NAME    sim (default)\n"
+		"  --backend NAME    sim (default), shm (loopback: verbs executed by the CPU,\n"
+		"                    one thread per worker; for testing)\n"
 		"  --profile NAME    hardware profile for sim (default cx6dx-100g)\n"
 		"  --cns N           compute nodes (default 4)\n"
 		"  --threads N       workers per CN (default 28)\n"
@@ -113,8 +114,10 @@ void dmr_replay_print(const dmr_replay_result_t *r, void *file)
 		(unsigned long long)r->txns, (unsigned long long)r->st.tried,
 		(unsigned long long)r->st.committed, (unsigned long long)r->st.gave_up,
 		(unsigned long long)r->st.retries);
-	fprintf(f, "  throughput     tried %.1f K txn/s, committed %.1f K txn/s (over %.6f s simulated)\n",
-		r->tried_tps / 1e3, r->committed_tps / 1e3, r->sim_time_s);
+	int sim = strcmp(r->backend, "sim") == 0;
+	fprintf(f, "  throughput     tried %.1f K txn/s, committed %.1f K txn/s (over %.6f s %s)\n",
+		r->tried_tps / 1e3, r->committed_tps / 1e3, r->sim_time_s,
+		sim ? "simulated" : "of wall time");
 	fprintf(f, "  aborts         %.2f %% of attempts:", 100 * r->abort_rate);
 	for (int i = 0; i < DMR_ABORT_NCAUSES; i++)
 		fprintf(f, " %s %llu", dmr_abort_cause_name(i), (unsigned long long)r->st.aborts[i]);
@@ -127,6 +130,13 @@ void dmr_replay_print(const dmr_replay_result_t *r, void *file)
 		r->verify.summary[0] ? r->verify.summary : "-", r->verified ? "" : ": ",
 		r->verified ? "" : r->verify.first_failure);
 	double simw = r->loop_wall_s - r->trace_wall_s;
+	if (!sim) {
+		fprintf(f, "  backend        %llu verbs (%llu READ, %llu WRITE, %llu CAS, %llu FAA), %llu doorbells\n",
+			(unsigned long long)r->be.verbs, (unsigned long long)r->be.reads,
+			(unsigned long long)r->be.writes, (unsigned long long)r->be.cas,
+			(unsigned long long)r->be.faa, (unsigned long long)r->be.doorbells);
+		return;
+	}
 	fprintf(f, "  simulator      %llu verbs, %llu events in %.2f s wall (+ %.2f s reading the trace, %.2f s total)\n",
 		(unsigned long long)r->be.verbs, (unsigned long long)r->be.events, simw,
 		r->trace_wall_s, r->wall_s);

@@ -5,6 +5,7 @@
 #include "replay.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <gsl/gsl_rng.h>
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
@@ -52,7 +53,7 @@ typedef struct engine {
 	uint64_t next_index;  /* trace transactions read so far */
 	uint64_t limit;       /* max transactions to dispatch */
 	int eof;
-	uint32_t nworkers;
+	uint32_t nworkers, coros;
 	wqueue_t *q;
 	dmr_txn_ctx_t *ctx;
 	qtxn_t **cur;         /* per context: the transaction it runs */
@@ -65,17 +66,38 @@ typedef struct engine {
 	uint64_t drift_ps;     /* > 0: hot set moves every drift_ps */
 	uint32_t drift_shift, parts;
 	uint32_t part_mask;    /* bit t: table t is partitioned */
-	uint32_t *wake;        /* scratch: contexts to resume */
-	uint32_t *wake2;       /* scratch: contexts woken by a window tick */
-	uint32_t *stack;       /* scratch: contexts pending start */
-	double *lat;
-	uint64_t nlat, caplat;
+	int threaded;          /* one thread per worker (verbs, shm) */
+	struct thr *th;        /* driving threads */
+	uint32_t nth;
+	uint64_t until;        /* run-time limit, ps */
+	volatile int stop;     /* threaded: a thread failed, all stop */
+	uint32_t running;      /* threaded: threads still driving */
+	uint64_t deadline_ps;  /* threaded: longest wait for a completion */
+	pthread_mutex_t mu;    /* threaded: trace reader, loops */
 	dmr_ts_t ts;
 	dmr_err_t *err;
 	double trace_wall;    /* wall time spent reading the trace */
 } engine_t;
 
+/* Per driving thread (sim: one for all workers; threaded: one per worker):
+ * scratch lists and latencies of the transactions it finished. */
+typedef struct thr {
+	struct engine *e;
+	uint32_t *wake, *wake2, *stack;
+	double *lat;
+	uint64_t nlat, caplat;
+	uint32_t worker;   /* threaded: the worker it drives */
+	dmr_status_t st;
+	dmr_err_t err;
+	pthread_t tid;
+} thr_t;
+
+#define WAKE_SEQ 0xFFFFFFFFu /* wr_id low bits of a timer that resumes a context */
+
 static double wall_now(void);
+
+static inline void lock(struct engine *e);
+static inline void unlock(struct engine *e);
 
 static qtxn_t *qtxn_copy(const dmr_trace_txn_t *t)
 {
@@ -91,7 +113,17 @@ static qtxn_t *qtxn_copy(const dmr_trace_txn_t *t)
 
 /* Next transaction for worker w (NULL: none left). Reads ahead into the
  * other workers' queues as needed. */
+static dmr_status_t next_for_locked(engine_t *e, uint32_t w, qtxn_t **q_p);
+
 static dmr_status_t next_for(engine_t *e, uint32_t w, qtxn_t **q_p)
+{
+	lock(e);
+	dmr_status_t st = next_for_locked(e, w, q_p);
+	unlock(e);
+	return st;
+}
+
+static dmr_status_t next_for_locked(engine_t *e, uint32_t w, qtxn_t **q_p)
 {
 	while (!e->q[w].head) {
 		if (e->eof || e->next_index >= e->limit) {
@@ -127,17 +159,29 @@ static dmr_status_t next_for(engine_t *e, uint32_t w, qtxn_t **q_p)
 	return DMR_OK;
 }
 
-static dmr_status_t record_latency(engine_t *e, uint64_t ps)
+static inline void lock(engine_t *e)
 {
-	if (e->nlat == e->caplat) {
-		uint64_t cap = e->caplat ? e->caplat * 2 : 65536;
-		double *l = realloc(e->lat, cap * sizeof(double));
+	if (e->threaded)
+		pthread_mutex_lock(&e->mu);
+}
+
+static inline void unlock(engine_t *e)
+{
+	if (e->threaded)
+		pthread_mutex_unlock(&e->mu);
+}
+
+static dmr_status_t record_latency(thr_t *th, uint64_t ps)
+{
+	if (th->nlat == th->caplat) {
+		uint64_t cap = th->caplat ? th->caplat * 2 : 65536;
+		double *l = realloc(th->lat, cap * sizeof(double));
 		if (!l)
-			return dmr_err_set(e->err, DMR_ERR_NOMEM, "replay: out of memory");
-		e->lat = l;
-		e->caplat = cap;
+			return dmr_err_set(&th->err, DMR_ERR_NOMEM, "replay: out of memory");
+		th->lat = l;
+		th->caplat = cap;
 	}
-	e->lat[e->nlat++] = ps / 1e6; /* us */
+	th->lat[th->nlat++] = ps / 1e6; /* us */
 	return DMR_OK;
 }
 
@@ -185,63 +229,100 @@ static void drift_remap(engine_t *e, dmr_trace_txn_t *t, uint64_t now)
 /* Fetch the next transaction for context ci if it has none, pass the
  * admission loops, start it; repeat while transactions finish at once.
  * Contexts woken by loops are started in turn (work stack). */
-static dmr_status_t run_ctx(engine_t *e, uint32_t ci, int r);
+static dmr_status_t run_ctx(thr_t *th, uint32_t ci, int r);
 #define RESUME 100 /* run_ctx: a parked context may retry admission */
 
-static dmr_status_t finish_ctx(engine_t *e, uint32_t ci, int r, uint32_t *nstack)
+/* Queue a woken context: ours go on the stack; another thread's worker gets
+ * a timer completion that makes it resume the context itself. */
+static dmr_status_t wake_ctx(thr_t *th, uint32_t x, uint32_t *nstack)
 {
+	engine_t *e = th->e;
+	uint32_t w = e->ctx[x].worker;
+	if (!e->threaded || w == th->worker) {
+		th->stack[(*nstack)++] = x;
+		return DMR_OK;
+	}
+	return dmr_be_timer(e->be, w, 0, (uint64_t)x << 32 | WAKE_SEQ);
+}
+
+static dmr_status_t finish_ctx(thr_t *th, uint32_t ci, int r, uint32_t *nstack)
+{
+	engine_t *e = th->e;
 	dmr_txn_ctx_t *c = &e->ctx[ci];
 	if (r == DMR_TXN_COMMITTED) {
-		dmr_status_t st = record_latency(e, dmr_txn_latency_ps(c));
+		dmr_status_t st = record_latency(th, dmr_txn_latency_ps(c));
 		if (st != DMR_OK)
 			return st;
 	}
 	if (e->adm && e->cur[ci]) {
-		uint32_t n = dmr_adm_finish(e->adm, c->worker, ci, e->wake, e->nctx);
-		for (uint32_t k = 0; k < n; k++)
-			e->stack[(*nstack)++] = e->wake[k];
+		lock(e);
+		uint32_t n = dmr_adm_finish(e->adm, c->worker, ci, th->wake, e->nctx);
+		unlock(e);
+		for (uint32_t k = 0; k < n; k++) {
+			dmr_status_t st = wake_ctx(th, th->wake[k], nstack);
+			if (st != DMR_OK)
+				return dmr_err_set(&th->err, st, "replay: wake of context %u failed",
+						   th->wake[k]);
+		}
 	}
 	free(e->cur[ci]);
 	e->cur[ci] = NULL;
 	return DMR_OK;
 }
 
-static dmr_status_t run_ctx(engine_t *e, uint32_t ci0, int r0)
+/* Fetch the next transaction for context ci if it has none, pass the
+ * admission loops, start it; repeat while transactions finish at once.
+ * Contexts woken by loops are started in turn (work stack). */
+static dmr_status_t run_ctx(thr_t *th, uint32_t ci0, int r0)
 {
+	engine_t *e = th->e;
 	uint32_t nstack = 0;
 	uint32_t ci = ci0;
 	int r = r0;
 	for (;;) {
 		dmr_txn_ctx_t *c = &e->ctx[ci];
 		if (e->adm && c->lockfail_rec) {
+			lock(e);
 			dmr_adm_lock_failed(e->adm, c->worker, c->lockfail_rec - 1,
 					    dmr_be_now(e->be, c->worker));
+			unlock(e);
 			c->lockfail_rec = 0;
 		}
-		if (r < 0) {
-			dmr_err_set(e->err, (dmr_status_t)r, "%s", c->err.msg);
-			return (dmr_status_t)r;
-		}
+		if (r < 0)
+			return dmr_err_set(&th->err, (dmr_status_t)r, "%s", c->err.msg);
 		if (r != DMR_TXN_RUNNING) {
 			dmr_status_t st = DMR_OK;
 			if (r != RESUME)
-				st = finish_ctx(e, ci, r, &nstack);
+				st = finish_ctx(th, ci, r, &nstack);
 			if (st != DMR_OK)
 				return st;
 			if (!e->cur[ci]) {
 				qtxn_t *q;
 				st = next_for(e, c->worker, &q);
-				if (st != DMR_OK)
+				if (st != DMR_OK) {
+					lock(e);
+					dmr_err_set(&th->err, st, "%s", e->err->msg);
+					unlock(e);
 					return st;
+				}
 				if (q) {
 					e->cur[ci] = q;
 					if (e->drift_ps)
 						drift_remap(e, &q->t, dmr_be_now(e->be, c->worker));
 				}
 			}
-			if (e->cur[ci] &&
-			    (!e->adm || dmr_adm_admit(e->adm, c->worker, ci, &e->cur[ci]->t,
-						      dmr_be_now(e->be, c->worker)))) {
+			int admitted = 0;
+			if (e->cur[ci]) {
+				if (!e->adm) {
+					admitted = 1;
+				} else {
+					lock(e);
+					admitted = dmr_adm_admit(e->adm, c->worker, ci, &e->cur[ci]->t,
+								 dmr_be_now(e->be, c->worker));
+					unlock(e);
+				}
+			}
+			if (admitted) {
 				r = dmr_txn_start(c, &e->cur[ci]->t);
 				continue;
 			}
@@ -249,9 +330,42 @@ static dmr_status_t run_ctx(engine_t *e, uint32_t ci0, int r0)
 		/* this context is running, parked or idle: next pending one */
 		if (!nstack)
 			return DMR_OK;
-		ci = e->stack[--nstack];
+		ci = th->stack[--nstack];
 		r = RESUME;
 	}
+}
+
+/* Handle one completion on thread th. */
+static dmr_status_t on_wc(thr_t *th, const dmr_wc_t *wc)
+{
+	engine_t *e = th->e;
+	uint32_t ci = (uint32_t)(wc->wr_id >> 32);
+	if (ci >= e->nctx)
+		return dmr_err_set(&th->err, DMR_ERR_INVALID, "replay: completion for unknown context %u",
+				   ci);
+	dmr_txn_ctx_t *c = &e->ctx[ci];
+	if (wc->opcode == DMR_WR_TIMER && (!e->cur[ci] || (uint32_t)wc->wr_id == WAKE_SEQ))
+		return run_ctx(th, ci, RESUME); /* start, or resume a parked context */
+	return run_ctx(th, ci, dmr_txn_on_wc(c, wc));
+}
+
+static dmr_status_t thr_init(thr_t *th, engine_t *e, uint32_t worker)
+{
+	memset(th, 0, sizeof(*th));
+	th->e = e;
+	th->worker = worker;
+	th->wake = calloc(e->nctx, sizeof(*th->wake));
+	th->wake2 = calloc(e->nctx, sizeof(*th->wake2));
+	th->stack = calloc(2 * (size_t)e->nctx + 1, sizeof(*th->stack));
+	return th->wake && th->wake2 && th->stack ? DMR_OK : DMR_ERR_NOMEM;
+}
+
+static void thr_fini(thr_t *th)
+{
+	free(th->wake);
+	free(th->wake2);
+	free(th->stack);
+	free(th->lat);
 }
 
 static int mkdir_p(const char *dir)
@@ -300,8 +414,138 @@ static uint64_t phys_mem(void)
 	return pages > 0 && psz > 0 ? (uint64_t)pages * (uint64_t)psz : UINT64_MAX;
 }
 
+/* Window bookkeeping: time series and the loops' windows of worker w. */
+static dmr_status_t tick(thr_t *th, uint32_t w, uint64_t now)
+{
+	engine_t *e = th->e;
+	if (!e->threaded && dmr_ts_due(&e->ts, now)) {
+		dmr_txn_stats_t tot;
+		sum_stats(e, &tot);
+		if (e->adm) {
+			dmr_adm_sample_t smp;
+			dmr_adm_sample(e->adm, now, &smp);
+			e->ts.signal = smp.signal;
+			e->ts.actuator = smp.actuator;
+		}
+		dmr_ts_advance(&e->ts, now, &tot);
+	}
+	if (!e->adm)
+		return DMR_OK;
+	lock(e);
+	uint32_t nw = dmr_adm_tick(e->adm, w, now, &e->wst[w], th->wake2, e->nctx);
+	unlock(e);
+	for (uint32_t x = 0; x < nw; x++) {
+		dmr_status_t st = run_ctx(th, th->wake2[x], RESUME);
+		if (st != DMR_OK)
+			return st;
+	}
+	return DMR_OK;
+}
+
+static dmr_status_t drive_sim(engine_t *e, thr_t *th)
+{
+	dmr_wc_t wcs[64];
+	const dmr_model_t *m = dmr_sim_model(e->be);
+	int w;
+	while ((w = dmr_be_progress(e->be, e->until)) >= 0) {
+		int n = dmr_be_poll(e->be, (uint32_t)w, wcs, 64);
+		for (int k = 0; k < n; k++) {
+			if (m)
+				dmr_be_charge(e->be, (uint32_t)w, m->txn_logic_ps);
+			dmr_status_t st = tick(th, (uint32_t)w, dmr_sim_time(e->be));
+			if (st == DMR_OK)
+				st = on_wc(th, &wcs[k]);
+			if (st != DMR_OK)
+				return st;
+		}
+	}
+	return DMR_OK;
+}
+
+/* One worker's thread: start its contexts, then poll its CQ until none of
+ * its contexts has work, the run time is over, or another thread failed.
+ * Every wait has a deadline. */
+static void *worker_main(void *arg)
+{
+	thr_t *th = arg;
+	engine_t *e = th->e;
+	uint32_t w = th->worker, c0 = w * e->coros, c1 = c0 + e->coros;
+	dmr_wc_t wcs[32];
+	dmr_status_t st = DMR_OK;
+	for (uint32_t ci = c0; ci < c1 && st == DMR_OK; ci++)
+		st = run_ctx(th, ci, RESUME);
+	uint64_t last = dmr_be_now(e->be, w);
+	while (st == DMR_OK && !e->stop) {
+		int n = dmr_be_poll(e->be, w, wcs, 32);
+		uint64_t now = dmr_be_now(e->be, w);
+		if (n < 0) {
+			st = dmr_err_set(&th->err, DMR_ERR_REMOTE, "worker %u: poll failed", w);
+			break;
+		}
+		if (n > 0) {
+			last = now;
+			for (int k = 0; k < n && st == DMR_OK; k++)
+				st = on_wc(th, &wcs[k]);
+			if (st == DMR_OK)
+				st = tick(th, w, now);
+			continue;
+		}
+		uint32_t busy = 0;
+		for (uint32_t ci = c0; ci < c1; ci++)
+			busy += e->cur[ci] != NULL;
+		if (!busy || now >= e->until)
+			break;
+		if (now - last > e->deadline_ps) {
+			st = dmr_err_set(&th->err, DMR_ERR_TIMEOUT,
+					 "worker %u: no completion for %.1f s with %u transactions "
+					 "in flight (peer gone?)",
+					 w, (now - last) / 1e12, busy);
+			break;
+		}
+	}
+	th->st = st;
+	if (st != DMR_OK)
+		e->stop = 1;
+	__atomic_sub_fetch(&e->running, 1, __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+static dmr_status_t drive_threaded(engine_t *e)
+{
+	e->running = e->nth;
+	uint32_t started = 0;
+	dmr_status_t st = DMR_OK;
+	for (; started < e->nth; started++)
+		if (pthread_create(&e->th[started].tid, NULL, worker_main, &e->th[started]) != 0) {
+			st = dmr_err_set(&e->th[0].err, DMR_ERR_NOMEM, "replay: cannot start thread %u",
+					 started);
+			e->stop = 1;
+			e->running -= e->nth - started;
+			break;
+		}
+	/* time series from this thread (counters read while they move) */
+	while (__atomic_load_n(&e->running, __ATOMIC_SEQ_CST) > 0) {
+		struct timespec ts = {0, 2000000};
+		nanosleep(&ts, NULL);
+		uint64_t now = dmr_be_now(e->be, 0);
+		if (dmr_ts_due(&e->ts, now)) {
+			dmr_txn_stats_t tot;
+			sum_stats(e, &tot);
+			dmr_ts_advance(&e->ts, now, &tot);
+		}
+	}
+	for (uint32_t i = 0; i < started; i++) {
+		pthread_join(e->th[i].tid, NULL);
+		if (e->th[i].st != DMR_OK && st == DMR_OK)
+			st = e->th[i].st;
+	}
+	return st;
+}
+
 dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res, dmr_err_t *err)
 {
+	double *lat = NULL;
+	uint64_t nlat = 0;
 	engine_t E, *e = &E;
 	memset(e, 0, sizeof(E));
 	memset(res, 0, sizeof(*res));
@@ -318,6 +562,8 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 		return st;
 	const dmr_trace_hdr_t *h = dmr_trace_header(e->rd);
 	e->nworkers = o->cns * o->threads;
+	e->coros = o->coros;
+	e->deadline_ps = 10 * 1000000000000ull;
 	st = dmr_layout_init(&e->layout, h, e->nworkers, 64 * 1024, err);
 	if (st != DMR_OK)
 		goto out_trace;
@@ -350,9 +596,9 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	st = dmr_be_open(&cfg, &e->be, err);
 	if (st != DMR_OK)
 		goto out_trace;
-	if (!(e->be->ops->caps & DMR_BE_CAP_DRIVEN)) {
-		st = dmr_err_set(err, DMR_ERR_UNSUPPORTED, "backend %s: threaded replay not built yet",
-				 o->backend);
+	if (o->mtu && !dmr_sim_model(e->be)) {
+		st = dmr_err_set(err, DMR_ERR_INVALID, "--mtu: only the sim backend takes it (%s "
+				 "uses the ports' MTU)", o->backend);
 		goto out_be;
 	}
 	if (o->mtu) {
@@ -363,6 +609,12 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 		}
 	}
 	uint8_t *mem = dmr_be_mn_memory(e->be, 0, NULL);
+	if (!mem) {
+		st = dmr_err_set(err, DMR_ERR_UNSUPPORTED,
+				 "backend %s: the MN region is not local; load it with the MN role",
+				 o->backend);
+		goto out_be;
+	}
 	dmr_layout_load(&e->layout, mem);
 
 	e->teng.be = e->be;
@@ -375,11 +627,17 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	e->q = calloc(e->nworkers, sizeof(*e->q));
 	e->scratch = malloc(sizeof(*e->scratch));
 	e->wst = calloc(e->nworkers, sizeof(*e->wst));
-	e->wake = calloc(e->nctx, sizeof(*e->wake));
-	e->wake2 = calloc(e->nctx, sizeof(*e->wake2));
-	e->stack = calloc(2 * (size_t)e->nctx + 1, sizeof(*e->stack));
+	e->threaded = !(e->be->ops->caps & DMR_BE_CAP_DRIVEN);
+	if (e->threaded)
+		pthread_mutex_init(&e->mu, NULL);
+	e->nth = e->threaded ? e->nworkers : 1;
+	e->th = calloc(e->nth, sizeof(*e->th));
 	rng = gsl_rng_alloc(gsl_rng_mt19937);
-	if (!e->ctx || !e->cur || !e->q || !e->scratch || !e->wst || !e->wake || !e->wake2 || !e->stack || !rng) {
+	for (uint32_t i = 0; e->th && i < e->nth; i++)
+		if (thr_init(&e->th[i], e, i) != DMR_OK)
+			e->nth = i; /* partial: caught below */
+	if (!e->ctx || !e->cur || !e->q || !e->scratch || !e->wst || !e->th ||
+	    e->nth != (e->threaded ? e->nworkers : 1) || !rng) {
 		st = dmr_err_set(err, DMR_ERR_NOMEM, "replay: out of memory");
 		goto out_ctx;
 	}
@@ -435,67 +693,34 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 
 	/* start: each context wakes at a seeded random offset within 1 us
 	 * (threads never start on the same picosecond) */
-	for (uint32_t i = 0; i < e->nctx; i++) {
-		uint64_t at = gsl_rng_uniform_int(rng, 1000000);
-		st = dmr_be_timer(e->be, e->ctx[i].worker, at, (uint64_t)i << 32);
-		if (st != DMR_OK) {
-			dmr_err_set(err, st, "replay: timer failed");
-			goto out_ctx;
-		}
-	}
 	uint64_t until = o->duration_s > 0 ? (uint64_t)(o->duration_s * 1e12) : UINT64_MAX;
-	dmr_wc_t wcs[64];
-	const dmr_model_t *m = dmr_sim_model(e->be);
-	int w;
+	e->until = until;
 	double loop0 = wall_now();
-	while ((w = dmr_be_progress(e->be, until)) >= 0) {
-		int n = dmr_be_poll(e->be, (uint32_t)w, wcs, 64);
-		for (int k = 0; k < n; k++) {
-			uint32_t ci = (uint32_t)(wcs[k].wr_id >> 32);
-			if (ci >= e->nctx) {
-				st = dmr_err_set(err, DMR_ERR_INVALID, "replay: completion for unknown context %u", ci);
-				goto out_run;
-			}
-			dmr_txn_ctx_t *c = &e->ctx[ci];
-			if (m)
-				dmr_be_charge(e->be, c->worker, m->txn_logic_ps);
-			uint64_t now = dmr_sim_time(e->be);
-			if (dmr_ts_due(&e->ts, now)) {
-				dmr_txn_stats_t tot;
-				sum_stats(e, &tot);
-				if (e->adm) {
-					dmr_adm_sample_t smp;
-					dmr_adm_sample(e->adm, now, &smp);
-					e->ts.signal = smp.signal;
-					e->ts.actuator = smp.actuator;
-				}
-				e->ts.phase = e->drift_ps ? now / e->drift_ps : 0;
-				dmr_ts_advance(&e->ts, now, &tot);
-			}
-			if (e->adm) {
-				uint32_t nw = dmr_adm_tick(e->adm, c->worker, now, &e->wst[c->worker],
-							   e->wake2, e->nctx);
-				for (uint32_t x = 0; x < nw; x++) {
-					st = run_ctx(e, e->wake2[x], RESUME);
-					if (st != DMR_OK)
-						goto out_run;
-				}
-			}
-			if (wcs[k].opcode == DMR_WR_TIMER && !e->cur[ci])
-				st = run_ctx(e, ci, RESUME); /* start: idle context */
-			else
-				st = run_ctx(e, ci, dmr_txn_on_wc(c, &wcs[k]));
-			if (st != DMR_OK)
-				goto out_run;
-		}
+	uint64_t tend;
+	if (!e->threaded) {
+		/* each context wakes at a seeded random offset within 1 us
+		 * (threads never start on the same picosecond) */
+		for (uint32_t i = 0; i < e->nctx && st == DMR_OK; i++)
+			st = dmr_be_timer(e->be, e->ctx[i].worker, gsl_rng_uniform_int(rng, 1000000),
+					  (uint64_t)i << 32);
+		if (st == DMR_OK)
+			st = drive_sim(e, &e->th[0]);
+		tend = dmr_sim_time(e->be);
+	} else {
+		st = drive_threaded(e);
+		tend = dmr_be_now(e->be, 0);
 	}
-	st = DMR_OK;
-out_run:
+	if (st != DMR_OK) {
+		for (uint32_t i = 0; i < e->nth; i++)
+			if (e->th[i].err.msg[0]) {
+				dmr_err_set(err, st, "%s", e->th[i].err.msg);
+				break;
+			}
+	}
 	res->loop_wall_s = wall_now() - loop0;
 	res->trace_wall_s = e->trace_wall;
 	res->partial = st != DMR_OK;
 	{
-		uint64_t tend = dmr_sim_time(e->be);
 		if (o->duration_s > 0 && tend < until && st == DMR_OK && !e->eof && e->next_index < e->limit)
 			tend = until;
 		if (o->duration_s > 0 && tend > until)
@@ -505,12 +730,24 @@ out_run:
 		dmr_ts_finish(&e->ts, tend, &res->st);
 		res->sim_time_s = tend / 1e12;
 	}
+	/* latencies of all driving threads */
+	{
+		uint64_t nl = 0;
+		for (uint32_t i = 0; i < e->nth; i++)
+			nl += e->th[i].nlat;
+		lat = nl ? malloc(nl * sizeof(double)) : NULL;
+		for (uint32_t i = 0; lat && i < e->nth; i++) {
+			memcpy(lat + nlat, e->th[i].lat, e->th[i].nlat * sizeof(double));
+			nlat += e->th[i].nlat;
+		}
+	}
 	dmr_txn_stats_t tot = res->st;
 	dmr_be_stats(e->be, &res->be);
 	snprintf(res->workload, sizeof(res->workload), "%s", h->workload);
 	snprintf(res->regime, sizeof(res->regime), "%s", h->regime);
 	snprintf(res->loop, sizeof(res->loop), "%s", dmr_loop_name(o->loop.loops));
 	snprintf(res->backend, sizeof(res->backend), "%s", o->backend);
+	const dmr_model_t *m = dmr_sim_model(e->be);
 	snprintf(res->profile, sizeof(res->profile), "%s", m ? m->name : "-");
 	res->cns = o->cns;
 	res->threads = o->threads;
@@ -529,11 +766,11 @@ out_run:
 		res->atomics_per_commit = (double)tot.atomics / tot.committed;
 		res->reads_per_commit = (double)tot.reads / tot.committed;
 	}
-	if (e->nlat) {
-		gsl_sort(e->lat, 1, e->nlat);
-		res->p50_us = gsl_stats_quantile_from_sorted_data(e->lat, 1, e->nlat, 0.50);
-		res->p99_us = gsl_stats_quantile_from_sorted_data(e->lat, 1, e->nlat, 0.99);
-		res->p999_us = gsl_stats_quantile_from_sorted_data(e->lat, 1, e->nlat, 0.999);
+	if (nlat) {
+		gsl_sort(lat, 1, nlat);
+		res->p50_us = gsl_stats_quantile_from_sorted_data(lat, 1, nlat, 0.50);
+		res->p99_us = gsl_stats_quantile_from_sorted_data(lat, 1, nlat, 0.99);
+		res->p999_us = gsl_stats_quantile_from_sorted_data(lat, 1, nlat, 0.999);
 	}
 	if (st == DMR_OK) {
 		/* every lock taken was released: counted, and in flight none */
@@ -586,11 +823,14 @@ out_ctx:
 	free(e->q);
 	free(e->scratch);
 	free(e->wst);
-	free(e->wake);
-	free(e->wake2);
-	free(e->stack);
+	if (e->th)
+		for (uint32_t i = 0; i < e->nth; i++)
+			thr_fini(&e->th[i]);
+	free(e->th);
+	free(lat);
+	if (e->threaded)
+		pthread_mutex_destroy(&e->mu);
 	dmr_adm_destroy(e->adm);
-	free(e->lat);
 	dmr_ts_fini(&e->ts);
 	if (rng)
 		gsl_rng_free(rng);

@@ -1,0 +1,306 @@
+/*
+ * backends/shm/shm.c - the loopback backend: "verbs" executed by the CPU of
+ * the posting thread on an MN region in this process, with real atomics.
+ *
+ * For testing what the sim cannot: the threaded replay (one thread per
+ * worker, as on verbs) and the transaction core under real concurrency. Not
+ * a performance model; now() is CLOCK_MONOTONIC.
+ *
+ * Each WR takes effect during dmr_be_post, in order; its completion is
+ * queued on the worker's CQ (only the posting thread and, for timers, any
+ * thread touch it: a mutex per CQ). READ/WRITE are memcpy: a READ that
+ * races a WRITE may see a mix, as a real RDMA READ may; CAS/FAA are
+ * sequentially consistent 8-byte atomics.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#include "../backend.h"
+
+typedef struct shm_timer {
+	uint64_t at, wr_id;
+} shm_timer_t;
+
+typedef struct shm_cq {
+	pthread_mutex_t mu;
+	dmr_wc_t *wc;
+	uint32_t head, n, cap;
+	shm_timer_t *tm;
+	uint32_t ntm, captm;
+	uint8_t error; /* QP in error: WRs are flushed */
+} shm_cq_t;
+
+typedef struct shm {
+	dmr_be_t be;
+	uint8_t *mem;
+	uint64_t size;
+	uint64_t t0;
+	uint32_t nworkers;
+	shm_cq_t *cq;
+	dmr_be_stats_t st;
+	pthread_mutex_t stmu;
+} shm_t;
+
+static uint64_t mono_ps(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000000ull + (uint64_t)ts.tv_nsec * 1000ull;
+}
+
+static void shm_close(dmr_be_t *be)
+{
+	shm_t *s = (shm_t *)be;
+	if (s->mem)
+		munmap(s->mem, s->size);
+	for (uint32_t i = 0; s->cq && i < s->nworkers; i++) {
+		free(s->cq[i].wc);
+		free(s->cq[i].tm);
+		pthread_mutex_destroy(&s->cq[i].mu);
+	}
+	free(s->cq);
+	pthread_mutex_destroy(&s->stmu);
+	free(s);
+}
+
+static dmr_status_t shm_be_open(const dmr_be_config_t *cfg, dmr_be_t **be_p, dmr_err_t *err)
+{
+	if (cfg->mns != 1 || cfg->cns == 0 || cfg->workers == 0 || cfg->mr_size == 0)
+		return dmr_err_set(err, DMR_ERR_INVALID, "shm: needs 1 MN, cns, workers and mr_size > 0");
+	shm_t *s = calloc(1, sizeof(*s));
+	if (!s)
+		return dmr_err_set(err, DMR_ERR_NOMEM, "shm: out of memory");
+	pthread_mutex_init(&s->stmu, NULL);
+	s->be.ops = NULL;
+	s->be.cfg = *cfg;
+	s->nworkers = cfg->cns * cfg->workers;
+	s->cq = calloc(s->nworkers, sizeof(*s->cq));
+	void *mem = mmap(NULL, cfg->mr_size, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (!s->cq || mem == MAP_FAILED) {
+		s->mem = NULL;
+		s->nworkers = s->cq ? s->nworkers : 0;
+		shm_close(&s->be);
+		return dmr_err_set(err, DMR_ERR_NOMEM, "shm: cannot map %llu bytes",
+				   (unsigned long long)cfg->mr_size);
+	}
+	s->mem = mem;
+	s->size = cfg->mr_size;
+	for (uint32_t i = 0; i < s->nworkers; i++)
+		pthread_mutex_init(&s->cq[i].mu, NULL);
+	s->t0 = mono_ps();
+	extern const dmr_be_ops_t dmr_shm_ops;
+	s->be.ops = &dmr_shm_ops;
+	*be_p = &s->be;
+	return DMR_OK;
+}
+
+static dmr_status_t shm_mr_reg(dmr_be_t *be, uint32_t w, void *addr, size_t len, dmr_err_t *err)
+{
+	(void)be, (void)w, (void)addr, (void)len, (void)err;
+	return DMR_OK;
+}
+
+static int cq_add(shm_cq_t *q, const dmr_wc_t *wc)
+{
+	if (q->n == q->cap) {
+		uint32_t cap = q->cap ? q->cap * 2 : 256;
+		dmr_wc_t *n = malloc(sizeof(*n) * cap);
+		if (!n)
+			return -1;
+		for (uint32_t i = 0; i < q->n; i++)
+			n[i] = q->wc[(q->head + i) % q->cap];
+		free(q->wc);
+		q->wc = n;
+		q->cap = cap;
+		q->head = 0;
+	}
+	q->wc[(q->head + q->n) % q->cap] = *wc;
+	q->n++;
+	return 0;
+}
+
+static dmr_status_t shm_post(dmr_be_t *be, uint32_t worker, uint32_t mn, const dmr_wr_t *wrs,
+			     uint32_t n, dmr_err_t *err)
+{
+	shm_t *s = (shm_t *)be;
+	shm_cq_t *q = &s->cq[worker];
+	dmr_be_stats_t d = {0};
+	d.doorbells = 1;
+	pthread_mutex_lock(&q->mu);
+	for (uint32_t i = 0; i < n; i++) {
+		const dmr_wr_t *wr = &wrs[i];
+		uint64_t len = wr->opcode <= DMR_WR_WRITE ? wr->length : 8;
+		uint8_t status = DMR_WC_SUCCESS;
+		if (q->error) {
+			status = DMR_WC_FLUSH_ERR;
+		} else if (wr->remote > s->size || len > s->size - wr->remote) {
+			status = DMR_WC_REM_ACCESS_ERR;
+			q->error = 1;
+		} else {
+			uint8_t *p = s->mem + wr->remote;
+			switch (wr->opcode) {
+			case DMR_WR_READ:
+				memcpy(wr->local, p, len);
+				d.reads++;
+				d.bytes_read += len;
+				break;
+			case DMR_WR_WRITE:
+				memcpy(p, wr->local, len);
+				d.writes++;
+				d.bytes_written += len;
+				break;
+			case DMR_WR_CAS: {
+				uint64_t exp = wr->compare_add;
+				__atomic_compare_exchange_n((uint64_t *)(void *)p, &exp, wr->swap, 0,
+							    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+				memcpy(wr->local, &exp, 8);
+				d.cas++;
+				break;
+			}
+			case DMR_WR_FAA: {
+				uint64_t old = __atomic_fetch_add((uint64_t *)(void *)p, wr->compare_add,
+								  __ATOMIC_SEQ_CST);
+				memcpy(wr->local, &old, 8);
+				d.faa++;
+				break;
+			}
+			}
+		}
+		d.verbs++;
+		if (status)
+			d.errors++;
+		if ((wr->flags & DMR_WR_SIGNALED) || status) {
+			dmr_wc_t wc = {.wr_id = wr->wr_id, .opcode = wr->opcode, .status = status,
+				       .mn = (uint16_t)mn,
+				       .byte_len = wr->opcode == DMR_WR_READ ? wr->length : 0};
+			if (cq_add(q, &wc) != 0) {
+				pthread_mutex_unlock(&q->mu);
+				return dmr_err_set(err, DMR_ERR_NOMEM, "shm: CQ of worker %u: out of memory",
+						   worker);
+			}
+		}
+	}
+	pthread_mutex_unlock(&q->mu);
+	pthread_mutex_lock(&s->stmu);
+	s->st.verbs += d.verbs;
+	s->st.reads += d.reads;
+	s->st.writes += d.writes;
+	s->st.cas += d.cas;
+	s->st.faa += d.faa;
+	s->st.bytes_read += d.bytes_read;
+	s->st.bytes_written += d.bytes_written;
+	s->st.doorbells += d.doorbells;
+	s->st.errors += d.errors;
+	pthread_mutex_unlock(&s->stmu);
+	return DMR_OK;
+}
+
+static uint64_t shm_now(dmr_be_t *be, uint32_t worker)
+{
+	(void)worker;
+	return mono_ps() - ((shm_t *)be)->t0;
+}
+
+static int shm_poll(dmr_be_t *be, uint32_t worker, dmr_wc_t *wcs, int max)
+{
+	shm_t *s = (shm_t *)be;
+	shm_cq_t *q = &s->cq[worker];
+	int n = 0;
+	uint64_t now = shm_now(be, worker);
+	pthread_mutex_lock(&q->mu);
+	for (uint32_t i = 0; i < q->ntm && n < max;) {
+		if (q->tm[i].at <= now) {
+			dmr_wc_t wc = {.wr_id = q->tm[i].wr_id, .opcode = DMR_WR_TIMER};
+			wcs[n++] = wc;
+			q->tm[i] = q->tm[--q->ntm];
+		} else {
+			i++;
+		}
+	}
+	while (n < max && q->n) {
+		wcs[n++] = q->wc[q->head];
+		q->head = (q->head + 1) % q->cap;
+		q->n--;
+	}
+	pthread_mutex_unlock(&q->mu);
+	return n;
+}
+
+static dmr_status_t shm_timer(dmr_be_t *be, uint32_t worker, uint64_t at, uint64_t wr_id)
+{
+	shm_t *s = (shm_t *)be;
+	shm_cq_t *q = &s->cq[worker];
+	dmr_status_t st = DMR_OK;
+	pthread_mutex_lock(&q->mu);
+	if (q->ntm == q->captm) {
+		uint32_t cap = q->captm ? q->captm * 2 : 64;
+		shm_timer_t *t = realloc(q->tm, sizeof(*t) * cap);
+		if (!t)
+			st = DMR_ERR_NOMEM;
+		else {
+			q->tm = t;
+			q->captm = cap;
+		}
+	}
+	if (st == DMR_OK)
+		q->tm[q->ntm++] = (shm_timer_t){at, wr_id};
+	pthread_mutex_unlock(&q->mu);
+	return st;
+}
+
+static dmr_status_t shm_barrier(dmr_be_t *be, uint64_t deadline, dmr_err_t *err)
+{
+	(void)be, (void)deadline, (void)err;
+	return DMR_OK;
+}
+
+static int shm_progress(dmr_be_t *be, uint64_t until)
+{
+	(void)be, (void)until;
+	return -1;
+}
+
+static void *shm_mn_memory(dmr_be_t *be, uint32_t mn, uint64_t *len_p)
+{
+	shm_t *s = (shm_t *)be;
+	if (mn)
+		return NULL;
+	if (len_p)
+		*len_p = s->size;
+	return s->mem;
+}
+
+static void shm_stats(dmr_be_t *be, dmr_be_stats_t *st)
+{
+	shm_t *s = (shm_t *)be;
+	pthread_mutex_lock(&s->stmu);
+	*st = s->st;
+	pthread_mutex_unlock(&s->stmu);
+}
+
+static void shm_charge(dmr_be_t *be, uint32_t worker, uint64_t ps)
+{
+	(void)be, (void)worker, (void)ps;
+}
+
+const dmr_be_ops_t dmr_shm_ops = {
+	.size = sizeof(dmr_be_ops_t),
+	.name = "shm",
+	.caps = 0,
+	.open = shm_be_open,
+	.close = shm_close,
+	.mr_reg = shm_mr_reg,
+	.post = shm_post,
+	.poll = shm_poll,
+	.now = shm_now,
+	.timer = shm_timer,
+	.barrier = shm_barrier,
+	.progress = shm_progress,
+	.mn_memory = shm_mn_memory,
+	.stats = shm_stats,
+	.charge = shm_charge,
+};

@@ -1,0 +1,155 @@
+/*
+ * replay/kv.h - the KV-cache pool workload (issue #5, phase 1: sim backend).
+ *
+ * Pieces (docs/KVCACHE.md has the full description and its limitations):
+ *
+ *  - The pool: the MN region is cut into `segments` equal segments (the
+ *    "registered regions of the workers": the sim models one MN, so the
+ *    workers' regions are slices of it), each with its own capacity in
+ *    whole blocks. Blocks are fixed-size slots.
+ *  - The master (in-process metadata): block id -> (segment, offset,
+ *    length, state, pins); allocation with placement round-robin or
+ *    least-loaded; an LRU list; when a put would take the pool above the
+ *    high-water mark, unpinned blocks are evicted in LRU order down to the
+ *    low-water mark. A lookup costs one modelled RPC (a timer of rpc_us on
+ *    the client, by default the profile's small-READ round trip).
+ *  - Clients: the backend's compute-node workers (cns x clients). A request
+ *    goes to client (index mod clients); it is
+ *      arrival -> master lookup (RPC) -> READ every block already in the
+ *      pool (a block still being written by an earlier request is read
+ *      when that put completes) -> WRITE the new blocks -> done.
+ *    Latency = done - arrival (so it includes the RPC and any queueing).
+ *    Each block transfer is cut into slices of `slice` bytes; a client
+ *    keeps up to qp_depth slices in flight on its QP (pipelining).
+ *  - Arrivals: open loop at t_us x time_scale, or closed loop with
+ *    `outstanding` requests in flight. Requests start in trace order in
+ *    both, so with an unbounded pool the hit ratio equals the one computed
+ *    from the trace's hash ids alone.
+ *
+ * On sim, remote offsets are folded into a small real MN region
+ * (sim_region bytes) when the pool is larger: the sim's READ/WRITE timing
+ * does not depend on the address, so results are unchanged, but the block
+ * contents are not preserved (nothing here reads them).
+ */
+#ifndef DMR_KV_H
+#define DMR_KV_H
+
+#include <stdint.h>
+
+#include "../backends/backend.h"
+#include "../core/status.h"
+
+typedef enum dmr_kv_place {
+	DMR_KV_PLACE_RR = 0,    /* round-robin over segments with a free slot */
+	DMR_KV_PLACE_LEAST = 1, /* the segment with the most free slots */
+} dmr_kv_place_t;
+
+typedef struct dmr_kv_opts {
+	const char *trace;      /* KV trace (dmreplay kv gen) */
+	const char *backend;    /* "sim" */
+	const char *profile;    /* sim profile */
+	const char *out_dir;    /* results directory (created); NULL = no files */
+	uint32_t cns;           /* compute nodes */
+	uint32_t clients;       /* client workers per CN */
+	uint32_t segments;      /* pool segments; 0 = cns x clients */
+	int unbounded;          /* no capacity limit, no eviction */
+	uint64_t capacity;      /* pool bytes over all segments (bounded) */
+	double high_water;      /* fraction of capacity that triggers eviction */
+	double low_water;       /* eviction stops at this fraction */
+	int placement;          /* dmr_kv_place_t */
+	double time_scale;      /* open loop: arrival = t_us x time_scale */
+	uint32_t outstanding;   /* > 0: closed loop with this many in flight */
+	uint64_t slice;         /* slice bytes; 0 = one WR per block */
+	uint32_t qp_depth;      /* slices in flight per client */
+	double rpc_us;          /* master RPC; < 0 = profile's read_rtt_ns */
+	uint64_t sim_region;    /* bytes of real MN memory on sim */
+	uint32_t mtu;           /* 0 = profile's */
+	uint64_t requests;      /* 0 = whole trace */
+	double window_ms;       /* time-series window */
+	int quiet;
+} dmr_kv_opts_t;
+
+void dmr_kv_opts_default(dmr_kv_opts_t *o);
+
+typedef struct dmr_kv_result {
+	char backend[16], profile[64], status[16], kv_model[64], mode[16], placement[16];
+	uint32_t cns, clients, segments;
+	uint64_t block_bytes, capacity, slice;
+	uint32_t qp_depth, outstanding;
+	double time_scale, rpc_us;
+	uint64_t requests;          /* completed */
+	uint64_t blocks_requested;  /* sum of the requests' blocks */
+	uint64_t blocks_got;        /* hits: READ from the pool */
+	uint64_t blocks_put;        /* misses stored: WRITE to the pool */
+	uint64_t puts_dropped;      /* misses not stored: no evictable space */
+	uint64_t bytes_got, bytes_put;
+	uint64_t evictions;
+	uint64_t waited_gets;       /* hits on a block still being written */
+	uint64_t max_blocks_used;   /* peak blocks in the pool */
+	double hit_ratio;           /* blocks_got / blocks_requested */
+	double p50_us, p99_us, p999_us, mean_us, max_us;
+	uint64_t wire_to_mn, wire_from_mn; /* bytes on the MN link, both ways */
+	double link_gbps;
+	double util_to_mn, util_from_mn, link_util; /* link_util = the busier way */
+	double goodput_gbps;        /* (bytes_got + bytes_put) x 8 / time */
+	double sim_time_s;          /* first arrival to last completion */
+	double wall_s;
+	uint64_t slices, events;
+	int folded;                 /* MN offsets folded into sim_region */
+	int partial;
+} dmr_kv_result_t;
+
+/*
+ * Replay a KV trace. Writes out_dir/summary.csv and out_dir/timeseries.csv
+ * (temp file + rename) when the run completes; summary.partial.csv /
+ * timeseries.partial.csv when it fails after starting.
+ * Errors: DMR_ERR_IO / DMR_ERR_PARSE (trace: FILE:LINE named),
+ * DMR_ERR_INVALID (options), DMR_ERR_RANGE (a block larger than a segment),
+ * DMR_ERR_UNSUPPORTED (a backend that is not DRIVEN), DMR_ERR_NOMEM.
+ */
+dmr_status_t dmr_kv_run(const dmr_kv_opts_t *o, dmr_kv_result_t *res, dmr_err_t *err);
+void dmr_kv_print(const dmr_kv_result_t *r, void *file);
+
+/* ---- transfer benchmark (Mooncake transfer_engine_bench style) --------- */
+
+typedef struct dmr_kv_bench_opts {
+	const char *backend, *profile;
+	uint64_t size;          /* bytes per op */
+	uint64_t ops;           /* total ops over all threads */
+	uint32_t threads;       /* workers (on one CN unless cns > 1) */
+	uint32_t cns;
+	uint32_t batch;         /* ops submitted together per thread, then waited for */
+	uint64_t slice;         /* 0 = one WR per op */
+	uint32_t qp_depth;      /* slices in flight per thread */
+	int opcode;             /* DMR_WR_WRITE or DMR_WR_READ */
+	uint32_t mtu;
+	uint64_t sim_region;
+} dmr_kv_bench_opts_t;
+
+void dmr_kv_bench_opts_default(dmr_kv_bench_opts_t *o);
+
+typedef struct dmr_kv_bench_result {
+	char profile[64];
+	uint64_t ops, bytes;
+	double p50_us, p99_us, p999_us, min_us, max_us, mean_us;
+	double gbps;            /* payload x 8 / elapsed */
+	double wire_gbps;       /* bytes on the wire (busier direction) x 8 / elapsed */
+	double elapsed_us;      /* simulated, first submit to last completion */
+	double per_op_us;       /* elapsed / ops: amortised time per op */
+	double link_gbps;
+	uint32_t mtu;
+	double bound_payload_us; /* size x 8 / link rate */
+	double bound_wire_us;    /* with RoCEv2 framing at the MTU */
+	double wall_s;
+} dmr_kv_bench_result_t;
+
+dmr_status_t dmr_kv_bench(const dmr_kv_bench_opts_t *o, dmr_kv_bench_result_t *r,
+			  dmr_err_t *err);
+void dmr_kv_bench_print(const dmr_kv_bench_opts_t *o, const dmr_kv_bench_result_t *r,
+			void *file);
+
+/* `dmreplay kv SUBCOMMAND ...` (argv[0] = "kv"): gen, run, bench, models.
+ * Returns the exit status: 0, 2 bad input or usage, 1 failed run. */
+int dmr_kv_main(int argc, char **argv);
+
+#endif /* DMR_KV_H */
