@@ -294,7 +294,7 @@ static void issue(sim_t *s, uint32_t idx, uint64_t t)
 	}
 	arr_ent_t *ae = &cn->arr[(cn->ahead + cn->an) & (cn->acap - 1)];
 	ae->t = t + m->prop_ps + m->switch_ps;
-	ae->seq = s->q.next_seq++;
+	ae->seq = s->q.next_seq++; /* shares the heap's sequence space */
 	ae->idx = idx;
 	cn->an++;
 }
@@ -682,7 +682,7 @@ static int sim_progress(dmr_be_t *be, uint64_t until_ps)
 			}
 		}
 		if (best && (s->q.n == 0 || best->t < s->q.heap[0].t ||
-			     (best->t == s->q.heap[0].t && best->seq < s->q.heap[0].seq))) {
+			     (best->t == s->q.heap[0].t && best->seq < dmr_sim_eventq_peek_seq(&s->q)))) {
 			if (best->t > until_ps)
 				return -1;
 			sim_cn_t *cn = &s->cns[bc];
