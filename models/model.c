@@ -91,6 +91,27 @@ uint64_t dmr_model_read_rtt_ps(const dmr_model_t *m, uint32_t bytes)
 	return rtt_without_proc(m, bytes) + 4 * m->nic_proc_ps;
 }
 
+/* Line of the first occurrence of "key" in the file (jansson keeps no
+ * positions of values), 0 if not found: for error messages. */
+static int line_of(const char *path, const char *key)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return 0;
+	char pat[80], line[1024];
+	snprintf(pat, sizeof(pat), "\"%s\"", key);
+	int n = 0, found = 0;
+	while (fgets(line, sizeof(line), f)) {
+		n++;
+		if (strstr(line, pat)) {
+			found = n;
+			break;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
 static int is_path(const char *s)
 {
 	size_t n = strlen(s);
@@ -164,8 +185,8 @@ dmr_status_t dmr_model_load(const char *name_or_path, dmr_model_t *m_p, dmr_err_
 			if (strcmp(specs[i].name, key) == 0)
 				break;
 		if (i == sizeof(specs) / sizeof(specs[0])) {
-			st = dmr_err_set(err, DMR_ERR_PARSE, "%s: parameter %s: unknown parameter",
-					 path, key);
+			st = dmr_err_set(err, DMR_ERR_PARSE, "%s:%d: parameter %s: unknown parameter",
+					 path, line_of(path, key), key);
 			goto out_root;
 		}
 	}
@@ -175,8 +196,9 @@ dmr_status_t dmr_model_load(const char *name_or_path, dmr_model_t *m_p, dmr_err_
 		if (!p) {
 			if (specs[i].required) {
 				st = dmr_err_set(err, DMR_ERR_PARSE,
-						 "%s: parameter %s: missing (required)", path,
-						 specs[i].name);
+						 "%s:%d: parameter %s: missing (required; \"params\" "
+						 "starts here)",
+						 path, line_of(path, "params"), specs[i].name);
 				goto out_root;
 			}
 			continue;
@@ -184,21 +206,21 @@ dmr_status_t dmr_model_load(const char *name_or_path, dmr_model_t *m_p, dmr_err_
 		json_t *pv = json_is_object(p) ? json_object_get(p, "value") : p;
 		if (!json_is_number(pv)) {
 			st = dmr_err_set(err, DMR_ERR_PARSE,
-					 "%s: parameter %s: \"value\" missing or not a number", path,
-					 specs[i].name);
+					 "%s:%d: parameter %s: \"value\" missing or not a number", path,
+					 line_of(path, specs[i].name), specs[i].name);
 			goto out_root;
 		}
 		double x = json_number_value(pv);
 		if (!(x > 0) || !isfinite(x)) {
 			st = dmr_err_set(err, DMR_ERR_PARSE,
-					 "%s: parameter %s: value %g must be positive", path,
-					 specs[i].name, x);
+					 "%s:%d: parameter %s: value %g must be positive", path,
+					 line_of(path, specs[i].name), specs[i].name, x);
 			goto out_root;
 		}
 		if (specs[i].integer && x != floor(x)) {
 			st = dmr_err_set(err, DMR_ERR_PARSE,
-					 "%s: parameter %s: value %g must be an integer", path,
-					 specs[i].name, x);
+					 "%s:%d: parameter %s: value %g must be an integer", path,
+					 line_of(path, specs[i].name), specs[i].name, x);
 			goto out_root;
 		}
 		v[i] = x;

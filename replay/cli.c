@@ -126,9 +126,12 @@ void dmr_replay_print(const dmr_replay_result_t *r, void *file)
 		r->reads_per_commit);
 	fprintf(f, "  latency        p50 %.2f us, p99 %.2f us, p99.9 %.2f us\n", r->p50_us, r->p99_us,
 		r->p999_us);
-	fprintf(f, "  verification   %s (%s)%s%s\n", r->verified ? "PASSED" : "FAILED",
-		r->verify.summary[0] ? r->verify.summary : "-", r->verified ? "" : ": ",
-		r->verified ? "" : r->verify.first_failure);
+	if (r->partial)
+		fprintf(f, "  verification   not run (the run did not complete)\n");
+	else
+		fprintf(f, "  verification   %s (%s)%s%s\n", r->verified ? "PASSED" : "FAILED",
+			r->verify.summary[0] ? r->verify.summary : "-", r->verified ? "" : ": ",
+			r->verified ? "" : r->verify.first_failure);
 	double simw = r->loop_wall_s - r->trace_wall_s;
 	if (!sim) {
 		fprintf(f, "  backend        %llu verbs (%llu READ, %llu WRITE, %llu CAS, %llu FAA), %llu doorbells\n",

@@ -71,6 +71,7 @@ typedef struct engine {
 	uint32_t nth;
 	uint64_t until;        /* run-time limit, ps */
 	volatile int stop;     /* threaded: a thread failed, all stop */
+	uint64_t started;      /* transactions started (first attempt) */
 	uint32_t running;      /* threaded: threads still driving */
 	uint64_t deadline_ps;  /* threaded: longest wait for a completion */
 	pthread_mutex_t mu;    /* threaded: trace reader, loops */
@@ -296,7 +297,9 @@ static dmr_status_t run_ctx(thr_t *th, uint32_t ci0, int r0)
 				st = finish_ctx(th, ci, r, &nstack);
 			if (st != DMR_OK)
 				return st;
-			if (!e->cur[ci]) {
+			if (!e->cur[ci] && dmr_be_now(e->be, c->worker) < e->until) {
+				/* past --duration no transaction starts: the running
+				 * ones finish, so every lock is released */
 				qtxn_t *q;
 				st = next_for(e, c->worker, &q);
 				if (st != DMR_OK) {
@@ -306,6 +309,7 @@ static dmr_status_t run_ctx(thr_t *th, uint32_t ci0, int r0)
 					return st;
 				}
 				if (q) {
+					__atomic_add_fetch(&e->started, 1, __ATOMIC_RELAXED);
 					e->cur[ci] = q;
 					if (e->drift_ps)
 						drift_remap(e, &q->t, dmr_be_now(e->be, c->worker));
@@ -382,6 +386,13 @@ static int mkdir_p(const char *dir)
 	}
 	if (mkdir(buf, 0777) != 0 && errno != EEXIST)
 		return -1;
+	struct stat sb;
+	if (stat(buf, &sb) != 0)
+		return -1;
+	if (!S_ISDIR(sb.st_mode)) {
+		errno = ENOTDIR;
+		return -1;
+	}
 	return 0;
 }
 
@@ -447,7 +458,7 @@ static dmr_status_t drive_sim(engine_t *e, thr_t *th)
 	dmr_wc_t wcs[64];
 	const dmr_model_t *m = dmr_sim_model(e->be);
 	int w;
-	while ((w = dmr_be_progress(e->be, e->until)) >= 0) {
+	while ((w = dmr_be_progress(e->be, UINT64_MAX)) >= 0) {
 		int n = dmr_be_poll(e->be, (uint32_t)w, wcs, 64);
 		for (int k = 0; k < n; k++) {
 			if (m)
@@ -493,7 +504,7 @@ static void *worker_main(void *arg)
 		uint32_t busy = 0;
 		for (uint32_t ci = c0; ci < c1; ci++)
 			busy += e->cur[ci] != NULL;
-		if (!busy || now >= e->until)
+		if (!busy)
 			break;
 		if (now - last > e->deadline_ps) {
 			st = dmr_err_set(&th->err, DMR_ERR_TIMEOUT,
@@ -557,6 +568,9 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 
 	if (o->cns == 0 || o->threads == 0 || o->coros == 0)
 		return dmr_err_set(err, DMR_ERR_INVALID, "--cns, --threads and --coros must be >= 1");
+	if (mkdir_p(o->out_dir) != 0) /* before the run, not after it */
+		return dmr_err_set(err, DMR_ERR_IO, "--out %s: cannot create directory: %s",
+				   o->out_dir, strerror(errno));
 	st = dmr_trace_open(o->trace, &e->rd, err);
 	if (st != DMR_OK)
 		return st;
@@ -721,10 +735,6 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	res->trace_wall_s = e->trace_wall;
 	res->partial = st != DMR_OK;
 	{
-		if (o->duration_s > 0 && tend < until && st == DMR_OK && !e->eof && e->next_index < e->limit)
-			tend = until;
-		if (o->duration_s > 0 && tend > until)
-			tend = until;
 		sum_stats(e, &res->st);
 		e->ts.phase = e->drift_ps ? tend / e->drift_ps : 0;
 		dmr_ts_finish(&e->ts, tend, &res->st);
@@ -753,7 +763,7 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	res->threads = o->threads;
 	res->coros = o->coros;
 	res->seed = o->seed;
-	res->txns = e->next_index;
+	res->txns = e->started;
 	if (res->sim_time_s > 0) {
 		res->tried_tps = tot.tried / res->sim_time_s;
 		res->committed_tps = tot.committed / res->sim_time_s;

@@ -109,7 +109,7 @@ END_TEST
 START_TEST(outstanding_limit_per_qp)
 {
 	const uint32_t N = 64;
-	uint64_t t_one, t_four;
+	uint64_t t_one = 0, t_four = 0;
 	static uint8_t buf[64 * 64];
 	for (int qps = 1; qps <= 4; qps *= 4) {
 		dmr_be_t *be = open_sim(1, (uint32_t)qps);

@@ -1,0 +1,846 @@
+/*
+ * tests/test_cli.c - `dmreplay run` refuses bad input: each case exits with
+ * status 2, names the file, line and field (or option) on stderr, and
+ * leaves no summary.csv in --out (summary.partial.csv only for runs that
+ * started: the trace is streamed, so a bad row is met mid-run). Cases:
+ * wrong field count, unknown op, unknown table, key beyond the table,
+ * truncated trace (mid-line, and at a transaction boundary short of
+ * `# txns`), missing trace, profile with a missing or a negative parameter,
+ * footprint larger than --mr-size, bad option values. A finished
+ * summary.csv is never replaced by a later failing run into the same
+ * directory. `--help` of dmreplay, run and gen tpcc exits 0 with usage.
+ *
+ * Traces are generated into one mkdtemp directory (removed at the end) and
+ * edited line by line; the binary is $DMR_BUILD_DIR/dmreplay.
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* ---- helpers: temp dir, running the binary, files ------------------------ */
+
+static char g_tmp[PATH_MAX]; /* suite temp dir (made in main) */
+static char g_bin[PATH_MAX]; /* $DMR_BUILD_DIR/dmreplay */
+static char g_src[PATH_MAX]; /* $DMR_SOURCE_DIR */
+
+#define SMALL "--cns", "2", "--threads", "2", "--coros", "1"
+
+typedef struct run {
+	int status; /* exit status; 128 + signal when killed */
+	char *out;  /* stdout */
+	char *err;  /* stderr */
+} run_t;
+
+static char *slurp(const char *path, size_t *len_p)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	size_t cap = 4096, n = 0;
+	char *b = malloc(cap);
+	ck_assert_ptr_nonnull(b);
+	size_t k;
+	while ((k = fread(b + n, 1, cap - n - 1, f)) > 0) {
+		n += k;
+		if (cap - n - 1 == 0) {
+			cap *= 2;
+			b = realloc(b, cap);
+			ck_assert_ptr_nonnull(b);
+		}
+	}
+	fclose(f);
+	b[n] = 0;
+	if (len_p)
+		*len_p = n;
+	return b;
+}
+
+static void path_of(char *buf, size_t len, const char *name)
+{
+	int n = snprintf(buf, len, "%s/%s", g_tmp, name);
+	ck_assert(n > 0 && (size_t)n < len);
+}
+
+/* Run dmreplay with args[] (NULL-terminated), capturing stdout and stderr. */
+static run_t dmrv(const char *const *args)
+{
+	const char *argv[64];
+	int argc = 0;
+	argv[argc++] = g_bin;
+	for (; *args; args++) {
+		ck_assert_int_lt(argc, 63);
+		argv[argc++] = *args;
+	}
+	argv[argc] = NULL;
+
+	static unsigned seq;
+	char outp[PATH_MAX], errp[PATH_MAX], name[64];
+	snprintf(name, sizeof(name), "cmd%u.%ld.out", seq, (long)getpid());
+	path_of(outp, sizeof(outp), name);
+	snprintf(name, sizeof(name), "cmd%u.%ld.err", seq++, (long)getpid());
+	path_of(errp, sizeof(errp), name);
+
+	fflush(NULL);
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		int fo = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int fe = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (fo < 0 || fe < 0 || dup2(fo, 1) < 0 || dup2(fe, 2) < 0)
+			_exit(126);
+		execv(g_bin, (char *const *)argv);
+		_exit(127);
+	}
+	int ws;
+	while (waitpid(pid, &ws, 0) < 0)
+		ck_assert_int_eq(errno, EINTR);
+	run_t r;
+	r.status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+	r.out = slurp(outp, NULL);
+	r.err = slurp(errp, NULL);
+	ck_assert_ptr_nonnull(r.out);
+	ck_assert_ptr_nonnull(r.err);
+	unlink(outp);
+	unlink(errp);
+	return r;
+}
+
+/* Run `dmreplay ARG0 ... NULL`. */
+static run_t dmr(const char *arg0, ...)
+{
+	const char *args[64];
+	int n = 0;
+	va_list ap;
+	va_start(ap, arg0);
+	for (const char *a = arg0; a; a = va_arg(ap, const char *)) {
+		ck_assert_int_lt(n, 63);
+		args[n++] = a;
+	}
+	va_end(ap);
+	args[n] = NULL;
+	return dmrv(args);
+}
+
+static void run_free(run_t *r)
+{
+	free(r->out);
+	free(r->err);
+}
+
+/* A run that must succeed. */
+static void dmr_ok(run_t *r)
+{
+	ck_assert_msg(r->status == 0, "dmreplay exited %d\nstdout:\n%s\nstderr:\n%s", r->status,
+		      r->out, r->err);
+}
+
+/* ---- summary.csv: header row + one row; columns by name ----------------- */
+
+#define MAXCOL 64
+
+typedef struct summary {
+	char *buf;
+	int n;
+	char *name[MAXCOL], *val[MAXCOL];
+} summary_t;
+
+static int split(char *line, char **f, int max)
+{
+	int n = 0;
+	for (char *p = line;;) {
+		ck_assert_int_lt(n, max);
+		f[n++] = p;
+		char *c = strchr(p, ',');
+		if (!c)
+			break;
+		*c = 0;
+		p = c + 1;
+	}
+	return n;
+}
+
+static void summary_load(summary_t *s, const char *dir, const char *name)
+{
+	char path[PATH_MAX + 64];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	s->buf = slurp(path, NULL);
+	ck_assert_msg(s->buf != NULL, "%s: %s", path, strerror(errno));
+	char *nl1 = strchr(s->buf, '\n');
+	ck_assert_msg(nl1 != NULL, "%s: no header line", path);
+	*nl1 = 0;
+	char *row = nl1 + 1;
+	char *nl2 = strchr(row, '\n');
+	ck_assert_msg(nl2 != NULL, "%s: no data row", path);
+	*nl2 = 0;
+	ck_assert_msg(nl2[1] == 0, "%s: more than one data row", path);
+	s->n = split(s->buf, s->name, MAXCOL);
+	int nv = split(row, s->val, MAXCOL);
+	ck_assert_msg(nv == s->n, "%s: %d header columns, %d values", path, s->n, nv);
+}
+
+static const char *col(const summary_t *s, const char *name)
+{
+	for (int i = 0; i < s->n; i++)
+		if (strcmp(s->name[i], name) == 0)
+			return s->val[i];
+	ck_abort_msg("summary.csv: no column '%s'", name);
+	return NULL;
+}
+
+static void summary_free(summary_t *s)
+{
+	free(s->buf);
+}
+
+/* ---- fixtures ------------------------------------------------------------ */
+
+static int rm_cb(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	return remove(p);
+}
+
+/* ---- files: whole-file line arrays, existence ------------------------------ */
+
+typedef struct lines {
+	char *buf;
+	char **l; /* without '\n' */
+	int n;
+} lines_t;
+
+static void lines_load(lines_t *L, const char *path)
+{
+	size_t len;
+	L->buf = slurp(path, &len);
+	ck_assert_msg(L->buf != NULL, "%s: %s", path, strerror(errno));
+	ck_assert_msg(len > 0 && L->buf[len - 1] == '\n', "%s: no final newline", path);
+	int cap = 0;
+	for (size_t i = 0; i < len; i++)
+		cap += L->buf[i] == '\n';
+	L->l = calloc((size_t)cap, sizeof(char *));
+	ck_assert_ptr_nonnull(L->l);
+	L->n = 0;
+	for (char *p = L->buf; *p;) {
+		char *nl = strchr(p, '\n');
+		*nl = 0;
+		L->l[L->n++] = p;
+		p = nl + 1;
+	}
+}
+
+static void lines_free(lines_t *L)
+{
+	free(L->l);
+	free(L->buf);
+}
+
+/* Write lines [0, n) of L to path, line `repl_at` (0-based; -1 = none)
+ * replaced by `repl`; the last line gets no '\n' when cut_last. */
+static void lines_write(const lines_t *L, int n, int repl_at, const char *repl, int cut_last,
+			const char *path)
+{
+	FILE *f = fopen(path, "w");
+	ck_assert_msg(f != NULL, "%s: %s", path, strerror(errno));
+	for (int i = 0; i < n; i++)
+		fprintf(f, "%s%s", i == repl_at ? repl : L->l[i],
+			cut_last && i == n - 1 ? "" : "\n");
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+static int exists(const char *dir, const char *name)
+{
+	char p[PATH_MAX + 64];
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	return access(p, F_OK) == 0;
+}
+
+static char *read_in(const char *dir, const char *name, size_t *len)
+{
+	char p[PATH_MAX + 64];
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	return slurp(p, len);
+}
+
+static void assert_has(const run_t *r, const char *what)
+{
+	ck_assert_msg(strstr(r->err, what) != NULL, "stderr lacks '%s':\n%s", what, r->err);
+}
+
+/* The common verdict on a refused run: status 2, no summary.csv; a
+ * summary.partial.csv only when the run started (and then status partial). */
+static void assert_refused(const run_t *r, const char *dir, int may_start)
+{
+	ck_assert_msg(r->status == 2, "exit status %d, want 2\nstdout:\n%s\nstderr:\n%s", r->status,
+		      r->out, r->err);
+	ck_assert_msg(r->err[0] != 0, "nothing on stderr");
+	ck_assert_msg(!exists(dir, "summary.csv"), "%s/summary.csv written by a refused run", dir);
+	ck_assert_msg(!exists(dir, "timeseries.csv"), "%s/timeseries.csv written by a refused run",
+		      dir);
+	if (!may_start) {
+		ck_assert_msg(!exists(dir, "summary.partial.csv"),
+			      "%s/summary.partial.csv written by a run that never started", dir);
+	} else if (exists(dir, "summary.partial.csv")) {
+		summary_t s;
+		summary_load(&s, dir, "summary.partial.csv");
+		ck_assert_str_eq(col(&s, "status"), "partial");
+		ck_assert_str_eq(col(&s, "verified"), "0");
+		summary_free(&s);
+	}
+}
+
+/* ---- the base trace: SmallBank, 100 accounts, 200 transactions ----------- */
+
+#define BASE_TXNS 200
+
+static void base_trace(char *buf, size_t len)
+{
+	path_of(buf, len, "base.csv");
+	if (access(buf, R_OK) == 0)
+		return;
+	run_t r = dmr("gen", "smallbank", "--accounts", "100", "--txns", "200", "--seed", "4",
+		      "--quiet", "-o", buf, NULL);
+	dmr_ok(&r);
+	run_free(&r);
+}
+
+/* 0-based index in L of the first data row (after the column header). */
+static int first_row(const lines_t *L)
+{
+	for (int i = 0; i < L->n; i++)
+		if (strncmp(L->l[i], "txn,type,round,", 15) == 0)
+			return i + 1;
+	ck_abort_msg("no column header line");
+	return -1;
+}
+
+/* Row line i with field k replaced by v (13 fields, unquoted). */
+static void row_with(char *out, size_t len, const char *row, int k, const char *v)
+{
+	char tmp[1024];
+	snprintf(tmp, sizeof(tmp), "%s", row);
+	char *f[MAXCOL];
+	int n = split(tmp, f, MAXCOL);
+	ck_assert_int_eq(n, 13);
+	out[0] = 0;
+	for (int i = 0; i < n; i++) {
+		size_t l = strlen(out);
+		snprintf(out + l, len - l, "%s%s", i ? "," : "", i == k ? v : f[i]);
+	}
+}
+
+/* Field k of a row (copied into out). */
+static void field_of(char *out, size_t len, const char *row, int k)
+{
+	char tmp[1024];
+	snprintf(tmp, sizeof(tmp), "%s", row);
+	char *f[MAXCOL];
+	ck_assert_int_eq(split(tmp, f, MAXCOL), 13);
+	snprintf(out, len, "%s", f[k]);
+}
+
+/* Run the small shape on trace into temp dir `name`. */
+static run_t run_into(char *dir, size_t len, const char *name, const char *trace, const char *x0,
+		      const char *x1, const char *x2, const char *x3)
+{
+	path_of(dir, len, name);
+	return dmr("run", "--trace", trace, SMALL, "--quiet", "--out", dir, x0, x1, x2, x3, NULL);
+}
+
+/* Edit line `at` of the base trace into `name`; run; check the refusal. */
+static run_t bad_row(const char *name, int at_mid, int k, const char *v, char *trace, size_t tlen,
+		     int *line_p, char *orig_field, size_t oflen)
+{
+	char base[PATH_MAX], row[1200];
+	base_trace(base, sizeof(base));
+	lines_t L;
+	lines_load(&L, base);
+	int i = first_row(&L);
+	if (at_mid)
+		i += (L.n - i) / 2;
+	ck_assert_int_lt(i, L.n);
+	if (orig_field)
+		field_of(orig_field, oflen, L.l[i], k);
+	if (k >= 0) {
+		row_with(row, sizeof(row), L.l[i], k, v);
+	} else { /* drop the last field */
+		snprintf(row, sizeof(row), "%s", L.l[i]);
+		*strrchr(row, ',') = 0;
+	}
+	path_of(trace, tlen, name);
+	lines_write(&L, L.n, i, row, 0, trace);
+	lines_free(&L);
+	*line_p = i + 1;
+	char dir[PATH_MAX], dname[64];
+	snprintf(dname, sizeof(dname), "out-%s", name);
+	run_t r = run_into(dir, sizeof(dir), dname, trace, NULL, NULL, NULL, NULL);
+	assert_refused(&r, dir, 1);
+	return r;
+}
+
+static void assert_at(const run_t *r, const char *trace, int line)
+{
+	char where[PATH_MAX + 32];
+	snprintf(where, sizeof(where), "%s:%d:", trace, line);
+	assert_has(r, where);
+}
+
+/* ---- trace rows ----------------------------------------------------------- */
+
+START_TEST(test_wrong_field_count)
+{
+	char t[PATH_MAX];
+	int line;
+	run_t r = bad_row("fields.csv", 0, -1, NULL, t, sizeof(t), &line, NULL, 0);
+	assert_at(&r, t, line);
+	assert_has(&r, "13 fields");
+	assert_has(&r, "got 12");
+	run_free(&r);
+}
+END_TEST
+
+START_TEST(test_unknown_op)
+{
+	char t[PATH_MAX];
+	int line;
+	run_t r = bad_row("op.csv", 1, 3, "X", t, sizeof(t), &line, NULL, 0);
+	assert_at(&r, t, line);
+	assert_has(&r, "field op");
+	assert_has(&r, "'X'");
+	run_free(&r);
+}
+END_TEST
+
+START_TEST(test_unknown_table)
+{
+	char t[PATH_MAX];
+	int line;
+	run_t r = bad_row("table.csv", 1, 4, "nosuchtable", t, sizeof(t), &line, NULL, 0);
+	assert_at(&r, t, line);
+	assert_has(&r, "field table");
+	assert_has(&r, "nosuchtable");
+	run_free(&r);
+}
+END_TEST
+
+START_TEST(test_key_beyond_table)
+{
+	/* key = ROWS of the row's table (SmallBank: 100 accounts per table) */
+	char t[PATH_MAX], tbl[64];
+	int line;
+	{
+		char base[PATH_MAX];
+		base_trace(base, sizeof(base));
+		lines_t L;
+		lines_load(&L, base);
+		int i = first_row(&L);
+		i += (L.n - i) / 2;
+		field_of(tbl, sizeof(tbl), L.l[i], 4);
+		char want[128];
+		snprintf(want, sizeof(want), "# table %s 100 ", tbl);
+		int found = 0;
+		for (int j = 0; j < i; j++)
+			found |= strncmp(L.l[j], want, strlen(want)) == 0;
+		ck_assert_msg(found, "base trace: no '%s' header", want);
+		lines_free(&L);
+	}
+	run_t r = bad_row("key.csv", 1, 5, "100", t, sizeof(t), &line, NULL, 0);
+	assert_at(&r, t, line);
+	assert_has(&r, "field key");
+	assert_has(&r, "100");
+	assert_has(&r, tbl);
+	run_free(&r);
+
+	/* and a negative key without dep */
+	r = bad_row("keyneg.csv", 1, 5, "-1", t, sizeof(t), &line, NULL, 0);
+	assert_at(&r, t, line);
+	assert_has(&r, "field key");
+	run_free(&r);
+}
+END_TEST
+
+START_TEST(test_truncated_midline)
+{
+	char base[PATH_MAX], t[PATH_MAX], dir[PATH_MAX];
+	base_trace(base, sizeof(base));
+	lines_t L;
+	lines_load(&L, base);
+	/* cut the last line in its middle, no newline */
+	char cut[1200];
+	snprintf(cut, sizeof(cut), "%s", L.l[L.n - 1]);
+	cut[strlen(cut) / 2] = 0;
+	path_of(t, sizeof(t), "cut.csv");
+	lines_write(&L, L.n, L.n - 1, cut, 1, t);
+	int last = L.n;
+	lines_free(&L);
+	run_t r = run_into(dir, sizeof(dir), "out-cut", t, NULL, NULL, NULL, NULL);
+	assert_refused(&r, dir, 1);
+	assert_at(&r, t, last);
+	assert_has(&r, "truncated");
+	run_free(&r);
+
+	/* cut inside an earlier line (file ends mid-row, mid-file) */
+	lines_load(&L, base);
+	int mid = first_row(&L) + 7;
+	snprintf(cut, sizeof(cut), "%s", L.l[mid]);
+	cut[strlen(cut) / 3] = 0;
+	lines_write(&L, mid + 1, mid, cut, 1, t);
+	lines_free(&L);
+	r = run_into(dir, sizeof(dir), "out-cut2", t, NULL, NULL, NULL, NULL);
+	assert_refused(&r, dir, 1);
+	assert_at(&r, t, mid + 1);
+	assert_has(&r, "truncated");
+	run_free(&r);
+}
+END_TEST
+
+START_TEST(test_truncated_at_txn_boundary)
+{
+	char base[PATH_MAX], t[PATH_MAX], dir[PATH_MAX];
+	base_trace(base, sizeof(base));
+	lines_t L;
+	lines_load(&L, base);
+	/* keep the rows of the first 10 transactions: '# txns 200' says more */
+	int i = first_row(&L), ntx = 0, end = L.n;
+	char prev[64] = "", cur[64];
+	for (; i < L.n; i++) {
+		field_of(cur, sizeof(cur), L.l[i], 0);
+		if (strcmp(cur, prev) != 0) {
+			if (ntx == 10) {
+				end = i;
+				break;
+			}
+			ntx++;
+			snprintf(prev, sizeof(prev), "%s", cur);
+		}
+	}
+	ck_assert_int_lt(end, L.n);
+	path_of(t, sizeof(t), "short.csv");
+	lines_write(&L, end, -1, NULL, 0, t);
+	lines_free(&L);
+	run_t r = run_into(dir, sizeof(dir), "out-short", t, NULL, NULL, NULL, NULL);
+	assert_refused(&r, dir, 1);
+	assert_at(&r, t, end); /* the last line */
+	assert_has(&r, "truncated");
+	assert_has(&r, "10 of 200");
+	assert_has(&r, "field txns");
+	run_free(&r);
+}
+END_TEST
+
+START_TEST(test_missing_trace)
+{
+	char t[PATH_MAX], dir[PATH_MAX];
+	path_of(t, sizeof(t), "no-such-trace.csv");
+	run_t r = run_into(dir, sizeof(dir), "out-missing", t, NULL, NULL, NULL, NULL);
+	assert_refused(&r, dir, 0);
+	assert_has(&r, t);
+	assert_has(&r, "No such file");
+	run_free(&r);
+}
+END_TEST
+
+/* ---- profiles --------------------------------------------------------------- */
+
+/* Copy the shipped profile to `name`, editing the "poll_ns" line: drop it
+ * (negate = 0) or negate its value (negate = 1). */
+static void profile_variant(char *out, size_t len, const char *name, int negate)
+{
+	char src[PATH_MAX + 64];
+	snprintf(src, sizeof(src), "%s/models/cx6dx-100g.json", g_src);
+	lines_t L;
+	lines_load(&L, src);
+	path_of(out, len, name);
+	FILE *f = fopen(out, "w");
+	ck_assert_ptr_nonnull(f);
+	int seen = 0;
+	for (int i = 0; i < L.n; i++) {
+		char *l = L.l[i];
+		if (!strstr(l, "\"poll_ns\"")) {
+			fprintf(f, "%s\n", l);
+			continue;
+		}
+		seen = 1;
+		ck_assert_msg(l[strlen(l) - 1] == ',', "poll_ns is the last parameter: %s", l);
+		if (!negate)
+			continue;
+		char *v = strstr(l, "\"value\":");
+		ck_assert_ptr_nonnull(v);
+		v += 8;
+		while (*v == ' ')
+			v++;
+		ck_assert_msg(*v >= '1' && *v <= '9', "poll_ns value: %s", v);
+		fprintf(f, "%.*s-%s\n", (int)(v - l), l, v);
+	}
+	ck_assert_int_eq(fclose(f), 0);
+	lines_free(&L);
+	ck_assert(seen);
+}
+
+START_TEST(test_profile_copy_ok)
+{
+	/* control: the unedited copy, passed as a path, is accepted */
+	char src[PATH_MAX + 64], p[PATH_MAX], base[PATH_MAX], dir[PATH_MAX];
+	snprintf(src, sizeof(src), "%s/models/cx6dx-100g.json", g_src);
+	lines_t L;
+	lines_load(&L, src);
+	path_of(p, sizeof(p), "copy.json");
+	lines_write(&L, L.n, -1, NULL, 0, p);
+	lines_free(&L);
+	base_trace(base, sizeof(base));
+	run_t r = run_into(dir, sizeof(dir), "out-copy", base, "--profile", p, NULL, NULL);
+	dmr_ok(&r);
+	run_free(&r);
+	ck_assert(exists(dir, "summary.csv"));
+}
+END_TEST
+
+START_TEST(test_profile_missing_param)
+{
+	char p[PATH_MAX], base[PATH_MAX], dir[PATH_MAX];
+	profile_variant(p, sizeof(p), "missing.json", 0);
+	base_trace(base, sizeof(base));
+	run_t r = run_into(dir, sizeof(dir), "out-pmiss", base, "--profile", p, NULL, NULL);
+	assert_refused(&r, dir, 0);
+	assert_has(&r, p);
+	assert_has(&r, "poll_ns");
+	assert_has(&r, "missing");
+	run_free(&r);
+}
+END_TEST
+
+START_TEST(test_profile_negative_param)
+{
+	char p[PATH_MAX], base[PATH_MAX], dir[PATH_MAX];
+	profile_variant(p, sizeof(p), "negative.json", 1);
+	base_trace(base, sizeof(base));
+	run_t r = run_into(dir, sizeof(dir), "out-pneg", base, "--profile", p, NULL, NULL);
+	assert_refused(&r, dir, 0);
+	assert_has(&r, p);
+	assert_has(&r, "poll_ns");
+	assert_has(&r, "-50");
+	run_free(&r);
+}
+END_TEST
+
+/* ---- footprint -------------------------------------------------------------- */
+
+START_TEST(test_mr_size_too_small)
+{
+	char t[PATH_MAX], dir[PATH_MAX];
+	path_of(t, sizeof(t), "tpcc.csv");
+	run_t r = dmr("gen", "tpcc", "--warehouses", "4", "--txns", "200", "--seed", "1", "--quiet",
+		      "-o", t, NULL);
+	dmr_ok(&r);
+	run_free(&r);
+	/* the footprint a run with this shape reports */
+	r = run_into(dir, sizeof(dir), "out-fp", t, NULL, NULL, NULL, NULL);
+	dmr_ok(&r);
+	run_free(&r);
+	summary_t s;
+	summary_load(&s, dir, "summary.csv");
+	char fp[32];
+	snprintf(fp, sizeof(fp), "%s", col(&s, "footprint_bytes"));
+	summary_free(&s);
+	ck_assert_msg(strtoull(fp, NULL, 10) > (1u << 20), "footprint '%s'", fp);
+
+	r = run_into(dir, sizeof(dir), "out-mr", t, "--mr-size", "1M", NULL, NULL);
+	assert_refused(&r, dir, 0);
+	assert_has(&r, t);
+	assert_has(&r, "--mr-size");
+	assert_has(&r, fp);	   /* the footprint */
+	assert_has(&r, "1048576"); /* and the region size */
+	run_free(&r);
+}
+END_TEST
+
+/* ---- option values ---------------------------------------------------------- */
+
+START_TEST(test_bad_options)
+{
+	static const struct {
+		const char *opt, *val;
+	} cases[] = {
+	    {"--cns", "0"},	  {"--threads", "abc"}, {"--duration", "-1"}, {"--mtu", "3000"},
+	    {"--coros", "0"},	  {"--threads", "-2"},	{"--seed", "12x"},    {"--mr-size", "5Q"},
+	    {"--duration", "1h"}, {"--mtu", "100"},	{"--retries", "-1"},  {"--txns", ""},
+	};
+	char base[PATH_MAX], dir[PATH_MAX], name[64];
+	base_trace(base, sizeof(base));
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(name, sizeof(name), "out-opt%zu", i);
+		/* the option last, overriding the small shape */
+		run_t r =
+		    run_into(dir, sizeof(dir), name, base, cases[i].opt, cases[i].val, NULL, NULL);
+		ck_assert_msg(r.status == 2, "%s %s: exit %d\n%s", cases[i].opt, cases[i].val,
+			      r.status, r.err);
+		assert_refused(&r, dir, 0);
+		assert_has(&r, cases[i].opt);
+		if (*cases[i].val)
+			assert_has(&r, cases[i].val);
+		run_free(&r);
+	}
+	/* an unknown option and a stray argument */
+	run_t r =
+	    run_into(dir, sizeof(dir), "out-optx", base, "--no-such-option", NULL, NULL, NULL);
+	assert_refused(&r, dir, 0);
+	assert_has(&r, "no-such-option");
+	run_free(&r);
+	r = run_into(dir, sizeof(dir), "out-opty", base, "stray", NULL, NULL, NULL);
+	assert_refused(&r, dir, 0);
+	assert_has(&r, "stray");
+	run_free(&r);
+}
+END_TEST
+
+/* ---- finished results are never replaced ------------------------------------ */
+
+START_TEST(test_no_overwrite)
+{
+	char base[PATH_MAX], dir[PATH_MAX], p[PATH_MAX], t[PATH_MAX];
+	base_trace(base, sizeof(base));
+	run_t r = run_into(dir, sizeof(dir), "out-keep", base, NULL, NULL, NULL, NULL);
+	dmr_ok(&r);
+	run_free(&r);
+	size_t ls, lt;
+	char *sum = read_in(dir, "summary.csv", &ls), *ts = read_in(dir, "timeseries.csv", &lt);
+	ck_assert_ptr_nonnull(sum);
+	ck_assert_ptr_nonnull(ts);
+	summary_t s0;
+	summary_load(&s0, dir, "summary.csv");
+	ck_assert_str_eq(col(&s0, "status"), "complete");
+	summary_free(&s0);
+
+	/* 1: bad profile (refused before the run starts) */
+	profile_variant(p, sizeof(p), "keep-neg.json", 1);
+	r = run_into(dir, sizeof(dir), "out-keep", base, "--profile", p, NULL, NULL);
+	ck_assert_int_eq(r.status, 2);
+	run_free(&r);
+	/* 2: a truncated trace (fails mid-run: writes the partial files) */
+	lines_t L;
+	lines_load(&L, base);
+	path_of(t, sizeof(t), "keep-short.csv");
+	lines_write(&L, L.n - 3, -1, NULL, 0, t);
+	lines_free(&L);
+	r = run_into(dir, sizeof(dir), "out-keep", t, "--seed", "99", NULL, NULL);
+	ck_assert_int_eq(r.status, 2);
+	assert_has(&r, "truncated");
+	run_free(&r);
+	ck_assert(exists(dir, "summary.partial.csv"));
+	/* 3: bad option value */
+	r = run_into(dir, sizeof(dir), "out-keep", base, "--mtu", "3000", NULL, NULL);
+	ck_assert_int_eq(r.status, 2);
+	run_free(&r);
+
+	size_t ls2, lt2;
+	char *sum2 = read_in(dir, "summary.csv", &ls2), *ts2 = read_in(dir, "timeseries.csv", &lt2);
+	ck_assert_ptr_nonnull(sum2);
+	ck_assert_ptr_nonnull(ts2);
+	ck_assert_msg(ls == ls2 && memcmp(sum, sum2, ls) == 0, "summary.csv changed:\n%s\n%s", sum,
+		      sum2);
+	ck_assert_msg(lt == lt2 && memcmp(ts, ts2, lt) == 0, "timeseries.csv changed");
+	summary_t s;
+	summary_load(&s, dir, "summary.partial.csv");
+	ck_assert_str_eq(col(&s, "status"), "partial");
+	ck_assert_str_eq(col(&s, "seed"), "99");
+	summary_free(&s);
+	free(sum);
+	free(sum2);
+	free(ts);
+	free(ts2);
+}
+END_TEST
+
+/* ---- help ----------------------------------------------------------------- */
+
+START_TEST(test_help)
+{
+	run_t r = dmr("--help", NULL);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert(strstr(r.out, "usage: dmreplay") != NULL);
+	ck_assert(strstr(r.out, "run") != NULL && strstr(r.out, "gen tpcc") != NULL);
+	ck_assert_str_eq(r.err, "");
+	run_free(&r);
+
+	r = dmr("run", "--help", NULL);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert(strstr(r.out, "usage: dmreplay run") != NULL);
+	ck_assert(strstr(r.out, "--trace") != NULL && strstr(r.out, "--mr-size") != NULL);
+	ck_assert_str_eq(r.err, "");
+	run_free(&r);
+
+	r = dmr("gen", "tpcc", "--help", NULL);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert(strstr(r.out, "usage: dmreplay gen tpcc") != NULL);
+	ck_assert(strstr(r.out, "--warehouses") != NULL);
+	ck_assert_str_eq(r.err, "");
+	run_free(&r);
+
+	/* no command: usage on stderr, status 2 */
+	r = dmr(NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert(strstr(r.err, "usage: dmreplay") != NULL);
+	run_free(&r);
+}
+END_TEST
+
+static Suite *cli_suite(void)
+{
+	Suite *s = suite_create("cli");
+	TCase *tc = tcase_create("bad_input");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_wrong_field_count);
+	tcase_add_test(tc, test_unknown_op);
+	tcase_add_test(tc, test_unknown_table);
+	tcase_add_test(tc, test_key_beyond_table);
+	tcase_add_test(tc, test_truncated_midline);
+	tcase_add_test(tc, test_truncated_at_txn_boundary);
+	tcase_add_test(tc, test_missing_trace);
+	tcase_add_test(tc, test_profile_copy_ok);
+	tcase_add_test(tc, test_profile_missing_param);
+	tcase_add_test(tc, test_profile_negative_param);
+	tcase_add_test(tc, test_mr_size_too_small);
+	tcase_add_test(tc, test_bad_options);
+	tcase_add_test(tc, test_no_overwrite);
+	tcase_add_test(tc, test_help);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	const char *b = getenv("DMR_BUILD_DIR"), *src = getenv("DMR_SOURCE_DIR");
+	if (!b || !src) {
+		fprintf(stderr,
+			"test_cli: DMR_BUILD_DIR and DMR_SOURCE_DIR must be set (run via ctest)\n");
+		return EXIT_FAILURE;
+	}
+	snprintf(g_bin, sizeof(g_bin), "%s/dmreplay", b);
+	snprintf(g_src, sizeof(g_src), "%s", src);
+	if (access(g_bin, X_OK) != 0) {
+		fprintf(stderr, "test_cli: %s: %s\n", g_bin, strerror(errno));
+		return EXIT_FAILURE;
+	}
+	const char *td = getenv("TMPDIR");
+	snprintf(g_tmp, sizeof(g_tmp), "%s/dmr-cli-XXXXXX", td && *td ? td : "/tmp");
+	if (!mkdtemp(g_tmp)) {
+		perror("mkdtemp");
+		return EXIT_FAILURE;
+	}
+	SRunner *sr = srunner_create(cli_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	nftw(g_tmp, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,603 @@
+/*
+ * tests/test_e2e.c - end to end through the dmreplay binary: `dmreplay gen`
+ * a small trace per workload (TPC-C, SmallBank, YCSB a and f), `dmreplay run`
+ * it on the sim backend, and check DIR/summary.csv (columns found by name)
+ * and DIR/timeseries.csv: verification passed, the run completed, the
+ * attempt accounting identity tried == committed + gave_up + retries (with
+ * --retries 0 and 3), extreme contention aborts more than uniform, and the
+ * sim is deterministic (same trace + seed: identical files but for the
+ * wall-time columns; another seed: different results).
+ *
+ * The binary is $DMR_BUILD_DIR/dmreplay (set by tests/CMakeLists.txt); every
+ * file lives in one mkdtemp directory removed at the end. Shapes are small
+ * (2 CNs x 4 threads x 2 coros, 2000-3000 transactions) so the whole suite
+ * takes a few seconds even under ASan + UBSan.
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* ---- helpers: temp dir, running the binary, files ------------------------ */
+
+static char g_tmp[PATH_MAX]; /* suite temp dir (made in main) */
+static char g_bin[PATH_MAX]; /* $DMR_BUILD_DIR/dmreplay */
+static char g_src[PATH_MAX]; /* $DMR_SOURCE_DIR */
+
+#define SMALL "--cns", "2", "--threads", "4", "--coros", "2"
+
+typedef struct run {
+	int status; /* exit status; 128 + signal when killed */
+	char *out;  /* stdout */
+	char *err;  /* stderr */
+} run_t;
+
+static char *slurp(const char *path, size_t *len_p)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	size_t cap = 4096, n = 0;
+	char *b = malloc(cap);
+	ck_assert_ptr_nonnull(b);
+	size_t k;
+	while ((k = fread(b + n, 1, cap - n - 1, f)) > 0) {
+		n += k;
+		if (cap - n - 1 == 0) {
+			cap *= 2;
+			b = realloc(b, cap);
+			ck_assert_ptr_nonnull(b);
+		}
+	}
+	fclose(f);
+	b[n] = 0;
+	if (len_p)
+		*len_p = n;
+	return b;
+}
+
+static void path_of(char *buf, size_t len, const char *name)
+{
+	int n = snprintf(buf, len, "%s/%s", g_tmp, name);
+	ck_assert(n > 0 && (size_t)n < len);
+}
+
+/* Run dmreplay with args[] (NULL-terminated), capturing stdout and stderr. */
+static run_t dmrv(const char *const *args)
+{
+	const char *argv[64];
+	int argc = 0;
+	argv[argc++] = g_bin;
+	for (; *args; args++) {
+		ck_assert_int_lt(argc, 63);
+		argv[argc++] = *args;
+	}
+	argv[argc] = NULL;
+
+	static unsigned seq;
+	char outp[PATH_MAX], errp[PATH_MAX], name[64];
+	snprintf(name, sizeof(name), "cmd%u.%ld.out", seq, (long)getpid());
+	path_of(outp, sizeof(outp), name);
+	snprintf(name, sizeof(name), "cmd%u.%ld.err", seq++, (long)getpid());
+	path_of(errp, sizeof(errp), name);
+
+	fflush(NULL);
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		int fo = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int fe = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (fo < 0 || fe < 0 || dup2(fo, 1) < 0 || dup2(fe, 2) < 0)
+			_exit(126);
+		execv(g_bin, (char *const *)argv);
+		_exit(127);
+	}
+	int ws;
+	while (waitpid(pid, &ws, 0) < 0)
+		ck_assert_int_eq(errno, EINTR);
+	run_t r;
+	r.status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+	r.out = slurp(outp, NULL);
+	r.err = slurp(errp, NULL);
+	ck_assert_ptr_nonnull(r.out);
+	ck_assert_ptr_nonnull(r.err);
+	unlink(outp);
+	unlink(errp);
+	return r;
+}
+
+/* Run `dmreplay ARG0 ... NULL`. */
+static run_t dmr(const char *arg0, ...)
+{
+	const char *args[64];
+	int n = 0;
+	va_list ap;
+	va_start(ap, arg0);
+	for (const char *a = arg0; a; a = va_arg(ap, const char *)) {
+		ck_assert_int_lt(n, 63);
+		args[n++] = a;
+	}
+	va_end(ap);
+	args[n] = NULL;
+	return dmrv(args);
+}
+
+static void run_free(run_t *r)
+{
+	free(r->out);
+	free(r->err);
+}
+
+/* A run that must succeed. */
+static void dmr_ok(run_t *r)
+{
+	ck_assert_msg(r->status == 0, "dmreplay exited %d\nstdout:\n%s\nstderr:\n%s", r->status,
+		      r->out, r->err);
+}
+
+/* ---- summary.csv: header row + one row; columns by name ----------------- */
+
+#define MAXCOL 64
+
+typedef struct summary {
+	char *buf;
+	int n;
+	char *name[MAXCOL], *val[MAXCOL];
+} summary_t;
+
+static int split(char *line, char **f, int max)
+{
+	int n = 0;
+	for (char *p = line;;) {
+		ck_assert_int_lt(n, max);
+		f[n++] = p;
+		char *c = strchr(p, ',');
+		if (!c)
+			break;
+		*c = 0;
+		p = c + 1;
+	}
+	return n;
+}
+
+static void summary_load(summary_t *s, const char *dir)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/summary.csv", dir);
+	s->buf = slurp(path, NULL);
+	ck_assert_msg(s->buf != NULL, "%s: %s", path, strerror(errno));
+	char *nl1 = strchr(s->buf, '\n');
+	ck_assert_msg(nl1 != NULL, "%s: no header line", path);
+	*nl1 = 0;
+	char *row = nl1 + 1;
+	char *nl2 = strchr(row, '\n');
+	ck_assert_msg(nl2 != NULL, "%s: no data row", path);
+	*nl2 = 0;
+	ck_assert_msg(nl2[1] == 0, "%s: more than one data row", path);
+	s->n = split(s->buf, s->name, MAXCOL);
+	int nv = split(row, s->val, MAXCOL);
+	ck_assert_msg(nv == s->n, "%s: %d header columns, %d values", path, s->n, nv);
+}
+
+static const char *col(const summary_t *s, const char *name)
+{
+	for (int i = 0; i < s->n; i++)
+		if (strcmp(s->name[i], name) == 0)
+			return s->val[i];
+	ck_abort_msg("summary.csv: no column '%s'", name);
+	return NULL;
+}
+
+static unsigned long long colu(const summary_t *s, const char *name)
+{
+	const char *v = col(s, name);
+	char *end;
+	errno = 0;
+	unsigned long long x = strtoull(v, &end, 10);
+	ck_assert_msg(*v && !*end && !errno && *v != '-', "column %s: '%s' not an integer", name,
+		      v);
+	return x;
+}
+
+static double cold(const summary_t *s, const char *name)
+{
+	const char *v = col(s, name);
+	char *end;
+	double x = strtod(v, &end);
+	ck_assert_msg(*v && !*end, "column %s: '%s' not a number", name, v);
+	return x;
+}
+
+static void summary_free(summary_t *s)
+{
+	free(s->buf);
+}
+
+static int is_wall_col(const char *name)
+{
+	return strcmp(name, "wall_s") == 0 || strcmp(name, "loop_wall_s") == 0 ||
+	       strcmp(name, "trace_wall_s") == 0;
+}
+
+/* ---- fixtures ------------------------------------------------------------ */
+
+static int rm_cb(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	return remove(p);
+}
+
+/* ---- the checks common to every completed run ---------------------------- */
+
+typedef struct counts {
+	unsigned long long txns, tried, committed, gave_up, retries, aborts;
+	unsigned long long retryable; /* aborts that may be retried (not duplicate/full) */
+	double abort_rate;
+} counts_t;
+
+/* Check a finished run's DIR: summary.csv verified and complete, the
+ * accounting identities, timeseries.csv sums; return the counters. */
+static counts_t check_run(const char *dir, const char *workload, unsigned retries_opt,
+			  unsigned long long txns)
+{
+	summary_t s;
+	summary_load(&s, dir);
+	counts_t c;
+	ck_assert_str_eq(col(&s, "workload"), workload);
+	ck_assert_str_eq(col(&s, "backend"), "sim");
+	ck_assert_str_eq(col(&s, "status"), "complete");
+	ck_assert_int_eq(colu(&s, "verified"), 1);
+	ck_assert_int_eq(colu(&s, "cns"), 2);
+	ck_assert_int_eq(colu(&s, "threads"), 4);
+	ck_assert_int_eq(colu(&s, "coros"), 2);
+	c.txns = colu(&s, "txns");
+	c.tried = colu(&s, "tried");
+	c.committed = colu(&s, "committed");
+	c.gave_up = colu(&s, "gave_up");
+	c.retries = colu(&s, "retries");
+	c.abort_rate = cold(&s, "abort_rate");
+	c.retryable =
+	    colu(&s, "abort_lock") + colu(&s, "abort_read_locked") + colu(&s, "abort_validation");
+	c.aborts = c.retryable + colu(&s, "abort_duplicate") + colu(&s, "abort_full");
+	ck_assert_uint_eq(c.txns, txns); /* every transaction of the trace dispatched */
+	ck_assert_uint_gt(c.committed, 0);
+	ck_assert_uint_le(c.committed, c.tried);
+	ck_assert_msg(c.tried == c.committed + c.gave_up + c.retries,
+		      "%s: tried %llu != committed %llu + gave_up %llu + retries %llu", dir,
+		      c.tried, c.committed, c.gave_up, c.retries);
+	/* every transaction finished exactly once, every attempt but the
+	 * committed ones aborted */
+	ck_assert_uint_eq(c.committed + c.gave_up, c.txns);
+	ck_assert_uint_eq(c.tried - c.committed, c.aborts);
+	if (retries_opt == 0) {
+		ck_assert_uint_eq(c.retries, 0);
+		ck_assert_uint_eq(c.tried, c.txns);
+		ck_assert_uint_eq(c.gave_up, c.aborts);
+	}
+	ck_assert_double_eq_tol(c.abort_rate, (double)c.aborts / c.tried, 1e-6);
+	double sim = cold(&s, "sim_time_s");
+	ck_assert_double_gt(sim, 0);
+	ck_assert_double_eq_tol(cold(&s, "tried_tps"), c.tried / sim, c.tried / sim * 1e-6 + 1e-3);
+	ck_assert_double_eq_tol(cold(&s, "committed_tps"), c.committed / sim,
+				c.committed / sim * 1e-6 + 1e-3);
+	double p50 = cold(&s, "p50_us"), p99 = cold(&s, "p99_us"), p999 = cold(&s, "p999_us");
+	ck_assert_double_gt(p50, 0);
+	ck_assert_double_le(p50, p99);
+	ck_assert_double_le(p99, p999);
+	ck_assert_uint_gt(colu(&s, "verbs"), 0);
+	summary_free(&s);
+
+	/* timeseries.csv: its windows add up to the summary's counters */
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/timeseries.csv", dir);
+	char *ts = slurp(path, NULL);
+	ck_assert_msg(ts != NULL, "%s missing", path);
+	/* columns by name: header, then one row per window */
+	char *line = ts, *nl = strchr(line, '\n');
+	ck_assert_msg(nl != NULL, "%s: no header", path);
+	*nl = 0;
+	char *hdr[MAXCOL], *f[MAXCOL];
+	int nh = split(line, hdr, MAXCOL);
+	const char *want[4] = {"tried", "committed", "aborts", "gave_up"};
+	int idx[4];
+	for (int k = 0; k < 4; k++) {
+		idx[k] = -1;
+		for (int i = 0; i < nh; i++)
+			if (strcmp(hdr[i], want[k]) == 0)
+				idx[k] = i;
+		ck_assert_msg(idx[k] >= 0, "%s: no column %s", path, want[k]);
+	}
+	ck_assert_str_eq(hdr[0], "t_s");
+	unsigned long long sum[4] = {0, 0, 0, 0};
+	int rows = 0;
+	for (line = nl + 1; *line; line = nl + 1) {
+		nl = strchr(line, '\n');
+		ck_assert_msg(nl != NULL, "%s: last line without newline", path);
+		*nl = 0;
+		ck_assert_int_eq(split(line, f, MAXCOL), nh);
+		for (int k = 0; k < 4; k++) {
+			char *end;
+			sum[k] += strtoull(f[idx[k]], &end, 10);
+			ck_assert_msg(*f[idx[k]] && !*end, "%s: row %d: %s '%s'", path, rows + 1,
+				      want[k], f[idx[k]]);
+		}
+		rows++;
+	}
+	unsigned long long st = sum[0], sc = sum[1], sa = sum[2], sg = sum[3];
+	ck_assert_int_ge(rows, 1);
+	ck_assert_uint_eq(st, c.tried);
+	ck_assert_uint_eq(sc, c.committed);
+	ck_assert_uint_eq(sa, c.aborts);
+	ck_assert_uint_eq(sg, c.gave_up);
+	free(ts);
+	return c;
+}
+
+/* gen a trace with the given generator options into the temp dir; return
+ * its path in buf. */
+static void gen(char *buf, size_t len, const char *name, const char *a0, ...)
+{
+	path_of(buf, len, name);
+	const char *args[32];
+	int n = 0;
+	args[n++] = "gen";
+	va_list ap;
+	va_start(ap, a0);
+	for (const char *a = a0; a; a = va_arg(ap, const char *)) {
+		ck_assert_int_lt(n, 28);
+		args[n++] = a;
+	}
+	va_end(ap);
+	args[n++] = "--quiet";
+	args[n++] = "-o";
+	args[n++] = buf;
+	args[n] = NULL;
+	run_t r = dmrv(args);
+	dmr_ok(&r);
+	run_free(&r);
+	struct stat sb;
+	ck_assert_msg(stat(buf, &sb) == 0 && sb.st_size > 0, "gen did not write %s", buf);
+}
+
+/* run TRACE into temp dir OUTNAME with the small shape and --retries R;
+ * extra options (up to 4) follow, NULL-terminated. */
+static run_t run_small(char *dir, size_t len, const char *outname, const char *trace,
+		       const char *retries, const char *x0, const char *x1, const char *x2,
+		       const char *x3)
+{
+	path_of(dir, len, outname);
+	run_t r = dmr("run", "--trace", trace, SMALL, "--retries", retries, "--out", dir, x0, x1,
+		      x2, x3, NULL);
+	dmr_ok(&r);
+	return r;
+}
+
+/* The per-workload test: gen, run with --retries 0 and 3, check. */
+static void workload_e2e(const char *name, const char *trace, const char *workload,
+			 unsigned long long txns, const char *expect_out)
+{
+	char d0[PATH_MAX], d3[PATH_MAX], n0[64], n3[64];
+	snprintf(n0, sizeof(n0), "%s-r0", name);
+	snprintf(n3, sizeof(n3), "%s-r3", name);
+
+	run_t r = run_small(d0, sizeof(d0), n0, trace, "0", NULL, NULL, NULL, NULL);
+	ck_assert_msg(strstr(r.out, "verification   PASSED") != NULL, "stdout:\n%s", r.out);
+	if (expect_out)
+		ck_assert_msg(strstr(r.out, expect_out) != NULL, "no '%s' in stdout:\n%s",
+			      expect_out, r.out);
+	run_free(&r);
+	counts_t c0 = check_run(d0, workload, 0, txns);
+
+	r = run_small(d3, sizeof(d3), n3, trace, "3", NULL, NULL, NULL, NULL);
+	run_free(&r);
+	counts_t c3 = check_run(d3, workload, 3, txns);
+	/* at most 1 + 3 attempts per transaction */
+	ck_assert_uint_le(c3.tried, 4 * c3.txns);
+	ck_assert_uint_le(c3.retries, 3 * c3.txns);
+	/* retryable aborts at --retries 0: --retries 3 retries */
+	if (c0.retryable > 0)
+		ck_assert_uint_gt(c3.retries, 0);
+}
+
+/* ---- tests --------------------------------------------------------------- */
+
+START_TEST(test_tpcc)
+{
+	char t[PATH_MAX];
+	gen(t, sizeof(t), "tpcc.csv", "tpcc", "--warehouses", "4", "--txns", "2000", "--seed", "1",
+	    NULL);
+	workload_e2e("tpcc", t, "tpcc", 2000, "C1 C2 C3");
+	/* TPC-C at this contention aborts plenty: --retries 3 must retry */
+	char d[PATH_MAX];
+	path_of(d, sizeof(d), "tpcc-r3");
+	summary_t s;
+	summary_load(&s, d);
+	ck_assert_uint_gt(colu(&s, "retries"), 0);
+	ck_assert_uint_gt(colu(&s, "gave_up"), 0);
+	ck_assert_str_eq(col(&s, "regime"), "uniform");
+	summary_free(&s);
+}
+END_TEST
+
+START_TEST(test_smallbank)
+{
+	char t[PATH_MAX];
+	gen(t, sizeof(t), "sb.csv", "smallbank", "--accounts", "1000", "--regime", "hot:10/0.9",
+	    "--txns", "3000", "--seed", "2", NULL);
+	workload_e2e("sb", t, "smallbank", 3000, "PASSED");
+	char d[PATH_MAX];
+	path_of(d, sizeof(d), "sb-r3");
+	summary_t s;
+	summary_load(&s, d);
+	ck_assert_uint_gt(colu(&s, "retries"), 0); /* hot set of 10 accounts: aborts */
+	ck_assert_str_eq(col(&s, "regime"), "hot:10/0.9");
+	summary_free(&s);
+}
+END_TEST
+
+static void ycsb(const char *w)
+{
+	char wl[PATH_MAX + 64], t[PATH_MAX], name[32];
+	snprintf(wl, sizeof(wl), "%s/traces/ycsb/%s", g_src, w);
+	snprintf(name, sizeof(name), "%s.csv", w);
+	gen(t, sizeof(t), name, "ycsb", "--workload", wl, "--txns", "3000", "--seed", "3", NULL);
+	workload_e2e(w, t, "ycsb", 3000, "PASSED");
+}
+
+START_TEST(test_ycsb_a)
+{
+	ycsb("workloada");
+}
+END_TEST
+
+START_TEST(test_ycsb_f)
+{
+	ycsb("workloadf");
+}
+END_TEST
+
+/* TPC-C extreme (1 of 4 warehouses takes 95 %) against uniform, same
+ * transactions count, seed and shape: extreme aborts more. */
+START_TEST(test_extreme_vs_uniform)
+{
+	char tu[PATH_MAX], tx[PATH_MAX], du[PATH_MAX], dx[PATH_MAX];
+	gen(tu, sizeof(tu), "tpcc-u.csv", "tpcc", "--warehouses", "4", "--regime", "uniform",
+	    "--txns", "2000", "--seed", "5", NULL);
+	gen(tx, sizeof(tx), "tpcc-x.csv", "tpcc", "--warehouses", "4", "--regime", "extreme",
+	    "--txns", "2000", "--seed", "5", NULL);
+	run_t r = run_small(du, sizeof(du), "u", tu, "0", "--seed", "5", NULL, NULL);
+	run_free(&r);
+	r = run_small(dx, sizeof(dx), "x", tx, "0", "--seed", "5", NULL, NULL);
+	run_free(&r);
+	counts_t cu = check_run(du, "tpcc", 0, 2000);
+	counts_t cx = check_run(dx, "tpcc", 0, 2000);
+	summary_t s;
+	summary_load(&s, dx);
+	ck_assert_str_eq(col(&s, "regime"), "extreme");
+	summary_free(&s);
+	ck_assert_msg(cx.abort_rate > cu.abort_rate, "abort rate extreme %.4f <= uniform %.4f",
+		      cx.abort_rate, cu.abort_rate);
+	ck_assert_uint_lt(cx.committed, cu.committed);
+}
+END_TEST
+
+/* Same trace + seed twice: summary.csv identical but for the wall-time
+ * columns, timeseries.csv byte-identical; another seed: some non-wall
+ * column other than seed differs. */
+START_TEST(test_determinism)
+{
+	char t[PATH_MAX], d1[PATH_MAX], d2[PATH_MAX], d3[PATH_MAX];
+	gen(t, sizeof(t), "tpcc-det.csv", "tpcc", "--warehouses", "4", "--txns", "2000", "--seed",
+	    "9", NULL);
+	/* 0.1 ms windows: the ~2.5 ms run gives a real series, not one row */
+	run_t r = run_small(d1, sizeof(d1), "det1", t, "2", "--seed", "11", "--window-ms", "0.1");
+	run_free(&r);
+	r = run_small(d2, sizeof(d2), "det2", t, "2", "--seed", "11", "--window-ms", "0.1");
+	run_free(&r);
+	r = run_small(d3, sizeof(d3), "det3", t, "2", "--seed", "12", "--window-ms", "0.1");
+	run_free(&r);
+	check_run(d1, "tpcc", 2, 2000);
+	check_run(d3, "tpcc", 2, 2000);
+
+	summary_t s1, s2, s3;
+	summary_load(&s1, d1);
+	summary_load(&s2, d2);
+	summary_load(&s3, d3);
+	ck_assert_int_eq(s1.n, s2.n);
+	ck_assert_int_eq(s1.n, s3.n);
+	int walls = 0, differ = 0;
+	for (int i = 0; i < s1.n; i++) {
+		ck_assert_str_eq(s1.name[i], s2.name[i]);
+		ck_assert_str_eq(s1.name[i], s3.name[i]);
+		if (is_wall_col(s1.name[i])) {
+			walls++;
+			continue;
+		}
+		ck_assert_msg(strcmp(s1.val[i], s2.val[i]) == 0,
+			      "same seed: column %s differs: %s vs %s", s1.name[i], s1.val[i],
+			      s2.val[i]);
+		if (strcmp(s1.name[i], "seed") != 0 && strcmp(s1.val[i], s3.val[i]) != 0)
+			differ++;
+	}
+	ck_assert_int_eq(walls, 3);
+	ck_assert_str_eq(col(&s1, "seed"), "11");
+	ck_assert_str_eq(col(&s3, "seed"), "12");
+	ck_assert_msg(differ > 0, "seed 11 and seed 12 give the same summary");
+	summary_free(&s1);
+	summary_free(&s2);
+	summary_free(&s3);
+
+	char p1[PATH_MAX + 32], p2[PATH_MAX + 32], p3[PATH_MAX + 32];
+	snprintf(p1, sizeof(p1), "%s/timeseries.csv", d1);
+	snprintf(p2, sizeof(p2), "%s/timeseries.csv", d2);
+	snprintf(p3, sizeof(p3), "%s/timeseries.csv", d3);
+	size_t l1, l2, l3;
+	char *t1 = slurp(p1, &l1), *t2 = slurp(p2, &l2), *t3 = slurp(p3, &l3);
+	ck_assert_ptr_nonnull(t1);
+	ck_assert_ptr_nonnull(t2);
+	ck_assert_ptr_nonnull(t3);
+	int rows = 0;
+	for (size_t i = 0; i < l1; i++)
+		rows += t1[i] == '\n';
+	ck_assert_int_ge(rows, 1 + 5); /* header + several 0.1 ms windows */
+	ck_assert_msg(l1 == l2 && memcmp(t1, t2, l1) == 0, "timeseries.csv differs between runs");
+	ck_assert_msg(l1 != l3 || memcmp(t1, t3, l1) != 0,
+		      "timeseries.csv is the same for seeds 11 and 12");
+	free(t1);
+	free(t2);
+	free(t3);
+}
+END_TEST
+
+static Suite *e2e_suite(void)
+{
+	Suite *s = suite_create("e2e");
+	TCase *tc = tcase_create("workloads");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_tpcc);
+	tcase_add_test(tc, test_smallbank);
+	tcase_add_test(tc, test_ycsb_a);
+	tcase_add_test(tc, test_ycsb_f);
+	tcase_add_test(tc, test_extreme_vs_uniform);
+	tcase_add_test(tc, test_determinism);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	const char *b = getenv("DMR_BUILD_DIR"), *src = getenv("DMR_SOURCE_DIR");
+	if (!b || !src) {
+		fprintf(stderr,
+			"test_e2e: DMR_BUILD_DIR and DMR_SOURCE_DIR must be set (run via ctest)\n");
+		return EXIT_FAILURE;
+	}
+	snprintf(g_bin, sizeof(g_bin), "%s/dmreplay", b);
+	snprintf(g_src, sizeof(g_src), "%s", src);
+	if (access(g_bin, X_OK) != 0) {
+		fprintf(stderr, "test_e2e: %s: %s\n", g_bin, strerror(errno));
+		return EXIT_FAILURE;
+	}
+	const char *td = getenv("TMPDIR");
+	snprintf(g_tmp, sizeof(g_tmp), "%s/dmr-e2e-XXXXXX", td && *td ? td : "/tmp");
+	if (!mkdtemp(g_tmp)) {
+		perror("mkdtemp");
+		return EXIT_FAILURE;
+	}
+	SRunner *sr = srunner_create(e2e_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	nftw(g_tmp, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
