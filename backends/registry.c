@@ -6,15 +6,25 @@
 
 extern const dmr_be_ops_t dmr_sim_ops;
 extern const dmr_be_ops_t dmr_shm_ops;
+#ifdef DMR_HAVE_VERBS
+extern const dmr_be_ops_t dmr_verbs_ops;
+#endif
 
 static const dmr_be_ops_t *const registry[] = {
 	&dmr_sim_ops,
 	&dmr_shm_ops,
+#ifdef DMR_HAVE_VERBS
+	&dmr_verbs_ops,
+#endif
 };
 
 const char *dmr_be_names(void)
 {
+#ifdef DMR_HAVE_VERBS
+	return "sim, shm, verbs";
+#else
 	return "sim, shm";
+#endif
 }
 
 dmr_status_t dmr_be_unsupported(void)

@@ -20,9 +20,14 @@ static void run_usage(FILE *f)
 		"DIR/timeseries.csv.\n\n"
 		"  --trace FILE      trace to replay (default: the shipped sample\n"
 		"                    %s)\n"
-		"  --backend NAME    sim (default), shm (loopback: verbs executed by the CPU,\n"
-		"                    one thread per worker; for testing)\n"
+		"  --backend NAME    sim (default); verbs (rdma-core: MN and CNs in this\n"
+		"                    process over loopback RDMA); shm (loopback: verbs executed\n"
+		"                    by the CPU, one thread per worker; for testing)\n"
 		"  --profile NAME    hardware profile for sim (default cx6dx-100g)\n"
+		"  --device DEV      verbs: RDMA device name or index (e.g. rxe0, mlx5_2)\n"
+		"  --port N          verbs: port (default 1)\n"
+		"  --gid-index N     verbs: GID index (default: the RoCEv2 GID whose IPv4\n"
+		"                    address is this node's own)\n"
 		"  --cns N           compute nodes (default 4)\n"
 		"  --threads N       workers per CN (default 28)\n"
 		"  --coros N         transaction contexts per worker (default 3)\n"
@@ -160,6 +165,8 @@ int dmr_replay_main(int argc, char **argv)
 		{"backoff-us", required_argument, 0, 'B'}, {"mr-size", required_argument, 0, 'M'},
 		{"mtu", required_argument, 0, 'm'},     {"window-ms", required_argument, 0, 'w'},
 		{"out", required_argument, 0, 'o'},     {"quiet", no_argument, 0, 'q'},
+		{"device", required_argument, 0, 'v'},  {"port", required_argument, 0, 'P'},
+		{"gid-index", required_argument, 0, 'G'},
 		{"loop", required_argument, 0, 'L'},    {"ai-step", required_argument, 0, 'A'},
 		{"md-factor", required_argument, 0, 'D'}, {"loop-window-ms", required_argument, 0, 'W'},
 		{"loop-threshold", required_argument, 0, 'H'},
@@ -209,6 +216,27 @@ int dmr_replay_main(int argc, char **argv)
 			break;
 		case 'B':
 			if (parse_dbl(name, optarg, &o.backoff_us)) return 2;
+			break;
+		case 'v': o.device = optarg; break;
+		case 'P':
+			if (parse_u64(name, optarg, &v, 0))
+				return 2;
+			if (v == 0 || v > 255) {
+				fprintf(stderr, "dmreplay run: option --port: %llu out of range (1..255)\n",
+					(unsigned long long)v);
+				return 2;
+			}
+			o.port = (int)v;
+			break;
+		case 'G':
+			if (parse_u64(name, optarg, &v, 0))
+				return 2;
+			if (v > 255) {
+				fprintf(stderr, "dmreplay run: option --gid-index: %llu out of range (0..255)\n",
+					(unsigned long long)v);
+				return 2;
+			}
+			o.gid_index = (int)v;
 			break;
 		case 'L': {
 			dmr_err_t lerr;

@@ -7,6 +7,8 @@
 #include "../backends/sim/sim.h"
 #include "../traces/workload.h"
 #include "replay.h"
+#include "report.h"
+#include "sweep.h"
 
 static void usage(FILE *f)
 {
@@ -16,6 +18,8 @@ static void usage(FILE *f)
 		   "  gen tpcc         generate a TPC-C trace\n"
 		   "  gen smallbank    generate a SmallBank trace\n"
 		   "  gen ycsb         generate a YCSB trace from a YCSB workload file\n"
+		   "  sweep SPEC.json  run cells x repetitions of a sweep (docs/SWEEPS.md)\n"
+		   "  report SUMMARY   medians, bootstrap intervals, ratios, plots of a sweep\n"
 		   "  model PROFILE    print a hardware profile as the simulator uses it\n");
 }
 
@@ -48,6 +52,10 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(cmd, "run") == 0)
 		return dmr_replay_main(argc - 1, argv + 1);
+	if (strcmp(cmd, "sweep") == 0)
+		return dmr_sweep_main(argc - 1, argv + 1);
+	if (strcmp(cmd, "report") == 0)
+		return dmr_report_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "model") == 0)
 		return model_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "gen") == 0) {

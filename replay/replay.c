@@ -27,6 +27,8 @@ void dmr_replay_opts_default(dmr_replay_opts_t *o)
 	o->backend = "sim";
 	o->profile = "cx6dx-100g";
 	o->out_dir = "out";
+	o->port = 1;
+	o->gid_index = -1;
 	o->cns = 4;
 	o->threads = 28;
 	o->coros = 3;
@@ -606,7 +608,10 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 			       .workers = o->threads,
 			       .mr_size = mr,
 			       .seed = o->seed,
-			       .profile = o->profile};
+			       .profile = o->profile,
+			       .device = o->device,
+			       .port = o->port,
+			       .gid_index = o->gid_index};
 	st = dmr_be_open(&cfg, &e->be, err);
 	if (st != DMR_OK)
 		goto out_trace;

@@ -21,6 +21,9 @@ typedef struct dmr_replay_opts {
 	const char *trace;      /* trace file */
 	const char *backend;    /* "sim" */
 	const char *profile;    /* sim profile name or path */
+	const char *device;     /* verbs: RDMA device name or index */
+	int port;               /* verbs: port (default 1) */
+	int gid_index;          /* verbs: GID index, -1 = the RoCEv2 GID of this node's IPv4 */
 	const char *out_dir;    /* results directory (created) */
 	uint32_t cns, threads, coros;
 	uint64_t seed;

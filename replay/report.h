@@ -44,10 +44,10 @@ int dmr_report_csv_split(char *line, char **fields, int max);
 
 typedef struct dmr_report_csv {
 	size_t ncols, nrows;
-	char **cols;            /* header names */
-	char ***rows;           /* nrows x ncols */
-	size_t *line;           /* 1-based file line of each row */
-	char *buf;              /* storage */
+	char **cols;  /* header names */
+	char ***rows; /* nrows x ncols */
+	size_t *line; /* 1-based file line of each row */
+	char *buf;    /* storage */
 } dmr_report_csv_t;
 
 /* Load a CSV file with a header line. Refused (DMR_ERR_PARSE, "FILE:N:"
@@ -61,8 +61,8 @@ int dmr_report_csv_col(const dmr_report_csv_t *csv, const char *name);
 /* ---- statistics --------------------------------------------------------- */
 
 typedef struct dmr_report_ci {
-	double est;             /* median (or ratio of medians) */
-	double lo, hi;          /* 95 % percentile-bootstrap interval */
+	double est;    /* median (or ratio of medians) */
+	double lo, hi; /* 95 % percentile-bootstrap interval */
 } dmr_report_ci_t;
 
 /* Median of x[0..n) (n >= 1; x is not modified). */
@@ -92,14 +92,14 @@ size_t dmr_report_recovery(const double *t, const double *tps, const double *pha
 /* ---- the report --------------------------------------------------------- */
 
 typedef struct dmr_report_cfg {
-	const char *summary;    /* SUMMARY.csv */
-	const char *baseline;   /* "loop=none", NULL = default */
-	const char *by;         /* default "regime" */
-	const char *metrics;    /* default "committed_tps,abort_rate,atomics_per_commit" */
-	const char *out_dir;    /* default: SUMMARY's directory + "/report" */
-	unsigned resamples;     /* default 1000 */
-	uint64_t seed;          /* default 1 */
-	int plots;              /* 1: run gnuplot (default) */
+	const char *summary;  /* SUMMARY.csv */
+	const char *baseline; /* "loop=none", NULL = default */
+	const char *by;	      /* default "regime" */
+	const char *metrics;  /* default "committed_tps,abort_rate,atomics_per_commit" */
+	const char *out_dir;  /* default: SUMMARY's directory + "/report" */
+	unsigned resamples;   /* default 1000 */
+	uint64_t seed;	      /* default 1 */
+	int plots;	      /* 1: run gnuplot (default) */
 	int quiet;
 } dmr_report_cfg_t;
 

@@ -29,60 +29,64 @@
 /* ---- value types and the tables of known keys --------------------------- */
 
 enum vtype {
-	V_STR,    /* non-empty string of safe characters */
+	V_STR,	  /* non-empty string of safe characters */
 	V_REGIME, /* V_STR that dmr_regime_parse accepts */
-	V_POS,    /* integer >= 1 */
-	V_UINT,   /* integer >= 0 */
-	V_NUMP,   /* number > 0 */
-	V_NUM0,   /* number >= 0 */
-	V_DUR,    /* number of seconds > 0, or "Xs" / "Xms" */
-	V_SIZE,   /* integer >= 1 or a string like "1G" */
-	V_SEED,   /* integer >= 0 or "rep" */
+	V_POS,	  /* integer >= 1 */
+	V_UINT,	  /* integer >= 0 */
+	V_NUMP,	  /* number > 0 */
+	V_NUM0,	  /* number >= 0 */
+	V_DUR,	  /* number of seconds > 0, or "Xs" / "Xms" */
+	V_SIZE,	  /* integer >= 1 or a string like "1G" */
+	V_SEED,	  /* integer >= 0 or "rep" */
 };
 
 static const char *vtype_name[] = {
-	[V_STR] = "a string", [V_REGIME] = "a regime string", [V_POS] = "an integer >= 1",
-	[V_UINT] = "an integer >= 0", [V_NUMP] = "a number > 0", [V_NUM0] = "a number >= 0",
-	[V_DUR] = "a duration (seconds as a number, or \"0.5s\" / \"200ms\")",
-	[V_SIZE] = "a size (bytes, or a string like \"1G\")",
-	[V_SEED] = "an integer >= 0 or \"rep\"",
+    [V_STR] = "a string",
+    [V_REGIME] = "a regime string",
+    [V_POS] = "an integer >= 1",
+    [V_UINT] = "an integer >= 0",
+    [V_NUMP] = "a number > 0",
+    [V_NUM0] = "a number >= 0",
+    [V_DUR] = "a duration (seconds as a number, or \"0.5s\" / \"200ms\")",
+    [V_SIZE] = "a size (bytes, or a string like \"1G\")",
+    [V_SEED] = "an integer >= 0 or \"rep\"",
 };
 
 typedef struct keydef {
 	const char *name;
 	enum vtype t;
-	int gen;            /* generator setting (else a run option) */
-	const char *wls;    /* generator settings: workloads that take it ("" = all) */
+	int gen;	 /* generator setting (else a run option) */
+	const char *wls; /* generator settings: workloads that take it ("" = all) */
 } keydef_t;
 
 static const keydef_t axis_defs[] = {
-	{"regime", V_REGIME, 1, ""},     {"mix", V_STR, 1, "tpcc"},
-	{"warehouses", V_POS, 1, "tpcc"}, {"txns", V_POS, 1, ""},
-	{"loop", V_STR, 0, NULL},         {"threads", V_POS, 0, NULL},
-	{"coros", V_POS, 0, NULL},        {"cns", V_POS, 0, NULL},
-	{"seed", V_UINT, 0, NULL},        {"retries", V_UINT, 0, NULL},
-	{"profile", V_STR, 0, NULL},      {"ai_step", V_POS, 0, NULL},
-	{"md_factor", V_NUMP, 0, NULL},   {"loop_window_ms", V_NUMP, 0, NULL},
-	{"duration", V_DUR, 0, NULL},
+    {"regime", V_REGIME, 1, ""},      {"mix", V_STR, 1, "tpcc"},
+    {"warehouses", V_POS, 1, "tpcc"}, {"txns", V_POS, 1, ""},
+    {"loop", V_STR, 0, NULL},	      {"threads", V_POS, 0, NULL},
+    {"coros", V_POS, 0, NULL},	      {"cns", V_POS, 0, NULL},
+    {"seed", V_UINT, 0, NULL},	      {"retries", V_UINT, 0, NULL},
+    {"profile", V_STR, 0, NULL},      {"ai_step", V_POS, 0, NULL},
+    {"md_factor", V_NUMP, 0, NULL},   {"loop_window_ms", V_NUMP, 0, NULL},
+    {"duration", V_DUR, 0, NULL},
 };
 
 static const keydef_t run_defs[] = {
-	{"backend", V_STR, 0, NULL},      {"profile", V_STR, 0, NULL},
-	{"cns", V_POS, 0, NULL},          {"threads", V_POS, 0, NULL},
-	{"coros", V_POS, 0, NULL},        {"txns", V_POS, 0, NULL},
-	{"duration", V_DUR, 0, NULL},     {"retries", V_UINT, 0, NULL},
-	{"backoff_us", V_NUM0, 0, NULL},  {"mr_size", V_SIZE, 0, NULL},
-	{"mtu", V_POS, 0, NULL},          {"window_ms", V_NUMP, 0, NULL},
-	{"loop", V_STR, 0, NULL},         {"ai_step", V_POS, 0, NULL},
-	{"md_factor", V_NUMP, 0, NULL},   {"loop_window_ms", V_NUMP, 0, NULL},
+    {"backend", V_STR, 0, NULL},     {"profile", V_STR, 0, NULL},
+    {"cns", V_POS, 0, NULL},	     {"threads", V_POS, 0, NULL},
+    {"coros", V_POS, 0, NULL},	     {"txns", V_POS, 0, NULL},
+    {"duration", V_DUR, 0, NULL},    {"retries", V_UINT, 0, NULL},
+    {"backoff_us", V_NUM0, 0, NULL}, {"mr_size", V_SIZE, 0, NULL},
+    {"mtu", V_POS, 0, NULL},	     {"window_ms", V_NUMP, 0, NULL},
+    {"loop", V_STR, 0, NULL},	     {"ai_step", V_POS, 0, NULL},
+    {"md_factor", V_NUMP, 0, NULL},  {"loop_window_ms", V_NUMP, 0, NULL},
 };
 
 static const keydef_t wl_defs[] = {
-	{"regime", V_REGIME, 1, ""},       {"txns", V_POS, 1, ""},
-	{"seed", V_SEED, 1, ""},           {"mix", V_STR, 1, "tpcc"},
-	{"warehouses", V_POS, 1, "tpcc"},  {"order_cap", V_POS, 1, "tpcc"},
-	{"payment_cap", V_POS, 1, "tpcc"}, {"accounts", V_POS, 1, "smallbank"},
-	{"zipf", V_NUMP, 1, "smallbank"},  {"workload", V_STR, 1, "ycsb"},
+    {"regime", V_REGIME, 1, ""},       {"txns", V_POS, 1, ""},
+    {"seed", V_SEED, 1, ""},	       {"mix", V_STR, 1, "tpcc"},
+    {"warehouses", V_POS, 1, "tpcc"},  {"order_cap", V_POS, 1, "tpcc"},
+    {"payment_cap", V_POS, 1, "tpcc"}, {"accounts", V_POS, 1, "smallbank"},
+    {"zipf", V_NUMP, 1, "smallbank"},  {"workload", V_STR, 1, "ycsb"},
 };
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
@@ -144,10 +148,11 @@ static dmr_status_t val_text(const json_t *v, enum vtype t, const char *field, c
 		if (!json_is_string(v))
 			break;
 		if (!safe_string(json_string_value(v)))
-			return dmr_err_set(err, DMR_ERR_PARSE,
-					   "%s: '%s' is not allowed (empty, longer than %d, a leading "
-					   "'-', or one of: space , ; = \" ' \\ ` $)",
-					   field, json_string_value(v), DMR_SWEEP_VAL_MAX - 1);
+			return dmr_err_set(
+			    err, DMR_ERR_PARSE,
+			    "%s: '%s' is not allowed (empty, longer than %d, a leading "
+			    "'-', or one of: space , ; = \" ' \\ ` $)",
+			    field, json_string_value(v), DMR_SWEEP_VAL_MAX - 1);
 		snprintf(out, DMR_SWEEP_VAL_MAX, "%s", json_string_value(v));
 		if (t == V_REGIME) {
 			dmr_regime_t r;
@@ -168,16 +173,16 @@ static dmr_status_t val_text(const json_t *v, enum vtype t, const char *field, c
 			return DMR_OK;
 		}
 		return val_text(v, V_UINT, field, out, err) == DMR_OK
-			       ? DMR_OK
-			       : dmr_err_set(err, DMR_ERR_PARSE, "%s: expected %s", field,
-					     vtype_name[t]);
+			   ? DMR_OK
+			   : dmr_err_set(err, DMR_ERR_PARSE, "%s: expected %s", field,
+					 vtype_name[t]);
 	case V_SIZE:
 		if (json_is_string(v))
 			return val_text(v, V_STR, field, out, err);
 		return val_text(v, V_POS, field, out, err) == DMR_OK
-			       ? DMR_OK
-			       : dmr_err_set(err, DMR_ERR_PARSE, "%s: expected %s", field,
-					     vtype_name[t]);
+			   ? DMR_OK
+			   : dmr_err_set(err, DMR_ERR_PARSE, "%s: expected %s", field,
+					 vtype_name[t]);
 	case V_NUMP:
 	case V_NUM0:
 	case V_DUR:
@@ -240,7 +245,8 @@ static dmr_status_t parse_opts(const json_t *obj, const char *what, const keydef
 	if (!json_is_object(obj))
 		return dmr_err_set(err, DMR_ERR_PARSE, "%s: expected an object", what);
 	*n_p = 0;
-	json_object_foreach((json_t *)obj, key, v) {
+	json_object_foreach((json_t *)obj, key, v)
+	{
 		snprintf(field, sizeof(field), "%s.%.60s", what, key);
 		if (wl && strcmp(key, "name") == 0)
 			continue;
@@ -254,10 +260,11 @@ static dmr_status_t parse_opts(const json_t *obj, const char *what, const keydef
 							      o ? ", " : "", defs[i].name);
 			if (!wl && (strcmp(key, "seed") == 0 || strcmp(key, "trace") == 0 ||
 				    strcmp(key, "out") == 0 || strcmp(key, "quiet") == 0))
-				return dmr_err_set(err, DMR_ERR_PARSE,
-						   "%s: set by the sweep (use the top-level \"seed\" or "
-						   "a seed axis; traces and --out are the sweep's)",
-						   field);
+				return dmr_err_set(
+				    err, DMR_ERR_PARSE,
+				    "%s: set by the sweep (use the top-level \"seed\" or "
+				    "a seed axis; traces and --out are the sweep's)",
+				    field);
 			return dmr_err_set(err, DMR_ERR_PARSE, "%s: unknown%s%s (known: %s)", field,
 					   wl ? " for workload " : "", wl ? wl : "", known);
 		}
@@ -290,25 +297,27 @@ static dmr_status_t parse_axes(const json_t *obj, dmr_sweep_spec_t *s, dmr_err_t
 
 	if (!json_is_object(obj))
 		return dmr_err_set(err, DMR_ERR_PARSE, "axes: expected an object (axis -> array)");
-	json_object_foreach((json_t *)obj, key, arr) {
+	json_object_foreach((json_t *)obj, key, arr)
+	{
 		snprintf(field, sizeof(field), "axes.%.60s", key);
 		const keydef_t *d = find_def(axis_defs, NELEM(axis_defs), key);
 		if (!d) {
 			list_defs(axis_defs, NELEM(axis_defs), known, sizeof(known));
-			return dmr_err_set(err, DMR_ERR_PARSE, "%s: unknown axis (known: %s)", field,
-					   known);
+			return dmr_err_set(err, DMR_ERR_PARSE, "%s: unknown axis (known: %s)",
+					   field, known);
 		}
 		if (d->gen && !wl_takes(d, s->workload))
-			return dmr_err_set(err, DMR_ERR_PARSE,
-					   "%s: not a setting of workload %s", field, s->workload);
+			return dmr_err_set(err, DMR_ERR_PARSE, "%s: not a setting of workload %s",
+					   field, s->workload);
 		if (find_opt(s->run, s->nrun, key))
-			return dmr_err_set(err, DMR_ERR_PARSE, "%s: also fixed in run.%s", field, key);
-		if (d->gen && find_opt(s->wl, s->nwl, key))
-			return dmr_err_set(err, DMR_ERR_PARSE, "%s: also fixed in workload.%s", field,
+			return dmr_err_set(err, DMR_ERR_PARSE, "%s: also fixed in run.%s", field,
 					   key);
+		if (d->gen && find_opt(s->wl, s->nwl, key))
+			return dmr_err_set(err, DMR_ERR_PARSE, "%s: also fixed in workload.%s",
+					   field, key);
 		if (!json_is_array(arr) || json_array_size(arr) == 0)
-			return dmr_err_set(err, DMR_ERR_PARSE, "%s: expected a non-empty array of values",
-					   field);
+			return dmr_err_set(err, DMR_ERR_PARSE,
+					   "%s: expected a non-empty array of values", field);
 		if (s->naxes >= DMR_SWEEP_MAX_AXES)
 			return dmr_err_set(err, DMR_ERR_PARSE, "%s: more than %d axes", field,
 					   DMR_SWEEP_MAX_AXES);
@@ -322,7 +331,8 @@ static dmr_status_t parse_axes(const json_t *obj, dmr_sweep_spec_t *s, dmr_err_t
 		s->naxes++;
 		size_t i;
 		json_t *v;
-		json_array_foreach(arr, i, v) {
+		json_array_foreach(arr, i, v)
+		{
 			char vf[200];
 			snprintf(vf, sizeof(vf), "%s[%zu]", field, i);
 			dmr_status_t st = val_text(v, d->t, vf, a->vals[i], err);
@@ -364,9 +374,10 @@ dmr_status_t dmr_sweep_spec_parse(const char *text, const char *name, dmr_sweep_
 		st = dmr_err_set(err, DMR_ERR_PARSE, "%s: expected a JSON object", name);
 		goto out;
 	}
-	json_object_foreach(root, key, v) {
+	json_object_foreach(root, key, v)
+	{
 		static const char *known[] = {"name", "description", "workload", "axes",
-					      "reps", "seed", "run", "comment"};
+					      "reps", "seed",	     "run",	 "comment"};
 		size_t i;
 		for (i = 0; i < NELEM(known); i++)
 			if (strcmp(key, known[i]) == 0)
@@ -394,7 +405,8 @@ dmr_status_t dmr_sweep_spec_parse(const char *text, const char *name, dmr_sweep_
 
 	json_t *wl = json_object_get(root, "workload");
 	if (!wl || !json_is_object(wl)) {
-		st = dmr_err_set(err, DMR_ERR_PARSE, "%s: workload: missing or not an object", name);
+		st =
+		    dmr_err_set(err, DMR_ERR_PARSE, "%s: workload: missing or not an object", name);
 		goto out;
 	}
 	v = json_object_get(wl, "name");
@@ -448,8 +460,8 @@ dmr_status_t dmr_sweep_spec_parse(const char *text, const char *name, dmr_sweep_
 	if (v) {
 		if (!json_is_integer(v) || json_integer_value(v) < 1 ||
 		    json_integer_value(v) > 100000) {
-			st = dmr_err_set(err, DMR_ERR_PARSE, "%s: reps: expected an integer in 1..100000",
-					 name);
+			st = dmr_err_set(err, DMR_ERR_PARSE,
+					 "%s: reps: expected an integer in 1..100000", name);
 			goto out;
 		}
 		s->reps = (uint32_t)json_integer_value(v);
@@ -457,10 +469,11 @@ dmr_status_t dmr_sweep_spec_parse(const char *text, const char *name, dmr_sweep_
 	if (s->seed_axis >= 0) {
 		size_t n = s->axes[s->seed_axis].nvals;
 		if (v && s->reps != n) {
-			st = dmr_err_set(err, DMR_ERR_PARSE,
-					 "%s: reps: %u, but the seed axis lists %zu seeds (with a seed "
-					 "axis each seed is one repetition: drop reps)",
-					 name, s->reps, n);
+			st = dmr_err_set(
+			    err, DMR_ERR_PARSE,
+			    "%s: reps: %u, but the seed axis lists %zu seeds (with a seed "
+			    "axis each seed is one repetition: drop reps)",
+			    name, s->reps, n);
 			goto out;
 		}
 		if (json_object_get(root, "seed")) {
@@ -479,7 +492,8 @@ dmr_status_t dmr_sweep_spec_parse(const char *text, const char *name, dmr_sweep_
 	}
 out:
 	json_decref(root);
-	if (st != DMR_OK && err && st == DMR_ERR_PARSE && strncmp(err->msg, name, strlen(name)) != 0) {
+	if (st != DMR_OK && err && st == DMR_ERR_PARSE &&
+	    strncmp(err->msg, name, strlen(name)) != 0) {
 		char m[sizeof(err->msg)];
 		snprintf(m, sizeof(m), "%s", err->msg);
 		dmr_err_set(err, st, "%s: %s", name, m);
@@ -541,8 +555,9 @@ void dmr_sweep_cell_dirname(const char *cell, char *out, size_t out_len)
 		char c = *p;
 		if (c == ';')
 			c = '+';
-		else if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-			   c == '.' || c == '_' || c == '=' || c == '+' || c == '-'))
+		else if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			   (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '=' || c == '+' ||
+			   c == '-'))
 			c = '_';
 		out[o++] = c;
 	}
@@ -649,10 +664,11 @@ dmr_status_t dmr_sweep_plan_build(const dmr_sweep_spec_t *s, dmr_sweep_plan_t *p
 				snprintf(j->cell, sizeof(j->cell), "default");
 			char d[sizeof(j->dir)];
 			dmr_sweep_cell_dirname(j->cell, d, sizeof(d) - 16);
-			snprintf(j->dir, sizeof(j->dir), "%s-r%u", d, r);
+			if (snprintf(j->dir, sizeof(j->dir), "%s-r%u", d, r) >= (int)sizeof(j->dir))
+				goto toolong;
 			j->seed = s->seed_axis >= 0
-					  ? strtoull(s->axes[s->seed_axis].vals[r], NULL, 10)
-					  : s->seed_base + r;
+				      ? strtoull(s->axes[s->seed_axis].vals[r], NULL, 10)
+				      : s->seed_base + r;
 			j->trace_seed = s->trace_seed_fixed ? s->trace_seed : j->seed;
 			size_t ng = gen_settings(s, j->vidx, j->trace_seed, g);
 			char key[1024];
@@ -672,9 +688,9 @@ dmr_status_t dmr_sweep_plan_build(const dmr_sweep_spec_t *s, dmr_sweep_plan_t *p
 		for (size_t b = a + 1; b < ncells; b++)
 			if (strcmp(p.jobs[a].dir, p.jobs[b].dir) == 0) {
 				dmr_status_t st = dmr_err_set(
-					err, DMR_ERR_PARSE,
-					"axes: cells '%s' and '%s' map to the same directory %s",
-					p.jobs[a].cell, p.jobs[b].cell, p.jobs[a].dir);
+				    err, DMR_ERR_PARSE,
+				    "axes: cells '%s' and '%s' map to the same directory %s",
+				    p.jobs[a].cell, p.jobs[b].cell, p.jobs[a].dir);
 				p.jobs[0].vidx = vidx;
 				dmr_sweep_plan_free(&p);
 				return st;
@@ -731,8 +747,8 @@ dmr_status_t dmr_sweep_plan_resume(dmr_sweep_plan_t *plan, const char *path, int
 			snprintf(plan->header, sizeof(plan->header), "%s", line);
 			int nf = dmr_report_csv_split(line, fields, MAX_COLS);
 			if (nf < 2 || nf > MAX_COLS) {
-				st = dmr_err_set(err, DMR_ERR_PARSE, "%s:1: not a sweep summary header",
-						 path);
+				st = dmr_err_set(err, DMR_ERR_PARSE,
+						 "%s:1: not a sweep summary header", path);
 				goto out;
 			}
 			ncols = (size_t)nf;
@@ -743,10 +759,11 @@ dmr_status_t dmr_sweep_plan_resume(dmr_sweep_plan_t *plan, const char *path, int
 					crep = i;
 			}
 			if (ccell < 0 || crep < 0) {
-				st = dmr_err_set(err, DMR_ERR_PARSE,
-						 "%s:1: header has no 'cell' and 'rep' columns: not a "
-						 "sweep summary (use another --out)",
-						 path);
+				st = dmr_err_set(
+				    err, DMR_ERR_PARSE,
+				    "%s:1: header has no 'cell' and 'rep' columns: not a "
+				    "sweep summary (use another --out)",
+				    path);
 				goto out;
 			}
 			continue;
@@ -763,8 +780,9 @@ dmr_status_t dmr_sweep_plan_resume(dmr_sweep_plan_t *plan, const char *path, int
 		errno = 0;
 		unsigned long rep = strtoul(fields[crep], &end, 10);
 		if (!fields[crep][0] || *end || errno || fields[crep][0] == '-') {
-			st = dmr_err_set(err, DMR_ERR_PARSE, "%s:%zu: field 'rep': '%s' is not an integer",
-					 path, lineno, fields[crep]);
+			st = dmr_err_set(err, DMR_ERR_PARSE,
+					 "%s:%zu: field 'rep': '%s' is not an integer", path,
+					 lineno, fields[crep]);
 			goto out;
 		}
 		int found = 0;
@@ -923,11 +941,12 @@ static void install_signals(void)
 
 typedef struct sweep_ctx {
 	const dmr_sweep_spec_t *spec;
-	const char *spec_path;  /* absolute */
-	char dir[PATH_MAX];     /* absolute */
-	char exe[PATH_MAX];
+	const char *spec_path; /* absolute */
+	char dir[PATH_MAX];    /* absolute */
+	char exe[PATH_MAX];    /* runs `gen` and `run` */
+	char self[PATH_MAX];   /* runs `sweep --job-cell` under GNU parallel */
 	char summary[PATH_MAX + 32];
-	char header[4096];      /* summary.csv header in force, "" = none yet */
+	char header[4096]; /* summary.csv header in force, "" = none yet */
 	int tty;
 	double t0;
 	size_t total, before, now, failed;
@@ -1027,7 +1046,7 @@ static dmr_status_t ensure_trace(sweep_ctx_t *c, const dmr_sweep_job_t *j, char 
 	if (mkdirs(tdir) != 0)
 		return dmr_err_set(err, DMR_ERR_IO, "%s: %s", tdir, strerror(errno));
 	snprintf(lock, sizeof(lock), "%s/.%s.lock", tdir, j->trace);
-	int lfd = open(lock, O_RDWR | O_CREAT, 0644);
+	int lfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 	if (lfd < 0)
 		return dmr_err_set(err, DMR_ERR_IO, "%s: %s", lock, strerror(errno));
 	while (flock(lfd, LOCK_EX) != 0) {
@@ -1105,8 +1124,8 @@ static dmr_status_t run_job(sweep_ctx_t *c, const dmr_sweep_job_t *j, char *hdr,
 	if (rc != 0) {
 		char ll[300];
 		last_line(log, ll, sizeof(ll));
-		return dmr_err_set(err, DMR_ERR_REMOTE, "run exited with status %d: %s (log %s)", rc,
-				   ll, log);
+		return dmr_err_set(err, DMR_ERR_REMOTE, "run exited with status %d: %s (log %s)",
+				   rc, ll, log);
 	}
 	char h[4096], r[8192];
 	st = read_run_summary(sum, h, sizeof(h), r, sizeof(r), err);
@@ -1222,10 +1241,10 @@ static int run_sequential(sweep_ctx_t *c, dmr_sweep_plan_t *p)
 		progress(c, cur, 0);
 		dmr_err_t err = {{0}};
 		dmr_status_t st = run_job(c, j, hdr, sizeof(hdr), row, sizeof(row), &err);
-		if (g_stop)
+		if (g_stop && st != DMR_OK)
 			break; /* a run cut short by the signal is not a result */
 		if (st == DMR_OK)
-			st = append_row(c, hdr, row, &err);
+			st = append_row(c, hdr, row, &err); /* finished: keep it */
 		if (st == DMR_OK) {
 			j->done = 1;
 			c->now++;
@@ -1280,7 +1299,7 @@ static int run_parallel(sweep_ctx_t *c, dmr_sweep_plan_t *p, unsigned jobs, cons
 		av_add(&b, "--return");
 		av_add(&b, ret2);
 	}
-	av_add(&b, c->exe);
+	av_add(&b, c->self);
 	av_add(&b, "sweep");
 	av_add(&b, c->spec_path);
 	av_add(&b, "--out");
@@ -1318,8 +1337,9 @@ static int run_parallel(sweep_ctx_t *c, dmr_sweep_plan_t *p, unsigned jobs, cons
 		if (nul >= 0)
 			dup2(nul, 0);
 		execvp(av[0], av);
-		fprintf(stderr, "sweep: cannot run GNU parallel (%s): install it (scripts/deps) or "
-				"drop --jobs/--hosts\n",
+		fprintf(stderr,
+			"sweep: cannot run GNU parallel (%s): install it (scripts/deps) or "
+			"drop --jobs/--hosts\n",
 			strerror(errno));
 		_exit(127);
 	}
@@ -1483,9 +1503,12 @@ static void dry_run(sweep_ctx_t *c, dmr_sweep_plan_t *p)
 	}
 }
 
-static int self_exe(char *out, size_t len)
+/* This executable, or the file named by env (tests: DMR_SWEEP_EXE, a
+ * stand-in for `dmreplay gen/run`; DMR_SWEEP_SELF, a dmreplay with sweep for
+ * the parallel jobs when the caller is not one). */
+static int self_exe(const char *env_name, char *out, size_t len)
 {
-	const char *env = getenv("DMR_SWEEP_EXE"); /* tests: a stand-in for dmreplay */
+	const char *env = getenv(env_name);
 	if (env && *env) {
 		snprintf(out, len, "%s", env);
 		return 0;
@@ -1500,36 +1523,54 @@ static int self_exe(char *out, size_t len)
 int dmr_sweep_main(int argc, char **argv)
 {
 	enum { O_OUT = 256, O_JOBS, O_HOSTS, O_DRY, O_JCELL, O_JREP, O_HELP };
-	static const struct option opts[] = {
-		{"out", required_argument, 0, O_OUT},	  {"jobs", required_argument, 0, O_JOBS},
-		{"hosts", required_argument, 0, O_HOSTS}, {"dry-run", no_argument, 0, O_DRY},
-		{"job-cell", required_argument, 0, O_JCELL},
-		{"job-rep", required_argument, 0, O_JREP}, {"help", no_argument, 0, O_HELP},
-		{0, 0, 0, 0}};
+	static const struct option opts[] = {{"out", required_argument, 0, O_OUT},
+					     {"jobs", required_argument, 0, O_JOBS},
+					     {"hosts", required_argument, 0, O_HOSTS},
+					     {"dry-run", no_argument, 0, O_DRY},
+					     {"job-cell", required_argument, 0, O_JCELL},
+					     {"job-rep", required_argument, 0, O_JREP},
+					     {"help", no_argument, 0, O_HELP},
+					     {0, 0, 0, 0}};
 	const char *out = NULL, *hosts = NULL, *jcell = NULL, *jrep = NULL;
 	unsigned jobs = 0;
 	int dry = 0, ch;
 	optind = 0;
 	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (ch) {
-		case O_OUT: out = optarg; break;
-		case O_HOSTS: hosts = optarg; break;
-		case O_DRY: dry = 1; break;
-		case O_JCELL: jcell = optarg; break;
-		case O_JREP: jrep = optarg; break;
-		case O_HELP: sweep_usage(stdout); return 0;
+		case O_OUT:
+			out = optarg;
+			break;
+		case O_HOSTS:
+			hosts = optarg;
+			break;
+		case O_DRY:
+			dry = 1;
+			break;
+		case O_JCELL:
+			jcell = optarg;
+			break;
+		case O_JREP:
+			jrep = optarg;
+			break;
+		case O_HELP:
+			sweep_usage(stdout);
+			return 0;
 		case O_JOBS: {
 			char *end;
 			unsigned long v = strtoul(optarg, &end, 10);
 			if (!*optarg || *end || v < 1 || v > 4096 || *optarg == '-') {
-				fprintf(stderr, "dmreplay sweep: --jobs: '%s' is not an integer in 1..4096\n",
-					optarg);
+				fprintf(
+				    stderr,
+				    "dmreplay sweep: --jobs: '%s' is not an integer in 1..4096\n",
+				    optarg);
 				return 2;
 			}
 			jobs = (unsigned)v;
 			break;
 		}
-		default: sweep_usage(stderr); return 2;
+		default:
+			sweep_usage(stderr);
+			return 2;
 		}
 	}
 	if (optind != argc - 1) {
@@ -1545,7 +1586,8 @@ int dmr_sweep_main(int argc, char **argv)
 	if (hosts && !jobs)
 		jobs = 1;
 	if (hosts && (!*hosts || strpbrk(hosts, " \t\n'\"`$;"))) {
-		fprintf(stderr, "dmreplay sweep: --hosts: '%s' is not a comma-separated host list\n",
+		fprintf(stderr,
+			"dmreplay sweep: --hosts: '%s' is not a comma-separated host list\n",
 			hosts);
 		return 2;
 	}
@@ -1577,8 +1619,9 @@ int dmr_sweep_main(int argc, char **argv)
 	if (!out)
 		out = dflt;
 	if (strpbrk(out, ",\"\n\t")) {
-		fprintf(stderr, "dmreplay sweep: --out: '%s': no commas, quotes or tabs (the path goes "
-				"into CSV rows)\n",
+		fprintf(stderr,
+			"dmreplay sweep: --out: '%s': no commas, quotes or tabs (the path goes "
+			"into CSV rows)\n",
 			out);
 		goto out;
 	}
@@ -1594,7 +1637,8 @@ int dmr_sweep_main(int argc, char **argv)
 		snprintf(c->dir, sizeof(c->dir), "%s", out);
 	}
 	snprintf(c->summary, sizeof(c->summary), "%s/summary.csv", c->dir);
-	if (self_exe(c->exe, sizeof(c->exe)) != 0) {
+	if (self_exe("DMR_SWEEP_EXE", c->exe, sizeof(c->exe)) != 0 ||
+	    self_exe("DMR_SWEEP_SELF", c->self, sizeof(c->self)) != 0) {
 		fprintf(stderr, "dmreplay sweep: cannot find my own executable\n");
 		rc = 1;
 		goto out;
@@ -1609,7 +1653,8 @@ int dmr_sweep_main(int argc, char **argv)
 		snprintf(lk, sizeof(lk), "%s/.sweep.lock", c->dir);
 		lockfd = open(lk, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 		if (lockfd < 0 || flock(lockfd, LOCK_EX | LOCK_NB) != 0) {
-			fprintf(stderr, "dmreplay sweep: %s: another sweep is running in this directory\n",
+			fprintf(stderr,
+				"dmreplay sweep: %s: another sweep is running in this directory\n",
 				c->dir);
 			goto out;
 		}
@@ -1634,20 +1679,23 @@ int dmr_sweep_main(int argc, char **argv)
 		fprintf(stderr, "sweep %s: %zu of %zu runs already in %s, running the other %zu\n",
 			spec.name, plan.ndone, plan.njobs, c->summary, plan.njobs - plan.ndone);
 	int bad = plan.ndone == plan.njobs ? 0
-		  : jobs ? run_parallel(c, &plan, jobs, hosts)
-			 : run_sequential(c, &plan);
+		  : jobs		   ? run_parallel(c, &plan, jobs, hosts)
+					   : run_sequential(c, &plan);
 	progress(c, NULL, 1);
 	double el = now_s() - c->t0;
 	size_t done = c->before + c->now;
 	if (g_stop) {
-		fprintf(stderr,
-			"sweep %s: interrupted; %zu of %zu runs in %s (whole rows only); re-run the "
-			"same command to resume\n",
-			spec.name, done, plan.njobs, c->summary);
+		fprintf(
+		    stderr,
+		    "sweep %s: interrupted; %zu of %zu runs in %s (whole rows only); re-run the "
+		    "same command to resume\n",
+		    spec.name, done, plan.njobs, c->summary);
 		rc = 130;
 	} else {
-		fprintf(stderr, "sweep %s: %zu of %zu runs done (%zu now, in %.1f s wall), %zu failed: %s\n",
-			spec.name, done, plan.njobs, c->now, el, c->failed, c->summary);
+		fprintf(
+		    stderr,
+		    "sweep %s: %zu of %zu runs done (%zu now, in %.1f s wall), %zu failed: %s\n",
+		    spec.name, done, plan.njobs, c->now, el, c->failed, c->summary);
 		rc = (c->failed || bad || done < plan.njobs) ? 1 : 0;
 	}
 out:

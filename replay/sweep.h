@@ -58,45 +58,45 @@ typedef struct dmr_sweep_opt {
 
 typedef struct dmr_sweep_axis {
 	char name[32];
-	int gen;                /* 1: a generator setting (a trace per value) */
+	int gen; /* 1: a generator setting (a trace per value) */
 	size_t nvals;
 	char (*vals)[DMR_SWEEP_VAL_MAX];
 } dmr_sweep_axis_t;
 
 typedef struct dmr_sweep_spec {
 	char name[64];
-	char workload[16];      /* tpcc, smallbank, ycsb */
-	dmr_sweep_opt_t wl[DMR_SWEEP_MAX_OPTS];   /* fixed generator options */
+	char workload[16];			/* tpcc, smallbank, ycsb */
+	dmr_sweep_opt_t wl[DMR_SWEEP_MAX_OPTS]; /* fixed generator options */
 	size_t nwl;
-	int trace_seed_fixed;   /* workload.seed is an integer */
+	int trace_seed_fixed; /* workload.seed is an integer */
 	uint64_t trace_seed;
-	dmr_sweep_opt_t run[DMR_SWEEP_MAX_OPTS];  /* fixed run options */
+	dmr_sweep_opt_t run[DMR_SWEEP_MAX_OPTS]; /* fixed run options */
 	size_t nrun;
 	dmr_sweep_axis_t axes[DMR_SWEEP_MAX_AXES];
 	size_t naxes;
-	int seed_axis;          /* index into axes, or -1 */
+	int seed_axis; /* index into axes, or -1 */
 	uint32_t reps;
 	uint64_t seed_base;
 } dmr_sweep_spec_t;
 
 /* One (cell, rep). */
 typedef struct dmr_sweep_job {
-	char cell[512];         /* "regime=extreme;loop=aimd" */
-	char dir[600];          /* "regime=extreme+loop=aimd-r0" (under cells/) */
-	char trace[600];        /* trace file name (under traces/) */
+	char cell[512];	 /* "regime=extreme;loop=aimd" */
+	char dir[600];	 /* "regime=extreme+loop=aimd-r0" (under cells/) */
+	char trace[600]; /* trace file name (under traces/) */
 	uint32_t cell_idx, rep;
 	uint64_t seed, trace_seed;
-	size_t *vidx;           /* value index per axis (seed axis: rep) */
+	size_t *vidx; /* value index per axis (seed axis: rep) */
 	int done;
 } dmr_sweep_job_t;
 
 typedef struct dmr_sweep_plan {
-	dmr_sweep_job_t *jobs;  /* rep-major: all cells of rep 0, then rep 1... */
+	dmr_sweep_job_t *jobs; /* rep-major: all cells of rep 0, then rep 1... */
 	size_t njobs, ncells, ndone;
-	size_t foreign;         /* rows of summary.csv whose cell is not planned */
-	size_t dropped;         /* truncated last line dropped (0 or 1) */
-	char header[4096];      /* header of the existing summary.csv, or "" */
-	char warning[1024];     /* what resume repaired, or "" */
+	size_t foreign;	    /* rows of summary.csv whose cell is not planned */
+	size_t dropped;	    /* truncated last line dropped (0 or 1) */
+	char header[4096];  /* header of the existing summary.csv, or "" */
+	char warning[1024]; /* what resume repaired, or "" */
 } dmr_sweep_plan_t;
 
 /* Parse a spec from JSON text; name is used in messages (the file). */
@@ -129,10 +129,10 @@ void dmr_sweep_cell_dirname(const char *cell, char *out, size_t out_len);
 /* Argument vectors (NULL-terminated, malloc'd; free with
  * dmr_sweep_argv_free) for the job's generator and run, with exe as
  * argv[0]; dir is the sweep directory. */
-char **dmr_sweep_gen_argv(const dmr_sweep_spec_t *spec, const dmr_sweep_job_t *job,
-			  const char *exe, const char *trace_path);
-char **dmr_sweep_run_argv(const dmr_sweep_spec_t *spec, const dmr_sweep_job_t *job,
-			  const char *exe, const char *trace_path, const char *cell_dir);
+char **dmr_sweep_gen_argv(const dmr_sweep_spec_t *spec, const dmr_sweep_job_t *job, const char *exe,
+			  const char *trace_path);
+char **dmr_sweep_run_argv(const dmr_sweep_spec_t *spec, const dmr_sweep_job_t *job, const char *exe,
+			  const char *trace_path, const char *cell_dir);
 void dmr_sweep_argv_free(char **argv);
 
 /* CLI entry: `dmreplay sweep ...` (argv[0] = "sweep"); exit status 0 all

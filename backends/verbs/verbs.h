@@ -20,9 +20,16 @@
  * detected here and converted from then on).
  *
  * Threading (caps = 0): each worker is driven by one thread that alone calls
- * post/poll/timer/now/mr_reg for it; different workers may run at once.
- * progress() returns -1 (not a DRIVEN backend). Timers are kept per worker
- * and delivered by poll() once CLOCK_MONOTONIC passes them.
+ * post/poll/mr_reg for it; different workers may run at once. timer() may be
+ * called from any thread (the threaded replay wakes another worker's context
+ * with one): timers are kept per worker under a mutex and delivered by that
+ * worker's poll() once CLOCK_MONOTONIC passes them. now() is CLOCK_MONOTONIC
+ * since open(), any thread. stats() sums per-worker counters: call it when
+ * the workers are quiet. progress() returns -1 (not a DRIVEN backend).
+ *
+ * Fork: the backend opens its own device context in open(), so a process
+ * forked after another instance was opened and closed (Check's fork mode)
+ * works; an instance itself must not be used across fork().
  *
  * Queue limits (send queue depth, CQ depth, max_rd_atomic, max_inline_data,
  * path MTU = the smaller of the two ports' active MTUs, exchanged in the
@@ -49,13 +56,13 @@ typedef struct dmr_verbs_info {
 	char device[64];
 	int port;
 	int gid_index;
-	char ip[16];            /* dotted IPv4 of the chosen GID */
-	uint32_t path_mtu;      /* bytes */
-	uint32_t sq_depth;      /* max_send_wr used */
-	uint32_t cq_depth;      /* CQEs per worker CQ */
+	char ip[16];		/* dotted IPv4 of the chosen GID */
+	uint32_t path_mtu;	/* bytes */
+	uint32_t sq_depth;	/* max_send_wr used */
+	uint32_t cq_depth;	/* CQEs per worker CQ */
 	uint32_t max_rd_atomic; /* initiator depth used */
-	uint32_t max_inline;    /* max_inline_data used */
-	int atomic_swapped;     /* 1: the device returns atomics' old value byte-swapped */
+	uint32_t max_inline;	/* max_inline_data used */
+	int atomic_swapped;	/* 1: the device returns atomics' old value byte-swapped */
 } dmr_verbs_info_t;
 
 /* Fill *info_p from an open verbs backend (be must be a verbs backend). */

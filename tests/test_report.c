@@ -1,0 +1,451 @@
+/*
+ * tests/test_report.c - replay/report.c: CSV splitting, the median and its
+ * percentile-bootstrap interval on known data (exact median, the interval
+ * holds it, deterministic for a seed), the ratio to a baseline, recovery
+ * after phase changes, and a report over a small synthetic sweep (cells,
+ * baseline matching, report.csv / report.md, plots when gnuplot is there),
+ * and every bad input refused with the line or field named (exit 2).
+ */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "replay/report.h"
+
+static char tmpdir[256];
+
+static void make_tmpdir(void)
+{
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/dmr-test-report-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+static void remove_tmpdir(void)
+{
+	char cmd[300];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", tmpdir);
+}
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+static char *read_file(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return NULL;
+	static char buf[1 << 17];
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+/* ---- CSV ----------------------------------------------------------------- */
+
+START_TEST(test_split)
+{
+	char l1[] = "a,,\"b,c\",\"say \"\"hi\"\"\",d";
+	char *f[8];
+	ck_assert_int_eq(dmr_report_csv_split(l1, f, 8), 5);
+	ck_assert_str_eq(f[0], "a");
+	ck_assert_str_eq(f[1], "");
+	ck_assert_str_eq(f[2], "b,c");
+	ck_assert_str_eq(f[3], "say \"hi\"");
+	ck_assert_str_eq(f[4], "d");
+	char l2[] = "x,y,z";
+	ck_assert_int_eq(dmr_report_csv_split(l2, f, 2), 3); /* counts past max */
+	char l3[] = "\"open";
+	ck_assert_int_eq(dmr_report_csv_split(l3, f, 8), -1);
+	char l4[] = "";
+	ck_assert_int_eq(dmr_report_csv_split(l4, f, 8), 1);
+}
+END_TEST
+
+/* ---- statistics ---------------------------------------------------------- */
+
+START_TEST(test_median_exact)
+{
+	double odd[] = {5, 1, 3};
+	double even[] = {4, 1, 3, 2};
+	double one[] = {7.25};
+	ck_assert_double_eq(dmr_report_median(odd, 3), 3);
+	ck_assert_double_eq(dmr_report_median(even, 4), 2.5);
+	ck_assert_double_eq(dmr_report_median(one, 1), 7.25);
+	ck_assert_double_eq(odd[0], 5); /* not modified */
+
+	dmr_report_ci_t ci;
+	ck_assert_int_eq(dmr_report_boot_median(odd, 3, 1000, 1, &ci), DMR_OK);
+	ck_assert_double_eq(ci.est, 3);
+	ck_assert_int_eq(dmr_report_boot_median(even, 4, 1000, 1, &ci), DMR_OK);
+	ck_assert_double_eq(ci.est, 2.5);
+	ck_assert_int_eq(dmr_report_boot_median(odd, 0, 1000, 1, &ci), DMR_ERR_INVALID);
+	ck_assert_int_eq(dmr_report_boot_median(odd, 3, 0, 1, &ci), DMR_ERR_INVALID);
+}
+END_TEST
+
+START_TEST(test_bootstrap_interval)
+{
+	/* 1..21: the median is 11; a bootstrap median stays within the data */
+	double x[21];
+	for (int i = 0; i < 21; i++)
+		x[i] = 21 - i;
+	dmr_report_ci_t a, b, c;
+	ck_assert_int_eq(dmr_report_boot_median(x, 21, 1000, 42, &a), DMR_OK);
+	ck_assert_double_eq(a.est, 11);
+	ck_assert(a.lo <= a.est && a.est <= a.hi);
+	ck_assert(a.lo >= 1 && a.hi <= 21);
+	ck_assert(a.lo < a.est && a.hi > a.est); /* 21 distinct values: a real interval */
+	/* the 95 % interval of the median of 21 values is about the 6th..16th */
+	ck_assert_msg(a.lo >= 5 && a.lo <= 9 && a.hi >= 13 && a.hi <= 17, "[%g, %g]", a.lo, a.hi);
+	/* deterministic for a seed; another seed draws other resamples */
+	ck_assert_int_eq(dmr_report_boot_median(x, 21, 1000, 42, &b), DMR_OK);
+	ck_assert_double_eq(a.lo, b.lo);
+	ck_assert_double_eq(a.hi, b.hi);
+	ck_assert_int_eq(dmr_report_boot_median(x, 21, 1000, 43, &c), DMR_OK);
+	ck_assert_double_eq(c.est, 11);
+
+	/* constant data: a point */
+	double k[] = {3, 3, 3};
+	ck_assert_int_eq(dmr_report_boot_median(k, 3, 1000, 1, &a), DMR_OK);
+	ck_assert_double_eq(a.lo, 3);
+	ck_assert_double_eq(a.hi, 3);
+
+	/* 3 repetitions: the interval is inside the range */
+	double r3[] = {100, 110, 130};
+	ck_assert_int_eq(dmr_report_boot_median(r3, 3, 1000, 7, &a), DMR_OK);
+	ck_assert_double_eq(a.est, 110);
+	ck_assert(a.lo >= 100 && a.hi <= 130 && a.lo <= 110 && a.hi >= 110);
+}
+END_TEST
+
+START_TEST(test_ratio)
+{
+	double x[] = {2, 2, 2}, b[] = {1, 1, 1};
+	dmr_report_ci_t r, r2;
+	ck_assert_int_eq(dmr_report_boot_ratio(x, 3, b, 3, 1000, 1, &r), DMR_OK);
+	ck_assert_double_eq(r.est, 2);
+	ck_assert_double_eq(r.lo, 2);
+	ck_assert_double_eq(r.hi, 2);
+
+	double y[] = {18, 20, 22}, c[] = {9, 10, 11, 10};
+	ck_assert_int_eq(dmr_report_boot_ratio(y, 3, c, 4, 1000, 5, &r), DMR_OK);
+	ck_assert_double_eq(r.est, 2);
+	ck_assert(r.lo <= 2 && r.hi >= 2);
+	ck_assert(r.lo >= 18.0 / 11 && r.hi <= 22.0 / 9);
+	ck_assert(r.lo < r.hi); /* both resampled: a real interval */
+	ck_assert_int_eq(dmr_report_boot_ratio(y, 3, c, 4, 1000, 5, &r2), DMR_OK);
+	ck_assert_double_eq(r.lo, r2.lo);
+	ck_assert_double_eq(r.hi, r2.hi);
+
+	double z[] = {0, 0};
+	ck_assert_int_eq(dmr_report_boot_ratio(y, 3, z, 2, 100, 5, &r), DMR_OK);
+	ck_assert(!isfinite(r.est));
+	ck_assert_int_eq(dmr_report_boot_ratio(y, 3, NULL, 0, 100, 5, &r), DMR_ERR_INVALID);
+}
+END_TEST
+
+START_TEST(test_recovery)
+{
+	/* windows of 1 ms; phase 0 at 100, shift at t=10 ms drops to 20 and
+	 * recovers to 95 at t=13 ms; shift at t=20 ms never recovers */
+	double t[30], tps[30], ph[30], out[4];
+	for (int i = 0; i < 30; i++) {
+		t[i] = i * 1e-3;
+		ph[i] = i < 10 ? 0 : i < 20 ? 1 : 2;
+		tps[i] = 100;
+		if (i >= 10 && i < 13)
+			tps[i] = 20;
+		if (i == 13)
+			tps[i] = 95;
+		if (i >= 20)
+			tps[i] = 50;
+	}
+	size_t n = dmr_report_recovery(t, tps, ph, 30, 0.9, out, 4);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_msg(fabs(out[0] - 4e-3) < 1e-12, "%g", out[0]); /* end of window 13 - 10 ms */
+	ck_assert_double_eq(out[1], -1);
+	/* no phase change: none */
+	for (int i = 0; i < 30; i++)
+		ph[i] = 3;
+	ck_assert_uint_eq(dmr_report_recovery(t, tps, ph, 30, 0.9, out, 4), 0);
+}
+END_TEST
+
+/* ---- a report over a synthetic sweep -------------------------------------- */
+
+static const char *sweep_hdr = "cell,rep,workload,regime,loop,committed_tps,abort_rate,"
+			       "atomics_per_commit,status\n";
+
+static void synth_summary(const char *path)
+{
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(sweep_hdr, f);
+	const char *regimes[] = {"uniform", "extreme"};
+	const char *loops[] = {"none", "aimd"};
+	for (int rep = 0; rep < 3; rep++)
+		for (int g = 0; g < 2; g++)
+			for (int l = 0; l < 2; l++) {
+				double base = g == 0 ? 100000 : 50000;
+				double tps = base * (l == 1 && g == 1 ? 2 : 1) + rep * 1000;
+				fprintf(f,
+					"regime=%s;loop=%s,%d,tpcc,%s,%s,%.3f,%.4f,%.2f,complete\n",
+					regimes[g], loops[l], rep, regimes[g], loops[l], tps,
+					0.5 - 0.1 * l, 12.0 + rep);
+			}
+	fclose(f);
+}
+
+START_TEST(test_report_cells)
+{
+	char sum[300], out[300];
+	snprintf(sum, sizeof(sum), "%s/summary.csv", tmpdir);
+	snprintf(out, sizeof(out), "%s/rep1", tmpdir);
+	synth_summary(sum);
+	/* a time series with two phase changes for one cell */
+	char cdir[400];
+	snprintf(cdir, sizeof(cdir), "%s/cells", tmpdir);
+	mkdir(cdir, 0755);
+	snprintf(cdir, sizeof(cdir), "%s/cells/regime=extreme+loop=aimd-r0", tmpdir);
+	mkdir(cdir, 0755);
+	char ts[500];
+	snprintf(ts, sizeof(ts), "%s/timeseries.csv", cdir);
+	FILE *f = fopen(ts, "w");
+	fputs("t_s,tried,committed,aborts,gave_up,phase,loop_signal,loop_actuator\n", f);
+	for (int i = 0; i < 40; i++) {
+		int ph = i / 20;
+		int c = (i == 20 || i == 21) ? 10 : 100;
+		fprintf(f, "%.3f,200,%d,100,100,%d,0.5,%d\n", i * 0.001, c, ph, 3 + (i % 5));
+	}
+	fclose(f);
+
+	dmr_report_cfg_t cfg;
+	dmr_report_cfg_default(&cfg);
+	cfg.summary = sum;
+	cfg.out_dir = out;
+	cfg.plots = system("command -v gnuplot >/dev/null 2>&1") == 0;
+	dmr_report_t *r;
+	dmr_err_t err = {{0}};
+	ck_assert_int_eq(dmr_report_compute(&cfg, &r, &err), DMR_OK);
+	ck_assert_uint_eq(dmr_report_ncells(r), 4);
+	ck_assert_str_eq(dmr_report_cell_name(r, 3), "regime=extreme;loop=aimd");
+	dmr_report_ci_t ci, ratio;
+	int has;
+	ck_assert_int_eq(dmr_report_cell_stat(r, 3, "committed_tps", &ci, &ratio, &has), 0);
+	ck_assert_int_eq(has, 1);
+	ck_assert_double_eq(ci.est, 101000);
+	ck_assert_double_eq_tol(ratio.est, 101000.0 / 51000, 1e-12);
+	ck_assert(ratio.lo <= ratio.est && ratio.est <= ratio.hi);
+	ck_assert_int_eq(dmr_report_cell_stat(r, 1, "committed_tps", &ci, &ratio, &has), 0);
+	ck_assert_double_eq(ratio.est, 1); /* uniform aimd = uniform none */
+	ck_assert_int_eq(dmr_report_cell_stat(r, 0, "abort_rate", &ci, &ratio, &has), 0);
+	ck_assert_double_eq(ci.est, 0.5);
+	ck_assert_int_eq(dmr_report_cell_stat(r, 0, "nope", &ci, &ratio, &has), -1);
+	ck_assert_int_eq(dmr_report_write(r, &err), DMR_OK);
+	dmr_report_free(r);
+
+	char path[400];
+	snprintf(path, sizeof(path), "%s/report.csv", out);
+	char *csv = read_file(path);
+	ck_assert_ptr_nonnull(csv);
+	ck_assert_ptr_nonnull(
+	    strstr(csv, "cell,regime,loop,metric,n,median,lo,hi,baseline,ratio,"));
+	ck_assert_ptr_nonnull(
+	    strstr(csv, "regime=extreme;loop=aimd,extreme,aimd,committed_tps,3,101000,"));
+	/* recovery: one change recovered within 3 windows, one at once */
+	ck_assert_ptr_nonnull(strstr(csv, "regime=extreme;loop=aimd,extreme,aimd,abort_rate"));
+	ck_assert_ptr_nonnull(strstr(csv, ",1,1,0.003,0.003\n"));
+	snprintf(path, sizeof(path), "%s/report.md", out);
+	char *md = read_file(path);
+	ck_assert_ptr_nonnull(md);
+	ck_assert_ptr_nonnull(strstr(md, "## committed_tps vs loop=none"));
+	ck_assert_ptr_nonnull(strstr(md, "| regime=extreme | 51.0 K [50.0, 52.0] | 1.98x ["));
+	ck_assert_ptr_nonnull(strstr(md, "## Recovery after phase changes"));
+	if (cfg.plots) {
+		snprintf(path, sizeof(path), "%s/plots/committed_tps.png", out);
+		ck_assert_int_eq(access(path, R_OK), 0);
+		snprintf(path, sizeof(path), "%s/plots/committed_tps.svg", out);
+		ck_assert_int_eq(access(path, R_OK), 0);
+		snprintf(path, sizeof(path), "%s/plots/ts-regime=extreme+loop=aimd.png", out);
+		ck_assert_int_eq(access(path, R_OK), 0);
+	} else {
+		fprintf(stderr, "test_report_cells: plots SKIPPED: gnuplot not installed\n");
+	}
+
+	/* --by loop and an explicit baseline through the command line */
+	char *argv[] = {"report",     sum,	 "--out",      out,
+			"--by",	      "loop",	 "--baseline", "loop=aimd",
+			"--no-plots", "--quiet", "--metrics",  "committed_tps",
+			NULL};
+	ck_assert_int_eq(dmr_report_main(12, argv), 0);
+	snprintf(path, sizeof(path), "%s/report.csv", out);
+	csv = read_file(path);
+	ck_assert_ptr_nonnull(strstr(csv, "cell,loop,regime,metric,"));
+	ck_assert_ptr_nonnull(strstr(csv, "regime=extreme;loop=none,none,extreme,committed_tps,3,"
+					  "51000,"));
+	ck_assert_ptr_null(strstr(csv, "abort_rate"));
+}
+END_TEST
+
+START_TEST(test_report_plain_summary)
+{
+	/* a summary.csv of plain runs (no cell column): cells by config */
+	char sum[300];
+	snprintf(sum, sizeof(sum), "%s/plain.csv", tmpdir);
+	write_file(sum, "workload,regime,loop,cns,committed_tps,abort_rate,atomics_per_commit\n"
+			"tpcc,extreme,none,4,100,0.5,12\n"
+			"tpcc,extreme,none,4,110,0.5,12\n"
+			"tpcc,extreme,aimd,4,200,0.4,10\n");
+	dmr_report_cfg_t cfg;
+	dmr_report_cfg_default(&cfg);
+	cfg.summary = sum;
+	dmr_report_t *r;
+	dmr_err_t err = {{0}};
+	ck_assert_int_eq(dmr_report_compute(&cfg, &r, &err), DMR_OK);
+	ck_assert_uint_eq(dmr_report_ncells(r), 2);
+	ck_assert_str_eq(dmr_report_cell_name(r, 0),
+			 "workload=tpcc;regime=extreme;cns=4;loop=none");
+	dmr_report_ci_t ci, ratio;
+	int has;
+	ck_assert_int_eq(dmr_report_cell_stat(r, 1, "committed_tps", &ci, &ratio, &has), 0);
+	ck_assert_int_eq(has, 1);
+	ck_assert_double_eq_tol(ratio.est, 200.0 / 105, 1e-12);
+	dmr_report_free(r);
+}
+END_TEST
+
+static const struct {
+	const char *text;      /* summary.csv content */
+	const char *opt, *arg; /* one extra option */
+	const char *want;      /* in the message */
+} bad_inputs[] = {
+    {"", NULL, NULL, "bad.csv: empty file"},
+    {"cell,rep,committed_tps\n", NULL, NULL, "bad.csv: no data rows"},
+    {"cell,rep,committed_tps,abort_rate,atomics_per_commit\n"
+     "a=1,0,10,0.1,1\n"
+     "a=1,1,10,0.1\n",
+     NULL, NULL, "bad.csv:3: 4 fields, the header has 5"},
+    {"cell,rep,committed_tps,abort_rate,atomics_per_commit\n"
+     "a=1,0,10,0.1,1\n"
+     "a=1,1,10,0.1,1,7",
+     NULL, NULL, "bad.csv:3: 6 fields, the header has 5 (last line, no newline"},
+    {"cell,rep,committed_tps,abort_rate,atomics_per_commit\n"
+     "a=1,0,10,0.1,1\n"
+     "a=1,1,fast,0.1,1\n",
+     NULL, NULL, "bad.csv:3: field 'committed_tps': 'fast' is not a number"},
+    {"cell,rep,committed_tps,abort_rate,atomics_per_commit\n"
+     "a=1,0,,0.1,1\n",
+     NULL, NULL, "bad.csv:2: field 'committed_tps': '' is not a number"},
+    {"cell,rep,committed_tps,abort_rate,atomics_per_commit\n"
+     "a=1,0,10,nan,1\n",
+     NULL, NULL, "bad.csv:2: field 'abort_rate': 'nan' is not a number"},
+    {"cell,rep,committed_tps\n"
+     "a=1,0,10\n",
+     NULL, NULL, "has no column 'abort_rate'"},
+    {"cell,rep,committed_tps,abort_rate,atomics_per_commit\n"
+     "loop=aimd,0,10,0.1,1\n",
+     "--baseline", "loop=none", "--baseline 'loop=none': matches no cell"},
+    {"cell,rep,committed_tps,abort_rate,atomics_per_commit\n"
+     "loop=aimd,0,10,0.1,1\n",
+     "--baseline", "loop", "--baseline 'loop': expected axis=value"},
+    {"cell,rep,committed_tps,abort_rate,atomics_per_commit\n"
+     "loop=aimd,0,10,0.1,1\n",
+     "--by", "colour", "--by 'colour': no such axis or column"},
+    {"cell,rep,committed_tps,abort_rate,atomics_per_commit\n"
+     "loop=aimd;junk,0,10,0.1,1\n",
+     NULL, NULL, "bad.csv:2: field 'cell'"},
+    {"cell,rep,committed_tps,abort_rate,atomics_per_commit\n"
+     "\"loop=aimd,0,10,0.1,1\n",
+     NULL, NULL, "bad.csv:2: unterminated quote"},
+    {"cell,rep,committed_tps,abort_rate,atomics_per_commit\n"
+     "loop=aimd,0,10,0.1,1\n\n",
+     NULL, NULL, "bad.csv:3: empty line"},
+};
+
+START_TEST(test_bad_input)
+{
+	char sum[300];
+	snprintf(sum, sizeof(sum), "%s/bad.csv", tmpdir);
+	write_file(sum, bad_inputs[_i].text);
+	dmr_report_cfg_t cfg;
+	dmr_report_cfg_default(&cfg);
+	cfg.summary = sum;
+	cfg.plots = 0;
+	if (bad_inputs[_i].opt && strcmp(bad_inputs[_i].opt, "--baseline") == 0)
+		cfg.baseline = bad_inputs[_i].arg;
+	if (bad_inputs[_i].opt && strcmp(bad_inputs[_i].opt, "--by") == 0)
+		cfg.by = bad_inputs[_i].arg;
+	dmr_report_t *r = NULL;
+	dmr_err_t err = {{0}};
+	ck_assert_int_eq(dmr_report_compute(&cfg, &r, &err), DMR_ERR_PARSE);
+	ck_assert_msg(strstr(err.msg, bad_inputs[_i].want) != NULL, "want '%s' in '%s'",
+		      bad_inputs[_i].want, err.msg);
+	/* the command line: exit 2 */
+	char out[300];
+	snprintf(out, sizeof(out), "%s/bad-out", tmpdir);
+	char *argv[10] = {"report", sum, "--out", out, "--quiet", "--no-plots"};
+	int argc = 6;
+	if (bad_inputs[_i].opt) {
+		argv[argc++] = (char *)bad_inputs[_i].opt;
+		argv[argc++] = (char *)bad_inputs[_i].arg;
+	}
+	ck_assert_int_eq(dmr_report_main(argc, argv), 2);
+}
+END_TEST
+
+START_TEST(test_cli_usage)
+{
+	char *a1[] = {"report", NULL};
+	ck_assert_int_eq(dmr_report_main(1, a1), 2);
+	char *a2[] = {"report", "/nonexistent/summary.csv", "--quiet", NULL};
+	ck_assert_int_eq(dmr_report_main(3, a2), 2);
+	char *a3[] = {"report", "x.csv", "--resamples", "0", NULL};
+	ck_assert_int_eq(dmr_report_main(4, a3), 2);
+	char *a4[] = {"report", "--help", NULL};
+	ck_assert_int_eq(dmr_report_main(2, a4), 0);
+}
+END_TEST
+
+static Suite *report_suite(void)
+{
+	Suite *s = suite_create("report");
+	TCase *tc = tcase_create("stats");
+	tcase_add_test(tc, test_split);
+	tcase_add_test(tc, test_median_exact);
+	tcase_add_test(tc, test_bootstrap_interval);
+	tcase_add_test(tc, test_ratio);
+	tcase_add_test(tc, test_recovery);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("report");
+	tcase_set_timeout(tc, 120);
+	tcase_add_unchecked_fixture(tc, make_tmpdir, remove_tmpdir);
+	tcase_add_test(tc, test_report_cells);
+	tcase_add_test(tc, test_report_plain_summary);
+	tcase_add_loop_test(tc, test_bad_input, 0,
+			    (int)(sizeof(bad_inputs) / sizeof(bad_inputs[0])));
+	tcase_add_test(tc, test_cli_usage);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(report_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,394 @@
+/*
+ * tests/test_verbs.c - the verbs backend on a real RDMA device (SoftRoCE
+ * under scripts/rxe-vm, or hardware): what the conformance suite does not
+ * check. Start-up canary (WRITE, READ back, CAS old value in host order),
+ * a remote access outside the MR failing with DMR_WC_REM_ACCESS_ERR within a
+ * deadline, doorbell batches with selective signalling, a full send queue,
+ * unregistered local buffers, timers (also set from another thread) and the
+ * GID refusal.
+ *
+ * Device: $DMR_TEST_DEVICE, else the first one. With no device (or no verbs
+ * backend built) it prints "SKIPPED: no RDMA device (...)" and exits 77
+ * (CTest: skipped); when DMR_TEST_DEVICE is set, a device that cannot be
+ * opened is a failure, not a skip.
+ */
+#include <check.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "backends/backend.h"
+#ifdef DMR_HAVE_VERBS
+#include "backends/verbs/verbs.h"
+#endif
+
+#define MR_SIZE (1u << 20)
+#define DEADLINE_NS 5000000000ull
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static dmr_status_t try_open(uint32_t workers, int gid_index, dmr_be_t **be_p, dmr_err_t *err)
+{
+	dmr_be_config_t cfg = {.backend = "verbs",
+			       .mns = 1,
+			       .cns = 1,
+			       .workers = workers,
+			       .mr_size = MR_SIZE,
+			       .gid_index = gid_index,
+			       .port = 1,
+			       .device = getenv("DMR_TEST_DEVICE")};
+	return dmr_be_open(&cfg, be_p, err);
+}
+
+static dmr_be_t *open_be(uint32_t workers)
+{
+	dmr_be_t *be = NULL;
+	dmr_err_t err;
+	dmr_status_t st = try_open(workers, -1, &be, &err);
+	ck_assert_msg(st == DMR_OK, "open verbs: %s", err.msg);
+	return be;
+}
+
+/* Poll worker w until n completions or the deadline; returns the count. */
+static int wait_wc(dmr_be_t *be, uint32_t w, dmr_wc_t *wc, int n, uint64_t deadline_ns)
+{
+	int got = 0;
+	uint64_t end = mono_ns() + deadline_ns;
+	while (got < n && mono_ns() < end)
+		got += dmr_be_poll(be, w, wc + got, n - got);
+	return got;
+}
+
+START_TEST(canary_write_read)
+{
+	dmr_be_t *be = open_be(1);
+	uint8_t *src = malloc(4096), *dst = malloc(4096);
+	for (int i = 0; i < 4096; i++) {
+		src[i] = (uint8_t)(i * 13 + 1);
+		dst[i] = 0;
+	}
+	ck_assert_int_eq(dmr_be_mr_reg(be, 0, src, 4096, NULL), DMR_OK);
+	ck_assert_int_eq(dmr_be_mr_reg(be, 0, dst, 4096, NULL), DMR_OK);
+	dmr_wc_t wc;
+	ck_assert_int_eq(dmr_be_post_one(be, 0, 0, DMR_WR_WRITE, 1, src, 8192, 4096, 0, 0, NULL),
+			 DMR_OK);
+	ck_assert_int_eq(wait_wc(be, 0, &wc, 1, DEADLINE_NS), 1);
+	ck_assert_int_eq(wc.status, DMR_WC_SUCCESS);
+	uint64_t len = 0;
+	uint8_t *mn = dmr_be_mn_memory(be, 0, &len);
+	ck_assert_ptr_nonnull(mn);
+	ck_assert_uint_eq(len, MR_SIZE);
+	ck_assert_int_eq(memcmp(mn + 8192, src, 4096), 0); /* landed in the MN region */
+	ck_assert_int_eq(dmr_be_post_one(be, 0, 0, DMR_WR_READ, 2, dst, 8192, 4096, 0, 0, NULL),
+			 DMR_OK);
+	ck_assert_int_eq(wait_wc(be, 0, &wc, 1, DEADLINE_NS), 1);
+	ck_assert_int_eq(wc.status, DMR_WC_SUCCESS);
+	ck_assert_uint_eq(wc.byte_len, 4096);
+	ck_assert_int_eq(memcmp(src, dst, 4096), 0);
+	free(src);
+	free(dst);
+	dmr_be_close(be);
+}
+END_TEST
+
+START_TEST(cas_and_faa_old_value_host_order)
+{
+	dmr_be_t *be = open_be(1);
+	static uint64_t v, old;
+	ck_assert_int_eq(dmr_be_mr_reg(be, 0, &v, 8, NULL), DMR_OK);
+	ck_assert_int_eq(dmr_be_mr_reg(be, 0, &old, 8, NULL), DMR_OK);
+	uint64_t *mn = dmr_be_mn_memory(be, 0, NULL);
+	dmr_wc_t wc;
+	v = 0x1122334455667788ull;
+	dmr_be_post_one(be, 0, 0, DMR_WR_WRITE, 1, &v, 512, 8, 0, 0, NULL);
+	ck_assert_int_eq(wait_wc(be, 0, &wc, 1, DEADLINE_NS), 1);
+	ck_assert_uint_eq(mn[64], 0x1122334455667788ull);
+	/* success */
+	ck_assert_int_eq(dmr_be_post_one(be, 0, 0, DMR_WR_CAS, 2, &old, 512, 8,
+					 0x1122334455667788ull, 0x0102030405060708ull, NULL),
+			 DMR_OK);
+	ck_assert_int_eq(wait_wc(be, 0, &wc, 1, DEADLINE_NS), 1);
+	ck_assert_int_eq(wc.status, DMR_WC_SUCCESS);
+	ck_assert_int_eq(wc.opcode, DMR_WR_CAS);
+	ck_assert_uint_eq(old, 0x1122334455667788ull);
+	ck_assert_uint_eq(mn[64], 0x0102030405060708ull); /* host order in MN memory */
+	/* failure: old value returned, memory unchanged */
+	ck_assert_int_eq(dmr_be_post_one(be, 0, 0, DMR_WR_CAS, 3, &old, 512, 8, 5, 6, NULL),
+			 DMR_OK);
+	ck_assert_int_eq(wait_wc(be, 0, &wc, 1, DEADLINE_NS), 1);
+	ck_assert_uint_eq(old, 0x0102030405060708ull);
+	ck_assert_uint_eq(mn[64], 0x0102030405060708ull);
+	/* FAA with a carry across bytes */
+	mn[65] = 0x00000000ffffffffull;
+	ck_assert_int_eq(dmr_be_post_one(be, 0, 0, DMR_WR_FAA, 4, &old, 520, 8, 1, 0, NULL),
+			 DMR_OK);
+	ck_assert_int_eq(wait_wc(be, 0, &wc, 1, DEADLINE_NS), 1);
+	ck_assert_int_eq(wc.opcode, DMR_WR_FAA);
+	ck_assert_uint_eq(old, 0x00000000ffffffffull);
+	ck_assert_uint_eq(mn[65], 0x0000000100000000ull);
+	dmr_be_close(be);
+}
+END_TEST
+
+START_TEST(remote_access_outside_mr)
+{
+	dmr_be_t *be = open_be(1);
+	static uint64_t buf[4];
+	dmr_be_mr_reg(be, 0, buf, sizeof(buf), NULL);
+	dmr_wc_t wc;
+	uint64_t t0 = mono_ns();
+	ck_assert_int_eq(dmr_be_post_one(be, 0, 0, DMR_WR_READ, 7, buf, MR_SIZE - 4, 8, 0, 0, NULL),
+			 DMR_OK);
+	ck_assert_int_eq(wait_wc(be, 0, &wc, 1, DEADLINE_NS), 1);
+	uint64_t took = mono_ns() - t0;
+	ck_assert_int_eq(wc.status, DMR_WC_REM_ACCESS_ERR);
+	ck_assert_uint_eq(wc.wr_id, 7);
+	ck_assert_msg(took < DEADLINE_NS, "error completion after %llu ns",
+		      (unsigned long long)took);
+	printf("remote access error completion after %.3f ms\n", took / 1e6);
+	/* a WRITE outside, too, on a fresh endpoint */
+	dmr_be_close(be);
+	be = open_be(1);
+	dmr_be_mr_reg(be, 0, buf, sizeof(buf), NULL);
+	ck_assert_int_eq(dmr_be_post_one(be, 0, 0, DMR_WR_WRITE, 8, buf, MR_SIZE, 8, 0, 0, NULL),
+			 DMR_OK);
+	ck_assert_int_eq(wait_wc(be, 0, &wc, 1, DEADLINE_NS), 1);
+	ck_assert_int_eq(wc.status, DMR_WC_REM_ACCESS_ERR);
+	/* the endpoint is in error: later WRs are flushed */
+	ck_assert_int_eq(dmr_be_post_one(be, 0, 0, DMR_WR_READ, 9, buf, 0, 8, 0, 0, NULL), DMR_OK);
+	ck_assert_int_eq(wait_wc(be, 0, &wc, 1, DEADLINE_NS), 1);
+	ck_assert_int_eq(wc.status, DMR_WC_FLUSH_ERR);
+	ck_assert_uint_eq(wc.wr_id, 9);
+	dmr_be_stats_t st;
+	dmr_be_stats(be, &st);
+	ck_assert_uint_eq(st.errors, 2);
+	dmr_be_close(be);
+}
+END_TEST
+
+START_TEST(batch_selective_signalling)
+{
+	dmr_be_t *be = open_be(1);
+	static uint64_t buf[64];
+	dmr_be_mr_reg(be, 0, buf, sizeof(buf), NULL);
+	dmr_wr_t wrs[64];
+	for (uint32_t i = 0; i < 64; i++) {
+		buf[i] = 1000 + i;
+		wrs[i] = (dmr_wr_t){.wr_id = i,
+				    .local = &buf[i],
+				    .remote = 8 * i,
+				    .length = 8,
+				    .opcode = DMR_WR_WRITE,
+				    .flags = i == 63 ? DMR_WR_SIGNALED : 0};
+	}
+	ck_assert_int_eq(dmr_be_post(be, 0, 0, wrs, 64, NULL), DMR_OK);
+	dmr_wc_t wc[4];
+	ck_assert_int_eq(wait_wc(be, 0, wc, 1, DEADLINE_NS), 1);
+	ck_assert_uint_eq(wc[0].wr_id, 63);
+	ck_assert_int_eq(wait_wc(be, 0, wc, 4, 100000000ull), 0); /* nothing else */
+	uint64_t *mn = dmr_be_mn_memory(be, 0, NULL);
+	for (uint32_t i = 0; i < 64; i++)
+		ck_assert_uint_eq(mn[i], 1000 + i);
+	dmr_be_stats_t st;
+	dmr_be_stats(be, &st);
+	ck_assert_uint_eq(st.verbs, 64);
+	ck_assert_uint_eq(st.writes, 64);
+	ck_assert_uint_eq(st.doorbells, 1);
+	/* many unsignaled WRs: the backend reclaims the send queue itself */
+	for (uint32_t r = 0; r < 200; r++) {
+		for (uint32_t i = 0; i < 64; i++)
+			wrs[i].flags = 0;
+		ck_assert_int_eq(dmr_be_post(be, 0, 0, wrs, 64, NULL), DMR_OK);
+		dmr_be_poll(be, 0, wc, 4);
+	}
+	wrs[0].flags = DMR_WR_SIGNALED;
+	wrs[0].wr_id = 4242;
+	ck_assert_int_eq(dmr_be_post(be, 0, 0, wrs, 1, NULL), DMR_OK);
+	ck_assert_int_eq(wait_wc(be, 0, wc, 1, DEADLINE_NS), 1);
+	ck_assert_uint_eq(wc[0].wr_id, 4242);
+	dmr_be_close(be);
+}
+END_TEST
+
+START_TEST(unsignaled_failure_completes)
+{
+	dmr_be_t *be = open_be(1);
+	static uint64_t buf[2];
+	dmr_be_mr_reg(be, 0, buf, sizeof(buf), NULL);
+	dmr_wr_t wr = {.wr_id = 77,
+		       .local = buf,
+		       .remote = MR_SIZE,
+		       .length = 8,
+		       .opcode = DMR_WR_READ,
+		       .flags = 0};
+	ck_assert_int_eq(dmr_be_post(be, 0, 0, &wr, 1, NULL), DMR_OK);
+	dmr_wc_t wc;
+	ck_assert_int_eq(wait_wc(be, 0, &wc, 1, DEADLINE_NS), 1);
+	ck_assert_uint_eq(wc.wr_id, 77);
+	ck_assert_int_eq(wc.status, DMR_WC_REM_ACCESS_ERR);
+	dmr_be_close(be);
+}
+END_TEST
+
+START_TEST(refused_posts_produce_nothing)
+{
+	dmr_be_t *be = open_be(1);
+	static uint64_t reg[8], unreg[8];
+	dmr_be_mr_reg(be, 0, reg, sizeof(reg), NULL);
+	dmr_err_t err;
+	/* unregistered local buffer: refused before anything is posted */
+	dmr_wr_t wrs[2] = {{.wr_id = 1,
+			    .local = reg,
+			    .remote = 0,
+			    .length = 8,
+			    .opcode = DMR_WR_READ,
+			    .flags = DMR_WR_SIGNALED},
+			   {.wr_id = 2,
+			    .local = unreg,
+			    .remote = 0,
+			    .length = 8,
+			    .opcode = DMR_WR_READ,
+			    .flags = DMR_WR_SIGNALED}};
+	ck_assert_int_eq(dmr_be_post(be, 0, 0, wrs, 2, &err), DMR_ERR_INVALID);
+	ck_assert_ptr_nonnull(strstr(err.msg, "not in a region registered"));
+	ck_assert_ptr_nonnull(strstr(err.msg, "worker 0"));
+	dmr_wc_t wc[8];
+	ck_assert_int_eq(wait_wc(be, 0, wc, 1, 100000000ull), 0);
+	/* a full send queue: DMR_ERR_AGAIN, nothing posted */
+	uint32_t depth = 0;
+#ifdef DMR_HAVE_VERBS
+	dmr_verbs_info_t info;
+	dmr_verbs_info(be, &info);
+	depth = info.sq_depth;
+#endif
+	ck_assert_uint_gt(depth, 0);
+	dmr_wr_t *many = calloc(depth, sizeof(*many));
+	for (uint32_t i = 0; i < depth; i++)
+		many[i] = (dmr_wr_t){.wr_id = i,
+				     .local = &reg[i % 8],
+				     .remote = 8 * (i % 8),
+				     .length = 8,
+				     .opcode = DMR_WR_READ,
+				     .flags = i + 1 == depth ? DMR_WR_SIGNALED : 0};
+	uint32_t posted = 0;
+	while (posted < depth) {
+		uint32_t n = depth - posted < 4096 ? depth - posted : 4096;
+		ck_assert_int_eq(dmr_be_post(be, 0, 0, many + posted, n, &err), DMR_OK);
+		posted += n;
+	}
+	ck_assert_int_eq(dmr_be_post_one(be, 0, 0, DMR_WR_READ, 99999, reg, 0, 8, 0, 0, &err),
+			 DMR_ERR_AGAIN);
+	ck_assert_ptr_nonnull(strstr(err.msg, "send queue full"));
+	int got = wait_wc(be, 0, wc, 8, DEADLINE_NS * 4);
+	ck_assert_int_eq(got, 1);
+	ck_assert_uint_eq(wc[0].wr_id, depth - 1);
+	free(many);
+	dmr_be_close(be);
+}
+END_TEST
+
+typedef struct timer_arg {
+	dmr_be_t *be;
+	uint64_t at;
+} timer_arg_t;
+
+static void *set_timer(void *p)
+{
+	timer_arg_t *a = p;
+	dmr_be_timer(a->be, 1, a->at, 555);
+	return NULL;
+}
+
+START_TEST(timers_in_order_and_cross_thread)
+{
+	dmr_be_t *be = open_be(2);
+	uint64_t now = dmr_be_now(be, 0);
+	ck_assert_int_eq(dmr_be_timer(be, 0, now + 20000000000ull, 2), DMR_OK); /* +20 ms */
+	ck_assert_int_eq(dmr_be_timer(be, 0, now + 10000000000ull, 1), DMR_OK); /* +10 ms */
+	dmr_wc_t wc[2];
+	ck_assert_int_eq(dmr_be_poll(be, 0, wc, 2), 0);
+	ck_assert_int_eq(wait_wc(be, 0, wc, 2, DEADLINE_NS), 2);
+	ck_assert_uint_eq(wc[0].wr_id, 1);
+	ck_assert_uint_eq(wc[1].wr_id, 2);
+	ck_assert_int_eq(wc[0].opcode, DMR_WR_TIMER);
+	ck_assert_uint_ge(dmr_be_now(be, 0), now + 20000000000ull);
+	timer_arg_t a = {.be = be, .at = 0};
+	pthread_t t;
+	pthread_create(&t, NULL, set_timer, &a);
+	pthread_join(t, NULL);
+	ck_assert_int_eq(wait_wc(be, 1, wc, 1, DEADLINE_NS), 1);
+	ck_assert_uint_eq(wc[0].wr_id, 555);
+	ck_assert_int_eq(dmr_be_progress(be, UINT64_MAX), -1);
+	dmr_be_close(be);
+}
+END_TEST
+
+START_TEST(gid_refusal_says_why)
+{
+	/* index 0 is the fe80:: link-local GID on RoCE ports (RoCEv1 on many
+	 * NICs): never an IPv4 address of this node */
+	dmr_be_t *be = NULL;
+	dmr_err_t err;
+	ck_assert_int_ne(try_open(1, 0, &be, &err), DMR_OK);
+	ck_assert_ptr_nonnull(strstr(err.msg, "GID index 0 refused"));
+	ck_assert_msg(strstr(err.msg, "link-local") || strstr(err.msg, "RoCEv1"), "%s", err.msg);
+	printf("gid 0: %s\n", err.msg);
+}
+END_TEST
+
+int main(void)
+{
+#ifndef DMR_HAVE_VERBS
+	printf("SKIPPED: no RDMA device (the verbs backend is not built: DMR_VERBS=OFF, or "
+	       "libibverbs-dev/librdmacm-dev missing at configure time)\n");
+	return 77;
+#endif
+	const char *dev = getenv("DMR_TEST_DEVICE");
+	dmr_be_t *be = NULL;
+	dmr_err_t err;
+	dmr_status_t st = try_open(1, -1, &be, &err);
+	if (st != DMR_OK) {
+		if (dev && *dev) {
+			fprintf(stderr,
+				"FAILED: DMR_TEST_DEVICE=%s but the verbs backend cannot open "
+				"it: %s\n",
+				dev, err.msg);
+			return 1;
+		}
+		printf("SKIPPED: no RDMA device (%s)\n", err.msg);
+		return 77;
+	}
+#ifdef DMR_HAVE_VERBS
+	dmr_verbs_info_t in;
+	dmr_verbs_info(be, &in);
+	printf("verbs: %s port %d GID %d (%s), path MTU %u, send queue %u, CQ %u, "
+	       "max_rd_atomic %u, inline %u, atomics %s\n",
+	       in.device, in.port, in.gid_index, in.ip, in.path_mtu, in.sq_depth, in.cq_depth,
+	       in.max_rd_atomic, in.max_inline, in.atomic_swapped ? "byte-swapped" : "host order");
+#endif
+	dmr_be_close(be);
+	Suite *s = suite_create("verbs");
+	TCase *tc = tcase_create("device");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, canary_write_read);
+	tcase_add_test(tc, cas_and_faa_old_value_host_order);
+	tcase_add_test(tc, remote_access_outside_mr);
+	tcase_add_test(tc, batch_selective_signalling);
+	tcase_add_test(tc, unsignaled_failure_completes);
+	tcase_add_test(tc, refused_posts_produce_nothing);
+	tcase_add_test(tc, timers_in_order_and_cross_thread);
+	tcase_add_test(tc, gid_refusal_says_why);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
