@@ -6,6 +6,7 @@
 
 #include "../backends/sim/sim.h"
 #include "../traces/workload.h"
+#include "kv.h"
 #include "replay.h"
 #include "report.h"
 #include "sweep.h"
@@ -18,6 +19,7 @@ static void usage(FILE *f)
 		   "  gen tpcc         generate a TPC-C trace\n"
 		   "  gen smallbank    generate a SmallBank trace\n"
 		   "  gen ycsb         generate a YCSB trace from a YCSB workload file\n"
+		   "  kv gen|run|bench|models  KV-cache pool workload (docs/KVCACHE.md)\n"
 		   "  sweep SPEC.json  run cells x repetitions of a sweep (docs/SWEEPS.md)\n"
 		   "  report SUMMARY   medians, bootstrap intervals, ratios, plots of a sweep\n"
 		   "  model PROFILE    print a hardware profile as the simulator uses it\n");
@@ -52,6 +54,8 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(cmd, "run") == 0)
 		return dmr_replay_main(argc - 1, argv + 1);
+	if (strcmp(cmd, "kv") == 0)
+		return dmr_kv_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "sweep") == 0)
 		return dmr_sweep_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "report") == 0)

@@ -97,6 +97,7 @@ typedef struct sim {
 	uint64_t *rings;  /* per QP, rcap entries */
 	uint32_t rcap;    /* power of two >= max_rd_atomic */
 	int ready;        /* worker to return from progress() at once, -1 none */
+	int no_payload;   /* timing only: READ/WRITE move no bytes */
 	sim_op_t *ops;
 	uint32_t nops, free_head;
 	dmr_be_stats_t st;
@@ -488,12 +489,14 @@ static void ev_mn_effect(sim_t *s, uint32_t idx, uint64_t t)
 		uint8_t *p = mn->mem + wr->remote;
 		switch (wr->opcode) {
 		case DMR_WR_READ:
-			memcpy(wr->local, p, len);
+			if (!s->no_payload)
+				memcpy(wr->local, p, len);
 			s->st.reads++;
 			s->st.bytes_read += len;
 			break;
 		case DMR_WR_WRITE:
-			memcpy(p, wr->local, len);
+			if (!s->no_payload)
+				memcpy(p, wr->local, len);
 			s->st.writes++;
 			s->st.bytes_written += len;
 			break;
@@ -782,6 +785,11 @@ dmr_status_t dmr_sim_set_mtu(dmr_be_t *be, uint32_t mtu)
 		return DMR_ERR_INVALID;
 	to_sim(be)->m.mtu = mtu;
 	return DMR_OK;
+}
+
+void dmr_sim_set_payload(dmr_be_t *be, int on)
+{
+	to_sim(be)->no_payload = !on;
 }
 
 uint64_t dmr_sim_time(dmr_be_t *be)

@@ -37,6 +37,10 @@ const dmr_model_t *dmr_sim_model(dmr_be_t *be);
 /* Override the path MTU after open (for MTU sweeps); DMR_ERR_INVALID if not
  * an IB MTU. */
 dmr_status_t dmr_sim_set_mtu(dmr_be_t *be, uint32_t mtu);
+/* Timing only (payload 0): READ and WRITE move no bytes (atomics still
+ * do). For workloads whose data is not kept anyway (the KV pool folded onto
+ * a small region); the modelled times are unchanged. Default 1. */
+void dmr_sim_set_payload(dmr_be_t *be, int on);
 /* Global simulated time: the time of the last event processed, ps. */
 uint64_t dmr_sim_time(dmr_be_t *be);
 

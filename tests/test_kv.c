@@ -1,0 +1,698 @@
+/*
+ * tests/test_kv.c - the KV-cache workload (issue #5): model presets, the
+ * Mooncake converter (fixtures, every refused input), the KV trace reader,
+ * the pool on sim (hit ratio of an unbounded pool = the one computed from
+ * the hash ids alone; eviction; placement; a block larger than a segment),
+ * the physics of large transfers on cx6dx-100g, and the command line.
+ *
+ * Fixtures: tests/data/mooncake-200.jsonl is the first 200 lines of
+ * kvcache-ai/Mooncake FAST25-release/traces/synthetic_trace.jsonl (commit
+ * 3b5a594133958449a1feaf1c9e0fc1b553e34a28, Apache-2.0; see
+ * tests/data/mooncake-200.NOTICE). The whole trace is used when
+ * $DMR_SOURCE_DIR/../shared/data/mooncake/synthetic_trace.jsonl exists
+ * (the test says so when it does not). The wall time of the whole trace is
+ * measured by scripts/bench-kv, not here.
+ */
+#include <check.h>
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "backends/backend.h"
+#include "backends/sim/sim.h"
+#include "replay/kv.h"
+#include "traces/kvcache.h"
+
+static char tmpdir[512];
+
+static const char *src_dir(void)
+{
+	const char *s = getenv("DMR_SOURCE_DIR");
+	return s && *s ? s : DMR_SOURCE_DIR;
+}
+
+static void setup(void)
+{
+	const char *t = getenv("TMPDIR");
+	snprintf(tmpdir, sizeof(tmpdir), "%s/dmr-kv-XXXXXX", t && *t ? t : "/tmp");
+	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+static void teardown(void)
+{
+	char cmd[600];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+static void path_in(char *buf, size_t n, const char *name)
+{
+	snprintf(buf, n, "%s/%s", tmpdir, name);
+}
+
+static void write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+static char *read_text(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	ck_assert_msg(f != NULL, "%s: %s", path, strerror(errno));
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	char *b = malloc((size_t)n + 1);
+	ck_assert_ptr_nonnull(b);
+	ck_assert_int_eq(fread(b, 1, (size_t)n, f), n);
+	b[n] = 0;
+	fclose(f);
+	return b;
+}
+
+static int exists(const char *path)
+{
+	struct stat sb;
+	return stat(path, &sb) == 0;
+}
+
+static dmr_status_t convert(const char *in, const char *out, uint64_t block, dmr_kv_gen_stats_t *s,
+			    dmr_err_t *err)
+{
+	dmr_kv_gen_opts_t o = {.mooncake = in, .out = out, .block_bytes = block};
+	return dmr_kv_gen_mooncake(&o, s, err);
+}
+
+/* Hits and blocks computed from the hash ids alone, requests in file order:
+ * a block is a hit when an earlier request had the same id. */
+static void direct_hits(const char *jsonl, uint64_t limit, uint64_t *hits, uint64_t *blocks)
+{
+	FILE *f = fopen(jsonl, "r");
+	ck_assert_ptr_nonnull(f);
+	size_t cap = 1 << 16, n = 0;
+	uint64_t *tab = calloc(cap, sizeof(uint64_t)); /* id + 1, open addressing */
+	ck_assert_ptr_nonnull(tab);
+	char *line = NULL;
+	size_t lcap = 0;
+	uint64_t req = 0;
+	*hits = *blocks = 0;
+	while ((limit == 0 || req < limit) && getline(&line, &lcap, f) > 0) {
+		json_error_t je;
+		json_t *o = json_loads(line, 0, &je);
+		ck_assert_msg(o != NULL, "%s: %s", jsonl, je.text);
+		json_t *h = json_object_get(o, "hash_ids");
+		for (size_t i = 0; i < json_array_size(h); i++) {
+			uint64_t id = (uint64_t)json_integer_value(json_array_get(h, i)) + 1;
+			if ((n + 1) * 2 > cap) {
+				size_t nc = cap * 2;
+				uint64_t *t = calloc(nc, sizeof(uint64_t));
+				ck_assert_ptr_nonnull(t);
+				for (size_t j = 0; j < cap; j++)
+					if (tab[j]) {
+						size_t p = (tab[j] * 0x9E3779B97F4A7C15ull) & (nc - 1);
+						while (t[p])
+							p = (p + 1) & (nc - 1);
+						t[p] = tab[j];
+					}
+				free(tab);
+				tab = t;
+				cap = nc;
+			}
+			size_t p = (id * 0x9E3779B97F4A7C15ull) & (cap - 1);
+			while (tab[p] && tab[p] != id)
+				p = (p + 1) & (cap - 1);
+			(*blocks)++;
+			if (tab[p])
+				(*hits)++;
+			else {
+				tab[p] = id;
+				n++;
+			}
+		}
+		json_decref(o);
+		req++;
+	}
+	free(line);
+	free(tab);
+	fclose(f);
+}
+
+static void fixture200(char *buf, size_t n)
+{
+	snprintf(buf, n, "%s/tests/data/mooncake-200.jsonl", src_dir());
+}
+
+/* A small-block replay (hit ratio does not depend on the block size). */
+static void opts_small(dmr_kv_opts_t *o, const char *trace, const char *out)
+{
+	dmr_kv_opts_default(o);
+	o->trace = trace;
+	o->out_dir = out;
+	o->quiet = 1;
+}
+
+/* ---- presets ------------------------------------------------------------ */
+
+START_TEST(test_presets)
+{
+	const dmr_kv_model_t *m = dmr_kv_model_find("llama-3-8b");
+	ck_assert_ptr_nonnull(m);
+	/* 2 x 32 layers x 8 KV heads x 128 x 2 bytes = 128 KiB per token */
+	ck_assert_uint_eq(dmr_kv_model_bytes_per_token(m), 131072);
+	ck_assert_uint_eq(dmr_kv_model_block_bytes(m), 64ull << 20);
+	ck_assert_uint_eq(dmr_kv_model_bytes_per_token(dmr_kv_model_find("LLAMA-3-70B")), 327680);
+	ck_assert_uint_eq(dmr_kv_model_bytes_per_token(dmr_kv_model_find("qwen2-7b")), 57344);
+	ck_assert_uint_eq(dmr_kv_model_bytes_per_token(dmr_kv_model_find("mistral-7b")), 131072);
+	ck_assert_uint_eq(dmr_kv_model_bytes_per_token(dmr_kv_model_find("qwen2-0.5b")), 12288);
+	ck_assert_ptr_null(dmr_kv_model_find("gpt-5"));
+	for (const dmr_kv_model_t *p = dmr_kv_models; p->name; p++)
+		ck_assert_msg(p->source && strstr(p->source, "config.json"), "%s: no source",
+			      p->name);
+}
+END_TEST
+
+/* ---- converter ---------------------------------------------------------- */
+
+START_TEST(test_gen_small_exact)
+{
+	char in[600], out[600];
+	path_in(in, sizeof(in), "small.jsonl");
+	path_in(out, sizeof(out), "small.kv");
+	write_text(in, "{\"timestamp\": 0, \"input_length\": 1024, \"output_length\": 7, \"hash_ids\": [5, 6]}\n"
+		       "{\"timestamp\": 2.5, \"input_length\": 1025, \"output_length\": 0, \"hash_ids\": [5, 6, 9], \"extra\": 1}\n"
+		       "{\"hash_ids\": [], \"output_length\": 1, \"input_length\": 0, \"timestamp\": 3}");
+	dmr_kv_gen_stats_t s;
+	dmr_err_t err;
+	ck_assert_msg(convert(in, out, 4096, &s, &err) == DMR_OK, "%s", err.msg);
+	char *got = read_text(out);
+	ck_assert_str_eq(got, "# dmreplay-kvtrace v1\n"
+			      "# source small.jsonl\n"
+			      "# block_tokens 512\n"
+			      "# block_bytes 4096\n"
+			      "# kv_model -\n"
+			      "req,t_us,input_tokens,output_tokens,nblocks,blocks\n"
+			      "0,0,1024,7,2,5 6\n"
+			      "1,2500,1025,0,3,5 6 9\n"
+			      "2,3000,0,1,0,\n"
+			      "# end 3 5\n");
+	free(got);
+	ck_assert_uint_eq(s.requests, 3);
+	ck_assert_uint_eq(s.blocks, 5);
+	ck_assert_uint_eq(s.distinct, 3);
+	ck_assert_uint_eq(s.reused, 2);
+	/* and it reads back */
+	dmr_kv_reader_t *r;
+	ck_assert_msg(dmr_kv_trace_open(out, &r, &err) == DMR_OK, "%s", err.msg);
+	ck_assert_uint_eq(dmr_kv_trace_header(r)->block_bytes, 4096);
+	dmr_kv_req_t q;
+	ck_assert_int_eq(dmr_kv_trace_next(r, &q, &err), DMR_OK);
+	ck_assert_int_eq(dmr_kv_trace_next(r, &q, &err), DMR_OK);
+	ck_assert_uint_eq(q.t_us, 2500);
+	ck_assert_uint_eq(q.nblocks, 3);
+	ck_assert_uint_eq(q.blocks[2], 9);
+	ck_assert_int_eq(dmr_kv_trace_next(r, &q, &err), DMR_OK);
+	ck_assert_uint_eq(q.nblocks, 0);
+	ck_assert_int_eq(dmr_kv_trace_next(r, &q, &err), DMR_INPROGRESS);
+	dmr_kv_trace_close(r);
+}
+END_TEST
+
+static const char *good = "{\"timestamp\": 0, \"input_length\": 600, \"output_length\": 1, \"hash_ids\": [1, 2]}\n";
+
+/* Each bad line, placed as line 2 after a good one; the error must name
+ * FILE:2 and the given text (the field or the cause). */
+static const struct {
+	const char *line, *want;
+} bad_lines[] = {
+	{"not json\n", "not JSON"},
+	{"{\"timestamp\": 1, \"input_length\": 10\n", "not JSON"},
+	{"\n", "empty line"},
+	{"[1, 2]\n", "not a JSON object"},
+	{"{\"input_length\": 10, \"output_length\": 1, \"hash_ids\": [3]}\n", "field 'timestamp': missing"},
+	{"{\"timestamp\": 1, \"output_length\": 1, \"hash_ids\": [3]}\n", "field 'input_length': missing"},
+	{"{\"timestamp\": 1, \"input_length\": 10, \"hash_ids\": [3]}\n", "field 'output_length': missing"},
+	{"{\"timestamp\": 1, \"input_length\": 10, \"output_length\": 1}\n", "field 'hash_ids': missing"},
+	{"{\"timestamp\": 1, \"input_length\": -10, \"output_length\": 1, \"hash_ids\": []}\n", "field 'input_length': negative"},
+	{"{\"timestamp\": 1, \"input_length\": 10, \"output_length\": -1, \"hash_ids\": [3]}\n", "field 'output_length': negative"},
+	{"{\"timestamp\": -1, \"input_length\": 10, \"output_length\": 1, \"hash_ids\": [3]}\n", "field 'timestamp': negative"},
+	{"{\"timestamp\": \"1\", \"input_length\": 10, \"output_length\": 1, \"hash_ids\": [3]}\n", "field 'timestamp': not a number"},
+	{"{\"timestamp\": 1, \"input_length\": 10.5, \"output_length\": 1, \"hash_ids\": [3]}\n", "field 'input_length': not an integer"},
+	{"{\"timestamp\": 1, \"input_length\": 1025, \"output_length\": 1, \"hash_ids\": [3, 4]}\n", "field 'hash_ids': 2 ids, expected ceil(input_length 1025 / 512) = 3"},
+	{"{\"timestamp\": 1, \"input_length\": 10, \"output_length\": 1, \"hash_ids\": 3}\n", "field 'hash_ids': not an array"},
+	{"{\"timestamp\": 1, \"input_length\": 10, \"output_length\": 1, \"hash_ids\": [\"a\"]}\n", "field 'hash_ids': element 0 is not an integer"},
+	{"{\"timestamp\": 1, \"input_length\": 10, \"output_length\": 1, \"hash_ids\": [-3]}\n", "field 'hash_ids': element 0 negative"},
+	{"{\"timestamp\": 1, \"input_length\": 1500, \"output_length\": 1, \"hash_ids\": [7, 8, 7]}\n", "field 'hash_ids': id 7 repeated (elements 0 and 2)"},
+	{"{\"timestamp\": 1, \"timestamp\": 2, \"input_length\": 10, \"output_length\": 1, \"hash_ids\": [3]}\n", "not JSON"},
+	{"{\"timestamp\": 1, \"input_length\": 10, \"output_length\": 1, \"hash_ids\": [3]} x\n", "not JSON"},
+};
+
+START_TEST(test_gen_refuses)
+{
+	char in[600], out[600], tmp[700], text[1024], want[700];
+	path_in(in, sizeof(in), "bad.jsonl");
+	path_in(out, sizeof(out), "bad.kv");
+	snprintf(tmp, sizeof(tmp), "%s.tmp", out);
+	snprintf(text, sizeof(text), "%s%s", good, bad_lines[_i].line);
+	write_text(in, text);
+	dmr_err_t err;
+	dmr_status_t st = convert(in, out, 4096, NULL, &err);
+	ck_assert_msg(st == DMR_ERR_PARSE, "case %d accepted (%s)", _i, bad_lines[_i].line);
+	snprintf(want, sizeof(want), "%s:2: ", in);
+	ck_assert_msg(strstr(err.msg, want) != NULL, "case %d: '%s' lacks '%s'", _i, err.msg, want);
+	ck_assert_msg(strstr(err.msg, bad_lines[_i].want) != NULL, "case %d: '%s' lacks '%s'", _i,
+		      err.msg, bad_lines[_i].want);
+	ck_assert_msg(!exists(out) && !exists(tmp), "case %d left an output file", _i);
+}
+END_TEST
+
+START_TEST(test_gen_time_backwards)
+{
+	char in[600], out[600];
+	path_in(in, sizeof(in), "back.jsonl");
+	path_in(out, sizeof(out), "back.kv");
+	write_text(in, "{\"timestamp\": 5, \"input_length\": 1, \"output_length\": 1, \"hash_ids\": [1]}\n"
+		       "{\"timestamp\": 5, \"input_length\": 1, \"output_length\": 1, \"hash_ids\": [2]}\n"
+		       "{\"timestamp\": 4.5, \"input_length\": 1, \"output_length\": 1, \"hash_ids\": [3]}\n");
+	dmr_err_t err;
+	ck_assert_int_eq(convert(in, out, 4096, NULL, &err), DMR_ERR_PARSE);
+	ck_assert_msg(strstr(err.msg, ":3: field 'timestamp': 4.500 ms is before line 2's 5.000 ms"),
+		      "%s", err.msg);
+	ck_assert(!exists(out));
+	/* a missing input and block size 0 */
+	path_in(in, sizeof(in), "nope.jsonl");
+	ck_assert_int_eq(convert(in, out, 4096, NULL, &err), DMR_ERR_IO);
+	ck_assert(strstr(err.msg, "nope.jsonl") != NULL);
+	ck_assert_int_eq(convert(in, out, 0, NULL, &err), DMR_ERR_INVALID);
+}
+END_TEST
+
+START_TEST(test_gen_fixture_deterministic)
+{
+	char in[600], a[600], b[600];
+	fixture200(in, sizeof(in));
+	path_in(a, sizeof(a), "a.kv");
+	path_in(b, sizeof(b), "b.kv");
+	dmr_kv_gen_stats_t s;
+	dmr_err_t err;
+	ck_assert_msg(convert(in, a, 64ull << 20, &s, &err) == DMR_OK, "%s", err.msg);
+	ck_assert_uint_eq(s.requests, 200);
+	uint64_t hits, blocks;
+	direct_hits(in, 0, &hits, &blocks);
+	ck_assert_uint_eq(s.blocks, blocks);
+	ck_assert_uint_eq(s.reused, hits);
+	ck_assert_msg(convert(in, b, 64ull << 20, NULL, &err) == DMR_OK, "%s", err.msg);
+	char *x = read_text(a), *y = read_text(b);
+	ck_assert_str_eq(x, y);
+	free(x);
+	free(y);
+}
+END_TEST
+
+/* ---- KV trace reader ---------------------------------------------------- */
+
+static const char *kv_hdr = "# dmreplay-kvtrace v1\n# block_tokens 512\n# block_bytes 4096\n"
+			    "req,t_us,input_tokens,output_tokens,nblocks,blocks\n";
+
+static const struct {
+	const char *body, *want;
+} bad_kv[] = {
+	{"0,0,512,1,1,7\n", "truncated after line 5 (no '# end' trailer)"},
+	{"0,0,512,1,1,7\n# end 2 1\n", "trailer says 2 requests"},
+	{"0,0,513,1,1,7\n# end 1 1\n", ":5: column 'nblocks': 1, expected ceil(input_tokens 513 / 512) = 2"},
+	{"0,9,512,1,1,7\n1,8,512,1,1,8\n# end 2 2\n", ":6: column 't_us': 8 is before"},
+	{"0,0,1024,1,2,7 7\n# end 1 2\n", ":5: column 'blocks': id 7 repeated"},
+	{"1,0,512,1,1,7\n# end 1 1\n", ":5: column 'req': 1, expected 0"},
+	{"0,0,512,-1,1,7\n# end 1 1\n", ":5: column 'output_tokens'"},
+	{"0,0,1024,1,2,7\n# end 1 2\n", ":5: column 'blocks': expected 2"},
+	{"0,0,512,1,1,7\n# end 1 1\n0,0,512,1,1,7\n", ":7: data after the '# end' trailer"},
+};
+
+START_TEST(test_reader_refuses)
+{
+	char p[600], text[2048];
+	path_in(p, sizeof(p), "bad.kv");
+	snprintf(text, sizeof(text), "%s%s", kv_hdr, bad_kv[_i].body);
+	write_text(p, text);
+	dmr_kv_reader_t *r;
+	dmr_err_t err;
+	ck_assert_msg(dmr_kv_trace_open(p, &r, &err) == DMR_OK, "%s", err.msg);
+	dmr_kv_req_t q;
+	dmr_status_t st;
+	while ((st = dmr_kv_trace_next(r, &q, &err)) == DMR_OK)
+		;
+	dmr_kv_trace_close(r);
+	ck_assert_msg(st == DMR_ERR_PARSE, "case %d accepted", _i);
+	ck_assert_msg(strstr(err.msg, bad_kv[_i].want) != NULL, "case %d: '%s' lacks '%s'", _i,
+		      err.msg, bad_kv[_i].want);
+}
+END_TEST
+
+START_TEST(test_reader_bad_header)
+{
+	char p[600];
+	dmr_kv_reader_t *r;
+	dmr_err_t err;
+	path_in(p, sizeof(p), "h.kv");
+	write_text(p, "# dmreplay-trace v1\n");
+	ck_assert_int_eq(dmr_kv_trace_open(p, &r, &err), DMR_ERR_PARSE);
+	ck_assert(strstr(err.msg, "not a dmreplay KV trace") != NULL);
+	write_text(p, "# dmreplay-kvtrace v2\n");
+	ck_assert_int_eq(dmr_kv_trace_open(p, &r, &err), DMR_ERR_PARSE);
+	write_text(p, "# dmreplay-kvtrace v1\n# block_tokens 512\nreq,t_us,input_tokens,output_tokens,"
+		      "nblocks,blocks\n");
+	ck_assert_int_eq(dmr_kv_trace_open(p, &r, &err), DMR_ERR_PARSE);
+	ck_assert_msg(strstr(err.msg, "'block_bytes' missing") != NULL, "%s", err.msg);
+	write_text(p, "# dmreplay-kvtrace v1\n# block_tokens 512\n# block_bytes 0\n");
+	ck_assert_int_eq(dmr_kv_trace_open(p, &r, &err), DMR_ERR_PARSE);
+}
+END_TEST
+
+/* ---- the pool on sim ---------------------------------------------------- */
+
+static void hit_ratio_equals_direct(const char *jsonl, uint64_t limit)
+{
+	char kv[600], out[600];
+	path_in(kv, sizeof(kv), "t.kv");
+	path_in(out, sizeof(out), "out");
+	dmr_err_t err;
+	dmr_kv_gen_opts_t g = {.mooncake = jsonl, .out = kv, .block_bytes = 4096, .max_requests = limit};
+	ck_assert_msg(dmr_kv_gen_mooncake(&g, NULL, &err) == DMR_OK, "%s", err.msg);
+	uint64_t hits, blocks;
+	direct_hits(jsonl, limit, &hits, &blocks);
+	ck_assert_uint_gt(hits, 0);
+
+	dmr_kv_opts_t o;
+	dmr_kv_result_t r;
+	opts_small(&o, kv, out);
+	o.time_scale = 0; /* all arrive at once: hits wait for the earlier puts */
+	ck_assert_msg(dmr_kv_run(&o, &r, &err) == DMR_OK, "%s", err.msg);
+	ck_assert_uint_eq(r.blocks_requested, blocks);
+	ck_assert_uint_eq(r.blocks_got, hits);
+	ck_assert_uint_eq(r.blocks_put, blocks - hits);
+	ck_assert(r.hit_ratio == (double)hits / blocks);
+	ck_assert_uint_eq(r.bytes_got, hits * 4096);
+	ck_assert_uint_eq(r.evictions, 0);
+	ck_assert_uint_gt(r.waited_gets, 0);
+
+	/* the same in closed loop, and at trace speed */
+	o.outstanding = 3;
+	ck_assert_msg(dmr_kv_run(&o, &r, &err) == DMR_OK, "%s", err.msg);
+	ck_assert_uint_eq(r.blocks_got, hits);
+	ck_assert_uint_eq(r.blocks_requested, blocks);
+	o.outstanding = 0;
+	o.time_scale = 1;
+	o.placement = DMR_KV_PLACE_LEAST;
+	ck_assert_msg(dmr_kv_run(&o, &r, &err) == DMR_OK, "%s", err.msg);
+	ck_assert_uint_eq(r.blocks_got, hits);
+	printf("test_kv: %s: hit ratio %.6f (%llu / %llu) from the pool and from the hash ids\n",
+	       jsonl, r.hit_ratio, (unsigned long long)hits, (unsigned long long)blocks);
+}
+
+START_TEST(test_hit_ratio_fixture)
+{
+	char in[600];
+	fixture200(in, sizeof(in));
+	hit_ratio_equals_direct(in, 0);
+}
+END_TEST
+
+START_TEST(test_hit_ratio_whole_trace)
+{
+	char in[700];
+	snprintf(in, sizeof(in), "%s/../shared/data/mooncake/synthetic_trace.jsonl", src_dir());
+	if (!exists(in)) {
+		printf("test_kv: %s not found: whole-trace hit ratio not checked\n", in);
+		return;
+	}
+	hit_ratio_equals_direct(in, 0);
+}
+END_TEST
+
+START_TEST(test_pool_bounded)
+{
+	char in[600], kv[600], out[600];
+	fixture200(in, sizeof(in));
+	path_in(kv, sizeof(kv), "t.kv");
+	path_in(out, sizeof(out), "out");
+	dmr_err_t err;
+	ck_assert_msg(convert(in, kv, 4096, NULL, &err) == DMR_OK, "%s", err.msg);
+	dmr_kv_opts_t o;
+	dmr_kv_result_t unb, r;
+	opts_small(&o, kv, out);
+	ck_assert_msg(dmr_kv_run(&o, &unb, &err) == DMR_OK, "%s", err.msg);
+	for (int pl = 0; pl < 2; pl++) {
+		o.unbounded = 0;
+		o.capacity = 1000 * 4096; /* 4 segments of 250 blocks */
+		o.placement = pl ? DMR_KV_PLACE_LEAST : DMR_KV_PLACE_RR;
+		ck_assert_msg(dmr_kv_run(&o, &r, &err) == DMR_OK, "%s", err.msg);
+		ck_assert_uint_gt(r.evictions, 0);
+		ck_assert_uint_le(r.max_blocks_used, 950); /* high water 0.95 */
+		ck_assert_uint_le(r.blocks_got, unb.blocks_got);
+		ck_assert_uint_eq(r.blocks_requested, unb.blocks_requested);
+		ck_assert_uint_eq(r.blocks_got + r.blocks_put + r.puts_dropped, r.blocks_requested);
+		ck_assert_uint_eq(r.capacity, 1000 * 4096);
+	}
+	/* a block larger than a segment */
+	o.capacity = 3 * 4096; /* 4 segments of 3072 bytes */
+	ck_assert_int_eq(dmr_kv_run(&o, &r, &err), DMR_ERR_RANGE);
+	ck_assert_msg(strstr(err.msg, "larger than a segment") != NULL, "%s", err.msg);
+	/* options */
+	o.capacity = 0;
+	ck_assert_int_eq(dmr_kv_run(&o, &r, &err), DMR_ERR_INVALID);
+	o.capacity = 1 << 20;
+	o.low_water = 0.99;
+	ck_assert_int_eq(dmr_kv_run(&o, &r, &err), DMR_ERR_INVALID);
+}
+END_TEST
+
+START_TEST(test_results_files)
+{
+	char in[600], kv[600], out[600], p[700];
+	fixture200(in, sizeof(in));
+	path_in(kv, sizeof(kv), "t.kv");
+	path_in(out, sizeof(out), "res/sub");
+	dmr_err_t err;
+	ck_assert_msg(convert(in, kv, 1 << 20, NULL, &err) == DMR_OK, "%s", err.msg);
+	dmr_kv_opts_t o;
+	dmr_kv_result_t r, r2;
+	opts_small(&o, kv, out);
+	o.requests = 50;
+	o.window_ms = 100;
+	ck_assert_msg(dmr_kv_run(&o, &r, &err) == DMR_OK, "%s", err.msg);
+	ck_assert_uint_eq(r.requests, 50);
+	ck_assert_str_eq(r.status, "complete");
+	snprintf(p, sizeof(p), "%s/summary.csv", out);
+	char *s = read_text(p);
+	ck_assert(strncmp(s, "workload,trace,kv_model,block_bytes,", 36) == 0);
+	ck_assert(strstr(s, "hit_ratio") && strstr(s, "p999_us") && strstr(s, "link_util"));
+	ck_assert(strstr(s, ",complete\n") != NULL);
+	free(s);
+	snprintf(p, sizeof(p), "%s/timeseries.csv", out);
+	s = read_text(p);
+	ck_assert(strncmp(s, "t_s,arrivals,completed,", 23) == 0);
+	free(s);
+	snprintf(p, sizeof(p), "%s/.summary.csv.tmp", out);
+	ck_assert(!exists(p));
+	snprintf(p, sizeof(p), "%s/summary.partial.csv", out);
+	ck_assert(!exists(p));
+	/* deterministic */
+	ck_assert_msg(dmr_kv_run(&o, &r2, &err) == DMR_OK, "%s", err.msg);
+	ck_assert(r.p50_us == r2.p50_us && r.p999_us == r2.p999_us && r.sim_time_s == r2.sim_time_s);
+	ck_assert_uint_eq(r.wire_to_mn, r2.wire_to_mn);
+	/* link bytes: at least the payload, in the right direction */
+	ck_assert_uint_ge(r.wire_to_mn, r.bytes_put);
+	ck_assert_uint_ge(r.wire_from_mn, r.bytes_got);
+	ck_assert(r.link_util > 0 && r.link_util <= 1);
+	/* a truncated trace gives a partial result and never a summary.csv */
+	char cut[600], cmd[1400], out2[600];
+	path_in(cut, sizeof(cut), "cut.kv");
+	path_in(out2, sizeof(out2), "out2");
+	snprintf(cmd, sizeof(cmd), "head -n 60 '%s' > '%s'", kv, cut);
+	ck_assert_int_eq(system(cmd), 0);
+	o.trace = cut;
+	o.out_dir = out2;
+	o.requests = 0;
+	ck_assert_int_eq(dmr_kv_run(&o, &r, &err), DMR_ERR_PARSE);
+	ck_assert_msg(strstr(err.msg, "no '# end' trailer") != NULL, "%s", err.msg);
+	ck_assert(r.partial);
+	snprintf(p, sizeof(p), "%s/summary.partial.csv", out2);
+	ck_assert(exists(p));
+	snprintf(p, sizeof(p), "%s/summary.csv", out2);
+	ck_assert(!exists(p));
+}
+END_TEST
+
+/* ---- physics on cx6dx-100g ---------------------------------------------- */
+
+#define BOUND_4M_US (4194304.0 * 8 / 100e3) /* 335.54 us at 100 Gb/s */
+
+START_TEST(test_single_4m_write_raw)
+{
+	/* one 4 MiB WRITE as one WR, straight on the backend */
+	dmr_be_config_t cfg = {.backend = "sim", .mns = 1, .cns = 1, .workers = 1,
+			       .mr_size = 8 << 20, .profile = "cx6dx-100g"};
+	dmr_be_t *be;
+	dmr_err_t err;
+	ck_assert_msg(dmr_be_open(&cfg, &be, &err) == DMR_OK, "%s", err.msg);
+	uint8_t *buf = calloc(1, 4 << 20);
+	ck_assert_ptr_nonnull(buf);
+	uint64_t t0 = dmr_be_now(be, 0);
+	ck_assert_int_eq(dmr_be_post_one(be, 0, 0, DMR_WR_WRITE, 1, buf, 0, 4 << 20, 0, 0, &err),
+			 DMR_OK);
+	dmr_wc_t wc;
+	int w, got = 0;
+	while (!got && (w = dmr_be_progress(be, UINT64_MAX)) >= 0)
+		got = dmr_be_poll(be, (uint32_t)w, &wc, 1);
+	ck_assert_int_eq(got, 1);
+	ck_assert_int_eq(wc.status, DMR_WC_SUCCESS);
+	double us = (dmr_be_now(be, 0) - t0) / 1e6;
+	printf("test_kv: one 4 MiB WRITE (one WR) on cx6dx-100g: %.2f us (bound %.2f us)\n", us,
+	       BOUND_4M_US);
+	ck_assert_msg(us >= BOUND_4M_US, "4 MiB WRITE in %.2f us < %.2f us", us, BOUND_4M_US);
+	free(buf);
+	dmr_be_close(be);
+}
+END_TEST
+
+START_TEST(test_single_4m_bench)
+{
+	dmr_kv_bench_opts_t o;
+	dmr_kv_bench_result_t r;
+	dmr_err_t err;
+	for (int sliced = 0; sliced < 2; sliced++) {
+		dmr_kv_bench_opts_default(&o);
+		o.ops = 3;
+		o.slice = sliced ? 64 * 1024 : 0;
+		ck_assert_msg(dmr_kv_bench(&o, &r, &err) == DMR_OK, "%s", err.msg);
+		ck_assert(fabs(r.bound_payload_us - BOUND_4M_US) < 1e-6);
+		ck_assert(r.bound_wire_us > r.bound_payload_us);
+		ck_assert_msg(r.min_us >= BOUND_4M_US, "slice %d: %.2f us", sliced, r.min_us);
+		ck_assert_msg(r.min_us < 1.2 * BOUND_4M_US, "slice %d: %.2f us: pipelining lost",
+			      sliced, r.min_us);
+	}
+}
+END_TEST
+
+START_TEST(test_stream_gbps)
+{
+	dmr_kv_bench_opts_t o;
+	dmr_kv_bench_result_t r;
+	dmr_err_t err;
+	for (int op = 0; op < 2; op++) {
+		dmr_kv_bench_opts_default(&o);
+		o.ops = 200;
+		o.batch = 4;
+		o.threads = 2;
+		o.opcode = op ? DMR_WR_READ : DMR_WR_WRITE;
+		ck_assert_msg(dmr_kv_bench(&o, &r, &err) == DMR_OK, "%s", err.msg);
+		printf("test_kv: 4 MiB %s stream on cx6dx-100g: %.2f Gb/s payload\n",
+		       op ? "READ" : "WRITE", r.gbps);
+		ck_assert_msg(r.gbps >= 80 && r.gbps <= 95, "%.2f Gb/s", r.gbps);
+		ck_assert_uint_eq(r.ops, 200);
+		ck_assert(r.per_op_us >= BOUND_4M_US);
+	}
+	/* bad options */
+	dmr_kv_bench_opts_default(&o);
+	o.size = 0;
+	ck_assert_int_eq(dmr_kv_bench(&o, &r, &err), DMR_ERR_INVALID);
+	dmr_kv_bench_opts_default(&o);
+	o.size = 8ull << 30;
+	o.slice = 0;
+	ck_assert_int_eq(dmr_kv_bench(&o, &r, &err), DMR_ERR_INVALID);
+}
+END_TEST
+
+/* ---- command line ------------------------------------------------------- */
+
+static int run_cli(const char *line)
+{
+	char buf[2048], *argv[64];
+	int argc = 0;
+	snprintf(buf, sizeof(buf), "%s", line);
+	for (char *t = strtok(buf, " "); t && argc < 63; t = strtok(NULL, " "))
+		argv[argc++] = t;
+	argv[argc] = NULL;
+	fflush(stdout);
+	return dmr_kv_main(argc, argv);
+}
+
+START_TEST(test_cli)
+{
+	char in[600], kv[600], out[600], line[2400];
+	fixture200(in, sizeof(in));
+	path_in(kv, sizeof(kv), "c.kv");
+	path_in(out, sizeof(out), "cout");
+	ck_assert_int_eq(run_cli("kv"), 2);
+	ck_assert_int_eq(run_cli("kv frobnicate"), 2);
+	ck_assert_int_eq(run_cli("kv models"), 0);
+	ck_assert_int_eq(run_cli("kv gen --mooncake x.jsonl"), 2);
+	ck_assert_int_eq(run_cli("kv gen --mooncake /nonexistent.jsonl -o /tmp/x.kv"), 2);
+	snprintf(line, sizeof(line), "kv gen --mooncake %s -o %s --kv-model nope", in, kv);
+	ck_assert_int_eq(run_cli(line), 2);
+	snprintf(line, sizeof(line), "kv gen --mooncake %s -o %s --kv-model qwen2-7b --block-bytes 4K",
+		 in, kv);
+	ck_assert_int_eq(run_cli(line), 2);
+	snprintf(line, sizeof(line), "kv gen --mooncake %s -o %s --block-bytes 4K --requests 40 --quiet",
+		 in, kv);
+	ck_assert_int_eq(run_cli(line), 0);
+	snprintf(line, sizeof(line), "kv run --trace %s --out %s --quiet --capacity 1M "
+				     "--unbounded-pool", kv, out);
+	ck_assert_int_eq(run_cli(line), 2);
+	snprintf(line, sizeof(line), "kv run --trace %s --out %s --quiet --placement nope", kv, out);
+	ck_assert_int_eq(run_cli(line), 2);
+	snprintf(line, sizeof(line), "kv run --trace %s --out %s --quiet --cns 0", kv, out);
+	ck_assert_int_eq(run_cli(line), 2);
+	snprintf(line, sizeof(line), "kv run --trace %s --out %s --quiet --capacity 64K --clients 2 "
+				     "--placement least-loaded --slice 1K --qp-depth 4", kv, out);
+	ck_assert_int_eq(run_cli(line), 0);
+	snprintf(line, sizeof(line), "kv run --trace %s --out %s --quiet --capacity 4K", kv, out);
+	ck_assert_int_eq(run_cli(line), 2); /* block larger than a segment */
+	snprintf(line, sizeof(line), "kv run --trace %s --out %s --quiet --backend nope", kv, out);
+	ck_assert_int_ne(run_cli(line), 0);
+	ck_assert_int_eq(run_cli("kv bench --size 1M --ops 4 --threads 2 --batch 2"), 0);
+	ck_assert_int_eq(run_cli("kv bench --size 1X"), 2);
+	ck_assert_int_eq(run_cli("kv bench --op cas"), 2);
+}
+END_TEST
+
+static Suite *kv_suite(void)
+{
+	Suite *s = suite_create("kv");
+	TCase *tc = tcase_create("kv");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 600);
+	tcase_add_test(tc, test_presets);
+	tcase_add_test(tc, test_gen_small_exact);
+	tcase_add_loop_test(tc, test_gen_refuses, 0, (int)(sizeof(bad_lines) / sizeof(bad_lines[0])));
+	tcase_add_test(tc, test_gen_time_backwards);
+	tcase_add_test(tc, test_gen_fixture_deterministic);
+	tcase_add_loop_test(tc, test_reader_refuses, 0, (int)(sizeof(bad_kv) / sizeof(bad_kv[0])));
+	tcase_add_test(tc, test_reader_bad_header);
+	tcase_add_test(tc, test_hit_ratio_fixture);
+	tcase_add_test(tc, test_hit_ratio_whole_trace);
+	tcase_add_test(tc, test_pool_bounded);
+	tcase_add_test(tc, test_results_files);
+	tcase_add_test(tc, test_single_4m_write_raw);
+	tcase_add_test(tc, test_single_4m_bench);
+	tcase_add_test(tc, test_stream_gbps);
+	tcase_add_test(tc, test_cli);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(kv_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
