@@ -19,6 +19,7 @@ const char *dmr_status_string(dmr_status_t st)
 	case DMR_ERR_NODEV: return "no such device";
 	case DMR_ERR_NOMEM: return "out of memory";
 	case DMR_ERR_IO: return "I/O error";
+	case DMR_ERR_INTERRUPTED: return "interrupted";
 	case DMR_ERR_PARSE: return "parse error";
 	case DMR_ERR_VERIFY: return "verification failed";
 	}

@@ -30,6 +30,7 @@ typedef enum dmr_status {
 	DMR_ERR_NODEV = -22,       /* no such device / backend */
 	DMR_ERR_NOMEM = -23,       /* allocation failed */
 	DMR_ERR_IO = -24,          /* system call / file error */
+	DMR_ERR_INTERRUPTED = -25, /* stopped by a signal (SIGINT, SIGTERM) */
 	/* input level */
 	DMR_ERR_PARSE = -30,       /* malformed input (file, line, field named) */
 	DMR_ERR_VERIFY = -31,      /* a post-run invariant check failed */

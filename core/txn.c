@@ -365,7 +365,8 @@ static int resolve(dmr_txn_ctx_t *c, uint32_t i, uint64_t *slot_p)
 		int64_t v = (int64_t)word(c, op->dep.op, op->dep.field);
 		if (op->lo < op->hi && (v < op->lo || v >= op->hi))
 			return op->kind == DMR_TOP_INSERT ? -1 : 0;
-		slot += v;
+		if (__builtin_add_overflow(slot, v, &slot))
+			return op->kind == DMR_TOP_INSERT ? -1 : 0;
 	}
 	if (slot < 0 || (uint64_t)slot + op->count > lt->rows)
 		return op->kind == DMR_TOP_INSERT ? -1 : 0;
@@ -462,6 +463,13 @@ static int check_round(dmr_txn_ctx_t *c)
 			continue;
 		}
 		uint64_t old = rd64(c->buf + os->buf);
+		if (old == c->tag) {
+			/* our own lock: the transaction names this record twice */
+			return dmr_err_set(&c->err, DMR_ERR_INVALID,
+					   "trace line %u: txn %llu op %u: locks a record it already "
+					   "locked (the same record twice in one transaction)",
+					   c->txn->line, (unsigned long long)c->txn->id, i);
+		}
 		if (old != 0) {
 			c->lockfail_rec = os->rec + 1;
 			if (cause < 0 || cause == DMR_ABORT_READ_LOCKED)

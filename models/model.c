@@ -26,18 +26,22 @@ typedef struct param_spec {
 	const char *name;
 	int required; /* 0: optional (derived or defaulted) */
 	int integer;
+	double min, max; /* legal range: hardware that exists, with margin */
 } param_spec_t;
 
+/* Ranges: links up to 1.6 Tb/s; latencies up to 1 ms (1e6 ns); rates from
+ * 1 kop/s to 10 Gop/s; up to 1024 outstanding READ/atomic per QP. A value
+ * outside is a typo or a unit mistake, refused rather than simulated. */
 static const param_spec_t specs[] = {
-	{"link_gbps", 1, 0},       {"mtu", 1, 1},
-	{"prop_ns", 1, 0},         {"switch_ns", 1, 0},
-	{"post_doorbell_ns", 1, 0}, {"post_wqe_ns", 1, 0},
-	{"poll_ns", 1, 0},         {"txn_logic_ns", 1, 0},
-	{"nic_msg_mops", 1, 0},    {"nic_proc_ns", 0, 0},
-	{"qp_max_rd_atomic", 1, 1}, {"dma_read_ns", 1, 0},
-	{"dma_write_ns", 1, 0},    {"dma_gbps", 0, 0},
-	{"atomic_addr_mops", 1, 0}, {"atomic_global_mops", 1, 0},
-	{"read_rtt_ns", 1, 0},     {"read_bw_64k_gbps", 1, 0},
+	{"link_gbps", 1, 0, 0.001, 1600},     {"mtu", 1, 1, 256, 4096},
+	{"prop_ns", 1, 0, 0, 1e6},            {"switch_ns", 1, 0, 0, 1e6},
+	{"post_doorbell_ns", 1, 0, 0, 1e6},   {"post_wqe_ns", 1, 0, 0, 1e6},
+	{"poll_ns", 1, 0, 0, 1e6},            {"txn_logic_ns", 1, 0, 0, 1e6},
+	{"nic_msg_mops", 1, 0, 0.001, 1e4},   {"nic_proc_ns", 0, 0, 0, 1e6},
+	{"qp_max_rd_atomic", 1, 1, 1, 1024},  {"dma_read_ns", 1, 0, 0, 1e6},
+	{"dma_write_ns", 1, 0, 0, 1e6},       {"dma_gbps", 0, 0, 0.001, 1e4},
+	{"atomic_addr_mops", 1, 0, 0.001, 1e4}, {"atomic_global_mops", 1, 0, 0.001, 1e4},
+	{"read_rtt_ns", 1, 0, 1, 1e6},        {"read_bw_64k_gbps", 1, 0, 0.001, 1600},
 };
 
 static uint64_t ns_to_ps(double ns)
@@ -153,7 +157,7 @@ dmr_status_t dmr_model_load(const char *name_or_path, dmr_model_t *m_p, dmr_err_
 	}
 
 	json_error_t jerr;
-	json_t *root = json_load_file(path, 0, &jerr);
+	json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
 	if (!root)
 		return dmr_err_set(err, DMR_ERR_PARSE, "%s:%d:%d: %s", path, jerr.line,
 				   jerr.column, jerr.text);
@@ -175,9 +179,21 @@ dmr_status_t dmr_model_load(const char *name_or_path, dmr_model_t *m_p, dmr_err_
 				 path);
 		goto out_root;
 	}
-	/* unknown parameters are refused: a typo must not silently fall back */
+	/* unknown fields and parameters are refused: a typo must not silently
+	 * fall back */
 	const char *key;
 	json_t *val;
+	json_object_foreach(root, key, val)
+	{
+		if (strcmp(key, "name") && strcmp(key, "description") && strcmp(key, "params") &&
+		    strcmp(key, "measured") && strcmp(key, "device") && strcmp(key, "date")) {
+			st = dmr_err_set(err, DMR_ERR_PARSE,
+					 "%s:%d: field \"%s\": unknown (name, description, params, "
+					 "measured, device, date)",
+					 path, line_of(path, key), key);
+			goto out_root;
+		}
+	}
 	json_object_foreach(params, key, val)
 	{
 		size_t i;
@@ -203,6 +219,22 @@ dmr_status_t dmr_model_load(const char *name_or_path, dmr_model_t *m_p, dmr_err_
 			}
 			continue;
 		}
+		if (json_is_object(p)) {
+			const char *pk;
+			json_t *pvv;
+			json_object_foreach(p, pk, pvv)
+			{
+				if (strcmp(pk, "value") && strcmp(pk, "unit") && strcmp(pk, "source") &&
+				    strcmp(pk, "estimate") && strcmp(pk, "spread")) {
+					st = dmr_err_set(err, DMR_ERR_PARSE,
+							 "%s:%d: parameter %s: unknown field \"%s\" "
+							 "(value, unit, source, estimate, spread)",
+							 path, line_of(path, specs[i].name),
+							 specs[i].name, pk);
+					goto out_root;
+				}
+			}
+		}
 		json_t *pv = json_is_object(p) ? json_object_get(p, "value") : p;
 		if (!json_is_number(pv)) {
 			st = dmr_err_set(err, DMR_ERR_PARSE,
@@ -215,6 +247,13 @@ dmr_status_t dmr_model_load(const char *name_or_path, dmr_model_t *m_p, dmr_err_
 			st = dmr_err_set(err, DMR_ERR_PARSE,
 					 "%s:%d: parameter %s: value %g must be positive", path,
 					 line_of(path, specs[i].name), specs[i].name, x);
+			goto out_root;
+		}
+		if (x < specs[i].min || x > specs[i].max) {
+			st = dmr_err_set(err, DMR_ERR_PARSE,
+					 "%s:%d: parameter %s: value %g out of range [%g, %g]", path,
+					 line_of(path, specs[i].name), specs[i].name, x, specs[i].min,
+					 specs[i].max);
 			goto out_root;
 		}
 		if (specs[i].integer && x != floor(x)) {
@@ -266,6 +305,14 @@ dmr_status_t dmr_model_load(const char *name_or_path, dmr_model_t *m_p, dmr_err_
 		m.atomic_global_ps = (uint64_t)llround(1e6 / m.atomic_global_mops);
 		m.read_rtt_ns = IDX("read_rtt_ns");
 		m.read_bw_64k_gbps = IDX("read_bw_64k_gbps");
+		if (m.read_bw_64k_gbps > m.link_gbps) {
+			st = dmr_err_set(err, DMR_ERR_PARSE,
+					 "%s:%d: parameter read_bw_64k_gbps: %g Gb/s is above the link "
+					 "rate %g Gb/s",
+					 path, line_of(path, "read_bw_64k_gbps"), m.read_bw_64k_gbps,
+					 m.link_gbps);
+			goto out_root;
+		}
 		double dma = IDX("dma_gbps");
 		/* Derived: the DMA engine's payload rate is what ib_read_bw at
 		 * 64 KiB measured (the wire is faster at MTU 4096). */

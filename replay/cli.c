@@ -33,7 +33,8 @@ static void run_usage(FILE *f)
 		"  --coros N         transaction contexts per worker (default 3)\n"
 		"  --seed S          seed (default 1)\n"
 		"  --txns N          replay the first N transactions (default: all)\n"
-		"  --duration T      stop after T seconds of run time (e.g. 0.5, 200ms)\n"
+		"  --duration T      start no transaction after T of run time (0.5, 200ms,\n"
+		"                    50us); the running ones finish\n"
 		"  --retries N       retries per aborted transaction (default 0: an aborted\n"
 		"                    transaction is counted and the context moves on, as in\n"
 		"                    the published DM benchmarks; tried = attempts)\n"
@@ -98,6 +99,8 @@ static int parse_dbl(const char *opt, const char *s, double *v)
 	}
 	if (strcmp(end, "ms") == 0)
 		x /= 1000;
+	else if (strcmp(end, "us") == 0)
+		x /= 1e6;
 	else if (*end && strcmp(end, "s") != 0) {
 		fprintf(stderr, "dmreplay run: option %s: '%s': unknown unit '%s'\n", opt, s, end);
 		return -1;
@@ -133,6 +136,8 @@ void dmr_replay_print(const dmr_replay_result_t *r, void *file)
 		r->p999_us);
 	if (r->partial)
 		fprintf(f, "  verification   not run (the run did not complete)\n");
+	else if (r->verified < 0)
+		fprintf(f, "  verification   n/a (%s)\n", r->verify.summary);
 	else
 		fprintf(f, "  verification   %s (%s)%s%s\n", r->verified ? "PASSED" : "FAILED",
 			r->verify.summary[0] ? r->verify.summary : "-", r->verified ? "" : ": ",
@@ -207,12 +212,22 @@ int dmr_replay_main(int argc, char **argv)
 			break;
 		case 'n':
 			if (parse_u64(name, optarg, &o.txns, 0)) return 2;
+			if (o.txns == 0) {
+				fprintf(stderr, "dmreplay run: option --txns: must be >= 1 (omit it for "
+						"the whole trace)\n");
+				return 2;
+			}
 			break;
 		case 'M':
 			if (parse_u64(name, optarg, &o.mr_size, 1)) return 2;
 			break;
 		case 'd':
 			if (parse_dbl(name, optarg, &o.duration_s)) return 2;
+			if (!(o.duration_s > 0)) {
+				fprintf(stderr, "dmreplay run: option --duration: must be > 0 (omit it "
+						"for no limit)\n");
+				return 2;
+			}
 			break;
 		case 'B':
 			if (parse_dbl(name, optarg, &o.backoff_us)) return 2;
@@ -301,8 +316,10 @@ int dmr_replay_main(int argc, char **argv)
 	if (st != DMR_OK) {
 		fprintf(stderr, "dmreplay run: error: %s\n", err.msg);
 		if (st == DMR_ERR_PARSE || st == DMR_ERR_IO || st == DMR_ERR_RANGE ||
-		    st == DMR_ERR_INVALID)
+		    st == DMR_ERR_INVALID || st == DMR_ERR_NODEV)
 			return 2;
+		if (st == DMR_ERR_INTERRUPTED)
+			return 130;
 		return 1;
 	}
 	if (!o.quiet)

@@ -42,6 +42,7 @@ void dmr_replay_opts_default(dmr_replay_opts_t *o);
 
 typedef struct dmr_replay_result {
 	char workload[32], regime[64], loop[16], backend[16], profile[64], status[16];
+	char profile_path[256];
 	uint32_t cns, threads, coros;
 	uint64_t seed, txns;
 	dmr_txn_stats_t st;
@@ -54,7 +55,11 @@ typedef struct dmr_replay_result {
 	double loop_wall_s;     /* wall time of the event loop only (incl. streaming the trace) */
 	uint64_t footprint;
 	dmr_verify_result_t verify;
-	int verified;
+	uint32_t mtu;           /* sim: path MTU used; 0 = the device's */
+	uint32_t retries_limit;
+	double backoff_us, duration_s;
+	dmr_loop_cfg_t loop_cfg;
+	int verified;           /* 1 passed, 0 failed, -1 n/a (no invariants known) */
 	int partial;
 } dmr_replay_result_t;
 

@@ -68,7 +68,9 @@ static const char *summary_header =
 	"workload,regime,loop,backend,profile,cns,threads,coros,seed,txns,tried,committed,gave_up,"
 	"retries,tried_tps,committed_tps,abort_rate,abort_lock,abort_read_locked,"
 	"abort_validation,abort_duplicate,abort_full,atomics_per_commit,reads_per_commit,verbs,"
-	"p50_us,p99_us,p999_us,verified,sim_time_s,wall_s,loop_wall_s,trace_wall_s,status,footprint_bytes,trace";
+	"p50_us,p99_us,p999_us,verified,sim_time_s,wall_s,loop_wall_s,trace_wall_s,status,footprint_bytes,"
+	"skipped_ops,mtu,retries_limit,backoff_us,duration_s,ai_step,md_factor,loop_window_ms,"
+	"loop_threshold,profile_path,trace";
 
 static int write_file(const char *dir, const char *name, int (*fill)(FILE *, const void *),
 		      const void *arg, dmr_err_t *err)
@@ -102,7 +104,8 @@ static int fill_summary(FILE *f, const void *a)
 	fprintf(f, "%s\n", summary_header);
 	return fprintf(f,
 		       "%s,%s,%s,%s,%s,%u,%u,%u,%llu,%llu,%llu,%llu,%llu,%llu,%.3f,%.3f,%.6f,%llu,%llu,"
-		       "%llu,%llu,%llu,%.4f,%.4f,%llu,%.3f,%.3f,%.3f,%d,%.9f,%.3f,%.3f,%.3f,%s,%llu,%s\n",
+		       "%llu,%llu,%llu,%.4f,%.4f,%llu,%.3f,%.3f,%.3f,%d,%.9f,%.3f,%.3f,%.3f,%s,%llu,"
+		       "%llu,%u,%u,%g,%g,%u,%g,%g,%g,%s,%s\n",
 		       r->workload, r->regime, r->loop, r->backend, r->profile, r->cns, r->threads, r->coros,
 		       (unsigned long long)r->seed, (unsigned long long)r->txns,
 		       (unsigned long long)r->st.tried, (unsigned long long)r->st.committed,
@@ -115,7 +118,10 @@ static int fill_summary(FILE *f, const void *a)
 		       (unsigned long long)r->st.aborts[DMR_ABORT_FULL], r->atomics_per_commit,
 		       r->reads_per_commit, (unsigned long long)r->be.verbs, r->p50_us, r->p99_us,
 		       r->p999_us, r->verified, r->sim_time_s, r->wall_s, r->loop_wall_s, r->trace_wall_s, r->status,
-		       (unsigned long long)r->footprint, sa->trace);
+		       (unsigned long long)r->footprint, (unsigned long long)r->st.skipped_ops,
+		       r->mtu, r->retries_limit, r->backoff_us, r->duration_s, r->loop_cfg.ai_step,
+		       r->loop_cfg.md_factor, r->loop_cfg.window_ps / 1e9, r->loop_cfg.threshold,
+		       r->profile_path[0] ? r->profile_path : "-", sa->trace);
 }
 
 static int fill_ts(FILE *f, const void *a)
@@ -144,5 +150,13 @@ dmr_status_t dmr_results_write(const char *dir, int final, const dmr_replay_resu
 	if (st == DMR_OK)
 		st = write_file(dir, final ? "summary.csv" : "summary.partial.csv", fill_summary,
 				&sa, err);
+	if (st == DMR_OK && final) {
+		/* a finished run supersedes an older partial one in this directory */
+		char p[1200];
+		snprintf(p, sizeof(p), "%s/summary.partial.csv", dir);
+		remove(p);
+		snprintf(p, sizeof(p), "%s/timeseries.partial.csv", dir);
+		remove(p);
+	}
 	return st;
 }

@@ -77,6 +77,16 @@ dmr_status_t dmr_smallbank_header(const dmr_smallbank_cfg_t *cfg, dmr_trace_hdr_
 	if (cfg->zipf_theta >= 0 &&
 	    (st = dmr_gen_hdr_setf(h, err, "zipf_theta", "%g", cfg->zipf_theta)) != DMR_OK)
 		goto out;
+	if (cfg->zipf_theta >= 0)
+		snprintf(h->regime, sizeof(h->regime), "zipf:%g", cfg->zipf_theta);
+	/* drift (FORMAT.md "Drift"): the hot accounts are 0..K-1; both tables
+	 * are partitioned per account and the hot set moves by K accounts */
+	if (cfg->regime.drift_s > 0 &&
+	    ((st = dmr_gen_hdr_setf(h, err, "drift_s", "%g", cfg->regime.drift_s)) != DMR_OK ||
+	     (st = dmr_gen_hdr_setf(h, err, "drift_shift", "%u", cfg->regime.hot_k)) != DMR_OK ||
+	     (st = dmr_gen_hdr_setf(h, err, "partitions", "%" PRIu64, cfg->accounts)) != DMR_OK ||
+	     (st = dmr_gen_hdr_setf(h, err, "partitioned", "savings,checking")) != DMR_OK))
+		goto out;
 	*hdr_p = *h;
 out:
 	free(h);

@@ -293,6 +293,13 @@ dmr_status_t dmr_ycsb_header(const dmr_ycsb_cfg_t *cfg, dmr_trace_hdr_t *hdr_p, 
 		dmr_gen_regime_uniform(&reg);
 	if ((st = dmr_gen_hdr_begin(h, "ycsb", cfg->txns, cfg->seed, &reg, err)) != DMR_OK)
 		goto out;
+	/* the regime column says what drew the keys: without --regime, the
+	 * property file's requestdistribution */
+	if (!cfg->regime_override)
+		snprintf(h->regime, sizeof(h->regime), "%s",
+			 p->requestdistribution == DMR_YCSB_ZIPFIAN ? "zipfian:0.99"
+			 : p->requestdistribution == DMR_YCSB_LATEST ? "latest"
+								     : "uniform");
 	dmr_gen_hdr_table(h, "usertable", p->recordcount + inserts, ycsb_payload(p),
 			  p->recordcount);
 	for (int i = 0; i < DMR_YCSB_NTYPES; i++)
@@ -573,6 +580,14 @@ int dmr_gen_ycsb_main(int argc, char **argv)
 	cfg.seed = cm.seed;
 	cfg.regime = cm.regime;
 	cfg.regime_override = cm.regime_set;
+	if (cm.regime.drift_s > 0) {
+		/* inserts take fresh keys past recordcount: moving the hot set by
+		 * rotating keys would make them collide with loaded records */
+		fprintf(stderr, "%s: --regime %s: drift is not supported for YCSB (use tpcc or "
+				"smallbank)\n",
+			prog, cm.regime.name);
+		return 2;
+	}
 	if ((hdr = malloc(sizeof(*hdr))) == NULL) {
 		fprintf(stderr, "%s: out of memory\n", prog);
 		return 1;
