@@ -441,6 +441,9 @@ static dmr_status_t tick(thr_t *th, uint32_t w, uint64_t now)
 			dmr_adm_sample(e->adm, now, &smp);
 			e->ts.signal = smp.signal;
 			e->ts.actuator = smp.actuator;
+			e->ts.increases = smp.increases;
+			e->ts.decreases = smp.decreases;
+			e->ts.deferred = smp.deferred;
 		}
 		dmr_ts_advance(&e->ts, now, &tot);
 	}

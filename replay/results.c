@@ -46,6 +46,10 @@ static void close_window(dmr_ts_t *ts, const dmr_txn_stats_t *st)
 	row->phase = ts->phase;
 	row->signal = ts->signal;
 	row->actuator = ts->actuator;
+	row->increases = ts->increases;
+	row->decreases = ts->decreases;
+	row->deferred = ts->deferred;
+	ts->increases = ts->decreases = ts->deferred = 0;
 	ts->last = *st;
 }
 
@@ -127,17 +131,20 @@ static int fill_summary(FILE *f, const void *a)
 static int fill_ts(FILE *f, const void *a)
 {
 	const dmr_ts_t *ts = a;
-	int rc = fprintf(f, "t_s,tried,committed,aborts,gave_up,phase,loop_signal,loop_actuator\n");
+	int rc = fprintf(f, "t_s,tried,committed,aborts,gave_up,phase,loop_signal,loop_actuator,"
+			    "loop_increases,loop_decreases,loop_deferred\n");
 	for (uint32_t i = 0; i < ts->n && rc >= 0; i++)
-		rc = fprintf(f, "%.6f,%llu,%llu,%llu,%llu,%llu,%.4f,%.4f\n",
+		rc = fprintf(f, "%.6f,%llu,%llu,%llu,%llu,%llu,%.4f,%.4f,%llu,%llu,%llu\n",
 			     i * (ts->window_ps / 1e12), (unsigned long long)ts->rows[i].tried,
 			     (unsigned long long)ts->rows[i].committed,
 			     (unsigned long long)ts->rows[i].aborts,
 			     (unsigned long long)ts->rows[i].gave_up,
 			     (unsigned long long)(ts->drift_ps ? i * ts->window_ps / ts->drift_ps
 							       : ts->rows[i].phase),
-			     ts->rows[i].signal,
-			     ts->rows[i].actuator);
+			     ts->rows[i].signal, ts->rows[i].actuator,
+			     (unsigned long long)ts->rows[i].increases,
+			     (unsigned long long)ts->rows[i].decreases,
+			     (unsigned long long)ts->rows[i].deferred);
 	return rc;
 }
 

@@ -19,6 +19,7 @@ typedef struct dmr_ts_row {
 	uint64_t tried, committed, aborts, gave_up;
 	uint64_t phase;        /* drift phase at the window's end */
 	double signal, actuator; /* control loop, see core/loop.h */
+	uint64_t increases, decreases, deferred; /* loop decisions in the window */
 } dmr_ts_row_t;
 
 typedef struct dmr_ts {
@@ -29,6 +30,7 @@ typedef struct dmr_ts {
 	uint32_t n, cap;
 	/* set by the replay before a window closes */
 	uint64_t phase;          /* unused when drift_ps is set */
+	uint64_t increases, decreases, deferred;
 	uint64_t drift_ps;       /* > 0: phase of a row = its start / drift_ps */
 	double signal, actuator;
 } dmr_ts_t;
