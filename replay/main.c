@@ -6,6 +6,8 @@
 
 #include "../backends/sim/sim.h"
 #include "../traces/workload.h"
+#include "bench.h"
+#include "calibrate.h"
 #include "kv.h"
 #include "replay.h"
 #include "report.h"
@@ -22,7 +24,9 @@ static void usage(FILE *f)
 		   "  kv gen|run|bench|models  KV-cache pool workload (docs/KVCACHE.md)\n"
 		   "  sweep SPEC.json  run cells x repetitions of a sweep (docs/SWEEPS.md)\n"
 		   "  report SUMMARY   medians, bootstrap intervals, ratios, plots of a sweep\n"
-		   "  model PROFILE    print a hardware profile as the simulator uses it\n");
+		   "  model PROFILE    print a hardware profile as the simulator uses it\n"
+		   "  bench OP         perftest-style micro-benchmark: read, write, cas, faa\n"
+		   "  calibrate        measure a backend and write a hardware profile\n");
 }
 
 static int model_main(int argc, char **argv)
@@ -62,6 +66,10 @@ int main(int argc, char **argv)
 		return dmr_report_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "model") == 0)
 		return model_main(argc - 1, argv + 1);
+	if (strcmp(cmd, "bench") == 0)
+		return dmr_bench_main(argc - 1, argv + 1);
+	if (strcmp(cmd, "calibrate") == 0)
+		return dmr_calibrate_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "gen") == 0) {
 		if (argc < 3 || strcmp(argv[2], "--help") == 0) {
 			usage(argc < 3 ? stderr : stdout);

@@ -1,0 +1,1449 @@
+/*
+ * replay/calibrate.c - `dmreplay calibrate`; see calibrate.h and
+ * docs/CALIBRATION.md.
+ */
+#include "calibrate.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <gsl/gsl_fit.h>
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../backends/sim/sim.h"
+#include "../models/model.h"
+#include "bench.h"
+#ifdef DMR_HAVE_VERBS
+#include "../backends/verbs/verbs.h"
+#endif
+
+#define CAL_NSIZES 14 /* 8 B .. 64 KiB, powers of two */
+#define CAL_NDEPTHS 5
+#define CAL_BW_SIZE 65536u
+#define CAL_BW_DEPTH 16u
+#define CAL_ATOMIC_DEPTH 16u
+
+static const uint32_t cal_depths[CAL_NDEPTHS] = {1, 2, 4, 8, 16};
+
+typedef struct cal_opts {
+	dmr_bench_target_t t;
+	const char *base;
+	const char *out;
+	const char *name;
+	int quick;
+	uint32_t reps;
+	uint64_t lat_iters, bw_iters, rate_iters, atomic_iters;
+	double max_s; /* threaded backends: wall-time cap of one run */
+	uint32_t poll_reps, db_reps;
+	uint32_t qps;
+	uint32_t batch;
+	double tol_pct;
+} cal_opts_t;
+
+/* A value measured `n` times. */
+typedef struct summ {
+	double value; /* median */
+	double mean, stdev, min, max;
+	uint32_t n;
+	double *reps;	/* n values, in measurement order */
+	uint64_t *done; /* WRs completed in each repetition (bench runs), or NULL */
+} summ_t;
+
+typedef struct cal {
+	cal_opts_t o;
+	dmr_bench_session_t s;
+	char profile_name[64]; /* sim: the running model's name */
+	uint32_t profile_mtu;  /* sim: the profile file's own MTU */
+	double clock_ns;       /* median cost of one dmr_be_now() */
+	uint32_t sizes[CAL_NSIZES];
+	summ_t lat[2][CAL_NSIZES]; /* [READ, WRITE][size] t_typical, ns */
+	summ_t lat_avg[2][CAL_NSIZES], lat_p99[2][CAL_NSIZES];
+	double fit_c[2], fit_m[2], fit_cov00[2], fit_cov11[2], fit_sumsq[2];
+	summ_t bw[2], bw_peak[2];			 /* [READ, WRITE] 64 KiB, Gb/s */
+	summ_t rate[CAL_NDEPTHS];			 /* 8 B READ, Mpps */
+	summ_t atom[2][2];				 /* [CAS, FAA][distinct, same] Mops/s */
+	summ_t db_batch, db_single, db_doorbell, db_wqe; /* ns */
+	summ_t poll_one, poll_empty;			 /* ns */
+	uint32_t poll_late; /* threaded: completion not there yet when polled */
+	double wall_s;
+} cal_t;
+
+static void summ_free(summ_t *s)
+{
+	free(s->reps);
+	free(s->done);
+	s->reps = NULL;
+	s->done = NULL;
+}
+
+/* Keep how many WRs each repetition completed (max_s may cut a run short). */
+static void summ_done(summ_t *s, const dmr_bench_result_t *res)
+{
+	s->done = malloc(s->n * sizeof(uint64_t));
+	if (s->done)
+		for (uint32_t i = 0; i < s->n; i++)
+			s->done[i] = res[i].iters;
+}
+
+static int summ_make(summ_t *s, const double *v, uint32_t n)
+{
+	memset(s, 0, sizeof(*s));
+	s->reps = malloc(n * sizeof(double));
+	double *tmp = malloc(n * sizeof(double));
+	if (!s->reps || !tmp) {
+		free(s->reps);
+		free(tmp);
+		s->reps = NULL;
+		return -1;
+	}
+	memcpy(s->reps, v, n * sizeof(double));
+	memcpy(tmp, v, n * sizeof(double));
+	gsl_sort(tmp, 1, n);
+	s->n = n;
+	s->value = gsl_stats_median_from_sorted_data(tmp, 1, n);
+	s->mean = gsl_stats_mean(tmp, 1, n);
+	s->stdev = n > 1 ? gsl_stats_sd_m(tmp, 1, n, s->mean) : 0;
+	s->min = tmp[0];
+	s->max = tmp[n - 1];
+	free(tmp);
+	return 0;
+}
+
+static double wall_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* ---- running the measurements ------------------------------------------ */
+
+/* Run spec `reps` times; out[i] = pick(result i). */
+static dmr_status_t run_reps(cal_t *c, const dmr_bench_spec_t *sp, dmr_bench_result_t *res,
+			     uint32_t reps, dmr_err_t *err)
+{
+	for (uint32_t i = 0; i < reps; i++) {
+		dmr_status_t st = dmr_bench_run(&c->s, sp, &res[i], err);
+		if (st != DMR_OK)
+			return st;
+	}
+	return DMR_OK;
+}
+
+#define PICK(dst, res, n, field)                                                                   \
+	do {                                                                                       \
+		for (uint32_t i_ = 0; i_ < (n); i_++)                                              \
+			(dst)[i_] = (res)[i_].field;                                               \
+	} while (0)
+
+/* Wait for n completions of worker w (all must succeed). */
+static dmr_status_t wait_wcs(dmr_bench_session_t *s, uint32_t w, uint32_t n, dmr_err_t *err)
+{
+	dmr_wc_t wc[64];
+	uint32_t got = 0, spins = 0;
+	uint64_t start = dmr_be_now(s->be, w);
+	while (got < n) {
+		if (s->driven) {
+			int x = dmr_be_progress(s->be, UINT64_MAX);
+			if (x < 0)
+				return dmr_err_set(
+				    err, DMR_ERR_TIMEOUT,
+				    "calibrate: no event left with %u completions due", n - got);
+			if ((uint32_t)x != w)
+				return dmr_err_set(
+				    err, DMR_ERR_REMOTE,
+				    "calibrate: completion for worker %d, expected %u", x, w);
+		}
+		int want = n - got < 64 ? (int)(n - got) : 64;
+		int k = dmr_be_poll(s->be, w, wc, want);
+		for (int i = 0; i < k; i++)
+			if (wc[i].status != DMR_WC_SUCCESS)
+				return dmr_err_set(err, DMR_ERR_REMOTE,
+						   "calibrate: %s WR %" PRIu64
+						   " completed with status %s",
+						   dmr_wr_opcode_string(wc[i].opcode), wc[i].wr_id,
+						   dmr_wc_status_string(wc[i].status));
+		got += k > 0 ? (uint32_t)k : 0;
+		if (!s->driven && k <= 0 && (++spins & 1023) == 0 &&
+		    dmr_be_now(s->be, w) - start > 10 * DMR_PS_PER_S)
+			return dmr_err_set(err, DMR_ERR_TIMEOUT,
+					   "calibrate: %s: no completion for 10 s with %u due",
+					   s->be->ops->name, n - got);
+	}
+	return DMR_OK;
+}
+
+static dmr_status_t measure_clock(cal_t *c)
+{
+	double d[1000];
+	for (int i = 0; i < 1000; i++) {
+		uint64_t a = dmr_be_now(c->s.be, 0);
+		uint64_t b = dmr_be_now(c->s.be, 0);
+		d[i] = (double)(b - a) / 1e3;
+	}
+	gsl_sort(d, 1, 1000);
+	c->clock_ns = gsl_stats_median_from_sorted_data(d, 1, 1000);
+	return DMR_OK;
+}
+
+static dmr_status_t measure_latency(cal_t *c, double *buf, dmr_bench_result_t *res, dmr_err_t *err)
+{
+	static const uint8_t ops[2] = {DMR_WR_READ, DMR_WR_WRITE};
+	for (int o = 0; o < 2; o++) {
+		double x[CAL_NSIZES], y[CAL_NSIZES];
+		for (int k = 0; k < CAL_NSIZES; k++) {
+			dmr_bench_spec_t sp = {.opcode = ops[o],
+					       .size = c->sizes[k],
+					       .depth = 1,
+					       .iters = c->o.lat_iters,
+					       .qps = 1,
+					       .latency = 1,
+					       .max_s = c->o.max_s};
+			dmr_status_t st = run_reps(c, &sp, res, c->o.reps, err);
+			if (st != DMR_OK)
+				return st;
+			for (uint32_t i = 0; i < c->o.reps; i++)
+				buf[i] = res[i].t_typical_us * 1e3;
+			summ_make(&c->lat[o][k], buf, c->o.reps);
+			summ_done(&c->lat[o][k], res);
+			for (uint32_t i = 0; i < c->o.reps; i++)
+				buf[i] = res[i].t_avg_us * 1e3;
+			summ_make(&c->lat_avg[o][k], buf, c->o.reps);
+			for (uint32_t i = 0; i < c->o.reps; i++)
+				buf[i] = res[i].t_p99_us * 1e3;
+			summ_make(&c->lat_p99[o][k], buf, c->o.reps);
+			x[k] = c->sizes[k];
+			y[k] = c->lat[o][k].value;
+		}
+		gsl_fit_linear(x, 1, y, 1, CAL_NSIZES, &c->fit_c[o], &c->fit_m[o], &c->fit_cov00[o],
+			       &(double){0}, &c->fit_cov11[o], &c->fit_sumsq[o]);
+	}
+	return DMR_OK;
+}
+
+static dmr_status_t measure_bw(cal_t *c, double *buf, dmr_bench_result_t *res, dmr_err_t *err)
+{
+	static const uint8_t ops[2] = {DMR_WR_READ, DMR_WR_WRITE};
+	for (int o = 0; o < 2; o++) {
+		dmr_bench_spec_t sp = {.opcode = ops[o],
+				       .size = CAL_BW_SIZE,
+				       .depth = CAL_BW_DEPTH,
+				       .iters = c->o.bw_iters,
+				       .qps = 1,
+				       .max_s = c->o.max_s};
+		dmr_status_t st = run_reps(c, &sp, res, c->o.reps, err);
+		if (st != DMR_OK)
+			return st;
+		PICK(buf, res, c->o.reps, bw_avg_gbps);
+		summ_make(&c->bw[o], buf, c->o.reps);
+		summ_done(&c->bw[o], res);
+		PICK(buf, res, c->o.reps, bw_peak_gbps);
+		summ_make(&c->bw_peak[o], buf, c->o.reps);
+	}
+	return DMR_OK;
+}
+
+static dmr_status_t measure_rate(cal_t *c, double *buf, dmr_bench_result_t *res, dmr_err_t *err)
+{
+	for (int k = 0; k < CAL_NDEPTHS; k++) {
+		dmr_bench_spec_t sp = {.opcode = DMR_WR_READ,
+				       .size = 8,
+				       .depth = cal_depths[k],
+				       .iters = c->o.rate_iters,
+				       .qps = 1,
+				       .max_s = c->o.max_s};
+		dmr_status_t st = run_reps(c, &sp, res, c->o.reps, err);
+		if (st != DMR_OK)
+			return st;
+		PICK(buf, res, c->o.reps, msg_rate_mpps);
+		summ_make(&c->rate[k], buf, c->o.reps);
+		summ_done(&c->rate[k], res);
+	}
+	return DMR_OK;
+}
+
+static dmr_status_t measure_atomics(cal_t *c, double *buf, dmr_bench_result_t *res, dmr_err_t *err)
+{
+	static const uint8_t ops[2] = {DMR_WR_CAS, DMR_WR_FAA};
+	for (int o = 0; o < 2; o++)
+		for (int same = 0; same < 2; same++) {
+			dmr_bench_spec_t sp = {.opcode = ops[o],
+					       .size = 8,
+					       .depth = CAL_ATOMIC_DEPTH,
+					       .iters = c->o.atomic_iters,
+					       .qps = c->o.qps,
+					       .same_addr = same,
+					       .max_s = c->o.max_s};
+			dmr_status_t st = run_reps(c, &sp, res, c->o.reps, err);
+			if (st != DMR_OK)
+				return st;
+			PICK(buf, res, c->o.reps, msg_rate_mpps);
+			summ_make(&c->atom[o][same], buf, c->o.reps);
+			summ_done(&c->atom[o][same], res);
+		}
+	return DMR_OK;
+}
+
+/* k 8-byte WRITEs, signaled, to words 0..k-1 of worker 0's region. */
+static void db_wrs(cal_t *c, dmr_wr_t *wrs, uint32_t k)
+{
+	for (uint32_t i = 0; i < k; i++)
+		wrs[i] = (dmr_wr_t){.wr_id = i,
+				    .local = c->s.local[0] + 8 * i,
+				    .remote = 8 * i,
+				    .length = 8,
+				    .opcode = DMR_WR_WRITE,
+				    .flags = DMR_WR_SIGNALED};
+}
+
+static dmr_status_t measure_doorbell(cal_t *c, dmr_err_t *err)
+{
+	uint32_t k = c->o.batch, n = c->o.db_reps;
+	dmr_wr_t *wrs = malloc(k * sizeof(*wrs));
+	double *b = malloc(n * sizeof(double)), *si = malloc(n * sizeof(double));
+	double *d = malloc(n * sizeof(double)), *w = malloc(n * sizeof(double));
+	dmr_status_t st = DMR_OK;
+	if (!wrs || !b || !si || !d || !w) {
+		st = dmr_err_set(err, DMR_ERR_NOMEM, "calibrate: out of memory");
+		goto out;
+	}
+	db_wrs(c, wrs, k);
+	dmr_be_t *be = c->s.be;
+	for (uint32_t r = 0; r < n; r++) {
+		uint64_t t0 = dmr_be_now(be, 0);
+		st = dmr_be_post(be, 0, 0, wrs, k, err);
+		uint64_t t1 = dmr_be_now(be, 0);
+		if (st != DMR_OK || (st = wait_wcs(&c->s, 0, k, err)) != DMR_OK)
+			goto out;
+		uint64_t t2 = dmr_be_now(be, 0);
+		for (uint32_t i = 0; i < k && st == DMR_OK; i++)
+			st = dmr_be_post(be, 0, 0, &wrs[i], 1, err);
+		uint64_t t3 = dmr_be_now(be, 0);
+		if (st != DMR_OK || (st = wait_wcs(&c->s, 0, k, err)) != DMR_OK)
+			goto out;
+		b[r] = (double)(t1 - t0) / 1e3 - c->clock_ns;
+		si[r] = (double)(t3 - t2) / 1e3 - c->clock_ns;
+		/* batch = D + k W, singles = k (D + W) */
+		d[r] = (si[r] - b[r]) / (k - 1);
+		w[r] = (b[r] - d[r]) / k;
+	}
+	summ_make(&c->db_batch, b, n);
+	summ_make(&c->db_single, si, n);
+	summ_make(&c->db_doorbell, d, n);
+	summ_make(&c->db_wqe, w, n);
+out:
+	free(wrs);
+	free(b);
+	free(si);
+	free(d);
+	free(w);
+	return st;
+}
+
+static dmr_status_t measure_poll(cal_t *c, dmr_err_t *err)
+{
+	uint32_t n = c->o.poll_reps, got = 0;
+	double *one = malloc(n * sizeof(double)), *empty = malloc(n * sizeof(double));
+	dmr_status_t st = DMR_OK;
+	if (!one || !empty) {
+		st = dmr_err_set(err, DMR_ERR_NOMEM, "calibrate: out of memory");
+		goto out;
+	}
+	dmr_be_t *be = c->s.be;
+	dmr_wr_t wr;
+	db_wrs(c, &wr, 1);
+	/* threaded: wait ten 8 B WRITE round trips (at least 20 us) before the
+	 * timed poll, so that the completion is there */
+	uint64_t settle = (uint64_t)(10 * c->lat[1][0].value * 1e3);
+	if (settle < 20 * DMR_PS_PER_US)
+		settle = 20 * DMR_PS_PER_US;
+	dmr_wc_t wc;
+	c->poll_late = 0;
+	for (uint32_t r = 0; r < n; r++) {
+		uint64_t t0 = dmr_be_now(be, 0);
+		int k = dmr_be_poll(be, 0, &wc, 1);
+		uint64_t t1 = dmr_be_now(be, 0);
+		if (k != 0) {
+			st = dmr_err_set(err, DMR_ERR_REMOTE,
+					 "calibrate: unexpected completion "
+					 "(wr_id %" PRIu64 ") on an idle QP",
+					 wc.wr_id);
+			goto out;
+		}
+		empty[r] = (double)(t1 - t0) / 1e3 - c->clock_ns;
+		if ((st = dmr_be_post(be, 0, 0, &wr, 1, err)) != DMR_OK)
+			goto out;
+		if (c->s.driven) {
+			int x = dmr_be_progress(be, UINT64_MAX);
+			if (x != 0) {
+				st = dmr_err_set(err, DMR_ERR_TIMEOUT,
+						 "calibrate: poll test: progress returned %d", x);
+				goto out;
+			}
+		} else {
+			uint64_t tp = dmr_be_now(be, 0);
+			while (dmr_be_now(be, 0) - tp < settle)
+				;
+		}
+		t0 = dmr_be_now(be, 0);
+		k = dmr_be_poll(be, 0, &wc, 1);
+		t1 = dmr_be_now(be, 0);
+		if (k == 1) {
+			if (wc.status != DMR_WC_SUCCESS) {
+				st = dmr_err_set(err, DMR_ERR_REMOTE,
+						 "calibrate: WRITE completed with status %s",
+						 dmr_wc_status_string(wc.status));
+				goto out;
+			}
+			one[got++] = (double)(t1 - t0) / 1e3 - c->clock_ns;
+		} else {
+			c->poll_late++;
+			if ((st = wait_wcs(&c->s, 0, 1, err)) != DMR_OK)
+				goto out;
+		}
+	}
+	if (got == 0) {
+		st = dmr_err_set(err, DMR_ERR_TIMEOUT,
+				 "calibrate: poll test: no completion had arrived after %.1f us in "
+				 "%u tries",
+				 settle / 1e6, n);
+		goto out;
+	}
+	summ_make(&c->poll_one, one, got);
+	summ_make(&c->poll_empty, empty, n);
+out:
+	free(one);
+	free(empty);
+	return st;
+}
+
+/* ---- printing ------------------------------------------------------------ */
+
+static void print_summ(const cal_t *c, const char *label, const summ_t *s, const char *unit,
+		       int prec)
+{
+	char cut[64] = "";
+	if (s->done && !c->s.driven && c->o.max_s > 0) {
+		uint64_t lo = UINT64_MAX;
+		for (uint32_t i = 0; i < s->n; i++)
+			lo = s->done[i] < lo ? s->done[i] : lo;
+		snprintf(cut, sizeof(cut), ", >= %" PRIu64 " WRs", lo);
+	}
+	printf("  %-34s %10.*f %-7s (stdev %.*f, min %.*f, max %.*f, %u reps%s)\n", label, prec,
+	       s->value, unit, prec, s->stdev, prec, s->min, prec, s->max, s->n, cut);
+}
+
+static void print_results(const cal_t *c)
+{
+	if (!c->s.driven && c->o.max_s > 0)
+		printf("(each run stops posting %.2f s after its first post, --max-run-s; the WRs "
+		       "completed are given per line and in the profile's iterations_done)\n",
+		       c->o.max_s);
+	static const char *const opn[2] = {"READ", "WRITE"};
+	for (int o = 0; o < 2; o++) {
+		printf("%s latency vs size (depth 1; t_typical, median of %u x %" PRIu64
+		       " iterations):\n",
+		       opn[o], c->o.reps, c->o.lat_iters);
+		printf("     bytes  t_typical[ns]     stdev       min       max   t_avg[ns]  "
+		       "99%%[ns]   fit[ns]\n");
+		for (int k = 0; k < CAL_NSIZES; k++) {
+			const summ_t *s = &c->lat[o][k];
+			printf("  %8u  %13.1f %9.1f %9.1f %9.1f %11.1f %9.1f %9.1f\n", c->sizes[k],
+			       s->value, s->stdev, s->min, s->max, c->lat_avg[o][k].value,
+			       c->lat_p99[o][k].value, c->fit_c[o] + c->fit_m[o] * c->sizes[k]);
+		}
+		printf("  fit: latency = %.1f ns + %.5f ns/B x bytes (std. errors %.1f, %.5f; "
+		       "residual rms %.1f ns)\n",
+		       c->fit_c[o], c->fit_m[o], sqrt(c->fit_cov00[o]), sqrt(c->fit_cov11[o]),
+		       sqrt(c->fit_sumsq[o] / CAL_NSIZES));
+	}
+	printf("Bandwidth, 64 KiB, %u outstanding, %" PRIu64 " iterations:\n", CAL_BW_DEPTH,
+	       c->o.bw_iters);
+	print_summ(c, "READ  BW average", &c->bw[0], "Gb/s", 2);
+	print_summ(c, "READ  BW peak", &c->bw_peak[0], "Gb/s", 2);
+	print_summ(c, "WRITE BW average", &c->bw[1], "Gb/s", 2);
+	print_summ(c, "WRITE BW peak", &c->bw_peak[1], "Gb/s", 2);
+	printf("8 B READ message rate vs outstanding depth (%" PRIu64 " iterations):\n",
+	       c->o.rate_iters);
+	for (int k = 0; k < CAL_NDEPTHS; k++) {
+		char l[40];
+		snprintf(l, sizeof(l), "depth %2u", cal_depths[k]);
+		print_summ(c, l, &c->rate[k], "Mpps", 3);
+	}
+	printf("Atomics, %u QPs x %u outstanding, %" PRIu64 " per QP:\n", c->o.qps,
+	       CAL_ATOMIC_DEPTH, c->o.atomic_iters);
+	print_summ(c, "CAS distinct addresses", &c->atom[0][0], "Mops/s", 3);
+	print_summ(c, "CAS one address", &c->atom[0][1], "Mops/s", 3);
+	print_summ(c, "FAA distinct addresses", &c->atom[1][0], "Mops/s", 3);
+	print_summ(c, "FAA one address", &c->atom[1][1], "Mops/s", 3);
+	printf("Doorbell: one post of %u 8 B WRITEs vs %u single posts (CPU time of the posts, "
+	       "clock cost %.1f ns subtracted):\n",
+	       c->o.batch, c->o.batch, c->clock_ns);
+	print_summ(c, "batch of k", &c->db_batch, "ns", 1);
+	print_summ(c, "k single posts", &c->db_single, "ns", 1);
+	print_summ(c, "per doorbell", &c->db_doorbell, "ns", 1);
+	print_summ(c, "per WQE", &c->db_wqe, "ns", 1);
+	printf("Poll:\n");
+	print_summ(c, "poll returning one completion", &c->poll_one, "ns", 1);
+	print_summ(c, "empty poll", &c->poll_empty, "ns", 1);
+	if (c->poll_late)
+		printf("  (%u of %u polls found no completion yet: left out)\n", c->poll_late,
+		       c->o.poll_reps);
+}
+
+/* ---- the profile ---------------------------------------------------------- */
+
+static json_t *jreal(double x)
+{
+	return isfinite(x) ? json_real(x) : json_null();
+}
+
+static json_t *summ_json(const summ_t *s)
+{
+	json_t *reps = json_array();
+	for (uint32_t i = 0; i < s->n; i++)
+		json_array_append_new(reps, jreal(s->reps[i]));
+	json_t *j = json_pack("{s:o, s:o, s:o, s:o, s:o, s:i, s:o}", "value", jreal(s->value),
+			      "mean", jreal(s->mean), "stdev", jreal(s->stdev), "min",
+			      jreal(s->min), "max", jreal(s->max), "n", (int)s->n, "reps", reps);
+	if (j && s->done) {
+		json_t *d = json_array();
+		for (uint32_t i = 0; i < s->n; i++)
+			json_array_append_new(d, json_integer((json_int_t)s->done[i]));
+		json_object_set_new(j, "iterations_done", d);
+	}
+	return j;
+}
+
+static json_t *spread_json(const summ_t *s)
+{
+	return json_pack("{s:o, s:o, s:o, s:i}", "stdev", jreal(s->stdev), "min", jreal(s->min),
+			 "max", jreal(s->max), "reps", (int)s->n);
+}
+
+/* The parameters of models/model.c, in profile order; `unit` for copies of
+ * bare numbers. nic_proc_ns and dma_gbps are derived by the loader. */
+static const struct {
+	const char *name, *unit;
+	int integer;
+} cal_params[] = {
+    {"link_gbps", "Gb/s", 0},
+    {"mtu", "bytes", 1},
+    {"prop_ns", "ns", 0},
+    {"switch_ns", "ns", 0},
+    {"post_doorbell_ns", "ns", 0},
+    {"post_wqe_ns", "ns", 0},
+    {"poll_ns", "ns", 0},
+    {"txn_logic_ns", "ns", 0},
+    {"nic_msg_mops", "Mmsg/s", 0},
+    {"qp_max_rd_atomic", "WRs", 1},
+    {"dma_read_ns", "ns", 0},
+    {"dma_write_ns", "ns", 0},
+    {"atomic_addr_mops", "Mops/s", 0},
+    {"atomic_global_mops", "Mops/s", 0},
+    {"read_rtt_ns", "ns", 0},
+    {"read_bw_64k_gbps", "Gb/s", 0},
+};
+
+typedef struct meas {
+	int have;
+	double value;
+	const summ_t *spread; /* NULL: not a repeated measurement */
+	char source[400];
+} meas_t;
+
+static json_t *param_json(double value, int integer, const char *unit, int estimate,
+			  const char *source)
+{
+	json_t *p = json_object();
+	json_object_set_new(p, "value",
+			    integer ? json_integer((json_int_t)llround(value)) : json_real(value));
+	json_object_set_new(p, "unit", json_string(unit));
+	json_object_set_new(p, "estimate", json_boolean(estimate));
+	json_object_set_new(p, "source", json_string(source));
+	return p;
+}
+
+static void read_line(const char *path, char *buf, size_t len)
+{
+	buf[0] = 0;
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return;
+	if (fgets(buf, (int)len, f))
+		buf[strcspn(buf, "\n")] = 0;
+	fclose(f);
+}
+
+static json_t *measured_json(const cal_t *c)
+{
+	static const char *const opn[2] = {"read", "write"};
+	json_t *m = json_object();
+	char key[64];
+	for (int o = 0; o < 2; o++) {
+		json_t *sz = json_array(), *pts = json_array();
+		for (int k = 0; k < CAL_NSIZES; k++) {
+			json_array_append_new(sz, json_integer(c->sizes[k]));
+			json_array_append_new(
+			    pts, json_pack("{s:i, s:o, s:o, s:o}", "bytes", (int)c->sizes[k],
+					   "t_typical_ns", summ_json(&c->lat[o][k]), "t_avg_ns",
+					   summ_json(&c->lat_avg[o][k]), "t_p99_ns",
+					   summ_json(&c->lat_p99[o][k])));
+		}
+		json_t *fit = json_pack(
+		    "{s:s, s:o, s:o, s:o, s:o, s:o, s:o}", "model",
+		    "latency_ns = c_ns + m_ns_per_byte x bytes (gsl_fit_linear over the t_typical "
+		    "medians)",
+		    "c_ns", jreal(c->fit_c[o]), "m_ns_per_byte", jreal(c->fit_m[o]), "c_stderr_ns",
+		    jreal(sqrt(c->fit_cov00[o])), "m_stderr_ns_per_byte",
+		    jreal(sqrt(c->fit_cov11[o])), "residual_sumsq_ns2", jreal(c->fit_sumsq[o]),
+		    "residual_rms_ns", jreal(sqrt(c->fit_sumsq[o] / CAL_NSIZES)));
+		snprintf(key, sizeof(key), "%s_latency_vs_size", opn[o]);
+		json_object_set_new(m, key,
+				    json_pack("{s:s, s:i, s:i, s:i, s:o, s:o, s:o}", "method",
+					      "perftest _lat statistics, depth 1, one QP",
+					      "iterations", (int)c->o.lat_iters, "repetitions",
+					      (int)c->o.reps, "depth", 1, "sizes", sz, "points",
+					      pts, "fit", fit));
+		snprintf(key, sizeof(key), "%s_bw_64k", opn[o]);
+		json_object_set_new(m, key,
+				    json_pack("{s:i, s:i, s:i, s:i, s:s, s:o, s:o}", "bytes",
+					      (int)CAL_BW_SIZE, "depth", (int)CAL_BW_DEPTH,
+					      "iterations", (int)c->o.bw_iters, "qps", 1, "unit",
+					      "Gb/s", "bw_average", summ_json(&c->bw[o]), "bw_peak",
+					      summ_json(&c->bw_peak[o])));
+	}
+	json_t *dep = json_array(), *rates = json_array();
+	for (int k = 0; k < CAL_NDEPTHS; k++) {
+		json_array_append_new(dep, json_integer(cal_depths[k]));
+		json_array_append_new(rates, summ_json(&c->rate[k]));
+	}
+	json_object_set_new(m, "read_8b_rate_vs_depth",
+			    json_pack("{s:i, s:i, s:s, s:o, s:o}", "bytes", 8, "iterations",
+				      (int)c->o.rate_iters, "unit", "Mpps", "depths", dep,
+				      "msg_rate", rates));
+	json_object_set_new(
+	    m, "atomics",
+	    json_pack("{s:i, s:i, s:i, s:s, s:s, s:o, s:o, s:o, s:o}", "qps", (int)c->o.qps,
+		      "depth", (int)CAL_ATOMIC_DEPTH, "iterations_per_qp", (int)c->o.atomic_iters,
+		      "unit", "Mops/s", "addresses",
+		      "distinct: 512 8-byte words per QP, cycled; same: one word for all QPs",
+		      "cas_distinct", summ_json(&c->atom[0][0]), "cas_same",
+		      summ_json(&c->atom[0][1]), "faa_distinct", summ_json(&c->atom[1][0]),
+		      "faa_same", summ_json(&c->atom[1][1])));
+	json_object_set_new(
+	    m, "doorbell",
+	    json_pack("{s:i, s:s, s:s, s:o, s:o, s:o, s:o, s:o}", "k", (int)c->o.batch, "unit",
+		      "ns", "method",
+		      "CPU time (dmr_be_now around the posts) of one post of k "
+		      "8 B WRITEs and of k single posts; batch = D + k W, singles = "
+		      "k (D + W)",
+		      "clock_cost_ns", jreal(c->clock_ns), "batch_of_k", summ_json(&c->db_batch),
+		      "k_singles", summ_json(&c->db_single), "per_doorbell",
+		      summ_json(&c->db_doorbell), "per_wqe", summ_json(&c->db_wqe)));
+	json_object_set_new(
+	    m, "poll",
+	    json_pack("{s:s, s:s, s:o, s:o, s:i}", "unit", "ns", "method",
+		      "dmr_be_now around a poll that returns one completion already "
+		      "delivered (sim: progress() returned the worker; threaded: after "
+		      "ten WRITE round trips), and around an empty poll",
+		      "one_completion", summ_json(&c->poll_one), "empty", summ_json(&c->poll_empty),
+		      "not_arrived", (int)c->poll_late));
+	return m;
+}
+
+typedef struct check {
+	const char *param;
+	double profile, measured;
+	int skip;
+} check_t;
+
+static int print_checks(const check_t *ck, int n, double tol, const char *against, int verdict)
+{
+	int fails = 0;
+	printf("%-34s %12s %12s %10s %s\n", "parameter", against, "measured", "diff",
+	       verdict ? "result" : "");
+	for (int i = 0; i < n; i++) {
+		double rel = (ck[i].measured - ck[i].profile) / ck[i].profile * 100;
+		const char *res = "";
+		if (verdict) {
+			res = ck[i].skip	 ? "SKIP (MTU overridden)"
+			      : fabs(rel) <= tol ? "PASS"
+						 : "FAIL";
+			fails += !ck[i].skip && !(fabs(rel) <= tol);
+		}
+		printf("%-34s %12.3f %12.3f %+9.2f %% %s\n", ck[i].param, ck[i].profile,
+		       ck[i].measured, rel, res);
+	}
+	return fails;
+}
+
+static dmr_status_t write_profile(cal_t *c, const dmr_model_t *bm, json_t *base_params,
+				  const char *path, json_t *checks, dmr_err_t *err)
+{
+	char src[512], sess[200];
+	snprintf(sess, sizeof(sess), "dmreplay calibrate on %s", c->s.desc);
+	meas_t me[sizeof(cal_params) / sizeof(cal_params[0])];
+	memset(me, 0, sizeof(me));
+	const int sim = c->s.driven && dmr_sim_model(c->s.be) != NULL;
+	int verbs = strcmp(c->o.t.backend, "verbs") == 0;
+	for (size_t i = 0; i < sizeof(cal_params) / sizeof(cal_params[0]); i++) {
+		const char *nm = cal_params[i].name;
+		meas_t *x = &me[i];
+		if (strcmp(nm, "read_rtt_ns") == 0) {
+			x->value = c->lat[0][3].value; /* 64 B */
+			x->spread = &c->lat[0][3];
+			snprintf(x->source, sizeof(x->source),
+				 "measured (%s): 64 B READ latency, perftest t_typical, median of "
+				 "%u repetitions x %" PRIu64 " iterations at depth 1",
+				 sess, c->o.reps, c->o.lat_iters);
+		} else if (strcmp(nm, "read_bw_64k_gbps") == 0) {
+			x->value = c->bw[0].value;
+			x->spread = &c->bw[0];
+			snprintf(x->source, sizeof(x->source),
+				 "measured (%s): 64 KiB READ BW average, %u outstanding, one QP, "
+				 "median of %u repetitions x %" PRIu64 " iterations",
+				 sess, CAL_BW_DEPTH, c->o.reps, c->o.bw_iters);
+		} else if (strcmp(nm, "atomic_addr_mops") == 0) {
+			x->value = c->atom[0][1].value;
+			x->spread = &c->atom[0][1];
+			snprintf(x->source, sizeof(x->source),
+				 "measured (%s): CAS on one address, %u QPs x %u outstanding, "
+				 "median of %u repetitions",
+				 sess, c->o.qps, CAL_ATOMIC_DEPTH, c->o.reps);
+		} else if (strcmp(nm, "atomic_global_mops") == 0) {
+			x->value = c->atom[0][0].value;
+			x->spread = &c->atom[0][0];
+			snprintf(x->source, sizeof(x->source),
+				 "measured (%s): CAS on distinct addresses, %u QPs x %u "
+				 "outstanding, median of %u repetitions",
+				 sess, c->o.qps, CAL_ATOMIC_DEPTH, c->o.reps);
+		} else if (strcmp(nm, "post_doorbell_ns") == 0) {
+			x->value = c->db_doorbell.value;
+			x->spread = &c->db_doorbell;
+			snprintf(
+			    x->source, sizeof(x->source),
+			    "measured (%s): (k single posts - one post of k) / (k - 1), k = %u, "
+			    "median of %u repetitions",
+			    sess, c->o.batch, c->o.db_reps);
+		} else if (strcmp(nm, "post_wqe_ns") == 0) {
+			x->value = c->db_wqe.value;
+			x->spread = &c->db_wqe;
+			snprintf(x->source, sizeof(x->source),
+				 "measured (%s): (one post of k - doorbell) / k, k = %u, median of "
+				 "%u repetitions",
+				 sess, c->o.batch, c->o.db_reps);
+		} else if (strcmp(nm, "poll_ns") == 0) {
+			x->value = c->poll_one.value;
+			x->spread = &c->poll_one;
+			snprintf(x->source, sizeof(x->source),
+				 "measured (%s): one poll returning one completion, median of %u",
+				 sess, c->poll_one.n);
+		} else if (strcmp(nm, "mtu") == 0 && c->s.mtu && (sim || verbs)) {
+			x->value = c->s.mtu;
+			snprintf(x->source, sizeof(x->source), "%s",
+				 sim ? "path MTU of the sim run"
+				     : "path MTU of the connection (the smaller active MTU of the "
+				       "two ports)");
+		} else if (strcmp(nm, "qp_max_rd_atomic") == 0 && sim) {
+			x->value = dmr_sim_model(c->s.be)->qp_max_rd_atomic;
+			snprintf(x->source, sizeof(x->source),
+				 "qp_max_rd_atomic of the sim run (profile %s)", c->profile_name);
+		} else {
+#ifdef DMR_HAVE_VERBS
+			if (strcmp(nm, "qp_max_rd_atomic") == 0 && verbs) {
+				dmr_verbs_info_t vi;
+				dmr_verbs_info(c->s.be, &vi);
+				x->value = vi.max_rd_atomic;
+				snprintf(x->source, sizeof(x->source),
+					 "max_rd_atomic used by the verbs backend on %s "
+					 "(device limit, ibv_query_device)",
+					 vi.device);
+				x->have = x->value > 0;
+			}
+			if (strcmp(nm, "link_gbps") == 0 && verbs) {
+				/* the port's rate as the device reports it; used only when
+				 * the measured READ bandwidth fits under it (rxe reports
+				 * its netdev's nominal speed, which it does not enforce) */
+				dmr_verbs_info_t vi;
+				dmr_verbs_info(c->s.be, &vi);
+				char p[300], line[128];
+				snprintf(p, sizeof(p), "/sys/class/infiniband/%s/ports/%d/rate",
+					 vi.device, vi.port);
+				read_line(p, line, sizeof(line));
+				double g = line[0] ? strtod(line, NULL) : 0;
+				if (g > 0 && g >= c->bw[0].value) {
+					x->value = g;
+					snprintf(x->source, sizeof(x->source),
+						 "port rate of %.63s port %d (sysfs ports/%d/rate: "
+						 "\"%.100s\")",
+						 vi.device, vi.port, vi.port, line);
+					x->have = 1;
+				}
+			}
+#endif
+			continue;
+		}
+		x->have = isfinite(x->value) && x->value > 0;
+		if (!x->have && x->spread)
+			fprintf(stderr,
+				"dmreplay calibrate: %s measured %.3f (not positive: below "
+				"the clock's resolution?); copied from %s instead\n",
+				nm, x->value, bm->name);
+	}
+
+	json_t *root = json_object(), *params = json_object();
+	char name[96], date[32], desc[1024];
+	if (c->o.name)
+		snprintf(name, sizeof(name), "%s", c->o.name);
+	else if (sim)
+		snprintf(name, sizeof(name), "calibrated-sim-%s", c->profile_name);
+	else if (c->o.t.device)
+		snprintf(name, sizeof(name), "calibrated-%s-%s", c->o.t.backend, c->o.t.device);
+	else
+		snprintf(name, sizeof(name), "calibrated-%s", c->o.t.backend);
+	time_t now = time(NULL);
+	struct tm tm;
+	gmtime_r(&now, &tm);
+	strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	snprintf(desc, sizeof(desc),
+		 "Measured by `dmreplay calibrate` on %s, %s. Values with estimate=false were "
+		 "measured (or read from the device); estimate=true values were copied from "
+		 "the base profile %s because they cannot be measured from a compute node. "
+		 "nic_proc_ns and dma_gbps are derived by the loader from read_rtt_ns and "
+		 "read_bw_64k_gbps. docs/CALIBRATION.md explains every field.",
+		 c->s.desc, date, bm->name);
+	json_object_set_new(root, "name", json_string(name));
+	json_object_set_new(root, "description", json_string(desc));
+	json_object_set_new(root, "date", json_string(date));
+
+	/* device and link */
+	json_t *dev = json_object(), *link = json_object();
+	json_object_set_new(dev, "backend", json_string(c->o.t.backend));
+	json_object_set_new(dev, "description", json_string(c->s.desc));
+	json_object_set_new(link, "mtu", c->s.mtu ? json_integer(c->s.mtu) : json_null());
+	if (sim) {
+		const dmr_model_t *sm = dmr_sim_model(c->s.be);
+		json_object_set_new(dev, "name", json_string("sim"));
+		json_object_set_new(dev, "profile", json_string(sm->name));
+		json_object_set_new(dev, "profile_path", json_string(sm->path));
+		json_object_set_new(dev, "firmware", json_null());
+		json_object_set_new(link, "rate_gbps", jreal(sm->link_gbps));
+	} else {
+		json_object_set_new(dev, "name", json_string(c->o.t.backend));
+		json_object_set_new(dev, "firmware", json_null());
+		json_object_set_new(link, "rate", json_null());
+#ifdef DMR_HAVE_VERBS
+		if (verbs) {
+			dmr_verbs_info_t vi;
+			dmr_verbs_info(c->s.be, &vi);
+			char p[300], line[128];
+			json_object_set_new(dev, "name", json_string(vi.device));
+			json_object_set_new(dev, "port", json_integer(vi.port));
+			json_object_set_new(dev, "gid_index", json_integer(vi.gid_index));
+			json_object_set_new(dev, "ip", json_string(vi.ip));
+			snprintf(p, sizeof(p), "/sys/class/infiniband/%s/fw_ver", vi.device);
+			read_line(p, line, sizeof(line));
+			json_object_set_new(dev, "firmware",
+					    line[0] ? json_string(line) : json_null());
+			snprintf(p, sizeof(p), "/sys/class/infiniband/%s/hca_type", vi.device);
+			read_line(p, line, sizeof(line));
+			if (line[0])
+				json_object_set_new(dev, "hca_type", json_string(line));
+			snprintf(p, sizeof(p), "/sys/class/infiniband/%s/ports/%d/rate", vi.device,
+				 vi.port);
+			read_line(p, line, sizeof(line));
+			json_object_set_new(link, "rate",
+					    line[0] ? json_string(line) : json_null());
+			json_object_set_new(link, "max_rd_atomic", json_integer(vi.max_rd_atomic));
+			json_object_set_new(link, "sq_depth", json_integer(vi.sq_depth));
+		}
+#endif
+	}
+	char host[256] = "";
+	gethostname(host, sizeof(host) - 1);
+	struct utsname un;
+	json_object_set_new(dev, "host", json_string(host));
+	if (uname(&un) == 0)
+		json_object_set_new(dev, "kernel", json_string(un.release));
+	json_object_set_new(dev, "link", link);
+	json_object_set_new(root, "device", dev);
+	json_t *meas = measured_json(c), *copied = json_object();
+	json_object_set_new(meas, "base", json_string(bm->name));
+	json_object_set_new(meas, "base_path", json_string(bm->path));
+
+	for (size_t i = 0; i < sizeof(cal_params) / sizeof(cal_params[0]); i++) {
+		const char *nm = cal_params[i].name;
+		if (me[i].have) {
+			json_t *p = param_json(me[i].value, cal_params[i].integer,
+					       cal_params[i].unit, 0, me[i].source);
+			if (me[i].spread)
+				json_object_set_new(p, "spread", spread_json(me[i].spread));
+			json_object_set_new(params, nm, p);
+			continue;
+		}
+		json_t *bp = json_object_get(base_params, nm);
+		json_t *bv = json_is_object(bp) ? json_object_get(bp, "value") : bp;
+		if (!json_is_number(bv)) {
+			json_decref(root);
+			json_decref(params);
+			json_decref(meas);
+			json_decref(copied);
+			return dmr_err_set(err, DMR_ERR_PARSE,
+					   "base profile %s: parameter %s has no value to copy",
+					   bm->path, nm);
+		}
+		const char *unit = json_string_value(json_object_get(bp, "unit"));
+		snprintf(src, sizeof(src), "copied from %s: not measurable from the CN", bm->name);
+		json_t *p = param_json(json_number_value(bv), cal_params[i].integer,
+				       unit ? unit : cal_params[i].unit, 1, src);
+		/* the base's own provenance, kept beside (the loader allows only
+		 * value, unit, source, estimate, spread in a parameter) */
+		json_t *prov = json_object();
+		json_t *bs = json_object_get(bp, "source"), *be = json_object_get(bp, "estimate");
+		json_object_set_new(prov, "from", json_string(bm->name));
+		json_object_set(prov, "source", json_is_string(bs) ? bs : json_null());
+		json_object_set(prov, "estimate", json_is_boolean(be) ? be : json_null());
+		json_object_set_new(copied, nm, prov);
+		json_object_set_new(params, nm, p);
+	}
+	json_object_set_new(root, "params", params);
+	json_object_set_new(meas, "copied", copied);
+	if (checks)
+		json_object_set(meas, "sim_check", checks);
+	json_object_set_new(
+	    meas, "settings",
+	    json_pack("{s:s, s:s?, s:s?, s:b, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:f, s:f}",
+		      "backend", c->o.t.backend, "profile", c->o.t.profile, "device", c->o.t.device,
+		      "quick", c->o.quick, "repetitions", (int)c->o.reps, "lat_iters",
+		      (int)c->o.lat_iters, "bw_iters", (int)c->o.bw_iters, "rate_iters",
+		      (int)c->o.rate_iters, "atomic_iters", (int)c->o.atomic_iters, "qps",
+		      (int)c->o.qps, "doorbell_k", (int)c->o.batch, "poll_reps",
+		      (int)c->o.poll_reps, "max_run_s", c->o.max_s, "wall_s", c->wall_s));
+	json_object_set_new(root, "measured", meas);
+	int rc = json_dump_file(root, path, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+	json_decref(root);
+	if (rc != 0)
+		return dmr_err_set(err, DMR_ERR_IO, "cannot write %s: %s", path, strerror(errno));
+	return DMR_OK;
+}
+
+/* ---- command line ------------------------------------------------------- */
+
+static void cal_usage(FILE *f)
+{
+	fprintf(
+	    f,
+	    "usage: dmreplay calibrate --backend B [--profile P | --device D] [-o PROFILE.json]\n\n"
+	    "Measures latency vs size, 64 KiB bandwidth, 8 B message rate vs depth, atomic\n"
+	    "rates, doorbell and poll costs through the backend interface, and writes a\n"
+	    "profile that dmr_model_load accepts (docs/CALIBRATION.md). On sim, prints the\n"
+	    "measurements beside the profile's values and fails beyond the tolerance.\n\n"
+	    "  --backend B       sim (default), shm, verbs\n"
+	    "  --profile P       sim: profile to run (default cx6dx-100g)\n"
+	    "  --mtu M           sim: path MTU override\n"
+	    "  --device D        verbs: device name or index; --port N, --gid-index G\n"
+	    "  --base P          profile the unmeasurable parameters are copied from\n"
+	    "                    (default: --profile on sim, cx6dx-100g otherwise)\n"
+	    "  -o, --output F    write the profile to F (always checked with dmr_model_load)\n"
+	    "  --name NAME       profile name (default calibrated-BACKEND-PROFILE|DEVICE)\n"
+	    "  --quick           fewer iterations and repetitions (rxe: well under 2 min)\n"
+	    "  --reps R          repetitions of every measurement (default 5, quick 3)\n"
+	    "  --lat-iters N     iterations per latency point (default 1000, quick 200)\n"
+	    "  --bw-iters N      iterations per bandwidth run (default 5000, quick 1000)\n"
+	    "  --rate-iters N    iterations per 8 B rate run (default 20000, quick 4000)\n"
+	    "  --atomic-iters N  atomics per QP per run (default 20000, quick 4000)\n"
+	    "  --qps Q           QPs of the atomic runs (1..64, default 4)\n"
+	    "  --batch K         WRs of the doorbell batch (2..64, default 16)\n"
+	    "  --max-run-s S     shm/verbs: stop posting S s after a run's first post and\n"
+	    "                    finish with what is posted (default 1, quick 0.5; 0 = off)\n"
+	    "  --tolerance PCT   sim: allowed relative difference (default 2)\n\n"
+	    "Exit status: 0 done, 1 a run or a check failed or the profile does not load,\n"
+	    "2 bad options.\n");
+}
+
+static int cal_u64(const char *opt, const char *s, uint64_t lo, uint64_t hi, uint64_t *v)
+{
+	char *end;
+	errno = 0;
+	if (!s || !*s || *s == '-' || *s == '+') {
+		fprintf(stderr,
+			"dmreplay calibrate: option %s: '%s' is not a non-negative integer\n", opt,
+			s ? s : "");
+		return -1;
+	}
+	unsigned long long x = strtoull(s, &end, 10);
+	if (errno || end == s || *end) {
+		fprintf(stderr,
+			"dmreplay calibrate: option %s: '%s' is not a non-negative integer\n", opt,
+			s);
+		return -1;
+	}
+	if (x < lo || x > hi) {
+		fprintf(stderr,
+			"dmreplay calibrate: option %s: %llu out of range (%" PRIu64 "..%" PRIu64
+			")\n",
+			opt, x, lo, hi);
+		return -1;
+	}
+	*v = x;
+	return 0;
+}
+
+int dmr_calibrate_main(int argc, char **argv)
+{
+	enum {
+		O_BACKEND = 256,
+		O_PROFILE,
+		O_DEVICE,
+		O_PORT,
+		O_GID,
+		O_MTU,
+		O_BASE,
+		O_NAME,
+		O_QUICK,
+		O_REPS,
+		O_LAT,
+		O_BW,
+		O_RATE,
+		O_ATOM,
+		O_QPS,
+		O_BATCH,
+		O_TOL,
+		O_MAXRUN,
+		O_HELP
+	};
+	static const struct option opts[] = {
+	    {"backend", required_argument, NULL, O_BACKEND},
+	    {"profile", required_argument, NULL, O_PROFILE},
+	    {"device", required_argument, NULL, O_DEVICE},
+	    {"port", required_argument, NULL, O_PORT},
+	    {"gid-index", required_argument, NULL, O_GID},
+	    {"mtu", required_argument, NULL, O_MTU},
+	    {"base", required_argument, NULL, O_BASE},
+	    {"output", required_argument, NULL, 'o'},
+	    {"name", required_argument, NULL, O_NAME},
+	    {"quick", no_argument, NULL, O_QUICK},
+	    {"reps", required_argument, NULL, O_REPS},
+	    {"lat-iters", required_argument, NULL, O_LAT},
+	    {"bw-iters", required_argument, NULL, O_BW},
+	    {"rate-iters", required_argument, NULL, O_RATE},
+	    {"atomic-iters", required_argument, NULL, O_ATOM},
+	    {"qps", required_argument, NULL, O_QPS},
+	    {"batch", required_argument, NULL, O_BATCH},
+	    {"tolerance", required_argument, NULL, O_TOL},
+	    {"max-run-s", required_argument, NULL, O_MAXRUN},
+	    {"help", no_argument, NULL, O_HELP},
+	    {NULL, 0, NULL, 0},
+	};
+	cal_t *c = calloc(1, sizeof(*c));
+	if (!c) {
+		fprintf(stderr, "dmreplay calibrate: out of memory\n");
+		return 1;
+	}
+	cal_opts_t *o = &c->o;
+	o->t = (dmr_bench_target_t){.backend = "sim", .gid_index = -1};
+	o->qps = 4;
+	o->batch = 16;
+	o->tol_pct = 2;
+	uint64_t reps = 0, lat = 0, bw = 0, rate = 0, atom = 0, v;
+	double max_s = -1;
+	int have_profile = 0, have_dev = 0, rc = 2, ch;
+	dmr_err_t err;
+	json_t *base_root = NULL, *checks_json = NULL;
+	char tmp_path[64] = "";
+	optind = 0;
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, ":ho:", opts, NULL)) != -1) {
+		switch (ch) {
+		case O_BACKEND:
+			o->t.backend = optarg;
+			break;
+		case O_PROFILE:
+			o->t.profile = optarg;
+			have_profile = 1;
+			break;
+		case O_DEVICE:
+			o->t.device = optarg;
+			have_dev = 1;
+			break;
+		case O_PORT:
+			if (cal_u64("--port", optarg, 1, 255, &v))
+				goto out;
+			o->t.port = (int)v;
+			have_dev = 1;
+			break;
+		case O_GID:
+			if (cal_u64("--gid-index", optarg, 0, 255, &v))
+				goto out;
+			o->t.gid_index = (int)v;
+			have_dev = 1;
+			break;
+		case O_MTU:
+			if (cal_u64("--mtu", optarg, 256, 4096, &v))
+				goto out;
+			if (v != 256 && v != 512 && v != 1024 && v != 2048 && v != 4096) {
+				fprintf(stderr,
+					"dmreplay calibrate: option --mtu: %" PRIu64
+					" is not an IB MTU (256, 512, 1024, 2048, 4096)\n",
+					v);
+				goto out;
+			}
+			o->t.mtu = (uint32_t)v;
+			break;
+		case O_BASE:
+			o->base = optarg;
+			break;
+		case 'o':
+			o->out = optarg;
+			break;
+		case O_NAME:
+			if (!*optarg || strlen(optarg) >= 64) {
+				fprintf(stderr,
+					"dmreplay calibrate: option --name: 1..63 characters\n");
+				goto out;
+			}
+			o->name = optarg;
+			break;
+		case O_QUICK:
+			o->quick = 1;
+			break;
+		case O_REPS:
+			if (cal_u64("--reps", optarg, 1, 100, &reps))
+				goto out;
+			break;
+		case O_LAT:
+			if (cal_u64("--lat-iters", optarg, 5, 1000000, &lat))
+				goto out;
+			break;
+		case O_BW:
+			if (cal_u64("--bw-iters", optarg, 20, 1000000, &bw))
+				goto out;
+			break;
+		case O_RATE:
+			if (cal_u64("--rate-iters", optarg, 100, 10000000, &rate))
+				goto out;
+			break;
+		case O_ATOM:
+			if (cal_u64("--atomic-iters", optarg, 100, 10000000, &atom))
+				goto out;
+			break;
+		case O_QPS:
+			if (cal_u64("--qps", optarg, 1, 64, &v))
+				goto out;
+			o->qps = (uint32_t)v;
+			break;
+		case O_BATCH:
+			if (cal_u64("--batch", optarg, 2, 64, &v))
+				goto out;
+			o->batch = (uint32_t)v;
+			break;
+		case O_MAXRUN: {
+			char *end;
+			errno = 0;
+			max_s = strtod(optarg, &end);
+			if (end == optarg || *end || errno || !(max_s >= 0) || max_s > 3600) {
+				fprintf(stderr,
+					"dmreplay calibrate: option --max-run-s: '%s' is not a "
+					"number of seconds in [0, 3600]\n",
+					optarg);
+				goto out;
+			}
+			break;
+		}
+		case O_TOL: {
+			char *end;
+			errno = 0;
+			o->tol_pct = strtod(optarg, &end);
+			if (end == optarg || *end || errno || !(o->tol_pct > 0) ||
+			    o->tol_pct > 100) {
+				fprintf(stderr,
+					"dmreplay calibrate: option --tolerance: '%s' is not a "
+					"percentage in (0, 100]\n",
+					optarg);
+				goto out;
+			}
+			break;
+		}
+		case 'h':
+		case O_HELP:
+			cal_usage(stdout);
+			rc = 0;
+			goto out;
+		case ':':
+			fprintf(stderr, "dmreplay calibrate: option %s needs a value\n",
+				argv[optind - 1]);
+			goto out;
+		default:
+			fprintf(stderr,
+				"dmreplay calibrate: unknown option '%s' (see dmreplay calibrate "
+				"--help)\n",
+				argv[optind - 1]);
+			goto out;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "dmreplay calibrate: unexpected argument '%s'\n", argv[optind]);
+		goto out;
+	}
+	if (!dmr_bench_known_backend(o->t.backend)) {
+		fprintf(stderr,
+			"dmreplay calibrate: option --backend: unknown backend '%s' (known: %s)\n",
+			o->t.backend, dmr_be_names());
+		goto out;
+	}
+	int sim = strcmp(o->t.backend, "sim") == 0;
+	if (have_profile && !sim) {
+		fprintf(stderr,
+			"dmreplay calibrate: option --profile: only the sim backend runs a "
+			"profile (backend %s; use --base to choose the profile copied from)\n",
+			o->t.backend);
+		goto out;
+	}
+	if (have_dev && strcmp(o->t.backend, "verbs") != 0) {
+		fprintf(stderr,
+			"dmreplay calibrate: option --device/--port/--gid-index: only the "
+			"verbs backend has devices (backend %s)\n",
+			o->t.backend);
+		goto out;
+	}
+	if (o->t.mtu && !sim) {
+		fprintf(stderr,
+			"dmreplay calibrate: option --mtu: only the sim's path MTU can be "
+			"set (backend %s uses its ports' active MTU)\n",
+			o->t.backend);
+		goto out;
+	}
+	if (sim && !o->t.profile)
+		o->t.profile = "cx6dx-100g";
+	if (!o->base)
+		o->base = sim ? o->t.profile : "cx6dx-100g";
+	o->reps = reps ? (uint32_t)reps : o->quick ? 3 : 5;
+	o->lat_iters = lat ? lat : o->quick ? 200 : 1000;
+	o->bw_iters = bw ? bw : o->quick ? 1000 : 5000;
+	o->rate_iters = rate ? rate : o->quick ? 4000 : 20000;
+	o->atomic_iters = atom ? atom : o->quick ? 4000 : 20000;
+	o->poll_reps = o->quick ? 200 : 1000;
+	o->max_s = max_s >= 0 ? max_s : o->quick ? 0.5 : 1.0;
+	o->db_reps = o->quick ? 50 : 200;
+
+	dmr_model_t pm;
+	if (sim) {
+		if (dmr_model_load(o->t.profile, &pm, &err) != DMR_OK) {
+			fprintf(stderr, "dmreplay calibrate: option --profile: %s\n", err.msg);
+			goto out;
+		}
+		snprintf(c->profile_name, sizeof(c->profile_name), "%s", pm.name);
+		c->profile_mtu = pm.mtu;
+	}
+	dmr_model_t bm;
+	if (dmr_model_load(o->base, &bm, &err) != DMR_OK) {
+		fprintf(stderr, "dmreplay calibrate: option --base: %s\n", err.msg);
+		goto out;
+	}
+	json_error_t jerr;
+	base_root = json_load_file(bm.path, 0, &jerr);
+	if (!base_root) {
+		fprintf(stderr, "dmreplay calibrate: option --base: %s:%d: %s\n", bm.path,
+			jerr.line, jerr.text);
+		goto out;
+	}
+	if (o->out) {
+		/* checked before measuring; nothing is created until the end */
+		char dir[4096];
+		snprintf(dir, sizeof(dir), "%s", o->out);
+		char *slash = strrchr(dir, '/');
+		if (slash)
+			*(slash == dir ? slash + 1 : slash) = 0;
+		const char *d = slash ? dir : ".";
+		int ok = access(o->out, F_OK) == 0 ? access(o->out, W_OK) == 0
+						   : access(d, W_OK | X_OK) == 0;
+		if (!ok) {
+			fprintf(stderr, "dmreplay calibrate: option -o: cannot write %s: %s\n",
+				o->out, strerror(errno));
+			goto out;
+		}
+	}
+
+	rc = 1;
+	for (int k = 0; k < CAL_NSIZES; k++)
+		c->sizes[k] = 8u << k;
+	uint64_t mr = (uint64_t)CAL_BW_SIZE * CAL_BW_DEPTH;
+	if ((uint64_t)o->qps * 4096 > mr)
+		mr = (uint64_t)o->qps * 4096;
+	size_t local = (size_t)CAL_BW_SIZE * CAL_BW_DEPTH;
+	dmr_status_t st = dmr_bench_session_open(&c->s, &o->t, o->qps, mr, local, &err);
+	if (st != DMR_OK) {
+		fprintf(stderr, "dmreplay calibrate: %s\n", err.msg);
+		goto out;
+	}
+	time_t now = time(NULL);
+	char date[32];
+	struct tm tm;
+	gmtime_r(&now, &tm);
+	strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	printf("dmreplay calibrate: %s, %u repetitions%s, base profile %s, %s\n", c->s.desc,
+	       o->reps, o->quick ? " (quick)" : "", bm.name, date);
+	fflush(stdout);
+
+	double w0 = wall_now();
+	uint32_t nres = o->reps;
+	double *buf = malloc(nres * sizeof(double));
+	dmr_bench_result_t *res = malloc(nres * sizeof(*res));
+	if (!buf || !res) {
+		free(buf);
+		free(res);
+		fprintf(stderr, "dmreplay calibrate: out of memory\n");
+		goto out;
+	}
+	static const char *const phase[] = {
+	    "latency vs size", "64 KiB bandwidth", "8 B READ rate vs depth",
+	    "atomics",	       "doorbell",	   "poll"};
+	st = measure_clock(c);
+	for (int ph = 0; ph < 6 && st == DMR_OK; ph++) {
+		double tp = wall_now();
+		switch (ph) {
+		case 0:
+			st = measure_latency(c, buf, res, &err);
+			break;
+		case 1:
+			st = measure_bw(c, buf, res, &err);
+			break;
+		case 2:
+			st = measure_rate(c, buf, res, &err);
+			break;
+		case 3:
+			st = measure_atomics(c, buf, res, &err);
+			break;
+		case 4:
+			st = measure_doorbell(c, &err);
+			break;
+		case 5:
+			st = measure_poll(c, &err);
+			break;
+		}
+		if (!c->s.driven)
+			fprintf(stderr, "dmreplay calibrate: %-24s %6.1f s wall\n", phase[ph],
+				wall_now() - tp);
+	}
+	free(buf);
+	free(res);
+	c->wall_s = wall_now() - w0;
+	if (st != DMR_OK) {
+		fprintf(stderr, "dmreplay calibrate: %s\n", err.msg);
+		goto out;
+	}
+	print_results(c);
+	printf("Measurements took %.1f s wall.\n", c->wall_s);
+
+	/* beside the profile (sim: verdict) or the base (other backends: information) */
+	const dmr_model_t *cm = sim ? dmr_sim_model(c->s.be) : &bm;
+	int mtu_changed = sim && c->s.mtu != c->profile_mtu;
+	check_t ck[] = {
+	    {"read_rtt_ns", cm->read_rtt_ns, c->lat[0][3].value, 0},
+	    {"read_bw_64k_gbps", cm->read_bw_64k_gbps, c->bw[0].value, mtu_changed},
+	    {"atomic_addr_mops (CAS one address)", cm->atomic_addr_mops, c->atom[0][1].value, 0},
+	    {"atomic_addr_mops (FAA one address)", cm->atomic_addr_mops, c->atom[1][1].value, 0},
+	    {"atomic_global_mops (CAS distinct)", cm->atomic_global_mops, c->atom[0][0].value, 0},
+	    {"atomic_global_mops (FAA distinct)", cm->atomic_global_mops, c->atom[1][0].value, 0},
+	    {"post_doorbell_ns", cm->post_doorbell_ps / 1e3, c->db_doorbell.value, 0},
+	    {"post_wqe_ns", cm->post_wqe_ps / 1e3, c->db_wqe.value, 0},
+	    {"poll_ns", cm->poll_ps / 1e3, c->poll_one.value, 0},
+	};
+	int nck = (int)(sizeof(ck) / sizeof(ck[0]));
+	int fails = 0;
+	if (sim) {
+		printf("Sim against its own profile %s (tolerance %.1f %%):\n", cm->name,
+		       o->tol_pct);
+		fails = print_checks(ck, nck, o->tol_pct, "profile", 1);
+		checks_json = json_array();
+		for (int i = 0; i < nck; i++) {
+			double rel = (ck[i].measured - ck[i].profile) / ck[i].profile;
+			json_array_append_new(
+			    checks_json,
+			    json_pack("{s:s, s:o, s:o, s:o, s:s}", "param", ck[i].param, "profile",
+				      jreal(ck[i].profile), "measured", jreal(ck[i].measured),
+				      "rel_diff", jreal(rel), "result",
+				      ck[i].skip		      ? "SKIP"
+				      : fabs(rel) * 100 <= o->tol_pct ? "PASS"
+								      : "FAIL"));
+		}
+		printf("%s: %d of %d values within %.1f %%\n", fails ? "FAIL" : "PASS",
+		       nck - fails - (mtu_changed ? 1 : 0), nck - (mtu_changed ? 1 : 0),
+		       o->tol_pct);
+	} else {
+		printf("Measured beside the base profile %s (information, no verdict):\n", bm.name);
+		print_checks(ck, nck, o->tol_pct, bm.name, 0);
+	}
+
+	/* the profile: written to -o, or to a temporary file, and loaded back */
+	const char *path = o->out;
+	if (!path) {
+		snprintf(tmp_path, sizeof(tmp_path), "/tmp/dmr-calibrate-XXXXXX.json");
+		int fd = mkstemps(tmp_path, 5);
+		if (fd < 0) {
+			fprintf(stderr, "dmreplay calibrate: cannot create a temporary file: %s\n",
+				strerror(errno));
+			tmp_path[0] = 0;
+			goto out;
+		}
+		close(fd);
+		path = tmp_path;
+	}
+	json_t *bparams = json_object_get(base_root, "params");
+	if ((st = write_profile(c, &bm, bparams, path, checks_json, &err)) != DMR_OK) {
+		fprintf(stderr, "dmreplay calibrate: %s\n", err.msg);
+		goto out;
+	}
+	dmr_model_t wm;
+	if (dmr_model_load(path, &wm, &err) != DMR_OK) {
+		fprintf(stderr, "dmreplay calibrate: the profile written%s%s does not load: %s\n",
+			o->out ? " to " : "", o->out ? o->out : "", err.msg);
+		goto out;
+	}
+	if (o->out)
+		printf(
+		    "wrote %s (profile %s; loads: modelled idle 64 B READ %.1f ns, measured %.1f "
+		    "ns)\n",
+		    o->out, wm.name, dmr_model_read_rtt_ps(&wm, 64) / 1e3, c->lat[0][3].value);
+	else
+		printf("profile not written (no -o); it loads: modelled idle 64 B READ %.1f ns\n",
+		       dmr_model_read_rtt_ps(&wm, 64) / 1e3);
+	rc = fails ? 1 : 0;
+out:
+	if (tmp_path[0])
+		unlink(tmp_path);
+	json_decref(base_root);
+	json_decref(checks_json);
+	dmr_bench_session_close(&c->s);
+	for (int o2 = 0; o2 < 2; o2++) {
+		for (int k = 0; k < CAL_NSIZES; k++) {
+			summ_free(&c->lat[o2][k]);
+			summ_free(&c->lat_avg[o2][k]);
+			summ_free(&c->lat_p99[o2][k]);
+		}
+		summ_free(&c->bw[o2]);
+		summ_free(&c->bw_peak[o2]);
+		summ_free(&c->atom[o2][0]);
+		summ_free(&c->atom[o2][1]);
+	}
+	for (int k = 0; k < CAL_NDEPTHS; k++)
+		summ_free(&c->rate[k]);
+	summ_free(&c->db_batch);
+	summ_free(&c->db_single);
+	summ_free(&c->db_doorbell);
+	summ_free(&c->db_wqe);
+	summ_free(&c->poll_one);
+	summ_free(&c->poll_empty);
+	free(c);
+	return rc;
+}

@@ -1,0 +1,438 @@
+/*
+ * tests/test_bench.c - `dmreplay bench` (replay/bench.h): perftest-style
+ * micro-benchmarks through the backend interface.
+ *
+ * On sim: 64 KiB READ bandwidth with 16 outstanding at MTU 4096 lies in
+ * 93..96 Gb/s (ib_read_bw 94.65 on the reference cluster) and below the
+ * wire ceiling at MTU 1024; latency mode's t_typical for 64 B is the
+ * profile's read_rtt_ns within 1 %; a same-address CAS stream runs at the
+ * profile's per-address rate; FAA from 4 QPs adds up in MN memory. On shm
+ * (threaded, CLOCK_MONOTONIC): the iterations asked are the WRs completed,
+ * counted by the backend too, with one doorbell each, from one QP and from
+ * four threads. The command line prints perftest's columns and refuses bad
+ * options with exit status 2, naming the option. On verbs, when a device
+ * can be opened (else the case says SKIPPED and why), READ counts its
+ * iterations as on shm.
+ *
+ * The commands are run in-process (dmr_bench_main) with stdout and stderr
+ * redirected to files; Check forks every test, so getopt and stdio state
+ * do not leak between cases.
+ */
+#include <check.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backends/sim/sim.h"
+#include "models/model.h"
+#include "replay/bench.h"
+
+/* ---- running a main() in-process with its output captured -------------- */
+
+typedef struct cap {
+	int status;
+	char *out, *err;
+} cap_t;
+
+static char *slurp_fd(int fd)
+{
+	off_t n = lseek(fd, 0, SEEK_END);
+	ck_assert_int_ge(n, 0);
+	char *b = malloc((size_t)n + 1);
+	ck_assert_ptr_nonnull(b);
+	ck_assert_int_eq(pread(fd, b, (size_t)n, 0), n);
+	b[n] = 0;
+	return b;
+}
+
+static cap_t call_main(int (*fn)(int, char **), const char *arg0, ...)
+{
+	char *argv[64];
+	int argc = 0;
+	va_list ap;
+	va_start(ap, arg0);
+	for (const char *a = arg0; a; a = va_arg(ap, const char *)) {
+		ck_assert_int_lt(argc, 63);
+		argv[argc++] = strdup(a);
+	}
+	va_end(ap);
+	argv[argc] = NULL;
+	char po[] = "/tmp/dmr-test-bench-out-XXXXXX", pe[] = "/tmp/dmr-test-bench-err-XXXXXX";
+	int fo = mkstemp(po), fe = mkstemp(pe);
+	ck_assert(fo >= 0 && fe >= 0);
+	unlink(po);
+	unlink(pe);
+	fflush(stdout);
+	fflush(stderr);
+	int so = dup(1), se = dup(2);
+	ck_assert(so >= 0 && se >= 0);
+	ck_assert(dup2(fo, 1) >= 0 && dup2(fe, 2) >= 0);
+	cap_t r;
+	r.status = fn(argc, argv);
+	fflush(stdout);
+	fflush(stderr);
+	dup2(so, 1);
+	dup2(se, 2);
+	close(so);
+	close(se);
+	r.out = slurp_fd(fo);
+	r.err = slurp_fd(fe);
+	close(fo);
+	close(fe);
+	for (int i = 0; i < argc; i++)
+		free(argv[i]);
+	return r;
+}
+
+static void cap_free(cap_t *r)
+{
+	free(r->out);
+	free(r->err);
+}
+
+/* The data row under perftest's header line starting with `head`. */
+static int table_row(const char *out, const char *head, double *v, int n)
+{
+	const char *h = strstr(out, head);
+	if (!h)
+		return -1;
+	const char *row = strchr(h, '\n');
+	if (!row)
+		return -1;
+	row++;
+	int k = 0;
+	char *end;
+	const char *p = row;
+	while (k < n) {
+		double x = strtod(p, &end);
+		if (end == p)
+			break;
+		v[k++] = x;
+		p = end;
+	}
+	return k;
+}
+
+/* ---- sim ------------------------------------------------------------------ */
+
+static dmr_bench_session_t open_sim(uint32_t workers, uint32_t mtu)
+{
+	dmr_bench_target_t t = {
+	    .backend = "sim", .profile = "cx6dx-100g", .gid_index = -1, .mtu = mtu};
+	dmr_bench_session_t s;
+	dmr_err_t err;
+	ck_assert_msg(dmr_bench_session_open(&s, &t, workers, 4u << 20, 1u << 20, &err) == DMR_OK,
+		      "%s", err.msg);
+	return s;
+}
+
+static dmr_bench_result_t run_ok(dmr_bench_session_t *s, dmr_bench_spec_t sp)
+{
+	dmr_bench_result_t r;
+	dmr_err_t err;
+	ck_assert_msg(dmr_bench_run(s, &sp, &r, &err) == DMR_OK, "%s", err.msg);
+	return r;
+}
+
+START_TEST(sim_read_64k_bandwidth_mtu4096)
+{
+	dmr_bench_session_t s = open_sim(1, 4096);
+	ck_assert_uint_eq(s.mtu, 4096);
+	dmr_bench_result_t r = run_ok(
+	    &s, (dmr_bench_spec_t){
+		    .opcode = DMR_WR_READ, .size = 65536, .depth = 16, .iters = 5000, .qps = 1});
+	ck_assert_uint_eq(r.iters, 5000);
+	ck_assert_msg(r.bw_avg_gbps >= 93 && r.bw_avg_gbps <= 96, "BW average %.3f Gb/s",
+		      r.bw_avg_gbps);
+	ck_assert(r.bw_peak_gbps >= r.bw_avg_gbps - 1e-9);
+	ck_assert_double_eq_tol(r.msg_rate_mpps, r.bw_avg_gbps * 1e3 / (65536 * 8), 1e-9);
+	dmr_be_stats_t st;
+	dmr_be_stats(s.be, &st);
+	ck_assert_uint_eq(st.reads, 5000);
+	ck_assert_uint_eq(st.doorbells, 5000); /* one signaled WR per post */
+	dmr_bench_session_close(&s);
+
+	/* the same through the command line, perftest's columns */
+	cap_t c = call_main(dmr_bench_main, "bench", "read", "--size", "65536", "--depth", "16",
+			    "--iters", "5000", "--mtu", "4096", NULL);
+	ck_assert_msg(c.status == 0, "status %d: %s", c.status, c.err);
+	double v[5];
+	ck_assert_int_eq(table_row(c.out,
+				   " #bytes     #iterations    BW peak[Gb/sec]    BW "
+				   "average[Gb/sec]   MsgRate[Mpps]",
+				   v, 5),
+			 5);
+	ck_assert_double_eq(v[0], 65536);
+	ck_assert_double_eq(v[1], 5000);
+	ck_assert_msg(v[3] >= 93 && v[3] <= 96, "printed BW average %.2f", v[3]);
+	ck_assert_msg(fabs(v[3] - r.bw_avg_gbps) < 0.01, "printed %.2f, API %.3f", v[3],
+		      r.bw_avg_gbps);
+	ck_assert_ptr_nonnull(strstr(c.out, "MTU 4096"));
+	ck_assert_ptr_nonnull(strstr(c.out, "simulated"));
+	cap_free(&c);
+}
+END_TEST
+
+START_TEST(sim_mtu_1024_is_wire_bound)
+{
+	dmr_bench_session_t s = open_sim(1, 1024);
+	dmr_bench_result_t r = run_ok(
+	    &s, (dmr_bench_spec_t){
+		    .opcode = DMR_WR_READ, .size = 65536, .depth = 16, .iters = 2000, .qps = 1});
+	double ceiling = 100.0 * 1024 / (1024 + 82);
+	ck_assert_msg(r.bw_avg_gbps <= ceiling && r.bw_avg_gbps > ceiling - 1.5,
+		      "%.3f Gb/s, wire ceiling %.3f", r.bw_avg_gbps, ceiling);
+	dmr_bench_session_close(&s);
+}
+END_TEST
+
+START_TEST(sim_latency_64b_is_profile_rtt)
+{
+	dmr_model_t m;
+	dmr_err_t err;
+	ck_assert(dmr_model_load("cx6dx-100g", &m, &err) == DMR_OK);
+	dmr_bench_session_t s = open_sim(1, 0);
+	dmr_bench_result_t r = run_ok(&s, (dmr_bench_spec_t){.opcode = DMR_WR_READ,
+							     .size = 64,
+							     .depth = 1,
+							     .iters = 1000,
+							     .qps = 1,
+							     .latency = 1});
+	ck_assert_uint_eq(r.iters, 1000);
+	double want = m.read_rtt_ns / 1e3;
+	ck_assert_msg(fabs(r.t_typical_us - want) <= 0.01 * want, "t_typical %.4f us, profile %.4f",
+		      r.t_typical_us, want);
+	ck_assert(r.t_min_us <= r.t_typical_us && r.t_typical_us <= r.t_max_us);
+	ck_assert(r.t_p99_us <= r.t_p999_us && r.t_p999_us <= r.t_max_us + 1e-12);
+	dmr_bench_session_close(&s);
+
+	cap_t c = call_main(dmr_bench_main, "bench", "read", "--latency", "--size", "64", NULL);
+	ck_assert_msg(c.status == 0, "status %d: %s", c.status, c.err);
+	double v[9];
+	ck_assert_int_eq(table_row(c.out,
+				   " #bytes #iterations    t_min[usec]    t_max[usec]  "
+				   "t_typical[usec]    t_avg[usec]    t_stdev[usec]   99% "
+				   "percentile[usec]   99.9% percentile[usec]",
+				   v, 9),
+			 9);
+	ck_assert_double_eq(v[0], 64);
+	ck_assert_double_eq(v[1], 1000); /* --iters default of latency mode */
+	ck_assert_msg(fabs(v[4] - want) <= 0.01 * want, "printed t_typical %.2f, profile %.3f",
+		      v[4], want);
+	cap_free(&c);
+}
+END_TEST
+
+START_TEST(sim_atomics)
+{
+	dmr_model_t m;
+	dmr_err_t err;
+	ck_assert(dmr_model_load("cx6dx-100g", &m, &err) == DMR_OK);
+	dmr_bench_session_t s = open_sim(4, 0);
+	dmr_bench_result_t r = run_ok(&s, (dmr_bench_spec_t){.opcode = DMR_WR_CAS,
+							     .size = 8,
+							     .depth = 16,
+							     .iters = 5000,
+							     .qps = 1,
+							     .same_addr = 1});
+	ck_assert_msg(fabs(r.msg_rate_mpps - m.atomic_addr_mops) <= 0.02 * m.atomic_addr_mops,
+		      "same-address CAS %.4f Mops/s, profile %.4f", r.msg_rate_mpps,
+		      m.atomic_addr_mops);
+	uint64_t *word = dmr_be_mn_memory(s.be, 0, NULL);
+	ck_assert_ptr_nonnull(word);
+	word[0] = 0;
+	r = run_ok(&s, (dmr_bench_spec_t){.opcode = DMR_WR_FAA,
+					  .size = 8,
+					  .depth = 16,
+					  .iters = 3000,
+					  .qps = 4,
+					  .same_addr = 1});
+	ck_assert_uint_eq(r.iters, 12000);
+	ck_assert_uint_eq(word[0], 12000); /* every FAA added 1 */
+	ck_assert(isnan(r.bw_peak_gbps));  /* several QPs: no perftest peak */
+	dmr_bench_session_close(&s);
+}
+END_TEST
+
+/* ---- shm (threaded) ------------------------------------------------------ */
+
+static dmr_bench_session_t open_shm(uint32_t workers)
+{
+	dmr_bench_target_t t = {.backend = "shm", .gid_index = -1};
+	dmr_bench_session_t s;
+	dmr_err_t err;
+	ck_assert_msg(dmr_bench_session_open(&s, &t, workers, 1u << 20, 1u << 16, &err) == DMR_OK,
+		      "%s", err.msg);
+	ck_assert_int_eq(s.driven, 0);
+	return s;
+}
+
+START_TEST(shm_counts_iterations)
+{
+	dmr_bench_session_t s = open_shm(1);
+	dmr_bench_result_t r = run_ok(
+	    &s, (dmr_bench_spec_t){
+		    .opcode = DMR_WR_READ, .size = 4096, .depth = 8, .iters = 10000, .qps = 1});
+	ck_assert_uint_eq(r.iters, 10000);
+	ck_assert(r.seconds > 0 && isfinite(r.bw_avg_gbps) && r.bw_peak_gbps >= r.bw_avg_gbps);
+	dmr_be_stats_t st;
+	dmr_be_stats(s.be, &st);
+	ck_assert_uint_eq(st.reads, 10000);
+	ck_assert_uint_eq(st.bytes_read, 10000ull * 4096);
+	ck_assert_uint_eq(st.doorbells, 10000);
+	r = run_ok(&s, (dmr_bench_spec_t){.opcode = DMR_WR_WRITE,
+					  .size = 64,
+					  .depth = 1,
+					  .iters = 2000,
+					  .qps = 1,
+					  .latency = 1});
+	ck_assert_uint_eq(r.iters, 2000);
+	ck_assert(r.t_min_us >= 0 && r.t_min_us <= r.t_typical_us && r.t_typical_us <= r.t_max_us);
+	dmr_be_stats(s.be, &st);
+	ck_assert_uint_eq(st.writes, 2000);
+	dmr_bench_session_close(&s);
+
+	cap_t c = call_main(dmr_bench_main, "bench", "write", "--backend", "shm", "--size", "64",
+			    "--iters", "20000", NULL);
+	ck_assert_msg(c.status == 0, "status %d: %s", c.status, c.err);
+	double v[5];
+	ck_assert_int_eq(table_row(c.out, " #bytes     #iterations", v, 5), 5);
+	ck_assert_double_eq(v[0], 64);
+	ck_assert_double_eq(v[1], 20000);
+	ck_assert_ptr_nonnull(strstr(c.out, "CLOCK_MONOTONIC"));
+	cap_free(&c);
+}
+END_TEST
+
+START_TEST(shm_four_threads_faa_add_up)
+{
+	dmr_bench_session_t s = open_shm(4);
+	uint64_t *word = dmr_be_mn_memory(s.be, 0, NULL);
+	if (!word) {
+		dmr_bench_session_close(&s);
+		return;
+	}
+	dmr_bench_result_t r = run_ok(&s, (dmr_bench_spec_t){.opcode = DMR_WR_FAA,
+							     .size = 8,
+							     .depth = 16,
+							     .iters = 5000,
+							     .qps = 4,
+							     .same_addr = 1});
+	ck_assert_uint_eq(r.iters, 20000);
+	ck_assert_uint_eq(word[0], 20000);
+	r = run_ok(&s, (dmr_bench_spec_t){
+			   .opcode = DMR_WR_CAS, .size = 8, .depth = 16, .iters = 5000, .qps = 4});
+	ck_assert_uint_eq(r.iters, 20000);
+	dmr_be_stats_t st;
+	dmr_be_stats(s.be, &st);
+	ck_assert_uint_eq(st.faa, 20000);
+	ck_assert_uint_eq(st.cas, 20000);
+	dmr_bench_session_close(&s);
+}
+END_TEST
+
+/* ---- verbs, when a device can be opened --------------------------------- */
+
+START_TEST(verbs_counts_iterations_if_device)
+{
+	if (!dmr_bench_known_backend("verbs")) {
+		printf("verbs_counts_iterations_if_device: SKIPPED (built without the verbs "
+		       "backend)\n");
+		return;
+	}
+	dmr_bench_target_t t = {
+	    .backend = "verbs", .device = getenv("DMR_TEST_DEVICE"), .gid_index = -1};
+	dmr_bench_session_t s;
+	dmr_err_t err;
+	if (dmr_bench_session_open(&s, &t, 1, 1u << 20, 1u << 16, &err) != DMR_OK) {
+		printf("verbs_counts_iterations_if_device: SKIPPED (%s)\n", err.msg);
+		return;
+	}
+	dmr_bench_result_t r =
+	    run_ok(&s, (dmr_bench_spec_t){
+			   .opcode = DMR_WR_READ, .size = 8, .depth = 8, .iters = 2000, .qps = 1});
+	ck_assert_uint_eq(r.iters, 2000);
+	r = run_ok(
+	    &s,
+	    (dmr_bench_spec_t){
+		.opcode = DMR_WR_CAS, .size = 8, .depth = 1, .iters = 200, .qps = 1, .latency = 1});
+	ck_assert_uint_eq(r.iters, 200);
+	ck_assert(r.t_typical_us > 0);
+	dmr_bench_session_close(&s);
+}
+END_TEST
+
+/* ---- the command line refuses bad options -------------------------------- */
+
+START_TEST(bad_options_refused)
+{
+	static const struct {
+		const char *a[8];
+		const char *want;
+	} cases[] = {
+	    {{NULL}, "missing operation"},
+	    {{"copy"}, "unknown operation 'copy'"},
+	    {{"read", "--size", "0"}, "--size"},
+	    {{"read", "--size", "12x"}, "--size"},
+	    {{"read", "--size", "2G"}, "--size"},
+	    {{"read", "--depth", "0"}, "--depth"},
+	    {{"read", "--depth", "2000"}, "--depth"},
+	    {{"read", "--iters", "4"}, "--iters"},
+	    {{"read", "--iters", "-5"}, "--iters"},
+	    {{"read", "--mtu", "1000"}, "--mtu"},
+	    {{"read", "--backend", "shm", "--mtu", "1024"}, "--mtu"},
+	    {{"read", "--backend", "shm", "--profile", "cx6dx-100g"}, "--profile"},
+	    {{"read", "--device", "mlx5_0"}, "--device"},
+	    {{"read", "--latency", "--depth", "4"}, "--depth"},
+	    {{"cas", "--size", "64"}, "--size"},
+	    {{"read", "--same-addr"}, "--same-addr"},
+	    {{"read", "--backend", "nosuch"}, "--backend"},
+	    {{"read", "--frobnicate"}, "--frobnicate"},
+	    {{"read", "--size"}, "--size"},
+	    {{"read", "--profile", "no-such-profile"}, "--profile"},
+	    {{"read", "--timeout", "0"}, "--timeout"},
+	    {{"read", "write"}, "unexpected argument 'write'"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *const *a = cases[i].a;
+		/* a[] is NULL after its last argument: the list ends there */
+		cap_t c =
+		    call_main(dmr_bench_main, "bench", a[0], a[1], a[2], a[3], a[4], a[5], NULL);
+		ck_assert_msg(c.status == 2, "case %zu (%s): status %d, stderr: %s", i,
+			      cases[i].want, c.status, c.err);
+		ck_assert_msg(strstr(c.err, cases[i].want) != NULL,
+			      "case %zu: stderr does not name '%s': %s", i, cases[i].want, c.err);
+		ck_assert_msg(strstr(c.out, "#bytes") == NULL, "case %zu printed a table", i);
+		cap_free(&c);
+	}
+	cap_t c = call_main(dmr_bench_main, "bench", "--help", NULL);
+	ck_assert_int_eq(c.status, 0);
+	ck_assert_ptr_nonnull(strstr(c.out, "usage: dmreplay bench"));
+	cap_free(&c);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("bench");
+	TCase *tc = tcase_create("bench");
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, sim_read_64k_bandwidth_mtu4096);
+	tcase_add_test(tc, sim_mtu_1024_is_wire_bound);
+	tcase_add_test(tc, sim_latency_64b_is_profile_rtt);
+	tcase_add_test(tc, sim_atomics);
+	tcase_add_test(tc, shm_counts_iterations);
+	tcase_add_test(tc, shm_four_threads_faa_add_up);
+	tcase_add_test(tc, verbs_counts_iterations_if_device);
+	tcase_add_test(tc, bad_options_refused);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}

@@ -1,0 +1,463 @@
+/*
+ * tests/test_calibrate.c - `dmreplay calibrate` (replay/calibrate.h).
+ *
+ * On sim the micro-benchmarks reproduce the profile they run on within 2 %
+ * (read_rtt_ns, read_bw_64k_gbps, atomic_addr_mops, atomic_global_mops, and
+ * the CPU costs), for cx6dx-100g and cx5-100g, and every check says PASS;
+ * the profile written loads with dmr_model_load, every parameter carries
+ * value, unit, source and estimate (measured ones with their spread, copied
+ * ones marked estimate and "copied from <base>"), the measured section holds
+ * the series and the fit, and a sim opened on the written profile gives the
+ * same idle 64 B READ round trip as one on the original within 1 %. A
+ * profile the sim cannot reproduce (its READ bandwidth above the wire at
+ * MTU 256) makes calibrate print FAIL and exit 1; --mtu turns the bandwidth
+ * check into SKIP. On shm (threads, one per QP) the measurements run and are
+ * written; such a profile is not a network, so it may be refused by the
+ * loader, and calibrate then says so and exits 1. Bad options exit 2 naming
+ * the option.
+ */
+#include <check.h>
+#include <jansson.h>
+#include <math.h>
+#include <regex.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "models/model.h"
+#include "replay/bench.h"
+#include "replay/calibrate.h"
+
+/* ---- running a main() in-process with its output captured -------------- */
+
+typedef struct cap {
+	int status;
+	char *out, *err;
+} cap_t;
+
+static char *slurp_fd(int fd)
+{
+	off_t n = lseek(fd, 0, SEEK_END);
+	ck_assert_int_ge(n, 0);
+	char *b = malloc((size_t)n + 1);
+	ck_assert_ptr_nonnull(b);
+	ck_assert_int_eq(pread(fd, b, (size_t)n, 0), n);
+	b[n] = 0;
+	return b;
+}
+
+static cap_t call_mainv(int (*fn)(int, char **), const char *const *args)
+{
+	char *argv[64];
+	int argc = 0;
+	for (; *args; args++) {
+		ck_assert_int_lt(argc, 63);
+		argv[argc++] = strdup(*args);
+	}
+	argv[argc] = NULL;
+	char po[] = "/tmp/dmr-test-cal-out-XXXXXX", pe[] = "/tmp/dmr-test-cal-err-XXXXXX";
+	int fo = mkstemp(po), fe = mkstemp(pe);
+	ck_assert(fo >= 0 && fe >= 0);
+	unlink(po);
+	unlink(pe);
+	fflush(stdout);
+	fflush(stderr);
+	int so = dup(1), se = dup(2);
+	ck_assert(dup2(fo, 1) >= 0 && dup2(fe, 2) >= 0);
+	cap_t r;
+	r.status = fn(argc, argv);
+	fflush(stdout);
+	fflush(stderr);
+	dup2(so, 1);
+	dup2(se, 2);
+	close(so);
+	close(se);
+	r.out = slurp_fd(fo);
+	r.err = slurp_fd(fe);
+	close(fo);
+	close(fe);
+	for (int i = 0; i < argc; i++)
+		free(argv[i]);
+	return r;
+}
+
+static cap_t calibrate(const char *arg0, ...)
+{
+	const char *a[64];
+	int n = 0;
+	a[n++] = "calibrate";
+	va_list ap;
+	va_start(ap, arg0);
+	for (const char *s = arg0; s; s = va_arg(ap, const char *)) {
+		ck_assert_int_lt(n, 63);
+		a[n++] = s;
+	}
+	va_end(ap);
+	a[n] = NULL;
+	return call_mainv(dmr_calibrate_main, a);
+}
+
+static void cap_free(cap_t *r)
+{
+	free(r->out);
+	free(r->err);
+}
+
+static char g_dir[] = "/tmp/dmr-test-calibrate-XXXXXX";
+
+static void path_in(char *buf, size_t len, const char *name)
+{
+	snprintf(buf, len, "%s/%s", g_dir, name);
+}
+
+static double param(json_t *root, const char *name)
+{
+	json_t *v =
+	    json_object_get(json_object_get(json_object_get(root, "params"), name), "value");
+	ck_assert_msg(json_is_number(v), "params.%s.value missing", name);
+	return json_number_value(v);
+}
+
+/* Run calibrate on sim with `profile`, quick; return the profile written. */
+static json_t *calibrate_sim(const char *profile, const char *file, cap_t *c_p)
+{
+	char out[256];
+	path_in(out, sizeof(out), file);
+	cap_t c = calibrate("--backend", "sim", "--profile", profile, "--quick", "-o", out, NULL);
+	if (c.status != 0)
+		fprintf(stderr, "calibrate %s: status %d\nstdout:\n%s\nstderr:\n%s\n", profile,
+			c.status, c.out, c.err);
+	ck_assert_msg(c.status == 0, "calibrate on %s: status %d (output above)", profile,
+		      c.status);
+	ck_assert_ptr_nonnull(strstr(c.out, "PASS: 9 of 9 values within 2.0 %"));
+	ck_assert_ptr_null(strstr(c.out, "FAIL"));
+	json_error_t jerr;
+	json_t *root = json_load_file(out, 0, &jerr);
+	ck_assert_msg(root != NULL, "%s:%d: %s", out, jerr.line, jerr.text);
+	if (c_p)
+		*c_p = c;
+	else
+		cap_free(&c);
+	return root;
+}
+
+static void check_reproduces(const char *profile)
+{
+	dmr_model_t m;
+	dmr_err_t err;
+	ck_assert(dmr_model_load(profile, &m, &err) == DMR_OK);
+	char file[80];
+	snprintf(file, sizeof(file), "%s-cal.json", profile);
+	json_t *root = calibrate_sim(profile, file, NULL);
+	static const char *const names[] = {"read_rtt_ns", "read_bw_64k_gbps", "atomic_addr_mops",
+					    "atomic_global_mops"};
+	const double want[] = {m.read_rtt_ns, m.read_bw_64k_gbps, m.atomic_addr_mops,
+			       m.atomic_global_mops};
+	for (int i = 0; i < 4; i++) {
+		double got = param(root, names[i]);
+		ck_assert_msg(fabs(got - want[i]) <= 0.02 * want[i],
+			      "%s %s: measured %.4f, profile %.4f", profile, names[i], got,
+			      want[i]);
+	}
+	json_t *ck = json_object_get(json_object_get(root, "measured"), "sim_check");
+	ck_assert_int_eq(json_array_size(ck), 9);
+	size_t i;
+	json_t *e;
+	json_array_foreach(ck, i, e)
+	{
+		ck_assert_str_eq(json_string_value(json_object_get(e, "result")), "PASS");
+	}
+	json_decref(root);
+}
+
+START_TEST(sim_reproduces_cx6dx)
+{
+	check_reproduces("cx6dx-100g");
+}
+END_TEST
+
+START_TEST(sim_reproduces_cx5)
+{
+	check_reproduces("cx5-100g");
+}
+END_TEST
+
+/* idle 64 B READ on a sim with `profile`, perftest t_typical, ns */
+static double sim_idle_read_ns(const char *profile)
+{
+	dmr_bench_target_t t = {.backend = "sim", .profile = profile, .gid_index = -1};
+	dmr_bench_session_t s;
+	dmr_err_t err;
+	ck_assert_msg(dmr_bench_session_open(&s, &t, 1, 1u << 20, 1u << 16, &err) == DMR_OK, "%s",
+		      err.msg);
+	dmr_bench_spec_t sp = {
+	    .opcode = DMR_WR_READ, .size = 64, .depth = 1, .iters = 100, .qps = 1, .latency = 1};
+	dmr_bench_result_t r;
+	ck_assert_msg(dmr_bench_run(&s, &sp, &r, &err) == DMR_OK, "%s", err.msg);
+	dmr_bench_session_close(&s);
+	return r.t_typical_us * 1e3;
+}
+
+START_TEST(written_profile_loads_and_predicts)
+{
+	json_t *root = calibrate_sim("cx6dx-100g", "p.json", NULL);
+	json_decref(root);
+	char path[256];
+	path_in(path, sizeof(path), "p.json");
+	dmr_model_t w, o;
+	dmr_err_t err;
+	ck_assert_msg(dmr_model_load(path, &w, &err) == DMR_OK, "%s", err.msg);
+	ck_assert(dmr_model_load("cx6dx-100g", &o, &err) == DMR_OK);
+	ck_assert_str_eq(w.name, "calibrated-sim-cx6dx-100g");
+	double rw = dmr_model_read_rtt_ps(&w, 64) / 1e3, ro = dmr_model_read_rtt_ps(&o, 64) / 1e3;
+	ck_assert_msg(fabs(rw - ro) <= 0.01 * ro, "modelled %.2f vs %.2f ns", rw, ro);
+	double sw = sim_idle_read_ns(path), so = sim_idle_read_ns("cx6dx-100g");
+	ck_assert_msg(fabs(sw - so) <= 0.01 * so,
+		      "sim on the written profile %.2f ns, on cx6dx %.2f", sw, so);
+	ck_assert_msg(fabs(sw - o.read_rtt_ns) <= 0.01 * o.read_rtt_ns, "%.2f vs read_rtt_ns %.1f",
+		      sw, o.read_rtt_ns);
+}
+END_TEST
+
+START_TEST(profile_fields)
+{
+	json_t *root = calibrate_sim("cx6dx-100g", "f.json", NULL);
+	json_t *dev = json_object_get(root, "device");
+	ck_assert_str_eq(json_string_value(json_object_get(dev, "backend")), "sim");
+	ck_assert_str_eq(
+	    json_string_value(json_object_get(json_object_get(root, "measured"), "base")),
+	    "cx6dx-100g");
+	regex_t re;
+	ck_assert_int_eq(regcomp(&re, "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$",
+				 REG_EXTENDED | REG_NOSUB),
+			 0);
+	const char *date = json_string_value(json_object_get(root, "date"));
+	ck_assert_ptr_nonnull(date);
+	ck_assert_msg(regexec(&re, date, 0, NULL, 0) == 0, "date '%s' is not UTC ISO 8601", date);
+	regfree(&re);
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(dev, "link"), "mtu")),
+			 4096);
+	ck_assert_ptr_nonnull(json_object_get(dev, "profile"));
+
+	/* every parameter: value, unit, source, estimate */
+	json_t *params = json_object_get(root, "params");
+	const char *key;
+	json_t *p;
+	int n = 0;
+	json_object_foreach(params, key, p)
+	{
+		n++;
+		ck_assert_msg(json_is_number(json_object_get(p, "value")), "%s: value", key);
+		ck_assert_msg(json_is_string(json_object_get(p, "unit")), "%s: unit", key);
+		ck_assert_msg(json_is_string(json_object_get(p, "source")), "%s: source", key);
+		ck_assert_msg(json_is_boolean(json_object_get(p, "estimate")), "%s: estimate", key);
+		ck_assert_msg(strcmp(key, "nic_proc_ns") && strcmp(key, "dma_gbps"),
+			      "%s is derived by the loader and must not be written", key);
+	}
+	ck_assert_int_eq(n, 16);
+	static const char *const measured[] = {
+	    "read_rtt_ns",	"read_bw_64k_gbps", "atomic_addr_mops", "atomic_global_mops",
+	    "post_doorbell_ns", "post_wqe_ns",	    "poll_ns"};
+	for (size_t i = 0; i < sizeof(measured) / sizeof(measured[0]); i++) {
+		p = json_object_get(params, measured[i]);
+		ck_assert_msg(json_is_false(json_object_get(p, "estimate")), "%s", measured[i]);
+		ck_assert_msg(
+		    strncmp(json_string_value(json_object_get(p, "source")), "measured", 8) == 0,
+		    "%s: source %s", measured[i], json_string_value(json_object_get(p, "source")));
+		json_t *sp = json_object_get(p, "spread");
+		ck_assert_msg(json_is_number(json_object_get(sp, "stdev")) &&
+				  json_is_number(json_object_get(sp, "min")) &&
+				  json_is_number(json_object_get(sp, "max")),
+			      "%s: spread", measured[i]);
+	}
+	static const char *const copied[] = {"link_gbps",    "prop_ns",	     "switch_ns",
+					     "txn_logic_ns", "nic_msg_mops", "dma_read_ns",
+					     "dma_write_ns"};
+	for (size_t i = 0; i < sizeof(copied) / sizeof(copied[0]); i++) {
+		p = json_object_get(params, copied[i]);
+		ck_assert_msg(json_is_true(json_object_get(p, "estimate")), "%s", copied[i]);
+		ck_assert_str_eq(json_string_value(json_object_get(p, "source")),
+				 "copied from cx6dx-100g: not measurable from the CN");
+		json_t *prov = json_object_get(
+		    json_object_get(json_object_get(root, "measured"), "copied"), copied[i]);
+		ck_assert_msg(json_is_string(json_object_get(prov, "source")),
+			      "%s: the base's own source is not kept", copied[i]);
+	}
+
+	/* the measured section: series, fit, rates, costs */
+	json_t *m = json_object_get(root, "measured");
+	json_t *lat = json_object_get(m, "read_latency_vs_size");
+	ck_assert_int_eq(json_array_size(json_object_get(lat, "points")), 14);
+	ck_assert_int_eq(json_integer_value(json_array_get(json_object_get(lat, "sizes"), 0)), 8);
+	ck_assert_int_eq(json_integer_value(json_array_get(json_object_get(lat, "sizes"), 13)),
+			 65536);
+	json_t *fit = json_object_get(lat, "fit");
+	double c = json_number_value(json_object_get(fit, "c_ns"));
+	double mb = json_number_value(json_object_get(fit, "m_ns_per_byte"));
+	double rms = json_number_value(json_object_get(fit, "residual_rms_ns"));
+	ck_assert_msg(c > 1500 && c < 2100 && mb > 0 && rms >= 0 && rms < 0.01 * c,
+		      "fit c %.1f m %.5f rms %.2f", c, mb, rms);
+	json_t *pt = json_array_get(json_object_get(lat, "points"), 3);
+	ck_assert_int_eq(json_integer_value(json_object_get(pt, "bytes")), 64);
+	ck_assert_int_eq(
+	    json_array_size(json_object_get(json_object_get(pt, "t_typical_ns"), "reps")), 3);
+	ck_assert_ptr_nonnull(json_object_get(m, "write_latency_vs_size"));
+	ck_assert_ptr_nonnull(json_object_get(json_object_get(m, "read_bw_64k"), "bw_average"));
+	json_t *rate = json_object_get(m, "read_8b_rate_vs_depth");
+	ck_assert_int_eq(json_array_size(json_object_get(rate, "depths")), 5);
+	ck_assert_int_eq(json_integer_value(json_array_get(json_object_get(rate, "depths"), 4)),
+			 16);
+	ck_assert_int_eq(json_array_size(json_object_get(rate, "msg_rate")), 5);
+	json_t *at = json_object_get(m, "atomics");
+	ck_assert(json_object_get(at, "cas_distinct") && json_object_get(at, "cas_same") &&
+		  json_object_get(at, "faa_distinct") && json_object_get(at, "faa_same"));
+	ck_assert_ptr_nonnull(json_object_get(json_object_get(m, "doorbell"), "per_doorbell"));
+	ck_assert_ptr_nonnull(json_object_get(json_object_get(m, "poll"), "one_completion"));
+	json_decref(root);
+}
+END_TEST
+
+static void write_variant(const char *name, const char *param_name, double value)
+{
+	json_error_t jerr;
+	json_t *root = json_load_file(DMR_SOURCE_DIR "/models/cx6dx-100g.json", 0, &jerr);
+	ck_assert_ptr_nonnull(root);
+	json_object_set_new(root, "name", json_string(name));
+	json_t *p = json_object_get(json_object_get(root, "params"), param_name);
+	json_object_set_new(p, "value", json_integer((json_int_t)value));
+	char path[256], file[96];
+	snprintf(file, sizeof(file), "%s.json", name);
+	path_in(path, sizeof(path), file);
+	ck_assert_int_eq(json_dump_file(root, path, JSON_INDENT(2)), 0);
+	json_decref(root);
+}
+
+START_TEST(unreproducible_profile_fails)
+{
+	/* read_bw_64k_gbps 94.65 cannot be carried by the wire at MTU 256 */
+	write_variant("cx6dx-mtu256", "mtu", 256);
+	char prof[256], out[256];
+	path_in(prof, sizeof(prof), "cx6dx-mtu256.json");
+	path_in(out, sizeof(out), "fail.json");
+	cap_t c = calibrate("--profile", prof, "--quick", "--reps", "1", "-o", out, NULL);
+	if (c.status != 1)
+		fprintf(stderr, "%s\n%s\n", c.out, c.err);
+	ck_assert_msg(c.status == 1, "status %d (output above)", c.status);
+	const char *line = strstr(c.out, "\nread_bw_64k_gbps");
+	ck_assert_ptr_nonnull(line);
+	const char *eol = strchr(line + 1, '\n');
+	ck_assert(eol && memmem(line, (size_t)(eol - line), "FAIL", 4));
+	ck_assert_ptr_nonnull(strstr(c.out, "\nFAIL: "));
+	ck_assert_int_eq(access(out, R_OK), 0); /* written anyway, with the verdicts */
+	cap_free(&c);
+
+	/* an MTU override makes the bandwidth not comparable: SKIP, not FAIL */
+	c = calibrate("--profile", "cx6dx-100g", "--mtu", "1024", "--quick", "--reps", "1", NULL);
+	if (c.status != 0)
+		fprintf(stderr, "%s\n%s\n", c.out, c.err);
+	ck_assert_msg(c.status == 0, "status %d (output above)", c.status);
+	ck_assert_ptr_nonnull(strstr(c.out, "SKIP (MTU overridden)"));
+	ck_assert_ptr_nonnull(strstr(c.out, "PASS: 8 of 8"));
+	cap_free(&c);
+}
+END_TEST
+
+START_TEST(shm_threaded_calibration_runs)
+{
+	char out[256];
+	path_in(out, sizeof(out), "shm.json");
+	cap_t c = calibrate("--backend", "shm", "--quick", "--reps", "1", "--lat-iters", "50",
+			    "--bw-iters", "100", "--rate-iters", "500", "--atomic-iters", "500",
+			    "-o", out, NULL);
+	/* shm is not a network: its READ round trip is usually shorter than the
+	 * base profile's fixed path components, and the loader refuses it */
+	if (c.status == 1)
+		ck_assert_msg(strstr(c.err, "does not load") != NULL, "%s", c.err);
+	else
+		ck_assert_msg(c.status == 0, "status %d: %s", c.status, c.err);
+	ck_assert_ptr_nonnull(strstr(c.out, "Measured beside the base profile cx6dx-100g"));
+	json_error_t jerr;
+	json_t *root = json_load_file(out, 0, &jerr);
+	ck_assert_msg(root != NULL, "%s: %s", out, jerr.text);
+	ck_assert_str_eq(
+	    json_string_value(json_object_get(json_object_get(root, "device"), "backend")), "shm");
+	json_t *at = json_object_get(json_object_get(root, "measured"), "atomics");
+	ck_assert_int_eq(json_integer_value(json_object_get(at, "qps")), 4);
+	ck_assert(json_number_value(json_object_get(json_object_get(at, "faa_same"), "value")) > 0);
+	ck_assert_ptr_null(json_object_get(json_object_get(root, "measured"), "sim_check"));
+	/* shm has no MTU: copied from the base */
+	json_t *mtu = json_object_get(json_object_get(root, "params"), "mtu");
+	ck_assert(json_is_true(json_object_get(mtu, "estimate")));
+	json_decref(root);
+	cap_free(&c);
+}
+END_TEST
+
+START_TEST(bad_options_refused)
+{
+	static const struct {
+		const char *a[6];
+		const char *want;
+	} cases[] = {
+	    {{"--device", "mlx5_0"}, "--device"},
+	    {{"--backend", "shm", "--profile", "cx6dx-100g"}, "--profile"},
+	    {{"--backend", "nosuch"}, "--backend"},
+	    {{"--backend", "shm", "--mtu", "1024"}, "--mtu"},
+	    {{"--mtu", "1000"}, "--mtu"},
+	    {{"--profile", "no-such-profile"}, "--profile"},
+	    {{"--base", "no-such-profile"}, "--base"},
+	    {{"--qps", "0"}, "--qps"},
+	    {{"--reps", "0"}, "--reps"},
+	    {{"--batch", "1"}, "--batch"},
+	    {{"--lat-iters", "x"}, "--lat-iters"},
+	    {{"--tolerance", "0"}, "--tolerance"},
+	    {{"-o", "/nonexistent-dir/p.json"}, "-o"},
+	    {{"--frobnicate"}, "--frobnicate"},
+	    {{"--output"}, "--output"},
+	    {{"extra"}, "unexpected argument 'extra'"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *const *a = cases[i].a;
+		cap_t c = calibrate(a[0], a[1], a[2], a[3], a[4], a[5], NULL);
+		ck_assert_msg(c.status == 2, "case %zu (%s): status %d, stderr: %s", i,
+			      cases[i].want, c.status, c.err);
+		ck_assert_msg(strstr(c.err, cases[i].want) != NULL,
+			      "case %zu: stderr does not name '%s': %s", i, cases[i].want, c.err);
+		cap_free(&c);
+	}
+	cap_t c = calibrate("--help", NULL);
+	ck_assert_int_eq(c.status, 0);
+	ck_assert_ptr_nonnull(strstr(c.out, "usage: dmreplay calibrate"));
+	cap_free(&c);
+}
+END_TEST
+
+int main(void)
+{
+	if (!mkdtemp(g_dir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	Suite *s = suite_create("calibrate");
+	TCase *tc = tcase_create("calibrate");
+	tcase_set_timeout(tc, 600);
+	tcase_add_test(tc, sim_reproduces_cx6dx);
+	tcase_add_test(tc, sim_reproduces_cx5);
+	tcase_add_test(tc, written_profile_loads_and_predicts);
+	tcase_add_test(tc, profile_fields);
+	tcase_add_test(tc, unreproducible_profile_fails);
+	tcase_add_test(tc, shm_threaded_calibration_runs);
+	tcase_add_test(tc, bad_options_refused);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", g_dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", g_dir);
+	return failed ? 1 : 0;
+}
