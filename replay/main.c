@@ -6,11 +6,13 @@
 
 #include "../backends/sim/sim.h"
 #include "../traces/workload.h"
+#include "kv.h"
+#include "doctor.h"
 #include "bench.h"
 #include "calibrate.h"
-#include "kv.h"
 #include "replay.h"
 #include "report.h"
+#include "roles.h"
 #include "sweep.h"
 
 static void usage(FILE *f)
@@ -25,8 +27,11 @@ static void usage(FILE *f)
 		   "  sweep SPEC.json  run cells x repetitions of a sweep (docs/SWEEPS.md)\n"
 		   "  report SUMMARY   medians, bootstrap intervals, ratios, plots of a sweep\n"
 		   "  model PROFILE    print a hardware profile as the simulator uses it\n"
+		   "  doctor           preflight checks of this node (RDMA devices, GIDs, MTU, memlock, IOMMU)\n"
 		   "  bench OP         perftest-style micro-benchmark: read, write, cas, faa\n"
-		   "  calibrate        measure a backend and write a hardware profile\n");
+		   "  calibrate        measure a backend and write a hardware profile\n"
+		   "  mn               the memory node as a process (cluster config; docs/ROLES.md)\n"
+		   "  cn               a compute node as a process: its share of a trace on the MN\n");
 }
 
 static int model_main(int argc, char **argv)
@@ -64,12 +69,18 @@ int main(int argc, char **argv)
 		return dmr_sweep_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "report") == 0)
 		return dmr_report_main(argc - 1, argv + 1);
+	if (strcmp(cmd, "doctor") == 0)
+		return dmr_doctor_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "model") == 0)
 		return model_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "bench") == 0)
 		return dmr_bench_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "calibrate") == 0)
 		return dmr_calibrate_main(argc - 1, argv + 1);
+	if (strcmp(cmd, "mn") == 0)
+		return dmr_roles_mn_main(argc - 1, argv + 1);
+	if (strcmp(cmd, "cn") == 0)
+		return dmr_roles_cn_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "gen") == 0) {
 		if (argc < 3 || strcmp(argv[2], "--help") == 0) {
 			usage(argc < 3 ? stderr : stdout);

@@ -42,8 +42,14 @@
 #define VB_CM_TIMEOUT_MS 20000
 #define VB_CANARY_TIMEOUT_NS 10000000000ull
 #define VB_MAGIC 0x444d5256u /* "DMRV" */
-#define VB_VERSION 1u
+#define VB_VERSION 2u
 #define VB_POLL_CHUNK 32
+/* control page (roles), offsets from its start */
+#define CTL_LOADED 0u
+#define CTL_ARRIVE 64u	/* + 8 * cn index */
+#define CTL_DONE 640u	/* + 8 * cn index */
+#define CTL_CANARY 1216u /* + 64 * cn index */
+#define VB_CHUNK (1u << 20) /* load / read-back WR size */
 
 enum {
 	SLOT_USER_SIG = 1, /* the caller asked for a completion */
@@ -111,9 +117,12 @@ typedef struct vb_mn {
 	int stop_fd;
 	pthread_t thread;
 	int running;
-	pthread_mutex_t lock; /* guards conns, st, err */
+	pthread_mutex_t lock; /* guards conns, st, err, ndisc */
 	vb_conn_t *conns;
-	uint32_t nconn, conncap;
+	uint32_t nconn, conncap, ndisc;
+	uint64_t ctl;  /* offset of the control page in mem (MN role) */
+	uint64_t regsz; /* bytes mapped and registered */
+	int verbose;   /* MN role: log connections */
 	dmr_status_t st;
 	dmr_err_t err;
 } vb_mn_t;
@@ -139,7 +148,43 @@ typedef struct vb {
 	enum ibv_mtu path_mtu, peer_mtu;
 	int atomic_bswap;
 	struct timespec t0;
+	/* peer MN address (loopback: our own address, the MN thread's port) */
+	struct sockaddr_in peer;
+	int retry_cnt, rnr_retry, timeout; /* timeout < 0: the route's */
+	uint32_t nwalloc;	 /* workers allocated: nworkers (+1 control in CN mode) */
+	_Atomic uint64_t flushed; /* flushed completions after the first failure */
+	atomic_flag failed_logged;
+	/* CN role */
+	const dmr_verbs_role_t *role;
+	uint32_t ctlw;	       /* the control worker (= nworkers) */
+	uint64_t rctl;	       /* control page offset in the MN region */
+	uint8_t *shadow;       /* local image of the MN region */
+	size_t shadow_len;
+	uint64_t *cbuf;	       /* control scratch, DMR_VERBS_CTL_BYTES */
+	pthread_mutex_t start_mu;
+	int start_mu_init;
+	int started, ended;    /* start / end barrier passed or failed */
+	dmr_status_t start_st;
+	dmr_err_t start_err;
 } vb_t;
+
+static const dmr_verbs_role_t *g_role;
+static dmr_status_t g_role_st;
+static dmr_err_t g_role_err;
+
+void dmr_verbs_set_role(const dmr_verbs_role_t *role)
+{
+	g_role = role;
+	g_role_st = DMR_OK;
+	g_role_err.msg[0] = 0;
+}
+
+dmr_status_t dmr_verbs_role_status(dmr_err_t *err)
+{
+	if (g_role_st != DMR_OK && err)
+		dmr_err_set(err, g_role_st, "%s", g_role_err.msg);
+	return g_role_st;
+}
 
 /* Connection private data, network byte order. CN -> MN (REQ). */
 typedef struct vb_req_pd {
@@ -148,6 +193,7 @@ typedef struct vb_req_pd {
 	uint8_t mtu;	   /* enum ibv_mtu: the CN port's active MTU */
 	uint8_t rd_atomic; /* initiator depth the CN will use */
 	uint32_t worker, mn;
+	uint32_t cn; /* CN index in the cluster config (loopback: 0) */
 } vb_req_pd_t;
 
 /* MN -> CN (REP). */
@@ -191,9 +237,12 @@ static dmr_status_t vb_fail(const vb_t *vb, dmr_err_t *err, dmr_status_t st, int
 	char where[160];
 	int n = snprintf(where, sizeof(where), "verbs: %s port %d", vb->dev[0] ? vb->dev : "?",
 			 vb->port);
-	if (mn >= 0 && n > 0 && (size_t)n < sizeof(where))
-		n += snprintf(where + n, sizeof(where) - (size_t)n, ", MN %d (%s:%u)", mn,
-			      vb->ip[0] ? vb->ip : "?", vb->mn.port);
+	if (mn >= 0 && n > 0 && (size_t)n < sizeof(where)) {
+		char pip[INET_ADDRSTRLEN] = "?";
+		inet_ntop(AF_INET, &vb->peer.sin_addr, pip, sizeof(pip));
+		n += snprintf(where + n, sizeof(where) - (size_t)n, ", MN %d (%s:%u)", mn, pip,
+			      ntohs(vb->peer.sin_port));
+	}
 	if (worker >= 0 && n > 0 && (size_t)n < sizeof(where))
 		snprintf(where + n, sizeof(where) - (size_t)n, ", worker %d", worker);
 	char msg[400];
@@ -312,8 +361,12 @@ static const char *gid_refusal(const struct ibv_gid_entry *e, const struct ifadd
 	return "foreign (not an address of this node)";
 }
 
-static dmr_status_t vb_choose_gid(vb_t *vb, int want, dmr_err_t *err)
+static dmr_status_t vb_choose_gid(vb_t *vb, int want, const char *want_ip, dmr_err_t *err)
 {
+	struct in_addr wip = {0};
+	if (want_ip && *want_ip && inet_pton(AF_INET, want_ip, &wip) != 1)
+		return vb_fail(vb, err, DMR_ERR_INVALID, -1, -1, "ip '%s' is not a dotted IPv4 address",
+			       want_ip);
 	size_t max = vb->pattr.gid_tbl_len ? vb->pattr.gid_tbl_len : 16;
 	struct ibv_gid_entry *ent = calloc(max, sizeof(*ent));
 	if (!ent)
@@ -340,6 +393,8 @@ static dmr_status_t vb_choose_gid(vb_t *vb, int want, dmr_err_t *err)
 			continue;
 		struct in_addr a;
 		const char *r = gid_refusal(&ent[i], ifs, &a);
+		if (!r && wip.s_addr && a.s_addr != wip.s_addr)
+			r = "not the configured ip";
 		if (!r) {
 			chosen = (int)ent[i].gid_index;
 			ip = a;
@@ -358,8 +413,9 @@ static dmr_status_t vb_choose_gid(vb_t *vb, int want, dmr_err_t *err)
 			return vb_fail(vb, err, DMR_ERR_NODEV, -1, -1, "GID index %d refused: %s",
 				       want, why[0] ? why : "not populated");
 		return vb_fail(vb, err, DMR_ERR_NODEV, -1, -1,
-			       "no RoCEv2 GID with an IPv4 address of this node (%s)",
-			       why[0] ? why : "GID table empty");
+			       "no RoCEv2 GID with %s%s (%s)",
+			       wip.s_addr ? "the configured ip " : "an IPv4 address of this node",
+			       wip.s_addr ? want_ip : "", why[0] ? why : "GID table empty");
 	}
 	vb->gid_index = chosen;
 	vb->addr.sin_family = AF_INET;
@@ -539,9 +595,12 @@ static struct rdma_cm_id *mn_accept(vb_t *vb, struct rdma_cm_event *ev)
 				     .responder_resources = (uint8_t)vb->dest_rd_atomic,
 				     .initiator_depth = 0,
 				     .flow_control = 1,
-				     .retry_count = 7,
-				     .rnr_retry_count = 7,
+				     .retry_count = (uint8_t)vb->retry_cnt,
+				     .rnr_retry_count = (uint8_t)vb->rnr_retry,
 				     .qp_num = qp->qp_num};
+	if (vb->mn.verbose)
+		fprintf(stderr, "mn: CN index %u worker %u connected (QP %u)\n", ntohl(req.cn),
+			worker, qp->qp_num);
 	pthread_mutex_lock(&vb->mn.lock);
 	if (vb->mn.nconn == vb->mn.conncap) {
 		uint32_t cap = vb->mn.conncap ? vb->mn.conncap * 2 : 16;
@@ -583,6 +642,9 @@ static void *mn_thread(void *arg)
 				break;
 			case RDMA_CM_EVENT_DISCONNECTED:
 				rdma_disconnect(ev->id);
+				pthread_mutex_lock(&vb->mn.lock);
+				vb->mn.ndisc++;
+				pthread_mutex_unlock(&vb->mn.lock);
 				break;
 			default:
 				break;
@@ -605,15 +667,58 @@ static void *mn_thread(void *arg)
 	return NULL;
 }
 
+/* CAP_IPC_LOCK in the effective set: the memlock limit does not apply. */
+static int has_cap_ipc_lock(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	if (!f)
+		return 0;
+	char line[256];
+	unsigned long long cap = 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %llx", &cap) == 1)
+			break;
+	fclose(f);
+	return (cap >> 14) & 1; /* CAP_IPC_LOCK = 14 */
+}
+
+/* Start-up safety: refuse before ibv_reg_mr when `bytes` cannot be locked. */
+static dmr_status_t memlock_check(const vb_t *vb, uint64_t bytes, const char *what, int mn,
+				  dmr_err_t *err)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_MEMLOCK, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY ||
+	    bytes <= (uint64_t)rl.rlim_cur || has_cap_ipc_lock())
+		return DMR_OK;
+	return vb_fail(vb, err, DMR_ERR_RANGE, -1, mn,
+		       "%s needs %llu bytes of locked memory (%.1f MiB) but RLIMIT_MEMLOCK is "
+		       "%llu bytes (%.1f MiB) and the process lacks CAP_IPC_LOCK: raise it "
+		       "(`ulimit -l unlimited` in the shell that starts dmreplay, memlock in "
+		       "/etc/security/limits.conf, LimitMEMLOCK=infinity for a systemd unit, "
+		       "--ulimit memlock=-1 for docker) or use a smaller mr_size",
+		       what, (unsigned long long)bytes, bytes / 1048576.0,
+		       (unsigned long long)rl.rlim_cur, rl.rlim_cur / 1048576.0);
+}
+
 static dmr_status_t mn_start(vb_t *vb, dmr_err_t *err)
 {
 	vb_mn_t *mn = &vb->mn;
 	const dmr_be_config_t *cfg = &vb->be.cfg;
-	if (cfg->mr_size > vb->dattr.max_mr_size)
+	mn->ctl = (cfg->mr_size + 63) & ~63ull;
+	/* the control page only in the MN role: loopback registers exactly mr_size,
+	 * so an access past it fails (conformance) */
+	uint64_t regsz = mn->verbose ? mn->ctl + DMR_VERBS_CTL_BYTES : cfg->mr_size;
+	mn->regsz = regsz;
+	if (regsz > vb->dattr.max_mr_size)
 		return vb_fail(vb, err, DMR_ERR_RANGE, -1, 0,
-			       "mr_size %llu exceeds the device's max_mr_size %llu",
+			       "mr_size %llu (+ %u bytes control page) exceeds the device's "
+			       "max_mr_size %llu",
 			       (unsigned long long)cfg->mr_size,
+			       (unsigned)(regsz - cfg->mr_size),
 			       (unsigned long long)vb->dattr.max_mr_size);
+	dmr_status_t mst = memlock_check(vb, regsz, "the MN region (mr_size + control page)", 0, err);
+	if (mst != DMR_OK)
+		return mst;
 	mn->ch = rdma_create_event_channel();
 	if (!mn->ch)
 		return vb_fail(vb, err, DMR_ERR_IO, -1, 0, "rdma_create_event_channel: %s",
@@ -624,9 +729,10 @@ static dmr_status_t mn_start(vb_t *vb, dmr_err_t *err)
 	if (rdma_create_id(mn->ch, &mn->listen, vb, RDMA_PS_TCP))
 		return vb_fail(vb, err, DMR_ERR_IO, -1, 0, "rdma_create_id: %s", strerror(errno));
 	struct sockaddr_in sa = vb->addr;
-	sa.sin_port = 0;
+	sa.sin_port = htons(mn->port); /* 0 (loopback): any */
 	if (rdma_bind_addr(mn->listen, (struct sockaddr *)&sa))
-		return vb_fail(vb, err, DMR_ERR_IO, -1, 0, "rdma_bind_addr: %s", strerror(errno));
+		return vb_fail(vb, err, DMR_ERR_IO, -1, 0, "rdma_bind_addr(%s:%u): %s", vb->ip,
+			       mn->port, strerror(errno));
 	if (!same_device(vb, mn->listen->verbs))
 		return vb_fail(vb, err, DMR_ERR_NODEV, -1, 0,
 			       "rdma_bind_addr bound %s to device %s, not this one", vb->ip,
@@ -644,13 +750,12 @@ static dmr_status_t mn_start(vb_t *vb, dmr_err_t *err)
 		return vb_fail(vb, err, DMR_ERR_IO, -1, 0, "ibv_create_cq (MN): %s",
 			       strerror(errno));
 	mn->size = cfg->mr_size;
-	void *mem =
-	    mmap(NULL, cfg->mr_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	void *mem = mmap(NULL, regsz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (mem == MAP_FAILED)
 		return vb_fail(vb, err, DMR_ERR_NOMEM, -1, 0, "mmap of %llu bytes: %s",
-			       (unsigned long long)cfg->mr_size, strerror(errno));
+			       (unsigned long long)regsz, strerror(errno));
 	mn->mem = mem;
-	mn->mr = ibv_reg_mr(mn->pd, mem, cfg->mr_size,
+	mn->mr = ibv_reg_mr(mn->pd, mem, regsz,
 			    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ |
 				IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC);
 	if (!mn->mr) {
@@ -665,7 +770,7 @@ static dmr_status_t mn_start(vb_t *vb, dmr_err_t *err)
 		return vb_fail(vb, err, DMR_ERR_NOMEM, -1, 0,
 			       "ibv_reg_mr of %llu bytes (remote READ/WRITE/ATOMIC): %s "
 			       "(RLIMIT_MEMLOCK %s bytes)",
-			       (unsigned long long)cfg->mr_size, strerror(e), lim);
+			       (unsigned long long)regsz, strerror(e), lim);
 	}
 	mn->stop_fd = eventfd(0, EFD_CLOEXEC);
 	if (mn->stop_fd < 0)
@@ -700,7 +805,7 @@ static void mn_stop(vb_t *vb)
 	if (mn->mr)
 		ibv_dereg_mr(mn->mr);
 	if (mn->mem)
-		munmap(mn->mem, mn->size);
+		munmap(mn->mem, mn->regsz);
 	if (mn->cq)
 		ibv_destroy_cq(mn->cq);
 	if (mn->pd)
@@ -747,9 +852,8 @@ static dmr_status_t cn_connect(vb_t *vb, uint32_t w, uint32_t m, dmr_err_t *err)
 	int iw = (int)w, im = (int)m;
 	if (rdma_create_id(vb->ch, &q->id, NULL, RDMA_PS_TCP))
 		return vb_fail(vb, err, DMR_ERR_IO, iw, im, "rdma_create_id: %s", strerror(errno));
-	struct sockaddr_in src = vb->addr, dst = vb->addr;
+	struct sockaddr_in src = vb->addr, dst = vb->peer;
 	src.sin_port = 0;
-	dst.sin_port = htons(vb->mn.port);
 	if (rdma_resolve_addr(q->id, (struct sockaddr *)&src, (struct sockaddr *)&dst,
 			      VB_CM_TIMEOUT_MS / 2))
 		return vb_fail(vb, err, DMR_ERR_IO, iw, im, "rdma_resolve_addr: %s",
@@ -791,14 +895,15 @@ static dmr_status_t cn_connect(vb_t *vb, uint32_t w, uint32_t m, dmr_err_t *err)
 			   .mtu = (uint8_t)vb->pattr.active_mtu,
 			   .rd_atomic = (uint8_t)vb->rd_atomic,
 			   .worker = htonl(w),
-			   .mn = htonl(m)};
+			   .mn = htonl(m),
+			   .cn = htonl(vb->role ? vb->role->self : 0)};
 	struct rdma_conn_param cp = {.private_data = &req,
 				     .private_data_len = sizeof(req),
 				     .responder_resources = 0,
 				     .initiator_depth = (uint8_t)vb->rd_atomic,
 				     .flow_control = 1,
-				     .retry_count = 7,
-				     .rnr_retry_count = 7,
+				     .retry_count = (uint8_t)vb->retry_cnt,
+				     .rnr_retry_count = (uint8_t)vb->rnr_retry,
 				     .qp_num = q->qp->qp_num};
 	if (rdma_connect(q->id, &cp))
 		return vb_fail(vb, err, DMR_ERR_IO, iw, im, "rdma_connect: %s", strerror(errno));
@@ -836,7 +941,14 @@ static dmr_status_t cn_connect(vb_t *vb, uint32_t w, uint32_t m, dmr_err_t *err)
 		return vb_fail(vb, err, DMR_ERR_IO, iw, im, "rdma_init_qp_attr(RTS): %s",
 			       strerror(errno));
 	a.max_rd_atomic = (uint8_t)min32(vb->rd_atomic, rep.dest_rd_atomic);
-	if ((errno = ibv_modify_qp(q->qp, &a, mask | IBV_QP_MAX_QP_RD_ATOMIC)))
+	a.retry_cnt = (uint8_t)vb->retry_cnt;
+	a.rnr_retry = (uint8_t)vb->rnr_retry;
+	mask |= IBV_QP_MAX_QP_RD_ATOMIC | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY;
+	if (vb->timeout >= 0) {
+		a.timeout = (uint8_t)vb->timeout;
+		mask |= IBV_QP_TIMEOUT;
+	}
+	if ((errno = ibv_modify_qp(q->qp, &a, mask)))
 		return vb_fail(vb, err, DMR_ERR_IO, iw, im, "ibv_modify_qp(RTS): %s",
 			       strerror(errno));
 	if (rdma_establish(q->id))
@@ -847,8 +959,12 @@ static dmr_status_t cn_connect(vb_t *vb, uint32_t w, uint32_t m, dmr_err_t *err)
 static void vb_close(dmr_be_t *be)
 {
 	vb_t *vb = to_vb(be);
+	uint64_t fl = atomic_load(&vb->flushed);
+	if (fl)
+		fprintf(stderr, "verbs: %llu flushed completion(s) after the first failure (not listed)\n",
+			(unsigned long long)fl);
 	if (vb->w) {
-		for (uint32_t i = 0; i < vb->nworkers; i++) {
+		for (uint32_t i = 0; i < vb->nwalloc; i++) {
 			vb_worker_t *wk = &vb->w[i];
 			for (uint32_t m = 0; wk->qps && m < vb->be.cfg.mns; m++) {
 				vb_qp_t *q = &wk->qps[m];
@@ -872,6 +988,11 @@ static void vb_close(dmr_be_t *be)
 		free(vb->w);
 	}
 	mn_stop(vb);
+	if (vb->shadow)
+		munmap(vb->shadow, vb->shadow_len);
+	free(vb->cbuf);
+	if (vb->start_mu_init)
+		pthread_mutex_destroy(&vb->start_mu);
 	if (vb->pd)
 		ibv_dealloc_pd(vb->pd);
 	if (vb->ch)
@@ -886,7 +1007,7 @@ static void vb_close(dmr_be_t *be)
 static dmr_status_t vb_mr_reg(dmr_be_t *be, uint32_t worker, void *addr, size_t len, dmr_err_t *err)
 {
 	vb_t *vb = to_vb(be);
-	if (worker >= vb->nworkers)
+	if (worker >= vb->nwalloc)
 		return vb_fail(vb, err, DMR_ERR_RANGE, (int)worker, -1, "mr_reg: no such worker");
 	if (len == 0)
 		return DMR_OK;
@@ -935,10 +1056,31 @@ static uint32_t lkey_of(const vb_worker_t *wk, const void *p, uint32_t len, int 
 	return 0;
 }
 
+static dmr_status_t role_start(vb_t *vb);
+static uint64_t tag_out(const vb_t *vb, uint32_t worker, uint64_t v);
+
 static dmr_status_t vb_post(dmr_be_t *be, uint32_t worker, uint32_t mn, const dmr_wr_t *wrs,
 			    uint32_t n, dmr_err_t *err)
 {
 	vb_t *vb = to_vb(be);
+	uint64_t remap_from = UINT64_MAX, remap_by = 0;
+	if (vb->role && worker < vb->nworkers) {
+		/* CN role: the start barrier before the first transaction's WR */
+		if (!__atomic_load_n(&vb->started, __ATOMIC_ACQUIRE)) {
+			pthread_mutex_lock(&vb->start_mu);
+			if (!vb->started) {
+				vb->start_st = role_start(vb);
+				__atomic_store_n(&vb->started, 1, __ATOMIC_RELEASE);
+			}
+			pthread_mutex_unlock(&vb->start_mu);
+		}
+		if (vb->start_st != DMR_OK)
+			return dmr_err_set(err, vb->start_st, "%s", vb->start_err.msg);
+		if (vb->role->log_bytes) {
+			remap_from = vb->role->log_base;
+			remap_by = (uint64_t)vb->role->first_worker * vb->role->log_bytes;
+		}
+	}
 	vb_worker_t *wk = &vb->w[worker];
 	vb_qp_t *q = &wk->qps[mn];
 	if (n > q->depth - q->outstanding)
@@ -962,7 +1104,7 @@ static dmr_status_t vb_post(dmr_be_t *be, uint32_t worker, uint32_t mn, const dm
 		s->next = i + 1 < n ? &wk->wrs[i + 1] : NULL;
 		s->sg_list = g;
 		s->send_flags = sig ? IBV_SEND_SIGNALED : 0;
-		uint64_t raddr = q->raddr + d->remote;
+		uint64_t raddr = q->raddr + d->remote + (d->remote >= remap_from ? remap_by : 0);
 		uint32_t len =
 		    d->opcode == DMR_WR_READ || d->opcode == DMR_WR_WRITE ? d->length : 8;
 		switch (d->opcode) {
@@ -982,8 +1124,8 @@ static dmr_status_t vb_post(dmr_be_t *be, uint32_t worker, uint32_t mn, const dm
 			s->opcode = IBV_WR_ATOMIC_CMP_AND_SWP;
 			s->wr.atomic.remote_addr = raddr;
 			s->wr.atomic.rkey = q->rkey;
-			s->wr.atomic.compare_add = d->compare_add;
-			s->wr.atomic.swap = d->swap;
+			s->wr.atomic.compare_add = tag_out(vb, worker, d->compare_add);
+			s->wr.atomic.swap = tag_out(vb, worker, d->swap);
 			break;
 		case DMR_WR_FAA:
 			s->opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
@@ -1052,6 +1194,34 @@ static uint8_t wc_status(enum ibv_wc_status s)
 	}
 }
 
+/*
+ * CN role: lock tags. The core's lock word is ((context id + 1) << 1 | 1),
+ * unique within one process only; CNs of one cluster have the same local
+ * context ids. Tags leave this CN with its index in bits 41..62 and come back
+ * (CAS old values) without it; another CN's tag that would equal one of ours
+ * comes back with bit 63 set (non-zero, never ours). Only odd values are tags
+ * (unlock writes 0; the core's CAS only locks).
+ */
+#define TAG_SHIFT 41
+static uint64_t tag_out(const vb_t *vb, uint32_t worker, uint64_t v)
+{
+	if (!vb->role || worker >= vb->nworkers || !(v & 1))
+		return v;
+	return v + ((uint64_t)vb->role->self << TAG_SHIFT);
+}
+
+static uint64_t tag_in(const vb_t *vb, uint64_t v)
+{
+	if (!(v & 1))
+		return v;
+	uint64_t cn = (v >> TAG_SHIFT) & ((1ull << (63 - TAG_SHIFT)) - 1);
+	if (cn == vb->role->self)
+		return v & ((1ull << TAG_SHIFT) - 1);
+	if (cn == 0 && !(v >> 63))
+		return v | (1ull << 63);
+	return v;
+}
+
 /* Retire the oldest slot of q with status `status`; count it. */
 static vb_slot_t *retire(vb_t *vb, vb_worker_t *wk, vb_qp_t *q, uint8_t status)
 {
@@ -1087,6 +1257,12 @@ static vb_slot_t *retire(vb_t *vb, vb_worker_t *wk, vb_qp_t *q, uint8_t status)
 			v = __builtin_bswap64(v);
 			memcpy(s->local, &v, 8);
 		}
+		if (s->opcode == DMR_WR_CAS && vb->role && wk != &vb->w[vb->ctlw]) {
+			uint64_t v;
+			memcpy(&v, s->local, 8);
+			v = tag_in(vb, v);
+			memcpy(s->local, &v, 8);
+		}
 		break;
 	}
 	return s;
@@ -1116,6 +1292,32 @@ static void timer_pop(vb_worker_t *wk)
 		wk->tim[i] = last;
 }
 
+/* The first failed completion of the process is printed with operation, QP
+ * number, peer and status; the flushed ones after it are counted (printed
+ * at close). */
+static void log_failure(vb_t *vb, uint32_t worker, uint32_t m, const vb_qp_t *q,
+			const struct ibv_wc *wc)
+{
+	if (wc->status == IBV_WC_WR_FLUSH_ERR && atomic_flag_test_and_set(&vb->failed_logged)) {
+		atomic_fetch_add(&vb->flushed, 1);
+		return;
+	}
+	if (wc->status != IBV_WC_WR_FLUSH_ERR && atomic_flag_test_and_set(&vb->failed_logged))
+		return;
+	char pip[INET_ADDRSTRLEN] = "?";
+	inet_ntop(AF_INET, &vb->peer.sin_addr, pip, sizeof(pip));
+	const vb_slot_t *s = &q->slots[q->tail];
+	fprintf(stderr,
+		"verbs: %s port %d: %s%s failed on QP %u (%s %u) -> MN %u (%s:%u): %s "
+		"(ibv_wc_status %d, vendor_err 0x%x); later flushed completions are counted, "
+		"not listed\n",
+		vb->dev, vb->port, worker == vb->ctlw && vb->role ? "control " : "",
+		dmr_wr_opcode_string(s->opcode), q->qp ? q->qp->qp_num : 0,
+		worker == vb->ctlw && vb->role ? "control worker" : "worker", worker, m, pip,
+		ntohs(vb->peer.sin_port), ibv_wc_status_str(wc->status), (int)wc->status,
+		wc->vendor_err);
+}
+
 static int vb_poll(dmr_be_t *be, uint32_t worker, dmr_wc_t *wcs, int max)
 {
 	vb_t *vb = to_vb(be);
@@ -1141,6 +1343,8 @@ static int vb_poll(dmr_be_t *be, uint32_t worker, dmr_wc_t *wcs, int max)
 				retire(vb, wk, q, DMR_WC_SUCCESS);
 			if (!q->outstanding)
 				continue; /* cannot happen: a CQE for no WR */
+			if (status != DMR_WC_SUCCESS)
+				log_failure(vb, worker, m, q, &iwc[k]);
 			vb_slot_t *s = retire(vb, wk, q, status);
 			if (s->flags & SLOT_VOID)
 				continue;
@@ -1227,6 +1431,11 @@ static int vb_progress(dmr_be_t *be, uint64_t until_ps)
 static void *vb_mn_memory(dmr_be_t *be, uint32_t mn, uint64_t *len_p)
 {
 	vb_t *vb = to_vb(be);
+	if (vb->role && mn == 0) { /* the shadow: see verbs.h */
+		if (len_p)
+			*len_p = vb->shadow_len;
+		return vb->shadow;
+	}
 	if (mn != 0 || !vb->mn.mem)
 		return NULL;
 	if (len_p)
@@ -1234,9 +1443,15 @@ static void *vb_mn_memory(dmr_be_t *be, uint32_t mn, uint64_t *len_p)
 	return vb->mn.mem;
 }
 
+static void role_end(vb_t *vb);
+
 static void vb_stats(dmr_be_t *be, dmr_be_stats_t *st)
 {
 	vb_t *vb = to_vb(be);
+	if (vb->role && !vb->ended) { /* the replay's workers have stopped */
+		vb->ended = 1;
+		role_end(vb);
+	}
 	memset(st, 0, sizeof(*st));
 	for (uint32_t i = 0; i < vb->nworkers; i++) {
 		const dmr_be_stats_t *s = &vb->w[i].st;
@@ -1305,91 +1520,260 @@ static void log_limits_once(const vb_t *vb)
 		mtu_bytes(vb->path_mtu), mtu_bytes(vb->pattr.active_mtu), mtu_bytes(vb->peer_mtu));
 }
 
-/* One WR on worker 0 / MN 0, waited for with a deadline. */
-static dmr_status_t canary_op(vb_t *vb, uint8_t opcode, void *local, uint64_t cmp, uint64_t swp,
-			      dmr_err_t *err)
+/* One WR on `worker` / MN 0, waited for with a deadline. */
+static dmr_status_t op_wait(vb_t *vb, uint32_t worker, uint8_t opcode, void *local, uint64_t remote,
+			    uint32_t len, uint64_t cmp, uint64_t swp, uint64_t timeout_ns,
+			    const char *what, dmr_err_t *err)
 {
 	dmr_wr_t wr = {.wr_id = 0xCA11A7,
 		       .local = local,
-		       .remote = 0,
+		       .remote = remote,
 		       .compare_add = cmp,
 		       .swap = swp,
-		       .length = 8,
+		       .length = len,
 		       .opcode = opcode,
 		       .flags = DMR_WR_SIGNALED};
-	dmr_status_t st = vb_post(&vb->be, 0, 0, &wr, 1, err);
+	dmr_status_t st = vb_post(&vb->be, worker, 0, &wr, 1, err);
 	if (st != DMR_OK)
 		return st;
-	uint64_t deadline = vb_now_ns(vb) + VB_CANARY_TIMEOUT_NS;
+	uint64_t deadline = vb_now_ns(vb) + timeout_ns;
 	dmr_wc_t wc;
-	while (vb_poll(&vb->be, 0, &wc, 1) == 0)
+	while (vb_poll(&vb->be, worker, &wc, 1) == 0)
 		if (vb_now_ns(vb) > deadline)
-			return vb_fail(vb, err, DMR_ERR_TIMEOUT, 0, 0,
-				       "start-up canary %s: no completion within %llu s",
-				       dmr_wr_opcode_string(opcode),
-				       VB_CANARY_TIMEOUT_NS / 1000000000ull);
+			return vb_fail(vb, err, DMR_ERR_TIMEOUT, (int)worker, 0,
+				       "%s %s: no completion within %.1f s", what,
+				       dmr_wr_opcode_string(opcode), timeout_ns / 1e9);
 	if (wc.status != DMR_WC_SUCCESS)
-		return vb_fail(vb, err, DMR_ERR_REMOTE, 0, 0, "start-up canary %s failed: %s",
+		return vb_fail(vb, err, DMR_ERR_REMOTE, (int)worker, 0, "%s %s failed: %s", what,
 			       dmr_wr_opcode_string(opcode), dmr_wc_status_string(wc.status));
 	return DMR_OK;
 }
 
+static dmr_status_t canary_op(vb_t *vb, uint32_t worker, uint8_t opcode, void *local,
+			      uint64_t remote, uint64_t cmp, uint64_t swp, dmr_err_t *err)
+{
+	return op_wait(vb, worker, opcode, local, remote, 8, cmp, swp, VB_CANARY_TIMEOUT_NS,
+		       "start-up canary", err);
+}
+
 /* Canary WRITE + READ back, CAS old value (detects the byte order of the
- * returned value); leaves the first 8 bytes of the MN region zero. */
-static dmr_status_t canary_check(vb_t *vb, dmr_err_t *err)
+ * returned value) at `remote` via `worker`; leaves those 8 bytes zero. */
+static dmr_status_t canary_check(vb_t *vb, uint32_t worker, uint64_t remote, dmr_err_t *err)
 {
 	static const uint64_t pat = 0x0123456789abcdefull;
+	vb_worker_t *wk = &vb->w[worker];
 	uint64_t *buf = aligned_alloc(64, 64);
 	if (!buf)
-		return vb_fail(vb, err, DMR_ERR_NOMEM, 0, 0, "out of memory");
-	dmr_status_t st = vb_mr_reg(&vb->be, 0, buf, 64, err);
+		return vb_fail(vb, err, DMR_ERR_NOMEM, (int)worker, 0, "out of memory");
+	dmr_status_t st = vb_mr_reg(&vb->be, worker, buf, 64, err);
 	if (st != DMR_OK)
 		goto out;
 	buf[0] = pat;
 	buf[1] = 0;
-	if ((st = canary_op(vb, DMR_WR_WRITE, &buf[0], 0, 0, err)) != DMR_OK ||
-	    (st = canary_op(vb, DMR_WR_READ, &buf[1], 0, 0, err)) != DMR_OK)
+	if ((st = canary_op(vb, worker, DMR_WR_WRITE, &buf[0], remote, 0, 0, err)) != DMR_OK ||
+	    (st = canary_op(vb, worker, DMR_WR_READ, &buf[1], remote, 0, 0, err)) != DMR_OK)
 		goto out;
 	if (buf[1] != pat) {
-		st = vb_fail(vb, err, DMR_ERR_VERIFY, 0, 0,
+		st = vb_fail(vb, err, DMR_ERR_VERIFY, (int)worker, 0,
 			     "start-up canary: READ returned 0x%016llx after WRITE of 0x%016llx%s",
 			     (unsigned long long)buf[1], (unsigned long long)pat,
 			     buf[1] == 0 ? " (all zeros: DMA/IOMMU misconfigured?)" : "");
 		goto out;
 	}
 	buf[2] = 0;
-	if ((st = canary_op(vb, DMR_WR_CAS, &buf[2], pat, 0, err)) != DMR_OK)
+	if ((st = canary_op(vb, worker, DMR_WR_CAS, &buf[2], remote, pat, 0, err)) != DMR_OK)
 		goto out;
 	if (buf[2] == __builtin_bswap64(pat)) {
 		vb->atomic_bswap = 1;
 	} else if (buf[2] != pat) {
-		st = vb_fail(vb, err, DMR_ERR_VERIFY, 0, 0,
+		st = vb_fail(vb, err, DMR_ERR_VERIFY, (int)worker, 0,
 			     "start-up canary: CAS returned old value 0x%016llx, expected "
 			     "0x%016llx",
 			     (unsigned long long)buf[2], (unsigned long long)pat);
 		goto out;
 	}
 	buf[3] = 1;
-	if ((st = canary_op(vb, DMR_WR_READ, &buf[3], 0, 0, err)) != DMR_OK)
+	if ((st = canary_op(vb, worker, DMR_WR_READ, &buf[3], remote, 0, 0, err)) != DMR_OK)
 		goto out;
 	if (buf[3] != 0)
-		st = vb_fail(vb, err, DMR_ERR_VERIFY, 0, 0,
+		st = vb_fail(vb, err, DMR_ERR_VERIFY, (int)worker, 0,
 			     "start-up canary: CAS (compare matched) left 0x%016llx, not 0",
 			     (unsigned long long)buf[3]);
 out:
 	/* the canary is not part of the run: forget its counters and region */
 	if (st == DMR_OK)
-		vb->w[0].st = (dmr_be_stats_t){0};
-	if (vb->w[0].nmr && vb->w[0].mrs[vb->w[0].nmr - 1].addr == (uintptr_t)buf) {
-		ibv_dereg_mr(vb->w[0].mrs[vb->w[0].nmr - 1].mr);
-		vb->w[0].nmr--;
+		wk->st = (dmr_be_stats_t){0};
+	if (wk->nmr && wk->mrs[wk->nmr - 1].addr == (uintptr_t)buf) {
+		ibv_dereg_mr(wk->mrs[wk->nmr - 1].mr);
+		wk->nmr--;
 	}
 	free(buf);
 	return st;
 }
 
+/* ---- CN role: start and end barriers through the control page ----------- */
+
+static uint64_t secs_ns(double s)
+{
+	return s > 0 ? (uint64_t)(s * 1e9) : 0;
+}
+
+/* WRITE or READ [off, off+len) of the region between the shadow and the MN. */
+static dmr_status_t role_copy(vb_t *vb, uint8_t opcode, uint64_t len, const char *what,
+			      dmr_err_t *err)
+{
+	for (uint64_t off = 0; off < len; off += VB_CHUNK) {
+		uint32_t n = (uint32_t)(len - off < VB_CHUNK ? len - off : VB_CHUNK);
+		dmr_status_t st = op_wait(vb, vb->ctlw, opcode, vb->shadow + off, off, n, 0, 0,
+					  30000000000ull, what, err);
+		if (st != DMR_OK)
+			return st;
+	}
+	return DMR_OK;
+}
+
+static dmr_status_t ctl_write(vb_t *vb, uint32_t off, uint64_t v, const char *what,
+			      dmr_err_t *err)
+{
+	vb->cbuf[0] = v;
+	return op_wait(vb, vb->ctlw, DMR_WR_WRITE, &vb->cbuf[0], vb->rctl + off, 8, 0, 0,
+		       10000000000ull, what, err);
+}
+
+/* READ the control page into cbuf. */
+static dmr_status_t ctl_read(vb_t *vb, const char *what, dmr_err_t *err)
+{
+	return op_wait(vb, vb->ctlw, DMR_WR_READ, vb->cbuf, vb->rctl, CTL_CANARY, 0, 0,
+		       10000000000ull, what, err);
+}
+
+static uint64_t region_len(const vb_t *vb)
+{
+	uint64_t n = vb->shadow_len;
+	if (vb->role->log_bytes && vb->role->log_base < n)
+		n = vb->role->log_base; /* the tables; log rings are not state */
+	return n;
+}
+
+/* Wait until every CN's word at `base` is non-zero (and, with `loaded`, the
+ * region is loaded), or the deadline; names the CNs missing. */
+static dmr_status_t ctl_wait_all(vb_t *vb, uint32_t base, int loaded, double secs,
+				 const char *what, dmr_err_t *err)
+{
+	const dmr_verbs_cluster_t *cl = vb->role->cl;
+	uint64_t deadline = vb_now_ns(vb) + secs_ns(secs);
+	for (;;) {
+		dmr_status_t st = ctl_read(vb, what, err);
+		if (st != DMR_OK)
+			return st;
+		char miss[512] = "";
+		size_t off = 0;
+		uint32_t nmiss = 0;
+		for (uint32_t k = 0; k < cl->ncn; k++)
+			if (!vb->cbuf[(base + 8 * k) / 8]) {
+				nmiss++;
+				if (off < sizeof(miss))
+					off += (size_t)snprintf(miss + off, sizeof(miss) - off,
+								"%sCN %u (%s)", nmiss > 1 ? ", " : "",
+								cl->cn[k].id,
+								cl->cn[k].ip[0] ? cl->cn[k].ip : "?");
+			}
+		int need_load = loaded && !vb->cbuf[CTL_LOADED / 8];
+		if (!nmiss && !need_load)
+			return DMR_OK;
+		if (vb_now_ns(vb) >= deadline) {
+			if (nmiss)
+				return vb_fail(vb, err, DMR_ERR_TIMEOUT, -1, 0,
+					       "%s: %u of %u CNs did not arrive within %.1f s: %s",
+					       what, nmiss, cl->ncn, secs, miss);
+			return vb_fail(vb, err, DMR_ERR_TIMEOUT, -1, 0,
+				       "%s: every CN arrived but CN %u (index 0) did not load the "
+				       "initial state within %.1f s",
+				       what, cl->cn[0].id, secs);
+		}
+		struct timespec ts = {0, 50000000};
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* Arrive; CN index 0 loads the region; wait for all (under start_mu). */
+static dmr_status_t role_start(vb_t *vb)
+{
+	dmr_err_t *err = &vb->start_err;
+	const dmr_verbs_role_t *r = vb->role;
+	dmr_status_t st = ctl_write(vb, CTL_ARRIVE + 8 * r->self, 1, "start barrier: arrival", err);
+	if (st == DMR_OK && r->self == 0) {
+		double t0 = vb_now_ns(vb) / 1e9;
+		uint64_t n = region_len(vb);
+		st = role_copy(vb, DMR_WR_WRITE, n, "loading the initial state", err);
+		if (st == DMR_OK)
+			st = ctl_write(vb, CTL_LOADED, 1, "start barrier: loaded", err);
+		if (st == DMR_OK)
+			fprintf(stderr, "cn %u: loaded the initial state (%llu bytes) into the MN in %.2f s\n",
+				r->cl->cn[r->self].id, (unsigned long long)n, vb_now_ns(vb) / 1e9 - t0);
+	}
+	if (st == DMR_OK)
+		st = ctl_wait_all(vb, CTL_ARRIVE, 1, r->barrier_s, "start barrier", err);
+	if (st == DMR_OK)
+		fprintf(stderr, "cn %u: start barrier passed: all %u CNs arrived\n",
+			r->cl->cn[r->self].id, r->cl->ncn);
+	return st;
+}
+
+/* After the run: done; wait for all; read the final state into the shadow. */
+static void role_end(vb_t *vb)
+{
+	dmr_err_t *err = &g_role_err;
+	const dmr_verbs_role_t *r = vb->role;
+	dmr_status_t st = DMR_OK;
+	if (!vb->started) { /* this CN posted nothing: it still takes part */
+		vb->start_st = role_start(vb);
+		vb->started = 1;
+	}
+	if (vb->start_st != DMR_OK)
+		st = dmr_err_set(err, vb->start_st, "%s", vb->start_err.msg);
+	if (st == DMR_OK)
+		st = ctl_write(vb, CTL_DONE + 8 * r->self, 1, "end barrier: done", err);
+	if (st == DMR_OK)
+		st = ctl_wait_all(vb, CTL_DONE, 0, r->end_s, "end barrier", err);
+	if (st == DMR_OK)
+		st = role_copy(vb, DMR_WR_READ, region_len(vb), "reading the final state", err);
+	if (st != DMR_OK) {
+		/* never verify a stale image */
+		memset(vb->shadow, 0, vb->shadow_len);
+		g_role_st = st;
+		fprintf(stderr, "cn %u: error: %s (final state not read; not verified)\n",
+			r->cl->cn[r->self].id, err->msg);
+	}
+}
+
+/* CN role: connect one QP with retries while the MN is not (yet) listening. */
+static dmr_status_t cn_connect_retry(vb_t *vb, uint32_t w, uint64_t deadline, dmr_err_t *err)
+{
+	for (;;) {
+		dmr_status_t st = cn_connect(vb, w, 0, err);
+		if (st == DMR_OK || !vb->role || st != DMR_ERR_REMOTE || vb_now_ns(vb) >= deadline)
+			return st;
+		vb_qp_t *q = &vb->w[w].qps[0];
+		if (q->qp)
+			ibv_destroy_qp(q->qp);
+		if (q->id)
+			rdma_destroy_id(q->id);
+		q->qp = NULL;
+		q->id = NULL;
+		struct timespec ts = {0, 250000000};
+		nanosleep(&ts, NULL);
+	}
+}
+
 static dmr_status_t vb_open(const dmr_be_config_t *cfg, dmr_be_t **be_p, dmr_err_t *err)
 {
+	const dmr_verbs_role_t *role = g_role;
+	if (role && (!role->cl || role->self >= role->cl->ncn || role->cl->nmn != 1))
+		return dmr_err_set(err, DMR_ERR_INVALID,
+				   "verbs: CN role: bad role (CN index %u of %u, %u MNs; one MN is "
+				   "supported)",
+				   role->self, role->cl ? role->cl->ncn : 0, role->cl ? role->cl->nmn : 0);
 	if (cfg->cluster && *cfg->cluster)
 		return dmr_err_set(err, DMR_ERR_UNSUPPORTED,
 				   "verbs: cluster configs (%s) are not supported yet; only the "
@@ -1414,16 +1798,58 @@ static dmr_status_t vb_open(const dmr_be_config_t *cfg, dmr_be_t **be_p, dmr_err
 	vb->port = cfg->port > 0 ? cfg->port : 1;
 	vb->gid_index = -1;
 	vb->mn.stop_fd = -1;
+	vb->retry_cnt = 7;
+	vb->rnr_retry = 7;
+	vb->timeout = -1;
+	vb->role = role;
+	atomic_flag_clear(&vb->failed_logged);
 	pthread_mutex_init(&vb->mn.lock, NULL);
+	pthread_mutex_init(&vb->start_mu, NULL);
+	vb->start_mu_init = 1;
 	clock_gettime(CLOCK_MONOTONIC, &vb->t0);
 	dmr_status_t st = vb_find_device(vb, cfg->device, err);
 	if (st != DMR_OK)
 		goto fail;
-	if ((st = vb_choose_gid(vb, cfg->gid_index, err)) != DMR_OK)
+	if ((st = vb_choose_gid(vb, cfg->gid_index, role ? role->cl->cn[role->self].ip : NULL,
+				err)) != DMR_OK)
 		goto fail;
 	clamp_limits(vb);
-	if ((st = mn_start(vb, err)) != DMR_OK)
-		goto fail;
+	if (role) {
+		const dmr_verbs_cluster_t *cl = role->cl;
+		vb->retry_cnt = cl->retry_cnt;
+		vb->rnr_retry = cl->rnr_retry;
+		vb->timeout = cl->timeout;
+		vb->peer.sin_family = AF_INET;
+		vb->peer.sin_port = htons(cl->port);
+		if (inet_pton(AF_INET, cl->mn[0].ip, &vb->peer.sin_addr) != 1) {
+			st = dmr_err_set(err, DMR_ERR_INVALID, "verbs: MN ip '%s' is not IPv4",
+					 cl->mn[0].ip);
+			goto fail;
+		}
+		if ((st = memlock_check(vb, cfg->mr_size + DMR_VERBS_CTL_BYTES,
+					"the CN's image of the MN region", -1, err)) != DMR_OK)
+			goto fail;
+		vb->shadow_len = cfg->mr_size;
+		void *m = mmap(NULL, vb->shadow_len, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (m == MAP_FAILED) {
+			st = vb_fail(vb, err, DMR_ERR_NOMEM, -1, -1, "mmap of %zu bytes: %s",
+				     vb->shadow_len, strerror(errno));
+			goto fail;
+		}
+		vb->shadow = m;
+		vb->cbuf = aligned_alloc(64, DMR_VERBS_CTL_BYTES);
+		if (!vb->cbuf) {
+			st = vb_fail(vb, err, DMR_ERR_NOMEM, -1, -1, "out of memory");
+			goto fail;
+		}
+		memset(vb->cbuf, 0, DMR_VERBS_CTL_BYTES);
+	} else {
+		if ((st = mn_start(vb, err)) != DMR_OK)
+			goto fail;
+		vb->peer = vb->addr;
+		vb->peer.sin_port = htons(vb->mn.port);
+	}
 	vb->ch = rdma_create_event_channel();
 	if (!vb->ch) {
 		st = vb_fail(vb, err, DMR_ERR_IO, -1, -1, "rdma_create_event_channel: %s",
@@ -1440,14 +1866,17 @@ static dmr_status_t vb_open(const dmr_be_config_t *cfg, dmr_be_t **be_p, dmr_err
 		goto fail;
 	}
 	vb->nworkers = cfg->cns * cfg->workers;
-	vb->w = calloc(vb->nworkers, sizeof(*vb->w));
+	vb->ctlw = vb->nworkers;
+	vb->nwalloc = vb->nworkers + (role ? 1 : 0);
+	vb->w = calloc(vb->nwalloc, sizeof(*vb->w));
 	if (!vb->w) {
 		st = vb_fail(vb, err, DMR_ERR_NOMEM, -1, -1, "out of memory");
 		goto fail;
 	}
-	for (uint32_t i = 0; i < vb->nworkers; i++)
+	for (uint32_t i = 0; i < vb->nwalloc; i++)
 		pthread_mutex_init(&vb->w[i].tmu, NULL);
-	for (uint32_t i = 0; i < vb->nworkers; i++) {
+	uint64_t cdeadline = vb_now_ns(vb) + secs_ns(role ? role->barrier_s : 0);
+	for (uint32_t i = 0; i < vb->nwalloc; i++) {
 		vb_worker_t *wk = &vb->w[i];
 		wk->qps = calloc(cfg->mns, sizeof(*wk->qps));
 		wk->wrs = calloc(vb->sq_depth, sizeof(*wk->wrs));
@@ -1471,12 +1900,38 @@ static dmr_status_t vb_open(const dmr_be_config_t *cfg, dmr_be_t **be_p, dmr_err
 					     "out of memory");
 				goto fail;
 			}
-			if ((st = cn_connect(vb, i, m, err)) != DMR_OK)
+			if ((st = role ? cn_connect_retry(vb, i, cdeadline, err)
+				       : cn_connect(vb, i, m, err)) != DMR_OK)
 				goto fail;
 		}
 	}
-	if ((st = canary_check(vb, err)) != DMR_OK)
+	if (role) {
+		vb_qp_t *q = &vb->w[vb->ctlw].qps[0];
+		vb->rctl = (q->rlen + 63) & ~63ull;
+		if (q->rlen < role->need_bytes || q->rlen < cfg->mr_size) {
+			uint64_t need = role->need_bytes > cfg->mr_size ? role->need_bytes : cfg->mr_size;
+			st = vb_fail(vb, err, DMR_ERR_RANGE, -1, 0,
+				     "the MN region has %llu bytes; this trace with %u workers in all "
+				     "needs %llu (raise the MN's mr_size)",
+				     (unsigned long long)q->rlen,
+				     role->cl->ncn * cfg->workers, (unsigned long long)need);
+			goto fail;
+		}
+		if ((st = vb_mr_reg(&vb->be, vb->ctlw, vb->shadow, vb->shadow_len, err)) != DMR_OK ||
+		    (st = vb_mr_reg(&vb->be, vb->ctlw, vb->cbuf, DMR_VERBS_CTL_BYTES, err)) != DMR_OK)
+			goto fail;
+		/* canary in this CN's own slot of the control page (CNs run at once) */
+		if ((st = canary_check(vb, vb->ctlw, vb->rctl + CTL_CANARY + 64 * role->self,
+				       err)) != DMR_OK)
+			goto fail;
+		fprintf(stderr,
+			"cn %u: connected %u worker QPs + 1 control QP to MN %u at %s:%u; canary "
+			"WRITE/READ and CAS old value checked\n",
+			role->cl->cn[role->self].id, vb->nworkers, role->cl->mn[0].id,
+			role->cl->mn[0].ip, role->cl->port);
+	} else if ((st = canary_check(vb, 0, 0, err)) != DMR_OK) {
 		goto fail;
+	}
 	log_limits_once(vb);
 	*be_p = &vb->be;
 	return DMR_OK;
@@ -1502,3 +1957,151 @@ const dmr_be_ops_t dmr_verbs_ops = {
     .stats = vb_stats,
     .charge = vb_charge,
 };
+
+/* ---- MN role: a process that serves its region -------------------------- */
+
+static void names_of(const dmr_verbs_cluster_t *cl, const volatile uint64_t *ctl, uint32_t base,
+		     char *buf, size_t len, uint32_t *n_p)
+{
+	size_t off = 0;
+	uint32_t n = 0;
+	buf[0] = 0;
+	for (uint32_t k = 0; k < cl->ncn; k++)
+		if (!__atomic_load_n(&ctl[(base + 8 * k) / 8], __ATOMIC_ACQUIRE)) {
+			if (off < len)
+				off += (size_t)snprintf(buf + off, len - off, "%sCN %u (%s)",
+							n ? ", " : "", cl->cn[k].id,
+							cl->cn[k].ip[0] ? cl->cn[k].ip : "?");
+			n++;
+		}
+	*n_p = n;
+}
+
+dmr_status_t dmr_verbs_mn_main(const dmr_verbs_role_t *role, dmr_err_t *err)
+{
+	if (!role || !role->cl || role->self >= role->cl->nmn || role->cl->ncn == 0 ||
+	    role->cl->ncn > DMR_VERBS_MAX_NODES)
+		return dmr_err_set(err, DMR_ERR_INVALID, "verbs: MN role: bad role");
+	const dmr_verbs_cluster_t *cl = role->cl;
+	const dmr_verbs_node_t *me = &cl->mn[role->self];
+	if (me->mr_size < 64 || (me->mr_size & 7))
+		return dmr_err_set(err, DMR_ERR_INVALID,
+				   "verbs: MN %u: mr_size %llu must be a multiple of 8, at least 64",
+				   me->id, (unsigned long long)me->mr_size);
+	vb_t *vb = calloc(1, sizeof(*vb));
+	if (!vb)
+		return dmr_err_set(err, DMR_ERR_NOMEM, "verbs: out of memory");
+	vb->be.ops = &dmr_verbs_ops;
+	vb->be.cfg = (dmr_be_config_t){.backend = "verbs", .mns = 1, .cns = cl->ncn, .workers = 1,
+				       .mr_size = me->mr_size, .device = me->devname,
+				       .port = me->ibport, .gid_index = me->gid};
+	vb->port = me->ibport > 0 ? me->ibport : 1;
+	vb->gid_index = -1;
+	vb->mn.stop_fd = -1;
+	vb->retry_cnt = cl->retry_cnt;
+	vb->rnr_retry = cl->rnr_retry;
+	vb->timeout = cl->timeout;
+	atomic_flag_clear(&vb->failed_logged);
+	pthread_mutex_init(&vb->mn.lock, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &vb->t0);
+	dmr_status_t st = vb_find_device(vb, me->devname, err);
+	if (st == DMR_OK)
+		st = vb_choose_gid(vb, me->gid, me->ip, err);
+	if (st != DMR_OK)
+		goto out;
+	clamp_limits(vb);
+	vb->mn.port = cl->port;
+	vb->mn.verbose = 1;
+	vb->peer = vb->addr;
+	vb->peer.sin_port = htons(cl->port);
+	if ((st = mn_start(vb, err)) != DMR_OK)
+		goto out;
+	fprintf(stderr,
+		"mn %u: listening on %s:%u (rdma_cm; %s port %d, GID %d, active MTU %u, link "
+		"width/speed %u/%u); region %llu bytes + %u control bytes registered (max_mr_size "
+		"%llu); waiting for %u CNs (start barrier %.0f s)\n",
+		me->id, vb->ip, vb->mn.port, vb->dev, vb->port, vb->gid_index,
+		mtu_bytes(vb->pattr.active_mtu), vb->pattr.active_width, vb->pattr.active_speed,
+		(unsigned long long)me->mr_size, DMR_VERBS_CTL_BYTES,
+		(unsigned long long)vb->dattr.max_mr_size, cl->ncn, role->barrier_s);
+	const volatile uint64_t *ctl = (const uint64_t *)(void *)((uint8_t *)vb->mn.mem + vb->mn.ctl);
+	uint64_t bdeadline = vb_now_ns(vb) + secs_ns(role->barrier_s + 5);
+	uint8_t seen[DMR_VERBS_MAX_NODES] = {0};
+	uint32_t narrived = 0;
+	int all_arrived = 0, loaded = 0, all_done = 0, mn_err_shown = 0;
+	uint64_t done_at = 0;
+	for (;;) {
+		if (role->stop && *role->stop) {
+			st = dmr_err_set(err, DMR_ERR_INTERRUPTED, "mn %u: interrupted by a signal",
+					 me->id);
+			break;
+		}
+		pthread_mutex_lock(&vb->mn.lock);
+		uint32_t nconn = vb->mn.nconn, ndisc = vb->mn.ndisc;
+		if (vb->mn.st != DMR_OK && !mn_err_shown) {
+			mn_err_shown = 1;
+			fprintf(stderr, "mn %u: warning: %s\n", me->id, vb->mn.err.msg);
+		}
+		pthread_mutex_unlock(&vb->mn.lock);
+		uint64_t now = vb_now_ns(vb);
+		for (uint32_t k = 0; k < cl->ncn; k++)
+			if (!seen[k] && __atomic_load_n(&ctl[(CTL_ARRIVE + 8 * k) / 8], __ATOMIC_ACQUIRE)) {
+				seen[k] = 1;
+				narrived++;
+				fprintf(stderr, "mn %u: CN %u arrived (%u/%u)\n", me->id, cl->cn[k].id,
+					narrived, cl->ncn);
+			}
+		if (!loaded && ctl[CTL_LOADED / 8]) {
+			loaded = 1;
+			fprintf(stderr, "mn %u: CN %u loaded the initial state\n", me->id, cl->cn[0].id);
+		}
+		char miss[512];
+		uint32_t nmiss;
+		if (!all_arrived) {
+			if (narrived == cl->ncn) {
+				all_arrived = 1;
+				fprintf(stderr, "mn %u: start barrier: all %u CNs arrived\n", me->id,
+					cl->ncn);
+			} else if (now >= bdeadline) {
+				names_of(cl, ctl, CTL_ARRIVE, miss, sizeof(miss), &nmiss);
+				st = dmr_err_set(err, DMR_ERR_TIMEOUT,
+						 "mn %u: start barrier: %u of %u CNs did not arrive "
+						 "within %.0f s: %s",
+						 me->id, nmiss, cl->ncn, role->barrier_s + 5, miss);
+				break;
+			}
+		}
+		names_of(cl, ctl, CTL_DONE, miss, sizeof(miss), &nmiss);
+		if (!all_done && nmiss == 0) {
+			all_done = 1;
+			done_at = now;
+			fprintf(stderr, "mn %u: every CN is done; waiting for them to read the final "
+					"state and disconnect\n",
+				me->id);
+		}
+		if (all_done && ndisc >= nconn) {
+			fprintf(stderr, "mn %u: all %u connections closed; exiting\n", me->id, nconn);
+			st = DMR_OK;
+			break;
+		}
+		if (all_done && now - done_at > secs_ns(role->end_s)) {
+			fprintf(stderr, "mn %u: warning: %u of %u connections still open %.0f s after "
+					"the end; exiting\n",
+				me->id, nconn - ndisc, nconn, role->end_s);
+			st = DMR_OK;
+			break;
+		}
+		if (all_arrived && !all_done && nconn > 0 && ndisc >= nconn) {
+			st = dmr_err_set(err, DMR_ERR_REMOTE,
+					 "mn %u: every CN connection closed before the run ended; not "
+					 "done: %s",
+					 me->id, miss);
+			break;
+		}
+		struct timespec ts = {0, 20000000};
+		nanosleep(&ts, NULL);
+	}
+out:
+	vb_close(&vb->be);
+	return st;
+}

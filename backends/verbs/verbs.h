@@ -10,7 +10,7 @@
  * the reason is given in the error. rdma_cm connects to that IPv4 address
  * (no side service), so the GID must carry one.
  *
- * Loopback mode (cfg->cluster == NULL, the only mode of phase 1): open()
+ * Loopback mode (no role set, see below): open()
  * starts the memory node in the same process: a thread runs an rdma_cm
  * listener on the chosen address and registers an MR of cfg->mr_size bytes
  * (remote READ/WRITE/ATOMIC); then cfg->cns * cfg->workers RC QPs connect to
@@ -67,5 +67,70 @@ typedef struct dmr_verbs_info {
 
 /* Fill *info_p from an open verbs backend (be must be a verbs backend). */
 void dmr_verbs_info(dmr_be_t *be, dmr_verbs_info_t *info_p);
+
+/* ---- roles as processes (issue #3 item 2; docs/ROLES.md) ---------------
+ *
+ * A cluster config (parsed by replay/roles.c) lists memory nodes and
+ * compute nodes. Only one MN is served in this phase. The MN process
+ * (dmr_verbs_mn_main) registers mr_size bytes plus a control page after
+ * them (at the region's size rounded up to 64) and serves them to CN QPs
+ * connected through rdma_cm on ip:port. A CN process runs the replay on a
+ * verbs backend opened after dmr_verbs_set_role(): its workers' QPs and one
+ * control QP connect to the MN; mn_memory() is a local shadow of the region:
+ *  - at the first post (or at stats() if nothing was posted), the CN writes
+ *    its arrival into the control page; CN index 0 first WRITEs its shadow
+ *    (the loaded initial state, up to log_base) into the MN region and sets
+ *    the "loaded" word; every CN then READs the control page until all CNs
+ *    have arrived and the region is loaded, or the start barrier's deadline
+ *    passes (the error names the CNs that did not arrive);
+ *  - at stats() (the replay calls it once, after its workers stopped) the CN
+ *    writes "done", waits until every CN is done (end deadline) and READs the
+ *    final region back into the shadow, which the verifier then reads. If
+ *    that fails the shadow is zeroed (so verification cannot pass on stale
+ *    data) and dmr_verbs_role_status() says why.
+ */
+#define DMR_VERBS_MAX_NODES 64
+#define DMR_VERBS_CTL_BYTES 8192u /* control page after the region */
+
+typedef struct dmr_verbs_node {
+	uint32_t id;
+	char ip[16];	  /* dotted IPv4; "" = the address of the chosen GID */
+	char devname[64]; /* "" = device index 0 */
+	int ibport;	  /* 1-based */
+	int gid;	  /* GID index, -1 = automatic */
+	uint64_t mr_size; /* MN: bytes of the region */
+} dmr_verbs_node_t;
+
+typedef struct dmr_verbs_cluster {
+	uint32_t nmn, ncn;
+	dmr_verbs_node_t mn[DMR_VERBS_MAX_NODES], cn[DMR_VERBS_MAX_NODES];
+	int retry_cnt; /* 0..7 */
+	int rnr_retry; /* 0..7 */
+	int timeout;   /* 0..31: 4.096 us * 2^timeout (0 = infinite) */
+	uint16_t port; /* the MN's rdma_cm port */
+} dmr_verbs_cluster_t;
+
+typedef struct dmr_verbs_role {
+	const dmr_verbs_cluster_t *cl;
+	uint32_t self;		 /* index into cl->cn (CN) or cl->mn (MN) */
+	uint32_t first_worker;	 /* CN: global id of its worker 0 */
+	uint64_t log_base;	 /* CN: remote offsets >= log_base (log rings) are */
+	uint64_t log_bytes;	 /*     moved by first_worker * log_bytes (0: none) */
+	uint64_t need_bytes;	 /* CN: the MN region must hold this many bytes */
+	double barrier_s;	 /* start barrier deadline, s */
+	double end_s;		 /* end barrier deadline, s */
+	volatile int *stop;	 /* MN: non-zero = stop (set by a signal handler) */
+} dmr_verbs_role_t;
+
+/* CN: the role the next verbs open() takes (NULL: loopback). The struct and
+ * its cluster must outlive the backend. */
+void dmr_verbs_set_role(const dmr_verbs_role_t *role);
+/* CN: DMR_OK, or the error of the last end barrier / final read. */
+dmr_status_t dmr_verbs_role_status(dmr_err_t *err);
+/* MN: serve until every CN is done and disconnected (DMR_OK), the start
+ * barrier passes its deadline (DMR_ERR_TIMEOUT, naming the missing CNs),
+ * every CN disconnected before finishing (DMR_ERR_REMOTE), or *stop
+ * (DMR_ERR_INTERRUPTED). Progress lines go to stderr. */
+dmr_status_t dmr_verbs_mn_main(const dmr_verbs_role_t *role, dmr_err_t *err);
 
 #endif /* DMR_VERBS_H */

@@ -1,0 +1,790 @@
+/*
+ * replay/roles.c - cluster config and the MN / CN role processes (see
+ * roles.h, docs/ROLES.md).
+ */
+#include "roles.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <math.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../core/layout.h"
+#include "../traces/trace.h"
+#include "replay.h"
+#include "results.h"
+
+/* ---- config ------------------------------------------------------------ */
+
+static dmr_status_t perr(dmr_err_t *err, const char *name, const char *field, const char *fmt,
+			 ...) __attribute__((format(printf, 4, 5)));
+static dmr_status_t perr(dmr_err_t *err, const char *name, const char *field, const char *fmt,
+			 ...)
+{
+	char msg[400];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return dmr_err_set(err, DMR_ERR_PARSE, "%s: field '%s': %s", name, field, msg);
+}
+
+/* Integer field in [lo, hi]. */
+static dmr_status_t get_int(json_t *v, const char *name, const char *field, long long lo,
+			    long long hi, long long *out, dmr_err_t *err)
+{
+	if (!json_is_integer(v))
+		return perr(err, name, field, "must be an integer in %lld..%lld", lo, hi);
+	long long x = json_integer_value(v);
+	if (x < lo || x > hi)
+		return perr(err, name, field, "%lld is out of range: legal %lld..%lld", x, lo, hi);
+	*out = x;
+	return DMR_OK;
+}
+
+static dmr_status_t get_ip(json_t *v, const char *name, const char *field, char *out,
+			   dmr_err_t *err)
+{
+	struct in_addr a;
+	if (!json_is_string(v) || inet_pton(AF_INET, json_string_value(v), &a) != 1)
+		return perr(err, name, field, "must be a dotted IPv4 address string (e.g. \"10.0.2.15\")");
+	snprintf(out, 16, "%s", json_string_value(v));
+	return DMR_OK;
+}
+
+static int known(const char *key, const char *const *list)
+{
+	for (; *list; list++)
+		if (strcmp(key, *list) == 0)
+			return 1;
+	return 0;
+}
+
+static void list_str(const char *const *list, char *buf, size_t len)
+{
+	size_t off = 0;
+	buf[0] = 0;
+	for (int i = 0; list[i] && off < len; i++)
+		off += (size_t)snprintf(buf + off, len - off, "%s%s", i ? ", " : "", list[i]);
+}
+
+static const char *const common_keys[] = {"retry_cnt", "rnr_retry", "timeout", "port", NULL};
+
+static dmr_status_t parse_common(json_t *root, const char *name, dmr_verbs_cluster_t *cl,
+				 dmr_err_t *err)
+{
+	static const struct {
+		const char *key;
+		long long lo, hi;
+	} f[] = {{"retry_cnt", 0, 7}, {"rnr_retry", 0, 7}, {"timeout", 0, 31}, {"port", 1, 65535}};
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
+		json_t *v = json_object_get(root, f[i].key);
+		if (!v)
+			continue;
+		long long x;
+		dmr_status_t st = get_int(v, name, f[i].key, f[i].lo, f[i].hi, &x, err);
+		if (st != DMR_OK)
+			return st;
+		switch (i) {
+		case 0: cl->retry_cnt = (int)x; break;
+		case 1: cl->rnr_retry = (int)x; break;
+		case 2: cl->timeout = (int)x; break;
+		default: cl->port = (uint16_t)x; break;
+		}
+	}
+	return DMR_OK;
+}
+
+/* Shape 1: "mn" / "cn" arrays of node objects. */
+static dmr_status_t parse_nodes(json_t *arr, const char *name, const char *role, int is_mn,
+				dmr_verbs_node_t *nodes, uint32_t *n_p, dmr_err_t *err)
+{
+	static const char *const mn_keys[] = {"id", "ip", "devname", "ibport", "gid", "mr_size", NULL};
+	static const char *const cn_keys[] = {"id", "ip", "devname", "ibport", "gid", NULL};
+	const char *const *keys = is_mn ? mn_keys : cn_keys;
+	char field[64];
+	if (!json_is_array(arr) || json_array_size(arr) == 0 ||
+	    json_array_size(arr) > DMR_VERBS_MAX_NODES)
+		return perr(err, name, role, "must be an array of 1..%d node objects",
+			    DMR_VERBS_MAX_NODES);
+	size_t i;
+	json_t *o;
+	json_array_foreach(arr, i, o) {
+		dmr_verbs_node_t *nd = &nodes[i];
+		*nd = (dmr_verbs_node_t){.id = (uint32_t)i, .ibport = 1, .gid = -1};
+		snprintf(field, sizeof(field), "%s[%zu]", role, i);
+		if (!json_is_object(o))
+			return perr(err, name, field, "must be an object with %s",
+				    is_mn ? "id, ip, devname, ibport, gid, mr_size" : "id, ip, devname, ibport, gid");
+		const char *k;
+		json_t *v;
+		json_object_foreach(o, k, v) {
+			snprintf(field, sizeof(field), "%s[%zu].%s", role, i, k);
+			if (!known(k, keys)) {
+				char l[128];
+				list_str(keys, l, sizeof(l));
+				return perr(err, name, field, "unknown field (%s entries take: %s)",
+					    role, l);
+			}
+			long long x;
+			dmr_status_t st = DMR_OK;
+			if (strcmp(k, "id") == 0) {
+				st = get_int(v, name, field, 0, INT32_MAX, &x, err);
+				nd->id = (uint32_t)x;
+			} else if (strcmp(k, "ip") == 0) {
+				st = get_ip(v, name, field, nd->ip, err);
+			} else if (strcmp(k, "devname") == 0) {
+				if (!json_is_string(v) || json_string_length(v) == 0 ||
+				    json_string_length(v) >= sizeof(nd->devname))
+					return perr(err, name, field,
+						    "must be an RDMA device name string of 1..63 "
+						    "characters (e.g. \"rxe0\", \"mlx5_0\")");
+				snprintf(nd->devname, sizeof(nd->devname), "%s", json_string_value(v));
+			} else if (strcmp(k, "ibport") == 0) {
+				st = get_int(v, name, field, 1, 255, &x, err);
+				nd->ibport = (int)x;
+			} else if (strcmp(k, "gid") == 0) {
+				st = get_int(v, name, field, -1, 255, &x, err);
+				nd->gid = (int)x;
+			} else { /* mr_size, bytes */
+				st = get_int(v, name, field, 64, 1ll << 48, &x, err);
+				if (st == DMR_OK && (x & 7))
+					return perr(err, name, field,
+						    "%lld is not a multiple of 8 (legal: 64..2^48 "
+						    "bytes, a multiple of 8)",
+						    x);
+				nd->mr_size = (uint64_t)x;
+			}
+			if (st != DMR_OK)
+				return st;
+		}
+		if (is_mn && !nd->ip[0])
+			return perr(err, name, role, "entry %zu has no \"ip\" (the address the MN "
+						     "listens on; a dotted IPv4 address)", i);
+		if (is_mn && !nd->mr_size)
+			return perr(err, name, role, "entry %zu has no \"mr_size\" (bytes, 64..2^48)",
+				    i);
+		for (size_t j = 0; j < i; j++)
+			if (nodes[j].id == nd->id) {
+				snprintf(field, sizeof(field), "%s[%zu].id", role, i);
+				return perr(err, name, field, "id %u is also %s[%zu]'s: ids must be unique",
+					    nd->id, role, j);
+			}
+	}
+	*n_p = (uint32_t)json_array_size(arr);
+	return DMR_OK;
+}
+
+static dmr_status_t parse_ips(json_t *arr, const char *name, const char *key,
+			      dmr_verbs_node_t *nodes, uint32_t *n_p, dmr_err_t *err)
+{
+	if (!json_is_array(arr) || json_array_size(arr) == 0 ||
+	    json_array_size(arr) > DMR_VERBS_MAX_NODES)
+		return perr(err, name, key, "must be an array of 1..%d IPv4 address strings",
+			    DMR_VERBS_MAX_NODES);
+	size_t i;
+	json_t *v;
+	char field[64];
+	json_array_foreach(arr, i, v) {
+		snprintf(field, sizeof(field), "%s[%zu]", key, i);
+		nodes[i] = (dmr_verbs_node_t){.id = (uint32_t)i, .ibport = 1, .gid = -1};
+		dmr_status_t st = get_ip(v, name, field, nodes[i].ip, err);
+		if (st != DMR_OK)
+			return st;
+	}
+	*n_p = (uint32_t)json_array_size(arr);
+	return DMR_OK;
+}
+
+dmr_status_t dmr_cluster_parse(const char *text, const char *name, dmr_verbs_cluster_t *cl,
+			       char *note, size_t notelen, dmr_err_t *err)
+{
+	memset(cl, 0, sizeof(*cl));
+	cl->retry_cnt = 7;
+	cl->rnr_retry = 7;
+	cl->timeout = 14;
+	cl->port = DMR_ROLES_DEFAULT_PORT;
+	if (note && notelen)
+		note[0] = 0;
+	json_error_t je;
+	json_t *root = json_loads(text, JSON_REJECT_DUPLICATES, &je);
+	if (!root)
+		return dmr_err_set(err, DMR_ERR_PARSE, "%s: line %d column %d: %s", name, je.line,
+				   je.column, je.text);
+	dmr_status_t st = DMR_OK;
+	if (!json_is_object(root)) {
+		st = dmr_err_set(err, DMR_ERR_PARSE, "%s: the config must be a JSON object", name);
+		goto out;
+	}
+	int shape1 = json_object_get(root, "mn") || json_object_get(root, "cn");
+	int shape2 = json_object_get(root, "MN_ips") || json_object_get(root, "CN_ips");
+	if (shape1 == shape2) {
+		st = dmr_err_set(err, DMR_ERR_PARSE,
+				 "%s: %s: give either \"mn\" and \"cn\" (node objects) or \"MN_ips\" "
+				 "and \"CN_ips\" (the reference's shape)",
+				 name, shape1 ? "both shapes mixed" : "no \"mn\"/\"cn\" nor \"MN_ips\"/\"CN_ips\"");
+		goto out;
+	}
+	static const char *const s1_keys[] = {"mn", "cn", "retry_cnt", "rnr_retry", "timeout", "port", NULL};
+	static const char *const s2_keys[] = {"MN_ips", "CN_ips", "ib_dev_id", "ib_port", "gid_idx",
+					      "mr_size", "memcached_ip", "retry_cnt", "rnr_retry",
+					      "timeout", "port", NULL};
+	const char *const *keys = shape1 ? s1_keys : s2_keys;
+	const char *k;
+	json_t *v;
+	json_object_foreach(root, k, v) {
+		if (!known(k, keys)) {
+			char l[256];
+			list_str(keys, l, sizeof(l));
+			st = perr(err, name, k, "unknown field (this shape takes: %s)", l);
+			goto out;
+		}
+	}
+	(void)common_keys;
+	if ((st = parse_common(root, name, cl, err)) != DMR_OK)
+		goto out;
+	if (shape1) {
+		json_t *mn = json_object_get(root, "mn"), *cn = json_object_get(root, "cn");
+		if (!mn || !cn) {
+			st = perr(err, name, mn ? "cn" : "mn", "missing (both \"mn\" and \"cn\" are needed)");
+			goto out;
+		}
+		if ((st = parse_nodes(mn, name, "mn", 1, cl->mn, &cl->nmn, err)) != DMR_OK ||
+		    (st = parse_nodes(cn, name, "cn", 0, cl->cn, &cl->ncn, err)) != DMR_OK)
+			goto out;
+	} else {
+		json_t *mn = json_object_get(root, "MN_ips"), *cn = json_object_get(root, "CN_ips");
+		if (!mn || !cn) {
+			st = perr(err, name, mn ? "CN_ips" : "MN_ips",
+				  "missing (both \"MN_ips\" and \"CN_ips\" are needed)");
+			goto out;
+		}
+		if ((st = parse_ips(mn, name, "MN_ips", cl->mn, &cl->nmn, err)) != DMR_OK ||
+		    (st = parse_ips(cn, name, "CN_ips", cl->cn, &cl->ncn, err)) != DMR_OK)
+			goto out;
+		char dev[64] = "";
+		long long port = 1, gid = -1, x;
+		if ((v = json_object_get(root, "ib_dev_id"))) {
+			if (json_is_string(v) && json_string_length(v) > 0 && json_string_length(v) < 64) {
+				snprintf(dev, sizeof(dev), "%s", json_string_value(v));
+			} else {
+				if ((st = get_int(v, name, "ib_dev_id", 0, 255, &x, err)) != DMR_OK)
+					goto out;
+				snprintf(dev, sizeof(dev), "%lld", x);
+			}
+		}
+		if ((v = json_object_get(root, "ib_port")) &&
+		    (st = get_int(v, name, "ib_port", 1, 255, &port, err)) != DMR_OK)
+			goto out;
+		if ((v = json_object_get(root, "gid_idx")) &&
+		    (st = get_int(v, name, "gid_idx", -1, 255, &gid, err)) != DMR_OK)
+			goto out;
+		v = json_object_get(root, "mr_size");
+		if (!v) {
+			st = perr(err, name, "mr_size", "missing (GiB per MN, > 0 and <= 65536)");
+			goto out;
+		}
+		double gb = json_is_number(v) ? json_number_value(v) : -1;
+		if (!(gb > 0 && gb <= 65536)) {
+			st = perr(err, name, "mr_size",
+				  "must be a number of GiB in (0, 65536] (the reference's unit)");
+			goto out;
+		}
+		uint64_t bytes = (uint64_t)llround(gb * 1073741824.0) & ~7ull;
+		if (bytes < 64) {
+			st = perr(err, name, "mr_size", "%g GiB is below 64 bytes", gb);
+			goto out;
+		}
+		for (uint32_t i = 0; i < cl->nmn; i++) {
+			snprintf(cl->mn[i].devname, sizeof(cl->mn[i].devname), "%s", dev);
+			cl->mn[i].ibport = (int)port;
+			cl->mn[i].gid = (int)gid;
+			cl->mn[i].mr_size = bytes;
+		}
+		for (uint32_t i = 0; i < cl->ncn; i++) {
+			snprintf(cl->cn[i].devname, sizeof(cl->cn[i].devname), "%s", dev);
+			cl->cn[i].ibport = (int)port;
+			cl->cn[i].gid = (int)gid;
+		}
+		if ((v = json_object_get(root, "memcached_ip"))) {
+			if (!json_is_string(v)) {
+				st = perr(err, name, "memcached_ip", "must be a string (it is ignored)");
+				goto out;
+			}
+			if (note && notelen)
+				snprintf(note, notelen,
+					 "%s: \"memcached_ip\" ignored: connections are set up "
+					 "through rdma_cm on the MN's ip:port, no side service is "
+					 "needed",
+					 name);
+		}
+	}
+out:
+	json_decref(root);
+	return st;
+}
+
+dmr_status_t dmr_cluster_load(const char *path, dmr_verbs_cluster_t *cl, char *note,
+			      size_t notelen, dmr_err_t *err)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return dmr_err_set(err, DMR_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+	size_t cap = 4096, n = 0;
+	char *buf = malloc(cap);
+	while (buf) {
+		size_t r = fread(buf + n, 1, cap - n - 1, f);
+		n += r;
+		if (n + 1 < cap)
+			break;
+		if (cap >= (1u << 24)) {
+			free(buf);
+			fclose(f);
+			return dmr_err_set(err, DMR_ERR_PARSE, "%s: larger than 16 MiB", path);
+		}
+		char *nb = realloc(buf, cap * 2);
+		if (!nb) {
+			free(buf);
+			buf = NULL;
+			break;
+		}
+		buf = nb;
+		cap *= 2;
+	}
+	int rerr = ferror(f);
+	fclose(f);
+	if (!buf)
+		return dmr_err_set(err, DMR_ERR_NOMEM, "%s: out of memory", path);
+	if (rerr) {
+		free(buf);
+		return dmr_err_set(err, DMR_ERR_IO, "%s: read error", path);
+	}
+	buf[n] = 0;
+	dmr_status_t st = dmr_cluster_parse(buf, path, cl, note, notelen, err);
+	free(buf);
+	return st;
+}
+
+/* ---- role processes ---------------------------------------------------- */
+
+static volatile int g_stop;
+
+static void on_stop(int sig)
+{
+	g_stop = sig;
+}
+
+static int exit_code(dmr_status_t st)
+{
+	if (st == DMR_OK)
+		return 0;
+	if (st == DMR_ERR_PARSE || st == DMR_ERR_IO || st == DMR_ERR_RANGE ||
+	    st == DMR_ERR_INVALID || st == DMR_ERR_NODEV)
+		return 2;
+	if (st == DMR_ERR_INTERRUPTED)
+		return 130;
+	return 1;
+}
+
+static int parse_secs(const char *opt, const char *s, double *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || *end || !(v > 0 && v <= 86400)) {
+		fprintf(stderr, "dmreplay: %s '%s': seconds in (0, 86400]\n", opt, s);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+static int parse_uint(const char *opt, const char *s, unsigned long long lo,
+		      unsigned long long hi, unsigned long long *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || *end || !*s || s[0] == '-' || v < lo || v > hi) {
+		fprintf(stderr, "dmreplay: %s '%s': an integer in %llu..%llu\n", opt, s, lo, hi);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+static int find_node(const dmr_verbs_node_t *nodes, uint32_t n, long long id, uint32_t *idx)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (id < 0 || nodes[i].id == (uint32_t)id) {
+			*idx = i;
+			return 0;
+		}
+	return -1;
+}
+
+static void ids_of(const dmr_verbs_node_t *nodes, uint32_t n, char *buf, size_t len)
+{
+	size_t off = 0;
+	buf[0] = 0;
+	for (uint32_t i = 0; i < n && off < len; i++)
+		off += (size_t)snprintf(buf + off, len - off, "%s%u", i ? ", " : "", nodes[i].id);
+}
+
+int dmr_roles_mn_main(int argc, char **argv)
+{
+	static const struct option lo[] = {{"config", required_argument, 0, 'c'},
+					   {"id", required_argument, 0, 'i'},
+					   {"barrier-timeout", required_argument, 0, 'b'},
+					   {"end-timeout", required_argument, 0, 'e'},
+					   {"help", no_argument, 0, 'h'},
+					   {0, 0, 0, 0}};
+	const char *config = NULL;
+	long long id = -1;
+	double barrier_s = 60, end_s = 300;
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		unsigned long long u;
+		switch (c) {
+		case 'c': config = optarg; break;
+		case 'i':
+			if (parse_uint("--id", optarg, 0, INT32_MAX, &u)) return 2;
+			id = (long long)u;
+			break;
+		case 'b': if (parse_secs("--barrier-timeout", optarg, &barrier_s)) return 2; break;
+		case 'e': if (parse_secs("--end-timeout", optarg, &end_s)) return 2; break;
+		case 'h':
+			printf("usage: dmreplay mn --config CLUSTER.json [--id K] [--barrier-timeout S]"
+			       " [--end-timeout S]\n"
+			       "  The memory node as a process (docs/ROLES.md): registers mr_size bytes\n"
+			       "  (RLIMIT_MEMLOCK and max_mr_size checked first), listens with rdma_cm\n"
+			       "  on the MN entry's ip:port, serves the CNs, and exits when all are done\n"
+			       "  (0), when the start barrier (default 60 s + 5) passes with CNs missing\n"
+			       "  (1, naming them), or when every CN disconnected before the end (1).\n"
+			       "  --id: the MN entry's id (default the first MN).\n");
+			return 0;
+		default: return 2;
+		}
+	}
+	if (!config || optind < argc) {
+		fprintf(stderr, "dmreplay mn: %s (dmreplay mn --help)\n",
+			config ? "unexpected argument" : "--config is required");
+		return 2;
+	}
+	static dmr_verbs_cluster_t cl;
+	char note[256];
+	dmr_err_t err = {{0}};
+	if (dmr_cluster_load(config, &cl, note, sizeof(note), &err) != DMR_OK) {
+		fprintf(stderr, "dmreplay mn: error: %s\n", err.msg);
+		return 2;
+	}
+	if (note[0])
+		fprintf(stderr, "dmreplay mn: note: %s\n", note);
+	uint32_t idx;
+	if (find_node(cl.mn, cl.nmn, id, &idx)) {
+		char ids[256];
+		ids_of(cl.mn, cl.nmn, ids, sizeof(ids));
+		fprintf(stderr, "dmreplay mn: error: %s: no MN with id %lld (MN ids: %s)\n", config,
+			id, ids);
+		return 2;
+	}
+	if (cl.nmn != 1)
+		fprintf(stderr, "dmreplay mn: note: %s lists %u MNs; CNs use only the first in "
+				"this version (docs/ROLES.md)\n",
+			config, cl.nmn);
+#ifdef DMR_HAVE_VERBS
+	dmr_verbs_role_t role = {.cl = &cl, .self = idx, .barrier_s = barrier_s, .end_s = end_s,
+				 .stop = &g_stop};
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	dmr_status_t st = dmr_verbs_mn_main(&role, &err);
+	if (st != DMR_OK)
+		fprintf(stderr, "dmreplay mn: error: %s\n", err.msg);
+	else
+		fprintf(stderr, "dmreplay mn: done\n");
+	return exit_code(st);
+#else
+	(void)barrier_s;
+	(void)end_s;
+	(void)on_stop;
+	fprintf(stderr, "dmreplay mn: error: built without the verbs backend (libibverbs-dev, "
+			"librdmacm-dev; -DDMR_VERBS=ON)\n");
+	return 2;
+#endif
+}
+
+/* Write this CN's share of the trace: transactions i (i < txns, 0 = all)
+ * with i mod total in [first, first + n). */
+static dmr_status_t write_share(const char *in, const char *out, uint32_t total, uint32_t first,
+				uint32_t n, uint64_t txns, uint64_t *kept_p, dmr_err_t *err)
+{
+	dmr_trace_reader_t *rd = NULL;
+	dmr_trace_writer_t *w = NULL;
+	dmr_trace_txn_t *t = malloc(sizeof(*t));
+	if (!t)
+		return dmr_err_set(err, DMR_ERR_NOMEM, "out of memory");
+	dmr_trace_hdr_t *h = malloc(sizeof(*h));
+	if (!h) {
+		free(t);
+		return dmr_err_set(err, DMR_ERR_NOMEM, "out of memory");
+	}
+	dmr_status_t st = dmr_trace_open(in, &rd, err);
+	if (st == DMR_OK) {
+		*h = *dmr_trace_header(rd);
+		h->txns = 0; /* a share: the count is not declared */
+		dmr_status_t ps = dmr_trace_hdr_set(h, "share", "cn");
+		(void)ps;
+		st = dmr_trace_create(out, h, &w, err);
+	}
+	uint64_t i = 0, kept = 0;
+	while (st == DMR_OK && (!txns || i < txns)) {
+		st = dmr_trace_next(rd, t, err);
+		if (st == DMR_INPROGRESS) {
+			st = DMR_OK;
+			break;
+		}
+		if (st != DMR_OK)
+			break;
+		uint32_t wk = (uint32_t)(i++ % total);
+		if (wk >= first && wk < first + n) {
+			st = dmr_trace_write(w, t, err);
+			kept++;
+		}
+	}
+	if (w) {
+		if (st == DMR_OK)
+			st = dmr_trace_finish(w, err);
+		else
+			dmr_trace_abandon(w);
+	}
+	dmr_trace_close(rd);
+	free(t);
+	free(h);
+	*kept_p = kept;
+	return st;
+}
+
+static int exists(const char *dir, const char *file)
+{
+	char p[1100];
+	snprintf(p, sizeof(p), "%s/%s", dir, file);
+	struct stat sb;
+	return stat(p, &sb) == 0;
+}
+
+int dmr_roles_cn_main(int argc, char **argv)
+{
+	static const struct option lo[] = {{"config", required_argument, 0, 'c'},
+					   {"id", required_argument, 0, 'i'},
+					   {"trace", required_argument, 0, 't'},
+					   {"threads", required_argument, 0, 'T'},
+					   {"coros", required_argument, 0, 'C'},
+					   {"seed", required_argument, 0, 's'},
+					   {"txns", required_argument, 0, 'n'},
+					   {"retries", required_argument, 0, 'r'},
+					   {"out", required_argument, 0, 'o'},
+					   {"barrier-timeout", required_argument, 0, 'b'},
+					   {"end-timeout", required_argument, 0, 'e'},
+					   {"quiet", no_argument, 0, 'q'},
+					   {"help", no_argument, 0, 'h'},
+					   {0, 0, 0, 0}};
+	const char *config = NULL, *trace = NULL, *out = NULL;
+	long long id = -1;
+	dmr_replay_opts_t o;
+	dmr_replay_opts_default(&o);
+	o.threads = 2;
+	o.coros = 2;
+	double barrier_s = 60, end_s = 300;
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		unsigned long long u;
+		switch (c) {
+		case 'c': config = optarg; break;
+		case 't': trace = optarg; break;
+		case 'o': out = optarg; break;
+		case 'q': o.quiet = 1; break;
+		case 'i':
+			if (parse_uint("--id", optarg, 0, INT32_MAX, &u)) return 2;
+			id = (long long)u;
+			break;
+		case 'T': if (parse_uint("--threads", optarg, 1, 1024, &u)) return 2; o.threads = (uint32_t)u; break;
+		case 'C': if (parse_uint("--coros", optarg, 1, 64, &u)) return 2; o.coros = (uint32_t)u; break;
+		case 's': if (parse_uint("--seed", optarg, 0, UINT64_MAX, &u)) return 2; o.seed = u; break;
+		case 'n': if (parse_uint("--txns", optarg, 0, UINT64_MAX, &u)) return 2; o.txns = u; break;
+		case 'r': if (parse_uint("--retries", optarg, 0, 1000000, &u)) return 2; o.retries = (uint32_t)u; break;
+		case 'b': if (parse_secs("--barrier-timeout", optarg, &barrier_s)) return 2; break;
+		case 'e': if (parse_secs("--end-timeout", optarg, &end_s)) return 2; break;
+		case 'h':
+			printf("usage: dmreplay cn --config CLUSTER.json --id K --trace FILE [--threads T]\n"
+			       "       [--coros C] [--seed S] [--txns N] [--retries N] [--out DIR]\n"
+			       "       [--barrier-timeout S] [--end-timeout S] [--quiet]\n"
+			       "  A compute node as a process (docs/ROLES.md): T workers (every CN must\n"
+			       "  use the same T), each an RC QP to the MN, run transactions i of FILE\n"
+			       "  with i mod (CNs x T) in this CN's range; CN index 0 loads the initial\n"
+			       "  state into the MN; after the run every CN reads the final state back\n"
+			       "  and verifies it. Results: DIR (default out/cnK)/summary.csv, or\n"
+			       "  summary.partial.csv on any failure. Defaults: T=2, C=2, barrier 60 s,\n"
+			       "  end 300 s.\n");
+			return 0;
+		default: return 2;
+		}
+	}
+	if (!config || !trace || id < 0 || optind < argc) {
+		fprintf(stderr, "dmreplay cn: --config, --id and --trace are required (dmreplay cn "
+				"--help)\n");
+		return 2;
+	}
+	static dmr_verbs_cluster_t cl;
+	char note[256];
+	dmr_err_t err = {{0}};
+	if (dmr_cluster_load(config, &cl, note, sizeof(note), &err) != DMR_OK) {
+		fprintf(stderr, "dmreplay cn: error: %s\n", err.msg);
+		return 2;
+	}
+	if (note[0] && !o.quiet)
+		fprintf(stderr, "dmreplay cn: note: %s\n", note);
+	uint32_t idx;
+	if (find_node(cl.cn, cl.ncn, id, &idx)) {
+		char ids[256];
+		ids_of(cl.cn, cl.ncn, ids, sizeof(ids));
+		fprintf(stderr, "dmreplay cn: error: %s: no CN with id %lld (CN ids: %s)\n", config,
+			id, ids);
+		return 2;
+	}
+	char outbuf[512], share[1024];
+	if (!out) {
+		snprintf(outbuf, sizeof(outbuf), "out/cn%lld", id);
+		out = outbuf;
+	}
+	o.out_dir = out;
+	o.backend = "verbs";
+	o.device = cl.cn[idx].devname[0] ? cl.cn[idx].devname : NULL;
+	o.port = cl.cn[idx].ibport;
+	o.gid_index = cl.cn[idx].gid;
+	o.cns = 1;
+	uint32_t total = cl.ncn * o.threads, first = idx * o.threads;
+	/* the output directory first: the share, and results on every path */
+	{
+		char cmd[600];
+		snprintf(cmd, sizeof(cmd), "%s", out);
+		for (char *p = cmd + 1; *p; p++)
+			if (*p == '/') {
+				*p = 0;
+				mkdir(cmd, 0777);
+				*p = '/';
+			}
+		if (mkdir(cmd, 0777) != 0 && errno != EEXIST) {
+			fprintf(stderr, "dmreplay cn: error: --out %s: %s\n", out, strerror(errno));
+			return 2;
+		}
+	}
+	snprintf(share, sizeof(share), "%s/trace.cn%lld.csv", out, id);
+	char p1[1100], p2[1100];
+	snprintf(p1, sizeof(p1), "%s/summary.csv", out);
+	snprintf(p2, sizeof(p2), "%s/summary.partial.csv", out);
+	unlink(p1);
+	unlink(p2);
+	uint64_t kept = 0;
+	dmr_status_t st = write_share(trace, share, total, first, o.threads, o.txns, &kept, &err);
+	if (st != DMR_OK) {
+		fprintf(stderr, "dmreplay cn: error: %s\n", err.msg);
+		return exit_code(st);
+	}
+	o.trace = share;
+	o.txns = 0;
+	/* the whole cluster's layout: log rings of all workers, global footprint */
+	dmr_layout_t L;
+	{
+		dmr_trace_reader_t *rd = NULL;
+		st = dmr_trace_open(trace, &rd, &err);
+		if (st == DMR_OK)
+			st = dmr_layout_init(&L, dmr_trace_header(rd), total, 64 * 1024, &err);
+		dmr_trace_close(rd);
+		if (st != DMR_OK) {
+			fprintf(stderr, "dmreplay cn: error: %s\n", err.msg);
+			return exit_code(st);
+		}
+	}
+	if (!o.quiet)
+		fprintf(stderr,
+			"cn %lld: index %u of %u CNs, workers %u..%u of %u: %llu transactions of %s "
+			"(written to %s); MN %u at %s:%u; footprint %llu bytes\n",
+			id, idx, cl.ncn, first, first + o.threads - 1, total, (unsigned long long)kept,
+			trace, share, cl.mn[0].id, cl.mn[0].ip, cl.port, (unsigned long long)L.total);
+	dmr_replay_result_t r;
+	memset(&r, 0, sizeof(r));
+#ifdef DMR_HAVE_VERBS
+	dmr_verbs_role_t role = {.cl = &cl,
+				 .self = idx,
+				 .first_worker = first,
+				 .log_base = L.log_base,
+				 .log_bytes = L.log_bytes,
+				 .need_bytes = L.total,
+				 .barrier_s = barrier_s,
+				 .end_s = end_s};
+	dmr_verbs_set_role(&role);
+	st = dmr_replay_run(&o, &r, &err);
+	dmr_err_t rerr;
+	if (dmr_verbs_role_status(&rerr) != DMR_OK && st == DMR_OK) {
+		st = dmr_err_set(&err, DMR_ERR_REMOTE, "%s", rerr.msg);
+		r.partial = 1;
+	}
+	dmr_verbs_set_role(NULL);
+#else
+	(void)barrier_s;
+	(void)end_s;
+	st = dmr_err_set(&err, DMR_ERR_UNSUPPORTED,
+			 "built without the verbs backend (libibverbs-dev, librdmacm-dev)");
+#endif
+	(void)on_stop;
+	if (!exists(out, "summary.csv") && !exists(out, "summary.partial.csv")) {
+		/* failed before the replay wrote anything: a partial summary anyway */
+		dmr_trace_reader_t *rd = NULL;
+		dmr_err_t e2;
+		if (dmr_trace_open(trace, &rd, &e2) == DMR_OK) {
+			snprintf(r.workload, sizeof(r.workload), "%s", dmr_trace_header(rd)->workload);
+			snprintf(r.regime, sizeof(r.regime), "%s", dmr_trace_header(rd)->regime);
+			dmr_trace_close(rd);
+		}
+		snprintf(r.backend, sizeof(r.backend), "verbs");
+		snprintf(r.profile, sizeof(r.profile), "-");
+		snprintf(r.profile_path, sizeof(r.profile_path), "-");
+		snprintf(r.loop, sizeof(r.loop), "none");
+		snprintf(r.status, sizeof(r.status), "partial");
+		r.cns = 1;
+		r.threads = o.threads;
+		r.coros = o.coros;
+		r.seed = o.seed;
+		r.partial = 1;
+		dmr_ts_t ts;
+		dmr_ts_init(&ts, 100000000000ull);
+		if (dmr_results_write(out, 0, &r, share, &ts, &e2) != DMR_OK)
+			fprintf(stderr, "dmreplay cn: error: %s\n", e2.msg);
+		dmr_ts_fini(&ts);
+	}
+	if (st == DMR_OK || st == DMR_ERR_VERIFY || r.partial)
+		if (!o.quiet || st != DMR_OK)
+			dmr_replay_print(&r, stdout);
+	if (st != DMR_OK) {
+		fprintf(stderr, "dmreplay cn %lld: error: %s (results: %s/summary.partial.csv)\n", id,
+			err.msg, out);
+		return exit_code(st) == 2 && r.partial ? 1 : exit_code(st);
+	}
+	if (!o.quiet)
+		printf("  results        %s/summary.csv\n", out);
+	return 0;
+}

@@ -1,0 +1,172 @@
+/*
+ * tests/test_roles.c - the cluster config of `dmreplay mn` / `dmreplay cn`
+ * (replay/roles.h, docs/ROLES.md): both published shapes parse, defaults
+ * apply, and every bad value is refused naming the field and its legal
+ * range. No RDMA needed. The processes themselves are exercised on SoftRoCE
+ * by scripts/rxe-roles-check (inside scripts/rxe-vm).
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../replay/roles.h"
+
+static dmr_verbs_cluster_t cl;
+
+static dmr_status_t parse(const char *text, char *msg, size_t len)
+{
+	dmr_err_t err = {{0}};
+	char note[256];
+	dmr_status_t st = dmr_cluster_parse(text, "c.json", &cl, note, sizeof(note), &err);
+	snprintf(msg, len, "%s", st == DMR_OK ? note : err.msg);
+	return st;
+}
+
+START_TEST(shape_nodes)
+{
+	char msg[512];
+	ck_assert_int_eq(parse("{\"mn\":[{\"id\":7,\"ip\":\"10.0.2.15\",\"devname\":\"rxe0\","
+			       "\"ibport\":1,\"gid\":1,\"mr_size\":1048576}],"
+			       "\"cn\":[{\"id\":0,\"ip\":\"10.0.2.15\",\"devname\":\"rxe0\"},"
+			       "{\"id\":5,\"ip\":\"10.0.2.16\",\"gid\":-1}],\"port\":20000,"
+			       "\"retry_cnt\":3,\"rnr_retry\":0,\"timeout\":31}",
+			       msg, sizeof(msg)),
+			 DMR_OK);
+	ck_assert_uint_eq(cl.nmn, 1);
+	ck_assert_uint_eq(cl.ncn, 2);
+	ck_assert_uint_eq(cl.mn[0].id, 7);
+	ck_assert_str_eq(cl.mn[0].ip, "10.0.2.15");
+	ck_assert_str_eq(cl.mn[0].devname, "rxe0");
+	ck_assert_int_eq(cl.mn[0].gid, 1);
+	ck_assert_uint_eq(cl.mn[0].mr_size, 1048576);
+	ck_assert_uint_eq(cl.cn[1].id, 5);
+	ck_assert_int_eq(cl.cn[1].ibport, 1);
+	ck_assert_int_eq(cl.cn[1].gid, -1);
+	ck_assert_uint_eq(cl.port, 20000);
+	ck_assert_int_eq(cl.retry_cnt, 3);
+	ck_assert_int_eq(cl.rnr_retry, 0);
+	ck_assert_int_eq(cl.timeout, 31);
+}
+END_TEST
+
+START_TEST(shape_reference)
+{
+	char msg[512];
+	ck_assert_int_eq(parse("{\"MN_ips\":[\"10.0.0.1\"],\"CN_ips\":[\"10.0.0.2\",\"10.0.0.3\","
+			       "\"10.0.0.4\"],\"ib_dev_id\":0,\"ib_port\":1,\"gid_idx\":3,"
+			       "\"mr_size\":2,\"memcached_ip\":\"10.0.0.1\"}",
+			       msg, sizeof(msg)),
+			 DMR_OK);
+	ck_assert_uint_eq(cl.nmn, 1);
+	ck_assert_uint_eq(cl.ncn, 3);
+	ck_assert_str_eq(cl.cn[2].ip, "10.0.0.4");
+	ck_assert_uint_eq(cl.cn[2].id, 2);
+	ck_assert_str_eq(cl.mn[0].devname, "0");
+	ck_assert_int_eq(cl.cn[0].gid, 3);
+	ck_assert_uint_eq(cl.mn[0].mr_size, 2ull << 30); /* GiB, as in the reference */
+	/* defaults */
+	ck_assert_int_eq(cl.retry_cnt, 7);
+	ck_assert_int_eq(cl.rnr_retry, 7);
+	ck_assert_int_eq(cl.timeout, 14);
+	ck_assert_uint_eq(cl.port, DMR_ROLES_DEFAULT_PORT);
+	/* memcached_ip: accepted, ignored, said so */
+	ck_assert_ptr_nonnull(strstr(msg, "memcached_ip"));
+	ck_assert_ptr_nonnull(strstr(msg, "ignored"));
+	/* a device name works too, and a fractional GiB */
+	ck_assert_int_eq(parse("{\"MN_ips\":[\"10.0.0.1\"],\"CN_ips\":[\"10.0.0.2\"],"
+			       "\"ib_dev_id\":\"mlx5_0\",\"mr_size\":0.5}",
+			       msg, sizeof(msg)),
+			 DMR_OK);
+	ck_assert_str_eq(cl.cn[0].devname, "mlx5_0");
+	ck_assert_uint_eq(cl.mn[0].mr_size, 1ull << 29);
+}
+END_TEST
+
+/* Each bad config is refused with DMR_ERR_PARSE; the message holds every
+ * listed fragment (field name and legal range). */
+static const struct bad {
+	const char *json;
+	const char *want[3];
+} bads[] = {
+#define S2 "\"MN_ips\":[\"10.0.0.1\"],\"CN_ips\":[\"10.0.0.2\"],\"mr_size\":1"
+#define S1 "\"mn\":[{\"id\":0,\"ip\":\"10.0.0.1\",\"mr_size\":4096}],\"cn\":[{\"id\":0,\"ip\":\"10.0.0.2\"}]"
+    {"{" S2 ",\"retry_cnt\":8}", {"'retry_cnt'", "8", "0..7"}},
+    {"{" S2 ",\"retry_cnt\":-1}", {"'retry_cnt'", "0..7", NULL}},
+    {"{" S1 ",\"rnr_retry\":9}", {"'rnr_retry'", "0..7", NULL}},
+    {"{" S1 ",\"timeout\":32}", {"'timeout'", "32", "0..31"}},
+    {"{" S1 ",\"port\":70000}", {"'port'", "1..65535", NULL}},
+    {"{" S1 ",\"port\":\"x\"}", {"'port'", "integer", "1..65535"}},
+    {"{" S2 ",\"ib_port\":0}", {"'ib_port'", "1..255", NULL}},
+    {"{" S2 ",\"gid_idx\":256}", {"'gid_idx'", "-1..255", NULL}},
+    {"{" S2 ",\"memcached\":1}", {"'memcached'", "unknown field", "memcached_ip"}},
+    {"{" S1 ",\"MN_ips\":[\"10.0.0.1\"]}", {"both shapes", NULL, NULL}},
+    {"{\"MN_ips\":[\"10.0.0.1\"],\"CN_ips\":[\"10.0.0.2\"],\"mr_size\":0}",
+     {"'mr_size'", "(0, 65536]", NULL}},
+    {"{\"MN_ips\":[\"10.0.0.1\"],\"CN_ips\":[\"10.0.0.2\"]}", {"'mr_size'", "missing", NULL}},
+    {"{\"MN_ips\":[\"10.0.0.300\"],\"CN_ips\":[\"10.0.0.2\"],\"mr_size\":1}",
+     {"'MN_ips[0]'", "IPv4", NULL}},
+    {"{\"mn\":[{\"id\":0,\"ip\":\"10.0.0.1\",\"mr_size\":4096,\"speed\":1}],\"cn\":[{\"id\":0}]}",
+     {"'mn[0].speed'", "unknown field", "mr_size"}},
+    {"{\"mn\":[{\"id\":0,\"ip\":\"10.0.0.1\",\"mr_size\":4096}],\"cn\":[{\"id\":0,\"mr_size\":8}]}",
+     {"'cn[0].mr_size'", "unknown field", NULL}},
+    {"{\"mn\":[{\"id\":0,\"ip\":\"10.0.0.1\",\"mr_size\":4100}],\"cn\":[{\"id\":0}]}",
+     {"'mn[0].mr_size'", "multiple of 8", NULL}},
+    {"{\"mn\":[{\"id\":0,\"ip\":\"10.0.0.1\",\"mr_size\":8}],\"cn\":[{\"id\":0}]}",
+     {"'mn[0].mr_size'", "64..", NULL}},
+    {"{\"mn\":[{\"id\":0,\"ip\":\"10.0.0.1\",\"mr_size\":4096,\"ibport\":0}],\"cn\":[{\"id\":0}]}",
+     {"'mn[0].ibport'", "1..255", NULL}},
+    {"{\"mn\":[{\"id\":0,\"ip\":\"10.0.0.1\",\"mr_size\":4096}],\"cn\":[{\"id\":0,\"gid\":-2}]}",
+     {"'cn[0].gid'", "-1..255", NULL}},
+    {"{\"mn\":[{\"id\":0,\"mr_size\":4096}],\"cn\":[{\"id\":0}]}", {"'mn'", "\"ip\"", NULL}},
+    {"{\"mn\":[{\"id\":0,\"ip\":\"10.0.0.1\"}],\"cn\":[{\"id\":0}]}", {"'mn'", "mr_size", NULL}},
+    {"{\"mn\":[{\"id\":0,\"ip\":\"10.0.0.1\",\"mr_size\":4096}],\"cn\":[{\"id\":1},{\"id\":1}]}",
+     {"'cn[1].id'", "unique", NULL}},
+    {"{\"mn\":[{\"id\":0,\"ip\":\"10.0.0.1\",\"mr_size\":4096}],\"cn\":[]}", {"'cn'", "1..64", NULL}},
+    {"{\"mn\":[{\"id\":0,\"ip\":\"10.0.0.1\",\"mr_size\":4096}]}", {"'cn'", "missing", NULL}},
+    {"{" S1 ",\"timeout\":1,\"timeout\":2}", {"duplicate", NULL, NULL}},
+    {"{\"cn\":[{\"id\":0}], }", {"line 1", NULL, NULL}},
+    {"{}", {"MN_ips", NULL, NULL}},
+};
+
+START_TEST(bad_values_refused)
+{
+	const struct bad *b = &bads[_i];
+	char msg[512];
+	dmr_status_t st = parse(b->json, msg, sizeof(msg));
+	ck_assert_msg(st == DMR_ERR_PARSE, "case %d accepted: %s", _i, b->json);
+	ck_assert_msg(strstr(msg, "c.json") != NULL, "case %d: no file name in: %s", _i, msg);
+	for (int k = 0; k < 3 && b->want[k]; k++)
+		ck_assert_msg(strstr(msg, b->want[k]) != NULL, "case %d: '%s' not in: %s", _i,
+			      b->want[k], msg);
+}
+END_TEST
+
+START_TEST(load_missing_file)
+{
+	dmr_err_t err = {{0}};
+	ck_assert_int_eq(dmr_cluster_load("/nonexistent/c.json", &cl, NULL, 0, &err), DMR_ERR_IO);
+	ck_assert_ptr_nonnull(strstr(err.msg, "/nonexistent/c.json"));
+}
+END_TEST
+
+static Suite *roles_suite(void)
+{
+	Suite *s = suite_create("roles");
+	TCase *tc = tcase_create("config");
+	tcase_add_test(tc, shape_nodes);
+	tcase_add_test(tc, shape_reference);
+	tcase_add_loop_test(tc, bad_values_refused, 0, (int)(sizeof(bads) / sizeof(bads[0])));
+	tcase_add_test(tc, load_missing_file);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(roles_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
