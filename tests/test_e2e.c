@@ -405,7 +405,7 @@ START_TEST(test_determinism)
 	snprintf(p1, sizeof(p1), "%s/timeseries.csv", d1);
 	snprintf(p2, sizeof(p2), "%s/timeseries.csv", d2);
 	snprintf(p3, sizeof(p3), "%s/timeseries.csv", d3);
-	size_t l1, l2, l3;
+	size_t l1 = 0, l2 = 0, l3 = 0;
 	char *t1 = slurp(p1, &l1), *t2 = slurp(p2, &l2), *t3 = slurp(p3, &l3);
 	ck_assert_ptr_nonnull(t1);
 	ck_assert_ptr_nonnull(t2);
