@@ -576,7 +576,7 @@ START_TEST(test_no_overwrite)
 	run_t r = run_into(dir, sizeof(dir), "out-keep", base, NULL, NULL, NULL, NULL);
 	dmr_ok(&r);
 	run_free(&r);
-	size_t ls, lt;
+	size_t ls = 0, lt = 0;
 	char *sum = read_in(dir, "summary.csv", &ls), *ts = read_in(dir, "timeseries.csv", &lt);
 	ck_assert_ptr_nonnull(sum);
 	ck_assert_ptr_nonnull(ts);
@@ -606,7 +606,7 @@ START_TEST(test_no_overwrite)
 	ck_assert_int_eq(r.status, 2);
 	run_free(&r);
 
-	size_t ls2, lt2;
+	size_t ls2 = 0, lt2 = 0;
 	char *sum2 = read_in(dir, "summary.csv", &ls2), *ts2 = read_in(dir, "timeseries.csv", &lt2);
 	ck_assert_ptr_nonnull(sum2);
 	ck_assert_ptr_nonnull(ts2);
