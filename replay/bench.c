@@ -29,6 +29,7 @@
 #define BENCH_MAX_ITERS 10000000ull
 #define BENCH_LAT_TAIL 2    /* perftest LAT_MEASURE_TAIL */
 #define BENCH_MIN_CAPPED 16 /* WRs per QP posted before max_s may stop a run */
+#define BENCH_MAX_POST_LIST BENCH_MAX_DEPTH
 
 static uint64_t round_up(uint64_t x, uint64_t a)
 {
@@ -170,68 +171,95 @@ typedef struct brun {
 	uint64_t max_ps; /* threaded: stop posting this long after the first post (0: never) */
 	atomic_int stop; /* a QP failed: the others give up */
 	atomic_int go;	 /* threads start together */
+	uint32_t cq_mod;    /* signal one WR in cq_mod, and the last (perftest --cq-mod) */
+	uint32_t post_list; /* WRs per post, one doorbell (perftest --post_list) */
 } brun_t;
 
-static dmr_status_t bq_post(brun_t *r, bq_t *q, dmr_err_t *err)
+/* WR i is signaled: the last of every cq_mod, and the run's last. */
+static int bq_signaled(const brun_t *r, const bq_t *q, uint64_t i)
+{
+	uint32_t c = r->cq_mod;
+	return i % c == c - 1 || i + 1 == q->target;
+}
+
+static void bq_fill_wr(brun_t *r, bq_t *q, uint64_t i, dmr_wr_t *wr)
 {
 	const dmr_bench_spec_t *sp = r->sp;
-	uint64_t i = q->posted, k = i % sp->depth;
-	dmr_wr_t wr = {.wr_id = i,
-		       .local = q->local + k * r->slot,
-		       .opcode = sp->opcode,
-		       .flags = DMR_WR_SIGNALED};
+	uint64_t k = i % sp->depth;
+	*wr = (dmr_wr_t){.wr_id = i, .local = q->local + k * r->slot, .opcode = sp->opcode};
 	switch (sp->opcode) {
 	case DMR_WR_READ:
 	case DMR_WR_WRITE:
-		wr.length = sp->size;
-		wr.remote = q->rbase + k * sp->size;
+		wr->length = sp->size;
+		wr->remote = q->rbase + k * sp->size;
 		break;
 	case DMR_WR_CAS:
-		wr.length = 8;
-		wr.remote = sp->same_addr ? 0 : q->rbase + (i % BENCH_ATOMIC_WORDS) * 8;
-		wr.compare_add = 0;
-		wr.swap = i + 1;
+		wr->length = 8;
+		wr->remote = sp->same_addr ? 0 : q->rbase + (i % BENCH_ATOMIC_WORDS) * 8;
+		wr->compare_add = 0;
+		wr->swap = i + 1;
 		break;
 	default:
-		wr.length = 8;
-		wr.remote = sp->same_addr ? 0 : q->rbase + (i % BENCH_ATOMIC_WORDS) * 8;
-		wr.compare_add = 1;
+		wr->length = 8;
+		wr->remote = sp->same_addr ? 0 : q->rbase + (i % BENCH_ATOMIC_WORDS) * 8;
+		wr->compare_add = 1;
 		break;
 	}
-	q->tp[i] = dmr_be_now(r->s->be, q->w);
-	dmr_status_t st = dmr_be_post(r->s->be, q->w, 0, &wr, 1, err);
+}
+
+/* Post up to `room` WRs (at most post_list) with one doorbell. */
+static dmr_status_t bq_post(brun_t *r, bq_t *q, uint64_t room, dmr_err_t *err)
+{
+	uint64_t now = dmr_be_now(r->s->be, q->w);
+	if (r->max_ps && q->posted >= BENCH_MIN_CAPPED && now - q->tp[0] > r->max_ps &&
+	    q->target > q->posted + 1)
+		q->target = q->posted + 1; /* time is up: this WR is the last (signaled) */
+	uint64_t n = r->post_list;
+	if (n > room)
+		n = room;
+	if (n > q->target - q->posted)
+		n = q->target - q->posted;
+	dmr_wr_t wrs[BENCH_MAX_POST_LIST];
+	for (uint64_t j = 0; j < n; j++) {
+		uint64_t i = q->posted + j;
+		bq_fill_wr(r, q, i, &wrs[j]);
+		wrs[j].flags = bq_signaled(r, q, i) ? DMR_WR_SIGNALED : 0;
+		q->tp[i] = now;
+	}
+	dmr_status_t st = dmr_be_post(r->s->be, q->w, 0, wrs, (uint32_t)n, err);
 	if (st != DMR_OK)
 		return st;
-	q->posted++;
-	if (r->max_ps && q->posted >= BENCH_MIN_CAPPED && q->tp[i] - q->tp[0] > r->max_ps &&
-	    q->target > q->posted)
-		q->target = q->posted; /* time is up: complete what is posted */
+	q->posted += n;
 	return DMR_OK;
 }
 
 static dmr_status_t bq_refill(brun_t *r, bq_t *q, dmr_err_t *err)
 {
 	while (q->posted < q->target && q->posted - q->done < r->sp->depth) {
-		dmr_status_t st = bq_post(r, q, err);
+		dmr_status_t st = bq_post(r, q, r->sp->depth - (q->posted - q->done), err);
 		if (st != DMR_OK)
 			return st;
 	}
 	return DMR_OK;
 }
 
-static dmr_status_t bq_complete(bq_t *q, const dmr_wc_t *wc, uint64_t t, dmr_err_t *err)
+/* A signaled WR's completion completes it and the unsignaled WRs before it. */
+static dmr_status_t bq_complete(brun_t *r, bq_t *q, const dmr_wc_t *wc, uint64_t t,
+				dmr_err_t *err)
 {
 	if (wc->status != DMR_WC_SUCCESS)
 		return dmr_err_set(err, DMR_ERR_REMOTE,
 				   "bench: %s WR %" PRIu64 " on QP %u completed with status %s",
 				   dmr_wr_opcode_string(wc->opcode), wc->wr_id, q->w,
 				   dmr_wc_status_string(wc->status));
-	if (wc->wr_id != q->done || q->done >= q->posted)
+	if (wc->wr_id < q->done || wc->wr_id >= q->posted || !bq_signaled(r, q, wc->wr_id))
 		return dmr_err_set(err, DMR_ERR_REMOTE,
 				   "bench: QP %u: completion for wr_id %" PRIu64
-				   ", expected %" PRIu64 " (RC completions come in posting order)",
+				   ", expected the next signaled WR after %" PRIu64
+				   " (RC completions come in posting order)",
 				   q->w, wc->wr_id, q->done);
-	q->tc[q->done++] = t;
+	while (q->done <= wc->wr_id)
+		q->tc[q->done++] = t;
 	return DMR_OK;
 }
 
@@ -262,10 +290,11 @@ static dmr_status_t run_driven(brun_t *r, dmr_err_t *err)
 			continue;
 		}
 		bq_t *q = &r->q[w];
-		uint64_t t = dmr_be_now(be, (uint32_t)w);
-		for (int i = 0; i < n; i++, done++)
-			if ((st = bq_complete(q, &wc[i], t, err)) != DMR_OK)
+		uint64_t t = dmr_be_now(be, (uint32_t)w), before = q->done;
+		for (int i = 0; i < n; i++)
+			if ((st = bq_complete(r, q, &wc[i], t, err)) != DMR_OK)
 				return st;
+		done += q->done - before;
 		if ((st = bq_refill(r, q, err)) != DMR_OK)
 			return st;
 	}
@@ -306,7 +335,7 @@ static dmr_status_t run_qp_spin(brun_t *r, bq_t *q, dmr_err_t *err)
 		last = t;
 		spins = 0;
 		for (int i = 0; i < n; i++)
-			if ((st = bq_complete(q, &wc[i], t, err)) != DMR_OK)
+			if ((st = bq_complete(r, q, &wc[i], t, err)) != DMR_OK)
 				return st;
 		if ((st = bq_refill(r, q, err)) != DMR_OK)
 			return st;
@@ -444,8 +473,14 @@ static void lat_stats(const uint64_t *tp, uint64_t iters, dmr_bench_result_t *r)
 	free(d);
 }
 
-dmr_status_t dmr_bench_run(dmr_bench_session_t *s, const dmr_bench_spec_t *sp,
-			   dmr_bench_result_t *res_p, dmr_err_t *err)
+/* dmr_bench_run with perftest's selective signalling (one WR in cq_mod, and
+ * the last) and post lists (post_list WRs per doorbell, fewer when the queue
+ * has less room); a completion completes its WR and the unsignaled ones
+ * before it, which get its time as tcompleted. dmr_bench_run is cq_mod 1,
+ * post_list 1. */
+static dmr_status_t bench_run_sel(dmr_bench_session_t *s, const dmr_bench_spec_t *sp,
+				  uint32_t cq_mod, uint32_t post_list, dmr_bench_result_t *res_p,
+				  dmr_err_t *err)
 {
 	if (sp->opcode > DMR_WR_FAA)
 		return dmr_err_set(err, DMR_ERR_INVALID,
@@ -463,6 +498,10 @@ dmr_status_t dmr_bench_run(dmr_bench_session_t *s, const dmr_bench_spec_t *sp,
 	if (!is_atomic(sp->opcode) && (sp->size == 0 || sp->size > BENCH_MAX_SIZE))
 		return dmr_err_set(err, DMR_ERR_INVALID, "bench: size %u out of range (1..%u)",
 				   sp->size, BENCH_MAX_SIZE);
+	if (cq_mod == 0 || post_list == 0 || cq_mod > sp->depth || post_list > sp->depth)
+		return dmr_err_set(err, DMR_ERR_INVALID,
+				   "bench: cq_mod %u and post_list %u must be 1..depth (%u)", cq_mod,
+				   post_list, sp->depth);
 	if (sp->latency && (sp->depth != 1 || sp->qps != 1))
 		return dmr_err_set(
 		    err, DMR_ERR_INVALID,
@@ -478,6 +517,8 @@ dmr_status_t dmr_bench_run(dmr_bench_session_t *s, const dmr_bench_spec_t *sp,
 	memset(&r, 0, sizeof(r));
 	r.s = s;
 	r.sp = sp;
+	r.cq_mod = cq_mod;
+	r.post_list = post_list;
 	r.slot = round_up(is_atomic(sp->opcode) || sp->size < 8 ? 8 : sp->size, 8);
 	r.region = dmr_bench_mr_need(sp) / sp->qps;
 	r.timeout_ps = (uint64_t)((sp->timeout_s > 0 ? sp->timeout_s : 10.0) * 1e12);
@@ -548,6 +589,12 @@ out:
 	return st;
 }
 
+dmr_status_t dmr_bench_run(dmr_bench_session_t *s, const dmr_bench_spec_t *sp,
+			   dmr_bench_result_t *res_p, dmr_err_t *err)
+{
+	return bench_run_sel(s, sp, 1, 1, res_p, err);
+}
+
 #define RULE                                                                                       \
 	"---------------------------------------------------------------------------------------"  \
 	"\n"
@@ -586,7 +633,8 @@ static void bench_usage(FILE *f)
 	    f,
 	    "usage: dmreplay bench read|write|cas|faa [options]\n\n"
 	    "perftest-style micro-benchmark through the backend interface: one worker,\n"
-	    "one QP to the MN, `depth` WRs outstanding, one signaled WR per post.\n\n"
+	    "one QP to the MN, `depth` WRs outstanding, one WR in `cq-mod` signaled,\n"
+	    "`post-list` WRs per post (one doorbell).\n\n"
 	    "  --backend B     sim (default), shm, verbs\n"
 	    "  --profile P     sim: hardware profile (default cx6dx-100g)\n"
 	    "  --mtu M         sim: path MTU (256, 512, 1024, 2048, 4096; default the profile's)\n"
@@ -598,6 +646,10 @@ static void bench_usage(FILE *f)
 	    "  --depth D       outstanding WRs (1..1024; default 16; latency mode: 1)\n"
 	    "  --iters N       WRs (5..10000000; default 5000, latency 1000)\n"
 	    "  --latency       latency mode (perftest *_lat columns), depth 1\n"
+	    "  --cq-mod N      signal one WR in N (and the last), as perftest --cq-mod\n"
+	    "                  (1..1024; default 100, clamped to depth; latency mode: 1)\n"
+	    "  --post-list N   WRs per post, one doorbell each (1..1024, clamped to depth;\n"
+	    "                  default 1; latency mode: 1)\n"
 	    "  --same-addr     cas/faa: every WR on one 8-byte word (default: 512 words)\n"
 	    "  --timeout S     threaded backends: seconds without a completion before giving\n"
 	    "                  up (default 10)\n\n"
@@ -668,6 +720,8 @@ int dmr_bench_main(int argc, char **argv)
 		O_MTU,
 		O_SAME,
 		O_TIMEOUT,
+		O_CQ_MOD,
+		O_POST_LIST,
 		O_HELP
 	};
 	static const struct option opts[] = {
@@ -683,13 +737,16 @@ int dmr_bench_main(int argc, char **argv)
 	    {"mtu", required_argument, NULL, O_MTU},
 	    {"same-addr", no_argument, NULL, O_SAME},
 	    {"timeout", required_argument, NULL, O_TIMEOUT},
+	    {"cq-mod", required_argument, NULL, O_CQ_MOD},
+	    {"post-list", required_argument, NULL, O_POST_LIST},
 	    {"help", no_argument, NULL, O_HELP},
 	    {NULL, 0, NULL, 0},
 	};
 	dmr_bench_target_t t = {.backend = "sim", .gid_index = -1};
 	int have_size = 0, have_depth = 0, have_iters = 0, latency = 0, same = 0;
 	int have_profile = 0, have_device = 0, have_port = 0, have_gid = 0;
-	uint64_t size = 0, depth = 0, iters = 0, v;
+	uint64_t size = 0, depth = 0, iters = 0, v, cq_mod = 100, post_list = 1;
+	int have_cq_mod = 0, have_post_list = 0;
 	double timeout = 10;
 	int ch;
 	optind = 0;
@@ -765,6 +822,16 @@ int dmr_bench_main(int argc, char **argv)
 			}
 			break;
 		}
+		case O_CQ_MOD:
+			if (bench_u64("--cq-mod", optarg, 1, BENCH_MAX_DEPTH, &cq_mod))
+				return 2;
+			have_cq_mod = 1;
+			break;
+		case O_POST_LIST:
+			if (bench_u64("--post-list", optarg, 1, BENCH_MAX_DEPTH, &post_list))
+				return 2;
+			have_post_list = 1;
+			break;
 		case 'h':
 		case O_HELP:
 			bench_usage(stdout);
@@ -861,7 +928,15 @@ int dmr_bench_main(int argc, char **argv)
 				depth);
 			return 2;
 		}
+		if ((have_cq_mod && cq_mod != 1) || (have_post_list && post_list != 1)) {
+			fprintf(stderr,
+				"dmreplay bench: option %s: latency mode signals and posts one "
+				"WR at a time\n",
+				have_cq_mod && cq_mod != 1 ? "--cq-mod" : "--post-list");
+			return 2;
+		}
 		depth = 1;
+		cq_mod = post_list = 1;
 		if (!have_iters)
 			iters = 1000;
 	} else {
@@ -875,6 +950,8 @@ int dmr_bench_main(int argc, char **argv)
 	sp.iters = iters;
 	sp.latency = latency;
 	sp.same_addr = same;
+	cq_mod = cq_mod < depth ? cq_mod : depth; /* perftest: at most tx_depth */
+	post_list = post_list < depth ? post_list : depth;
 
 	dmr_bench_session_t s;
 	dmr_err_t err;
@@ -906,14 +983,15 @@ int dmr_bench_main(int argc, char **argv)
 	       latency ? "Latency" : "BW");
 	printf(" Backend         : %s\n", s.desc);
 	printf(" Number of qps   : 1\n");
-	printf(" Outstanding     : %u WR%s, one signaled WR per post%s\n", sp.depth,
-	       sp.depth == 1 ? "" : "s",
+	printf(" Outstanding     : %u WR%s, one signaled WR in %u, %u WR%s per post%s\n",
+	       sp.depth, sp.depth == 1 ? "" : "s", (unsigned)cq_mod, (unsigned)post_list,
+	       post_list == 1 ? "" : "s",
 	       is_atomic(sp.opcode) ? (same ? "; one 8-byte word" : "; 512 distinct 8-byte words")
 				    : "");
 	printf(" Time            : %s\n",
 	       s.driven ? "simulated (dmr_be_now of the worker)" : "CLOCK_MONOTONIC (dmr_be_now)");
 	dmr_bench_result_t r;
-	st = dmr_bench_run(&s, &sp, &r, &err);
+	st = bench_run_sel(&s, &sp, (uint32_t)cq_mod, (uint32_t)post_list, &r, &err);
 	if (st != DMR_OK) {
 		fprintf(stderr, "dmreplay bench: %s\n", err.msg);
 		dmr_bench_session_close(&s);

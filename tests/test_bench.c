@@ -158,7 +158,7 @@ START_TEST(sim_read_64k_bandwidth_mtu4096)
 
 	/* the same through the command line, perftest's columns */
 	cap_t c = call_main(dmr_bench_main, "bench", "read", "--size", "65536", "--depth", "16",
-			    "--iters", "5000", "--mtu", "4096", NULL);
+			    "--iters", "5000", "--mtu", "4096", "--cq-mod", "1", NULL);
 	ck_assert_msg(c.status == 0, "status %d: %s", c.status, c.err);
 	double v[5];
 	ck_assert_int_eq(table_row(c.out,
@@ -173,6 +173,40 @@ START_TEST(sim_read_64k_bandwidth_mtu4096)
 		      r.bw_avg_gbps);
 	ck_assert_ptr_nonnull(strstr(c.out, "MTU 4096"));
 	ck_assert_ptr_nonnull(strstr(c.out, "simulated"));
+	cap_free(&c);
+}
+END_TEST
+
+/* perftest's selective signalling and post lists (command line only): one
+ * completion per cq-mod WRs, post-list WRs per doorbell; every WR still
+ * counted. */
+START_TEST(sim_cq_mod_and_post_list)
+{
+	cap_t c = call_main(dmr_bench_main, "bench", "read", "--size", "8", "--depth", "16",
+			    "--iters", "1000", "--cq-mod", "7", "--post-list", "4", NULL);
+	ck_assert_msg(c.status == 0, "status %d: %s", c.status, c.err);
+	ck_assert_ptr_nonnull(strstr(c.out, "one signaled WR in 7, 4 WRs per post"));
+	double v[5];
+	const char *head = " #bytes     #iterations    BW peak[Gb/sec]    BW "
+			   "average[Gb/sec]   MsgRate[Mpps]";
+	ck_assert_int_eq(table_row(c.out, head, v, 5), 5);
+	ck_assert_double_eq(v[1], 1000);
+	ck_assert(v[4] > 0 && v[2] >= v[3] - 0.01);
+	cap_free(&c);
+	/* default cq-mod 100 is clamped to the depth; a count not a multiple of it */
+	c = call_main(dmr_bench_main, "bench", "cas", "--depth", "8", "--iters", "1001", NULL);
+	ck_assert_msg(c.status == 0, "status %d: %s", c.status, c.err);
+	ck_assert_ptr_nonnull(strstr(c.out, "one signaled WR in 8, 1 WR per post"));
+	ck_assert_int_eq(table_row(c.out, head, v, 5), 5);
+	ck_assert_double_eq(v[1], 1001);
+	cap_free(&c);
+	/* shm (threaded): cq-mod and post-list with a remainder */
+	c = call_main(dmr_bench_main, "bench", "write", "--backend", "shm", "--size", "64",
+		      "--depth", "32", "--iters", "2003", "--cq-mod", "10", "--post-list", "3",
+		      NULL);
+	ck_assert_msg(c.status == 0, "status %d: %s", c.status, c.err);
+	ck_assert_int_eq(table_row(c.out, head, v, 5), 5);
+	ck_assert_double_eq(v[1], 2003);
 	cap_free(&c);
 }
 END_TEST
@@ -395,6 +429,9 @@ START_TEST(bad_options_refused)
 	    {{"read", "--size"}, "--size"},
 	    {{"read", "--profile", "no-such-profile"}, "--profile"},
 	    {{"read", "--timeout", "0"}, "--timeout"},
+	    {{"read", "--cq-mod", "0"}, "--cq-mod"},
+	    {{"read", "--post-list", "2000"}, "--post-list"},
+	    {{"read", "--latency", "--cq-mod", "4"}, "--cq-mod"},
 	    {{"read", "write"}, "unexpected argument 'write'"},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -422,6 +459,7 @@ int main(void)
 	TCase *tc = tcase_create("bench");
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, sim_read_64k_bandwidth_mtu4096);
+	tcase_add_test(tc, sim_cq_mod_and_post_list);
 	tcase_add_test(tc, sim_mtu_1024_is_wire_bound);
 	tcase_add_test(tc, sim_latency_64b_is_profile_rtt);
 	tcase_add_test(tc, sim_atomics);
