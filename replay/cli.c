@@ -130,6 +130,10 @@ void dmr_replay_print(const dmr_replay_result_t *r, void *file)
 	for (int i = 0; i < DMR_ABORT_NCAUSES; i++)
 		fprintf(f, " %s %llu", dmr_abort_cause_name(i), (unsigned long long)r->st.aborts[i]);
 	fprintf(f, "\n");
+	if (r->loop_cfg.loops && r->sim_time_s * 1e12 < (double)r->loop_cfg.window_ps)
+		fprintf(f, "  note           the run lasted %.3f ms, less than one loop window (%.3f ms): "
+			   "loop %s never acted (--loop-window-ms)\n",
+			r->sim_time_s * 1e3, r->loop_cfg.window_ps / 1e9, r->loop);
 	fprintf(f, "  per commit     %.2f atomics, %.2f READs\n", r->atomics_per_commit,
 		r->reads_per_commit);
 	fprintf(f, "  latency        p50 %.2f us, p99 %.2f us, p99.9 %.2f us\n", r->p50_us, r->p99_us,

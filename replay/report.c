@@ -1024,8 +1024,8 @@ static int write_md(const dmr_report_t *r, const char *path, int plots_ok)
 	fprintf(f,
 		"%zu rows in %zu cells. Each figure is the median over a cell's repetitions with a "
 		"95 %% percentile-bootstrap interval [lo, hi] (%u resamples, gsl mt19937, seed "
-		"%" PRIu64 "). With 3 repetitions the interval of a median cannot be wider "
-		"than the range of the three values.\n",
+		"%" PRIu64 "). With few repetitions the interval of a median cannot be wider "
+		"than the range of the values.\n",
 		r->csv.nrows, r->ncells, r->cfg.resamples, r->cfg.seed);
 	if (r->have_ratio)
 		fprintf(f,
