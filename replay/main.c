@@ -8,6 +8,7 @@
 #include "../traces/workload.h"
 #include "kv.h"
 #include "doctor.h"
+#include "fidelity.h"
 #include "bench.h"
 #include "calibrate.h"
 #include "replay.h"
@@ -30,6 +31,7 @@ static void usage(FILE *f)
 		   "  doctor           preflight checks of this node (RDMA devices, GIDs, MTU, memlock, IOMMU)\n"
 		   "  bench OP         perftest-style micro-benchmark: read, write, cas, faa\n"
 		   "  calibrate        measure a backend and write a hardware profile\n"
+		   "  fidelity         sim predictions vs a device on the same traces (docs/fidelity.md)\n"
 		   "  mn               the memory node as a process (cluster config; docs/ROLES.md)\n"
 		   "  cn               a compute node as a process: its share of a trace on the MN\n");
 }
@@ -77,6 +79,8 @@ int main(int argc, char **argv)
 		return dmr_bench_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "calibrate") == 0)
 		return dmr_calibrate_main(argc - 1, argv + 1);
+	if (strcmp(cmd, "fidelity") == 0)
+		return dmr_fidelity_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "mn") == 0)
 		return dmr_roles_mn_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "cn") == 0)

@@ -144,5 +144,6 @@ static inline int split(char *line, char **f, int max)
 		p = c + 1;
 	}
 	return n;
+}
 
 #endif

@@ -30,7 +30,6 @@
 
 #define SMALL "--cns", "2", "--threads", "4", "--coros", "2"
 #include "cli_util.h"
-}
 
 static void summary_load(summary_t *s, const char *dir)
 {

@@ -1,0 +1,231 @@
+/*
+ * tests/test_fidelity.c - `dmreplay fidelity` (replay/fidelity.c,
+ * docs/fidelity.md) without a device:
+ *  - the table math on synthetic inputs: relative errors, PASS/FAIL at and
+ *    around the 15 % (throughput) and 20 % (p50) tolerances, rows without
+ *    numbers (a failed run) fail; the CSV and Markdown renderings;
+ *  - the command: no --device, or a device that cannot be opened (no RDMA
+ *    here; in the VM a name that is not there) -> one clear error, exit 3,
+ *    nothing written; bad options -> exit 2.
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../replay/fidelity.h"
+#define SMALL "--cns", "1", "--threads", "2", "--coros", "2"
+#include "cli_util.h"
+
+static dmr_fid_row_t row(const char *name, double mt, double pt, double m50, double p50,
+			 double m99, double p99)
+{
+	dmr_fid_row_t r;
+	memset(&r, 0, sizeof(r));
+	snprintf(r.trace, sizeof(r.trace), "%s", name);
+	r.meas_tps = mt;
+	r.pred_tps = pt;
+	r.meas_p50 = m50;
+	r.pred_p50 = p50;
+	r.meas_p99 = m99;
+	r.pred_p99 = p99;
+	r.meas_abort = 0.25;
+	r.pred_abort = 0.5;
+	dmr_fid_row_compute(&r);
+	return r;
+}
+
+START_TEST(test_rel_err)
+{
+	ck_assert_double_eq_tol(dmr_fid_rel_err(115, 100), 0.15, 1e-12);
+	ck_assert_double_eq_tol(dmr_fid_rel_err(50, 100), -0.5, 1e-12);
+	ck_assert_double_eq_tol(dmr_fid_rel_err(300, 100), 2.0, 1e-12);
+	ck_assert(isnan(dmr_fid_rel_err(1, 0)));
+	ck_assert(isnan(dmr_fid_rel_err(1, -1)));
+	ck_assert(isnan(dmr_fid_rel_err(NAN, 1)));
+	ck_assert(isnan(dmr_fid_rel_err(1, INFINITY)));
+}
+END_TEST
+
+START_TEST(test_pass_fail)
+{
+	/* exactly at the limits: pass */
+	dmr_fid_row_t r = row("edge", 1000, 850, 100, 120, 500, 900);
+	ck_assert_double_eq_tol(r.err_tps, -0.15, 1e-12);
+	ck_assert_double_eq_tol(r.err_p50, 0.20, 1e-12);
+	ck_assert_double_eq_tol(r.err_p99, 0.80, 1e-12);
+	ck_assert_int_eq(r.pass_tps, 1);
+	ck_assert_int_eq(r.pass_p50, 1);
+	ck_assert_int_eq(r.pass, 1); /* p99 is not judged */
+	/* just outside: throughput fails, p50 passes */
+	r = row("tps-off", 1000, 1160, 100, 81, 500, 500);
+	ck_assert_int_eq(r.pass_tps, 0);
+	ck_assert_int_eq(r.pass_p50, 1);
+	ck_assert_int_eq(r.pass, 0);
+	/* p50 fails either way */
+	r = row("p50-low", 1000, 1000, 100, 79, 500, 500);
+	ck_assert_int_eq(r.pass_tps, 1);
+	ck_assert_int_eq(r.pass_p50, 0);
+	ck_assert_int_eq(r.pass, 0);
+	r = row("p50-high", 1000, 1000, 100, 121, 500, 500);
+	ck_assert_int_eq(r.pass_p50, 0);
+	/* a run without numbers (measured 0) fails; so does a row with a note */
+	r = row("no-meas", 0, 1000, 0, 100, 0, 100);
+	ck_assert(isnan(r.err_tps));
+	ck_assert_int_eq(r.pass_tps, 0);
+	ck_assert_int_eq(r.pass_p50, 0);
+	ck_assert_int_eq(r.pass, 0);
+	r = row("noted", 1000, 1000, 100, 100, 500, 500);
+	snprintf(r.note, sizeof(r.note), "verbs: failed");
+	dmr_fid_row_compute(&r);
+	ck_assert_int_eq(r.pass_tps, 1);
+	ck_assert_int_eq(r.pass, 0);
+}
+END_TEST
+
+static char *render(int (*fn)(const dmr_fid_row_t *, size_t, FILE *), const dmr_fid_row_t *rows,
+		    size_t n)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(fn(rows, n, f), 0);
+	fclose(f);
+	return buf;
+}
+
+START_TEST(test_tables)
+{
+	dmr_fid_row_t rows[2] = {row("tpcc-uniform", 2000, 2500, 100, 90, 400, 300),
+				 row("ycsb-a", 0, 1000, 0, 100, 0, 100)};
+	char *csv = render(dmr_fid_write_csv, rows, 2);
+	ck_assert_ptr_nonnull(strstr(csv, "trace,meas_tps,pred_tps,err_tps,meas_p50_us,"));
+	ck_assert_ptr_nonnull(strstr(csv, "\ntpcc-uniform,2000,2500,0.25,100,90,-0.1,400,300,-0.25,"
+					  "0.25,0.5,FAIL,PASS,FAIL,0.15,0.20,\n"));
+	/* NAN errors are empty fields */
+	ck_assert_ptr_nonnull(strstr(csv, "\nycsb-a,0,1000,,0,100,,0,100,,0.25,0.5,FAIL,FAIL,FAIL,"));
+	int lines = 0;
+	for (char *p = csv; *p; p++)
+		lines += *p == '\n';
+	ck_assert_int_eq(lines, 3);
+	free(csv);
+
+	char *md = render(dmr_fid_write_md, rows, 2);
+	ck_assert_ptr_nonnull(strstr(md, "| trace | measured K txn/s |"));
+	ck_assert_ptr_nonnull(strstr(md, "| tpcc-uniform | 2.00 | 2.50 | +25.0 % | 100.0 | 90.0 | "
+					 "-10.0 % | 400.0 | 300.0 | -25.0 % | 25.0 % / 50.0 % | "
+					 "FAIL | PASS |"));
+	ck_assert_ptr_nonnull(strstr(md, "| ycsb-a | 0.00 | 1.00 | n/a |"));
+	free(md);
+
+	char *txt = render(dmr_fid_print, rows, 2);
+	ck_assert_ptr_nonnull(strstr(txt, "tpcc-uniform"));
+	ck_assert_ptr_nonnull(strstr(txt, "+25.0 %"));
+	ck_assert_ptr_nonnull(strstr(txt, "FAIL PASS"));
+	free(txt);
+}
+END_TEST
+
+static int exists(const char *name)
+{
+	char p[PATH_MAX];
+	path_of(p, sizeof(p), name);
+	struct stat sb;
+	return stat(p, &sb) == 0;
+}
+
+START_TEST(test_no_device)
+{
+	char prof[PATH_MAX + 64], out[PATH_MAX];
+	snprintf(prof, sizeof(prof), "%s/models/rxe-qemu.json", g_src);
+	path_of(out, sizeof(out), "fid-out");
+	/* no --device */
+	run_t r = dmr("fidelity", "--profile", prof, "--out", out, NULL);
+	ck_assert_msg(r.status == 3, "exit %d: %s", r.status, r.err);
+	ck_assert_ptr_nonnull(strstr(r.err, "error: no device"));
+	ck_assert_ptr_nonnull(strstr(r.err, "--device"));
+	ck_assert_str_eq(r.out, "");
+	run_free(&r);
+	/* a device that is not there (no RDMA here, or not that name) */
+	r = dmr("fidelity", "--profile", prof, "--device", "dmr_no_such_dev0", "--out", out, NULL);
+	ck_assert_msg(r.status == 3, "exit %d: %s", r.status, r.err);
+	ck_assert_ptr_nonnull(strstr(r.err, "device 'dmr_no_such_dev0' cannot be used"));
+	ck_assert_str_eq(r.out, "");
+	/* one line */
+	ck_assert_ptr_eq(strchr(r.err, '\n'), r.err + strlen(r.err) - 1);
+	run_free(&r);
+	ck_assert(!exists("fid-out"));
+}
+END_TEST
+
+START_TEST(test_usage)
+{
+	char prof[PATH_MAX + 64];
+	snprintf(prof, sizeof(prof), "%s/models/rxe-qemu.json", g_src);
+	run_t r = dmr("fidelity", "--help", NULL);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_ptr_nonnull(strstr(r.out, "3 no device"));
+	run_free(&r);
+	r = dmr("fidelity", "--device", "rxe0", NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_ptr_nonnull(strstr(r.err, "--profile P is required"));
+	run_free(&r);
+	r = dmr("fidelity", "--profile", "/nonexistent/p.json", "--device", "rxe0", NULL);
+	ck_assert_int_eq(r.status, 2);
+	run_free(&r);
+	r = dmr("fidelity", "--profile", prof, "--device", "rxe0", "--coros", "0", NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_ptr_nonnull(strstr(r.err, "option --coros"));
+	run_free(&r);
+	r = dmr("fidelity", "--profile", prof, "--device", "rxe0", "extra", NULL);
+	ck_assert_int_eq(r.status, 2);
+	run_free(&r);
+}
+END_TEST
+
+static int rm_cb(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+int main(void)
+{
+	const char *bd = getenv("DMR_BUILD_DIR");
+	const char *sd = getenv("DMR_SOURCE_DIR");
+	snprintf(g_bin, sizeof(g_bin), "%s/dmreplay", bd ? bd : ".");
+	snprintf(g_src, sizeof(g_src), "%s", sd ? sd : DMR_SOURCE_DIR);
+	snprintf(g_tmp, sizeof(g_tmp), "%s/dmr-fidelity-XXXXXX",
+		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	if (!mkdtemp(g_tmp)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	Suite *s = suite_create("fidelity");
+	TCase *tc = tcase_create("fidelity");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_rel_err);
+	tcase_add_test(tc, test_pass_fail);
+	tcase_add_test(tc, test_tables);
+	tcase_add_test(tc, test_no_device);
+	tcase_add_test(tc, test_usage);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	nftw(g_tmp, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+	return failed ? 1 : 0;
+}
