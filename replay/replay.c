@@ -72,7 +72,8 @@ typedef struct engine {
 	int threaded;          /* one thread per worker (verbs, shm) */
 	struct thr *th;        /* driving threads */
 	uint32_t nth;
-	uint64_t until;        /* run-time limit, ps */
+	uint64_t until;        /* run-time limit, ps (threaded: absolute be time) */
+	uint64_t t0;           /* threaded: be time at which the run started */
 	volatile int stop;     /* threaded: a thread failed, all stop */
 	int no_invariants;     /* the verifier knows no invariants of this workload */
 	uint64_t started;      /* transactions started (first attempt) */
@@ -562,7 +563,7 @@ static dmr_status_t drive_threaded(engine_t *e)
 	while (__atomic_load_n(&e->running, __ATOMIC_SEQ_CST) > 0) {
 		struct timespec ts = {0, 2000000};
 		nanosleep(&ts, NULL);
-		uint64_t now = dmr_be_now(e->be, 0);
+		uint64_t now = dmr_be_now(e->be, 0) - e->t0;
 		if (dmr_ts_due(&e->ts, now)) {
 			dmr_txn_stats_t tot;
 			sum_stats(e, &tot);
@@ -778,8 +779,13 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 			st = drive_sim(e, &e->th[0]);
 		tend = dmr_sim_time(e->be);
 	} else {
+		/* run time starts now, not at backend open: loading the MN
+		 * region and checking its initial state are not the run */
+		e->t0 = dmr_be_now(e->be, 0);
+		if (e->until != UINT64_MAX)
+			e->until += e->t0;
 		st = drive_threaded(e);
-		tend = dmr_be_now(e->be, 0);
+		tend = dmr_be_now(e->be, 0) - e->t0;
 	}
 	if (st != DMR_OK) {
 		for (uint32_t i = 0; i < e->nth; i++)
