@@ -6,6 +6,7 @@
  * docs/KVCACHE.md.
  */
 #include "kv.h"
+#include "results.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -303,43 +304,6 @@ static void plan_region(uint64_t logical, uint64_t sim_region, uint64_t maxwr, u
 }
 
 /* ---- results files (temp + rename, as replay/results.c) ----------------- */
-
-static int mkdir_p(const char *dir)
-{
-	char buf[1024];
-	snprintf(buf, sizeof(buf), "%s", dir);
-	for (char *p = buf + 1; *p; p++) {
-		if (*p == '/') {
-			*p = 0;
-			if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-				return -1;
-			*p = '/';
-		}
-	}
-	if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-		return -1;
-	return 0;
-}
-
-static dmr_status_t write_file(const char *dir, const char *name, int (*fill)(FILE *, const void *),
-			       const void *arg, dmr_err_t *err)
-{
-	char tmp[1200], path[1200];
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", dir, name);
-	FILE *f = fopen(tmp, "w");
-	if (!f)
-		return dmr_err_set(err, DMR_ERR_IO, "%s: %s", tmp, strerror(errno));
-	int bad = fill(f, arg) < 0;
-	bad |= fflush(f) != 0;
-	bad |= fclose(f) != 0;
-	if (bad || rename(tmp, path) != 0) {
-		int e = errno;
-		remove(tmp);
-		return dmr_err_set(err, DMR_ERR_IO, "%s: write failed: %s", path, strerror(e));
-	}
-	return DMR_OK;
-}
 
 /* CSV field: quoted when it holds a comma, quote or newline. */
 static void csv_str(FILE *f, const char *s)
@@ -1125,12 +1089,12 @@ static dmr_status_t kv_write_results(kv_t *k, const dmr_kv_result_t *res, dmr_er
 	const char *dir = k->o->out_dir;
 	struct kv_sum_arg sa = {res, k->o};
 	struct kv_ts_arg ta = {&k->ts, res->link_gbps};
-	if (mkdir_p(dir) != 0)
+	if (dmr_results_mkdir_p(dir) != 0)
 		return dmr_err_set(err, DMR_ERR_IO, "%s: cannot create: %s", dir, strerror(errno));
-	dmr_status_t st = write_file(dir, res->partial ? "timeseries.partial.csv" : "timeseries.csv",
+	dmr_status_t st = dmr_results_write_file(dir, res->partial ? "timeseries.partial.csv" : "timeseries.csv",
 				     fill_kv_ts, &ta, err);
 	if (st == DMR_OK)
-		st = write_file(dir, res->partial ? "summary.partial.csv" : "summary.csv",
+		st = dmr_results_write_file(dir, res->partial ? "summary.partial.csv" : "summary.csv",
 				fill_kv_summary, &sa, err);
 	return st;
 }

@@ -377,29 +377,6 @@ static void thr_fini(thr_t *th)
 	free(th->lat);
 }
 
-static int mkdir_p(const char *dir)
-{
-	char buf[1024];
-	snprintf(buf, sizeof(buf), "%s", dir);
-	for (char *p = buf + 1; *p; p++) {
-		if (*p == '/') {
-			*p = 0;
-			if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-				return -1;
-			*p = '/';
-		}
-	}
-	if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-		return -1;
-	struct stat sb;
-	if (stat(buf, &sb) != 0)
-		return -1;
-	if (!S_ISDIR(sb.st_mode)) {
-		errno = ENOTDIR;
-		return -1;
-	}
-	return 0;
-}
 
 static int mn_read(void *arg, int table, uint64_t slot, const uint64_t **payload_p,
 		   uint64_t *version_p)
@@ -593,7 +570,7 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 
 	if (o->cns == 0 || o->threads == 0 || o->coros == 0)
 		return dmr_err_set(err, DMR_ERR_INVALID, "--cns, --threads and --coros must be >= 1");
-	if (mkdir_p(o->out_dir) != 0) /* before the run, not after it */
+	if (dmr_results_mkdir_p(o->out_dir) != 0) /* before the run, not after it */
 		return dmr_err_set(err, DMR_ERR_IO, "--out %s: cannot create directory: %s",
 				   o->out_dir, strerror(errno));
 	st = dmr_trace_open(o->trace, &e->rd, err);
@@ -880,7 +857,7 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	res->wall_s = wall_now() - w0;
 	snprintf(res->status, sizeof(res->status), "%s",
 		 res->partial ? "partial" : (res->verified ? "complete" : "failed"));
-	if (mkdir_p(o->out_dir) != 0) {
+	if (dmr_results_mkdir_p(o->out_dir) != 0) {
 		if (st == DMR_OK)
 			st = dmr_err_set(err, DMR_ERR_IO, "%s: cannot create: %s", o->out_dir,
 					 strerror(errno));

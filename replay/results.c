@@ -1,6 +1,7 @@
 #include "results.h"
 
 #include <errno.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,8 +77,33 @@ static const char *summary_header =
 	"skipped_ops,mtu,retries_limit,backoff_us,duration_s,ai_step,md_factor,loop_window_ms,"
 	"loop_threshold,profile_path,trace";
 
-static int write_file(const char *dir, const char *name, int (*fill)(FILE *, const void *),
-		      const void *arg, dmr_err_t *err)
+int dmr_results_mkdir_p(const char *dir)
+{
+	char buf[1024];
+	snprintf(buf, sizeof(buf), "%s", dir);
+	for (char *p = buf + 1; *p; p++) {
+		if (*p == '/') {
+			*p = 0;
+			if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+				return -1;
+			*p = '/';
+		}
+	}
+	if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+		return -1;
+	struct stat sb;
+	if (stat(buf, &sb) != 0)
+		return -1;
+	if (!S_ISDIR(sb.st_mode)) {
+		errno = ENOTDIR;
+		return -1;
+	}
+	return 0;
+}
+
+dmr_status_t dmr_results_write_file(const char *dir, const char *name,
+				    int (*fill)(FILE *, const void *), const void *arg,
+				    dmr_err_t *err)
 {
 	char tmp[1200], path[1200];
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
@@ -152,10 +178,10 @@ dmr_status_t dmr_results_write(const char *dir, int final, const dmr_replay_resu
 			       const char *trace, const dmr_ts_t *ts, dmr_err_t *err)
 {
 	struct sum_arg sa = {r, trace};
-	dmr_status_t st = write_file(dir, final ? "timeseries.csv" : "timeseries.partial.csv",
+	dmr_status_t st = dmr_results_write_file(dir, final ? "timeseries.csv" : "timeseries.partial.csv",
 				     fill_ts, ts, err);
 	if (st == DMR_OK)
-		st = write_file(dir, final ? "summary.csv" : "summary.partial.csv", fill_summary,
+		st = dmr_results_write_file(dir, final ? "summary.csv" : "summary.partial.csv", fill_summary,
 				&sa, err);
 	if (st == DMR_OK && final) {
 		/* a finished run supersedes an older partial one in this directory */

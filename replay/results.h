@@ -12,6 +12,7 @@
 #define DMR_RESULTS_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "../core/txn.h"
 
@@ -47,6 +48,17 @@ void dmr_ts_fini(dmr_ts_t *ts);
 void dmr_ts_advance(dmr_ts_t *ts, uint64_t now_ps, const dmr_txn_stats_t *st);
 /* Close the last (possibly short) window at end_ps. */
 void dmr_ts_finish(dmr_ts_t *ts, uint64_t end_ps, const dmr_txn_stats_t *st);
+
+/* Create dir and its parents; -1 with errno set on failure (ENOTDIR when
+ * the path exists and is not a directory). */
+int dmr_results_mkdir_p(const char *dir);
+
+/* Write dir/name atomically: fill() writes to dir/.name.tmp, which is renamed
+ * into place only when every write, the flush and the close succeeded; else
+ * the temp file is removed and DMR_ERR_IO names the path. */
+dmr_status_t dmr_results_write_file(const char *dir, const char *name,
+				    int (*fill)(FILE *, const void *), const void *arg,
+				    dmr_err_t *err);
 
 struct dmr_replay_result;
 /* Write summary and time series into dir (final: summary.csv, else
