@@ -1011,7 +1011,8 @@ static void other_axes(const dmr_report_t *r, const rcell_t *c, const char *skip
 	}
 }
 
-static int write_md(const dmr_report_t *r, const char *path, int plots_ok)
+static int write_md(const dmr_report_t *r, const char *path, int plots_ok, const unsigned char *metric_ok,
+		    size_t nts)
 {
 	FILE *f = fopen(path, "w");
 	if (!f)
@@ -1154,10 +1155,19 @@ static int write_md(const dmr_report_t *r, const char *path, int plots_ok)
 	if (plots_ok) {
 		fprintf(f, "\n## Plots\n\n");
 		for (size_t m = 0; m < r->nmetrics; m++)
-			fprintf(f, "![%s](plots/%s.png) ([SVG](plots/%s.svg))\n\n", r->metrics[m],
-				r->metrics[m], r->metrics[m]);
-		fprintf(f, "Time series per cell (committed throughput and the loop's actuator; "
-			   "dotted lines: phase changes): `plots/ts-*.png`.\n");
+			if (metric_ok[m])
+				fprintf(f, "![%s](plots/%s.png) ([SVG](plots/%s.svg))\n\n",
+					r->metrics[m], r->metrics[m], r->metrics[m]);
+			else
+				fprintf(f, "%s: no plot (gnuplot failed; see plots/gnuplot.log)\n\n",
+					r->metrics[m]);
+		if (nts)
+			fprintf(f, "Time series of %zu cell(s) (committed throughput and the loop's "
+				   "actuator; dotted lines: phase changes): `plots/ts-*.png`.\n",
+				nts);
+		else
+			fprintf(f, "No time series plots: no cell has a readable "
+				   "`timeseries.csv` under the sweep's cells/ directory.\n");
 	}
 	return fclose(f);
 }
@@ -1403,15 +1413,22 @@ dmr_status_t dmr_report_write(dmr_report_t *r, dmr_err_t *err)
 	if (mkdir_p(r->out_dir) != 0)
 		return dmr_err_set(err, DMR_ERR_IO, "%s: %s", r->out_dir, strerror(errno));
 	int plots_ok = 0;
+	size_t nts = 0;
+	unsigned char *metric_ok = calloc(r->nmetrics ? r->nmetrics : 1, 1);
+	if (!metric_ok)
+		return dmr_err_set(err, DMR_ERR_NOMEM, "report: out of memory");
 	if (r->cfg.plots) {
 		snprintf(pdir, sizeof(pdir), "%s/plots", r->out_dir);
 		snprintf(log, sizeof(log), "%s/gnuplot.log", pdir);
-		if (mkdir_p(pdir) != 0)
+		if (mkdir_p(pdir) != 0) {
+			free(metric_ok);
 			return dmr_err_set(err, DMR_ERR_IO, "%s: %s", pdir, strerror(errno));
+		}
 		remove(log);
 		int bad = 0;
 		for (size_t m = 0; m < r->nmetrics && !bad; m++) {
 			int rc = plot_metric(r, m, pdir, log);
+			metric_ok[m] = rc == 0;
 			if (rc == 127) {
 				fprintf(stderr, "dmreplay report: warning: gnuplot not found "
 						"(scripts/deps installs gnuplot-nox): no plots\n");
@@ -1426,6 +1443,7 @@ dmr_status_t dmr_report_write(dmr_report_t *r, dmr_err_t *err)
 		plots_ok = !bad;
 		for (size_t c = 0; c < r->ncells && plots_ok; c++) {
 			int rc = plot_timeseries(r, &r->cells[c], pdir, log);
+			nts += rc == 0;
 			if (rc != 0 && rc != 1)
 				fprintf(stderr,
 					"dmreplay report: warning: gnuplot failed for the time "
@@ -1433,13 +1451,15 @@ dmr_status_t dmr_report_write(dmr_report_t *r, dmr_err_t *err)
 					r->cells[c].name, log);
 		}
 	}
+	dmr_status_t st = DMR_OK;
 	snprintf(path, sizeof(path), "%s/report.csv", r->out_dir);
 	if (write_csv(r, path) != 0)
-		return dmr_err_set(err, DMR_ERR_IO, "%s: write failed", path);
+		st = dmr_err_set(err, DMR_ERR_IO, "%s: write failed", path);
 	snprintf(path, sizeof(path), "%s/report.md", r->out_dir);
-	if (write_md(r, path, plots_ok) != 0)
-		return dmr_err_set(err, DMR_ERR_IO, "%s: write failed", path);
-	return DMR_OK;
+	if (st == DMR_OK && write_md(r, path, plots_ok, metric_ok, nts) != 0)
+		st = dmr_err_set(err, DMR_ERR_IO, "%s: write failed", path);
+	free(metric_ok);
+	return st;
 }
 
 /* ---- command line ------------------------------------------------------- */

@@ -280,6 +280,9 @@ START_TEST(test_report_cells)
 		ck_assert_int_eq(access(path, R_OK), 0);
 		snprintf(path, sizeof(path), "%s/plots/ts-regime=extreme+loop=aimd.png", out);
 		ck_assert_int_eq(access(path, R_OK), 0);
+		/* report.md lists only plots that were made */
+		ck_assert_ptr_nonnull(strstr(md, "![committed_tps](plots/committed_tps.png)"));
+		ck_assert_ptr_nonnull(strstr(md, "Time series of "));
 	} else {
 		fprintf(stderr, "test_report_cells: plots SKIPPED: gnuplot not installed\n");
 	}
@@ -322,7 +325,21 @@ START_TEST(test_report_plain_summary)
 	ck_assert_int_eq(dmr_report_cell_stat(r, 1, "committed_tps", &ci, &ratio, &has), 0);
 	ck_assert_int_eq(has, 1);
 	ck_assert_double_eq_tol(ratio.est, 200.0 / 105, 1e-12);
+	/* no cells/ directory: report.md must not promise time series plots */
+	char out[320];
+	snprintf(out, sizeof(out), "%s/plain-out", tmpdir);
+	cfg.out_dir = out;
 	dmr_report_free(r);
+	ck_assert_int_eq(dmr_report_compute(&cfg, &r, &err), DMR_OK);
+	ck_assert_int_eq(dmr_report_write(r, &err), DMR_OK);
+	dmr_report_free(r);
+	char path[400];
+	snprintf(path, sizeof(path), "%s/report.md", out);
+	char *md = read_file(path);
+	ck_assert_ptr_nonnull(md);
+	ck_assert_ptr_null(strstr(md, "plots/ts-"));
+	if (cfg.plots)
+		ck_assert_ptr_nonnull(strstr(md, "No time series plots"));
 }
 END_TEST
 
