@@ -103,6 +103,8 @@ typedef struct dmr_bench_result {
 	double bw_peak_gbps; /* perftest's peak (one QP; NAN with several) */
 	double bw_avg_gbps;
 	double msg_rate_mpps; /* completed WRs per microsecond */
+	double mono_seconds; /* threaded: the whole run by CLOCK_MONOTONIC, s (a check of
+				dmr_be_now's clock; NAN on DRIVEN backends) */
 	/* latency mode only (us) */
 	double t_min_us, t_max_us, t_typical_us, t_avg_us, t_stdev_us, t_p99_us, t_p999_us;
 } dmr_bench_result_t;
