@@ -796,6 +796,7 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	dmr_txn_stats_t tot = res->st;
 	if (o->xv) {
 		o->xv->local = tot.committed_xv;
+		o->xv->failed = st != DMR_OK;
 		o->xv->summed = 0;
 	}
 	dmr_be_stats(e->be, &res->be); /* CN role: end barrier, xv sum, final state */

@@ -49,6 +49,7 @@ typedef struct dmr_replay_xv {
 	int64_t local;	 /* this process's committed_xv */
 	int64_t total;	 /* the sum over the CNs */
 	uint32_t summed; /* CNs in total; 0 = no sum (verification fails) */
+	int failed;	 /* set with local: the run failed (nothing is verified) */
 } dmr_replay_xv_t;
 
 void dmr_replay_opts_default(dmr_replay_opts_t *o);

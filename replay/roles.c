@@ -6,6 +6,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <math.h>
@@ -15,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../core/layout.h"
@@ -733,10 +736,12 @@ int dmr_roles_cn_main(int argc, char **argv)
 	role.xv_local = &xv.local;
 	role.xv_total = &xv.total;
 	role.xv_summed = &xv.summed;
+	role.run_failed = &xv.failed;
 	dmr_verbs_set_role(&role);
 	st = dmr_replay_run(&o, &r, &err);
 	dmr_err_t rerr;
-	if (dmr_verbs_role_status(&rerr) != DMR_OK && st == DMR_OK) {
+	if (dmr_verbs_role_status(&rerr) != DMR_OK && (st == DMR_OK || st == DMR_ERR_VERIFY)) {
+		/* the end barrier's error says why the (zeroed) image failed */
 		st = dmr_err_set(&err, DMR_ERR_REMOTE, "%s", rerr.msg);
 		r.partial = 1;
 	}
@@ -787,10 +792,6 @@ int dmr_roles_cn_main(int argc, char **argv)
 }
 
 /* ---- dmreplay run --procs: MN and CNs as child processes ------------------ */
-
-#include <fcntl.h>
-#include <sys/wait.h>
-#include <time.h>
 
 typedef struct child {
 	char name[24]; /* "mn K" or "cn K" */

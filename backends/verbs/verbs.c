@@ -51,7 +51,8 @@
 /* control page (roles), offsets from its start */
 #define CTL_LOADED 0u
 #define CTL_ARRIVE 64u	/* + 8 * cn index */
-#define CTL_DONE 640u	/* + 8 * cn index */
+#define CTL_DONE 640u	/* + 8 * cn index: 1 done, CTL_DONE_FAILED its run failed */
+#define CTL_DONE_FAILED 2u
 #define CTL_CANARY 1216u /* + 64 * cn index */
 #define CTL_XV 5312u	  /* + 8 * cn index: committed delta (int64) */
 #define VB_CHUNK (1u << 20) /* load / read-back WR size */
@@ -1789,6 +1790,19 @@ static dmr_status_t ctl_wait_all(vb_t *vb, uint32_t base, int loaded, double sec
 								cl->cn[k].ip[0] ? cl->cn[k].ip : "?");
 			}
 		int need_load = loaded && !vb->cbuf[CTL_LOADED / 8];
+		char failed[512] = "";
+		size_t foff = 0;
+		for (uint32_t k = 0; base == CTL_DONE && k < cl->ncn; k++)
+			if (vb->cbuf[(base + 8 * k) / 8] == CTL_DONE_FAILED && foff < sizeof(failed))
+				foff += (size_t)snprintf(failed + foff, sizeof(failed) - foff,
+							 "%sCN %u (%s)", foff ? ", " : "",
+							 cl->cn[k].id,
+							 cl->cn[k].ip[0] ? cl->cn[k].ip : "?");
+		if (failed[0])
+			return vb_fail(vb, err, DMR_ERR_REMOTE, -1, 0,
+				       "%s: %s reported a failed run: the final state holds its "
+				       "unfinished transactions and is not verified",
+				       what, failed);
 		if (!nmiss && !need_load)
 			return DMR_OK;
 		if (vb_now_ns(vb) >= deadline) {
@@ -1842,6 +1856,18 @@ static void role_end(vb_t *vb)
 	}
 	if (vb->start_st != DMR_OK)
 		st = dmr_err_set(err, vb->start_st, "%s", vb->start_err.msg);
+	if (st == DMR_OK && r->run_failed && *r->run_failed) {
+		/* tell the others at once (they stop waiting and name this CN);
+		 * this CN verifies nothing: the engine does not after a failure */
+		dmr_err_t e2;
+		dmr_status_t ws = ctl_write(vb, CTL_DONE + 8 * r->self, CTL_DONE_FAILED,
+					    "end barrier: failed run", &e2);
+		memset(vb->shadow, 0, vb->shadow_len);
+		fprintf(stderr, "cn %u: the run failed: %s\n", r->cl->cn[r->self].id,
+			ws == DMR_OK ? "told the other CNs through the control page"
+				     : "could not tell the other CNs (the MN is unreachable)");
+		return;
+	}
 	if (st == DMR_OK && r->xv_local)
 		st = ctl_write(vb, CTL_XV + 8 * r->self, (uint64_t)*r->xv_local,
 			       "end barrier: committed delta", err);
@@ -2158,7 +2184,8 @@ dmr_status_t dmr_verbs_mn_main(const dmr_verbs_role_t *role, dmr_err_t *err)
 		(unsigned long long)vb->dattr.max_mr_size, cl->ncn, role->barrier_s);
 	const volatile uint64_t *ctl = (const uint64_t *)(void *)((uint8_t *)vb->mn.mem + vb->mn.ctl);
 	uint64_t bdeadline = vb_now_ns(vb) + secs_ns(role->barrier_s + 5);
-	uint8_t seen[DMR_VERBS_MAX_NODES] = {0};
+	uint8_t seen[DMR_VERBS_MAX_NODES] = {0}, failed[DMR_VERBS_MAX_NODES] = {0};
+	uint32_t nfailed = 0;
 	uint32_t narrived = 0;
 	int all_arrived = 0, loaded = 0, all_done = 0, mn_err_shown = 0;
 	uint64_t done_at = 0;
@@ -2204,6 +2231,14 @@ dmr_status_t dmr_verbs_mn_main(const dmr_verbs_role_t *role, dmr_err_t *err)
 			}
 		}
 		names_of(cl, ctl, CTL_DONE, miss, sizeof(miss), &nmiss);
+		for (uint32_t k = 0; k < cl->ncn; k++)
+			if (!failed[k] && __atomic_load_n(&ctl[(CTL_DONE + 8 * k) / 8],
+							  __ATOMIC_ACQUIRE) == CTL_DONE_FAILED) {
+				failed[k] = 1;
+				nfailed++;
+				fprintf(stderr, "mn %u: CN %u reported a failed run\n", me->id,
+					cl->cn[k].id);
+			}
 		if (!all_done && nmiss == 0) {
 			all_done = 1;
 			done_at = now;
@@ -2213,7 +2248,10 @@ dmr_status_t dmr_verbs_mn_main(const dmr_verbs_role_t *role, dmr_err_t *err)
 		}
 		if (all_done && ndisc >= nconn) {
 			fprintf(stderr, "mn %u: all %u connections closed; exiting\n", me->id, nconn);
-			st = DMR_OK;
+			st = nfailed ? dmr_err_set(err, DMR_ERR_REMOTE,
+						   "mn %u: %u of %u CNs reported a failed run", me->id,
+						   nfailed, cl->ncn)
+				     : DMR_OK;
 			break;
 		}
 		if (all_done && now - done_at > secs_ns(role->end_s)) {

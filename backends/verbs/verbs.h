@@ -150,6 +150,11 @@ typedef struct dmr_verbs_role {
 	const int64_t *xv_local;
 	int64_t *xv_total;
 	uint32_t *xv_summed;
+	/* CN: non-zero at the end barrier = this CN's run failed: it writes
+	 * "failed" into its done word and waits for nobody; the other CNs' end
+	 * barrier then fails at once naming it, and the MN exits 1 (NULL: the
+	 * run is taken to have finished). */
+	const int *run_failed;
 } dmr_verbs_role_t;
 
 /* CN: the role the next verbs open() takes (NULL: loopback). The struct and
