@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../backends/sim/sim.h"
 #ifdef DMR_HAVE_VERBS
@@ -136,18 +137,38 @@ fail:
 
 /* ---- one run --------------------------------------------------------------- */
 
+/* perftest's cycle buffer: addresses advance by the size rounded up to the
+ * 64-byte cache line and wrap every cycle_buffer bytes; a size above half
+ * of it uses one buffer (perftest_resources.c increase_rem_addr / _loc_addr,
+ * applied only when size <= cycle_buffer / 2). Slots in the cycle; 0 = off. */
+static uint64_t cycle_slots(const dmr_bench_spec_t *sp, uint64_t *inc_p)
+{
+	if (!sp->cycle_buffer)
+		return 0;
+	uint64_t size = is_atomic(sp->opcode) ? 8 : sp->size;
+	uint64_t inc = round_up(size ? size : 1, 64);
+	*inc_p = inc;
+	return size <= sp->cycle_buffer / 2 ? sp->cycle_buffer / inc : 1;
+}
+
 uint64_t dmr_bench_mr_need(const dmr_bench_spec_t *sp)
 {
 	uint64_t region = is_atomic(sp->opcode)
 			      ? 4096
 			      : round_up((uint64_t)sp->depth * (sp->size ? sp->size : 1), 4096);
+	uint64_t inc = 0, n = cycle_slots(sp, &inc);
+	if (n)
+		region = round_up(n * inc, 4096);
 	return (uint64_t)(sp->qps ? sp->qps : 1) * region;
 }
 
 size_t dmr_bench_local_need(const dmr_bench_spec_t *sp)
 {
 	uint64_t slot = round_up(is_atomic(sp->opcode) || sp->size < 8 ? 8 : sp->size, 8);
-	return (size_t)round_up(slot * sp->depth, 64);
+	uint64_t need = slot * sp->depth, inc = 0, n = cycle_slots(sp, &inc);
+	if (n)
+		need = n * inc;
+	return (size_t)round_up(need, 64);
 }
 
 typedef struct bq {
@@ -173,6 +194,7 @@ typedef struct brun {
 	atomic_int go;	 /* threads start together */
 	uint32_t cq_mod;    /* signal one WR in cq_mod, and the last (perftest --cq-mod) */
 	uint32_t post_list; /* WRs per post, one doorbell (perftest --post_list) */
+	uint64_t cycle_slots, cycle_inc; /* spec cycle_buffer: slots and stride (0: off) */
 } brun_t;
 
 /* WR i is signaled: the last of every cq_mod, and the run's last. */
@@ -185,6 +207,17 @@ static int bq_signaled(const brun_t *r, const bq_t *q, uint64_t i)
 static void bq_fill_wr(brun_t *r, bq_t *q, uint64_t i, dmr_wr_t *wr)
 {
 	const dmr_bench_spec_t *sp = r->sp;
+	if (r->cycle_slots) { /* perftest's address pattern (cycle_slots) */
+		uint64_t off = (i % r->cycle_slots) * r->cycle_inc;
+		*wr = (dmr_wr_t){.wr_id = i,
+				 .local = q->local + off,
+				 .remote = sp->same_addr ? 0 : q->rbase + off,
+				 .length = is_atomic(sp->opcode) ? 8 : sp->size,
+				 .opcode = sp->opcode,
+				 .compare_add = sp->opcode == DMR_WR_FAA ? 1 : 0,
+				 .swap = i + 1};
+		return;
+	}
 	uint64_t k = i % sp->depth;
 	*wr = (dmr_wr_t){.wr_id = i, .local = q->local + k * r->slot, .opcode = sp->opcode};
 	switch (sp->opcode) {
@@ -520,6 +553,7 @@ static dmr_status_t bench_run_sel(dmr_bench_session_t *s, const dmr_bench_spec_t
 	r.cq_mod = cq_mod;
 	r.post_list = post_list;
 	r.slot = round_up(is_atomic(sp->opcode) || sp->size < 8 ? 8 : sp->size, 8);
+	r.cycle_slots = cycle_slots(sp, &r.cycle_inc);
 	r.region = dmr_bench_mr_need(sp) / sp->qps;
 	r.timeout_ps = (uint64_t)((sp->timeout_s > 0 ? sp->timeout_s : 10.0) * 1e12);
 	r.max_ps = !s->driven && sp->max_s > 0 ? (uint64_t)(sp->max_s * 1e12) : 0;
@@ -546,7 +580,10 @@ static dmr_status_t bench_run_sel(dmr_bench_session_t *s, const dmr_bench_spec_t
 			goto out;
 		}
 	}
+	struct timespec m0, m1;
+	clock_gettime(CLOCK_MONOTONIC, &m0);
 	st = s->driven ? run_driven(&r, err) : run_threaded(&r, err);
+	clock_gettime(CLOCK_MONOTONIC, &m1);
 	if (st != DMR_OK)
 		goto out;
 
@@ -567,6 +604,8 @@ static dmr_status_t bench_run_sel(dmr_bench_session_t *s, const dmr_bench_spec_t
 	res.seconds = span / 1e12;
 	res.bw_avg_gbps = bytes * 8 * (double)res.iters / res.seconds / 1e9;
 	res.msg_rate_mpps = (double)res.iters / res.seconds / 1e6;
+	res.mono_seconds = s->driven ? NAN
+				     : (double)(m1.tv_sec - m0.tv_sec) + (m1.tv_nsec - m0.tv_nsec) / 1e9;
 	if (sp->qps == 1) {
 		double per = min_per_wr_ps(r.q[0].tp, r.q[0].tc, r.q[0].done);
 		res.bw_peak_gbps = per > 0 ? bytes * 8 * 1e3 / per : NAN;
@@ -650,10 +689,14 @@ static void bench_usage(FILE *f)
 	    "                  (1..1024; default 100, clamped to depth; latency mode: 1)\n"
 	    "  --post-list N   WRs per post, one doorbell each (1..1024, clamped to depth;\n"
 	    "                  default 1; latency mode: 1)\n"
-	    "  --same-addr     cas/faa: every WR on one 8-byte word (default: 512 words)\n"
+	    "  --same-addr     cas/faa: every WR on one 8-byte word (default: 512 words)\n"	    "  --cycle-buffer B  perftest's address pattern: WR i at (i mod (B / inc)) x inc,\n"
+	    "                  local and remote, inc = size rounded up to 64; one buffer when\n"
+	    "                  size > B / 2 (perftest: B = the page size, 4096); default:\n"
+	    "                  depth slots of size bytes, atomics on 512 words\n"
 	    "  --timeout S     threaded backends: seconds without a completion before giving\n"
 	    "                  up (default 10)\n\n"
-	    "Times: simulated on sim; CLOCK_MONOTONIC (dmr_be_now) on shm and verbs.\n"
+	    "Times: dmr_be_now: simulated on sim; CLOCK_MONOTONIC on shm; on verbs the TSC\n"
+	    "at a rate measured against CLOCK_MONOTONIC (as perftest's get_cycles).\n"
 	    "Exit status: 0 done, 1 the run failed, 2 bad options.\n");
 }
 
@@ -722,6 +765,7 @@ int dmr_bench_main(int argc, char **argv)
 		O_TIMEOUT,
 		O_CQ_MOD,
 		O_POST_LIST,
+		O_CYCLE,
 		O_HELP
 	};
 	static const struct option opts[] = {
@@ -739,13 +783,14 @@ int dmr_bench_main(int argc, char **argv)
 	    {"timeout", required_argument, NULL, O_TIMEOUT},
 	    {"cq-mod", required_argument, NULL, O_CQ_MOD},
 	    {"post-list", required_argument, NULL, O_POST_LIST},
+	    {"cycle-buffer", required_argument, NULL, O_CYCLE},
 	    {"help", no_argument, NULL, O_HELP},
 	    {NULL, 0, NULL, 0},
 	};
 	dmr_bench_target_t t = {.backend = "sim", .gid_index = -1};
 	int have_size = 0, have_depth = 0, have_iters = 0, latency = 0, same = 0;
 	int have_profile = 0, have_device = 0, have_port = 0, have_gid = 0;
-	uint64_t size = 0, depth = 0, iters = 0, v, cq_mod = 100, post_list = 1;
+	uint64_t size = 0, depth = 0, iters = 0, v, cq_mod = 100, post_list = 1, cycle = 0;
 	int have_cq_mod = 0, have_post_list = 0;
 	double timeout = 10;
 	int ch;
@@ -826,6 +871,10 @@ int dmr_bench_main(int argc, char **argv)
 			if (bench_u64("--cq-mod", optarg, 1, BENCH_MAX_DEPTH, &cq_mod))
 				return 2;
 			have_cq_mod = 1;
+			break;
+		case O_CYCLE:
+			if (bench_u64("--cycle-buffer", optarg, 64, 1u << 30, &cycle))
+				return 2;
 			break;
 		case O_POST_LIST:
 			if (bench_u64("--post-list", optarg, 1, BENCH_MAX_DEPTH, &post_list))
@@ -950,13 +999,24 @@ int dmr_bench_main(int argc, char **argv)
 	sp.iters = iters;
 	sp.latency = latency;
 	sp.same_addr = same;
+	sp.cycle_buffer = (uint32_t)cycle;
 	cq_mod = cq_mod < depth ? cq_mod : depth; /* perftest: at most tx_depth */
 	post_list = post_list < depth ? post_list : depth;
 
 	dmr_bench_session_t s;
 	dmr_err_t err;
+#ifdef DMR_HAVE_VERBS
+	/* perftest's QP: tx_depth WRs, inline data only for WRITE (verbs.h) */
+	if (verbs)
+		dmr_verbs_set_queue(2 * (uint32_t)depth < 64 ? 64 : 2 * (uint32_t)depth,
+				    sp.opcode == DMR_WR_WRITE ? -1 : 0);
+#endif
 	dmr_status_t st = dmr_bench_session_open(&s, &t, 1, dmr_bench_mr_need(&sp),
 						 dmr_bench_local_need(&sp), &err);
+#ifdef DMR_HAVE_VERBS
+	if (verbs)
+		dmr_verbs_set_queue(0, -1);
+#endif
 	if (st != DMR_OK) {
 		int bad_input = sim && (st == DMR_ERR_IO || st == DMR_ERR_PARSE);
 		fprintf(stderr, "dmreplay bench: %s%s\n", bad_input ? "option --profile: " : "",
@@ -986,10 +1046,19 @@ int dmr_bench_main(int argc, char **argv)
 	printf(" Outstanding     : %u WR%s, one signaled WR in %u, %u WR%s per post%s\n",
 	       sp.depth, sp.depth == 1 ? "" : "s", (unsigned)cq_mod, (unsigned)post_list,
 	       post_list == 1 ? "" : "s",
-	       is_atomic(sp.opcode) ? (same ? "; one 8-byte word" : "; 512 distinct 8-byte words")
-				    : "");
+	       is_atomic(sp.opcode) && !sp.cycle_buffer
+		   ? (same ? "; one 8-byte word" : "; 512 distinct 8-byte words")
+		   : "");
+	if (sp.cycle_buffer) {
+		uint64_t inc = 0, n = cycle_slots(&sp, &inc);
+		printf(" Addresses       : perftest's cycle buffer of %u bytes: %llu slot%s of %llu "
+		       "bytes%s\n",
+		       sp.cycle_buffer, (unsigned long long)n, n == 1 ? "" : "s",
+		       (unsigned long long)inc, same ? " (remote: one 8-byte word)" : "");
+	}
 	printf(" Time            : %s\n",
-	       s.driven ? "simulated (dmr_be_now of the worker)" : "CLOCK_MONOTONIC (dmr_be_now)");
+	       s.driven ? "simulated (dmr_be_now of the worker)"
+			: "dmr_be_now (verbs: the TSC, rate measured against CLOCK_MONOTONIC)");
 	dmr_bench_result_t r;
 	st = bench_run_sel(&s, &sp, (uint32_t)cq_mod, (uint32_t)post_list, &r, &err);
 	if (st != DMR_OK) {
@@ -998,6 +1067,10 @@ int dmr_bench_main(int argc, char **argv)
 		return 1;
 	}
 	dmr_bench_print(&sp, &r, stdout);
+	if (!s.driven)
+		printf(" Clock check     : first post to last completion %.6f s by dmr_be_now; the "
+		       "whole loop %.6f s by CLOCK_MONOTONIC\n",
+		       r.seconds, r.mono_seconds);
 	dmr_bench_session_close(&s);
 	return 0;
 }

@@ -10,9 +10,14 @@
  * does; latency mode is the same loop at depth 1 (perftest's run_iter_lat).
  *
  * Time: dmr_be_now() of the QP's worker: simulated picoseconds on DRIVEN
- * backends (sim: advanced with dmr_be_progress()), CLOCK_MONOTONIC on the
- * threaded ones (shm, verbs: polled with dmr_be_poll() in a spin loop, one
- * thread per QP when there are several, each wait with a deadline).
+ * backends (sim: advanced with dmr_be_progress()), wall time on the
+ * threaded ones (shm: CLOCK_MONOTONIC; verbs: the TSC at a rate measured
+ * against CLOCK_MONOTONIC, as perftest's get_cycles, see verbs.h; polled with
+ * dmr_be_poll() in a spin loop, one thread per QP when there are several,
+ * each wait with a deadline). `dmreplay bench` on verbs sizes its QP as
+ * perftest does (dmr_verbs_set_queue: 2 x depth WRs, inline data for WRITE
+ * only) and prints a clock check (the run by dmr_be_now and by
+ * CLOCK_MONOTONIC).
  * tposted[i] is read just before WR i is posted, tcompleted[i] just after
  * the poll that returned its completion.
  *
@@ -35,7 +40,8 @@
  * Remote layout: QP q uses [q x region, (q+1) x region) of the MN region,
  * region = depth x size rounded up to 4 KiB; READ/WRITE i goes to slot
  * (i mod depth); atomics go to 8-byte word (i mod 512) of the QP's 4 KiB
- * (perftest's cycle buffer), or all to offset 0 with same_addr.
+ * (perftest's cycle buffer), or all to offset 0 with same_addr. With
+ * spec.cycle_buffer, perftest's own pattern instead (see the field).
  */
 #ifndef DMR_BENCH_H
 #define DMR_BENCH_H
@@ -90,6 +96,11 @@ typedef struct dmr_bench_spec {
 	uint32_t qps;	  /* QPs = workers 0..qps-1 of the session */
 	int latency;	  /* 1: perftest _lat statistics (needs depth 1, qps 1) */
 	int same_addr;	  /* atomics: every WR of every QP on offset 0 */
+	uint32_t cycle_buffer; /* 0: the layout below; else perftest's: WR i at offset
+				  (i mod (B / inc)) x inc of a B-byte buffer, local and
+				  remote, inc = size rounded up to 64 bytes; one buffer
+				  (offset 0) when size > B / 2 (perftest's default B is
+				  the page size, 4096) */
 	double timeout_s; /* threaded: no completion for this long is an error (0: 10 s) */
 	double max_s;	  /* threaded: stop posting max_s seconds after a QP's first post
 			     (once it has posted 16 WRs) and finish with the WRs posted;
@@ -103,6 +114,8 @@ typedef struct dmr_bench_result {
 	double bw_peak_gbps; /* perftest's peak (one QP; NAN with several) */
 	double bw_avg_gbps;
 	double msg_rate_mpps; /* completed WRs per microsecond */
+	double mono_seconds; /* threaded: the whole run by CLOCK_MONOTONIC, s (a check of
+				dmr_be_now's clock; NAN on DRIVEN backends) */
 	/* latency mode only (us) */
 	double t_min_us, t_max_us, t_typical_us, t_avg_us, t_stdev_us, t_p99_us, t_p999_us;
 } dmr_bench_result_t;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "replay.h"
+#include "roles.h"
 
 #define DEFAULT_TRACE DMR_SOURCE_DIR "/traces/samples/tpcc-extreme.csv"
 
@@ -50,6 +51,12 @@ static void run_usage(FILE *f)
 		"  --loop-window-ms X  reaction window of the loops (default 5)\n"
 		"  --loop-threshold X  aimd: aborts per attempt above which it decreases\n"
 		"                    (default 0.5)\n"
+		"  --procs           verbs: one MN and --cns CN processes on this host\n"
+		"                    (dmreplay mn / cn, fork + exec; docs/ROLES.md): writes\n"
+		"                    DIR/cluster.json, logs DIR/mn.log and DIR/cnK.log, results\n"
+		"                    DIR/cnK/ and the combined DIR/summary.csv\n"
+		"  --config FILE     verbs: as --procs with this cluster config (its CNs)\n"
+		"  --deadline S      --procs: stop the processes after S seconds (default 3600)\n"
 		"  --quiet           no summary on stdout\n"
 		"  --help\n",
 		DEFAULT_TRACE);
@@ -179,12 +186,16 @@ int dmr_replay_main(int argc, char **argv)
 		{"loop", required_argument, 0, 'L'},    {"ai-step", required_argument, 0, 'A'},
 		{"md-factor", required_argument, 0, 'D'}, {"loop-window-ms", required_argument, 0, 'W'},
 		{"loop-threshold", required_argument, 0, 'H'},
+		{"procs", no_argument, 0, 'X'},         {"config", required_argument, 0, 'K'},
+		{"deadline", required_argument, 0, 'E'},
 		{"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
 	dmr_replay_opts_t o;
 	dmr_replay_opts_default(&o);
 	o.trace = DEFAULT_TRACE;
 	uint64_t v;
-	int ch, li = -1;
+	int ch, li = -1, procs = 0, cns_given = 0;
+	const char *config = NULL;
+	double deadline = 3600;
 	optind = 1;
 	char name[40];
 	while ((ch = getopt_long(argc, argv, "", opts, &li)) != -1) {
@@ -197,6 +208,14 @@ int dmr_replay_main(int argc, char **argv)
 		case 'o': o.out_dir = optarg; break;
 		case 'q': o.quiet = 1; break;
 		case 'h': run_usage(stdout); return 0;
+		case 'X': procs = 1; break;
+		case 'K': config = optarg; procs = 1; break;
+		case 'E':
+			if (parse_dbl(name, optarg, &deadline) || !(deadline > 0)) {
+				fprintf(stderr, "dmreplay run: option --deadline: seconds > 0\n");
+				return 2;
+			}
+			break;
 		case 'c': case 'T': case 'C': case 'r': case 'm':
 			if (parse_u64(name, optarg, &v, 0))
 				return 2;
@@ -205,7 +224,7 @@ int dmr_replay_main(int argc, char **argv)
 					name, (unsigned long long)v, ch == 'r' ? "0" : "1");
 				return 2;
 			}
-			if (ch == 'c') o.cns = (uint32_t)v;
+			if (ch == 'c') o.cns = (uint32_t)v, cns_given = 1;
 			if (ch == 'T') o.threads = (uint32_t)v;
 			if (ch == 'C') o.coros = (uint32_t)v;
 			if (ch == 'r') o.retries = (uint32_t)v;
@@ -309,6 +328,11 @@ int dmr_replay_main(int argc, char **argv)
 	if (optind < argc) {
 		fprintf(stderr, "dmreplay run: unexpected argument '%s'\n", argv[optind]);
 		return 2;
+	}
+	if (procs) {
+		if (!cns_given && !config)
+			o.cns = 2;
+		return dmr_roles_launch(&o, config, cns_given, deadline);
 	}
 	dmr_replay_result_t r;
 	dmr_err_t err = {{0}};

@@ -36,7 +36,21 @@ typedef struct dmr_replay_opts {
 	double window_ms;       /* time-series window, ms of run time */
 	dmr_loop_cfg_t loop;    /* admission control loops (core/loop.h) */
 	int quiet;
+	/* Several CN processes on one MN (dmreplay cn, docs/ROLES.md): NULL, or
+	 * where the run's committed delta goes (local, set after the run and
+	 * before dmr_be_stats(), whose end barrier publishes it) and where the
+	 * sum over all CNs comes back (total, valid when summed != 0; set by
+	 * the verbs CN role after the end barrier). Verification then checks
+	 * the final state against total. */
+	struct dmr_replay_xv *xv;
 } dmr_replay_opts_t;
+
+typedef struct dmr_replay_xv {
+	int64_t local;	 /* this process's committed_xv */
+	int64_t total;	 /* the sum over the CNs */
+	uint32_t summed; /* CNs in total; 0 = no sum (verification fails) */
+	int failed;	 /* set with local: the run failed (nothing is verified) */
+} dmr_replay_xv_t;
 
 void dmr_replay_opts_default(dmr_replay_opts_t *o);
 

@@ -6,6 +6,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <math.h>
@@ -15,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../core/layout.h"
@@ -577,14 +580,6 @@ static dmr_status_t write_share(const char *in, const char *out, uint32_t total,
 	return st;
 }
 
-static int exists(const char *dir, const char *file)
-{
-	char p[1100];
-	snprintf(p, sizeof(p), "%s/%s", dir, file);
-	struct stat sb;
-	return stat(p, &sb) == 0;
-}
-
 int dmr_roles_cn_main(int argc, char **argv)
 {
 	static const struct option lo[] = {{"config", required_argument, 0, 'c'},
@@ -693,10 +688,10 @@ int dmr_roles_cn_main(int argc, char **argv)
 		}
 	}
 	snprintf(share, sizeof(share), "%s/trace.cn%lld.csv", out, id);
-	char p1[1100], p2[1100];
-	snprintf(p1, sizeof(p1), "%s/summary.csv", out);
+	/* a stale partial result goes; a finished one stays until this run
+	 * finishes (a failed run never overwrites it: results.h) */
+	char p2[1100];
 	snprintf(p2, sizeof(p2), "%s/summary.partial.csv", out);
-	unlink(p1);
 	unlink(p2);
 	uint64_t kept = 0;
 	dmr_status_t st = write_share(trace, share, total, first, o.threads, o.txns, &kept, &err);
@@ -736,10 +731,17 @@ int dmr_roles_cn_main(int argc, char **argv)
 				 .need_bytes = L.total,
 				 .barrier_s = barrier_s,
 				 .end_s = end_s};
+	dmr_replay_xv_t xv = {0};
+	o.xv = &xv;
+	role.xv_local = &xv.local;
+	role.xv_total = &xv.total;
+	role.xv_summed = &xv.summed;
+	role.run_failed = &xv.failed;
 	dmr_verbs_set_role(&role);
 	st = dmr_replay_run(&o, &r, &err);
 	dmr_err_t rerr;
-	if (dmr_verbs_role_status(&rerr) != DMR_OK && st == DMR_OK) {
+	if (dmr_verbs_role_status(&rerr) != DMR_OK && (st == DMR_OK || st == DMR_ERR_VERIFY)) {
+		/* the end barrier's error says why the (zeroed) image failed */
 		st = dmr_err_set(&err, DMR_ERR_REMOTE, "%s", rerr.msg);
 		r.partial = 1;
 	}
@@ -751,7 +753,7 @@ int dmr_roles_cn_main(int argc, char **argv)
 			 "built without the verbs backend (libibverbs-dev, librdmacm-dev)");
 #endif
 	(void)on_stop;
-	if (!exists(out, "summary.csv") && !exists(out, "summary.partial.csv")) {
+	if (!r.status[0]) { /* the engine wrote nothing (it sets status last) */
 		/* failed before the replay wrote anything: a partial summary anyway */
 		dmr_trace_reader_t *rd = NULL;
 		dmr_err_t e2;
@@ -787,4 +789,502 @@ int dmr_roles_cn_main(int argc, char **argv)
 	if (!o.quiet)
 		printf("  results        %s/summary.csv\n", out);
 	return 0;
+}
+
+/* ---- dmreplay run --procs: MN and CNs as child processes ------------------ */
+
+typedef struct child {
+	char name[24]; /* "mn K" or "cn K" */
+	pid_t pid;
+	int status; /* exit status; -1 running; 128+sig when killed */
+	char log[1100];
+} child_t;
+
+static double mono_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* fork + exec /proc/self/exe argv, stdout and stderr into log. */
+static pid_t spawn(char *const argv[], const char *log)
+{
+	pid_t pid = fork();
+	if (pid != 0)
+		return pid;
+	int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	if (fd >= 0) {
+		dup2(fd, 1);
+		dup2(fd, 2);
+	}
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	execv("/proc/self/exe", argv);
+	fprintf(stderr, "dmreplay run --procs: exec /proc/self/exe: %s\n", strerror(errno));
+	_exit(127);
+}
+
+static void signal_all(child_t *c, uint32_t n, int sig)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (c[i].pid > 0 && c[i].status < 0)
+			kill(c[i].pid, sig);
+}
+
+/* One CSV line into at most `max` fields (no quoting: dmreplay's summaries
+ * quote nothing); returns the count. */
+static int csv_split(char *line, char **f, int max)
+{
+	int n = 0;
+	line[strcspn(line, "\r\n")] = 0;
+	for (char *p = line; n < max;) {
+		f[n++] = p;
+		char *c = strchr(p, ',');
+		if (!c)
+			break;
+		*c = 0;
+		p = c + 1;
+	}
+	return n;
+}
+
+typedef struct cnsum {
+	int have, final;
+	char status[16], workload[32], regime[64];
+	long long tried, committed, verified;
+	double abort_rate, secs, tried_tps, committed_tps;
+} cnsum_t;
+
+/* Read DIR/summary.csv, else DIR/summary.partial.csv. */
+static void read_cn_summary(const char *dir, cnsum_t *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->verified = 0;
+	char p[1200];
+	for (int fin = 1; fin >= 0 && !s->have; fin--) {
+		snprintf(p, sizeof(p), "%s/%s", dir, fin ? "summary.csv" : "summary.partial.csv");
+		FILE *f = fopen(p, "r");
+		if (!f)
+			continue;
+		char h[4096], r[4096];
+		if (fgets(h, sizeof(h), f) && fgets(r, sizeof(r), f)) {
+			char *hf[80], *rf[80];
+			int nh = csv_split(h, hf, 80), nr = csv_split(r, rf, 80);
+			for (int i = 0; i < nh && i < nr; i++) {
+				const char *k = hf[i], *v = rf[i];
+				if (!strcmp(k, "status")) snprintf(s->status, sizeof(s->status), "%s", v);
+				else if (!strcmp(k, "workload")) snprintf(s->workload, sizeof(s->workload), "%s", v);
+				else if (!strcmp(k, "regime")) snprintf(s->regime, sizeof(s->regime), "%s", v);
+				else if (!strcmp(k, "tried")) s->tried = atoll(v);
+				else if (!strcmp(k, "committed")) s->committed = atoll(v);
+				else if (!strcmp(k, "verified")) s->verified = atoll(v);
+				else if (!strcmp(k, "abort_rate")) s->abort_rate = atof(v);
+				else if (!strcmp(k, "sim_time_s")) s->secs = atof(v);
+				else if (!strcmp(k, "tried_tps")) s->tried_tps = atof(v);
+				else if (!strcmp(k, "committed_tps")) s->committed_tps = atof(v);
+			}
+			s->have = 1;
+			s->final = fin;
+		}
+		fclose(f);
+	}
+}
+
+typedef struct combo {
+	const dmr_replay_opts_t *o;
+	const dmr_verbs_cluster_t *cl;
+	const cnsum_t *cs;
+	const child_t *ch; /* [0] MN, [1 + k] CN k */
+	int complete;
+} combo_t;
+
+static int fill_combined(FILE *f, const void *a)
+{
+	const combo_t *c = a;
+	long long tried = 0, committed = 0;
+	double aborts = 0, secs = 0;
+	const char *wl = "-", *rg = "-";
+	for (uint32_t k = 0; k < c->cl->ncn; k++) {
+		const cnsum_t *s = &c->cs[k];
+		tried += s->tried;
+		committed += s->committed;
+		aborts += s->abort_rate * s->tried;
+		if (s->secs > secs)
+			secs = s->secs;
+		if (s->have) {
+			wl = s->workload;
+			rg = s->regime;
+		}
+	}
+	fprintf(f, "scope,status,verified,exit,workload,regime,backend,cns,threads,coros,seed,"
+		   "tried,committed,tried_tps,committed_tps,abort_rate,sim_time_s\n");
+	fprintf(f, "all,%s,%d,%d,%s,%s,verbs,%u,%u,%u,%llu,%lld,%lld,%.3f,%.3f,%.6f,%.9f\n",
+		c->complete ? "complete" : "partial", c->complete ? 1 : 0, c->complete ? 0 : 1, wl,
+		rg, c->cl->ncn, c->o->threads, c->o->coros, (unsigned long long)c->o->seed, tried,
+		committed, secs > 0 ? tried / secs : 0, secs > 0 ? committed / secs : 0,
+		tried ? aborts / tried : 0, secs);
+	fprintf(f, "mn,%s,-,%d,%s,%s,verbs,0,0,0,%llu,0,0,0,0,0,0\n",
+		c->ch[0].status == 0 ? "complete" : "failed", c->ch[0].status, wl, rg,
+		(unsigned long long)c->o->seed);
+	int rc = 0;
+	for (uint32_t k = 0; k < c->cl->ncn && rc >= 0; k++) {
+		const cnsum_t *s = &c->cs[k];
+		rc = fprintf(f, "cn%u,%s,%lld,%d,%s,%s,verbs,1,%u,%u,%llu,%lld,%lld,%.3f,%.3f,%.6f,%.9f\n",
+			     c->cl->cn[k].id, s->have ? s->status : "missing", s->verified,
+			     c->ch[1 + k].status, s->have ? s->workload : wl, s->have ? s->regime : rg,
+			     c->o->threads, c->o->coros, (unsigned long long)c->o->seed, s->tried,
+			     s->committed, s->tried_tps, s->committed_tps, s->abort_rate, s->secs);
+	}
+	return rc;
+}
+
+/* Write the cluster config for one host: MN and ncn CNs on ip. */
+static dmr_status_t write_config(const char *path, const dmr_verbs_info_t *vi, uint32_t ncn,
+				 uint64_t mr_size, uint16_t port, dmr_err_t *err)
+{
+	json_t *root = json_object(), *mns = json_array(), *cns = json_array();
+	json_t *mn = json_pack("{s:i, s:s, s:s, s:i, s:i, s:I}", "id", 0, "ip", vi->ip, "devname",
+			       vi->device, "ibport", vi->port, "gid", vi->gid_index, "mr_size",
+			       (json_int_t)mr_size);
+	json_array_append_new(mns, mn);
+	for (uint32_t k = 0; k < ncn; k++)
+		json_array_append_new(cns, json_pack("{s:i, s:s, s:s, s:i, s:i}", "id", (int)k, "ip",
+						     vi->ip, "devname", vi->device, "ibport",
+						     vi->port, "gid", vi->gid_index));
+	json_object_set_new(root, "mn", mns);
+	json_object_set_new(root, "cn", cns);
+	/* 6, not 7: rxe retries forever with 7 (docs/ROLES.md "A dead MN") */
+	json_object_set_new(root, "retry_cnt", json_integer(6));
+	json_object_set_new(root, "rnr_retry", json_integer(7));
+	json_object_set_new(root, "timeout", json_integer(14));
+	json_object_set_new(root, "port", json_integer(port));
+	int rc = json_dump_file(root, path, JSON_INDENT(1));
+	json_decref(root);
+	if (rc)
+		return dmr_err_set(err, DMR_ERR_IO, "%s: cannot write the cluster config", path);
+	return DMR_OK;
+}
+
+static dmr_status_t copy_file(const char *from, const char *to, dmr_err_t *err)
+{
+	FILE *in = fopen(from, "rb");
+	if (!in)
+		return dmr_err_set(err, DMR_ERR_IO, "%s: cannot open: %s", from, strerror(errno));
+	FILE *out = fopen(to, "wb");
+	if (!out) {
+		fclose(in);
+		return dmr_err_set(err, DMR_ERR_IO, "%s: cannot create: %s", to, strerror(errno));
+	}
+	char buf[8192];
+	size_t n;
+	int bad = 0;
+	while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
+		if (fwrite(buf, 1, n, out) != n)
+			bad = 1;
+	bad |= ferror(in);
+	fclose(in);
+	if (fclose(out) || bad)
+		return dmr_err_set(err, DMR_ERR_IO, "%s: write failed", to);
+	return DMR_OK;
+}
+
+int dmr_roles_launch(const dmr_replay_opts_t *o, const char *config, int cns_given,
+		     double deadline_s)
+{
+	static dmr_verbs_cluster_t cl;
+	dmr_err_t err = {{0}};
+	char cfgpath[1100], note[256] = "";
+	const char *pfx = "dmreplay run --procs";
+	if (strcmp(o->backend, "verbs") != 0) {
+		fprintf(stderr, "%s: error: --procs/--config need --backend verbs (have %s)\n", pfx,
+			o->backend);
+		return 2;
+	}
+	if (o->duration_s > 0 || o->backoff_us > 0 || o->loop.loops || o->mtu) {
+		fprintf(stderr, "%s: error: %s is not passed to the CN processes (dmreplay cn takes "
+				"--threads, --coros, --seed, --txns, --retries)\n",
+			pfx, o->duration_s > 0 ? "--duration" : o->backoff_us > 0 ? "--backoff-us"
+						 : o->loop.loops	 ? "--loop"
+									 : "--mtu");
+		return 2;
+	}
+	if (dmr_results_mkdir_p(o->out_dir) != 0) {
+		fprintf(stderr, "%s: error: --out %s: %s\n", pfx, o->out_dir, strerror(errno));
+		return 2;
+	}
+	snprintf(cfgpath, sizeof(cfgpath), "%s/cluster.json", o->out_dir);
+	dmr_status_t st;
+	if (config) {
+		if ((st = dmr_cluster_load(config, &cl, note, sizeof(note), &err)) != DMR_OK) {
+			fprintf(stderr, "%s: error: %s\n", pfx, err.msg);
+			return 2;
+		}
+		if (cns_given && o->cns != cl.ncn) {
+			fprintf(stderr, "%s: error: --cns %u but %s lists %u CNs\n", pfx, o->cns,
+				config, cl.ncn);
+			return 2;
+		}
+		if (strcmp(config, cfgpath) != 0 &&
+		    (st = copy_file(config, cfgpath, &err)) != DMR_OK) {
+			fprintf(stderr, "%s: error: %s\n", pfx, err.msg);
+			return 2;
+		}
+	} else {
+#ifdef DMR_HAVE_VERBS
+		if (o->cns < 1 || o->cns > DMR_VERBS_MAX_NODES) {
+			fprintf(stderr, "%s: error: --cns %u: 1..%d processes\n", pfx, o->cns,
+				DMR_VERBS_MAX_NODES);
+			return 2;
+		}
+		dmr_verbs_info_t vi;
+		if ((st = dmr_verbs_probe(o->device, o->port, o->gid_index, &vi, &err)) != DMR_OK) {
+			fprintf(stderr, "%s: error: %s\n", pfx, err.msg);
+			return 2;
+		}
+		/* the MN region: the trace's footprint with every CN's workers */
+		dmr_trace_reader_t *rd = NULL;
+		dmr_layout_t L;
+		st = dmr_trace_open(o->trace, &rd, &err);
+		if (st == DMR_OK)
+			st = dmr_layout_init(&L, dmr_trace_header(rd), o->cns * o->threads, 64 * 1024,
+					     &err);
+		dmr_trace_close(rd);
+		if (st != DMR_OK) {
+			fprintf(stderr, "%s: error: %s\n", pfx, err.msg);
+			return 2;
+		}
+		uint64_t mr = (L.total + 4095) & ~4095ull;
+		if (o->mr_size > mr)
+			mr = o->mr_size;
+		/* a port of its own, so that runs on one host do not meet */
+		uint16_t port = (uint16_t)(20000 + getpid() % 20000);
+		if ((st = write_config(cfgpath, &vi, o->cns, mr, port, &err)) != DMR_OK ||
+		    (st = dmr_cluster_load(cfgpath, &cl, note, sizeof(note), &err)) != DMR_OK) {
+			fprintf(stderr, "%s: error: %s\n", pfx, err.msg);
+			return 2;
+		}
+#else
+		fprintf(stderr, "%s: error: built without the verbs backend\n", pfx);
+		return 2;
+#endif
+	}
+	uint32_t n = 1 + cl.ncn;
+	child_t *ch = calloc(n, sizeof(*ch));
+	cnsum_t *cs = calloc(cl.ncn, sizeof(*cs));
+	char (*outs)[1100] = calloc(cl.ncn, sizeof(*outs));
+	if (!ch || !cs || !outs) {
+		free(ch);
+		free(cs);
+		free(outs);
+		fprintf(stderr, "%s: error: out of memory\n", pfx);
+		return 1;
+	}
+	/* stale combined partial results go; a finished summary.csv stays until
+	 * this run has finished */
+	char p[1200];
+	snprintf(p, sizeof(p), "%s/summary.partial.csv", o->out_dir);
+	unlink(p);
+	char a_id[16], a_thr[16], a_cor[16], a_seed[32], a_txns[32], a_ret[16];
+	snprintf(a_thr, sizeof(a_thr), "%u", o->threads);
+	snprintf(a_cor, sizeof(a_cor), "%u", o->coros);
+	snprintf(a_seed, sizeof(a_seed), "%llu", (unsigned long long)o->seed);
+	snprintf(a_txns, sizeof(a_txns), "%llu", (unsigned long long)o->txns);
+	snprintf(a_ret, sizeof(a_ret), "%u", o->retries);
+	struct sigaction sa, old_int, old_term;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop;
+	sigemptyset(&sa.sa_mask);
+	g_stop = 0;
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	fprintf(stderr, "%s: MN %u at %s:%u (%s) and %u CN processes x %u threads; config %s; "
+			"logs %s/mn.log, %s/cnK.log\n",
+		pfx, cl.mn[0].id, cl.mn[0].ip, cl.port, cl.mn[0].devname[0] ? cl.mn[0].devname : "device 0",
+		cl.ncn, o->threads, cfgpath, o->out_dir, o->out_dir);
+	snprintf(a_id, sizeof(a_id), "%u", cl.mn[0].id);
+	snprintf(ch[0].name, sizeof(ch[0].name), "mn %u", cl.mn[0].id);
+	snprintf(ch[0].log, sizeof(ch[0].log), "%s/mn.log", o->out_dir);
+	char *mn_argv[] = {"dmreplay", "mn", "--config", cfgpath, "--id", a_id, NULL};
+	ch[0].status = -1;
+	ch[0].pid = spawn(mn_argv, ch[0].log);
+	for (uint32_t k = 0; k < cl.ncn && ch[0].pid > 0; k++) {
+		char id[16];
+		snprintf(id, sizeof(id), "%u", cl.cn[k].id);
+		snprintf(outs[k], sizeof(outs[k]), "%s/cn%u", o->out_dir, cl.cn[k].id);
+		child_t *c = &ch[1 + k];
+		snprintf(c->name, sizeof(c->name), "cn %u", cl.cn[k].id);
+		c->status = -1;
+		snprintf(c->log, sizeof(c->log), "%s/cn%u.log", o->out_dir, cl.cn[k].id);
+		char *av[32];
+		int ac = 0;
+		av[ac++] = "dmreplay";
+		av[ac++] = "cn";
+		av[ac++] = "--config";
+		av[ac++] = cfgpath;
+		av[ac++] = "--id";
+		av[ac++] = id;
+		av[ac++] = "--trace";
+		av[ac++] = (char *)o->trace;
+		av[ac++] = "--threads";
+		av[ac++] = a_thr;
+		av[ac++] = "--coros";
+		av[ac++] = a_cor;
+		av[ac++] = "--seed";
+		av[ac++] = a_seed;
+		av[ac++] = "--retries";
+		av[ac++] = a_ret;
+		if (o->txns) {
+			av[ac++] = "--txns";
+			av[ac++] = a_txns;
+		}
+		av[ac++] = "--out";
+		av[ac++] = outs[k];
+		av[ac] = NULL;
+		c->pid = spawn(av, c->log);
+		if (c->pid < 0)
+			break;
+	}
+	int spawn_failed = 0;
+	for (uint32_t i = 0; i < n; i++)
+		if (ch[i].pid <= 0) {
+			spawn_failed = 1;
+			ch[i].status = 127;
+			ch[i].pid = 0;
+		}
+	if (spawn_failed) {
+		fprintf(stderr, "%s: error: fork: %s\n", pfx, strerror(errno));
+		signal_all(ch, n, SIGTERM);
+	}
+	/* wait: deadline; a failed child gives the others 10 s (their own
+	 * deadlines write partial results), then SIGTERM; SIGKILL 10 s later */
+	double t0 = mono_s(), fail_at = 0, term_at = 0;
+	int forwarded = 0, interrupted = 0, timed_out = 0;
+	uint32_t left = 0;
+	for (uint32_t i = 0; i < n; i++)
+		left += ch[i].status < 0;
+	while (left > 0) {
+		int wst;
+		pid_t pid = waitpid(-1, &wst, WNOHANG);
+		if (pid > 0) {
+			for (uint32_t i = 0; i < n; i++)
+				if (ch[i].pid == pid && ch[i].status < 0) {
+					ch[i].status = WIFEXITED(wst) ? WEXITSTATUS(wst)
+								      : 128 + WTERMSIG(wst);
+					left--;
+					fprintf(stderr, "%s: %s exited %d after %.1f s\n", pfx,
+						ch[i].name, ch[i].status, mono_s() - t0);
+					if (ch[i].status != 0 && !fail_at)
+						fail_at = mono_s();
+				}
+			continue;
+		}
+		double now = mono_s();
+		if (g_stop && !forwarded) {
+			interrupted = 1;
+			forwarded = 1;
+			fprintf(stderr, "%s: signal %d: forwarded to the children\n", pfx, (int)g_stop);
+			signal_all(ch, n, g_stop);
+			term_at = now;
+		}
+		if (!forwarded && deadline_s > 0 && now - t0 > deadline_s) {
+			timed_out = 1;
+			forwarded = 1;
+			fprintf(stderr, "%s: deadline of %.0f s passed: stopping the children (SIGTERM)\n",
+				pfx, deadline_s);
+			signal_all(ch, n, SIGTERM);
+			term_at = now;
+		}
+		if (!forwarded && fail_at && now - fail_at > 10) {
+			forwarded = 1;
+			fprintf(stderr, "%s: a child failed 10 s ago: stopping the others (SIGTERM)\n",
+				pfx);
+			signal_all(ch, n, SIGTERM);
+			term_at = now;
+		}
+		if (forwarded && term_at && now - term_at > 10) {
+			signal_all(ch, n, SIGKILL);
+			term_at = 0;
+		}
+		struct timespec ts = {0, 50000000};
+		nanosleep(&ts, NULL);
+	}
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	/* combined results */
+	int complete = !interrupted && !timed_out && !spawn_failed;
+	int any2 = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		if (ch[i].status != 0)
+			complete = 0;
+		any2 |= ch[i].status == 2;
+	}
+	for (uint32_t k = 0; k < cl.ncn; k++) {
+		read_cn_summary(outs[k], &cs[k]);
+		if (!cs[k].have || !cs[k].final || cs[k].verified != 1 ||
+		    strcmp(cs[k].status, "complete") != 0)
+			complete = 0;
+	}
+	combo_t co = {.o = o, .cl = &cl, .cs = cs, .ch = ch, .complete = complete};
+	st = dmr_results_write_file(o->out_dir, complete ? "summary.csv" : "summary.partial.csv",
+				    fill_combined, &co, &err);
+	if (st == DMR_OK && complete)
+		unlink(p);
+	long long tried = 0, committed = 0;
+	double secs = 0;
+	for (uint32_t k = 0; k < cl.ncn; k++) {
+		tried += cs[k].tried;
+		committed += cs[k].committed;
+		if (cs[k].secs > secs)
+			secs = cs[k].secs;
+		if (!o->quiet || !complete)
+			printf("  cn%-3u %-9s tried %lld, committed %lld (%.1f K txn/s), verified %s, "
+			       "exit %d\n",
+			       cl.cn[k].id, cs[k].have ? cs[k].status : "missing", cs[k].tried,
+			       cs[k].committed, cs[k].committed_tps / 1e3,
+			       cs[k].verified == 1 ? "yes" : "no", ch[1 + k].status);
+	}
+	if (!o->quiet || !complete) {
+		printf("dmreplay: %s on verbs (%s), MN + %u CN processes x %u threads x %u coros, "
+		       "seed %llu%s\n",
+		       cs[0].have ? cs[0].workload : "-", cl.mn[0].devname, cl.ncn, o->threads,
+		       o->coros, (unsigned long long)o->seed, complete ? "" : "  [PARTIAL]");
+		printf("  transactions   %lld tried, %lld committed; %.1f K txn/s committed over "
+		       "%.3f s (the slowest CN)\n",
+		       tried, committed, secs > 0 ? committed / secs / 1e3 : 0, secs);
+		printf("  verification   %s\n",
+		       complete ? "PASSED on every CN (final MN state; SmallBank/YCSB sums over all "
+				  "CNs)"
+				: "not complete (see the CN lines and logs)");
+		printf("  results        %s/%s, %s/cnK/\n", o->out_dir,
+		       complete ? "summary.csv" : "summary.partial.csv", o->out_dir);
+	}
+	if (st != DMR_OK)
+		fprintf(stderr, "%s: error: %s\n", pfx, err.msg);
+	if (!complete)
+		for (uint32_t i = 0; i < n; i++)
+			if (ch[i].status != 0) {
+				fprintf(stderr, "%s: %s (exit %d), last lines of %s:\n", pfx,
+					ch[i].name, ch[i].status, ch[i].log);
+				FILE *f = fopen(ch[i].log, "r");
+				char line[512], ring[4][512];
+				int nl = 0;
+				while (f && fgets(line, sizeof(line), f))
+					snprintf(ring[nl++ % 4], sizeof(ring[0]), "%s", line);
+				for (int j = nl > 4 ? nl - 4 : 0; j < nl; j++)
+					fprintf(stderr, "    %s", ring[j % 4]);
+				if (f)
+					fclose(f);
+			}
+	free(ch);
+	free(cs);
+	free(outs);
+	if (interrupted)
+		return 130;
+	if (complete && st == DMR_OK)
+		return 0;
+	return any2 && !timed_out ? 2 : 1;
 }

@@ -35,4 +35,24 @@ dmr_status_t dmr_cluster_load(const char *path, dmr_verbs_cluster_t *cl, char *n
 int dmr_roles_mn_main(int argc, char **argv);
 int dmr_roles_cn_main(int argc, char **argv);
 
+/*
+ * `dmreplay run --backend verbs --procs` (or `--config C`): one MN and the
+ * CNs as child processes on this host (fork + exec of /proc/self/exe; docs/
+ * ROLES.md "One command"). Without config, OUT/cluster.json is written for
+ * o->cns CNs on the address of o->device's chosen GID, with mr_size = the
+ * trace's footprint for cns x threads workers (or o->mr_size if larger) and
+ * an rdma_cm port of its own (20000 + pid mod 20000); with config, that
+ * file is copied there (cns_given: o->cns must match its CNs). Children log
+ * to OUT/mn.log and OUT/cnK.log; CN K writes OUT/cnK/. SIGINT/SIGTERM are
+ * forwarded; after deadline_s (0 = none), or 10 s after a child failed, the
+ * rest get SIGTERM, then SIGKILL 10 s later. OUT/summary.csv (all children
+ * exited 0 and every CN's run is complete and verified) or else
+ * OUT/summary.partial.csv: one row "all" (sums of tried and committed, rates
+ * over the slowest CN's run time), one for the MN, one per CN. Returns the
+ * exit status: 0, 1 failed, 2 bad input, 130 interrupted.
+ */
+struct dmr_replay_opts;
+int dmr_roles_launch(const struct dmr_replay_opts *o, const char *config, int cns_given,
+		     double deadline_s);
+
 #endif

@@ -369,6 +369,47 @@ START_TEST(shm_four_threads_faa_add_up)
 }
 END_TEST
 
+/* perftest's cycle buffer: FAA i lands on cache line i mod 64 of the first
+ * 4 KiB; a 64 KiB READ uses one buffer; sizes of the regions needed. */
+START_TEST(shm_cycle_buffer_pattern)
+{
+	dmr_bench_spec_t r8 = {.opcode = DMR_WR_READ, .size = 8, .depth = 128, .qps = 1,
+			       .cycle_buffer = 4096};
+	ck_assert_uint_eq(dmr_bench_local_need(&r8), 4096); /* 64 slots of 64 B */
+	ck_assert_uint_eq(dmr_bench_mr_need(&r8), 4096);
+	dmr_bench_spec_t r64k = {.opcode = DMR_WR_READ, .size = 65536, .depth = 128, .qps = 1,
+				 .cycle_buffer = 4096};
+	ck_assert_uint_eq(dmr_bench_local_need(&r64k), 65536); /* one buffer */
+	ck_assert_uint_eq(dmr_bench_mr_need(&r64k), 65536);
+	dmr_bench_session_t s = open_shm(1);
+	uint64_t *word = dmr_be_mn_memory(s.be, 0, NULL);
+	if (!word) {
+		dmr_bench_session_close(&s);
+		return;
+	}
+	memset(word, 0, 8192);
+	dmr_bench_result_t r = run_ok(&s, (dmr_bench_spec_t){.opcode = DMR_WR_FAA,
+							     .size = 8,
+							     .depth = 16,
+							     .iters = 6400,
+							     .qps = 1,
+							     .cycle_buffer = 4096});
+	ck_assert_uint_eq(r.iters, 6400);
+	for (int k = 0; k < 512; k++)
+		ck_assert_msg(word[k] == (k % 8 == 0 ? 100u : 0u), "word %d = %llu", k,
+			      (unsigned long long)word[k]);
+	ck_assert_uint_eq(word[512], 0);
+	r = run_ok(&s, (dmr_bench_spec_t){.opcode = DMR_WR_READ,
+					  .size = 65536,
+					  .depth = 4,
+					  .iters = 100,
+					  .qps = 1,
+					  .cycle_buffer = 4096});
+	ck_assert_uint_eq(r.iters, 100);
+	dmr_bench_session_close(&s);
+}
+END_TEST
+
 /* ---- verbs, when a device can be opened --------------------------------- */
 
 START_TEST(verbs_counts_iterations_if_device)
@@ -465,6 +506,7 @@ int main(void)
 	tcase_add_test(tc, sim_atomics);
 	tcase_add_test(tc, shm_counts_iterations);
 	tcase_add_test(tc, shm_four_threads_faa_add_up);
+	tcase_add_test(tc, shm_cycle_buffer_pattern);
 	tcase_add_test(tc, verbs_counts_iterations_if_device);
 	tcase_add_test(tc, bad_options_refused);
 	suite_add_tcase(s, tc);

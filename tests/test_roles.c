@@ -2,14 +2,17 @@
  * tests/test_roles.c - the cluster config of `dmreplay mn` / `dmreplay cn`
  * (replay/roles.h, docs/ROLES.md): both published shapes parse, defaults
  * apply, and every bad value is refused naming the field and its legal
- * range. No RDMA needed. The processes themselves are exercised on SoftRoCE
+ * range; the launcher (`dmreplay run --procs`, dmr_roles_launch) refuses bad
+ * input with exit status 2 before it spawns anything. No RDMA needed. The processes themselves are exercised on SoftRoCE
  * by scripts/rxe-roles-check (inside scripts/rxe-vm).
  */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "../replay/replay.h"
 #include "../replay/roles.h"
 
 static dmr_verbs_cluster_t cl;
@@ -150,6 +153,47 @@ START_TEST(load_missing_file)
 }
 END_TEST
 
+/* Bad input to the launcher: exit 2, nothing spawned, no combined summary. */
+START_TEST(launch_bad_input)
+{
+	char dir[] = "/tmp/dmr-roles-XXXXXX";
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	char out[256], cfg[256], sum[300];
+	snprintf(out, sizeof(out), "%s/out", dir);
+	snprintf(cfg, sizeof(cfg), "%s/c.json", dir);
+	snprintf(sum, sizeof(sum), "%s/summary.partial.csv", out);
+	FILE *f = fopen(cfg, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("{\"mn\":[{\"id\":0,\"ip\":\"10.0.2.15\",\"mr_size\":1048576}],"
+	      "\"cn\":[{\"id\":0},{\"id\":1}]}",
+	      f);
+	fclose(f);
+	dmr_replay_opts_t o;
+	dmr_replay_opts_default(&o);
+	o.out_dir = out;
+	o.trace = "/nonexistent.csv";
+	/* not verbs */
+	ck_assert_int_eq(dmr_roles_launch(&o, NULL, 0, 10), 2);
+	o.backend = "verbs";
+	/* options the CN processes do not take */
+	o.duration_s = 1;
+	ck_assert_int_eq(dmr_roles_launch(&o, cfg, 0, 10), 2);
+	o.duration_s = 0;
+	/* --cns that does not match the config's CNs */
+	o.cns = 3;
+	ck_assert_int_eq(dmr_roles_launch(&o, cfg, 1, 10), 2);
+	/* a config that does not parse */
+	snprintf(cfg, sizeof(cfg), "%s/missing.json", dir);
+	ck_assert_int_eq(dmr_roles_launch(&o, cfg, 0, 10), 2);
+	FILE *p = fopen(sum, "r");
+	ck_assert_ptr_null(p);
+	snprintf(cfg, sizeof(cfg), "%s/c.json", dir);
+	remove(cfg);
+	rmdir(out);
+	rmdir(dir);
+}
+END_TEST
+
 static Suite *roles_suite(void)
 {
 	Suite *s = suite_create("roles");
@@ -158,6 +202,7 @@ static Suite *roles_suite(void)
 	tcase_add_test(tc, shape_reference);
 	tcase_add_loop_test(tc, bad_values_refused, 0, (int)(sizeof(bads) / sizeof(bads[0])));
 	tcase_add_test(tc, load_missing_file);
+	tcase_add_test(tc, launch_bad_input);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -4,8 +4,10 @@
  * check. Start-up canary (WRITE, READ back, CAS old value in host order),
  * a remote access outside the MR failing with DMR_WC_REM_ACCESS_ERR within a
  * deadline, doorbell batches with selective signalling, a full send queue,
- * unregistered local buffers, timers (also set from another thread) and the
- * GID refusal.
+ * unregistered local buffers, timers (also set from another thread), the
+ * GID refusal, and an MN process killed mid-run (the CN's next WR completes
+ * with "transport retry counter exceeded" within its deadline, later ones
+ * are flushed; retry_cnt 6: rxe retries forever with 7).
  *
  * Device: $DMR_TEST_DEVICE, else the first one. With no device (or no verbs
  * backend built) it prints "SKIPPED: no RDMA device (...)" and exits 77
@@ -14,6 +16,9 @@
  */
 #include <check.h>
 #include <pthread.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -343,6 +348,71 @@ START_TEST(gid_refusal_says_why)
 }
 END_TEST
 
+#ifdef DMR_HAVE_VERBS
+/* An MN process (dmr_verbs_mn_main in a forked child) and this process as its
+ * one CN: a READ completes; the MN is killed with SIGKILL; the next READ
+ * completes with DMR_WC_RETRY_EXC_ERR within the deadline (retry_cnt 6 x
+ * 4.096 us x 2^10 = 4 ms), the one after with DMR_WC_FLUSH_ERR. */
+START_TEST(mn_killed_mid_run)
+{
+	dmr_verbs_info_t vi;
+	dmr_err_t err;
+	ck_assert_msg(dmr_verbs_probe(getenv("DMR_TEST_DEVICE"), 1, -1, &vi, &err) == DMR_OK, "%s",
+		      err.msg);
+	static dmr_verbs_cluster_t cl;
+	memset(&cl, 0, sizeof(cl));
+	cl.nmn = cl.ncn = 1;
+	cl.mn[0] = (dmr_verbs_node_t){.id = 0, .ibport = 1, .gid = -1, .mr_size = 65536};
+	snprintf(cl.mn[0].ip, sizeof(cl.mn[0].ip), "%s", vi.ip);
+	snprintf(cl.mn[0].devname, sizeof(cl.mn[0].devname), "%s", vi.device);
+	cl.cn[0] = cl.mn[0];
+	cl.retry_cnt = 6;
+	cl.rnr_retry = 7;
+	cl.timeout = 10;
+	cl.port = (uint16_t)(30000 + getpid() % 20000);
+	pid_t mn = fork();
+	ck_assert_int_ge(mn, 0);
+	if (mn == 0) {
+		dmr_verbs_role_t r = {.cl = &cl, .self = 0, .barrier_s = 30, .end_s = 30};
+		dmr_err_t e;
+		_exit(dmr_verbs_mn_main(&r, &e) == DMR_OK ? 0 : 1);
+	}
+	dmr_verbs_role_t role = {.cl = &cl, .self = 0, .log_base = 65536, .barrier_s = 30,
+				 .end_s = 30};
+	dmr_verbs_set_role(&role);
+	dmr_be_config_t cfg = {.backend = "verbs", .mns = 1, .cns = 1, .workers = 1,
+			       .mr_size = 65536, .gid_index = -1, .port = 1, .device = vi.device};
+	dmr_be_t *be = NULL;
+	dmr_status_t st = dmr_be_open(&cfg, &be, &err);
+	dmr_verbs_set_role(NULL);
+	if (st != DMR_OK)
+		kill(mn, SIGKILL);
+	ck_assert_msg(st == DMR_OK, "open as CN: %s", err.msg);
+	static uint64_t buf[4];
+	ck_assert_int_eq(dmr_be_mr_reg(be, 0, buf, sizeof(buf), NULL), DMR_OK);
+	dmr_wc_t wc;
+	ck_assert_int_eq(dmr_be_post_one(be, 0, 0, DMR_WR_READ, 1, buf, 64, 8, 0, 0, &err), DMR_OK);
+	ck_assert_int_eq(wait_wc(be, 0, &wc, 1, DEADLINE_NS), 1);
+	ck_assert_int_eq(wc.status, DMR_WC_SUCCESS);
+	kill(mn, SIGKILL);
+	ck_assert_int_eq(waitpid(mn, NULL, 0), mn);
+	uint64_t t0 = mono_ns();
+	ck_assert_int_eq(dmr_be_post_one(be, 0, 0, DMR_WR_READ, 2, buf, 64, 8, 0, 0, &err), DMR_OK);
+	ck_assert_int_eq(wait_wc(be, 0, &wc, 1, DEADLINE_NS), 1);
+	uint64_t took = mono_ns() - t0;
+	ck_assert_uint_eq(wc.wr_id, 2);
+	ck_assert_msg(wc.status == DMR_WC_RETRY_EXC_ERR, "status %s",
+		      dmr_wc_status_string(wc.status));
+	printf("MN killed: READ failed (%s) after %.3f s\n", dmr_wc_status_string(wc.status),
+	       took / 1e9);
+	ck_assert_int_eq(dmr_be_post_one(be, 0, 0, DMR_WR_CAS, 3, buf, 64, 8, 0, 1, &err), DMR_OK);
+	ck_assert_int_eq(wait_wc(be, 0, &wc, 1, DEADLINE_NS), 1);
+	ck_assert_int_eq(wc.status, DMR_WC_FLUSH_ERR);
+	dmr_be_close(be);
+}
+END_TEST
+#endif
+
 int main(void)
 {
 #ifndef DMR_HAVE_VERBS
@@ -385,6 +455,9 @@ int main(void)
 	tcase_add_test(tc, refused_posts_produce_nothing);
 	tcase_add_test(tc, timers_in_order_and_cross_thread);
 	tcase_add_test(tc, gid_refusal_says_why);
+#ifdef DMR_HAVE_VERBS
+	tcase_add_test(tc, mn_killed_mid_run);
+#endif
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

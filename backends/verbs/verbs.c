@@ -34,6 +34,10 @@
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#define VB_HAVE_TSC 1
+#endif
 
 /* What we ask for; clamped to the device (logged once). */
 #define VB_ASK_SQ 4096u
@@ -47,8 +51,10 @@
 /* control page (roles), offsets from its start */
 #define CTL_LOADED 0u
 #define CTL_ARRIVE 64u	/* + 8 * cn index */
-#define CTL_DONE 640u	/* + 8 * cn index */
+#define CTL_DONE 640u	/* + 8 * cn index: 1 done, CTL_DONE_FAILED its run failed */
+#define CTL_DONE_FAILED 2u
 #define CTL_CANARY 1216u /* + 64 * cn index */
+#define CTL_XV 5312u	  /* + 8 * cn index: committed delta (int64) */
 #define VB_CHUNK (1u << 20) /* load / read-back WR size */
 
 enum {
@@ -144,10 +150,17 @@ typedef struct vb {
 	vb_worker_t *w;
 	vb_mn_t mn;
 	/* limits: asked and used */
-	uint32_t sq_depth, cq_depth, rd_atomic, dest_rd_atomic, inline_ask, inline_used;
+	uint32_t sq_ask, sq_depth, cq_depth, rd_atomic, dest_rd_atomic, inline_ask, inline_used;
+	uint32_t q_sq; /* dmr_verbs_set_queue at open (0: VB_ASK_SQ) */
+	int q_inline;  /* (-1: VB_ASK_INLINE) */
 	enum ibv_mtu path_mtu, peer_mtu;
 	int atomic_bswap;
 	struct timespec t0;
+	/* data-path clock (vb_clock_calibrate): TSC ticks converted with a rate
+	 * measured against CLOCK_MONOTONIC over open(); 0 = CLOCK_MONOTONIC */
+	int clk_tsc;
+	uint64_t clk_tsc0, clk_tsc1, clk_ns1;
+	double clk_ns_per_tick;
 	/* peer MN address (loopback: our own address, the MN thread's port) */
 	struct sockaddr_in peer;
 	int retry_cnt, rnr_retry, timeout; /* timeout < 0: the route's */
@@ -169,6 +182,14 @@ typedef struct vb {
 } vb_t;
 
 static const dmr_verbs_role_t *g_role;
+static uint32_t g_q_sq;
+static int g_q_inline = -1;
+
+void dmr_verbs_set_queue(uint32_t sq_depth, int inline_bytes)
+{
+	g_q_sq = sq_depth;
+	g_q_inline = inline_bytes;
+}
 static dmr_status_t g_role_st;
 static dmr_err_t g_role_err;
 
@@ -259,6 +280,71 @@ static uint64_t vb_now_ns(const vb_t *vb)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)(ts.tv_sec - vb->t0.tv_sec) * 1000000000ull + (uint64_t)ts.tv_nsec -
 	       (uint64_t)vb->t0.tv_nsec;
+}
+
+/*
+ * The data-path clock (now(), timers). CLOCK_MONOTONIC costs a system call
+ * and an emulated device access where the kernel's clocksource is not the
+ * TSC: under qemu TCG the guest runs on hpet, 0.74 us per call, about 4 % of
+ * an 8-byte READ on rxe, paid once per post by a benchmark loop. perftest
+ * reads the TSC (get_cycles) instead; so do we, with a rate measured against
+ * CLOCK_MONOTONIC over the whole open() (at least VB_CLK_MIN_NS; open()
+ * takes far longer on rxe), anchored at the end of open(), so both clocks
+ * agree there. DMR_VERBS_CLOCK=monotonic, a non-x86 machine or an
+ * implausible rate (outside 50 MHz..20 GHz) keep CLOCK_MONOTONIC.
+ */
+#define VB_CLK_MIN_NS 20000000ull
+
+static inline uint64_t vb_tsc(void)
+{
+#ifdef VB_HAVE_TSC
+	return __rdtsc();
+#else
+	return 0;
+#endif
+}
+
+static void vb_clock_start(vb_t *vb)
+{
+	vb->clk_tsc0 = vb_tsc();
+}
+
+static void vb_clock_calibrate(vb_t *vb)
+{
+	const char *env = getenv("DMR_VERBS_CLOCK");
+	vb->clk_tsc = 0;
+#ifdef VB_HAVE_TSC
+	if (env && strcmp(env, "monotonic") == 0)
+		return;
+	uint64_t ns = vb_now_ns(vb);
+	if (ns < VB_CLK_MIN_NS) {
+		struct timespec ts = {0, (long)(VB_CLK_MIN_NS - ns)};
+		nanosleep(&ts, NULL);
+	}
+	uint64_t a = vb_now_ns(vb), tsc = vb_tsc(), b = vb_now_ns(vb);
+	if (tsc <= vb->clk_tsc0)
+		return;
+	double npt = (double)(a / 2 + b / 2) / (double)(tsc - vb->clk_tsc0);
+	if (!(npt >= 0.05 && npt <= 20))
+		return;
+	vb->clk_ns_per_tick = npt;
+	vb->clk_tsc1 = tsc;
+	vb->clk_ns1 = a / 2 + b / 2;
+	vb->clk_tsc = 1;
+#else
+	(void)env;
+#endif
+}
+
+/* ns since open() on the data-path clock. */
+static inline uint64_t vb_clock_ns(const vb_t *vb)
+{
+	if (!vb->clk_tsc)
+		return vb_now_ns(vb);
+	uint64_t t = vb_tsc();
+	if (t <= vb->clk_tsc1) /* another core's TSC a little behind */
+		return vb->clk_ns1;
+	return vb->clk_ns1 + (uint64_t)((double)(t - vb->clk_tsc1) * vb->clk_ns_per_tick);
 }
 
 /* ---- device, port and GID ---------------------------------------------- */
@@ -1087,19 +1173,20 @@ static dmr_status_t vb_post(dmr_be_t *be, uint32_t worker, uint32_t mn, const dm
 		return vb_fail(vb, err, DMR_ERR_AGAIN, (int)worker, (int)mn,
 			       "send queue full: %u WRs in flight of %u, batch of %u (poll first)",
 			       q->outstanding, q->depth, n);
-	uint32_t run = q->unsig_run;
-	for (uint32_t i = 0; i < n; i++) {
+	uint32_t run = q->unsig_run, half = q->depth / 2, slot = q->head;
+	for (uint32_t i = 0; i < n; i++, slot = slot + 1 == q->depth ? 0 : slot + 1) {
 		const dmr_wr_t *d = &wrs[i];
 		struct ibv_send_wr *s = &wk->wrs[i];
 		struct ibv_sge *g = &wk->sges[i];
-		uint32_t slot = (q->head + i) % q->depth;
 		int user_sig = (d->flags & DMR_WR_SIGNALED) != 0;
 		int sig = user_sig;
-		if (!sig && ++run >= q->depth / 2)
+		if (!sig && ++run >= half)
 			sig = 1; /* reclaim send queue slots */
 		if (sig)
 			run = 0;
-		memset(s, 0, sizeof(*s));
+		/* no memset: every member the provider reads for these opcodes is
+		 * set below (wr_id, next, sg_list, num_sge, opcode, send_flags,
+		 * wr.rdma / wr.atomic); the rest stay zero from calloc */
 		s->wr_id = (uint64_t)mn << 32 | slot;
 		s->next = i + 1 < n ? &wk->wrs[i + 1] : NULL;
 		s->sg_list = g;
@@ -1363,7 +1450,7 @@ static int vb_poll(dmr_be_t *be, uint32_t worker, dmr_wc_t *wcs, int max)
 			break;
 	}
 	if (n < max && __atomic_load_n(&wk->ntim_hint, __ATOMIC_ACQUIRE)) {
-		uint64_t now = vb_now_ns(vb) * 1000ull;
+		uint64_t now = vb_clock_ns(vb) * 1000ull;
 		pthread_mutex_lock(&wk->tmu);
 		while (wk->ntim && n < max && wk->tim[0].at <= now) {
 			wcs[n++] = (dmr_wc_t){.wr_id = wk->tim[0].wr_id, .opcode = DMR_WR_TIMER};
@@ -1378,7 +1465,7 @@ static int vb_poll(dmr_be_t *be, uint32_t worker, dmr_wc_t *wcs, int max)
 static uint64_t vb_now(dmr_be_t *be, uint32_t worker)
 {
 	(void)worker;
-	return vb_now_ns(to_vb(be)) * 1000ull;
+	return vb_clock_ns(to_vb(be)) * 1000ull;
 }
 
 static dmr_status_t vb_timer(dmr_be_t *be, uint32_t worker, uint64_t at_ps, uint64_t wr_id)
@@ -1490,19 +1577,43 @@ void dmr_verbs_info(dmr_be_t *be, dmr_verbs_info_t *info_p)
 	*info_p = in;
 }
 
+dmr_status_t dmr_verbs_probe(const char *device, int port, int gid_index,
+			     dmr_verbs_info_t *info_p, dmr_err_t *err)
+{
+	vb_t *vb = calloc(1, sizeof(*vb));
+	if (!vb)
+		return dmr_err_set(err, DMR_ERR_NOMEM, "verbs: out of memory");
+	vb->port = port > 0 ? port : 1;
+	vb->gid_index = -1;
+	dmr_status_t st = vb_find_device(vb, device, err);
+	if (st == DMR_OK)
+		st = vb_choose_gid(vb, gid_index, NULL, err);
+	if (st == DMR_OK) {
+		dmr_verbs_info_t in = {.port = vb->port, .gid_index = vb->gid_index};
+		snprintf(in.device, sizeof(in.device), "%s", vb->dev);
+		snprintf(in.ip, sizeof(in.ip), "%s", vb->ip);
+		*info_p = in;
+	}
+	if (vb->ctx)
+		ibv_close_device(vb->ctx);
+	free(vb);
+	return st;
+}
+
 /* ---- open: limits, connections, canary --------------------------------- */
 
 static void clamp_limits(vb_t *vb)
 {
 	const struct ibv_device_attr *d = &vb->dattr;
 	uint32_t mns = vb->be.cfg.mns;
-	vb->sq_depth = min32(VB_ASK_SQ, (uint32_t)d->max_qp_wr);
+	vb->sq_ask = vb->q_sq ? vb->q_sq : VB_ASK_SQ;
+	vb->sq_depth = min32(vb->sq_ask, (uint32_t)d->max_qp_wr);
 	vb->cq_depth = min32(mns * vb->sq_depth, (uint32_t)d->max_cqe);
 	if (vb->cq_depth < mns * vb->sq_depth)
 		vb->sq_depth = vb->cq_depth / mns;
 	vb->rd_atomic = min32(VB_ASK_RD_ATOMIC, min32((uint32_t)d->max_qp_init_rd_atom, 255));
 	vb->dest_rd_atomic = min32(VB_ASK_RD_ATOMIC, min32((uint32_t)d->max_qp_rd_atom, 255));
-	vb->inline_ask = VB_ASK_INLINE;
+	vb->inline_ask = vb->q_inline >= 0 ? (uint32_t)vb->q_inline : VB_ASK_INLINE;
 }
 
 static void log_limits_once(const vb_t *vb)
@@ -1514,8 +1625,8 @@ static void log_limits_once(const vb_t *vb)
 		"verbs: %s port %d GID %d (%s): asked/used max_send_wr %u/%u, CQ depth %u/%u, "
 		"max_rd_atomic %u/%u, max_dest_rd_atomic %u/%u, max_inline_data %u/%u, "
 		"path MTU %u (local %u, peer %u)\n",
-		vb->dev, vb->port, vb->gid_index, vb->ip, VB_ASK_SQ, vb->sq_depth,
-		VB_ASK_SQ * vb->be.cfg.mns, vb->cq_depth, VB_ASK_RD_ATOMIC, vb->rd_atomic,
+		vb->dev, vb->port, vb->gid_index, vb->ip, vb->sq_ask, vb->sq_depth,
+		vb->sq_ask * vb->be.cfg.mns, vb->cq_depth, VB_ASK_RD_ATOMIC, vb->rd_atomic,
 		VB_ASK_RD_ATOMIC, vb->dest_rd_atomic, vb->inline_ask, vb->inline_used,
 		mtu_bytes(vb->path_mtu), mtu_bytes(vb->pattr.active_mtu), mtu_bytes(vb->peer_mtu));
 }
@@ -1679,6 +1790,19 @@ static dmr_status_t ctl_wait_all(vb_t *vb, uint32_t base, int loaded, double sec
 								cl->cn[k].ip[0] ? cl->cn[k].ip : "?");
 			}
 		int need_load = loaded && !vb->cbuf[CTL_LOADED / 8];
+		char failed[512] = "";
+		size_t foff = 0;
+		for (uint32_t k = 0; base == CTL_DONE && k < cl->ncn; k++)
+			if (vb->cbuf[(base + 8 * k) / 8] == CTL_DONE_FAILED && foff < sizeof(failed))
+				foff += (size_t)snprintf(failed + foff, sizeof(failed) - foff,
+							 "%sCN %u (%s)", foff ? ", " : "",
+							 cl->cn[k].id,
+							 cl->cn[k].ip[0] ? cl->cn[k].ip : "?");
+		if (failed[0])
+			return vb_fail(vb, err, DMR_ERR_REMOTE, -1, 0,
+				       "%s: %s reported a failed run: the final state holds its "
+				       "unfinished transactions and is not verified",
+				       what, failed);
 		if (!nmiss && !need_load)
 			return DMR_OK;
 		if (vb_now_ns(vb) >= deadline) {
@@ -1732,10 +1856,40 @@ static void role_end(vb_t *vb)
 	}
 	if (vb->start_st != DMR_OK)
 		st = dmr_err_set(err, vb->start_st, "%s", vb->start_err.msg);
+	if (st == DMR_OK && r->run_failed && *r->run_failed) {
+		/* tell the others at once (they stop waiting and name this CN);
+		 * this CN verifies nothing: the engine does not after a failure */
+		dmr_err_t e2;
+		dmr_status_t ws = ctl_write(vb, CTL_DONE + 8 * r->self, CTL_DONE_FAILED,
+					    "end barrier: failed run", &e2);
+		memset(vb->shadow, 0, vb->shadow_len);
+		fprintf(stderr, "cn %u: the run failed: %s\n", r->cl->cn[r->self].id,
+			ws == DMR_OK ? "told the other CNs through the control page"
+				     : "could not tell the other CNs (the MN is unreachable)");
+		return;
+	}
+	if (st == DMR_OK && r->xv_local)
+		st = ctl_write(vb, CTL_XV + 8 * r->self, (uint64_t)*r->xv_local,
+			       "end barrier: committed delta", err);
 	if (st == DMR_OK)
 		st = ctl_write(vb, CTL_DONE + 8 * r->self, 1, "end barrier: done", err);
 	if (st == DMR_OK)
 		st = ctl_wait_all(vb, CTL_DONE, 0, r->end_s, "end barrier", err);
+	if (st == DMR_OK && r->xv_local && r->xv_total && r->xv_summed) {
+		/* RC order: a CN's delta landed before its "done" word */
+		uint32_t n = r->cl->ncn;
+		st = op_wait(vb, vb->ctlw, DMR_WR_READ, vb->cbuf, vb->rctl + CTL_XV, 8 * n, 0, 0,
+			     10000000000ull, "end barrier: committed deltas", err);
+		if (st == DMR_OK) {
+			uint64_t sum = 0; /* two's complement, as the verifier sums */
+			for (uint32_t k = 0; k < n; k++)
+				sum += vb->cbuf[k];
+			*r->xv_total = (int64_t)sum;
+			*r->xv_summed = n;
+			fprintf(stderr, "cn %u: committed delta %lld here, %lld over all %u CNs\n",
+				r->cl->cn[r->self].id, (long long)*r->xv_local, (long long)sum, n);
+		}
+	}
 	if (st == DMR_OK)
 		st = role_copy(vb, DMR_WR_READ, region_len(vb), "reading the final state", err);
 	if (st != DMR_OK) {
@@ -1802,11 +1956,14 @@ static dmr_status_t vb_open(const dmr_be_config_t *cfg, dmr_be_t **be_p, dmr_err
 	vb->rnr_retry = 7;
 	vb->timeout = -1;
 	vb->role = role;
+	vb->q_sq = g_q_sq;
+	vb->q_inline = g_q_inline;
 	atomic_flag_clear(&vb->failed_logged);
 	pthread_mutex_init(&vb->mn.lock, NULL);
 	pthread_mutex_init(&vb->start_mu, NULL);
 	vb->start_mu_init = 1;
 	clock_gettime(CLOCK_MONOTONIC, &vb->t0);
+	vb_clock_start(vb);
 	dmr_status_t st = vb_find_device(vb, cfg->device, err);
 	if (st != DMR_OK)
 		goto fail;
@@ -1933,6 +2090,7 @@ static dmr_status_t vb_open(const dmr_be_config_t *cfg, dmr_be_t **be_p, dmr_err
 		goto fail;
 	}
 	log_limits_once(vb);
+	vb_clock_calibrate(vb);
 	*be_p = &vb->be;
 	return DMR_OK;
 fail:
@@ -2026,7 +2184,8 @@ dmr_status_t dmr_verbs_mn_main(const dmr_verbs_role_t *role, dmr_err_t *err)
 		(unsigned long long)vb->dattr.max_mr_size, cl->ncn, role->barrier_s);
 	const volatile uint64_t *ctl = (const uint64_t *)(void *)((uint8_t *)vb->mn.mem + vb->mn.ctl);
 	uint64_t bdeadline = vb_now_ns(vb) + secs_ns(role->barrier_s + 5);
-	uint8_t seen[DMR_VERBS_MAX_NODES] = {0};
+	uint8_t seen[DMR_VERBS_MAX_NODES] = {0}, failed[DMR_VERBS_MAX_NODES] = {0};
+	uint32_t nfailed = 0;
 	uint32_t narrived = 0;
 	int all_arrived = 0, loaded = 0, all_done = 0, mn_err_shown = 0;
 	uint64_t done_at = 0;
@@ -2072,6 +2231,14 @@ dmr_status_t dmr_verbs_mn_main(const dmr_verbs_role_t *role, dmr_err_t *err)
 			}
 		}
 		names_of(cl, ctl, CTL_DONE, miss, sizeof(miss), &nmiss);
+		for (uint32_t k = 0; k < cl->ncn; k++)
+			if (!failed[k] && __atomic_load_n(&ctl[(CTL_DONE + 8 * k) / 8],
+							  __ATOMIC_ACQUIRE) == CTL_DONE_FAILED) {
+				failed[k] = 1;
+				nfailed++;
+				fprintf(stderr, "mn %u: CN %u reported a failed run\n", me->id,
+					cl->cn[k].id);
+			}
 		if (!all_done && nmiss == 0) {
 			all_done = 1;
 			done_at = now;
@@ -2081,7 +2248,10 @@ dmr_status_t dmr_verbs_mn_main(const dmr_verbs_role_t *role, dmr_err_t *err)
 		}
 		if (all_done && ndisc >= nconn) {
 			fprintf(stderr, "mn %u: all %u connections closed; exiting\n", me->id, nconn);
-			st = DMR_OK;
+			st = nfailed ? dmr_err_set(err, DMR_ERR_REMOTE,
+						   "mn %u: %u of %u CNs reported a failed run", me->id,
+						   nfailed, cl->ncn)
+				     : DMR_OK;
 			break;
 		}
 		if (all_done && now - done_at > secs_ns(role->end_s)) {

@@ -23,8 +23,11 @@
  * post/poll/mr_reg for it; different workers may run at once. timer() may be
  * called from any thread (the threaded replay wakes another worker's context
  * with one): timers are kept per worker under a mutex and delivered by that
- * worker's poll() once CLOCK_MONOTONIC passes them. now() is CLOCK_MONOTONIC
- * since open(), any thread. stats() sums per-worker counters: call it when
+ * worker's poll() once now() passes them. now() is time since open(), any
+ * thread: the TSC converted with a rate measured against CLOCK_MONOTONIC over
+ * open() (x86; as perftest's get_cycles, because CLOCK_MONOTONIC is a system
+ * call where the clocksource is not the TSC: 0.74 us under qemu TCG), else
+ * or with DMR_VERBS_CLOCK=monotonic CLOCK_MONOTONIC. stats() sums per-worker counters: call it when
  * the workers are quiet. progress() returns -1 (not a DRIVEN backend).
  *
  * Fork: the backend opens its own device context in open(), so a process
@@ -68,6 +71,25 @@ typedef struct dmr_verbs_info {
 /* Fill *info_p from an open verbs backend (be must be a verbs backend). */
 void dmr_verbs_info(dmr_be_t *be, dmr_verbs_info_t *info_p);
 
+/* The send queue depth (WRs; 0 = 4096) and max_inline_data (bytes; -1 =
+ * 256) the next open() of this process asks for, clamped to the device as
+ * always; process-global, like dmr_verbs_set_role. `dmreplay bench` sizes
+ * its QP as perftest does (no inline data for READ and atomics, a queue of
+ * twice its depth so that the backend's own slot-reclaiming signal never
+ * adds completions): under qemu TCG a 4096-deep queue of 256-byte-inline
+ * WQEs (1.6 MB of ring) measurably slows an 8-byte READ on rxe. */
+void dmr_verbs_set_queue(uint32_t sq_depth, int inline_bytes);
+
+/* Which device, port, GID and IPv4 address an open() with these settings
+ * would use (device NULL/"" = index 0, port 0 = 1, gid_index -1 =
+ * automatic), without opening anything else; fills device, port,
+ * gid_index and ip of *info_p (the rest zero). Errors as open()'s:
+ * DMR_ERR_NODEV (no device, port not ACTIVE, no usable GID: the reason is
+ * named), DMR_ERR_RANGE (no such port). Used by `dmreplay run --procs` to
+ * write a cluster config for this host. */
+dmr_status_t dmr_verbs_probe(const char *device, int port, int gid_index,
+			     dmr_verbs_info_t *info_p, dmr_err_t *err);
+
 /* ---- roles as processes (issue #3 item 2; docs/ROLES.md) ---------------
  *
  * A cluster config (parsed by replay/roles.c) lists memory nodes and
@@ -84,8 +106,9 @@ void dmr_verbs_info(dmr_be_t *be, dmr_verbs_info_t *info_p);
  *    have arrived and the region is loaded, or the start barrier's deadline
  *    passes (the error names the CNs that did not arrive);
  *  - at stats() (the replay calls it once, after its workers stopped) the CN
- *    writes "done", waits until every CN is done (end deadline) and READs the
- *    final region back into the shadow, which the verifier then reads. If
+ *    writes its committed delta (role->xv_local) and "done", waits until every
+ *    CN is done (end deadline), sums the CNs' deltas into role->xv_total and
+ *    READs the final region back into the shadow, which the verifier then reads. If
  *    that fails the shadow is zeroed (so verification cannot pass on stale
  *    data) and dmr_verbs_role_status() says why.
  */
@@ -120,6 +143,18 @@ typedef struct dmr_verbs_role {
 	double barrier_s;	 /* start barrier deadline, s */
 	double end_s;		 /* end barrier deadline, s */
 	volatile int *stop;	 /* MN: non-zero = stop (set by a signal handler) */
+	/* CN: the committed delta of this CN (read at the end barrier, written
+	 * into its slot of the control page before "done"; NULL: none), and
+	 * where the sum over all CNs' slots goes once every CN is done
+	 * (*xv_summed = the number of CNs; left alone when the barrier fails). */
+	const int64_t *xv_local;
+	int64_t *xv_total;
+	uint32_t *xv_summed;
+	/* CN: non-zero at the end barrier = this CN's run failed: it writes
+	 * "failed" into its done word and waits for nobody; the other CNs' end
+	 * barrier then fails at once naming it, and the MN exits 1 (NULL: the
+	 * run is taken to have finished). */
+	const int *run_failed;
 } dmr_verbs_role_t;
 
 /* CN: the role the next verbs open() takes (NULL: loopback). The struct and
