@@ -67,6 +67,11 @@ typedef struct dmr_kv_opts {
 	uint64_t requests;      /* 0 = whole trace */
 	double window_ms;       /* time-series window */
 	int quiet;
+	/* threaded backends (shm, verbs) */
+	const char *device;     /* verbs: device name or index (NULL = index 0) */
+	int port;               /* verbs: 1-based port */
+	int gid_index;          /* verbs: -1 = automatic */
+	double timeout_s;       /* longest wait for an RPC answer or a completion */
 } dmr_kv_opts_t;
 
 void dmr_kv_opts_default(dmr_kv_opts_t *o);
@@ -124,6 +129,9 @@ typedef struct dmr_kv_bench_opts {
 	int opcode;             /* DMR_WR_WRITE or DMR_WR_READ */
 	uint32_t mtu;
 	uint64_t sim_region;
+	const char *device;     /* verbs: device name or index */
+	int port, gid_index;    /* verbs: 1-based port; GID index, -1 = automatic */
+	double timeout_s;       /* threaded: longest wait for a completion */
 } dmr_kv_bench_opts_t;
 
 void dmr_kv_bench_opts_default(dmr_kv_bench_opts_t *o);
