@@ -142,6 +142,7 @@ typedef struct xeng {
 	uint8_t *ring;        /* content mode: depth buffers of maxwr bytes per client;
 				 WRITE slices carry pat_fill(tag), READ slices are checked */
 	uint64_t base;        /* added to every remote offset (threaded pool base) */
+	uint64_t corrupt;     /* tests: id + 1 of a block whose put is corrupted */
 } xeng_t;
 
 /* Content pattern of KV block `id`: 8-byte word w of the block is
@@ -316,8 +317,11 @@ static dmr_status_t xeng_pump(xeng_t *e, uint32_t ci)
 			if (e->ring) {
 				w->local = e->ring +
 					   ((uint64_t)ci * e->depth + c->npost % e->depth) * e->maxwr;
-				if (x->opcode == DMR_WR_WRITE)
+				if (x->opcode == DMR_WR_WRITE) {
 					pat_fill(w->local, x->tag, x->posted, len);
+					if (e->corrupt && e->corrupt == x->tag + 1 && !x->posted)
+						((uint8_t *)w->local)[0] ^= 0xff; /* fault injection */
+				}
 			}
 			c->npost++;
 			w->remote = e->base + fold(e, x->logical + x->posted);
@@ -2261,6 +2265,8 @@ static dmr_status_t kv_run_threaded(kv_t *k, dmr_kv_result_t *res, double w0)
 		if (st != DMR_OK)
 			goto out_c;
 		C->X.m = m;
+		C->X.corrupt = o->test_corrupt;
+		C->X.err = &C->err; /* errors of the data path: the client thread's own */
 	}
 	k->rpc_ps = 0;
 	k->ts.window_ps = (uint64_t)llround(o->window_ms * 1e9);
@@ -2780,6 +2786,7 @@ static dmr_status_t bench_threaded(const dmr_kv_bench_opts_t *o, dmr_kv_bench_re
 		st = xeng_init_thread(&B[t].X, be, B[t].worker, o->slice, maxwr, o->qp_depth, 0, 0, err);
 		if (have_m)
 			B[t].X.m = &wm;
+		B[t].X.err = &B[t].err;
 	}
 	if (st != DMR_OK)
 		goto out;

@@ -72,6 +72,8 @@ typedef struct dmr_kv_opts {
 	int port;               /* verbs: 1-based port */
 	int gid_index;          /* verbs: -1 = automatic */
 	double timeout_s;       /* longest wait for an RPC answer or a completion */
+	uint64_t test_corrupt;  /* tests: id + 1 of a block whose put flips its first
+				   byte (threaded; the next get of it must fail) */
 } dmr_kv_opts_t;
 
 void dmr_kv_opts_default(dmr_kv_opts_t *o);
