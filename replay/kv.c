@@ -2692,6 +2692,7 @@ static void *bench_thread(void *arg)
 	if (B->t.left)
 		st = bench_submit(&B->X, &B->t, B->ti, B->o, &B->err);
 	uint64_t last = B->t_first;
+	uint32_t idle = 0;
 	while (st == DMR_OK && (B->t.pending || B->t.left)) {
 		if (kv_interrupted) {
 			st = dmr_err_set(&B->err, DMR_ERR_INTERRUPTED, "interrupted by signal %d",
@@ -2710,8 +2711,11 @@ static void *bench_thread(void *arg)
 				st = dmr_err_set(&B->err, DMR_ERR_TIMEOUT,
 						 "kv bench: worker %u: no completion for %.1f s",
 						 B->worker, (now - last) / 1e12);
+			else if (++idle > 64)
+				sched_yield(); /* let the NIC's host work (rxe) run */
 			continue;
 		}
+		idle = 0;
 		last = now;
 		for (int i = 0; i < n && st == DMR_OK; i++) {
 			uint32_t xi;
