@@ -3359,6 +3359,8 @@ static int kv_run_main(int argc, char **argv)
 	}
 	if (st != DMR_OK) {
 		fprintf(stderr, "dmreplay kv run: error: %s\n", err.msg);
+		if (st == DMR_ERR_INTERRUPTED)
+			return 130;
 		return (st == DMR_ERR_PARSE || st == DMR_ERR_IO || st == DMR_ERR_RANGE ||
 			st == DMR_ERR_INVALID)
 			       ? 2
