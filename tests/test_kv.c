@@ -753,6 +753,57 @@ START_TEST(test_shm_bench)
 }
 END_TEST
 
+/* Requests of more than 254 blocks (LOOKUP in chunks), an empty request,
+ * and several clients: the same hits as the hash ids, on shm and sim. */
+START_TEST(test_shm_chunks)
+{
+	char in[600], kv[600], out[600];
+	path_in(in, sizeof(in), "big.jsonl");
+	path_in(kv, sizeof(kv), "big.kv");
+	path_in(out, sizeof(out), "big");
+	FILE *f = fopen(in, "w");
+	ck_assert_ptr_nonnull(f);
+	for (int r = 0; r < 6; r++) {
+		int nb = r == 2 ? 0 : (r == 3 ? 2 : 300 + r);
+		fprintf(f, "{\"timestamp\": %d, \"input_length\": %d, \"output_length\": 1, "
+			   "\"hash_ids\": [", r, nb * 512);
+		for (int b = 0; b < nb; b++) {
+			/* request 1 shares its first 150 ids with request 0; request 3
+			 * asks for 5 and 6; 4 and 5 share 0..299 with request 0 */
+			int id = r == 3 ? 5 + b : (r == 1 && b >= 150 ? 1000 + b : b);
+			if (r >= 4 && b >= 300)
+				id = 5000 + r * 10 + b;
+			fprintf(f, "%s%d", b ? ", " : "", id);
+		}
+		fprintf(f, "]}\n");
+	}
+	ck_assert_int_eq(fclose(f), 0);
+	dmr_err_t err;
+	ck_assert_msg(convert(in, kv, 1024, NULL, &err) == DMR_OK, "%s", err.msg);
+	uint64_t hits, blocks;
+	direct_hits(in, 0, &hits, &blocks);
+	ck_assert_uint_eq(blocks, 300 + 301 + 2 + 304 + 305);
+	ck_assert_uint_eq(hits, 150 + 2 + 300 + 300);
+	dmr_kv_opts_t o;
+	dmr_kv_result_t r;
+	opts_small(&o, kv, out);
+	o.time_scale = 0;
+	o.cns = 1;
+	o.clients = 3;
+	o.segments = 2;
+	for (int be = 0; be < 2; be++) {
+		o.backend = be ? "shm" : "sim";
+		ck_assert_msg(dmr_kv_run(&o, &r, &err) == DMR_OK, "%s: %s", o.backend, err.msg);
+		ck_assert_uint_eq(r.requests, 6);
+		ck_assert_uint_eq(r.blocks_requested, blocks);
+		ck_assert_uint_eq(r.blocks_got, hits);
+		ck_assert_uint_eq(r.blocks_put, blocks - hits);
+		ck_assert_uint_eq(r.bytes_got, hits * 1024);
+		ck_assert_uint_eq(r.max_blocks_used, blocks - hits);
+	}
+}
+END_TEST
+
 static int run_cli(const char *line)
 {
 	char buf[2048], *argv[64];
@@ -832,6 +883,7 @@ static Suite *kv_suite(void)
 	tcase_add_test(tc, test_cli);
 	tcase_add_test(tc, test_shm_pool);
 	tcase_add_test(tc, test_shm_bench);
+	tcase_add_test(tc, test_shm_chunks);
 	suite_add_tcase(s, tc);
 	return s;
 }
