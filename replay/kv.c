@@ -1474,15 +1474,14 @@ static dmr_status_t tq_take(kvt_t *T, uint32_t c, tq_t **q_p, dmr_err_t *err)
 
 /* ---- the master thread -- */
 
-static void master_respond(kvt_t *T, uint8_t *slot, uint64_t seq, uint32_t status, uint32_t n,
-			   uint64_t rid)
+/* Write the response body of a mailbox slot, then its seq (release). */
+static void master_respond(uint8_t *slot, uint64_t seq, uint32_t status, uint32_t n, uint64_t rid)
 {
 	uint8_t *r = slot + MB_RESP;
 	st_u32(r + 8, status);
 	st_u32(r + 12, n);
 	st_u64(r + 16, rid);
 	st_u64(r + 24, mb_csum(seq, r + 8, 16) ^ mb_csum(seq, r + MB_RESP_HDR, n * 16));
-	(void)T;
 	__atomic_store_n((uint64_t *)(void *)r, seq, __ATOMIC_RELEASE);
 }
 
@@ -1572,7 +1571,7 @@ static dmr_status_t master_lookup(kvt_t *T, uint32_t c, uint8_t *slot, uint64_t 
 		T->next_expected++;
 		T->lk_rid[c] = NOIDX;
 	}
-	master_respond(T, slot, seq, 0, n, ri);
+	master_respond(slot, seq, 0, n, ri);
 	*done_p = 1;
 	return DMR_OK;
 }
@@ -1601,7 +1600,7 @@ static dmr_status_t master_finish(kvt_t *T, uint32_t c, uint8_t *slot, uint64_t 
 		}
 	}
 	rq_release(k, (uint32_t)ri);
-	master_respond(T, slot, seq, 0, 0, ri);
+	master_respond(slot, seq, 0, 0, ri);
 	return DMR_OK;
 }
 
