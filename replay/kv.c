@@ -1301,6 +1301,7 @@ static dmr_status_t kv_loop(kv_t *k)
 #define MB_MAXB 254u /* block ids per RPC: (4096 - 32) / 16 */
 #define MB_SLOTS 8u  /* mailbox slots per client */
 #define CREQ_MAX 256u /* requests in flight per client */
+#define LK_MAX 4u     /* LOOKUPs in flight per client (a chunked one goes alone) */
 enum { OP_LOOKUP = 1, OP_FINISH = 2 };
 enum { KIND_GET = 1, KIND_WAIT = 2, KIND_PUT = 3, KIND_DROP = 4 };
 enum { K_RPCW = 3, K_RPCR = 4, K_RDY = 5 };
@@ -1376,8 +1377,9 @@ typedef struct kvc {
 	uint8_t *lbuf;          /* registered: MB_SLOTS x (request + response) + ready words */
 	rslot_t sl[MB_SLOTS];
 	creq_t rq[CREQ_MAX];
-	uint32_t lkq[CREQ_MAX], lkh, lkn; /* FIFO of requests waiting to look up */
-	uint32_t lk_busy;       /* a LOOKUP is in flight (one per client) */
+	uint32_t lkq[CREQ_MAX], lkh, lkn; /* FIFO of requests not yet looked up */
+	uint32_t lk_inflight;   /* LOOKUPs in flight (<= LK_MAX) */
+	uint32_t lk_multi;      /* request looked up in chunks, alone; NOIDX = none */
 	uint32_t active;
 	tq_t *next;             /* the next request of this client, read ahead */
 	int eof;
@@ -1713,7 +1715,7 @@ static dmr_status_t cl_post_lookup(kvc_t *C, uint32_t s, uint32_t ri)
 	uint32_t n = r->nblocks - r->answered;
 	if (n > MB_MAXB)
 		n = MB_MAXB;
-	C->lk_busy = 1;
+	C->lk_inflight++;
 	return cl_post_rpc(C, s, OP_LOOKUP, r->index, r->answered, r->nblocks, r->ids + r->answered,
 			   n, ri);
 }
@@ -1782,7 +1784,7 @@ static dmr_status_t cl_on_lookup(kvc_t *C, rslot_t *sl, const uint8_t *resp, uin
 {
 	creq_t *r = &C->rq[sl->rq];
 	uint32_t ri = sl->rq;
-	C->lk_busy = 0;
+	C->lk_inflight--;
 	C->rpc_ps_sum += now - sl->t_post;
 	C->lookups++;
 	r->rid = ld_u64(resp + 16);
@@ -1806,9 +1808,9 @@ static dmr_status_t cl_on_lookup(kvc_t *C, rslot_t *sl, const uint8_t *resp, uin
 	}
 	r->answered += sl->n;
 	if (r->answered < r->nblocks)
-		return DMR_OK; /* stays at the head of the FIFO: its next chunk goes next */
-	C->lkh = (C->lkh + 1) % CREQ_MAX;
-	C->lkn--;
+		return DMR_OK; /* lk_multi: its next chunk goes next, alone */
+	if (C->lk_multi == ri)
+		C->lk_multi = NOIDX;
 	r->state = CR_XFER;
 	uint32_t gets = 0;
 	for (uint32_t b = 0; b < r->nblocks; b++) {
@@ -1965,11 +1967,32 @@ static dmr_status_t cl_step(kvc_t *C, uint64_t now)
 	dmr_status_t st = cl_start(C, now);
 	if (st != DMR_OK)
 		return st;
+	/* LOOKUPs in trace order, up to LK_MAX in flight; a request of more than
+	 * MB_MAXB blocks is looked up in chunks with no other LOOKUP of this
+	 * client in flight, so the master (which serves LOOKUPs in trace order
+	 * and nothing between the chunks of one request) always finds the next
+	 * chunk in a mailbox slot and never waits for a slot held by a later
+	 * request's LOOKUP */
 	int s;
-	if (C->lkn && !C->lk_busy && (s = cl_free_slot(C)) >= 0) {
-		st = cl_post_lookup(C, (uint32_t)s, C->lkq[C->lkh]);
-		if (st != DMR_OK)
+	if (C->lk_multi != NOIDX) {
+		if (!C->lk_inflight && (s = cl_free_slot(C)) >= 0 &&
+		    (st = cl_post_lookup(C, (uint32_t)s, C->lk_multi)) != DMR_OK)
 			return st;
+	} else {
+		while (C->lkn && C->lk_inflight < LK_MAX) {
+			uint32_t ri = C->lkq[C->lkh];
+			int multi = C->rq[ri].nblocks > MB_MAXB;
+			if ((multi && C->lk_inflight) || (s = cl_free_slot(C)) < 0)
+				break;
+			C->lkh = (C->lkh + 1) % CREQ_MAX;
+			C->lkn--;
+			if (multi)
+				C->lk_multi = ri;
+			if ((st = cl_post_lookup(C, (uint32_t)s, ri)) != DMR_OK)
+				return st;
+			if (multi)
+				break;
+		}
 	}
 	for (uint32_t ri = 0; ri < CREQ_MAX && C->active; ri++) {
 		creq_t *r = &C->rq[ri];
@@ -2251,6 +2274,7 @@ static dmr_status_t kv_run_threaded(kv_t *k, dmr_kv_result_t *res, double w0)
 		T->lk_rid[c] = NOIDX;
 		C->T = T;
 		C->w = c;
+		C->lk_multi = NOIDX;
 		size_t lb = (size_t)MB_SLOTS * MB_SLOT + 8 * CREQ_MAX;
 		C->lbuf = calloc(1, lb);
 		if (!C->lbuf) {
