@@ -17,10 +17,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../backends/sim/sim.h"
+#ifdef DMR_HAVE_VERBS
+#include "../backends/verbs/verbs.h"
+#endif
 #include "../traces/kvcache.h"
 
 #define NOIDX UINT32_MAX
@@ -108,11 +115,13 @@ typedef struct xfer {
 	uint32_t entry;      /* pool entry (run) */
 	uint32_t client;
 	uint8_t opcode;
+	uint64_t tag;        /* threaded run: block id (content pattern) */
 } xfer_t;
 
 typedef struct client {
 	uint32_t qhead, qtail; /* xfers with slices left to post */
 	uint32_t inflight;     /* slices posted, not completed */
+	uint64_t npost, ndone; /* slices posted / completed (ring buffer index) */
 } client_t;
 
 typedef struct xeng {
@@ -129,7 +138,52 @@ typedef struct xeng {
 	int folded;
 	uint64_t wire_to, wire_from, slices;
 	dmr_err_t *err;
+	uint32_t w0;          /* worker of client 0 (threaded: one xeng per thread) */
+	uint8_t *ring;        /* content mode: depth buffers of maxwr bytes per client;
+				 WRITE slices carry pat_fill(tag), READ slices are checked */
+	uint64_t base;        /* added to every remote offset (threaded pool base) */
+	uint64_t corrupt;     /* tests: id + 1 of a block whose put is corrupted */
 } xeng_t;
+
+/* Content pattern of KV block `id`: 8-byte word w of the block is
+ * mix64(id x golden + w), so a READ can check that it got the bytes that the
+ * put of that very block wrote, at that very offset. */
+static inline uint64_t pat_word(uint64_t id, uint64_t w)
+{
+	return mix64(id * 0x9E3779B97F4A7C15ull + w);
+}
+
+static void pat_fill(uint8_t *buf, uint64_t id, uint64_t off, uint64_t len)
+{
+	uint64_t i = 0;
+	for (; i < len && ((off + i) & 7); i++)
+		buf[i] = (uint8_t)(pat_word(id, (off + i) >> 3) >> (8 * ((off + i) & 7)));
+	for (; i + 8 <= len; i += 8) {
+		uint64_t v = pat_word(id, (off + i) >> 3);
+		memcpy(buf + i, &v, 8);
+	}
+	for (; i < len; i++)
+		buf[i] = (uint8_t)(pat_word(id, (off + i) >> 3) >> (8 * ((off + i) & 7)));
+}
+
+/* Index of the first byte of buf that differs from the pattern, or len. */
+static uint64_t pat_check(const uint8_t *buf, uint64_t id, uint64_t off, uint64_t len)
+{
+	uint64_t i = 0;
+	for (; i < len && ((off + i) & 7); i++)
+		if (buf[i] != (uint8_t)(pat_word(id, (off + i) >> 3) >> (8 * ((off + i) & 7))))
+			return i;
+	for (; i + 8 <= len; i += 8) {
+		uint64_t v;
+		memcpy(&v, buf + i, 8);
+		if (v != pat_word(id, (off + i) >> 3))
+			break;
+	}
+	for (; i < len; i++)
+		if (buf[i] != (uint8_t)(pat_word(id, (off + i) >> 3) >> (8 * ((off + i) & 7))))
+			return i;
+	return len;
+}
 
 static dmr_status_t xeng_init(xeng_t *e, dmr_be_t *be, uint32_t nclients, uint64_t slice,
 			      uint64_t maxwr, uint32_t depth, uint64_t region, int folded,
@@ -160,6 +214,35 @@ static dmr_status_t xeng_init(xeng_t *e, dmr_be_t *be, uint32_t nclients, uint64
 			return st;
 	}
 	return DMR_OK;
+}
+
+/* Threaded backends: the xeng of one thread, whose only client is worker
+ * w0; ring: per-slice buffers with content patterns (kv run). Registers its
+ * buffers for w0 (call before the worker's thread starts). */
+static dmr_status_t xeng_init_thread(xeng_t *e, dmr_be_t *be, uint32_t w0, uint64_t slice,
+				     uint64_t maxwr, uint32_t depth, uint64_t base, int ring,
+				     dmr_err_t *err)
+{
+	memset(e, 0, sizeof(*e));
+	e->be = be;
+	e->err = err;
+	e->slice = slice;
+	e->maxwr = maxwr;
+	e->depth = depth;
+	e->w0 = w0;
+	e->base = base;
+	e->xfree = NOIDX;
+	e->nc = 1;
+	e->c = calloc(1, sizeof(*e->c));
+	e->buf = malloc(ring ? (size_t)maxwr * depth : maxwr);
+	if (!e->c || !e->buf)
+		return dmr_err_set(err, DMR_ERR_NOMEM, "kv: out of memory (%llu-byte buffers)",
+				   (unsigned long long)(ring ? maxwr * depth : maxwr));
+	memset(e->buf, 0x5a, ring ? (size_t)maxwr * depth : maxwr);
+	if (ring)
+		e->ring = e->buf;
+	e->c[0].qhead = e->c[0].qtail = NOIDX;
+	return dmr_be_mr_reg(be, w0, e->buf, ring ? (size_t)maxwr * depth : maxwr, err);
 }
 
 static void xeng_fini(xeng_t *e)
@@ -231,7 +314,17 @@ static dmr_status_t xeng_pump(xeng_t *e, uint32_t ci)
 			memset(w, 0, sizeof(*w));
 			w->wr_id = WRID(K_SLICE, c->qhead);
 			w->local = e->buf;
-			w->remote = fold(e, x->logical + x->posted);
+			if (e->ring) {
+				w->local = e->ring +
+					   ((uint64_t)ci * e->depth + c->npost % e->depth) * e->maxwr;
+				if (x->opcode == DMR_WR_WRITE) {
+					pat_fill(w->local, x->tag, x->posted, len);
+					if (e->corrupt && e->corrupt == x->tag + 1 && !x->posted)
+						((uint8_t *)w->local)[0] ^= 0xff; /* fault injection */
+				}
+			}
+			c->npost++;
+			w->remote = e->base + fold(e, x->logical + x->posted);
 			w->length = (uint32_t)len;
 			w->opcode = x->opcode;
 			w->flags = DMR_WR_SIGNALED;
@@ -243,7 +336,7 @@ static dmr_status_t xeng_pump(xeng_t *e, uint32_t ci)
 					c->qtail = NOIDX;
 			}
 		}
-		dmr_status_t st = dmr_be_post(e->be, ci, 0, wrs, n, e->err);
+		dmr_status_t st = dmr_be_post(e->be, e->w0 + ci, 0, wrs, n, e->err);
 		if (st != DMR_OK)
 			return st;
 		e->slices += n;
@@ -257,6 +350,7 @@ static dmr_status_t xeng_on_wc(xeng_t *e, uint32_t worker, const dmr_wc_t *wc, u
 {
 	uint32_t i = WRID_IDX(wc->wr_id);
 	*done_p = NOIDX;
+	worker -= e->w0;
 	if (i >= e->capx || worker >= e->nc)
 		return dmr_err_set(e->err, DMR_ERR_INVALID, "kv: completion for unknown transfer %u",
 				   i);
@@ -271,8 +365,22 @@ static dmr_status_t xeng_on_wc(xeng_t *e, uint32_t worker, const dmr_wc_t *wc, u
 	uint64_t len = x->len - x->done;
 	if (e->slice && len > e->slice)
 		len = e->slice;
+	client_t *c = &e->c[worker];
+	if (e->ring && x->opcode == DMR_WR_READ) {
+		const uint8_t *b =
+		    e->ring + ((uint64_t)worker * e->depth + c->ndone % e->depth) * e->maxwr;
+		uint64_t bad = pat_check(b, x->tag, x->done, len);
+		if (bad < len)
+			return dmr_err_set(e->err, DMR_ERR_VERIFY,
+					   "kv: content check: block %" PRIu64 " byte %" PRIu64
+					   " read from MN offset %" PRIu64 " (worker %u) is not what "
+					   "the block's put wrote",
+					   x->tag, x->done + bad, e->base + x->logical + x->done + bad,
+					   e->w0 + worker);
+	}
+	c->ndone++;
 	x->done += len;
-	e->c[worker].inflight--;
+	c->inflight--;
 	if (e->m) {
 		const dmr_model_t *m = e->m;
 		if (x->opcode == DMR_WR_READ) {
@@ -902,6 +1010,9 @@ void dmr_kv_opts_default(dmr_kv_opts_t *o)
 	o->rpc_us = -1;
 	o->sim_region = 16ull << 20;
 	o->window_ms = 1000;
+	o->port = 1;
+	o->gid_index = -1;
+	o->timeout_s = 60;
 }
 
 static const char *kv_summary_header =
@@ -1166,6 +1277,1188 @@ static dmr_status_t kv_loop(kv_t *k)
 	return DMR_OK;
 }
 
+/* ---- threaded backends (shm, verbs): the master behind an RPC over WRITE --
+ *
+ * Region of the MN (docs/KVCACHE.md section 9 has the full protocol):
+ *   [mailboxes: clients x MB_SLOTS slots of MB_SLOT bytes]
+ *   [ready words: one u64 per pool slot]
+ *   [pool: segments x slots x block bytes]   (pool_base, 4 KiB aligned)
+ * A mailbox slot is a request area (offset 0) and a response area (offset
+ * MB_RESP). The client WRITEs the request body, then (next WR, same QP, so
+ * placed after it: RC executes WRITEs in order) the 8-byte sequence word at
+ * offset 0. The master thread polls the sequence words in its local memory,
+ * checks the body's checksum, runs the lookup/allocation/LRU code above and
+ * writes the response body, then its sequence word (release store). The
+ * client READs the response until the sequence word matches and the
+ * checksum over the body agrees (a READ racing the master's stores may see
+ * a mix; the checksum rejects it and the client READs again). Every wait
+ * has a deadline (--timeout-s).
+ */
+#define MB_SLOT 8192u
+#define MB_RESP 4096u
+#define MB_REQ_HDR 40u
+#define MB_RESP_HDR 32u
+#define MB_MAXB 254u /* block ids per RPC: (4096 - 32) / 16 */
+#define MB_SLOTS 8u  /* mailbox slots per client */
+#define CREQ_MAX 256u /* requests in flight per client */
+#define LK_MAX 4u     /* LOOKUPs in flight per client (a chunked one goes alone) */
+enum { OP_LOOKUP = 1, OP_FINISH = 2 };
+enum { KIND_GET = 1, KIND_WAIT = 2, KIND_PUT = 3, KIND_DROP = 4 };
+enum { K_RPCW = 3, K_RPCR = 4, K_RDY = 5 };
+
+static uint64_t mb_csum(uint64_t seq, const uint8_t *body, uint32_t len)
+{
+	uint64_t h = mix64(seq ^ 0x6b76727063ull); /* "kvrpc" */
+	for (uint32_t i = 0; i + 8 <= len; i += 8) {
+		uint64_t v;
+		memcpy(&v, body + i, 8);
+		h = mix64(h ^ v) + i;
+	}
+	return h;
+}
+
+static inline uint64_t ready_tag(uint64_t id)
+{
+	return mix64(id) | 1;
+}
+
+static inline void st_u32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
+static inline void st_u64(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); }
+static inline uint32_t ld_u32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+static inline uint64_t ld_u64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+
+static inline void cnt_add(uint64_t *c, uint64_t v)
+{
+	__atomic_store_n(c, *c + v, __ATOMIC_RELAXED); /* one writer; read by the sampler */
+}
+
+static inline uint64_t cnt_get(const uint64_t *c)
+{
+	return __atomic_load_n(c, __ATOMIC_RELAXED);
+}
+
+static volatile sig_atomic_t kv_interrupted;
+
+static void kv_on_signal(int sig)
+{
+	kv_interrupted = sig;
+}
+
+/* a request read from the trace, queued for its client */
+typedef struct tq {
+	struct tq *next;
+	uint64_t index, t_us;
+	uint32_t nblocks;
+	uint64_t ids[];
+} tq_t;
+
+typedef struct creq {
+	uint64_t index, t_arr, rid;
+	uint32_t nblocks, answered, gets_left, puts_left, wait_b;
+	uint64_t *ids, *off;
+	uint32_t *gslot;
+	uint8_t *kind;
+	uint8_t state, polling, done_xfers;
+} creq_t;
+enum { CR_FREE = 0, CR_LOOKUP, CR_XFER, CR_FINISH, CR_FINWAIT };
+
+typedef struct rslot {
+	uint64_t seq, t_post;
+	uint32_t rq, n;
+	uint8_t op, busy, reading;
+} rslot_t;
+
+struct kvt;
+
+typedef struct kvc {
+	struct kvt *T;
+	uint32_t w;             /* worker = client index */
+	xeng_t X;
+	uint8_t *lbuf;          /* registered: MB_SLOTS x (request + response) + ready words */
+	rslot_t sl[MB_SLOTS];
+	creq_t rq[CREQ_MAX];
+	uint32_t lkq[CREQ_MAX], lkh, lkn; /* FIFO of requests not yet looked up */
+	uint32_t lk_inflight;   /* LOOKUPs in flight (<= LK_MAX) */
+	uint32_t lk_multi;      /* request looked up in chunks, alone; NOIDX = none */
+	uint32_t active;
+	tq_t *next;             /* the next request of this client, read ahead */
+	int eof;
+	uint64_t seq;
+	/* counters (one writer: this thread) */
+	uint64_t arrivals, completed, bytes_got, bytes_put, waited, rpcs, lookups;
+	uint64_t rpc_ps_sum;
+	uint64_t t_first, t_last;
+	int have_first;
+	dvec_t lat;
+	dmr_status_t st;
+	dmr_err_t err;
+	pthread_t tid;
+} kvc_t;
+
+typedef struct kvt {
+	kv_t *k;
+	dmr_be_t *be;
+	uint8_t *mem;
+	uint32_t nc;
+	uint64_t ready_base, pool_base, slots_per_seg, deadline_ps, t0, maxwr;
+	tq_t **qh, **qt;        /* per-client queues (under mu) */
+	pthread_mutex_t mu;
+	uint64_t completed_all; /* closed loop: requests finished, all clients */
+	volatile int stop;
+	uint32_t running;
+	kvc_t *c;
+	/* master */
+	uint64_t *seen;         /* last handled sequence per mailbox slot */
+	uint64_t next_expected; /* LOOKUPs are served in trace order */
+	uint32_t *lk_rid;       /* per client: its request being looked up */
+	uint64_t *bad_since;
+	dmr_status_t mst;
+	dmr_err_t merr;
+	pthread_t mtid;
+} kvt_t;
+
+static inline uint64_t mb_off(uint32_t c, uint32_t s)
+{
+	return ((uint64_t)c * MB_SLOTS + s) * MB_SLOT;
+}
+
+/* Next queued request of client c (NULL at the end); reads ahead into the
+ * other clients' queues. Request i belongs to client i mod clients. */
+static dmr_status_t tq_take(kvt_t *T, uint32_t c, tq_t **q_p, dmr_err_t *err)
+{
+	kv_t *k = T->k;
+	dmr_status_t st = DMR_OK;
+	pthread_mutex_lock(&T->mu);
+	while (!T->qh[c]) {
+		if (k->eof || (k->o->requests && k->nread >= k->o->requests)) {
+			k->eof = 1;
+			break;
+		}
+		dmr_kv_req_t r;
+		st = dmr_kv_trace_next(k->rd, &r, err);
+		if (st == DMR_INPROGRESS) {
+			st = DMR_OK;
+			k->eof = 1;
+			break;
+		}
+		if (st != DMR_OK)
+			break;
+		k->nread++;
+		tq_t *q = malloc(sizeof(*q) + (size_t)r.nblocks * 8);
+		if (!q) {
+			st = dmr_err_set(err, DMR_ERR_NOMEM, "kv: out of memory (requests)");
+			break;
+		}
+		q->next = NULL;
+		q->index = r.index;
+		q->t_us = r.t_us;
+		q->nblocks = r.nblocks;
+		memcpy(q->ids, r.blocks, (size_t)r.nblocks * 8);
+		uint32_t d = (uint32_t)(r.index % T->nc);
+		if (T->qt[d])
+			T->qt[d]->next = q;
+		else
+			T->qh[d] = q;
+		T->qt[d] = q;
+	}
+	tq_t *q = T->qh[c];
+	if (q) {
+		T->qh[c] = q->next;
+		if (!q->next)
+			T->qt[c] = NULL;
+	}
+	pthread_mutex_unlock(&T->mu);
+	*q_p = st == DMR_OK ? q : NULL;
+	if (st != DMR_OK)
+		free(q);
+	return st;
+}
+
+/* ---- the master thread -- */
+
+/* Write the response body of a mailbox slot, then its seq (release). */
+static void master_respond(uint8_t *slot, uint64_t seq, uint32_t status, uint32_t n, uint64_t rid)
+{
+	uint8_t *r = slot + MB_RESP;
+	st_u32(r + 8, status);
+	st_u32(r + 12, n);
+	st_u64(r + 16, rid);
+	st_u64(r + 24, mb_csum(seq, r + 8, 16) ^ mb_csum(seq, r + MB_RESP_HDR, n * 16));
+	__atomic_store_n((uint64_t *)(void *)r, seq, __ATOMIC_RELEASE);
+}
+
+static dmr_status_t master_lookup(kvt_t *T, uint32_t c, uint8_t *slot, uint64_t seq, int *done_p)
+{
+	kv_t *k = T->k;
+	const uint8_t *q = slot;
+	uint32_t n = ld_u32(q + 12), b0 = ld_u32(q + 24), total = ld_u32(q + 28);
+	uint64_t index = ld_u64(q + 16);
+	*done_p = 0;
+	if (index != T->next_expected)
+		return DMR_OK; /* served in trace order: an earlier request first */
+	uint32_t ri;
+	if (b0 == 0) {
+		ri = rq_alloc(k);
+		if (ri == NOIDX)
+			return dmr_err_set(&T->merr, DMR_ERR_NOMEM, "kv master: out of memory");
+		kreq_t *r = &k->rq[ri];
+		r->index = index;
+		r->client = c;
+		r->nblocks = total;
+		r->gets_left = 0; /* blocks looked up so far */
+		r->ent = malloc((total ? total : 1) * sizeof(uint32_t));
+		r->put = malloc(total ? total : 1);
+		if (!r->ent || !r->put)
+			return dmr_err_set(&T->merr, DMR_ERR_NOMEM, "kv master: out of memory");
+		T->lk_rid[c] = ri;
+	} else {
+		ri = T->lk_rid[c];
+		if (ri == NOIDX || ri >= k->caprq || k->rq[ri].index != index ||
+		    k->rq[ri].gets_left != b0)
+			return dmr_err_set(&T->merr, DMR_ERR_INVALID,
+					   "kv master: client %u: LOOKUP of request %" PRIu64
+					   " from block %u does not continue its previous one",
+					   c, index, b0);
+	}
+	kreq_t *r = &k->rq[ri];
+	if (b0 + n > r->nblocks || n > MB_MAXB)
+		return dmr_err_set(&T->merr, DMR_ERR_INVALID,
+				   "kv master: client %u: LOOKUP of blocks %u..%u of a %u-block request",
+				   c, b0, b0 + n, r->nblocks);
+	uint8_t *out = slot + MB_RESP + MB_RESP_HDR;
+	for (uint32_t j = 0; j < n; j++) {
+		uint64_t id = ld_u64(q + MB_REQ_HDR + 8 * j);
+		uint32_t b = b0 + j, kind;
+		uint32_t ei = map_find(k, id);
+		k->requested++;
+		if (ei != NOIDX) {
+			pentry_t *p = &k->e[ei];
+			p->pins++;
+			lru_unlink(k, ei);
+			lru_append(k, ei);
+			r->ent[b] = ei;
+			r->put[b] = 0;
+			cnt_add(&k->cnt.hits, 1);
+			kind = p->state == E_READY ? KIND_GET : KIND_WAIT;
+		} else {
+			dmr_status_t st;
+			ei = entry_new(k, id, &st);
+			if (st != DMR_OK)
+				return dmr_err_set(&T->merr, st, "%s", k->err->msg);
+			r->ent[b] = ei;
+			r->put[b] = 1;
+			if (ei == NOIDX) {
+				cnt_add(&k->cnt.dropped, 1);
+				kind = KIND_DROP;
+			} else {
+				cnt_add(&k->cnt.puts, 1);
+				kind = KIND_PUT;
+			}
+		}
+		uint64_t off = 0, gs = 0;
+		if (ei != NOIDX) {
+			pentry_t *p = &k->e[ei];
+			gs = (uint64_t)p->seg * T->slots_per_seg + p->slot;
+			off = T->pool_base + p->off;
+			if (kind == KIND_PUT)
+				__atomic_store_n((uint64_t *)(void *)(T->mem + T->ready_base + 8 * gs), 0,
+						 __ATOMIC_RELEASE);
+		}
+		st_u64(out + 16 * j, off);
+		st_u32(out + 16 * j + 8, (uint32_t)gs);
+		st_u32(out + 16 * j + 12, kind);
+	}
+	r->gets_left = b0 + n;
+	if (b0 + n == r->nblocks) {
+		T->next_expected++;
+		T->lk_rid[c] = NOIDX;
+	}
+	master_respond(slot, seq, 0, n, ri);
+	*done_p = 1;
+	return DMR_OK;
+}
+
+static dmr_status_t master_finish(kvt_t *T, uint32_t c, uint8_t *slot, uint64_t seq)
+{
+	kv_t *k = T->k;
+	uint64_t ri = ld_u64(slot + 16);
+	if (ri >= k->caprq || !k->rq[ri].ent || k->rq[ri].client != c ||
+	    k->rq[ri].gets_left != k->rq[ri].nblocks)
+		return dmr_err_set(&T->merr, DMR_ERR_INVALID,
+				   "kv master: client %u: FINISH of unknown request record %" PRIu64, c,
+				   ri);
+	kreq_t *r = &k->rq[ri];
+	for (uint32_t b = 0; b < r->nblocks; b++) {
+		uint32_t ei = r->ent[b];
+		if (ei == NOIDX)
+			continue;
+		pentry_t *p = &k->e[ei];
+		p->pins--;
+		if (r->put[b]) {
+			p->state = E_READY;
+			uint64_t gs = (uint64_t)p->seg * T->slots_per_seg + p->slot;
+			__atomic_store_n((uint64_t *)(void *)(T->mem + T->ready_base + 8 * gs),
+					 ready_tag(p->id), __ATOMIC_RELEASE);
+		}
+	}
+	rq_release(k, (uint32_t)ri);
+	master_respond(slot, seq, 0, 0, ri);
+	return DMR_OK;
+}
+
+static void *master_main(void *arg)
+{
+	kvt_t *T = arg;
+	dmr_status_t st = DMR_OK;
+	uint32_t idle = 0;
+	while (st == DMR_OK && !T->stop) {
+		int progress = 0;
+		for (uint32_t c = 0; c < T->nc && st == DMR_OK; c++)
+			for (uint32_t s = 0; s < MB_SLOTS && st == DMR_OK; s++) {
+				uint32_t i = c * MB_SLOTS + s;
+				uint8_t *slot = T->mem + mb_off(c, s);
+				uint64_t seq = __atomic_load_n((uint64_t *)(void *)slot,
+							       __ATOMIC_ACQUIRE);
+				if (seq == T->seen[i])
+					continue;
+				uint32_t n = ld_u32(slot + 12), op = ld_u32(slot + 8);
+				if (n > MB_MAXB ||
+				    ld_u64(slot + 32) != (mb_csum(seq, slot + 8, 24) ^
+							  mb_csum(seq, slot + MB_REQ_HDR, 8 * n))) {
+					/* body not (yet) consistent with the sequence word */
+					uint64_t now = dmr_be_now(T->be, 0);
+					if (!T->bad_since[i])
+						T->bad_since[i] = now;
+					else if (now - T->bad_since[i] > T->deadline_ps)
+						st = dmr_err_set(&T->merr, DMR_ERR_REMOTE,
+								 "kv master: mailbox of client %u slot %u: "
+								 "sequence %" PRIu64 " with a body whose "
+								 "checksum never matched",
+								 c, s, seq);
+					continue;
+				}
+				T->bad_since[i] = 0;
+				int done = 1;
+				if (op == OP_LOOKUP)
+					st = master_lookup(T, c, slot, seq, &done);
+				else if (op == OP_FINISH)
+					st = master_finish(T, c, slot, seq);
+				else
+					st = dmr_err_set(&T->merr, DMR_ERR_INVALID,
+							 "kv master: client %u slot %u: unknown op %u", c,
+							 s, op);
+				if (done) {
+					T->seen[i] = seq;
+					progress = 1;
+				}
+			}
+		if (progress)
+			idle = 0;
+		else if (++idle > 64)
+			sched_yield();
+	}
+	T->mst = st;
+	if (st != DMR_OK)
+		T->stop = 1;
+	return NULL;
+}
+
+/* ---- a client thread -- */
+
+static dmr_status_t cl_post_rpc(kvc_t *C, uint32_t s, uint32_t op, uint64_t a, uint32_t b0,
+				uint32_t total, const uint64_t *ids, uint32_t n, uint32_t ri)
+{
+	kvt_t *T = C->T;
+	uint8_t *q = C->lbuf + (uint64_t)s * MB_SLOT;
+	uint64_t seq = ++C->seq;
+	st_u32(q + 8, op);
+	st_u32(q + 12, n);
+	st_u64(q + 16, a);
+	st_u32(q + 24, b0);
+	st_u32(q + 28, total);
+	if (n)
+		memcpy(q + MB_REQ_HDR, ids, (size_t)n * 8);
+	st_u64(q + 32, mb_csum(seq, q + 8, 24) ^ mb_csum(seq, q + MB_REQ_HDR, 8 * n));
+	st_u64(q, seq);
+	uint64_t remote = mb_off(C->w, s);
+	dmr_wr_t wr[2] = {
+	    {.wr_id = WRID(K_RPCW, s), .local = q + 8, .remote = remote + 8,
+	     .length = MB_REQ_HDR - 8 + 8 * n, .opcode = DMR_WR_WRITE, .flags = DMR_WR_SIGNALED},
+	    {.wr_id = WRID(K_RPCW, s), .local = q, .remote = remote, .length = 8,
+	     .opcode = DMR_WR_WRITE, .flags = DMR_WR_SIGNALED}};
+	dmr_status_t st = dmr_be_post(T->be, C->w, 0, wr, 2, &C->err);
+	if (st != DMR_OK)
+		return st;
+	rslot_t *r = &C->sl[s];
+	r->seq = seq;
+	r->t_post = dmr_be_now(T->be, C->w);
+	r->rq = ri;
+	r->n = n;
+	r->op = (uint8_t)op;
+	r->busy = 1;
+	r->reading = 0;
+	C->rpcs++;
+	return DMR_OK;
+}
+
+static int cl_free_slot(const kvc_t *C)
+{
+	for (uint32_t s = 0; s < MB_SLOTS; s++)
+		if (!C->sl[s].busy)
+			return (int)s;
+	return -1;
+}
+
+static dmr_status_t cl_post_lookup(kvc_t *C, uint32_t s, uint32_t ri)
+{
+	creq_t *r = &C->rq[ri];
+	uint32_t n = r->nblocks - r->answered;
+	if (n > MB_MAXB)
+		n = MB_MAXB;
+	C->lk_inflight++;
+	return cl_post_rpc(C, s, OP_LOOKUP, r->index, r->answered, r->nblocks, r->ids + r->answered,
+			   n, ri);
+}
+
+static dmr_status_t cl_enqueue(kvc_t *C, uint32_t ri, uint32_t b, uint8_t opcode)
+{
+	creq_t *r = &C->rq[ri];
+	uint32_t xi = xeng_alloc(&C->X);
+	if (xi == NOIDX)
+		return dmr_err_set(&C->err, DMR_ERR_NOMEM, "kv: out of memory (transfers)");
+	xfer_t *x = &C->X.x[xi];
+	x->logical = r->off[b] - C->T->pool_base;
+	x->len = C->T->k->block;
+	x->opcode = opcode;
+	x->owner = ri;
+	x->entry = b;
+	x->tag = r->ids[b];
+	x->client = 0;
+	xeng_enqueue(&C->X, xi);
+	return DMR_OK;
+}
+
+/* Post the READ of the ready word of the request's next waiting block. */
+static dmr_status_t cl_poll_ready(kvc_t *C, uint32_t ri)
+{
+	creq_t *r = &C->rq[ri];
+	uint8_t *buf = C->lbuf + (uint64_t)MB_SLOTS * MB_SLOT + 8ull * ri;
+	dmr_wr_t wr = {.wr_id = WRID(K_RDY, ri), .local = buf,
+		       .remote = C->T->ready_base + 8ull * r->gslot[r->wait_b], .length = 8,
+		       .opcode = DMR_WR_READ, .flags = DMR_WR_SIGNALED};
+	r->polling = 1;
+	return dmr_be_post(C->T->be, C->w, 0, &wr, 1, &C->err);
+}
+
+static dmr_status_t cl_next_wait(kvc_t *C, uint32_t ri)
+{
+	creq_t *r = &C->rq[ri];
+	while (r->wait_b < r->nblocks && r->kind[r->wait_b] != KIND_WAIT)
+		r->wait_b++;
+	return r->wait_b < r->nblocks ? cl_poll_ready(C, ri) : DMR_OK;
+}
+
+static dmr_status_t cl_start_puts(kvc_t *C, uint32_t ri, uint64_t now)
+{
+	creq_t *r = &C->rq[ri];
+	uint32_t n = 0;
+	for (uint32_t b = 0; b < r->nblocks; b++)
+		if (r->kind[b] == KIND_PUT) {
+			dmr_status_t st = cl_enqueue(C, ri, b, DMR_WR_WRITE);
+			if (st != DMR_OK)
+				return st;
+			n++;
+		}
+	r->puts_left = n;
+	if (n)
+		return DMR_OK;
+	/* all blocks arrived: the request's latency ends here */
+	if (dvec_push(&C->lat, (now - r->t_arr) / 1e6) != 0)
+		return dmr_err_set(&C->err, DMR_ERR_NOMEM, "kv: out of memory (latencies)");
+	C->t_last = max64(C->t_last, now);
+	r->state = CR_FINISH;
+	return DMR_OK;
+}
+
+static dmr_status_t cl_on_lookup(kvc_t *C, rslot_t *sl, const uint8_t *resp, uint64_t now)
+{
+	creq_t *r = &C->rq[sl->rq];
+	uint32_t ri = sl->rq;
+	C->lk_inflight--;
+	C->rpc_ps_sum += now - sl->t_post;
+	C->lookups++;
+	r->rid = ld_u64(resp + 16);
+	for (uint32_t j = 0; j < sl->n; j++) {
+		const uint8_t *e = resp + MB_RESP_HDR + 16 * j;
+		uint32_t b = r->answered + j, kind = ld_u32(e + 12);
+		r->off[b] = ld_u64(e);
+		r->gslot[b] = ld_u32(e + 8);
+		r->kind[b] = (uint8_t)kind;
+		if ((kind == KIND_GET || kind == KIND_WAIT || kind == KIND_PUT) &&
+		    (r->off[b] < C->T->pool_base ||
+		     r->off[b] - C->T->pool_base + C->T->k->block >
+			 C->T->k->nseg * C->T->k->seg_stride))
+			return dmr_err_set(&C->err, DMR_ERR_REMOTE,
+					   "kv client %u: master answered block %" PRIu64
+					   " at offset %" PRIu64 ", outside the pool",
+					   C->w, r->ids[b], r->off[b]);
+		if (kind < KIND_GET || kind > KIND_DROP)
+			return dmr_err_set(&C->err, DMR_ERR_REMOTE,
+					   "kv client %u: master answered kind %u", C->w, kind);
+	}
+	r->answered += sl->n;
+	if (r->answered < r->nblocks)
+		return DMR_OK; /* lk_multi: its next chunk goes next, alone */
+	if (C->lk_multi == ri)
+		C->lk_multi = NOIDX;
+	r->state = CR_XFER;
+	uint32_t gets = 0;
+	for (uint32_t b = 0; b < r->nblocks; b++) {
+		if (r->kind[b] == KIND_GET) {
+			dmr_status_t st = cl_enqueue(C, ri, b, DMR_WR_READ);
+			if (st != DMR_OK)
+				return st;
+			gets++;
+		} else if (r->kind[b] == KIND_WAIT) {
+			gets++;
+			C->waited++;
+		}
+	}
+	r->gets_left = gets;
+	r->wait_b = 0;
+	dmr_status_t st = cl_next_wait(C, ri);
+	if (st == DMR_OK && gets == 0)
+		st = cl_start_puts(C, ri, now);
+	return st;
+}
+
+static void cl_release(kvc_t *C, uint32_t ri)
+{
+	creq_t *r = &C->rq[ri];
+	free(r->ids);
+	free(r->off);
+	free(r->gslot);
+	free(r->kind);
+	memset(r, 0, sizeof(*r));
+	C->active--;
+}
+
+static dmr_status_t cl_on_resp(kvc_t *C, uint32_t s, uint64_t now)
+{
+	rslot_t *sl = &C->sl[s];
+	const uint8_t *resp = C->lbuf + (uint64_t)s * MB_SLOT + MB_RESP;
+	sl->reading = 0;
+	uint64_t seq = ld_u64(resp);
+	uint32_t n = ld_u32(resp + 12);
+	if (seq != sl->seq || n != sl->n ||
+	    ld_u64(resp + 24) != (mb_csum(seq, resp + 8, 16) ^ mb_csum(seq, resp + MB_RESP_HDR, n * 16))) {
+		if (now - sl->t_post > C->T->deadline_ps)
+			return dmr_err_set(&C->err, DMR_ERR_TIMEOUT,
+					   "kv client %u: the master did not answer %s RPC %" PRIu64
+					   " (mailbox slot %u) within %.0f s",
+					   C->w, sl->op == OP_LOOKUP ? "LOOKUP" : "FINISH", sl->seq, s,
+					   C->T->deadline_ps / 1e12);
+		return DMR_OK; /* not yet: READ again */
+	}
+	sl->busy = 0;
+	if (sl->op == OP_LOOKUP)
+		return cl_on_lookup(C, sl, resp, now);
+	/* FINISH acknowledged: the request is done */
+	cl_release(C, sl->rq);
+	cnt_add(&C->completed, 1);
+	__atomic_add_fetch(&C->T->completed_all, 1, __ATOMIC_RELAXED);
+	return DMR_OK;
+}
+
+static dmr_status_t cl_on_xfer(kvc_t *C, uint32_t xi, uint64_t now)
+{
+	xfer_t x = C->X.x[xi];
+	xeng_free(&C->X, xi);
+	creq_t *r = &C->rq[x.owner];
+	if (x.opcode == DMR_WR_READ) {
+		cnt_add(&C->bytes_got, x.len);
+		if (--r->gets_left == 0)
+			return cl_start_puts(C, x.owner, now);
+		return DMR_OK;
+	}
+	cnt_add(&C->bytes_put, x.len);
+	if (--r->puts_left == 0) {
+		if (dvec_push(&C->lat, (now - r->t_arr) / 1e6) != 0)
+			return dmr_err_set(&C->err, DMR_ERR_NOMEM, "kv: out of memory (latencies)");
+		C->t_last = max64(C->t_last, now);
+		r->state = CR_FINISH;
+	}
+	return DMR_OK;
+}
+
+static dmr_status_t cl_on_ready(kvc_t *C, uint32_t ri)
+{
+	creq_t *r = &C->rq[ri];
+	const uint8_t *buf = C->lbuf + (uint64_t)MB_SLOTS * MB_SLOT + 8ull * ri;
+	r->polling = 0;
+	if (ld_u64(buf) != ready_tag(r->ids[r->wait_b]))
+		return cl_poll_ready(C, ri); /* still being written: READ again */
+	dmr_status_t st = cl_enqueue(C, ri, r->wait_b, DMR_WR_READ);
+	r->wait_b++;
+	if (st == DMR_OK)
+		st = cl_next_wait(C, ri);
+	return st;
+}
+
+/* Start this client's next request when it is due. */
+static dmr_status_t cl_start(kvc_t *C, uint64_t now)
+{
+	kvt_t *T = C->T;
+	kv_t *k = T->k;
+	while (!T->stop && C->active < CREQ_MAX) {
+		if (!C->next && !C->eof) {
+			dmr_status_t st = tq_take(T, C->w, &C->next, &C->err);
+			if (st != DMR_OK)
+				return st;
+			if (!C->next)
+				C->eof = 1;
+		}
+		if (!C->next)
+			return DMR_OK;
+		tq_t *q = C->next;
+		uint64_t t_arr;
+		if (k->o->outstanding) {
+			if (q->index >= __atomic_load_n(&T->completed_all, __ATOMIC_RELAXED) +
+					    k->o->outstanding)
+				return DMR_OK;
+			t_arr = now;
+		} else {
+			t_arr = T->t0 + arrival_ps(k, q->t_us);
+			if (now < t_arr)
+				return DMR_OK;
+		}
+		uint32_t ri = 0;
+		while (C->rq[ri].state != CR_FREE)
+			ri++;
+		creq_t *r = &C->rq[ri];
+		r->index = q->index;
+		r->t_arr = t_arr;
+		r->nblocks = q->nblocks;
+		uint32_t nb = q->nblocks ? q->nblocks : 1;
+		r->ids = malloc(nb * sizeof(uint64_t));
+		r->off = malloc(nb * sizeof(uint64_t));
+		r->gslot = malloc(nb * sizeof(uint32_t));
+		r->kind = malloc(nb);
+		if (!r->ids || !r->off || !r->gslot || !r->kind)
+			return dmr_err_set(&C->err, DMR_ERR_NOMEM, "kv: out of memory (requests)");
+		memcpy(r->ids, q->ids, (size_t)q->nblocks * 8);
+		r->state = CR_LOOKUP;
+		C->active++;
+		C->lkq[(C->lkh + C->lkn) % CREQ_MAX] = ri;
+		C->lkn++;
+		C->next = q->next = NULL;
+		free(q);
+		if (!C->have_first) {
+			C->have_first = 1;
+			C->t_first = t_arr;
+		}
+		cnt_add(&C->arrivals, 1);
+	}
+	return DMR_OK;
+}
+
+static dmr_status_t cl_step(kvc_t *C, uint64_t now)
+{
+	dmr_status_t st = cl_start(C, now);
+	if (st != DMR_OK)
+		return st;
+	/* LOOKUPs in trace order, up to LK_MAX in flight; a request of more than
+	 * MB_MAXB blocks is looked up in chunks with no other LOOKUP of this
+	 * client in flight, so the master (which serves LOOKUPs in trace order
+	 * and nothing between the chunks of one request) always finds the next
+	 * chunk in a mailbox slot and never waits for a slot held by a later
+	 * request's LOOKUP */
+	int s;
+	if (C->lk_multi != NOIDX) {
+		if (!C->lk_inflight && (s = cl_free_slot(C)) >= 0 &&
+		    (st = cl_post_lookup(C, (uint32_t)s, C->lk_multi)) != DMR_OK)
+			return st;
+	} else {
+		while (C->lkn && C->lk_inflight < LK_MAX) {
+			uint32_t ri = C->lkq[C->lkh];
+			int multi = C->rq[ri].nblocks > MB_MAXB;
+			if ((multi && C->lk_inflight) || (s = cl_free_slot(C)) < 0)
+				break;
+			C->lkh = (C->lkh + 1) % CREQ_MAX;
+			C->lkn--;
+			if (multi)
+				C->lk_multi = ri;
+			if ((st = cl_post_lookup(C, (uint32_t)s, ri)) != DMR_OK)
+				return st;
+			if (multi)
+				break;
+		}
+	}
+	for (uint32_t ri = 0; ri < CREQ_MAX && C->active; ri++) {
+		creq_t *r = &C->rq[ri];
+		if (r->state != CR_FINISH)
+			continue;
+		if ((s = cl_free_slot(C)) < 0)
+			break;
+		st = cl_post_rpc(C, (uint32_t)s, OP_FINISH, r->rid, 0, 0, NULL, 0, ri);
+		if (st != DMR_OK)
+			return st;
+		r->state = CR_FINWAIT;
+	}
+	for (uint32_t s2 = 0; s2 < MB_SLOTS; s2++) {
+		rslot_t *sl = &C->sl[s2];
+		if (!sl->busy || sl->reading)
+			continue;
+		dmr_wr_t wr = {.wr_id = WRID(K_RPCR, s2),
+			       .local = C->lbuf + (uint64_t)s2 * MB_SLOT + MB_RESP,
+			       .remote = mb_off(C->w, s2) + MB_RESP,
+			       .length = MB_RESP_HDR + 16 * sl->n,
+			       .opcode = DMR_WR_READ,
+			       .flags = DMR_WR_SIGNALED};
+		st = dmr_be_post(C->T->be, C->w, 0, &wr, 1, &C->err);
+		if (st != DMR_OK)
+			return st;
+		sl->reading = 1;
+	}
+	return xeng_pump(&C->X, 0);
+}
+
+static void *client_main(void *arg)
+{
+	kvc_t *C = arg;
+	kvt_t *T = C->T;
+	dmr_wc_t wcs[64];
+	dmr_status_t st = DMR_OK;
+	uint64_t last = dmr_be_now(T->be, C->w);
+	uint32_t idle = 0;
+	while (st == DMR_OK && !T->stop) {
+		if (kv_interrupted) {
+			st = dmr_err_set(&C->err, DMR_ERR_INTERRUPTED,
+					 "interrupted by signal %d: results so far are partial",
+					 (int)kv_interrupted);
+			break;
+		}
+		uint64_t now = dmr_be_now(T->be, C->w);
+		st = cl_step(C, now);
+		if (st != DMR_OK)
+			break;
+		int n = dmr_be_poll(T->be, C->w, wcs, 64);
+		if (n < 0) {
+			st = dmr_err_set(&C->err, DMR_ERR_REMOTE, "kv client %u: poll failed", C->w);
+			break;
+		}
+		now = dmr_be_now(T->be, C->w);
+		for (int i = 0; i < n && st == DMR_OK; i++) {
+			const dmr_wc_t *wc = &wcs[i];
+			unsigned kind = WRID_KIND(wc->wr_id);
+			uint32_t idx = WRID_IDX(wc->wr_id);
+			if (kind != K_SLICE && wc->status != DMR_WC_SUCCESS) {
+				st = dmr_err_set(&C->err, DMR_ERR_REMOTE,
+						 "kv client %u: %s %s completed with %s", C->w,
+						 kind == K_RDY ? "ready-word" : "mailbox",
+						 dmr_wr_opcode_string(wc->opcode),
+						 dmr_wc_status_string(wc->status));
+				break;
+			}
+			switch (kind) {
+			case K_SLICE: {
+				uint32_t xi;
+				st = xeng_on_wc(&C->X, C->w, wc, &xi);
+				if (st == DMR_OK && xi != NOIDX)
+					st = cl_on_xfer(C, xi, now);
+				break;
+			}
+			case K_RPCW: break;
+			case K_RPCR: st = idx < MB_SLOTS ? cl_on_resp(C, idx, now) : DMR_ERR_INVALID; break;
+			case K_RDY: st = idx < CREQ_MAX ? cl_on_ready(C, idx) : DMR_ERR_INVALID; break;
+			default: st = dmr_err_set(&C->err, DMR_ERR_INVALID,
+						  "kv client %u: unexpected completion %#" PRIx64, C->w,
+						  wc->wr_id);
+			}
+		}
+		if (n > 0) {
+			last = now;
+			idle = 0;
+			continue;
+		}
+		if (C->eof && !C->next && C->active == 0)
+			break;
+		if (C->active && now - last > T->deadline_ps) {
+			st = dmr_err_set(&C->err, DMR_ERR_TIMEOUT,
+					 "kv client %u: no completion for %.1f s with %u requests in "
+					 "flight (MN or master gone?)",
+					 C->w, (now - last) / 1e12, C->active);
+			break;
+		}
+		if (!C->active)
+			last = now;
+		if (++idle > 64)
+			sched_yield();
+	}
+	C->st = st;
+	if (st != DMR_OK)
+		T->stop = 1;
+	__atomic_sub_fetch(&T->running, 1, __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+/* Count the distinct block ids of the first `limit` requests (0 = all). */
+static dmr_status_t count_distinct(const char *path, uint64_t limit, uint64_t *n_p, dmr_err_t *err)
+{
+	dmr_kv_reader_t *rd;
+	dmr_status_t st = dmr_kv_trace_open(path, &rd, err);
+	if (st != DMR_OK)
+		return st;
+	uint64_t mask = 4095, n = 0, *set = calloc(mask + 1, 8), reqs = 0;
+	int *used = calloc(mask + 1, sizeof(int));
+	dmr_kv_req_t r;
+	while (set && used && (!limit || reqs < limit) &&
+	       (st = dmr_kv_trace_next(rd, &r, err)) == DMR_OK) {
+		reqs++;
+		for (uint32_t b = 0; b < r.nblocks; b++) {
+			if ((n + 1) * 2 > mask + 1) {
+				uint64_t nm = mask * 2 + 1, *ns = calloc(nm + 1, 8);
+				int *nu = calloc(nm + 1, sizeof(int));
+				if (!ns || !nu) {
+					free(ns);
+					free(nu);
+					free(set);
+					set = NULL;
+					break;
+				}
+				for (uint64_t i = 0; i <= mask; i++)
+					if (used[i]) {
+						uint64_t h = mix64(set[i]) & nm;
+						while (nu[h])
+							h = (h + 1) & nm;
+						nu[h] = 1;
+						ns[h] = set[i];
+					}
+				free(set);
+				free(used);
+				set = ns;
+				used = nu;
+				mask = nm;
+			}
+			uint64_t h = mix64(r.blocks[b]) & mask;
+			while (used[h] && set[h] != r.blocks[b])
+				h = (h + 1) & mask;
+			if (!used[h]) {
+				used[h] = 1;
+				set[h] = r.blocks[b];
+				n++;
+			}
+		}
+	}
+	if (st == DMR_INPROGRESS || st == DMR_OK)
+		st = set && used ? DMR_OK : dmr_err_set(err, DMR_ERR_NOMEM, "kv: out of memory");
+	free(set);
+	free(used);
+	dmr_kv_trace_close(rd);
+	*n_p = n;
+	return st;
+}
+
+/* Link rate of an RDMA port from sysfs ("100 Gb/sec (4X EDR)"), 0 if unknown. */
+static double port_gbps(const char *dev, int port)
+{
+	char p[256];
+	snprintf(p, sizeof(p), "/sys/class/infiniband/%s/ports/%d/rate", dev, port > 0 ? port : 1);
+	FILE *f = fopen(p, "r");
+	double g = 0;
+	if (f) {
+		if (fscanf(f, "%lf", &g) != 1)
+			g = 0;
+		fclose(f);
+	}
+	return g;
+}
+
+static uint64_t phys_bytes(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+	return pages > 0 && psz > 0 ? (uint64_t)pages * (uint64_t)psz : UINT64_MAX;
+}
+
+static dmr_status_t kv_run_threaded(kv_t *k, dmr_kv_result_t *res, double w0)
+{
+	const dmr_kv_opts_t *o = k->o;
+	dmr_err_t *err = k->err;
+	kvt_t TT, *T = &TT;
+	memset(T, 0, sizeof(*T));
+	T->k = k;
+	dmr_model_t wm, *m = NULL;
+	uint64_t logical = 0;
+	dmr_status_t st;
+	k->block = dmr_kv_trace_header(k->rd)->block_bytes;
+	k->nclients = o->cns * o->clients;
+	T->nc = k->nclients;
+	uint64_t maxwr = o->slice && o->slice < k->block ? o->slice : k->block;
+	if (maxwr > UINT32_MAX)
+		return dmr_err_set(err, DMR_ERR_INVALID,
+				   "%s: blocks of %" PRIu64 " bytes need --slice (one WR carries < 4 GiB)",
+				   o->trace, k->block);
+	if ((st = kv_setup_pool(k, &logical)) != DMR_OK)
+		return st;
+	if (o->unbounded) {
+		/* real memory for every block: size the pool by the trace's
+		 * distinct ids, spread evenly by either placement (no eviction) */
+		uint64_t distinct;
+		if ((st = count_distinct(o->trace, o->requests, &distinct, err)) != DMR_OK)
+			return st;
+		uint64_t per = (distinct + k->nseg - 1) / k->nseg;
+		if (per == 0)
+			per = 1;
+		for (uint32_t s = 0; s < k->nseg; s++)
+			k->seg[s].nslots = per;
+		k->seg_stride = per * k->block;
+	}
+	T->slots_per_seg = k->seg[0].nslots;
+	uint64_t nslots = T->slots_per_seg * k->nseg;
+	T->ready_base = (uint64_t)T->nc * MB_SLOTS * MB_SLOT;
+	T->pool_base = (T->ready_base + 8 * nslots + 4095) & ~4095ull;
+	uint64_t region = T->pool_base + k->nseg * k->seg_stride;
+	if (region > phys_bytes() / 2)
+		return dmr_err_set(err, DMR_ERR_RANGE,
+				   "%s: the pool needs a %" PRIu64 "-byte region (%" PRIu64
+				   " slots of %" PRIu64 " bytes + mailboxes), more than half of this "
+				   "machine's memory: give --capacity, --requests or a smaller block "
+				   "(kv gen --block-bytes)",
+				   o->trace, region, nslots, k->block);
+	T->deadline_ps = (uint64_t)(o->timeout_s * 1e12);
+	dmr_be_config_t cfg = {.backend = o->backend, .mns = 1, .cns = o->cns, .workers = o->clients,
+			       .mr_size = region, .seed = 1, .profile = o->profile,
+			       .device = o->device, .port = o->port, .gid_index = o->gid_index};
+	if ((st = dmr_be_open(&cfg, &k->be, err)) != DMR_OK)
+		return st;
+	T->be = k->be;
+	if (k->be->ops->caps & DMR_BE_CAP_DRIVEN) {
+		st = dmr_err_set(err, DMR_ERR_INVALID, "backend %s is DRIVEN", o->backend);
+		goto out;
+	}
+	uint64_t memlen = 0;
+	T->mem = dmr_be_mn_memory(k->be, 0, &memlen);
+	if (!T->mem || memlen < region) {
+		st = dmr_err_set(err, DMR_ERR_UNSUPPORTED,
+				 "backend %s: the MN region is not local: the master runs next to "
+				 "the MN (loopback) in this version",
+				 o->backend);
+		goto out;
+	}
+	memset(T->mem, 0, T->pool_base); /* mailboxes and ready words */
+	if (strcmp(o->backend, "verbs") == 0 && dmr_model_load(o->profile, &wm, err) == DMR_OK) {
+		/* RoCEv2 framing constants for the wire-byte count; MTU of the path */
+#ifdef DMR_HAVE_VERBS
+		dmr_verbs_info_t vi;
+		dmr_verbs_info(k->be, &vi);
+		wm.mtu = vi.path_mtu;
+		wm.link_gbps = port_gbps(vi.device, vi.port);
+#else
+		wm.link_gbps = 0;
+#endif
+		m = &wm;
+	}
+	T->c = calloc(T->nc, sizeof(*T->c));
+	T->qh = calloc(T->nc, sizeof(*T->qh));
+	T->qt = calloc(T->nc, sizeof(*T->qt));
+	T->seen = calloc((size_t)T->nc * MB_SLOTS, 8);
+	T->bad_since = calloc((size_t)T->nc * MB_SLOTS, 8);
+	T->lk_rid = malloc(T->nc * sizeof(uint32_t));
+	if (!T->c || !T->qh || !T->qt || !T->seen || !T->bad_since || !T->lk_rid) {
+		st = dmr_err_set(err, DMR_ERR_NOMEM, "kv: out of memory");
+		goto out;
+	}
+	pthread_mutex_init(&T->mu, NULL);
+	for (uint32_t c = 0; c < T->nc; c++) {
+		kvc_t *C = &T->c[c];
+		T->lk_rid[c] = NOIDX;
+		C->T = T;
+		C->w = c;
+		C->lk_multi = NOIDX;
+		size_t lb = (size_t)MB_SLOTS * MB_SLOT + 8 * CREQ_MAX;
+		C->lbuf = calloc(1, lb);
+		if (!C->lbuf) {
+			st = dmr_err_set(err, DMR_ERR_NOMEM, "kv: out of memory");
+			goto out_c;
+		}
+		if ((st = dmr_be_mr_reg(k->be, c, C->lbuf, lb, err)) != DMR_OK)
+			goto out_c;
+		st = xeng_init_thread(&C->X, k->be, c, o->slice, maxwr, o->qp_depth, T->pool_base, 1,
+				      err);
+		if (st != DMR_OK)
+			goto out_c;
+		C->X.m = m;
+		C->X.corrupt = o->test_corrupt;
+		C->X.err = &C->err; /* errors of the data path: the client thread's own */
+	}
+	k->rpc_ps = 0;
+	k->ts.window_ps = (uint64_t)llround(o->window_ms * 1e9);
+	if (k->ts.window_ps == 0)
+		k->ts.window_ps = 1;
+	k->ts.next_end = k->ts.window_ps;
+
+	kv_cnt_t cnt;
+	memset(&cnt, 0, sizeof(cnt));
+	struct sigaction sa, old_int, old_term;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = kv_on_signal;
+	sigemptyset(&sa.sa_mask);
+	kv_interrupted = 0;
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	T->t0 = dmr_be_now(k->be, 0);
+	if (pthread_create(&T->mtid, NULL, master_main, T) != 0) {
+		st = dmr_err_set(err, DMR_ERR_NOMEM, "kv: cannot start the master thread");
+		goto out_sig;
+	}
+	uint32_t started = 0;
+	T->running = T->nc;
+	for (; started < T->nc; started++)
+		if (pthread_create(&T->c[started].tid, NULL, client_main, &T->c[started]) != 0) {
+			st = dmr_err_set(err, DMR_ERR_NOMEM, "kv: cannot start client thread %u",
+					 started);
+			T->stop = 1;
+			__atomic_sub_fetch(&T->running, T->nc - started, __ATOMIC_SEQ_CST);
+			break;
+		}
+	for (;;) {
+		int more = __atomic_load_n(&T->running, __ATOMIC_SEQ_CST) > 0;
+		if (more) {
+			struct timespec ts = {0, 2000000};
+			nanosleep(&ts, NULL);
+		}
+		memset(&cnt, 0, sizeof(cnt));
+		for (uint32_t c = 0; c < T->nc; c++) {
+			kvc_t *C = &T->c[c];
+			cnt.arrivals += cnt_get(&C->arrivals);
+			cnt.completed += cnt_get(&C->completed);
+			cnt.bytes_got += cnt_get(&C->bytes_got);
+			cnt.bytes_put += cnt_get(&C->bytes_put);
+			cnt.wire_to += cnt_get(&C->X.wire_to);
+			cnt.wire_from += cnt_get(&C->X.wire_from);
+		}
+		cnt.hits = cnt_get(&k->cnt.hits);
+		cnt.puts = cnt_get(&k->cnt.puts);
+		cnt.dropped = cnt_get(&k->cnt.dropped);
+		cnt.evictions = cnt_get(&k->cnt.evictions);
+		if (!more)
+			break;
+		ts_advance(&k->ts, dmr_be_now(k->be, 0) - T->t0, &cnt);
+	}
+	for (uint32_t c = 0; c < started; c++) {
+		pthread_join(T->c[c].tid, NULL);
+		if (T->c[c].st != DMR_OK && st == DMR_OK)
+			st = dmr_err_set(err, T->c[c].st, "%s", T->c[c].err.msg);
+	}
+	T->stop = 1;
+	pthread_join(T->mtid, NULL);
+	if (T->mst != DMR_OK && st == DMR_OK)
+		st = dmr_err_set(err, T->mst, "%s", T->merr.msg);
+out_sig:
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	/* results: the clients' counters into the shared fields */
+	{
+		uint64_t tend = 0, tfirst = UINT64_MAX, lookups = 0, rpc_ps = 0;
+		for (uint32_t c = 0; c < T->nc; c++) {
+			kvc_t *C = &T->c[c];
+			k->X.wire_to += C->X.wire_to;
+			k->X.wire_from += C->X.wire_from;
+			k->X.slices += C->X.slices;
+			k->cnt.completed += C->completed;
+			k->waited += C->waited;
+			lookups += C->lookups;
+			rpc_ps += C->rpc_ps_sum;
+			if (C->have_first && C->t_first < tfirst)
+				tfirst = C->t_first;
+			tend = max64(tend, C->t_last);
+			for (uint64_t i = 0; i < C->lat.n; i++)
+				if (dvec_push(&k->lat, C->lat.v[i]) != 0)
+					break;
+		}
+		/* rpc_us: the mean LOOKUP round trip, measured (post to matching response) */
+		k->rpc_ps = lookups ? rpc_ps / lookups : 0;
+		k->t_first = tfirst == UINT64_MAX ? T->t0 : tfirst;
+		k->have_first = tfirst != UINT64_MAX;
+		res->partial = st != DMR_OK;
+		uint64_t now = dmr_be_now(k->be, 0);
+		if (res->partial || !tend)
+			tend = max64(tend, now);
+		k->t_first -= T->t0;
+		tend -= T->t0;
+		k->t_last = tend;
+		k->cnt.wire_to = k->X.wire_to;
+		k->cnt.wire_from = k->X.wire_from;
+		k->cnt.arrivals = cnt.arrivals;
+		k->cnt.bytes_got = cnt.bytes_got;
+		k->cnt.bytes_put = cnt.bytes_put;
+		ts_advance(&k->ts, tend, &k->cnt);
+		if (tend > k->ts.next_end - k->ts.window_ps || k->ts.n == 0)
+			ts_close(&k->ts, &k->cnt);
+		if (st == DMR_OK) {
+			/* the master's invariants, as on sim */
+			uint64_t pinned = 0, segused = 0;
+			for (uint32_t i = 0; i < k->cape; i++)
+				if (k->e[i].state != E_FREE)
+					pinned += k->e[i].pins;
+			for (uint32_t s = 0; s < k->nseg; s++)
+				segused += k->seg[s].used;
+			if (pinned || segused != k->used || k->used != k->mapn ||
+			    (!o->unbounded && k->max_used > k->hw_slots) ||
+			    k->cnt.completed != k->cnt.arrivals)
+				st = dmr_err_set(err, DMR_ERR_VERIFY,
+						 "kv: pool invariants broken: %" PRIu64 " pins left, %" PRIu64
+						 " slots used by segments, %" PRIu64 " used, %" PRIu64
+						 " mapped, %" PRIu64 " of %" PRIu64 " requests finished",
+						 pinned, segused, k->used, k->mapn, k->cnt.completed,
+						 k->cnt.arrivals);
+			res->partial = st != DMR_OK;
+		}
+		kv_fill_result(k, res, m, tend);
+		snprintf(res->profile, sizeof(res->profile), "%s",
+			 o->device && *o->device ? o->device : "-");
+		res->events = 0;
+		res->wall_s = wall_now() - w0;
+		if (o->out_dir) {
+			dmr_err_t werr;
+			if (kv_write_results(k, res, &werr) != DMR_OK && st == DMR_OK)
+				st = dmr_err_set(err, DMR_ERR_IO, "%s", werr.msg);
+		}
+	}
+out_c:
+	for (uint32_t c = 0; T->c && c < T->nc; c++) {
+		kvc_t *C = &T->c[c];
+		for (uint32_t i = 0; i < CREQ_MAX; i++)
+			if (C->rq[i].state != CR_FREE) {
+				free(C->rq[i].ids);
+				free(C->rq[i].off);
+				free(C->rq[i].gslot);
+				free(C->rq[i].kind);
+			}
+		free(C->next);
+		xeng_fini(&C->X);
+		free(C->lbuf);
+		free(C->lat.v);
+	}
+	if (T->qh)
+		for (uint32_t c = 0; c < T->nc; c++)
+			while (T->qh[c]) {
+				tq_t *q = T->qh[c];
+				T->qh[c] = q->next;
+				free(q);
+			}
+	if (T->c)
+		pthread_mutex_destroy(&T->mu);
+out:
+	free(T->c);
+	free(T->qh);
+	free(T->qt);
+	free(T->seen);
+	free(T->bad_since);
+	free(T->lk_rid);
+	return st;
+}
+
 dmr_status_t dmr_kv_run(const dmr_kv_opts_t *o, dmr_kv_result_t *res, dmr_err_t *err)
 {
 	kv_t K, *k = &K;
@@ -1185,6 +2478,10 @@ dmr_status_t dmr_kv_run(const dmr_kv_opts_t *o, dmr_kv_result_t *res, dmr_err_t 
 	st = dmr_kv_trace_open(o->trace, &k->rd, err);
 	if (st != DMR_OK)
 		return st;
+	if (strcmp(o->backend, "sim") != 0) { /* threaded: shm, verbs */
+		st = kv_run_threaded(k, res, w0);
+		goto cleanup;
+	}
 	k->block = dmr_kv_trace_header(k->rd)->block_bytes;
 	k->nclients = o->cns * o->clients;
 	maxwr = o->slice && o->slice < k->block ? o->slice : k->block;
@@ -1323,17 +2620,21 @@ void dmr_kv_print(const dmr_kv_result_t *r, void *file)
 			 r->qp_depth);
 	else
 		snprintf(sl, sizeof(sl), "one WR per block, %u in flight per client", r->qp_depth);
-	fprintf(f, "  bytes          %s got (READ), %s put (WRITE); %s; master RPC %.2f us\n", b3,
-		b4, sl, r->rpc_us);
+	fprintf(f, "  bytes          %s got (READ), %s put (WRITE); %s; master RPC %.2f us%s\n",
+		b3, b4, sl, r->rpc_us,
+		strcmp(r->backend, "sim") == 0 ? ""
+					       : " (measured mean LOOKUP round trip over WRITE/READ; "
+						 "content of every get checked)");
 	fprintf(f, "  latency        per request (arrival to last block): p50 %.1f us, p99 %.1f us, "
 		   "p99.9 %.1f us, mean %.1f us, max %.1f us\n",
 		r->p50_us, r->p99_us, r->p999_us, r->mean_us, r->max_us);
+	int sim = strcmp(r->backend, "sim") == 0;
 	fprintf(f, "  link           MN link %.0f Gb/s: to MN %.2f %%, from MN %.2f %% over %.3f s "
-		   "simulated; goodput %.2f Gb/s\n",
+		   "%s; goodput %.2f Gb/s\n",
 		r->link_gbps, 100 * r->util_to_mn, 100 * r->util_from_mn, r->sim_time_s,
-		r->goodput_gbps);
-	fprintf(f, "  simulator      %" PRIu64 " slices, %" PRIu64 " events, %.2f s wall%s\n",
-		r->slices, r->events, r->wall_s,
+		sim ? "simulated" : "measured", r->goodput_gbps);
+	fprintf(f, "  %s %" PRIu64 " slices, %" PRIu64 " events, %.2f s wall%s\n",
+		sim ? "simulator     " : "run           ", r->slices, r->events, r->wall_s,
 		r->folded ? " (MN offsets folded into the sim's region: timing exact, contents not kept)"
 			  : "");
 }
@@ -1354,6 +2655,9 @@ void dmr_kv_bench_opts_default(dmr_kv_bench_opts_t *o)
 	o->qp_depth = 16;
 	o->opcode = DMR_WR_WRITE;
 	o->sim_region = 64ull << 20;
+	o->port = 1;
+	o->gid_index = -1;
+	o->timeout_s = 60;
 }
 
 typedef struct bthread {
@@ -1387,6 +2691,196 @@ static dmr_status_t bench_submit(xeng_t *X, bthread_t *t, uint32_t ti,
 	return xeng_pump(X, t->worker);
 }
 
+/* ---- the benchmark on threaded backends: one thread per worker ---------- */
+
+typedef struct bthr {
+	const dmr_kv_bench_opts_t *o;
+	dmr_be_t *be;
+	xeng_t X;
+	uint32_t ti, worker;
+	bthread_t t;
+	uint64_t t_first, t_last, deadline_ps;
+	dvec_t lat;
+	dmr_status_t st;
+	dmr_err_t err;
+	pthread_t tid;
+} bthr_t;
+
+static void *bench_thread(void *arg)
+{
+	bthr_t *B = arg;
+	dmr_wc_t wcs[64];
+	dmr_status_t st = DMR_OK;
+	B->t_first = dmr_be_now(B->be, B->worker);
+	if (B->t.left)
+		st = bench_submit(&B->X, &B->t, B->ti, B->o, &B->err);
+	uint64_t last = B->t_first;
+	uint32_t idle = 0;
+	while (st == DMR_OK && (B->t.pending || B->t.left)) {
+		if (kv_interrupted) {
+			st = dmr_err_set(&B->err, DMR_ERR_INTERRUPTED, "interrupted by signal %d",
+					 (int)kv_interrupted);
+			break;
+		}
+		int n = dmr_be_poll(B->be, B->worker, wcs, 64);
+		uint64_t now = dmr_be_now(B->be, B->worker);
+		if (n < 0) {
+			st = dmr_err_set(&B->err, DMR_ERR_REMOTE, "kv bench: worker %u: poll failed",
+					 B->worker);
+			break;
+		}
+		if (n == 0) {
+			if (now - last > B->deadline_ps)
+				st = dmr_err_set(&B->err, DMR_ERR_TIMEOUT,
+						 "kv bench: worker %u: no completion for %.1f s",
+						 B->worker, (now - last) / 1e12);
+			else if (++idle > 64)
+				sched_yield(); /* let the NIC's host work (rxe) run */
+			continue;
+		}
+		idle = 0;
+		last = now;
+		for (int i = 0; i < n && st == DMR_OK; i++) {
+			uint32_t xi;
+			st = xeng_on_wc(&B->X, B->worker, &wcs[i], &xi);
+			if (st != DMR_OK || xi == NOIDX)
+				continue;
+			xfer_t x = B->X.x[xi];
+			xeng_free(&B->X, xi);
+			B->t_last = max64(B->t_last, now);
+			if (dvec_push(&B->lat, (now - x.t0) / 1e6) != 0) {
+				st = dmr_err_set(&B->err, DMR_ERR_NOMEM, "kv bench: out of memory");
+				break;
+			}
+			if (--B->t.pending == 0 && B->t.left)
+				st = bench_submit(&B->X, &B->t, B->ti, B->o, &B->err);
+		}
+		if (st == DMR_OK)
+			st = xeng_pump(&B->X, 0);
+	}
+	B->st = st;
+	return NULL;
+}
+
+static dmr_status_t bench_threaded(const dmr_kv_bench_opts_t *o, dmr_kv_bench_result_t *r,
+				   dmr_err_t *err, double w0)
+{
+	uint64_t maxwr = o->slice && o->slice < o->size ? o->slice : o->size;
+	uint32_t wpc = (o->threads + o->cns - 1) / o->cns;
+	uint64_t region = (o->size * o->threads * o->batch + 63) & ~63ull;
+	if (region > phys_bytes() / 2)
+		return dmr_err_set(err, DMR_ERR_RANGE,
+				   "kv bench: %" PRIu64 " bytes of MN region (size x threads x batch) "
+				   "is more than half of this machine's memory",
+				   region);
+	dmr_be_config_t cfg = {.backend = o->backend, .mns = 1, .cns = o->cns, .workers = wpc,
+			       .mr_size = region, .seed = 1, .profile = o->profile,
+			       .device = o->device, .port = o->port, .gid_index = o->gid_index};
+	dmr_be_t *be = NULL;
+	bthr_t *B = NULL;
+	dvec_t lat = {0};
+	dmr_model_t wm;
+	int have_m = 0;
+	uint32_t started = 0;
+	dmr_status_t st = dmr_be_open(&cfg, &be, err);
+	if (st != DMR_OK)
+		return st;
+	if (strcmp(o->backend, "verbs") == 0 && dmr_model_load(o->profile, &wm, err) == DMR_OK) {
+#ifdef DMR_HAVE_VERBS
+		dmr_verbs_info_t vi;
+		dmr_verbs_info(be, &vi);
+		wm.mtu = vi.path_mtu;
+		wm.link_gbps = port_gbps(vi.device, vi.port);
+		snprintf(r->profile, sizeof(r->profile), "%s", vi.device);
+#endif
+		have_m = 1;
+	} else {
+		snprintf(r->profile, sizeof(r->profile), "-");
+	}
+	B = calloc(o->threads, sizeof(*B));
+	if (!B) {
+		st = dmr_err_set(err, DMR_ERR_NOMEM, "kv bench: out of memory");
+		goto out;
+	}
+	for (uint32_t t = 0; t < o->threads && st == DMR_OK; t++) {
+		B[t].o = o;
+		B[t].be = be;
+		B[t].ti = t;
+		B[t].worker = (t % o->cns) * wpc + t / o->cns;
+		B[t].deadline_ps = (uint64_t)(o->timeout_s * 1e12);
+		B[t].t.left = o->ops / o->threads + (t < o->ops % o->threads);
+		B[t].t.worker = 0; /* the thread's xeng has one client */
+		st = xeng_init_thread(&B[t].X, be, B[t].worker, o->slice, maxwr, o->qp_depth, 0, 0, err);
+		if (have_m)
+			B[t].X.m = &wm;
+		B[t].X.err = &B[t].err;
+	}
+	if (st != DMR_OK)
+		goto out;
+	struct sigaction sa, old_int, old_term;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = kv_on_signal;
+	sigemptyset(&sa.sa_mask);
+	kv_interrupted = 0;
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	for (; started < o->threads; started++)
+		if (pthread_create(&B[started].tid, NULL, bench_thread, &B[started]) != 0) {
+			st = dmr_err_set(err, DMR_ERR_NOMEM, "kv bench: cannot start thread %u", started);
+			break;
+		}
+	uint64_t t0 = UINT64_MAX, t1 = 0, wire_to = 0, wire_from = 0;
+	for (uint32_t t = 0; t < started; t++) {
+		pthread_join(B[t].tid, NULL);
+		if (B[t].st != DMR_OK && st == DMR_OK)
+			st = dmr_err_set(err, B[t].st, "%s", B[t].err.msg);
+		if (B[t].t_first < t0)
+			t0 = B[t].t_first;
+		t1 = max64(t1, B[t].t_last);
+		wire_to += B[t].X.wire_to;
+		wire_from += B[t].X.wire_from;
+		for (uint64_t i = 0; i < B[t].lat.n; i++)
+			if (dvec_push(&lat, B[t].lat.v[i]) != 0)
+				break;
+	}
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	if (st == DMR_OK && lat.n != o->ops)
+		st = dmr_err_set(err, DMR_ERR_INVALID, "kv bench: %" PRIu64 " of %" PRIu64
+				 " ops completed", lat.n, o->ops);
+	if (st != DMR_OK)
+		goto out;
+	r->ops = lat.n;
+	r->bytes = lat.n * o->size;
+	dvec_stats(&lat, &r->p50_us, &r->p99_us, &r->p999_us, &r->mean_us, &r->min_us, &r->max_us);
+	uint64_t el = t1 > t0 ? t1 - t0 : 0;
+	r->elapsed_us = el / 1e6;
+	r->per_op_us = r->elapsed_us / r->ops;
+	if (el) {
+		r->gbps = r->bytes * 8.0 / (el / 1e12) / 1e9;
+		r->wire_gbps = (wire_to > wire_from ? wire_to : wire_from) * 8.0 / (el / 1e12) / 1e9;
+	}
+	if (have_m) {
+		r->link_gbps = wm.link_gbps;
+		r->mtu = wm.mtu;
+		if (wm.link_gbps > 0) {
+			r->bound_payload_us = o->size * 8.0 / (wm.link_gbps * 1e3);
+			r->bound_wire_us = dmr_model_msg_wire_bytes(&wm, o->size, wm.reth_bytes, 0) *
+					   8.0 / (wm.link_gbps * 1e3);
+		}
+	}
+	r->wall_s = wall_now() - w0;
+out:
+	for (uint32_t t = 0; B && t < o->threads; t++) {
+		xeng_fini(&B[t].X);
+		free(B[t].lat.v);
+	}
+	free(B);
+	free(lat.v);
+	dmr_be_close(be);
+	return st;
+}
+
 dmr_status_t dmr_kv_bench(const dmr_kv_bench_opts_t *o, dmr_kv_bench_result_t *r, dmr_err_t *err)
 {
 	memset(r, 0, sizeof(*r));
@@ -1403,6 +2897,8 @@ dmr_status_t dmr_kv_bench(const dmr_kv_bench_opts_t *o, dmr_kv_bench_result_t *r
 				   "kv bench: one WR carries < 4 GiB: use --slice for --size %" PRIu64,
 				   o->size);
 	double w0 = wall_now();
+	if (strcmp(o->backend, "sim") != 0) /* threaded: shm, verbs */
+		return bench_threaded(o, r, err, w0);
 	uint32_t wpc = (o->threads + o->cns - 1) / o->cns;
 	uint64_t region;
 	int folded;
@@ -1514,11 +3010,16 @@ void dmr_kv_bench_print(const dmr_kv_bench_opts_t *o, const dmr_kv_bench_result_
 	char sz[32];
 	fmt_bytes(sz, sizeof(sz), (double)o->size);
 	uint64_t nsl = o->slice && o->slice < o->size ? (o->size + o->slice - 1) / o->slice : 1;
+	char link[64];
+	if (r->link_gbps > 0 || strcmp(o->backend, "sim") == 0)
+		snprintf(link, sizeof(link), "%.0f Gb/s, MTU %u", r->link_gbps, r->mtu);
+	else
+		snprintf(link, sizeof(link), "link rate unknown, MTU %u", r->mtu);
 	fprintf(f, "dmreplay kv bench: %" PRIu64 " x %s of %" PRIu64 " B (%s), %u thread%s x batch %u"
-		   " on %u CN%s, %s/%s (%.0f Gb/s, MTU %u)\n",
+		   " on %u CN%s, %s/%s (%s)\n",
 		r->ops, o->opcode == DMR_WR_READ ? "READ" : "WRITE", o->size, sz, o->threads,
 		o->threads == 1 ? "" : "s", o->batch, o->cns, o->cns == 1 ? "" : "s", o->backend,
-		r->profile, r->link_gbps, r->mtu);
+		r->profile, link);
 	if (nsl > 1)
 		fprintf(f, "  slicing        %" PRIu64 " slices of %" PRIu64
 			   " B per op, up to %u in flight per thread's QP\n",
@@ -1527,9 +3028,16 @@ void dmr_kv_bench_print(const dmr_kv_bench_opts_t *o, const dmr_kv_bench_result_
 		fprintf(f, "  slicing        none: one WR per op\n");
 	fprintf(f, "  latency/op     p50 %.2f us, p99 %.2f us, p99.9 %.2f us (min %.2f, max %.2f, mean %.2f)\n",
 		r->p50_us, r->p99_us, r->p999_us, r->min_us, r->max_us, r->mean_us);
+	int sim = strcmp(o->backend, "sim") == 0;
 	fprintf(f, "  throughput     %.2f Gb/s payload (%.2f Gb/s on the wire), %.2f us per op "
-		   "amortised, %.3f ms simulated\n",
-		r->gbps, r->wire_gbps, r->per_op_us, r->elapsed_us / 1e3);
+		   "amortised, %.3f ms %s\n",
+		r->gbps, r->wire_gbps, r->per_op_us, r->elapsed_us / 1e3,
+		sim ? "simulated" : "measured (wall clock)");
+	if (!sim && r->link_gbps <= 0) {
+		fprintf(f, "  run            %.3f s wall (no link rate known: no serialisation bound)\n",
+			r->wall_s);
+		return;
+	}
 	fprintf(f, "  lower bound    %s must cross one %.0f Gb/s link: %" PRIu64 " B x 8 / %.0f Gb/s = "
 		   "%.2f us payload serialisation;\n"
 		   "                 %.2f us with RoCEv2 framing at MTU %u (%" PRIu64
@@ -1551,7 +3059,7 @@ void dmr_kv_bench_print(const dmr_kv_bench_opts_t *o, const dmr_kv_bench_result_
 			   "op on one link)\n",
 			need80, need50, r->link_gbps, r->bound_payload_us);
 	}
-	fprintf(f, "  simulator      %.3f s wall\n", r->wall_s);
+	fprintf(f, "  %s %.3f s wall\n", sim ? "simulator     " : "run           ", r->wall_s);
 }
 
 /* ---- command line ------------------------------------------------------- */
@@ -1737,8 +3245,14 @@ static void run_usage(FILE *f)
 		"Replay a KV trace (dmreplay kv gen) over a pool of KV blocks; print a summary,\n"
 		"write DIR/summary.csv and DIR/timeseries.csv.\n\n"
 		"  --trace FILE        KV trace\n"
-		"  --backend NAME      sim (default)\n"
-		"  --profile NAME      hardware profile for sim (default cx6dx-100g)\n"
+		"  --backend NAME      sim (default), shm or verbs (threaded: the master is a thread\n"
+		"                      next to the MN, reached by an RPC over RDMA WRITE/READ)\n"
+		"  --device DEV        verbs: RDMA device name or index (default index 0)\n"
+		"  --port N            verbs: port (default 1)\n"
+		"  --gid-index N       verbs: GID index (default automatic)\n"
+		"  --timeout-s X       threaded: longest wait for an RPC answer or a completion (60)\n"
+		"  --profile NAME      hardware profile for sim (default cx6dx-100g); on verbs only\n"
+		"                      its RoCEv2 framing constants are used (wire bytes)\n"
 		"  --cns N             compute nodes (default 4)\n"
 		"  --clients N         client workers per CN (default 1)\n"
 		"  --segments N        pool segments (default: all clients)\n"
@@ -1774,6 +3288,8 @@ static int kv_run_main(int argc, char **argv)
 		{"sim-region", required_argument, 0, 'R'}, {"mtu", required_argument, 0, 'm'},
 		{"requests", required_argument, 0, 'n'},  {"window-ms", required_argument, 0, 'w'},
 		{"out", required_argument, 0, 'o'},       {"quiet", no_argument, 0, 'q'},
+		{"device", required_argument, 0, 'd'},    {"port", required_argument, 0, 'O'},
+		{"gid-index", required_argument, 0, 'G'}, {"timeout-s", required_argument, 0, 'T'},
 		{"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
 	dmr_kv_opts_t o;
 	dmr_kv_opts_default(&o);
@@ -1790,6 +3306,26 @@ static int kv_run_main(int argc, char **argv)
 		case 'p': o.profile = optarg; break;
 		case 'o': o.out_dir = optarg; break;
 		case 'q': o.quiet = 1; break;
+		case 'd': o.device = optarg; break;
+		case 'O': {
+			uint32_t v;
+			bad = parse_u32("run", name, optarg, &v, 1, 255);
+			o.port = (int)v;
+			break;
+		}
+		case 'G': {
+			uint32_t v;
+			bad = parse_u32("run", name, optarg, &v, 0, 255);
+			o.gid_index = (int)v;
+			break;
+		}
+		case 'T':
+			bad = parse_num("run", name, optarg, &o.timeout_s);
+			if (!bad && !(o.timeout_s > 0)) {
+				fprintf(stderr, "dmreplay kv run: --timeout-s must be > 0\n");
+				bad = 1;
+			}
+			break;
 		case 'h': run_usage(stdout); return 0;
 		case 'c': bad = parse_u32("run", name, optarg, &o.cns, 1, 1024); break;
 		case 'C': bad = parse_u32("run", name, optarg, &o.clients, 1, 1024); break;
@@ -1846,6 +3382,8 @@ static int kv_run_main(int argc, char **argv)
 	}
 	if (st != DMR_OK) {
 		fprintf(stderr, "dmreplay kv run: error: %s\n", err.msg);
+		if (st == DMR_ERR_INTERRUPTED)
+			return 130;
 		return (st == DMR_ERR_PARSE || st == DMR_ERR_IO || st == DMR_ERR_RANGE ||
 			st == DMR_ERR_INVALID)
 			       ? 2
@@ -1871,9 +3409,14 @@ static void bench_usage(FILE *f)
 		"  --op write|read    (default write)\n"
 		"  --slice BYTES      slice size (default 64K; 0 = one WR per op)\n"
 		"  --qp-depth N       slices in flight per thread (default 16)\n"
-		"  --backend NAME     sim (default)\n"
-		"  --profile NAME     (default cx6dx-100g)\n"
-		"  --mtu BYTES        override the profile's path MTU\n");
+		"  --backend NAME     sim (default), shm or verbs (one thread and QP per thread;\n"
+		"                     latency and Gb/s measured on the wall clock)\n"
+		"  --device DEV       verbs: RDMA device name or index (default index 0)\n"
+		"  --port N           verbs: port (default 1)\n"
+		"  --gid-index N      verbs: GID index (default automatic)\n"
+		"  --timeout-s X      threaded: longest wait for a completion (default 60)\n"
+		"  --profile NAME     (default cx6dx-100g; verbs: RoCEv2 framing constants only)\n"
+		"  --mtu BYTES        override the profile's path MTU (sim)\n");
 }
 
 static int kv_bench_main(int argc, char **argv)
@@ -1885,6 +3428,8 @@ static int kv_bench_main(int argc, char **argv)
 		{"slice", required_argument, 0, 's'},   {"qp-depth", required_argument, 0, 'D'},
 		{"backend", required_argument, 0, 'b'}, {"profile", required_argument, 0, 'p'},
 		{"mtu", required_argument, 0, 'm'},     {"help", no_argument, 0, 'h'},
+		{"device", required_argument, 0, 'd'},  {"port", required_argument, 0, 'P'},
+		{"gid-index", required_argument, 0, 'G'}, {"timeout-s", required_argument, 0, 't'},
 		{0, 0, 0, 0}};
 	dmr_kv_bench_opts_t o;
 	dmr_kv_bench_opts_default(&o);
@@ -1906,6 +3451,26 @@ static int kv_bench_main(int argc, char **argv)
 		case 'm': bad = parse_u32("bench", name, optarg, &o.mtu, 256, 4096); break;
 		case 'b': o.backend = optarg; break;
 		case 'p': o.profile = optarg; break;
+		case 'd': o.device = optarg; break;
+		case 'P': {
+			uint32_t v;
+			bad = parse_u32("bench", name, optarg, &v, 1, 255);
+			o.port = (int)v;
+			break;
+		}
+		case 'G': {
+			uint32_t v;
+			bad = parse_u32("bench", name, optarg, &v, 0, 255);
+			o.gid_index = (int)v;
+			break;
+		}
+		case 't':
+			bad = parse_num("bench", name, optarg, &o.timeout_s);
+			if (!bad && !(o.timeout_s > 0)) {
+				fprintf(stderr, "dmreplay kv bench: --timeout-s must be > 0\n");
+				bad = 1;
+			}
+			break;
 		case 'O':
 			if (strcmp(optarg, "write") == 0)
 				o.opcode = DMR_WR_WRITE;

@@ -1,5 +1,6 @@
 /*
- * replay/kv.h - the KV-cache pool workload (issue #5, phase 1: sim backend).
+ * replay/kv.h - the KV-cache pool workload (issue #5; phase 1: the sim
+ * backend; phase 2: the threaded backends shm and verbs).
  *
  * Pieces (docs/KVCACHE.md has the full description and its limitations):
  *
@@ -30,6 +31,17 @@
  * (sim_region bytes) when the pool is larger: the sim's READ/WRITE timing
  * does not depend on the address, so results are unchanged, but the block
  * contents are not preserved (nothing here reads them).
+ *
+ * On threaded backends (shm, verbs: one thread per client worker, each with
+ * its own QP; time is CLOCK_MONOTONIC) the pool is real memory in the MN's
+ * registered region, and the master is a thread next to the MN that the
+ * clients reach only through one-sided WRITE and READ: an RPC over mailbox
+ * slots in the MN region (docs/KVCACHE.md section 9 gives the layout, sizes
+ * and ordering). Every put writes a pattern derived from the block id and
+ * offset; every get checks the bytes it READ against it. An unbounded pool
+ * is sized from the trace's distinct block ids (a first pass over the
+ * trace). The master serves LOOKUPs in trace order; a hit on a block whose
+ * put is not finished waits for the block's ready word (READ polling).
  */
 #ifndef DMR_KV_H
 #define DMR_KV_H
@@ -67,6 +79,13 @@ typedef struct dmr_kv_opts {
 	uint64_t requests;      /* 0 = whole trace */
 	double window_ms;       /* time-series window */
 	int quiet;
+	/* threaded backends (shm, verbs) */
+	const char *device;     /* verbs: device name or index (NULL = index 0) */
+	int port;               /* verbs: 1-based port */
+	int gid_index;          /* verbs: -1 = automatic */
+	double timeout_s;       /* longest wait for an RPC answer or a completion */
+	uint64_t test_corrupt;  /* tests: id + 1 of a block whose put flips its first
+				   byte (threaded; the next get of it must fail) */
 } dmr_kv_opts_t;
 
 void dmr_kv_opts_default(dmr_kv_opts_t *o);
@@ -100,12 +119,20 @@ typedef struct dmr_kv_result {
 } dmr_kv_result_t;
 
 /*
- * Replay a KV trace. Writes out_dir/summary.csv and out_dir/timeseries.csv
- * (temp file + rename) when the run completes; summary.partial.csv /
- * timeseries.partial.csv when it fails after starting.
+ * Replay a KV trace on o->backend: "sim" (DRIVEN, simulated ps) or a
+ * threaded backend ("shm", "verbs": wall-clock ps, measured). Writes
+ * out_dir/summary.csv and out_dir/timeseries.csv (temp file + rename) when
+ * the run completes; summary.partial.csv / timeseries.partial.csv when it
+ * fails after starting (including SIGINT/SIGTERM on threaded backends:
+ * DMR_ERR_INTERRUPTED). *res is filled in both cases (res->partial).
  * Errors: DMR_ERR_IO / DMR_ERR_PARSE (trace: FILE:LINE named),
- * DMR_ERR_INVALID (options), DMR_ERR_RANGE (a block larger than a segment),
- * DMR_ERR_UNSUPPORTED (a backend that is not DRIVEN), DMR_ERR_NOMEM.
+ * DMR_ERR_INVALID (options), DMR_ERR_RANGE (a block larger than a segment;
+ * threaded: a pool region above half the machine's memory),
+ * DMR_ERR_UNSUPPORTED (threaded: a backend whose MN region is not local),
+ * DMR_ERR_VERIFY (a get READ bytes its put did not write, or the master's
+ * invariants broke), DMR_ERR_TIMEOUT (threaded: no RPC answer or completion
+ * within o->timeout_s), DMR_ERR_REMOTE (a failed completion),
+ * DMR_ERR_INTERRUPTED, DMR_ERR_NOMEM. The backend's own open errors.
  */
 dmr_status_t dmr_kv_run(const dmr_kv_opts_t *o, dmr_kv_result_t *res, dmr_err_t *err);
 void dmr_kv_print(const dmr_kv_result_t *r, void *file);
@@ -124,6 +151,9 @@ typedef struct dmr_kv_bench_opts {
 	int opcode;             /* DMR_WR_WRITE or DMR_WR_READ */
 	uint32_t mtu;
 	uint64_t sim_region;
+	const char *device;     /* verbs: device name or index */
+	int port, gid_index;    /* verbs: 1-based port; GID index, -1 = automatic */
+	double timeout_s;       /* threaded: longest wait for a completion */
 } dmr_kv_bench_opts_t;
 
 void dmr_kv_bench_opts_default(dmr_kv_bench_opts_t *o);
@@ -143,6 +173,19 @@ typedef struct dmr_kv_bench_result {
 	double wall_s;
 } dmr_kv_bench_result_t;
 
+/*
+ * Run the benchmark: o->threads threads (workers; on sim simulated, on shm
+ * and verbs one OS thread and QP each) submit o->batch ops of o->size bytes,
+ * wait for all of them and repeat until o->ops ops are done. Latencies in
+ * us (per op: submit to its last slice's completion), gbps = payload bits /
+ * (first submit to last completion). On sim the link rate and MTU are the
+ * profile's; on verbs the MTU is the path's and the link rate the port's
+ * sysfs `rate` (0 when unknown: no bound printed); on shm there is no link.
+ * Errors: DMR_ERR_INVALID (options, or not every op completed),
+ * DMR_ERR_RANGE (threaded: region above half the memory), DMR_ERR_TIMEOUT,
+ * DMR_ERR_REMOTE, DMR_ERR_INTERRUPTED, DMR_ERR_NOMEM, the backend's open
+ * errors. *r is valid only on DMR_OK.
+ */
 dmr_status_t dmr_kv_bench(const dmr_kv_bench_opts_t *o, dmr_kv_bench_result_t *r,
 			  dmr_err_t *err);
 void dmr_kv_bench_print(const dmr_kv_bench_opts_t *o, const dmr_kv_bench_result_t *r,

@@ -30,6 +30,7 @@ static void usage(FILE *f)
 		   "  model PROFILE    print a hardware profile as the simulator uses it\n"
 		   "  doctor           preflight checks of this node (RDMA devices, GIDs, MTU, memlock, IOMMU)\n"
 		   "  bench OP         perftest-style micro-benchmark: read, write, cas, faa\n"
+		   "  bench transfer   KV block transfers (= kv bench): per-op latency, Gb/s\n"
 		   "  calibrate        measure a backend and write a hardware profile\n"
 		   "  fidelity         sim predictions vs a device on the same traces (docs/fidelity.md)\n"
 		   "  mn               the memory node as a process (cluster config; docs/ROLES.md)\n"
@@ -75,6 +76,10 @@ int main(int argc, char **argv)
 		return dmr_doctor_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "model") == 0)
 		return model_main(argc - 1, argv + 1);
+	if (strcmp(cmd, "bench") == 0 && argc > 2 && strcmp(argv[2], "transfer") == 0) {
+		argv[2] = "bench"; /* `bench transfer ...` = `kv bench ...` (issue #5) */
+		return dmr_kv_main(argc - 1, argv + 1);
+	}
 	if (strcmp(cmd, "bench") == 0)
 		return dmr_bench_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "calibrate") == 0)

@@ -3,7 +3,10 @@
  * Mooncake converter (fixtures, every refused input), the KV trace reader,
  * the pool on sim (hit ratio of an unbounded pool = the one computed from
  * the hash ids alone; eviction; placement; a block larger than a segment),
- * the physics of large transfers on cx6dx-100g, and the command line.
+ * the physics of large transfers on cx6dx-100g, the pool and the bench on
+ * the threaded shm backend (master reached over the RPC mailboxes; hit
+ * ratio = sim's = the hash ids'; every get's content checked; a corrupted
+ * put caught), and the command line.
  *
  * Fixtures: tests/data/mooncake-200.jsonl is the first 200 lines of
  * kvcache-ai/Mooncake FAST25-release/traces/synthetic_trace.jsonl (commit
@@ -612,6 +615,195 @@ END_TEST
 
 /* ---- command line ------------------------------------------------------- */
 
+/* ---- the pool on a threaded backend (shm): master over the RPC mailboxes -- */
+
+/* The first block id of the fixture that a later request asks for again. */
+static uint64_t first_reused_id(const char *jsonl)
+{
+	char kv[600];
+	path_in(kv, sizeof(kv), "r.kv");
+	dmr_err_t err;
+	ck_assert_msg(convert(jsonl, kv, 4096, NULL, &err) == DMR_OK, "%s", err.msg);
+	dmr_kv_reader_t *rd;
+	ck_assert_msg(dmr_kv_trace_open(kv, &rd, &err) == DMR_OK, "%s", err.msg);
+	uint64_t seen[4096], n = 0, found = UINT64_MAX;
+	dmr_kv_req_t r;
+	while (found == UINT64_MAX && dmr_kv_trace_next(rd, &r, &err) == DMR_OK)
+		for (uint32_t b = 0; b < r.nblocks && found == UINT64_MAX; b++) {
+			for (uint64_t i = 0; i < n; i++)
+				if (seen[i] == r.blocks[b])
+					found = r.blocks[b];
+			if (n < 4096)
+				seen[n++] = r.blocks[b];
+		}
+	dmr_kv_trace_close(rd);
+	ck_assert(found != UINT64_MAX);
+	return found;
+}
+
+START_TEST(test_shm_pool)
+{
+	char in[600], kv[600], out[600], p[700];
+	fixture200(in, sizeof(in));
+	path_in(kv, sizeof(kv), "t.kv");
+	path_in(out, sizeof(out), "shm");
+	dmr_err_t err;
+	ck_assert_msg(convert(in, kv, 4096, NULL, &err) == DMR_OK, "%s", err.msg);
+	uint64_t hits, blocks;
+	direct_hits(in, 0, &hits, &blocks);
+	ck_assert_uint_gt(hits, 0);
+
+	dmr_kv_opts_t o;
+	dmr_kv_result_t sim, r;
+	opts_small(&o, kv, out);
+	o.time_scale = 0;
+	o.cns = 2;
+	o.clients = 2;
+	ck_assert_msg(dmr_kv_run(&o, &sim, &err) == DMR_OK, "%s", err.msg);
+	o.backend = "shm";
+	/* open loop, all at once: many gets wait for an earlier request's put;
+	 * closed loop; sliced transfers (the content check per slice offset) */
+	for (int v = 0; v < 3; v++) {
+		o.outstanding = v == 1 ? 5 : 0;
+		o.slice = v == 2 ? 1000 : 64 * 1024; /* 1000: slices not 8-byte aligned */
+		o.placement = v == 2 ? DMR_KV_PLACE_LEAST : DMR_KV_PLACE_RR;
+		ck_assert_msg(dmr_kv_run(&o, &r, &err) == DMR_OK, "variant %d: %s", v, err.msg);
+		ck_assert_str_eq(r.status, "complete");
+		ck_assert_str_eq(r.backend, "shm");
+		ck_assert_uint_eq(r.requests, 200);
+		ck_assert_uint_eq(r.blocks_requested, blocks);
+		ck_assert_uint_eq(r.blocks_got, hits);
+		ck_assert_uint_eq(r.blocks_put, blocks - hits);
+		ck_assert(r.hit_ratio == (double)hits / blocks);
+		ck_assert(r.hit_ratio == sim.hit_ratio);
+		ck_assert_uint_eq(r.blocks_got, sim.blocks_got);
+		/* every got block was READ whole and matched its put's pattern
+		 * (a mismatch fails the run with DMR_ERR_VERIFY, tested below) */
+		ck_assert_uint_eq(r.bytes_got, hits * 4096);
+		ck_assert_uint_eq(r.bytes_put, (blocks - hits) * 4096);
+		ck_assert_uint_eq(r.evictions, 0);
+		ck_assert_uint_eq(r.max_blocks_used, blocks - hits);
+		ck_assert(r.rpc_us > 0 && r.p50_us > 0 && r.p50_us <= r.p99_us &&
+			  r.p99_us <= r.p999_us);
+		if (v == 2)
+			ck_assert_uint_eq(r.slices, hits * 5 + (blocks - hits) * 5); /* 4096 = 4x1000 + 96 */
+	}
+	printf("test_kv: shm: hit ratio %.6f = sim's %.6f = %llu / %llu from the hash ids; "
+	       "gets' content checked\n",
+	       r.hit_ratio, sim.hit_ratio, (unsigned long long)hits, (unsigned long long)blocks);
+	snprintf(p, sizeof(p), "%s/summary.csv", out);
+	char *s = read_text(p);
+	ck_assert(strncmp(s, "workload,trace,kv_model,block_bytes,backend,", 44) == 0);
+	ck_assert(strstr(s, ",shm,") != NULL && strstr(s, ",complete\n") != NULL);
+	free(s);
+	snprintf(p, sizeof(p), "%s/timeseries.csv", out);
+	s = read_text(p);
+	ck_assert(strncmp(s, "t_s,arrivals,completed,blocks_got,", 34) == 0);
+	free(s);
+
+	/* a bounded pool on shm: evictions, the master's invariants hold */
+	o.outstanding = 0;
+	o.slice = 64 * 1024;
+	o.unbounded = 0;
+	o.capacity = 1000 * 4096;
+	ck_assert_msg(dmr_kv_run(&o, &r, &err) == DMR_OK, "%s", err.msg);
+	ck_assert_uint_gt(r.evictions, 0);
+	ck_assert_uint_le(r.max_blocks_used, 950);
+	ck_assert_uint_eq(r.blocks_got + r.blocks_put + r.puts_dropped, blocks);
+	ck_assert_uint_eq(r.bytes_got, r.blocks_got * 4096);
+
+	/* fault injection: one put writes a wrong first byte; the get of that
+	 * block must notice, and the run ends partial */
+	o.unbounded = 1;
+	o.capacity = 0;
+	o.test_corrupt = first_reused_id(in) + 1;
+	path_in(out, sizeof(out), "shm-bad");
+	o.out_dir = out;
+	ck_assert_int_eq(dmr_kv_run(&o, &r, &err), DMR_ERR_VERIFY);
+	ck_assert_msg(strstr(err.msg, "content check: block") != NULL, "%s", err.msg);
+	ck_assert(r.partial);
+	snprintf(p, sizeof(p), "%s/summary.partial.csv", out);
+	ck_assert(exists(p));
+	snprintf(p, sizeof(p), "%s/summary.csv", out);
+	ck_assert(!exists(p));
+}
+END_TEST
+
+START_TEST(test_shm_bench)
+{
+	dmr_kv_bench_opts_t o;
+	dmr_kv_bench_result_t r;
+	dmr_err_t err;
+	dmr_kv_bench_opts_default(&o);
+	o.backend = "shm";
+	o.size = 1 << 20;
+	o.ops = 40;
+	o.threads = 2;
+	o.batch = 3;
+	ck_assert_msg(dmr_kv_bench(&o, &r, &err) == DMR_OK, "%s", err.msg);
+	ck_assert_uint_eq(r.ops, 40);
+	ck_assert_uint_eq(r.bytes, 40ull << 20);
+	ck_assert(r.gbps > 0 && r.p50_us > 0 && r.min_us <= r.p50_us && r.p50_us <= r.p99_us &&
+		  r.p99_us <= r.max_us);
+	ck_assert(r.elapsed_us > 0);
+	o.opcode = DMR_WR_READ;
+	o.slice = 0;
+	ck_assert_msg(dmr_kv_bench(&o, &r, &err) == DMR_OK, "%s", err.msg);
+	ck_assert_uint_eq(r.ops, 40);
+}
+END_TEST
+
+/* Requests of more than 254 blocks (LOOKUP in chunks), an empty request,
+ * and several clients: the same hits as the hash ids, on shm and sim. */
+START_TEST(test_shm_chunks)
+{
+	char in[600], kv[600], out[600];
+	path_in(in, sizeof(in), "big.jsonl");
+	path_in(kv, sizeof(kv), "big.kv");
+	path_in(out, sizeof(out), "big");
+	FILE *f = fopen(in, "w");
+	ck_assert_ptr_nonnull(f);
+	for (int r = 0; r < 6; r++) {
+		int nb = r == 2 ? 0 : (r == 3 ? 2 : 300 + r);
+		fprintf(f, "{\"timestamp\": %d, \"input_length\": %d, \"output_length\": 1, "
+			   "\"hash_ids\": [", r, nb * 512);
+		for (int b = 0; b < nb; b++) {
+			/* request 1 shares its first 150 ids with request 0; request 3
+			 * asks for 5 and 6; 4 and 5 share 0..299 with request 0 */
+			int id = r == 3 ? 5 + b : (r == 1 && b >= 150 ? 1000 + b : b);
+			if (r >= 4 && b >= 300)
+				id = 5000 + r * 10 + b;
+			fprintf(f, "%s%d", b ? ", " : "", id);
+		}
+		fprintf(f, "]}\n");
+	}
+	ck_assert_int_eq(fclose(f), 0);
+	dmr_err_t err;
+	ck_assert_msg(convert(in, kv, 1024, NULL, &err) == DMR_OK, "%s", err.msg);
+	uint64_t hits, blocks;
+	direct_hits(in, 0, &hits, &blocks);
+	ck_assert_uint_eq(blocks, 300 + 301 + 2 + 304 + 305);
+	ck_assert_uint_eq(hits, 150 + 2 + 300 + 300);
+	dmr_kv_opts_t o;
+	dmr_kv_result_t r;
+	opts_small(&o, kv, out);
+	o.time_scale = 0;
+	o.cns = 1;
+	o.clients = 3;
+	o.segments = 2;
+	for (int be = 0; be < 2; be++) {
+		o.backend = be ? "shm" : "sim";
+		ck_assert_msg(dmr_kv_run(&o, &r, &err) == DMR_OK, "%s: %s", o.backend, err.msg);
+		ck_assert_uint_eq(r.requests, 6);
+		ck_assert_uint_eq(r.blocks_requested, blocks);
+		ck_assert_uint_eq(r.blocks_got, hits);
+		ck_assert_uint_eq(r.blocks_put, blocks - hits);
+		ck_assert_uint_eq(r.bytes_got, hits * 1024);
+		ck_assert_uint_eq(r.max_blocks_used, blocks - hits);
+	}
+}
+END_TEST
+
 static int run_cli(const char *line)
 {
 	char buf[2048], *argv[64];
@@ -658,6 +850,11 @@ START_TEST(test_cli)
 	snprintf(line, sizeof(line), "kv run --trace %s --out %s --quiet --backend nope", kv, out);
 	ck_assert_int_ne(run_cli(line), 0);
 	ck_assert_int_eq(run_cli("kv bench --size 1M --ops 4 --threads 2 --batch 2"), 0);
+	ck_assert_int_eq(run_cli("kv bench --size 1M --ops 4 --threads 2 --batch 2 --backend shm"), 0);
+	ck_assert_int_eq(run_cli("kv bench --backend shm --timeout-s 0"), 2);
+	snprintf(line, sizeof(line), "kv run --trace %s --out %s --quiet --backend shm --clients 2", kv,
+		 out);
+	ck_assert_int_eq(run_cli(line), 0);
 	ck_assert_int_eq(run_cli("kv bench --size 1X"), 2);
 	ck_assert_int_eq(run_cli("kv bench --op cas"), 2);
 }
@@ -684,6 +881,9 @@ static Suite *kv_suite(void)
 	tcase_add_test(tc, test_single_4m_bench);
 	tcase_add_test(tc, test_stream_gbps);
 	tcase_add_test(tc, test_cli);
+	tcase_add_test(tc, test_shm_pool);
+	tcase_add_test(tc, test_shm_bench);
+	tcase_add_test(tc, test_shm_chunks);
 	suite_add_tcase(s, tc);
 	return s;
 }
