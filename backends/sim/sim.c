@@ -44,6 +44,7 @@ typedef struct sim_qp {
 	uint8_t wake_scheduled;
 	uint64_t last_cqe;
 	uint64_t last_eff; /* MN effect time of the previous WR (RC order) */
+	uint64_t last_arr; /* software NIC: MN arrival of the previous WR */
 	uint8_t error;
 } sim_qp_t;
 
@@ -311,15 +312,31 @@ static void issue(sim_t *s, uint32_t idx, uint64_t t)
 	sim_op_t *op = &s->ops[idx];
 	const dmr_model_t *m = &s->m;
 	sim_cn_t *cn = &s->cns[op->worker / s->be.cfg.workers];
-	t = max64(t, cn->nic_free) + m->nic_msg_ps;
-	cn->nic_free = t;
-	t += m->nic_proc_ps;
 	uint64_t w = dmr_model_wire_ps(m, req_wire_bytes(m, &op->wr));
-	t = max64(t, cn->up_free) + w;
-	cn->up_free = t;
 	op->req_wire = (uint32_t)w;
 	if (is_rd_atomic(op->wr.opcode))
 		s->qps[op->qp].inflight++;
+	if (m->host_cpus) {
+		/* software NIC: the requester is the posting thread (its CPU time
+		 * is post_wqe_ns), so no CN NIC or uplink queue is shared between
+		 * workers; a worker's clock runs ahead of global time by what its
+		 * CPU has queued, so arrivals are not in time order per CN: they
+		 * go through the event heap */
+		t += m->nic_msg_ps + m->nic_proc_ps + w + m->prop_ps + m->switch_ps;
+		/* RC: a QP's requests arrive in posting order (a WR released by
+		 * a credit at global time may be issued "before" an earlier WR
+		 * that its worker's clock put ahead) */
+		sim_qp_t *qp = &s->qps[op->qp];
+		t = max64(t, qp->last_arr);
+		qp->last_arr = t;
+		push(s, t, EV_MN_ARRIVE, idx);
+		return;
+	}
+	t = max64(t, cn->nic_free) + m->nic_msg_ps;
+	cn->nic_free = t;
+	t += m->nic_proc_ps;
+	t = max64(t, cn->up_free) + w;
+	cn->up_free = t;
 	/* MN arrival: into this CN's FIFO (times are nondecreasing) */
 	if (cn->an == cn->acap) {
 		uint32_t cap = cn->acap ? cn->acap * 2 : 256;
