@@ -49,7 +49,7 @@ static const param_spec_t specs[] = {
 	 * at most 1 ms per WR and 1 us per byte */
 	{"host_cpus", 0, 1, 0, 1024, 1},      {"host_read_ns", 0, 0, 0, 1e6, 1},
 	{"host_write_ns", 0, 0, 0, 1e6, 1},   {"host_atomic_ns", 0, 0, 0, 1e6, 1},
-	{"host_byte_ns", 0, 0, 0, 1e3, 1},
+	{"host_byte_ns", 0, 0, 0, 1e3, 1},    {"host_switch_ns", 0, 0, 0, 1e6, 1},
 };
 
 static uint64_t ns_to_ps(double ns)
@@ -333,11 +333,12 @@ dmr_status_t dmr_model_load(const char *name_or_path, dmr_model_t *m_p, dmr_err_
 		/* software NIC: absent = 0 (hardware NIC) */
 		{
 			static const char *const hn[] = {"host_read_ns", "host_write_ns",
-							 "host_atomic_ns", "host_byte_ns"};
+							 "host_atomic_ns", "host_byte_ns",
+							 "host_switch_ns"};
 			double hc = IDX("host_cpus");
 			m.host_cpus = isnan(hc) ? 0 : (uint32_t)hc;
-			double hv[4];
-			for (int h = 0; h < 4; h++) {
+			double hv[5];
+			for (int h = 0; h < 5; h++) {
 				hv[h] = IDX(hn[h]);
 				if (isnan(hv[h]))
 					hv[h] = 0;
@@ -354,6 +355,7 @@ dmr_status_t dmr_model_load(const char *name_or_path, dmr_model_t *m_p, dmr_err_
 			m.host_write_ps = ns_to_ps(hv[1]);
 			m.host_atomic_ps = ns_to_ps(hv[2]);
 			m.host_ps_per_byte_x1000 = (uint64_t)llround(hv[3] * 1e6);
+			m.host_switch_ps = ns_to_ps(hv[4]);
 		}
 		double dma = IDX("dma_gbps");
 		/* Derived: the DMA engine's payload rate is what ib_read_bw at
@@ -367,6 +369,7 @@ dmr_status_t dmr_model_load(const char *name_or_path, dmr_model_t *m_p, dmr_err_
 		if (isnan(proc)) {
 			uint64_t rest = rtt_without_proc(&m, 64);
 			uint64_t rtt = ns_to_ps(m.read_rtt_ns);
+
 			/* software NIC: the whole round trip may be CPU time
 			 * (rxe under qemu), so nic_proc_ns = 0 is legal */
 			if (rtt < rest || (rtt == rest && m.host_cpus == 0)) {
@@ -412,6 +415,9 @@ void dmr_model_print(const dmr_model_t *m, void *file)
 			   "atomic %.1f ns, %.3f ns per byte\n",
 			m->host_cpus, m->host_read_ps / 1e3, m->host_write_ps / 1e3,
 			m->host_atomic_ps / 1e3, m->host_ps_per_byte_x1000 / 1e6);
+	if (m->host_cpus)
+		fprintf(f, "                    + %.1f ns per READ that finds its CPU busy\n",
+			m->host_switch_ps / 1e3);
 	fprintf(f, "  idle 64 B READ    %.1f ns modelled (profile %.1f ns)\n",
 		dmr_model_read_rtt_ps(m, 64) / 1e3, m->read_rtt_ns);
 }

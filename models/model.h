@@ -20,7 +20,8 @@
  * responder and completer run as tasklets on the CPU that raised them.
  * host_cpus CPUs per CN; worker w of a CN runs on CPU w mod host_cpus and
  * the NIC work of its WRs (host_read_ns / host_write_ns / host_atomic_ns
- * per WR plus host_byte_ns per payload byte) queues on that same CPU. When
+ * per WR plus host_byte_ns per payload byte) queues on that same CPU, plus
+ * host_switch_ns for a READ that finds the CPU busy (not at idle). When
  * host_cpus is 0 (every hardware profile) all host_* are 0 and the model is
  * the hardware one, unchanged.
  */
@@ -69,6 +70,10 @@ typedef struct dmr_model {
 	/* software NIC on the CN's host CPUs (0: hardware NIC, no host cost) */
 	uint32_t host_cpus;          /* CPUs per CN shared by workers and the NIC */
 	uint64_t host_read_ps;       /* NIC CPU time per READ beyond the post, ps */
+	uint64_t host_switch_ps;     /* CPU time added to a READ whose responder
+	                                finds its CPU busy (rxe defers READ
+	                                responders to a kernel thread, which then
+	                                switches with the busy-polling worker), ps */
 	uint64_t host_write_ps;      /* NIC CPU time per WRITE beyond the post, ps */
 	uint64_t host_atomic_ps;     /* NIC CPU time per CAS/FAA beyond the post, ps */
 	uint64_t host_ps_per_byte_x1000; /* NIC CPU time per READ/WRITE payload

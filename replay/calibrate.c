@@ -81,7 +81,8 @@ typedef struct cal {
 	uint32_t host_cpus;
 	char host_cpus_src[200];
 	double h_read, h_write, h_atomic, h_byte; /* fitted, ns and ns/B */
-	double h_read_fit;			  /* before the idle-READ cap */
+	double h_switch; /* ns per READ that finds its CPU busy */
+	double h_read_fit;			  /* as fitted (= h_read) */
 	double cpu_bound_mops; /* min(host_cpus, qps) x one-QP CAS rate, Mops/s */
 	int refining; /* write_profile: nic_proc_ns 0 (the fit's sim runs) */
 	int refine_iters;
@@ -485,8 +486,7 @@ static double nonneg(double x)
  * work. Per byte from the 64 KiB and the 8 B READ stream; per WR by opcode
  * from the 8 B READ, WRITE and CAS streams. D, W, P are the values the
  * profile gets (copied from the base when the measurement was not
- * positive). h_read is later capped so that the idle READ still fits in
- * read_rtt_ns (write_profile's caller).
+ * positive). refine_host then splits off host_switch_ns.
  */
 static void fit_host(cal_t *c, double D, double W, double P)
 {
@@ -630,10 +630,8 @@ static void print_results(const cal_t *c)
 		printf("Software NIC: %u host CPUs (%s); CPU per WR beyond post and poll,\n"
 		       "from the one-QP depth-%u streams:\n",
 		       c->host_cpus, c->host_cpus_src, cal_depths[CAL_NDEPTHS - 1]);
-		printf("  %-34s %10.1f ns%s\n", "READ", c->h_read,
-		       c->h_read < c->h_read_fit ? " (capped: idle READ round trip)" : "");
-		if (c->h_read < c->h_read_fit)
-			printf("  %-34s %10.1f ns\n", "READ before the cap", c->h_read_fit);
+		printf("  %-34s %10.1f ns\n", "READ", c->h_read);
+		printf("  %-34s %10.1f ns\n", "READ finding its CPU busy", c->h_switch);
 		printf("  %-34s %10.1f ns\n", "WRITE", c->h_write);
 		printf("  %-34s %10.1f ns\n", "CAS/FAA", c->h_atomic);
 		printf("  %-34s %10.3f ns/B\n", "per payload byte", c->h_byte);
@@ -698,6 +696,7 @@ static const struct {
     {"host_write_ns", "ns", 0},
     {"host_atomic_ns", "ns", 0},
     {"host_byte_ns", "ns/B", 0},
+    {"host_switch_ns", "ns", 0},
 };
 
 static int is_host_param(const char *nm)
@@ -718,7 +717,7 @@ typedef struct meas {
 	int have;
 	double value;
 	const summ_t *spread; /* NULL: not a repeated measurement */
-	char source[400];
+	char source[600];
 } meas_t;
 
 static json_t *param_json(double value, int integer, const char *unit, int estimate,
@@ -820,15 +819,18 @@ static json_t *measured_json(const cal_t *c)
 		      summ_json(&c->rate_cas)));
 	json_object_set_new(
 	    m, "software_nic",
-	    json_pack("{s:i, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:o}", "host_cpus",
+	    json_pack("{s:i, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "host_cpus",
 		      (int)c->host_cpus, "host_cpus_source", c->host_cpus_src, "method",
 		      "one QP at depth 16: 1 / rate = post_doorbell + post_wqe + poll + NIC CPU "
 		      "per WR (+ bytes x host_byte); host_byte from the 64 KiB against the 8 B "
-		      "READ stream; host_read capped so that the idle 64 B READ fits in "
-		      "read_rtt_ns",
+		      "READ stream; refined by running the same streams on the sim with the "
+		      "profile; what of the READ stream's CPU time does not fit in the idle "
+		      "READ (read_rtt_ns) is host_switch_ns, paid by READs that find "
+		      "their CPU busy",
 		      "host_read_ns_fit", jreal(c->h_read_fit), "host_read_ns", jreal(c->h_read),
 		      "host_write_ns", jreal(c->h_write), "host_atomic_ns", jreal(c->h_atomic),
-		      "host_byte_ns", jreal(c->h_byte), "applied",
+		      "host_byte_ns", jreal(c->h_byte), "host_switch_ns", jreal(c->h_switch),
+		      "applied",
 		      json_boolean(c->host_cpus > 0)));
 	json_object_set_new(
 	    m, "poll",
@@ -895,17 +897,19 @@ static dmr_status_t write_profile(cal_t *c, const dmr_model_t *bm, json_t *base_
 				 sess, CAL_BW_DEPTH, c->o.reps, c->o.bw_iters);
 		} else if (strcmp(nm, "atomic_addr_mops") == 0 &&
 			   atomic_cpu_bound(c, c->atom[0][1].value)) {
-			fprintf(stderr,
-				"dmreplay calibrate: CAS on one address %.4f Mops/s is the host CPUs' "
-				"rate (%.4f); atomic_addr_mops copied from %s\n",
-				c->atom[0][1].value, c->cpu_bound_mops, bm->name);
+			if (!c->refining)
+				fprintf(stderr,
+					"dmreplay calibrate: CAS on one address %.4f Mops/s is the "
+					"host CPUs' rate (%.4f); atomic_addr_mops copied from %s\n",
+					c->atom[0][1].value, c->cpu_bound_mops, bm->name);
 			continue;
 		} else if (strcmp(nm, "atomic_global_mops") == 0 &&
 			   atomic_cpu_bound(c, c->atom[0][0].value)) {
-			fprintf(stderr,
-				"dmreplay calibrate: CAS on distinct addresses %.4f Mops/s is the host "
-				"CPUs' rate (%.4f); atomic_global_mops copied from %s\n",
-				c->atom[0][0].value, c->cpu_bound_mops, bm->name);
+			if (!c->refining)
+				fprintf(stderr,
+					"dmreplay calibrate: CAS on distinct addresses %.4f Mops/s is "
+					"the host CPUs' rate (%.4f); atomic_global_mops copied from %s\n",
+					c->atom[0][0].value, c->cpu_bound_mops, bm->name);
 			continue;
 		} else if (strcmp(nm, "atomic_addr_mops") == 0) {
 			x->value = c->atom[0][1].value;
@@ -960,10 +964,7 @@ static dmr_status_t write_profile(cal_t *c, const dmr_model_t *bm, json_t *base_
 			} else if (strcmp(nm, "host_read_ns") == 0) {
 				x->value = c->h_read;
 				x->spread = &c->rate[CAL_NDEPTHS - 1];
-				what = c->h_read < c->h_read_fit
-					   ? "8 B READ stream (capped so that the idle 64 B READ "
-					     "fits in read_rtt_ns)"
-					   : "8 B READ stream";
+				what = "8 B READ stream";
 			} else if (strcmp(nm, "host_write_ns") == 0) {
 				x->value = c->h_write;
 				x->spread = &c->rate_w;
@@ -972,6 +973,11 @@ static dmr_status_t write_profile(cal_t *c, const dmr_model_t *bm, json_t *base_
 				x->value = c->h_atomic;
 				x->spread = &c->rate_cas;
 				what = "8 B CAS stream (distinct addresses)";
+			} else if (strcmp(nm, "host_switch_ns") == 0) {
+				x->value = c->h_switch;
+				x->spread = &c->rate[CAL_NDEPTHS - 1];
+				what = "8 B READ stream: the CPU time per READ under load beyond "
+				       "what the idle 64 B READ (read_rtt_ns) leaves for host_read_ns";
 			} else {
 				x->value = c->h_byte;
 				x->spread = &c->bw[0];
@@ -979,7 +985,8 @@ static dmr_status_t write_profile(cal_t *c, const dmr_model_t *bm, json_t *base_
 			}
 			snprintf(x->source, sizeof(x->source),
 				 "fitted (%s): %s, one QP at depth %u, median of %u repetitions; "
-				 "1 / rate - post_doorbell - post_wqe - poll (spread: of the rate)",
+				 "1 / rate - post_doorbell - post_wqe - poll, refined on the sim "
+				 "(spread: of the rate)",
 				 sess, what, cal_depths[CAL_NDEPTHS - 1], c->o.reps);
 			x->have = 1; /* 0 is a legal value here */
 			continue;
@@ -1205,9 +1212,26 @@ static dmr_status_t refine_host(cal_t *c, const dmr_model_t *bm, json_t *bparams
 	static const uint8_t ops[4] = {DMR_WR_READ, DMR_WR_WRITE, DMR_WR_CAS, DMR_WR_READ};
 	dmr_status_t st = DMR_OK;
 	c->refining = 1;
-	for (int it = 0; it < 4 && st == DMR_OK; it++) {
+	for (int it = 0; it < 8 && st == DMR_OK; it++) {
 		if ((st = write_profile(c, bm, bparams, tmp, NULL, err)) != DMR_OK)
 			break;
+		/* the idle READ must fit in read_rtt_ns: what of host_read_ns does
+		 * not is CPU time the READ stream spends only under load, on
+		 * switches (host_switch_ns, paid by a READ finding its CPU busy) */
+		dmr_model_t m0;
+		if ((st = dmr_model_load(tmp, &m0, err)) != DMR_OK)
+			break;
+		int64_t room = (int64_t)llround(m0.read_rtt_ns * 1e3) -
+			       (int64_t)dmr_model_read_rtt_rest_ps(&m0, 64);
+		if (room < 1) {
+			double ex = (double)(1 - room) / 1e3;
+			if (ex > c->h_read)
+				ex = c->h_read;
+			c->h_read -= ex;
+			c->h_switch += ex;
+			if ((st = write_profile(c, bm, bparams, tmp, NULL, err)) != DMR_OK)
+				break;
+		}
 		dmr_bench_session_t s2;
 		dmr_bench_target_t t = {.backend = "sim", .profile = tmp, .gid_index = -1};
 		if ((st = dmr_bench_session_open(&s2, &t, 1, c->s.mr_size, c->s.local_len, err)) !=
@@ -1237,6 +1261,20 @@ static dmr_status_t refine_host(cal_t *c, const dmr_model_t *bm, json_t *bparams
 		c->h_byte = nonneg(c->h_byte + ((meas[3] - sim_t[3]) - d8) / (CAL_BW_SIZE - 8));
 	}
 	c->refining = 0;
+	/* the last step may have pushed h_read over the idle READ again */
+	if (st == DMR_OK && (st = write_profile(c, bm, bparams, tmp, NULL, err)) == DMR_OK) {
+		dmr_model_t m0;
+		if ((st = dmr_model_load(tmp, &m0, err)) == DMR_OK) {
+			int64_t room = (int64_t)llround(m0.read_rtt_ns * 1e3) -
+				       (int64_t)dmr_model_read_rtt_rest_ps(&m0, 64);
+			if (room < 1) {
+				double ex = (double)(1 - room) / 1e3;
+				ex = ex > c->h_read ? c->h_read : ex;
+				c->h_read -= ex;
+				c->h_switch += ex;
+			}
+		}
+	}
 	c->h_read_fit = c->h_read;
 	unlink(tmp);
 	return st;
@@ -1708,6 +1746,8 @@ int dmr_calibrate_main(int argc, char **argv)
 	    {"poll_ns", cm->poll_ps / 1e3, c->poll_one.value, 0},
 	    /* software NIC only (nck below leaves them out otherwise) */
 	    {"host_read_ns (8 B READ stream)", cm->host_read_ps / 1e3, c->h_read_fit, 0},
+	    {"host_read_ns + host_switch_ns", (cm->host_read_ps + cm->host_switch_ps) / 1e3,
+	     c->h_read_fit + c->h_switch, 0},
 	    {"host_write_ns (8 B WRITE stream)", cm->host_write_ps / 1e3, c->h_write, 0},
 	    {"host_atomic_ns (8 B CAS stream)", cm->host_atomic_ps / 1e3, c->h_atomic, 0},
 	    {"host_byte_ns (64 KiB vs 8 B READ)", cm->host_ps_per_byte_x1000 / 1e6, c->h_byte,
@@ -1715,7 +1755,7 @@ int dmr_calibrate_main(int argc, char **argv)
 	};
 	int nck = (int)(sizeof(ck) / sizeof(ck[0]));
 	if (!(sim && cm->host_cpus && c->host_cpus))
-		nck -= 4;
+		nck -= 5;
 	int fails = 0;
 	if (sim) {
 		printf("Sim against its own profile %s (tolerance %.1f %%):\n", cm->name,
@@ -1758,23 +1798,7 @@ int dmr_calibrate_main(int argc, char **argv)
 		path = tmp_path;
 	}
 	json_t *bparams = json_object_get(base_root, "params");
-	if (c->host_cpus) {
-		/* cap host_read_ns so that the idle 64 B READ (post, NIC CPU,
-		 * wire, poll) fits in read_rtt_ns: write without it, load, and
-		 * take what read_rtt_ns leaves (1 ps of margin for rounding) */
-		double fit = c->h_read;
-		c->h_read = 0;
-		dmr_model_t m0;
-		if ((st = write_profile(c, &bm, bparams, path, checks_json, &err)) != DMR_OK ||
-		    (st = dmr_model_load(path, &m0, &err)) != DMR_OK) {
-			fprintf(stderr, "dmreplay calibrate: %s\n", err.msg);
-			goto out;
-		}
-		uint64_t rtt = (uint64_t)llround(m0.read_rtt_ns * 1e3);
-		uint64_t rest = dmr_model_read_rtt_rest_ps(&m0, 64);
-		double cap = rtt > rest + 1 ? (double)(rtt - rest - 1) / 1e3 : 0;
-		c->h_read = fit < cap ? fit : floor(cap * 1e3) / 1e3;
-	}
+
 	if ((st = write_profile(c, &bm, bparams, path, checks_json, &err)) != DMR_OK) {
 		fprintf(stderr, "dmreplay calibrate: %s\n", err.msg);
 		goto out;

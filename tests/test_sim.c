@@ -409,6 +409,49 @@ START_TEST(host_cpu_idle_read_and_stream)
 	ck_assert_msg(per > want * 0.999 && per < want * 1.001, "%.1f ps per READ, want %.1f", per,
 		      want);
 	dmr_be_close(be);
+	/* host_switch_ns 1000: paid only by NIC work that finds its CPU busy:
+	 * the idle READ is unchanged (9000 ns), the stream (always busy)
+	 * takes 1 us more per READ */
+	const char *k2[] = {"host_cpus", "host_read_ns", "host_byte_ns", "read_rtt_ns",
+			    "host_switch_ns"};
+	double v2[] = {1, 5000, 0.5, 9000, 1000};
+	write_profile(dir, "hostsw", k2, v2, 5, path, sizeof(path));
+	be = open_profile(path, 1);
+	m = dmr_sim_model(be);
+	ck_assert_uint_eq(m->host_switch_ps, 1000000);
+	ck_assert_uint_eq(dmr_model_read_rtt_ps(m, 64), 9000000);
+	t0 = dmr_be_now(be, 0);
+	ck_assert_int_eq(dmr_be_post_one(be, 0, 0, DMR_WR_READ, 7, buf, 4096, 64, 0, 0, NULL), DMR_OK);
+	ck_assert_int_eq(dmr_be_progress(be, UINT64_MAX), 0);
+	ck_assert_int_eq(dmr_be_poll(be, 0, &wc, 1), 1);
+	ck_assert_uint_eq(dmr_be_now(be, 0) - t0, 9000000);
+	dmr_be_close(be);
+	be = open_profile(path, 1);
+	posted = done = 0;
+	while (posted < 16)
+		ck_assert_int_eq(dmr_be_post_one(be, 0, 0, DMR_WR_READ, posted++, buf, 0, 8, 0, 0,
+						 NULL),
+				 DMR_OK);
+	while (done < total) {
+		ck_assert_int_eq(dmr_be_progress(be, UINT64_MAX), 0);
+		int k;
+		while ((k = dmr_be_poll(be, 0, &wc, 1)) > 0) {
+			done++;
+			if (done == 1000)
+				t100 = dmr_be_now(be, 0);
+			if (done == 19000)
+				tlast = dmr_be_now(be, 0);
+			if (posted < total)
+				ck_assert_int_eq(dmr_be_post_one(be, 0, 0, DMR_WR_READ, posted++, buf,
+								 0, 8, 0, 0, NULL),
+						 DMR_OK);
+		}
+	}
+	per = (double)(tlast - t100) / 18000;
+	want += 1000000;
+	ck_assert_msg(per > want * 0.999 && per < want * 1.001,
+		      "switch: %.1f ps per READ, want %.1f", per, want);
+	dmr_be_close(be);
 	remove(path);
 	rmdir(dir);
 }

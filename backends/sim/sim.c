@@ -463,7 +463,12 @@ static void ev_mn_arrive(sim_t *s, uint32_t idx, uint64_t t)
 		/* software NIC: responder and completer work on the poster's CPU
 		 * (loopback: CN and MN on one host), FIFO with its other work */
 		uint64_t *cpu = s->workers[op->worker].cpu;
-		t = max64(t, *cpu) + dmr_model_host_ps(m, op->wr.opcode, len);
+		/* busy CPU: the task waits; a READ's responder is deferred to
+		 * a kernel thread (rxe_resp_queue_pkt schedules the responder
+		 * for READ requests) and pays a switch with the busy worker */
+		if (t < *cpu)
+			t = *cpu + (op->wr.opcode == DMR_WR_READ ? m->host_switch_ps : 0);
+		t += dmr_model_host_ps(m, op->wr.opcode, len);
 		*cpu = t;
 	}
 	switch (op->wr.opcode) {
