@@ -190,6 +190,16 @@ START_TEST(sim_reproduces_cx5)
 }
 END_TEST
 
+/* The shipped rxe profile (software NIC, fitted in the VM) reproduces
+ * itself: 14 checks, host_* included. */
+START_TEST(sim_reproduces_rxe_qemu)
+{
+	g_nchecks = 14;
+	check_reproduces("rxe-qemu");
+	g_nchecks = 9;
+}
+END_TEST
+
 /* A software-NIC profile (cx6dx-100g with host_cpus 2 and host costs):
  * calibrate on the sim fits host_read/write/atomic_ns and host_byte_ns
  * back from the one-QP streams within 2 % (14 checks), and writes them
@@ -495,6 +505,7 @@ int main(void)
 	tcase_add_test(tc, sim_reproduces_cx6dx);
 	tcase_add_test(tc, sim_reproduces_cx5);
 	tcase_add_test(tc, sim_reproduces_host_profile);
+	tcase_add_test(tc, sim_reproduces_rxe_qemu);
 	tcase_add_test(tc, written_profile_loads_and_predicts);
 	tcase_add_test(tc, profile_fields);
 	tcase_add_test(tc, unreproducible_profile_fails);

@@ -478,7 +478,9 @@ START_TEST(host_cpus_zero_is_hardware_model)
 	/* cx6dx: the 300 WRITEs of 2 workers are bound by the NIC's message
 	 * rate (100 Mmsg/s: 10 ns each), not by a CPU */
 	ck_assert_uint_lt(t[0], 300ull * 1020000);
-	ck_assert_uint_eq(dmr_model_host_ps(dmr_sim_model(open_sim(1, 1)), DMR_WR_READ, 64), 0);
+	dmr_be_t *hw = open_sim(1, 1);
+	ck_assert_uint_eq(dmr_model_host_ps(dmr_sim_model(hw), DMR_WR_READ, 64), 0);
+	dmr_be_close(hw);
 	const char *bad[] = {"host_read_ns"};
 	double bv[] = {500};
 	write_profile(dir, "bad", bad, bv, 1, path, sizeof(path));
