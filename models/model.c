@@ -27,21 +27,29 @@ typedef struct param_spec {
 	int required; /* 0: optional (derived or defaulted) */
 	int integer;
 	double min, max; /* legal range: hardware that exists, with margin */
+	int zero_ok;     /* 1: 0 is a legal value (the software-NIC host_* ones) */
 } param_spec_t;
 
 /* Ranges: links up to 1.6 Tb/s; latencies up to 1 ms (1e6 ns); rates from
  * 1 kop/s to 10 Gop/s; up to 1024 outstanding READ/atomic per QP. A value
- * outside is a typo or a unit mistake, refused rather than simulated. */
+ * outside is a typo or a unit mistake, refused rather than simulated.
+ * Latencies that a loopback software NIC does not have (cable, switch,
+ * PCIe DMA) may be 0. */
 static const param_spec_t specs[] = {
-	{"link_gbps", 1, 0, 0.001, 1600},     {"mtu", 1, 1, 256, 4096},
-	{"prop_ns", 1, 0, 0, 1e6},            {"switch_ns", 1, 0, 0, 1e6},
-	{"post_doorbell_ns", 1, 0, 0, 1e6},   {"post_wqe_ns", 1, 0, 0, 1e6},
-	{"poll_ns", 1, 0, 0, 1e6},            {"txn_logic_ns", 1, 0, 0, 1e6},
-	{"nic_msg_mops", 1, 0, 0.001, 1e4},   {"nic_proc_ns", 0, 0, 0, 1e6},
-	{"qp_max_rd_atomic", 1, 1, 1, 1024},  {"dma_read_ns", 1, 0, 0, 1e6},
-	{"dma_write_ns", 1, 0, 0, 1e6},       {"dma_gbps", 0, 0, 0.001, 1e4},
-	{"atomic_addr_mops", 1, 0, 0.001, 1e4}, {"atomic_global_mops", 1, 0, 0.001, 1e4},
-	{"read_rtt_ns", 1, 0, 1, 1e6},        {"read_bw_64k_gbps", 1, 0, 0.001, 1600},
+	{"link_gbps", 1, 0, 0.001, 1600, 0},     {"mtu", 1, 1, 256, 4096, 0},
+	{"prop_ns", 1, 0, 0, 1e6, 1},            {"switch_ns", 1, 0, 0, 1e6, 1},
+	{"post_doorbell_ns", 1, 0, 0, 1e6, 0},   {"post_wqe_ns", 1, 0, 0, 1e6, 0},
+	{"poll_ns", 1, 0, 0, 1e6, 0},            {"txn_logic_ns", 1, 0, 0, 1e6, 0},
+	{"nic_msg_mops", 1, 0, 0.001, 1e4, 0},   {"nic_proc_ns", 0, 0, 0, 1e6, 1},
+	{"qp_max_rd_atomic", 1, 1, 1, 1024, 0},  {"dma_read_ns", 1, 0, 0, 1e6, 1},
+	{"dma_write_ns", 1, 0, 0, 1e6, 1},       {"dma_gbps", 0, 0, 0.001, 1e4, 0},
+	{"atomic_addr_mops", 1, 0, 0.001, 1e4, 0}, {"atomic_global_mops", 1, 0, 0.001, 1e4, 0},
+	{"read_rtt_ns", 1, 0, 1, 1e6, 0},        {"read_bw_64k_gbps", 1, 0, 0.001, 1600, 0},
+	/* software NIC (docs/MODEL.md): optional, 0 = hardware NIC; a CPU costs
+	 * at most 1 ms per WR and 1 us per byte */
+	{"host_cpus", 0, 1, 0, 1024, 1},      {"host_read_ns", 0, 0, 0, 1e6, 1},
+	{"host_write_ns", 0, 0, 0, 1e6, 1},   {"host_atomic_ns", 0, 0, 0, 1e6, 1},
+	{"host_byte_ns", 0, 0, 0, 1e3, 1},    {"host_switch_ns", 0, 0, 0, 1e6, 1},
 };
 
 static uint64_t ns_to_ps(double ns)
@@ -76,6 +84,8 @@ uint64_t dmr_model_msg_wire_bytes(const dmr_model_t *m, uint64_t payload, uint32
  */
 static uint64_t rtt_without_proc(const dmr_model_t *m, uint32_t bytes)
 {
+	/* software NIC: the responder's (and completer's) CPU time, charged
+	 * when the request reaches the MN, on the idle CPU */
 	uint64_t req = dmr_model_msg_wire_bytes(m, 0, m->reth_bytes, 0);
 	uint64_t resp = dmr_model_msg_wire_bytes(m, bytes, m->aeth_bytes,
 						 bytes > m->mtu ? m->aeth_bytes : 0);
@@ -83,11 +93,17 @@ static uint64_t rtt_without_proc(const dmr_model_t *m, uint32_t bytes)
 	t += m->nic_msg_ps;
 	t += dmr_model_wire_ps(m, req) + 2 * m->prop_ps + m->switch_ps;
 	t += m->nic_msg_ps;
+	t += dmr_model_host_ps(m, 0, bytes);
 	uint64_t x = (bytes * m->dma_ps_per_byte_x1000 + 999) / 1000;
 	uint64_t w = dmr_model_wire_ps(m, resp);
 	t += m->dma_read_ps + (x > w ? x : w) + 2 * m->prop_ps + m->switch_ps;
 	t += m->poll_ps;
 	return t;
+}
+
+uint64_t dmr_model_read_rtt_rest_ps(const dmr_model_t *m, uint32_t bytes)
+{
+	return rtt_without_proc(m, bytes);
 }
 
 uint64_t dmr_model_read_rtt_ps(const dmr_model_t *m, uint32_t bytes)
@@ -243,10 +259,11 @@ dmr_status_t dmr_model_load(const char *name_or_path, dmr_model_t *m_p, dmr_err_
 			goto out_root;
 		}
 		double x = json_number_value(pv);
-		if (!(x > 0) || !isfinite(x)) {
+		if (!isfinite(x) || x < 0 || (x == 0 && !specs[i].zero_ok)) {
 			st = dmr_err_set(err, DMR_ERR_PARSE,
-					 "%s:%d: parameter %s: value %g must be positive", path,
-					 line_of(path, specs[i].name), specs[i].name, x);
+					 "%s:%d: parameter %s: value %g must be %s", path,
+					 line_of(path, specs[i].name), specs[i].name, x,
+					 specs[i].zero_ok ? "0 or positive" : "positive");
 			goto out_root;
 		}
 		if (x < specs[i].min || x > specs[i].max) {
@@ -313,17 +330,49 @@ dmr_status_t dmr_model_load(const char *name_or_path, dmr_model_t *m_p, dmr_err_
 					 m.link_gbps);
 			goto out_root;
 		}
+		/* software NIC: absent = 0 (hardware NIC) */
+		{
+			static const char *const hn[] = {"host_read_ns", "host_write_ns",
+							 "host_atomic_ns", "host_byte_ns",
+							 "host_switch_ns"};
+			double hc = IDX("host_cpus");
+			m.host_cpus = isnan(hc) ? 0 : (uint32_t)hc;
+			double hv[5];
+			for (int h = 0; h < 5; h++) {
+				hv[h] = IDX(hn[h]);
+				if (isnan(hv[h]))
+					hv[h] = 0;
+				if (hv[h] > 0 && m.host_cpus == 0) {
+					st = dmr_err_set(err, DMR_ERR_PARSE,
+							 "%s:%d: parameter %s: %g ns of host CPU but "
+							 "host_cpus is 0 (a hardware NIC); give "
+							 "host_cpus or remove %s",
+							 path, line_of(path, hn[h]), hn[h], hv[h], hn[h]);
+					goto out_root;
+				}
+			}
+			m.host_read_ps = ns_to_ps(hv[0]);
+			m.host_write_ps = ns_to_ps(hv[1]);
+			m.host_atomic_ps = ns_to_ps(hv[2]);
+			m.host_ps_per_byte_x1000 = (uint64_t)llround(hv[3] * 1e6);
+			m.host_switch_ps = ns_to_ps(hv[4]);
+		}
 		double dma = IDX("dma_gbps");
 		/* Derived: the DMA engine's payload rate is what ib_read_bw at
-		 * 64 KiB measured (the wire is faster at MTU 4096). */
+		 * 64 KiB measured (the wire is faster at MTU 4096). On a software
+		 * NIC the copy is host CPU time (host_byte_ns), which is what
+		 * bounds the stream; there is no DMA engine besides the link. */
 		if (isnan(dma))
-			dma = m.read_bw_64k_gbps;
+			dma = m.host_cpus ? m.link_gbps : m.read_bw_64k_gbps;
 		m.dma_ps_per_byte_x1000 = gbps_to_ps_per_byte_x1000(dma);
 		double proc = IDX("nic_proc_ns");
 		if (isnan(proc)) {
 			uint64_t rest = rtt_without_proc(&m, 64);
 			uint64_t rtt = ns_to_ps(m.read_rtt_ns);
-			if (rtt <= rest) {
+
+			/* software NIC: the whole round trip may be CPU time
+			 * (rxe under qemu), so nic_proc_ns = 0 is legal */
+			if (rtt < rest || (rtt == rest && m.host_cpus == 0)) {
 				st = dmr_err_set(err, DMR_ERR_PARSE,
 						 "%s: parameter read_rtt_ns: %.0f ns is below the "
 						 "sum of the other path components (%.0f ns); "
@@ -361,6 +410,14 @@ void dmr_model_print(const dmr_model_t *m, void *file)
 		8.0 * 1e6 / m->dma_ps_per_byte_x1000);
 	fprintf(f, "  MN atomics        %.2f Mops/s per address, %.2f Mops/s global\n",
 		m->atomic_addr_mops, m->atomic_global_mops);
+	if (m->host_cpus)
+		fprintf(f, "  host CPU (sw NIC) %u CPUs per CN; per WR READ %.1f ns, WRITE %.1f ns, "
+			   "atomic %.1f ns, %.3f ns per byte\n",
+			m->host_cpus, m->host_read_ps / 1e3, m->host_write_ps / 1e3,
+			m->host_atomic_ps / 1e3, m->host_ps_per_byte_x1000 / 1e6);
+	if (m->host_cpus)
+		fprintf(f, "                    + %.1f ns per READ that finds its CPU busy\n",
+			m->host_switch_ps / 1e3);
 	fprintf(f, "  idle 64 B READ    %.1f ns modelled (profile %.1f ns)\n",
 		dmr_model_read_rtt_ps(m, 64) / 1e3, m->read_rtt_ns);
 }

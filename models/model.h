@@ -13,6 +13,17 @@
  * idle 64 B READ takes exactly "read_rtt_ns" (see dmr_model_read_rtt_ps);
  * when "dma_gbps" is absent it is derived from "read_bw_64k_gbps" (the
  * ib_read_bw figure) when that is below the wire ceiling.
+ *
+ * Software NIC (host_cpus > 0; docs/MODEL.md "Software NIC"): the NIC's
+ * work is CPU time on the host that runs the CN's workers, as with rxe
+ * (SoftRoCE), whose requester runs in the posting system call and whose
+ * responder and completer run as tasklets on the CPU that raised them.
+ * host_cpus CPUs per CN; worker w of a CN runs on CPU w mod host_cpus and
+ * the NIC work of its WRs (host_read_ns / host_write_ns / host_atomic_ns
+ * per WR plus host_byte_ns per payload byte) queues on that same CPU, plus
+ * host_switch_ns for a READ that finds the CPU busy (not at idle). When
+ * host_cpus is 0 (every hardware profile) all host_* are 0 and the model is
+ * the hardware one, unchanged.
  */
 #ifndef DMR_MODEL_H
 #define DMR_MODEL_H
@@ -56,6 +67,17 @@ typedef struct dmr_model {
 	uint64_t dma_ps_per_byte_x1000; /* DMA throughput: ps per byte x 1000 */
 	uint64_t atomic_addr_ps;   /* same-address atomic service time, ps */
 	uint64_t atomic_global_ps; /* global atomic unit service time, ps */
+	/* software NIC on the CN's host CPUs (0: hardware NIC, no host cost) */
+	uint32_t host_cpus;          /* CPUs per CN shared by workers and the NIC */
+	uint64_t host_read_ps;       /* NIC CPU time per READ beyond the post, ps */
+	uint64_t host_switch_ps;     /* CPU time added to a READ whose responder
+	                                finds its CPU busy (rxe defers READ
+	                                responders to a kernel thread, which then
+	                                switches with the busy-polling worker), ps */
+	uint64_t host_write_ps;      /* NIC CPU time per WRITE beyond the post, ps */
+	uint64_t host_atomic_ps;     /* NIC CPU time per CAS/FAA beyond the post, ps */
+	uint64_t host_ps_per_byte_x1000; /* NIC CPU time per READ/WRITE payload
+	                                    byte (copy + ICRC), ps x 1000 */
 	/* published figures kept for checks and reports */
 	double read_rtt_ns;        /* idle 64 B READ round trip (ib_read_lat) */
 	double read_bw_64k_gbps;   /* ib_read_bw 64 KiB */
@@ -88,6 +110,22 @@ uint64_t dmr_model_msg_wire_bytes(const dmr_model_t *m, uint64_t payload,
 /* Modelled round trip of an idle `bytes` READ from post to completion
  * handled (the figure ib_read_lat reports), ps. */
 uint64_t dmr_model_read_rtt_ps(const dmr_model_t *m, uint32_t bytes);
+
+/* The same round trip without the four NIC processing latencies
+ * (nic_proc_ps), ps: what the loader subtracts from read_rtt_ns to derive
+ * nic_proc_ns (which needs read_rtt_ns >= this for 64 B). */
+uint64_t dmr_model_read_rtt_rest_ps(const dmr_model_t *m, uint32_t bytes);
+
+/* Software-NIC CPU time of one WR of `opcode` (DMR_WR_*) moving `bytes`
+ * of payload (ignored for atomics), ps; 0 when host_cpus is 0. */
+static inline uint64_t dmr_model_host_ps(const dmr_model_t *m, uint8_t opcode, uint64_t bytes)
+{
+	/* opcodes of backends/backend.h: READ 0, WRITE 1, CAS 2, FAA 3 */
+	if (opcode >= 2)
+		return m->host_atomic_ps;
+	return (opcode == 0 ? m->host_read_ps : m->host_write_ps) +
+	       (bytes * m->host_ps_per_byte_x1000 + 999) / 1000;
+}
 
 /* Print the profile, one parameter per line with unit, to f. */
 void dmr_model_print(const dmr_model_t *m, void *file);

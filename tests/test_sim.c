@@ -3,6 +3,7 @@
  * against the profile (issue #2 "Model sanity").
  */
 #include <check.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -239,6 +240,267 @@ START_TEST(profile_errors_are_named)
 }
 END_TEST
 
+
+/* ---- software NIC (host_cpus > 0): a shared host CPU ------------------- */
+
+/* cx6dx-100g with `nset` parameters replaced (value only; NULL name ends),
+ * written to dir/name.json; returns the path in out. */
+static void write_profile(const char *dir, const char *name, const char *const *keys,
+			  const double *vals, int n, char *out, size_t len)
+{
+	json_error_t jerr;
+	json_t *root = json_load_file(DMR_SOURCE_DIR "/models/cx6dx-100g.json", 0, &jerr);
+	ck_assert_ptr_nonnull(root);
+	json_t *params = json_object_get(root, "params");
+	for (int i = 0; i < n; i++) {
+		json_t *p = json_object();
+		json_object_set_new(p, "value", json_real(vals[i]));
+		json_object_set_new(p, "unit", json_string("test"));
+		json_object_set_new(p, "source", json_string("tests/test_sim.c"));
+		json_object_set_new(p, "estimate", json_true());
+		json_object_set_new(params, keys[i], p);
+	}
+	json_object_set_new(root, "name", json_string(name));
+	snprintf(out, len, "%s/%s.json", dir, name);
+	ck_assert_int_eq(json_dump_file(root, out, JSON_INDENT(1)), 0);
+	json_decref(root);
+}
+
+static dmr_be_t *open_profile(const char *path, uint32_t workers)
+{
+	dmr_be_config_t cfg = {.backend = "sim", .mns = 1, .cns = 1, .workers = workers,
+			       .mr_size = 64 << 20, .profile = path};
+	dmr_be_t *be = NULL;
+	dmr_err_t err;
+	dmr_status_t st = dmr_be_open(&cfg, &be, &err);
+	ck_assert_msg(st == DMR_OK, "open %s: %s", path, err.msg);
+	return be;
+}
+
+/* Each of `workers` workers posts n 8 B WRITEs (signaled) in one doorbell at
+ * time 0; returns the time the last completion is delivered, ps. The
+ * completions are polled only at the end, so that no poll cost interleaves
+ * with the NIC's work on the CPUs. */
+static uint64_t write_burst_ps(dmr_be_t *be, uint32_t workers, uint32_t n)
+{
+	static uint8_t buf[8];
+	dmr_wr_t *wrs = calloc(n, sizeof(*wrs));
+	for (uint32_t w = 0; w < workers; w++) {
+		for (uint32_t i = 0; i < n; i++)
+			wrs[i] = (dmr_wr_t){.wr_id = i, .local = buf, .remote = 8 * (w * n + i),
+					    .length = 8, .opcode = DMR_WR_WRITE,
+					    .flags = DMR_WR_SIGNALED};
+		ck_assert_int_eq(dmr_be_post(be, w, 0, wrs, n, NULL), DMR_OK);
+	}
+	uint64_t t = 0;
+	while (dmr_be_progress(be, UINT64_MAX) >= 0)
+		t = dmr_sim_time(be);
+	uint32_t got = 0;
+	dmr_wc_t wc[64];
+	for (uint32_t w = 0; w < workers; w++) {
+		int k;
+		while ((k = dmr_be_poll(be, w, wc, 64)) > 0)
+			got += (uint32_t)k;
+	}
+	ck_assert_uint_eq(got, workers * n);
+	free(wrs);
+	return t;
+}
+
+/* host_cpus 1, host_write_ns 1000: a burst of WRITEs is served by the one
+ * CPU after the post, so n more WRITEs take exactly n x (post_wqe_ns +
+ * host_write_ns) more: 1020 ns each on cx6dx's 20 ns WQE, a saturated rate
+ * of 1 / 1.02 us = 0.980 Mmsg/s (the hardware path alone would carry
+ * 100 Mmsg/s). With 2 workers on 1 CPU the time per WRITE is the same but
+ * the burst is twice as long; on 2 CPUs the workers run in parallel. */
+START_TEST(host_cpu_saturated_rate_closed_form)
+{
+	char dir[] = "/tmp/dmr_host_XXXXXX", path[300], path2[300];
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	const char *keys[] = {"host_cpus", "host_write_ns"};
+	double one[] = {1, 1000}, two[] = {2, 1000};
+	write_profile(dir, "host1", keys, one, 2, path, sizeof(path));
+	write_profile(dir, "host2", keys, two, 2, path2, sizeof(path2));
+	uint64_t t[2][3];
+	const uint32_t n[2] = {100, 300};
+	for (int k = 0; k < 2; k++) {
+		dmr_be_t *be = open_profile(path, 1);
+		const dmr_model_t *m = dmr_sim_model(be);
+		ck_assert_uint_eq(m->host_cpus, 1);
+		ck_assert_uint_eq(m->host_write_ps, 1000000);
+		ck_assert_uint_eq(m->post_wqe_ps, 20000);
+		t[k][0] = write_burst_ps(be, 1, n[k]);
+		dmr_be_close(be);
+		be = open_profile(path, 2);
+		t[k][1] = write_burst_ps(be, 2, n[k]);
+		dmr_be_close(be);
+		be = open_profile(path2, 2);
+		t[k][2] = write_burst_ps(be, 2, n[k]);
+		dmr_be_close(be);
+	}
+	/* one worker, one CPU: 200 WRITEs more cost 200 x 1.02 us, to the ps */
+	ck_assert_uint_eq(t[1][0] - t[0][0], 200ull * 1020000);
+	/* two workers on one CPU: 400 WRITEs more, the same 1.02 us each */
+	ck_assert_uint_eq(t[1][1] - t[0][1], 400ull * 1020000);
+	/* two workers on two CPUs: in parallel, as one worker on one CPU, but
+	 * for the hardware stages the two share (the CN and MN NICs at
+	 * 100 Mmsg/s serve both workers' WRITEs: under 1 %) */
+	double par = (double)(t[1][2] - t[0][2]);
+	ck_assert_msg(par >= 200.0 * 1020000 && par < 1.01 * 200 * 1020000, "2 CPUs: %.0f ps", par);
+	ck_assert_uint_lt(t[1][2], t[1][1] * 6 / 10);
+	remove(path);
+	remove(path2);
+	rmdir(dir);
+}
+END_TEST
+
+/* The idle READ with a software NIC still takes read_rtt_ns exactly (the
+ * host CPU time is part of dmr_model_read_rtt_ps; nic_proc_ns absorbs the
+ * rest), and the 8 B READ stream on one CPU, polled one completion at a
+ * time, runs at 1 / (doorbell + WQE + host_read + 8 B x host_byte + poll)
+ * = 1 / 5.174 us. Measured on the worker's clock between completions 1000
+ * and 19000; the worker's clock runs ahead of global time by the NIC work
+ * queued on its CPU (tens of us), which the long window makes < 0.1 %. */
+START_TEST(host_cpu_idle_read_and_stream)
+{
+	char dir[] = "/tmp/dmr_host_XXXXXX", path[300];
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	const char *keys[] = {"host_cpus", "host_read_ns", "host_byte_ns", "read_rtt_ns"};
+	double vals[] = {1, 5000, 0.5, 9000};
+	write_profile(dir, "hostrd", keys, vals, 4, path, sizeof(path));
+	dmr_be_t *be = open_profile(path, 1);
+	const dmr_model_t *m = dmr_sim_model(be);
+	ck_assert_uint_eq(m->host_ps_per_byte_x1000, 500000);
+	ck_assert_uint_eq(dmr_model_read_rtt_ps(m, 64), 9000000);
+	ck_assert_uint_eq(dmr_model_host_ps(m, DMR_WR_READ, 64), 5000000 + 32000);
+	static uint8_t buf[64];
+	uint64_t t0 = dmr_be_now(be, 0);
+	ck_assert_int_eq(dmr_be_post_one(be, 0, 0, DMR_WR_READ, 7, buf, 4096, 64, 0, 0, NULL), DMR_OK);
+	ck_assert_int_eq(dmr_be_progress(be, UINT64_MAX), 0);
+	dmr_wc_t wc;
+	ck_assert_int_eq(dmr_be_poll(be, 0, &wc, 1), 1);
+	ck_assert_uint_eq(dmr_be_now(be, 0) - t0, 9000000);
+	dmr_be_close(be);
+	/* stream: depth 16, one READ per post, refill per completion */
+	be = open_profile(path, 1);
+	uint32_t posted = 0, done = 0, total = 20000;
+	uint64_t t100 = 0, tlast = 0;
+	while (posted < 16)
+		ck_assert_int_eq(dmr_be_post_one(be, 0, 0, DMR_WR_READ, posted++, buf, 0, 8, 0, 0,
+						 NULL),
+				 DMR_OK);
+	while (done < total) {
+		ck_assert_int_eq(dmr_be_progress(be, UINT64_MAX), 0);
+		int k;
+		while ((k = dmr_be_poll(be, 0, &wc, 1)) > 0) {
+			done++;
+			if (done == 1000)
+				t100 = dmr_be_now(be, 0);
+			if (done == 19000)
+				tlast = dmr_be_now(be, 0);
+			if (posted < total)
+				ck_assert_int_eq(dmr_be_post_one(be, 0, 0, DMR_WR_READ, posted++, buf,
+								 0, 8, 0, 0, NULL),
+						 DMR_OK);
+		}
+	}
+	double per = (double)(tlast - t100) / 18000;
+	double want = 100000 + 20000 + 5000000 + 4000 + 50000; /* + 8 B x 0.5 ns */
+	ck_assert_msg(per > want * 0.999 && per < want * 1.001, "%.1f ps per READ, want %.1f", per,
+		      want);
+	dmr_be_close(be);
+	/* host_switch_ns 1000: paid only by NIC work that finds its CPU busy:
+	 * the idle READ is unchanged (9000 ns), the stream (always busy)
+	 * takes 1 us more per READ */
+	const char *k2[] = {"host_cpus", "host_read_ns", "host_byte_ns", "read_rtt_ns",
+			    "host_switch_ns"};
+	double v2[] = {1, 5000, 0.5, 9000, 1000};
+	write_profile(dir, "hostsw", k2, v2, 5, path, sizeof(path));
+	be = open_profile(path, 1);
+	m = dmr_sim_model(be);
+	ck_assert_uint_eq(m->host_switch_ps, 1000000);
+	ck_assert_uint_eq(dmr_model_read_rtt_ps(m, 64), 9000000);
+	t0 = dmr_be_now(be, 0);
+	ck_assert_int_eq(dmr_be_post_one(be, 0, 0, DMR_WR_READ, 7, buf, 4096, 64, 0, 0, NULL), DMR_OK);
+	ck_assert_int_eq(dmr_be_progress(be, UINT64_MAX), 0);
+	ck_assert_int_eq(dmr_be_poll(be, 0, &wc, 1), 1);
+	ck_assert_uint_eq(dmr_be_now(be, 0) - t0, 9000000);
+	dmr_be_close(be);
+	be = open_profile(path, 1);
+	posted = done = 0;
+	while (posted < 16)
+		ck_assert_int_eq(dmr_be_post_one(be, 0, 0, DMR_WR_READ, posted++, buf, 0, 8, 0, 0,
+						 NULL),
+				 DMR_OK);
+	while (done < total) {
+		ck_assert_int_eq(dmr_be_progress(be, UINT64_MAX), 0);
+		int k;
+		while ((k = dmr_be_poll(be, 0, &wc, 1)) > 0) {
+			done++;
+			if (done == 1000)
+				t100 = dmr_be_now(be, 0);
+			if (done == 19000)
+				tlast = dmr_be_now(be, 0);
+			if (posted < total)
+				ck_assert_int_eq(dmr_be_post_one(be, 0, 0, DMR_WR_READ, posted++, buf,
+								 0, 8, 0, 0, NULL),
+						 DMR_OK);
+		}
+	}
+	per = (double)(tlast - t100) / 18000;
+	want += 1000000;
+	ck_assert_msg(per > want * 0.999 && per < want * 1.001,
+		      "switch: %.1f ps per READ, want %.1f", per, want);
+	dmr_be_close(be);
+	remove(path);
+	rmdir(dir);
+}
+END_TEST
+
+/* host_cpus 0 (absent or explicit) is the hardware model: the same times
+ * as cx6dx-100g to the ps; a host cost without host CPUs is refused,
+ * naming file:line and the parameter. */
+START_TEST(host_cpus_zero_is_hardware_model)
+{
+	char dir[] = "/tmp/dmr_host_XXXXXX", path[300];
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	const char *keys[] = {"host_cpus", "host_read_ns", "host_byte_ns"};
+	double zero[] = {0, 0, 0};
+	write_profile(dir, "hw", keys, zero, 3, path, sizeof(path));
+	uint64_t t[2];
+	for (int k = 0; k < 2; k++) {
+		dmr_be_t *be = k ? open_profile(path, 2) : open_sim(1, 2);
+		ck_assert_uint_eq(dmr_sim_model(be)->host_cpus, 0);
+		t[k] = write_burst_ps(be, 2, 300);
+		dmr_be_close(be);
+	}
+	ck_assert_uint_eq(t[0], t[1]);
+	/* cx6dx: the 300 WRITEs of 2 workers are bound by the NIC's message
+	 * rate (100 Mmsg/s: 10 ns each), not by a CPU */
+	ck_assert_uint_lt(t[0], 300ull * 1020000);
+	dmr_be_t *hw = open_sim(1, 1);
+	ck_assert_uint_eq(dmr_model_host_ps(dmr_sim_model(hw), DMR_WR_READ, 64), 0);
+	dmr_be_close(hw);
+	const char *bad[] = {"host_read_ns"};
+	double bv[] = {500};
+	write_profile(dir, "bad", bad, bv, 1, path, sizeof(path));
+	dmr_model_t m;
+	dmr_err_t err;
+	ck_assert_int_eq(dmr_model_load(path, &m, &err), DMR_ERR_PARSE);
+	ck_assert_ptr_nonnull(strstr(err.msg, "bad.json:"));
+	ck_assert_ptr_nonnull(strstr(err.msg, "host_read_ns"));
+	ck_assert_ptr_nonnull(strstr(err.msg, "host_cpus is 0"));
+	const char *neg[] = {"host_cpus"};
+	double nv[] = {1.5};
+	write_profile(dir, "bad", neg, nv, 1, path, sizeof(path));
+	ck_assert_int_eq(dmr_model_load(path, &m, &err), DMR_ERR_PARSE);
+	ck_assert_ptr_nonnull(strstr(err.msg, "host_cpus"));
+	ck_assert_ptr_nonnull(strstr(err.msg, "integer"));
+	remove(path);
+	rmdir(dir);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("sim");
@@ -254,6 +516,9 @@ int main(void)
 	tcase_add_test(tc, read_after_cas_sees_it);
 	tcase_add_test(tc, same_input_same_times);
 	tcase_add_test(tc, profile_errors_are_named);
+	tcase_add_test(tc, host_cpu_saturated_rate_closed_form);
+	tcase_add_test(tc, host_cpu_idle_read_and_stream);
+	tcase_add_test(tc, host_cpus_zero_is_hardware_model);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -44,11 +44,19 @@ typedef struct sim_qp {
 	uint8_t wake_scheduled;
 	uint64_t last_cqe;
 	uint64_t last_eff; /* MN effect time of the previous WR (RC order) */
+	uint64_t last_arr; /* software NIC: MN arrival of the previous WR */
 	uint8_t error;
 } sim_qp_t;
 
+/* backends/backend.h opcodes as dmr_model_host_ps (models/model.h) reads them */
+_Static_assert(DMR_WR_READ == 0 && DMR_WR_WRITE == 1 && DMR_WR_CAS == 2 && DMR_WR_FAA == 3,
+	       "dmr_model_host_ps assumes these opcode values");
+
 typedef struct sim_worker {
 	uint64_t clock; /* CPU busy until, ps */
+	uint64_t *cpu;  /* software NIC: busy-until of the host CPU it runs on
+	                   (shared with other workers and the NIC); NULL: its
+	                   own CPU, hardware NIC */
 	dmr_wc_t *cq;
 	uint32_t cq_head, cq_n, cq_cap;
 	uint8_t scheduled;
@@ -94,6 +102,7 @@ typedef struct sim {
 	sim_cn_t *cns;
 	sim_mn_t mn;
 	sim_qp_t *qps;
+	uint64_t *cpus;   /* software NIC: host CPUs, cns x host_cpus busy-until */
 	uint64_t *rings;  /* per QP, rcap entries */
 	uint32_t rcap;    /* power of two >= max_rd_atomic */
 	int ready;        /* worker to return from progress() at once, -1 none */
@@ -136,6 +145,7 @@ static void sim_close(dmr_be_t *be)
 			free(s->cns[i].arr);
 	free(s->cns);
 	free(s->qps);
+	free(s->cpus);
 	free(s->rings);
 	free(s->ops);
 	free(s->mn.atab);
@@ -187,6 +197,20 @@ static dmr_status_t sim_open(const dmr_be_config_t *cfg, dmr_be_t **be_p, dmr_er
 			goto fail;
 		}
 	}
+	if (s->m.host_cpus) {
+		/* software NIC: worker w of a CN on CPU w mod host_cpus of that CN
+		 * (the OS spreads runnable threads over the CPUs; rxe runs the NIC
+		 * work of a WR on the CPU of the thread that posted it) */
+		uint32_t k = s->m.host_cpus;
+		s->cpus = calloc((size_t)cfg->cns * k, sizeof(uint64_t));
+		if (!s->cpus) {
+			st = dmr_err_set(err, DMR_ERR_NOMEM, "sim: out of memory");
+			goto fail;
+		}
+		for (uint32_t i = 0; i < s->nworkers; i++)
+			s->workers[i].cpu =
+			    &s->cpus[(size_t)(i / cfg->workers) * k + (i % cfg->workers) % k];
+	}
 	s->mn.size = cfg->mr_size;
 	void *mem = mmap(NULL, cfg->mr_size, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -231,6 +255,25 @@ static inline uint64_t max64(uint64_t a, uint64_t b)
 	return a > b ? a : b;
 }
 
+/* When a worker's next piece of CPU work can start: after its own previous
+ * work, not before global time, and on a software NIC after what its host
+ * CPU has queued (other workers' posts, the NIC's work). */
+static inline uint64_t cpu_start(const sim_t *s, const sim_worker_t *wk)
+{
+	uint64_t t = max64(wk->clock, s->now);
+	if (wk->cpu)
+		t = max64(t, *wk->cpu);
+	return t;
+}
+
+/* The worker's CPU work ends at t. */
+static inline void cpu_end(sim_worker_t *wk, uint64_t t)
+{
+	wk->clock = t;
+	if (wk->cpu)
+		*wk->cpu = t;
+}
+
 static inline int is_rd_atomic(uint8_t opc)
 {
 	return opc != DMR_WR_WRITE;
@@ -269,15 +312,31 @@ static void issue(sim_t *s, uint32_t idx, uint64_t t)
 	sim_op_t *op = &s->ops[idx];
 	const dmr_model_t *m = &s->m;
 	sim_cn_t *cn = &s->cns[op->worker / s->be.cfg.workers];
-	t = max64(t, cn->nic_free) + m->nic_msg_ps;
-	cn->nic_free = t;
-	t += m->nic_proc_ps;
 	uint64_t w = dmr_model_wire_ps(m, req_wire_bytes(m, &op->wr));
-	t = max64(t, cn->up_free) + w;
-	cn->up_free = t;
 	op->req_wire = (uint32_t)w;
 	if (is_rd_atomic(op->wr.opcode))
 		s->qps[op->qp].inflight++;
+	if (m->host_cpus) {
+		/* software NIC: the requester is the posting thread (its CPU time
+		 * is post_wqe_ns), so no CN NIC or uplink queue is shared between
+		 * workers; a worker's clock runs ahead of global time by what its
+		 * CPU has queued, so arrivals are not in time order per CN: they
+		 * go through the event heap */
+		t += m->nic_msg_ps + m->nic_proc_ps + w + m->prop_ps + m->switch_ps;
+		/* RC: a QP's requests arrive in posting order (a WR released by
+		 * a credit at global time may be issued "before" an earlier WR
+		 * that its worker's clock put ahead) */
+		sim_qp_t *qp = &s->qps[op->qp];
+		t = max64(t, qp->last_arr);
+		qp->last_arr = t;
+		push(s, t, EV_MN_ARRIVE, idx);
+		return;
+	}
+	t = max64(t, cn->nic_free) + m->nic_msg_ps;
+	cn->nic_free = t;
+	t += m->nic_proc_ps;
+	t = max64(t, cn->up_free) + w;
+	cn->up_free = t;
 	/* MN arrival: into this CN's FIFO (times are nondecreasing) */
 	if (cn->an == cn->acap) {
 		uint32_t cap = cn->acap ? cn->acap * 2 : 256;
@@ -400,6 +459,18 @@ static void ev_mn_arrive(sim_t *s, uint32_t idx, uint64_t t)
 	mn->nic_free = t;
 	t += m->nic_proc_ps;
 	uint64_t len = op->wr.length, eff;
+	if (m->host_cpus) {
+		/* software NIC: responder and completer work on the poster's CPU
+		 * (loopback: CN and MN on one host), FIFO with its other work */
+		uint64_t *cpu = s->workers[op->worker].cpu;
+		/* busy CPU: the task waits; a READ's responder is deferred to
+		 * a kernel thread (rxe_resp_queue_pkt schedules the responder
+		 * for READ requests) and pays a switch with the busy worker */
+		if (t < *cpu)
+			t = *cpu + (op->wr.opcode == DMR_WR_READ ? m->host_switch_ps : 0);
+		t += dmr_model_host_ps(m, op->wr.opcode, len);
+		*cpu = t;
+	}
 	switch (op->wr.opcode) {
 	case DMR_WR_READ: {
 		/* DMA read engine, FIFO: the data is fetched from dma_read_ps
@@ -575,7 +646,7 @@ static dmr_status_t sim_post(dmr_be_t *be, uint32_t worker, uint32_t mn, const d
 	sim_worker_t *wk = &s->workers[worker];
 	sim_qp_t *qp = &s->qps[worker];
 	const dmr_model_t *m = &s->m;
-	uint64_t t = max64(wk->clock, s->now) + m->post_doorbell_ps;
+	uint64_t t = cpu_start(s, wk) + m->post_doorbell_ps;
 	s->st.doorbells++;
 	for (uint32_t i = 0; i < n; i++) {
 		if (s->free_head == NOIDX && sim_grow_ops(s) != DMR_OK)
@@ -610,7 +681,7 @@ static dmr_status_t sim_post(dmr_be_t *be, uint32_t worker, uint32_t mn, const d
 		}
 		issue(s, idx, t);
 	}
-	wk->clock = t;
+	cpu_end(wk, t);
 	if (s->fatal)
 		return dmr_err_set(err, s->fatal, "sim: out of memory for events");
 	return DMR_OK;
@@ -627,7 +698,7 @@ static int sim_poll(dmr_be_t *be, uint32_t worker, dmr_wc_t *wcs, int max)
 		wk->cq_n--;
 	}
 	if (n)
-		wk->clock = max64(wk->clock, s->now) + s->m.poll_ps;
+		cpu_end(wk, cpu_start(s, wk) + s->m.poll_ps);
 	if (wk->cq_n && !wk->scheduled) {
 		wk->scheduled = 1;
 		push(s, wk->clock, EV_WORKER_RUN, worker);
@@ -771,7 +842,7 @@ static void sim_charge(dmr_be_t *be, uint32_t worker, uint64_t ps)
 {
 	sim_t *s = to_sim(be);
 	sim_worker_t *wk = &s->workers[worker];
-	wk->clock = max64(wk->clock, s->now) + ps;
+	cpu_end(wk, cpu_start(s, wk) + ps);
 }
 
 const dmr_model_t *dmr_sim_model(dmr_be_t *be)

@@ -19,6 +19,13 @@
  * unsignaled WRITEs). Hops whose inputs cannot interleave (the CN's own NIC
  * and uplink) are computed at post time.
  *
+ * Software NIC (profile host_cpus > 0, docs/MODEL.md): the worker CPUs
+ * become host_cpus shared FIFO servers per CN (worker w on CPU w mod
+ * host_cpus) and each WR's NIC work (host_*_ns + bytes x host_byte_ns) is
+ * served on its poster's CPU when it reaches the MN; requests skip the
+ * shared CN NIC/uplink queues and go through the event heap. host_cpus 0
+ * leaves the model above unchanged.
+ *
  * Limitations (documented, not hidden): one MN; the CN NIC serves requests
  * in hand-off order (a worker whose CPU clock runs ahead of global time
  * hands over WQEs slightly early); RDMA errors other than remote access out
