@@ -1195,16 +1195,23 @@ static int run_gnuplot(const char *script, const char *log)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-/* gnuplot string: escape single quotes by doubling */
-static void gq(FILE *f, const char *s)
+/* gnuplot string of s followed by suffix (may be ""): single quotes are
+ * escaped by doubling. */
+static void gq2(FILE *f, const char *s, const char *suffix)
 {
 	fputc('\'', f);
-	for (; *s; s++) {
-		if (*s == '\'')
-			fputc('\'', f);
-		fputc(*s, f);
-	}
+	for (int part = 0; part < 2; part++)
+		for (const char *p = part ? suffix : s; *p; p++) {
+			if (*p == '\'')
+				fputc('\'', f);
+			fputc(*p, f);
+		}
 	fputc('\'', f);
+}
+
+static void gq(FILE *f, const char *s)
+{
+	gq2(f, s, "");
 }
 
 static void term_lines(FILE *f, const char *stem, int svg)
@@ -1214,9 +1221,7 @@ static void term_lines(FILE *f, const char *stem, int svg)
 	else
 		fprintf(f, "set terminal pngcairo size 960,540 enhanced font 'sans,10'\n");
 	fprintf(f, "set output ");
-	char o[PATH_MAX + 16];
-	snprintf(o, sizeof(o), "%s.%s", stem, svg ? "svg" : "png");
-	gq(f, o);
+	gq2(f, stem, svg ? ".svg" : ".png");
 	fprintf(f, "\n");
 }
 

@@ -92,7 +92,7 @@ static dmr_status_t parse_common(json_t *root, const char *name, dmr_verbs_clust
 		json_t *v = json_object_get(root, f[i].key);
 		if (!v)
 			continue;
-		long long x;
+		long long x = 0;
 		dmr_status_t st = get_int(v, name, f[i].key, f[i].lo, f[i].hi, &x, err);
 		if (st != DMR_OK)
 			return st;
@@ -137,7 +137,7 @@ static dmr_status_t parse_nodes(json_t *arr, const char *name, const char *role,
 				return perr(err, name, field, "unknown field (%s entries take: %s)",
 					    role, l);
 			}
-			long long x;
+			long long x = 0;
 			dmr_status_t st = DMR_OK;
 			if (strcmp(k, "id") == 0) {
 				st = get_int(v, name, field, 0, INT32_MAX, &x, err);
@@ -274,7 +274,7 @@ dmr_status_t dmr_cluster_parse(const char *text, const char *name, dmr_verbs_clu
 		    (st = parse_ips(cn, name, "CN_ips", cl->cn, &cl->ncn, err)) != DMR_OK)
 			goto out;
 		char dev[64] = "";
-		long long port = 1, gid = -1, x;
+		long long port = 1, gid = -1, x = 0;
 		if ((v = json_object_get(root, "ib_dev_id"))) {
 			if (json_is_string(v) && json_string_length(v) > 0 && json_string_length(v) < 64) {
 				snprintf(dev, sizeof(dev), "%s", json_string_value(v));

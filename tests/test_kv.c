@@ -806,7 +806,7 @@ END_TEST
 
 static int run_cli(const char *line)
 {
-	char buf[2048], *argv[64];
+	char buf[4096], *argv[64];
 	int argc = 0;
 	snprintf(buf, sizeof(buf), "%s", line);
 	for (char *t = strtok(buf, " "); t && argc < 63; t = strtok(NULL, " "))
