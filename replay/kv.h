@@ -34,7 +34,8 @@
  *
  * On threaded backends (shm, verbs: one thread per client worker, each with
  * its own QP; time is CLOCK_MONOTONIC) the pool is real memory in the MN's
- * registered region, and the master is a thread next to the MN that the
+ * registered region, and the master is a thread next to the MN (kv run) or
+ * in the MN process (kv mn, with kv cn client processes) that the
  * clients reach only through one-sided WRITE and READ: an RPC over mailbox
  * slots in the MN region (docs/KVCACHE.md section 9 gives the layout, sizes
  * and ordering). Every put writes a pattern derived from the block id and
