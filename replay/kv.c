@@ -3752,7 +3752,12 @@ static void run_usage(FILE *f)
 		"  --requests N        replay the first N requests\n"
 		"  --window-ms X       time-series window (default 1000)\n"
 		"  --out DIR           results directory (default out/kv)\n"
-		"  --quiet\n");
+		"  --quiet\n"
+		"  --procs             verbs: run `kv mn` (the master) and --cns `kv cn` processes\n"
+		"                      (default 2) on this host (docs/KVCACHE.md 9.7); OUT/cluster.json,\n"
+		"                      OUT/mn/, OUT/cnK/, logs OUT/mn.log, OUT/cnK.log, OUT/summary.csv\n"
+		"  --config FILE       verbs: the same with the MN and CNs of a cluster config\n"
+		"  --deadline S        --procs: stop the children after S s (default 3600; 0 = none)\n");
 }
 
 static void proc_usage(FILE *f)
@@ -3781,6 +3786,259 @@ static void proc_usage(FILE *f)
 
 static int kv_run_main_mode(int argc, char **argv, int mode);
 
+/* ---- `kv run --backend verbs --procs`: kv mn + kv cn as child processes -- */
+
+/* The first data row of a summary CSV: values of `keys` into vals ("-" when
+ * missing); 0 when the file was read. */
+static int kv_csv_row(const char *path, const char *const keys[], int nk, char vals[][64])
+{
+	for (int i = 0; i < nk; i++)
+		snprintf(vals[i], 64, "-");
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	char hdr[4096], row[4096];
+	int ok = fgets(hdr, sizeof(hdr), f) && fgets(row, sizeof(row), f);
+	fclose(f);
+	if (!ok)
+		return -1;
+	hdr[strcspn(hdr, "\r\n")] = 0;
+	row[strcspn(row, "\r\n")] = 0;
+	char *hs, *rs, *h = strtok_r(hdr, ",", &hs);
+	char *r = strtok_r(row, ",", &rs);
+	for (; h && r; h = strtok_r(NULL, ",", &hs), r = strtok_r(NULL, ",", &rs))
+		for (int i = 0; i < nk; i++)
+			if (strcmp(h, keys[i]) == 0)
+				snprintf(vals[i], 64, "%s", r);
+	return 0;
+}
+
+static const char *const kv_launch_keys[] = {"status", "requests", "blocks_requested",
+					     "blocks_got", "blocks_put", "hit_ratio",
+					     "p50_us", "p99_us", "rpc_us"};
+#define KV_NKEYS 9
+
+struct kv_launch_arg {
+	uint32_t n;
+	char (*names)[16];
+	int *status;
+	char (*vals)[KV_NKEYS][64];
+};
+
+static int fill_kv_launch(FILE *f, const void *a)
+{
+	const struct kv_launch_arg *x = a;
+	fprintf(f, "scope,exit");
+	for (int i = 0; i < KV_NKEYS; i++)
+		fprintf(f, ",%s", kv_launch_keys[i]);
+	fprintf(f, "\n");
+	for (uint32_t i = 0; i < x->n; i++) {
+		fprintf(f, "%s,%d", x->names[i], x->status[i]);
+		for (int j = 0; j < KV_NKEYS; j++)
+			fprintf(f, ",%s", x->vals[i][j]);
+		fprintf(f, "\n");
+	}
+	return 0;
+}
+
+/* Options of kv run that the launcher consumes (not passed to the children);
+ * 1 = takes a value */
+static int kv_launch_own(const char *a, int *takes_value)
+{
+	static const struct {
+		const char *name;
+		int arg;
+	} own[] = {{"--procs", 0},     {"--backend", 1}, {"--device", 1}, {"--port", 1},
+		   {"--gid-index", 1}, {"--cns", 1},     {"--out", 1},    {"--deadline", 1},
+		   {"--config", 1}};
+	for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++) {
+		size_t l = strlen(own[i].name);
+		if (strncmp(a, own[i].name, l) == 0 && (a[l] == 0 || a[l] == '=')) {
+			*takes_value = own[i].arg && a[l] == 0;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static int kv_launch(int argc, char **argv, const dmr_kv_opts_t *o, const char *config,
+		     int cns_given, double deadline_s)
+{
+	const char *pfx = "dmreplay kv run --procs";
+	static dmr_verbs_cluster_t cl;
+	char cfgpath[1100], note[256] = "";
+	dmr_err_t err = {{0}};
+	if (strcmp(o->backend, "verbs") != 0) {
+		fprintf(stderr, "%s: error: --procs/--config need --backend verbs (have %s)\n", pfx,
+			o->backend);
+		return 2;
+	}
+	if (!o->trace) {
+		fprintf(stderr, "%s: error: --trace KVTRACE is required\n", pfx);
+		return 2;
+	}
+	if (!o->out_dir || dmr_results_mkdir_p(o->out_dir) != 0) {
+		fprintf(stderr, "%s: error: --out %s: %s\n", pfx, o->out_dir ? o->out_dir : "(none)",
+			strerror(errno));
+		return 2;
+	}
+	if (config) {
+		if (dmr_cluster_load(config, &cl, note, sizeof(note), &err) != DMR_OK) {
+			fprintf(stderr, "%s: error: %s\n", pfx, err.msg);
+			return 2;
+		}
+		if (cns_given && o->cns != cl.ncn) {
+			fprintf(stderr, "%s: error: --cns %u but %s lists %u CNs\n", pfx, o->cns, config,
+				cl.ncn);
+			return 2;
+		}
+		snprintf(cfgpath, sizeof(cfgpath), "%s", config);
+	} else {
+#ifdef DMR_HAVE_VERBS
+		uint32_t ncn = cns_given ? o->cns : 2;
+		if (ncn > DMR_VERBS_MAX_NODES) {
+			fprintf(stderr, "%s: error: --cns %u: 1..%d processes\n", pfx, ncn,
+				DMR_VERBS_MAX_NODES);
+			return 2;
+		}
+		dmr_verbs_info_t vi;
+		if (dmr_verbs_probe(o->device, o->port, o->gid_index, &vi, &err) != DMR_OK) {
+			fprintf(stderr, "%s: error: %s\n", pfx, err.msg);
+			return 2;
+		}
+		snprintf(cfgpath, sizeof(cfgpath), "%s/cluster.json", o->out_dir);
+		FILE *f = fopen(cfgpath, "w");
+		if (!f) {
+			fprintf(stderr, "%s: error: %s: %s\n", pfx, cfgpath, strerror(errno));
+			return 2;
+		}
+		/* mr_size: kv mn raises it to the pool's region */
+		fprintf(f, "{\"mn\":[{\"id\":0,\"ip\":\"%s\",\"devname\":\"%s\",\"ibport\":%d,"
+			   "\"gid\":%d,\"mr_size\":4096}],\"cn\":[",
+			vi.ip, vi.device, vi.port, vi.gid_index);
+		for (uint32_t k = 0; k < ncn; k++)
+			fprintf(f, "%s{\"id\":%u,\"ip\":\"%s\",\"devname\":\"%s\",\"ibport\":%d,\"gid\":%d}",
+				k ? "," : "", k, vi.ip, vi.device, vi.port, vi.gid_index);
+		fprintf(f, "],\"retry_cnt\":6,\"rnr_retry\":7,\"timeout\":14,\"port\":%d}\n",
+			20000 + (int)(getpid() % 20000));
+		if (fclose(f) != 0 || dmr_cluster_load(cfgpath, &cl, note, sizeof(note), &err) != DMR_OK) {
+			fprintf(stderr, "%s: error: %s: %s\n", pfx, cfgpath, err.msg[0] ? err.msg : strerror(errno));
+			return 2;
+		}
+#else
+		fprintf(stderr, "%s: error: built without the verbs backend\n", pfx);
+		return 2;
+#endif
+	}
+	uint32_t n = 1 + cl.ncn;
+	/* the children's argv: their own options, then kv run's other options */
+	size_t per = (size_t)argc + 12;
+	char **av = calloc(n * per, sizeof(char *));
+	char (*names)[16] = calloc(n, sizeof(*names));
+	char (*logs)[1100] = calloc(n, sizeof(*logs));
+	char (*outs)[1100] = calloc(n, sizeof(*outs));
+	char (*ids)[16] = calloc(n, sizeof(*ids));
+	char (*vals)[KV_NKEYS][64] = calloc(n, sizeof(*vals));
+	char ***argvs = calloc(n, sizeof(char **));
+	const char **cnames = calloc(n, sizeof(char *)), **clogs = calloc(n, sizeof(char *));
+	int *status = calloc(n, sizeof(int));
+	int rc = 1;
+	if (!av || !names || !logs || !outs || !ids || !vals || !argvs || !cnames || !clogs ||
+	    !status) {
+		fprintf(stderr, "%s: error: out of memory\n", pfx);
+		goto out;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		char **a = av + i * per;
+		int ac = 0;
+		argvs[i] = a;
+		a[ac++] = "dmreplay";
+		a[ac++] = "kv";
+		a[ac++] = i ? "cn" : "mn";
+		a[ac++] = "--config";
+		a[ac++] = cfgpath;
+		a[ac++] = "--id";
+		snprintf(ids[i], sizeof(ids[i]), "%u", i ? cl.cn[i - 1].id : cl.mn[0].id);
+		a[ac++] = ids[i];
+		if (i)
+			snprintf(names[i], sizeof(names[i]), "cn%u", cl.cn[i - 1].id);
+		else
+			snprintf(names[i], sizeof(names[i]), "mn");
+		snprintf(outs[i], sizeof(outs[i]), "%s/%s", o->out_dir, names[i]);
+		snprintf(logs[i], sizeof(logs[i]), "%s/%s.log", o->out_dir, names[i]);
+		a[ac++] = "--out";
+		a[ac++] = outs[i];
+		for (int j = 1; j < argc; j++) {
+			int tv = 0;
+			if (kv_launch_own(argv[j], &tv)) {
+				j += tv;
+				continue;
+			}
+			a[ac++] = argv[j];
+		}
+		a[ac] = NULL;
+		cnames[i] = names[i];
+		clogs[i] = logs[i];
+	}
+	char p[1200];
+	snprintf(p, sizeof(p), "%s/summary.partial.csv", o->out_dir);
+	unlink(p); /* a stale partial goes; a finished summary.csv stays until this run finished */
+	fprintf(stderr, "%s: MN %u (the master) at %s:%u and %u CN processes x %u clients; config %s; "
+			"logs %s/mn.log, %s/cnK.log\n",
+		pfx, cl.mn[0].id, cl.mn[0].ip, cl.port, cl.ncn, o->clients, cfgpath, o->out_dir,
+		o->out_dir);
+	int wrc = dmr_roles_spawn_wait(pfx, n, (char **const *)argvs, cnames, clogs, deadline_s,
+				       status);
+	int complete = wrc == 0, any2 = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		char sp[1200];
+		snprintf(sp, sizeof(sp), "%s/summary.csv", outs[i]);
+		if (status[i] != 0 || kv_csv_row(sp, kv_launch_keys, KV_NKEYS, vals[i]) != 0) {
+			complete = 0;
+			snprintf(sp, sizeof(sp), "%s/summary.partial.csv", outs[i]);
+			kv_csv_row(sp, kv_launch_keys, KV_NKEYS, vals[i]);
+		}
+		any2 |= status[i] == 2;
+		if (strcmp(vals[i][0], "complete") != 0)
+			complete = 0;
+	}
+	struct kv_launch_arg la = {n, names, status, vals};
+	dmr_status_t st = dmr_results_write_file(o->out_dir,
+						 complete ? "summary.csv" : "summary.partial.csv",
+						 fill_kv_launch, &la, &err);
+	if (st != DMR_OK)
+		fprintf(stderr, "%s: error: %s\n", pfx, err.msg);
+	if (st == DMR_OK && complete)
+		unlink(p);
+	for (uint32_t i = 0; i < n; i++)
+		printf("  %-5s %-9s exit %d, requests %s, blocks requested %s, got %s, put %s, hit ratio %s%s\n",
+		       names[i], vals[i][0], status[i], vals[i][1], vals[i][2], vals[i][3], vals[i][4],
+		       vals[i][5], i ? "" : " (the master: the whole trace)");
+	printf("dmreplay kv: %s on verbs (%s), MN + %u CN processes x %u clients: hit ratio %s%s\n",
+	       o->trace, cl.mn[0].devname[0] ? cl.mn[0].devname : "device 0", cl.ncn, o->clients,
+	       vals[0][5], complete ? "" : "  [PARTIAL]");
+	printf("  results        %s/%s, %s/mn/, %s/cnK/\n", o->out_dir,
+	       complete ? "summary.csv" : "summary.partial.csv", o->out_dir, o->out_dir);
+	if (!complete)
+		for (uint32_t i = 0; i < n; i++)
+			if (status[i] != 0)
+				fprintf(stderr, "%s: %s exited %d: see %s\n", pfx, names[i], status[i],
+					logs[i]);
+	rc = wrc == 130 ? 130 : complete && st == DMR_OK ? 0 : any2 && wrc == 0 ? 2 : 1;
+out:
+	free(av);
+	free(names);
+	free(logs);
+	free(outs);
+	free(ids);
+	free(vals);
+	free(argvs);
+	free(cnames);
+	free(clogs);
+	free(status);
+	return rc;
+}
+
 static int kv_run_main(int argc, char **argv)
 {
 	return kv_run_main_mode(argc, argv, KVM_ONE);
@@ -3804,28 +4062,42 @@ static int kv_run_main_mode(int argc, char **argv, int mode)
 		{"gid-index", required_argument, 0, 'G'}, {"timeout-s", required_argument, 0, 'T'},
 		{"help", no_argument, 0, 'h'},            {"config", required_argument, 0, 'F'},
 		{"id", required_argument, 0, 'I'},        {"barrier-timeout", required_argument, 0, 'B'},
-		{"end-timeout", required_argument, 0, 'E'}, {0, 0, 0, 0}};
+		{"end-timeout", required_argument, 0, 'E'}, {"procs", no_argument, 0, 'Q'},
+		{"deadline", required_argument, 0, 'X'},  {0, 0, 0, 0}};
 	const char *cmd = mode == KVM_MN ? "kv mn" : mode == KVM_CN ? "kv cn" : "kv run";
 	dmr_kv_opts_t o;
 	dmr_kv_opts_default(&o);
 	int ch, li = -1, saw_unb = 0, saw_cap = 0, saw_cns = 0, saw_be = 0, saw_dev = 0;
 	const char *config = NULL;
 	long long id = -1;
-	double barrier_s = 60, end_s = 300;
+	double barrier_s = 60, end_s = 300, deadline_s = 3600;
+	int procs = 0;
 	char name[40];
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "", opts, &li)) != -1) {
 		snprintf(name, sizeof(name), "--%s", li >= 0 ? opts[li].name : "?");
 		li = -1;
 		int bad = 0;
-		if (mode == KVM_ONE && (ch == 'F' || ch == 'I' || ch == 'B' || ch == 'E')) {
+		if (mode == KVM_ONE && (ch == 'I' || ch == 'B' || ch == 'E')) {
 			fprintf(stderr, "dmreplay kv run: %s is an option of kv mn / kv cn\n", name);
+			return 2;
+		}
+		if (mode != KVM_ONE && (ch == 'Q' || ch == 'X')) {
+			fprintf(stderr, "dmreplay %s: %s is an option of kv run\n", cmd, name);
 			return 2;
 		}
 		switch (ch) {
 		case 't': o.trace = optarg; break;
 		case 'b': o.backend = optarg; saw_be = 1; break;
 		case 'F': config = optarg; break;
+		case 'Q': procs = 1; break;
+		case 'X':
+			bad = parse_num("run", name, optarg, &deadline_s);
+			if (!bad && !(deadline_s >= 0)) {
+				fprintf(stderr, "dmreplay kv run: --deadline must be >= 0\n");
+				bad = 1;
+			}
+			break;
 		case 'I': {
 			uint32_t v;
 			bad = parse_u32("run", name, optarg, &v, 0, INT32_MAX);
@@ -3921,6 +4193,8 @@ static int kv_run_main_mode(int argc, char **argv, int mode)
 		fprintf(stderr, "dmreplay %s: --unbounded-pool and --capacity exclude each other\n", cmd);
 		return 2;
 	}
+	if (mode == KVM_ONE && (procs || config))
+		return kv_launch(argc, argv, &o, config, saw_cns, deadline_s);
 	dmr_kv_result_t r;
 	dmr_err_t err = {{0}};
 	dmr_status_t st;

@@ -908,7 +908,11 @@ START_TEST(test_cli_procs)
 	    {"kv cn --config %1$s --id 0 --trace %2$s --backend shm", "runs on verbs only"},
 	    {"kv cn --config %1$s --id 0 --trace %2$s --device rxe0", "come from the cluster config"},
 	    {"kv cn --config %1$s.missing --id 0 --trace %2$s", ".missing"},
-	    {"kv run --config %1$s --trace %2$s", "is an option of kv mn / kv cn"},
+	    {"kv run --config %1$s --trace %2$s", "--procs/--config need --backend verbs"},
+	    {"kv run --procs --trace %2$s --backend shm", "--procs/--config need --backend verbs"},
+	    {"kv run --config %1$s --trace %2$s --backend verbs --cns 3", "--cns 3 but"},
+	    {"kv run --id 0 --trace %2$s", "is an option of kv mn / kv cn"},
+	    {"kv cn --config %1$s --id 0 --trace %2$s --procs", "is an option of kv run"},
 	    {"kv cn --config %1$s --id 0 --trace %2$s --barrier-timeout 0", "must be > 0"},
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
