@@ -14,6 +14,7 @@
 #include <gsl/gsl_statistics_double.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,7 @@
 #include "../backends/verbs/verbs.h"
 #endif
 #include "../traces/kvcache.h"
+#include "roles.h"
 
 #define NOIDX UINT32_MAX
 
@@ -1190,7 +1192,9 @@ static void kv_fill_result(kv_t *k, dmr_kv_result_t *res, const dmr_model_t *m, 
 	res->slices = k->X.slices;
 	res->folded = k->X.folded;
 	dmr_be_stats_t bs;
-	dmr_be_stats(k->be, &bs);
+	memset(&bs, 0, sizeof(bs));
+	if (k->be) /* none in the KV MN process */
+		dmr_be_stats(k->be, &bs);
 	res->events = bs.events;
 	snprintf(res->status, sizeof(res->status), "%s", res->partial ? "partial" : "complete");
 }
@@ -1302,6 +1306,8 @@ static dmr_status_t kv_loop(kv_t *k)
 #define MB_SLOTS 8u  /* mailbox slots per client */
 #define CREQ_MAX 256u /* requests in flight per client */
 #define LK_MAX 4u     /* LOOKUPs in flight per client (a chunked one goes alone) */
+#define KV_HDR 4096u  /* geometry header at the region's start (mailboxes after it) */
+#define KV_MAGIC 0x31424d564b524d44ull /* "DMRKVMB1": written last by the master */
 enum { OP_LOOKUP = 1, OP_FINISH = 2 };
 enum { KIND_GET = 1, KIND_WAIT = 2, KIND_PUT = 3, KIND_DROP = 4 };
 enum { K_RPCW = 3, K_RPCR = 4, K_RDY = 5 };
@@ -1348,6 +1354,7 @@ static void kv_on_signal(int sig)
 typedef struct tq {
 	struct tq *next;
 	uint64_t index, t_us;
+	uint64_t local;         /* ordinal among this process's requests (closed loop) */
 	uint32_t nblocks;
 	uint64_t ids[];
 } tq_t;
@@ -1386,6 +1393,8 @@ typedef struct kvc {
 	uint64_t seq;
 	/* counters (one writer: this thread) */
 	uint64_t arrivals, completed, bytes_got, bytes_put, waited, rpcs, lookups;
+	uint64_t b_req, b_hit, b_put, b_drop; /* blocks by the master's answer (CN mode) */
+	uint32_t g;             /* global client index: its mailboxes (g0 + w) */
 	uint64_t rpc_ps_sum;
 	uint64_t t_first, t_last;
 	int have_first;
@@ -1395,11 +1404,20 @@ typedef struct kvc {
 	pthread_t tid;
 } kvc_t;
 
+enum { KVM_ONE = 0, KVM_CN = 1, KVM_MN = 2 }; /* one process; client or master process */
+
 typedef struct kvt {
 	kv_t *k;
 	dmr_be_t *be;
 	uint8_t *mem;
-	uint32_t nc;
+	uint32_t nc;            /* clients in all = mailboxes (the master serves them) */
+	uint32_t nl, g0;        /* client threads of this process; global index of the first */
+	int mode;               /* KVM_* */
+	uint64_t nlocal;        /* requests taken by this process's clients (under mu) */
+	uint64_t finished;      /* master: FINISHes served */
+	double w0;              /* wall time at the start (clock of a process without backend) */
+	volatile int *stop_ext; /* MN mode: set on a master failure (ends the MN loop) */
+	int failed, stats_done; /* CN mode: run_failed for the end barrier; stats() called */
 	uint64_t ready_base, pool_base, slots_per_seg, deadline_ps, t0, maxwr;
 	tq_t **qh, **qt;        /* per-client queues (under mu) */
 	pthread_mutex_t mu;
@@ -1419,7 +1437,16 @@ typedef struct kvt {
 
 static inline uint64_t mb_off(uint32_t c, uint32_t s)
 {
-	return ((uint64_t)c * MB_SLOTS + s) * MB_SLOT;
+	return KV_HDR + ((uint64_t)c * MB_SLOTS + s) * MB_SLOT;
+}
+
+/* ps since the start: the backend's clock, or the wall clock in the MN
+ * process (no backend there: the master only touches local memory) */
+static uint64_t kvt_now(const kvt_t *T)
+{
+	if (T->be)
+		return dmr_be_now(T->be, 0);
+	return (uint64_t)((wall_now() - T->w0) * 1e12);
 }
 
 /* Next queued request of client c (NULL at the end); reads ahead into the
@@ -1455,6 +1482,12 @@ static dmr_status_t tq_take(kvt_t *T, uint32_t c, tq_t **q_p, dmr_err_t *err)
 		q->nblocks = r.nblocks;
 		memcpy(q->ids, r.blocks, (size_t)r.nblocks * 8);
 		uint32_t d = (uint32_t)(r.index % T->nc);
+		if (d < T->g0 || d - T->g0 >= T->nl) {
+			free(q); /* another process's client (CN mode) */
+			continue;
+		}
+		d -= T->g0;
+		q->local = T->nlocal++;
 		if (T->qt[d])
 			T->qt[d]->next = q;
 		else
@@ -1602,6 +1635,7 @@ static dmr_status_t master_finish(kvt_t *T, uint32_t c, uint8_t *slot, uint64_t 
 		}
 	}
 	rq_release(k, (uint32_t)ri);
+	T->finished++;
 	master_respond(slot, seq, 0, 0, ri);
 	return DMR_OK;
 }
@@ -1626,7 +1660,7 @@ static void *master_main(void *arg)
 				    ld_u64(slot + 32) != (mb_csum(seq, slot + 8, 24) ^
 							  mb_csum(seq, slot + MB_REQ_HDR, 8 * n))) {
 					/* body not (yet) consistent with the sequence word */
-					uint64_t now = dmr_be_now(T->be, 0);
+					uint64_t now = kvt_now(T);
 					if (!T->bad_since[i])
 						T->bad_since[i] = now;
 					else if (now - T->bad_since[i] > T->deadline_ps)
@@ -1658,8 +1692,11 @@ static void *master_main(void *arg)
 			sched_yield();
 	}
 	T->mst = st;
-	if (st != DMR_OK)
+	if (st != DMR_OK) {
 		T->stop = 1;
+		if (T->stop_ext)
+			*T->stop_ext = 1;
+	}
 	return NULL;
 }
 
@@ -1680,7 +1717,7 @@ static dmr_status_t cl_post_rpc(kvc_t *C, uint32_t s, uint32_t op, uint64_t a, u
 		memcpy(q + MB_REQ_HDR, ids, (size_t)n * 8);
 	st_u64(q + 32, mb_csum(seq, q + 8, 24) ^ mb_csum(seq, q + MB_REQ_HDR, 8 * n));
 	st_u64(q, seq);
-	uint64_t remote = mb_off(C->w, s);
+	uint64_t remote = mb_off(C->g, s);
 	dmr_wr_t wr[2] = {
 	    {.wr_id = WRID(K_RPCW, s), .local = q + 8, .remote = remote + 8,
 	     .length = MB_REQ_HDR - 8 + 8 * n, .opcode = DMR_WR_WRITE, .flags = DMR_WR_SIGNALED},
@@ -1805,6 +1842,10 @@ static dmr_status_t cl_on_lookup(kvc_t *C, rslot_t *sl, const uint8_t *resp, uin
 		if (kind < KIND_GET || kind > KIND_DROP)
 			return dmr_err_set(&C->err, DMR_ERR_REMOTE,
 					   "kv client %u: master answered kind %u", C->w, kind);
+		cnt_add(&C->b_req, 1);
+		cnt_add(&C->b_hit, kind == KIND_GET || kind == KIND_WAIT);
+		cnt_add(&C->b_put, kind == KIND_PUT);
+		cnt_add(&C->b_drop, kind == KIND_DROP);
 	}
 	r->answered += sl->n;
 	if (r->answered < r->nblocks)
@@ -1923,7 +1964,7 @@ static dmr_status_t cl_start(kvc_t *C, uint64_t now)
 		tq_t *q = C->next;
 		uint64_t t_arr;
 		if (k->o->outstanding) {
-			if (q->index >= __atomic_load_n(&T->completed_all, __ATOMIC_RELAXED) +
+			if (q->local >= __atomic_load_n(&T->completed_all, __ATOMIC_RELAXED) +
 					    k->o->outstanding)
 				return DMR_OK;
 			t_arr = now;
@@ -2011,7 +2052,7 @@ static dmr_status_t cl_step(kvc_t *C, uint64_t now)
 			continue;
 		dmr_wr_t wr = {.wr_id = WRID(K_RPCR, s2),
 			       .local = C->lbuf + (uint64_t)s2 * MB_SLOT + MB_RESP,
-			       .remote = mb_off(C->w, s2) + MB_RESP,
+			       .remote = mb_off(C->g, s2) + MB_RESP,
 			       .length = MB_RESP_HDR + 16 * sl->n,
 			       .opcode = DMR_WR_READ,
 			       .flags = DMR_WR_SIGNALED};
@@ -2102,9 +2143,13 @@ static void *client_main(void *arg)
 	return NULL;
 }
 
-/* Count the distinct block ids of the first `limit` requests (0 = all). */
-static dmr_status_t count_distinct(const char *path, uint64_t limit, uint64_t *n_p, dmr_err_t *err)
+/* Count the distinct block ids of the first `limit` requests (0 = all);
+ * fp (may be NULL) gets the requests, their blocks and a hash of their
+ * indices, times, block counts and ids (the trace's fingerprint). */
+static dmr_status_t count_distinct(const char *path, uint64_t limit, uint64_t *n_p,
+				   dmr_kv_geom_t *fp, dmr_err_t *err)
 {
+	uint64_t fh = 0x6b7666707269ull, fblocks = 0;
 	dmr_kv_reader_t *rd;
 	dmr_status_t st = dmr_kv_trace_open(path, &rd, err);
 	if (st != DMR_OK)
@@ -2115,6 +2160,11 @@ static dmr_status_t count_distinct(const char *path, uint64_t limit, uint64_t *n
 	while (set && used && (!limit || reqs < limit) &&
 	       (st = dmr_kv_trace_next(rd, &r, err)) == DMR_OK) {
 		reqs++;
+		fblocks += r.nblocks;
+		fh = mix64(fh ^ r.index) + r.t_us;
+		fh = mix64(fh ^ r.nblocks);
+		for (uint32_t b = 0; b < r.nblocks; b++)
+			fh = mix64(fh ^ r.blocks[b]);
 		for (uint32_t b = 0; b < r.nblocks; b++) {
 			if ((n + 1) * 2 > mask + 1) {
 				uint64_t nm = mask * 2 + 1, *ns = calloc(nm + 1, 8);
@@ -2156,6 +2206,12 @@ static dmr_status_t count_distinct(const char *path, uint64_t limit, uint64_t *n
 	free(used);
 	dmr_kv_trace_close(rd);
 	*n_p = n;
+	if (fp) {
+		fp->trace_requests = reqs;
+		fp->trace_blocks = fblocks;
+		fp->trace_distinct = n;
+		fp->trace_hash = fh;
+	}
 	return st;
 }
 
@@ -2180,19 +2236,25 @@ static uint64_t phys_bytes(void)
 	return pages > 0 && psz > 0 ? (uint64_t)pages * (uint64_t)psz : UINT64_MAX;
 }
 
-static dmr_status_t kv_run_threaded(kv_t *k, dmr_kv_result_t *res, double w0)
+/* A client or master process (NULL: one process with both). */
+typedef struct kv_proc {
+	int mode;               /* KVM_CN or KVM_MN */
+	const void *cl;         /* the cluster (dmr_verbs_cluster_t) */
+	uint32_t self;          /* this node's index in it */
+	double barrier_s, end_s;
+} kv_proc_t;
+
+/* Size the threaded pool for T->nc clients in all: segments, slots, the
+ * region's layout (T->ready_base, T->pool_base) and its size (*region_p);
+ * g (may be NULL) gets the geometry, with the trace's fingerprint. */
+static dmr_status_t kv_plan(kv_t *k, kvt_t *T, uint64_t *region_p, dmr_kv_geom_t *g)
 {
 	const dmr_kv_opts_t *o = k->o;
 	dmr_err_t *err = k->err;
-	kvt_t TT, *T = &TT;
-	memset(T, 0, sizeof(*T));
-	T->k = k;
-	dmr_model_t wm, *m = NULL;
 	uint64_t logical = 0;
 	dmr_status_t st;
 	k->block = dmr_kv_trace_header(k->rd)->block_bytes;
-	k->nclients = o->cns * o->clients;
-	T->nc = k->nclients;
+	k->nclients = T->nc;
 	uint64_t maxwr = o->slice && o->slice < k->block ? o->slice : k->block;
 	if (maxwr > UINT32_MAX)
 		return dmr_err_set(err, DMR_ERR_INVALID,
@@ -2200,22 +2262,27 @@ static dmr_status_t kv_run_threaded(kv_t *k, dmr_kv_result_t *res, double w0)
 				   o->trace, k->block);
 	if ((st = kv_setup_pool(k, &logical)) != DMR_OK)
 		return st;
-	if (o->unbounded) {
-		/* real memory for every block: size the pool by the trace's
-		 * distinct ids, spread evenly by either placement (no eviction) */
+	dmr_kv_geom_t fp;
+	memset(&fp, 0, sizeof(fp));
+	if (o->unbounded || g) {
+		/* unbounded: real memory for every block: size the pool by the
+		 * trace's distinct ids, spread evenly by either placement (no
+		 * eviction) */
 		uint64_t distinct;
-		if ((st = count_distinct(o->trace, o->requests, &distinct, err)) != DMR_OK)
+		if ((st = count_distinct(o->trace, o->requests, &distinct, &fp, err)) != DMR_OK)
 			return st;
-		uint64_t per = (distinct + k->nseg - 1) / k->nseg;
-		if (per == 0)
-			per = 1;
-		for (uint32_t s = 0; s < k->nseg; s++)
-			k->seg[s].nslots = per;
-		k->seg_stride = per * k->block;
+		if (o->unbounded) {
+			uint64_t per = (distinct + k->nseg - 1) / k->nseg;
+			if (per == 0)
+				per = 1;
+			for (uint32_t s = 0; s < k->nseg; s++)
+				k->seg[s].nslots = per;
+			k->seg_stride = per * k->block;
+		}
 	}
 	T->slots_per_seg = k->seg[0].nslots;
 	uint64_t nslots = T->slots_per_seg * k->nseg;
-	T->ready_base = (uint64_t)T->nc * MB_SLOTS * MB_SLOT;
+	T->ready_base = KV_HDR + (uint64_t)T->nc * MB_SLOTS * MB_SLOT;
 	T->pool_base = (T->ready_base + 8 * nslots + 4095) & ~4095ull;
 	uint64_t region = T->pool_base + k->nseg * k->seg_stride;
 	if (region > phys_bytes() / 2)
@@ -2225,27 +2292,221 @@ static dmr_status_t kv_run_threaded(kv_t *k, dmr_kv_result_t *res, double w0)
 				   "machine's memory: give --capacity, --requests or a smaller block "
 				   "(kv gen --block-bytes)",
 				   o->trace, region, nslots, k->block);
+	*region_p = region;
+	if (g) {
+		*g = fp;
+		g->version = 1;
+		g->clients = T->nc;
+		g->segments = k->nseg;
+		g->slots_per_seg = T->slots_per_seg;
+		g->block_bytes = k->block;
+		g->ready_base = T->ready_base;
+		g->pool_base = T->pool_base;
+		g->region = region;
+		g->unbounded = (uint64_t)o->unbounded;
+		g->placement = (uint64_t)o->placement;
+		g->high_water_ppm = (uint64_t)llround(o->high_water * 1e6);
+		g->low_water_ppm = (uint64_t)llround(o->low_water * 1e6);
+		g->requests = o->requests;
+	}
+	return DMR_OK;
+}
+
+dmr_status_t dmr_kv_geom_compare(const dmr_kv_geom_t *mn, const dmr_kv_geom_t *cn,
+				 dmr_err_t *err)
+{
+	static const struct {
+		const char *name;
+		size_t off;
+	} f[] = {
+#define GF(x) {#x, offsetof(dmr_kv_geom_t, x)}
+	    GF(version),       GF(clients),        GF(segments),      GF(slots_per_seg),
+	    GF(block_bytes),   GF(ready_base),     GF(pool_base),     GF(region),
+	    GF(unbounded),     GF(placement),      GF(high_water_ppm), GF(low_water_ppm),
+	    GF(requests),      GF(trace_requests), GF(trace_blocks),  GF(trace_distinct),
+	    GF(trace_hash),
+#undef GF
+	};
+	char msg[640];
+	size_t off = 0;
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
+		uint64_t a, b;
+		memcpy(&a, (const char *)mn + f[i].off, 8);
+		memcpy(&b, (const char *)cn + f[i].off, 8);
+		if (a != b && off < sizeof(msg))
+			off += (size_t)snprintf(msg + off, sizeof(msg) - off,
+						"%s%s %" PRIu64 " at the MN, %" PRIu64 " here",
+						off ? "; " : "", f[i].name, a, b);
+	}
+	if (!off)
+		return DMR_OK;
+	return dmr_err_set(err, DMR_ERR_INVALID,
+			   "kv cn: the MN's pool geometry differs from this CN's: %s: give both the "
+			   "same --trace, --requests, --clients, pool options (--segments, "
+			   "--capacity/--unbounded-pool, --high-water, --low-water, --placement) "
+			   "and cluster config",
+			   msg);
+}
+
+dmr_status_t dmr_kv_geometry(const dmr_kv_opts_t *o, uint32_t clients, dmr_kv_geom_t *g_p,
+			     dmr_err_t *err)
+{
+	kv_t K, *k = &K;
+	kvt_t T;
+	memset(k, 0, sizeof(K));
+	memset(&T, 0, sizeof(T));
+	k->o = o;
+	k->err = err;
+	T.k = k;
+	T.nc = clients;
+	dmr_status_t st = kv_check_opts(o, err);
+	if (st != DMR_OK)
+		return st;
+	if (clients == 0)
+		return dmr_err_set(err, DMR_ERR_INVALID, "kv: no clients");
+	if ((st = dmr_kv_trace_open(o->trace, &k->rd, err)) != DMR_OK)
+		return st;
+	uint64_t region;
+	dmr_kv_geom_t g;
+	st = kv_plan(k, &T, &region, &g);
+	if (st == DMR_OK)
+		*g_p = g;
+	if (k->seg)
+		for (uint32_t s = 0; s < k->nseg; s++)
+			free(k->seg[s].free);
+	free(k->seg);
+	dmr_kv_trace_close(k->rd);
+	return st;
+}
+
+#ifdef DMR_HAVE_VERBS
+static dmr_verbs_role_t kv_role; /* the CN role of this process (outlives the backend) */
+
+/* CN mode: READ the geometry header the master wrote (after the start
+ * barrier, which the first post passes) and compare it with ours. */
+static dmr_status_t kv_cn_check_geom(kvt_t *T, const dmr_kv_geom_t *mine, double secs,
+				     dmr_err_t *err)
+{
+	kvc_t *C = &T->c[0];
+	uint8_t *buf = C->lbuf;
+	uint64_t t0 = dmr_be_now(T->be, 0), wait_ps = (uint64_t)((secs + 5) * 1e12);
+	for (;;) {
+		memset(buf, 0, 8 + sizeof(dmr_kv_geom_t));
+		dmr_wr_t wr = {.wr_id = WRID(K_RPCR, MB_SLOTS), .local = buf, .remote = 0,
+			       .length = 8 + (uint32_t)sizeof(dmr_kv_geom_t), .opcode = DMR_WR_READ,
+			       .flags = DMR_WR_SIGNALED};
+		dmr_status_t st = dmr_be_post(T->be, 0, 0, &wr, 1, err);
+		if (st != DMR_OK)
+			return st;
+		dmr_wc_t wc;
+		int n;
+		uint64_t tp = dmr_be_now(T->be, 0);
+		while ((n = dmr_be_poll(T->be, 0, &wc, 1)) == 0) {
+			if (dmr_be_now(T->be, 0) - tp > T->deadline_ps)
+				return dmr_err_set(err, DMR_ERR_TIMEOUT,
+						   "kv cn: no completion of the READ of the pool header "
+						   "within %.0f s (MN gone?)",
+						   T->deadline_ps / 1e12);
+			sched_yield();
+		}
+		if (n < 0 || wc.status != DMR_WC_SUCCESS)
+			return dmr_err_set(err, DMR_ERR_REMOTE,
+					   "kv cn: the READ of the pool header completed with %s",
+					   n < 0 ? "a poll error" : dmr_wc_status_string(wc.status));
+		if (ld_u64(buf) == KV_MAGIC)
+			break;
+		if (ld_u64(buf) != 0)
+			return dmr_err_set(err, DMR_ERR_INVALID,
+					   "kv cn: the MN region does not start with a KV pool header "
+					   "(word %#" PRIx64 "): is the MN `dmreplay kv mn`?",
+					   ld_u64(buf));
+		if (dmr_be_now(T->be, 0) - t0 > wait_ps)
+			return dmr_err_set(err, DMR_ERR_TIMEOUT,
+					   "kv cn: no KV pool header in the MN region after %.0f s: "
+					   "start the MN with `dmreplay kv mn` (a plain `dmreplay mn` "
+					   "runs no master)",
+					   secs + 5);
+		struct timespec ts = {0, 20000000};
+		nanosleep(&ts, NULL);
+	}
+	dmr_kv_geom_t mn;
+	memcpy(&mn, buf + 8, sizeof(mn));
+	return dmr_kv_geom_compare(&mn, mine, err);
+}
+#endif
+
+static dmr_status_t kv_run_threaded(kv_t *k, dmr_kv_result_t *res, double w0, const kv_proc_t *P)
+{
+	const dmr_kv_opts_t *o = k->o;
+	dmr_err_t *err = k->err;
+	kvt_t TT, *T = &TT;
+	memset(T, 0, sizeof(*T));
+	T->k = k;
+	T->w0 = w0;
+	dmr_model_t wm, *m = NULL;
+	dmr_status_t st;
+	T->mode = P ? P->mode : KVM_ONE;
+	T->nc = o->cns * o->clients;
+	T->nl = T->nc;
+	dmr_kv_geom_t geom, *gp = NULL;
+	if (T->mode == KVM_CN) {
+		T->nl = o->clients;
+		T->g0 = P->self * o->clients;
+		gp = &geom;
+	}
+	uint64_t region;
+	if ((st = kv_plan(k, T, &region, gp)) != DMR_OK)
+		return st;
+	uint64_t maxwr = o->slice && o->slice < k->block ? o->slice : k->block;
 	T->deadline_ps = (uint64_t)(o->timeout_s * 1e12);
 	dmr_be_config_t cfg = {.backend = o->backend, .mns = 1, .cns = o->cns, .workers = o->clients,
 			       .mr_size = region, .seed = 1, .profile = o->profile,
 			       .device = o->device, .port = o->port, .gid_index = o->gid_index};
-	if ((st = dmr_be_open(&cfg, &k->be, err)) != DMR_OK)
+	if (T->mode == KVM_CN) {
+#ifdef DMR_HAVE_VERBS
+		const dmr_verbs_cluster_t *cl = P->cl;
+		memset(&kv_role, 0, sizeof(kv_role));
+		kv_role.cl = cl;
+		kv_role.self = P->self;
+		kv_role.first_worker = T->g0;
+		kv_role.need_bytes = KV_HDR;
+		kv_role.barrier_s = P->barrier_s;
+		kv_role.end_s = P->end_s;
+		kv_role.run_failed = &T->failed;
+		kv_role.keep_region = 1;
+		cfg.cns = 1;
+		cfg.mr_size = 64; /* the CN's image of the region: unused (keep_region) */
+		cfg.device = cl->cn[P->self].devname;
+		cfg.port = cl->cn[P->self].ibport;
+		cfg.gid_index = cl->cn[P->self].gid;
+		dmr_verbs_set_role(&kv_role);
+		st = dmr_be_open(&cfg, &k->be, err);
+		dmr_verbs_set_role(NULL);
+		if (st != DMR_OK)
+			return st;
+#else
+		return dmr_err_set(err, DMR_ERR_UNSUPPORTED, "kv cn: built without verbs");
+#endif
+	} else if ((st = dmr_be_open(&cfg, &k->be, err)) != DMR_OK) {
 		return st;
+	}
 	T->be = k->be;
 	if (k->be->ops->caps & DMR_BE_CAP_DRIVEN) {
 		st = dmr_err_set(err, DMR_ERR_INVALID, "backend %s is DRIVEN", o->backend);
 		goto out;
 	}
-	uint64_t memlen = 0;
-	T->mem = dmr_be_mn_memory(k->be, 0, &memlen);
-	if (!T->mem || memlen < region) {
-		st = dmr_err_set(err, DMR_ERR_UNSUPPORTED,
-				 "backend %s: the MN region is not local: the master runs next to "
-				 "the MN (loopback) in this version",
-				 o->backend);
-		goto out;
+	if (T->mode == KVM_ONE) {
+		uint64_t memlen = 0;
+		T->mem = dmr_be_mn_memory(k->be, 0, &memlen);
+		if (!T->mem || memlen < region) {
+			st = dmr_err_set(err, DMR_ERR_UNSUPPORTED,
+					 "backend %s: the MN region is not local: run the master "
+					 "in an MN process (dmreplay kv mn / kv cn)",
+					 o->backend);
+			goto out;
+		}
+		memset(T->mem, 0, T->pool_base); /* header, mailboxes and ready words */
 	}
-	memset(T->mem, 0, T->pool_base); /* mailboxes and ready words */
 	if (strcmp(o->backend, "verbs") == 0 && dmr_model_load(o->profile, &wm, err) == DMR_OK) {
 		/* RoCEv2 framing constants for the wire-byte count; MTU of the path */
 #ifdef DMR_HAVE_VERBS
@@ -2258,9 +2519,9 @@ static dmr_status_t kv_run_threaded(kv_t *k, dmr_kv_result_t *res, double w0)
 #endif
 		m = &wm;
 	}
-	T->c = calloc(T->nc, sizeof(*T->c));
-	T->qh = calloc(T->nc, sizeof(*T->qh));
-	T->qt = calloc(T->nc, sizeof(*T->qt));
+	T->c = calloc(T->nl, sizeof(*T->c));
+	T->qh = calloc(T->nl, sizeof(*T->qh));
+	T->qt = calloc(T->nl, sizeof(*T->qt));
 	T->seen = calloc((size_t)T->nc * MB_SLOTS, 8);
 	T->bad_since = calloc((size_t)T->nc * MB_SLOTS, 8);
 	T->lk_rid = malloc(T->nc * sizeof(uint32_t));
@@ -2269,11 +2530,13 @@ static dmr_status_t kv_run_threaded(kv_t *k, dmr_kv_result_t *res, double w0)
 		goto out;
 	}
 	pthread_mutex_init(&T->mu, NULL);
-	for (uint32_t c = 0; c < T->nc; c++) {
-		kvc_t *C = &T->c[c];
+	for (uint32_t c = 0; c < T->nc; c++)
 		T->lk_rid[c] = NOIDX;
+	for (uint32_t c = 0; c < T->nl; c++) {
+		kvc_t *C = &T->c[c];
 		C->T = T;
 		C->w = c;
+		C->g = T->g0 + c;
 		C->lk_multi = NOIDX;
 		size_t lb = (size_t)MB_SLOTS * MB_SLOT + 8 * CREQ_MAX;
 		C->lbuf = calloc(1, lb);
@@ -2296,6 +2559,11 @@ static dmr_status_t kv_run_threaded(kv_t *k, dmr_kv_result_t *res, double w0)
 	if (k->ts.window_ps == 0)
 		k->ts.window_ps = 1;
 	k->ts.next_end = k->ts.window_ps;
+#ifdef DMR_HAVE_VERBS
+	/* CN mode: the first post passes the start barrier; then the header */
+	if (T->mode == KVM_CN && (st = kv_cn_check_geom(T, gp, P->barrier_s, err)) != DMR_OK)
+		goto out_c;
+#endif
 
 	kv_cnt_t cnt;
 	memset(&cnt, 0, sizeof(cnt));
@@ -2307,18 +2575,19 @@ static dmr_status_t kv_run_threaded(kv_t *k, dmr_kv_result_t *res, double w0)
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
 	T->t0 = dmr_be_now(k->be, 0);
-	if (pthread_create(&T->mtid, NULL, master_main, T) != 0) {
+	int have_master = T->mode == KVM_ONE;
+	if (have_master && pthread_create(&T->mtid, NULL, master_main, T) != 0) {
 		st = dmr_err_set(err, DMR_ERR_NOMEM, "kv: cannot start the master thread");
 		goto out_sig;
 	}
 	uint32_t started = 0;
-	T->running = T->nc;
-	for (; started < T->nc; started++)
+	T->running = T->nl;
+	for (; started < T->nl; started++)
 		if (pthread_create(&T->c[started].tid, NULL, client_main, &T->c[started]) != 0) {
 			st = dmr_err_set(err, DMR_ERR_NOMEM, "kv: cannot start client thread %u",
 					 started);
 			T->stop = 1;
-			__atomic_sub_fetch(&T->running, T->nc - started, __ATOMIC_SEQ_CST);
+			__atomic_sub_fetch(&T->running, T->nl - started, __ATOMIC_SEQ_CST);
 			break;
 		}
 	for (;;) {
@@ -2328,7 +2597,7 @@ static dmr_status_t kv_run_threaded(kv_t *k, dmr_kv_result_t *res, double w0)
 			nanosleep(&ts, NULL);
 		}
 		memset(&cnt, 0, sizeof(cnt));
-		for (uint32_t c = 0; c < T->nc; c++) {
+		for (uint32_t c = 0; c < T->nl; c++) {
 			kvc_t *C = &T->c[c];
 			cnt.arrivals += cnt_get(&C->arrivals);
 			cnt.completed += cnt_get(&C->completed);
@@ -2336,10 +2605,15 @@ static dmr_status_t kv_run_threaded(kv_t *k, dmr_kv_result_t *res, double w0)
 			cnt.bytes_put += cnt_get(&C->bytes_put);
 			cnt.wire_to += cnt_get(&C->X.wire_to);
 			cnt.wire_from += cnt_get(&C->X.wire_from);
+			cnt.hits += cnt_get(&C->b_hit);
+			cnt.puts += cnt_get(&C->b_put);
+			cnt.dropped += cnt_get(&C->b_drop);
 		}
-		cnt.hits = cnt_get(&k->cnt.hits);
-		cnt.puts = cnt_get(&k->cnt.puts);
-		cnt.dropped = cnt_get(&k->cnt.dropped);
+		if (T->mode != KVM_CN) { /* the master's counts */
+			cnt.hits = cnt_get(&k->cnt.hits);
+			cnt.puts = cnt_get(&k->cnt.puts);
+			cnt.dropped = cnt_get(&k->cnt.dropped);
+		}
 		cnt.evictions = cnt_get(&k->cnt.evictions);
 		if (!more)
 			break;
@@ -2351,7 +2625,8 @@ static dmr_status_t kv_run_threaded(kv_t *k, dmr_kv_result_t *res, double w0)
 			st = dmr_err_set(err, T->c[c].st, "%s", T->c[c].err.msg);
 	}
 	T->stop = 1;
-	pthread_join(T->mtid, NULL);
+	if (have_master)
+		pthread_join(T->mtid, NULL);
 	if (T->mst != DMR_OK && st == DMR_OK)
 		st = dmr_err_set(err, T->mst, "%s", T->merr.msg);
 out_sig:
@@ -2360,7 +2635,7 @@ out_sig:
 	/* results: the clients' counters into the shared fields */
 	{
 		uint64_t tend = 0, tfirst = UINT64_MAX, lookups = 0, rpc_ps = 0;
-		for (uint32_t c = 0; c < T->nc; c++) {
+		for (uint32_t c = 0; c < T->nl; c++) {
 			kvc_t *C = &T->c[c];
 			k->X.wire_to += C->X.wire_to;
 			k->X.wire_from += C->X.wire_from;
@@ -2372,6 +2647,12 @@ out_sig:
 			if (C->have_first && C->t_first < tfirst)
 				tfirst = C->t_first;
 			tend = max64(tend, C->t_last);
+			if (T->mode == KVM_CN) { /* the master's counts are at the MN */
+				k->requested += C->b_req;
+				k->cnt.hits += C->b_hit;
+				k->cnt.puts += C->b_put;
+				k->cnt.dropped += C->b_drop;
+			}
 			for (uint64_t i = 0; i < C->lat.n; i++)
 				if (dvec_push(&k->lat, C->lat.v[i]) != 0)
 					break;
@@ -2395,7 +2676,11 @@ out_sig:
 		ts_advance(&k->ts, tend, &k->cnt);
 		if (tend > k->ts.next_end - k->ts.window_ps || k->ts.n == 0)
 			ts_close(&k->ts, &k->cnt);
-		if (st == DMR_OK) {
+		if (st == DMR_OK && T->mode == KVM_CN && k->cnt.completed != k->cnt.arrivals)
+			st = dmr_err_set(err, DMR_ERR_VERIFY,
+					 "kv cn: %" PRIu64 " of %" PRIu64 " requests finished",
+					 k->cnt.completed, k->cnt.arrivals);
+		if (st == DMR_OK && T->mode == KVM_ONE) {
 			/* the master's invariants, as on sim */
 			uint64_t pinned = 0, segused = 0;
 			for (uint32_t i = 0; i < k->cape; i++)
@@ -2414,7 +2699,20 @@ out_sig:
 						 k->cnt.arrivals);
 			res->partial = st != DMR_OK;
 		}
+		/* CN mode: stats() (in kv_fill_result) is the end barrier: "done",
+		 * or "failed" when this CN's run failed (the others are told) */
+		T->failed = st != DMR_OK;
+		T->stats_done = 1;
+		res->partial = st != DMR_OK;
 		kv_fill_result(k, res, m, tend);
+#ifdef DMR_HAVE_VERBS
+		dmr_err_t rerr;
+		if (T->mode == KVM_CN && st == DMR_OK && dmr_verbs_role_status(&rerr) != DMR_OK) {
+			st = dmr_err_set(err, dmr_verbs_role_status(NULL), "%s", rerr.msg);
+			res->partial = 1;
+			snprintf(res->status, sizeof(res->status), "partial");
+		}
+#endif
 		snprintf(res->profile, sizeof(res->profile), "%s",
 			 o->device && *o->device ? o->device : "-");
 		res->events = 0;
@@ -2426,7 +2724,14 @@ out_sig:
 		}
 	}
 out_c:
-	for (uint32_t c = 0; T->c && c < T->nc; c++) {
+	if (T->mode == KVM_CN && !T->stats_done) {
+		/* failed before the run: tell the other CNs and the MN (end barrier) */
+		dmr_be_stats_t bs;
+		T->failed = 1;
+		T->stats_done = 1;
+		dmr_be_stats(k->be, &bs);
+	}
+	for (uint32_t c = 0; T->c && c < T->nl; c++) {
 		kvc_t *C = &T->c[c];
 		for (uint32_t i = 0; i < CREQ_MAX; i++)
 			if (C->rq[i].state != CR_FREE) {
@@ -2441,7 +2746,7 @@ out_c:
 		free(C->lat.v);
 	}
 	if (T->qh)
-		for (uint32_t c = 0; c < T->nc; c++)
+		for (uint32_t c = 0; c < T->nl; c++)
 			while (T->qh[c]) {
 				tq_t *q = T->qh[c];
 				T->qh[c] = q->next;
@@ -2450,6 +2755,12 @@ out_c:
 	if (T->c)
 		pthread_mutex_destroy(&T->mu);
 out:
+	if (T->mode == KVM_CN && !T->stats_done && k->be) {
+		dmr_be_stats_t bs;
+		T->failed = 1;
+		T->stats_done = 1;
+		dmr_be_stats(k->be, &bs);
+	}
 	free(T->c);
 	free(T->qh);
 	free(T->qt);
@@ -2459,7 +2770,183 @@ out:
 	return st;
 }
 
-dmr_status_t dmr_kv_run(const dmr_kv_opts_t *o, dmr_kv_result_t *res, dmr_err_t *err)
+static void kv_free(kv_t *k)
+{
+	if (k->rq)
+		for (uint32_t i = 0; i < k->caprq; i++) {
+			free(k->rq[i].ent);
+			free(k->rq[i].put);
+		}
+	free(k->rq);
+	free(k->e);
+	free(k->map);
+	if (k->seg)
+		for (uint32_t s = 0; s < k->nseg; s++)
+			free(k->seg[s].free);
+	free(k->seg);
+	free(k->ts.rows);
+	free(k->lat.v);
+}
+
+#ifdef DMR_HAVE_VERBS
+/* ---- the master as the MN process (`dmreplay kv mn`) -- */
+
+static volatile int kv_mn_stop;
+
+static void kv_mn_on_signal(int sig)
+{
+	kv_mn_stop = sig;
+}
+
+typedef struct kv_mn_ctx {
+	kvt_t *T;
+	uint64_t region;
+	const dmr_kv_geom_t *g;
+	int started;
+} kv_mn_ctx_t;
+
+/* dmr_verbs_role_t.mn_region: the region exists; header, then the master */
+static dmr_status_t kv_mn_region(void *arg, void *base, uint64_t len, dmr_err_t *err)
+{
+	kv_mn_ctx_t *x = arg;
+	kvt_t *T = x->T;
+	if (len < x->region)
+		return dmr_err_set(err, DMR_ERR_RANGE,
+				   "kv mn: the MN region has %" PRIu64 " bytes, the pool needs %" PRIu64,
+				   len, x->region);
+	T->mem = base;
+	memset(T->mem, 0, T->pool_base); /* header, mailboxes and ready words */
+	memcpy(T->mem + 8, x->g, sizeof(*x->g));
+	__atomic_store_n((uint64_t *)(void *)T->mem, KV_MAGIC, __ATOMIC_RELEASE);
+	if (pthread_create(&T->mtid, NULL, master_main, T) != 0)
+		return dmr_err_set(err, DMR_ERR_NOMEM, "kv mn: cannot start the master thread");
+	x->started = 1;
+	fprintf(stderr,
+		"kv mn: master serving %u clients' mailboxes; pool of %" PRIu64 " segments x %" PRIu64
+		" slots of %" PRIu64 " bytes at offset %" PRIu64 " (region %" PRIu64 " bytes)\n",
+		T->nc, x->g->segments, x->g->slots_per_seg, x->g->block_bytes, T->pool_base,
+		x->region);
+	return DMR_OK;
+}
+
+/* dmr_verbs_role_t.mn_region_end: stop the master before the region goes */
+static void kv_mn_region_end(void *arg)
+{
+	kv_mn_ctx_t *x = arg;
+	x->T->stop = 1;
+	if (x->started)
+		pthread_join(x->T->mtid, NULL);
+	x->started = 0;
+}
+
+static dmr_status_t kv_mn_serve(const dmr_kv_opts_t *o, dmr_verbs_cluster_t *cl, uint32_t self,
+				double barrier_s, double end_s, dmr_kv_result_t *res, dmr_err_t *err)
+{
+	kv_t K, *k = &K;
+	kvt_t TT, *T = &TT;
+	memset(k, 0, sizeof(K));
+	memset(T, 0, sizeof(TT));
+	memset(res, 0, sizeof(*res));
+	k->o = o;
+	k->err = err;
+	k->efree = k->rqfree = NOIDX;
+	k->lru_head = k->lru_tail = NOIDX;
+	T->k = k;
+	T->w0 = wall_now();
+	T->mode = KVM_MN;
+	T->nc = cl->ncn * o->clients;
+	T->deadline_ps = (uint64_t)(o->timeout_s * 1e12);
+	T->next_expected = 0;
+	dmr_status_t st = kv_check_opts(o, err);
+	if (st != DMR_OK)
+		return st;
+	if ((st = dmr_kv_trace_open(o->trace, &k->rd, err)) != DMR_OK)
+		return st;
+	dmr_kv_geom_t g;
+	uint64_t region = 0;
+	if ((st = kv_plan(k, T, &region, &g)) != DMR_OK)
+		goto out;
+	T->seen = calloc((size_t)T->nc * MB_SLOTS, 8);
+	T->bad_since = calloc((size_t)T->nc * MB_SLOTS, 8);
+	T->lk_rid = malloc(T->nc * sizeof(uint32_t));
+	if (!T->seen || !T->bad_since || !T->lk_rid) {
+		st = dmr_err_set(err, DMR_ERR_NOMEM, "kv mn: out of memory");
+		goto out;
+	}
+	for (uint32_t c = 0; c < T->nc; c++)
+		T->lk_rid[c] = NOIDX;
+	uint64_t need = (region + 7) & ~7ull;
+	if (cl->mn[self].mr_size < need) {
+		fprintf(stderr, "kv mn: note: mr_size %" PRIu64 " of the config raised to the pool's %" PRIu64 " bytes\n",
+			cl->mn[self].mr_size, need);
+		cl->mn[self].mr_size = need;
+	}
+	kv_mn_ctx_t x = {.T = T, .region = region, .g = &g};
+	kv_mn_stop = 0;
+	T->stop_ext = &kv_mn_stop;
+	dmr_verbs_role_t role = {.cl = cl, .self = self, .barrier_s = barrier_s, .end_s = end_s,
+				 .stop = &kv_mn_stop, .mn_region = kv_mn_region,
+				 .mn_region_end = kv_mn_region_end, .mn_arg = &x};
+	struct sigaction sa, old_int, old_term;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = kv_mn_on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	st = dmr_verbs_mn_main(&role, err);
+	kv_mn_region_end(&x); /* (already, unless the region never existed) */
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	if (T->mst != DMR_OK) /* the MN loop only saw "stop" */
+		st = dmr_err_set(err, T->mst, "%s", T->merr.msg);
+	if (st == DMR_OK) {
+		/* the master's invariants, and every request of the trace looked
+		 * up and finished */
+		uint64_t pinned = 0, segused = 0;
+		for (uint32_t i = 0; i < k->cape; i++)
+			if (k->e[i].state != E_FREE)
+				pinned += k->e[i].pins;
+		for (uint32_t s = 0; s < k->nseg; s++)
+			segused += k->seg[s].used;
+		if (pinned || segused != k->used || k->used != k->mapn ||
+		    (!o->unbounded && k->max_used > k->hw_slots) ||
+		    T->finished != T->next_expected || T->next_expected != g.trace_requests)
+			st = dmr_err_set(err, DMR_ERR_VERIFY,
+					 "kv mn: pool invariants broken: %" PRIu64 " pins left, %" PRIu64
+					 " slots used by segments, %" PRIu64 " used, %" PRIu64
+					 " mapped; %" PRIu64 " requests looked up, %" PRIu64
+					 " finished, %" PRIu64 " in the trace",
+					 pinned, segused, k->used, k->mapn, T->next_expected, T->finished,
+					 g.trace_requests);
+	}
+	k->cnt.completed = T->finished;
+	k->cnt.arrivals = T->next_expected;
+	res->partial = st != DMR_OK;
+	/* one time-series row: the whole run */
+	k->ts.window_ps = (uint64_t)((wall_now() - T->w0) * 1e12) + 1;
+	ts_close(&k->ts, &k->cnt);
+	kv_fill_result(k, res, NULL, 0);
+	snprintf(res->backend, sizeof(res->backend), "verbs");
+	snprintf(res->profile, sizeof(res->profile), "%s",
+		 cl->mn[self].devname[0] ? cl->mn[self].devname : "-");
+	res->wall_s = wall_now() - T->w0;
+	if (o->out_dir) {
+		dmr_err_t werr;
+		if (kv_write_results(k, res, &werr) != DMR_OK && st == DMR_OK)
+			st = dmr_err_set(err, DMR_ERR_IO, "%s", werr.msg);
+	}
+out:
+	free(T->seen);
+	free(T->bad_since);
+	free(T->lk_rid);
+	kv_free(k);
+	dmr_kv_trace_close(k->rd);
+	return st;
+}
+#endif
+
+static dmr_status_t kv_run_common(const dmr_kv_opts_t *o, const kv_proc_t *P,
+				  dmr_kv_result_t *res, dmr_err_t *err)
 {
 	kv_t K, *k = &K;
 	memset(k, 0, sizeof(K));
@@ -2478,8 +2965,8 @@ dmr_status_t dmr_kv_run(const dmr_kv_opts_t *o, dmr_kv_result_t *res, dmr_err_t 
 	st = dmr_kv_trace_open(o->trace, &k->rd, err);
 	if (st != DMR_OK)
 		return st;
-	if (strcmp(o->backend, "sim") != 0) { /* threaded: shm, verbs */
-		st = kv_run_threaded(k, res, w0);
+	if (strcmp(o->backend, "sim") != 0 || P) { /* threaded: shm, verbs */
+		st = kv_run_threaded(k, res, w0, P);
 		goto cleanup;
 	}
 	k->block = dmr_kv_trace_header(k->rd)->block_bytes;
@@ -2557,23 +3044,15 @@ dmr_status_t dmr_kv_run(const dmr_kv_opts_t *o, dmr_kv_result_t *res, dmr_err_t 
 	}
 cleanup:
 	xeng_fini(&k->X);
-	if (k->rq)
-		for (uint32_t i = 0; i < k->caprq; i++) {
-			free(k->rq[i].ent);
-			free(k->rq[i].put);
-		}
-	free(k->rq);
-	free(k->e);
-	free(k->map);
-	if (k->seg)
-		for (uint32_t s = 0; s < k->nseg; s++)
-			free(k->seg[s].free);
-	free(k->seg);
-	free(k->ts.rows);
-	free(k->lat.v);
+	kv_free(k);
 	dmr_be_close(k->be);
 	dmr_kv_trace_close(k->rd);
 	return st;
+}
+
+dmr_status_t dmr_kv_run(const dmr_kv_opts_t *o, dmr_kv_result_t *res, dmr_err_t *err)
+{
+	return kv_run_common(o, NULL, res, err);
 }
 
 static void fmt_bytes(char *b, size_t n, double x)
@@ -3136,7 +3615,9 @@ static void kv_usage(FILE *f)
 		"  gen      convert a Mooncake JSONL request trace into a KV trace\n"
 		"  run      replay a KV trace over a pool of KV blocks on a backend\n"
 		"  bench    transfer benchmark: per-op latency and Gb/s of large READ/WRITE\n"
-		"  models   list the model presets (KV bytes per token and per block)\n");
+		"  models   list the model presets (KV bytes per token and per block)\n"
+		"  mn       verbs: the MN process hosting the pool and its master\n"
+		"  cn       verbs: a client process (CN) replaying its share of the trace\n");
 }
 
 static void gen_usage(FILE *f)
@@ -3271,10 +3752,299 @@ static void run_usage(FILE *f)
 		"  --requests N        replay the first N requests\n"
 		"  --window-ms X       time-series window (default 1000)\n"
 		"  --out DIR           results directory (default out/kv)\n"
-		"  --quiet\n");
+		"  --quiet\n"
+		"  --procs             verbs: run `kv mn` (the master) and --cns `kv cn` processes\n"
+		"                      (default 2) on this host (docs/KVCACHE.md 9.7); OUT/cluster.json,\n"
+		"                      OUT/mn/, OUT/cnK/, logs OUT/mn.log, OUT/cnK.log, OUT/summary.csv\n"
+		"  --config FILE       verbs: the same with the MN and CNs of a cluster config\n"
+		"  --deadline S        --procs: stop the children after S s (default 3600; 0 = none)\n");
+}
+
+static void proc_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: dmreplay kv mn --config CLUSTER.json --trace KVTRACE [--id K] [pool options]\n"
+		"       dmreplay kv cn --config CLUSTER.json --id K --trace KVTRACE [pool and replay options]\n"
+		"The pool as processes on verbs (docs/KVCACHE.md 9.7). `kv mn` is the MN process: it\n"
+		"registers the pool region (mr_size of the config, raised to the pool's size), runs\n"
+		"the master on it and exits when every CN is done (0) or a CN failed or is missing\n"
+		"at the start barrier's deadline (1, naming it). `kv cn --id K` runs --clients\n"
+		"client threads replaying requests i with i mod (CNs x clients) in\n"
+		"[K x clients, K x clients + clients) (K = the CN's index in the config), reaching the\n"
+		"master only by RDMA WRITE/READ. Give both the same --trace, --requests, --clients\n"
+		"and pool options (--segments, --capacity/--unbounded-pool, --high-water,\n"
+		"--low-water, --placement): each CN compares the geometry the master wrote into the\n"
+		"region with its own and refuses a mismatch. Replay options (--time-scale,\n"
+		"--outstanding (per CN), --slice, --qp-depth, --timeout-s) matter to CNs only; the MN\n"
+		"accepts and ignores them. `kv run` options otherwise, plus:\n"
+		"  --config FILE          cluster config (docs/ROLES.md); --cns, if given, must match it\n"
+		"  --id K                 the CN's (required) or MN's (default the first) id\n"
+		"  --barrier-timeout S    start barrier deadline (default 60)\n"
+		"  --end-timeout S        end barrier deadline (default 300)\n"
+		"  --out DIR              results of this process (summary.csv, or *.partial.csv)\n");
+}
+
+static int kv_run_main_mode(int argc, char **argv, int mode);
+
+/* ---- `kv run --backend verbs --procs`: kv mn + kv cn as child processes -- */
+
+/* The first data row of a summary CSV: values of `keys` into vals ("-" when
+ * missing); 0 when the file was read. */
+static int kv_csv_row(const char *path, const char *const keys[], int nk, char vals[][64])
+{
+	for (int i = 0; i < nk; i++)
+		snprintf(vals[i], 64, "-");
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	char hdr[4096], row[4096];
+	int ok = fgets(hdr, sizeof(hdr), f) && fgets(row, sizeof(row), f);
+	fclose(f);
+	if (!ok)
+		return -1;
+	hdr[strcspn(hdr, "\r\n")] = 0;
+	row[strcspn(row, "\r\n")] = 0;
+	char *hs, *rs, *h = strtok_r(hdr, ",", &hs);
+	char *r = strtok_r(row, ",", &rs);
+	for (; h && r; h = strtok_r(NULL, ",", &hs), r = strtok_r(NULL, ",", &rs))
+		for (int i = 0; i < nk; i++)
+			if (strcmp(h, keys[i]) == 0)
+				snprintf(vals[i], 64, "%s", r);
+	return 0;
+}
+
+static const char *const kv_launch_keys[] = {"status", "requests", "blocks_requested",
+					     "blocks_got", "blocks_put", "hit_ratio",
+					     "p50_us", "p99_us", "rpc_us"};
+#define KV_NKEYS 9
+
+struct kv_launch_arg {
+	uint32_t n;
+	char (*names)[16];
+	int *status;
+	char (*vals)[KV_NKEYS][64];
+};
+
+static int fill_kv_launch(FILE *f, const void *a)
+{
+	const struct kv_launch_arg *x = a;
+	fprintf(f, "scope,exit");
+	for (int i = 0; i < KV_NKEYS; i++)
+		fprintf(f, ",%s", kv_launch_keys[i]);
+	fprintf(f, "\n");
+	for (uint32_t i = 0; i < x->n; i++) {
+		fprintf(f, "%s,%d", x->names[i], x->status[i]);
+		for (int j = 0; j < KV_NKEYS; j++)
+			fprintf(f, ",%s", x->vals[i][j]);
+		fprintf(f, "\n");
+	}
+	return 0;
+}
+
+/* Options of kv run that the launcher consumes (not passed to the children);
+ * 1 = takes a value */
+static int kv_launch_own(const char *a, int *takes_value)
+{
+	static const struct {
+		const char *name;
+		int arg;
+	} own[] = {{"--procs", 0},     {"--backend", 1}, {"--device", 1}, {"--port", 1},
+		   {"--gid-index", 1}, {"--cns", 1},     {"--out", 1},    {"--deadline", 1},
+		   {"--config", 1}};
+	for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++) {
+		size_t l = strlen(own[i].name);
+		if (strncmp(a, own[i].name, l) == 0 && (a[l] == 0 || a[l] == '=')) {
+			*takes_value = own[i].arg && a[l] == 0;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static int kv_launch(int argc, char **argv, const dmr_kv_opts_t *o, const char *config,
+		     int cns_given, double deadline_s)
+{
+	const char *pfx = "dmreplay kv run --procs";
+	static dmr_verbs_cluster_t cl;
+	char cfgpath[1100], note[256] = "";
+	dmr_err_t err = {{0}};
+	if (strcmp(o->backend, "verbs") != 0) {
+		fprintf(stderr, "%s: error: --procs/--config need --backend verbs (have %s)\n", pfx,
+			o->backend);
+		return 2;
+	}
+	if (!o->trace) {
+		fprintf(stderr, "%s: error: --trace KVTRACE is required\n", pfx);
+		return 2;
+	}
+	if (!o->out_dir || dmr_results_mkdir_p(o->out_dir) != 0) {
+		fprintf(stderr, "%s: error: --out %s: %s\n", pfx, o->out_dir ? o->out_dir : "(none)",
+			strerror(errno));
+		return 2;
+	}
+	if (config) {
+		if (dmr_cluster_load(config, &cl, note, sizeof(note), &err) != DMR_OK) {
+			fprintf(stderr, "%s: error: %s\n", pfx, err.msg);
+			return 2;
+		}
+		if (cns_given && o->cns != cl.ncn) {
+			fprintf(stderr, "%s: error: --cns %u but %s lists %u CNs\n", pfx, o->cns, config,
+				cl.ncn);
+			return 2;
+		}
+		snprintf(cfgpath, sizeof(cfgpath), "%s", config);
+	} else {
+#ifdef DMR_HAVE_VERBS
+		uint32_t ncn = cns_given ? o->cns : 2;
+		if (ncn > DMR_VERBS_MAX_NODES) {
+			fprintf(stderr, "%s: error: --cns %u: 1..%d processes\n", pfx, ncn,
+				DMR_VERBS_MAX_NODES);
+			return 2;
+		}
+		dmr_verbs_info_t vi;
+		if (dmr_verbs_probe(o->device, o->port, o->gid_index, &vi, &err) != DMR_OK) {
+			fprintf(stderr, "%s: error: %s\n", pfx, err.msg);
+			return 2;
+		}
+		snprintf(cfgpath, sizeof(cfgpath), "%s/cluster.json", o->out_dir);
+		FILE *f = fopen(cfgpath, "w");
+		if (!f) {
+			fprintf(stderr, "%s: error: %s: %s\n", pfx, cfgpath, strerror(errno));
+			return 2;
+		}
+		/* mr_size: kv mn raises it to the pool's region */
+		fprintf(f, "{\"mn\":[{\"id\":0,\"ip\":\"%s\",\"devname\":\"%s\",\"ibport\":%d,"
+			   "\"gid\":%d,\"mr_size\":4096}],\"cn\":[",
+			vi.ip, vi.device, vi.port, vi.gid_index);
+		for (uint32_t k = 0; k < ncn; k++)
+			fprintf(f, "%s{\"id\":%u,\"ip\":\"%s\",\"devname\":\"%s\",\"ibport\":%d,\"gid\":%d}",
+				k ? "," : "", k, vi.ip, vi.device, vi.port, vi.gid_index);
+		fprintf(f, "],\"retry_cnt\":6,\"rnr_retry\":7,\"timeout\":14,\"port\":%d}\n",
+			20000 + (int)(getpid() % 20000));
+		if (fclose(f) != 0 || dmr_cluster_load(cfgpath, &cl, note, sizeof(note), &err) != DMR_OK) {
+			fprintf(stderr, "%s: error: %s: %s\n", pfx, cfgpath, err.msg[0] ? err.msg : strerror(errno));
+			return 2;
+		}
+#else
+		fprintf(stderr, "%s: error: built without the verbs backend\n", pfx);
+		return 2;
+#endif
+	}
+	uint32_t n = 1 + cl.ncn;
+	/* the children's argv: their own options, then kv run's other options */
+	size_t per = (size_t)argc + 12;
+	char **av = calloc(n * per, sizeof(char *));
+	char (*names)[16] = calloc(n, sizeof(*names));
+	char (*logs)[1100] = calloc(n, sizeof(*logs));
+	char (*outs)[1100] = calloc(n, sizeof(*outs));
+	char (*ids)[16] = calloc(n, sizeof(*ids));
+	char (*vals)[KV_NKEYS][64] = calloc(n, sizeof(*vals));
+	char ***argvs = calloc(n, sizeof(char **));
+	const char **cnames = calloc(n, sizeof(char *)), **clogs = calloc(n, sizeof(char *));
+	int *status = calloc(n, sizeof(int));
+	int rc = 1;
+	if (!av || !names || !logs || !outs || !ids || !vals || !argvs || !cnames || !clogs ||
+	    !status) {
+		fprintf(stderr, "%s: error: out of memory\n", pfx);
+		goto out;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		char **a = av + i * per;
+		int ac = 0;
+		argvs[i] = a;
+		a[ac++] = "dmreplay";
+		a[ac++] = "kv";
+		a[ac++] = i ? "cn" : "mn";
+		a[ac++] = "--config";
+		a[ac++] = cfgpath;
+		a[ac++] = "--id";
+		snprintf(ids[i], sizeof(ids[i]), "%u", i ? cl.cn[i - 1].id : cl.mn[0].id);
+		a[ac++] = ids[i];
+		if (i)
+			snprintf(names[i], sizeof(names[i]), "cn%u", cl.cn[i - 1].id);
+		else
+			snprintf(names[i], sizeof(names[i]), "mn");
+		snprintf(outs[i], sizeof(outs[i]), "%s/%s", o->out_dir, names[i]);
+		snprintf(logs[i], sizeof(logs[i]), "%s/%s.log", o->out_dir, names[i]);
+		a[ac++] = "--out";
+		a[ac++] = outs[i];
+		for (int j = 1; j < argc; j++) {
+			int tv = 0;
+			if (kv_launch_own(argv[j], &tv)) {
+				j += tv;
+				continue;
+			}
+			a[ac++] = argv[j];
+		}
+		a[ac] = NULL;
+		cnames[i] = names[i];
+		clogs[i] = logs[i];
+	}
+	char p[1200];
+	snprintf(p, sizeof(p), "%s/summary.partial.csv", o->out_dir);
+	unlink(p); /* a stale partial goes; a finished summary.csv stays until this run finished */
+	fprintf(stderr, "%s: MN %u (the master) at %s:%u and %u CN processes x %u clients; config %s; "
+			"logs %s/mn.log, %s/cnK.log\n",
+		pfx, cl.mn[0].id, cl.mn[0].ip, cl.port, cl.ncn, o->clients, cfgpath, o->out_dir,
+		o->out_dir);
+	int wrc = dmr_roles_spawn_wait(pfx, n, (char **const *)argvs, cnames, clogs, deadline_s,
+				       status);
+	int complete = wrc == 0, any2 = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		char sp[1200];
+		snprintf(sp, sizeof(sp), "%s/summary.csv", outs[i]);
+		if (status[i] != 0 || kv_csv_row(sp, kv_launch_keys, KV_NKEYS, vals[i]) != 0) {
+			complete = 0;
+			snprintf(sp, sizeof(sp), "%s/summary.partial.csv", outs[i]);
+			kv_csv_row(sp, kv_launch_keys, KV_NKEYS, vals[i]);
+		}
+		any2 |= status[i] == 2;
+		if (strcmp(vals[i][0], "complete") != 0)
+			complete = 0;
+	}
+	struct kv_launch_arg la = {n, names, status, vals};
+	dmr_status_t st = dmr_results_write_file(o->out_dir,
+						 complete ? "summary.csv" : "summary.partial.csv",
+						 fill_kv_launch, &la, &err);
+	if (st != DMR_OK)
+		fprintf(stderr, "%s: error: %s\n", pfx, err.msg);
+	if (st == DMR_OK && complete)
+		unlink(p);
+	for (uint32_t i = 0; i < n; i++)
+		printf("  %-5s %-9s exit %d, requests %s, blocks requested %s, got %s, put %s, hit ratio %s%s\n",
+		       names[i], vals[i][0], status[i], vals[i][1], vals[i][2], vals[i][3], vals[i][4],
+		       vals[i][5], i ? "" : " (the master: the whole trace)");
+	printf("dmreplay kv: %s on verbs (%s), MN + %u CN processes x %u clients: hit ratio %s%s\n",
+	       o->trace, cl.mn[0].devname[0] ? cl.mn[0].devname : "device 0", cl.ncn, o->clients,
+	       vals[0][5], complete ? "" : "  [PARTIAL]");
+	printf("  results        %s/%s, %s/mn/, %s/cnK/\n", o->out_dir,
+	       complete ? "summary.csv" : "summary.partial.csv", o->out_dir, o->out_dir);
+	if (!complete)
+		for (uint32_t i = 0; i < n; i++)
+			if (status[i] != 0)
+				fprintf(stderr, "%s: %s exited %d: see %s\n", pfx, names[i], status[i],
+					logs[i]);
+	rc = wrc == 130 ? 130 : complete && st == DMR_OK ? 0 : any2 && wrc == 0 ? 2 : 1;
+out:
+	free(av);
+	free(names);
+	free(logs);
+	free(outs);
+	free(ids);
+	free(vals);
+	free(argvs);
+	free(cnames);
+	free(clogs);
+	free(status);
+	return rc;
 }
 
 static int kv_run_main(int argc, char **argv)
+{
+	return kv_run_main_mode(argc, argv, KVM_ONE);
+}
+
+static int kv_run_main_mode(int argc, char **argv, int mode)
 {
 	static const struct option opts[] = {
 		{"trace", required_argument, 0, 't'},     {"backend", required_argument, 0, 'b'},
@@ -3290,30 +4060,71 @@ static int kv_run_main(int argc, char **argv)
 		{"out", required_argument, 0, 'o'},       {"quiet", no_argument, 0, 'q'},
 		{"device", required_argument, 0, 'd'},    {"port", required_argument, 0, 'O'},
 		{"gid-index", required_argument, 0, 'G'}, {"timeout-s", required_argument, 0, 'T'},
-		{"help", no_argument, 0, 'h'},            {0, 0, 0, 0}};
+		{"help", no_argument, 0, 'h'},            {"config", required_argument, 0, 'F'},
+		{"id", required_argument, 0, 'I'},        {"barrier-timeout", required_argument, 0, 'B'},
+		{"end-timeout", required_argument, 0, 'E'}, {"procs", no_argument, 0, 'Q'},
+		{"deadline", required_argument, 0, 'X'},  {0, 0, 0, 0}};
+	const char *cmd = mode == KVM_MN ? "kv mn" : mode == KVM_CN ? "kv cn" : "kv run";
 	dmr_kv_opts_t o;
 	dmr_kv_opts_default(&o);
-	int ch, li = -1, saw_unb = 0, saw_cap = 0;
+	int ch, li = -1, saw_unb = 0, saw_cap = 0, saw_cns = 0, saw_be = 0, saw_dev = 0;
+	const char *config = NULL;
+	long long id = -1;
+	double barrier_s = 60, end_s = 300, deadline_s = 3600;
+	int procs = 0;
 	char name[40];
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "", opts, &li)) != -1) {
 		snprintf(name, sizeof(name), "--%s", li >= 0 ? opts[li].name : "?");
 		li = -1;
 		int bad = 0;
+		if (mode == KVM_ONE && (ch == 'I' || ch == 'B' || ch == 'E')) {
+			fprintf(stderr, "dmreplay kv run: %s is an option of kv mn / kv cn\n", name);
+			return 2;
+		}
+		if (mode != KVM_ONE && (ch == 'Q' || ch == 'X')) {
+			fprintf(stderr, "dmreplay %s: %s is an option of kv run\n", cmd, name);
+			return 2;
+		}
 		switch (ch) {
 		case 't': o.trace = optarg; break;
-		case 'b': o.backend = optarg; break;
+		case 'b': o.backend = optarg; saw_be = 1; break;
+		case 'F': config = optarg; break;
+		case 'Q': procs = 1; break;
+		case 'X':
+			bad = parse_num("run", name, optarg, &deadline_s);
+			if (!bad && !(deadline_s >= 0)) {
+				fprintf(stderr, "dmreplay kv run: --deadline must be >= 0\n");
+				bad = 1;
+			}
+			break;
+		case 'I': {
+			uint32_t v;
+			bad = parse_u32("run", name, optarg, &v, 0, INT32_MAX);
+			id = v;
+			break;
+		}
+		case 'B':
+		case 'E':
+			bad = parse_num("run", name, optarg, ch == 'B' ? &barrier_s : &end_s);
+			if (!bad && !((ch == 'B' ? barrier_s : end_s) > 0)) {
+				fprintf(stderr, "dmreplay %s: %s must be > 0\n", cmd, name);
+				bad = 1;
+			}
+			break;
 		case 'p': o.profile = optarg; break;
 		case 'o': o.out_dir = optarg; break;
 		case 'q': o.quiet = 1; break;
-		case 'd': o.device = optarg; break;
+		case 'd': o.device = optarg; saw_dev = 1; break;
 		case 'O': {
+			saw_dev = 1;
 			uint32_t v;
 			bad = parse_u32("run", name, optarg, &v, 1, 255);
 			o.port = (int)v;
 			break;
 		}
 		case 'G': {
+			saw_dev = 1;
 			uint32_t v;
 			bad = parse_u32("run", name, optarg, &v, 0, 255);
 			o.gid_index = (int)v;
@@ -3326,8 +4137,13 @@ static int kv_run_main(int argc, char **argv)
 				bad = 1;
 			}
 			break;
-		case 'h': run_usage(stdout); return 0;
-		case 'c': bad = parse_u32("run", name, optarg, &o.cns, 1, 1024); break;
+		case 'h':
+			if (mode == KVM_ONE)
+				run_usage(stdout);
+			else
+				proc_usage(stdout);
+			return 0;
+		case 'c': saw_cns = 1; bad = parse_u32("run", name, optarg, &o.cns, 1, 1024); break;
 		case 'C': bad = parse_u32("run", name, optarg, &o.clients, 1, 1024); break;
 		case 'S': bad = parse_u32("run", name, optarg, &o.segments, 1, 1u << 20); break;
 		case 'D': bad = parse_u32("run", name, optarg, &o.qp_depth, 1, 4096); break;
@@ -3359,29 +4175,114 @@ static int kv_run_main(int argc, char **argv)
 				bad = 1;
 			}
 			break;
-		default: run_usage(stderr); return 2;
+		default:
+			if (mode == KVM_ONE)
+				run_usage(stderr);
+			else
+				proc_usage(stderr);
+			return 2;
 		}
 		if (bad)
 			return 2;
 	}
 	if (optind < argc) {
-		fprintf(stderr, "dmreplay kv run: unexpected argument '%s'\n", argv[optind]);
+		fprintf(stderr, "dmreplay %s: unexpected argument '%s'\n", cmd, argv[optind]);
 		return 2;
 	}
 	if (saw_unb && saw_cap) {
-		fprintf(stderr, "dmreplay kv run: --unbounded-pool and --capacity exclude each other\n");
+		fprintf(stderr, "dmreplay %s: --unbounded-pool and --capacity exclude each other\n", cmd);
 		return 2;
 	}
+	if (mode == KVM_ONE && (procs || config))
+		return kv_launch(argc, argv, &o, config, saw_cns, deadline_s);
 	dmr_kv_result_t r;
 	dmr_err_t err = {{0}};
-	dmr_status_t st = dmr_kv_run(&o, &r, &err);
+	dmr_status_t st;
+	if (mode != KVM_ONE) {
+		static dmr_verbs_cluster_t cl; /* outlives the backend (the CN role) */
+		char note[256] = "";
+		uint32_t idx = 0;
+		if (!config) {
+			fprintf(stderr, "dmreplay %s: --config CLUSTER.json is required (dmreplay %s --help)\n",
+				cmd, cmd);
+			return 2;
+		}
+		if (!o.trace) {
+			fprintf(stderr, "dmreplay %s: --trace KVTRACE is required\n", cmd);
+			return 2;
+		}
+		if (saw_be && strcmp(o.backend, "verbs") != 0) {
+			fprintf(stderr, "dmreplay %s: --backend %s: the pool as processes runs on verbs only\n",
+				cmd, o.backend);
+			return 2;
+		}
+		if (saw_dev) {
+			fprintf(stderr, "dmreplay %s: --device, --port and --gid-index come from the "
+					"cluster config (devname, ibport, gid)\n",
+				cmd);
+			return 2;
+		}
+		if (mode == KVM_CN && id < 0) {
+			fprintf(stderr, "dmreplay kv cn: --id K is required (a CN id of %s)\n", config);
+			return 2;
+		}
+		if (dmr_cluster_load(config, &cl, note, sizeof(note), &err) != DMR_OK) {
+			fprintf(stderr, "dmreplay %s: error: %s\n", cmd, err.msg);
+			return 2;
+		}
+		if (note[0])
+			fprintf(stderr, "dmreplay %s: note: %s\n", cmd, note);
+		const dmr_verbs_node_t *nodes = mode == KVM_CN ? cl.cn : cl.mn;
+		uint32_t nn = mode == KVM_CN ? cl.ncn : cl.nmn, i;
+		for (i = 0; i < nn; i++)
+			if (id < 0 || nodes[i].id == (uint64_t)id)
+				break;
+		if (i == nn) {
+			char ids[256] = "";
+			size_t off = 0;
+			for (uint32_t j = 0; j < nn && off < sizeof(ids); j++)
+				off += (size_t)snprintf(ids + off, sizeof(ids) - off, "%s%u", j ? ", " : "",
+							nodes[j].id);
+			fprintf(stderr, "dmreplay %s: error: %s: no %s with id %lld (%s ids: %s)\n", cmd,
+				config, mode == KVM_CN ? "CN" : "MN", id, mode == KVM_CN ? "CN" : "MN",
+				ids);
+			return 2;
+		}
+		idx = i;
+		if (saw_cns && o.cns != cl.ncn) {
+			fprintf(stderr, "dmreplay %s: --cns %u but %s lists %u CNs\n", cmd, o.cns, config,
+				cl.ncn);
+			return 2;
+		}
+		o.cns = cl.ncn;
+		o.backend = "verbs";
+#ifdef DMR_HAVE_VERBS
+		if (mode == KVM_MN) {
+			st = kv_mn_serve(&o, &cl, idx, barrier_s, end_s, &r, &err);
+		} else {
+			kv_proc_t P = {.mode = KVM_CN, .cl = &cl, .self = idx, .barrier_s = barrier_s,
+				       .end_s = end_s};
+			st = kv_run_common(&o, &P, &r, &err);
+		}
+#else
+		(void)idx;
+		(void)barrier_s;
+		(void)end_s;
+		fprintf(stderr, "dmreplay %s: error: built without the verbs backend (libibverbs-dev, "
+				"librdmacm-dev; -DDMR_VERBS=ON)\n",
+			cmd);
+		return 2;
+#endif
+	} else {
+		st = dmr_kv_run(&o, &r, &err);
+	}
 	if (st == DMR_OK || r.partial) {
 		if (!o.quiet || st != DMR_OK)
 			if (r.requests || st == DMR_OK)
 				dmr_kv_print(&r, stdout);
 	}
 	if (st != DMR_OK) {
-		fprintf(stderr, "dmreplay kv run: error: %s\n", err.msg);
+		fprintf(stderr, "dmreplay %s: error: %s\n", cmd, err.msg);
 		if (st == DMR_ERR_INTERRUPTED)
 			return 130;
 		return (st == DMR_ERR_PARSE || st == DMR_ERR_IO || st == DMR_ERR_RANGE ||
@@ -3540,6 +4441,10 @@ int dmr_kv_main(int argc, char **argv)
 		return kv_run_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "bench") == 0)
 		return kv_bench_main(argc - 1, argv + 1);
+	if (strcmp(cmd, "mn") == 0)
+		return kv_run_main_mode(argc - 1, argv + 1, KVM_MN);
+	if (strcmp(cmd, "cn") == 0)
+		return kv_run_main_mode(argc - 1, argv + 1, KVM_CN);
 	if (strcmp(cmd, "models") == 0)
 		return kv_models_main(argc - 1, argv + 1);
 	fprintf(stderr, "dmreplay kv: unknown command '%s'\n", cmd);

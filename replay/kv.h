@@ -34,7 +34,8 @@
  *
  * On threaded backends (shm, verbs: one thread per client worker, each with
  * its own QP; time is CLOCK_MONOTONIC) the pool is real memory in the MN's
- * registered region, and the master is a thread next to the MN that the
+ * registered region, and the master is a thread next to the MN (kv run) or
+ * in the MN process (kv mn, with kv cn client processes) that the
  * clients reach only through one-sided WRITE and READ: an RPC over mailbox
  * slots in the MN region (docs/KVCACHE.md section 9 gives the layout, sizes
  * and ordering). Every put writes a pattern derived from the block id and
@@ -137,6 +138,44 @@ typedef struct dmr_kv_result {
 dmr_status_t dmr_kv_run(const dmr_kv_opts_t *o, dmr_kv_result_t *res, dmr_err_t *err);
 void dmr_kv_print(const dmr_kv_result_t *r, void *file);
 
+/* ---- the pool as processes (docs/KVCACHE.md 9.2, 9.7) ------------------
+ *
+ * `dmreplay kv mn --config C --trace T [pool options]` hosts the region in
+ * the MN process and runs the master on it; `dmreplay kv cn --config C --id
+ * K --trace T [same pool options] [replay options]` runs client threads
+ * that reach it over RDMA only. Both compute the region's geometry from the
+ * same options; the master writes it into a header at the region's start
+ * (magic word last) and each CN READs it after the start barrier and
+ * refuses a mismatch (dmr_kv_geom_compare's message).
+ */
+typedef struct dmr_kv_geom {
+	uint64_t version;        /* 1 */
+	uint64_t clients;        /* client workers in all (CNs x --clients) = mailboxes */
+	uint64_t segments, slots_per_seg, block_bytes;
+	uint64_t ready_base, pool_base, region; /* bytes from the region's start */
+	uint64_t unbounded, placement;
+	uint64_t high_water_ppm, low_water_ppm; /* --high-water, --low-water x 1e6 */
+	uint64_t requests;       /* --requests (0 = all) */
+	uint64_t trace_requests, trace_blocks, trace_distinct, trace_hash; /* the trace replayed */
+} dmr_kv_geom_t;
+
+/*
+ * The geometry of a threaded run of o's trace and pool options with
+ * `clients` client workers in all (a first pass over the trace: requests,
+ * blocks, distinct ids, hash). Errors: those of the trace (DMR_ERR_IO,
+ * DMR_ERR_PARSE with FILE:LINE), DMR_ERR_INVALID / DMR_ERR_RANGE (options,
+ * a region above half the machine's memory), DMR_ERR_NOMEM. *g_p set on
+ * success only.
+ */
+dmr_status_t dmr_kv_geometry(const dmr_kv_opts_t *o, uint32_t clients, dmr_kv_geom_t *g_p,
+			     dmr_err_t *err);
+/* DMR_OK when equal, else DMR_ERR_INVALID naming every field that differs
+ * with both values ("kv cn: the MN's pool geometry differs from this CN's:
+ * clients 4 at the MN, 2 here; ...: give both the same --trace, --requests,
+ * --clients, pool options and cluster config"). */
+dmr_status_t dmr_kv_geom_compare(const dmr_kv_geom_t *mn, const dmr_kv_geom_t *cn,
+				 dmr_err_t *err);
+
 /* ---- transfer benchmark (Mooncake transfer_engine_bench style) --------- */
 
 typedef struct dmr_kv_bench_opts {
@@ -191,7 +230,8 @@ dmr_status_t dmr_kv_bench(const dmr_kv_bench_opts_t *o, dmr_kv_bench_result_t *r
 void dmr_kv_bench_print(const dmr_kv_bench_opts_t *o, const dmr_kv_bench_result_t *r,
 			void *file);
 
-/* `dmreplay kv SUBCOMMAND ...` (argv[0] = "kv"): gen, run, bench, models.
+/* `dmreplay kv SUBCOMMAND ...` (argv[0] = "kv"): gen, run, bench, models,
+ * mn, cn.
  * Returns the exit status: 0, 2 bad input or usage, 1 failed run. */
 int dmr_kv_main(int argc, char **argv);
 

@@ -992,6 +992,100 @@ static dmr_status_t copy_file(const char *from, const char *to, dmr_err_t *err)
 	return DMR_OK;
 }
 
+int dmr_roles_spawn_wait(const char *pfx, uint32_t n, char **const argvs[],
+			 const char *const names[], const char *const logs[], double deadline_s,
+			 int *status_p)
+{
+	child_t *ch = calloc(n ? n : 1, sizeof(*ch));
+	if (!ch) {
+		fprintf(stderr, "%s: error: out of memory\n", pfx);
+		for (uint32_t i = 0; i < n; i++)
+			status_p[i] = 127;
+		return 1;
+	}
+	struct sigaction sa, old_int, old_term;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop;
+	sigemptyset(&sa.sa_mask);
+	g_stop = 0;
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	uint32_t left = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		snprintf(ch[i].name, sizeof(ch[i].name), "%s", names[i]);
+		snprintf(ch[i].log, sizeof(ch[i].log), "%s", logs[i]);
+		ch[i].status = -1;
+		ch[i].pid = spawn(argvs[i], ch[i].log);
+		if (ch[i].pid <= 0) {
+			fprintf(stderr, "%s: error: fork (%s): %s\n", pfx, names[i], strerror(errno));
+			ch[i].pid = 0;
+			ch[i].status = 127;
+			signal_all(ch, i, SIGTERM);
+			for (uint32_t j = i + 1; j < n; j++)
+				ch[j].status = 127;
+			break;
+		}
+		left++;
+	}
+	double t0 = mono_s(), fail_at = 0, term_at = 0;
+	int forwarded = 0, rc = 0;
+	for (uint32_t i = 0; i < n; i++)
+		if (ch[i].status == 127)
+			fail_at = t0;
+	while (left > 0) {
+		int wst;
+		pid_t pid = waitpid(-1, &wst, WNOHANG);
+		if (pid > 0) {
+			for (uint32_t i = 0; i < n; i++)
+				if (ch[i].pid == pid && ch[i].status < 0) {
+					ch[i].status = WIFEXITED(wst) ? WEXITSTATUS(wst)
+								      : 128 + WTERMSIG(wst);
+					left--;
+					fprintf(stderr, "%s: %s exited %d after %.1f s\n", pfx,
+						ch[i].name, ch[i].status, mono_s() - t0);
+					if (ch[i].status != 0 && !fail_at)
+						fail_at = mono_s();
+				}
+			continue;
+		}
+		double now = mono_s();
+		if (g_stop && !forwarded) {
+			rc = 130;
+			forwarded = 1;
+			fprintf(stderr, "%s: signal %d: forwarded to the children\n", pfx, (int)g_stop);
+			signal_all(ch, n, g_stop);
+			term_at = now;
+		}
+		if (!forwarded && deadline_s > 0 && now - t0 > deadline_s) {
+			rc = 1;
+			forwarded = 1;
+			fprintf(stderr, "%s: deadline of %.0f s passed: stopping the children (SIGTERM)\n",
+				pfx, deadline_s);
+			signal_all(ch, n, SIGTERM);
+			term_at = now;
+		}
+		if (!forwarded && fail_at && now - fail_at > 10) {
+			forwarded = 1;
+			fprintf(stderr, "%s: a child failed 10 s ago: stopping the others (SIGTERM)\n",
+				pfx);
+			signal_all(ch, n, SIGTERM);
+			term_at = now;
+		}
+		if (forwarded && term_at && now - term_at > 10) {
+			signal_all(ch, n, SIGKILL);
+			term_at = 0;
+		}
+		struct timespec ts = {0, 50000000};
+		nanosleep(&ts, NULL);
+	}
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	for (uint32_t i = 0; i < n; i++)
+		status_p[i] = ch[i].status;
+	free(ch);
+	return rc;
+}
+
 int dmr_roles_launch(const dmr_replay_opts_t *o, const char *config, int cns_given,
 		     double deadline_s)
 {

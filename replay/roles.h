@@ -51,6 +51,21 @@ int dmr_roles_cn_main(int argc, char **argv);
  * over the slowest CN's run time), one for the MN, one per CN. Returns the
  * exit status: 0, 1 failed, 2 bad input, 130 interrupted.
  */
+/*
+ * Run n commands of this executable as child processes (fork + exec of
+ * /proc/self/exe with argvs[i], argvs[i][0] = "dmreplay"), stdout and
+ * stderr of child i into logs[i] (truncated), and wait for all of them,
+ * printing "PFX: NAME exited S after T s" to stderr for each. SIGINT and
+ * SIGTERM are forwarded; after deadline_s (0 = none), or 10 s after a child
+ * failed (or could not be started), the rest get SIGTERM, and SIGKILL 10 s
+ * later. status_p[i] (n entries, caller's) = the exit status, 128 + signal
+ * when killed, 127 when not started. Returns 0, 1 (the deadline passed) or
+ * 130 (interrupted). Used by `dmreplay kv run --procs` (replay/kv.c).
+ */
+int dmr_roles_spawn_wait(const char *pfx, uint32_t n, char **const argvs[],
+			 const char *const names[], const char *const logs[], double deadline_s,
+			 int *status_p);
+
 struct dmr_replay_opts;
 int dmr_roles_launch(const struct dmr_replay_opts *o, const char *config, int cns_given,
 		     double deadline_s);

@@ -860,6 +860,126 @@ START_TEST(test_cli)
 }
 END_TEST
 
+/* run_cli with stderr captured into err (truncated to n bytes) */
+static int run_cli_err(const char *line, char *err, size_t n)
+{
+	char path[600];
+	path_in(path, sizeof(path), "stderr.txt");
+	fflush(stderr);
+	int saved = dup(2);
+	ck_assert_int_ge(saved, 0);
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_ge(dup2(fileno(f), 2), 0);
+	int rc = run_cli(line);
+	fflush(stderr);
+	ck_assert_int_ge(dup2(saved, 2), 0);
+	close(saved);
+	fclose(f);
+	char *t = read_text(path);
+	snprintf(err, n, "%s", t);
+	free(t);
+	return rc;
+}
+
+/* `kv mn` / `kv cn`: bad input refused before anything RDMA is touched */
+START_TEST(test_cli_procs)
+{
+	char in[600], kv[600], out[600], cfg[600], line[2400], err[4096];
+	fixture200(in, sizeof(in));
+	path_in(kv, sizeof(kv), "p.kv");
+	path_in(out, sizeof(out), "pout");
+	path_in(cfg, sizeof(cfg), "c2.json");
+	write_text(cfg, "{\"mn\":[{\"id\":0,\"ip\":\"10.0.2.15\",\"devname\":\"rxe0\",\"mr_size\":4096}],"
+			"\"cn\":[{\"id\":0,\"ip\":\"10.0.2.15\"},{\"id\":1,\"ip\":\"10.0.2.15\"}]}\n");
+	snprintf(line, sizeof(line), "kv gen --mooncake %s -o %s --block-bytes 4K --requests 40 --quiet",
+		 in, kv);
+	ck_assert_int_eq(run_cli(line), 0);
+	static const struct {
+		const char *args, *want;
+	} bad[] = {
+	    {"kv cn --id 0 --trace %2$s", "--config CLUSTER.json is required"},
+	    {"kv mn --trace %2$s --unbounded-pool", "--config CLUSTER.json is required"},
+	    {"kv cn --config %1$s --trace %2$s", "--id K is required"},
+	    {"kv cn --config %1$s --id 7 --trace %2$s", "no CN with id 7 (CN ids: 0, 1)"},
+	    {"kv mn --config %1$s --id 5 --trace %2$s", "no MN with id 5 (MN ids: 0)"},
+	    {"kv cn --config %1$s --id 0", "--trace KVTRACE is required"},
+	    {"kv cn --config %1$s --id 0 --trace %2$s --cns 3", "--cns 3 but"},
+	    {"kv cn --config %1$s --id 0 --trace %2$s --backend shm", "runs on verbs only"},
+	    {"kv cn --config %1$s --id 0 --trace %2$s --device rxe0", "come from the cluster config"},
+	    {"kv cn --config %1$s.missing --id 0 --trace %2$s", ".missing"},
+	    {"kv run --config %1$s --trace %2$s", "--procs/--config need --backend verbs"},
+	    {"kv run --procs --trace %2$s --backend shm", "--procs/--config need --backend verbs"},
+	    {"kv run --config %1$s --trace %2$s --backend verbs --cns 3", "--cns 3 but"},
+	    {"kv run --id 0 --trace %2$s", "is an option of kv mn / kv cn"},
+	    {"kv cn --config %1$s --id 0 --trace %2$s --procs", "is an option of kv run"},
+	    {"kv cn --config %1$s --id 0 --trace %2$s --barrier-timeout 0", "must be > 0"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+		snprintf(line, sizeof(line), bad[i].args, cfg, kv);
+#pragma GCC diagnostic pop
+		int rc = run_cli_err(line, err, sizeof(err));
+		ck_assert_msg(rc == 2, "'%s' exited %d", line, rc);
+		ck_assert_msg(strstr(err, bad[i].want), "'%s': stderr '%s' lacks '%s'", line, err,
+			      bad[i].want);
+	}
+	(void)out;
+}
+END_TEST
+
+/* The geometry the MN writes and each CN compares: a mismatch is named */
+START_TEST(test_geometry)
+{
+	char in[600], kv[600], kv2[600], line[2400];
+	fixture200(in, sizeof(in));
+	path_in(kv, sizeof(kv), "g.kv");
+	path_in(kv2, sizeof(kv2), "g2.kv");
+	snprintf(line, sizeof(line), "kv gen --mooncake %s -o %s --block-bytes 4K --requests 40 --quiet",
+		 in, kv);
+	ck_assert_int_eq(run_cli(line), 0);
+	snprintf(line, sizeof(line), "kv gen --mooncake %s -o %s --block-bytes 4K --requests 41 --quiet",
+		 in, kv2);
+	ck_assert_int_eq(run_cli(line), 0);
+	dmr_kv_opts_t o;
+	opts_small(&o, kv, NULL);
+	o.clients = 2;
+	dmr_kv_geom_t a, b;
+	dmr_err_t err = {{0}};
+	ck_assert_int_eq(dmr_kv_geometry(&o, 4, &a, &err), DMR_OK);
+	ck_assert_uint_eq(a.clients, 4);
+	ck_assert_uint_eq(a.trace_requests, 40);
+	ck_assert_uint_eq(a.block_bytes, 4096);
+	ck_assert_uint_gt(a.region, a.pool_base);
+	ck_assert_int_eq(dmr_kv_geometry(&o, 4, &b, &err), DMR_OK);
+	ck_assert_int_eq(dmr_kv_geom_compare(&a, &b, &err), DMR_OK);
+	/* other clients in all (--clients or the config's CNs differ) */
+	ck_assert_int_eq(dmr_kv_geometry(&o, 2, &b, &err), DMR_OK);
+	ck_assert_int_eq(dmr_kv_geom_compare(&a, &b, &err), DMR_ERR_INVALID);
+	ck_assert_msg(strstr(err.msg, "clients 4 at the MN, 2 here"), "%s", err.msg);
+	ck_assert_msg(strstr(err.msg, "give both the same"), "%s", err.msg);
+	/* another trace (one more request) */
+	o.trace = kv2;
+	ck_assert_int_eq(dmr_kv_geometry(&o, 4, &b, &err), DMR_OK);
+	ck_assert_int_eq(dmr_kv_geom_compare(&a, &b, &err), DMR_ERR_INVALID);
+	ck_assert_msg(strstr(err.msg, "trace_requests 40 at the MN, 41 here"), "%s", err.msg);
+	ck_assert_msg(strstr(err.msg, "trace_hash"), "%s", err.msg);
+	/* a bounded pool against an unbounded one */
+	o.trace = kv;
+	o.unbounded = 0;
+	o.capacity = 1 << 20;
+	ck_assert_int_eq(dmr_kv_geometry(&o, 4, &b, &err), DMR_OK);
+	ck_assert_int_eq(dmr_kv_geom_compare(&a, &b, &err), DMR_ERR_INVALID);
+	ck_assert_msg(strstr(err.msg, "unbounded 1 at the MN, 0 here"), "%s", err.msg);
+	/* bad options and traces are refused as by kv run */
+	o.trace = "/nonexistent.kv";
+	ck_assert_int_ne(dmr_kv_geometry(&o, 4, &b, &err), DMR_OK);
+	o.trace = kv;
+	ck_assert_int_eq(dmr_kv_geometry(&o, 0, &b, &err), DMR_ERR_INVALID);
+}
+END_TEST
+
 static Suite *kv_suite(void)
 {
 	Suite *s = suite_create("kv");
@@ -881,6 +1001,8 @@ static Suite *kv_suite(void)
 	tcase_add_test(tc, test_single_4m_bench);
 	tcase_add_test(tc, test_stream_gbps);
 	tcase_add_test(tc, test_cli);
+	tcase_add_test(tc, test_cli_procs);
+	tcase_add_test(tc, test_geometry);
 	tcase_add_test(tc, test_shm_pool);
 	tcase_add_test(tc, test_shm_bench);
 	tcase_add_test(tc, test_shm_chunks);

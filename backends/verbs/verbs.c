@@ -1826,7 +1826,10 @@ static dmr_status_t role_start(vb_t *vb)
 	dmr_err_t *err = &vb->start_err;
 	const dmr_verbs_role_t *r = vb->role;
 	dmr_status_t st = ctl_write(vb, CTL_ARRIVE + 8 * r->self, 1, "start barrier: arrival", err);
-	if (st == DMR_OK && r->self == 0) {
+	if (st == DMR_OK && r->self == 0 && r->keep_region) {
+		/* the region is the MN process's own: nothing to load */
+		st = ctl_write(vb, CTL_LOADED, 1, "start barrier: loaded", err);
+	} else if (st == DMR_OK && r->self == 0) {
 		double t0 = vb_now_ns(vb) / 1e9;
 		uint64_t n = region_len(vb);
 		st = role_copy(vb, DMR_WR_WRITE, n, "loading the initial state", err);
@@ -1890,7 +1893,7 @@ static void role_end(vb_t *vb)
 				r->cl->cn[r->self].id, (long long)*r->xv_local, (long long)sum, n);
 		}
 	}
-	if (st == DMR_OK)
+	if (st == DMR_OK && !r->keep_region)
 		st = role_copy(vb, DMR_WR_READ, region_len(vb), "reading the final state", err);
 	if (st != DMR_OK) {
 		/* never verify a stale image */
@@ -2146,6 +2149,7 @@ dmr_status_t dmr_verbs_mn_main(const dmr_verbs_role_t *role, dmr_err_t *err)
 		return dmr_err_set(err, DMR_ERR_INVALID,
 				   "verbs: MN %u: mr_size %llu must be a multiple of 8, at least 64",
 				   me->id, (unsigned long long)me->mr_size);
+	int region_cb = 0;
 	vb_t *vb = calloc(1, sizeof(*vb));
 	if (!vb)
 		return dmr_err_set(err, DMR_ERR_NOMEM, "verbs: out of memory");
@@ -2182,6 +2186,11 @@ dmr_status_t dmr_verbs_mn_main(const dmr_verbs_role_t *role, dmr_err_t *err)
 		mtu_bytes(vb->pattr.active_mtu), vb->pattr.active_width, vb->pattr.active_speed,
 		(unsigned long long)me->mr_size, DMR_VERBS_CTL_BYTES,
 		(unsigned long long)vb->dattr.max_mr_size, cl->ncn, role->barrier_s);
+	if (role->mn_region) {
+		region_cb = 1;
+		if ((st = role->mn_region(role->mn_arg, vb->mn.mem, me->mr_size, err)) != DMR_OK)
+			goto out;
+	}
 	const volatile uint64_t *ctl = (const uint64_t *)(void *)((uint8_t *)vb->mn.mem + vb->mn.ctl);
 	uint64_t bdeadline = vb_now_ns(vb) + secs_ns(role->barrier_s + 5);
 	uint8_t seen[DMR_VERBS_MAX_NODES] = {0}, failed[DMR_VERBS_MAX_NODES] = {0};
@@ -2272,6 +2281,8 @@ dmr_status_t dmr_verbs_mn_main(const dmr_verbs_role_t *role, dmr_err_t *err)
 		nanosleep(&ts, NULL);
 	}
 out:
+	if (region_cb && role->mn_region_end)
+		role->mn_region_end(role->mn_arg);
 	vb_close(&vb->be);
 	return st;
 }

@@ -155,6 +155,26 @@ typedef struct dmr_verbs_role {
 	 * barrier then fails at once naming it, and the MN exits 1 (NULL: the
 	 * run is taken to have finished). */
 	const int *run_failed;
+	/* CN: non-zero = the region belongs to a service of the MN process (the
+	 * KV master, replay/kv.c): CN index 0 does not WRITE its image into it at
+	 * the start barrier and no CN READs it back at the end barrier (the
+	 * barriers themselves are unchanged). The image may then be as small as
+	 * 64 bytes (cfg->mr_size); need_bytes still checks the MN's region. */
+	int keep_region;
+	/* MN: called once by dmr_verbs_mn_main, with the region's base and length
+	 * (mr_size bytes, zeroed, registered for remote READ/WRITE/ATOMIC; valid
+	 * until dmr_verbs_mn_main returns), after rdma_cm listens and before the
+	 * MN loop starts (a CN may already be connecting: a service started here
+	 * must tolerate early READs). A non-OK return ends dmr_verbs_mn_main with
+	 * that status (the callback sets *err). A service run on the region (a
+	 * thread started here, owned by the caller) ends the MN by setting
+	 * *stop (DMR_ERR_INTERRUPTED). NULL: none. */
+	dmr_status_t (*mn_region)(void *arg, void *base, uint64_t len, dmr_err_t *err);
+	/* MN: called once before dmr_verbs_mn_main releases the region, when
+	 * mn_region was called (whatever mn_region returned): stop using the
+	 * region here (join the service's thread). NULL: none. */
+	void (*mn_region_end)(void *arg);
+	void *mn_arg;
 } dmr_verbs_role_t;
 
 /* CN: the role the next verbs open() takes (NULL: loopback). The struct and
