@@ -139,6 +139,10 @@ typedef struct dmr_be_ops {
 	/* Charge `ps` of CPU time to worker (sim: advances its clock; verbs:
 	 * nothing, the CPU is real). */
 	void (*charge)(dmr_be_t *be, uint32_t worker, uint64_t ps);
+	/* Optional (NULL: the tag itself): the value a lock CAS of `worker`
+	 * with swap value `tag` leaves in MN memory, as a READ of the lock word
+	 * returns it (verbs CN role: the tag with the CN index added). */
+	uint64_t (*lock_word)(dmr_be_t *be, uint32_t worker, uint64_t tag);
 } dmr_be_ops_t;
 
 struct dmr_be {
@@ -216,6 +220,11 @@ static inline void dmr_be_stats(dmr_be_t *be, dmr_be_stats_t *st)
 static inline void dmr_be_charge(dmr_be_t *be, uint32_t worker, uint64_t ps)
 {
 	be->ops->charge(be, worker, ps);
+}
+
+static inline uint64_t dmr_be_lock_word(dmr_be_t *be, uint32_t worker, uint64_t tag)
+{
+	return be->ops->lock_word ? be->ops->lock_word(be, worker, tag) : tag;
 }
 
 /* Convenience single-WR posts; all go through dmr_be_post. */

@@ -20,6 +20,19 @@
  *     (then it gives up). Inserts that find their range exhausted
  *     ("table full") and inserts that find the slot present give up at once.
  *
+ * Lock CAS results. A transaction that names the same record twice among
+ * its U/I/D ops is refused before its CAS is posted (a trace error). So a
+ * lock CAS that returns this context's own tag cannot be a lock of this
+ * transaction: it is the CAS itself, executed a second time by the
+ * responder (a retransmitted atomic re-executed instead of answered from
+ * its saved result; SoftRoCE does this, docs/SOFTROCE-VM.md "Replayed
+ * atomics"). The first execution took the lock for us: when the READ that
+ * follows the CAS in the same doorbell (so executes after it) finds the lock
+ * word holding our tag (as the backend writes it: dmr_be_lock_word), the
+ * lock is ours, counted in cas_replayed, and the transaction goes on as if
+ * the CAS had returned 0. Otherwise the lock is not ours whatever the CAS
+ * said: a failed lock (abort, nothing to release).
+ *
  * A context is a state machine advanced by completions: dmr_txn_start()
  * posts the first doorbell, dmr_txn_on_wc() consumes a completion and posts
  * the next; neither blocks. One signaled WR per doorbell (selective
@@ -57,6 +70,10 @@ typedef struct dmr_txn_stats {
 	uint64_t reads, writes;
 	uint64_t locks_taken, locks_released;
 	uint64_t skipped_ops;
+	uint64_t cas_replayed; /* lock CASes that returned this context's own tag
+	                          for a record it had not locked, the READ behind
+	                          them finding the lock ours: an atomic executed
+	                          twice by the responder ("Lock CAS results") */
 	int64_t committed_xv;
 } dmr_txn_stats_t;
 
@@ -81,7 +98,9 @@ typedef struct dmr_txn_ctx {
 	const dmr_txn_engine_t *eng;
 	dmr_txn_stats_t *stats;
 	uint32_t id, worker;
-	uint64_t tag;           /* lock word value when held */
+	uint64_t tag;           /* lock tag (CAS swap value) */
+	uint64_t tag_mem;       /* the lock word in MN memory when we hold it
+	                           (dmr_be_lock_word: verbs adds the CN index) */
 	const dmr_trace_txn_t *txn;
 	uint8_t state;
 	uint16_t round;

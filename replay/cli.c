@@ -159,6 +159,10 @@ void dmr_replay_print(const dmr_replay_result_t *r, void *file)
 			(unsigned long long)r->be.verbs, (unsigned long long)r->be.reads,
 			(unsigned long long)r->be.writes, (unsigned long long)r->be.cas,
 			(unsigned long long)r->be.faa, (unsigned long long)r->be.doorbells);
+		if (r->st.cas_replayed)
+			fprintf(f, "  replayed CAS   %llu lock CASes came back with their own tag (executed "
+				"twice by the responder; the lock was ours: docs/SOFTROCE-VM.md)\n",
+				(unsigned long long)r->st.cas_replayed);
 		return;
 	}
 	fprintf(f, "  simulator      %llu verbs, %llu events in %.2f s wall (+ %.2f s reading the trace, %.2f s total)\n",

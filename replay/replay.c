@@ -208,6 +208,7 @@ static void sum_stats(const engine_t *e, dmr_txn_stats_t *t)
 		t->locks_taken += s->locks_taken;
 		t->locks_released += s->locks_released;
 		t->skipped_ops += s->skipped_ops;
+		t->cas_replayed += s->cas_replayed;
 		t->committed_xv += s->committed_xv;
 	}
 }

@@ -75,7 +75,7 @@ static const char *summary_header =
 	"abort_validation,abort_duplicate,abort_full,atomics_per_commit,reads_per_commit,verbs,"
 	"p50_us,p99_us,p999_us,verified,sim_time_s,wall_s,loop_wall_s,trace_wall_s,status,footprint_bytes,"
 	"skipped_ops,mtu,retries_limit,backoff_us,duration_s,ai_step,md_factor,loop_window_ms,"
-	"loop_threshold,profile_path,trace";
+	"loop_threshold,profile_path,trace,cas_replayed";
 
 int dmr_results_mkdir_p(const char *dir)
 {
@@ -135,7 +135,7 @@ static int fill_summary(FILE *f, const void *a)
 	return fprintf(f,
 		       "%s,%s,%s,%s,%s,%u,%u,%u,%llu,%llu,%llu,%llu,%llu,%llu,%.3f,%.3f,%.6f,%llu,%llu,"
 		       "%llu,%llu,%llu,%.4f,%.4f,%llu,%.3f,%.3f,%.3f,%d,%.9f,%.3f,%.3f,%.3f,%s,%llu,"
-		       "%llu,%u,%u,%g,%g,%u,%g,%g,%g,%s,%s\n",
+		       "%llu,%u,%u,%g,%g,%u,%g,%g,%g,%s,%s,%llu\n",
 		       r->workload, r->regime, r->loop, r->backend, r->profile, r->cns, r->threads, r->coros,
 		       (unsigned long long)r->seed, (unsigned long long)r->txns,
 		       (unsigned long long)r->st.tried, (unsigned long long)r->st.committed,
@@ -151,7 +151,8 @@ static int fill_summary(FILE *f, const void *a)
 		       (unsigned long long)r->footprint, (unsigned long long)r->st.skipped_ops,
 		       r->mtu, r->retries_limit, r->backoff_us, r->duration_s, r->loop_cfg.ai_step,
 		       r->loop_cfg.md_factor, r->loop_cfg.window_ps / 1e9, r->loop_cfg.threshold,
-		       r->profile_path[0] ? r->profile_path : "-", sa->trace);
+		       r->profile_path[0] ? r->profile_path : "-", sa->trace,
+		       (unsigned long long)r->st.cas_replayed);
 }
 
 static int fill_ts(FILE *f, const void *a)

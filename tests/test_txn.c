@@ -236,6 +236,113 @@ START_TEST(unaligned_atomic_refused_before_posting)
 }
 END_TEST
 
+/* The lock word already holds this context's own tag when its CAS runs:
+ * what a CAS executed twice by the responder returns (the first execution
+ * locked). The lock is ours: counted in cas_replayed, the transaction
+ * commits, applies its update once and releases the lock. */
+START_TEST(replayed_lock_cas_is_ours)
+{
+	fixture_t f;
+	fx_init(&f, 1, 0);
+	static dmr_trace_txn_t t;
+	update_txn(&t, 3, 5);
+	uint64_t tag = f.ctx[0].tag;
+	memcpy(f.mem + dmr_layout_rec(&f.l, 0, 3), &tag, 8);
+	int out[1] = {-1};
+	ck_assert_int_eq(dmr_txn_start(&f.ctx[0], &t), DMR_TXN_RUNNING);
+	drive(&f, out, 1);
+	ck_assert_int_eq(out[0], DMR_TXN_COMMITTED);
+	ck_assert_uint_eq(f.st.cas_replayed, 1);
+	ck_assert_uint_eq(f.st.aborts[DMR_ABORT_LOCK], 0);
+	ck_assert_uint_eq(word(&f, 3, 0), 0);                   /* unlocked */
+	ck_assert_uint_eq(word(&f, 3, 1), DMR_VER_PRESENT | 2); /* one write-back */
+	ck_assert_uint_eq(word(&f, 3, 2), 5);
+	ck_assert_uint_eq(f.st.locks_taken, 1);
+	ck_assert_uint_eq(f.st.locks_released, 1);
+	fx_fini(&f, 1);
+}
+END_TEST
+
+/* The CAS says our own tag but the READ behind it finds the lock word not
+ * ours (a CAS result no execution explains): not a replay, a failed lock;
+ * nothing is released and the lock word is left alone. */
+START_TEST(own_tag_not_confirmed_by_read_is_a_lock_abort)
+{
+	fixture_t f;
+	fx_init(&f, 1, 0);
+	static dmr_trace_txn_t t;
+	update_txn(&t, 3, 5);
+	uint64_t tag = f.ctx[0].tag;
+	memcpy(f.mem + dmr_layout_rec(&f.l, 0, 3), &tag, 8);
+	ck_assert_int_eq(dmr_txn_start(&f.ctx[0], &t), DMR_TXN_RUNNING);
+	dmr_wc_t wc;
+	ck_assert_int_eq(dmr_be_progress(f.be, UINT64_MAX), 0);
+	ck_assert_int_eq(dmr_be_poll(f.be, 0, &wc, 1), 1);
+	memset(f.ctx[0].buf + f.ctx[0].ops[0].buf + 8, 0, 8); /* the READ saw it free */
+	/* no lock to release: the abort finishes at once (retries 0) */
+	ck_assert_int_eq(dmr_txn_on_wc(&f.ctx[0], &wc), DMR_TXN_GAVE_UP);
+	ck_assert_uint_eq(f.st.cas_replayed, 0);
+	ck_assert_uint_eq(f.st.aborts[DMR_ABORT_LOCK], 1);
+	ck_assert_uint_eq(f.st.locks_taken, 0);
+	ck_assert_uint_eq(f.st.locks_released, 0);
+	ck_assert_uint_eq(word(&f, 3, 0), tag);
+	fx_fini(&f, 1);
+}
+END_TEST
+
+/* Another context's tag is still a failed lock, not a replay. */
+START_TEST(other_contexts_tag_is_a_lock_abort)
+{
+	fixture_t f;
+	fx_init(&f, 2, 0);
+	static dmr_trace_txn_t t;
+	update_txn(&t, 3, 5);
+	uint64_t tag = f.ctx[1].tag;
+	memcpy(f.mem + dmr_layout_rec(&f.l, 0, 3), &tag, 8);
+	int out[2] = {-1, -1};
+	ck_assert_int_eq(dmr_txn_start(&f.ctx[0], &t), DMR_TXN_RUNNING);
+	drive(&f, out, 1);
+	ck_assert_int_eq(out[0], DMR_TXN_GAVE_UP);
+	ck_assert_uint_eq(f.st.cas_replayed, 0);
+	ck_assert_uint_eq(f.st.aborts[DMR_ABORT_LOCK], 1);
+	ck_assert_uint_eq(word(&f, 3, 0), tag); /* not ours: left alone */
+	fx_fini(&f, 2);
+}
+END_TEST
+
+/* A transaction that locks the same record twice is a trace error, found
+ * before the second CAS is posted: in one round nothing is posted; across
+ * rounds the first round's CAS only. */
+START_TEST(same_record_locked_twice_refused_before_posting)
+{
+	fixture_t f;
+	fx_init(&f, 1, 0);
+	static dmr_trace_txn_t t;
+	memset(&t, 0, sizeof(t));
+	t.line = 7;
+	dmr_trace_txn_op(&t, 'U', 0, 0, 3);
+	dmr_trace_txn_op(&t, 'U', 0, 0, 3);
+	ck_assert_int_eq(dmr_txn_start(&f.ctx[0], &t), DMR_ERR_INVALID);
+	ck_assert_msg(strstr(f.ctx[0].err.msg, "trace line 7") &&
+			  strstr(f.ctx[0].err.msg, "op 1: locks a record it already locked") &&
+			  strstr(f.ctx[0].err.msg, "op 0 locks it too"),
+		      "%s", f.ctx[0].err.msg);
+	ck_assert_int_lt(dmr_be_progress(f.be, UINT64_MAX), 0); /* nothing posted */
+
+	memset(&t, 0, sizeof(t));
+	dmr_trace_txn_op(&t, 'U', 0, 0, 3);
+	dmr_trace_txn_op(&t, 'D', 0, 1, 3);
+	ck_assert_int_eq(dmr_txn_start(&f.ctx[0], &t), DMR_TXN_RUNNING);
+	dmr_wc_t wc;
+	ck_assert_int_eq(dmr_be_progress(f.be, UINT64_MAX), 0);
+	ck_assert_int_eq(dmr_be_poll(f.be, 0, &wc, 1), 1);
+	ck_assert_int_eq(dmr_txn_on_wc(&f.ctx[0], &wc), DMR_ERR_INVALID);
+	ck_assert_int_lt(dmr_be_progress(f.be, UINT64_MAX), 0); /* round 1 not posted */
+	ck_assert_uint_eq(f.st.cas_replayed, 0);
+	fx_fini(&f, 1);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("txn");
@@ -246,6 +353,10 @@ int main(void)
 	tcase_add_test(tc, dependent_insert_and_table_full);
 	tcase_add_test(tc, locks_always_released_under_contention);
 	tcase_add_test(tc, unaligned_atomic_refused_before_posting);
+	tcase_add_test(tc, replayed_lock_cas_is_ours);
+	tcase_add_test(tc, other_contexts_tag_is_a_lock_abort);
+	tcase_add_test(tc, own_tag_not_confirmed_by_read_is_a_lock_abort);
+	tcase_add_test(tc, same_record_locked_twice_refused_before_posting);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

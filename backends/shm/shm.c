@@ -11,6 +11,11 @@
  * thread touch it: a mutex per CQ). READ/WRITE are memcpy: a READ that
  * races a WRITE may see a mix, as a real RDMA READ may; CAS/FAA are
  * sequentially consistent 8-byte atomics.
+ *
+ * Fault injection (tests): DMR_SHM_CAS_TWICE=N executes every Nth CAS twice
+ * and completes it with the second execution's old value, as a responder
+ * that re-executes a retransmitted atomic instead of replaying its saved
+ * result does (docs/SOFTROCE-VM.md "Replayed atomics"). Read at open.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -42,6 +47,8 @@ typedef struct shm {
 	shm_cq_t *cq;
 	dmr_be_stats_t st;
 	pthread_mutex_t stmu;
+	uint64_t cas_twice; /* DMR_SHM_CAS_TWICE: every Nth CAS twice (0: off) */
+	uint64_t ncas;      /* CASes executed (atomic), for cas_twice */
 } shm_t;
 
 static uint64_t mono_ps(void)
@@ -92,6 +99,8 @@ static dmr_status_t shm_be_open(const dmr_be_config_t *cfg, dmr_be_t **be_p, dmr
 	for (uint32_t i = 0; i < s->nworkers; i++)
 		pthread_mutex_init(&s->cq[i].mu, NULL);
 	s->t0 = mono_ps();
+	const char *twice = getenv("DMR_SHM_CAS_TWICE");
+	s->cas_twice = twice ? strtoull(twice, NULL, 10) : 0;
 	extern const dmr_be_ops_t dmr_shm_ops;
 	s->be.ops = &dmr_shm_ops;
 	*be_p = &s->be;
@@ -157,6 +166,13 @@ static dmr_status_t shm_post(dmr_be_t *be, uint32_t worker, uint32_t mn, const d
 				uint64_t exp = wr->compare_add;
 				__atomic_compare_exchange_n((uint64_t *)(void *)p, &exp, wr->swap, 0,
 							    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+				if (s->cas_twice &&
+				    __atomic_add_fetch(&s->ncas, 1, __ATOMIC_RELAXED) % s->cas_twice == 0) {
+					exp = wr->compare_add; /* executed again */
+					__atomic_compare_exchange_n((uint64_t *)(void *)p, &exp,
+								    wr->swap, 0, __ATOMIC_SEQ_CST,
+								    __ATOMIC_SEQ_CST);
+				}
 				memcpy(wr->local, &exp, 8);
 				d.cas++;
 				break;

@@ -1309,6 +1309,11 @@ static uint64_t tag_in(const vb_t *vb, uint64_t v)
 	return v;
 }
 
+static uint64_t vb_lock_word(dmr_be_t *be, uint32_t worker, uint64_t tag)
+{
+	return tag_out(to_vb(be), worker, tag);
+}
+
 /* Retire the oldest slot of q with status `status`; count it. */
 static vb_slot_t *retire(vb_t *vb, vb_worker_t *wk, vb_qp_t *q, uint8_t status)
 {
@@ -2117,6 +2122,7 @@ const dmr_be_ops_t dmr_verbs_ops = {
     .mn_memory = vb_mn_memory,
     .stats = vb_stats,
     .charge = vb_charge,
+    .lock_word = vb_lock_word,
 };
 
 /* ---- MN role: a process that serves its region -------------------------- */
