@@ -1189,8 +1189,9 @@ static dmr_status_t kv_check_opts(const dmr_kv_opts_t *o, dmr_err_t *err)
 				   o->low_water, o->high_water);
 	if (!(o->time_scale >= 0 && o->time_scale <= DMR_KV_TIME_SCALE_MAX))
 		return dmr_err_set(err, DMR_ERR_INVALID,
-				   "kv run: --time-scale %g: outside 0..%g (0 = all at once; above "
-				   "%g the whole trace would last years of simulated time)",
+				   "kv run: --time-scale %g: outside 0..%g (0 = all at once, 1 = the "
+				   "trace's pace; %g x stretches the synthetic trace's 1,022 s to 28 h "
+				   "of simulated time)",
 				   o->time_scale, (double)DMR_KV_TIME_SCALE_MAX,
 				   (double)DMR_KV_TIME_SCALE_MAX);
 	if (o->slice > UINT32_MAX)
