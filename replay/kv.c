@@ -3766,7 +3766,7 @@ static void gen_usage(FILE *f)
 		"  --mooncake FILE    input JSONL\n"
 		"  -o, --out FILE     output KV trace (written to FILE.tmp, then renamed)\n"
 		"  --kv-model NAME    block size from a preset (default llama-3-8b): %s\n"
-		"  --block-bytes B    block size in bytes instead (K/M/G suffixes)\n"
+		"  --block-bytes B    block size in bytes instead (K/M/G suffixes; at most 1G)\n"
 		"  --requests N       convert the first N lines only\n"
 		"  --quiet\n",
 		dmr_kv_model_names());
@@ -3877,7 +3877,7 @@ static void run_usage(FILE *f)
 		"  --high-water X      evict when a put would exceed X of capacity (default 0.95)\n"
 		"  --low-water X       ... down to X of capacity (default 0.90)\n"
 		"  --placement P       round-robin (default) | least-loaded\n"
-		"  --time-scale X      open loop: arrival = trace time x X (default 1; 0.5 = twice as fast)\n"
+		"  --time-scale X      open loop: arrival = trace time x X (0..100, default 1; 0.5 = twice as fast)\n"
 		"  --outstanding N     closed loop with N requests in flight instead\n"
 		"  --slice BYTES       split transfers into slices (default 64K; 0 = one WR per block)\n"
 		"  --qp-depth N        slices in flight per client (default 16)\n"
@@ -3885,7 +3885,7 @@ static void run_usage(FILE *f)
 		"  --sim-region BYTES  real MN memory on sim; larger pools are folded into it (default 16M)\n"
 		"  --mtu BYTES         override the profile's path MTU\n"
 		"  --requests N        replay the first N requests\n"
-		"  --window-ms X       time-series window (default 1000)\n"
+		"  --window-ms X       time-series window (0.001..3600000, default 1000)\n"
 		"  --out DIR           results directory (default out/kv)\n"
 		"  --quiet\n"
 		"  --procs             verbs: run `kv mn` (the master) and --cns `kv cn` processes\n"
