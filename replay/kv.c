@@ -9,6 +9,7 @@
 #include "results.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
@@ -431,6 +432,38 @@ static void csv_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+/* ---- stop flag: SIGINT/SIGTERM ----------------------------------------- */
+
+/* Set by the handler; the sim's event loop, the threaded clients and the
+ * launcher poll it (sigaction without SA_RESTART: a blocking call returns
+ * EINTR and the poll follows). */
+static volatile sig_atomic_t kv_interrupted;
+
+static void kv_on_signal(int sig)
+{
+	kv_interrupted = sig;
+}
+
+/* Install kv_on_signal for SIGINT and SIGTERM, clearing the flag; the old
+ * handlers go to old[0..1] for kv_sig_restore. */
+static void kv_sig_install(struct sigaction old[2])
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = kv_on_signal;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = 0;
+	kv_interrupted = 0;
+	sigaction(SIGINT, &sa, &old[0]);
+	sigaction(SIGTERM, &sa, &old[1]);
+}
+
+static void kv_sig_restore(const struct sigaction old[2])
+{
+	sigaction(SIGINT, &old[0], NULL);
+	sigaction(SIGTERM, &old[1], NULL);
+}
+
 /* ---- time series -------------------------------------------------------- */
 
 typedef struct kv_cnt {
@@ -443,6 +476,7 @@ typedef struct kv_ts {
 	kv_cnt_t last;
 	kv_cnt_t *rows;
 	uint32_t n, cap;
+	int overflow;       /* DMR_KV_TS_MAX_ROWS reached: the run is stopped */
 } kv_ts_t;
 
 static void ts_close(kv_ts_t *ts, const kv_cnt_t *c)
@@ -473,6 +507,10 @@ static void ts_close(kv_ts_t *ts, const kv_cnt_t *c)
 static void ts_advance(kv_ts_t *ts, uint64_t now, const kv_cnt_t *c)
 {
 	while (now >= ts->next_end) {
+		if (ts->n >= DMR_KV_TS_MAX_ROWS) {
+			ts->overflow = 1;
+			return;
+		}
 		ts_close(ts, c);
 		ts->next_end += ts->window_ps;
 	}
@@ -494,6 +532,7 @@ typedef struct pentry {
 
 typedef struct seg {
 	uint64_t nslots, fresh, used;
+	uint64_t stored, peak; /* blocks placed here over the run; most held at once */
 	uint64_t *free;
 	uint64_t nfree, capfree;
 } seg_t;
@@ -746,6 +785,9 @@ static uint32_t entry_new(kv_t *k, uint64_t id, dmr_status_t *st_p)
 	p->waiters = NOIDX;
 	p->state = E_PENDING;
 	g->used++;
+	g->stored++;
+	if (g->used > g->peak)
+		g->peak = g->used;
 	k->used++;
 	if (k->used > k->max_used)
 		k->max_used = k->used;
@@ -1023,7 +1065,8 @@ static const char *kv_summary_header =
 	"rpc_us,requests,blocks_requested,hit_ratio,blocks_got,blocks_put,puts_dropped,"
 	"waited_gets,evictions,max_blocks_used,bytes_got,bytes_put,p50_us,p99_us,p999_us,"
 	"mean_us,max_us,wire_bytes_to_mn,wire_bytes_from_mn,link_gbps,link_util_to_mn,"
-	"link_util_from_mn,link_util,goodput_gbps,sim_time_s,wall_s,slices,events,folded,status";
+	"link_util_from_mn,link_util,goodput_gbps,sim_time_s,wall_s,slices,events,folded,status,"
+	"segment_blocks_min,segment_blocks_max,segment_peak_min,segment_peak_max";
 
 struct kv_sum_arg {
 	const dmr_kv_result_t *r;
@@ -1043,7 +1086,8 @@ static int fill_kv_summary(FILE *f, const void *a)
 		       ",%u,%.3f,%" PRIu64 ",%" PRIu64 ",%.6f,%" PRIu64 ",%" PRIu64 ",%" PRIu64
 		       ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
 		       ",%.3f,%.3f,%.3f,%.3f,%.3f,%" PRIu64 ",%" PRIu64
-		       ",%.3f,%.6f,%.6f,%.6f,%.3f,%.9f,%.3f,%" PRIu64 ",%" PRIu64 ",%d,%s\n",
+		       ",%.3f,%.6f,%.6f,%.6f,%.3f,%.9f,%.3f,%" PRIu64 ",%" PRIu64 ",%d,%s"
+		       ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n",
 		       r->block_bytes, r->backend, r->profile, r->cns, r->clients, r->segments,
 		       r->placement, r->capacity, sa->o->unbounded ? 1.0 : sa->o->high_water,
 		       sa->o->unbounded ? 1.0 : sa->o->low_water, r->mode, r->time_scale,
@@ -1053,12 +1097,14 @@ static int fill_kv_summary(FILE *f, const void *a)
 		       r->bytes_got, r->bytes_put, r->p50_us, r->p99_us, r->p999_us, r->mean_us,
 		       r->max_us, r->wire_to_mn, r->wire_from_mn, r->link_gbps, r->util_to_mn,
 		       r->util_from_mn, r->link_util, r->goodput_gbps, r->sim_time_s, r->wall_s,
-		       r->slices, r->events, r->folded, r->status);
+		       r->slices, r->events, r->folded, r->status, r->seg_blocks_min,
+		       r->seg_blocks_max, r->seg_peak_min, r->seg_peak_max);
 }
 
 struct kv_ts_arg {
 	const kv_ts_t *ts;
 	double link_gbps;
+	uint64_t block; /* blocks = bytes / block (both at completion); 0: counted blocks */
 };
 
 static int fill_kv_ts(FILE *f, const void *a)
@@ -1070,12 +1116,14 @@ static int fill_kv_ts(FILE *f, const void *a)
 			    "bytes_got,bytes_put,gbps_to_mn,gbps_from_mn,link_util\n");
 	for (uint32_t i = 0; i < ts->n && rc >= 0; i++) {
 		const kv_cnt_t *c = &ts->rows[i];
+		uint64_t got = ta->block ? c->bytes_got / ta->block : c->hits;
+		uint64_t put = ta->block ? c->bytes_put / ta->block : c->puts;
 		double to = c->wire_to * 8 / w / 1e9, from = c->wire_from * 8 / w / 1e9;
 		double u = ta->link_gbps > 0 ? (to > from ? to : from) / ta->link_gbps : 0;
 		rc = fprintf(f,
 			     "%.3f,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
 			     ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.3f,%.3f,%.4f\n",
-			     i * w, c->arrivals, c->completed, c->hits, c->puts, c->dropped,
+			     i * w, c->arrivals, c->completed, got, put, c->dropped,
 			     c->evictions, c->bytes_got, c->bytes_put, to, from, u);
 	}
 	return rc;
@@ -1121,6 +1169,11 @@ static dmr_status_t kv_setup_pool(kv_t *k, uint64_t *logical_p)
 
 static dmr_status_t kv_check_opts(const dmr_kv_opts_t *o, dmr_err_t *err)
 {
+	if (!o->backend || (strcmp(o->backend, "sim") != 0 && strcmp(o->backend, "shm") != 0 &&
+			    strcmp(o->backend, "verbs") != 0))
+		return dmr_err_set(err, DMR_ERR_INVALID,
+				   "kv run: --backend %s: unknown (sim, shm or verbs)",
+				   o->backend ? o->backend : "(none)");
 	if (!o->trace)
 		return dmr_err_set(err, DMR_ERR_INVALID, "kv run: --trace FILE is required");
 	if (o->cns == 0 || o->clients == 0 || o->qp_depth == 0)
@@ -1134,12 +1187,19 @@ static dmr_status_t kv_check_opts(const dmr_kv_opts_t *o, dmr_err_t *err)
 				   "kv run: need 0 <= --low-water <= --high-water <= 1 and "
 				   "--high-water > 0 (got %g, %g)",
 				   o->low_water, o->high_water);
-	if (!(o->time_scale >= 0) || !isfinite(o->time_scale))
-		return dmr_err_set(err, DMR_ERR_INVALID, "kv run: --time-scale must be >= 0");
+	if (!(o->time_scale >= 0 && o->time_scale <= DMR_KV_TIME_SCALE_MAX))
+		return dmr_err_set(err, DMR_ERR_INVALID,
+				   "kv run: --time-scale %g: outside 0..%g (0 = all at once, 1 = the "
+				   "trace's pace; %g x stretches the synthetic trace's 1,022 s to 28 h "
+				   "of simulated time)",
+				   o->time_scale, (double)DMR_KV_TIME_SCALE_MAX,
+				   (double)DMR_KV_TIME_SCALE_MAX);
 	if (o->slice > UINT32_MAX)
 		return dmr_err_set(err, DMR_ERR_INVALID, "kv run: --slice above 4 GiB - 1");
-	if (!(o->window_ms > 0))
-		return dmr_err_set(err, DMR_ERR_INVALID, "kv run: --window-ms must be > 0");
+	if (!(o->window_ms >= DMR_KV_WINDOW_MS_MIN && o->window_ms <= DMR_KV_WINDOW_MS_MAX))
+		return dmr_err_set(err, DMR_ERR_INVALID,
+				   "kv run: --window-ms %g: outside %g..%g (1 us to 1 h)", o->window_ms,
+				   DMR_KV_WINDOW_MS_MIN, DMR_KV_WINDOW_MS_MAX);
 	return DMR_OK;
 }
 
@@ -1172,6 +1232,17 @@ static void kv_fill_result(kv_t *k, dmr_kv_result_t *res, const dmr_model_t *m, 
 	res->evictions = k->cnt.evictions;
 	res->waited_gets = k->waited;
 	res->max_blocks_used = k->max_used;
+	for (uint32_t s = 0; k->seg && s < k->nseg; s++) {
+		const seg_t *g = &k->seg[s];
+		if (s == 0 || g->stored < res->seg_blocks_min)
+			res->seg_blocks_min = g->stored;
+		if (g->stored > res->seg_blocks_max)
+			res->seg_blocks_max = g->stored;
+		if (s == 0 || g->peak < res->seg_peak_min)
+			res->seg_peak_min = g->peak;
+		if (g->peak > res->seg_peak_max)
+			res->seg_peak_max = g->peak;
+	}
 	res->hit_ratio = k->requested ? (double)k->cnt.hits / k->requested : 0;
 	double dummy;
 	dvec_stats(&k->lat, &res->p50_us, &res->p99_us, &res->p999_us, &res->mean_us, &dummy,
@@ -1203,7 +1274,7 @@ static dmr_status_t kv_write_results(kv_t *k, const dmr_kv_result_t *res, dmr_er
 {
 	const char *dir = k->o->out_dir;
 	struct kv_sum_arg sa = {res, k->o};
-	struct kv_ts_arg ta = {&k->ts, res->link_gbps};
+	struct kv_ts_arg ta = {&k->ts, res->link_gbps, k->be ? k->block : 0};
 	if (dmr_results_mkdir_p(dir) != 0)
 		return dmr_err_set(err, DMR_ERR_IO, "%s: cannot create: %s", dir, strerror(errno));
 	dmr_status_t st = dmr_results_write_file(dir, res->partial ? "timeseries.partial.csv" : "timeseries.csv",
@@ -1211,7 +1282,25 @@ static dmr_status_t kv_write_results(kv_t *k, const dmr_kv_result_t *res, dmr_er
 	if (st == DMR_OK)
 		st = dmr_results_write_file(dir, res->partial ? "summary.partial.csv" : "summary.csv",
 				fill_kv_summary, &sa, err);
+	if (st == DMR_OK && !res->partial) {
+		/* complete results are in place (renamed): a failed earlier run's
+		 * partial files are stale now */
+		char p[4200];
+		snprintf(p, sizeof(p), "%s/summary.partial.csv", dir);
+		unlink(p);
+		snprintf(p, sizeof(p), "%s/timeseries.partial.csv", dir);
+		unlink(p);
+	}
 	return st;
+}
+
+static dmr_status_t kv_ts_overflow(kv_t *k)
+{
+	return dmr_err_set(k->err, DMR_ERR_RANGE,
+			   "kv run: --window-ms %g: the time series reached %u rows (%.3f s of "
+			   "run): give a larger --window-ms (results so far are partial)",
+			   k->o->window_ms, (unsigned)DMR_KV_TS_MAX_ROWS,
+			   (double)k->ts.n * (double)k->ts.window_ps / 1e12);
 }
 
 /* The event loop: until no event is left. */
@@ -1221,6 +1310,12 @@ static dmr_status_t kv_loop(kv_t *k)
 	dmr_wc_t wcs[64];
 	int w;
 	while ((w = dmr_be_progress(k->be, UINT64_MAX)) >= 0) {
+		if (kv_interrupted)
+			return dmr_err_set(k->err, DMR_ERR_INTERRUPTED,
+					   "interrupted by signal %d: results so far are partial",
+					   (int)kv_interrupted);
+		if (k->ts.overflow)
+			return kv_ts_overflow(k);
 		int n = dmr_be_poll(k->be, (uint32_t)w, wcs, 64);
 		for (int i = 0; i < n && st == DMR_OK; i++) {
 			uint64_t now = dmr_be_now(k->be, (uint32_t)w);
@@ -1343,12 +1438,6 @@ static inline uint64_t cnt_get(const uint64_t *c)
 	return __atomic_load_n(c, __ATOMIC_RELAXED);
 }
 
-static volatile sig_atomic_t kv_interrupted;
-
-static void kv_on_signal(int sig)
-{
-	kv_interrupted = sig;
-}
 
 /* a request read from the trace, queued for its client */
 typedef struct tq {
@@ -2277,14 +2366,29 @@ static dmr_status_t kv_plan(kv_t *k, kvt_t *T, uint64_t *region_p, dmr_kv_geom_t
 				per = 1;
 			for (uint32_t s = 0; s < k->nseg; s++)
 				k->seg[s].nslots = per;
-			k->seg_stride = per * k->block;
+			if (__builtin_mul_overflow(per, k->block, &k->seg_stride))
+				return dmr_err_set(err, DMR_ERR_RANGE,
+						   "%s: a segment of %" PRIu64 " blocks of %" PRIu64
+						   " bytes (trace header block_bytes) overflows 64 bits",
+						   o->trace, per, k->block);
 		}
 	}
 	T->slots_per_seg = k->seg[0].nslots;
-	uint64_t nslots = T->slots_per_seg * k->nseg;
+	/* region = header + mailboxes + ready words + segments x stride, every
+	 * step checked: a wrapped size would place blocks outside the pool */
+	uint64_t nslots, rdy, seg_bytes, region;
 	T->ready_base = KV_HDR + (uint64_t)T->nc * MB_SLOTS * MB_SLOT;
-	T->pool_base = (T->ready_base + 8 * nslots + 4095) & ~4095ull;
-	uint64_t region = T->pool_base + k->nseg * k->seg_stride;
+	if (__builtin_mul_overflow(T->slots_per_seg, (uint64_t)k->nseg, &nslots) ||
+	    __builtin_mul_overflow(nslots, 8ull, &rdy) ||
+	    __builtin_add_overflow(T->ready_base, rdy + 4095, &T->pool_base) ||
+	    __builtin_mul_overflow((uint64_t)k->nseg, k->seg_stride, &seg_bytes) ||
+	    __builtin_add_overflow(T->pool_base & ~4095ull, seg_bytes, &region))
+		return dmr_err_set(err, DMR_ERR_RANGE,
+				   "%s: the pool's region (%u segments x %" PRIu64 " slots of %" PRIu64
+				   " bytes, trace header block_bytes) overflows 64 bits: give "
+				   "--capacity, --requests or a smaller block (kv gen --block-bytes)",
+				   o->trace, k->nseg, T->slots_per_seg, k->block);
+	T->pool_base &= ~4095ull;
 	if (region > phys_bytes() / 2)
 		return dmr_err_set(err, DMR_ERR_RANGE,
 				   "%s: the pool needs a %" PRIu64 "-byte region (%" PRIu64
@@ -2618,6 +2722,10 @@ static dmr_status_t kv_run_threaded(kv_t *k, dmr_kv_result_t *res, double w0, co
 		if (!more)
 			break;
 		ts_advance(&k->ts, dmr_be_now(k->be, 0) - T->t0, &cnt);
+		if (k->ts.overflow && !T->stop) {
+			st = kv_ts_overflow(k);
+			T->stop = 1;
+		}
 	}
 	for (uint32_t c = 0; c < started; c++) {
 		pthread_join(T->c[c].tid, NULL);
@@ -2945,6 +3053,24 @@ out:
 }
 #endif
 
+dmr_status_t dmr_kv_out_check(const char *dir, dmr_err_t *err)
+{
+	if (!dir)
+		return DMR_OK;
+	if (dmr_results_mkdir_p(dir) != 0)
+		return dmr_err_set(err, DMR_ERR_IO, "--out %s: cannot create: %s", dir,
+				   strerror(errno));
+	char p[4200];
+	snprintf(p, sizeof(p), "%s/.dmr-write-check.%ld", dir, (long)getpid());
+	int fd = open(p, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	if (fd < 0)
+		return dmr_err_set(err, DMR_ERR_IO, "--out %s: not writable (%s): no results "
+				   "could be written; nothing was run", dir, strerror(errno));
+	close(fd);
+	unlink(p);
+	return DMR_OK;
+}
+
 static dmr_status_t kv_run_common(const dmr_kv_opts_t *o, const kv_proc_t *P,
 				  dmr_kv_result_t *res, dmr_err_t *err)
 {
@@ -2959,8 +3085,12 @@ static dmr_status_t kv_run_common(const dmr_kv_opts_t *o, const kv_proc_t *P,
 	const dmr_model_t *m = NULL;
 	uint64_t logical = 0, region = 0, maxwr;
 	int folded = 0;
+	struct sigaction oldsig[2];
+	int sig_on = 0;
 	dmr_status_t st = kv_check_opts(o, err);
 	if (st != DMR_OK)
+		return st;
+	if ((st = dmr_kv_out_check(o->out_dir, err)) != DMR_OK)
 		return st;
 	st = dmr_kv_trace_open(o->trace, &k->rd, err);
 	if (st != DMR_OK)
@@ -2969,6 +3099,9 @@ static dmr_status_t kv_run_common(const dmr_kv_opts_t *o, const kv_proc_t *P,
 		st = kv_run_threaded(k, res, w0, P);
 		goto cleanup;
 	}
+	/* sim: the event loop polls the stop flag (partial results, exit 130) */
+	kv_sig_install(oldsig);
+	sig_on = 1;
 	k->block = dmr_kv_trace_header(k->rd)->block_bytes;
 	k->nclients = o->cns * o->clients;
 	maxwr = o->slice && o->slice < k->block ? o->slice : k->block;
@@ -3043,6 +3176,8 @@ static dmr_status_t kv_run_common(const dmr_kv_opts_t *o, const kv_proc_t *P,
 			st = dmr_err_set(err, DMR_ERR_IO, "%s", werr.msg);
 	}
 cleanup:
+	if (sig_on)
+		kv_sig_restore(oldsig);
 	xeng_fini(&k->X);
 	kv_free(k);
 	dmr_be_close(k->be);
@@ -3108,7 +3243,7 @@ void dmr_kv_print(const dmr_kv_result_t *r, void *file)
 		   "p99.9 %.1f us, mean %.1f us, max %.1f us\n",
 		r->p50_us, r->p99_us, r->p999_us, r->mean_us, r->max_us);
 	int sim = strcmp(r->backend, "sim") == 0;
-	fprintf(f, "  link           MN link %.0f Gb/s: to MN %.2f %%, from MN %.2f %% over %.3f s "
+	fprintf(f, "  link           MN link %g Gb/s: to MN %.2f %%, from MN %.2f %% over %.3f s "
 		   "%s; goodput %.2f Gb/s\n",
 		r->link_gbps, 100 * r->util_to_mn, 100 * r->util_from_mn, r->sim_time_s,
 		sim ? "simulated" : "measured", r->goodput_gbps);
@@ -3491,7 +3626,7 @@ void dmr_kv_bench_print(const dmr_kv_bench_opts_t *o, const dmr_kv_bench_result_
 	uint64_t nsl = o->slice && o->slice < o->size ? (o->size + o->slice - 1) / o->slice : 1;
 	char link[64];
 	if (r->link_gbps > 0 || strcmp(o->backend, "sim") == 0)
-		snprintf(link, sizeof(link), "%.0f Gb/s, MTU %u", r->link_gbps, r->mtu);
+		snprintf(link, sizeof(link), "%g Gb/s, MTU %u", r->link_gbps, r->mtu);
 	else
 		snprintf(link, sizeof(link), "link rate unknown, MTU %u", r->mtu);
 	fprintf(f, "dmreplay kv bench: %" PRIu64 " x %s of %" PRIu64 " B (%s), %u thread%s x batch %u"
@@ -3517,7 +3652,7 @@ void dmr_kv_bench_print(const dmr_kv_bench_opts_t *o, const dmr_kv_bench_result_
 			r->wall_s);
 		return;
 	}
-	fprintf(f, "  lower bound    %s must cross one %.0f Gb/s link: %" PRIu64 " B x 8 / %.0f Gb/s = "
+	fprintf(f, "  lower bound    %s must cross one %g Gb/s link: %" PRIu64 " B x 8 / %g Gb/s = "
 		   "%.2f us payload serialisation;\n"
 		   "                 %.2f us with RoCEv2 framing at MTU %u (%" PRIu64
 		   " packets, 82 B of headers each + RETH)\n",
@@ -3532,7 +3667,7 @@ void dmr_kv_bench_print(const dmr_kv_bench_opts_t *o, const dmr_kv_bench_result_
 		double need50 = o->size * 8.0 / 50e-6 / 1e9, need80 = o->size * 8.0 / 80e-6 / 1e9;
 		fprintf(f, "  reference      \"50 to 80 us per 4 MB push\" at this size would need %.0f "
 			   "to %.0f Gb/s through\n"
-			   "                 one %.0f Gb/s port: impossible for one push, and for the "
+			   "                 one %g Gb/s port: impossible for one push, and for the "
 			   "amortised time of a stream too\n"
 			   "                 (bytes per op / time per op <= link rate, so >= %.2f us per "
 			   "op on one link)\n",
@@ -3631,7 +3766,7 @@ static void gen_usage(FILE *f)
 		"  --mooncake FILE    input JSONL\n"
 		"  -o, --out FILE     output KV trace (written to FILE.tmp, then renamed)\n"
 		"  --kv-model NAME    block size from a preset (default llama-3-8b): %s\n"
-		"  --block-bytes B    block size in bytes instead (K/M/G suffixes)\n"
+		"  --block-bytes B    block size in bytes instead (K/M/G suffixes; at most 1G)\n"
 		"  --requests N       convert the first N lines only\n"
 		"  --quiet\n",
 		dmr_kv_model_names());
@@ -3742,7 +3877,7 @@ static void run_usage(FILE *f)
 		"  --high-water X      evict when a put would exceed X of capacity (default 0.95)\n"
 		"  --low-water X       ... down to X of capacity (default 0.90)\n"
 		"  --placement P       round-robin (default) | least-loaded\n"
-		"  --time-scale X      open loop: arrival = trace time x X (default 1; 0.5 = twice as fast)\n"
+		"  --time-scale X      open loop: arrival = trace time x X (0..100, default 1; 0.5 = twice as fast)\n"
 		"  --outstanding N     closed loop with N requests in flight instead\n"
 		"  --slice BYTES       split transfers into slices (default 64K; 0 = one WR per block)\n"
 		"  --qp-depth N        slices in flight per client (default 16)\n"
@@ -3750,7 +3885,7 @@ static void run_usage(FILE *f)
 		"  --sim-region BYTES  real MN memory on sim; larger pools are folded into it (default 16M)\n"
 		"  --mtu BYTES         override the profile's path MTU\n"
 		"  --requests N        replay the first N requests\n"
-		"  --window-ms X       time-series window (default 1000)\n"
+		"  --window-ms X       time-series window (0.001..3600000, default 1000)\n"
 		"  --out DIR           results directory (default out/kv)\n"
 		"  --quiet\n"
 		"  --procs             verbs: run `kv mn` (the master) and --cns `kv cn` processes\n"
@@ -3861,8 +3996,8 @@ static int kv_launch_own(const char *a, int *takes_value)
 	return 0;
 }
 
-static int kv_launch(int argc, char **argv, const dmr_kv_opts_t *o, const char *config,
-		     int cns_given, double deadline_s)
+static int kv_launch_body(int argc, char **argv, const dmr_kv_opts_t *o, const char *config,
+			  int cns_given, double deadline_s)
 {
 	const char *pfx = "dmreplay kv run --procs";
 	static dmr_verbs_cluster_t cl;
@@ -3877,9 +4012,12 @@ static int kv_launch(int argc, char **argv, const dmr_kv_opts_t *o, const char *
 		fprintf(stderr, "%s: error: --trace KVTRACE is required\n", pfx);
 		return 2;
 	}
-	if (!o->out_dir || dmr_results_mkdir_p(o->out_dir) != 0) {
-		fprintf(stderr, "%s: error: --out %s: %s\n", pfx, o->out_dir ? o->out_dir : "(none)",
-			strerror(errno));
+	if (!o->out_dir) {
+		fprintf(stderr, "%s: error: --out DIR is required\n", pfx);
+		return 2;
+	}
+	if (dmr_kv_out_check(o->out_dir, &err) != DMR_OK) {
+		fprintf(stderr, "%s: error: %s\n", pfx, err.msg);
 		return 2;
 	}
 	if (config) {
@@ -3987,11 +4125,26 @@ static int kv_launch(int argc, char **argv, const dmr_kv_opts_t *o, const char *
 			"logs %s/mn.log, %s/cnK.log\n",
 		pfx, cl.mn[0].id, cl.mn[0].ip, cl.port, cl.ncn, o->clients, cfgpath, o->out_dir,
 		o->out_dir);
-	int wrc = dmr_roles_spawn_wait(pfx, n, (char **const *)argvs, cnames, clogs, deadline_s,
-				       status);
+	int wrc, started = !kv_interrupted;
+	if (started) {
+		wrc = dmr_roles_spawn_wait(pfx, n, (char **const *)argvs, cnames, clogs, deadline_s,
+					   status);
+		if (kv_interrupted) /* after spawn_wait restored our handler */
+			wrc = 130;
+	} else { /* interrupted before the children were started */
+		fprintf(stderr, "%s: interrupted by signal %d before the processes were started\n",
+			pfx, (int)kv_interrupted);
+		wrc = 130;
+	}
 	int complete = wrc == 0, any2 = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		char sp[1200];
+		if (!started) { /* exit -1, status not-started: nothing ran */
+			status[i] = -1;
+			snprintf(vals[i][0], sizeof(vals[i][0]), "not-started");
+			complete = 0;
+			continue;
+		}
 		snprintf(sp, sizeof(sp), "%s/summary.csv", outs[i]);
 		if (status[i] != 0 || kv_csv_row(sp, kv_launch_keys, KV_NKEYS, vals[i]) != 0) {
 			complete = 0;
@@ -4019,7 +4172,7 @@ static int kv_launch(int argc, char **argv, const dmr_kv_opts_t *o, const char *
 	       vals[0][5], complete ? "" : "  [PARTIAL]");
 	printf("  results        %s/%s, %s/mn/, %s/cnK/\n", o->out_dir,
 	       complete ? "summary.csv" : "summary.partial.csv", o->out_dir, o->out_dir);
-	if (!complete)
+	if (!complete && started)
 		for (uint32_t i = 0; i < n; i++)
 			if (status[i] != 0)
 				fprintf(stderr, "%s: %s exited %d: see %s\n", pfx, names[i], status[i],
@@ -4036,6 +4189,20 @@ out:
 	free(cnames);
 	free(clogs);
 	free(status);
+	return rc;
+}
+
+/* kv run --procs / --config: the signal handling goes in first of all, so a
+ * SIGINT/SIGTERM before the children run still gives a partial summary and
+ * exit 130 (dmr_roles_spawn_wait installs its own handlers while it waits,
+ * forwarding to the children, and restores these). */
+static int kv_launch(int argc, char **argv, const dmr_kv_opts_t *o, const char *config,
+		     int cns_given, double deadline_s)
+{
+	struct sigaction oldsig[2];
+	kv_sig_install(oldsig);
+	int rc = kv_launch_body(argc, argv, o, config, cns_given, deadline_s);
+	kv_sig_restore(oldsig);
 	return rc;
 }
 
@@ -4258,6 +4425,10 @@ static int kv_run_main_mode(int argc, char **argv, int mode)
 		o.backend = "verbs";
 #ifdef DMR_HAVE_VERBS
 		if (mode == KVM_MN) {
+			if (dmr_kv_out_check(o.out_dir, &err) != DMR_OK) {
+				fprintf(stderr, "dmreplay %s: error: %s\n", cmd, err.msg);
+				return 2;
+			}
 			st = kv_mn_serve(&o, &cl, idx, barrier_s, end_s, &r, &err);
 		} else {
 			kv_proc_t P = {.mode = KVM_CN, .cl = &cl, .self = idx, .barrier_s = barrier_s,

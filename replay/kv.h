@@ -52,6 +52,16 @@
 #include "../backends/backend.h"
 #include "../core/status.h"
 
+/* Option ranges of kv run (docs/KVCACHE.md section 5):
+ * --time-scale 0..100 (x the trace's pace; the synthetic trace's 1,022 s
+ * become at most 28 h of simulated time); --window-ms 1 us .. 1 h; the time
+ * series stops the run (DMR_ERR_RANGE, partial results) at 1,000,000 rows
+ * (about 60 MB of CSV): the run is longer than --window-ms can describe. */
+#define DMR_KV_TIME_SCALE_MAX 100.0
+#define DMR_KV_WINDOW_MS_MIN 0.001
+#define DMR_KV_WINDOW_MS_MAX 3600000.0
+#define DMR_KV_TS_MAX_ROWS 1000000u
+
 typedef enum dmr_kv_place {
 	DMR_KV_PLACE_RR = 0,    /* round-robin over segments with a free slot */
 	DMR_KV_PLACE_LEAST = 1, /* the segment with the most free slots */
@@ -117,6 +127,10 @@ typedef struct dmr_kv_result {
 	uint64_t slices, events;
 	int folded;                 /* MN offsets folded into sim_region */
 	int partial;
+	/* placement per segment (0 where this process has no master, kv cn):
+	 * blocks placed in a segment over the run (bytes = x block_bytes), the
+	 * fewest and most over the segments; most blocks a segment held at once */
+	uint64_t seg_blocks_min, seg_blocks_max, seg_peak_min, seg_peak_max;
 } dmr_kv_result_t;
 
 /*
@@ -124,8 +138,10 @@ typedef struct dmr_kv_result {
  * threaded backend ("shm", "verbs": wall-clock ps, measured). Writes
  * out_dir/summary.csv and out_dir/timeseries.csv (temp file + rename) when
  * the run completes; summary.partial.csv / timeseries.partial.csv when it
- * fails after starting (including SIGINT/SIGTERM on threaded backends:
- * DMR_ERR_INTERRUPTED). *res is filled in both cases (res->partial).
+ * fails after starting (including SIGINT/SIGTERM, on every backend:
+ * DMR_ERR_INTERRUPTED; the handler is installed for the run and the old
+ * one restored). A complete run removes stale *.partial.csv files of an
+ * earlier failed run in out_dir. *res is filled in both cases (res->partial).
  * Errors: DMR_ERR_IO / DMR_ERR_PARSE (trace: FILE:LINE named),
  * DMR_ERR_INVALID (options), DMR_ERR_RANGE (a block larger than a segment;
  * threaded: a pool region above half the machine's memory),
@@ -136,6 +152,15 @@ typedef struct dmr_kv_result {
  * DMR_ERR_INTERRUPTED, DMR_ERR_NOMEM. The backend's own open errors.
  */
 dmr_status_t dmr_kv_run(const dmr_kv_opts_t *o, dmr_kv_result_t *res, dmr_err_t *err);
+
+/*
+ * Up-front check of an output directory (dir NULL: nothing to check):
+ * create it (with parents), then create and remove a temp file in it, so
+ * that a run whose results could not be written is refused before it
+ * starts. dmr_kv_run calls it before replaying. Errors: DMR_ERR_IO naming
+ * --out and the reason (exit status 2 on the command line).
+ */
+dmr_status_t dmr_kv_out_check(const char *dir, dmr_err_t *err);
 void dmr_kv_print(const dmr_kv_result_t *r, void *file);
 
 /* ---- the pool as processes (docs/KVCACHE.md 9.2, 9.7) ------------------

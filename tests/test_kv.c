@@ -23,7 +23,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "backends/backend.h"
@@ -336,6 +339,7 @@ static const struct {
 	{"0,0,512,-1,1,7\n# end 1 1\n", ":5: column 'output_tokens'"},
 	{"0,0,1024,1,2,7\n# end 1 2\n", ":5: column 'blocks': expected 2"},
 	{"0,0,512,1,1,7\n# end 1 1\n0,0,512,1,1,7\n", ":7: data after the '# end' trailer"},
+	{"# end 0 0\n", ":5: no requests: an empty trace has no hit ratio"},
 };
 
 START_TEST(test_reader_refuses)
@@ -496,7 +500,7 @@ START_TEST(test_results_files)
 	char *s = read_text(p);
 	ck_assert(strncmp(s, "workload,trace,kv_model,block_bytes,", 36) == 0);
 	ck_assert(strstr(s, "hit_ratio") && strstr(s, "p999_us") && strstr(s, "link_util"));
-	ck_assert(strstr(s, ",complete\n") != NULL);
+	ck_assert(strstr(s, ",complete,") != NULL);
 	free(s);
 	snprintf(p, sizeof(p), "%s/timeseries.csv", out);
 	s = read_text(p);
@@ -694,7 +698,7 @@ START_TEST(test_shm_pool)
 	snprintf(p, sizeof(p), "%s/summary.csv", out);
 	char *s = read_text(p);
 	ck_assert(strncmp(s, "workload,trace,kv_model,block_bytes,backend,", 44) == 0);
-	ck_assert(strstr(s, ",shm,") != NULL && strstr(s, ",complete\n") != NULL);
+	ck_assert(strstr(s, ",shm,") != NULL && strstr(s, ",complete,") != NULL);
 	free(s);
 	snprintf(p, sizeof(p), "%s/timeseries.csv", out);
 	s = read_text(p);
@@ -980,6 +984,304 @@ START_TEST(test_geometry)
 }
 END_TEST
 
+
+/* ---- defects of the fresh-user review (f5w) ----------------------------- */
+
+/* a kv trace with the given block size, one request of one block */
+static void write_kv_block(const char *path, const char *block_bytes)
+{
+	char t[512];
+	snprintf(t, sizeof(t),
+		 "# dmreplay-kvtrace v1\n# block_tokens 512\n# block_bytes %s\n"
+		 "req,t_us,input_tokens,output_tokens,nblocks,blocks\n0,0,512,1,1,7\n# end 1 1\n",
+		 block_bytes);
+	write_text(path, t);
+}
+
+/* 1: an unwritable --out is refused before the replay (exit 2) */
+START_TEST(test_out_unwritable)
+{
+	char in[600], kv[600], file[600], line[2400], err[4096];
+	fixture200(in, sizeof(in));
+	path_in(kv, sizeof(kv), "u.kv");
+	path_in(file, sizeof(file), "afile");
+	write_text(file, "x\n");
+	snprintf(line, sizeof(line), "kv gen --mooncake %s -o %s --block-bytes 4K --quiet", in, kv);
+	ck_assert_int_eq(run_cli(line), 0);
+	/* a directory below a regular file cannot be created */
+	snprintf(line, sizeof(line), "kv run --trace %s --out %s/sub --quiet", kv, file);
+	ck_assert_int_eq(run_cli_err(line, err, sizeof(err)), 2);
+	ck_assert_msg(strstr(err, "--out ") && strstr(err, "cannot create"), "%s", err);
+	snprintf(line, sizeof(line), "kv run --trace %s --out %s/sub --quiet --backend shm", kv, file);
+	ck_assert_int_eq(run_cli(line), 2);
+	/* an existing directory that takes no files (sysfs refuses even root) */
+	struct stat sb;
+	if (stat("/sys/kernel", &sb) == 0 && access("/sys/kernel", F_OK) == 0) {
+		snprintf(line, sizeof(line), "kv run --trace %s --out /sys/kernel --quiet", kv);
+		ck_assert_int_eq(run_cli_err(line, err, sizeof(err)), 2);
+		ck_assert_msg(strstr(err, "--out /sys/kernel: not writable"), "%s", err);
+		ck_assert_msg(strstr(err, "nothing was run"), "%s", err);
+	}
+	/* the library call too, and no temp file left in a good directory */
+	char out[600];
+	path_in(out, sizeof(out), "wout");
+	dmr_err_t e;
+	ck_assert_int_eq(dmr_kv_out_check(out, &e), DMR_OK);
+	ck_assert_int_eq(rmdir(out), 0); /* empty: the check file was removed */
+}
+END_TEST
+
+/* 2: SIGINT stops a sim replay: partial results, exit 130 */
+START_TEST(test_sim_signal)
+{
+	char in[600], kv[600], out[600], line[2400], p[700];
+	fixture200(in, sizeof(in));
+	path_in(kv, sizeof(kv), "sig.kv");
+	path_in(out, sizeof(out), "sigout");
+	/* 64 MiB blocks in 4 KiB slices: ~90 M slices, minutes of CPU */
+	snprintf(line, sizeof(line), "kv gen --mooncake %s -o %s --kv-model llama-3-8b --quiet", in,
+		 kv);
+	ck_assert_int_eq(run_cli(line), 0);
+	snprintf(line, sizeof(line), "kv run --trace %s --out %s --quiet --slice 4K", kv, out);
+	for (int sig = SIGINT; sig; sig = sig == SIGINT ? SIGTERM : 0) {
+		fflush(stdout);
+		fflush(stderr);
+		pid_t pid = fork();
+		ck_assert_int_ge(pid, 0);
+		if (pid == 0)
+			_exit(run_cli(line));
+		struct timespec ts = {1, 0};
+		nanosleep(&ts, NULL);
+		ck_assert_int_eq(kill(pid, sig), 0);
+		int ws;
+		ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
+		ck_assert_msg(WIFEXITED(ws), "killed by signal %d", WIFSIGNALED(ws) ? WTERMSIG(ws) : 0);
+		ck_assert_int_eq(WEXITSTATUS(ws), 130);
+		snprintf(p, sizeof(p), "%s/summary.partial.csv", out);
+		char *s = read_text(p);
+		ck_assert_ptr_nonnull(s);
+		ck_assert_msg(strstr(s, ",partial,") != NULL, "%s", s);
+		free(s);
+		snprintf(p, sizeof(p), "%s/summary.csv", out);
+		ck_assert(!exists(p));
+	}
+}
+END_TEST
+
+/* 3: block sizes above the limit refused in kv gen and kv run; the region
+ * arithmetic does not wrap */
+START_TEST(test_block_limit)
+{
+	char in[600], kv[600], out[600], line[2400], err[4096];
+	fixture200(in, sizeof(in));
+	path_in(kv, sizeof(kv), "big.kv");
+	path_in(out, sizeof(out), "bigout");
+	snprintf(line, sizeof(line), "kv gen --mooncake %s -o %s --block-bytes 1025M", in, kv);
+	ck_assert_int_eq(run_cli_err(line, err, sizeof(err)), 2);
+	ck_assert_msg(strstr(err, "--block-bytes 1074790400: above the limit"), "%s", err);
+	ck_assert(!exists(kv));
+	snprintf(line, sizeof(line), "kv gen --mooncake %s -o %s --block-bytes 1G --requests 2 --quiet",
+		 in, kv);
+	ck_assert_int_eq(run_cli(line), 0);
+	static const char *sizes[] = {"2305843009213693952", "9223372036854775807", "1099511627776"};
+	static const char *backends[] = {"sim", "shm"};
+	for (size_t i = 0; i < 3; i++) {
+		write_kv_block(kv, sizes[i]);
+		for (size_t b = 0; b < 2; b++) {
+			snprintf(line, sizeof(line), "kv run --trace %s --out %s --quiet --backend %s",
+				 kv, out, backends[b]);
+			ck_assert_int_eq(run_cli_err(line, err, sizeof(err)), 2);
+			ck_assert_msg(strstr(err, ":3: header 'block_bytes'") &&
+					      strstr(err, "above the limit"),
+				      "%s", err);
+		}
+	}
+	/* the limit itself is accepted (one 1 GiB block, timing only on sim) */
+	write_kv_block(kv, "1073741824");
+	snprintf(line, sizeof(line), "kv run --trace %s --out %s --quiet --time-scale 0", kv, out);
+	ck_assert_int_eq(run_cli(line), 0);
+	/* a block larger than a worker's region (segment): named and refused */
+	snprintf(line, sizeof(line), "kv run --trace %s --out %s --quiet --capacity 512M", kv, out);
+	ck_assert_int_eq(run_cli_err(line, err, sizeof(err)), 2);
+	ck_assert_msg(strstr(err, "larger than a segment"), "%s", err);
+}
+END_TEST
+
+/* 4 and 9: kv gen never replaces its input; an empty input is refused */
+START_TEST(test_gen_same_file_and_empty)
+{
+	char in[600], copy[600], link_p[600], line[2400], err[4096];
+	fixture200(in, sizeof(in));
+	path_in(copy, sizeof(copy), "in.jsonl");
+	path_in(link_p, sizeof(link_p), "other-name.jsonl");
+	char *orig = read_text(in);
+	write_text(copy, orig);
+	ck_assert_int_eq(link(copy, link_p), 0); /* a hard link: same inode, other name */
+	snprintf(line, sizeof(line), "kv gen --mooncake %s -o %s", copy, copy);
+	ck_assert_int_eq(run_cli_err(line, err, sizeof(err)), 2);
+	ck_assert_msg(strstr(err, "is the input file"), "%s", err);
+	snprintf(line, sizeof(line), "kv gen --mooncake %s -o %s", copy, link_p);
+	ck_assert_int_eq(run_cli_err(line, err, sizeof(err)), 2);
+	ck_assert_msg(strstr(err, "is the input file"), "%s", err);
+	char *now = read_text(copy);
+	ck_assert_str_eq(now, orig);
+	free(now);
+	free(orig);
+	char empty[600], kv[600];
+	path_in(empty, sizeof(empty), "empty.jsonl");
+	path_in(kv, sizeof(kv), "empty.kv");
+	write_text(empty, "");
+	snprintf(line, sizeof(line), "kv gen --mooncake %s -o %s", empty, kv);
+	ck_assert_int_eq(run_cli_err(line, err, sizeof(err)), 2);
+	ck_assert_msg(strstr(err, "no requests"), "%s", err);
+	ck_assert(!exists(kv));
+}
+END_TEST
+
+/* 5 and 8: option ranges; the backend name is checked first */
+START_TEST(test_option_ranges)
+{
+	char in[600], kv[600], big[600], out[600], line[2400], err[4096], p[700];
+	fixture200(in, sizeof(in));
+	path_in(kv, sizeof(kv), "r.kv");
+	path_in(big, sizeof(big), "r64.kv");
+	path_in(out, sizeof(out), "rout");
+	snprintf(line, sizeof(line), "kv gen --mooncake %s -o %s --block-bytes 4K --quiet", in, kv);
+	ck_assert_int_eq(run_cli(line), 0);
+	snprintf(line, sizeof(line), "kv gen --mooncake %s -o %s --quiet", in, big);
+	ck_assert_int_eq(run_cli(line), 0);
+	static const struct {
+		const char *args, *want;
+	} bad[] = {
+	    {"--time-scale 1e300", "--time-scale 1e+300: outside 0..100"},
+	    {"--time-scale 100.5", "outside 0..100"},
+	    {"--window-ms 1e-9", "--window-ms 1e-09: outside 0.001..3.6e+06"},
+	    {"--window-ms 0", "outside 0.001"},
+	    {"--window-ms 4e6", "outside 0.001"},
+	    {"--backend nope", "--backend nope: unknown (sim, shm or verbs)"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(line, sizeof(line), "kv run --trace %s --out %s --quiet %s", kv, out,
+			 bad[i].args);
+		int rc = run_cli_err(line, err, sizeof(err));
+		ck_assert_msg(rc == 2, "'%s' exited %d", line, rc);
+		ck_assert_msg(strstr(err, bad[i].want), "'%s': '%s' lacks '%s'", line, err,
+			      bad[i].want);
+	}
+	/* the unknown backend is named before the 64 MiB pool's region error */
+	snprintf(line, sizeof(line), "kv run --trace %s --out %s --quiet --backend nope", big, out);
+	ck_assert_int_eq(run_cli_err(line, err, sizeof(err)), 2);
+	ck_assert_msg(strstr(err, "--backend nope: unknown"), "%s", err);
+	/* the bounds themselves are accepted */
+	snprintf(line, sizeof(line), "kv run --trace %s --out %s --quiet --requests 5 "
+				     "--time-scale 100 --window-ms 3600000", kv, out);
+	ck_assert_int_eq(run_cli(line), 0);
+	/* a series of more than DMR_KV_TS_MAX_ROWS rows stops the run, partial */
+	snprintf(line, sizeof(line), "kv run --trace %s --out %s --quiet --window-ms 0.001", kv, out);
+	ck_assert_int_eq(run_cli_err(line, err, sizeof(err)), 2);
+	ck_assert_msg(strstr(err, "the time series reached 1000000 rows"), "%s", err);
+	snprintf(p, sizeof(p), "%s/summary.partial.csv", out);
+	ck_assert(exists(p));
+}
+END_TEST
+
+/* 7: link rates printed with their fraction */
+START_TEST(test_print_link_rate)
+{
+	char p[600];
+	path_in(p, sizeof(p), "print.txt");
+	dmr_kv_result_t r;
+	memset(&r, 0, sizeof(r));
+	snprintf(r.backend, sizeof(r.backend), "verbs");
+	snprintf(r.status, sizeof(r.status), "complete");
+	r.link_gbps = 2.5;
+	FILE *f = fopen(p, "w");
+	ck_assert_ptr_nonnull(f);
+	dmr_kv_print(&r, f);
+	dmr_kv_bench_opts_t bo;
+	dmr_kv_bench_opts_default(&bo);
+	bo.backend = "verbs";
+	dmr_kv_bench_result_t br;
+	memset(&br, 0, sizeof(br));
+	br.link_gbps = 2.5;
+	br.mtu = 1024;
+	br.bound_payload_us = 13421.77;
+	dmr_kv_bench_print(&bo, &br, f);
+	fclose(f);
+	char *s = read_text(p);
+	ck_assert_msg(strstr(s, "MN link 2.5 Gb/s"), "%s", s);
+	ck_assert_msg(strstr(s, "one 2.5 Gb/s link") && strstr(s, "/ 2.5 Gb/s ="), "%s", s);
+	ck_assert_msg(!strstr(s, " 2 Gb/s"), "%s", s);
+	free(s);
+}
+END_TEST
+
+/* 11, 12, 13: timeseries blocks x block = bytes in every row; a complete
+ * run removes a stale partial; per-segment placement columns */
+START_TEST(test_results_consistency)
+{
+	char in[600], kv[600], out[600], p[700], line[2400];
+	fixture200(in, sizeof(in));
+	path_in(kv, sizeof(kv), "c.kv");
+	path_in(out, sizeof(out), "cout");
+	snprintf(line, sizeof(line), "kv gen --mooncake %s -o %s --block-bytes 64K --quiet", in, kv);
+	ck_assert_int_eq(run_cli(line), 0);
+	/* a failed run first (truncated trace), then a complete one */
+	ck_assert_int_eq(mkdir(out, 0755), 0);
+	snprintf(p, sizeof(p), "%s/summary.partial.csv", out);
+	write_text(p, "stale\n");
+	snprintf(p, sizeof(p), "%s/timeseries.partial.csv", out);
+	write_text(p, "stale\n");
+	snprintf(line, sizeof(line), "kv run --trace %s --out %s --quiet --window-ms 10 --cns 1 "
+				     "--clients 2 --slice 16K", kv, out);
+	ck_assert_int_eq(run_cli(line), 0);
+	snprintf(p, sizeof(p), "%s/summary.partial.csv", out);
+	ck_assert(!exists(p));
+	snprintf(p, sizeof(p), "%s/timeseries.partial.csv", out);
+	ck_assert(!exists(p));
+	snprintf(p, sizeof(p), "%s/timeseries.csv", out);
+	char *s = read_text(p);
+	uint32_t rows = 0, busy = 0;
+	for (char *l = strchr(s, '\n'); l && l[1]; l = strchr(l + 1, '\n')) {
+		double t;
+		unsigned long long a, c, g, pu, d, e, bg, bp;
+		ck_assert_int_eq(sscanf(l + 1, "%lf,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu", &t, &a,
+					&c, &g, &pu, &d, &e, &bg, &bp),
+				 9);
+		ck_assert_msg(g * 65536 == bg && pu * 65536 == bp, "row %u: %llu x 64K != %llu or "
+			      "%llu x 64K != %llu", rows, g, bg, pu, bp);
+		rows++;
+		busy += g + pu > 0;
+	}
+	ck_assert_uint_gt(rows, 100);
+	ck_assert_uint_gt(busy, 10);
+	free(s);
+	/* placement: a bounded pool of 4 segments, round-robin and least-loaded */
+	dmr_kv_opts_t o;
+	dmr_kv_result_t rr, ll;
+	dmr_err_t err;
+	opts_small(&o, kv, NULL);
+	o.unbounded = 0;
+	o.capacity = 4ull * 40 * 65536; /* 40 slots per segment */
+	o.segments = 4;
+	o.time_scale = 0;
+	ck_assert_msg(dmr_kv_run(&o, &rr, &err) == DMR_OK, "%s", err.msg);
+	o.placement = DMR_KV_PLACE_LEAST;
+	ck_assert_msg(dmr_kv_run(&o, &ll, &err) == DMR_OK, "%s", err.msg);
+	ck_assert_uint_le(rr.seg_blocks_min, rr.seg_blocks_max);
+	ck_assert_uint_le(rr.seg_peak_max, 40);
+	ck_assert_uint_le(ll.seg_peak_max, 40);
+	ck_assert_uint_eq(rr.blocks_put, ll.blocks_put);
+	uint64_t sum_lo = rr.seg_blocks_min * 4, sum_hi = rr.seg_blocks_max * 4;
+	ck_assert(sum_lo <= rr.blocks_put && rr.blocks_put <= sum_hi);
+	snprintf(p, sizeof(p), "%s/summary.csv", out);
+	s = read_text(p);
+	ck_assert(strstr(s, ",status,segment_blocks_min,segment_blocks_max,segment_peak_min,"
+			    "segment_peak_max\n"));
+	free(s);
+}
+END_TEST
+
 static Suite *kv_suite(void)
 {
 	Suite *s = suite_create("kv");
@@ -1006,6 +1308,13 @@ static Suite *kv_suite(void)
 	tcase_add_test(tc, test_shm_pool);
 	tcase_add_test(tc, test_shm_bench);
 	tcase_add_test(tc, test_shm_chunks);
+	tcase_add_test(tc, test_out_unwritable);
+	tcase_add_test(tc, test_sim_signal);
+	tcase_add_test(tc, test_block_limit);
+	tcase_add_test(tc, test_gen_same_file_and_empty);
+	tcase_add_test(tc, test_option_ranges);
+	tcase_add_test(tc, test_print_link_rate);
+	tcase_add_test(tc, test_results_consistency);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 /* ---- presets ------------------------------------------------------------ */
 
@@ -362,6 +363,21 @@ dmr_status_t dmr_kv_gen_mooncake(const dmr_kv_gen_opts_t *o, dmr_kv_gen_stats_t 
 		return dmr_err_set(err, DMR_ERR_INVALID, "kv gen: input and output paths required");
 	if (o->block_bytes == 0)
 		return dmr_err_set(err, DMR_ERR_INVALID, "kv gen: block bytes must be > 0");
+	if (o->block_bytes > DMR_KV_MAX_BLOCK_BYTES)
+		return dmr_err_set(err, DMR_ERR_INVALID,
+				   "kv gen: --block-bytes %" PRIu64 ": above the limit of %llu bytes "
+				   "(1 GiB; docs/KVCACHE.md section 3)",
+				   o->block_bytes, DMR_KV_MAX_BLOCK_BYTES);
+	{ /* never replace the input: same path, or the same file by another name */
+		struct stat si, so;
+		if (strcmp(o->mooncake, o->out) == 0 ||
+		    (stat(o->mooncake, &si) == 0 && stat(o->out, &so) == 0 &&
+		     si.st_dev == so.st_dev && si.st_ino == so.st_ino))
+			return dmr_err_set(err, DMR_ERR_INVALID,
+					   "kv gen: -o %s is the input file (--mooncake %s): give "
+					   "another output path",
+					   o->out, o->mooncake);
+	}
 	conv_t C, *c = &C;
 	memset(c, 0, sizeof(C));
 	c->o = o;
@@ -405,6 +421,12 @@ dmr_status_t dmr_kv_gen_mooncake(const dmr_kv_gen_opts_t *o, dmr_kv_gen_stats_t 
 	}
 	if (ferror(in)) {
 		st = dmr_err_set(err, DMR_ERR_IO, "%s: read error: %s", o->mooncake, strerror(errno));
+		goto fail;
+	}
+	if (c->st.requests == 0) {
+		st = dmr_err_set(err, DMR_ERR_PARSE,
+				 "%s: no requests (%" PRIu64 " lines): an empty trace has no hit ratio",
+				 o->mooncake, lineno);
 		goto fail;
 	}
 	fprintf(c->out, "# end %" PRIu64 " %" PRIu64 "\n", c->st.requests, c->st.blocks);
@@ -531,6 +553,14 @@ dmr_status_t dmr_kv_trace_open(const char *path, dmr_kv_reader_t **r_p, dmr_err_
 						 path, r->lineno, key, val);
 				goto fail;
 			}
+			if (key[6] == 'b' && v > DMR_KV_MAX_BLOCK_BYTES) {
+				st = dmr_err_set(err, DMR_ERR_PARSE,
+						 "%s:%" PRIu64 ": header 'block_bytes': %" PRIu64
+						 " is above the limit of %llu bytes (1 GiB; "
+						 "docs/KVCACHE.md section 3)",
+						 path, r->lineno, v, DMR_KV_MAX_BLOCK_BYTES);
+				goto fail;
+			}
 			if (key[6] == 'b')
 				r->h.block_bytes = v;
 			else
@@ -584,6 +614,11 @@ dmr_status_t dmr_kv_trace_next(dmr_kv_reader_t *r, dmr_kv_req_t *req, dmr_err_t 
 			return dmr_err_set(err, DMR_ERR_PARSE,
 					   "%s:%" PRIu64 ": a '#' line among the requests that is not "
 					   "the trailer '# end REQUESTS BLOCKS'",
+					   r->path, r->lineno);
+		if (a == 0 && r->next_index == 0)
+			return dmr_err_set(err, DMR_ERR_PARSE,
+					   "%s:%" PRIu64 ": no requests: an empty trace has no hit "
+					   "ratio (refused)",
 					   r->path, r->lineno);
 		if (a != r->next_index || b != r->nblocks_total)
 			return dmr_err_set(err, DMR_ERR_PARSE,

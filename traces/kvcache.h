@@ -36,6 +36,12 @@
 #define DMR_KV_BLOCK_TOKENS 512u
 #define DMR_KV_TRACE_VERSION 1
 #define DMR_KV_MAX_BLOCKS (1u << 20) /* blocks per request (512 M tokens) */
+/* Largest KV block (bytes): 1 GiB. The largest preset is 256 MiB (llama-2-7b);
+ * a block is one contiguous slot of the pool and, on sim, one transfer of at
+ * most --slice-sized WRs: above 1 GiB a pool of a few thousand slots no longer
+ * fits any 64-bit region arithmetic with margin and a replay moves petabytes.
+ * kv gen refuses a larger --block-bytes, the reader a larger header. */
+#define DMR_KV_MAX_BLOCK_BYTES (1ull << 30)
 
 /* A model preset: the attention shape that sets the KV bytes per token. */
 typedef struct dmr_kv_model {
@@ -82,8 +88,11 @@ typedef struct dmr_kv_gen_stats {
  * memory at a time (plus the set of ids seen, for the statistics).
  * Deterministic: the same input and options give the same bytes.
  * Errors: DMR_ERR_IO (files), DMR_ERR_PARSE ("FILE:LINE: field 'F': ..."),
- * DMR_ERR_INVALID (block_bytes 0), DMR_ERR_NOMEM. On error no output file
- * is left behind. *st_p is set only on success (st_p may be NULL).
+ * DMR_ERR_INVALID (block_bytes 0 or above DMR_KV_MAX_BLOCK_BYTES; the output
+ * is the input file, by path or by device and inode), DMR_ERR_PARSE also for an
+ * input with no request ("no requests": an empty trace has no hit ratio),
+ * DMR_ERR_NOMEM. On error no output file is left behind and the input is
+ * untouched. *st_p is set only on success (st_p may be NULL).
  */
 dmr_status_t dmr_kv_gen_mooncake(const dmr_kv_gen_opts_t *o, dmr_kv_gen_stats_t *st_p,
 				 dmr_err_t *err);
