@@ -1,6 +1,8 @@
 #include "results.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,6 +100,14 @@ int dmr_results_mkdir_p(const char *dir)
 		errno = ENOTDIR;
 		return -1;
 	}
+	/* writable? (a run must not find out only when it writes its results) */
+	char probe[1100];
+	snprintf(probe, sizeof(probe), "%s/.dmr-probe.%ld", buf, (long)getpid());
+	int fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	close(fd);
+	unlink(probe);
 	return 0;
 }
 
