@@ -1020,7 +1020,7 @@ int dmr_bench_main(int argc, char **argv)
 	if (st != DMR_OK) {
 		/* a bad profile, or no such device / port / GID: bad input (2) */
 		int bad_input = (sim && (st == DMR_ERR_IO || st == DMR_ERR_PARSE)) ||
-				st == DMR_ERR_NODEV;
+				st == DMR_ERR_NODEV || st == DMR_ERR_RANGE;
 		fprintf(stderr, "dmreplay bench: %s%s\n", bad_input ? "option --profile: " : "",
 			err.msg);
 		return bad_input ? 2 : 1;

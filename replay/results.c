@@ -79,6 +79,11 @@ static const char *summary_header =
 	"skipped_ops,mtu,retries_limit,backoff_us,duration_s,ai_step,md_factor,loop_window_ms,"
 	"loop_threshold,profile_path,trace";
 
+const char *dmr_results_header(void)
+{
+	return summary_header;
+}
+
 int dmr_results_mkdir_p(const char *dir)
 {
 	char buf[1024];

@@ -49,6 +49,10 @@ void dmr_ts_advance(dmr_ts_t *ts, uint64_t now_ps, const dmr_txn_stats_t *st);
 /* Close the last (possibly short) window at end_ps. */
 void dmr_ts_finish(dmr_ts_t *ts, uint64_t end_ps, const dmr_txn_stats_t *st);
 
+/* The header line of summary.csv (column names, comma-separated, no
+ * newline; static storage). */
+const char *dmr_results_header(void);
+
 /* Create dir and its parents and check that a file can be created in it
  * (a probe file is created and removed); -1 with errno set on failure
  * (ENOTDIR when the path exists and is not a directory; EACCES, EROFS, ...

@@ -387,7 +387,7 @@ static int run_entry(const char *name)
 	static const char *const fixed[] = {"summary.csv",    "summary.partial.csv",
 					    "timeseries.csv", "timeseries.partial.csv",
 					    "cluster.json",   "mn.log",
-					    NULL};
+					    "processes.csv",  NULL};
 	if (known(name, fixed))
 		return 1;
 	const char *p = NULL;
@@ -914,11 +914,10 @@ setup_failed:
 	if (st != DMR_OK) {
 		fprintf(stderr, "dmreplay cn %lld: error: %s (results: %s/summary.partial.csv)\n", id,
 			err.msg, out);
-		/* a bad device, port or GID (NODEV) or a refusal such as CNs with
-		 * different --threads (INVALID) is bad input (2), as in run, mn, bench */
-		return exit_code(st) == 2 && r.partial && st != DMR_ERR_NODEV && st != DMR_ERR_INVALID
-			   ? 1
-			   : exit_code(st);
+		/* as run: a bad device (NODEV), port (RANGE) or GID, a refusal
+		 * such as CNs with different --threads (INVALID), a bad trace row:
+		 * bad input (2), also when the replay had started */
+		return exit_code(st);
 	}
 	if (!o.quiet)
 		printf("  results        %s/summary.csv\n", out);
@@ -991,7 +990,20 @@ typedef struct cnsum {
 	char status[16], workload[32], regime[64];
 	long long tried, committed, verified;
 	double abort_rate, secs, tried_tps, committed_tps;
+	/* the whole row, by column (for the combined standard row) */
+	char hbuf[4096], rbuf[4096];
+	char *hf[80], *rf[80];
+	int nf;
 } cnsum_t;
+
+/* Value of column `name` in a CN's summary row, or NULL. */
+static const char *cn_col(const cnsum_t *s, const char *name)
+{
+	for (int i = 0; s->have && i < s->nf; i++)
+		if (strcmp(s->hf[i], name) == 0)
+			return s->rf[i];
+	return NULL;
+}
 
 /* Read DIR/summary.csv, else DIR/summary.partial.csv. */
 static void read_cn_summary(const char *dir, cnsum_t *s)
@@ -1004,10 +1016,11 @@ static void read_cn_summary(const char *dir, cnsum_t *s)
 		FILE *f = fopen(p, "r");
 		if (!f)
 			continue;
-		char h[4096], r[4096];
-		if (fgets(h, sizeof(h), f) && fgets(r, sizeof(r), f)) {
-			char *hf[80], *rf[80];
+		char *h = s->hbuf, *r = s->rbuf;
+		if (fgets(h, sizeof(s->hbuf), f) && fgets(r, sizeof(s->rbuf), f)) {
+			char **hf = s->hf, **rf = s->rf;
 			int nh = csv_split(h, hf, 80), nr = csv_split(r, rf, 80);
+			s->nf = nh < nr ? nh : nr;
 			for (int i = 0; i < nh && i < nr; i++) {
 				const char *k = hf[i], *v = rf[i];
 				if (!strcmp(k, "status")) snprintf(s->status, sizeof(s->status), "%s", v);
@@ -1034,8 +1047,115 @@ typedef struct combo {
 	const cnsum_t *cs;
 	const child_t *ch; /* [0] MN, [1 + k] CN k */
 	int complete;
+	const char *workload; /* from the trace's header */
 } combo_t;
 
+/*
+ * OUT/summary.csv (or .partial.csv): the standard summary.csv header (as a
+ * single-process run writes it, so `dmreplay report` reads it) and one row
+ * for the whole run: counts (txns, tried, committed, gave_up, retries,
+ * aborts by cause, verbs, skipped_ops) summed over the CNs; tried_tps and
+ * committed_tps = those sums / the slowest CN's sim_time_s; abort_rate
+ * weighted by the CNs' tried, atomics/reads per commit by their committed;
+ * latency percentiles, times and footprint = the largest over the CNs (an
+ * upper bound, not a merged distribution); cns = CN processes, threads =
+ * per CN; verified 1 only when complete; status complete / partial; trace =
+ * the launcher's --trace; other columns from the first CN with a summary.
+ */
+static int fill_standard(FILE *f, const void *a)
+{
+	const combo_t *c = a;
+	static const char *const sums[] = {"txns", "tried", "committed", "gave_up", "retries",
+					   "abort_lock", "abort_read_locked", "abort_validation",
+					   "abort_duplicate", "abort_full", "verbs", "skipped_ops",
+					   NULL};
+	static const char *const maxes[] = {"sim_time_s", "wall_s", "loop_wall_s", "trace_wall_s",
+					    "p50_us", "p99_us", "p999_us", "footprint_bytes", NULL};
+	char hb[4096];
+	snprintf(hb, sizeof(hb), "%s", dmr_results_header());
+	char *cols[80];
+	int nc = csv_split(hb, cols, 80);
+	uint32_t ncn = c->cl->ncn;
+	double tried = 0, committed = 0, secs = 0;
+	for (uint32_t k = 0; k < ncn; k++) {
+		tried += (double)c->cs[k].tried;
+		committed += (double)c->cs[k].committed;
+		if (c->cs[k].secs > secs)
+			secs = c->cs[k].secs;
+	}
+	fprintf(f, "%s\n", dmr_results_header());
+	for (int i = 0; i < nc; i++) {
+		const char *n = cols[i];
+		char v[1200] = "-";
+		if (known(n, sums)) {
+			long long x = 0;
+			for (uint32_t k = 0; k < ncn; k++) {
+				const char *s = cn_col(&c->cs[k], n);
+				x += s ? atoll(s) : 0;
+			}
+			snprintf(v, sizeof(v), "%lld", x);
+		} else if (known(n, maxes)) {
+			double x = 0;
+			for (uint32_t k = 0; k < ncn; k++) {
+				const char *s = cn_col(&c->cs[k], n);
+				if (s && atof(s) > x)
+					x = atof(s);
+			}
+			if (strcmp(n, "footprint_bytes") == 0)
+				snprintf(v, sizeof(v), "%.0f", x);
+			else
+				snprintf(v, sizeof(v), strcmp(n, "sim_time_s") == 0 ? "%.9f" : "%.3f", x);
+		} else if (strcmp(n, "tried_tps") == 0 || strcmp(n, "committed_tps") == 0) {
+			snprintf(v, sizeof(v), "%.3f",
+				 secs > 0 ? (n[0] == 't' ? tried : committed) / secs : 0);
+		} else if (strcmp(n, "abort_rate") == 0 || strcmp(n, "atomics_per_commit") == 0 ||
+			   strcmp(n, "reads_per_commit") == 0) {
+			int ar = n[1] == 'b';
+			double num = 0, den = 0;
+			for (uint32_t k = 0; k < ncn; k++) {
+				const char *s = cn_col(&c->cs[k], n);
+				double w = ar ? (double)c->cs[k].tried : (double)c->cs[k].committed;
+				num += (s ? atof(s) : 0) * w;
+				den += w;
+			}
+			snprintf(v, sizeof(v), ar ? "%.6f" : "%.4f", den > 0 ? num / den : 0);
+		} else if (strcmp(n, "verified") == 0) {
+			snprintf(v, sizeof(v), "%d", c->complete ? 1 : 0);
+		} else if (strcmp(n, "status") == 0) {
+			snprintf(v, sizeof(v), "%s", c->complete ? "complete" : "partial");
+		} else if (strcmp(n, "cns") == 0) {
+			snprintf(v, sizeof(v), "%u", ncn);
+		} else if (strcmp(n, "threads") == 0) {
+			snprintf(v, sizeof(v), "%u", c->o->threads);
+		} else if (strcmp(n, "coros") == 0) {
+			snprintf(v, sizeof(v), "%u", c->o->coros);
+		} else if (strcmp(n, "seed") == 0) {
+			snprintf(v, sizeof(v), "%llu", (unsigned long long)c->o->seed);
+		} else if (strcmp(n, "backend") == 0) {
+			snprintf(v, sizeof(v), "verbs");
+		} else if (strcmp(n, "trace") == 0) {
+			snprintf(v, sizeof(v), "%s", c->o->trace);
+		} else if (strcmp(n, "workload") == 0 && c->workload) {
+			snprintf(v, sizeof(v), "%s", c->workload);
+			for (uint32_t k = 0; k < ncn; k++)
+				if (cn_col(&c->cs[k], n)) {
+					snprintf(v, sizeof(v), "%s", cn_col(&c->cs[k], n));
+					break;
+				}
+		} else {
+			for (uint32_t k = 0; k < ncn; k++)
+				if (cn_col(&c->cs[k], n)) {
+					snprintf(v, sizeof(v), "%s", cn_col(&c->cs[k], n));
+					break;
+				}
+		}
+		if (fprintf(f, "%s%s", v, i + 1 < nc ? "," : "\n") < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* OUT/processes.csv: one row per scope (all, mn, cnK) with its exit status. */
 static int fill_combined(FILE *f, const void *a)
 {
 	const combo_t *c = a;
@@ -1554,9 +1674,13 @@ int dmr_roles_launch(const dmr_replay_opts_t *o, const char *config, int cns_giv
 		    strcmp(cs[k].status, "complete") != 0)
 			complete = 0;
 	}
-	combo_t co = {.o = o, .cl = &cl, .cs = cs, .ch = ch, .complete = complete};
-	st = dmr_results_write_file(o->out_dir, complete ? "summary.csv" : "summary.partial.csv",
-				    fill_combined, &co, &err);
+	combo_t co = {.o = o, .cl = &cl, .cs = cs, .ch = ch, .complete = complete,
+		      .workload = workload};
+	st = dmr_results_write_file(o->out_dir, "processes.csv", fill_combined, &co, &err);
+	if (st == DMR_OK)
+		st = dmr_results_write_file(o->out_dir,
+					    complete ? "summary.csv" : "summary.partial.csv",
+					    fill_standard, &co, &err);
 	if (st == DMR_OK && complete)
 		unlink(p);
 	long long tried = 0, committed = 0;

@@ -47,9 +47,11 @@ int dmr_roles_cn_main(int argc, char **argv);
  * forwarded; after deadline_s (0 = none), or 10 s after a child failed, the
  * rest get SIGTERM, then SIGKILL 10 s later. OUT/summary.csv (all children
  * exited 0 and every CN's run is complete and verified) or else
- * OUT/summary.partial.csv: one row "all" (sums of tried and committed, rates
- * over the slowest CN's run time), one for the MN, one per CN. Returns the
- * exit status: 0, 1 failed, 2 bad input, 130 interrupted.
+ * OUT/summary.partial.csv: the standard summary.csv columns, one row for the
+ * whole run (sums of the counts, rates over the slowest CN's run time;
+ * docs/ROLES.md); OUT/processes.csv: one row "all", one for the MN, one per
+ * CN, with exit statuses. Returns the exit status: 0, 1 failed, 2 bad
+ * input, 130 interrupted.
  */
 /*
  * Run n commands of this executable as child processes (fork + exec of
@@ -69,8 +71,8 @@ int dmr_roles_spawn_wait(const char *pfx, uint32_t n, char **const argvs[],
 /*
  * Before a run into dir (the launcher's OUT, or a CN's --out): the files an
  * earlier run left there (summary.csv, summary.partial.csv, timeseries*.csv,
- * cluster.json, mn.log, cnK.log, cnK/, trace.cnK.csv[.tmp]; nothing else is
- * touched) are moved to dir/earlier-N/ (the first free N; a note on stderr
+ * cluster.json, processes.csv, mn.log, cnK.log, cnK/, trace.cnK.csv[.tmp];
+ * nothing else is touched) are moved to dir/earlier-N/ (the first free N; a note on stderr
  * names it, and moved = that path, movedlen bytes, "" when nothing moved).
  * When they include finished results (dir/summary.csv or dir/cnK/summary.csv)
  * the run is refused instead unless force. Nothing is deleted. Returns 0, or
