@@ -560,6 +560,7 @@ int dmr_roles_mn_main(int argc, char **argv)
 	double barrier_s = 60, end_s = 300;
 	int c;
 	optind = 1;
+	opterr = 0;
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		unsigned long long u;
 		switch (c) {
@@ -580,7 +581,11 @@ int dmr_roles_mn_main(int argc, char **argv)
 			       "  (1, naming them), or when every CN disconnected before the end (1).\n"
 			       "  --id: the MN entry's id (default the first MN).\n");
 			return 0;
-		default: return 2;
+		default:
+			fprintf(stderr, MNP ": unknown option or missing value: '%s' (dmreplay mn "
+					    "--help)\n",
+				argv[optind - 1]);
+			return 2;
 		}
 	}
 	if (!config || optind < argc) {

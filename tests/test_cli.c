@@ -787,6 +787,10 @@ START_TEST(test_launcher_config_checks)
 	ck_assert_int_eq(r.status, 2);
 	ck_assert_msg(strncmp(r.err, "dmreplay cn: option --threads 'abc'", 35) == 0, "%s", r.err);
 	run_free(&r);
+	r = dmr("mn", "--config", cfg, "--bogus", NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_msg(strncmp(r.err, "dmreplay mn: ", 13) == 0, "%s", r.err);
+	run_free(&r);
 	r = dmr("cn", "--config", cfg, "--bogus", NULL);
 	ck_assert_int_eq(r.status, 2);
 	ck_assert_msg(strncmp(r.err, "dmreplay cn: ", 13) == 0, "%s", r.err);
