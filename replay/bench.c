@@ -1018,7 +1018,9 @@ int dmr_bench_main(int argc, char **argv)
 		dmr_verbs_set_queue(0, -1);
 #endif
 	if (st != DMR_OK) {
-		int bad_input = sim && (st == DMR_ERR_IO || st == DMR_ERR_PARSE);
+		/* a bad profile, or no such device / port / GID: bad input (2) */
+		int bad_input = (sim && (st == DMR_ERR_IO || st == DMR_ERR_PARSE)) ||
+				st == DMR_ERR_NODEV || st == DMR_ERR_RANGE;
 		fprintf(stderr, "dmreplay bench: %s%s\n", bad_input ? "option --profile: " : "",
 			err.msg);
 		return bad_input ? 2 : 1;

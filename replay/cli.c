@@ -57,7 +57,9 @@ static void run_usage(FILE *f)
 		"                    DIR/cnK/ and the combined DIR/summary.csv\n"
 		"  --config FILE     verbs: as --procs with this cluster config (its CNs)\n"
 		"  --deadline S      --procs: stop the processes after S seconds (default 3600)\n"
-		"  --quiet           no summary on stdout\n"
+		"  --force           --procs: when DIR holds the finished results of an\n"
+		"                    earlier run, move them to DIR/earlier-N/ (else refused)\n"
+		"  --quiet           nothing on stdout; errors only, on stderr\n"
 		"  --help\n",
 		DEFAULT_TRACE);
 }
@@ -191,13 +193,13 @@ int dmr_replay_main(int argc, char **argv)
 		{"md-factor", required_argument, 0, 'D'}, {"loop-window-ms", required_argument, 0, 'W'},
 		{"loop-threshold", required_argument, 0, 'H'},
 		{"procs", no_argument, 0, 'X'},         {"config", required_argument, 0, 'K'},
-		{"deadline", required_argument, 0, 'E'},
+		{"deadline", required_argument, 0, 'E'}, {"force", no_argument, 0, 'F'},
 		{"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
 	dmr_replay_opts_t o;
 	dmr_replay_opts_default(&o);
 	o.trace = DEFAULT_TRACE;
 	uint64_t v;
-	int ch, li = -1, procs = 0, cns_given = 0;
+	int ch, li = -1, procs = 0, cns_given = 0, force = 0;
 	const char *config = NULL;
 	double deadline = 3600;
 	optind = 1;
@@ -213,9 +215,12 @@ int dmr_replay_main(int argc, char **argv)
 		case 'q': o.quiet = 1; break;
 		case 'h': run_usage(stdout); return 0;
 		case 'X': procs = 1; break;
+		case 'F': force = 1; break;
 		case 'K': config = optarg; procs = 1; break;
 		case 'E':
-			if (parse_dbl(name, optarg, &deadline) || !(deadline > 0)) {
+			if (parse_dbl(name, optarg, &deadline))
+				return 2;
+			if (!(deadline > 0)) {
 				fprintf(stderr, "dmreplay run: option --deadline: seconds > 0\n");
 				return 2;
 			}
@@ -333,18 +338,23 @@ int dmr_replay_main(int argc, char **argv)
 		fprintf(stderr, "dmreplay run: unexpected argument '%s'\n", argv[optind]);
 		return 2;
 	}
+	if (force && !procs) {
+		fprintf(stderr, "dmreplay run: option --force: only with --procs or --config (a "
+				"single-process run never overwrites finished results: a failed "
+				"one writes summary.partial.csv)\n");
+		return 2;
+	}
 	if (procs) {
 		if (!cns_given && !config)
 			o.cns = 2;
-		return dmr_roles_launch(&o, config, cns_given, deadline);
+		return dmr_roles_launch(&o, config, cns_given, deadline, force);
 	}
 	dmr_replay_result_t r;
 	dmr_err_t err = {{0}};
 	dmr_status_t st = dmr_replay_run(&o, &r, &err);
-	if (st == DMR_OK || st == DMR_ERR_VERIFY || r.partial) {
-		if (!o.quiet || st != DMR_OK)
-			dmr_replay_print(&r, stdout);
-	}
+	/* --quiet: nothing on stdout, only the error line(s) on stderr */
+	if ((st == DMR_OK || st == DMR_ERR_VERIFY || r.partial) && !o.quiet)
+		dmr_replay_print(&r, stdout);
 	if (st != DMR_OK) {
 		fprintf(stderr, "dmreplay run: error: %s\n", err.msg);
 		if (st == DMR_ERR_PARSE || st == DMR_ERR_IO || st == DMR_ERR_RANGE ||

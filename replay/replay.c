@@ -572,7 +572,7 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	if (o->cns == 0 || o->threads == 0 || o->coros == 0)
 		return dmr_err_set(err, DMR_ERR_INVALID, "--cns, --threads and --coros must be >= 1");
 	if (dmr_results_mkdir_p(o->out_dir) != 0) /* before the run, not after it */
-		return dmr_err_set(err, DMR_ERR_IO, "--out %s: cannot create directory: %s",
+		return dmr_err_set(err, DMR_ERR_IO, "--out %s: cannot create or write in the directory: %s",
 				   o->out_dir, strerror(errno));
 	st = dmr_trace_open(o->trace, &e->rd, err);
 	if (st != DMR_OK)

@@ -1,6 +1,8 @@
 #include "results.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,6 +79,11 @@ static const char *summary_header =
 	"skipped_ops,mtu,retries_limit,backoff_us,duration_s,ai_step,md_factor,loop_window_ms,"
 	"loop_threshold,profile_path,trace,cas_replayed";
 
+const char *dmr_results_header(void)
+{
+	return summary_header;
+}
+
 int dmr_results_mkdir_p(const char *dir)
 {
 	char buf[1024];
@@ -98,6 +105,14 @@ int dmr_results_mkdir_p(const char *dir)
 		errno = ENOTDIR;
 		return -1;
 	}
+	/* writable? (a run must not find out only when it writes its results) */
+	char probe[1100];
+	snprintf(probe, sizeof(probe), "%s/.dmr-probe.%ld", buf, (long)getpid());
+	int fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	close(fd);
+	unlink(probe);
 	return 0;
 }
 

@@ -49,8 +49,14 @@ void dmr_ts_advance(dmr_ts_t *ts, uint64_t now_ps, const dmr_txn_stats_t *st);
 /* Close the last (possibly short) window at end_ps. */
 void dmr_ts_finish(dmr_ts_t *ts, uint64_t end_ps, const dmr_txn_stats_t *st);
 
-/* Create dir and its parents; -1 with errno set on failure (ENOTDIR when
- * the path exists and is not a directory). */
+/* The header line of summary.csv (column names, comma-separated, no
+ * newline; static storage). */
+const char *dmr_results_header(void);
+
+/* Create dir and its parents and check that a file can be created in it
+ * (a probe file is created and removed); -1 with errno set on failure
+ * (ENOTDIR when the path exists and is not a directory; EACCES, EROFS, ...
+ * when it is not writable). */
 int dmr_results_mkdir_p(const char *dir);
 
 /* Write dir/name atomically: fill() writes to dir/.name.tmp, which is renamed

@@ -5,6 +5,7 @@
 #include "roles.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -376,6 +377,106 @@ dmr_status_t dmr_cluster_load(const char *path, dmr_verbs_cluster_t *cl, char *n
 	return st;
 }
 
+/* ---- the files of an earlier run in an output directory ------------------ */
+
+/* One of the entries a run leaves in its directory? The launcher's
+ * (summary.csv, summary.partial.csv, cluster.json, mn.log, cnK.log, cnK/)
+ * and a CN's (summary*.csv, timeseries*.csv, trace.cnK.csv[.tmp]). */
+static int run_entry(const char *name)
+{
+	static const char *const fixed[] = {"summary.csv",    "summary.partial.csv",
+					    "timeseries.csv", "timeseries.partial.csv",
+					    "cluster.json",   "mn.log",
+					    "processes.csv",  NULL};
+	if (known(name, fixed))
+		return 1;
+	const char *p = NULL;
+	if (strncmp(name, "cn", 2) == 0)
+		p = name + 2;
+	else if (strncmp(name, "trace.cn", 8) == 0)
+		p = name + 8;
+	if (!p || *p < '0' || *p > '9')
+		return 0;
+	while (*p >= '0' && *p <= '9')
+		p++;
+	if (name[0] == 'c')
+		return !*p || strcmp(p, ".log") == 0;
+	return strcmp(p, ".csv") == 0 || strcmp(p, ".csv.tmp") == 0;
+}
+
+int dmr_roles_clear_earlier(const char *dir, const char *pfx, int force, char *moved,
+			    size_t movedlen)
+{
+	if (moved && movedlen)
+		moved[0] = 0;
+	DIR *d = opendir(dir);
+	if (!d) {
+		fprintf(stderr, "%s: error: --out %s: %s\n", pfx, dir, strerror(errno));
+		return 2;
+	}
+	char fin[1600] = "", p[1400];
+	int any = 0;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (!run_entry(de->d_name))
+			continue;
+		any = 1;
+		struct stat sb;
+		if (!fin[0] && strcmp(de->d_name, "summary.csv") == 0)
+			snprintf(fin, sizeof(fin), "%s/summary.csv", dir);
+		snprintf(p, sizeof(p), "%s/%s/summary.csv", dir, de->d_name);
+		if (!fin[0] && strncmp(de->d_name, "cn", 2) == 0 && stat(p, &sb) == 0)
+			snprintf(fin, sizeof(fin), "%s", p);
+	}
+	if (!any) {
+		closedir(d);
+		return 0;
+	}
+	if (fin[0] && !force) {
+		closedir(d);
+		fprintf(stderr,
+			"%s: error: --out %s holds the finished results of an earlier run (%s): "
+			"give a new --out, or --force to move that run's files to %s/earlier-N/ "
+			"first (nothing is deleted)\n",
+			pfx, dir, fin, dir);
+		return 2;
+	}
+	char to[1200];
+	int n;
+	for (n = 1; n < 100000; n++) {
+		snprintf(to, sizeof(to), "%s/earlier-%d", dir, n);
+		if (mkdir(to, 0777) == 0)
+			break;
+		if (errno != EEXIST) {
+			closedir(d);
+			fprintf(stderr, "%s: error: %s: %s\n", pfx, to, strerror(errno));
+			return 2;
+		}
+	}
+	rewinddir(d);
+	int rc = 0;
+	while ((de = readdir(d))) {
+		if (!run_entry(de->d_name))
+			continue;
+		char from[1400], dst[1600];
+		snprintf(from, sizeof(from), "%s/%s", dir, de->d_name);
+		snprintf(dst, sizeof(dst), "%s/%s", to, de->d_name);
+		if (rename(from, dst) != 0) {
+			fprintf(stderr, "%s: error: moving %s to %s: %s\n", pfx, from, dst,
+				strerror(errno));
+			rc = 2;
+			break;
+		}
+	}
+	closedir(d);
+	if (rc == 0)
+		fprintf(stderr, "%s: note: the files of an earlier %s run in %s were moved to %s/\n",
+			pfx, fin[0] ? "(finished)" : "(unfinished)", dir, to);
+	if (moved && movedlen)
+		snprintf(moved, movedlen, "%s", to);
+	return rc;
+}
+
 /* ---- role processes ---------------------------------------------------- */
 
 static volatile int g_stop;
@@ -397,27 +498,28 @@ static int exit_code(dmr_status_t st)
 	return 1;
 }
 
-static int parse_secs(const char *opt, const char *s, double *out)
+static int parse_secs(const char *pfx, const char *opt, const char *s, double *out)
 {
 	char *end;
 	errno = 0;
 	double v = strtod(s, &end);
 	if (errno || *end || !(v > 0 && v <= 86400)) {
-		fprintf(stderr, "dmreplay: %s '%s': seconds in (0, 86400]\n", opt, s);
+		fprintf(stderr, "%s: option %s '%s': seconds in (0, 86400]\n", pfx, opt, s);
 		return -1;
 	}
 	*out = v;
 	return 0;
 }
 
-static int parse_uint(const char *opt, const char *s, unsigned long long lo,
+static int parse_uint(const char *pfx, const char *opt, const char *s, unsigned long long lo,
 		      unsigned long long hi, unsigned long long *out)
 {
 	char *end;
 	errno = 0;
 	unsigned long long v = strtoull(s, &end, 10);
 	if (errno || *end || !*s || s[0] == '-' || v < lo || v > hi) {
-		fprintf(stderr, "dmreplay: %s '%s': an integer in %llu..%llu\n", opt, s, lo, hi);
+		fprintf(stderr, "%s: option %s '%s': an integer in %llu..%llu\n", pfx, opt, s, lo,
+			hi);
 		return -1;
 	}
 	*out = v;
@@ -442,6 +544,9 @@ static void ids_of(const dmr_verbs_node_t *nodes, uint32_t n, char *buf, size_t 
 		off += (size_t)snprintf(buf + off, len - off, "%s%u", i ? ", " : "", nodes[i].id);
 }
 
+#define MNP "dmreplay mn"
+#define CNP "dmreplay cn"
+
 int dmr_roles_mn_main(int argc, char **argv)
 {
 	static const struct option lo[] = {{"config", required_argument, 0, 'c'},
@@ -455,16 +560,17 @@ int dmr_roles_mn_main(int argc, char **argv)
 	double barrier_s = 60, end_s = 300;
 	int c;
 	optind = 1;
+	opterr = 0;
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		unsigned long long u;
 		switch (c) {
 		case 'c': config = optarg; break;
 		case 'i':
-			if (parse_uint("--id", optarg, 0, INT32_MAX, &u)) return 2;
+			if (parse_uint(MNP, "--id", optarg, 0, INT32_MAX, &u)) return 2;
 			id = (long long)u;
 			break;
-		case 'b': if (parse_secs("--barrier-timeout", optarg, &barrier_s)) return 2; break;
-		case 'e': if (parse_secs("--end-timeout", optarg, &end_s)) return 2; break;
+		case 'b': if (parse_secs(MNP, "--barrier-timeout", optarg, &barrier_s)) return 2; break;
+		case 'e': if (parse_secs(MNP, "--end-timeout", optarg, &end_s)) return 2; break;
 		case 'h':
 			printf("usage: dmreplay mn --config CLUSTER.json [--id K] [--barrier-timeout S]"
 			       " [--end-timeout S]\n"
@@ -475,7 +581,11 @@ int dmr_roles_mn_main(int argc, char **argv)
 			       "  (1, naming them), or when every CN disconnected before the end (1).\n"
 			       "  --id: the MN entry's id (default the first MN).\n");
 			return 0;
-		default: return 2;
+		default:
+			fprintf(stderr, MNP ": unknown option or missing value: '%s' (dmreplay mn "
+					    "--help)\n",
+				argv[optind - 1]);
+			return 2;
 		}
 	}
 	if (!config || optind < argc) {
@@ -561,6 +671,13 @@ static dmr_status_t write_share(const char *in, const char *out, uint32_t total,
 		}
 		if (st != DMR_OK)
 			break;
+		if (g_stop) {
+			st = dmr_err_set(err, DMR_ERR_INTERRUPTED,
+					 "interrupted by signal %d while writing this CN's share of "
+					 "the trace (%s; removed)",
+					 (int)g_stop, out);
+			break;
+		}
 		uint32_t wk = (uint32_t)(i++ % total);
 		if (wk >= first && wk < first + n) {
 			st = dmr_trace_write(w, t, err);
@@ -594,9 +711,11 @@ int dmr_roles_cn_main(int argc, char **argv)
 					   {"barrier-timeout", required_argument, 0, 'b'},
 					   {"end-timeout", required_argument, 0, 'e'},
 					   {"quiet", no_argument, 0, 'q'},
+					   {"force", no_argument, 0, 'f'},
 					   {"help", no_argument, 0, 'h'},
 					   {0, 0, 0, 0}};
 	const char *config = NULL, *trace = NULL, *out = NULL;
+	int force = 0;
 	long long id = -1;
 	dmr_replay_opts_t o;
 	dmr_replay_opts_default(&o);
@@ -605,6 +724,7 @@ int dmr_roles_cn_main(int argc, char **argv)
 	double barrier_s = 60, end_s = 300;
 	int c;
 	optind = 1;
+	opterr = 0;
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		unsigned long long u;
 		switch (c) {
@@ -612,30 +732,38 @@ int dmr_roles_cn_main(int argc, char **argv)
 		case 't': trace = optarg; break;
 		case 'o': out = optarg; break;
 		case 'q': o.quiet = 1; break;
+		case 'f': force = 1; break;
 		case 'i':
-			if (parse_uint("--id", optarg, 0, INT32_MAX, &u)) return 2;
+			if (parse_uint(CNP, "--id", optarg, 0, INT32_MAX, &u)) return 2;
 			id = (long long)u;
 			break;
-		case 'T': if (parse_uint("--threads", optarg, 1, 1024, &u)) return 2; o.threads = (uint32_t)u; break;
-		case 'C': if (parse_uint("--coros", optarg, 1, 64, &u)) return 2; o.coros = (uint32_t)u; break;
-		case 's': if (parse_uint("--seed", optarg, 0, UINT64_MAX, &u)) return 2; o.seed = u; break;
-		case 'n': if (parse_uint("--txns", optarg, 0, UINT64_MAX, &u)) return 2; o.txns = u; break;
-		case 'r': if (parse_uint("--retries", optarg, 0, 1000000, &u)) return 2; o.retries = (uint32_t)u; break;
-		case 'b': if (parse_secs("--barrier-timeout", optarg, &barrier_s)) return 2; break;
-		case 'e': if (parse_secs("--end-timeout", optarg, &end_s)) return 2; break;
+		case 'T': if (parse_uint(CNP, "--threads", optarg, 1, 1024, &u)) return 2; o.threads = (uint32_t)u; break;
+		case 'C': if (parse_uint(CNP, "--coros", optarg, 1, 64, &u)) return 2; o.coros = (uint32_t)u; break;
+		case 's': if (parse_uint(CNP, "--seed", optarg, 0, UINT64_MAX, &u)) return 2; o.seed = u; break;
+		case 'n': if (parse_uint(CNP, "--txns", optarg, 0, UINT64_MAX, &u)) return 2; o.txns = u; break;
+		case 'r': if (parse_uint(CNP, "--retries", optarg, 0, 1000000, &u)) return 2; o.retries = (uint32_t)u; break;
+		case 'b': if (parse_secs(CNP, "--barrier-timeout", optarg, &barrier_s)) return 2; break;
+		case 'e': if (parse_secs(CNP, "--end-timeout", optarg, &end_s)) return 2; break;
 		case 'h':
 			printf("usage: dmreplay cn --config CLUSTER.json --id K --trace FILE [--threads T]\n"
 			       "       [--coros C] [--seed S] [--txns N] [--retries N] [--out DIR]\n"
-			       "       [--barrier-timeout S] [--end-timeout S] [--quiet]\n"
+			       "       [--barrier-timeout S] [--end-timeout S] [--quiet] [--force]\n"
 			       "  A compute node as a process (docs/ROLES.md): T workers (every CN must\n"
 			       "  use the same T), each an RC QP to the MN, run transactions i of FILE\n"
 			       "  with i mod (CNs x T) in this CN's range; CN index 0 loads the initial\n"
 			       "  state into the MN; after the run every CN reads the final state back\n"
 			       "  and verifies it. Results: DIR (default out/cnK)/summary.csv, or\n"
 			       "  summary.partial.csv on any failure. Defaults: T=2, C=2, barrier 60 s,\n"
-			       "  end 300 s.\n");
+			       "  end 300 s. A DIR holding a finished summary.csv is refused unless\n"
+			       "  --force (that run's files are then moved to DIR/earlier-N/).\n"
+			       "  Exit: 0, 1 failed run, 2 bad input (options, config, trace, device,\n"
+			       "  port, GID), 130 SIGINT/SIGTERM (also during set-up).\n");
 			return 0;
-		default: return 2;
+		default:
+			fprintf(stderr, CNP ": unknown option or missing value: '%s' (dmreplay cn "
+					    "--help)\n",
+				argv[optind - 1]);
+			return 2;
 		}
 	}
 	if (!config || !trace || id < 0 || optind < argc) {
@@ -672,31 +800,36 @@ int dmr_roles_cn_main(int argc, char **argv)
 	o.gid_index = cl.cn[idx].gid;
 	o.cns = 1;
 	uint32_t total = cl.ncn * o.threads, first = idx * o.threads;
-	/* the output directory first: the share, and results on every path */
-	{
-		char cmd[600];
-		snprintf(cmd, sizeof(cmd), "%s", out);
-		for (char *p = cmd + 1; *p; p++)
-			if (*p == '/') {
-				*p = 0;
-				mkdir(cmd, 0777);
-				*p = '/';
-			}
-		if (mkdir(cmd, 0777) != 0 && errno != EEXIST) {
-			fprintf(stderr, "dmreplay cn: error: --out %s: %s\n", out, strerror(errno));
-			return 2;
-		}
+	/* the output directory first (created, writable): the share, and
+	 * results on every path */
+	if (dmr_results_mkdir_p(out) != 0) {
+		fprintf(stderr, CNP ": error: --out %s: %s\n", out, strerror(errno));
+		return 2;
 	}
+	/* an earlier run's files: refused when finished (unless --force), else
+	 * moved to OUT/earlier-N/: never overwritten, never read as this run's */
+	int erc = dmr_roles_clear_earlier(out, CNP, force, NULL, 0);
+	if (erc)
+		return erc;
 	snprintf(share, sizeof(share), "%s/trace.cn%lld.csv", out, id);
-	/* a stale partial result goes; a finished one stays until this run
-	 * finishes (a failed run never overwrites it: results.h) */
-	char p2[1100];
-	snprintf(p2, sizeof(p2), "%s/summary.partial.csv", out);
-	unlink(p2);
+	/* SIGINT/SIGTERM during set-up (the share takes seconds, connecting
+	 * waits for the MN): stop cleanly with partial results; the replay
+	 * installs its own handler for the run and restores this one */
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop;
+	sigemptyset(&sa.sa_mask);
+	g_stop = 0;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
 	uint64_t kept = 0;
 	dmr_status_t st = write_share(trace, share, total, first, o.threads, o.txns, &kept, &err);
+	dmr_replay_result_t r;
+	memset(&r, 0, sizeof(r));
+	if (st == DMR_ERR_INTERRUPTED)
+		goto setup_failed;
 	if (st != DMR_OK) {
-		fprintf(stderr, "dmreplay cn: error: %s\n", err.msg);
+		fprintf(stderr, CNP ": error: %s\n", err.msg);
 		return exit_code(st);
 	}
 	o.trace = share;
@@ -720,8 +853,6 @@ int dmr_roles_cn_main(int argc, char **argv)
 			"(written to %s); MN %u at %s:%u; footprint %llu bytes\n",
 			id, idx, cl.ncn, first, first + o.threads - 1, total, (unsigned long long)kept,
 			trace, share, cl.mn[0].id, cl.mn[0].ip, cl.port, (unsigned long long)L.total);
-	dmr_replay_result_t r;
-	memset(&r, 0, sizeof(r));
 #ifdef DMR_HAVE_VERBS
 	dmr_verbs_role_t role = {.cl = &cl,
 				 .self = idx,
@@ -730,7 +861,8 @@ int dmr_roles_cn_main(int argc, char **argv)
 				 .log_bytes = L.log_bytes,
 				 .need_bytes = L.total,
 				 .barrier_s = barrier_s,
-				 .end_s = end_s};
+				 .end_s = end_s,
+				 .stop = &g_stop};
 	dmr_replay_xv_t xv = {0};
 	o.xv = &xv;
 	role.xv_local = &xv.local;
@@ -752,7 +884,11 @@ int dmr_roles_cn_main(int argc, char **argv)
 	st = dmr_err_set(&err, DMR_ERR_UNSUPPORTED,
 			 "built without the verbs backend (libibverbs-dev, librdmacm-dev)");
 #endif
-	(void)on_stop;
+	if (st == DMR_OK && g_stop)
+		fprintf(stderr, CNP " %lld: note: signal %d came during set-up, after the run "
+				"had started: the run was not stopped\n",
+			id, (int)g_stop);
+setup_failed:
 	if (!r.status[0]) { /* the engine wrote nothing (it sets status last) */
 		/* failed before the replay wrote anything: a partial summary anyway */
 		dmr_trace_reader_t *rd = NULL;
@@ -778,13 +914,15 @@ int dmr_roles_cn_main(int argc, char **argv)
 			fprintf(stderr, "dmreplay cn: error: %s\n", e2.msg);
 		dmr_ts_fini(&ts);
 	}
-	if (st == DMR_OK || st == DMR_ERR_VERIFY || r.partial)
-		if (!o.quiet || st != DMR_OK)
-			dmr_replay_print(&r, stdout);
+	if ((st == DMR_OK || st == DMR_ERR_VERIFY || r.partial) && !o.quiet)
+		dmr_replay_print(&r, stdout);
 	if (st != DMR_OK) {
 		fprintf(stderr, "dmreplay cn %lld: error: %s (results: %s/summary.partial.csv)\n", id,
 			err.msg, out);
-		return exit_code(st) == 2 && r.partial ? 1 : exit_code(st);
+		/* as run: a bad device (NODEV), port (RANGE) or GID, a refusal
+		 * such as CNs with different --threads (INVALID), a bad trace row:
+		 * bad input (2), also when the replay had started */
+		return exit_code(st);
 	}
 	if (!o.quiet)
 		printf("  results        %s/summary.csv\n", out);
@@ -857,7 +995,20 @@ typedef struct cnsum {
 	char status[16], workload[32], regime[64];
 	long long tried, committed, verified;
 	double abort_rate, secs, tried_tps, committed_tps;
+	/* the whole row, by column (for the combined standard row) */
+	char hbuf[4096], rbuf[4096];
+	char *hf[80], *rf[80];
+	int nf;
 } cnsum_t;
+
+/* Value of column `name` in a CN's summary row, or NULL. */
+static const char *cn_col(const cnsum_t *s, const char *name)
+{
+	for (int i = 0; s->have && i < s->nf; i++)
+		if (strcmp(s->hf[i], name) == 0)
+			return s->rf[i];
+	return NULL;
+}
 
 /* Read DIR/summary.csv, else DIR/summary.partial.csv. */
 static void read_cn_summary(const char *dir, cnsum_t *s)
@@ -870,10 +1021,11 @@ static void read_cn_summary(const char *dir, cnsum_t *s)
 		FILE *f = fopen(p, "r");
 		if (!f)
 			continue;
-		char h[4096], r[4096];
-		if (fgets(h, sizeof(h), f) && fgets(r, sizeof(r), f)) {
-			char *hf[80], *rf[80];
+		char *h = s->hbuf, *r = s->rbuf;
+		if (fgets(h, sizeof(s->hbuf), f) && fgets(r, sizeof(s->rbuf), f)) {
+			char **hf = s->hf, **rf = s->rf;
 			int nh = csv_split(h, hf, 80), nr = csv_split(r, rf, 80);
+			s->nf = nh < nr ? nh : nr;
 			for (int i = 0; i < nh && i < nr; i++) {
 				const char *k = hf[i], *v = rf[i];
 				if (!strcmp(k, "status")) snprintf(s->status, sizeof(s->status), "%s", v);
@@ -900,8 +1052,115 @@ typedef struct combo {
 	const cnsum_t *cs;
 	const child_t *ch; /* [0] MN, [1 + k] CN k */
 	int complete;
+	const char *workload; /* from the trace's header */
 } combo_t;
 
+/*
+ * OUT/summary.csv (or .partial.csv): the standard summary.csv header (as a
+ * single-process run writes it, so `dmreplay report` reads it) and one row
+ * for the whole run: counts (txns, tried, committed, gave_up, retries,
+ * aborts by cause, verbs, skipped_ops) summed over the CNs; tried_tps and
+ * committed_tps = those sums / the slowest CN's sim_time_s; abort_rate
+ * weighted by the CNs' tried, atomics/reads per commit by their committed;
+ * latency percentiles, times and footprint = the largest over the CNs (an
+ * upper bound, not a merged distribution); cns = CN processes, threads =
+ * per CN; verified 1 only when complete; status complete / partial; trace =
+ * the launcher's --trace; other columns from the first CN with a summary.
+ */
+static int fill_standard(FILE *f, const void *a)
+{
+	const combo_t *c = a;
+	static const char *const sums[] = {"txns", "tried", "committed", "gave_up", "retries",
+					   "abort_lock", "abort_read_locked", "abort_validation",
+					   "abort_duplicate", "abort_full", "verbs", "skipped_ops",
+					   NULL};
+	static const char *const maxes[] = {"sim_time_s", "wall_s", "loop_wall_s", "trace_wall_s",
+					    "p50_us", "p99_us", "p999_us", "footprint_bytes", NULL};
+	char hb[4096];
+	snprintf(hb, sizeof(hb), "%s", dmr_results_header());
+	char *cols[80];
+	int nc = csv_split(hb, cols, 80);
+	uint32_t ncn = c->cl->ncn;
+	double tried = 0, committed = 0, secs = 0;
+	for (uint32_t k = 0; k < ncn; k++) {
+		tried += (double)c->cs[k].tried;
+		committed += (double)c->cs[k].committed;
+		if (c->cs[k].secs > secs)
+			secs = c->cs[k].secs;
+	}
+	fprintf(f, "%s\n", dmr_results_header());
+	for (int i = 0; i < nc; i++) {
+		const char *n = cols[i];
+		char v[1200] = "-";
+		if (known(n, sums)) {
+			long long x = 0;
+			for (uint32_t k = 0; k < ncn; k++) {
+				const char *s = cn_col(&c->cs[k], n);
+				x += s ? atoll(s) : 0;
+			}
+			snprintf(v, sizeof(v), "%lld", x);
+		} else if (known(n, maxes)) {
+			double x = 0;
+			for (uint32_t k = 0; k < ncn; k++) {
+				const char *s = cn_col(&c->cs[k], n);
+				if (s && atof(s) > x)
+					x = atof(s);
+			}
+			if (strcmp(n, "footprint_bytes") == 0)
+				snprintf(v, sizeof(v), "%.0f", x);
+			else
+				snprintf(v, sizeof(v), strcmp(n, "sim_time_s") == 0 ? "%.9f" : "%.3f", x);
+		} else if (strcmp(n, "tried_tps") == 0 || strcmp(n, "committed_tps") == 0) {
+			snprintf(v, sizeof(v), "%.3f",
+				 secs > 0 ? (n[0] == 't' ? tried : committed) / secs : 0);
+		} else if (strcmp(n, "abort_rate") == 0 || strcmp(n, "atomics_per_commit") == 0 ||
+			   strcmp(n, "reads_per_commit") == 0) {
+			int ar = n[1] == 'b';
+			double num = 0, den = 0;
+			for (uint32_t k = 0; k < ncn; k++) {
+				const char *s = cn_col(&c->cs[k], n);
+				double w = ar ? (double)c->cs[k].tried : (double)c->cs[k].committed;
+				num += (s ? atof(s) : 0) * w;
+				den += w;
+			}
+			snprintf(v, sizeof(v), ar ? "%.6f" : "%.4f", den > 0 ? num / den : 0);
+		} else if (strcmp(n, "verified") == 0) {
+			snprintf(v, sizeof(v), "%d", c->complete ? 1 : 0);
+		} else if (strcmp(n, "status") == 0) {
+			snprintf(v, sizeof(v), "%s", c->complete ? "complete" : "partial");
+		} else if (strcmp(n, "cns") == 0) {
+			snprintf(v, sizeof(v), "%u", ncn);
+		} else if (strcmp(n, "threads") == 0) {
+			snprintf(v, sizeof(v), "%u", c->o->threads);
+		} else if (strcmp(n, "coros") == 0) {
+			snprintf(v, sizeof(v), "%u", c->o->coros);
+		} else if (strcmp(n, "seed") == 0) {
+			snprintf(v, sizeof(v), "%llu", (unsigned long long)c->o->seed);
+		} else if (strcmp(n, "backend") == 0) {
+			snprintf(v, sizeof(v), "verbs");
+		} else if (strcmp(n, "trace") == 0) {
+			snprintf(v, sizeof(v), "%s", c->o->trace);
+		} else if (strcmp(n, "workload") == 0 && c->workload) {
+			snprintf(v, sizeof(v), "%s", c->workload);
+			for (uint32_t k = 0; k < ncn; k++)
+				if (cn_col(&c->cs[k], n)) {
+					snprintf(v, sizeof(v), "%s", cn_col(&c->cs[k], n));
+					break;
+				}
+		} else {
+			for (uint32_t k = 0; k < ncn; k++)
+				if (cn_col(&c->cs[k], n)) {
+					snprintf(v, sizeof(v), "%s", cn_col(&c->cs[k], n));
+					break;
+				}
+		}
+		if (fprintf(f, "%s%s", v, i + 1 < nc ? "," : "\n") < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* OUT/processes.csv: one row per scope (all, mn, cnK) with its exit status. */
 static int fill_combined(FILE *f, const void *a)
 {
 	const combo_t *c = a;
@@ -1086,8 +1345,51 @@ int dmr_roles_spawn_wait(const char *pfx, uint32_t n, char **const argvs[],
 	return rc;
 }
 
+/* A rate for people: txn/s below 1000, else K or M txn/s. */
+static const char *fmt_rate(double tps, char *buf, size_t len)
+{
+	if (tps < 1e3)
+		snprintf(buf, len, "%.1f txn/s", tps);
+	else if (tps < 1e6)
+		snprintf(buf, len, "%.1f K txn/s", tps / 1e3);
+	else
+		snprintf(buf, len, "%.2f M txn/s", tps / 1e6);
+	return buf;
+}
+
+/* The lines of a child's log that say what went wrong: those with "error"
+ * (else "fail", else "warning"), at most 6; else its last 4 lines. */
+static void print_log_errors(const char *pfx, const char *log)
+{
+	static const char *const keys[] = {"error", "fail", "warning"};
+	char line[512];
+	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+		FILE *f = fopen(log, "r");
+		int n = 0;
+		while (f && n < 6 && fgets(line, sizeof(line), f))
+			if (strstr(line, keys[k])) {
+				fprintf(stderr, "    %s%s", line, strchr(line, '\n') ? "" : "\n");
+				n++;
+			}
+		if (f)
+			fclose(f);
+		if (n)
+			return;
+	}
+	(void)pfx;
+	FILE *f = fopen(log, "r");
+	char ring[4][512];
+	int nl = 0;
+	while (f && fgets(line, sizeof(line), f))
+		snprintf(ring[nl++ % 4], sizeof(ring[0]), "%s", line);
+	for (int j = nl > 4 ? nl - 4 : 0; j < nl; j++)
+		fprintf(stderr, "    %s", ring[j % 4]);
+	if (f)
+		fclose(f);
+}
+
 int dmr_roles_launch(const dmr_replay_opts_t *o, const char *config, int cns_given,
-		     double deadline_s)
+		     double deadline_s, int force)
 {
 	static dmr_verbs_cluster_t cl;
 	dmr_err_t err = {{0}};
@@ -1107,23 +1409,66 @@ int dmr_roles_launch(const dmr_replay_opts_t *o, const char *config, int cns_giv
 		return 2;
 	}
 	if (dmr_results_mkdir_p(o->out_dir) != 0) {
-		fprintf(stderr, "%s: error: --out %s: %s\n", pfx, o->out_dir, strerror(errno));
+		fprintf(stderr, "%s: error: --out %s: not a writable directory: %s\n", pfx,
+			o->out_dir, strerror(errno));
 		return 2;
 	}
 	snprintf(cfgpath, sizeof(cfgpath), "%s/cluster.json", o->out_dir);
 	dmr_status_t st;
+	char workload[32] = "-";
+	uint64_t footprint = 0;
+	/* the trace, on both paths before anything is spawned: readable, its
+	 * header valid; the footprint with every CN's workers */
+	uint32_t ncn_want = o->cns;
 	if (config) {
 		if ((st = dmr_cluster_load(config, &cl, note, sizeof(note), &err)) != DMR_OK) {
 			fprintf(stderr, "%s: error: %s\n", pfx, err.msg);
 			return 2;
 		}
+		ncn_want = cl.ncn;
+	}
+	{
+		dmr_trace_reader_t *rd = NULL;
+		dmr_layout_t L;
+		st = dmr_trace_open(o->trace, &rd, &err);
+		if (st == DMR_OK) {
+			snprintf(workload, sizeof(workload), "%s", dmr_trace_header(rd)->workload);
+			st = dmr_layout_init(&L, dmr_trace_header(rd), ncn_want * o->threads,
+					     64 * 1024, &err);
+		}
+		dmr_trace_close(rd);
+		if (st != DMR_OK) {
+			fprintf(stderr, "%s: error: %s\n", pfx, err.msg);
+			return 2;
+		}
+		footprint = L.total;
+	}
+	if (config && footprint > cl.mn[0].mr_size) {
+		fprintf(stderr, "%s: error: %s: mn[0] mr_size %llu bytes is below the footprint of %s "
+				"with %u CNs x %u threads (%llu bytes): raise mr_size\n",
+			pfx, config, (unsigned long long)cl.mn[0].mr_size, o->trace, cl.ncn, o->threads,
+			(unsigned long long)footprint);
+		return 2;
+	}
+	/* same file as OUT/cluster.json? (it is moved with an earlier run) */
+	struct stat sa_, sb_;
+	int cfg_in_out = config && stat(config, &sa_) == 0 && stat(cfgpath, &sb_) == 0 &&
+			 sa_.st_dev == sb_.st_dev && sa_.st_ino == sb_.st_ino;
+	char moved[1200] = "", cfgsrc[1300];
+	if (config) {
 		if (cns_given && o->cns != cl.ncn) {
 			fprintf(stderr, "%s: error: --cns %u but %s lists %u CNs\n", pfx, o->cns,
 				config, cl.ncn);
 			return 2;
 		}
-		if (strcmp(config, cfgpath) != 0 &&
-		    (st = copy_file(config, cfgpath, &err)) != DMR_OK) {
+		int erc = dmr_roles_clear_earlier(o->out_dir, pfx, force, moved, sizeof(moved));
+		if (erc)
+			return erc;
+		snprintf(cfgsrc, sizeof(cfgsrc), "%s", config);
+		if (cfg_in_out && moved[0])
+			snprintf(cfgsrc, sizeof(cfgsrc), "%s/cluster.json", moved);
+		if ((!cfg_in_out || moved[0]) &&
+		    (st = copy_file(cfgsrc, cfgpath, &err)) != DMR_OK) {
 			fprintf(stderr, "%s: error: %s\n", pfx, err.msg);
 			return 2;
 		}
@@ -1140,22 +1485,14 @@ int dmr_roles_launch(const dmr_replay_opts_t *o, const char *config, int cns_giv
 			return 2;
 		}
 		/* the MN region: the trace's footprint with every CN's workers */
-		dmr_trace_reader_t *rd = NULL;
-		dmr_layout_t L;
-		st = dmr_trace_open(o->trace, &rd, &err);
-		if (st == DMR_OK)
-			st = dmr_layout_init(&L, dmr_trace_header(rd), o->cns * o->threads, 64 * 1024,
-					     &err);
-		dmr_trace_close(rd);
-		if (st != DMR_OK) {
-			fprintf(stderr, "%s: error: %s\n", pfx, err.msg);
-			return 2;
-		}
-		uint64_t mr = (L.total + 4095) & ~4095ull;
+		uint64_t mr = (footprint + 4095) & ~4095ull;
 		if (o->mr_size > mr)
 			mr = o->mr_size;
 		/* a port of its own, so that runs on one host do not meet */
 		uint16_t port = (uint16_t)(20000 + getpid() % 20000);
+		int erc = dmr_roles_clear_earlier(o->out_dir, pfx, force, moved, sizeof(moved));
+		if (erc)
+			return erc;
 		if ((st = write_config(cfgpath, &vi, o->cns, mr, port, &err)) != DMR_OK ||
 		    (st = dmr_cluster_load(cfgpath, &cl, note, sizeof(note), &err)) != DMR_OK) {
 			fprintf(stderr, "%s: error: %s\n", pfx, err.msg);
@@ -1177,11 +1514,10 @@ int dmr_roles_launch(const dmr_replay_opts_t *o, const char *config, int cns_giv
 		fprintf(stderr, "%s: error: out of memory\n", pfx);
 		return 1;
 	}
-	/* stale combined partial results go; a finished summary.csv stays until
-	 * this run has finished */
+	/* an earlier run's files were moved away above: what is read below is
+	 * this run's only */
 	char p[1200];
 	snprintf(p, sizeof(p), "%s/summary.partial.csv", o->out_dir);
-	unlink(p);
 	char a_id[16], a_thr[16], a_cor[16], a_seed[32], a_txns[32], a_ret[16];
 	snprintf(a_thr, sizeof(a_thr), "%u", o->threads);
 	snprintf(a_cor, sizeof(a_cor), "%u", o->coros);
@@ -1292,6 +1628,21 @@ int dmr_roles_launch(const dmr_replay_opts_t *o, const char *config, int cns_giv
 			signal_all(ch, n, SIGTERM);
 			term_at = now;
 		}
+		if (!forwarded && ch[0].status < 0 && fail_at) {
+			/* every CN has exited and one failed: the MN has nobody to
+			 * serve (it would wait for its barrier); stop it now */
+			uint32_t cn_left = 0;
+			for (uint32_t k = 1; k < n; k++)
+				cn_left += ch[k].status < 0;
+			if (!cn_left) {
+				forwarded = 1;
+				fprintf(stderr, "%s: every CN has exited, one failed: stopping the MN "
+						"(SIGTERM)\n",
+					pfx);
+				signal_all(ch, n, SIGTERM);
+				term_at = now;
+			}
+		}
 		if (!forwarded && fail_at && now - fail_at > 10) {
 			forwarded = 1;
 			fprintf(stderr, "%s: a child failed 10 s ago: stopping the others (SIGTERM)\n",
@@ -1308,6 +1659,12 @@ int dmr_roles_launch(const dmr_replay_opts_t *o, const char *config, int cns_giv
 	}
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
+	/* a CN killed while writing its share leaves NAME.tmp: remove it */
+	for (uint32_t k = 0; k < cl.ncn; k++) {
+		char tmp[1300];
+		snprintf(tmp, sizeof(tmp), "%s/trace.cn%u.csv.tmp", outs[k], cl.cn[k].id);
+		unlink(tmp);
+	}
 	/* combined results */
 	int complete = !interrupted && !timed_out && !spawn_failed;
 	int any2 = 0;
@@ -1322,9 +1679,13 @@ int dmr_roles_launch(const dmr_replay_opts_t *o, const char *config, int cns_giv
 		    strcmp(cs[k].status, "complete") != 0)
 			complete = 0;
 	}
-	combo_t co = {.o = o, .cl = &cl, .cs = cs, .ch = ch, .complete = complete};
-	st = dmr_results_write_file(o->out_dir, complete ? "summary.csv" : "summary.partial.csv",
-				    fill_combined, &co, &err);
+	combo_t co = {.o = o, .cl = &cl, .cs = cs, .ch = ch, .complete = complete,
+		      .workload = workload};
+	st = dmr_results_write_file(o->out_dir, "processes.csv", fill_combined, &co, &err);
+	if (st == DMR_OK)
+		st = dmr_results_write_file(o->out_dir,
+					    complete ? "summary.csv" : "summary.partial.csv",
+					    fill_standard, &co, &err);
 	if (st == DMR_OK && complete)
 		unlink(p);
 	long long tried = 0, committed = 0;
@@ -1334,21 +1695,24 @@ int dmr_roles_launch(const dmr_replay_opts_t *o, const char *config, int cns_giv
 		committed += cs[k].committed;
 		if (cs[k].secs > secs)
 			secs = cs[k].secs;
-		if (!o->quiet || !complete)
-			printf("  cn%-3u %-9s tried %lld, committed %lld (%.1f K txn/s), verified %s, "
-			       "exit %d\n",
+		char rb[48];
+		if (!o->quiet)
+			printf("  cn%-3u %-9s tried %lld, committed %lld (%s), verified %s, exit %d\n",
 			       cl.cn[k].id, cs[k].have ? cs[k].status : "missing", cs[k].tried,
-			       cs[k].committed, cs[k].committed_tps / 1e3,
+			       cs[k].committed, fmt_rate(cs[k].committed_tps, rb, sizeof(rb)),
 			       cs[k].verified == 1 ? "yes" : "no", ch[1 + k].status);
 	}
-	if (!o->quiet || !complete) {
+	if (!o->quiet) {
+		char rb[48];
 		printf("dmreplay: %s on verbs (%s), MN + %u CN processes x %u threads x %u coros, "
 		       "seed %llu%s\n",
-		       cs[0].have ? cs[0].workload : "-", cl.mn[0].devname, cl.ncn, o->threads,
+		       cs[0].have ? cs[0].workload : workload,
+		       cl.mn[0].devname[0] ? cl.mn[0].devname : "device 0", cl.ncn, o->threads,
 		       o->coros, (unsigned long long)o->seed, complete ? "" : "  [PARTIAL]");
-		printf("  transactions   %lld tried, %lld committed; %.1f K txn/s committed over "
-		       "%.3f s (the slowest CN)\n",
-		       tried, committed, secs > 0 ? committed / secs / 1e3 : 0, secs);
+		printf("  transactions   %lld tried, %lld committed; %s committed over %.3f s (the "
+		       "slowest CN)\n",
+		       tried, committed, fmt_rate(secs > 0 ? committed / secs : 0, rb, sizeof(rb)),
+		       secs);
 		printf("  verification   %s\n",
 		       complete ? "PASSED on every CN (final MN state; SmallBank/YCSB sums over all "
 				  "CNs)"
@@ -1361,17 +1725,9 @@ int dmr_roles_launch(const dmr_replay_opts_t *o, const char *config, int cns_giv
 	if (!complete)
 		for (uint32_t i = 0; i < n; i++)
 			if (ch[i].status != 0) {
-				fprintf(stderr, "%s: %s (exit %d), last lines of %s:\n", pfx,
-					ch[i].name, ch[i].status, ch[i].log);
-				FILE *f = fopen(ch[i].log, "r");
-				char line[512], ring[4][512];
-				int nl = 0;
-				while (f && fgets(line, sizeof(line), f))
-					snprintf(ring[nl++ % 4], sizeof(ring[0]), "%s", line);
-				for (int j = nl > 4 ? nl - 4 : 0; j < nl; j++)
-					fprintf(stderr, "    %s", ring[j % 4]);
-				if (f)
-					fclose(f);
+				fprintf(stderr, "%s: %s (exit %d), from %s:\n", pfx, ch[i].name,
+					ch[i].status, ch[i].log);
+				print_log_errors(pfx, ch[i].log);
 			}
 	free(ch);
 	free(cs);

@@ -47,9 +47,11 @@ int dmr_roles_cn_main(int argc, char **argv);
  * forwarded; after deadline_s (0 = none), or 10 s after a child failed, the
  * rest get SIGTERM, then SIGKILL 10 s later. OUT/summary.csv (all children
  * exited 0 and every CN's run is complete and verified) or else
- * OUT/summary.partial.csv: one row "all" (sums of tried and committed, rates
- * over the slowest CN's run time), one for the MN, one per CN. Returns the
- * exit status: 0, 1 failed, 2 bad input, 130 interrupted.
+ * OUT/summary.partial.csv: the standard summary.csv columns, one row for the
+ * whole run (sums of the counts, rates over the slowest CN's run time;
+ * docs/ROLES.md); OUT/processes.csv: one row "all", one for the MN, one per
+ * CN, with exit statuses. Returns the exit status: 0, 1 failed, 2 bad
+ * input, 130 interrupted.
  */
 /*
  * Run n commands of this executable as child processes (fork + exec of
@@ -66,8 +68,25 @@ int dmr_roles_spawn_wait(const char *pfx, uint32_t n, char **const argvs[],
 			 const char *const names[], const char *const logs[], double deadline_s,
 			 int *status_p);
 
+/*
+ * Before a run into dir (the launcher's OUT, or a CN's --out): the files an
+ * earlier run left there (summary.csv, summary.partial.csv, timeseries*.csv,
+ * cluster.json, processes.csv, mn.log, cnK.log, cnK/, trace.cnK.csv[.tmp];
+ * nothing else is touched) are moved to dir/earlier-N/ (the first free N; a note on stderr
+ * names it, and moved = that path, movedlen bytes, "" when nothing moved).
+ * When they include finished results (dir/summary.csv or dir/cnK/summary.csv)
+ * the run is refused instead unless force. Nothing is deleted. Returns 0, or
+ * 2 (refused, or a move failed; the message, prefixed pfx, is printed).
+ */
+int dmr_roles_clear_earlier(const char *dir, const char *pfx, int force, char *moved,
+			    size_t movedlen);
+
 struct dmr_replay_opts;
+/* force: see dmr_roles_clear_earlier (run's --force). The trace is checked
+ * (readable, header, footprint <= the config's mr_size) on both paths before
+ * anything is spawned. When every CN has exited and one failed, the MN is
+ * stopped at once. */
 int dmr_roles_launch(const struct dmr_replay_opts *o, const char *config, int cns_given,
-		     double deadline_s);
+		     double deadline_s, int force);
 
 #endif

@@ -474,6 +474,8 @@ START_TEST(bad_options_refused)
 	    {{"read", "--post-list", "2000"}, "--post-list"},
 	    {{"read", "--latency", "--cq-mod", "4"}, "--cq-mod"},
 	    {{"read", "write"}, "unexpected argument 'write'"},
+	    /* a device that does not exist: bad input (2), as in run, mn and cn */
+	    {{"read", "--backend", "verbs", "--device", "mlx5_9"}, "verbs"},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		const char *const *a = cases[i].a;

@@ -624,6 +624,208 @@ START_TEST(test_no_overwrite)
 }
 END_TEST
 
+
+/* ---- defects of the process launcher and the quiet/out checks ------------- */
+
+static void write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+static void mkdir_in(char *buf, size_t len, const char *name)
+{
+	path_of(buf, len, name);
+	ck_assert(mkdir(buf, 0777) == 0 || errno == EEXIST);
+}
+
+#define CLUSTER2                                                                              \
+	"{\"mn\":[{\"id\":0,\"ip\":\"10.0.2.15\",\"devname\":\"nosuchdev\",\"mr_size\":268435456}]," \
+	"\"cn\":[{\"id\":0,\"ip\":\"10.0.2.15\",\"devname\":\"nosuchdev\"},{\"id\":1,\"ip\":"       \
+	"\"10.0.2.15\",\"devname\":\"nosuchdev\"}],\"port\":18599}"
+
+/* An earlier run's per-CN results are never read as this run's, and
+ * finished ones are never overwritten (the launcher refuses, or with
+ * --force moves them to OUT/earlier-N/). The children fail here (no RDMA
+ * device "nosuchdev", or no verbs backend): that is the failing run. */
+START_TEST(test_launcher_earlier_results)
+{
+	char base[PATH_MAX], cfg[PATH_MAX], d[1024], cn0[1100], p[1200];
+	base_trace(base, sizeof(base));
+	path_of(cfg, sizeof(cfg), "cluster2.json");
+	write_text(cfg, CLUSTER2);
+	/* 1. finished results of an earlier run (workload "oldworkload", 98765 committed) */
+	mkdir_in(d, sizeof(d), "out-earlier");
+	snprintf(cn0, sizeof(cn0), "%s/cn0", d);
+	ck_assert_int_eq(mkdir(cn0, 0777), 0);
+	static const char old[] = "workload,regime,status,tried,committed,verified,sim_time_s\n"
+				  "oldworkload,old,complete,2000,98765,1,0.5\n";
+	snprintf(p, sizeof(p), "%s/summary.csv", cn0);
+	write_text(p, old);
+	snprintf(p, sizeof(p), "%s/trace.cn0.csv", cn0);
+	write_text(p, "old share\n");
+	run_t r = dmr("run", "--backend", "verbs", "--config", cfg, "--threads", "2", "--trace", base,
+		      "--out", d, NULL);
+	ck_assert_int_eq(r.status, 2);
+	assert_has(&r, "finished results of an earlier run");
+	assert_has(&r, "cn0/summary.csv");
+	assert_has(&r, "--force");
+	ck_assert_str_eq(r.out, "");
+	run_free(&r);
+	ck_assert(!exists(d, "cn0.log") && !exists(d, "mn.log") && !exists(d, "cluster.json"));
+	ck_assert(!exists(d, "summary.partial.csv"));
+	char *kept = read_in(cn0, "summary.csv", NULL);
+	ck_assert_str_eq(kept, old);
+	free(kept);
+	kept = read_in(cn0, "trace.cn0.csv", NULL);
+	ck_assert_str_eq(kept, "old share\n");
+	free(kept);
+
+	/* 2. --force: moved to OUT/earlier-1/, this run's own (failed) results */
+	r = dmr("run", "--backend", "verbs", "--config", cfg, "--threads", "2", "--trace", base,
+		"--out", d, "--force", NULL);
+	ck_assert_msg(r.status == 1 || r.status == 2, "exit %d\n%s", r.status, r.err);
+	assert_has(&r, "earlier-1");
+	ck_assert_ptr_null(strstr(r.out, "oldworkload"));
+	ck_assert_ptr_null(strstr(r.out, "98765"));
+	ck_assert_ptr_nonnull(strstr(r.out, "dmreplay: smallbank on verbs"));
+	/* the report names the children's error lines, not the empty summary */
+	ck_assert_ptr_nonnull(strstr(r.err, "error:"));
+	run_free(&r);
+	snprintf(p, sizeof(p), "%s/earlier-1/cn0", d);
+	kept = read_in(p, "summary.csv", NULL);
+	ck_assert_ptr_nonnull(kept);
+	ck_assert_str_eq(kept, old);
+	free(kept);
+	ck_assert(!exists(d, "summary.csv"));
+	char *part = read_in(d, "summary.partial.csv", NULL);
+	ck_assert_ptr_nonnull(part);
+	ck_assert_ptr_null(strstr(part, "oldworkload"));
+	ck_assert_ptr_null(strstr(part, "98765"));
+	free(part);
+	/* the combined summary has the standard columns: `report` reads it */
+	summary_t sp;
+	summary_load(&sp, d, "summary.partial.csv");
+	ck_assert_str_eq(col(&sp, "status"), "partial");
+	ck_assert_str_eq(col(&sp, "verified"), "0");
+	ck_assert_str_eq(col(&sp, "workload"), "smallbank");
+	ck_assert_str_eq(col(&sp, "cns"), "2");
+	ck_assert_str_eq(col(&sp, "threads"), "2");
+	ck_assert_str_eq(col(&sp, "backend"), "verbs");
+	ck_assert_str_eq(col(&sp, "committed"), "0");
+	ck_assert_str_eq(col(&sp, "trace"), base);
+	summary_free(&sp);
+	char *procs = read_in(d, "processes.csv", NULL);
+	ck_assert_ptr_nonnull(procs);
+	ck_assert_ptr_nonnull(strstr(procs, "\nall,partial,0,"));
+	ck_assert_ptr_nonnull(strstr(procs, "\ncn1,"));
+	ck_assert_ptr_null(strstr(procs, "98765"));
+	free(procs);
+	ck_assert(!exists(cn0, "trace.cn0.csv.tmp"));
+
+	/* 3. only unfinished results there: moved without --force (earlier-2) */
+	r = dmr("run", "--backend", "verbs", "--config", cfg, "--threads", "2", "--trace", base,
+		"--out", d, NULL);
+	ck_assert_msg(r.status == 1 || r.status == 2, "exit %d\n%s", r.status, r.err);
+	assert_has(&r, "earlier-2");
+	run_free(&r);
+	ck_assert(exists(d, "earlier-2/summary.partial.csv"));
+
+	/* 4. a CN refuses an --out holding a finished summary.csv (its share,
+	 * config and logs are not touched) */
+	r = dmr("cn", "--config", cfg, "--id", "0", "--trace", base, "--out", p, NULL);
+	ck_assert_int_eq(r.status, 2);
+	assert_has(&r, "dmreplay cn: error: --out");
+	assert_has(&r, "finished results");
+	run_free(&r);
+	kept = read_in(p, "trace.cn0.csv", NULL);
+	ck_assert_str_eq(kept, "old share\n");
+	free(kept);
+	ck_assert(!exists(p, "earlier-1"));
+}
+END_TEST
+
+/* Up-front checks of run --config as of --procs: a missing trace, a config
+ * whose mr_size is below the footprint; nothing spawned. */
+START_TEST(test_launcher_config_checks)
+{
+	char cfg[PATH_MAX], d[PATH_MAX], t[PATH_MAX], base[PATH_MAX];
+	path_of(cfg, sizeof(cfg), "cluster2b.json");
+	write_text(cfg, CLUSTER2);
+	path_of(d, sizeof(d), "out-cfgchk");
+	path_of(t, sizeof(t), "no-such-trace.csv");
+	run_t r = dmr("run", "--backend", "verbs", "--config", cfg, "--threads", "2", "--trace", t,
+		      "--out", d, NULL);
+	ck_assert_int_eq(r.status, 2);
+	assert_has(&r, t);
+	run_free(&r);
+	ck_assert(!exists(d, "mn.log") && !exists(d, "cn0.log"));
+	base_trace(base, sizeof(base));
+	write_text(cfg, "{\"mn\":[{\"id\":0,\"ip\":\"10.0.2.15\",\"mr_size\":4096}],"
+			"\"cn\":[{\"id\":0},{\"id\":1}]}");
+	r = dmr("run", "--backend", "verbs", "--config", cfg, "--threads", "2", "--trace", base,
+		"--out", d, NULL);
+	ck_assert_int_eq(r.status, 2);
+	assert_has(&r, "mr_size 4096");
+	assert_has(&r, "footprint");
+	run_free(&r);
+	ck_assert(!exists(d, "mn.log"));
+	/* --force is for the launcher only; --deadline -5: one error line */
+	r = dmr("run", "--trace", base, "--force", NULL);
+	ck_assert_int_eq(r.status, 2);
+	assert_has(&r, "--force");
+	run_free(&r);
+	r = dmr("run", "--trace", base, "--procs", "--deadline", "-5", NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_msg(strchr(r.err, '\n') == r.err + strlen(r.err) - 1, "not one line: %s", r.err);
+	assert_has(&r, "--deadline");
+	run_free(&r);
+	/* cn option errors name the command */
+	r = dmr("cn", "--config", cfg, "--id", "0", "--trace", base, "--threads", "abc", NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_msg(strncmp(r.err, "dmreplay cn: option --threads 'abc'", 35) == 0, "%s", r.err);
+	run_free(&r);
+	r = dmr("mn", "--config", cfg, "--bogus", NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_msg(strncmp(r.err, "dmreplay mn: ", 13) == 0, "%s", r.err);
+	run_free(&r);
+	r = dmr("cn", "--config", cfg, "--bogus", NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_msg(strncmp(r.err, "dmreplay cn: ", 13) == 0, "%s", r.err);
+	assert_has(&r, "--bogus");
+	run_free(&r);
+}
+END_TEST
+
+/* --quiet prints the error line(s) only, also for a partial run; an --out
+ * that exists but cannot be written is refused before the run. */
+START_TEST(test_quiet_and_unwritable_out)
+{
+	char base[PATH_MAX], t[PATH_MAX], dir[PATH_MAX];
+	base_trace(base, sizeof(base));
+	lines_t L;
+	lines_load(&L, base);
+	path_of(t, sizeof(t), "quiet-short.csv");
+	lines_write(&L, L.n - 3, -1, NULL, 0, t);
+	lines_free(&L);
+	run_t r = run_into(dir, sizeof(dir), "out-quiet", t, NULL, NULL, NULL, NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_str_eq(r.out, "");
+	ck_assert_ptr_null(strstr(r.err, "PARTIAL"));
+	assert_has(&r, "truncated");
+	run_free(&r);
+	ck_assert(exists(dir, "summary.partial.csv"));
+	/* /proc/self: a directory nobody (not even root) can create files in */
+	r = dmr("run", "--trace", base, SMALL, "--out", "/proc/self", NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_str_eq(r.out, "");
+	assert_has(&r, "--out /proc/self");
+	run_free(&r);
+}
+END_TEST
+
 /* ---- help ----------------------------------------------------------------- */
 
 START_TEST(test_help)
@@ -676,6 +878,9 @@ static Suite *cli_suite(void)
 	tcase_add_test(tc, test_bad_options);
 	tcase_add_test(tc, test_no_overwrite);
 	tcase_add_test(tc, test_help);
+	tcase_add_test(tc, test_launcher_earlier_results);
+	tcase_add_test(tc, test_launcher_config_checks);
+	tcase_add_test(tc, test_quiet_and_unwritable_out);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../replay/replay.h"
@@ -173,24 +174,75 @@ START_TEST(launch_bad_input)
 	o.out_dir = out;
 	o.trace = "/nonexistent.csv";
 	/* not verbs */
-	ck_assert_int_eq(dmr_roles_launch(&o, NULL, 0, 10), 2);
+	ck_assert_int_eq(dmr_roles_launch(&o, NULL, 0, 10, 0), 2);
 	o.backend = "verbs";
 	/* options the CN processes do not take */
 	o.duration_s = 1;
-	ck_assert_int_eq(dmr_roles_launch(&o, cfg, 0, 10), 2);
+	ck_assert_int_eq(dmr_roles_launch(&o, cfg, 0, 10, 0), 2);
 	o.duration_s = 0;
 	/* --cns that does not match the config's CNs */
 	o.cns = 3;
-	ck_assert_int_eq(dmr_roles_launch(&o, cfg, 1, 10), 2);
+	ck_assert_int_eq(dmr_roles_launch(&o, cfg, 1, 10, 0), 2);
 	/* a config that does not parse */
 	snprintf(cfg, sizeof(cfg), "%s/missing.json", dir);
-	ck_assert_int_eq(dmr_roles_launch(&o, cfg, 0, 10), 2);
+	ck_assert_int_eq(dmr_roles_launch(&o, cfg, 0, 10, 0), 2);
 	FILE *p = fopen(sum, "r");
 	ck_assert_ptr_null(p);
 	snprintf(cfg, sizeof(cfg), "%s/c.json", dir);
 	remove(cfg);
 	rmdir(out);
 	rmdir(dir);
+}
+END_TEST
+
+
+/* The files of an earlier run: unfinished ones are moved to earlier-N/,
+ * finished ones refused unless force; other files are not touched. */
+START_TEST(clear_earlier)
+{
+	char dir[] = "/tmp/dmr-roles-XXXXXX";
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	char p[512], moved[512];
+	snprintf(p, sizeof(p), "%s/notes.txt", dir);
+	FILE *f = fopen(p, "w");
+	ck_assert_ptr_nonnull(f);
+	fclose(f);
+	/* nothing of a run: nothing moved */
+	ck_assert_int_eq(dmr_roles_clear_earlier(dir, "t", 0, moved, sizeof(moved)), 0);
+	ck_assert_str_eq(moved, "");
+	snprintf(p, sizeof(p), "%s/cn0", dir);
+	ck_assert_int_eq(mkdir(p, 0777), 0);
+	snprintf(p, sizeof(p), "%s/cn0/summary.partial.csv", dir);
+	f = fopen(p, "w");
+	ck_assert_ptr_nonnull(f);
+	fclose(f);
+	snprintf(p, sizeof(p), "%s/cn0.log", dir);
+	f = fopen(p, "w");
+	ck_assert_ptr_nonnull(f);
+	fclose(f);
+	ck_assert_int_eq(dmr_roles_clear_earlier(dir, "t", 0, moved, sizeof(moved)), 0);
+	snprintf(p, sizeof(p), "%s/earlier-1", dir);
+	ck_assert_str_eq(moved, p);
+	snprintf(p, sizeof(p), "%s/earlier-1/cn0/summary.partial.csv", dir);
+	ck_assert_int_eq(access(p, F_OK), 0);
+	snprintf(p, sizeof(p), "%s/earlier-1/cn0.log", dir);
+	ck_assert_int_eq(access(p, F_OK), 0);
+	snprintf(p, sizeof(p), "%s/notes.txt", dir);
+	ck_assert_int_eq(access(p, F_OK), 0);
+	/* finished: refused (2) and left in place, unless force */
+	snprintf(p, sizeof(p), "%s/summary.csv", dir);
+	f = fopen(p, "w");
+	ck_assert_ptr_nonnull(f);
+	fclose(f);
+	ck_assert_int_eq(dmr_roles_clear_earlier(dir, "t", 0, moved, sizeof(moved)), 2);
+	ck_assert_int_eq(access(p, F_OK), 0);
+	ck_assert_int_eq(dmr_roles_clear_earlier(dir, "t", 1, moved, sizeof(moved)), 0);
+	ck_assert_int_ne(access(p, F_OK), 0);
+	snprintf(p, sizeof(p), "%s/earlier-2/summary.csv", dir);
+	ck_assert_int_eq(access(p, F_OK), 0);
+	char cmd[600];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	ck_assert_int_eq(system(cmd), 0);
 }
 END_TEST
 
@@ -203,6 +255,7 @@ static Suite *roles_suite(void)
 	tcase_add_loop_test(tc, bad_values_refused, 0, (int)(sizeof(bads) / sizeof(bads[0])));
 	tcase_add_test(tc, load_missing_file);
 	tcase_add_test(tc, launch_bad_input);
+	tcase_add_test(tc, clear_earlier);
 	suite_add_tcase(s, tc);
 	return s;
 }

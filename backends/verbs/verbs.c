@@ -1794,6 +1794,19 @@ static dmr_status_t ctl_wait_all(vb_t *vb, uint32_t base, int loaded, double sec
 								cl->cn[k].id,
 								cl->cn[k].ip[0] ? cl->cn[k].ip : "?");
 			}
+		for (uint32_t k = 0; base == CTL_ARRIVE && k < cl->ncn; k++) {
+			uint64_t t = vb->cbuf[(base + 8 * k) / 8];
+			if (t && t != vb->nworkers)
+				return vb_fail(vb, err, DMR_ERR_INVALID, -1, 0,
+					       "%s: CN %u (%s) runs %llu threads, CN %u (%s, this "
+					       "one) %u: every CN must use the same --threads (the "
+					       "trace is split by CNs x threads; refused)",
+					       what, cl->cn[k].id, cl->cn[k].ip[0] ? cl->cn[k].ip : "?",
+					       (unsigned long long)t, cl->cn[vb->role->self].id,
+					       cl->cn[vb->role->self].ip[0] ? cl->cn[vb->role->self].ip
+									     : "?",
+					       vb->nworkers);
+		}
 		int need_load = loaded && !vb->cbuf[CTL_LOADED / 8];
 		char failed[512] = "";
 		size_t foff = 0;
@@ -1830,7 +1843,10 @@ static dmr_status_t role_start(vb_t *vb)
 {
 	dmr_err_t *err = &vb->start_err;
 	const dmr_verbs_role_t *r = vb->role;
-	dmr_status_t st = ctl_write(vb, CTL_ARRIVE + 8 * r->self, 1, "start barrier: arrival", err);
+	/* the arrival word is this CN's thread count: every CN checks them
+	 * (the trace is split by CNs x threads) */
+	dmr_status_t st = ctl_write(vb, CTL_ARRIVE + 8 * r->self, vb->nworkers,
+				    "start barrier: arrival", err);
 	if (st == DMR_OK && r->self == 0 && r->keep_region) {
 		/* the region is the MN process's own: nothing to load */
 		st = ctl_write(vb, CTL_LOADED, 1, "start barrier: loaded", err);
@@ -1912,10 +1928,29 @@ static void role_end(vb_t *vb)
 /* CN role: connect one QP with retries while the MN is not (yet) listening. */
 static dmr_status_t cn_connect_retry(vb_t *vb, uint32_t w, uint64_t deadline, dmr_err_t *err)
 {
+	uint64_t t0 = vb_now_ns(vb);
 	for (;;) {
 		dmr_status_t st = cn_connect(vb, w, 0, err);
-		if (st == DMR_OK || !vb->role || st != DMR_ERR_REMOTE || vb_now_ns(vb) >= deadline)
+		if (st == DMR_OK || !vb->role || st != DMR_ERR_REMOTE)
 			return st;
+		if (vb->role->stop && *vb->role->stop)
+			return dmr_err_set(err, DMR_ERR_INTERRUPTED,
+					   "verbs: interrupted by signal %d while connecting to the "
+					   "MN at %s:%u",
+					   (int)*vb->role->stop, vb->role->cl->mn[0].ip,
+					   vb->role->cl->port);
+		if (vb_now_ns(vb) >= deadline) {
+			/* rdma_cm's REJECTED here is the MN's port not listening */
+			char last[sizeof(err->msg)];
+			snprintf(last, sizeof(last), "%s", err->msg);
+			return dmr_err_set(err, DMR_ERR_REMOTE,
+					   "verbs: no MN listening at %s:%u: every connection "
+					   "attempt was refused for %.1f s, until the start barrier "
+					   "deadline (--barrier-timeout %.0f s); is `dmreplay mn` "
+					   "running with this config? (last attempt: %.200s)",
+					   vb->role->cl->mn[0].ip, vb->role->cl->port,
+					   (vb_now_ns(vb) - t0) / 1e9, vb->role->barrier_s, last);
+		}
 		vb_qp_t *q = &vb->w[w].qps[0];
 		if (q->qp)
 			ibv_destroy_qp(q->qp);
@@ -2222,8 +2257,9 @@ dmr_status_t dmr_verbs_mn_main(const dmr_verbs_role_t *role, dmr_err_t *err)
 			if (!seen[k] && __atomic_load_n(&ctl[(CTL_ARRIVE + 8 * k) / 8], __ATOMIC_ACQUIRE)) {
 				seen[k] = 1;
 				narrived++;
-				fprintf(stderr, "mn %u: CN %u arrived (%u/%u)\n", me->id, cl->cn[k].id,
-					narrived, cl->ncn);
+				fprintf(stderr, "mn %u: CN %u arrived (%u/%u), %llu threads\n", me->id,
+					cl->cn[k].id, narrived, cl->ncn,
+					(unsigned long long)ctl[(CTL_ARRIVE + 8 * k) / 8]);
 			}
 		if (!loaded && ctl[CTL_LOADED / 8]) {
 			loaded = 1;

@@ -142,7 +142,7 @@ typedef struct dmr_verbs_role {
 	uint64_t need_bytes;	 /* CN: the MN region must hold this many bytes */
 	double barrier_s;	 /* start barrier deadline, s */
 	double end_s;		 /* end barrier deadline, s */
-	volatile int *stop;	 /* MN: non-zero = stop (set by a signal handler) */
+	volatile int *stop;	 /* MN; CN while connecting: non-zero = stop (a signal handler) */
 	/* CN: the committed delta of this CN (read at the end barrier, written
 	 * into its slot of the control page before "done"; NULL: none), and
 	 * where the sum over all CNs' slots goes once every CN is done
