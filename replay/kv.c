@@ -3057,9 +3057,10 @@ dmr_status_t dmr_kv_out_check(const char *dir, dmr_err_t *err)
 {
 	if (!dir)
 		return DMR_OK;
-	if (dmr_results_mkdir_p(dir) != 0)
-		return dmr_err_set(err, DMR_ERR_IO, "--out %s: cannot create: %s", dir,
-				   strerror(errno));
+	if (dmr_results_mkdir_p(dir) != 0) /* also probes writability */
+		return dmr_err_set(err, DMR_ERR_IO,
+				   "--out %s: cannot create or not writable (%s): nothing was run",
+				   dir, strerror(errno));
 	char p[4200];
 	snprintf(p, sizeof(p), "%s/.dmr-write-check.%ld", dir, (long)getpid());
 	int fd = open(p, O_WRONLY | O_CREAT | O_EXCL, 0600);
