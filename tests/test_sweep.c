@@ -568,7 +568,8 @@ static pid_t start_sweep(const char *spec, const char *out)
 
 static void wait_rows(const char *sum, int n)
 {
-	for (int i = 0; i < 400; i++) {
+	/* up to 60 s: a loaded 2-core CI machine running the sanitizer build */
+	for (int i = 0; i < 2400; i++) {
 		char *t = read_file(sum);
 		int lines = 0;
 		for (; t && *t; t++)
