@@ -39,7 +39,7 @@ static const param_spec_t specs[] = {
 	{"link_gbps", 1, 0, 0.001, 1600, 0},     {"mtu", 1, 1, 256, 4096, 0},
 	{"prop_ns", 1, 0, 0, 1e6, 1},            {"switch_ns", 1, 0, 0, 1e6, 1},
 	{"post_doorbell_ns", 1, 0, 0, 1e6, 0},   {"post_wqe_ns", 1, 0, 0, 1e6, 0},
-	{"poll_ns", 1, 0, 0, 1e6, 0},            {"txn_logic_ns", 1, 0, 0, 1e6, 0},
+	{"poll_ns", 1, 0, 0, 1e6, 0},            {"txn_logic_ns", 1, 0, 0, 1e6, 1},
 	{"nic_msg_mops", 1, 0, 0.001, 1e4, 0},   {"nic_proc_ns", 0, 0, 0, 1e6, 1},
 	{"qp_max_rd_atomic", 1, 1, 1, 1024, 0},  {"dma_read_ns", 1, 0, 0, 1e6, 1},
 	{"dma_write_ns", 1, 0, 0, 1e6, 1},       {"dma_gbps", 0, 0, 0.001, 1e4, 0},
@@ -50,6 +50,10 @@ static const param_spec_t specs[] = {
 	{"host_cpus", 0, 1, 0, 1024, 1},      {"host_read_ns", 0, 0, 0, 1e6, 1},
 	{"host_write_ns", 0, 0, 0, 1e6, 1},   {"host_atomic_ns", 0, 0, 0, 1e6, 1},
 	{"host_byte_ns", 0, 0, 0, 1e3, 1},    {"host_switch_ns", 0, 0, 0, 1e6, 1},
+	/* CN CPU per transaction started and per trace operation in it (the
+	 * replay engine: trace fetch, dispatch, bookkeeping); optional, 0 =
+	 * not modelled (hardware profiles: included in txn_logic_ns) */
+	{"txn_begin_ns", 0, 0, 0, 1e6, 1},    {"txn_op_ns", 0, 0, 0, 1e6, 1},
 };
 
 static uint64_t ns_to_ps(double ns)
@@ -312,6 +316,12 @@ dmr_status_t dmr_model_load(const char *name_or_path, dmr_model_t *m_p, dmr_err_
 		m.post_wqe_ps = ns_to_ps(IDX("post_wqe_ns"));
 		m.poll_ps = ns_to_ps(IDX("poll_ns"));
 		m.txn_logic_ps = ns_to_ps(IDX("txn_logic_ns"));
+		{
+			/* engine CPU per transaction: absent = 0 (not modelled) */
+			double tb = IDX("txn_begin_ns"), to = IDX("txn_op_ns");
+			m.txn_begin_ps = isnan(tb) ? 0 : ns_to_ps(tb);
+			m.txn_op_ps = isnan(to) ? 0 : ns_to_ps(to);
+		}
 		m.nic_msg_ps = (uint64_t)llround(1e6 / IDX("nic_msg_mops"));
 		m.qp_max_rd_atomic = (uint32_t)IDX("qp_max_rd_atomic");
 		m.dma_read_ps = ns_to_ps(IDX("dma_read_ns"));
@@ -403,6 +413,10 @@ void dmr_model_print(const dmr_model_t *m, void *file)
 	fprintf(f, "  CN CPU            doorbell %.1f ns, WQE %.1f ns, poll %.1f ns, logic %.1f ns\n",
 		m->post_doorbell_ps / 1e3, m->post_wqe_ps / 1e3, m->poll_ps / 1e3,
 		m->txn_logic_ps / 1e3);
+	if (m->txn_begin_ps || m->txn_op_ps)
+		fprintf(f, "                    + per transaction started %.1f ns + %.1f ns per "
+			   "operation\n",
+			m->txn_begin_ps / 1e3, m->txn_op_ps / 1e3);
 	fprintf(f, "  NIC               %.1f Mmsg/s, processing %.1f ns, %u outstanding RD/atomic per QP\n",
 		1e6 / m->nic_msg_ps, m->nic_proc_ps / 1e3, m->qp_max_rd_atomic);
 	fprintf(f, "  MN DMA            read %.1f ns, write %.1f ns, %.2f Gb/s\n",
