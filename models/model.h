@@ -79,6 +79,11 @@ typedef struct dmr_model {
 	                                finds its CPU busy (rxe defers READ
 	                                responders to a kernel thread, which then
 	                                switches with the busy-polling worker), ps */
+	uint64_t host_read_post_ps;  /* NIC CPU time per doorbell that carries
+	                                READs, paid by its first READ: rxe's
+	                                deferred READ responder is scheduled once
+	                                for the requests queued together (a
+	                                batch), ps; host_read_ps is the rest */
 	uint64_t host_write_ps;      /* NIC CPU time per WRITE beyond the post, ps */
 	uint64_t host_atomic_ps;     /* NIC CPU time per CAS/FAA beyond the post, ps */
 	uint64_t host_ps_per_byte_x1000; /* NIC CPU time per READ/WRITE payload
