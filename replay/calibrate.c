@@ -770,11 +770,15 @@ static void fit_host(cal_t *c, double D, double W, double P)
 }
 
 /* Software NIC: is a multi-QP atomic rate the host CPUs' bound rather than
- * the atomic unit's? (within 5 % of min(host_cpus, qps) x the one-QP CAS
- * rate, or above it) */
+ * the atomic unit's? (within 20 % of min(host_cpus, qps) x the one-QP CAS
+ * rate, or above it: on rxe in the VM 4 QPs on 2 CPUs ran CAS at 80-82 %
+ * of twice the one-QP rate, on one address and on distinct ones alike; a
+ * unit rate that close to the CPUs' cannot be reproduced by the model,
+ * whose CPU and address servers together stay ~3 % below the smaller of
+ * the two bounds) */
 static int atomic_cpu_bound(const cal_t *c, double mops)
 {
-	return c->host_cpus && c->cpu_bound_mops > 0 && mops >= 0.95 * c->cpu_bound_mops;
+	return c->host_cpus && c->cpu_bound_mops > 0 && mops >= 0.80 * c->cpu_bound_mops;
 }
 
 /* host_cpus for a backend: sim, the running profile's; verbs, the online
