@@ -2077,6 +2077,9 @@ int dmr_calibrate_main(int argc, char **argv)
 	 * as well as by the unit: expected min(unit, min(K, qps) x the one-QP
 	 * CAS rate measured in this run) */
 	double au = cm->atomic_addr_mops, ag = cm->atomic_global_mops;
+	/* every atomic passes the global unit too (ev_mn_arrive): one address
+	 * runs at no more than either unit */
+	au = au < ag ? au : ag;
 	if (sim && cm->host_cpus && c->cpu_bound_mops > 0) {
 		au = au < c->cpu_bound_mops ? au : c->cpu_bound_mops;
 		ag = ag < c->cpu_bound_mops ? ag : c->cpu_bound_mops;
