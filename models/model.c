@@ -39,7 +39,7 @@ static const param_spec_t specs[] = {
 	{"link_gbps", 1, 0, 0.001, 1600, 0},     {"mtu", 1, 1, 256, 4096, 0},
 	{"prop_ns", 1, 0, 0, 1e6, 1},            {"switch_ns", 1, 0, 0, 1e6, 1},
 	{"post_doorbell_ns", 1, 0, 0, 1e6, 0},   {"post_wqe_ns", 1, 0, 0, 1e6, 0},
-	{"poll_ns", 1, 0, 0, 1e6, 0},            {"txn_logic_ns", 1, 0, 0, 1e6, 0},
+	{"poll_ns", 1, 0, 0, 1e6, 0},            {"txn_logic_ns", 1, 0, 0, 1e6, 1},
 	{"nic_msg_mops", 1, 0, 0.001, 1e4, 0},   {"nic_proc_ns", 0, 0, 0, 1e6, 1},
 	{"qp_max_rd_atomic", 1, 1, 1, 1024, 0},  {"dma_read_ns", 1, 0, 0, 1e6, 1},
 	{"dma_write_ns", 1, 0, 0, 1e6, 1},       {"dma_gbps", 0, 0, 0.001, 1e4, 0},
@@ -50,6 +50,12 @@ static const param_spec_t specs[] = {
 	{"host_cpus", 0, 1, 0, 1024, 1},      {"host_read_ns", 0, 0, 0, 1e6, 1},
 	{"host_write_ns", 0, 0, 0, 1e6, 1},   {"host_atomic_ns", 0, 0, 0, 1e6, 1},
 	{"host_byte_ns", 0, 0, 0, 1e3, 1},    {"host_switch_ns", 0, 0, 0, 1e6, 1},
+	/* CN CPU per transaction started and per trace operation in it (the
+	 * replay engine: trace fetch, dispatch, bookkeeping); optional, 0 =
+	 * not modelled (hardware profiles: included in txn_logic_ns) */
+	{"txn_begin_ns", 0, 0, 0, 1e6, 1},    {"txn_op_ns", 0, 0, 0, 1e6, 1},
+	/* software NIC: READ responder scheduling, once per doorbell */
+	{"host_read_post_ns", 0, 0, 0, 1e6, 1},
 };
 
 static uint64_t ns_to_ps(double ns)
@@ -93,7 +99,7 @@ static uint64_t rtt_without_proc(const dmr_model_t *m, uint32_t bytes)
 	t += m->nic_msg_ps;
 	t += dmr_model_wire_ps(m, req) + 2 * m->prop_ps + m->switch_ps;
 	t += m->nic_msg_ps;
-	t += dmr_model_host_ps(m, 0, bytes);
+	t += dmr_model_host_ps(m, 0, bytes) + m->host_read_post_ps; /* a one-READ doorbell */
 	uint64_t x = (bytes * m->dma_ps_per_byte_x1000 + 999) / 1000;
 	uint64_t w = dmr_model_wire_ps(m, resp);
 	t += m->dma_read_ps + (x > w ? x : w) + 2 * m->prop_ps + m->switch_ps;
@@ -312,6 +318,12 @@ dmr_status_t dmr_model_load(const char *name_or_path, dmr_model_t *m_p, dmr_err_
 		m.post_wqe_ps = ns_to_ps(IDX("post_wqe_ns"));
 		m.poll_ps = ns_to_ps(IDX("poll_ns"));
 		m.txn_logic_ps = ns_to_ps(IDX("txn_logic_ns"));
+		{
+			/* engine CPU per transaction: absent = 0 (not modelled) */
+			double tb = IDX("txn_begin_ns"), to = IDX("txn_op_ns");
+			m.txn_begin_ps = isnan(tb) ? 0 : ns_to_ps(tb);
+			m.txn_op_ps = isnan(to) ? 0 : ns_to_ps(to);
+		}
 		m.nic_msg_ps = (uint64_t)llround(1e6 / IDX("nic_msg_mops"));
 		m.qp_max_rd_atomic = (uint32_t)IDX("qp_max_rd_atomic");
 		m.dma_read_ps = ns_to_ps(IDX("dma_read_ns"));
@@ -332,13 +344,13 @@ dmr_status_t dmr_model_load(const char *name_or_path, dmr_model_t *m_p, dmr_err_
 		}
 		/* software NIC: absent = 0 (hardware NIC) */
 		{
-			static const char *const hn[] = {"host_read_ns", "host_write_ns",
+			static const char *const hn[] = {"host_read_ns",   "host_write_ns",
 							 "host_atomic_ns", "host_byte_ns",
-							 "host_switch_ns"};
+							 "host_switch_ns", "host_read_post_ns"};
 			double hc = IDX("host_cpus");
 			m.host_cpus = isnan(hc) ? 0 : (uint32_t)hc;
-			double hv[5];
-			for (int h = 0; h < 5; h++) {
+			double hv[6];
+			for (int h = 0; h < 6; h++) {
 				hv[h] = IDX(hn[h]);
 				if (isnan(hv[h]))
 					hv[h] = 0;
@@ -356,6 +368,7 @@ dmr_status_t dmr_model_load(const char *name_or_path, dmr_model_t *m_p, dmr_err_
 			m.host_atomic_ps = ns_to_ps(hv[2]);
 			m.host_ps_per_byte_x1000 = (uint64_t)llround(hv[3] * 1e6);
 			m.host_switch_ps = ns_to_ps(hv[4]);
+			m.host_read_post_ps = ns_to_ps(hv[5]);
 		}
 		double dma = IDX("dma_gbps");
 		/* Derived: the DMA engine's payload rate is what ib_read_bw at
@@ -403,6 +416,10 @@ void dmr_model_print(const dmr_model_t *m, void *file)
 	fprintf(f, "  CN CPU            doorbell %.1f ns, WQE %.1f ns, poll %.1f ns, logic %.1f ns\n",
 		m->post_doorbell_ps / 1e3, m->post_wqe_ps / 1e3, m->poll_ps / 1e3,
 		m->txn_logic_ps / 1e3);
+	if (m->txn_begin_ps || m->txn_op_ps)
+		fprintf(f, "                    + per transaction started %.1f ns + %.1f ns per "
+			   "operation\n",
+			m->txn_begin_ps / 1e3, m->txn_op_ps / 1e3);
 	fprintf(f, "  NIC               %.1f Mmsg/s, processing %.1f ns, %u outstanding RD/atomic per QP\n",
 		1e6 / m->nic_msg_ps, m->nic_proc_ps / 1e3, m->qp_max_rd_atomic);
 	fprintf(f, "  MN DMA            read %.1f ns, write %.1f ns, %.2f Gb/s\n",
@@ -416,8 +433,9 @@ void dmr_model_print(const dmr_model_t *m, void *file)
 			m->host_cpus, m->host_read_ps / 1e3, m->host_write_ps / 1e3,
 			m->host_atomic_ps / 1e3, m->host_ps_per_byte_x1000 / 1e6);
 	if (m->host_cpus)
-		fprintf(f, "                    + %.1f ns per READ that finds its CPU busy\n",
-			m->host_switch_ps / 1e3);
+		fprintf(f, "                    + %.1f ns per READ that finds its CPU busy, "
+			   "+ %.1f ns per doorbell with READs\n",
+			m->host_switch_ps / 1e3, m->host_read_post_ps / 1e3);
 	fprintf(f, "  idle 64 B READ    %.1f ns modelled (profile %.1f ns)\n",
 		dmr_model_read_rtt_ps(m, 64) / 1e3, m->read_rtt_ns);
 }

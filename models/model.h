@@ -57,6 +57,11 @@ typedef struct dmr_model {
 	uint64_t post_wqe_ps;      /* CPU cost per WQE built, ps */
 	uint64_t poll_ps;          /* CPU cost of one CQ poll that returns work, ps */
 	uint64_t txn_logic_ps;     /* CPU cost of transaction logic per completion handled, ps */
+	uint64_t txn_begin_ps;     /* CPU cost per transaction started, before its
+	                              first post (trace fetch and parse, dispatch,
+	                              latency bookkeeping), ps; 0: not modelled */
+	uint64_t txn_op_ps;        /* the same per trace operation of that
+	                              transaction (parsed, copied, set up), ps */
 	/* NIC */
 	uint64_t nic_msg_ps;       /* per-message service time (1 / message rate), ps */
 	uint64_t nic_proc_ps;      /* fixed NIC processing latency per traversal, ps */
@@ -74,6 +79,11 @@ typedef struct dmr_model {
 	                                finds its CPU busy (rxe defers READ
 	                                responders to a kernel thread, which then
 	                                switches with the busy-polling worker), ps */
+	uint64_t host_read_post_ps;  /* NIC CPU time per doorbell that carries
+	                                READs, paid by its first READ: rxe's
+	                                deferred READ responder is scheduled once
+	                                for the requests queued together (a
+	                                batch), ps; host_read_ps is the rest */
 	uint64_t host_write_ps;      /* NIC CPU time per WRITE beyond the post, ps */
 	uint64_t host_atomic_ps;     /* NIC CPU time per CAS/FAA beyond the post, ps */
 	uint64_t host_ps_per_byte_x1000; /* NIC CPU time per READ/WRITE payload

@@ -333,6 +333,13 @@ static dmr_status_t run_ctx(thr_t *th, uint32_t ci0, int r0)
 				}
 			}
 			if (admitted) {
+				/* sim: the CN CPU the engine spends on a transaction
+				 * before its first post (models/model.h txn_begin_ps) */
+				const dmr_model_t *m = e->threaded ? NULL : dmr_sim_model(e->be);
+				if (m && (m->txn_begin_ps || m->txn_op_ps))
+					dmr_be_charge(e->be, c->worker,
+						      m->txn_begin_ps +
+							  m->txn_op_ps * e->cur[ci]->t.nops);
 				r = dmr_txn_start(c, &e->cur[ci]->t);
 				continue;
 			}

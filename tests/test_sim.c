@@ -4,6 +4,8 @@
  */
 #include <check.h>
 #include <jansson.h>
+#include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +13,8 @@
 
 #include "backends/sim/eventq.h"
 #include "backends/sim/sim.h"
+#include "replay/replay.h"
+#include "traces/trace.h"
 #include "sim_probe.h"
 
 START_TEST(eventq_orders_by_time_then_seq)
@@ -460,6 +464,75 @@ END_TEST
 /* host_cpus 0 (absent or explicit) is the hardware model: the same times
  * as cx6dx-100g to the ps; a host cost without host CPUs is refused,
  * naming file:line and the parameter. */
+/* txn_begin_ns / txn_op_ns (the replay engine's CPU per transaction
+ * started): with one worker and one context every charge delays all that
+ * follows, so the run is longer by exactly txns x txn_begin + ops x
+ * txn_op, and no latency changes (charged before the first post, outside
+ * the transaction's latency). */
+static void run_sample(const char *profile, const char *out, dmr_replay_result_t *res)
+{
+	dmr_replay_opts_t o;
+	dmr_replay_opts_default(&o);
+	o.trace = DMR_SOURCE_DIR "/traces/samples/tpcc-extreme.csv";
+	o.backend = "sim";
+	o.profile = profile;
+	o.out_dir = out;
+	o.cns = o.threads = o.coros = 1;
+	o.txns = 200;
+	o.quiet = 1;
+	dmr_err_t err;
+	memset(res, 0, sizeof(*res));
+	ck_assert_msg(dmr_replay_run(&o, res, &err) == DMR_OK, "%s", err.msg);
+}
+
+START_TEST(txn_begin_charged_per_transaction)
+{
+	char dir[] = "/tmp/dmr-test-sim-XXXXXX", path[PATH_MAX], path0[PATH_MAX], out[PATH_MAX];
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	const char *keys[] = {"txn_begin_ns", "txn_op_ns"};
+	double vals[] = {1000, 100}, zero[] = {0, 0};
+	write_profile(dir, "eng", keys, vals, 2, path, sizeof(path));
+	write_profile(dir, "eng0", keys, zero, 2, path0, sizeof(path0));
+	dmr_model_t m;
+	dmr_err_t err;
+	ck_assert_int_eq(dmr_model_load(path, &m, &err), DMR_OK);
+	ck_assert_uint_eq(m.txn_begin_ps, 1000000);
+	ck_assert_uint_eq(m.txn_op_ps, 100000);
+	ck_assert_int_eq(dmr_model_load("cx6dx-100g", &m, &err), DMR_OK);
+	ck_assert_uint_eq(m.txn_begin_ps, 0); /* absent: not modelled */
+	ck_assert_uint_eq(m.txn_op_ps, 0);
+	/* operations of the first 200 transactions */
+	dmr_trace_reader_t *rd;
+	ck_assert_int_eq(dmr_trace_open(DMR_SOURCE_DIR "/traces/samples/tpcc-extreme.csv", &rd,
+					&err),
+			 DMR_OK);
+	dmr_trace_txn_t *t = malloc(sizeof(*t));
+	uint64_t ops = 0;
+	for (int i = 0; i < 200; i++) {
+		ck_assert_int_eq(dmr_trace_next(rd, t, &err), DMR_OK);
+		ops += t->nops;
+	}
+	free(t);
+	dmr_trace_close(rd);
+	dmr_replay_result_t a, b;
+	snprintf(out, sizeof(out), "%s/out0", dir);
+	run_sample(path0, out, &a);
+	snprintf(out, sizeof(out), "%s/out1", dir);
+	run_sample(path, out, &b);
+	ck_assert_uint_eq(a.st.tried, 200);
+	ck_assert_uint_eq(b.st.tried, 200);
+	double dt_ns = (b.sim_time_s - a.sim_time_s) * 1e9;
+	double want = 200 * 1000.0 + (double)ops * 100.0;
+	ck_assert_msg(fabs(dt_ns - want) < 1, "run longer by %.1f ns, want %.1f (%llu ops)", dt_ns,
+		      want, (unsigned long long)ops);
+	ck_assert_double_eq(a.p50_us, b.p50_us);
+	ck_assert_double_eq(a.p99_us, b.p99_us);
+	char cmd[PATH_MAX + 16];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 START_TEST(host_cpus_zero_is_hardware_model)
 {
 	char dir[] = "/tmp/dmr_host_XXXXXX", path[300];
@@ -519,6 +592,7 @@ int main(void)
 	tcase_add_test(tc, host_cpu_saturated_rate_closed_form);
 	tcase_add_test(tc, host_cpu_idle_read_and_stream);
 	tcase_add_test(tc, host_cpus_zero_is_hardware_model);
+	tcase_add_test(tc, txn_begin_charged_per_transaction);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

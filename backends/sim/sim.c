@@ -27,6 +27,7 @@ typedef struct sim_op {
 	uint32_t next;     /* free list / QP pending list */
 	uint32_t req_wire; /* wire time of the request, ps */
 	uint8_t status;
+	uint8_t first_read; /* software NIC: the first READ of its doorbell */
 } sim_op_t;
 
 /*
@@ -469,6 +470,8 @@ static void ev_mn_arrive(sim_t *s, uint32_t idx, uint64_t t)
 		if (t < *cpu)
 			t = *cpu + (op->wr.opcode == DMR_WR_READ ? m->host_switch_ps : 0);
 		t += dmr_model_host_ps(m, op->wr.opcode, len);
+		if (op->first_read)
+			t += m->host_read_post_ps; /* the batch's responder run */
 		*cpu = t;
 	}
 	switch (op->wr.opcode) {
@@ -647,6 +650,7 @@ static dmr_status_t sim_post(dmr_be_t *be, uint32_t worker, uint32_t mn, const d
 	sim_qp_t *qp = &s->qps[worker];
 	const dmr_model_t *m = &s->m;
 	uint64_t t = cpu_start(s, wk) + m->post_doorbell_ps;
+	uint8_t first_read = 1;
 	s->st.doorbells++;
 	for (uint32_t i = 0; i < n; i++) {
 		if (s->free_head == NOIDX && sim_grow_ops(s) != DMR_OK)
@@ -658,6 +662,8 @@ static dmr_status_t sim_post(dmr_be_t *be, uint32_t worker, uint32_t mn, const d
 		op->worker = worker;
 		op->qp = worker;
 		op->status = 0;
+		op->first_read = op->wr.opcode == DMR_WR_READ && first_read;
+		first_read &= op->wr.opcode != DMR_WR_READ;
 		op->next = NOIDX;
 		t += m->post_wqe_ps;
 		if (qp->error) {
