@@ -66,6 +66,8 @@ typedef struct dmr_replay_result {
 	double p50_us, p99_us, p999_us;
 	double sim_time_s, wall_s;
 	double trace_wall_s;    /* part of loop_wall_s spent parsing the trace */
+	uint64_t preloaded;     /* threaded: transactions parsed before the timed
+				 * loop (up to 256 MiB of them; the rest stream) */
 	double loop_wall_s;     /* wall time of the event loop only (incl. streaming the trace) */
 	uint64_t footprint;
 	dmr_verify_result_t verify;
