@@ -559,8 +559,12 @@ static pid_t start_sweep(const char *spec, const char *out)
 	pid_t pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
-		int nul = open("/dev/null", O_WRONLY);
-		dup2(nul, 2);
+		/* the sweep's messages go to a log that wait_rows shows on failure */
+		char log[400];
+		snprintf(log, sizeof(log), "%s/sweep-child.log", tmpdir);
+		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+		if (fd >= 0)
+			dup2(fd, 2);
 		_exit(run_sweep(spec, out, NULL));
 	}
 	return pid;
@@ -568,6 +572,8 @@ static pid_t start_sweep(const char *spec, const char *out)
 
 static void wait_rows(const char *sum, int n)
 {
+	char log[400];
+	snprintf(log, sizeof(log), "%s/sweep-child.log", tmpdir);
 	/* up to 60 s: a loaded 2-core CI machine running the sanitizer build */
 	for (int i = 0; i < 2400; i++) {
 		char *t = read_file(sum);
@@ -578,7 +584,8 @@ static void wait_rows(const char *sum, int n)
 			return;
 		usleep(25000);
 	}
-	ck_abort_msg("no %d rows in %s", n, sum);
+	char *t = read_file(log);
+	ck_abort_msg("no %d rows in %s; the sweep said: %s", n, sum, t ? t : "(no log)");
 }
 
 START_TEST(test_killed_sweep)
