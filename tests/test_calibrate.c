@@ -227,7 +227,8 @@ START_TEST(sim_reproduces_host_profile)
 	json_t *params = json_object_get(root, "params");
 	for (int i = 0; i < 7; i++)
 		json_object_set_new(params, hk[i],
-				    json_pack("{s:f, s:s, s:s, s:b}", "value", hv[i], "unit", "test",
+				    json_pack("{s:f, s:s, s:s, s:b}", "value", hv[i], "unit",
+					      dmr_model_param_unit(hk[i]),
 					      "source", "tests/test_calibrate.c", "estimate", 1));
 	json_object_set_new(root, "name", json_string("host-test"));
 	char prof[256];
