@@ -58,6 +58,31 @@ static const param_spec_t specs[] = {
 	{"host_read_post_ns", 0, 0, 0, 1e6, 1},
 };
 
+/* The unit each parameter is defined in, exactly as the profiles spell it
+ * ("unit" is required and must match: a value in another unit is refused,
+ * never converted). */
+static const struct {
+	const char *name, *unit;
+} spec_units[] = {
+	{"link_gbps", "Gb/s"},	       {"mtu", "bytes"},		{"prop_ns", "ns"},
+	{"switch_ns", "ns"},	       {"post_doorbell_ns", "ns"},	{"post_wqe_ns", "ns"},
+	{"poll_ns", "ns"},	       {"txn_logic_ns", "ns"},		{"nic_msg_mops", "Mmsg/s"},
+	{"nic_proc_ns", "ns"},	       {"qp_max_rd_atomic", "WRs"},	{"dma_read_ns", "ns"},
+	{"dma_write_ns", "ns"},	       {"dma_gbps", "Gb/s"},		{"atomic_addr_mops", "Mops/s"},
+	{"atomic_global_mops", "Mops/s"}, {"read_rtt_ns", "ns"},	{"read_bw_64k_gbps", "Gb/s"},
+	{"host_cpus", "CPUs"},	       {"host_read_ns", "ns"},		{"host_write_ns", "ns"},
+	{"host_atomic_ns", "ns"},      {"host_byte_ns", "ns/B"},	{"host_switch_ns", "ns"},
+	{"txn_begin_ns", "ns"},	       {"txn_op_ns", "ns"},		{"host_read_post_ns", "ns"},
+};
+
+const char *dmr_model_param_unit(const char *name)
+{
+	for (size_t i = 0; i < sizeof(spec_units) / sizeof(spec_units[0]); i++)
+		if (strcmp(spec_units[i].name, name) == 0)
+			return spec_units[i].unit;
+	return NULL;
+}
+
 static uint64_t ns_to_ps(double ns)
 {
 	return (uint64_t)llround(ns * 1000.0);
@@ -255,6 +280,27 @@ dmr_status_t dmr_model_load(const char *name_or_path, dmr_model_t *m_p, dmr_err_
 							 specs[i].name, pk);
 					goto out_root;
 				}
+			}
+		}
+		{
+			const char *want = dmr_model_param_unit(specs[i].name);
+			json_t *u = json_is_object(p) ? json_object_get(p, "unit") : NULL;
+			char found[96];
+			if (!json_is_object(p))
+				snprintf(found, sizeof(found), "a bare value without \"unit\"");
+			else if (!u)
+				snprintf(found, sizeof(found), "no \"unit\"");
+			else if (!json_is_string(u))
+				snprintf(found, sizeof(found), "\"unit\" not a string");
+			else
+				snprintf(found, sizeof(found), "unit \"%.60s\"", json_string_value(u));
+			if (!want || !json_is_string(u) || strcmp(json_string_value(u), want) != 0) {
+				st = dmr_err_set(err, DMR_ERR_PARSE,
+						 "%s:%d: parameter %s: %s, expected \"unit\": \"%s\" "
+						 "(values are not converted)",
+						 path, line_of(path, specs[i].name), specs[i].name, found,
+						 want ? want : "?");
+				goto out_root;
 			}
 		}
 		json_t *pv = json_is_object(p) ? json_object_get(p, "value") : p;

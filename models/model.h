@@ -105,6 +105,10 @@ typedef struct dmr_model {
  */
 dmr_status_t dmr_model_load(const char *name_or_path, dmr_model_t *m_p, dmr_err_t *err);
 
+/* The unit a profile parameter must carry in its "unit" field ("ns", "Gb/s",
+ * ...); NULL for an unknown parameter. */
+const char *dmr_model_param_unit(const char *name);
+
 /* Wire time of n bytes on one link, ps (rounded up). */
 static inline uint64_t dmr_model_wire_ps(const dmr_model_t *m, uint64_t bytes)
 {

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -100,6 +101,7 @@ typedef struct cal {
 	double eng_t[4], eng_ops[4], eng_db[4]; /* per attempt: ns, ops, doorbells */
 	double eng_resid[4];                    /* fit - measured, relative */
 	int refining; /* write_profile: nic_proc_ns 0 (the fit's sim runs) */
+	int warned_cpu_bound; /* the "host CPUs' rate" warnings: printed once */
 	int refine_iters;
 	double refine_resid[4]; /* last sim stream vs measured, relative */
 } cal_t;
@@ -1210,19 +1212,23 @@ static dmr_status_t write_profile(cal_t *c, const dmr_model_t *bm, json_t *base_
 				 sess, CAL_BW_DEPTH, c->o.reps, c->o.bw_iters);
 		} else if (strcmp(nm, "atomic_addr_mops") == 0 &&
 			   atomic_cpu_bound(c, c->atom[0][1].value)) {
-			if (!c->refining)
+			if (!c->refining && !(c->warned_cpu_bound & 1))
 				fprintf(stderr,
 					"dmreplay calibrate: CAS on one address %.4f Mops/s is the "
 					"host CPUs' rate (%.4f); atomic_addr_mops copied from %s\n",
 					c->atom[0][1].value, c->cpu_bound_mops, bm->name);
+			if (!c->refining)
+				c->warned_cpu_bound |= 1;
 			continue;
 		} else if (strcmp(nm, "atomic_global_mops") == 0 &&
 			   atomic_cpu_bound(c, c->atom[0][0].value)) {
-			if (!c->refining)
+			if (!c->refining && !(c->warned_cpu_bound & 2))
 				fprintf(stderr,
 					"dmreplay calibrate: CAS on distinct addresses %.4f Mops/s is "
 					"the host CPUs' rate (%.4f); atomic_global_mops copied from %s\n",
 					c->atom[0][0].value, c->cpu_bound_mops, bm->name);
+			if (!c->refining)
+				c->warned_cpu_bound |= 2;
 			continue;
 		} else if (strcmp(nm, "atomic_addr_mops") == 0) {
 			x->value = c->atom[0][1].value;
@@ -1621,7 +1627,7 @@ static void cal_usage(FILE *f)
 	    "rates, doorbell and poll costs through the backend interface, and writes a\n"
 	    "profile that dmr_model_load accepts (docs/CALIBRATION.md). On sim, prints the\n"
 	    "measurements beside the profile's values and fails beyond the tolerance.\n\n"
-	    "  --backend B       sim (default), shm, verbs\n"
+	    "  --backend B       sim (default), verbs (shm is refused: no link to calibrate)\n"
 	    "  --profile P       sim: profile to run (default cx6dx-100g)\n"
 	    "  --mtu M           sim: path MTU override\n"
 	    "  --device D        verbs: device name or index; --port N, --gid-index G\n"
@@ -1640,11 +1646,14 @@ static void cal_usage(FILE *f)
 	    "  --max-run-s S     shm/verbs: stop posting S s after a run's first post and\n"
 	    "                    finish with what is posted (default 1, quick 0.5; 0 = off)\n"
 	    "  --tolerance PCT   sim: allowed relative difference (default 2)\n"
-	    "  --host-cpus N     software NIC: CPUs its work shares with the workers\n"
-	    "                    (default: sim, the profile's; verbs, the online CPUs\n"
-	    "                    when the device is a software NIC such as rxe, else 0)\n\n"
+	    "  --host-cpus N     verbs, software NIC: CPUs its work shares with the workers\n"
+	    "                    (default: the online CPUs when the device is a software\n"
+	    "                    NIC such as rxe, else 0; the sim uses its profile's)\n\n"
+	    "-o FILE is written beside FILE and renamed over it only when the profile\n"
+	    "loads and the sim's self-check passes; otherwise FILE is left as it was and\n"
+	    "the new profile kept as FILE.partial.\n\n"
 	    "Exit status: 0 done, 1 a run or a check failed or the profile does not load,\n"
-	    "2 bad options.\n");
+	    "2 bad options (checked, -o included, before anything is measured).\n");
 }
 
 static int cal_u64(const char *opt, const char *s, uint64_t lo, uint64_t hi, uint64_t *v)
@@ -1739,7 +1748,7 @@ int dmr_calibrate_main(int argc, char **argv)
 	int have_profile = 0, have_dev = 0, rc = 2, ch;
 	dmr_err_t err;
 	json_t *base_root = NULL, *checks_json = NULL;
-	char tmp_path[64] = "";
+	char tmp_path[4200] = "";
 	optind = 0;
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, ":ho:", opts, NULL)) != -1) {
@@ -1907,6 +1916,63 @@ int dmr_calibrate_main(int argc, char **argv)
 			o->t.backend);
 		goto out;
 	}
+	if (strcmp(o->t.backend, "shm") == 0) {
+		/* shm is the CPU copying memory: no link, wire or NIC; its rates
+		 * (hundreds of Gb/s) exceed any copied link and the profile
+		 * would not load (docs/CALIBRATION.md) */
+		fprintf(stderr,
+			"dmreplay calibrate: option --backend: shm has no link or NIC to "
+			"calibrate (it is the CPU copying memory); use --backend verbs on an "
+			"RDMA device (a software NIC: scripts/rxe-vm), or --backend sim to "
+			"check a profile\n");
+		goto out;
+	}
+	if (sim && o->host_cpus >= 0) {
+		fprintf(stderr,
+			"dmreplay calibrate: option --host-cpus: the sim runs its profile's "
+			"host_cpus; to calibrate with another, copy the profile and set "
+			"host_cpus in it\n");
+		goto out;
+	}
+	if (o->out) {
+		/* checked before measuring: a path, not a directory, in a
+		 * directory where a file can be created (a probe file is created
+		 * and removed); the profile is written beside it and renamed */
+		struct stat sb;
+		const char *why = NULL;
+		char dir[4096];
+		if (!o->out[0])
+			why = "empty path";
+		else if (strlen(o->out) >= sizeof(dir) - 32)
+			why = "path too long";
+		else if (o->out[strlen(o->out) - 1] == '/' ||
+			 (stat(o->out, &sb) == 0 && S_ISDIR(sb.st_mode)))
+			why = "is a directory";
+		else if (stat(o->out, &sb) == 0 && !S_ISREG(sb.st_mode))
+			why = "exists and is not a regular file";
+		if (why) {
+			fprintf(stderr, "dmreplay calibrate: option -o: cannot write '%s': %s\n",
+				o->out, why);
+			goto out;
+		}
+		snprintf(dir, sizeof(dir), "%s", o->out);
+		char *slash = strrchr(dir, '/');
+		if (slash)
+			*(slash == dir ? slash + 1 : slash) = 0;
+		char probe[4200];
+		snprintf(probe, sizeof(probe), "%s/.dmr-calibrate-probe-XXXXXX",
+			 slash ? dir : ".");
+		int fd = mkstemp(probe);
+		if (fd < 0) {
+			fprintf(stderr,
+				"dmreplay calibrate: option -o: cannot write %s: cannot create a "
+				"file in %s: %s\n",
+				o->out, slash ? dir : ".", strerror(errno));
+			goto out;
+		}
+		close(fd);
+		unlink(probe);
+	}
 	if (sim && !o->t.profile)
 		o->t.profile = "cx6dx-100g";
 	if (!o->base)
@@ -1941,23 +2007,6 @@ int dmr_calibrate_main(int argc, char **argv)
 			jerr.line, jerr.text);
 		goto out;
 	}
-	if (o->out) {
-		/* checked before measuring; nothing is created until the end */
-		char dir[4096];
-		snprintf(dir, sizeof(dir), "%s", o->out);
-		char *slash = strrchr(dir, '/');
-		if (slash)
-			*(slash == dir ? slash + 1 : slash) = 0;
-		const char *d = slash ? dir : ".";
-		int ok = access(o->out, F_OK) == 0 ? access(o->out, W_OK) == 0
-						   : access(d, W_OK | X_OK) == 0;
-		if (!ok) {
-			fprintf(stderr, "dmreplay calibrate: option -o: cannot write %s: %s\n",
-				o->out, strerror(errno));
-			goto out;
-		}
-	}
-
 	rc = 1;
 	for (int k = 0; k < CAL_NSIZES; k++)
 		c->sizes[k] = 8u << k;
@@ -2115,7 +2164,7 @@ int dmr_calibrate_main(int argc, char **argv)
 		nck -= 5;
 	int fails = 0;
 	if (sim) {
-		printf("Sim against its own profile %s (tolerance %.1f %%):\n", cm->name,
+		printf("Sim against its own profile %s (tolerance %g %%):\n", cm->name,
 		       o->tol_pct);
 		fails = print_checks(ck, nck, o->tol_pct, "profile", 1);
 		checks_json = json_array();
@@ -2133,7 +2182,7 @@ int dmr_calibrate_main(int argc, char **argv)
 		int nskip = 0;
 		for (int i = 0; i < nck; i++)
 			nskip += ck[i].skip;
-		printf("%s: %d of %d values within %.1f %%\n", fails ? "FAIL" : "PASS",
+		printf("%s: %d of %d values within %g %%\n", fails ? "FAIL" : "PASS",
 		       nck - fails - nskip, nck - nskip, o->tol_pct);
 	} else {
 		printf("Measured beside the base profile %s (information, no verdict):\n", bm.name);
@@ -2141,10 +2190,22 @@ int dmr_calibrate_main(int argc, char **argv)
 	}
 
 	/* the profile: written to -o, or to a temporary file, and loaded back */
-	const char *path = o->out;
-	if (!path) {
-		snprintf(tmp_path, sizeof(tmp_path), "/tmp/dmr-calibrate-XXXXXX.json");
-		int fd = mkstemps(tmp_path, 5);
+	/* -o FILE: written to FILE.tmp-XXXXXX beside it, loaded back, and
+	 * renamed over FILE only when the run passed; otherwise FILE is left
+	 * as it was and the new output kept as FILE.partial */
+	const char *path = tmp_path;
+	{
+		if (o->out)
+			snprintf(tmp_path, sizeof(tmp_path), "%s.tmp-XXXXXX", o->out);
+		else
+			snprintf(tmp_path, sizeof(tmp_path), "/tmp/dmr-calibrate-XXXXXX.json");
+		int fd = o->out ? mkstemp(tmp_path) : mkstemps(tmp_path, 5);
+		if (fd >= 0) {
+			/* mkstemp's 0600: the profile gets a new file's usual mode */
+			mode_t um = umask(0);
+			umask(um);
+			fchmod(fd, 0666 & ~um);
+		}
 		if (fd < 0) {
 			fprintf(stderr, "dmreplay calibrate: cannot create a temporary file: %s\n",
 				strerror(errno));
@@ -2152,7 +2213,6 @@ int dmr_calibrate_main(int argc, char **argv)
 			goto out;
 		}
 		close(fd);
-		path = tmp_path;
 	}
 	json_t *bparams = json_object_get(base_root, "params");
 
@@ -2161,10 +2221,36 @@ int dmr_calibrate_main(int argc, char **argv)
 		goto out;
 	}
 	dmr_model_t wm;
-	if (dmr_model_load(path, &wm, &err) != DMR_OK) {
-		fprintf(stderr, "dmreplay calibrate: the profile written%s%s does not load: %s\n",
-			o->out ? " to " : "", o->out ? o->out : "", err.msg);
+	int loads = dmr_model_load(path, &wm, &err) == DMR_OK;
+	if (!loads)
+		fprintf(stderr, "dmreplay calibrate: the profile written does not load: %s\n",
+			err.msg);
+	if (o->out && (!loads || fails)) {
+		char part[sizeof(tmp_path)];
+		snprintf(part, sizeof(part), "%s.partial", o->out);
+		if (rename(path, part) == 0) {
+			tmp_path[0] = 0;
+			fprintf(stderr,
+				"dmreplay calibrate: %s left as it was (%s); the new profile is in "
+				"%s\n",
+				o->out, loads ? "self-check FAIL" : "it does not load", part);
+		} else {
+			fprintf(stderr,
+				"dmreplay calibrate: %s left as it was; cannot keep the new profile "
+				"as %s: %s\n",
+				o->out, part, strerror(errno));
+		}
 		goto out;
+	}
+	if (!loads)
+		goto out;
+	if (o->out) {
+		if (rename(path, o->out) != 0) {
+			fprintf(stderr, "dmreplay calibrate: cannot rename %s to %s: %s\n", path,
+				o->out, strerror(errno));
+			goto out;
+		}
+		tmp_path[0] = 0;
 	}
 	if (o->out)
 		printf(

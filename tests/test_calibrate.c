@@ -14,12 +14,14 @@
  * same idle 64 B READ round trip as one on the original within 1 %. A
  * profile the sim cannot reproduce (its READ bandwidth above the wire at
  * MTU 256) makes calibrate print FAIL and exit 1; --mtu turns the bandwidth
- * check into SKIP. On shm (threads, one per QP) the measurements run and are
- * written; such a profile is not a network, so it may be refused by the
- * loader, and calibrate then says so and exits 1. Bad options exit 2 naming
- * the option.
+ * check into SKIP; a failing run with -o FILE leaves FILE as it was and the
+ * new profile in FILE.partial. shm (no link to calibrate) is refused, as is
+ * --host-cpus on the sim. Bad options, -o included (empty, a directory, a
+ * directory where no file can be created), exit 2 naming the option before
+ * anything is measured.
  */
 #include <check.h>
+#include <dirent.h>
 #include <jansson.h>
 #include <math.h>
 #include <regex.h>
@@ -27,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "models/model.h"
@@ -137,7 +140,7 @@ static json_t *calibrate_sim(const char *profile, const char *file, cap_t *c_p)
 	ck_assert_msg(c.status == 0, "calibrate on %s: status %d (output above)", profile,
 		      c.status);
 	char want[64];
-	snprintf(want, sizeof(want), "PASS: %d of %d values within 2.0 %%", g_nchecks, g_nchecks);
+	snprintf(want, sizeof(want), "PASS: %d of %d values within 2 %%", g_nchecks, g_nchecks);
 	ck_assert_msg(strstr(c.out, want) != NULL, "no '%s' in:\n%s", want, c.out);
 	ck_assert_ptr_null(strstr(c.out, "FAIL"));
 	json_error_t jerr;
@@ -227,7 +230,8 @@ START_TEST(sim_reproduces_host_profile)
 	json_t *params = json_object_get(root, "params");
 	for (int i = 0; i < 7; i++)
 		json_object_set_new(params, hk[i],
-				    json_pack("{s:f, s:s, s:s, s:b}", "value", hv[i], "unit", "test",
+				    json_pack("{s:f, s:s, s:s, s:b}", "value", hv[i], "unit",
+					      dmr_model_param_unit(hk[i]),
 					      "source", "tests/test_calibrate.c", "estimate", 1));
 	json_object_set_new(root, "name", json_string("host-test"));
 	char prof[256];
@@ -418,7 +422,37 @@ START_TEST(unreproducible_profile_fails)
 	const char *eol = strchr(line + 1, '\n');
 	ck_assert(eol && memmem(line, (size_t)(eol - line), "FAIL", 4));
 	ck_assert_ptr_nonnull(strstr(c.out, "\nFAIL: "));
-	ck_assert_int_eq(access(out, R_OK), 0); /* written anyway, with the verdicts */
+	/* no old file: none created; the new profile (with the verdicts) kept
+	 * as .partial */
+	char part[300];
+	snprintf(part, sizeof(part), "%s.partial", out);
+	ck_assert_int_eq(access(out, F_OK), -1);
+	ck_assert_int_eq(access(part, R_OK), 0);
+	ck_assert_ptr_nonnull(strstr(c.err, "fail.json.partial"));
+	cap_free(&c);
+	/* an existing file is left as it was */
+	FILE *f = fopen(out, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("old\n", f);
+	fclose(f);
+	remove(part);
+	c = calibrate("--profile", prof, "--quick", "--reps", "1", "-o", out, NULL);
+	ck_assert_int_eq(c.status, 1);
+	char buf[16] = "";
+	f = fopen(out, "r");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_ptr_nonnull(fgets(buf, sizeof(buf), f));
+	fclose(f);
+	ck_assert_str_eq(buf, "old\n");
+	json_error_t jerr;
+	json_t *pr = json_load_file(part, 0, &jerr);
+	ck_assert_msg(pr != NULL, "%s: %s", part, jerr.text);
+	json_decref(pr);
+	cap_free(&c);
+	/* the tolerance as given: %g, not 0.0 */
+	c = calibrate("--profile", "cx6dx-100g", "--tolerance", "0.001", "--quick", "--reps", "1",
+		      NULL);
+	ck_assert_ptr_nonnull(strstr(c.out, "within 0.001 %"));
 	cap_free(&c);
 
 	/* an MTU override makes the bandwidth not comparable: SKIP, not FAIL */
@@ -432,33 +466,37 @@ START_TEST(unreproducible_profile_fails)
 }
 END_TEST
 
-START_TEST(shm_threaded_calibration_runs)
+/* shm has no link to calibrate; a successful run replaces an existing -o
+ * FILE (written beside it and renamed) and leaves no temporary file. */
+START_TEST(shm_refused_and_o_replaced)
 {
-	char out[256];
-	path_in(out, sizeof(out), "shm.json");
-	cap_t c = calibrate("--backend", "shm", "--quick", "--reps", "1", "--lat-iters", "50",
-			    "--bw-iters", "100", "--rate-iters", "500", "--atomic-iters", "500",
-			    "-o", out, NULL);
-	/* shm is not a network: its READ round trip is usually shorter than the
-	 * base profile's fixed path components, and the loader refuses it */
-	if (c.status == 1)
-		ck_assert_msg(strstr(c.err, "does not load") != NULL, "%s", c.err);
-	else
-		ck_assert_msg(c.status == 0, "status %d: %s", c.status, c.err);
-	ck_assert_ptr_nonnull(strstr(c.out, "Measured beside the base profile cx6dx-100g"));
-	json_error_t jerr;
-	json_t *root = json_load_file(out, 0, &jerr);
-	ck_assert_msg(root != NULL, "%s: %s", out, jerr.text);
-	ck_assert_str_eq(
-	    json_string_value(json_object_get(json_object_get(root, "device"), "backend")), "shm");
-	json_t *at = json_object_get(json_object_get(root, "measured"), "atomics");
-	ck_assert_int_eq(json_integer_value(json_object_get(at, "qps")), 4);
-	ck_assert(json_number_value(json_object_get(json_object_get(at, "faa_same"), "value")) > 0);
-	ck_assert_ptr_null(json_object_get(json_object_get(root, "measured"), "sim_check"));
-	/* shm has no MTU: copied from the base */
-	json_t *mtu = json_object_get(json_object_get(root, "params"), "mtu");
-	ck_assert(json_is_true(json_object_get(mtu, "estimate")));
-	json_decref(root);
+	cap_t c = calibrate("--backend", "shm", "--quick", NULL);
+	ck_assert_int_eq(c.status, 2);
+	ck_assert_ptr_nonnull(strstr(c.err, "shm has no link"));
+	ck_assert_str_eq(c.out, "");
+	cap_free(&c);
+	char sub[256], out[300];
+	path_in(sub, sizeof(sub), "replace");
+	ck_assert_int_eq(mkdir(sub, 0755), 0);
+	snprintf(out, sizeof(out), "%s/p.json", sub);
+	FILE *f = fopen(out, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("old\n", f);
+	fclose(f);
+	c = calibrate("--profile", "cx6dx-100g", "--quick", "--reps", "1", "-o", out, NULL);
+	ck_assert_msg(c.status == 0, "status %d: %s", c.status, c.err);
+	dmr_model_t m;
+	dmr_err_t err;
+	ck_assert_msg(dmr_model_load(out, &m, &err) == DMR_OK, "%s", err.msg);
+	DIR *d = opendir(sub);
+	ck_assert_ptr_nonnull(d);
+	int n = 0;
+	struct dirent *e;
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.' || strlen(e->d_name) > 2)
+			n++;
+	closedir(d);
+	ck_assert_int_eq(n, 1); /* p.json only: no temp, probe or .partial */
 	cap_free(&c);
 }
 END_TEST
@@ -482,6 +520,13 @@ START_TEST(bad_options_refused)
 	    {{"--lat-iters", "x"}, "--lat-iters"},
 	    {{"--tolerance", "0"}, "--tolerance"},
 	    {{"-o", "/nonexistent-dir/p.json"}, "-o"},
+	    {{"-o", ""}, "empty path"},
+	    {{"-o", "/tmp"}, "is a directory"},
+	    {{"-o", "/tmp/"}, "is a directory"},
+	    {{"-o", "/sys/p.json"}, "cannot create a file in /sys"},
+	    {{"-o", "/proc/p.json"}, "cannot create a file in /proc"},
+	    {{"--backend", "shm"}, "shm has no link"},
+	    {{"--backend", "sim", "--host-cpus", "1"}, "--host-cpus"},
 	    {{"--frobnicate"}, "--frobnicate"},
 	    {{"--output"}, "--output"},
 	    {{"extra"}, "unexpected argument 'extra'"},
@@ -493,6 +538,7 @@ START_TEST(bad_options_refused)
 			      cases[i].want, c.status, c.err);
 		ck_assert_msg(strstr(c.err, cases[i].want) != NULL,
 			      "case %zu: stderr does not name '%s': %s", i, cases[i].want, c.err);
+		ck_assert_msg(strstr(c.out, "Measurements took") == NULL, "case %zu measured", i);
 		cap_free(&c);
 	}
 	cap_t c = calibrate("--help", NULL);
@@ -518,7 +564,7 @@ int main(void)
 	tcase_add_test(tc, written_profile_loads_and_predicts);
 	tcase_add_test(tc, profile_fields);
 	tcase_add_test(tc, unreproducible_profile_fails);
-	tcase_add_test(tc, shm_threaded_calibration_runs);
+	tcase_add_test(tc, shm_refused_and_o_replaced);
 	tcase_add_test(tc, bad_options_refused);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);

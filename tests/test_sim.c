@@ -213,6 +213,72 @@ START_TEST(same_input_same_times)
 }
 END_TEST
 
+/* Every parameter's "unit" must be present and be the unit the parameter is
+ * defined in: 0.05 "us" is not 0.05 ns, and is refused rather than
+ * converted. The shipped profiles all load. */
+static void write_unit_case(const char *path, const char *param, json_t *unit /* stolen; NULL: drop */,
+			    int bare)
+{
+	json_error_t jerr;
+	json_t *root = json_load_file(DMR_SOURCE_DIR "/models/cx6dx-100g.json", 0, &jerr);
+	ck_assert_ptr_nonnull(root);
+	json_t *p = json_object_get(json_object_get(root, "params"), param);
+	ck_assert_ptr_nonnull(p);
+	if (bare) {
+		json_object_set_new(json_object_get(root, "params"), param, json_real(0.05));
+	} else if (unit) {
+		json_object_set_new(p, "unit", unit);
+	} else {
+		json_object_del(p, "unit");
+	}
+	ck_assert_int_eq(json_dump_file(root, path, JSON_INDENT(1)), 0);
+	json_decref(root);
+}
+
+START_TEST(profile_unit_is_checked)
+{
+	static const char *const shipped[] = {"cx5-100g", "cx6dx-100g", "rxe-qemu"};
+	dmr_model_t m;
+	dmr_err_t err;
+	for (int i = 0; i < 3; i++)
+		ck_assert_msg(dmr_model_load(shipped[i], &m, &err) == DMR_OK, "%s: %s", shipped[i],
+			      err.msg);
+	char dir[] = "/tmp/dmr_unit_XXXXXX";
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	char path[256];
+	snprintf(path, sizeof(path), "%s/u.json", dir);
+	struct {
+		json_t *unit;
+		int bare;
+		const char *found;
+	} cases[] = {
+	    {json_string("us"), 0, "unit \"us\""},
+	    {json_string(""), 0, "unit \"\""},
+	    {json_integer(7), 0, "not a string"},
+	    {NULL, 0, "no \"unit\""},
+	    {NULL, 1, "bare value"},
+	    {json_string("NS"), 0, "unit \"NS\""},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		write_unit_case(path, "poll_ns", cases[i].unit, cases[i].bare);
+		ck_assert_int_eq(dmr_model_load(path, &m, &err), DMR_ERR_PARSE);
+		ck_assert_msg(strstr(err.msg, "u.json:") && strstr(err.msg, "poll_ns") &&
+				  strstr(err.msg, cases[i].found) &&
+				  strstr(err.msg, "expected \"unit\": \"ns\""),
+			      "case %zu: %s", i, err.msg);
+	}
+	/* a rate: Gb/s, not Gbps */
+	write_unit_case(path, "link_gbps", json_string("Gbps"), 0);
+	ck_assert_int_eq(dmr_model_load(path, &m, &err), DMR_ERR_PARSE);
+	ck_assert_ptr_nonnull(strstr(err.msg, "expected \"unit\": \"Gb/s\""));
+	/* the right unit loads */
+	write_unit_case(path, "poll_ns", json_string("ns"), 0);
+	ck_assert_msg(dmr_model_load(path, &m, &err) == DMR_OK, "%s", err.msg);
+	remove(path);
+	rmdir(dir);
+}
+END_TEST
+
 START_TEST(profile_errors_are_named)
 {
 	char dir[] = "/tmp/dmr_model_XXXXXX";
@@ -222,13 +288,13 @@ START_TEST(profile_errors_are_named)
 	dmr_err_t err;
 	snprintf(path, sizeof(path), "%s/bad.json", dir);
 	FILE *f = fopen(path, "w");
-	fprintf(f, "{\"name\": \"bad\", \"params\": {\"link_gbps\": {\"value\": -5}}}\n");
+	fprintf(f, "{\"name\": \"bad\", \"params\": {\"link_gbps\": {\"value\": -5, \"unit\": \"Gb/s\"}}}\n");
 	fclose(f);
 	ck_assert_int_eq(dmr_model_load(path, &m, &err), DMR_ERR_PARSE);
 	ck_assert_ptr_nonnull(strstr(err.msg, "link_gbps"));
 	ck_assert_ptr_nonnull(strstr(err.msg, "positive"));
 	f = fopen(path, "w");
-	fprintf(f, "{\"name\": \"bad\", \"params\": {\"link_gbps\": {\"value\": 100}}}\n");
+	fprintf(f, "{\"name\": \"bad\", \"params\": {\"link_gbps\": {\"value\": 100, \"unit\": \"Gb/s\"}}}\n");
 	fclose(f);
 	ck_assert_int_eq(dmr_model_load(path, &m, &err), DMR_ERR_PARSE);
 	ck_assert_ptr_nonnull(strstr(err.msg, "missing"));
@@ -259,7 +325,7 @@ static void write_profile(const char *dir, const char *name, const char *const *
 	for (int i = 0; i < n; i++) {
 		json_t *p = json_object();
 		json_object_set_new(p, "value", json_real(vals[i]));
-		json_object_set_new(p, "unit", json_string("test"));
+		json_object_set_new(p, "unit", json_string(dmr_model_param_unit(keys[i])));
 		json_object_set_new(p, "source", json_string("tests/test_sim.c"));
 		json_object_set_new(p, "estimate", json_true());
 		json_object_set_new(params, keys[i], p);
@@ -589,6 +655,7 @@ int main(void)
 	tcase_add_test(tc, read_after_cas_sees_it);
 	tcase_add_test(tc, same_input_same_times);
 	tcase_add_test(tc, profile_errors_are_named);
+	tcase_add_test(tc, profile_unit_is_checked);
 	tcase_add_test(tc, host_cpu_saturated_rate_closed_form);
 	tcase_add_test(tc, host_cpu_idle_read_and_stream);
 	tcase_add_test(tc, host_cpus_zero_is_hardware_model);
