@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 
 #include "../backends/backend.h"
 #include "../models/model.h"
+#include "../traces/trace.h"
 #include "../traces/workload.h"
 #include "fidelity.h"
 #include "replay.h"
@@ -148,8 +150,14 @@ static void usage(FILE *f)
 		"  --seed S          generator and replay seed (default 1)\n"
 		"  --quiet           only the table\n"
 		"  --help\n\n"
+		"The table goes to DIR/fidelity.{csv,md} only when every replay ran to the\n"
+		"end; otherwise (a run failed, or SIGINT/SIGTERM, which stops after the\n"
+		"current replay with exit 130) to DIR/fidelity.partial.{csv,md}, leaving a\n"
+		"finished table of an earlier run as it was. --traces files are checked\n"
+		"(readable trace files) before anything is opened.\n\n"
 		"Exit status: 0 every row PASS, 1 some row FAIL or a run failed, 2 bad\n"
-		"options or input, 3 no device (none given, or it cannot be opened).\n",
+		"options or input, 3 no device (none given, or it cannot be opened),\n"
+		"130 interrupted (SIGINT/SIGTERM).\n",
 		100 * DMR_FID_TOL_TPS, 100 * DMR_FID_TOL_P50);
 }
 
@@ -213,6 +221,65 @@ static dmr_status_t probe_device(const char *dev, int port, int gid, dmr_err_t *
 	return st;
 }
 
+/* SIGINT/SIGTERM while fidelity runs (outside dmr_replay_run, which has its
+ * own handler and reports DMR_ERR_INTERRUPTED). */
+static volatile sig_atomic_t fid_sig;
+
+static void fid_on_signal(int sig)
+{
+	fid_sig = sig;
+}
+
+/* A --traces file: a readable regular file that starts with a trace header.
+ * 0, or -1 with the reason on stderr. Nothing is left open. */
+static int check_trace(const char *path)
+{
+	struct stat sb;
+	if (stat(path, &sb) < 0) {
+		fprintf(stderr, "dmreplay fidelity: error: --traces %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	if (!S_ISREG(sb.st_mode)) {
+		fprintf(stderr, "dmreplay fidelity: error: --traces %s: not a regular file\n", path);
+		return -1;
+	}
+	dmr_trace_reader_t *tr = NULL;
+	dmr_err_t err = {{0}};
+	if (dmr_trace_open(path, &tr, &err) != DMR_OK) {
+		fprintf(stderr, "dmreplay fidelity: error: --traces %s: not a trace: %s\n", path,
+			err.msg);
+		return -1;
+	}
+	dmr_trace_close(tr);
+	return 0;
+}
+
+/* Write the table to DIR/NAME.tmp, then rename it to DIR/NAME. 0 or -1. */
+static int write_table(const char *out, const char *name, int md, const char *head,
+		       const dmr_fid_row_t *rows, size_t n)
+{
+	char tmp[1200], path[1200];
+	snprintf(path, sizeof(path), "%s/%s", out, name);
+	snprintf(tmp, sizeof(tmp), "%s/%s.tmp", out, name);
+	FILE *f = fopen(tmp, "w");
+	if (!f)
+		return -1;
+	int bad = 0;
+	if (md)
+		fprintf(f, "%s\n\n", head);
+	if ((md ? dmr_fid_write_md : dmr_fid_write_csv)(rows, n, f) < 0)
+		bad = 1;
+	if (fclose(f) != 0)
+		bad = 1;
+	if (bad || rename(tmp, path) < 0) {
+		int e = errno;
+		remove(tmp);
+		errno = e;
+		return -1;
+	}
+	return 0;
+}
+
 static int gen_trace(int which, const char *path, uint64_t txns, uint64_t seed)
 {
 	char t[32], s[32];
@@ -235,6 +302,169 @@ static int gen_trace(int which, const char *path, uint64_t txns, uint64_t seed)
 		return dmr_gen_ycsb_main(10, argv);
 	}
 	}
+}
+
+/* The runs and the table (signal handlers are dmr_fidelity_main's). */
+static int fid_run(const char *profile, const char *device, const char *meas_be, int port,
+		   int gid, const char *out, char **tlist, size_t ntr, uint64_t txns, uint64_t cns,
+		   uint64_t threads, uint64_t coros, uint64_t seed, int quiet)
+{
+	char dir[1024];
+	snprintf(dir, sizeof(dir), "%s/traces", out);
+	if (mkdir_p(dir) < 0) {
+		fprintf(stderr, "dmreplay fidelity: error: cannot create %s: %s\n", dir, strerror(errno));
+		return DMR_FID_EXIT_USAGE;
+	}
+	static const char *gen_names[] = {"tpcc-uniform", "tpcc-extreme", "smallbank", "ycsb-a"};
+	static char genpaths[4][1200];
+	char *gl[4];
+	if (ntr == 0) {
+		for (int i = 0; i < 4; i++) {
+			snprintf(genpaths[i], sizeof(genpaths[i]), "%s/%s.csv", dir, gen_names[i]);
+			if (!quiet)
+				fprintf(stderr, "dmreplay fidelity: generating %s (%llu txns, seed %llu)\n",
+					genpaths[i], (unsigned long long)txns, (unsigned long long)seed);
+			if (gen_trace(i, genpaths[i], txns, seed) != 0) {
+				fprintf(stderr, "dmreplay fidelity: error: generating %s failed\n", genpaths[i]);
+				return fid_sig ? DMR_FID_EXIT_INTR : DMR_FID_EXIT_USAGE;
+			}
+			if (fid_sig) {
+				fprintf(stderr, "dmreplay fidelity: interrupted by signal %d while "
+						"generating traces: nothing measured, no table written\n",
+					(int)fid_sig);
+				return DMR_FID_EXIT_INTR;
+			}
+			gl[i] = genpaths[i];
+		}
+		tlist = gl;
+		ntr = 4;
+	}
+
+	dmr_fid_row_t rows[FID_MAX_TRACES];
+	memset(rows, 0, sizeof(rows));
+	int any_fail = 0, run_err = 0, usage_err = 0, intr = 0;
+	size_t nrows = 0;
+	for (size_t i = 0; i < ntr && !intr && !usage_err; i++) {
+		dmr_fid_row_t *r = &rows[i];
+		nrows = i + 1;
+		trace_name(tlist[i], r->trace, sizeof(r->trace));
+		for (int k = 0; k < 2; k++) { /* 0 device (measured), 1 sim (predicted) */
+			const char *be = k ? "sim" : meas_be;
+			char odir[1200];
+			snprintf(odir, sizeof(odir), "%s/runs/%s-%s", out, r->trace, k ? "sim" : "verbs");
+			dmr_replay_opts_t o;
+			dmr_replay_opts_default(&o);
+			o.trace = tlist[i];
+			o.backend = be;
+			o.profile = profile;
+			o.device = strcmp(meas_be, "verbs") ? NULL : device;
+			o.port = port;
+			o.gid_index = gid;
+			o.out_dir = odir;
+			o.cns = (uint32_t)cns;
+			o.threads = (uint32_t)threads;
+			o.coros = (uint32_t)coros;
+			o.seed = seed;
+			o.quiet = 1;
+			dmr_replay_result_t res;
+			memset(&res, 0, sizeof(res));
+			dmr_err_t err = {{0}};
+			if (fid_sig) { /* caught between runs: start no other */
+				fid_note(r, be, "interrupted");
+				intr = 1;
+				break;
+			}
+			if (!quiet)
+				fprintf(stderr, "dmreplay fidelity: %s on %s ...\n", r->trace, be);
+			dmr_status_t st = dmr_replay_run(&o, &res, &err);
+			if (st == DMR_ERR_INTERRUPTED || fid_sig) {
+				/* replay's own handler caught it (or ours, between runs) */
+				fprintf(stderr, "dmreplay fidelity: %s on %s: %s; stopping\n", r->trace, be,
+					st == DMR_ERR_INTERRUPTED ? err.msg : "interrupted by signal");
+				fid_note(r, be, "interrupted");
+				intr = 1;
+				break;
+			}
+			if (st != DMR_OK) {
+				fprintf(stderr, "dmreplay fidelity: %s on %s: error: %s\n", r->trace, be,
+					err.msg);
+				if (!r->note[0])
+					fid_note(r, be, err.msg);
+				run_err = 1;
+				if (st == DMR_ERR_IO || st == DMR_ERR_PARSE) {
+					usage_err = 1;
+					break;
+				}
+				if (st != DMR_ERR_VERIFY)
+					continue;
+			}
+			if (!quiet)
+				fprintf(stderr, "dmreplay fidelity: %s on %s: committed %.1f txn/s, p50 %.1f us, "
+						"p99 %.1f us, aborts %.1f %%, %s\n",
+					r->trace, be, res.committed_tps, res.p50_us, res.p99_us,
+					100 * res.abort_rate, res.sim_time_s > 0 ? "done" : "empty");
+			if (k == 0) {
+				r->meas_tps = res.committed_tps;
+				r->meas_p50 = res.p50_us;
+				r->meas_p99 = res.p99_us;
+				r->meas_abort = res.abort_rate;
+			} else {
+				r->pred_tps = res.committed_tps;
+				r->pred_p50 = res.p50_us;
+				r->pred_p99 = res.p99_us;
+				r->pred_abort = res.abort_rate;
+			}
+		}
+		dmr_fid_row_compute(r);
+		any_fail |= !r->pass;
+	}
+	int complete = !intr && !run_err && nrows == ntr;
+
+	time_t now = time(NULL);
+	char date[32];
+	strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+	printf("dmreplay fidelity: profile %s vs device %s, %llu CN x %llu threads x %llu coros, "
+	       "seed %llu, %s%s\n",
+	       profile, device, (unsigned long long)cns, (unsigned long long)threads,
+	       (unsigned long long)coros, (unsigned long long)seed, date,
+	       complete ? "" : ", PARTIAL");
+	printf("committed throughput in txn/s, latency in us; err = (predicted - measured) / measured\n");
+	dmr_fid_print(rows, nrows, stdout);
+
+	/* a finished table only replaces a finished table: anything less goes
+	 * to fidelity.partial.{csv,md} */
+	const char *csv = complete ? "fidelity.csv" : "fidelity.partial.csv";
+	const char *md = complete ? "fidelity.md" : "fidelity.partial.md";
+	char head[1024];
+	snprintf(head, sizeof(head),
+		 "Profile `%s` (sim, predicted) vs device `%s` (verbs, measured); "
+		 "%llu CN x %llu threads x %llu coros, seed %llu; %s.%s",
+		 profile, device, (unsigned long long)cns, (unsigned long long)threads,
+		 (unsigned long long)coros, (unsigned long long)seed, date,
+		 complete ? "" : intr ? " PARTIAL: interrupted by a signal, "
+					"rows after the interrupted one are missing."
+				      : " PARTIAL: a run failed (see the notes).");
+	if (write_table(out, csv, 0, head, rows, nrows) < 0 ||
+	    write_table(out, md, 1, head, rows, nrows) < 0) {
+		fprintf(stderr, "dmreplay fidelity: error: writing %s/%s, %s: %s\n", out, csv, md,
+			strerror(errno));
+		return intr ? DMR_FID_EXIT_INTR : DMR_FID_EXIT_USAGE;
+	}
+	if (complete) { /* an older partial table is superseded */
+		char stale[1200];
+		snprintf(stale, sizeof(stale), "%s/fidelity.partial.csv", out);
+		remove(stale);
+		snprintf(stale, sizeof(stale), "%s/fidelity.partial.md", out);
+		remove(stale);
+	}
+	if (!quiet || !complete)
+		fprintf(complete ? stdout : stderr, "table%s: %s/%s, %s/%s\n",
+			complete ? "" : " (partial)", out, csv, out, md);
+	if (intr)
+		return DMR_FID_EXIT_INTR;
+	if (usage_err)
+		return DMR_FID_EXIT_USAGE;
+	return any_fail || run_err ? DMR_FID_EXIT_FAIL : DMR_FID_EXIT_PASS;
 }
 
 static int parse_u64(const char *opt, const char *s, uint64_t lo, uint64_t hi, uint64_t *v)
@@ -298,12 +528,18 @@ int dmr_fidelity_main(int argc, char **argv)
 			char *d = strdup(optarg), *save = NULL;
 			if (!d) goto done;
 			tdup[ndup++] = d;
+			size_t n0 = ntr;
 			for (char *tok = strtok_r(d, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 				if (ntr == FID_MAX_TRACES) {
 					fprintf(stderr, "dmreplay fidelity: at most %d traces\n", FID_MAX_TRACES);
 					goto done;
 				}
 				tlist[ntr++] = tok;
+			}
+			if (ntr == n0 || !*optarg) {
+				fprintf(stderr, "dmreplay fidelity: error: --traces '%s' names no trace\n",
+					optarg);
+				goto done;
 			}
 			break;
 		}
@@ -319,6 +555,14 @@ int dmr_fidelity_main(int argc, char **argv)
 				"on the device, e.g. models/rxe-qemu.json)\n");
 		goto done;
 	}
+	/* every named trace must be a trace before anything is opened or made */
+	for (size_t i = 0; i < ntr; i++)
+		if (check_trace(tlist[i]) < 0)
+			goto done;
+	/* test hook (tests/test_fidelity.c, no RDMA): "measure" on the sim too */
+	const char *meas_be = getenv("DMR_FIDELITY_TEST_MEASURE_SIM") ? "sim" : "verbs";
+	if (!strcmp(meas_be, "sim") && (!device || !*device))
+		device = "sim";
 	if (!device || !*device) {
 		fprintf(stderr, "dmreplay fidelity: error: no device: fidelity compares the sim with "
 				"a real device, give it with --device D (e.g. rxe0; on a machine without "
@@ -336,7 +580,7 @@ int dmr_fidelity_main(int argc, char **argv)
 			goto done;
 		}
 	}
-	{
+	if (!strcmp(meas_be, "verbs")) {
 		dmr_err_t derr = {{0}};
 		dmr_status_t st = probe_device(device, port, gid, &derr);
 		if (st != DMR_OK) {
@@ -346,129 +590,19 @@ int dmr_fidelity_main(int argc, char **argv)
 			goto done;
 		}
 	}
-	char dir[1024], path[1200];
-	snprintf(dir, sizeof(dir), "%s/traces", out);
-	if (mkdir_p(dir) < 0) {
-		fprintf(stderr, "dmreplay fidelity: error: cannot create %s: %s\n", dir, strerror(errno));
-		goto done;
-	}
-	static const char *gen_names[] = {"tpcc-uniform", "tpcc-extreme", "smallbank", "ycsb-a"};
-	char genpaths[4][1200];
-	if (ntr == 0) {
-		for (int i = 0; i < 4; i++) {
-			snprintf(genpaths[i], sizeof(genpaths[i]), "%s/%s.csv", dir, gen_names[i]);
-			if (!quiet)
-				fprintf(stderr, "dmreplay fidelity: generating %s (%llu txns, seed %llu)\n",
-					genpaths[i], (unsigned long long)txns, (unsigned long long)seed);
-			if (gen_trace(i, genpaths[i], txns, seed) != 0) {
-				fprintf(stderr, "dmreplay fidelity: error: generating %s failed\n", genpaths[i]);
-				goto done;
-			}
-			tlist[ntr++] = genpaths[i];
-		}
-	}
-
-	dmr_fid_row_t rows[FID_MAX_TRACES];
-	memset(rows, 0, sizeof(rows));
-	int any_fail = 0;
-	for (size_t i = 0; i < ntr; i++) {
-		dmr_fid_row_t *r = &rows[i];
-		trace_name(tlist[i], r->trace, sizeof(r->trace));
-		for (int k = 0; k < 2; k++) { /* 0 verbs (measured), 1 sim (predicted) */
-			const char *be = k ? "sim" : "verbs";
-			char odir[1200];
-			snprintf(odir, sizeof(odir), "%s/runs/%s-%s", out, r->trace, be);
-			dmr_replay_opts_t o;
-			dmr_replay_opts_default(&o);
-			o.trace = tlist[i];
-			o.backend = be;
-			o.profile = profile;
-			o.device = device;
-			o.port = port;
-			o.gid_index = gid;
-			o.out_dir = odir;
-			o.cns = (uint32_t)cns;
-			o.threads = (uint32_t)threads;
-			o.coros = (uint32_t)coros;
-			o.seed = seed;
-			o.quiet = 1;
-			dmr_replay_result_t res;
-			memset(&res, 0, sizeof(res));
-			dmr_err_t err = {{0}};
-			if (!quiet)
-				fprintf(stderr, "dmreplay fidelity: %s on %s ...\n", r->trace, be);
-			dmr_status_t st = dmr_replay_run(&o, &res, &err);
-			if (st != DMR_OK) {
-				fprintf(stderr, "dmreplay fidelity: %s on %s: error: %s\n", r->trace, be,
-					err.msg);
-				if (!r->note[0])
-					fid_note(r, be, err.msg);
-				if (st == DMR_ERR_IO || st == DMR_ERR_PARSE) {
-					rc = DMR_FID_EXIT_USAGE;
-					goto done;
-				}
-				if (st != DMR_ERR_VERIFY)
-					continue;
-			}
-			if (!quiet)
-				fprintf(stderr, "dmreplay fidelity: %s on %s: committed %.1f txn/s, p50 %.1f us, "
-						"p99 %.1f us, aborts %.1f %%, %s\n",
-					r->trace, be, res.committed_tps, res.p50_us, res.p99_us,
-					100 * res.abort_rate, res.sim_time_s > 0 ? "done" : "empty");
-			if (k == 0) {
-				r->meas_tps = res.committed_tps;
-				r->meas_p50 = res.p50_us;
-				r->meas_p99 = res.p99_us;
-				r->meas_abort = res.abort_rate;
-			} else {
-				r->pred_tps = res.committed_tps;
-				r->pred_p50 = res.p50_us;
-				r->pred_p99 = res.p99_us;
-				r->pred_abort = res.abort_rate;
-			}
-		}
-		dmr_fid_row_compute(r);
-		any_fail |= !r->pass;
-	}
-
-	time_t now = time(NULL);
-	char date[32];
-	strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
-	printf("dmreplay fidelity: profile %s vs device %s, %llu CN x %llu threads x %llu coros, "
-	       "seed %llu, %s\n",
-	       profile, device, (unsigned long long)cns, (unsigned long long)threads,
-	       (unsigned long long)coros, (unsigned long long)seed, date);
-	printf("committed throughput in txn/s, latency in us; err = (predicted - measured) / measured\n");
-	dmr_fid_print(rows, ntr, stdout);
-
-	int werr = 0;
-	snprintf(path, sizeof(path), "%s/fidelity.csv", out);
-	FILE *f = fopen(path, "w");
-	if (!f || dmr_fid_write_csv(rows, ntr, f) < 0)
-		werr = 1;
-	if (f && fclose(f) != 0)
-		werr = 1;
-	snprintf(path, sizeof(path), "%s/fidelity.md", out);
-	f = fopen(path, "w");
-	if (f) {
-		fprintf(f, "Profile `%s` (sim, predicted) vs device `%s` (verbs, measured); "
-			   "%llu CN x %llu threads x %llu coros, seed %llu; %s.\n\n",
-			profile, device, (unsigned long long)cns, (unsigned long long)threads,
-			(unsigned long long)coros, (unsigned long long)seed, date);
-	}
-	if (!f || dmr_fid_write_md(rows, ntr, f) < 0)
-		werr = 1;
-	if (f && fclose(f) != 0)
-		werr = 1;
-	if (werr) {
-		fprintf(stderr, "dmreplay fidelity: error: writing %s/fidelity.{csv,md}: %s\n", out,
-			strerror(errno));
-		rc = DMR_FID_EXIT_USAGE;
-		goto done;
-	}
-	if (!quiet)
-		printf("table: %s/fidelity.csv, %s/fidelity.md\n", out, out);
-	rc = any_fail ? DMR_FID_EXIT_FAIL : DMR_FID_EXIT_PASS;
+	/* SIGINT/SIGTERM from here on: stop after the current replay (or trace
+	 * generation), write what was gathered as partial, exit 130 */
+	struct sigaction sa, old_int, old_term;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = fid_on_signal;
+	sigemptyset(&sa.sa_mask);
+	fid_sig = 0;
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	rc = fid_run(profile, device, meas_be, port, gid, out, tlist, ntr, txns, cns, threads,
+		     coros, seed, quiet);
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
 done:
 	for (size_t i = 0; i < ndup; i++)
 		free(tdup[i]);

@@ -8,6 +8,10 @@
  * through dmr_replay_run in this process. One table row per trace: committed
  * throughput, p50 and p99 latency measured and predicted, the relative error
  * (predicted - measured) / measured, and PASS/FAIL against the tolerances.
+ * DIR/fidelity.{csv,md} are only (atomically) replaced by a complete table;
+ * a failed or interrupted run writes DIR/fidelity.partial.{csv,md}.
+ * Test hook: DMR_FIDELITY_TEST_MEASURE_SIM set in the environment makes the
+ * "measured" side the sim too (no device needed; tests/test_fidelity.c).
  */
 #ifndef DMR_FIDELITY_H
 #define DMR_FIDELITY_H
@@ -24,6 +28,8 @@ enum {
 	DMR_FID_EXIT_FAIL = 1,  /* table written, some row FAIL (or a run failed) */
 	DMR_FID_EXIT_USAGE = 2, /* bad options, unreadable profile or trace, I/O */
 	DMR_FID_EXIT_NODEV = 3, /* no device to measure (none given, none found) */
+	DMR_FID_EXIT_INTR = 130, /* SIGINT/SIGTERM: stopped after the current replay,
+				  * table in DIR/fidelity.partial.{csv,md} */
 };
 
 typedef struct dmr_fid_row {

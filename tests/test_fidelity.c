@@ -6,7 +6,13 @@
  *    numbers (a failed run) fail; the CSV and Markdown renderings;
  *  - the command: no --device, or a device that cannot be opened (no RDMA
  *    here; in the VM a name that is not there) -> one clear error, exit 3,
- *    nothing written; bad options -> exit 2.
+ *    nothing written; bad options -> exit 2;
+ *  - --traces that are missing, a directory, not a trace, or empty -> exit 2
+ *    before anything is opened or made;
+ *  - with the "measured" side on the sim too (DMR_FIDELITY_TEST_MEASURE_SIM):
+ *    SIGINT/SIGTERM mid-replay -> exit 130 at once, the finished table of an
+ *    earlier run byte-identical, fidelity.partial.{csv,md} beside it; a
+ *    failed run -> partial table, the finished one kept.
  */
 #include <check.h>
 #include <errno.h>
@@ -193,6 +199,185 @@ START_TEST(test_usage)
 }
 END_TEST
 
+START_TEST(test_traces_checked)
+{
+	char prof[PATH_MAX + 64], out[PATH_MAX], dir[PATH_MAX], junk[PATH_MAX];
+	snprintf(prof, sizeof(prof), "%s/models/rxe-qemu.json", g_src);
+	path_of(out, sizeof(out), "fid-tr-out");
+	path_of(dir, sizeof(dir), "fid-tr-dir");
+	path_of(junk, sizeof(junk), "fid-junk.csv");
+	ck_assert_int_eq(mkdir(dir, 0755), 0);
+	FILE *f = fopen(junk, "w");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "a,b,c\n1,2,3\n");
+	fclose(f);
+	struct {
+		const char *arg, *msg;
+	} bad[] = {
+		{"/nonexistent/dir", "No such file"}, {dir, "not a regular file"},
+		{junk, "not a trace"},                 {"", "names no trace"},
+		{",", "names no trace"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		/* refused before the device is looked at (no RDMA here: 3 otherwise) */
+		run_t r = dmr("fidelity", "--profile", prof, "--device", "dmr_no_such_dev0", "--out",
+			      out, "--traces", bad[i].arg, NULL);
+		ck_assert_msg(r.status == 2, "--traces '%s': exit %d: %s", bad[i].arg, r.status, r.err);
+		ck_assert_msg(strstr(r.err, bad[i].msg), "--traces '%s': %s", bad[i].arg, r.err);
+		ck_assert_str_eq(r.out, "");
+		run_free(&r);
+		ck_assert(!exists("fid-tr-out"));
+	}
+}
+END_TEST
+
+/* The rest runs "measured" on the sim too (DMR_FIDELITY_TEST_MEASURE_SIM):
+ * the table is 0 % error, what is tested is the command around it. */
+static void gen(const char *name, const char *txns)
+{
+	char p[PATH_MAX];
+	path_of(p, sizeof(p), name);
+	run_t r = dmr("gen", "tpcc", "--warehouses", "2", "--txns", txns, "--seed", "1", "--quiet",
+		      "-o", p, NULL);
+	dmr_ok(&r);
+	run_free(&r);
+}
+
+static char *slurp_of(const char *name)
+{
+	char p[PATH_MAX];
+	path_of(p, sizeof(p), name);
+	return slurp(p, NULL);
+}
+
+/* A finished table in fid-keep/: returns its CSV and MD. */
+static void finished_table(const char *prof, char **csv, char **md)
+{
+	char out[PATH_MAX], small[PATH_MAX];
+	path_of(out, sizeof(out), "fid-keep");
+	path_of(small, sizeof(small), "small.csv");
+	run_t r = dmr("fidelity", "--profile", prof, "--out", out, "--traces", small, SMALL,
+		      "--quiet", NULL);
+	dmr_ok(&r);
+	run_free(&r);
+	*csv = slurp_of("fid-keep/fidelity.csv");
+	*md = slurp_of("fid-keep/fidelity.md");
+	ck_assert_ptr_nonnull(*csv);
+	ck_assert_ptr_nonnull(*md);
+	ck_assert_ptr_nonnull(strstr(*csv, "\nsmall,"));
+	ck_assert(!exists("fid-keep/fidelity.partial.csv"));
+}
+
+START_TEST(test_interrupt)
+{
+	char prof[PATH_MAX + 64], out[PATH_MAX], list[2 * PATH_MAX + 2], big[PATH_MAX],
+		small[PATH_MAX], errp[PATH_MAX];
+	snprintf(prof, sizeof(prof), "%s/models/rxe-qemu.json", g_src);
+	setenv("DMR_FIDELITY_TEST_MEASURE_SIM", "1", 1);
+	gen("small.csv", "300");
+	gen("big.csv", "60000");
+	path_of(out, sizeof(out), "fid-keep");
+	path_of(big, sizeof(big), "big.csv");
+	path_of(small, sizeof(small), "small.csv");
+	path_of(errp, sizeof(errp), "fid-int.err");
+	snprintf(list, sizeof(list), "%s,%s", big, small);
+	int sigs[] = {SIGINT, SIGTERM};
+	for (int s = 0; s < 2; s++) {
+		char *csv, *md;
+		finished_table(prof, &csv, &md);
+		fflush(NULL);
+		pid_t pid = fork();
+		ck_assert_int_ge(pid, 0);
+		if (pid == 0) {
+			int fe = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+			int fo = open("/dev/null", O_WRONLY);
+			if (fe < 0 || fo < 0 || dup2(fo, 1) < 0 || dup2(fe, 2) < 0)
+				_exit(126);
+			execl(g_bin, g_bin, "fidelity", "--profile", prof, "--out", out, "--traces",
+			      list, SMALL, (char *)NULL);
+			_exit(127);
+		}
+		/* wait until the first replay of the big trace has started */
+		char *e = NULL;
+		for (int i = 0; i < 600; i++) {
+			free(e);
+			e = slurp(errp, NULL);
+			if (e && strstr(e, "big on sim ..."))
+				break;
+			usleep(50000);
+		}
+		ck_assert_msg(e && strstr(e, "big on sim ..."), "%s", e ? e : "");
+		free(e);
+		usleep(100000);
+		kill(pid, sigs[s]);
+		int ws;
+		while (waitpid(pid, &ws, 0) < 0)
+			ck_assert_int_eq(errno, EINTR);
+		e = slurp(errp, NULL);
+		ck_assert_msg(WIFEXITED(ws) && WEXITSTATUS(ws) == 130, "status %d: %s", ws, e);
+		ck_assert_msg(strstr(e, "interrupted"), "%s", e);
+		/* stopped at once: the second trace never ran */
+		ck_assert_msg(!strstr(e, "small on"), "%s", e);
+		free(e);
+		/* the finished table is byte-identical; the partial one is beside it */
+		char *csv2 = slurp_of("fid-keep/fidelity.csv"), *md2 = slurp_of("fid-keep/fidelity.md");
+		ck_assert_str_eq(csv2, csv);
+		ck_assert_str_eq(md2, md);
+		char *pc = slurp_of("fid-keep/fidelity.partial.csv");
+		char *pm = slurp_of("fid-keep/fidelity.partial.md");
+		ck_assert_ptr_nonnull(pc);
+		ck_assert_ptr_nonnull(pm);
+		ck_assert_ptr_nonnull(strstr(pc, "\nbig,"));
+		ck_assert_ptr_nonnull(strstr(pc, "interrupted"));
+		ck_assert_ptr_null(strstr(pc, "\nsmall,"));
+		ck_assert_ptr_nonnull(strstr(pm, "PARTIAL: interrupted"));
+		ck_assert(!exists("fid-keep/fidelity.csv.tmp"));
+		free(csv), free(md), free(csv2), free(md2), free(pc), free(pm);
+	}
+	unsetenv("DMR_FIDELITY_TEST_MEASURE_SIM");
+}
+END_TEST
+
+START_TEST(test_failed_run_keeps_table)
+{
+	char prof[PATH_MAX + 64], out[PATH_MAX], bad[PATH_MAX], list[2 * PATH_MAX + 2],
+		small[PATH_MAX];
+	snprintf(prof, sizeof(prof), "%s/models/rxe-qemu.json", g_src);
+	setenv("DMR_FIDELITY_TEST_MEASURE_SIM", "1", 1);
+	gen("small.csv", "300");
+	char *csv, *md;
+	finished_table(prof, &csv, &md);
+	/* a trace with a good header and a broken body: the run fails */
+	path_of(bad, sizeof(bad), "broken.csv");
+	path_of(small, sizeof(small), "small.csv");
+	char *t = slurp(small, NULL);
+	ck_assert_ptr_nonnull(t);
+	FILE *f = fopen(bad, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(t, f);
+	fputs("this,is,not,a,trace,line\n", f);
+	fclose(f);
+	free(t);
+	path_of(out, sizeof(out), "fid-keep");
+	snprintf(list, sizeof(list), "%s,%s", small, bad);
+	run_t r = dmr("fidelity", "--profile", prof, "--out", out, "--traces", list, SMALL,
+		      "--quiet", NULL);
+	ck_assert_msg(r.status == 1 || r.status == 2, "exit %d: %s", r.status, r.err);
+	ck_assert_ptr_nonnull(strstr(r.err, "broken on sim"));
+	ck_assert_ptr_nonnull(strstr(r.err, "table (partial)"));
+	run_free(&r);
+	char *csv2 = slurp_of("fid-keep/fidelity.csv"), *md2 = slurp_of("fid-keep/fidelity.md");
+	ck_assert_str_eq(csv2, csv);
+	ck_assert_str_eq(md2, md);
+	char *pc = slurp_of("fid-keep/fidelity.partial.csv");
+	ck_assert_ptr_nonnull(pc);
+	ck_assert_ptr_nonnull(strstr(pc, "\nsmall,"));
+	ck_assert_ptr_nonnull(strstr(pc, "\nbroken,"));
+	free(csv), free(md), free(csv2), free(md2), free(pc);
+	unsetenv("DMR_FIDELITY_TEST_MEASURE_SIM");
+}
+END_TEST
+
 static int rm_cb(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 {
 	(void)sb;
@@ -221,6 +406,9 @@ int main(void)
 	tcase_add_test(tc, test_tables);
 	tcase_add_test(tc, test_no_device);
 	tcase_add_test(tc, test_usage);
+	tcase_add_test(tc, test_traces_checked);
+	tcase_add_test(tc, test_interrupt);
+	tcase_add_test(tc, test_failed_run_keeps_table);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
