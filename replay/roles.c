@@ -1251,46 +1251,25 @@ static dmr_status_t copy_file(const char *from, const char *to, dmr_err_t *err)
 	return DMR_OK;
 }
 
-int dmr_roles_spawn_wait(const char *pfx, uint32_t n, char **const argvs[],
-			 const char *const names[], const char *const logs[], double deadline_s,
-			 int *status_p)
+/* Wait for the children ch[0..n) (status < 0 = running): SIGINT/SIGTERM
+ * (g_stop) are forwarded; after deadline_s (0 = none), or 10 s after a
+ * child failed (status != 0, including 127 = not started), the rest get
+ * SIGTERM, and SIGKILL 10 s later. mn_first: ch[0] is the MN, stopped at
+ * once when every CN (ch[1..n)) has exited and one failed. Sets
+ * *interrupted_p / *timed_out_p. The caller installs and restores the
+ * signal handlers. */
+static void wait_children(const char *pfx, child_t *ch, uint32_t n, double deadline_s,
+			  int mn_first, int *interrupted_p, int *timed_out_p)
 {
-	child_t *ch = calloc(n ? n : 1, sizeof(*ch));
-	if (!ch) {
-		fprintf(stderr, "%s: error: out of memory\n", pfx);
-		for (uint32_t i = 0; i < n; i++)
-			status_p[i] = 127;
-		return 1;
-	}
-	struct sigaction sa, old_int, old_term;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_stop;
-	sigemptyset(&sa.sa_mask);
-	g_stop = 0;
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
-	uint32_t left = 0;
-	for (uint32_t i = 0; i < n; i++) {
-		snprintf(ch[i].name, sizeof(ch[i].name), "%s", names[i]);
-		snprintf(ch[i].log, sizeof(ch[i].log), "%s", logs[i]);
-		ch[i].status = -1;
-		ch[i].pid = spawn(argvs[i], ch[i].log);
-		if (ch[i].pid <= 0) {
-			fprintf(stderr, "%s: error: fork (%s): %s\n", pfx, names[i], strerror(errno));
-			ch[i].pid = 0;
-			ch[i].status = 127;
-			signal_all(ch, i, SIGTERM);
-			for (uint32_t j = i + 1; j < n; j++)
-				ch[j].status = 127;
-			break;
-		}
-		left++;
-	}
 	double t0 = mono_s(), fail_at = 0, term_at = 0;
-	int forwarded = 0, rc = 0;
-	for (uint32_t i = 0; i < n; i++)
-		if (ch[i].status == 127)
+	int forwarded = 0;
+	uint32_t left = 0;
+	*interrupted_p = *timed_out_p = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		left += ch[i].status < 0;
+		if (ch[i].status > 0 && !fail_at)
 			fail_at = t0;
+	}
 	while (left > 0) {
 		int wst;
 		pid_t pid = waitpid(-1, &wst, WNOHANG);
@@ -1309,19 +1288,34 @@ int dmr_roles_spawn_wait(const char *pfx, uint32_t n, char **const argvs[],
 		}
 		double now = mono_s();
 		if (g_stop && !forwarded) {
-			rc = 130;
+			*interrupted_p = 1;
 			forwarded = 1;
 			fprintf(stderr, "%s: signal %d: forwarded to the children\n", pfx, (int)g_stop);
 			signal_all(ch, n, g_stop);
 			term_at = now;
 		}
 		if (!forwarded && deadline_s > 0 && now - t0 > deadline_s) {
-			rc = 1;
+			*timed_out_p = 1;
 			forwarded = 1;
 			fprintf(stderr, "%s: deadline of %.0f s passed: stopping the children (SIGTERM)\n",
 				pfx, deadline_s);
 			signal_all(ch, n, SIGTERM);
 			term_at = now;
+		}
+		if (!forwarded && mn_first && ch[0].status < 0 && fail_at) {
+			/* every CN has exited and one failed: the MN has nobody to
+			 * serve (it would wait for its barrier); stop it now */
+			uint32_t cn_left = 0;
+			for (uint32_t k = 1; k < n; k++)
+				cn_left += ch[k].status < 0;
+			if (!cn_left) {
+				forwarded = 1;
+				fprintf(stderr, "%s: every CN has exited, one failed: stopping the MN "
+						"(SIGTERM)\n",
+					pfx);
+				signal_all(ch, n, SIGTERM);
+				term_at = now;
+			}
 		}
 		if (!forwarded && fail_at && now - fail_at > 10) {
 			forwarded = 1;
@@ -1337,6 +1331,44 @@ int dmr_roles_spawn_wait(const char *pfx, uint32_t n, char **const argvs[],
 		struct timespec ts = {0, 50000000};
 		nanosleep(&ts, NULL);
 	}
+}
+
+int dmr_roles_spawn_wait(const char *pfx, uint32_t n, char **const argvs[],
+			 const char *const names[], const char *const logs[], double deadline_s,
+			 int *status_p)
+{
+	child_t *ch = calloc(n ? n : 1, sizeof(*ch));
+	if (!ch) {
+		fprintf(stderr, "%s: error: out of memory\n", pfx);
+		for (uint32_t i = 0; i < n; i++)
+			status_p[i] = 127;
+		return 1;
+	}
+	struct sigaction sa, old_int, old_term;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop;
+	sigemptyset(&sa.sa_mask);
+	g_stop = 0;
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	for (uint32_t i = 0; i < n; i++) {
+		snprintf(ch[i].name, sizeof(ch[i].name), "%s", names[i]);
+		snprintf(ch[i].log, sizeof(ch[i].log), "%s", logs[i]);
+		ch[i].status = -1;
+		ch[i].pid = spawn(argvs[i], ch[i].log);
+		if (ch[i].pid <= 0) {
+			fprintf(stderr, "%s: error: fork (%s): %s\n", pfx, names[i], strerror(errno));
+			ch[i].pid = 0;
+			ch[i].status = 127;
+			signal_all(ch, i, SIGTERM);
+			for (uint32_t j = i + 1; j < n; j++)
+				ch[j].status = 127;
+			break;
+		}
+	}
+	int interrupted, timed_out;
+	wait_children(pfx, ch, n, deadline_s, 0, &interrupted, &timed_out);
+	int rc = interrupted ? 130 : timed_out ? 1 : 0;
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 	for (uint32_t i = 0; i < n; i++)
@@ -1591,72 +1623,8 @@ int dmr_roles_launch(const dmr_replay_opts_t *o, const char *config, int cns_giv
 	}
 	/* wait: deadline; a failed child gives the others 10 s (their own
 	 * deadlines write partial results), then SIGTERM; SIGKILL 10 s later */
-	double t0 = mono_s(), fail_at = 0, term_at = 0;
-	int forwarded = 0, interrupted = 0, timed_out = 0;
-	uint32_t left = 0;
-	for (uint32_t i = 0; i < n; i++)
-		left += ch[i].status < 0;
-	while (left > 0) {
-		int wst;
-		pid_t pid = waitpid(-1, &wst, WNOHANG);
-		if (pid > 0) {
-			for (uint32_t i = 0; i < n; i++)
-				if (ch[i].pid == pid && ch[i].status < 0) {
-					ch[i].status = WIFEXITED(wst) ? WEXITSTATUS(wst)
-								      : 128 + WTERMSIG(wst);
-					left--;
-					fprintf(stderr, "%s: %s exited %d after %.1f s\n", pfx,
-						ch[i].name, ch[i].status, mono_s() - t0);
-					if (ch[i].status != 0 && !fail_at)
-						fail_at = mono_s();
-				}
-			continue;
-		}
-		double now = mono_s();
-		if (g_stop && !forwarded) {
-			interrupted = 1;
-			forwarded = 1;
-			fprintf(stderr, "%s: signal %d: forwarded to the children\n", pfx, (int)g_stop);
-			signal_all(ch, n, g_stop);
-			term_at = now;
-		}
-		if (!forwarded && deadline_s > 0 && now - t0 > deadline_s) {
-			timed_out = 1;
-			forwarded = 1;
-			fprintf(stderr, "%s: deadline of %.0f s passed: stopping the children (SIGTERM)\n",
-				pfx, deadline_s);
-			signal_all(ch, n, SIGTERM);
-			term_at = now;
-		}
-		if (!forwarded && ch[0].status < 0 && fail_at) {
-			/* every CN has exited and one failed: the MN has nobody to
-			 * serve (it would wait for its barrier); stop it now */
-			uint32_t cn_left = 0;
-			for (uint32_t k = 1; k < n; k++)
-				cn_left += ch[k].status < 0;
-			if (!cn_left) {
-				forwarded = 1;
-				fprintf(stderr, "%s: every CN has exited, one failed: stopping the MN "
-						"(SIGTERM)\n",
-					pfx);
-				signal_all(ch, n, SIGTERM);
-				term_at = now;
-			}
-		}
-		if (!forwarded && fail_at && now - fail_at > 10) {
-			forwarded = 1;
-			fprintf(stderr, "%s: a child failed 10 s ago: stopping the others (SIGTERM)\n",
-				pfx);
-			signal_all(ch, n, SIGTERM);
-			term_at = now;
-		}
-		if (forwarded && term_at && now - term_at > 10) {
-			signal_all(ch, n, SIGKILL);
-			term_at = 0;
-		}
-		struct timespec ts = {0, 50000000};
-		nanosleep(&ts, NULL);
-	}
+	int interrupted, timed_out;
+	wait_children(pfx, ch, n, deadline_s, 1, &interrupted, &timed_out);
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 	/* a CN killed while writing its share leaves NAME.tmp: remove it */
