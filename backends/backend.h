@@ -35,7 +35,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../core/status.h"
+#include "../core/base/status.h"
 
 typedef enum dmr_wr_opcode {
 	DMR_WR_READ = 0,

@@ -30,7 +30,7 @@
 
 #include <stdint.h>
 
-#include "../core/status.h"
+#include "../core/base/status.h"
 
 #define DMR_PS_PER_NS 1000ULL
 #define DMR_PS_PER_US 1000000ULL

@@ -50,7 +50,7 @@
 #include <stdint.h>
 
 #include "../backends/backend.h"
-#include "../core/status.h"
+#include "../core/base/status.h"
 
 /* Where to run: a backend and what it needs. */
 typedef struct dmr_bench_target {

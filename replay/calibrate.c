@@ -315,7 +315,7 @@ static dmr_status_t measure_engine(cal_t *c, dmr_err_t *err)
 			nops += scratch->nops;
 		}
 		dmr_trace_close(rd);
-		if (st != DMR_INPROGRESS)
+		if (st != DMR_EOF)
 			break;
 		st = DMR_OK;
 		double t[8], db = 0;

@@ -840,7 +840,7 @@ static dmr_status_t read_next(kv_t *k)
 		return DMR_OK;
 	}
 	dmr_status_t st = dmr_kv_trace_next(k->rd, &k->ahead, k->err);
-	if (st == DMR_INPROGRESS) {
+	if (st == DMR_EOF) {
 		k->eof = 1;
 		k->have_ahead = 0;
 		return DMR_OK;
@@ -1552,7 +1552,7 @@ static dmr_status_t tq_take(kvt_t *T, uint32_t c, tq_t **q_p, dmr_err_t *err)
 		}
 		dmr_kv_req_t r;
 		st = dmr_kv_trace_next(k->rd, &r, err);
-		if (st == DMR_INPROGRESS) {
+		if (st == DMR_EOF) {
 			st = DMR_OK;
 			k->eof = 1;
 			break;
@@ -2289,7 +2289,7 @@ static dmr_status_t count_distinct(const char *path, uint64_t limit, uint64_t *n
 			}
 		}
 	}
-	if (st == DMR_INPROGRESS || st == DMR_OK)
+	if (st == DMR_EOF || st == DMR_OK)
 		st = set && used ? DMR_OK : dmr_err_set(err, DMR_ERR_NOMEM, "kv: out of memory");
 	free(set);
 	free(used);

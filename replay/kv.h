@@ -50,7 +50,7 @@
 #include <stdint.h>
 
 #include "../backends/backend.h"
-#include "../core/status.h"
+#include "../core/base/status.h"
 
 /* Option ranges of kv run (docs/KVCACHE.md section 5):
  * --time-scale 0..100 (x the trace's pace; the synthetic trace's 1,022 s

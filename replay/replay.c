@@ -137,7 +137,7 @@ static dmr_status_t read_one_locked(engine_t *e, size_t *bytes_p)
 	double t0 = wall_now();
 	dmr_status_t st = dmr_trace_next(e->rd, e->scratch, e->err);
 	e->trace_wall += wall_now() - t0;
-	if (st == DMR_INPROGRESS) {
+	if (st == DMR_EOF) {
 		e->eof = 1;
 		return DMR_OK;
 	}

@@ -32,7 +32,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../core/status.h"
+#include "../core/base/status.h"
 
 /* ---- CSV ---------------------------------------------------------------- */
 

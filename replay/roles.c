@@ -665,7 +665,7 @@ static dmr_status_t write_share(const char *in, const char *out, uint32_t total,
 	uint64_t i = 0, kept = 0;
 	while (st == DMR_OK && (!txns || i < txns)) {
 		st = dmr_trace_next(rd, t, err);
-		if (st == DMR_INPROGRESS) {
+		if (st == DMR_EOF) {
 			st = DMR_OK;
 			break;
 		}

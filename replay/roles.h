@@ -8,7 +8,7 @@
 #include <stddef.h>
 
 #include "../backends/verbs/verbs.h"
-#include "../core/status.h"
+#include "../core/base/status.h"
 
 #define DMR_ROLES_DEFAULT_PORT 18515
 

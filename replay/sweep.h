@@ -43,7 +43,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../core/status.h"
+#include "../core/base/status.h"
 
 #define DMR_SWEEP_MAX_AXES 16
 #define DMR_SWEEP_MAX_OPTS 32

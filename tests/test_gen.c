@@ -819,7 +819,7 @@ static uint64_t count_txns(const char *path)
 	ck_assert_msg(dmr_trace_open(path, &r, &err) == DMR_OK, "%s", err.msg);
 	while ((st = dmr_trace_next(r, t, &err)) == DMR_OK)
 		n++;
-	ck_assert_msg(st == DMR_INPROGRESS, "%s", err.msg);
+	ck_assert_msg(st == DMR_EOF, "%s", err.msg);
 	dmr_trace_close(r);
 	free(t);
 	return n;

@@ -226,7 +226,7 @@ START_TEST(test_gen_small_exact)
 	ck_assert_uint_eq(q.blocks[2], 9);
 	ck_assert_int_eq(dmr_kv_trace_next(r, &q, &err), DMR_OK);
 	ck_assert_uint_eq(q.nblocks, 0);
-	ck_assert_int_eq(dmr_kv_trace_next(r, &q, &err), DMR_INPROGRESS);
+	ck_assert_int_eq(dmr_kv_trace_next(r, &q, &err), DMR_EOF);
 	dmr_kv_trace_close(r);
 }
 END_TEST

@@ -281,8 +281,8 @@ START_TEST(test_roundtrip)
 		ck_assert_msg(dmr_trace_next(r, &got, &err) == DMR_OK, "%s", err.msg);
 		assert_txn_eq(&got, &b);
 		ck_assert_uint_eq(got.line, 18);
-		ck_assert_int_eq(dmr_trace_next(r, &got, &err), DMR_INPROGRESS);
-		ck_assert_int_eq(dmr_trace_next(r, &got, &err), DMR_INPROGRESS);
+		ck_assert_int_eq(dmr_trace_next(r, &got, &err), DMR_EOF);
+		ck_assert_int_eq(dmr_trace_next(r, &got, &err), DMR_EOF);
 		ck_assert_uint_eq(dmr_trace_rows(r), 6u * (unsigned)(pass + 1));
 		ck_assert_int_eq(dmr_trace_rewind(r, &err), DMR_OK);
 	}
@@ -335,7 +335,7 @@ START_TEST(test_roundtrip_many)
 			ck_assert_int_eq(got.ops[1].acts[0].val.lit, (int64_t)i);
 		}
 	}
-	ck_assert_int_eq(dmr_trace_next(r, &got, &err), DMR_INPROGRESS);
+	ck_assert_int_eq(dmr_trace_next(r, &got, &err), DMR_EOF);
 	ck_assert_uint_eq(dmr_trace_rows(r), rows);
 	/* rewind after crossing many read chunks: back to the first txn */
 	ck_assert_int_eq(dmr_trace_rewind(r, &err), DMR_OK);
@@ -607,7 +607,7 @@ START_TEST(test_crlf_quotes_empty)
 	ck_assert_int_eq(t.ops[0].key, 7);
 	ck_assert_int_eq(t.xv, 12);
 	ck_assert_uint_eq(t.line, 6);
-	ck_assert_int_eq(dmr_trace_next(r, &t, &err), DMR_INPROGRESS);
+	ck_assert_int_eq(dmr_trace_next(r, &t, &err), DMR_EOF);
 	dmr_trace_close(r);
 
 	/* a trace without transactions */
@@ -615,7 +615,7 @@ START_TEST(test_crlf_quotes_empty)
 	write_text(path,
 		   "# dmreplay-trace v1\n# workload test\n# txns 0\n# table acct 1 8 0\n" COLS);
 	ck_assert_int_eq(dmr_trace_open(path, &r, &err), DMR_OK);
-	ck_assert_int_eq(dmr_trace_next(r, &t, &err), DMR_INPROGRESS);
+	ck_assert_int_eq(dmr_trace_next(r, &t, &err), DMR_EOF);
 	ck_assert_uint_eq(dmr_trace_rows(r), 0);
 	ck_assert_uint_eq(dmr_trace_header(r)->ntypes, 0);
 	ck_assert_str_eq(dmr_trace_header(r)->regime, "");

@@ -601,7 +601,7 @@ static const char *const kv_cols[] = {"req", "t_us", "input_tokens", "output_tok
 dmr_status_t dmr_kv_trace_next(dmr_kv_reader_t *r, dmr_kv_req_t *req, dmr_err_t *err)
 {
 	if (r->done)
-		return DMR_INPROGRESS;
+		return DMR_EOF;
 	ssize_t n = rd_line(r);
 	if (n < 0)
 		return dmr_err_set(err, DMR_ERR_PARSE,
@@ -630,7 +630,7 @@ dmr_status_t dmr_kv_trace_next(dmr_kv_reader_t *r, dmr_kv_req_t *req, dmr_err_t 
 					   "%s:%" PRIu64 ": data after the '# end' trailer", r->path,
 					   r->lineno);
 		r->done = 1;
-		return DMR_INPROGRESS;
+		return DMR_EOF;
 	}
 	const char *p = r->line;
 	uint64_t v[5];

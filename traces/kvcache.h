@@ -31,7 +31,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "../core/status.h"
+#include "../core/base/status.h"
 
 #define DMR_KV_BLOCK_TOKENS 512u
 #define DMR_KV_TRACE_VERSION 1
@@ -122,7 +122,7 @@ typedef struct dmr_kv_reader dmr_kv_reader_t;
 /* Open and read the header. DMR_ERR_IO / DMR_ERR_PARSE (FILE:LINE named). */
 dmr_status_t dmr_kv_trace_open(const char *path, dmr_kv_reader_t **r_p, dmr_err_t *err);
 const dmr_kv_trace_hdr_t *dmr_kv_trace_header(const dmr_kv_reader_t *r);
-/* Next request: DMR_OK, DMR_INPROGRESS at the (checked) trailer, or
+/* Next request: DMR_OK, DMR_EOF at the (checked) trailer, or
  * DMR_ERR_PARSE: bad row (FILE:LINE, column named), index out of sequence,
  * time going backwards, block count != ceil(input_tokens / block_tokens),
  * missing trailer (truncated file) or trailer counts that disagree. */

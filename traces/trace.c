@@ -1194,7 +1194,7 @@ dmr_status_t dmr_trace_next(dmr_trace_reader_t *r, dmr_trace_txn_t *txn, dmr_err
 				(unsigned long long)r->ntxns, (unsigned long long)r->hdr.txns);
 			return rd_report(r, err);
 		}
-		return DMR_INPROGRESS;
+		return DMR_EOF;
 	}
 	r->rows += txn->nops;
 	return DMR_OK;

@@ -21,7 +21,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "../core/status.h"
+#include "../core/base/status.h"
 
 #define DMR_TRACE_VERSION 1
 #define DMR_TRACE_MAX_TABLES 32
@@ -175,7 +175,7 @@ const dmr_trace_hdr_t *dmr_trace_header(const dmr_trace_reader_t *r);
  * file have the defaults of dmr_trace_txn_op().
  * Returns
  *  - DMR_OK: *txn holds the transaction (nops >= 1);
- *  - DMR_INPROGRESS: clean end of file, no transaction (again on every
+ *  - DMR_EOF: clean end of file, no transaction (again on every
  *    further call);
  *  - DMR_ERR_PARSE: err is "PATH:LINE: field NAME: reason" (wrong field
  *    count, unknown op/table/type, bad or out-of-range number, key beyond

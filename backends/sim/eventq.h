@@ -14,7 +14,7 @@
 
 #include <stdint.h>
 
-#include "../../core/status.h"
+#include "../../core/base/status.h"
 
 typedef struct dmr_sim_event {
 	uint64_t t;    /* ps */

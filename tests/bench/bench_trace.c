@@ -190,7 +190,7 @@ static int bench_read(const char *path)
 	dt = now_s() - t0;
 	rows = dmr_trace_rows(r);
 	dmr_trace_close(r);
-	if (st != DMR_INPROGRESS) {
+	if (st != DMR_EOF) {
 		fprintf(stderr, "bench_trace: %s\n", err.msg);
 		return 1;
 	}

@@ -1,3 +1,4 @@
+/* core/base/status.c - dmr_status_string, dmr_err_set (status.h). */
 #include "status.h"
 
 #include <stdarg.h>
@@ -8,6 +9,7 @@ const char *dmr_status_string(dmr_status_t st)
 	switch (st) {
 	case DMR_OK: return "ok";
 	case DMR_INPROGRESS: return "in progress";
+	case DMR_EOF: return "end of input";
 	case DMR_ERR_INVALID: return "invalid argument";
 	case DMR_ERR_UNSUPPORTED: return "unsupported";
 	case DMR_ERR_AGAIN: return "resource temporarily exhausted";

@@ -1,10 +1,16 @@
 /*
- * core/status.h - the one status type of dmreplay.
+ * core/base/status.h - the one status type of dmreplay.
  *
- * Modelled on UCX's ucs_status_t: DMR_OK = 0, DMR_INPROGRESS = 1, negative
- * values are errors grouped by how much is broken (operation, transaction,
- * endpoint/backend, input). Functions return a dmr_status_t; output
- * parameters are set only on DMR_OK. The function that decides an error
+ * Modelled on UCX's ucs_status_t: DMR_OK = 0, DMR_INPROGRESS = 1, DMR_EOF =
+ * 2 (a reader has no more items: not an error), negative values are errors
+ * grouped by how much is broken (operation, transaction, endpoint/backend,
+ * input). A status says whether a call worked; what a call produced (a
+ * transaction's outcome, a completion's kind) has a type of its own and is
+ * never carried in a dmr_status_t.
+ *
+ * Part of core/base, the bottom layer: it depends on nothing of ours.
+ * Functions return a dmr_status_t; output parameters are set only on
+ * DMR_OK. The function that decides an error
  * reports it (into a caller-supplied dmr_err_t when there is one); callers
  * only propagate.
  */
@@ -16,6 +22,7 @@
 typedef enum dmr_status {
 	DMR_OK = 0,
 	DMR_INPROGRESS = 1,
+	DMR_EOF = 2,               /* clean end of input: no item returned */
 	/* operation level */
 	DMR_ERR_INVALID = -1,      /* bad argument (e.g. unaligned atomic) */
 	DMR_ERR_UNSUPPORTED = -2,  /* operation not supported by backend */

@@ -1,0 +1,114 @@
+/* core/base/fs.c - mkdir -p and atomic file writes (fs.h). */
+#include "fs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+dmr_status_t dmr_mkdir_p(const char *dir, unsigned flags, dmr_err_t *err)
+{
+	char buf[PATH_MAX];
+	if (!dir || !*dir)
+		return dmr_err_set(err, DMR_ERR_IO, "empty directory name");
+	if (snprintf(buf, sizeof(buf), "%s", dir) >= (int)sizeof(buf))
+		return dmr_err_set(err, DMR_ERR_IO, "%.64s...: path too long", dir);
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+			return dmr_err_set(err, DMR_ERR_IO, "%s: %s", buf, strerror(errno));
+		*p = '/';
+	}
+	if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+		return dmr_err_set(err, DMR_ERR_IO, "%s: %s", buf, strerror(errno));
+	struct stat sb;
+	if (stat(buf, &sb) != 0)
+		return dmr_err_set(err, DMR_ERR_IO, "%s: %s", buf, strerror(errno));
+	if (!S_ISDIR(sb.st_mode))
+		return dmr_err_set(err, DMR_ERR_IO, "%s: %s", buf, strerror(ENOTDIR));
+	if (flags & DMR_FS_PROBE) {
+		char probe[PATH_MAX + 32];
+		snprintf(probe, sizeof(probe), "%s/.dmr-probe.%ld", buf, (long)getpid());
+		int fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (fd < 0)
+			return dmr_err_set(err, DMR_ERR_IO, "%s: not writable: %s", buf,
+					   strerror(errno));
+		close(fd);
+		unlink(probe);
+	}
+	return DMR_OK;
+}
+
+dmr_status_t dmr_afile_open(dmr_afile_t *a, const char *path, dmr_err_t *err)
+{
+	static atomic_uint seq;
+	memset(a, 0, sizeof(*a));
+	if (snprintf(a->path, sizeof(a->path), "%s", path) >= (int)sizeof(a->path))
+		return dmr_err_set(err, DMR_ERR_IO, "%.64s...: path too long", path);
+	const char *slash = strrchr(path, '/');
+	int dlen = slash ? (int)(slash - path + 1) : 0;
+	const char *name = slash ? slash + 1 : path;
+	if (snprintf(a->tmp, sizeof(a->tmp), "%.*s.%s.%ld.%u.tmp", dlen, path, name,
+		     (long)getpid(), atomic_fetch_add(&seq, 1)) >= (int)sizeof(a->tmp))
+		return dmr_err_set(err, DMR_ERR_IO, "%.64s...: path too long", path);
+	int fd = open(a->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return dmr_err_set(err, DMR_ERR_IO, "%s: %s", a->tmp, strerror(errno));
+	a->f = fdopen(fd, "w");
+	if (!a->f) {
+		int e = errno;
+		close(fd);
+		unlink(a->tmp);
+		return dmr_err_set(err, DMR_ERR_IO, "%s: %s", a->tmp, strerror(e));
+	}
+	return DMR_OK;
+}
+
+dmr_status_t dmr_afile_commit(dmr_afile_t *a, dmr_err_t *err)
+{
+	if (!a->f)
+		return dmr_err_set(err, DMR_ERR_IO, "%s: not open", a->path);
+	int bad = fflush(a->f) != 0 || ferror(a->f);
+	int e = errno;
+	if (fclose(a->f) != 0 && !bad) {
+		bad = 1;
+		e = errno;
+	}
+	a->f = NULL;
+	if (!bad && rename(a->tmp, a->path) != 0) {
+		bad = 1;
+		e = errno;
+	}
+	if (bad) {
+		unlink(a->tmp);
+		return dmr_err_set(err, DMR_ERR_IO, "%s: %s", a->path, strerror(e ? e : EIO));
+	}
+	return DMR_OK;
+}
+
+void dmr_afile_abort(dmr_afile_t *a)
+{
+	if (a->f) {
+		fclose(a->f);
+		a->f = NULL;
+		unlink(a->tmp);
+	}
+}
+
+dmr_status_t dmr_file_write_atomic(const char *path, const void *data, size_t len, dmr_err_t *err)
+{
+	dmr_afile_t a;
+	dmr_status_t st = dmr_afile_open(&a, path, err);
+	if (st != DMR_OK)
+		return st;
+	if (len && fwrite(data, 1, len, a.f) != len) {
+		int e = errno;
+		dmr_afile_abort(&a);
+		return dmr_err_set(err, DMR_ERR_IO, "%s: %s", path, strerror(e ? e : EIO));
+	}
+	return dmr_afile_commit(&a, err);
+}

@@ -1,0 +1,46 @@
+/*
+ * core/base/fs.h - directories and files that are never seen half-written.
+ *
+ *  - dmr_mkdir_p: mkdir -p (mode 0777 less the umask), then checks that the
+ *    path is a directory and, with DMR_FS_PROBE, that a file can be created
+ *    in it (a run must not find out only when it writes its results).
+ *  - dmr_afile_*: an atomic file write. The data go to a temp file in the
+ *    same directory whose name is unique to this process and call
+ *    (".NAME.PID.SEQ.tmp"), and are renamed over NAME only when every write,
+ *    the flush and the close succeeded. So a reader sees the old file or
+ *    the new one, never a mix, and two processes writing the same NAME at
+ *    once cannot interleave their bytes (the last rename wins whole). On any
+ *    failure the temp file is removed and NAME is left as it was.
+ * Errors: DMR_ERR_IO with err naming the path and strerror. Part of
+ * core/base (nothing of ours below).
+ */
+#ifndef DMR_BASE_FS_H
+#define DMR_BASE_FS_H
+
+#include <limits.h>
+#include <stdio.h>
+
+#include "status.h"
+
+#define DMR_FS_PROBE 0x1u /* dmr_mkdir_p: also check the directory is writable */
+
+dmr_status_t dmr_mkdir_p(const char *dir, unsigned flags, dmr_err_t *err);
+
+typedef struct dmr_afile {
+	FILE *f;             /* write here between open and commit */
+	char path[PATH_MAX]; /* the destination */
+	char tmp[PATH_MAX];  /* the temp file, same directory */
+} dmr_afile_t;
+
+/* Create the temp file for `path` (its directory must exist). */
+dmr_status_t dmr_afile_open(dmr_afile_t *a, const char *path, dmr_err_t *err);
+/* Flush, check for write errors, close, rename over a->path. On error the
+ * temp file is removed (a->path untouched). a->f is closed either way. */
+dmr_status_t dmr_afile_commit(dmr_afile_t *a, dmr_err_t *err);
+/* Close and remove the temp file (a->path untouched). Safe after commit. */
+void dmr_afile_abort(dmr_afile_t *a);
+/* Write `len` bytes of `data` to `path` atomically (open + fwrite + commit). */
+dmr_status_t dmr_file_write_atomic(const char *path, const void *data, size_t len,
+				   dmr_err_t *err);
+
+#endif /* DMR_BASE_FS_H */

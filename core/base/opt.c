@@ -1,0 +1,120 @@
+/* core/base/opt.c - numeric option values (opt.h). */
+#include "opt.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Digits then an optional size suffix; 0 or -1 (not a number). */
+static int scan_u64(const char *s, unsigned flags, uint64_t *v)
+{
+	char *end;
+	if (!s || !*s || *s == '-' || *s == '+' || *s == ' ')
+		return -1;
+	errno = 0;
+	unsigned long long x = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return -1;
+	uint64_t mul = 1;
+	if ((flags & DMR_OPT_SIZE) && *end) {
+		switch (*end) {
+		case 'K': case 'k': mul = 1ull << 10; break;
+		case 'M': case 'm': mul = 1ull << 20; break;
+		case 'G': case 'g': mul = 1ull << 30; break;
+		case 'T': case 't': mul = 1ull << 40; break;
+		default: return -1;
+		}
+		end++;
+		if (end[0] == 'i' && end[1] == 'B')
+			end += 2;
+		else if (end[0] == 'B')
+			end++;
+	}
+	if (*end || x > UINT64_MAX / mul)
+		return -1;
+	*v = x * mul;
+	return 0;
+}
+
+dmr_status_t dmr_opt_u64(const char *opt, const char *s, uint64_t lo, uint64_t hi, unsigned flags,
+			 uint64_t *v_p, dmr_err_t *err)
+{
+	uint64_t x;
+	if (scan_u64(s, flags, &x) != 0)
+		return dmr_err_set(err, DMR_ERR_PARSE, "option %s: '%s' is not a non-negative integer%s",
+				   opt, s ? s : "",
+				   flags & DMR_OPT_SIZE ? " (K/M/G/T suffixes: powers of 1024)" : "");
+	if (x < lo || x > hi)
+		return dmr_err_set(err, DMR_ERR_PARSE,
+				   "option %s: %s out of range (%" PRIu64 "..%" PRIu64 ")", opt, s, lo,
+				   hi);
+	*v_p = x;
+	return DMR_OK;
+}
+
+dmr_status_t dmr_opt_u32(const char *opt, const char *s, uint32_t lo, uint32_t hi, unsigned flags,
+			 uint32_t *v_p, dmr_err_t *err)
+{
+	uint64_t x;
+	dmr_status_t st = dmr_opt_u64(opt, s, lo, hi, flags, &x, err);
+	if (st == DMR_OK)
+		*v_p = (uint32_t)x;
+	return st;
+}
+
+dmr_status_t dmr_opt_i64(const char *opt, const char *s, int64_t lo, int64_t hi, int64_t *v_p,
+			 dmr_err_t *err)
+{
+	char *end;
+	if (!s || !*s || *s == ' ' || *s == '+')
+		goto bad;
+	errno = 0;
+	long long x = strtoll(s, &end, 10);
+	if (errno || end == s || *end)
+		goto bad;
+	if (x < lo || x > hi)
+		return dmr_err_set(err, DMR_ERR_PARSE,
+				   "option %s: %s out of range (%" PRId64 "..%" PRId64 ")", opt, s, lo,
+				   hi);
+	*v_p = x;
+	return DMR_OK;
+bad:
+	return dmr_err_set(err, DMR_ERR_PARSE, "option %s: '%s' is not an integer", opt,
+			   s ? s : "");
+}
+
+dmr_status_t dmr_opt_double(const char *opt, const char *s, double lo, double hi, unsigned flags,
+			    double *v_p, dmr_err_t *err)
+{
+	char *end;
+	if (!s || !*s || *s == ' ')
+		goto bad;
+	errno = 0;
+	double x = strtod(s, &end);
+	if (end == s || errno || !isfinite(x))
+		goto bad;
+	if (flags & DMR_OPT_SECONDS) {
+		if (strcmp(end, "ms") == 0)
+			x /= 1e3;
+		else if (strcmp(end, "us") == 0)
+			x /= 1e6;
+		else if (strcmp(end, "ns") == 0)
+			x /= 1e9;
+		else if (*end && strcmp(end, "s") != 0)
+			return dmr_err_set(err, DMR_ERR_PARSE,
+					   "option %s: '%s': unknown unit '%s' (s, ms, us, ns)", opt, s,
+					   end);
+	} else if (*end) {
+		goto bad;
+	}
+	int below = (flags & DMR_OPT_LO_OPEN) ? !(x > lo) : !(x >= lo);
+	if (below || !(x <= hi))
+		return dmr_err_set(err, DMR_ERR_PARSE, "option %s: %s out of range %c%g, %g]", opt,
+				   s, (flags & DMR_OPT_LO_OPEN) ? '(' : '[', lo, hi);
+	*v_p = x;
+	return DMR_OK;
+bad:
+	return dmr_err_set(err, DMR_ERR_PARSE, "option %s: '%s' is not a number", opt, s ? s : "");
+}
