@@ -4,9 +4,9 @@
  * command-line options (--txns --seed -o --regime --help), regime draws,
  * transaction-building shorthands and the file sink.
  *
- * Header-only (static inline) so that it needs no build-system change; it is
- * private to the generators and their tests. Nothing here prints except the
- * option parsers and dmr_gen_write_file(), which are command-line helpers.
+ * Mostly static inline, private to the generators and their tests; the
+ * command-line helpers (option values, dmr_gen_write_file, the shared
+ * dmr_gen_cli_main driver) are in gencli.c. Nothing here prints except those.
  *
  * Determinism: every random draw goes through the gsl_rng handed in (the
  * generators use gsl_rng_mt19937 seeded with --seed); nothing reads the
@@ -76,82 +76,22 @@ static inline void dmr_gen_common_init(dmr_gen_common_t *cm)
 }
 
 /*
- * Parse an unsigned decimal integer option value in [min, max].
- * Prints "PROG: --OPT: 'S' is not an integer in [min, max]" and returns -1
- * on a bad value; 0 and *v_p set on success.
+ * Numeric option values of the generators, through core/base/opt.h: prints
+ * "PROG: option --OPT: ..." (the value and the allowed range) and returns -1
+ * on a bad value; 0 and *v_p set on success. `opt` is the name without
+ * dashes.
  */
-static inline int dmr_gen_parse_u64(const char *prog, const char *opt, const char *s, uint64_t min,
-				    uint64_t max, uint64_t *v_p)
-{
-	char *end = NULL;
-	unsigned long long v;
-
-	errno = 0;
-	if (s == NULL || *s == '\0' || *s == '-' || *s == '+')
-		goto bad;
-	v = strtoull(s, &end, 10);
-	if (errno != 0 || *end != '\0' || v < min || v > max)
-		goto bad;
-	*v_p = v;
-	return 0;
-bad:
-	fprintf(stderr, "%s: --%s: '%s' is not an integer in [%" PRIu64 ", %" PRIu64 "]\n", prog,
-		opt, s ? s : "", min, max);
-	return -1;
-}
-
-/* As dmr_gen_parse_u64 for a real value in [min, max]. */
-static inline int dmr_gen_parse_double(const char *prog, const char *opt, const char *s, double min,
-				       double max, double *v_p)
-{
-	char *end = NULL;
-	double v;
-
-	errno = 0;
-	if (s == NULL || *s == '\0')
-		goto bad;
-	v = strtod(s, &end);
-	if (errno != 0 || *end != '\0' || !(v >= min && v <= max))
-		goto bad;
-	*v_p = v;
-	return 0;
-bad:
-	fprintf(stderr, "%s: --%s: '%s' is not a number in [%g, %g]\n", prog, opt, s ? s : "", min,
-		max);
-	return -1;
-}
+int dmr_gen_parse_u64(const char *prog, const char *opt, const char *s, uint64_t min, uint64_t max,
+		      uint64_t *v_p);
+int dmr_gen_parse_double(const char *prog, const char *opt, const char *s, double min, double max,
+			 double *v_p);
 
 /*
  * Handle one common option (c as returned by getopt_long). Returns 1 when
  * handled, 0 when c is not a common option, -1 on a bad value (message
  * printed; the caller exits 2). 'h' is not handled here.
  */
-static inline int dmr_gen_common_opt(const char *prog, int c, const char *arg, dmr_gen_common_t *cm)
-{
-	dmr_err_t err;
-
-	switch (c) {
-	case 'n':
-		if (dmr_gen_parse_u64(prog, "txns", arg, 1, UINT64_C(1) << 40, &cm->txns) != 0)
-			return -1;
-		cm->txns_set = 1;
-		return 1;
-	case 's':
-		return dmr_gen_parse_u64(prog, "seed", arg, 0, UINT32_MAX, &cm->seed) != 0 ? -1 : 1;
-	case 'o':
-		cm->out = arg;
-		return 1;
-	case 'r':
-		if (dmr_regime_parse(arg, &cm->regime, &err) != DMR_OK) {
-			fprintf(stderr, "%s: --regime: %s\n", prog, err.msg);
-			return -1;
-		}
-		cm->regime_set = 1;
-		return 1;
-	default:
-		return 0;
-	}
-}
+int dmr_gen_common_opt(const char *prog, int c, const char *arg, dmr_gen_common_t *cm);
 
 /* Help text of the common options (appended to each generator's --help). */
 static inline void dmr_gen_common_help(FILE *f)
@@ -371,32 +311,33 @@ static inline dmr_status_t dmr_gen_emit_writer(void *arg, const dmr_trace_txn_t 
  * is left untouched. Prints errors prefixed by prog; returns the process
  * exit status: 0 ok, 2 bad input (DMR_ERR_PARSE/INVALID/RANGE), 1 otherwise.
  */
-static inline int dmr_gen_write_file(const char *prog, const char *path, const dmr_trace_hdr_t *hdr,
-				     dmr_gen_run_func_t run, void *ctx)
-{
-	dmr_trace_writer_t *w = NULL;
-	dmr_err_t err = {{0}};
-	dmr_status_t st;
+int dmr_gen_write_file(const char *prog, const char *path, const dmr_trace_hdr_t *hdr,
+		       dmr_gen_run_func_t run, void *ctx);
 
-	st = dmr_trace_create(path, hdr, &w, &err);
-	if (st != DMR_OK)
-		goto fail;
-	st = run(ctx, dmr_gen_emit_writer, w, &err);
-	if (st != DMR_OK)
-		goto fail_abandon;
-	st = dmr_trace_finish(w, &err);
-	if (st != DMR_OK)
-		goto fail;
-	return 0;
+/*
+ * The command line of one generator (`dmreplay gen NAME`), shared by all:
+ * getopt_long over the common options and the generator's own, then the
+ * checks every generator makes (no stray argument, -o given), then
+ * prepare() (cross-option rules and the header), then the file written by
+ * dmr_gen_write_file, then done() (a summary line). Returns the process exit
+ * status: 0, 1 (failed: out of memory, I/O), 2 (bad input).
+ */
+typedef struct dmr_gen_cli {
+	const char *prog;            /* "tpcc", "smallbank", "ycsb" */
+	const struct option *opts;   /* DMR_GEN_COMMON_LONGOPTS + the generator's, NULL-ended */
+	void (*usage)(FILE *f);      /* --help text (stdout) */
+	/* One generator-specific option c (>= 256) with its argument: 0, or
+	 * -1 with the message printed (exit 2). */
+	int (*opt)(void *cfg, int c, const char *arg);
+	/* After parsing: apply the common options, check cross-option rules,
+	 * fill hdr. 0 to go on, else the exit status (message printed). */
+	int (*prepare)(void *cfg, const dmr_gen_common_t *cm, dmr_trace_hdr_t *hdr);
+	/* Generate into emit (cfg is passed as ctx). */
+	dmr_gen_run_func_t run;
+	/* Optional: after a successful write. */
+	void (*done)(void *cfg, const dmr_gen_common_t *cm);
+} dmr_gen_cli_t;
 
-fail_abandon:
-	dmr_trace_abandon(w);
-fail:
-	if (err.msg[0])
-		fprintf(stderr, "%s: %s\n", prog, err.msg);
-	else
-		fprintf(stderr, "%s: %s: %s\n", prog, path, dmr_status_string(st));
-	return (st == DMR_ERR_PARSE || st == DMR_ERR_INVALID || st == DMR_ERR_RANGE) ? 2 : 1;
-}
+int dmr_gen_cli_main(const dmr_gen_cli_t *cli, void *cfg, int argc, char **argv);
 
 #endif /* DMR_GEN_H */

@@ -229,13 +229,48 @@ static void sb_usage(FILE *f)
 	      f);
 }
 
-typedef struct sb_run {
-	const dmr_smallbank_cfg_t *cfg;
-} sb_run_t;
-
 static dmr_status_t sb_run(void *ctx, dmr_gen_emit_func_t emit, void *emit_arg, dmr_err_t *err)
 {
-	return dmr_smallbank_generate(((sb_run_t *)ctx)->cfg, emit, emit_arg, NULL, err);
+	return dmr_smallbank_generate(ctx, emit, emit_arg, NULL, err);
+}
+
+static int sb_opt(void *ctx, int c, const char *arg)
+{
+	dmr_smallbank_cfg_t *cfg = ctx;
+
+	switch (c) {
+	case OPT_ACCOUNTS:
+		return dmr_gen_parse_u64("smallbank", "accounts", arg, 2, UINT64_C(1) << 40,
+					 &cfg->accounts);
+	case OPT_ZIPF:
+		return dmr_gen_parse_double("smallbank", "zipf", arg, 0.0, 0.999999,
+					    &cfg->zipf_theta);
+	case OPT_QUIET:
+		cfg->quiet = 1;
+		return 0;
+	}
+	return -1;
+}
+
+static int sb_prepare(void *ctx, const dmr_gen_common_t *cm, dmr_trace_hdr_t *hdr)
+{
+	dmr_smallbank_cfg_t *cfg = ctx;
+	dmr_err_t err = {{0}};
+
+	if (cfg->zipf_theta >= 0 && cm->regime_set && !cm->regime.uniform) {
+		fprintf(stderr, "smallbank: --zipf and --regime %s exclude each other\n",
+			cm->regime.name);
+		return 2;
+	}
+	if (cm->txns_set)
+		cfg->txns = cm->txns;
+	cfg->seed = cm->seed;
+	cfg->regime = cm->regime;
+	if (dmr_smallbank_header(cfg, hdr, &err) != DMR_OK) {
+		fprintf(stderr, "smallbank: %s\n", err.msg);
+		return 2;
+	}
+	return 0;
 }
 
 int dmr_gen_smallbank_main(int argc, char **argv)
@@ -247,74 +282,10 @@ int dmr_gen_smallbank_main(int argc, char **argv)
 	    {"quiet", no_argument, NULL, OPT_QUIET},
 	    {NULL, 0, NULL, 0},
 	};
-	const char *prog = "smallbank";
-	dmr_gen_common_t cm;
+	static const dmr_gen_cli_t cli = {.prog = "smallbank", .opts = opts, .usage = sb_usage,
+					  .opt = sb_opt, .prepare = sb_prepare, .run = sb_run};
 	dmr_smallbank_cfg_t cfg;
-	dmr_trace_hdr_t *hdr;
-	dmr_err_t err = {{0}};
-	sb_run_t run;
-	int c, rc;
 
 	dmr_smallbank_cfg_default(&cfg);
-	dmr_gen_common_init(&cm);
-	optind = 0;
-	while ((c = getopt_long(argc, argv, DMR_GEN_COMMON_SHORTOPTS, opts, NULL)) != -1) {
-		int h = dmr_gen_common_opt(prog, c, optarg, &cm);
-
-		if (h < 0)
-			return 2;
-		if (h > 0)
-			continue;
-		switch (c) {
-		case 'h':
-			sb_usage(stdout);
-			return 0;
-		case OPT_ACCOUNTS:
-			if (dmr_gen_parse_u64(prog, "accounts", optarg, 2, UINT64_C(1) << 40,
-					      &cfg.accounts) != 0)
-				return 2;
-			break;
-		case OPT_ZIPF:
-			if (dmr_gen_parse_double(prog, "zipf", optarg, 0.0, 0.999999,
-						 &cfg.zipf_theta) != 0)
-				return 2;
-			break;
-		case OPT_QUIET:
-			cfg.quiet = 1;
-			break;
-		default:
-			fprintf(stderr, "%s: try --help\n", prog);
-			return 2;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, "%s: unexpected argument '%s'\n", prog, argv[optind]);
-		return 2;
-	}
-	if (cm.out == NULL) {
-		fprintf(stderr, "%s: missing -o FILE (try --help)\n", prog);
-		return 2;
-	}
-	if (cfg.zipf_theta >= 0 && cm.regime_set && !cm.regime.uniform) {
-		fprintf(stderr, "%s: --zipf and --regime %s exclude each other\n", prog,
-			cm.regime.name);
-		return 2;
-	}
-	if (cm.txns_set)
-		cfg.txns = cm.txns;
-	cfg.seed = cm.seed;
-	cfg.regime = cm.regime;
-	if ((hdr = malloc(sizeof(*hdr))) == NULL) {
-		fprintf(stderr, "%s: out of memory\n", prog);
-		return 1;
-	}
-	if (dmr_smallbank_header(&cfg, hdr, &err) != DMR_OK) {
-		fprintf(stderr, "%s: %s\n", prog, err.msg);
-		free(hdr);
-		return 2;
-	}
-	run.cfg = &cfg;
-	rc = dmr_gen_write_file(prog, cm.out, hdr, sb_run, &run);
-	free(hdr);
-	return rc;
+	return dmr_gen_cli_main(&cli, &cfg, argc, argv);
 }

@@ -650,16 +650,82 @@ static void tpcc_usage(FILE *f)
 	      f);
 }
 
-typedef struct tpcc_run {
-	const dmr_tpcc_cfg_t *cfg;
+typedef struct tpcc_cli {
+	dmr_tpcc_cfg_t cfg;
 	dmr_tpcc_stats_t stats;
-} tpcc_run_t;
+} tpcc_cli_t;
 
 static dmr_status_t tpcc_run(void *ctx, dmr_gen_emit_func_t emit, void *emit_arg, dmr_err_t *err)
 {
-	tpcc_run_t *run = ctx;
+	tpcc_cli_t *t = ctx;
 
-	return dmr_tpcc_generate(run->cfg, emit, emit_arg, &run->stats, err);
+	return dmr_tpcc_generate(&t->cfg, emit, emit_arg, &t->stats, err);
+}
+
+static int tpcc_opt(void *ctx, int c, const char *arg)
+{
+	dmr_tpcc_cfg_t *cfg = &((tpcc_cli_t *)ctx)->cfg;
+	uint64_t v;
+
+	switch (c) {
+	case OPT_WAREHOUSES:
+		if (dmr_gen_parse_u64("tpcc", "warehouses", arg, 1, 100000, &v) != 0)
+			return -1;
+		cfg->warehouses = (uint32_t)v;
+		return 0;
+	case OPT_MIX:
+		if (strcmp(arg, "spec") == 0) {
+			cfg->mix = DMR_TPCC_MIX_SPEC;
+		} else if (strcmp(arg, "dm") == 0) {
+			cfg->mix = DMR_TPCC_MIX_DM;
+		} else {
+			fprintf(stderr, "tpcc: --mix: '%s' is not spec or dm\n", arg);
+			return -1;
+		}
+		return 0;
+	case OPT_ORDER_CAP:
+		if (dmr_gen_parse_u64("tpcc", "order-cap", arg, 1, 10000000, &v) != 0)
+			return -1;
+		cfg->order_cap = (uint32_t)v;
+		return 0;
+	case OPT_PAYMENT_CAP:
+		if (dmr_gen_parse_u64("tpcc", "payment-cap", arg, 1, 1000000, &v) != 0)
+			return -1;
+		cfg->payment_cap = (uint32_t)v;
+		return 0;
+	case OPT_QUIET:
+		cfg->quiet = 1;
+		return 0;
+	}
+	return -1;
+}
+
+static int tpcc_prepare(void *ctx, const dmr_gen_common_t *cm, dmr_trace_hdr_t *hdr)
+{
+	dmr_tpcc_cfg_t *cfg = &((tpcc_cli_t *)ctx)->cfg;
+	dmr_err_t err = {{0}};
+
+	if (cm->txns_set)
+		cfg->txns = cm->txns;
+	cfg->seed = cm->seed;
+	cfg->regime = cm->regime;
+	if (dmr_tpcc_header(cfg, hdr, &err) != DMR_OK) {
+		fprintf(stderr, "tpcc: %s\n", err.msg);
+		return 2;
+	}
+	return 0;
+}
+
+static void tpcc_done(void *ctx, const dmr_gen_common_t *cm)
+{
+	const tpcc_cli_t *t = ctx;
+
+	if (!t->cfg.quiet)
+		fprintf(stderr,
+			"tpcc: wrote %" PRIu64 " txns to %s (NO %" PRIu64 " P %" PRIu64
+			" OS %" PRIu64 " D %" PRIu64 " SL %" PRIu64 ")\n",
+			t->stats.txns, cm->out, t->stats.by_type[0], t->stats.by_type[1],
+			t->stats.by_type[2], t->stats.by_type[3], t->stats.by_type[4]);
 }
 
 int dmr_gen_tpcc_main(int argc, char **argv)
@@ -673,95 +739,12 @@ int dmr_gen_tpcc_main(int argc, char **argv)
 	    {"quiet", no_argument, NULL, OPT_QUIET},
 	    {NULL, 0, NULL, 0},
 	};
-	const char *prog = "tpcc";
-	dmr_gen_common_t cm;
-	dmr_tpcc_cfg_t cfg;
-	dmr_trace_hdr_t *hdr;
-	dmr_err_t err = {{0}};
-	tpcc_run_t run;
-	uint64_t v;
-	int c, rc;
+	static const dmr_gen_cli_t cli = {.prog = "tpcc", .opts = opts, .usage = tpcc_usage,
+					  .opt = tpcc_opt, .prepare = tpcc_prepare, .run = tpcc_run,
+					  .done = tpcc_done};
+	tpcc_cli_t t;
 
-	dmr_tpcc_cfg_default(&cfg);
-	dmr_gen_common_init(&cm);
-	optind = 0; /* full getopt reinit: main may run more than once per process */
-	while ((c = getopt_long(argc, argv, DMR_GEN_COMMON_SHORTOPTS, opts, NULL)) != -1) {
-		int h = dmr_gen_common_opt(prog, c, optarg, &cm);
-
-		if (h < 0)
-			return 2;
-		if (h > 0)
-			continue;
-		switch (c) {
-		case 'h':
-			tpcc_usage(stdout);
-			return 0;
-		case OPT_WAREHOUSES:
-			if (dmr_gen_parse_u64(prog, "warehouses", optarg, 1, 100000, &v) != 0)
-				return 2;
-			cfg.warehouses = (uint32_t)v;
-			break;
-		case OPT_MIX:
-			if (strcmp(optarg, "spec") == 0) {
-				cfg.mix = DMR_TPCC_MIX_SPEC;
-			} else if (strcmp(optarg, "dm") == 0) {
-				cfg.mix = DMR_TPCC_MIX_DM;
-			} else {
-				fprintf(stderr, "%s: --mix: '%s' is not spec or dm\n", prog,
-					optarg);
-				return 2;
-			}
-			break;
-		case OPT_ORDER_CAP:
-			if (dmr_gen_parse_u64(prog, "order-cap", optarg, 1, 10000000, &v) != 0)
-				return 2;
-			cfg.order_cap = (uint32_t)v;
-			break;
-		case OPT_PAYMENT_CAP:
-			if (dmr_gen_parse_u64(prog, "payment-cap", optarg, 1, 1000000, &v) != 0)
-				return 2;
-			cfg.payment_cap = (uint32_t)v;
-			break;
-		case OPT_QUIET:
-			cfg.quiet = 1;
-			break;
-		default:
-			fprintf(stderr, "%s: try --help\n", prog);
-			return 2;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, "%s: unexpected argument '%s'\n", prog, argv[optind]);
-		return 2;
-	}
-	if (cm.out == NULL) {
-		fprintf(stderr, "%s: missing -o FILE (try --help)\n", prog);
-		return 2;
-	}
-	if (cm.txns_set)
-		cfg.txns = cm.txns;
-	cfg.seed = cm.seed;
-	cfg.regime = cm.regime;
-
-	hdr = malloc(sizeof(*hdr));
-	if (hdr == NULL) {
-		fprintf(stderr, "%s: out of memory\n", prog);
-		return 1;
-	}
-	if (dmr_tpcc_header(&cfg, hdr, &err) != DMR_OK) {
-		fprintf(stderr, "%s: %s\n", prog, err.msg);
-		free(hdr);
-		return 2;
-	}
-	memset(&run, 0, sizeof(run));
-	run.cfg = &cfg;
-	rc = dmr_gen_write_file(prog, cm.out, hdr, tpcc_run, &run);
-	if (rc == 0 && !cfg.quiet)
-		fprintf(stderr,
-			"tpcc: wrote %" PRIu64 " txns to %s (NO %" PRIu64 " P %" PRIu64
-			" OS %" PRIu64 " D %" PRIu64 " SL %" PRIu64 ")\n",
-			run.stats.txns, cm.out, run.stats.by_type[0], run.stats.by_type[1],
-			run.stats.by_type[2], run.stats.by_type[3], run.stats.by_type[4]);
-	free(hdr);
-	return rc;
+	memset(&t, 0, sizeof(t));
+	dmr_tpcc_cfg_default(&t.cfg);
+	return dmr_gen_cli_main(&cli, &t, argc, argv);
 }

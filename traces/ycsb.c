@@ -505,13 +505,70 @@ static void ycsb_usage(FILE *f)
 	      f);
 }
 
-typedef struct ycsb_run {
-	const dmr_ycsb_cfg_t *cfg;
-} ycsb_run_t;
+typedef struct ycsb_cli {
+	dmr_ycsb_cfg_t cfg;
+	const char *workload;
+} ycsb_cli_t;
 
 static dmr_status_t ycsb_run(void *ctx, dmr_gen_emit_func_t emit, void *emit_arg, dmr_err_t *err)
 {
-	return dmr_ycsb_generate(((ycsb_run_t *)ctx)->cfg, emit, emit_arg, NULL, err);
+	return dmr_ycsb_generate(&((ycsb_cli_t *)ctx)->cfg, emit, emit_arg, NULL, err);
+}
+
+static int ycsb_opt(void *ctx, int c, const char *arg)
+{
+	ycsb_cli_t *y = ctx;
+
+	switch (c) {
+	case OPT_WORKLOAD:
+		y->workload = arg;
+		return 0;
+	case OPT_QUIET:
+		y->cfg.quiet = 1;
+		return 0;
+	}
+	return -1;
+}
+
+static int ycsb_prepare(void *ctx, const dmr_gen_common_t *cm, dmr_trace_hdr_t *hdr)
+{
+	ycsb_cli_t *y = ctx;
+	dmr_ycsb_cfg_t *cfg = &y->cfg;
+	dmr_err_t err = {{0}};
+
+	if (y->workload == NULL) {
+		fprintf(stderr, "ycsb: missing --workload FILE (try --help)\n");
+		return 2;
+	}
+	if (dmr_ycsb_props_load(y->workload, &cfg->props, &err) != DMR_OK) {
+		fprintf(stderr, "ycsb: --workload: %s\n", err.msg);
+		return 2;
+	}
+	if (cm->txns_set) {
+		cfg->txns = cm->txns;
+	} else if (cfg->props.operationcount > 0) {
+		cfg->txns = cfg->props.operationcount;
+	} else {
+		fprintf(stderr, "ycsb: --workload: %s: no operationcount; give --txns\n",
+			y->workload);
+		return 2;
+	}
+	cfg->seed = cm->seed;
+	cfg->regime = cm->regime;
+	cfg->regime_override = cm->regime_set;
+	if (cm->regime.drift_s > 0) {
+		/* inserts take fresh keys past recordcount: moving the hot set by
+		 * rotating keys would make them collide with loaded records */
+		fprintf(stderr, "ycsb: --regime %s: drift is not supported for YCSB (use tpcc or "
+				"smallbank)\n",
+			cm->regime.name);
+		return 2;
+	}
+	if (dmr_ycsb_header(cfg, hdr, &err) != DMR_OK) {
+		fprintf(stderr, "ycsb: %s\n", err.msg);
+		return 2;
+	}
+	return 0;
 }
 
 int dmr_gen_ycsb_main(int argc, char **argv)
@@ -522,83 +579,10 @@ int dmr_gen_ycsb_main(int argc, char **argv)
 	    {"quiet", no_argument, NULL, OPT_QUIET},
 	    {NULL, 0, NULL, 0},
 	};
-	const char *prog = "ycsb", *workload = NULL;
-	dmr_gen_common_t cm;
-	dmr_ycsb_cfg_t cfg;
-	dmr_trace_hdr_t *hdr;
-	dmr_err_t err = {{0}};
-	ycsb_run_t run;
-	int c, rc;
+	static const dmr_gen_cli_t cli = {.prog = "ycsb", .opts = opts, .usage = ycsb_usage,
+					  .opt = ycsb_opt, .prepare = ycsb_prepare, .run = ycsb_run};
+	ycsb_cli_t y;
 
-	memset(&cfg, 0, sizeof(cfg));
-	dmr_gen_common_init(&cm);
-	optind = 0;
-	while ((c = getopt_long(argc, argv, DMR_GEN_COMMON_SHORTOPTS, opts, NULL)) != -1) {
-		int h = dmr_gen_common_opt(prog, c, optarg, &cm);
-
-		if (h < 0)
-			return 2;
-		if (h > 0)
-			continue;
-		switch (c) {
-		case 'h':
-			ycsb_usage(stdout);
-			return 0;
-		case OPT_WORKLOAD:
-			workload = optarg;
-			break;
-		case OPT_QUIET:
-			cfg.quiet = 1;
-			break;
-		default:
-			fprintf(stderr, "%s: try --help\n", prog);
-			return 2;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, "%s: unexpected argument '%s'\n", prog, argv[optind]);
-		return 2;
-	}
-	if (workload == NULL || cm.out == NULL) {
-		fprintf(stderr, "%s: missing %s (try --help)\n", prog,
-			workload == NULL ? "--workload FILE" : "-o FILE");
-		return 2;
-	}
-	if (dmr_ycsb_props_load(workload, &cfg.props, &err) != DMR_OK) {
-		fprintf(stderr, "%s: --workload: %s\n", prog, err.msg);
-		return 2;
-	}
-	if (cm.txns_set) {
-		cfg.txns = cm.txns;
-	} else if (cfg.props.operationcount > 0) {
-		cfg.txns = cfg.props.operationcount;
-	} else {
-		fprintf(stderr, "%s: --workload: %s: no operationcount; give --txns\n", prog,
-			workload);
-		return 2;
-	}
-	cfg.seed = cm.seed;
-	cfg.regime = cm.regime;
-	cfg.regime_override = cm.regime_set;
-	if (cm.regime.drift_s > 0) {
-		/* inserts take fresh keys past recordcount: moving the hot set by
-		 * rotating keys would make them collide with loaded records */
-		fprintf(stderr, "%s: --regime %s: drift is not supported for YCSB (use tpcc or "
-				"smallbank)\n",
-			prog, cm.regime.name);
-		return 2;
-	}
-	if ((hdr = malloc(sizeof(*hdr))) == NULL) {
-		fprintf(stderr, "%s: out of memory\n", prog);
-		return 1;
-	}
-	if (dmr_ycsb_header(&cfg, hdr, &err) != DMR_OK) {
-		fprintf(stderr, "%s: %s\n", prog, err.msg);
-		free(hdr);
-		return 2;
-	}
-	run.cfg = &cfg;
-	rc = dmr_gen_write_file(prog, cm.out, hdr, ycsb_run, &run);
-	free(hdr);
-	return rc;
+	memset(&y, 0, sizeof(y));
+	return dmr_gen_cli_main(&cli, &y, argc, argv);
 }

@@ -1,0 +1,135 @@
+/* traces/gencli.c - the command line shared by the trace generators (gen.h):
+ * option values, the common options, the file sink and the driver. */
+#include "gen.h"
+
+#include "../core/base/opt.h"
+
+int dmr_gen_parse_u64(const char *prog, const char *opt, const char *s, uint64_t min, uint64_t max,
+		      uint64_t *v_p)
+{
+	char name[64];
+	dmr_err_t err;
+	snprintf(name, sizeof(name), "--%s", opt);
+	if (dmr_opt_u64(name, s, min, max, 0, v_p, &err) != DMR_OK) {
+		fprintf(stderr, "%s: %s\n", prog, err.msg);
+		return -1;
+	}
+	return 0;
+}
+
+int dmr_gen_parse_double(const char *prog, const char *opt, const char *s, double min, double max,
+			 double *v_p)
+{
+	char name[64];
+	dmr_err_t err;
+	snprintf(name, sizeof(name), "--%s", opt);
+	if (dmr_opt_double(name, s, min, max, 0, v_p, &err) != DMR_OK) {
+		fprintf(stderr, "%s: %s\n", prog, err.msg);
+		return -1;
+	}
+	return 0;
+}
+
+int dmr_gen_common_opt(const char *prog, int c, const char *arg, dmr_gen_common_t *cm)
+{
+	dmr_err_t err;
+
+	switch (c) {
+	case 'n':
+		if (dmr_gen_parse_u64(prog, "txns", arg, 1, UINT64_C(1) << 40, &cm->txns) != 0)
+			return -1;
+		cm->txns_set = 1;
+		return 1;
+	case 's':
+		return dmr_gen_parse_u64(prog, "seed", arg, 0, UINT32_MAX, &cm->seed) != 0 ? -1 : 1;
+	case 'o':
+		cm->out = arg;
+		return 1;
+	case 'r':
+		if (dmr_regime_parse(arg, &cm->regime, &err) != DMR_OK) {
+			fprintf(stderr, "%s: --regime: %s\n", prog, err.msg);
+			return -1;
+		}
+		cm->regime_set = 1;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+int dmr_gen_write_file(const char *prog, const char *path, const dmr_trace_hdr_t *hdr,
+		       dmr_gen_run_func_t run, void *ctx)
+{
+	dmr_trace_writer_t *w = NULL;
+	dmr_err_t err = {{0}};
+	dmr_status_t st;
+
+	st = dmr_trace_create(path, hdr, &w, &err);
+	if (st != DMR_OK)
+		goto fail;
+	st = run(ctx, dmr_gen_emit_writer, w, &err);
+	if (st != DMR_OK)
+		goto fail_abandon;
+	st = dmr_trace_finish(w, &err);
+	if (st != DMR_OK)
+		goto fail;
+	return 0;
+
+fail_abandon:
+	dmr_trace_abandon(w);
+fail:
+	if (err.msg[0])
+		fprintf(stderr, "%s: %s\n", prog, err.msg);
+	else
+		fprintf(stderr, "%s: %s: %s\n", prog, path, dmr_status_string(st));
+	return (st == DMR_ERR_PARSE || st == DMR_ERR_INVALID || st == DMR_ERR_RANGE) ? 2 : 1;
+}
+
+int dmr_gen_cli_main(const dmr_gen_cli_t *cli, void *cfg, int argc, char **argv)
+{
+	const char *prog = cli->prog;
+	dmr_gen_common_t cm;
+	dmr_trace_hdr_t *hdr;
+	int c, rc;
+
+	dmr_gen_common_init(&cm);
+	optind = 0; /* full getopt reinit: main may run more than once per process */
+	while ((c = getopt_long(argc, argv, DMR_GEN_COMMON_SHORTOPTS, cli->opts, NULL)) != -1) {
+		int h = dmr_gen_common_opt(prog, c, optarg, &cm);
+
+		if (h < 0)
+			return 2;
+		if (h > 0)
+			continue;
+		if (c == 'h') {
+			cli->usage(stdout);
+			return 0;
+		}
+		if (c < 256) {
+			fprintf(stderr, "%s: try --help\n", prog);
+			return 2;
+		}
+		if (cli->opt(cfg, c, optarg) != 0)
+			return 2;
+	}
+	if (optind < argc) {
+		fprintf(stderr, "%s: unexpected argument '%s'\n", prog, argv[optind]);
+		return 2;
+	}
+	if (cm.out == NULL) {
+		fprintf(stderr, "%s: missing -o FILE (try --help)\n", prog);
+		return 2;
+	}
+	if ((hdr = malloc(sizeof(*hdr))) == NULL) {
+		fprintf(stderr, "%s: out of memory\n", prog);
+		return 1;
+	}
+	rc = cli->prepare(cfg, &cm, hdr);
+	if (rc == 0) {
+		rc = dmr_gen_write_file(prog, cm.out, hdr, cli->run, cfg);
+		if (rc == 0 && cli->done)
+			cli->done(cfg, &cm);
+	}
+	free(hdr);
+	return rc;
+}
