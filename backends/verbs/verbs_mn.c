@@ -1,0 +1,307 @@
+/*
+ * backends/verbs/verbs_mn.c - the memory node's side of the connections.
+ * dmr_verbs_mn_start registers the region (remote READ/WRITE/ATOMIC; in the
+ * MN role with the control page after it), listens with rdma_cm and starts
+ * the MN thread, which accepts each CN QP (a responder QP brought to RTS;
+ * the region's address, length and rkey in the reply) and counts
+ * disconnections; dmr_verbs_mn_stop tears it all down. Loopback mode runs
+ * this inside the process that open()s the backend; the MN role
+ * (dmr_verbs_mn_main, verbs_role.c) is a process around it. The thread
+ * reports its first error in vb->mn.st / err, under vb->mn.lock.
+ */
+#include "verbs_impl.h"
+
+#include <endian.h>
+#include <errno.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+static void mn_set_error(vb_t *vb, dmr_status_t st, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void mn_set_error(vb_t *vb, dmr_status_t st, const char *fmt, ...)
+{
+	char msg[400];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	pthread_mutex_lock(&vb->mn.lock);
+	if (vb->mn.st == DMR_OK) {
+		vb->mn.st = st;
+		dmr_err_set(&vb->mn.err, st, "verbs: %s port %d, MN 0 (%s:%u): %s", vb->dev,
+			    vb->port, vb->ip, vb->mn.port, msg);
+	}
+	pthread_mutex_unlock(&vb->mn.lock);
+}
+
+/* Accept one CN's connection request (MN thread). Returns the id to destroy
+ * once the event is acknowledged (rdma_destroy_id waits for that), or NULL. */
+static struct rdma_cm_id *mn_accept(vb_t *vb, struct rdma_cm_event *ev)
+{
+	struct rdma_cm_id *id = ev->id;
+	vb_req_pd_t req;
+	const char *call = NULL;
+	struct ibv_qp *qp = NULL;
+	if (ev->param.conn.private_data_len < sizeof(req) || !ev->param.conn.private_data) {
+		mn_set_error(vb, DMR_ERR_PARSE, "connection request without dmreplay private data");
+		rdma_reject(id, NULL, 0);
+		return id;
+	}
+	memcpy(&req, ev->param.conn.private_data, sizeof(req));
+	if (ntohl(req.magic) != VB_MAGIC || ntohs(req.version) != VB_VERSION) {
+		mn_set_error(vb, DMR_ERR_PARSE, "connection request: bad magic/version 0x%x/%u",
+			     ntohl(req.magic), ntohs(req.version));
+		rdma_reject(id, NULL, 0);
+		return id;
+	}
+	uint32_t worker = ntohl(req.worker);
+	struct ibv_qp_init_attr ia = {
+	    .send_cq = vb->mn.cq,
+	    .recv_cq = vb->mn.cq,
+	    .cap = {.max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1},
+	    .qp_type = IBV_QPT_RC};
+	qp = ibv_create_qp(vb->mn.pd, &ia);
+	if (!qp) {
+		call = "ibv_create_qp";
+		goto fail;
+	}
+	struct ibv_qp_attr a;
+	int mask;
+	if (dmr_verbs_qp_attr_for(id, &a, IBV_QPS_INIT, &mask)) {
+		call = "rdma_init_qp_attr(INIT)";
+		goto fail;
+	}
+	a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ |
+			    IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC;
+	if ((errno = ibv_modify_qp(qp, &a, mask | IBV_QP_ACCESS_FLAGS))) {
+		call = "ibv_modify_qp(INIT)";
+		goto fail;
+	}
+	if (dmr_verbs_qp_attr_for(id, &a, IBV_QPS_RTR, &mask)) {
+		call = "rdma_init_qp_attr(RTR)";
+		goto fail;
+	}
+	a.path_mtu = mtu_min(mtu_min(a.path_mtu, vb->pattr.active_mtu), (enum ibv_mtu)req.mtu);
+	a.max_dest_rd_atomic = (uint8_t)vb->dest_rd_atomic;
+	if ((errno = ibv_modify_qp(qp, &a, mask | IBV_QP_PATH_MTU | IBV_QP_MAX_DEST_RD_ATOMIC))) {
+		call = "ibv_modify_qp(RTR)";
+		goto fail;
+	}
+	if (dmr_verbs_qp_attr_for(id, &a, IBV_QPS_RTS, &mask)) {
+		call = "rdma_init_qp_attr(RTS)";
+		goto fail;
+	}
+	if ((errno = ibv_modify_qp(qp, &a, mask))) {
+		call = "ibv_modify_qp(RTS)";
+		goto fail;
+	}
+	vb_rep_pd_t rep = {.magic = htonl(VB_MAGIC),
+			   .version = htons(VB_VERSION),
+			   .mtu = (uint8_t)vb->pattr.active_mtu,
+			   .dest_rd_atomic = (uint8_t)vb->dest_rd_atomic,
+			   .rkey = htonl(vb->mn.mr->rkey),
+			   .addr = htobe64((uint64_t)(uintptr_t)vb->mn.mem),
+			   .len = htobe64(vb->mn.size)};
+	struct rdma_conn_param cp = {.private_data = &rep,
+				     .private_data_len = sizeof(rep),
+				     .responder_resources = (uint8_t)vb->dest_rd_atomic,
+				     .initiator_depth = 0,
+				     .flow_control = 1,
+				     .retry_count = (uint8_t)vb->retry_cnt,
+				     .rnr_retry_count = (uint8_t)vb->rnr_retry,
+				     .qp_num = qp->qp_num};
+	if (vb->mn.verbose)
+		fprintf(stderr, "mn: CN index %u worker %u connected (QP %u)\n", ntohl(req.cn),
+			worker, qp->qp_num);
+	pthread_mutex_lock(&vb->mn.lock);
+	if (vb->mn.nconn == vb->mn.conncap) {
+		uint32_t cap = vb->mn.conncap ? vb->mn.conncap * 2 : 16;
+		vb_conn_t *c = realloc(vb->mn.conns, cap * sizeof(*c));
+		if (!c) {
+			pthread_mutex_unlock(&vb->mn.lock);
+			errno = ENOMEM;
+			call = "realloc";
+			goto fail;
+		}
+		vb->mn.conns = c;
+		vb->mn.conncap = cap;
+	}
+	vb->mn.conns[vb->mn.nconn++] = (vb_conn_t){.id = id, .qp = qp};
+	pthread_mutex_unlock(&vb->mn.lock);
+	if (rdma_accept(id, &cp))
+		mn_set_error(vb, DMR_ERR_IO, "worker %u: rdma_accept: %s", worker, strerror(errno));
+	return NULL; /* close() destroys it */
+fail:
+	mn_set_error(vb, DMR_ERR_IO, "worker %u: %s: %s", worker, call, strerror(errno));
+	rdma_reject(id, NULL, 0);
+	if (qp)
+		ibv_destroy_qp(qp);
+	return id;
+}
+
+static void *mn_thread(void *arg)
+{
+	vb_t *vb = arg;
+	struct pollfd pfd[2] = {{.fd = vb->mn.ch->fd, .events = POLLIN},
+				{.fd = vb->mn.stop_fd, .events = POLLIN}};
+	for (;;) {
+		struct rdma_cm_event *ev;
+		while (rdma_get_cm_event(vb->mn.ch, &ev) == 0) {
+			struct rdma_cm_id *dead = NULL;
+			switch (ev->event) {
+			case RDMA_CM_EVENT_CONNECT_REQUEST:
+				dead = mn_accept(vb, ev);
+				break;
+			case RDMA_CM_EVENT_DISCONNECTED:
+				rdma_disconnect(ev->id);
+				pthread_mutex_lock(&vb->mn.lock);
+				vb->mn.ndisc++;
+				pthread_mutex_unlock(&vb->mn.lock);
+				break;
+			default:
+				break;
+			}
+			rdma_ack_cm_event(ev);
+			if (dead)
+				rdma_destroy_id(dead);
+		}
+		if (errno != EAGAIN && errno != EWOULDBLOCK) {
+			mn_set_error(vb, DMR_ERR_IO, "rdma_get_cm_event: %s", strerror(errno));
+			break;
+		}
+		if (poll(pfd, 2, -1) < 0 && errno != EINTR) {
+			mn_set_error(vb, DMR_ERR_IO, "poll: %s", strerror(errno));
+			break;
+		}
+		if (pfd[1].revents)
+			break;
+	}
+	return NULL;
+}
+
+dmr_status_t dmr_verbs_mn_start(vb_t *vb, dmr_err_t *err)
+{
+	vb_mn_t *mn = &vb->mn;
+	const dmr_be_config_t *cfg = &vb->be.cfg;
+	mn->ctl = (cfg->mr_size + 63) & ~63ull;
+	/* the control page only in the MN role: loopback registers exactly mr_size,
+	 * so an access past it fails (conformance) */
+	uint64_t regsz = mn->verbose ? mn->ctl + DMR_VERBS_CTL_BYTES : cfg->mr_size;
+	mn->regsz = regsz;
+	if (regsz > vb->dattr.max_mr_size)
+		return dmr_verbs_fail(vb, err, DMR_ERR_RANGE, -1, 0,
+				      "mr_size %llu (+ %u bytes control page) exceeds the device's "
+				      "max_mr_size %llu",
+				      (unsigned long long)cfg->mr_size,
+				      (unsigned)(regsz - cfg->mr_size),
+				      (unsigned long long)vb->dattr.max_mr_size);
+	dmr_status_t mst =
+	    dmr_verbs_memlock_check(vb, regsz, "the MN region (mr_size + control page)", 0, err);
+	if (mst != DMR_OK)
+		return mst;
+	mn->ch = rdma_create_event_channel();
+	if (!mn->ch)
+		return dmr_verbs_fail(vb, err, DMR_ERR_IO, -1, 0, "rdma_create_event_channel: %s",
+				      strerror(errno));
+	if (set_nonblock(mn->ch->fd))
+		return dmr_verbs_fail(vb, err, DMR_ERR_IO, -1, 0, "fcntl(O_NONBLOCK): %s",
+				      strerror(errno));
+	if (rdma_create_id(mn->ch, &mn->listen, vb, RDMA_PS_TCP))
+		return dmr_verbs_fail(vb, err, DMR_ERR_IO, -1, 0, "rdma_create_id: %s",
+				      strerror(errno));
+	struct sockaddr_in sa = vb->addr;
+	sa.sin_port = htons(mn->port); /* 0 (loopback): any */
+	if (rdma_bind_addr(mn->listen, (struct sockaddr *)&sa))
+		return dmr_verbs_fail(vb, err, DMR_ERR_IO, -1, 0, "rdma_bind_addr(%s:%u): %s",
+				      vb->ip, mn->port, strerror(errno));
+	if (!same_device(vb, mn->listen->verbs))
+		return dmr_verbs_fail(
+		    vb, err, DMR_ERR_NODEV, -1, 0,
+		    "rdma_bind_addr bound %s to device %s, not this one", vb->ip,
+		    mn->listen->verbs ? ibv_get_device_name(mn->listen->verbs->device) : "(none)");
+	if (rdma_listen(mn->listen, 1024))
+		return dmr_verbs_fail(vb, err, DMR_ERR_IO, -1, 0, "rdma_listen: %s",
+				      strerror(errno));
+	mn->port = ntohs(rdma_get_src_port(mn->listen));
+	mn->pd = ibv_alloc_pd(vb->ctx);
+	if (!mn->pd)
+		return dmr_verbs_fail(vb, err, DMR_ERR_IO, -1, 0, "ibv_alloc_pd (MN): %s",
+				      strerror(errno));
+	mn->cq = ibv_create_cq(vb->ctx, 16, NULL, NULL, 0);
+	if (!mn->cq)
+		return dmr_verbs_fail(vb, err, DMR_ERR_IO, -1, 0, "ibv_create_cq (MN): %s",
+				      strerror(errno));
+	mn->size = cfg->mr_size;
+	void *mem = mmap(NULL, regsz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (mem == MAP_FAILED)
+		return dmr_verbs_fail(vb, err, DMR_ERR_NOMEM, -1, 0, "mmap of %llu bytes: %s",
+				      (unsigned long long)regsz, strerror(errno));
+	mn->mem = mem;
+	mn->mr = ibv_reg_mr(mn->pd, mem, regsz,
+			    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ |
+				IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC);
+	if (!mn->mr) {
+		int e = errno;
+		struct rlimit rl = {0};
+		getrlimit(RLIMIT_MEMLOCK, &rl);
+		char lim[32];
+		if (rl.rlim_cur == RLIM_INFINITY)
+			snprintf(lim, sizeof(lim), "unlimited");
+		else
+			snprintf(lim, sizeof(lim), "%llu", (unsigned long long)rl.rlim_cur);
+		return dmr_verbs_fail(vb, err, DMR_ERR_NOMEM, -1, 0,
+				      "ibv_reg_mr of %llu bytes (remote READ/WRITE/ATOMIC): %s "
+				      "(RLIMIT_MEMLOCK %s bytes)",
+				      (unsigned long long)regsz, strerror(e), lim);
+	}
+	mn->stop_fd = eventfd(0, EFD_CLOEXEC);
+	if (mn->stop_fd < 0)
+		return dmr_verbs_fail(vb, err, DMR_ERR_IO, -1, 0, "eventfd: %s", strerror(errno));
+	int e = pthread_create(&mn->thread, NULL, mn_thread, vb);
+	if (e)
+		return dmr_verbs_fail(vb, err, DMR_ERR_IO, -1, 0, "pthread_create: %s",
+				      strerror(e));
+	mn->running = 1;
+	return DMR_OK;
+}
+
+void dmr_verbs_mn_stop(vb_t *vb)
+{
+	vb_mn_t *mn = &vb->mn;
+	if (mn->running) {
+		uint64_t one = 1;
+		if (write(mn->stop_fd, &one, sizeof(one)) != sizeof(one))
+			pthread_cancel(mn->thread);
+		pthread_join(mn->thread, NULL);
+		mn->running = 0;
+	}
+	for (uint32_t i = 0; i < mn->nconn; i++) {
+		if (mn->conns[i].qp)
+			ibv_destroy_qp(mn->conns[i].qp);
+		rdma_destroy_id(mn->conns[i].id);
+	}
+	free(mn->conns);
+	mn->conns = NULL;
+	mn->nconn = 0;
+	if (mn->listen)
+		rdma_destroy_id(mn->listen);
+	if (mn->mr)
+		ibv_dereg_mr(mn->mr);
+	if (mn->mem)
+		munmap(mn->mem, mn->regsz);
+	if (mn->cq)
+		ibv_destroy_cq(mn->cq);
+	if (mn->pd)
+		ibv_dealloc_pd(mn->pd);
+	if (mn->ch)
+		rdma_destroy_event_channel(mn->ch);
+	if (mn->stop_fd >= 0)
+		close(mn->stop_fd);
+	pthread_mutex_destroy(&mn->lock);
+}

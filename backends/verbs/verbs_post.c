@@ -1,0 +1,162 @@
+/*
+ * backends/verbs/verbs_post.c - the post path: a batch of dmr_wr_t becomes
+ * one chain of ibv_send_wr (one doorbell) with a send-queue slot per WR,
+ * selective signalling (one WR in every half queue signaled to reclaim
+ * slots), inline WRITEs, lkeys; in the CN role the start barrier before the
+ * first WR, the log-ring remap and the lock tags out. A post that fails
+ * part-way marks the posted WRs' slots void (they complete unreported).
+ * dmr_verbs_op_wait posts one WR and polls for it (canary, control page).
+ */
+#include "verbs_impl.h"
+
+dmr_status_t dmr_verbs_post(dmr_be_t *be, uint32_t worker, uint32_t mn, const dmr_wr_t *wrs,
+			    uint32_t n, dmr_err_t *err)
+{
+	vb_t *vb = to_vb(be);
+	uint64_t remap_from = UINT64_MAX, remap_by = 0;
+	if (vb->role && worker < vb->nworkers) {
+		/* CN role: the start barrier before the first transaction's WR */
+		if (!__atomic_load_n(&vb->started, __ATOMIC_ACQUIRE)) {
+			pthread_mutex_lock(&vb->start_mu);
+			if (!vb->started) {
+				vb->start_st = dmr_verbs_role_start(vb);
+				__atomic_store_n(&vb->started, 1, __ATOMIC_RELEASE);
+			}
+			pthread_mutex_unlock(&vb->start_mu);
+		}
+		if (vb->start_st != DMR_OK)
+			return dmr_err_set(err, vb->start_st, "%s", vb->start_err.msg);
+		if (vb->role->log_bytes) {
+			remap_from = vb->role->log_base;
+			remap_by = (uint64_t)vb->role->first_worker * vb->role->log_bytes;
+		}
+	}
+	vb_worker_t *wk = &vb->w[worker];
+	vb_qp_t *q = &wk->qps[mn];
+	if (n > q->depth - q->outstanding)
+		return dmr_verbs_fail(
+		    vb, err, DMR_ERR_AGAIN, (int)worker, (int)mn,
+		    "send queue full: %u WRs in flight of %u, batch of %u (poll first)",
+		    q->outstanding, q->depth, n);
+	uint32_t run = q->unsig_run, half = q->depth / 2, slot = q->head;
+	for (uint32_t i = 0; i < n; i++, slot = slot + 1 == q->depth ? 0 : slot + 1) {
+		const dmr_wr_t *d = &wrs[i];
+		struct ibv_send_wr *s = &wk->wrs[i];
+		struct ibv_sge *g = &wk->sges[i];
+		int user_sig = (d->flags & DMR_WR_SIGNALED) != 0;
+		int sig = user_sig;
+		if (!sig && ++run >= half)
+			sig = 1; /* reclaim send queue slots */
+		if (sig)
+			run = 0;
+		/* no memset: every member the provider reads for these opcodes is
+		 * set below (wr_id, next, sg_list, num_sge, opcode, send_flags,
+		 * wr.rdma / wr.atomic); the rest stay zero from calloc */
+		s->wr_id = (uint64_t)mn << 32 | slot;
+		s->next = i + 1 < n ? &wk->wrs[i + 1] : NULL;
+		s->sg_list = g;
+		s->send_flags = sig ? IBV_SEND_SIGNALED : 0;
+		uint64_t raddr = q->raddr + d->remote + (d->remote >= remap_from ? remap_by : 0);
+		uint32_t len =
+		    d->opcode == DMR_WR_READ || d->opcode == DMR_WR_WRITE ? d->length : 8;
+		switch (d->opcode) {
+		case DMR_WR_READ:
+			s->opcode = IBV_WR_RDMA_READ;
+			s->wr.rdma.remote_addr = raddr;
+			s->wr.rdma.rkey = q->rkey;
+			break;
+		case DMR_WR_WRITE:
+			s->opcode = IBV_WR_RDMA_WRITE;
+			s->wr.rdma.remote_addr = raddr;
+			s->wr.rdma.rkey = q->rkey;
+			if (len && len <= vb->inline_used)
+				s->send_flags |= IBV_SEND_INLINE;
+			break;
+		case DMR_WR_CAS:
+			s->opcode = IBV_WR_ATOMIC_CMP_AND_SWP;
+			s->wr.atomic.remote_addr = raddr;
+			s->wr.atomic.rkey = q->rkey;
+			s->wr.atomic.compare_add = tag_out(vb, worker, d->compare_add);
+			s->wr.atomic.swap = tag_out(vb, worker, d->swap);
+			break;
+		case DMR_WR_FAA:
+			s->opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
+			s->wr.atomic.remote_addr = raddr;
+			s->wr.atomic.rkey = q->rkey;
+			s->wr.atomic.compare_add = d->compare_add;
+			break;
+		default:
+			return dmr_verbs_fail(vb, err, DMR_ERR_INVALID, (int)worker, (int)mn,
+					      "WR %u: unknown opcode %u", i, d->opcode);
+		}
+		g->addr = (uintptr_t)d->local;
+		g->length = len;
+		s->num_sge = len ? 1 : 0;
+		if (len && !(s->send_flags & IBV_SEND_INLINE)) {
+			int found;
+			g->lkey = lkey_of(wk, d->local, len, &found);
+			if (!found)
+				return dmr_verbs_fail(
+				    vb, err, DMR_ERR_INVALID, (int)worker, (int)mn,
+				    "%s WR %u (wr_id %llu): local buffer %p+%u is not in "
+				    "a region registered with dmr_be_mr_reg",
+				    dmr_wr_opcode_string(d->opcode), i,
+				    (unsigned long long)d->wr_id, d->local, len);
+		}
+		q->slots[slot] = (vb_slot_t){.wr_id = d->wr_id,
+					     .local = d->local,
+					     .length = d->length,
+					     .opcode = d->opcode,
+					     .flags = user_sig ? SLOT_USER_SIG : 0};
+	}
+	struct ibv_send_wr *bad = NULL;
+	int rc = ibv_post_send(q->qp, wk->wrs, &bad);
+	if (rc) {
+		/* WRs before `bad` were posted: they complete, but are never reported */
+		uint32_t k = bad ? (uint32_t)(bad - wk->wrs) : 0;
+		if (k > n)
+			k = 0;
+		for (uint32_t i = 0; i < k; i++)
+			q->slots[(q->head + i) % q->depth].flags = SLOT_VOID;
+		q->head = (q->head + k) % q->depth;
+		q->outstanding += k;
+		return dmr_verbs_fail(vb, err, DMR_ERR_IO, (int)worker, (int)mn,
+				      "ibv_post_send of %u WRs failed at WR %u: %s", n, k,
+				      strerror(rc));
+	}
+	q->head = (q->head + n) % q->depth;
+	q->outstanding += n;
+	q->unsig_run = run;
+	wk->st.doorbells++;
+	return DMR_OK;
+}
+
+/* One WR on `worker` / MN 0, waited for with a deadline. */
+dmr_status_t dmr_verbs_op_wait(vb_t *vb, uint32_t worker, uint8_t opcode, void *local,
+			       uint64_t remote, uint32_t len, uint64_t cmp, uint64_t swp,
+			       uint64_t timeout_ns, const char *what, dmr_err_t *err)
+{
+	dmr_wr_t wr = {.wr_id = 0xCA11A7,
+		       .local = local,
+		       .remote = remote,
+		       .compare_add = cmp,
+		       .swap = swp,
+		       .length = len,
+		       .opcode = opcode,
+		       .flags = DMR_WR_SIGNALED};
+	dmr_status_t st = dmr_verbs_post(&vb->be, worker, 0, &wr, 1, err);
+	if (st != DMR_OK)
+		return st;
+	uint64_t deadline = vb_now_ns(vb) + timeout_ns;
+	dmr_wc_t wc;
+	while (dmr_verbs_poll(&vb->be, worker, &wc, 1) == 0)
+		if (vb_now_ns(vb) > deadline)
+			return dmr_verbs_fail(vb, err, DMR_ERR_TIMEOUT, (int)worker, 0,
+					      "%s %s: no completion within %.1f s", what,
+					      dmr_wr_opcode_string(opcode), timeout_ns / 1e9);
+	if (wc.status != DMR_WC_SUCCESS)
+		return dmr_verbs_fail(vb, err, DMR_ERR_REMOTE, (int)worker, 0, "%s %s failed: %s",
+				      what, dmr_wr_opcode_string(opcode),
+				      dmr_wc_status_string(wc.status));
+	return DMR_OK;
+}

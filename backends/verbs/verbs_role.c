@@ -1,0 +1,406 @@
+/*
+ * backends/verbs/verbs_role.c - roles as processes (verbs.h, docs/ROLES.md).
+ * CN role: the role settings (dmr_verbs_set_role, dmr_verbs_role_status);
+ * the start barrier (arrival, CN index 0 loads the region, wait for all:
+ * dmr_verbs_role_start, before the first post) and the end barrier
+ * (committed delta, done, wait for all, sum of the deltas, final read into
+ * the shadow: dmr_verbs_role_end, at stats()), all through the control page
+ * over the control worker's QP. MN role: dmr_verbs_mn_main, the process
+ * that serves the region and follows the CNs through the control page until
+ * they are done and disconnected.
+ */
+#include "verbs_impl.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#define VB_CHUNK (1u << 20) /* load / read-back WR size */
+
+static const dmr_verbs_role_t *g_role;
+static dmr_status_t g_role_st;
+static dmr_err_t g_role_err;
+
+void dmr_verbs_set_role(const dmr_verbs_role_t *role)
+{
+	g_role = role;
+	g_role_st = DMR_OK;
+	g_role_err.msg[0] = 0;
+}
+
+dmr_status_t dmr_verbs_role_status(dmr_err_t *err)
+{
+	if (g_role_st != DMR_OK && err)
+		dmr_err_set(err, g_role_st, "%s", g_role_err.msg);
+	return g_role_st;
+}
+
+const dmr_verbs_role_t *dmr_verbs_role_next(void)
+{
+	return g_role;
+}
+
+/* ---- CN role: start and end barriers through the control page ----------- */
+
+/* WRITE or READ [off, off+len) of the region between the shadow and the MN. */
+static dmr_status_t role_copy(vb_t *vb, uint8_t opcode, uint64_t len, const char *what,
+			      dmr_err_t *err)
+{
+	for (uint64_t off = 0; off < len; off += VB_CHUNK) {
+		uint32_t n = (uint32_t)(len - off < VB_CHUNK ? len - off : VB_CHUNK);
+		dmr_status_t st = dmr_verbs_op_wait(vb, vb->ctlw, opcode, vb->shadow + off, off, n,
+						    0, 0, 30000000000ull, what, err);
+		if (st != DMR_OK)
+			return st;
+	}
+	return DMR_OK;
+}
+
+static dmr_status_t ctl_write(vb_t *vb, uint32_t off, uint64_t v, const char *what,
+			      dmr_err_t *err)
+{
+	vb->cbuf[0] = v;
+	return dmr_verbs_op_wait(vb, vb->ctlw, DMR_WR_WRITE, &vb->cbuf[0], vb->rctl + off, 8, 0, 0,
+				 10000000000ull, what, err);
+}
+
+/* READ the control page into cbuf. */
+static dmr_status_t ctl_read(vb_t *vb, const char *what, dmr_err_t *err)
+{
+	return dmr_verbs_op_wait(vb, vb->ctlw, DMR_WR_READ, vb->cbuf, vb->rctl, CTL_CANARY, 0, 0,
+				 10000000000ull, what, err);
+}
+
+static uint64_t region_len(const vb_t *vb)
+{
+	uint64_t n = vb->shadow_len;
+	if (vb->role->log_bytes && vb->role->log_base < n)
+		n = vb->role->log_base; /* the tables; log rings are not state */
+	return n;
+}
+
+/* Wait until every CN's word at `base` is non-zero (and, with `loaded`, the
+ * region is loaded), or the deadline; names the CNs missing. */
+static dmr_status_t ctl_wait_all(vb_t *vb, uint32_t base, int loaded, double secs,
+				 const char *what, dmr_err_t *err)
+{
+	const dmr_verbs_cluster_t *cl = vb->role->cl;
+	uint64_t deadline = vb_now_ns(vb) + secs_ns(secs);
+	for (;;) {
+		dmr_status_t st = ctl_read(vb, what, err);
+		if (st != DMR_OK)
+			return st;
+		char miss[512] = "";
+		size_t off = 0;
+		uint32_t nmiss = 0;
+		for (uint32_t k = 0; k < cl->ncn; k++)
+			if (!vb->cbuf[(base + 8 * k) / 8]) {
+				nmiss++;
+				if (off < sizeof(miss))
+					off += (size_t)snprintf(miss + off, sizeof(miss) - off,
+								"%sCN %u (%s)", nmiss > 1 ? ", " : "",
+								cl->cn[k].id,
+								cl->cn[k].ip[0] ? cl->cn[k].ip : "?");
+			}
+		for (uint32_t k = 0; base == CTL_ARRIVE && k < cl->ncn; k++) {
+			uint64_t t = vb->cbuf[(base + 8 * k) / 8];
+			if (t && t != vb->nworkers)
+				return dmr_verbs_fail(
+				    vb, err, DMR_ERR_INVALID, -1, 0,
+				    "%s: CN %u (%s) runs %llu threads, CN %u (%s, this "
+				    "one) %u: every CN must use the same --threads (the "
+				    "trace is split by CNs x threads; refused)",
+				    what, cl->cn[k].id, cl->cn[k].ip[0] ? cl->cn[k].ip : "?",
+				    (unsigned long long)t, cl->cn[vb->role->self].id,
+				    cl->cn[vb->role->self].ip[0] ? cl->cn[vb->role->self].ip : "?",
+				    vb->nworkers);
+		}
+		int need_load = loaded && !vb->cbuf[CTL_LOADED / 8];
+		char failed[512] = "";
+		size_t foff = 0;
+		for (uint32_t k = 0; base == CTL_DONE && k < cl->ncn; k++)
+			if (vb->cbuf[(base + 8 * k) / 8] == CTL_DONE_FAILED && foff < sizeof(failed))
+				foff += (size_t)snprintf(failed + foff, sizeof(failed) - foff,
+							 "%sCN %u (%s)", foff ? ", " : "",
+							 cl->cn[k].id,
+							 cl->cn[k].ip[0] ? cl->cn[k].ip : "?");
+		if (failed[0])
+			return dmr_verbs_fail(
+			    vb, err, DMR_ERR_REMOTE, -1, 0,
+			    "%s: %s reported a failed run: the final state holds its "
+			    "unfinished transactions and is not verified",
+			    what, failed);
+		if (!nmiss && !need_load)
+			return DMR_OK;
+		if (vb_now_ns(vb) >= deadline) {
+			if (nmiss)
+				return dmr_verbs_fail(
+				    vb, err, DMR_ERR_TIMEOUT, -1, 0,
+				    "%s: %u of %u CNs did not arrive within %.1f s: %s", what,
+				    nmiss, cl->ncn, secs, miss);
+			return dmr_verbs_fail(
+			    vb, err, DMR_ERR_TIMEOUT, -1, 0,
+			    "%s: every CN arrived but CN %u (index 0) did not load the "
+			    "initial state within %.1f s",
+			    what, cl->cn[0].id, secs);
+		}
+		struct timespec ts = {0, 50000000};
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* Arrive; CN index 0 loads the region; wait for all (under start_mu). */
+dmr_status_t dmr_verbs_role_start(vb_t *vb)
+{
+	dmr_err_t *err = &vb->start_err;
+	const dmr_verbs_role_t *r = vb->role;
+	/* the arrival word is this CN's thread count: every CN checks them
+	 * (the trace is split by CNs x threads) */
+	dmr_status_t st = ctl_write(vb, CTL_ARRIVE + 8 * r->self, vb->nworkers,
+				    "start barrier: arrival", err);
+	if (st == DMR_OK && r->self == 0 && r->keep_region) {
+		/* the region is the MN process's own: nothing to load */
+		st = ctl_write(vb, CTL_LOADED, 1, "start barrier: loaded", err);
+	} else if (st == DMR_OK && r->self == 0) {
+		double t0 = vb_now_ns(vb) / 1e9;
+		uint64_t n = region_len(vb);
+		st = role_copy(vb, DMR_WR_WRITE, n, "loading the initial state", err);
+		if (st == DMR_OK)
+			st = ctl_write(vb, CTL_LOADED, 1, "start barrier: loaded", err);
+		if (st == DMR_OK)
+			fprintf(stderr, "cn %u: loaded the initial state (%llu bytes) into the MN in %.2f s\n",
+				r->cl->cn[r->self].id, (unsigned long long)n, vb_now_ns(vb) / 1e9 - t0);
+	}
+	if (st == DMR_OK)
+		st = ctl_wait_all(vb, CTL_ARRIVE, 1, r->barrier_s, "start barrier", err);
+	if (st == DMR_OK)
+		fprintf(stderr, "cn %u: start barrier passed: all %u CNs arrived\n",
+			r->cl->cn[r->self].id, r->cl->ncn);
+	return st;
+}
+
+/* After the run: done; wait for all; read the final state into the shadow. */
+void dmr_verbs_role_end(vb_t *vb)
+{
+	dmr_err_t *err = &g_role_err;
+	const dmr_verbs_role_t *r = vb->role;
+	dmr_status_t st = DMR_OK;
+	if (!vb->started) { /* this CN posted nothing: it still takes part */
+		vb->start_st = dmr_verbs_role_start(vb);
+		vb->started = 1;
+	}
+	if (vb->start_st != DMR_OK)
+		st = dmr_err_set(err, vb->start_st, "%s", vb->start_err.msg);
+	if (st == DMR_OK && r->run_failed && *r->run_failed) {
+		/* tell the others at once (they stop waiting and name this CN);
+		 * this CN verifies nothing: the engine does not after a failure */
+		dmr_err_t e2;
+		dmr_status_t ws = ctl_write(vb, CTL_DONE + 8 * r->self, CTL_DONE_FAILED,
+					    "end barrier: failed run", &e2);
+		memset(vb->shadow, 0, vb->shadow_len);
+		fprintf(stderr, "cn %u: the run failed: %s\n", r->cl->cn[r->self].id,
+			ws == DMR_OK ? "told the other CNs through the control page"
+				     : "could not tell the other CNs (the MN is unreachable)");
+		return;
+	}
+	if (st == DMR_OK && r->xv_local)
+		st = ctl_write(vb, CTL_XV + 8 * r->self, (uint64_t)*r->xv_local,
+			       "end barrier: committed delta", err);
+	if (st == DMR_OK)
+		st = ctl_write(vb, CTL_DONE + 8 * r->self, 1, "end barrier: done", err);
+	if (st == DMR_OK)
+		st = ctl_wait_all(vb, CTL_DONE, 0, r->end_s, "end barrier", err);
+	if (st == DMR_OK && r->xv_local && r->xv_total && r->xv_summed) {
+		/* RC order: a CN's delta landed before its "done" word */
+		uint32_t n = r->cl->ncn;
+		st =
+		    dmr_verbs_op_wait(vb, vb->ctlw, DMR_WR_READ, vb->cbuf, vb->rctl + CTL_XV, 8 * n,
+				      0, 0, 10000000000ull, "end barrier: committed deltas", err);
+		if (st == DMR_OK) {
+			uint64_t sum = 0; /* two's complement, as the verifier sums */
+			for (uint32_t k = 0; k < n; k++)
+				sum += vb->cbuf[k];
+			*r->xv_total = (int64_t)sum;
+			*r->xv_summed = n;
+			fprintf(stderr, "cn %u: committed delta %lld here, %lld over all %u CNs\n",
+				r->cl->cn[r->self].id, (long long)*r->xv_local, (long long)sum, n);
+		}
+	}
+	if (st == DMR_OK && !r->keep_region)
+		st = role_copy(vb, DMR_WR_READ, region_len(vb), "reading the final state", err);
+	if (st != DMR_OK) {
+		/* never verify a stale image */
+		memset(vb->shadow, 0, vb->shadow_len);
+		g_role_st = st;
+		fprintf(stderr, "cn %u: error: %s (final state not read; not verified)\n",
+			r->cl->cn[r->self].id, err->msg);
+	}
+}
+
+/* ---- MN role: a process that serves its region -------------------------- */
+
+static void names_of(const dmr_verbs_cluster_t *cl, const volatile uint64_t *ctl, uint32_t base,
+		     char *buf, size_t len, uint32_t *n_p)
+{
+	size_t off = 0;
+	uint32_t n = 0;
+	buf[0] = 0;
+	for (uint32_t k = 0; k < cl->ncn; k++)
+		if (!__atomic_load_n(&ctl[(base + 8 * k) / 8], __ATOMIC_ACQUIRE)) {
+			if (off < len)
+				off += (size_t)snprintf(buf + off, len - off, "%sCN %u (%s)",
+							n ? ", " : "", cl->cn[k].id,
+							cl->cn[k].ip[0] ? cl->cn[k].ip : "?");
+			n++;
+		}
+	*n_p = n;
+}
+
+dmr_status_t dmr_verbs_mn_main(const dmr_verbs_role_t *role, dmr_err_t *err)
+{
+	if (!role || !role->cl || role->self >= role->cl->nmn || role->cl->ncn == 0 ||
+	    role->cl->ncn > DMR_VERBS_MAX_NODES)
+		return dmr_err_set(err, DMR_ERR_INVALID, "verbs: MN role: bad role");
+	const dmr_verbs_cluster_t *cl = role->cl;
+	const dmr_verbs_node_t *me = &cl->mn[role->self];
+	if (me->mr_size < 64 || (me->mr_size & 7))
+		return dmr_err_set(err, DMR_ERR_INVALID,
+				   "verbs: MN %u: mr_size %llu must be a multiple of 8, at least 64",
+				   me->id, (unsigned long long)me->mr_size);
+	int region_cb = 0;
+	vb_t *vb = calloc(1, sizeof(*vb));
+	if (!vb)
+		return dmr_err_set(err, DMR_ERR_NOMEM, "verbs: out of memory");
+	vb->be.ops = &dmr_verbs_ops;
+	vb->be.cfg = (dmr_be_config_t){.backend = "verbs", .mns = 1, .cns = cl->ncn, .workers = 1,
+				       .mr_size = me->mr_size, .device = me->devname,
+				       .port = me->ibport, .gid_index = me->gid};
+	vb->port = me->ibport > 0 ? me->ibport : 1;
+	vb->gid_index = -1;
+	vb->mn.stop_fd = -1;
+	vb->retry_cnt = cl->retry_cnt;
+	vb->rnr_retry = cl->rnr_retry;
+	vb->timeout = cl->timeout;
+	atomic_flag_clear(&vb->failed_logged);
+	pthread_mutex_init(&vb->mn.lock, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &vb->t0);
+	dmr_status_t st = dmr_verbs_find_device(vb, me->devname, err);
+	if (st == DMR_OK)
+		st = dmr_verbs_choose_gid(vb, me->gid, me->ip, err);
+	if (st != DMR_OK)
+		goto out;
+	dmr_verbs_clamp_limits(vb);
+	vb->mn.port = cl->port;
+	vb->mn.verbose = 1;
+	vb->peer = vb->addr;
+	vb->peer.sin_port = htons(cl->port);
+	if ((st = dmr_verbs_mn_start(vb, err)) != DMR_OK)
+		goto out;
+	fprintf(stderr,
+		"mn %u: listening on %s:%u (rdma_cm; %s port %d, GID %d, active MTU %u, link "
+		"width/speed %u/%u); region %llu bytes + %u control bytes registered (max_mr_size "
+		"%llu); waiting for %u CNs (start barrier %.0f s)\n",
+		me->id, vb->ip, vb->mn.port, vb->dev, vb->port, vb->gid_index,
+		mtu_bytes(vb->pattr.active_mtu), vb->pattr.active_width, vb->pattr.active_speed,
+		(unsigned long long)me->mr_size, DMR_VERBS_CTL_BYTES,
+		(unsigned long long)vb->dattr.max_mr_size, cl->ncn, role->barrier_s);
+	if (role->mn_region) {
+		region_cb = 1;
+		if ((st = role->mn_region(role->mn_arg, vb->mn.mem, me->mr_size, err)) != DMR_OK)
+			goto out;
+	}
+	const volatile uint64_t *ctl = (const uint64_t *)(void *)((uint8_t *)vb->mn.mem + vb->mn.ctl);
+	uint64_t bdeadline = vb_now_ns(vb) + secs_ns(role->barrier_s + 5);
+	uint8_t seen[DMR_VERBS_MAX_NODES] = {0}, failed[DMR_VERBS_MAX_NODES] = {0};
+	uint32_t nfailed = 0;
+	uint32_t narrived = 0;
+	int all_arrived = 0, loaded = 0, all_done = 0, mn_err_shown = 0;
+	uint64_t done_at = 0;
+	for (;;) {
+		if (role->stop && *role->stop) {
+			st = dmr_err_set(err, DMR_ERR_INTERRUPTED, "mn %u: interrupted by a signal",
+					 me->id);
+			break;
+		}
+		pthread_mutex_lock(&vb->mn.lock);
+		uint32_t nconn = vb->mn.nconn, ndisc = vb->mn.ndisc;
+		if (vb->mn.st != DMR_OK && !mn_err_shown) {
+			mn_err_shown = 1;
+			fprintf(stderr, "mn %u: warning: %s\n", me->id, vb->mn.err.msg);
+		}
+		pthread_mutex_unlock(&vb->mn.lock);
+		uint64_t now = vb_now_ns(vb);
+		for (uint32_t k = 0; k < cl->ncn; k++)
+			if (!seen[k] && __atomic_load_n(&ctl[(CTL_ARRIVE + 8 * k) / 8], __ATOMIC_ACQUIRE)) {
+				seen[k] = 1;
+				narrived++;
+				fprintf(stderr, "mn %u: CN %u arrived (%u/%u), %llu threads\n", me->id,
+					cl->cn[k].id, narrived, cl->ncn,
+					(unsigned long long)ctl[(CTL_ARRIVE + 8 * k) / 8]);
+			}
+		if (!loaded && ctl[CTL_LOADED / 8]) {
+			loaded = 1;
+			fprintf(stderr, "mn %u: CN %u loaded the initial state\n", me->id, cl->cn[0].id);
+		}
+		char miss[512];
+		uint32_t nmiss;
+		if (!all_arrived) {
+			if (narrived == cl->ncn) {
+				all_arrived = 1;
+				fprintf(stderr, "mn %u: start barrier: all %u CNs arrived\n", me->id,
+					cl->ncn);
+			} else if (now >= bdeadline) {
+				names_of(cl, ctl, CTL_ARRIVE, miss, sizeof(miss), &nmiss);
+				st = dmr_err_set(err, DMR_ERR_TIMEOUT,
+						 "mn %u: start barrier: %u of %u CNs did not arrive "
+						 "within %.0f s: %s",
+						 me->id, nmiss, cl->ncn, role->barrier_s + 5, miss);
+				break;
+			}
+		}
+		names_of(cl, ctl, CTL_DONE, miss, sizeof(miss), &nmiss);
+		for (uint32_t k = 0; k < cl->ncn; k++)
+			if (!failed[k] && __atomic_load_n(&ctl[(CTL_DONE + 8 * k) / 8],
+							  __ATOMIC_ACQUIRE) == CTL_DONE_FAILED) {
+				failed[k] = 1;
+				nfailed++;
+				fprintf(stderr, "mn %u: CN %u reported a failed run\n", me->id,
+					cl->cn[k].id);
+			}
+		if (!all_done && nmiss == 0) {
+			all_done = 1;
+			done_at = now;
+			fprintf(stderr, "mn %u: every CN is done; waiting for them to read the final "
+					"state and disconnect\n",
+				me->id);
+		}
+		if (all_done && ndisc >= nconn) {
+			fprintf(stderr, "mn %u: all %u connections closed; exiting\n", me->id, nconn);
+			st = nfailed ? dmr_err_set(err, DMR_ERR_REMOTE,
+						   "mn %u: %u of %u CNs reported a failed run", me->id,
+						   nfailed, cl->ncn)
+				     : DMR_OK;
+			break;
+		}
+		if (all_done && now - done_at > secs_ns(role->end_s)) {
+			fprintf(stderr, "mn %u: warning: %u of %u connections still open %.0f s after "
+					"the end; exiting\n",
+				me->id, nconn - ndisc, nconn, role->end_s);
+			st = DMR_OK;
+			break;
+		}
+		if (all_arrived && !all_done && nconn > 0 && ndisc >= nconn) {
+			st = dmr_err_set(err, DMR_ERR_REMOTE,
+					 "mn %u: every CN connection closed before the run ended; not "
+					 "done: %s",
+					 me->id, miss);
+			break;
+		}
+		struct timespec ts = {0, 20000000};
+		nanosleep(&ts, NULL);
+	}
+out:
+	if (region_cb && role->mn_region_end)
+		role->mn_region_end(role->mn_arg);
+	dmr_verbs_close(&vb->be);
+	return st;
+}
