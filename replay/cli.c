@@ -122,10 +122,11 @@ static dmr_status_t run_opt(int ch, const char *name, const char *arg, run_args_
 		st = dmr_opt_u64(name, arg, 0, UINT64_MAX, DMR_OPT_SIZE, &o->mr_size, err);
 		break;
 	case 'd':
-		st = dmr_opt_double(name, arg, 0, HUGE_VAL, DMR_OPT_SECONDS, &o->duration_s, err);
+		st = dmr_opt_double(name, arg, -HUGE_VAL, HUGE_VAL, DMR_OPT_SECONDS, &o->duration_s,
+				    err);
 		if (st == DMR_OK && !(o->duration_s > 0))
-			st = dmr_err_set(err, DMR_ERR_PARSE, "option --duration: must be > 0 (omit "
-							     "it for no limit)");
+			st = dmr_err_set(err, DMR_ERR_PARSE, "option --duration: %s: must be > 0 "
+							     "(omit it for no limit)", arg);
 		break;
 	case 'B':
 		st = dmr_opt_double(name, arg, 0, HUGE_VAL, 0, &o->backoff_us, err);

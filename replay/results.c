@@ -6,10 +6,10 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "../core/base/fs.h"
 #include "../core/base/timeps.h"
@@ -200,9 +200,6 @@ dmr_status_t dmr_results_write(const char *dir, int final, const dmr_replay_resu
 void dmr_replay_print(const dmr_replay_result_t *r, void *file)
 {
 	FILE *f = file;
-	uint64_t aborts = 0;
-	for (int i = 0; i < DMR_ABORT_NCAUSES; i++)
-		aborts += r->st.aborts[i];
 	fprintf(f, "dmreplay: %s %s, loop %s, on %s/%s, %u CNs x %u threads x %u coros, seed %llu%s\n",
 		r->workload, r->regime, r->loop, r->backend, r->profile, r->cns, r->threads, r->coros,
 		(unsigned long long)r->seed, r->partial ? "  [PARTIAL]" : "");

@@ -19,7 +19,6 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "../core/base/status.h"
 #include "../core/txn.h"
 
 typedef struct dmr_ts_row {
