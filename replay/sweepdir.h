@@ -7,6 +7,7 @@
  *    are read back by the same splitter the report uses;
  *  - the directory of a (cell, rep): DIR/cells/D-rR/ with D =
  *    dmr_sweep_cell_dirname(cell).
+ * replay/roles/combine.c reads a CN's summary.csv with the same splitter.
  * The functions keep the names their first callers gave them (tests call
  * them). Depends on nothing of ours.
  */

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report_int.h"
+#include "report_impl.h"
 
 void dmr_report_cfg_default(dmr_report_cfg_t *cfg)
 {

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report_int.h"
+#include "report_impl.h"
 
 void dmr_report_csv_free(dmr_report_csv_t *csv)
 {

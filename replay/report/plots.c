@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "../sweepdir.h"
-#include "report_int.h"
+#include "report_impl.h"
 
 static int run_gnuplot(const char *script, const char *log)
 {

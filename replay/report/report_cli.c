@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "../../core/base/opt.h"
-#include "report_int.h"
+#include "report_impl.h"
 
 static void report_usage(FILE *f)
 {

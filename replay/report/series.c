@@ -12,7 +12,7 @@
 #include <gsl/gsl_statistics_double.h>
 
 #include "../sweepdir.h"
-#include "report_int.h"
+#include "report_impl.h"
 
 void dmr_report_ts_free(tseries_t *ts)
 {

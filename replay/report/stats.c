@@ -11,7 +11,7 @@
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
 
-#include "report_int.h"
+#include "report_impl.h"
 
 double dmr_report_median(const double *x, size_t n)
 {

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "../../core/base/fs.h"
-#include "report_int.h"
+#include "report_impl.h"
 
 static void fmt_val(const char *metric, double x, char *out, size_t len)
 {

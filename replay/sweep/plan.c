@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "../sweepdir.h"
-#include "sweep_int.h"
+#include "sweep_impl.h"
 
 /* ---- plan --------------------------------------------------------------- */
 

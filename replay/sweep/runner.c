@@ -21,7 +21,7 @@
 #include "../../core/base/fs.h"
 #include "../../core/base/sig.h"
 #include "../../core/base/timeps.h"
-#include "sweep_int.h"
+#include "sweep_impl.h"
 
 /* SIGHUP as a stop request too (a sweep outlives its terminal only under
  * nohup): the same flag as SIGINT and SIGTERM (core/base/sig.h). */
@@ -40,6 +40,19 @@ void dmr_sweep_signals_install(void)
 	sigaction(SIGHUP, &sa, NULL);
 }
 
+/* In a child of the sweep (parent: the sweep's pid before fork): deathsig
+ * when the sweep dies, and SIGINT, SIGTERM, SIGHUP at their defaults (the
+ * sweep forwards a stop itself). Exits 127 when the sweep is gone already. */
+static void child_init(pid_t parent, int deathsig)
+{
+	prctl(PR_SET_PDEATHSIG, deathsig);
+	if (getppid() != parent)
+		_exit(127);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
+}
+
 /* Run argv with stdout+stderr to log; forward a stop signal to the child
  * once. Returns the exit status, 128+signal, or -1 when it did not start. */
 static int spawn_wait(char **argv, const char *log)
@@ -49,12 +62,7 @@ static int spawn_wait(char **argv, const char *log)
 	if (pid < 0)
 		return -1;
 	if (pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() != parent)
-			_exit(127);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		signal(SIGHUP, SIG_DFL);
+		child_init(parent, SIGKILL);
 		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 		int nul = open("/dev/null", O_RDONLY);
 		if (fd < 0 || nul < 0)
@@ -375,12 +383,7 @@ int dmr_sweep_run_parallel(dmr_sweep_ctx_t *c, dmr_sweep_plan_t *p, unsigned job
 	pid_t parent = getpid();
 	pid_t pid = fork();
 	if (pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGTERM);
-		if (getppid() != parent)
-			_exit(127);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		signal(SIGHUP, SIG_DFL);
+		child_init(parent, SIGTERM);
 		close(pfd[0]);
 		dup2(pfd[1], 1);
 		close(pfd[1]);

@@ -13,7 +13,7 @@
 
 #include "../../core/base/opt.h"
 #include "../../traces/workload.h"
-#include "sweep_int.h"
+#include "sweep_impl.h"
 
 /* ---- value types and the tables of known keys --------------------------- */
 

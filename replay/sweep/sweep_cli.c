@@ -18,7 +18,7 @@
 #include "../../core/base/opt.h"
 #include "../../core/base/sig.h"
 #include "../../core/base/timeps.h"
-#include "sweep_int.h"
+#include "sweep_impl.h"
 
 static void sweep_usage(FILE *f)
 {

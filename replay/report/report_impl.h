@@ -1,5 +1,5 @@
 /*
- * replay/report/report_int.h - what the files of `dmreplay report` share
+ * replay/report/report_impl.h - what the files of `dmreplay report` share
  * among themselves (not for other modules: their contract is
  * replay/report.h).
  *
@@ -14,8 +14,8 @@
  * The report is computed once (dmr_report_compute) and only read after:
  * every output function takes a const dmr_report_t.
  */
-#ifndef DMR_REPORT_INT_H
-#define DMR_REPORT_INT_H
+#ifndef DMR_REPORT_IMPL_H
+#define DMR_REPORT_IMPL_H
 
 #include <limits.h>
 #include <stddef.h>
@@ -112,4 +112,4 @@ int dmr_report_plot_metric(const dmr_report_t *r, size_t m, const char *pdir, co
 int dmr_report_plot_timeseries(const dmr_report_t *r, const rcell_t *c, const char *pdir,
 			       const char *log);
 
-#endif /* DMR_REPORT_INT_H */
+#endif /* DMR_REPORT_IMPL_H */

@@ -1,5 +1,5 @@
 /*
- * replay/sweep/sweep_int.h - what the files of `dmreplay sweep` share among
+ * replay/sweep/sweep_impl.h - what the files of `dmreplay sweep` share among
  * themselves (not for other modules: their contract is replay/sweep.h).
  *
  *   spec.c       the spec: value types, known keys, JSON -> dmr_sweep_spec_t
@@ -14,8 +14,8 @@
  * Stops: SIGINT, SIGTERM and SIGHUP set the core/base/sig.h flag
  * (dmr_sweep_signals_install); every loop checks dmr_sig_caught().
  */
-#ifndef DMR_SWEEP_INT_H
-#define DMR_SWEEP_INT_H
+#ifndef DMR_SWEEP_IMPL_H
+#define DMR_SWEEP_IMPL_H
 
 #include <limits.h>
 #include <stddef.h>
@@ -75,4 +75,4 @@ int dmr_sweep_run_parallel(dmr_sweep_ctx_t *c, dmr_sweep_plan_t *p, unsigned job
 /* The progress line on a tty (final: end it with a newline). */
 void dmr_sweep_progress(dmr_sweep_ctx_t *c, const char *current, int final);
 
-#endif /* DMR_SWEEP_INT_H */
+#endif /* DMR_SWEEP_IMPL_H */
