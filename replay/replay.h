@@ -91,9 +91,6 @@ typedef struct dmr_replay_result {
  */
 dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res, dmr_err_t *err);
 
-/* Print the human summary. */
-void dmr_replay_print(const dmr_replay_result_t *r, void *file);
-
 /* CLI entry: `dmreplay run ...`; returns exit status. */
 int dmr_replay_main(int argc, char **argv);
 

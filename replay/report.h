@@ -33,14 +33,11 @@
 #include <stdint.h>
 
 #include "../core/base/status.h"
+#include "sweepdir.h"
 
 /* ---- CSV ---------------------------------------------------------------- */
 
-/* Split one CSV line in place (no trailing newline) into at most max fields;
- * double-quoted fields may hold commas ("" is a quote). Returns the number
- * of fields found (which may exceed max: the extra ones are not stored), or
- * -1 for an unterminated quote. */
-int dmr_report_csv_split(char *line, char **fields, int max);
+/* dmr_report_csv_split (one line into fields): replay/sweepdir.h. */
 
 typedef struct dmr_report_csv {
 	size_t ncols, nrows;

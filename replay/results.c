@@ -1,13 +1,18 @@
+/*
+ * replay/results.c - result files, the human summary and the exit status of
+ * a run (results.h).
+ */
 #include "results.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <unistd.h>
+#include <limits.h>
 #include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/base/fs.h"
+#include "../core/base/timeps.h"
 #include "replay.h"
 
 void dmr_ts_init(dmr_ts_t *ts, uint64_t window_ps)
@@ -86,55 +91,37 @@ const char *dmr_results_header(void)
 
 int dmr_results_mkdir_p(const char *dir)
 {
-	char buf[1024];
-	snprintf(buf, sizeof(buf), "%s", dir);
-	for (char *p = buf + 1; *p; p++) {
-		if (*p == '/') {
-			*p = 0;
-			if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-				return -1;
-			*p = '/';
-		}
-	}
-	if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-		return -1;
+	dmr_err_t err;
+	if (dmr_mkdir_p(dir, DMR_FS_PROBE, &err) == DMR_OK)
+		return 0;
+	/* errno is the failing call's, except where the path is not a
+	 * directory (dmr_mkdir_p says so in its message only) */
+	int e = errno ? errno : EIO;
 	struct stat sb;
-	if (stat(buf, &sb) != 0)
-		return -1;
-	if (!S_ISDIR(sb.st_mode)) {
-		errno = ENOTDIR;
-		return -1;
-	}
-	/* writable? (a run must not find out only when it writes its results) */
-	char probe[1100];
-	snprintf(probe, sizeof(probe), "%s/.dmr-probe.%ld", buf, (long)getpid());
-	int fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return -1;
-	close(fd);
-	unlink(probe);
-	return 0;
+	if (stat(dir, &sb) == 0 && !S_ISDIR(sb.st_mode))
+		e = ENOTDIR;
+	errno = e;
+	return -1;
 }
 
 dmr_status_t dmr_results_write_file(const char *dir, const char *name,
 				    int (*fill)(FILE *, const void *), const void *arg,
 				    dmr_err_t *err)
 {
-	char tmp[1200], path[1200];
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", dir, name);
-	FILE *f = fopen(tmp, "w");
-	if (!f)
-		return dmr_err_set(err, DMR_ERR_IO, "%s: %s", tmp, strerror(errno));
-	int bad = fill(f, arg) < 0;
-	bad |= fflush(f) != 0;
-	bad |= fclose(f) != 0;
-	if (bad || rename(tmp, path) != 0) {
-		int e = errno;
-		remove(tmp);
+	char path[PATH_MAX];
+	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path))
+		return dmr_err_set(err, DMR_ERR_IO, "%s/%s: path too long", dir, name);
+	dmr_afile_t a;
+	dmr_status_t st = dmr_afile_open(&a, path, err);
+	if (st != DMR_OK)
+		return st;
+	errno = 0;
+	if (fill(a.f, arg) < 0) {
+		int e = errno ? errno : EIO;
+		dmr_afile_abort(&a);
 		return dmr_err_set(err, DMR_ERR_IO, "%s: write failed: %s", path, strerror(e));
 	}
-	return DMR_OK;
+	return dmr_afile_commit(&a, err);
 }
 
 struct sum_arg {
@@ -165,7 +152,7 @@ static int fill_summary(FILE *f, const void *a)
 		       r->p999_us, r->verified, r->sim_time_s, r->wall_s, r->loop_wall_s, r->trace_wall_s, r->status,
 		       (unsigned long long)r->footprint, (unsigned long long)r->st.skipped_ops,
 		       r->mtu, r->retries_limit, r->backoff_us, r->duration_s, r->loop_cfg.ai_step,
-		       r->loop_cfg.md_factor, r->loop_cfg.window_ps / 1e9, r->loop_cfg.threshold,
+		       r->loop_cfg.md_factor, dmr_ps_to_ms(r->loop_cfg.window_ps), r->loop_cfg.threshold,
 		       r->profile_path[0] ? r->profile_path : "-", sa->trace,
 		       (unsigned long long)r->st.cas_replayed);
 }
@@ -208,4 +195,71 @@ dmr_status_t dmr_results_write(const char *dir, int final, const dmr_replay_resu
 		remove(p);
 	}
 	return st;
+}
+
+void dmr_replay_print(const dmr_replay_result_t *r, void *file)
+{
+	FILE *f = file;
+	fprintf(f, "dmreplay: %s %s, loop %s, on %s/%s, %u CNs x %u threads x %u coros, seed %llu%s\n",
+		r->workload, r->regime, r->loop, r->backend, r->profile, r->cns, r->threads, r->coros,
+		(unsigned long long)r->seed, r->partial ? "  [PARTIAL]" : "");
+	fprintf(f, "  transactions   %llu dispatched, %llu tried, %llu committed, %llu gave up, %llu retries\n",
+		(unsigned long long)r->txns, (unsigned long long)r->st.tried,
+		(unsigned long long)r->st.committed, (unsigned long long)r->st.gave_up,
+		(unsigned long long)r->st.retries);
+	int sim = strcmp(r->backend, "sim") == 0;
+	fprintf(f, "  throughput     tried %.1f K txn/s, committed %.1f K txn/s (over %.6f s %s)\n",
+		r->tried_tps / 1e3, r->committed_tps / 1e3, r->sim_time_s,
+		sim ? "simulated" : "of wall time");
+	fprintf(f, "  aborts         %.2f %% of attempts:", 100 * r->abort_rate);
+	for (int i = 0; i < DMR_ABORT_NCAUSES; i++)
+		fprintf(f, " %s %llu", dmr_abort_cause_name(i), (unsigned long long)r->st.aborts[i]);
+	fprintf(f, "\n");
+	if (r->loop_cfg.loops && dmr_ps_from_s(r->sim_time_s) < r->loop_cfg.window_ps)
+		fprintf(f, "  note           the run lasted %.3f ms, less than one loop window (%.3f ms): "
+			   "loop %s never acted (--loop-window-ms)\n",
+			r->sim_time_s * 1e3, dmr_ps_to_ms(r->loop_cfg.window_ps), r->loop);
+	fprintf(f, "  per commit     %.2f atomics, %.2f READs\n", r->atomics_per_commit,
+		r->reads_per_commit);
+	fprintf(f, "  latency        p50 %.2f us, p99 %.2f us, p99.9 %.2f us\n", r->p50_us, r->p99_us,
+		r->p999_us);
+	if (r->partial)
+		fprintf(f, "  verification   not run (the run did not complete)\n");
+	else if (r->verified < 0)
+		fprintf(f, "  verification   n/a (%s)\n", r->verify.summary);
+	else
+		fprintf(f, "  verification   %s (%s)%s%s\n", r->verified ? "PASSED" : "FAILED",
+			r->verify.summary[0] ? r->verify.summary : "-", r->verified ? "" : ": ",
+			r->verified ? "" : r->verify.first_failure);
+	double simw = r->loop_wall_s - r->trace_wall_s;
+	if (!sim) {
+		fprintf(f, "  backend        %llu verbs (%llu READ, %llu WRITE, %llu CAS, %llu FAA), %llu doorbells\n",
+			(unsigned long long)r->be.verbs, (unsigned long long)r->be.reads,
+			(unsigned long long)r->be.writes, (unsigned long long)r->be.cas,
+			(unsigned long long)r->be.faa, (unsigned long long)r->be.doorbells);
+		if (r->st.cas_replayed)
+			fprintf(f, "  replayed CAS   %llu lock CASes came back with their own tag (executed "
+				"twice by the responder; the lock was ours: docs/SOFTROCE-VM.md)\n",
+				(unsigned long long)r->st.cas_replayed);
+		return;
+	}
+	fprintf(f, "  simulator      %llu verbs, %llu events in %.2f s wall (+ %.2f s reading the trace, %.2f s total)\n",
+		(unsigned long long)r->be.verbs, (unsigned long long)r->be.events, simw,
+		r->trace_wall_s, r->wall_s);
+	fprintf(f, "                 %.2f M simulated verbs per wall-second (%.2f M with trace reading), %.2f wall-s per simulated s\n",
+		simw > 0 ? r->be.verbs / simw / 1e6 : 0,
+		r->loop_wall_s > 0 ? r->be.verbs / r->loop_wall_s / 1e6 : 0,
+		r->sim_time_s > 0 ? r->loop_wall_s / r->sim_time_s : 0);
+}
+
+int dmr_results_exit_status(dmr_status_t st)
+{
+	if (st == DMR_OK)
+		return 0;
+	if (st == DMR_ERR_PARSE || st == DMR_ERR_IO || st == DMR_ERR_RANGE ||
+	    st == DMR_ERR_INVALID || st == DMR_ERR_NODEV)
+		return 2;
+	if (st == DMR_ERR_INTERRUPTED)
+		return 130;
+	return 1;
 }

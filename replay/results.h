@@ -1,12 +1,17 @@
 /*
- * replay/results.h - time series and result files of a run.
+ * replay/results.h - what a run leaves behind: its time series and result
+ * files, the human summary on stdout, its exit status.
  *
  * summary.csv: a header line and one row per run (columns in
- * dmr_results_columns). timeseries.csv: one row per window of run time:
+ * dmr_results_header). timeseries.csv: one row per window of run time:
  * window start (s), tried, committed, aborts, gave_up in that window.
- * Files are written to NAME.tmp and renamed into place, so a reader never
- * sees half a file and a failed run never overwrites a finished one: a
- * partial or failed run writes summary.partial.csv instead.
+ * Files are written to a temp file with a per-process name and renamed into
+ * place (core/base/fs.h), so a reader never sees half a file and a failed
+ * run never overwrites a finished one: a partial or failed run writes
+ * summary.partial.csv instead.
+ *
+ * Below the command lines that use it (replay/cli.c, replay/roles/,
+ * replay/kv.c): it depends on replay.h's result type and core/ only.
  */
 #ifndef DMR_RESULTS_H
 #define DMR_RESULTS_H
@@ -54,14 +59,17 @@ void dmr_ts_finish(dmr_ts_t *ts, uint64_t end_ps, const dmr_txn_stats_t *st);
 const char *dmr_results_header(void);
 
 /* Create dir and its parents and check that a file can be created in it
- * (a probe file is created and removed); -1 with errno set on failure
- * (ENOTDIR when the path exists and is not a directory; EACCES, EROFS, ...
- * when it is not writable). */
+ * (dmr_mkdir_p with DMR_FS_PROBE, core/base/fs.h); -1 with errno set on
+ * failure (ENOTDIR when the path exists and is not a directory; EACCES,
+ * EROFS, ... when it is not writable). For callers that print
+ * strerror(errno); new code calls dmr_mkdir_p and prints its message. */
 int dmr_results_mkdir_p(const char *dir);
 
-/* Write dir/name atomically: fill() writes to dir/.name.tmp, which is renamed
- * into place only when every write, the flush and the close succeeded; else
- * the temp file is removed and DMR_ERR_IO names the path. */
+/* Write dir/name atomically (dmr_afile_*, core/base/fs.h): fill() writes to
+ * a temp file in dir (returns < 0 on a write error), which is renamed into
+ * place only when every write, the flush and the close succeeded; else the
+ * temp file is removed, dir/name is left as it was and DMR_ERR_IO names the
+ * path. */
 dmr_status_t dmr_results_write_file(const char *dir, const char *name,
 				    int (*fill)(FILE *, const void *), const void *arg,
 				    dmr_err_t *err);
@@ -71,5 +79,16 @@ struct dmr_replay_result;
  * summary.partial.csv). DMR_ERR_IO with the path named. */
 dmr_status_t dmr_results_write(const char *dir, int final, const struct dmr_replay_result *r,
 			       const char *trace, const dmr_ts_t *ts, dmr_err_t *err);
+
+/* Print the human summary of a run (`dmreplay run`, `dmreplay cn`) to file
+ * (a FILE *): the shape, counts, throughput, aborts by cause, latency,
+ * verification, and the backend's or simulator's figures. */
+void dmr_replay_print(const struct dmr_replay_result *r, void *file);
+
+/* The exit status of a command whose run ended with st: 0 (DMR_OK); 2 for
+ * bad input (DMR_ERR_PARSE, _IO, _RANGE, _INVALID, _NODEV: a file, option,
+ * device, port or GID); 130 (DMR_ERR_INTERRUPTED: SIGINT/SIGTERM); else 1
+ * (a failed run, including DMR_ERR_VERIFY). */
+int dmr_results_exit_status(dmr_status_t st);
 
 #endif

@@ -1,11 +1,14 @@
 /*
  * replay/roles.h - the MN and CN roles as processes (issue #3 item 2;
- * docs/ROLES.md): the cluster config parser and `dmreplay mn` / `dmreplay cn`.
+ * docs/ROLES.md): the cluster config (parse, load, write), `dmreplay mn` /
+ * `dmreplay cn`, and the launcher of `dmreplay run --procs` with its child
+ * processes. Implemented in replay/roles/ (roles_impl.h maps the files).
  */
 #ifndef DMR_ROLES_H
 #define DMR_ROLES_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "../backends/verbs/verbs.h"
 #include "../core/base/status.h"
@@ -29,6 +32,19 @@ dmr_status_t dmr_cluster_parse(const char *text, const char *name, dmr_verbs_clu
 /* Read and parse a file (DMR_ERR_IO when it cannot be read). */
 dmr_status_t dmr_cluster_load(const char *path, dmr_verbs_cluster_t *cl, char *note,
 			      size_t notelen, dmr_err_t *err);
+
+/*
+ * Write the cluster config of one host to path, in the "mn"/"cn" shape
+ * dmr_cluster_parse reads: MN 0 with mr_size bytes (64..2^48, a multiple of
+ * 8) and CNs 0..ncn-1 (1..DMR_VERBS_MAX_NODES), all on vi's ip, device,
+ * port and GID index (as dmr_verbs_probe fills them); "port" (rdma_cm) =
+ * port; retry_cnt 6 (not 7: rxe retries forever with 7, docs/ROLES.md "A
+ * dead MN"), rnr_retry 7, timeout 14. JSON through jansson (strings
+ * escaped), written atomically (core/base/fs.h): a reader sees the old file
+ * or the new one. DMR_ERR_INVALID (ncn), DMR_ERR_IO (path named).
+ */
+dmr_status_t dmr_cluster_write_host(const char *path, const dmr_verbs_info_t *vi, uint32_t ncn,
+				    uint64_t mr_size, uint16_t port, dmr_err_t *err);
 
 /* CLI entries: argv[0] is "mn" / "cn". Exit status: 0 ok, 1 failed run,
  * 2 bad input, 130 interrupted. */

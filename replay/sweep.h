@@ -44,6 +44,7 @@
 #include <stdint.h>
 
 #include "../core/base/status.h"
+#include "sweepdir.h"
 
 #define DMR_SWEEP_MAX_AXES 16
 #define DMR_SWEEP_MAX_OPTS 32
@@ -122,9 +123,7 @@ void dmr_sweep_plan_free(dmr_sweep_plan_t *plan);
 dmr_status_t dmr_sweep_plan_resume(dmr_sweep_plan_t *plan, const char *summary_path, int repair,
 				   dmr_err_t *err);
 
-/* Directory name of a cell (characters outside [A-Za-z0-9._=+-] become
- * '_', ';' becomes '+'), at most out_len-1 chars. */
-void dmr_sweep_cell_dirname(const char *cell, char *out, size_t out_len);
+/* dmr_sweep_cell_dirname (a cell's directory name): replay/sweepdir.h. */
 
 /* Argument vectors (NULL-terminated, malloc'd; free with
  * dmr_sweep_argv_free) for the job's generator and run, with exe as

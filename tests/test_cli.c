@@ -785,7 +785,7 @@ START_TEST(test_launcher_config_checks)
 	/* cn option errors name the command */
 	r = dmr("cn", "--config", cfg, "--id", "0", "--trace", base, "--threads", "abc", NULL);
 	ck_assert_int_eq(r.status, 2);
-	ck_assert_msg(strncmp(r.err, "dmreplay cn: option --threads 'abc'", 35) == 0, "%s", r.err);
+	ck_assert_msg(strncmp(r.err, "dmreplay cn: option --threads: 'abc'", 36) == 0, "%s", r.err);
 	run_free(&r);
 	r = dmr("mn", "--config", cfg, "--bogus", NULL);
 	ck_assert_int_eq(r.status, 2);

@@ -1,0 +1,464 @@
+/*
+ * replay/report/cells.c - a report computed: SUMMARY's rows grouped into
+ * cells, the metrics read, the baseline resolved, the cells ordered, every
+ * interval bootstrapped (contract in replay/report.h).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report_impl.h"
+
+void dmr_report_cfg_default(dmr_report_cfg_t *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->resamples = 1000;
+	cfg->seed = 1;
+	cfg->plots = 1;
+}
+
+static uint64_t fnv64(uint64_t h, const char *s)
+{
+	if (!h)
+		h = 1469598103934665603ull;
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= 1099511628211ull;
+	}
+	return h;
+}
+
+const char *dmr_report_cell_get(const dmr_report_t *r, const rcell_t *c, const char *key)
+{
+	for (size_t i = 0; i < c->nkv; i++)
+		if (strcmp(c->k[i], key) == 0)
+			return c->v[i];
+	int col = dmr_report_csv_col(&r->csv, key);
+	if (col >= 0 && c->nrows)
+		return r->csv.rows[c->rows[0]][col];
+	return NULL;
+}
+
+/* split "k=v;k=v" (sep ';') or "k=v,k=v" (sep ',') into pairs in buf */
+static int parse_kv(char *buf, char sep, char **k, char **v, size_t *n_p)
+{
+	size_t n = 0;
+	char *p = buf;
+	while (p && *p) {
+		char *next = strchr(p, sep);
+		if (next)
+			*next++ = '\0';
+		char *eq = strchr(p, '=');
+		if (!eq || eq == p || n >= DMR_REPORT_MAX_KV)
+			return -1;
+		*eq = '\0';
+		k[n] = p;
+		v[n] = eq + 1;
+		n++;
+		p = next;
+	}
+	*n_p = n;
+	return 0;
+}
+
+void dmr_report_free(dmr_report_t *r)
+{
+	if (!r)
+		return;
+	for (size_t i = 0; i < r->ncells; i++) {
+		rcell_t *c = &r->cells[i];
+		free(c->name);
+		free(c->kvbuf);
+		free(c->rows);
+		if (c->vals)
+			for (size_t m = 0; m < r->nmetrics; m++)
+				free(c->vals[m]);
+		free(c->vals);
+		free(c->ci);
+		free(c->ratio);
+	}
+	free(r->cells);
+	free(r->ord);
+	free(r->mbuf);
+	free(r->bbuf);
+	dmr_report_csv_free(&r->csv);
+	free(r);
+}
+
+size_t dmr_report_ncells(const dmr_report_t *r)
+{
+	return r->ncells;
+}
+
+const char *dmr_report_cell_name(const dmr_report_t *r, size_t i)
+{
+	return i < r->ncells ? r->cells[i].name : NULL;
+}
+
+int dmr_report_cell_stat(const dmr_report_t *r, size_t i, const char *metric, dmr_report_ci_t *ci_p,
+			 dmr_report_ci_t *ratio_p, int *has_ratio_p)
+{
+	if (i >= r->ncells)
+		return -1;
+	for (size_t m = 0; m < r->nmetrics; m++)
+		if (strcmp(r->metrics[m], metric) == 0) {
+			if (ci_p)
+				*ci_p = r->cells[i].ci[m];
+			if (ratio_p)
+				*ratio_p = r->cells[i].ratio[m];
+			if (has_ratio_p)
+				*has_ratio_p = r->cells[i].base >= 0;
+			return 0;
+		}
+	return -1;
+}
+
+/* The cell name of a row without a cell column. */
+static void synth_cell(const dmr_report_t *r, size_t row, char *out, size_t len)
+{
+	static const char *keys[] = {"workload", "regime",  "backend", "profile",
+				     "cns",	 "threads", "coros",   "loop"};
+	size_t o = 0;
+	out[0] = '\0';
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		int col = dmr_report_csv_col(&r->csv, keys[i]);
+		if (col < 0)
+			continue;
+		o += (size_t)snprintf(out + o, len - o, "%s%s=%s", o ? ";" : "", keys[i],
+				      r->csv.rows[row][col]);
+		if (o >= len)
+			return;
+	}
+	if (!out[0])
+		snprintf(out, len, "all");
+}
+
+static dmr_status_t group_cells(dmr_report_t *r, dmr_err_t *err)
+{
+	const dmr_report_csv_t *csv = &r->csv;
+	r->cells = calloc(csv->nrows, sizeof(*r->cells));
+	if (!r->cells)
+		return dmr_err_set(err, DMR_ERR_NOMEM, "out of memory");
+	for (size_t i = 0; i < csv->nrows; i++) {
+		char nm[1024];
+		if (r->cell_col >= 0)
+			snprintf(nm, sizeof(nm), "%s", csv->rows[i][r->cell_col]);
+		else
+			synth_cell(r, i, nm, sizeof(nm));
+		size_t c;
+		for (c = 0; c < r->ncells; c++)
+			if (strcmp(r->cells[c].name, nm) == 0)
+				break;
+		rcell_t *cell = &r->cells[c];
+		if (c == r->ncells) {
+			r->ncells++;
+			cell->name = strdup(nm);
+			cell->kvbuf = strdup(nm);
+			cell->rows = calloc(csv->nrows, sizeof(size_t));
+			cell->base = -1;
+			if (!cell->name || !cell->kvbuf || !cell->rows)
+				return dmr_err_set(err, DMR_ERR_NOMEM, "out of memory");
+			if (strchr(nm, '=') &&
+			    parse_kv(cell->kvbuf, ';', cell->k, cell->v, &cell->nkv))
+				return dmr_err_set(err, DMR_ERR_PARSE,
+						   "%s:%zu: field 'cell': '%s' is not "
+						   "'axis=value;axis=value'",
+						   r->cfg.summary, csv->line[i], nm);
+		}
+		cell->rows[cell->nrows++] = i;
+	}
+	return DMR_OK;
+}
+
+static dmr_status_t load_metrics(dmr_report_t *r, dmr_err_t *err)
+{
+	r->mbuf = strdup(r->cfg.metrics);
+	if (!r->mbuf)
+		return dmr_err_set(err, DMR_ERR_NOMEM, "out of memory");
+	for (char *p = strtok(r->mbuf, ","); p; p = strtok(NULL, ",")) {
+		if (r->nmetrics >= 32)
+			return dmr_err_set(err, DMR_ERR_PARSE, "--metrics: more than 32");
+		int col = dmr_report_csv_col(&r->csv, p);
+		if (col < 0)
+			return dmr_err_set(err, DMR_ERR_PARSE, "--metrics: %s has no column '%s'",
+					   r->cfg.summary, p);
+		r->metrics[r->nmetrics] = p;
+		r->mcol[r->nmetrics++] = col;
+	}
+	if (!r->nmetrics)
+		return dmr_err_set(err, DMR_ERR_PARSE, "--metrics: empty");
+	for (size_t c = 0; c < r->ncells; c++) {
+		rcell_t *cell = &r->cells[c];
+		cell->vals = calloc(r->nmetrics, sizeof(double *));
+		cell->ci = calloc(r->nmetrics, sizeof(*cell->ci));
+		cell->ratio = calloc(r->nmetrics, sizeof(*cell->ratio));
+		if (!cell->vals || !cell->ci || !cell->ratio)
+			return dmr_err_set(err, DMR_ERR_NOMEM, "out of memory");
+		for (size_t m = 0; m < r->nmetrics; m++) {
+			cell->vals[m] = calloc(cell->nrows, sizeof(double));
+			if (!cell->vals[m])
+				return dmr_err_set(err, DMR_ERR_NOMEM, "out of memory");
+			for (size_t i = 0; i < cell->nrows; i++) {
+				size_t row = cell->rows[i];
+				const char *s = r->csv.rows[row][r->mcol[m]];
+				char *end;
+				errno = 0;
+				double x = strtod(s, &end);
+				if (!*s || *end || errno || !isfinite(x))
+					return dmr_err_set(
+					    err, DMR_ERR_PARSE,
+					    "%s:%zu: field '%s': '%s' is not a number",
+					    r->cfg.summary, r->csv.line[row], r->metrics[m], s);
+				cell->vals[m][i] = x;
+			}
+		}
+	}
+	return DMR_OK;
+}
+
+static int cell_is_base(const dmr_report_t *r, const rcell_t *c)
+{
+	for (size_t i = 0; i < r->nbase; i++) {
+		const char *v = dmr_report_cell_get(r, c, r->bk[i]);
+		if (!v || strcmp(v, r->bv[i]) != 0)
+			return 0;
+	}
+	return 1;
+}
+
+static const char *base_value(const dmr_report_t *r, const char *key)
+{
+	for (size_t i = 0; i < r->nbase; i++)
+		if (strcmp(r->bk[i], key) == 0)
+			return r->bv[i];
+	return NULL;
+}
+
+/* Does baseline cell b have c's axes with the baseline's values? */
+static int base_matches(const dmr_report_t *r, const rcell_t *c, const rcell_t *b)
+{
+	const rcell_t *two[2] = {c, b};
+	for (int w = 0; w < 2; w++)
+		for (size_t i = 0; i < two[w]->nkv; i++) {
+			const char *key = two[w]->k[i];
+			const char *want = base_value(r, key);
+			if (!want)
+				want = dmr_report_cell_get(r, c, key);
+			const char *got = dmr_report_cell_get(r, b, key);
+			if (!want || !got || strcmp(want, got) != 0)
+				return 0;
+		}
+	return 1;
+}
+
+static dmr_status_t resolve_baseline(dmr_report_t *r, dmr_err_t *err)
+{
+	const char *spec = r->cfg.baseline;
+	int given = spec != NULL;
+	if (!spec) {
+		int any = 0;
+		for (size_t c = 0; c < r->ncells && !any; c++)
+			any = dmr_report_cell_get(r, &r->cells[c], "loop") != NULL;
+		if (!any)
+			return DMR_OK;
+		spec = "loop=none";
+	}
+	if (!*spec || strcmp(spec, "none") == 0 || strcmp(spec, "-") == 0)
+		return DMR_OK; /* --baseline '' : no ratios */
+	r->bbuf = strdup(spec);
+	if (!r->bbuf)
+		return dmr_err_set(err, DMR_ERR_NOMEM, "out of memory");
+	if (parse_kv(r->bbuf, ',', r->bk, r->bv, &r->nbase) || r->nbase == 0)
+		return dmr_err_set(err, DMR_ERR_PARSE,
+				   "--baseline '%s': expected axis=value[,axis=value...]", spec);
+	size_t nb = 0;
+	for (size_t c = 0; c < r->ncells; c++)
+		nb += r->cells[c].is_base = cell_is_base(r, &r->cells[c]);
+	if (nb == 0) {
+		char vals[512] = "";
+		size_t o = 0;
+		for (size_t c = 0; c < r->ncells && o < sizeof(vals); c++) {
+			const char *v = dmr_report_cell_get(r, &r->cells[c], r->bk[0]);
+			if (v && !strstr(vals, v))
+				o += (size_t)snprintf(vals + o, sizeof(vals) - o, "%s%s",
+						      o ? ", " : "", v);
+		}
+		if (!given) {
+			fprintf(stderr,
+				"dmreplay report: note: no cell has loop=none: no ratios\n");
+			r->nbase = 0;
+			return DMR_OK;
+		}
+		return dmr_err_set(
+		    err, DMR_ERR_PARSE, "--baseline '%s': matches no cell of %s (%s values: %s)",
+		    spec, r->cfg.summary, r->bk[0], o ? vals : "none: no such axis or column");
+	}
+	r->have_ratio = 1;
+	for (size_t c = 0; c < r->ncells; c++) {
+		rcell_t *cell = &r->cells[c];
+		for (size_t b = 0; b < r->ncells; b++)
+			if (r->cells[b].is_base && base_matches(r, cell, &r->cells[b])) {
+				cell->base = (long)b;
+				break;
+			}
+	}
+	return DMR_OK;
+}
+
+static void order_cells(dmr_report_t *r)
+{
+	/* stable: by the first appearance of the --by value, then file order */
+	r->ord = calloc(r->ncells ? r->ncells : 1, sizeof(size_t));
+	if (!r->ord)
+		return;
+	size_t o = 0;
+	for (size_t c = 0; c < r->ncells; c++) {
+		if (r->cells[c].order)
+			continue;
+		const char *bv = r->by[0] ? dmr_report_cell_get(r, &r->cells[c], r->by) : NULL;
+		for (size_t d = c; d < r->ncells; d++) {
+			const char *dv = r->by[0] ? dmr_report_cell_get(r, &r->cells[d], r->by) : NULL;
+			if (r->cells[d].order)
+				continue;
+			if (d == c || (bv && dv && strcmp(bv, dv) == 0)) {
+				r->cells[d].order = ++o;
+				r->ord[o - 1] = d;
+			}
+		}
+	}
+}
+
+static void add_axis(dmr_report_t *r, char *key)
+{
+	for (size_t i = 0; i < r->naxes; i++)
+		if (strcmp(r->axes[i], key) == 0)
+			return;
+	if (r->naxes < DMR_REPORT_MAX_KV + 4)
+		r->axes[r->naxes++] = key;
+}
+
+dmr_status_t dmr_report_compute(const dmr_report_cfg_t *cfg, dmr_report_t **rep_p, dmr_err_t *err)
+{
+	dmr_report_t *r = calloc(1, sizeof(*r));
+	if (!r)
+		return dmr_err_set(err, DMR_ERR_NOMEM, "out of memory");
+	r->cfg = *cfg;
+	if (!r->cfg.metrics)
+		r->cfg.metrics = "committed_tps,abort_rate,atomics_per_commit";
+	if (!r->cfg.resamples)
+		r->cfg.resamples = 1000;
+	dmr_status_t st = dmr_report_csv_load(cfg->summary, &r->csv, err);
+	if (st != DMR_OK)
+		goto fail;
+	snprintf(r->sum_dir, sizeof(r->sum_dir), "%s", cfg->summary);
+	char *slash = strrchr(r->sum_dir, '/');
+	if (slash)
+		*slash = '\0';
+	else
+		snprintf(r->sum_dir, sizeof(r->sum_dir), ".");
+	if (cfg->out_dir)
+		snprintf(r->out_dir, sizeof(r->out_dir), "%s", cfg->out_dir);
+	else if (snprintf(r->out_dir, sizeof(r->out_dir), "%s/report", r->sum_dir) >=
+		 (int)sizeof(r->out_dir)) {
+		st = dmr_err_set(err, DMR_ERR_RANGE, "%s: path too long", cfg->summary);
+		goto fail;
+	}
+	r->cell_col = dmr_report_csv_col(&r->csv, "cell");
+	r->rep_col = dmr_report_csv_col(&r->csv, "rep");
+	if ((st = group_cells(r, err)) != DMR_OK || (st = load_metrics(r, err)) != DMR_OK)
+		goto fail;
+	const char *by = cfg->by ? cfg->by : "regime";
+	int found = 0;
+	for (size_t c = 0; c < r->ncells && !found; c++)
+		found = dmr_report_cell_get(r, &r->cells[c], by) != NULL;
+	if (!found && cfg->by && *cfg->by) {
+		st = dmr_err_set(err, DMR_ERR_PARSE, "--by '%s': no such axis or column in %s",
+				 cfg->by, cfg->summary);
+		goto fail;
+	}
+	if (found)
+		snprintf(r->by, sizeof(r->by), "%s", by);
+	if ((st = resolve_baseline(r, err)) != DMR_OK)
+		goto fail;
+	order_cells(r);
+	if (!r->ord) {
+		st = dmr_err_set(err, DMR_ERR_NOMEM, "out of memory");
+		goto fail;
+	}
+	/* columns: --by, then every cell axis, then baseline keys */
+	if (r->by[0])
+		add_axis(r, r->by);
+	for (size_t c = 0; c < r->ncells; c++)
+		for (size_t i = 0; i < r->cells[c].nkv; i++)
+			add_axis(r, r->cells[c].k[i]);
+	for (size_t i = 0; i < r->nbase; i++)
+		add_axis(r, r->bk[i]);
+	for (size_t c = 0; c < r->ncells; c++) {
+		rcell_t *cell = &r->cells[c];
+		for (size_t m = 0; m < r->nmetrics; m++) {
+			uint64_t h = fnv64(fnv64(0, cell->name), r->metrics[m]) ^ r->cfg.seed;
+			st = dmr_report_boot_median(cell->vals[m], cell->nrows, r->cfg.resamples, h,
+						    &cell->ci[m]);
+			if (st != DMR_OK) {
+				dmr_err_set(err, st, "bootstrap failed");
+				goto fail;
+			}
+			cell->ratio[m].est = cell->ratio[m].lo = cell->ratio[m].hi = NAN;
+			if (cell->base < 0)
+				continue;
+			const rcell_t *b = &r->cells[cell->base];
+			h = fnv64(fnv64(fnv64(h, "/ratio/"), b->name), r->metrics[m]);
+			st = dmr_report_boot_ratio(cell->vals[m], cell->nrows, b->vals[m], b->nrows,
+						   r->cfg.resamples, h, &cell->ratio[m]);
+			if (st != DMR_OK) {
+				dmr_err_set(err, st, "bootstrap failed");
+				goto fail;
+			}
+		}
+	}
+	dmr_report_ts_recovery(r);
+	*rep_p = r;
+	return DMR_OK;
+fail:
+	dmr_report_free(r);
+	return st;
+}
+
+const char *dmr_report_axis_val(const dmr_report_t *r, const rcell_t *c, const char *key)
+{
+	const char *v = dmr_report_cell_get(r, c, key);
+	return v ? v : "";
+}
+
+/* distinct values of key over the ordered cells */
+size_t dmr_report_distinct(const dmr_report_t *r, const char *key, const char **out, size_t max)
+{
+	size_t n = 0;
+	for (size_t o = 0; o < r->ncells; o++) {
+		const char *v = dmr_report_axis_val(r, &r->cells[r->ord[o]], key);
+		size_t i;
+		for (i = 0; i < n; i++)
+			if (strcmp(out[i], v) == 0)
+				break;
+		if (i == n && n < max)
+			out[n++] = v;
+	}
+	return n;
+}
+
+/* the cell's axes other than skip1/skip2 as "k=v k=v" */
+void dmr_report_other_axes(const dmr_report_t *r, const rcell_t *c, const char *skip1,
+		       const char *skip2, char *out, size_t len)
+{
+	size_t o = 0;
+	out[0] = '\0';
+	for (size_t a = 0; a < r->naxes && o < len; a++) {
+		if ((skip1 && strcmp(r->axes[a], skip1) == 0) ||
+		    (skip2 && strcmp(r->axes[a], skip2) == 0))
+			continue;
+		o += (size_t)snprintf(out + o, len - o, "%s%s=%s", o ? " " : "", r->axes[a],
+				      dmr_report_axis_val(r, c, r->axes[a]));
+	}
+}

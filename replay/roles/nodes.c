@@ -1,0 +1,466 @@
+/*
+ * replay/roles/nodes.c - `dmreplay mn` and `dmreplay cn`: the memory node
+ * and a compute node as processes of their own on a cluster config (the
+ * MN serves its region; a CN replays its share of the trace on it and
+ * verifies the MN's final state); contract in replay/roles.h, docs/ROLES.md.
+ */
+#include <getopt.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../core/base/fs.h"
+#include "../../core/base/opt.h"
+#include "../../core/base/sig.h"
+#include "../../core/base/timeps.h"
+#include "../../core/layout.h"
+#include "../../traces/trace.h"
+#include "../results.h"
+#include "roles_impl.h"
+
+#define MNP "dmreplay mn"
+#define CNP "dmreplay cn"
+
+/* The verbs role polls a plain flag (dmr_verbs_role_t.stop in
+ * backends/verbs/verbs.h is a volatile int *): SIGINT and SIGTERM set it as
+ * well as the core/base/sig.h flag. */
+static volatile int role_stop;
+
+static void on_role_stop(int sig)
+{
+	role_stop = sig;
+	dmr_sig_raise_flag(sig);
+}
+
+/* SIGINT/SIGTERM as a stop request (both flags cleared, no SA_RESTART:
+ * waits return EINTR), in place of dmr_sig_install's handler only so that
+ * role_stop is set too. */
+static void role_sig_install(void)
+{
+	dmr_sig_install(NULL);
+	role_stop = 0;
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_role_stop;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+/* Option values (core/base/opt.h): 0, or "PFX: MESSAGE" printed and 2. */
+static int opt_u64(const char *pfx, const char *opt, const char *s, uint64_t lo, uint64_t hi,
+		   uint64_t *v)
+{
+	dmr_err_t err;
+	if (dmr_opt_u64(opt, s, lo, hi, 0, v, &err) == DMR_OK)
+		return 0;
+	fprintf(stderr, "%s: %s\n", pfx, err.msg);
+	return 2;
+}
+
+/* Seconds in (0, 86400], a unit allowed (s, ms, us, ns). */
+static int opt_secs(const char *pfx, const char *opt, const char *s, double *v)
+{
+	dmr_err_t err;
+	if (dmr_opt_double(opt, s, 0, 86400, DMR_OPT_LO_OPEN | DMR_OPT_SECONDS, v, &err) == DMR_OK)
+		return 0;
+	fprintf(stderr, "%s: %s\n", pfx, err.msg);
+	return 2;
+}
+
+/* The options mn and cn share: --config, --id, --barrier-timeout, --end-timeout. */
+#define ROLE_OPTIONS                                                                               \
+	{"config", required_argument, 0, 'c'}, {"id", required_argument, 0, 'i'},                 \
+	    {"barrier-timeout", required_argument, 0, 'b'},                                        \
+	    {"end-timeout", required_argument, 0, 'e'}
+
+typedef struct role_args {
+	const char *config;
+	long long id; /* -1: none given */
+	double barrier_s, end_s;
+} role_args_t;
+
+#define ROLE_ARGS_DEFAULT {.id = -1, .barrier_s = 60, .end_s = 300}
+
+/* One of the shared options into a: 1, 0 when c is not one of them, -1
+ * when its value is refused (the reason printed). */
+static int role_opt(const char *pfx, int c, const char *arg, role_args_t *a)
+{
+	uint64_t u;
+	switch (c) {
+	case 'c':
+		a->config = arg;
+		return 1;
+	case 'i':
+		if (opt_u64(pfx, "--id", arg, 0, INT32_MAX, &u))
+			return -1;
+		a->id = (long long)u;
+		return 1;
+	case 'b':
+		return opt_secs(pfx, "--barrier-timeout", arg, &a->barrier_s) ? -1 : 1;
+	case 'e':
+		return opt_secs(pfx, "--end-timeout", arg, &a->end_s) ? -1 : 1;
+	}
+	return 0;
+}
+
+static int bad_option(const char *pfx, const char *arg)
+{
+	fprintf(stderr, "%s: unknown option or missing value: '%s' (%s --help)\n", pfx, arg, pfx);
+	return 2;
+}
+
+/* Load config and find the MN (cn 0) or CN (cn 1) with this id (-1: the
+ * first): 0 with *idx_p set, or the reason printed ("PFX: error: ...") and
+ * 2. The parser's note goes to stderr unless quiet. */
+static int load_node(const char *pfx, const char *config, int cn, long long id, int quiet,
+		     dmr_verbs_cluster_t *cl, uint32_t *idx_p)
+{
+	char note[256];
+	dmr_err_t err = {{0}};
+	if (dmr_cluster_load(config, cl, note, sizeof(note), &err) != DMR_OK) {
+		fprintf(stderr, "%s: error: %s\n", pfx, err.msg);
+		return 2;
+	}
+	if (note[0] && !quiet)
+		fprintf(stderr, "%s: note: %s\n", pfx, note);
+	const dmr_verbs_node_t *nodes = cn ? cl->cn : cl->mn;
+	uint32_t n = cn ? cl->ncn : cl->nmn;
+	for (uint32_t i = 0; i < n; i++)
+		if (id < 0 || nodes[i].id == (uint32_t)id) {
+			*idx_p = i;
+			return 0;
+		}
+	char ids[256];
+	size_t off = 0;
+	ids[0] = 0;
+	for (uint32_t i = 0; i < n && off < sizeof(ids); i++)
+		off += (size_t)snprintf(ids + off, sizeof(ids) - off, "%s%u", i ? ", " : "",
+					nodes[i].id);
+	const char *role = cn ? "CN" : "MN";
+	fprintf(stderr, "%s: error: %s: no %s with id %lld (%s ids: %s)\n", pfx, config, role, id,
+		role, ids);
+	return 2;
+}
+
+int dmr_roles_mn_main(int argc, char **argv)
+{
+	static const struct option lo[] = {ROLE_OPTIONS, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+	role_args_t a = ROLE_ARGS_DEFAULT;
+	int c, ro;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		if ((ro = role_opt(MNP, c, optarg, &a)) != 0) {
+			if (ro < 0)
+				return 2;
+			continue;
+		}
+		switch (c) {
+		case 'h':
+			printf("usage: dmreplay mn --config CLUSTER.json [--id K] [--barrier-timeout S]"
+			       " [--end-timeout S]\n"
+			       "  The memory node as a process (docs/ROLES.md): registers mr_size bytes\n"
+			       "  (RLIMIT_MEMLOCK and max_mr_size checked first), listens with rdma_cm\n"
+			       "  on the MN entry's ip:port, serves the CNs, and exits when all are done\n"
+			       "  (0), when the start barrier (default 60 s + 5) passes with CNs missing\n"
+			       "  (1, naming them), or when every CN disconnected before the end (1).\n"
+			       "  --id: the MN entry's id (default the first MN).\n");
+			return 0;
+		default:
+			return bad_option(MNP, argv[optind - 1]);
+		}
+	}
+	if (!a.config || optind < argc) {
+		fprintf(stderr, "dmreplay mn: %s (dmreplay mn --help)\n",
+			a.config ? "unexpected argument" : "--config is required");
+		return 2;
+	}
+	static dmr_verbs_cluster_t cl;
+	uint32_t idx;
+	if (load_node(MNP, a.config, 0, a.id, 0, &cl, &idx))
+		return 2;
+	if (cl.nmn != 1)
+		fprintf(stderr, "dmreplay mn: note: %s lists %u MNs; CNs use only the first in "
+				"this version (docs/ROLES.md)\n",
+			a.config, cl.nmn);
+#ifdef DMR_HAVE_VERBS
+	dmr_verbs_role_t role = {.cl = &cl, .self = idx, .barrier_s = a.barrier_s, .end_s = a.end_s,
+				 .stop = &role_stop};
+	dmr_err_t err = {{0}};
+	role_sig_install();
+	dmr_status_t st = dmr_verbs_mn_main(&role, &err);
+	if (st != DMR_OK)
+		fprintf(stderr, "dmreplay mn: error: %s\n", err.msg);
+	else
+		fprintf(stderr, "dmreplay mn: done\n");
+	return dmr_results_exit_status(st);
+#else
+	fprintf(stderr, "dmreplay mn: error: built without the verbs backend (libibverbs-dev, "
+			"librdmacm-dev; -DDMR_VERBS=ON)\n");
+	return 2;
+#endif
+}
+
+/* Write this CN's share of the trace: transactions i (i < txns, 0 = all)
+ * with i mod total in [first, first + n). */
+static dmr_status_t write_share(const char *in, const char *out, uint32_t total, uint32_t first,
+				uint32_t n, uint64_t txns, uint64_t *kept_p, dmr_err_t *err)
+{
+	dmr_trace_reader_t *rd = NULL;
+	dmr_trace_writer_t *w = NULL;
+	dmr_trace_txn_t *t = malloc(sizeof(*t));
+	if (!t)
+		return dmr_err_set(err, DMR_ERR_NOMEM, "out of memory");
+	dmr_trace_hdr_t *h = malloc(sizeof(*h));
+	if (!h) {
+		free(t);
+		return dmr_err_set(err, DMR_ERR_NOMEM, "out of memory");
+	}
+	dmr_status_t st = dmr_trace_open(in, &rd, err);
+	if (st == DMR_OK) {
+		*h = *dmr_trace_header(rd);
+		h->txns = 0; /* a share: the count is not declared */
+		dmr_status_t ps = dmr_trace_hdr_set(h, "share", "cn");
+		(void)ps;
+		st = dmr_trace_create(out, h, &w, err);
+	}
+	uint64_t i = 0, kept = 0;
+	while (st == DMR_OK && (!txns || i < txns)) {
+		st = dmr_trace_next(rd, t, err);
+		if (st == DMR_EOF) {
+			st = DMR_OK;
+			break;
+		}
+		if (st != DMR_OK)
+			break;
+		if (role_stop) {
+			st = dmr_err_set(err, DMR_ERR_INTERRUPTED,
+					 "interrupted by signal %d while writing this CN's share of "
+					 "the trace (%s; removed)",
+					 (int)role_stop, out);
+			break;
+		}
+		uint32_t wk = (uint32_t)(i++ % total);
+		if (wk >= first && wk < first + n) {
+			st = dmr_trace_write(w, t, err);
+			kept++;
+		}
+	}
+	if (w) {
+		if (st == DMR_OK)
+			st = dmr_trace_finish(w, err);
+		else
+			dmr_trace_abandon(w);
+	}
+	dmr_trace_close(rd);
+	free(t);
+	free(h);
+	*kept_p = kept;
+	return st;
+}
+
+int dmr_roles_cn_main(int argc, char **argv)
+{
+	static const struct option lo[] = {ROLE_OPTIONS,
+					   {"trace", required_argument, 0, 't'},
+					   {"threads", required_argument, 0, 'T'},
+					   {"coros", required_argument, 0, 'C'},
+					   {"seed", required_argument, 0, 's'},
+					   {"txns", required_argument, 0, 'n'},
+					   {"retries", required_argument, 0, 'r'},
+					   {"out", required_argument, 0, 'o'},
+					   {"quiet", no_argument, 0, 'q'},
+					   {"force", no_argument, 0, 'f'},
+					   {"help", no_argument, 0, 'h'},
+					   {0, 0, 0, 0}};
+	const char *trace = NULL, *out = NULL;
+	int force = 0;
+	role_args_t a = ROLE_ARGS_DEFAULT;
+	dmr_replay_opts_t o;
+	dmr_replay_opts_default(&o);
+	o.threads = 2;
+	o.coros = 2;
+	int c, ro;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		uint64_t u;
+		if ((ro = role_opt(CNP, c, optarg, &a)) != 0) {
+			if (ro < 0)
+				return 2;
+			continue;
+		}
+		switch (c) {
+		case 't': trace = optarg; break;
+		case 'o': out = optarg; break;
+		case 'q': o.quiet = 1; break;
+		case 'f': force = 1; break;
+		case 'T': if (opt_u64(CNP, "--threads", optarg, 1, 1024, &u)) return 2; o.threads = (uint32_t)u; break;
+		case 'C': if (opt_u64(CNP, "--coros", optarg, 1, 64, &u)) return 2; o.coros = (uint32_t)u; break;
+		case 's': if (opt_u64(CNP, "--seed", optarg, 0, UINT64_MAX, &u)) return 2; o.seed = u; break;
+		case 'n': if (opt_u64(CNP, "--txns", optarg, 0, UINT64_MAX, &u)) return 2; o.txns = u; break;
+		case 'r': if (opt_u64(CNP, "--retries", optarg, 0, 1000000, &u)) return 2; o.retries = (uint32_t)u; break;
+		case 'h':
+			printf("usage: dmreplay cn --config CLUSTER.json --id K --trace FILE [--threads T]\n"
+			       "       [--coros C] [--seed S] [--txns N] [--retries N] [--out DIR]\n"
+			       "       [--barrier-timeout S] [--end-timeout S] [--quiet] [--force]\n"
+			       "  A compute node as a process (docs/ROLES.md): T workers (every CN must\n"
+			       "  use the same T), each an RC QP to the MN, run transactions i of FILE\n"
+			       "  with i mod (CNs x T) in this CN's range; CN index 0 loads the initial\n"
+			       "  state into the MN; after the run every CN reads the final state back\n"
+			       "  and verifies it. Results: DIR (default out/cnK)/summary.csv, or\n"
+			       "  summary.partial.csv on any failure. Defaults: T=2, C=2, barrier 60 s,\n"
+			       "  end 300 s. A DIR holding a finished summary.csv is refused unless\n"
+			       "  --force (that run's files are then moved to DIR/earlier-N/).\n"
+			       "  Exit: 0, 1 failed run, 2 bad input (options, config, trace, device,\n"
+			       "  port, GID), 130 SIGINT/SIGTERM (also during set-up).\n");
+			return 0;
+		default:
+			return bad_option(CNP, argv[optind - 1]);
+		}
+	}
+	if (!a.config || !trace || a.id < 0 || optind < argc) {
+		fprintf(stderr, "dmreplay cn: --config, --id and --trace are required (dmreplay cn "
+				"--help)\n");
+		return 2;
+	}
+	static dmr_verbs_cluster_t cl;
+	uint32_t idx;
+	if (load_node(CNP, a.config, 1, a.id, o.quiet, &cl, &idx))
+		return 2;
+	dmr_err_t err = {{0}};
+	char outbuf[512], share[1024];
+	if (!out) {
+		snprintf(outbuf, sizeof(outbuf), "out/cn%lld", a.id);
+		out = outbuf;
+	}
+	o.out_dir = out;
+	o.backend = "verbs";
+	o.device = cl.cn[idx].devname[0] ? cl.cn[idx].devname : NULL;
+	o.port = cl.cn[idx].ibport;
+	o.gid_index = cl.cn[idx].gid;
+	o.cns = 1;
+	uint32_t total = cl.ncn * o.threads, first = idx * o.threads;
+	/* the output directory first (created, writable): the share, and
+	 * results on every path */
+	if (dmr_mkdir_p(out, DMR_FS_PROBE, &err) != DMR_OK) {
+		fprintf(stderr, CNP ": error: --out %s: %s\n", out, err.msg);
+		return 2;
+	}
+	/* an earlier run's files: refused when finished (unless --force), else
+	 * moved to OUT/earlier-N/: never overwritten, never read as this run's */
+	int erc = dmr_roles_clear_earlier(out, CNP, force, NULL, 0);
+	if (erc)
+		return erc;
+	snprintf(share, sizeof(share), "%s/trace.cn%lld.csv", out, a.id);
+	/* SIGINT/SIGTERM during set-up (the share takes seconds, connecting
+	 * waits for the MN): stop cleanly with partial results; the replay
+	 * installs its own handler for the run and restores this one */
+	role_sig_install();
+	uint64_t kept = 0;
+	dmr_status_t st = write_share(trace, share, total, first, o.threads, o.txns, &kept, &err);
+	dmr_replay_result_t r;
+	memset(&r, 0, sizeof(r));
+	if (st == DMR_ERR_INTERRUPTED)
+		goto setup_failed;
+	if (st != DMR_OK) {
+		fprintf(stderr, CNP ": error: %s\n", err.msg);
+		return dmr_results_exit_status(st);
+	}
+	o.trace = share;
+	o.txns = 0;
+	/* the whole cluster's layout: log rings of all workers, global footprint */
+	dmr_layout_t L;
+	{
+		dmr_trace_reader_t *rd = NULL;
+		st = dmr_trace_open(trace, &rd, &err);
+		if (st == DMR_OK)
+			st = dmr_layout_init(&L, dmr_trace_header(rd), total, 64 * 1024, &err);
+		dmr_trace_close(rd);
+		if (st != DMR_OK) {
+			fprintf(stderr, "dmreplay cn: error: %s\n", err.msg);
+			return dmr_results_exit_status(st);
+		}
+	}
+	if (!o.quiet)
+		fprintf(stderr,
+			"cn %lld: index %u of %u CNs, workers %u..%u of %u: %llu transactions of %s "
+			"(written to %s); MN %u at %s:%u; footprint %llu bytes\n",
+			a.id, idx, cl.ncn, first, first + o.threads - 1, total, (unsigned long long)kept,
+			trace, share, cl.mn[0].id, cl.mn[0].ip, cl.port, (unsigned long long)L.total);
+#ifdef DMR_HAVE_VERBS
+	dmr_verbs_role_t role = {.cl = &cl,
+				 .self = idx,
+				 .first_worker = first,
+				 .log_base = L.log_base,
+				 .log_bytes = L.log_bytes,
+				 .need_bytes = L.total,
+				 .barrier_s = a.barrier_s,
+				 .end_s = a.end_s,
+				 .stop = &role_stop};
+	dmr_replay_xv_t xv = {0};
+	o.xv = &xv;
+	role.xv_local = &xv.local;
+	role.xv_total = &xv.total;
+	role.xv_summed = &xv.summed;
+	role.run_failed = &xv.failed;
+	dmr_verbs_set_role(&role);
+	st = dmr_replay_run(&o, &r, &err);
+	dmr_err_t rerr;
+	if (dmr_verbs_role_status(&rerr) != DMR_OK && (st == DMR_OK || st == DMR_ERR_VERIFY)) {
+		/* the end barrier's error says why the (zeroed) image failed */
+		st = dmr_err_set(&err, DMR_ERR_REMOTE, "%s", rerr.msg);
+		r.partial = 1;
+	}
+	dmr_verbs_set_role(NULL);
+#else
+	st = dmr_err_set(&err, DMR_ERR_UNSUPPORTED,
+			 "built without the verbs backend (libibverbs-dev, librdmacm-dev)");
+#endif
+	if (st == DMR_OK && role_stop)
+		fprintf(stderr, CNP " %lld: note: signal %d came during set-up, after the run "
+				"had started: the run was not stopped\n",
+			a.id, (int)role_stop);
+setup_failed:
+	if (!r.status[0]) { /* the engine wrote nothing (it sets status last) */
+		/* failed before the replay wrote anything: a partial summary anyway */
+		dmr_trace_reader_t *rd = NULL;
+		dmr_err_t e2;
+		if (dmr_trace_open(trace, &rd, &e2) == DMR_OK) {
+			snprintf(r.workload, sizeof(r.workload), "%s", dmr_trace_header(rd)->workload);
+			snprintf(r.regime, sizeof(r.regime), "%s", dmr_trace_header(rd)->regime);
+			dmr_trace_close(rd);
+		}
+		snprintf(r.backend, sizeof(r.backend), "verbs");
+		snprintf(r.profile, sizeof(r.profile), "-");
+		snprintf(r.profile_path, sizeof(r.profile_path), "-");
+		snprintf(r.loop, sizeof(r.loop), "none");
+		snprintf(r.status, sizeof(r.status), "partial");
+		r.cns = 1;
+		r.threads = o.threads;
+		r.coros = o.coros;
+		r.seed = o.seed;
+		r.partial = 1;
+		dmr_ts_t ts;
+		dmr_ts_init(&ts, 100 * DMR_PS_PER_MS);
+		if (dmr_results_write(out, 0, &r, share, &ts, &e2) != DMR_OK)
+			fprintf(stderr, "dmreplay cn: error: %s\n", e2.msg);
+		dmr_ts_fini(&ts);
+	}
+	if ((st == DMR_OK || st == DMR_ERR_VERIFY || r.partial) && !o.quiet)
+		dmr_replay_print(&r, stdout);
+	if (st != DMR_OK) {
+		fprintf(stderr, "dmreplay cn %lld: error: %s (results: %s/summary.partial.csv)\n", a.id,
+			err.msg, out);
+		/* as run: a bad device (NODEV), port (RANGE) or GID, a refusal
+		 * such as CNs with different --threads (INVALID), a bad trace row:
+		 * bad input (2), also when the replay had started */
+		return dmr_results_exit_status(st);
+	}
+	if (!o.quiet)
+		printf("  results        %s/summary.csv\n", out);
+	return 0;
+}

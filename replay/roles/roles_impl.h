@@ -1,0 +1,95 @@
+/*
+ * replay/roles/roles_impl.h - what the files of the MN / CN roles share
+ * among themselves (not for other modules: their contract is
+ * replay/roles.h; docs/ROLES.md).
+ *
+ *   cluster.c   the cluster config: parse, load, write one for this host
+ *   outdir.c    an earlier run's files in an output directory, moved aside
+ *   nodes.c     `dmreplay mn` and `dmreplay cn` (a CN's share of the trace)
+ *   children.c  child processes: spawn, the one wait loop, their logs
+ *   combine.c   the CNs' summaries -> OUT/summary.csv and processes.csv
+ *   launch.c    `dmreplay run --procs` / `--config`: the MN and CNs here
+ *
+ * Stops: the launcher and dmr_roles_spawn_wait take SIGINT/SIGTERM through
+ * core/base/sig.h (dmr_sig_caught); the mn and cn processes also hand the
+ * verbs role a flag of its own (nodes.c).
+ */
+#ifndef DMR_ROLES_IMPL_H
+#define DMR_ROLES_IMPL_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "../replay.h"
+#include "../roles.h"
+
+/* 1 when key is one of the NULL-terminated list. */
+int dmr_roles_known(const char *key, const char *const *list);
+
+/* ---- child processes (children.c) ---------------------------------------- */
+
+typedef struct dmr_roles_child {
+	char name[24]; /* "mn K" or "cn K" */
+	pid_t pid;     /* 0: not started */
+	int status;    /* exit status; -1 running; 128+sig when killed; 127 not started */
+	char log[1100];
+} dmr_roles_child_t;
+
+/* fork + exec /proc/self/exe argv (argv[0] "dmreplay"), stdout and stderr
+ * into log (truncated), SIGINT/SIGTERM at their defaults in the child.
+ * Returns the pid, or -1 (fork failed; errno set). */
+pid_t dmr_roles_spawn(char *const argv[], const char *log);
+/* Send sig to every child still running. */
+void dmr_roles_signal_all(dmr_roles_child_t *c, uint32_t n, int sig);
+/*
+ * Wait for the children ch[0..n) (status < 0 = running), printing "PFX:
+ * NAME exited S after T s" for each: a SIGINT/SIGTERM (dmr_sig_caught, the
+ * caller installs the handler) is forwarded; after deadline_s (0 = none),
+ * or 10 s after a child failed (status != 0, including 127 = not started),
+ * the rest get SIGTERM, and SIGKILL 10 s later. mn_first: ch[0] is the MN,
+ * stopped at once when every CN (ch[1..n)) has exited and one failed. Sets
+ * *interrupted_p / *timed_out_p.
+ */
+void dmr_roles_wait_children(const char *pfx, dmr_roles_child_t *ch, uint32_t n,
+			     double deadline_s, int mn_first, int *interrupted_p,
+			     int *timed_out_p);
+/* The lines of a child's log that say what went wrong (those with "error",
+ * else "fail", else "warning", at most 6; else its last 4 lines), indented,
+ * to stderr. */
+void dmr_roles_print_log_errors(const char *log);
+
+/* ---- the CNs' summaries combined (combine.c) ------------------------------ */
+
+/* One CN's summary row (its summary.csv, else summary.partial.csv). */
+typedef struct dmr_roles_cnsum {
+	int have, final; /* a row was read; from summary.csv */
+	char status[16], workload[32], regime[64];
+	long long tried, committed, verified;
+	double abort_rate, secs, tried_tps, committed_tps;
+	/* the whole row, by column (for the combined standard row) */
+	char hbuf[4096], rbuf[4096];
+	char *hf[80], *rf[80];
+	int nf;
+} dmr_roles_cnsum_t;
+
+/* Read DIR/summary.csv, else DIR/summary.partial.csv (have 0: neither). */
+void dmr_roles_read_cn_summary(const char *dir, dmr_roles_cnsum_t *s);
+
+/* What the combined files are made of. */
+typedef struct dmr_roles_combo {
+	const dmr_replay_opts_t *o;
+	const dmr_verbs_cluster_t *cl;
+	const dmr_roles_cnsum_t *cs; /* [k]: CN k */
+	const dmr_roles_child_t *ch; /* [0] MN, [1 + k] CN k */
+	int complete;
+	const char *workload; /* from the trace's header */
+} dmr_roles_combo_t;
+
+/* dmr_results_write_file fillers (arg: a dmr_roles_combo_t): OUT/summary.csv
+ * (the standard columns, one row for the whole run; docs/ROLES.md) and
+ * OUT/processes.csv (one row per scope: all, mn, cnK). */
+int dmr_roles_fill_standard(FILE *f, const void *arg);
+int dmr_roles_fill_processes(FILE *f, const void *arg);
+
+#endif /* DMR_ROLES_IMPL_H */

@@ -1,0 +1,367 @@
+/*
+ * replay/sweep/plan.c - a sweep's plan: cells x reps -> jobs (names,
+ * directories, trace files, seeds), resume from an existing summary.csv,
+ * and the argument vectors of a job's `gen` and `run` (contract in
+ * replay/sweep.h).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include "../sweepdir.h"
+#include "sweep_impl.h"
+
+/* ---- plan --------------------------------------------------------------- */
+
+static uint32_t fnv32(const char *s)
+{
+	uint32_t h = 2166136261u;
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= 16777619u;
+	}
+	return h;
+}
+
+static int opt_cmp(const void *a, const void *b)
+{
+	return strcmp(((const dmr_sweep_opt_t *)a)->key, ((const dmr_sweep_opt_t *)b)->key);
+}
+
+/* The generator settings of a job, sorted by key (seed included). */
+static size_t gen_settings(const dmr_sweep_spec_t *s, const size_t *vidx, uint64_t trace_seed,
+			   dmr_sweep_opt_t *out)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < s->nwl; i++)
+		if (strcmp(s->wl[i].key, "seed") != 0)
+			out[n++] = s->wl[i];
+	for (size_t a = 0; a < s->naxes; a++)
+		if (s->axes[a].gen) {
+			snprintf(out[n].key, sizeof(out[n].key), "%s", s->axes[a].name);
+			snprintf(out[n].val, sizeof(out[n].val), "%s", s->axes[a].vals[vidx[a]]);
+			n++;
+		}
+	snprintf(out[n].key, sizeof(out[n].key), "seed");
+	snprintf(out[n].val, sizeof(out[n].val), "%" PRIu64, trace_seed);
+	n++;
+	qsort(out, n, sizeof(*out), opt_cmp);
+	return n;
+}
+
+void dmr_sweep_plan_free(dmr_sweep_plan_t *plan)
+{
+	if (!plan || !plan->jobs)
+		return;
+	free(plan->jobs[0].vidx);
+	free(plan->jobs);
+	plan->jobs = NULL;
+	plan->njobs = 0;
+}
+
+dmr_status_t dmr_sweep_plan_build(const dmr_sweep_spec_t *s, dmr_sweep_plan_t *plan_p,
+				  dmr_err_t *err)
+{
+	dmr_sweep_plan_t p;
+	memset(&p, 0, sizeof(p));
+	size_t ncells = 1;
+	for (size_t a = 0; a < s->naxes; a++) {
+		if ((int)a == s->seed_axis)
+			continue;
+		if (ncells > 1000000 / s->axes[a].nvals)
+			return dmr_err_set(err, DMR_ERR_RANGE, "sweep: more than 1000000 cells");
+		ncells *= s->axes[a].nvals;
+	}
+	if ((uint64_t)ncells * s->reps > 1000000)
+		return dmr_err_set(err, DMR_ERR_RANGE, "sweep: more than 1000000 runs");
+	p.ncells = ncells;
+	p.njobs = ncells * s->reps;
+	p.jobs = calloc(p.njobs, sizeof(*p.jobs));
+	size_t *vidx = calloc(p.njobs * (s->naxes ? s->naxes : 1), sizeof(size_t));
+	if (!p.jobs || !vidx) {
+		free(p.jobs);
+		free(vidx);
+		return dmr_err_set(err, DMR_ERR_NOMEM, "out of memory");
+	}
+	dmr_sweep_opt_t g[DMR_SWEEP_MAX_OPTS + DMR_SWEEP_MAX_AXES + 1];
+	for (uint32_t r = 0; r < s->reps; r++) {
+		for (size_t c = 0; c < ncells; c++) {
+			dmr_sweep_job_t *j = &p.jobs[r * ncells + c];
+			j->vidx = vidx + (r * ncells + c) * (s->naxes ? s->naxes : 1);
+			j->cell_idx = (uint32_t)c;
+			j->rep = r;
+			size_t rem = c;
+			for (size_t a = s->naxes; a-- > 0;) {
+				if ((int)a == s->seed_axis) {
+					j->vidx[a] = r;
+					continue;
+				}
+				j->vidx[a] = rem % s->axes[a].nvals;
+				rem /= s->axes[a].nvals;
+			}
+			size_t o = 0;
+			for (size_t a = 0; a < s->naxes; a++) {
+				if ((int)a == s->seed_axis)
+					continue;
+				o += (size_t)snprintf(j->cell + o, sizeof(j->cell) - o, "%s%s=%s",
+						      o ? ";" : "", s->axes[a].name,
+						      s->axes[a].vals[j->vidx[a]]);
+				if (o >= sizeof(j->cell))
+					goto toolong;
+			}
+			if (o == 0)
+				snprintf(j->cell, sizeof(j->cell), "default");
+			char d[sizeof(j->dir)];
+			dmr_sweep_cell_dirname(j->cell, d, sizeof(d) - 16);
+			if (snprintf(j->dir, sizeof(j->dir), "%s-r%u", d, r) >= (int)sizeof(j->dir))
+				goto toolong;
+			j->seed = s->seed_axis >= 0
+				      ? strtoull(s->axes[s->seed_axis].vals[r], NULL, 10)
+				      : s->seed_base + r;
+			j->trace_seed = s->trace_seed_fixed ? s->trace_seed : j->seed;
+			size_t ng = gen_settings(s, j->vidx, j->trace_seed, g);
+			char key[1024];
+			o = (size_t)snprintf(key, sizeof(key), "%s", s->workload);
+			for (size_t i = 0; i < ng && o < sizeof(key); i++)
+				o += (size_t)snprintf(key + o, sizeof(key) - o, ";%s=%s", g[i].key,
+						      g[i].val);
+			if (o >= sizeof(key))
+				goto toolong;
+			char san[400];
+			dmr_sweep_cell_dirname(key, san, sizeof(san));
+			snprintf(j->trace, sizeof(j->trace), "%s-%08x.csv", san, fnv32(key));
+		}
+	}
+	/* two cells must not share a directory */
+	for (size_t a = 0; a < ncells && ncells <= 20000; a++)
+		for (size_t b = a + 1; b < ncells; b++)
+			if (strcmp(p.jobs[a].dir, p.jobs[b].dir) == 0) {
+				dmr_status_t st = dmr_err_set(
+				    err, DMR_ERR_PARSE,
+				    "axes: cells '%s' and '%s' map to the same directory %s",
+				    p.jobs[a].cell, p.jobs[b].cell, p.jobs[a].dir);
+				p.jobs[0].vidx = vidx;
+				dmr_sweep_plan_free(&p);
+				return st;
+			}
+	*plan_p = p;
+	return DMR_OK;
+toolong:
+	free(vidx);
+	free(p.jobs);
+	return dmr_err_set(err, DMR_ERR_PARSE, "axes: a cell name is longer than 500 characters");
+}
+
+/* ---- resume ------------------------------------------------------------- */
+
+#define MAX_COLS 256
+
+dmr_status_t dmr_sweep_plan_resume(dmr_sweep_plan_t *plan, const char *path, int repair,
+				   dmr_err_t *err)
+{
+	plan->header[0] = '\0';
+	plan->warning[0] = '\0';
+	plan->dropped = 0;
+	plan->foreign = 0;
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		if (errno == ENOENT)
+			return DMR_OK;
+		return dmr_err_set(err, DMR_ERR_IO, "%s: %s", path, strerror(errno));
+	}
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	size_t lineno = 0, ncols = 0;
+	int ccell = -1, crep = -1;
+	off_t good_end = 0; /* offset after the last complete line */
+	dmr_status_t st = DMR_OK;
+	char *fields[MAX_COLS];
+
+	while ((n = getline(&line, &cap, f)) > 0) {
+		lineno++;
+		if (line[n - 1] != '\n') {
+			/* a write cut short: drop it */
+			plan->dropped = 1;
+			snprintf(plan->warning, sizeof(plan->warning),
+				 "%s:%zu: last line has no newline (a write cut short): %s", path,
+				 lineno, repair ? "dropped it" : "ignored (would be dropped)");
+			break;
+		}
+		good_end += n;
+		line[--n] = '\0';
+		if (n && line[n - 1] == '\r')
+			line[--n] = '\0';
+		if (lineno == 1) {
+			snprintf(plan->header, sizeof(plan->header), "%s", line);
+			int nf = dmr_report_csv_split(line, fields, MAX_COLS);
+			if (nf < 2 || nf > MAX_COLS) {
+				st = dmr_err_set(err, DMR_ERR_PARSE,
+						 "%s:1: not a sweep summary header", path);
+				goto out;
+			}
+			ncols = (size_t)nf;
+			for (int i = 0; i < nf; i++) {
+				if (strcmp(fields[i], "cell") == 0)
+					ccell = i;
+				if (strcmp(fields[i], "rep") == 0)
+					crep = i;
+			}
+			if (ccell < 0 || crep < 0) {
+				st = dmr_err_set(
+				    err, DMR_ERR_PARSE,
+				    "%s:1: header has no 'cell' and 'rep' columns: not a "
+				    "sweep summary (use another --out)",
+				    path);
+				goto out;
+			}
+			continue;
+		}
+		int nf = dmr_report_csv_split(line, fields, MAX_COLS);
+		if (nf != (int)ncols) {
+			st = dmr_err_set(err, DMR_ERR_PARSE,
+					 "%s:%zu: %d fields, the header has %zu (a corrupt row: "
+					 "fix or remove it; the sweep never writes one)",
+					 path, lineno, nf, ncols);
+			goto out;
+		}
+		char *end;
+		errno = 0;
+		unsigned long rep = strtoul(fields[crep], &end, 10);
+		if (!fields[crep][0] || *end || errno || fields[crep][0] == '-') {
+			st = dmr_err_set(err, DMR_ERR_PARSE,
+					 "%s:%zu: field 'rep': '%s' is not an integer", path,
+					 lineno, fields[crep]);
+			goto out;
+		}
+		int found = 0;
+		for (size_t i = 0; i < plan->njobs; i++) {
+			dmr_sweep_job_t *j = &plan->jobs[i];
+			if (j->rep == rep && strcmp(j->cell, fields[ccell]) == 0) {
+				found = 1;
+				if (!j->done) {
+					j->done = 1;
+					plan->ndone++;
+				}
+				break;
+			}
+		}
+		if (!found)
+			plan->foreign++;
+	}
+	if (ferror(f))
+		st = dmr_err_set(err, DMR_ERR_IO, "%s: read error", path);
+	if (st == DMR_OK && plan->dropped && repair) {
+		if (truncate(path, good_end) != 0)
+			st = dmr_err_set(err, DMR_ERR_IO, "%s: cannot drop the cut line: %s", path,
+					 strerror(errno));
+		if (good_end == 0)
+			plan->header[0] = '\0';
+	}
+out:
+	free(line);
+	fclose(f);
+	return st;
+}
+
+/* ---- argument vectors --------------------------------------------------- */
+
+void dmr_sweep_av_add(dmr_sweep_av_t *b, const char *s)
+{
+	if (b->oom)
+		return;
+	if (b->n + 2 > b->cap) {
+		size_t cap = b->cap ? b->cap * 2 : 32;
+		char **nv = realloc(b->v, cap * sizeof(*nv));
+		if (!nv) {
+			b->oom = 1;
+			return;
+		}
+		b->v = nv;
+		b->cap = cap;
+	}
+	char *d = strdup(s);
+	if (!d) {
+		b->oom = 1;
+		return;
+	}
+	b->v[b->n++] = d;
+	b->v[b->n] = NULL;
+}
+
+void dmr_sweep_av_list(dmr_sweep_av_t *b, ...)
+{
+	va_list ap;
+	va_start(ap, b);
+	for (const char *s; (s = va_arg(ap, const char *));)
+		dmr_sweep_av_add(b, s);
+	va_end(ap);
+}
+
+void dmr_sweep_av_opt(dmr_sweep_av_t *b, const char *key, const char *val)
+{
+	char o[64];
+	size_t i = 0;
+	o[i++] = '-';
+	o[i++] = '-';
+	for (const char *k = key; *k && i + 1 < sizeof(o); k++)
+		o[i++] = *k == '_' ? '-' : *k;
+	o[i] = '\0';
+	dmr_sweep_av_add(b, o);
+	dmr_sweep_av_add(b, val);
+}
+
+void dmr_sweep_argv_free(char **argv)
+{
+	if (!argv)
+		return;
+	for (char **p = argv; *p; p++)
+		free(*p);
+	free(argv);
+}
+
+char **dmr_sweep_av_done(dmr_sweep_av_t *b)
+{
+	if (b->oom) {
+		if (b->v) {
+			b->v[b->n] = NULL;
+			dmr_sweep_argv_free(b->v);
+		}
+		return NULL;
+	}
+	return b->v;
+}
+
+char **dmr_sweep_gen_argv(const dmr_sweep_spec_t *s, const dmr_sweep_job_t *job, const char *exe,
+			  const char *trace_path)
+{
+	dmr_sweep_av_t b = {0};
+	dmr_sweep_opt_t g[DMR_SWEEP_MAX_OPTS + DMR_SWEEP_MAX_AXES + 1];
+	size_t ng = gen_settings(s, job->vidx, job->trace_seed, g);
+	dmr_sweep_av_list(&b, exe, "gen", s->workload, (char *)NULL);
+	for (size_t i = 0; i < ng; i++)
+		dmr_sweep_av_opt(&b, g[i].key, g[i].val);
+	dmr_sweep_av_list(&b, "-o", trace_path, (char *)NULL);
+	return dmr_sweep_av_done(&b);
+}
+
+char **dmr_sweep_run_argv(const dmr_sweep_spec_t *s, const dmr_sweep_job_t *job, const char *exe,
+			  const char *trace_path, const char *cell_dir)
+{
+	dmr_sweep_av_t b = {0};
+	char seed[32];
+	snprintf(seed, sizeof(seed), "%" PRIu64, job->seed);
+	dmr_sweep_av_list(&b, exe, "run", "--trace", trace_path, "--out", cell_dir, "--seed", seed,
+			  "--quiet", (char *)NULL);
+	for (size_t i = 0; i < s->nrun; i++)
+		dmr_sweep_av_opt(&b, s->run[i].key, s->run[i].val);
+	for (size_t a = 0; a < s->naxes; a++)
+		if (!s->axes[a].gen && (int)a != s->seed_axis)
+			dmr_sweep_av_opt(&b, s->axes[a].name, s->axes[a].vals[job->vidx[a]]);
+	return dmr_sweep_av_done(&b);
+}

@@ -1,0 +1,302 @@
+/*
+ * replay/sweep/sweep_cli.c - `dmreplay sweep SPEC.json`: options, the
+ * sweep directory and its lock, resume, --dry-run, and --job-cell (one job
+ * as GNU parallel runs it); the jobs themselves run in runner.c (contract
+ * in replay/sweep.h; docs/SWEEPS.md).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include "../../core/base/fs.h"
+#include "../../core/base/opt.h"
+#include "../../core/base/sig.h"
+#include "../../core/base/timeps.h"
+#include "sweep_impl.h"
+
+static void sweep_usage(FILE *f)
+{
+	fputs("usage: dmreplay sweep SPEC.json [--out DIR] [--jobs N] [--hosts H1,H2] [--dry-run]\n"
+	      "Run every cell (the cartesian product of SPEC's axes) x repetition with\n"
+	      "`dmreplay run`, one row per finished (cell, rep) in DIR/summary.csv.\n"
+	      "A re-run with the same SPEC and DIR skips the finished ones.\n\n"
+	      "  --out DIR      sweep directory (default out/sweep-NAME)\n"
+	      "  --jobs N       run N cells at once through GNU parallel (default 1:\n"
+	      "                 one at a time, no parallel needed)\n"
+	      "  --hosts H,...  spread the runs over these machines (GNU parallel -S;\n"
+	      "                 ':' is this machine); dmreplay must be at the same path\n"
+	      "                 there; traces are generated on each host\n"
+	      "  --dry-run      print the plan (cells, done, traces, commands); run nothing\n"
+	      "  --help\n"
+	      "SPEC format: docs/SWEEPS.md. Exit status: 0 all done, 1 some runs failed,\n"
+	      "2 bad SPEC or usage, 130 interrupted (re-run to resume).\n",
+	      f);
+}
+
+static int job_main(dmr_sweep_ctx_t *c, dmr_sweep_plan_t *p, const char *cell, const char *rep_s)
+{
+	char *end;
+	unsigned long rep = strtoul(rep_s, &end, 10);
+	dmr_sweep_job_t *j = NULL;
+	for (size_t i = 0; *rep_s && !*end && i < p->njobs; i++)
+		if (p->jobs[i].rep == rep && strcmp(p->jobs[i].cell, cell) == 0)
+			j = &p->jobs[i];
+	if (!j) {
+		printf("DMR-FAIL\t%s\t%s\tno such cell/rep in %s\n", cell, rep_s, c->spec_path);
+		return 2;
+	}
+	char hdr[4096 + 16], row[8192 + 600];
+	dmr_err_t err = {{0}};
+	if (dmr_sweep_run_job(c, j, hdr, sizeof(hdr), row, sizeof(row), &err) != DMR_OK || dmr_sig_caught()) {
+		printf("DMR-FAIL\t%s\t%u\t%s\n", j->cell, j->rep, dmr_sig_caught() ? "interrupted" : err.msg);
+		return 1;
+	}
+	printf("DMR-ROW\t%s\t%s\n", hdr, row);
+	return 0;
+}
+
+static void dry_run(dmr_sweep_ctx_t *c, dmr_sweep_plan_t *p)
+{
+	printf("sweep %s: %zu cells x %u reps = %zu runs; %zu done, %zu to run\n", c->spec->name,
+	       p->ncells, c->spec->reps, p->njobs, p->ndone, p->njobs - p->ndone);
+	printf("summary: %s%s\n", c->summary, p->foreign ? "" : "");
+	if (p->foreign)
+		printf("  (%zu rows of other cells kept)\n", p->foreign);
+	size_t nt = 0, have = 0;
+	for (size_t i = 0; i < p->njobs; i++) {
+		size_t k;
+		for (k = 0; k < i; k++)
+			if (strcmp(p->jobs[k].trace, p->jobs[i].trace) == 0)
+				break;
+		if (k < i)
+			continue;
+		nt++;
+		char path[PATH_MAX + 700];
+		snprintf(path, sizeof(path), "%s/traces/%s", c->dir, p->jobs[i].trace);
+		int ok = access(path, R_OK) == 0;
+		have += ok;
+		char **av = dmr_sweep_gen_argv(c->spec, &p->jobs[i], c->exe, path);
+		printf("%s ", ok ? "[cached]" : "[gen]   ");
+		for (char **a = av; a && *a; a++)
+			printf("%s%s", *a, a[1] ? " " : "\n");
+		dmr_sweep_argv_free(av);
+	}
+	printf("traces: %zu (%zu cached) in %s/traces\n", nt, have, c->dir);
+	for (size_t i = 0; i < p->njobs; i++) {
+		dmr_sweep_job_t *j = &p->jobs[i];
+		char trace[PATH_MAX + 700], cdir[PATH_MAX + 700];
+		snprintf(trace, sizeof(trace), "%s/traces/%s", c->dir, j->trace);
+		snprintf(cdir, sizeof(cdir), "%s/cells/%s", c->dir, j->dir);
+		char **av = dmr_sweep_run_argv(c->spec, j, c->exe, trace, cdir);
+		printf("%s %s r%u: ", j->done ? "[done]" : "[run] ", j->cell, j->rep);
+		for (char **a = av; a && *a; a++)
+			printf("%s%s", *a, a[1] ? " " : "\n");
+		dmr_sweep_argv_free(av);
+	}
+}
+
+/* This executable, or the file named by env (tests: DMR_SWEEP_EXE, a
+ * stand-in for `dmreplay gen/run`; DMR_SWEEP_SELF, a dmreplay with sweep for
+ * the parallel jobs when the caller is not one). */
+static int self_exe(const char *env_name, char *out, size_t len)
+{
+	const char *env = getenv(env_name);
+	if (env && *env) {
+		snprintf(out, len, "%s", env);
+		return 0;
+	}
+	ssize_t n = readlink("/proc/self/exe", out, len - 1);
+	if (n <= 0)
+		return -1;
+	out[n] = '\0';
+	return 0;
+}
+
+int dmr_sweep_main(int argc, char **argv)
+{
+	enum { O_OUT = 256, O_JOBS, O_HOSTS, O_DRY, O_JCELL, O_JREP, O_HELP };
+	static const struct option opts[] = {{"out", required_argument, 0, O_OUT},
+					     {"jobs", required_argument, 0, O_JOBS},
+					     {"hosts", required_argument, 0, O_HOSTS},
+					     {"dry-run", no_argument, 0, O_DRY},
+					     {"job-cell", required_argument, 0, O_JCELL},
+					     {"job-rep", required_argument, 0, O_JREP},
+					     {"help", no_argument, 0, O_HELP},
+					     {0, 0, 0, 0}};
+	const char *out = NULL, *hosts = NULL, *jcell = NULL, *jrep = NULL;
+	uint32_t jobs = 0;
+	int dry = 0, ch;
+	optind = 0;
+	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (ch) {
+		case O_OUT:
+			out = optarg;
+			break;
+		case O_HOSTS:
+			hosts = optarg;
+			break;
+		case O_DRY:
+			dry = 1;
+			break;
+		case O_JCELL:
+			jcell = optarg;
+			break;
+		case O_JREP:
+			jrep = optarg;
+			break;
+		case O_HELP:
+			sweep_usage(stdout);
+			return 0;
+		case O_JOBS: {
+			dmr_err_t oerr;
+			if (dmr_opt_u32("--jobs", optarg, 1, 4096, 0, &jobs, &oerr) != DMR_OK) {
+				fprintf(stderr, "dmreplay sweep: %s\n", oerr.msg);
+				return 2;
+			}
+			break;
+		}
+		default:
+			sweep_usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc - 1) {
+		fprintf(stderr, "dmreplay sweep: %s\n",
+			optind >= argc ? "missing SPEC.json" : "more than one SPEC given");
+		sweep_usage(stderr);
+		return 2;
+	}
+	if ((jcell == NULL) != (jrep == NULL)) {
+		fprintf(stderr, "dmreplay sweep: --job-cell and --job-rep go together\n");
+		return 2;
+	}
+	if (hosts && !jobs)
+		jobs = 1;
+	if (hosts && (!*hosts || strpbrk(hosts, " \t\n'\"`$;"))) {
+		fprintf(stderr,
+			"dmreplay sweep: --hosts: '%s' is not a comma-separated host list\n",
+			hosts);
+		return 2;
+	}
+	const char *spec_arg = argv[optind];
+	dmr_sweep_spec_t spec;
+	dmr_err_t err = {{0}};
+	if (dmr_sweep_spec_load(spec_arg, &spec, &err) != DMR_OK) {
+		fprintf(stderr, "dmreplay sweep: error: %s\n", err.msg);
+		return 2;
+	}
+	int rc = 2;
+	dmr_sweep_plan_t plan;
+	memset(&plan, 0, sizeof(plan));
+	dmr_sweep_ctx_t *c = calloc(1, sizeof(*c));
+	char *spec_abs = realpath(spec_arg, NULL);
+	int lockfd = -1;
+	if (!c || !spec_abs) {
+		fprintf(stderr, "dmreplay sweep: %s: %s\n", spec_arg, strerror(errno));
+		goto out;
+	}
+	c->spec = &spec;
+	c->spec_path = spec_abs;
+	if (dmr_sweep_plan_build(&spec, &plan, &err) != DMR_OK) {
+		fprintf(stderr, "dmreplay sweep: error: %s: %s\n", spec_arg, err.msg);
+		goto out;
+	}
+	char dflt[128];
+	snprintf(dflt, sizeof(dflt), "out/sweep-%s", spec.name);
+	if (!out)
+		out = dflt;
+	if (strpbrk(out, ",\"\n\t")) {
+		fprintf(stderr,
+			"dmreplay sweep: --out: '%s': no commas, quotes or tabs (the path goes "
+			"into CSV rows)\n",
+			out);
+		goto out;
+	}
+	if (!dry && dmr_mkdir_p(out, 0, &err) != DMR_OK) {
+		fprintf(stderr, "dmreplay sweep: --out %s: %s\n", out, err.msg);
+		goto out;
+	}
+	if (!realpath(out, c->dir)) {
+		if (!dry) {
+			fprintf(stderr, "dmreplay sweep: --out %s: %s\n", out, strerror(errno));
+			goto out;
+		}
+		snprintf(c->dir, sizeof(c->dir), "%s", out);
+	}
+	snprintf(c->summary, sizeof(c->summary), "%s/summary.csv", c->dir);
+	if (self_exe("DMR_SWEEP_EXE", c->exe, sizeof(c->exe)) != 0 ||
+	    self_exe("DMR_SWEEP_SELF", c->self, sizeof(c->self)) != 0) {
+		fprintf(stderr, "dmreplay sweep: cannot find my own executable\n");
+		rc = 1;
+		goto out;
+	}
+	dmr_sweep_signals_install();
+	if (jcell) {
+		rc = job_main(c, &plan, jcell, jrep);
+		goto out;
+	}
+	if (!dry) {
+		char lk[PATH_MAX + 32];
+		snprintf(lk, sizeof(lk), "%s/.sweep.lock", c->dir);
+		lockfd = open(lk, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+		if (lockfd < 0 || flock(lockfd, LOCK_EX | LOCK_NB) != 0) {
+			fprintf(stderr,
+				"dmreplay sweep: %s: another sweep is running in this directory\n",
+				c->dir);
+			goto out;
+		}
+	}
+	if (dmr_sweep_plan_resume(&plan, c->summary, !dry, &err) != DMR_OK) {
+		fprintf(stderr, "dmreplay sweep: error: %s\n", err.msg);
+		goto out;
+	}
+	if (plan.warning[0])
+		fprintf(stderr, "dmreplay sweep: warning: %s\n", plan.warning);
+	snprintf(c->header, sizeof(c->header), "%s", plan.header);
+	if (dry) {
+		dry_run(c, &plan);
+		rc = 0;
+		goto out;
+	}
+	c->tty = isatty(2);
+	c->total = plan.njobs;
+	c->before = plan.ndone;
+	c->t0 = dmr_wall_s();
+	if (plan.ndone)
+		fprintf(stderr, "sweep %s: %zu of %zu runs already in %s, running the other %zu\n",
+			spec.name, plan.ndone, plan.njobs, c->summary, plan.njobs - plan.ndone);
+	int bad = plan.ndone == plan.njobs ? 0
+		  : jobs		   ? dmr_sweep_run_parallel(c, &plan, jobs, hosts)
+					   : dmr_sweep_run_sequential(c, &plan);
+	dmr_sweep_progress(c, NULL, 1);
+	double el = dmr_wall_s() - c->t0;
+	size_t done = c->before + c->now;
+	if (dmr_sig_caught()) {
+		fprintf(
+		    stderr,
+		    "sweep %s: interrupted; %zu of %zu runs in %s (whole rows only); re-run the "
+		    "same command to resume\n",
+		    spec.name, done, plan.njobs, c->summary);
+		rc = 130;
+	} else {
+		fprintf(
+		    stderr,
+		    "sweep %s: %zu of %zu runs done (%zu now, in %.1f s wall), %zu failed: %s\n",
+		    spec.name, done, plan.njobs, c->now, el, c->failed, c->summary);
+		rc = (c->failed || bad || done < plan.njobs) ? 1 : 0;
+	}
+out:
+	if (lockfd >= 0)
+		close(lockfd);
+	free(spec_abs);
+	free(c);
+	dmr_sweep_plan_free(&plan);
+	dmr_sweep_spec_free(&spec);
+	return rc;
+}
