@@ -1,6 +1,6 @@
 /*
- * tests/cli_util.h - helpers shared by the tests that run the dmreplay
- * binary (tests/test_cli.c, tests/test_e2e.c): the suite's temp dir, running
+ * tests/helpers/cli_util.h - helpers shared by the tests that run the dmreplay
+ * binary (tests/integration/test_cli.c, test_e2e.c, test_fidelity.c): the suite's temp dir, running
  * $DMR_BUILD_DIR/dmreplay with captured output, reading files, and
  * summary.csv columns by name. The includer defines SMALL (its run shape).
  */

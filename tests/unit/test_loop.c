@@ -1,5 +1,5 @@
 /*
- * tests/test_loop.c - admission control loops (core/loop.h).
+ * tests/unit/test_loop.c - admission control loops (core/loop.h).
  */
 #include <check.h>
 #include <string.h>

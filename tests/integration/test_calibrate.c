@@ -1,5 +1,5 @@
 /*
- * tests/test_calibrate.c - `dmreplay calibrate` (replay/calibrate.h).
+ * tests/integration/test_calibrate.c - `dmreplay calibrate` (replay/calibrate.h).
  *
  * On sim the micro-benchmarks reproduce the profile they run on within 2 %
  * (read_rtt_ns, read_bw_64k_gbps, atomic_addr_mops, atomic_global_mops, and
@@ -232,7 +232,7 @@ START_TEST(sim_reproduces_host_profile)
 		json_object_set_new(params, hk[i],
 				    json_pack("{s:f, s:s, s:s, s:b}", "value", hv[i], "unit",
 					      dmr_model_param_unit(hk[i]),
-					      "source", "tests/test_calibrate.c", "estimate", 1));
+					      "source", "tests/integration/test_calibrate.c", "estimate", 1));
 	json_object_set_new(root, "name", json_string("host-test"));
 	char prof[256];
 	path_in(prof, sizeof(prof), "host-test.json");

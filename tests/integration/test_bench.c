@@ -1,5 +1,5 @@
 /*
- * tests/test_bench.c - `dmreplay bench` (replay/bench.h): perftest-style
+ * tests/integration/test_bench.c - `dmreplay bench` (replay/bench.h): perftest-style
  * micro-benchmarks through the backend interface.
  *
  * On sim: 64 KiB READ bandwidth with 16 outstanding at MTU 4096 lies in

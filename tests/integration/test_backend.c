@@ -1,5 +1,5 @@
 /*
- * tests/test_backend.c - the backend conformance suite: the same checks run
+ * tests/integration/test_backend.c - the backend conformance suite: the same checks run
  * over every backend named in DMR_TEST_BACKENDS (default "sim,shm"), as UCX's
  * UCT_INSTANTIATE_TEST_CASE does. A backend that cannot open (no device)
  * is reported SKIPPED with the reason, and the process exits 77 if nothing

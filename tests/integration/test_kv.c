@@ -1,5 +1,5 @@
 /*
- * tests/test_kv.c - the KV-cache workload (issue #5): model presets, the
+ * tests/integration/test_kv.c - the KV-cache workload (issue #5): model presets, the
  * Mooncake converter (fixtures, every refused input), the KV trace reader,
  * the pool on sim (hit ratio of an unbounded pool = the one computed from
  * the hash ids alone; eviction; placement; a block larger than a segment),

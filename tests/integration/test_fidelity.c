@@ -1,5 +1,5 @@
 /*
- * tests/test_fidelity.c - `dmreplay fidelity` (replay/fidelity.c,
+ * tests/integration/test_fidelity.c - `dmreplay fidelity` (replay/fidelity.c,
  * docs/fidelity.md) without a device:
  *  - the table math on synthetic inputs: relative errors, PASS/FAIL at and
  *    around the 15 % (throughput) and 20 % (p50) tolerances, rows without
@@ -28,9 +28,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../replay/fidelity.h"
+#include "replay/fidelity.h"
 #define SMALL "--cns", "1", "--threads", "2", "--coros", "2"
-#include "cli_util.h"
+#include "helpers/cli_util.h"
 
 static dmr_fid_row_t row(const char *name, double mt, double pt, double m50, double p50,
 			 double m99, double p99)

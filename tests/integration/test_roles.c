@@ -1,5 +1,5 @@
 /*
- * tests/test_roles.c - the cluster config of `dmreplay mn` / `dmreplay cn`
+ * tests/integration/test_roles.c - the cluster config of `dmreplay mn` / `dmreplay cn`
  * (replay/roles.h, docs/ROLES.md): both published shapes parse, defaults
  * apply, and every bad value is refused naming the field and its legal
  * range; the launcher (`dmreplay run --procs`, dmr_roles_launch) refuses bad
@@ -13,8 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../replay/replay.h"
-#include "../replay/roles.h"
+#include "replay/replay.h"
+#include "replay/roles.h"
 
 static dmr_verbs_cluster_t cl;
 

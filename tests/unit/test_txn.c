@@ -1,5 +1,5 @@
 /*
- * tests/test_txn.c - the OCC protocol on the sim backend, driven by hand so
+ * tests/unit/test_txn.c - the OCC protocol on the sim backend, driven by hand so
  * that interleavings are chosen by the test.
  */
 #include <check.h>

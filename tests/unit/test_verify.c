@@ -1,5 +1,5 @@
 /*
- * tests/test_verify.c - workload verifiers (traces/verify.c).
+ * tests/unit/test_verify.c - workload verifiers (traces/verify.c).
  *
  * An in-memory MN state (per table: a present flag and the payload words
  * of every slot) is built by a small serial reference executor of the trace

@@ -1,5 +1,5 @@
 /*
- * tests/test_verbs.c - the verbs backend on a real RDMA device (SoftRoCE
+ * tests/integration/test_verbs.c - the verbs backend on a real RDMA device (SoftRoCE
  * under scripts/rxe-vm, or hardware): what the conformance suite does not
  * check. Start-up canary (WRITE, READ back, CAS old value in host order),
  * a remote access outside the MR failing with DMR_WC_REM_ACCESS_ERR within a

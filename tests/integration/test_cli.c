@@ -1,5 +1,5 @@
 /*
- * tests/test_cli.c - `dmreplay run` refuses bad input: each case exits with
+ * tests/integration/test_cli.c - `dmreplay run` refuses bad input: each case exits with
  * status 2, names the file, line and field (or option) on stderr, and
  * leaves no summary.csv in --out (summary.partial.csv only for runs that
  * started: the trace is streamed, so a bad row is met mid-run). Cases:
@@ -29,7 +29,7 @@
 /* ---- helpers: temp dir, running the binary, files ------------------------ */
 
 #define SMALL "--cns", "2", "--threads", "2", "--coros", "1"
-#include "cli_util.h"
+#include "helpers/cli_util.h"
 
 static void summary_load(summary_t *s, const char *dir, const char *name)
 {

@@ -1,5 +1,5 @@
 /*
- * tests/test_gen.c - trace generators (traces/tpcc.c, smallbank.c, ycsb.c):
+ * tests/unit/test_gen.c - trace generators (traces/tpcc.c, smallbank.c, ycsb.c):
  * transaction mixes, regimes, NURand, TPC-C remote / by-name fractions,
  * determinism, YCSB property files and key skew, command lines.
  *

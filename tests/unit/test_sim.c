@@ -1,5 +1,5 @@
 /*
- * tests/test_sim.c - the sim backend's event queue and resource model
+ * tests/unit/test_sim.c - the sim backend's event queue and resource model
  * against the profile (issue #2 "Model sanity").
  */
 #include <check.h>
@@ -15,7 +15,7 @@
 #include "backends/sim/sim.h"
 #include "replay/replay.h"
 #include "traces/trace.h"
-#include "sim_probe.h"
+#include "helpers/sim_probe.h"
 
 START_TEST(eventq_orders_by_time_then_seq)
 {
@@ -326,7 +326,7 @@ static void write_profile(const char *dir, const char *name, const char *const *
 		json_t *p = json_object();
 		json_object_set_new(p, "value", json_real(vals[i]));
 		json_object_set_new(p, "unit", json_string(dmr_model_param_unit(keys[i])));
-		json_object_set_new(p, "source", json_string("tests/test_sim.c"));
+		json_object_set_new(p, "source", json_string("tests/unit/test_sim.c"));
 		json_object_set_new(p, "estimate", json_true());
 		json_object_set_new(params, keys[i], p);
 	}

@@ -1,5 +1,5 @@
 /*
- * tests/test_report.c - replay/report.c: CSV splitting, the median and its
+ * tests/unit/test_report.c - replay/report.c: CSV splitting, the median and its
  * percentile-bootstrap interval on known data (exact median, the interval
  * holds it, deterministic for a seed), the ratio to a baseline, recovery
  * after phase changes, and a report over a small synthetic sweep (cells,

@@ -1,5 +1,5 @@
 /*
- * tests/test_e2e.c - end to end through the dmreplay binary: `dmreplay gen`
+ * tests/integration/test_e2e.c - end to end through the dmreplay binary: `dmreplay gen`
  * a small trace per workload (TPC-C, SmallBank, YCSB a and f), `dmreplay run`
  * it on the sim backend, and check DIR/summary.csv (columns found by name)
  * and DIR/timeseries.csv: verification passed, the run completed, the
@@ -29,7 +29,7 @@
 /* ---- helpers: temp dir, running the binary, files ------------------------ */
 
 #define SMALL "--cns", "2", "--threads", "4", "--coros", "2"
-#include "cli_util.h"
+#include "helpers/cli_util.h"
 
 static void summary_load(summary_t *s, const char *dir)
 {

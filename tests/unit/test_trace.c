@@ -1,5 +1,5 @@
 /*
- * tests/test_trace.c - trace format reader/writer (traces/trace.h,
+ * tests/unit/test_trace.c - trace format reader/writer (traces/trace.h,
  * traces/FORMAT.md) and regime parsing (traces/workload.h).
  *
  * Every bad input must give DMR_ERR_PARSE with "FILE:LINE: field NAME" in

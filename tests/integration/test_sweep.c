@@ -1,5 +1,5 @@
 /*
- * tests/test_sweep.c - replay/sweep.c: spec parsing and its errors, the
+ * tests/integration/test_sweep.c - replay/sweep.c: spec parsing and its errors, the
  * plan (cells x reps, seeds, shared traces, argument vectors), resume from
  * an existing summary.csv (finished rows skipped, a cut last line dropped
  * and repaired, corrupt rows refused), and the runner end to end with a
