@@ -15,6 +15,7 @@
 
 #include "replay/replay.h"
 #include "replay/roles.h"
+#include "helpers/suite.h"
 
 static dmr_verbs_cluster_t cl;
 
@@ -262,9 +263,5 @@ static Suite *roles_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(roles_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return dmr_test_run(roles_suite());
 }
