@@ -15,6 +15,7 @@
 #include "backends/sim/sim.h"
 #include "replay/replay.h"
 #include "traces/trace.h"
+#include "helpers/files.h"
 #include "helpers/sim_probe.h"
 #include "helpers/suite.h"
 
@@ -510,8 +511,7 @@ START_TEST(host_cpu_idle_read_and_stream)
 	want += 1000000;
 	ck_assert_msg(per > want * 0.999 && per < want * 1.001,
 		      "switch: %.1f ps per READ, want %.1f", per, want);
-	remove(path);
-	rmdir(dir);
+	ck_assert_int_eq(dmr_test_rmtree(dir), 0); /* both profiles */
 }
 END_TEST
 
@@ -623,8 +623,7 @@ START_TEST(host_cpus_zero_is_hardware_model)
 	ck_assert_int_eq(dmr_model_load(path, &m, &err), DMR_ERR_PARSE);
 	ck_assert_ptr_nonnull(strstr(err.msg, "host_cpus"));
 	ck_assert_ptr_nonnull(strstr(err.msg, "integer"));
-	remove(path);
-	rmdir(dir);
+	ck_assert_int_eq(dmr_test_rmtree(dir), 0); /* hw.json and bad.json */
 }
 END_TEST
 
