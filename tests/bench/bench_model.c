@@ -4,7 +4,7 @@
  */
 #include <stdio.h>
 
-#include "../sim_probe.h"
+#include "helpers/sim_probe.h"
 
 int main(void)
 {

@@ -1,5 +1,5 @@
 /*
- * tests/test_cli.c - `dmreplay run` refuses bad input: each case exits with
+ * tests/integration/test_cli.c - `dmreplay run` refuses bad input: each case exits with
  * status 2, names the file, line and field (or option) on stderr, and
  * leaves no summary.csv in --out (summary.partial.csv only for runs that
  * started: the trace is streamed, so a bad row is met mid-run). Cases:
@@ -15,64 +15,19 @@
  */
 #include <check.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-/* ---- helpers: temp dir, running the binary, files ------------------------ */
+#include "helpers/csv.h"
+#include "helpers/files.h"
+#include "helpers/proc.h"
+#include "helpers/suite.h"
 
 #define SMALL "--cns", "2", "--threads", "2", "--coros", "1"
-#include "cli_util.h"
-
-static void summary_load(summary_t *s, const char *dir, const char *name)
-{
-	char path[PATH_MAX + 64];
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	s->buf = slurp(path, NULL);
-	ck_assert_msg(s->buf != NULL, "%s: %s", path, strerror(errno));
-	char *nl1 = strchr(s->buf, '\n');
-	ck_assert_msg(nl1 != NULL, "%s: no header line", path);
-	*nl1 = 0;
-	char *row = nl1 + 1;
-	char *nl2 = strchr(row, '\n');
-	ck_assert_msg(nl2 != NULL, "%s: no data row", path);
-	*nl2 = 0;
-	ck_assert_msg(nl2[1] == 0, "%s: more than one data row", path);
-	s->n = split(s->buf, s->name, MAXCOL);
-	int nv = split(row, s->val, MAXCOL);
-	ck_assert_msg(nv == s->n, "%s: %d header columns, %d values", path, s->n, nv);
-}
-
-static const char *col(const summary_t *s, const char *name)
-{
-	for (int i = 0; i < s->n; i++)
-		if (strcmp(s->name[i], name) == 0)
-			return s->val[i];
-	ck_abort_msg("summary.csv: no column '%s'", name);
-	return NULL;
-}
-
-static void summary_free(summary_t *s)
-{
-	free(s->buf);
-}
-
-/* ---- fixtures ------------------------------------------------------------ */
-
-static int rm_cb(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(p);
-}
 
 /* ---- files: whole-file line arrays, existence ------------------------------ */
 
@@ -85,7 +40,7 @@ typedef struct lines {
 static void lines_load(lines_t *L, const char *path)
 {
 	size_t len;
-	L->buf = slurp(path, &len);
+	L->buf = dmr_test_slurp(path, &len);
 	ck_assert_msg(L->buf != NULL, "%s: %s", path, strerror(errno));
 	ck_assert_msg(len > 0 && L->buf[len - 1] == '\n', "%s: no final newline", path);
 	int cap = 0;
@@ -132,17 +87,17 @@ static char *read_in(const char *dir, const char *name, size_t *len)
 {
 	char p[PATH_MAX + 64];
 	snprintf(p, sizeof(p), "%s/%s", dir, name);
-	return slurp(p, len);
+	return dmr_test_slurp(p, len);
 }
 
-static void assert_has(const run_t *r, const char *what)
+static void assert_has(const dmr_test_run_t *r, const char *what)
 {
 	ck_assert_msg(strstr(r->err, what) != NULL, "stderr lacks '%s':\n%s", what, r->err);
 }
 
 /* The common verdict on a refused run: status 2, no summary.csv; a
  * summary.partial.csv only when the run started (and then status partial). */
-static void assert_refused(const run_t *r, const char *dir, int may_start)
+static void assert_refused(const dmr_test_run_t *r, const char *dir, int may_start)
 {
 	ck_assert_msg(r->status == 2, "exit status %d, want 2\nstdout:\n%s\nstderr:\n%s", r->status,
 		      r->out, r->err);
@@ -154,11 +109,11 @@ static void assert_refused(const run_t *r, const char *dir, int may_start)
 		ck_assert_msg(!exists(dir, "summary.partial.csv"),
 			      "%s/summary.partial.csv written by a run that never started", dir);
 	} else if (exists(dir, "summary.partial.csv")) {
-		summary_t s;
-		summary_load(&s, dir, "summary.partial.csv");
-		ck_assert_str_eq(col(&s, "status"), "partial");
-		ck_assert_str_eq(col(&s, "verified"), "0");
-		summary_free(&s);
+		dmr_test_summary_t s;
+		dmr_test_summary_load(&s, dir, "summary.partial.csv");
+		ck_assert_str_eq(dmr_test_col(&s, "status"), "partial");
+		ck_assert_str_eq(dmr_test_col(&s, "verified"), "0");
+		dmr_test_summary_free(&s);
 	}
 }
 
@@ -168,13 +123,13 @@ static void assert_refused(const run_t *r, const char *dir, int may_start)
 
 static void base_trace(char *buf, size_t len)
 {
-	path_of(buf, len, "base.csv");
+	dmr_test_path(buf, len, "base.csv");
 	if (access(buf, R_OK) == 0)
 		return;
-	run_t r = dmr("gen", "smallbank", "--accounts", "100", "--txns", "200", "--seed", "4",
-		      "--quiet", "-o", buf, NULL);
-	dmr_ok(&r);
-	run_free(&r);
+	dmr_test_run_t r = dmr_test_dmr("gen", "smallbank", "--accounts", "100", "--txns", "200",
+					"--seed", "4", "--quiet", "-o", buf, NULL);
+	dmr_test_run_ok(&r);
+	dmr_test_run_free(&r);
 }
 
 /* 0-based index in L of the first data row (after the column header). */
@@ -192,8 +147,8 @@ static void row_with(char *out, size_t len, const char *row, int k, const char *
 {
 	char tmp[1024];
 	snprintf(tmp, sizeof(tmp), "%s", row);
-	char *f[MAXCOL];
-	int n = split(tmp, f, MAXCOL);
+	char *f[DMR_TEST_MAXCOL];
+	int n = dmr_test_split(tmp, f, DMR_TEST_MAXCOL);
 	ck_assert_int_eq(n, 13);
 	out[0] = 0;
 	for (int i = 0; i < n; i++) {
@@ -207,22 +162,23 @@ static void field_of(char *out, size_t len, const char *row, int k)
 {
 	char tmp[1024];
 	snprintf(tmp, sizeof(tmp), "%s", row);
-	char *f[MAXCOL];
-	ck_assert_int_eq(split(tmp, f, MAXCOL), 13);
+	char *f[DMR_TEST_MAXCOL];
+	ck_assert_int_eq(dmr_test_split(tmp, f, DMR_TEST_MAXCOL), 13);
 	snprintf(out, len, "%s", f[k]);
 }
 
 /* Run the small shape on trace into temp dir `name`. */
-static run_t run_into(char *dir, size_t len, const char *name, const char *trace, const char *x0,
-		      const char *x1, const char *x2, const char *x3)
+static dmr_test_run_t run_into(char *dir, size_t len, const char *name, const char *trace,
+			       const char *x0, const char *x1, const char *x2, const char *x3)
 {
-	path_of(dir, len, name);
-	return dmr("run", "--trace", trace, SMALL, "--quiet", "--out", dir, x0, x1, x2, x3, NULL);
+	dmr_test_path(dir, len, name);
+	return dmr_test_dmr("run", "--trace", trace, SMALL, "--quiet", "--out", dir, x0, x1, x2, x3,
+			    NULL);
 }
 
 /* Edit line `at` of the base trace into `name`; run; check the refusal. */
-static run_t bad_row(const char *name, int at_mid, int k, const char *v, char *trace, size_t tlen,
-		     int *line_p, char *orig_field, size_t oflen)
+static dmr_test_run_t bad_row(const char *name, int at_mid, int k, const char *v, char *trace,
+			      size_t tlen, int *line_p, char *orig_field, size_t oflen)
 {
 	char base[PATH_MAX], row[1200];
 	base_trace(base, sizeof(base));
@@ -240,18 +196,18 @@ static run_t bad_row(const char *name, int at_mid, int k, const char *v, char *t
 		snprintf(row, sizeof(row), "%s", L.l[i]);
 		*strrchr(row, ',') = 0;
 	}
-	path_of(trace, tlen, name);
+	dmr_test_path(trace, tlen, name);
 	lines_write(&L, L.n, i, row, 0, trace);
 	lines_free(&L);
 	*line_p = i + 1;
 	char dir[PATH_MAX], dname[64];
 	snprintf(dname, sizeof(dname), "out-%s", name);
-	run_t r = run_into(dir, sizeof(dir), dname, trace, NULL, NULL, NULL, NULL);
+	dmr_test_run_t r = run_into(dir, sizeof(dir), dname, trace, NULL, NULL, NULL, NULL);
 	assert_refused(&r, dir, 1);
 	return r;
 }
 
-static void assert_at(const run_t *r, const char *trace, int line)
+static void assert_at(const dmr_test_run_t *r, const char *trace, int line)
 {
 	char where[PATH_MAX + 32];
 	snprintf(where, sizeof(where), "%s:%d:", trace, line);
@@ -264,11 +220,11 @@ START_TEST(test_wrong_field_count)
 {
 	char t[PATH_MAX];
 	int line;
-	run_t r = bad_row("fields.csv", 0, -1, NULL, t, sizeof(t), &line, NULL, 0);
+	dmr_test_run_t r = bad_row("fields.csv", 0, -1, NULL, t, sizeof(t), &line, NULL, 0);
 	assert_at(&r, t, line);
 	assert_has(&r, "13 fields");
 	assert_has(&r, "got 12");
-	run_free(&r);
+	dmr_test_run_free(&r);
 }
 END_TEST
 
@@ -276,11 +232,11 @@ START_TEST(test_unknown_op)
 {
 	char t[PATH_MAX];
 	int line;
-	run_t r = bad_row("op.csv", 1, 3, "X", t, sizeof(t), &line, NULL, 0);
+	dmr_test_run_t r = bad_row("op.csv", 1, 3, "X", t, sizeof(t), &line, NULL, 0);
 	assert_at(&r, t, line);
 	assert_has(&r, "field op");
 	assert_has(&r, "'X'");
-	run_free(&r);
+	dmr_test_run_free(&r);
 }
 END_TEST
 
@@ -288,11 +244,11 @@ START_TEST(test_unknown_table)
 {
 	char t[PATH_MAX];
 	int line;
-	run_t r = bad_row("table.csv", 1, 4, "nosuchtable", t, sizeof(t), &line, NULL, 0);
+	dmr_test_run_t r = bad_row("table.csv", 1, 4, "nosuchtable", t, sizeof(t), &line, NULL, 0);
 	assert_at(&r, t, line);
 	assert_has(&r, "field table");
 	assert_has(&r, "nosuchtable");
-	run_free(&r);
+	dmr_test_run_free(&r);
 }
 END_TEST
 
@@ -317,18 +273,18 @@ START_TEST(test_key_beyond_table)
 		ck_assert_msg(found, "base trace: no '%s' header", want);
 		lines_free(&L);
 	}
-	run_t r = bad_row("key.csv", 1, 5, "100", t, sizeof(t), &line, NULL, 0);
+	dmr_test_run_t r = bad_row("key.csv", 1, 5, "100", t, sizeof(t), &line, NULL, 0);
 	assert_at(&r, t, line);
 	assert_has(&r, "field key");
 	assert_has(&r, "100");
 	assert_has(&r, tbl);
-	run_free(&r);
+	dmr_test_run_free(&r);
 
 	/* and a negative key without dep */
 	r = bad_row("keyneg.csv", 1, 5, "-1", t, sizeof(t), &line, NULL, 0);
 	assert_at(&r, t, line);
 	assert_has(&r, "field key");
-	run_free(&r);
+	dmr_test_run_free(&r);
 }
 END_TEST
 
@@ -342,15 +298,15 @@ START_TEST(test_truncated_midline)
 	char cut[1200];
 	snprintf(cut, sizeof(cut), "%s", L.l[L.n - 1]);
 	cut[strlen(cut) / 2] = 0;
-	path_of(t, sizeof(t), "cut.csv");
+	dmr_test_path(t, sizeof(t), "cut.csv");
 	lines_write(&L, L.n, L.n - 1, cut, 1, t);
 	int last = L.n;
 	lines_free(&L);
-	run_t r = run_into(dir, sizeof(dir), "out-cut", t, NULL, NULL, NULL, NULL);
+	dmr_test_run_t r = run_into(dir, sizeof(dir), "out-cut", t, NULL, NULL, NULL, NULL);
 	assert_refused(&r, dir, 1);
 	assert_at(&r, t, last);
 	assert_has(&r, "truncated");
-	run_free(&r);
+	dmr_test_run_free(&r);
 
 	/* cut inside an earlier line (file ends mid-row, mid-file) */
 	lines_load(&L, base);
@@ -363,7 +319,7 @@ START_TEST(test_truncated_midline)
 	assert_refused(&r, dir, 1);
 	assert_at(&r, t, mid + 1);
 	assert_has(&r, "truncated");
-	run_free(&r);
+	dmr_test_run_free(&r);
 }
 END_TEST
 
@@ -388,28 +344,28 @@ START_TEST(test_truncated_at_txn_boundary)
 		}
 	}
 	ck_assert_int_lt(end, L.n);
-	path_of(t, sizeof(t), "short.csv");
+	dmr_test_path(t, sizeof(t), "short.csv");
 	lines_write(&L, end, -1, NULL, 0, t);
 	lines_free(&L);
-	run_t r = run_into(dir, sizeof(dir), "out-short", t, NULL, NULL, NULL, NULL);
+	dmr_test_run_t r = run_into(dir, sizeof(dir), "out-short", t, NULL, NULL, NULL, NULL);
 	assert_refused(&r, dir, 1);
 	assert_at(&r, t, end); /* the last line */
 	assert_has(&r, "truncated");
 	assert_has(&r, "10 of 200");
 	assert_has(&r, "field txns");
-	run_free(&r);
+	dmr_test_run_free(&r);
 }
 END_TEST
 
 START_TEST(test_missing_trace)
 {
 	char t[PATH_MAX], dir[PATH_MAX];
-	path_of(t, sizeof(t), "no-such-trace.csv");
-	run_t r = run_into(dir, sizeof(dir), "out-missing", t, NULL, NULL, NULL, NULL);
+	dmr_test_path(t, sizeof(t), "no-such-trace.csv");
+	dmr_test_run_t r = run_into(dir, sizeof(dir), "out-missing", t, NULL, NULL, NULL, NULL);
 	assert_refused(&r, dir, 0);
 	assert_has(&r, t);
 	assert_has(&r, "No such file");
-	run_free(&r);
+	dmr_test_run_free(&r);
 }
 END_TEST
 
@@ -420,10 +376,10 @@ END_TEST
 static void profile_variant(char *out, size_t len, const char *name, int negate)
 {
 	char src[PATH_MAX + 64];
-	snprintf(src, sizeof(src), "%s/models/cx6dx-100g.json", g_src);
+	snprintf(src, sizeof(src), "%s/models/cx6dx-100g.json", dmr_test_src);
 	lines_t L;
 	lines_load(&L, src);
-	path_of(out, len, name);
+	dmr_test_path(out, len, name);
 	FILE *f = fopen(out, "w");
 	ck_assert_ptr_nonnull(f);
 	int seen = 0;
@@ -454,16 +410,16 @@ START_TEST(test_profile_copy_ok)
 {
 	/* control: the unedited copy, passed as a path, is accepted */
 	char src[PATH_MAX + 64], p[PATH_MAX], base[PATH_MAX], dir[PATH_MAX];
-	snprintf(src, sizeof(src), "%s/models/cx6dx-100g.json", g_src);
+	snprintf(src, sizeof(src), "%s/models/cx6dx-100g.json", dmr_test_src);
 	lines_t L;
 	lines_load(&L, src);
-	path_of(p, sizeof(p), "copy.json");
+	dmr_test_path(p, sizeof(p), "copy.json");
 	lines_write(&L, L.n, -1, NULL, 0, p);
 	lines_free(&L);
 	base_trace(base, sizeof(base));
-	run_t r = run_into(dir, sizeof(dir), "out-copy", base, "--profile", p, NULL, NULL);
-	dmr_ok(&r);
-	run_free(&r);
+	dmr_test_run_t r = run_into(dir, sizeof(dir), "out-copy", base, "--profile", p, NULL, NULL);
+	dmr_test_run_ok(&r);
+	dmr_test_run_free(&r);
 	ck_assert(exists(dir, "summary.csv"));
 }
 END_TEST
@@ -473,12 +429,13 @@ START_TEST(test_profile_missing_param)
 	char p[PATH_MAX], base[PATH_MAX], dir[PATH_MAX];
 	profile_variant(p, sizeof(p), "missing.json", 0);
 	base_trace(base, sizeof(base));
-	run_t r = run_into(dir, sizeof(dir), "out-pmiss", base, "--profile", p, NULL, NULL);
+	dmr_test_run_t r =
+	    run_into(dir, sizeof(dir), "out-pmiss", base, "--profile", p, NULL, NULL);
 	assert_refused(&r, dir, 0);
 	assert_has(&r, p);
 	assert_has(&r, "poll_ns");
 	assert_has(&r, "missing");
-	run_free(&r);
+	dmr_test_run_free(&r);
 }
 END_TEST
 
@@ -487,12 +444,12 @@ START_TEST(test_profile_negative_param)
 	char p[PATH_MAX], base[PATH_MAX], dir[PATH_MAX];
 	profile_variant(p, sizeof(p), "negative.json", 1);
 	base_trace(base, sizeof(base));
-	run_t r = run_into(dir, sizeof(dir), "out-pneg", base, "--profile", p, NULL, NULL);
+	dmr_test_run_t r = run_into(dir, sizeof(dir), "out-pneg", base, "--profile", p, NULL, NULL);
 	assert_refused(&r, dir, 0);
 	assert_has(&r, p);
 	assert_has(&r, "poll_ns");
 	assert_has(&r, "-50");
-	run_free(&r);
+	dmr_test_run_free(&r);
 }
 END_TEST
 
@@ -501,20 +458,20 @@ END_TEST
 START_TEST(test_mr_size_too_small)
 {
 	char t[PATH_MAX], dir[PATH_MAX];
-	path_of(t, sizeof(t), "tpcc.csv");
-	run_t r = dmr("gen", "tpcc", "--warehouses", "4", "--txns", "200", "--seed", "1", "--quiet",
-		      "-o", t, NULL);
-	dmr_ok(&r);
-	run_free(&r);
+	dmr_test_path(t, sizeof(t), "tpcc.csv");
+	dmr_test_run_t r = dmr_test_dmr("gen", "tpcc", "--warehouses", "4", "--txns", "200",
+					"--seed", "1", "--quiet", "-o", t, NULL);
+	dmr_test_run_ok(&r);
+	dmr_test_run_free(&r);
 	/* the footprint a run with this shape reports */
 	r = run_into(dir, sizeof(dir), "out-fp", t, NULL, NULL, NULL, NULL);
-	dmr_ok(&r);
-	run_free(&r);
-	summary_t s;
-	summary_load(&s, dir, "summary.csv");
+	dmr_test_run_ok(&r);
+	dmr_test_run_free(&r);
+	dmr_test_summary_t s;
+	dmr_test_summary_load(&s, dir, "summary.csv");
 	char fp[32];
-	snprintf(fp, sizeof(fp), "%s", col(&s, "footprint_bytes"));
-	summary_free(&s);
+	snprintf(fp, sizeof(fp), "%s", dmr_test_col(&s, "footprint_bytes"));
+	dmr_test_summary_free(&s);
 	ck_assert_msg(strtoull(fp, NULL, 10) > (1u << 20), "footprint '%s'", fp);
 
 	r = run_into(dir, sizeof(dir), "out-mr", t, "--mr-size", "1M", NULL, NULL);
@@ -523,7 +480,7 @@ START_TEST(test_mr_size_too_small)
 	assert_has(&r, "--mr-size");
 	assert_has(&r, fp);	   /* the footprint */
 	assert_has(&r, "1048576"); /* and the region size */
-	run_free(&r);
+	dmr_test_run_free(&r);
 }
 END_TEST
 
@@ -543,7 +500,7 @@ START_TEST(test_bad_options)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		snprintf(name, sizeof(name), "out-opt%zu", i);
 		/* the option last, overriding the small shape */
-		run_t r =
+		dmr_test_run_t r =
 		    run_into(dir, sizeof(dir), name, base, cases[i].opt, cases[i].val, NULL, NULL);
 		ck_assert_msg(r.status == 2, "%s %s: exit %d\n%s", cases[i].opt, cases[i].val,
 			      r.status, r.err);
@@ -551,18 +508,18 @@ START_TEST(test_bad_options)
 		assert_has(&r, cases[i].opt);
 		if (*cases[i].val)
 			assert_has(&r, cases[i].val);
-		run_free(&r);
+		dmr_test_run_free(&r);
 	}
 	/* an unknown option and a stray argument */
-	run_t r =
+	dmr_test_run_t r =
 	    run_into(dir, sizeof(dir), "out-optx", base, "--no-such-option", NULL, NULL, NULL);
 	assert_refused(&r, dir, 0);
 	assert_has(&r, "no-such-option");
-	run_free(&r);
+	dmr_test_run_free(&r);
 	r = run_into(dir, sizeof(dir), "out-opty", base, "stray", NULL, NULL, NULL);
 	assert_refused(&r, dir, 0);
 	assert_has(&r, "stray");
-	run_free(&r);
+	dmr_test_run_free(&r);
 }
 END_TEST
 
@@ -572,38 +529,38 @@ START_TEST(test_no_overwrite)
 {
 	char base[PATH_MAX], dir[PATH_MAX], p[PATH_MAX], t[PATH_MAX];
 	base_trace(base, sizeof(base));
-	run_t r = run_into(dir, sizeof(dir), "out-keep", base, NULL, NULL, NULL, NULL);
-	dmr_ok(&r);
-	run_free(&r);
+	dmr_test_run_t r = run_into(dir, sizeof(dir), "out-keep", base, NULL, NULL, NULL, NULL);
+	dmr_test_run_ok(&r);
+	dmr_test_run_free(&r);
 	size_t ls = 0, lt = 0;
 	char *sum = read_in(dir, "summary.csv", &ls), *ts = read_in(dir, "timeseries.csv", &lt);
 	ck_assert_ptr_nonnull(sum);
 	ck_assert_ptr_nonnull(ts);
-	summary_t s0;
-	summary_load(&s0, dir, "summary.csv");
-	ck_assert_str_eq(col(&s0, "status"), "complete");
-	summary_free(&s0);
+	dmr_test_summary_t s0;
+	dmr_test_summary_load(&s0, dir, "summary.csv");
+	ck_assert_str_eq(dmr_test_col(&s0, "status"), "complete");
+	dmr_test_summary_free(&s0);
 
 	/* 1: bad profile (refused before the run starts) */
 	profile_variant(p, sizeof(p), "keep-neg.json", 1);
 	r = run_into(dir, sizeof(dir), "out-keep", base, "--profile", p, NULL, NULL);
 	ck_assert_int_eq(r.status, 2);
-	run_free(&r);
+	dmr_test_run_free(&r);
 	/* 2: a truncated trace (fails mid-run: writes the partial files) */
 	lines_t L;
 	lines_load(&L, base);
-	path_of(t, sizeof(t), "keep-short.csv");
+	dmr_test_path(t, sizeof(t), "keep-short.csv");
 	lines_write(&L, L.n - 3, -1, NULL, 0, t);
 	lines_free(&L);
 	r = run_into(dir, sizeof(dir), "out-keep", t, "--seed", "99", NULL, NULL);
 	ck_assert_int_eq(r.status, 2);
 	assert_has(&r, "truncated");
-	run_free(&r);
+	dmr_test_run_free(&r);
 	ck_assert(exists(dir, "summary.partial.csv"));
 	/* 3: bad option value */
 	r = run_into(dir, sizeof(dir), "out-keep", base, "--mtu", "3000", NULL, NULL);
 	ck_assert_int_eq(r.status, 2);
-	run_free(&r);
+	dmr_test_run_free(&r);
 
 	size_t ls2 = 0, lt2 = 0;
 	char *sum2 = read_in(dir, "summary.csv", &ls2), *ts2 = read_in(dir, "timeseries.csv", &lt2);
@@ -612,11 +569,11 @@ START_TEST(test_no_overwrite)
 	ck_assert_msg(ls == ls2 && memcmp(sum, sum2, ls) == 0, "summary.csv changed:\n%s\n%s", sum,
 		      sum2);
 	ck_assert_msg(lt == lt2 && memcmp(ts, ts2, lt) == 0, "timeseries.csv changed");
-	summary_t s;
-	summary_load(&s, dir, "summary.partial.csv");
-	ck_assert_str_eq(col(&s, "status"), "partial");
-	ck_assert_str_eq(col(&s, "seed"), "99");
-	summary_free(&s);
+	dmr_test_summary_t s;
+	dmr_test_summary_load(&s, dir, "summary.partial.csv");
+	ck_assert_str_eq(dmr_test_col(&s, "status"), "partial");
+	ck_assert_str_eq(dmr_test_col(&s, "seed"), "99");
+	dmr_test_summary_free(&s);
 	free(sum);
 	free(sum2);
 	free(ts);
@@ -627,17 +584,9 @@ END_TEST
 
 /* ---- defects of the process launcher and the quiet/out checks ------------- */
 
-static void write_text(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs(text, f);
-	ck_assert_int_eq(fclose(f), 0);
-}
-
 static void mkdir_in(char *buf, size_t len, const char *name)
 {
-	path_of(buf, len, name);
+	dmr_test_path(buf, len, name);
 	ck_assert(mkdir(buf, 0777) == 0 || errno == EEXIST);
 }
 
@@ -654,8 +603,8 @@ START_TEST(test_launcher_earlier_results)
 {
 	char base[PATH_MAX], cfg[PATH_MAX], d[1024], cn0[1100], p[1200];
 	base_trace(base, sizeof(base));
-	path_of(cfg, sizeof(cfg), "cluster2.json");
-	write_text(cfg, CLUSTER2);
+	dmr_test_path(cfg, sizeof(cfg), "cluster2.json");
+	dmr_test_write_file(cfg, CLUSTER2);
 	/* 1. finished results of an earlier run (workload "oldworkload", 98765 committed) */
 	mkdir_in(d, sizeof(d), "out-earlier");
 	snprintf(cn0, sizeof(cn0), "%s/cn0", d);
@@ -663,17 +612,17 @@ START_TEST(test_launcher_earlier_results)
 	static const char old[] = "workload,regime,status,tried,committed,verified,sim_time_s\n"
 				  "oldworkload,old,complete,2000,98765,1,0.5\n";
 	snprintf(p, sizeof(p), "%s/summary.csv", cn0);
-	write_text(p, old);
+	dmr_test_write_file(p, old);
 	snprintf(p, sizeof(p), "%s/trace.cn0.csv", cn0);
-	write_text(p, "old share\n");
-	run_t r = dmr("run", "--backend", "verbs", "--config", cfg, "--threads", "2", "--trace", base,
-		      "--out", d, NULL);
+	dmr_test_write_file(p, "old share\n");
+	dmr_test_run_t r = dmr_test_dmr("run", "--backend", "verbs", "--config", cfg, "--threads",
+					"2", "--trace", base, "--out", d, NULL);
 	ck_assert_int_eq(r.status, 2);
 	assert_has(&r, "finished results of an earlier run");
 	assert_has(&r, "cn0/summary.csv");
 	assert_has(&r, "--force");
 	ck_assert_str_eq(r.out, "");
-	run_free(&r);
+	dmr_test_run_free(&r);
 	ck_assert(!exists(d, "cn0.log") && !exists(d, "mn.log") && !exists(d, "cluster.json"));
 	ck_assert(!exists(d, "summary.partial.csv"));
 	char *kept = read_in(cn0, "summary.csv", NULL);
@@ -684,8 +633,8 @@ START_TEST(test_launcher_earlier_results)
 	free(kept);
 
 	/* 2. --force: moved to OUT/earlier-1/, this run's own (failed) results */
-	r = dmr("run", "--backend", "verbs", "--config", cfg, "--threads", "2", "--trace", base,
-		"--out", d, "--force", NULL);
+	r = dmr_test_dmr("run", "--backend", "verbs", "--config", cfg, "--threads", "2", "--trace",
+			 base, "--out", d, "--force", NULL);
 	ck_assert_msg(r.status == 1 || r.status == 2, "exit %d\n%s", r.status, r.err);
 	assert_has(&r, "earlier-1");
 	ck_assert_ptr_null(strstr(r.out, "oldworkload"));
@@ -693,7 +642,7 @@ START_TEST(test_launcher_earlier_results)
 	ck_assert_ptr_nonnull(strstr(r.out, "dmreplay: smallbank on verbs"));
 	/* the report names the children's error lines, not the empty summary */
 	ck_assert_ptr_nonnull(strstr(r.err, "error:"));
-	run_free(&r);
+	dmr_test_run_free(&r);
 	snprintf(p, sizeof(p), "%s/earlier-1/cn0", d);
 	kept = read_in(p, "summary.csv", NULL);
 	ck_assert_ptr_nonnull(kept);
@@ -706,17 +655,17 @@ START_TEST(test_launcher_earlier_results)
 	ck_assert_ptr_null(strstr(part, "98765"));
 	free(part);
 	/* the combined summary has the standard columns: `report` reads it */
-	summary_t sp;
-	summary_load(&sp, d, "summary.partial.csv");
-	ck_assert_str_eq(col(&sp, "status"), "partial");
-	ck_assert_str_eq(col(&sp, "verified"), "0");
-	ck_assert_str_eq(col(&sp, "workload"), "smallbank");
-	ck_assert_str_eq(col(&sp, "cns"), "2");
-	ck_assert_str_eq(col(&sp, "threads"), "2");
-	ck_assert_str_eq(col(&sp, "backend"), "verbs");
-	ck_assert_str_eq(col(&sp, "committed"), "0");
-	ck_assert_str_eq(col(&sp, "trace"), base);
-	summary_free(&sp);
+	dmr_test_summary_t sp;
+	dmr_test_summary_load(&sp, d, "summary.partial.csv");
+	ck_assert_str_eq(dmr_test_col(&sp, "status"), "partial");
+	ck_assert_str_eq(dmr_test_col(&sp, "verified"), "0");
+	ck_assert_str_eq(dmr_test_col(&sp, "workload"), "smallbank");
+	ck_assert_str_eq(dmr_test_col(&sp, "cns"), "2");
+	ck_assert_str_eq(dmr_test_col(&sp, "threads"), "2");
+	ck_assert_str_eq(dmr_test_col(&sp, "backend"), "verbs");
+	ck_assert_str_eq(dmr_test_col(&sp, "committed"), "0");
+	ck_assert_str_eq(dmr_test_col(&sp, "trace"), base);
+	dmr_test_summary_free(&sp);
 	char *procs = read_in(d, "processes.csv", NULL);
 	ck_assert_ptr_nonnull(procs);
 	ck_assert_ptr_nonnull(strstr(procs, "\nall,partial,0,"));
@@ -726,20 +675,20 @@ START_TEST(test_launcher_earlier_results)
 	ck_assert(!exists(cn0, "trace.cn0.csv.tmp"));
 
 	/* 3. only unfinished results there: moved without --force (earlier-2) */
-	r = dmr("run", "--backend", "verbs", "--config", cfg, "--threads", "2", "--trace", base,
-		"--out", d, NULL);
+	r = dmr_test_dmr("run", "--backend", "verbs", "--config", cfg, "--threads", "2", "--trace",
+			 base, "--out", d, NULL);
 	ck_assert_msg(r.status == 1 || r.status == 2, "exit %d\n%s", r.status, r.err);
 	assert_has(&r, "earlier-2");
-	run_free(&r);
+	dmr_test_run_free(&r);
 	ck_assert(exists(d, "earlier-2/summary.partial.csv"));
 
 	/* 4. a CN refuses an --out holding a finished summary.csv (its share,
 	 * config and logs are not touched) */
-	r = dmr("cn", "--config", cfg, "--id", "0", "--trace", base, "--out", p, NULL);
+	r = dmr_test_dmr("cn", "--config", cfg, "--id", "0", "--trace", base, "--out", p, NULL);
 	ck_assert_int_eq(r.status, 2);
 	assert_has(&r, "dmreplay cn: error: --out");
 	assert_has(&r, "finished results");
-	run_free(&r);
+	dmr_test_run_free(&r);
 	kept = read_in(p, "trace.cn0.csv", NULL);
 	ck_assert_str_eq(kept, "old share\n");
 	free(kept);
@@ -752,50 +701,51 @@ END_TEST
 START_TEST(test_launcher_config_checks)
 {
 	char cfg[PATH_MAX], d[PATH_MAX], t[PATH_MAX], base[PATH_MAX];
-	path_of(cfg, sizeof(cfg), "cluster2b.json");
-	write_text(cfg, CLUSTER2);
-	path_of(d, sizeof(d), "out-cfgchk");
-	path_of(t, sizeof(t), "no-such-trace.csv");
-	run_t r = dmr("run", "--backend", "verbs", "--config", cfg, "--threads", "2", "--trace", t,
-		      "--out", d, NULL);
+	dmr_test_path(cfg, sizeof(cfg), "cluster2b.json");
+	dmr_test_write_file(cfg, CLUSTER2);
+	dmr_test_path(d, sizeof(d), "out-cfgchk");
+	dmr_test_path(t, sizeof(t), "no-such-trace.csv");
+	dmr_test_run_t r = dmr_test_dmr("run", "--backend", "verbs", "--config", cfg, "--threads",
+					"2", "--trace", t, "--out", d, NULL);
 	ck_assert_int_eq(r.status, 2);
 	assert_has(&r, t);
-	run_free(&r);
+	dmr_test_run_free(&r);
 	ck_assert(!exists(d, "mn.log") && !exists(d, "cn0.log"));
 	base_trace(base, sizeof(base));
-	write_text(cfg, "{\"mn\":[{\"id\":0,\"ip\":\"10.0.2.15\",\"mr_size\":4096}],"
-			"\"cn\":[{\"id\":0},{\"id\":1}]}");
-	r = dmr("run", "--backend", "verbs", "--config", cfg, "--threads", "2", "--trace", base,
-		"--out", d, NULL);
+	dmr_test_write_file(cfg, "{\"mn\":[{\"id\":0,\"ip\":\"10.0.2.15\",\"mr_size\":4096}],"
+				 "\"cn\":[{\"id\":0},{\"id\":1}]}");
+	r = dmr_test_dmr("run", "--backend", "verbs", "--config", cfg, "--threads", "2", "--trace",
+			 base, "--out", d, NULL);
 	ck_assert_int_eq(r.status, 2);
 	assert_has(&r, "mr_size 4096");
 	assert_has(&r, "footprint");
-	run_free(&r);
+	dmr_test_run_free(&r);
 	ck_assert(!exists(d, "mn.log"));
 	/* --force is for the launcher only; --deadline -5: one error line */
-	r = dmr("run", "--trace", base, "--force", NULL);
+	r = dmr_test_dmr("run", "--trace", base, "--force", NULL);
 	ck_assert_int_eq(r.status, 2);
 	assert_has(&r, "--force");
-	run_free(&r);
-	r = dmr("run", "--trace", base, "--procs", "--deadline", "-5", NULL);
+	dmr_test_run_free(&r);
+	r = dmr_test_dmr("run", "--trace", base, "--procs", "--deadline", "-5", NULL);
 	ck_assert_int_eq(r.status, 2);
 	ck_assert_msg(strchr(r.err, '\n') == r.err + strlen(r.err) - 1, "not one line: %s", r.err);
 	assert_has(&r, "--deadline");
-	run_free(&r);
+	dmr_test_run_free(&r);
 	/* cn option errors name the command */
-	r = dmr("cn", "--config", cfg, "--id", "0", "--trace", base, "--threads", "abc", NULL);
+	r = dmr_test_dmr("cn", "--config", cfg, "--id", "0", "--trace", base, "--threads", "abc",
+			 NULL);
 	ck_assert_int_eq(r.status, 2);
 	ck_assert_msg(strncmp(r.err, "dmreplay cn: option --threads: 'abc'", 36) == 0, "%s", r.err);
-	run_free(&r);
-	r = dmr("mn", "--config", cfg, "--bogus", NULL);
+	dmr_test_run_free(&r);
+	r = dmr_test_dmr("mn", "--config", cfg, "--bogus", NULL);
 	ck_assert_int_eq(r.status, 2);
 	ck_assert_msg(strncmp(r.err, "dmreplay mn: ", 13) == 0, "%s", r.err);
-	run_free(&r);
-	r = dmr("cn", "--config", cfg, "--bogus", NULL);
+	dmr_test_run_free(&r);
+	r = dmr_test_dmr("cn", "--config", cfg, "--bogus", NULL);
 	ck_assert_int_eq(r.status, 2);
 	ck_assert_msg(strncmp(r.err, "dmreplay cn: ", 13) == 0, "%s", r.err);
 	assert_has(&r, "--bogus");
-	run_free(&r);
+	dmr_test_run_free(&r);
 }
 END_TEST
 
@@ -807,22 +757,22 @@ START_TEST(test_quiet_and_unwritable_out)
 	base_trace(base, sizeof(base));
 	lines_t L;
 	lines_load(&L, base);
-	path_of(t, sizeof(t), "quiet-short.csv");
+	dmr_test_path(t, sizeof(t), "quiet-short.csv");
 	lines_write(&L, L.n - 3, -1, NULL, 0, t);
 	lines_free(&L);
-	run_t r = run_into(dir, sizeof(dir), "out-quiet", t, NULL, NULL, NULL, NULL);
+	dmr_test_run_t r = run_into(dir, sizeof(dir), "out-quiet", t, NULL, NULL, NULL, NULL);
 	ck_assert_int_eq(r.status, 2);
 	ck_assert_str_eq(r.out, "");
 	ck_assert_ptr_null(strstr(r.err, "PARTIAL"));
 	assert_has(&r, "truncated");
-	run_free(&r);
+	dmr_test_run_free(&r);
 	ck_assert(exists(dir, "summary.partial.csv"));
 	/* /proc/self: a directory nobody (not even root) can create files in */
-	r = dmr("run", "--trace", base, SMALL, "--out", "/proc/self", NULL);
+	r = dmr_test_dmr("run", "--trace", base, SMALL, "--out", "/proc/self", NULL);
 	ck_assert_int_eq(r.status, 2);
 	ck_assert_str_eq(r.out, "");
 	assert_has(&r, "--out /proc/self");
-	run_free(&r);
+	dmr_test_run_free(&r);
 }
 END_TEST
 
@@ -830,32 +780,32 @@ END_TEST
 
 START_TEST(test_help)
 {
-	run_t r = dmr("--help", NULL);
+	dmr_test_run_t r = dmr_test_dmr("--help", NULL);
 	ck_assert_int_eq(r.status, 0);
 	ck_assert(strstr(r.out, "usage: dmreplay") != NULL);
 	ck_assert(strstr(r.out, "run") != NULL && strstr(r.out, "gen tpcc") != NULL);
 	ck_assert_str_eq(r.err, "");
-	run_free(&r);
+	dmr_test_run_free(&r);
 
-	r = dmr("run", "--help", NULL);
+	r = dmr_test_dmr("run", "--help", NULL);
 	ck_assert_int_eq(r.status, 0);
 	ck_assert(strstr(r.out, "usage: dmreplay run") != NULL);
 	ck_assert(strstr(r.out, "--trace") != NULL && strstr(r.out, "--mr-size") != NULL);
 	ck_assert_str_eq(r.err, "");
-	run_free(&r);
+	dmr_test_run_free(&r);
 
-	r = dmr("gen", "tpcc", "--help", NULL);
+	r = dmr_test_dmr("gen", "tpcc", "--help", NULL);
 	ck_assert_int_eq(r.status, 0);
 	ck_assert(strstr(r.out, "usage: dmreplay gen tpcc") != NULL);
 	ck_assert(strstr(r.out, "--warehouses") != NULL);
 	ck_assert_str_eq(r.err, "");
-	run_free(&r);
+	dmr_test_run_free(&r);
 
 	/* no command: usage on stderr, status 2 */
-	r = dmr(NULL);
+	r = dmr_test_dmr(NULL);
 	ck_assert_int_eq(r.status, 2);
 	ck_assert(strstr(r.err, "usage: dmreplay") != NULL);
-	run_free(&r);
+	dmr_test_run_free(&r);
 }
 END_TEST
 
@@ -887,28 +837,9 @@ static Suite *cli_suite(void)
 
 int main(void)
 {
-	const char *b = getenv("DMR_BUILD_DIR"), *src = getenv("DMR_SOURCE_DIR");
-	if (!b || !src) {
-		fprintf(stderr,
-			"test_cli: DMR_BUILD_DIR and DMR_SOURCE_DIR must be set (run via ctest)\n");
+	if (dmr_test_env_init("cli", 1, 1) != 0)
 		return EXIT_FAILURE;
-	}
-	snprintf(g_bin, sizeof(g_bin), "%s/dmreplay", b);
-	snprintf(g_src, sizeof(g_src), "%s", src);
-	if (access(g_bin, X_OK) != 0) {
-		fprintf(stderr, "test_cli: %s: %s\n", g_bin, strerror(errno));
-		return EXIT_FAILURE;
-	}
-	const char *td = getenv("TMPDIR");
-	snprintf(g_tmp, sizeof(g_tmp), "%s/dmr-cli-XXXXXX", td && *td ? td : "/tmp");
-	if (!mkdtemp(g_tmp)) {
-		perror("mkdtemp");
-		return EXIT_FAILURE;
-	}
-	SRunner *sr = srunner_create(cli_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	nftw(g_tmp, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	int rc = dmr_test_run(cli_suite());
+	dmr_test_env_fini();
+	return rc;
 }

@@ -1,5 +1,5 @@
 /*
- * tests/test_verbs.c - the verbs backend on a real RDMA device (SoftRoCE
+ * tests/integration/test_verbs.c - the verbs backend on a real RDMA device (SoftRoCE
  * under scripts/rxe-vm, or hardware): what the conformance suite does not
  * check. Start-up canary (WRITE, READ back, CAS old value in host order),
  * a remote access outside the MR failing with DMR_WC_REM_ACCESS_ERR within a
@@ -25,19 +25,14 @@
 #include <time.h>
 
 #include "backends/backend.h"
+#include "helpers/be.h"
+#include "helpers/suite.h"
 #ifdef DMR_HAVE_VERBS
 #include "backends/verbs/verbs.h"
 #endif
 
 #define MR_SIZE (1u << 20)
 #define DEADLINE_NS 5000000000ull
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static dmr_status_t try_open(uint32_t workers, int gid_index, dmr_be_t **be_p, dmr_err_t *err)
 {
@@ -61,16 +56,6 @@ static dmr_be_t *open_be(uint32_t workers)
 	return be;
 }
 
-/* Poll worker w until n completions or the deadline; returns the count. */
-static int wait_wc(dmr_be_t *be, uint32_t w, dmr_wc_t *wc, int n, uint64_t deadline_ns)
-{
-	int got = 0;
-	uint64_t end = mono_ns() + deadline_ns;
-	while (got < n && mono_ns() < end)
-		got += dmr_be_poll(be, w, wc + got, n - got);
-	return got;
-}
-
 START_TEST(canary_write_read)
 {
 	dmr_be_t *be = open_be(1);
@@ -84,7 +69,7 @@ START_TEST(canary_write_read)
 	dmr_wc_t wc;
 	ck_assert_int_eq(dmr_be_post_one(be, 0, 0, DMR_WR_WRITE, 1, src, 8192, 4096, 0, 0, NULL),
 			 DMR_OK);
-	ck_assert_int_eq(wait_wc(be, 0, &wc, 1, DEADLINE_NS), 1);
+	ck_assert_int_eq(dmr_test_wait_wc(be, 0, &wc, 1, DEADLINE_NS), 1);
 	ck_assert_int_eq(wc.status, DMR_WC_SUCCESS);
 	uint64_t len = 0;
 	uint8_t *mn = dmr_be_mn_memory(be, 0, &len);
@@ -93,7 +78,7 @@ START_TEST(canary_write_read)
 	ck_assert_int_eq(memcmp(mn + 8192, src, 4096), 0); /* landed in the MN region */
 	ck_assert_int_eq(dmr_be_post_one(be, 0, 0, DMR_WR_READ, 2, dst, 8192, 4096, 0, 0, NULL),
 			 DMR_OK);
-	ck_assert_int_eq(wait_wc(be, 0, &wc, 1, DEADLINE_NS), 1);
+	ck_assert_int_eq(dmr_test_wait_wc(be, 0, &wc, 1, DEADLINE_NS), 1);
 	ck_assert_int_eq(wc.status, DMR_WC_SUCCESS);
 	ck_assert_uint_eq(wc.byte_len, 4096);
 	ck_assert_int_eq(memcmp(src, dst, 4096), 0);
@@ -113,13 +98,13 @@ START_TEST(cas_and_faa_old_value_host_order)
 	dmr_wc_t wc;
 	v = 0x1122334455667788ull;
 	dmr_be_post_one(be, 0, 0, DMR_WR_WRITE, 1, &v, 512, 8, 0, 0, NULL);
-	ck_assert_int_eq(wait_wc(be, 0, &wc, 1, DEADLINE_NS), 1);
+	ck_assert_int_eq(dmr_test_wait_wc(be, 0, &wc, 1, DEADLINE_NS), 1);
 	ck_assert_uint_eq(mn[64], 0x1122334455667788ull);
 	/* success */
 	ck_assert_int_eq(dmr_be_post_one(be, 0, 0, DMR_WR_CAS, 2, &old, 512, 8,
 					 0x1122334455667788ull, 0x0102030405060708ull, NULL),
 			 DMR_OK);
-	ck_assert_int_eq(wait_wc(be, 0, &wc, 1, DEADLINE_NS), 1);
+	ck_assert_int_eq(dmr_test_wait_wc(be, 0, &wc, 1, DEADLINE_NS), 1);
 	ck_assert_int_eq(wc.status, DMR_WC_SUCCESS);
 	ck_assert_int_eq(wc.opcode, DMR_WR_CAS);
 	ck_assert_uint_eq(old, 0x1122334455667788ull);
@@ -127,14 +112,14 @@ START_TEST(cas_and_faa_old_value_host_order)
 	/* failure: old value returned, memory unchanged */
 	ck_assert_int_eq(dmr_be_post_one(be, 0, 0, DMR_WR_CAS, 3, &old, 512, 8, 5, 6, NULL),
 			 DMR_OK);
-	ck_assert_int_eq(wait_wc(be, 0, &wc, 1, DEADLINE_NS), 1);
+	ck_assert_int_eq(dmr_test_wait_wc(be, 0, &wc, 1, DEADLINE_NS), 1);
 	ck_assert_uint_eq(old, 0x0102030405060708ull);
 	ck_assert_uint_eq(mn[64], 0x0102030405060708ull);
 	/* FAA with a carry across bytes */
 	mn[65] = 0x00000000ffffffffull;
 	ck_assert_int_eq(dmr_be_post_one(be, 0, 0, DMR_WR_FAA, 4, &old, 520, 8, 1, 0, NULL),
 			 DMR_OK);
-	ck_assert_int_eq(wait_wc(be, 0, &wc, 1, DEADLINE_NS), 1);
+	ck_assert_int_eq(dmr_test_wait_wc(be, 0, &wc, 1, DEADLINE_NS), 1);
 	ck_assert_int_eq(wc.opcode, DMR_WR_FAA);
 	ck_assert_uint_eq(old, 0x00000000ffffffffull);
 	ck_assert_uint_eq(mn[65], 0x0000000100000000ull);
@@ -148,11 +133,11 @@ START_TEST(remote_access_outside_mr)
 	static uint64_t buf[4];
 	dmr_be_mr_reg(be, 0, buf, sizeof(buf), NULL);
 	dmr_wc_t wc;
-	uint64_t t0 = mono_ns();
+	uint64_t t0 = dmr_test_mono_ns();
 	ck_assert_int_eq(dmr_be_post_one(be, 0, 0, DMR_WR_READ, 7, buf, MR_SIZE - 4, 8, 0, 0, NULL),
 			 DMR_OK);
-	ck_assert_int_eq(wait_wc(be, 0, &wc, 1, DEADLINE_NS), 1);
-	uint64_t took = mono_ns() - t0;
+	ck_assert_int_eq(dmr_test_wait_wc(be, 0, &wc, 1, DEADLINE_NS), 1);
+	uint64_t took = dmr_test_mono_ns() - t0;
 	ck_assert_int_eq(wc.status, DMR_WC_REM_ACCESS_ERR);
 	ck_assert_uint_eq(wc.wr_id, 7);
 	ck_assert_msg(took < DEADLINE_NS, "error completion after %llu ns",
@@ -164,11 +149,11 @@ START_TEST(remote_access_outside_mr)
 	dmr_be_mr_reg(be, 0, buf, sizeof(buf), NULL);
 	ck_assert_int_eq(dmr_be_post_one(be, 0, 0, DMR_WR_WRITE, 8, buf, MR_SIZE, 8, 0, 0, NULL),
 			 DMR_OK);
-	ck_assert_int_eq(wait_wc(be, 0, &wc, 1, DEADLINE_NS), 1);
+	ck_assert_int_eq(dmr_test_wait_wc(be, 0, &wc, 1, DEADLINE_NS), 1);
 	ck_assert_int_eq(wc.status, DMR_WC_REM_ACCESS_ERR);
 	/* the endpoint is in error: later WRs are flushed */
 	ck_assert_int_eq(dmr_be_post_one(be, 0, 0, DMR_WR_READ, 9, buf, 0, 8, 0, 0, NULL), DMR_OK);
-	ck_assert_int_eq(wait_wc(be, 0, &wc, 1, DEADLINE_NS), 1);
+	ck_assert_int_eq(dmr_test_wait_wc(be, 0, &wc, 1, DEADLINE_NS), 1);
 	ck_assert_int_eq(wc.status, DMR_WC_FLUSH_ERR);
 	ck_assert_uint_eq(wc.wr_id, 9);
 	dmr_be_stats_t st;
@@ -195,9 +180,9 @@ START_TEST(batch_selective_signalling)
 	}
 	ck_assert_int_eq(dmr_be_post(be, 0, 0, wrs, 64, NULL), DMR_OK);
 	dmr_wc_t wc[4];
-	ck_assert_int_eq(wait_wc(be, 0, wc, 1, DEADLINE_NS), 1);
+	ck_assert_int_eq(dmr_test_wait_wc(be, 0, wc, 1, DEADLINE_NS), 1);
 	ck_assert_uint_eq(wc[0].wr_id, 63);
-	ck_assert_int_eq(wait_wc(be, 0, wc, 4, 100000000ull), 0); /* nothing else */
+	ck_assert_int_eq(dmr_test_wait_wc(be, 0, wc, 4, 100000000ull), 0); /* nothing else */
 	uint64_t *mn = dmr_be_mn_memory(be, 0, NULL);
 	for (uint32_t i = 0; i < 64; i++)
 		ck_assert_uint_eq(mn[i], 1000 + i);
@@ -216,7 +201,7 @@ START_TEST(batch_selective_signalling)
 	wrs[0].flags = DMR_WR_SIGNALED;
 	wrs[0].wr_id = 4242;
 	ck_assert_int_eq(dmr_be_post(be, 0, 0, wrs, 1, NULL), DMR_OK);
-	ck_assert_int_eq(wait_wc(be, 0, wc, 1, DEADLINE_NS), 1);
+	ck_assert_int_eq(dmr_test_wait_wc(be, 0, wc, 1, DEADLINE_NS), 1);
 	ck_assert_uint_eq(wc[0].wr_id, 4242);
 	dmr_be_close(be);
 }
@@ -235,7 +220,7 @@ START_TEST(unsignaled_failure_completes)
 		       .flags = 0};
 	ck_assert_int_eq(dmr_be_post(be, 0, 0, &wr, 1, NULL), DMR_OK);
 	dmr_wc_t wc;
-	ck_assert_int_eq(wait_wc(be, 0, &wc, 1, DEADLINE_NS), 1);
+	ck_assert_int_eq(dmr_test_wait_wc(be, 0, &wc, 1, DEADLINE_NS), 1);
 	ck_assert_uint_eq(wc.wr_id, 77);
 	ck_assert_int_eq(wc.status, DMR_WC_REM_ACCESS_ERR);
 	dmr_be_close(be);
@@ -265,7 +250,7 @@ START_TEST(refused_posts_produce_nothing)
 	ck_assert_ptr_nonnull(strstr(err.msg, "not in a region registered"));
 	ck_assert_ptr_nonnull(strstr(err.msg, "worker 0"));
 	dmr_wc_t wc[8];
-	ck_assert_int_eq(wait_wc(be, 0, wc, 1, 100000000ull), 0);
+	ck_assert_int_eq(dmr_test_wait_wc(be, 0, wc, 1, 100000000ull), 0);
 	/* a full send queue: DMR_ERR_AGAIN, nothing posted */
 	uint32_t depth = 0;
 #ifdef DMR_HAVE_VERBS
@@ -291,7 +276,7 @@ START_TEST(refused_posts_produce_nothing)
 	ck_assert_int_eq(dmr_be_post_one(be, 0, 0, DMR_WR_READ, 99999, reg, 0, 8, 0, 0, &err),
 			 DMR_ERR_AGAIN);
 	ck_assert_ptr_nonnull(strstr(err.msg, "send queue full"));
-	int got = wait_wc(be, 0, wc, 8, DEADLINE_NS * 4);
+	int got = dmr_test_wait_wc(be, 0, wc, 8, DEADLINE_NS * 4);
 	ck_assert_int_eq(got, 1);
 	ck_assert_uint_eq(wc[0].wr_id, depth - 1);
 	free(many);
@@ -319,7 +304,7 @@ START_TEST(timers_in_order_and_cross_thread)
 	ck_assert_int_eq(dmr_be_timer(be, 0, now + 10000000000ull, 1), DMR_OK); /* +10 ms */
 	dmr_wc_t wc[2];
 	ck_assert_int_eq(dmr_be_poll(be, 0, wc, 2), 0);
-	ck_assert_int_eq(wait_wc(be, 0, wc, 2, DEADLINE_NS), 2);
+	ck_assert_int_eq(dmr_test_wait_wc(be, 0, wc, 2, DEADLINE_NS), 2);
 	ck_assert_uint_eq(wc[0].wr_id, 1);
 	ck_assert_uint_eq(wc[1].wr_id, 2);
 	ck_assert_int_eq(wc[0].opcode, DMR_WR_TIMER);
@@ -328,7 +313,7 @@ START_TEST(timers_in_order_and_cross_thread)
 	pthread_t t;
 	pthread_create(&t, NULL, set_timer, &a);
 	pthread_join(t, NULL);
-	ck_assert_int_eq(wait_wc(be, 1, wc, 1, DEADLINE_NS), 1);
+	ck_assert_int_eq(dmr_test_wait_wc(be, 1, wc, 1, DEADLINE_NS), 1);
 	ck_assert_uint_eq(wc[0].wr_id, 555);
 	ck_assert_int_eq(dmr_be_progress(be, UINT64_MAX), -1);
 	dmr_be_close(be);
@@ -392,21 +377,21 @@ START_TEST(mn_killed_mid_run)
 	ck_assert_int_eq(dmr_be_mr_reg(be, 0, buf, sizeof(buf), NULL), DMR_OK);
 	dmr_wc_t wc;
 	ck_assert_int_eq(dmr_be_post_one(be, 0, 0, DMR_WR_READ, 1, buf, 64, 8, 0, 0, &err), DMR_OK);
-	ck_assert_int_eq(wait_wc(be, 0, &wc, 1, DEADLINE_NS), 1);
+	ck_assert_int_eq(dmr_test_wait_wc(be, 0, &wc, 1, DEADLINE_NS), 1);
 	ck_assert_int_eq(wc.status, DMR_WC_SUCCESS);
 	kill(mn, SIGKILL);
 	ck_assert_int_eq(waitpid(mn, NULL, 0), mn);
-	uint64_t t0 = mono_ns();
+	uint64_t t0 = dmr_test_mono_ns();
 	ck_assert_int_eq(dmr_be_post_one(be, 0, 0, DMR_WR_READ, 2, buf, 64, 8, 0, 0, &err), DMR_OK);
-	ck_assert_int_eq(wait_wc(be, 0, &wc, 1, DEADLINE_NS), 1);
-	uint64_t took = mono_ns() - t0;
+	ck_assert_int_eq(dmr_test_wait_wc(be, 0, &wc, 1, DEADLINE_NS), 1);
+	uint64_t took = dmr_test_mono_ns() - t0;
 	ck_assert_uint_eq(wc.wr_id, 2);
 	ck_assert_msg(wc.status == DMR_WC_RETRY_EXC_ERR, "status %s",
 		      dmr_wc_status_string(wc.status));
 	printf("MN killed: READ failed (%s) after %.3f s\n", dmr_wc_status_string(wc.status),
 	       took / 1e9);
 	ck_assert_int_eq(dmr_be_post_one(be, 0, 0, DMR_WR_CAS, 3, buf, 64, 8, 0, 1, &err), DMR_OK);
-	ck_assert_int_eq(wait_wc(be, 0, &wc, 1, DEADLINE_NS), 1);
+	ck_assert_int_eq(dmr_test_wait_wc(be, 0, &wc, 1, DEADLINE_NS), 1);
 	ck_assert_int_eq(wc.status, DMR_WC_FLUSH_ERR);
 	dmr_be_close(be);
 }
@@ -459,9 +444,5 @@ int main(void)
 	tcase_add_test(tc, mn_killed_mid_run);
 #endif
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return dmr_test_run(s);
 }

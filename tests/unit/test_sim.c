@@ -1,5 +1,5 @@
 /*
- * tests/test_sim.c - the sim backend's event queue and resource model
+ * tests/unit/test_sim.c - the sim backend's event queue and resource model
  * against the profile (issue #2 "Model sanity").
  */
 #include <check.h>
@@ -15,7 +15,9 @@
 #include "backends/sim/sim.h"
 #include "replay/replay.h"
 #include "traces/trace.h"
-#include "sim_probe.h"
+#include "helpers/files.h"
+#include "helpers/sim_probe.h"
+#include "helpers/suite.h"
 
 START_TEST(eventq_orders_by_time_then_seq)
 {
@@ -55,19 +57,27 @@ static dmr_be_t *open_sim(uint32_t cns, uint32_t workers)
 	return be;
 }
 
-START_TEST(idle_read_rtt_matches_profile)
+/* One 64 B READ (wr_id 7, MN offset 4096) of worker 0 on an idle sim,
+ * handled at once: its completion in *wc; returns the time from its post to
+ * the completion handled, ps. */
+static uint64_t idle_read(dmr_be_t *be, dmr_wc_t *wc)
 {
-	dmr_be_t *be = open_sim(1, 1);
-	const dmr_model_t *m = dmr_sim_model(be);
 	static uint8_t buf[64];
 	uint64_t t0 = dmr_be_now(be, 0);
 	ck_assert_int_eq(dmr_be_post_one(be, 0, 0, DMR_WR_READ, 7, buf, 4096, 64, 0, 0, NULL), DMR_OK);
 	ck_assert_int_eq(dmr_be_progress(be, UINT64_MAX), 0);
+	ck_assert_int_eq(dmr_be_poll(be, 0, wc, 1), 1);
+	return dmr_be_now(be, 0) - t0;
+}
+
+START_TEST(idle_read_rtt_matches_profile)
+{
+	dmr_be_t *be = open_sim(1, 1);
+	const dmr_model_t *m = dmr_sim_model(be);
 	dmr_wc_t wc;
-	ck_assert_int_eq(dmr_be_poll(be, 0, &wc, 1), 1);
+	double rtt = (double)idle_read(be, &wc);
 	ck_assert_uint_eq(wc.wr_id, 7);
 	ck_assert_int_eq(wc.status, DMR_WC_SUCCESS);
-	double rtt = (double)(dmr_be_now(be, 0) - t0);
 	double want = m->read_rtt_ns * 1000.0;
 	ck_assert_msg(rtt > want * 0.99 && rtt < want * 1.01, "RTT %.0f ps vs profile %.0f ps", rtt,
 		      want);
@@ -326,7 +336,7 @@ static void write_profile(const char *dir, const char *name, const char *const *
 		json_t *p = json_object();
 		json_object_set_new(p, "value", json_real(vals[i]));
 		json_object_set_new(p, "unit", json_string(dmr_model_param_unit(keys[i])));
-		json_object_set_new(p, "source", json_string("tests/test_sim.c"));
+		json_object_set_new(p, "source", json_string("tests/unit/test_sim.c"));
 		json_object_set_new(p, "estimate", json_true());
 		json_object_set_new(params, keys[i], p);
 	}
@@ -424,35 +434,14 @@ START_TEST(host_cpu_saturated_rate_closed_form)
 }
 END_TEST
 
-/* The idle READ with a software NIC still takes read_rtt_ns exactly (the
- * host CPU time is part of dmr_model_read_rtt_ps; nic_proc_ns absorbs the
- * rest), and the 8 B READ stream on one CPU, polled one completion at a
- * time, runs at 1 / (doorbell + WQE + host_read + 8 B x host_byte + poll)
- * = 1 / 5.174 us. Measured on the worker's clock between completions 1000
- * and 19000; the worker's clock runs ahead of global time by the NIC work
- * queued on its CPU (tens of us), which the long window makes < 0.1 %. */
-START_TEST(host_cpu_idle_read_and_stream)
+/* A READ stream of 20000 8 B READs on the profile at path, 16 outstanding,
+ * one READ per post, refilled per completion: ps per READ between the
+ * 1000th and the 19000th completion. */
+static double stream_ps_per_read(const char *path)
 {
-	char dir[] = "/tmp/dmr_host_XXXXXX", path[300];
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-	const char *keys[] = {"host_cpus", "host_read_ns", "host_byte_ns", "read_rtt_ns"};
-	double vals[] = {1, 5000, 0.5, 9000};
-	write_profile(dir, "hostrd", keys, vals, 4, path, sizeof(path));
 	dmr_be_t *be = open_profile(path, 1);
-	const dmr_model_t *m = dmr_sim_model(be);
-	ck_assert_uint_eq(m->host_ps_per_byte_x1000, 500000);
-	ck_assert_uint_eq(dmr_model_read_rtt_ps(m, 64), 9000000);
-	ck_assert_uint_eq(dmr_model_host_ps(m, DMR_WR_READ, 64), 5000000 + 32000);
 	static uint8_t buf[64];
-	uint64_t t0 = dmr_be_now(be, 0);
-	ck_assert_int_eq(dmr_be_post_one(be, 0, 0, DMR_WR_READ, 7, buf, 4096, 64, 0, 0, NULL), DMR_OK);
-	ck_assert_int_eq(dmr_be_progress(be, UINT64_MAX), 0);
 	dmr_wc_t wc;
-	ck_assert_int_eq(dmr_be_poll(be, 0, &wc, 1), 1);
-	ck_assert_uint_eq(dmr_be_now(be, 0) - t0, 9000000);
-	dmr_be_close(be);
-	/* stream: depth 16, one READ per post, refill per completion */
-	be = open_profile(path, 1);
 	uint32_t posted = 0, done = 0, total = 20000;
 	uint64_t t100 = 0, tlast = 0;
 	while (posted < 16)
@@ -474,11 +463,37 @@ START_TEST(host_cpu_idle_read_and_stream)
 						 DMR_OK);
 		}
 	}
-	double per = (double)(tlast - t100) / 18000;
+	dmr_be_close(be);
+	return (double)(tlast - t100) / 18000;
+}
+
+/* The idle READ with a software NIC still takes read_rtt_ns exactly (the
+ * host CPU time is part of dmr_model_read_rtt_ps; nic_proc_ns absorbs the
+ * rest), and the 8 B READ stream on one CPU, polled one completion at a
+ * time, runs at 1 / (doorbell + WQE + host_read + 8 B x host_byte + poll)
+ * = 1 / 5.174 us. Measured on the worker's clock between completions 1000
+ * and 19000; the worker's clock runs ahead of global time by the NIC work
+ * queued on its CPU (tens of us), which the long window makes < 0.1 %. */
+START_TEST(host_cpu_idle_read_and_stream)
+{
+	char dir[] = "/tmp/dmr_host_XXXXXX", path[300];
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	const char *keys[] = {"host_cpus", "host_read_ns", "host_byte_ns", "read_rtt_ns"};
+	double vals[] = {1, 5000, 0.5, 9000};
+	write_profile(dir, "hostrd", keys, vals, 4, path, sizeof(path));
+	dmr_be_t *be = open_profile(path, 1);
+	const dmr_model_t *m = dmr_sim_model(be);
+	ck_assert_uint_eq(m->host_ps_per_byte_x1000, 500000);
+	ck_assert_uint_eq(dmr_model_read_rtt_ps(m, 64), 9000000);
+	ck_assert_uint_eq(dmr_model_host_ps(m, DMR_WR_READ, 64), 5000000 + 32000);
+	dmr_wc_t wc;
+	ck_assert_uint_eq(idle_read(be, &wc), 9000000);
+	dmr_be_close(be);
+	/* stream: depth 16, one READ per post, refill per completion */
+	double per = stream_ps_per_read(path);
 	double want = 100000 + 20000 + 5000000 + 4000 + 50000; /* + 8 B x 0.5 ns */
 	ck_assert_msg(per > want * 0.999 && per < want * 1.001, "%.1f ps per READ, want %.1f", per,
 		      want);
-	dmr_be_close(be);
 	/* host_switch_ns 1000: paid only by NIC work that finds its CPU busy:
 	 * the idle READ is unchanged (9000 ns), the stream (always busy)
 	 * takes 1 us more per READ */
@@ -490,40 +505,13 @@ START_TEST(host_cpu_idle_read_and_stream)
 	m = dmr_sim_model(be);
 	ck_assert_uint_eq(m->host_switch_ps, 1000000);
 	ck_assert_uint_eq(dmr_model_read_rtt_ps(m, 64), 9000000);
-	t0 = dmr_be_now(be, 0);
-	ck_assert_int_eq(dmr_be_post_one(be, 0, 0, DMR_WR_READ, 7, buf, 4096, 64, 0, 0, NULL), DMR_OK);
-	ck_assert_int_eq(dmr_be_progress(be, UINT64_MAX), 0);
-	ck_assert_int_eq(dmr_be_poll(be, 0, &wc, 1), 1);
-	ck_assert_uint_eq(dmr_be_now(be, 0) - t0, 9000000);
+	ck_assert_uint_eq(idle_read(be, &wc), 9000000);
 	dmr_be_close(be);
-	be = open_profile(path, 1);
-	posted = done = 0;
-	while (posted < 16)
-		ck_assert_int_eq(dmr_be_post_one(be, 0, 0, DMR_WR_READ, posted++, buf, 0, 8, 0, 0,
-						 NULL),
-				 DMR_OK);
-	while (done < total) {
-		ck_assert_int_eq(dmr_be_progress(be, UINT64_MAX), 0);
-		int k;
-		while ((k = dmr_be_poll(be, 0, &wc, 1)) > 0) {
-			done++;
-			if (done == 1000)
-				t100 = dmr_be_now(be, 0);
-			if (done == 19000)
-				tlast = dmr_be_now(be, 0);
-			if (posted < total)
-				ck_assert_int_eq(dmr_be_post_one(be, 0, 0, DMR_WR_READ, posted++, buf,
-								 0, 8, 0, 0, NULL),
-						 DMR_OK);
-		}
-	}
-	per = (double)(tlast - t100) / 18000;
+	per = stream_ps_per_read(path);
 	want += 1000000;
 	ck_assert_msg(per > want * 0.999 && per < want * 1.001,
 		      "switch: %.1f ps per READ, want %.1f", per, want);
-	dmr_be_close(be);
-	remove(path);
-	rmdir(dir);
+	ck_assert_int_eq(dmr_test_rmtree(dir), 0); /* both profiles */
 }
 END_TEST
 
@@ -635,8 +623,7 @@ START_TEST(host_cpus_zero_is_hardware_model)
 	ck_assert_int_eq(dmr_model_load(path, &m, &err), DMR_ERR_PARSE);
 	ck_assert_ptr_nonnull(strstr(err.msg, "host_cpus"));
 	ck_assert_ptr_nonnull(strstr(err.msg, "integer"));
-	remove(path);
-	rmdir(dir);
+	ck_assert_int_eq(dmr_test_rmtree(dir), 0); /* hw.json and bad.json */
 }
 END_TEST
 
@@ -661,9 +648,5 @@ int main(void)
 	tcase_add_test(tc, host_cpus_zero_is_hardware_model);
 	tcase_add_test(tc, txn_begin_charged_per_transaction);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return dmr_test_run(s);
 }

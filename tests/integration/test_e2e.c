@@ -1,5 +1,5 @@
 /*
- * tests/test_e2e.c - end to end through the dmreplay binary: `dmreplay gen`
+ * tests/integration/test_e2e.c - end to end through the dmreplay binary: `dmreplay gen`
  * a small trace per workload (TPC-C, SmallBank, YCSB a and f), `dmreplay run`
  * it on the sim backend, and check DIR/summary.csv (columns found by name)
  * and DIR/timeseries.csv: verification passed, the run completed, the
@@ -15,89 +15,25 @@
  */
 #include <check.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-/* ---- helpers: temp dir, running the binary, files ------------------------ */
+#include "helpers/csv.h"
+#include "helpers/files.h"
+#include "helpers/proc.h"
+#include "helpers/suite.h"
 
 #define SMALL "--cns", "2", "--threads", "4", "--coros", "2"
-#include "cli_util.h"
-
-static void summary_load(summary_t *s, const char *dir)
-{
-	char path[PATH_MAX];
-	snprintf(path, sizeof(path), "%s/summary.csv", dir);
-	s->buf = slurp(path, NULL);
-	ck_assert_msg(s->buf != NULL, "%s: %s", path, strerror(errno));
-	char *nl1 = strchr(s->buf, '\n');
-	ck_assert_msg(nl1 != NULL, "%s: no header line", path);
-	*nl1 = 0;
-	char *row = nl1 + 1;
-	char *nl2 = strchr(row, '\n');
-	ck_assert_msg(nl2 != NULL, "%s: no data row", path);
-	*nl2 = 0;
-	ck_assert_msg(nl2[1] == 0, "%s: more than one data row", path);
-	s->n = split(s->buf, s->name, MAXCOL);
-	int nv = split(row, s->val, MAXCOL);
-	ck_assert_msg(nv == s->n, "%s: %d header columns, %d values", path, s->n, nv);
-}
-
-static const char *col(const summary_t *s, const char *name)
-{
-	for (int i = 0; i < s->n; i++)
-		if (strcmp(s->name[i], name) == 0)
-			return s->val[i];
-	ck_abort_msg("summary.csv: no column '%s'", name);
-	return NULL;
-}
-
-static unsigned long long colu(const summary_t *s, const char *name)
-{
-	const char *v = col(s, name);
-	char *end;
-	errno = 0;
-	unsigned long long x = strtoull(v, &end, 10);
-	ck_assert_msg(*v && !*end && !errno && *v != '-', "column %s: '%s' not an integer", name,
-		      v);
-	return x;
-}
-
-static double cold(const summary_t *s, const char *name)
-{
-	const char *v = col(s, name);
-	char *end;
-	double x = strtod(v, &end);
-	ck_assert_msg(*v && !*end, "column %s: '%s' not a number", name, v);
-	return x;
-}
-
-static void summary_free(summary_t *s)
-{
-	free(s->buf);
-}
 
 static int is_wall_col(const char *name)
 {
 	return strcmp(name, "wall_s") == 0 || strcmp(name, "loop_wall_s") == 0 ||
 	       strcmp(name, "trace_wall_s") == 0;
-}
-
-/* ---- fixtures ------------------------------------------------------------ */
-
-static int rm_cb(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(p);
 }
 
 /* ---- the checks common to every completed run ---------------------------- */
@@ -113,25 +49,26 @@ typedef struct counts {
 static counts_t check_run(const char *dir, const char *workload, unsigned retries_opt,
 			  unsigned long long txns)
 {
-	summary_t s;
-	summary_load(&s, dir);
+	dmr_test_summary_t s;
+	dmr_test_summary_load(&s, dir, "summary.csv");
 	counts_t c;
-	ck_assert_str_eq(col(&s, "workload"), workload);
-	ck_assert_str_eq(col(&s, "backend"), "sim");
-	ck_assert_str_eq(col(&s, "status"), "complete");
-	ck_assert_int_eq(colu(&s, "verified"), 1);
-	ck_assert_int_eq(colu(&s, "cns"), 2);
-	ck_assert_int_eq(colu(&s, "threads"), 4);
-	ck_assert_int_eq(colu(&s, "coros"), 2);
-	c.txns = colu(&s, "txns");
-	c.tried = colu(&s, "tried");
-	c.committed = colu(&s, "committed");
-	c.gave_up = colu(&s, "gave_up");
-	c.retries = colu(&s, "retries");
-	c.abort_rate = cold(&s, "abort_rate");
-	c.retryable =
-	    colu(&s, "abort_lock") + colu(&s, "abort_read_locked") + colu(&s, "abort_validation");
-	c.aborts = c.retryable + colu(&s, "abort_duplicate") + colu(&s, "abort_full");
+	ck_assert_str_eq(dmr_test_col(&s, "workload"), workload);
+	ck_assert_str_eq(dmr_test_col(&s, "backend"), "sim");
+	ck_assert_str_eq(dmr_test_col(&s, "status"), "complete");
+	ck_assert_int_eq(dmr_test_colu(&s, "verified"), 1);
+	ck_assert_int_eq(dmr_test_colu(&s, "cns"), 2);
+	ck_assert_int_eq(dmr_test_colu(&s, "threads"), 4);
+	ck_assert_int_eq(dmr_test_colu(&s, "coros"), 2);
+	c.txns = dmr_test_colu(&s, "txns");
+	c.tried = dmr_test_colu(&s, "tried");
+	c.committed = dmr_test_colu(&s, "committed");
+	c.gave_up = dmr_test_colu(&s, "gave_up");
+	c.retries = dmr_test_colu(&s, "retries");
+	c.abort_rate = dmr_test_cold(&s, "abort_rate");
+	c.retryable = dmr_test_colu(&s, "abort_lock") + dmr_test_colu(&s, "abort_read_locked") +
+		      dmr_test_colu(&s, "abort_validation");
+	c.aborts =
+	    c.retryable + dmr_test_colu(&s, "abort_duplicate") + dmr_test_colu(&s, "abort_full");
 	ck_assert_uint_eq(c.txns, txns); /* every transaction of the trace dispatched */
 	ck_assert_uint_gt(c.committed, 0);
 	ck_assert_uint_le(c.committed, c.tried);
@@ -148,29 +85,31 @@ static counts_t check_run(const char *dir, const char *workload, unsigned retrie
 		ck_assert_uint_eq(c.gave_up, c.aborts);
 	}
 	ck_assert_double_eq_tol(c.abort_rate, (double)c.aborts / c.tried, 1e-6);
-	double sim = cold(&s, "sim_time_s");
+	double sim = dmr_test_cold(&s, "sim_time_s");
 	ck_assert_double_gt(sim, 0);
-	ck_assert_double_eq_tol(cold(&s, "tried_tps"), c.tried / sim, c.tried / sim * 1e-6 + 1e-3);
-	ck_assert_double_eq_tol(cold(&s, "committed_tps"), c.committed / sim,
+	ck_assert_double_eq_tol(dmr_test_cold(&s, "tried_tps"), c.tried / sim,
+				c.tried / sim * 1e-6 + 1e-3);
+	ck_assert_double_eq_tol(dmr_test_cold(&s, "committed_tps"), c.committed / sim,
 				c.committed / sim * 1e-6 + 1e-3);
-	double p50 = cold(&s, "p50_us"), p99 = cold(&s, "p99_us"), p999 = cold(&s, "p999_us");
+	double p50 = dmr_test_cold(&s, "p50_us"), p99 = dmr_test_cold(&s, "p99_us"),
+	       p999 = dmr_test_cold(&s, "p999_us");
 	ck_assert_double_gt(p50, 0);
 	ck_assert_double_le(p50, p99);
 	ck_assert_double_le(p99, p999);
-	ck_assert_uint_gt(colu(&s, "verbs"), 0);
-	summary_free(&s);
+	ck_assert_uint_gt(dmr_test_colu(&s, "verbs"), 0);
+	dmr_test_summary_free(&s);
 
 	/* timeseries.csv: its windows add up to the summary's counters */
 	char path[PATH_MAX];
 	snprintf(path, sizeof(path), "%s/timeseries.csv", dir);
-	char *ts = slurp(path, NULL);
+	char *ts = dmr_test_slurp(path, NULL);
 	ck_assert_msg(ts != NULL, "%s missing", path);
 	/* columns by name: header, then one row per window */
 	char *line = ts, *nl = strchr(line, '\n');
 	ck_assert_msg(nl != NULL, "%s: no header", path);
 	*nl = 0;
-	char *hdr[MAXCOL], *f[MAXCOL];
-	int nh = split(line, hdr, MAXCOL);
+	char *hdr[DMR_TEST_MAXCOL], *f[DMR_TEST_MAXCOL];
+	int nh = dmr_test_split(line, hdr, DMR_TEST_MAXCOL);
 	const char *want[4] = {"tried", "committed", "aborts", "gave_up"};
 	int idx[4];
 	for (int k = 0; k < 4; k++) {
@@ -187,7 +126,7 @@ static counts_t check_run(const char *dir, const char *workload, unsigned retrie
 		nl = strchr(line, '\n');
 		ck_assert_msg(nl != NULL, "%s: last line without newline", path);
 		*nl = 0;
-		ck_assert_int_eq(split(line, f, MAXCOL), nh);
+		ck_assert_int_eq(dmr_test_split(line, f, DMR_TEST_MAXCOL), nh);
 		for (int k = 0; k < 4; k++) {
 			char *end;
 			sum[k] += strtoull(f[idx[k]], &end, 10);
@@ -210,7 +149,7 @@ static counts_t check_run(const char *dir, const char *workload, unsigned retrie
  * its path in buf. */
 static void gen(char *buf, size_t len, const char *name, const char *a0, ...)
 {
-	path_of(buf, len, name);
+	dmr_test_path(buf, len, name);
 	const char *args[32];
 	int n = 0;
 	args[n++] = "gen";
@@ -225,23 +164,23 @@ static void gen(char *buf, size_t len, const char *name, const char *a0, ...)
 	args[n++] = "-o";
 	args[n++] = buf;
 	args[n] = NULL;
-	run_t r = dmrv(args);
-	dmr_ok(&r);
-	run_free(&r);
+	dmr_test_run_t r = dmr_test_dmrv(args);
+	dmr_test_run_ok(&r);
+	dmr_test_run_free(&r);
 	struct stat sb;
 	ck_assert_msg(stat(buf, &sb) == 0 && sb.st_size > 0, "gen did not write %s", buf);
 }
 
 /* run TRACE into temp dir OUTNAME with the small shape and --retries R;
  * extra options (up to 4) follow, NULL-terminated. */
-static run_t run_small(char *dir, size_t len, const char *outname, const char *trace,
-		       const char *retries, const char *x0, const char *x1, const char *x2,
-		       const char *x3)
+static dmr_test_run_t run_small(char *dir, size_t len, const char *outname, const char *trace,
+				const char *retries, const char *x0, const char *x1, const char *x2,
+				const char *x3)
 {
-	path_of(dir, len, outname);
-	run_t r = dmr("run", "--trace", trace, SMALL, "--retries", retries, "--out", dir, x0, x1,
-		      x2, x3, NULL);
-	dmr_ok(&r);
+	dmr_test_path(dir, len, outname);
+	dmr_test_run_t r = dmr_test_dmr("run", "--trace", trace, SMALL, "--retries", retries,
+					"--out", dir, x0, x1, x2, x3, NULL);
+	dmr_test_run_ok(&r);
 	return r;
 }
 
@@ -253,16 +192,16 @@ static void workload_e2e(const char *name, const char *trace, const char *worklo
 	snprintf(n0, sizeof(n0), "%s-r0", name);
 	snprintf(n3, sizeof(n3), "%s-r3", name);
 
-	run_t r = run_small(d0, sizeof(d0), n0, trace, "0", NULL, NULL, NULL, NULL);
+	dmr_test_run_t r = run_small(d0, sizeof(d0), n0, trace, "0", NULL, NULL, NULL, NULL);
 	ck_assert_msg(strstr(r.out, "verification   PASSED") != NULL, "stdout:\n%s", r.out);
 	if (expect_out)
 		ck_assert_msg(strstr(r.out, expect_out) != NULL, "no '%s' in stdout:\n%s",
 			      expect_out, r.out);
-	run_free(&r);
+	dmr_test_run_free(&r);
 	counts_t c0 = check_run(d0, workload, 0, txns);
 
 	r = run_small(d3, sizeof(d3), n3, trace, "3", NULL, NULL, NULL, NULL);
-	run_free(&r);
+	dmr_test_run_free(&r);
 	counts_t c3 = check_run(d3, workload, 3, txns);
 	/* at most 1 + 3 attempts per transaction */
 	ck_assert_uint_le(c3.tried, 4 * c3.txns);
@@ -282,13 +221,13 @@ START_TEST(test_tpcc)
 	workload_e2e("tpcc", t, "tpcc", 2000, "C1 C2 C3");
 	/* TPC-C at this contention aborts plenty: --retries 3 must retry */
 	char d[PATH_MAX];
-	path_of(d, sizeof(d), "tpcc-r3");
-	summary_t s;
-	summary_load(&s, d);
-	ck_assert_uint_gt(colu(&s, "retries"), 0);
-	ck_assert_uint_gt(colu(&s, "gave_up"), 0);
-	ck_assert_str_eq(col(&s, "regime"), "uniform");
-	summary_free(&s);
+	dmr_test_path(d, sizeof(d), "tpcc-r3");
+	dmr_test_summary_t s;
+	dmr_test_summary_load(&s, d, "summary.csv");
+	ck_assert_uint_gt(dmr_test_colu(&s, "retries"), 0);
+	ck_assert_uint_gt(dmr_test_colu(&s, "gave_up"), 0);
+	ck_assert_str_eq(dmr_test_col(&s, "regime"), "uniform");
+	dmr_test_summary_free(&s);
 }
 END_TEST
 
@@ -299,19 +238,19 @@ START_TEST(test_smallbank)
 	    "--txns", "3000", "--seed", "2", NULL);
 	workload_e2e("sb", t, "smallbank", 3000, "PASSED");
 	char d[PATH_MAX];
-	path_of(d, sizeof(d), "sb-r3");
-	summary_t s;
-	summary_load(&s, d);
-	ck_assert_uint_gt(colu(&s, "retries"), 0); /* hot set of 10 accounts: aborts */
-	ck_assert_str_eq(col(&s, "regime"), "hot:10/0.9");
-	summary_free(&s);
+	dmr_test_path(d, sizeof(d), "sb-r3");
+	dmr_test_summary_t s;
+	dmr_test_summary_load(&s, d, "summary.csv");
+	ck_assert_uint_gt(dmr_test_colu(&s, "retries"), 0); /* hot set of 10 accounts: aborts */
+	ck_assert_str_eq(dmr_test_col(&s, "regime"), "hot:10/0.9");
+	dmr_test_summary_free(&s);
 }
 END_TEST
 
 static void ycsb(const char *w)
 {
 	char wl[PATH_MAX + 64], t[PATH_MAX], name[32];
-	snprintf(wl, sizeof(wl), "%s/traces/ycsb/%s", g_src, w);
+	snprintf(wl, sizeof(wl), "%s/traces/ycsb/%s", dmr_test_src, w);
 	snprintf(name, sizeof(name), "%s.csv", w);
 	gen(t, sizeof(t), name, "ycsb", "--workload", wl, "--txns", "3000", "--seed", "3", NULL);
 	workload_e2e(w, t, "ycsb", 3000, "PASSED");
@@ -338,16 +277,16 @@ START_TEST(test_extreme_vs_uniform)
 	    "--txns", "2000", "--seed", "5", NULL);
 	gen(tx, sizeof(tx), "tpcc-x.csv", "tpcc", "--warehouses", "4", "--regime", "extreme",
 	    "--txns", "2000", "--seed", "5", NULL);
-	run_t r = run_small(du, sizeof(du), "u", tu, "0", "--seed", "5", NULL, NULL);
-	run_free(&r);
+	dmr_test_run_t r = run_small(du, sizeof(du), "u", tu, "0", "--seed", "5", NULL, NULL);
+	dmr_test_run_free(&r);
 	r = run_small(dx, sizeof(dx), "x", tx, "0", "--seed", "5", NULL, NULL);
-	run_free(&r);
+	dmr_test_run_free(&r);
 	counts_t cu = check_run(du, "tpcc", 0, 2000);
 	counts_t cx = check_run(dx, "tpcc", 0, 2000);
-	summary_t s;
-	summary_load(&s, dx);
-	ck_assert_str_eq(col(&s, "regime"), "extreme");
-	summary_free(&s);
+	dmr_test_summary_t s;
+	dmr_test_summary_load(&s, dx, "summary.csv");
+	ck_assert_str_eq(dmr_test_col(&s, "regime"), "extreme");
+	dmr_test_summary_free(&s);
 	ck_assert_msg(cx.abort_rate > cu.abort_rate, "abort rate extreme %.4f <= uniform %.4f",
 		      cx.abort_rate, cu.abort_rate);
 	ck_assert_uint_lt(cx.committed, cu.committed);
@@ -363,19 +302,20 @@ START_TEST(test_determinism)
 	gen(t, sizeof(t), "tpcc-det.csv", "tpcc", "--warehouses", "4", "--txns", "2000", "--seed",
 	    "9", NULL);
 	/* 0.1 ms windows: the ~2.5 ms run gives a real series, not one row */
-	run_t r = run_small(d1, sizeof(d1), "det1", t, "2", "--seed", "11", "--window-ms", "0.1");
-	run_free(&r);
+	dmr_test_run_t r =
+	    run_small(d1, sizeof(d1), "det1", t, "2", "--seed", "11", "--window-ms", "0.1");
+	dmr_test_run_free(&r);
 	r = run_small(d2, sizeof(d2), "det2", t, "2", "--seed", "11", "--window-ms", "0.1");
-	run_free(&r);
+	dmr_test_run_free(&r);
 	r = run_small(d3, sizeof(d3), "det3", t, "2", "--seed", "12", "--window-ms", "0.1");
-	run_free(&r);
+	dmr_test_run_free(&r);
 	check_run(d1, "tpcc", 2, 2000);
 	check_run(d3, "tpcc", 2, 2000);
 
-	summary_t s1, s2, s3;
-	summary_load(&s1, d1);
-	summary_load(&s2, d2);
-	summary_load(&s3, d3);
+	dmr_test_summary_t s1, s2, s3;
+	dmr_test_summary_load(&s1, d1, "summary.csv");
+	dmr_test_summary_load(&s2, d2, "summary.csv");
+	dmr_test_summary_load(&s3, d3, "summary.csv");
 	ck_assert_int_eq(s1.n, s2.n);
 	ck_assert_int_eq(s1.n, s3.n);
 	int walls = 0, differ = 0;
@@ -393,19 +333,20 @@ START_TEST(test_determinism)
 			differ++;
 	}
 	ck_assert_int_eq(walls, 3);
-	ck_assert_str_eq(col(&s1, "seed"), "11");
-	ck_assert_str_eq(col(&s3, "seed"), "12");
+	ck_assert_str_eq(dmr_test_col(&s1, "seed"), "11");
+	ck_assert_str_eq(dmr_test_col(&s3, "seed"), "12");
 	ck_assert_msg(differ > 0, "seed 11 and seed 12 give the same summary");
-	summary_free(&s1);
-	summary_free(&s2);
-	summary_free(&s3);
+	dmr_test_summary_free(&s1);
+	dmr_test_summary_free(&s2);
+	dmr_test_summary_free(&s3);
 
 	char p1[PATH_MAX + 32], p2[PATH_MAX + 32], p3[PATH_MAX + 32];
 	snprintf(p1, sizeof(p1), "%s/timeseries.csv", d1);
 	snprintf(p2, sizeof(p2), "%s/timeseries.csv", d2);
 	snprintf(p3, sizeof(p3), "%s/timeseries.csv", d3);
 	size_t l1 = 0, l2 = 0, l3 = 0;
-	char *t1 = slurp(p1, &l1), *t2 = slurp(p2, &l2), *t3 = slurp(p3, &l3);
+	char *t1 = dmr_test_slurp(p1, &l1), *t2 = dmr_test_slurp(p2, &l2),
+	     *t3 = dmr_test_slurp(p3, &l3);
 	ck_assert_ptr_nonnull(t1);
 	ck_assert_ptr_nonnull(t2);
 	ck_assert_ptr_nonnull(t3);
@@ -433,26 +374,27 @@ START_TEST(test_replayed_cas_shm)
 	gen(t, sizeof(t), "tpcc-replay.csv", "tpcc", "--warehouses", "1", "--txns", "2000",
 	    "--seed", "4", NULL);
 	ck_assert_int_eq(setenv("DMR_SHM_CAS_TWICE", "5", 1), 0);
-	run_t r = run_small(d, sizeof(d), "replay-shm", t, "3", "--backend", "shm", NULL, NULL);
+	dmr_test_run_t r =
+	    run_small(d, sizeof(d), "replay-shm", t, "3", "--backend", "shm", NULL, NULL);
 	ck_assert_int_eq(unsetenv("DMR_SHM_CAS_TWICE"), 0);
 	ck_assert_msg(strstr(r.out, "verification   PASSED") != NULL, "stdout:\n%s", r.out);
 	ck_assert_msg(strstr(r.out, "replayed CAS") != NULL, "stdout:\n%s", r.out);
-	run_free(&r);
-	summary_t s;
-	summary_load(&s, d);
-	ck_assert_str_eq(col(&s, "status"), "complete");
-	ck_assert_int_eq(colu(&s, "verified"), 1);
-	ck_assert_uint_gt(colu(&s, "cas_replayed"), 0);
-	ck_assert_uint_gt(colu(&s, "committed"), 0);
-	summary_free(&s);
+	dmr_test_run_free(&r);
+	dmr_test_summary_t s;
+	dmr_test_summary_load(&s, d, "summary.csv");
+	ck_assert_str_eq(dmr_test_col(&s, "status"), "complete");
+	ck_assert_int_eq(dmr_test_colu(&s, "verified"), 1);
+	ck_assert_uint_gt(dmr_test_colu(&s, "cas_replayed"), 0);
+	ck_assert_uint_gt(dmr_test_colu(&s, "committed"), 0);
+	dmr_test_summary_free(&s);
 
 	r = run_small(d0, sizeof(d0), "replay-shm0", t, "3", "--backend", "shm", NULL, NULL);
 	ck_assert_msg(strstr(r.out, "replayed CAS") == NULL, "stdout:\n%s", r.out);
-	run_free(&r);
-	summary_load(&s, d0);
-	ck_assert_int_eq(colu(&s, "verified"), 1);
-	ck_assert_uint_eq(colu(&s, "cas_replayed"), 0);
-	summary_free(&s);
+	dmr_test_run_free(&r);
+	dmr_test_summary_load(&s, d0, "summary.csv");
+	ck_assert_int_eq(dmr_test_colu(&s, "verified"), 1);
+	ck_assert_uint_eq(dmr_test_colu(&s, "cas_replayed"), 0);
+	dmr_test_summary_free(&s);
 }
 END_TEST
 
@@ -474,28 +416,9 @@ static Suite *e2e_suite(void)
 
 int main(void)
 {
-	const char *b = getenv("DMR_BUILD_DIR"), *src = getenv("DMR_SOURCE_DIR");
-	if (!b || !src) {
-		fprintf(stderr,
-			"test_e2e: DMR_BUILD_DIR and DMR_SOURCE_DIR must be set (run via ctest)\n");
+	if (dmr_test_env_init("e2e", 1, 1) != 0)
 		return EXIT_FAILURE;
-	}
-	snprintf(g_bin, sizeof(g_bin), "%s/dmreplay", b);
-	snprintf(g_src, sizeof(g_src), "%s", src);
-	if (access(g_bin, X_OK) != 0) {
-		fprintf(stderr, "test_e2e: %s: %s\n", g_bin, strerror(errno));
-		return EXIT_FAILURE;
-	}
-	const char *td = getenv("TMPDIR");
-	snprintf(g_tmp, sizeof(g_tmp), "%s/dmr-e2e-XXXXXX", td && *td ? td : "/tmp");
-	if (!mkdtemp(g_tmp)) {
-		perror("mkdtemp");
-		return EXIT_FAILURE;
-	}
-	SRunner *sr = srunner_create(e2e_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	nftw(g_tmp, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	int rc = dmr_test_run(e2e_suite());
+	dmr_test_env_fini();
+	return rc;
 }

@@ -1,6 +1,6 @@
 /*
- * tests/sim_probe.h - measurements of the sim backend's model shared by the
- * model tests (tests/test_sim.c) and the benchmark that prints the figures
+ * tests/helpers/sim_probe.h - measurements of the sim backend's model shared by the
+ * model tests (tests/unit/test_sim.c) and the benchmark that prints the figures
  * (tests/bench/bench_model.c, scripts/bench-model). Each returns -1 if the
  * backend misbehaves (a failed post or completion).
  */

@@ -1,5 +1,5 @@
 /*
- * tests/test_bench.c - `dmreplay bench` (replay/bench.h): perftest-style
+ * tests/integration/test_bench.c - `dmreplay bench` (replay/bench.h): perftest-style
  * micro-benchmarks through the backend interface.
  *
  * On sim: 64 KiB READ bandwidth with 16 outstanding at MTU 4096 lies in
@@ -28,71 +28,10 @@
 #include <unistd.h>
 
 #include "backends/sim/sim.h"
+#include "helpers/proc.h"
+#include "helpers/suite.h"
 #include "models/model.h"
 #include "replay/bench.h"
-
-/* ---- running a main() in-process with its output captured -------------- */
-
-typedef struct cap {
-	int status;
-	char *out, *err;
-} cap_t;
-
-static char *slurp_fd(int fd)
-{
-	off_t n = lseek(fd, 0, SEEK_END);
-	ck_assert_int_ge(n, 0);
-	char *b = malloc((size_t)n + 1);
-	ck_assert_ptr_nonnull(b);
-	ck_assert_int_eq(pread(fd, b, (size_t)n, 0), n);
-	b[n] = 0;
-	return b;
-}
-
-static cap_t call_main(int (*fn)(int, char **), const char *arg0, ...)
-{
-	char *argv[64];
-	int argc = 0;
-	va_list ap;
-	va_start(ap, arg0);
-	for (const char *a = arg0; a; a = va_arg(ap, const char *)) {
-		ck_assert_int_lt(argc, 63);
-		argv[argc++] = strdup(a);
-	}
-	va_end(ap);
-	argv[argc] = NULL;
-	char po[] = "/tmp/dmr-test-bench-out-XXXXXX", pe[] = "/tmp/dmr-test-bench-err-XXXXXX";
-	int fo = mkstemp(po), fe = mkstemp(pe);
-	ck_assert(fo >= 0 && fe >= 0);
-	unlink(po);
-	unlink(pe);
-	fflush(stdout);
-	fflush(stderr);
-	int so = dup(1), se = dup(2);
-	ck_assert(so >= 0 && se >= 0);
-	ck_assert(dup2(fo, 1) >= 0 && dup2(fe, 2) >= 0);
-	cap_t r;
-	r.status = fn(argc, argv);
-	fflush(stdout);
-	fflush(stderr);
-	dup2(so, 1);
-	dup2(se, 2);
-	close(so);
-	close(se);
-	r.out = slurp_fd(fo);
-	r.err = slurp_fd(fe);
-	close(fo);
-	close(fe);
-	for (int i = 0; i < argc; i++)
-		free(argv[i]);
-	return r;
-}
-
-static void cap_free(cap_t *r)
-{
-	free(r->out);
-	free(r->err);
-}
 
 /* The data row under perftest's header line starting with `head`. */
 static int table_row(const char *out, const char *head, double *v, int n)
@@ -157,8 +96,9 @@ START_TEST(sim_read_64k_bandwidth_mtu4096)
 	dmr_bench_session_close(&s);
 
 	/* the same through the command line, perftest's columns */
-	cap_t c = call_main(dmr_bench_main, "bench", "read", "--size", "65536", "--depth", "16",
-			    "--iters", "5000", "--mtu", "4096", "--cq-mod", "1", NULL);
+	dmr_test_run_t c =
+	    dmr_test_call_main(dmr_bench_main, "bench", "read", "--size", "65536", "--depth", "16",
+			       "--iters", "5000", "--mtu", "4096", "--cq-mod", "1", NULL);
 	ck_assert_msg(c.status == 0, "status %d: %s", c.status, c.err);
 	double v[5];
 	ck_assert_int_eq(table_row(c.out,
@@ -173,7 +113,7 @@ START_TEST(sim_read_64k_bandwidth_mtu4096)
 		      r.bw_avg_gbps);
 	ck_assert_ptr_nonnull(strstr(c.out, "MTU 4096"));
 	ck_assert_ptr_nonnull(strstr(c.out, "simulated"));
-	cap_free(&c);
+	dmr_test_run_free(&c);
 }
 END_TEST
 
@@ -182,8 +122,9 @@ END_TEST
  * counted. */
 START_TEST(sim_cq_mod_and_post_list)
 {
-	cap_t c = call_main(dmr_bench_main, "bench", "read", "--size", "8", "--depth", "16",
-			    "--iters", "1000", "--cq-mod", "7", "--post-list", "4", NULL);
+	dmr_test_run_t c =
+	    dmr_test_call_main(dmr_bench_main, "bench", "read", "--size", "8", "--depth", "16",
+			       "--iters", "1000", "--cq-mod", "7", "--post-list", "4", NULL);
 	ck_assert_msg(c.status == 0, "status %d: %s", c.status, c.err);
 	ck_assert_ptr_nonnull(strstr(c.out, "one signaled WR in 7, 4 WRs per post"));
 	double v[5];
@@ -192,22 +133,23 @@ START_TEST(sim_cq_mod_and_post_list)
 	ck_assert_int_eq(table_row(c.out, head, v, 5), 5);
 	ck_assert_double_eq(v[1], 1000);
 	ck_assert(v[4] > 0 && v[2] >= v[3] - 0.01);
-	cap_free(&c);
+	dmr_test_run_free(&c);
 	/* default cq-mod 100 is clamped to the depth; a count not a multiple of it */
-	c = call_main(dmr_bench_main, "bench", "cas", "--depth", "8", "--iters", "1001", NULL);
+	c = dmr_test_call_main(dmr_bench_main, "bench", "cas", "--depth", "8", "--iters", "1001",
+			       NULL);
 	ck_assert_msg(c.status == 0, "status %d: %s", c.status, c.err);
 	ck_assert_ptr_nonnull(strstr(c.out, "one signaled WR in 8, 1 WR per post"));
 	ck_assert_int_eq(table_row(c.out, head, v, 5), 5);
 	ck_assert_double_eq(v[1], 1001);
-	cap_free(&c);
+	dmr_test_run_free(&c);
 	/* shm (threaded): cq-mod and post-list with a remainder */
-	c = call_main(dmr_bench_main, "bench", "write", "--backend", "shm", "--size", "64",
-		      "--depth", "32", "--iters", "2003", "--cq-mod", "10", "--post-list", "3",
-		      NULL);
+	c = dmr_test_call_main(dmr_bench_main, "bench", "write", "--backend", "shm", "--size", "64",
+			       "--depth", "32", "--iters", "2003", "--cq-mod", "10", "--post-list",
+			       "3", NULL);
 	ck_assert_msg(c.status == 0, "status %d: %s", c.status, c.err);
 	ck_assert_int_eq(table_row(c.out, head, v, 5), 5);
 	ck_assert_double_eq(v[1], 2003);
-	cap_free(&c);
+	dmr_test_run_free(&c);
 }
 END_TEST
 
@@ -244,7 +186,8 @@ START_TEST(sim_latency_64b_is_profile_rtt)
 	ck_assert(r.t_p99_us <= r.t_p999_us && r.t_p999_us <= r.t_max_us + 1e-12);
 	dmr_bench_session_close(&s);
 
-	cap_t c = call_main(dmr_bench_main, "bench", "read", "--latency", "--size", "64", NULL);
+	dmr_test_run_t c =
+	    dmr_test_call_main(dmr_bench_main, "bench", "read", "--latency", "--size", "64", NULL);
 	ck_assert_msg(c.status == 0, "status %d: %s", c.status, c.err);
 	double v[9];
 	ck_assert_int_eq(table_row(c.out,
@@ -257,7 +200,7 @@ START_TEST(sim_latency_64b_is_profile_rtt)
 	ck_assert_double_eq(v[1], 1000); /* --iters default of latency mode */
 	ck_assert_msg(fabs(v[4] - want) <= 0.01 * want, "printed t_typical %.2f, profile %.3f",
 		      v[4], want);
-	cap_free(&c);
+	dmr_test_run_free(&c);
 }
 END_TEST
 
@@ -330,15 +273,15 @@ START_TEST(shm_counts_iterations)
 	ck_assert_uint_eq(st.writes, 2000);
 	dmr_bench_session_close(&s);
 
-	cap_t c = call_main(dmr_bench_main, "bench", "write", "--backend", "shm", "--size", "64",
-			    "--iters", "20000", NULL);
+	dmr_test_run_t c = dmr_test_call_main(dmr_bench_main, "bench", "write", "--backend", "shm",
+					      "--size", "64", "--iters", "20000", NULL);
 	ck_assert_msg(c.status == 0, "status %d: %s", c.status, c.err);
 	double v[5];
 	ck_assert_int_eq(table_row(c.out, " #bytes     #iterations", v, 5), 5);
 	ck_assert_double_eq(v[0], 64);
 	ck_assert_double_eq(v[1], 20000);
 	ck_assert_ptr_nonnull(strstr(c.out, "CLOCK_MONOTONIC"));
-	cap_free(&c);
+	dmr_test_run_free(&c);
 }
 END_TEST
 
@@ -480,19 +423,19 @@ START_TEST(bad_options_refused)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		const char *const *a = cases[i].a;
 		/* a[] is NULL after its last argument: the list ends there */
-		cap_t c =
-		    call_main(dmr_bench_main, "bench", a[0], a[1], a[2], a[3], a[4], a[5], NULL);
+		dmr_test_run_t c = dmr_test_call_main(dmr_bench_main, "bench", a[0], a[1], a[2],
+						      a[3], a[4], a[5], NULL);
 		ck_assert_msg(c.status == 2, "case %zu (%s): status %d, stderr: %s", i,
 			      cases[i].want, c.status, c.err);
 		ck_assert_msg(strstr(c.err, cases[i].want) != NULL,
 			      "case %zu: stderr does not name '%s': %s", i, cases[i].want, c.err);
 		ck_assert_msg(strstr(c.out, "#bytes") == NULL, "case %zu printed a table", i);
-		cap_free(&c);
+		dmr_test_run_free(&c);
 	}
-	cap_t c = call_main(dmr_bench_main, "bench", "--help", NULL);
+	dmr_test_run_t c = dmr_test_call_main(dmr_bench_main, "bench", "--help", NULL);
 	ck_assert_int_eq(c.status, 0);
 	ck_assert_ptr_nonnull(strstr(c.out, "usage: dmreplay bench"));
-	cap_free(&c);
+	dmr_test_run_free(&c);
 }
 END_TEST
 
@@ -512,9 +455,5 @@ int main(void)
 	tcase_add_test(tc, verbs_counts_iterations_if_device);
 	tcase_add_test(tc, bad_options_refused);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return dmr_test_run(s);
 }

@@ -1,5 +1,5 @@
 /*
- * tests/test_kv.c - the KV-cache workload (issue #5): model presets, the
+ * tests/integration/test_kv.c - the KV-cache workload (issue #5): model presets, the
  * Mooncake converter (fixtures, every refused input), the KV trace reader,
  * the pool on sim (hit ratio of an unbounded pool = the one computed from
  * the hash ids alone; eviction; placement; a block larger than a segment),
@@ -31,64 +31,10 @@
 
 #include "backends/backend.h"
 #include "backends/sim/sim.h"
+#include "helpers/files.h"
+#include "helpers/suite.h"
 #include "replay/kv.h"
 #include "traces/kvcache.h"
-
-static char tmpdir[512];
-
-static const char *src_dir(void)
-{
-	const char *s = getenv("DMR_SOURCE_DIR");
-	return s && *s ? s : DMR_SOURCE_DIR;
-}
-
-static void setup(void)
-{
-	const char *t = getenv("TMPDIR");
-	snprintf(tmpdir, sizeof(tmpdir), "%s/dmr-kv-XXXXXX", t && *t ? t : "/tmp");
-	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
-}
-
-static void teardown(void)
-{
-	char cmd[600];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	ck_assert_int_eq(system(cmd), 0);
-}
-
-static void path_in(char *buf, size_t n, const char *name)
-{
-	snprintf(buf, n, "%s/%s", tmpdir, name);
-}
-
-static void write_text(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs(text, f);
-	ck_assert_int_eq(fclose(f), 0);
-}
-
-static char *read_text(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	ck_assert_msg(f != NULL, "%s: %s", path, strerror(errno));
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	char *b = malloc((size_t)n + 1);
-	ck_assert_ptr_nonnull(b);
-	ck_assert_int_eq(fread(b, 1, (size_t)n, f), n);
-	b[n] = 0;
-	fclose(f);
-	return b;
-}
-
-static int exists(const char *path)
-{
-	struct stat sb;
-	return stat(path, &sb) == 0;
-}
 
 static dmr_status_t convert(const char *in, const char *out, uint64_t block, dmr_kv_gen_stats_t *s,
 			    dmr_err_t *err)
@@ -153,7 +99,7 @@ static void direct_hits(const char *jsonl, uint64_t limit, uint64_t *hits, uint6
 
 static void fixture200(char *buf, size_t n)
 {
-	snprintf(buf, n, "%s/tests/data/mooncake-200.jsonl", src_dir());
+	snprintf(buf, n, "%s/tests/data/mooncake-200.jsonl", dmr_test_src);
 }
 
 /* A small-block replay (hit ratio does not depend on the block size). */
@@ -163,6 +109,12 @@ static void opts_small(dmr_kv_opts_t *o, const char *trace, const char *out)
 	o->trace = trace;
 	o->out_dir = out;
 	o->quiet = 1;
+}
+
+/* Each test's temp dir (a checked fixture) is removed after it. */
+static void teardown(void)
+{
+	ck_assert_int_eq(dmr_test_rmtree(dmr_test_tmp), 0);
 }
 
 /* ---- presets ------------------------------------------------------------ */
@@ -190,15 +142,18 @@ END_TEST
 START_TEST(test_gen_small_exact)
 {
 	char in[600], out[600];
-	path_in(in, sizeof(in), "small.jsonl");
-	path_in(out, sizeof(out), "small.kv");
-	write_text(in, "{\"timestamp\": 0, \"input_length\": 1024, \"output_length\": 7, \"hash_ids\": [5, 6]}\n"
-		       "{\"timestamp\": 2.5, \"input_length\": 1025, \"output_length\": 0, \"hash_ids\": [5, 6, 9], \"extra\": 1}\n"
-		       "{\"hash_ids\": [], \"output_length\": 1, \"input_length\": 0, \"timestamp\": 3}");
+	dmr_test_path(in, sizeof(in), "small.jsonl");
+	dmr_test_path(out, sizeof(out), "small.kv");
+	dmr_test_write_file(
+	    in, "{\"timestamp\": 0, \"input_length\": 1024, \"output_length\": 7, \"hash_ids\": "
+		"[5, 6]}\n"
+		"{\"timestamp\": 2.5, \"input_length\": 1025, \"output_length\": 0, \"hash_ids\": "
+		"[5, 6, 9], \"extra\": 1}\n"
+		"{\"hash_ids\": [], \"output_length\": 1, \"input_length\": 0, \"timestamp\": 3}");
 	dmr_kv_gen_stats_t s;
 	dmr_err_t err;
 	ck_assert_msg(convert(in, out, 4096, &s, &err) == DMR_OK, "%s", err.msg);
-	char *got = read_text(out);
+	char *got = dmr_test_read_text(out);
 	ck_assert_str_eq(got, "# dmreplay-kvtrace v1\n"
 			      "# source small.jsonl\n"
 			      "# block_tokens 512\n"
@@ -263,11 +218,11 @@ static const struct {
 START_TEST(test_gen_refuses)
 {
 	char in[600], out[600], tmp[700], text[1024], want[700];
-	path_in(in, sizeof(in), "bad.jsonl");
-	path_in(out, sizeof(out), "bad.kv");
+	dmr_test_path(in, sizeof(in), "bad.jsonl");
+	dmr_test_path(out, sizeof(out), "bad.kv");
 	snprintf(tmp, sizeof(tmp), "%s.tmp", out);
 	snprintf(text, sizeof(text), "%s%s", good, bad_lines[_i].line);
-	write_text(in, text);
+	dmr_test_write_file(in, text);
 	dmr_err_t err;
 	dmr_status_t st = convert(in, out, 4096, NULL, &err);
 	ck_assert_msg(st == DMR_ERR_PARSE, "case %d accepted (%s)", _i, bad_lines[_i].line);
@@ -275,25 +230,28 @@ START_TEST(test_gen_refuses)
 	ck_assert_msg(strstr(err.msg, want) != NULL, "case %d: '%s' lacks '%s'", _i, err.msg, want);
 	ck_assert_msg(strstr(err.msg, bad_lines[_i].want) != NULL, "case %d: '%s' lacks '%s'", _i,
 		      err.msg, bad_lines[_i].want);
-	ck_assert_msg(!exists(out) && !exists(tmp), "case %d left an output file", _i);
+	ck_assert_msg(!dmr_test_exists(out) && !dmr_test_exists(tmp), "case %d left an output file",
+		      _i);
 }
 END_TEST
 
 START_TEST(test_gen_time_backwards)
 {
 	char in[600], out[600];
-	path_in(in, sizeof(in), "back.jsonl");
-	path_in(out, sizeof(out), "back.kv");
-	write_text(in, "{\"timestamp\": 5, \"input_length\": 1, \"output_length\": 1, \"hash_ids\": [1]}\n"
-		       "{\"timestamp\": 5, \"input_length\": 1, \"output_length\": 1, \"hash_ids\": [2]}\n"
-		       "{\"timestamp\": 4.5, \"input_length\": 1, \"output_length\": 1, \"hash_ids\": [3]}\n");
+	dmr_test_path(in, sizeof(in), "back.jsonl");
+	dmr_test_path(out, sizeof(out), "back.kv");
+	dmr_test_write_file(
+	    in,
+	    "{\"timestamp\": 5, \"input_length\": 1, \"output_length\": 1, \"hash_ids\": [1]}\n"
+	    "{\"timestamp\": 5, \"input_length\": 1, \"output_length\": 1, \"hash_ids\": [2]}\n"
+	    "{\"timestamp\": 4.5, \"input_length\": 1, \"output_length\": 1, \"hash_ids\": [3]}\n");
 	dmr_err_t err;
 	ck_assert_int_eq(convert(in, out, 4096, NULL, &err), DMR_ERR_PARSE);
 	ck_assert_msg(strstr(err.msg, ":3: field 'timestamp': 4.500 ms is before line 2's 5.000 ms"),
 		      "%s", err.msg);
-	ck_assert(!exists(out));
+	ck_assert(!dmr_test_exists(out));
 	/* a missing input and block size 0 */
-	path_in(in, sizeof(in), "nope.jsonl");
+	dmr_test_path(in, sizeof(in), "nope.jsonl");
 	ck_assert_int_eq(convert(in, out, 4096, NULL, &err), DMR_ERR_IO);
 	ck_assert(strstr(err.msg, "nope.jsonl") != NULL);
 	ck_assert_int_eq(convert(in, out, 0, NULL, &err), DMR_ERR_INVALID);
@@ -304,8 +262,8 @@ START_TEST(test_gen_fixture_deterministic)
 {
 	char in[600], a[600], b[600];
 	fixture200(in, sizeof(in));
-	path_in(a, sizeof(a), "a.kv");
-	path_in(b, sizeof(b), "b.kv");
+	dmr_test_path(a, sizeof(a), "a.kv");
+	dmr_test_path(b, sizeof(b), "b.kv");
 	dmr_kv_gen_stats_t s;
 	dmr_err_t err;
 	ck_assert_msg(convert(in, a, 64ull << 20, &s, &err) == DMR_OK, "%s", err.msg);
@@ -315,7 +273,7 @@ START_TEST(test_gen_fixture_deterministic)
 	ck_assert_uint_eq(s.blocks, blocks);
 	ck_assert_uint_eq(s.reused, hits);
 	ck_assert_msg(convert(in, b, 64ull << 20, NULL, &err) == DMR_OK, "%s", err.msg);
-	char *x = read_text(a), *y = read_text(b);
+	char *x = dmr_test_read_text(a), *y = dmr_test_read_text(b);
 	ck_assert_str_eq(x, y);
 	free(x);
 	free(y);
@@ -345,9 +303,9 @@ static const struct {
 START_TEST(test_reader_refuses)
 {
 	char p[600], text[2048];
-	path_in(p, sizeof(p), "bad.kv");
+	dmr_test_path(p, sizeof(p), "bad.kv");
 	snprintf(text, sizeof(text), "%s%s", kv_hdr, bad_kv[_i].body);
-	write_text(p, text);
+	dmr_test_write_file(p, text);
 	dmr_kv_reader_t *r;
 	dmr_err_t err;
 	ck_assert_msg(dmr_kv_trace_open(p, &r, &err) == DMR_OK, "%s", err.msg);
@@ -367,17 +325,18 @@ START_TEST(test_reader_bad_header)
 	char p[600];
 	dmr_kv_reader_t *r;
 	dmr_err_t err;
-	path_in(p, sizeof(p), "h.kv");
-	write_text(p, "# dmreplay-trace v1\n");
+	dmr_test_path(p, sizeof(p), "h.kv");
+	dmr_test_write_file(p, "# dmreplay-trace v1\n");
 	ck_assert_int_eq(dmr_kv_trace_open(p, &r, &err), DMR_ERR_PARSE);
 	ck_assert(strstr(err.msg, "not a dmreplay KV trace") != NULL);
-	write_text(p, "# dmreplay-kvtrace v2\n");
+	dmr_test_write_file(p, "# dmreplay-kvtrace v2\n");
 	ck_assert_int_eq(dmr_kv_trace_open(p, &r, &err), DMR_ERR_PARSE);
-	write_text(p, "# dmreplay-kvtrace v1\n# block_tokens 512\nreq,t_us,input_tokens,output_tokens,"
-		      "nblocks,blocks\n");
+	dmr_test_write_file(
+	    p, "# dmreplay-kvtrace v1\n# block_tokens 512\nreq,t_us,input_tokens,output_tokens,"
+	       "nblocks,blocks\n");
 	ck_assert_int_eq(dmr_kv_trace_open(p, &r, &err), DMR_ERR_PARSE);
 	ck_assert_msg(strstr(err.msg, "'block_bytes' missing") != NULL, "%s", err.msg);
-	write_text(p, "# dmreplay-kvtrace v1\n# block_tokens 512\n# block_bytes 0\n");
+	dmr_test_write_file(p, "# dmreplay-kvtrace v1\n# block_tokens 512\n# block_bytes 0\n");
 	ck_assert_int_eq(dmr_kv_trace_open(p, &r, &err), DMR_ERR_PARSE);
 }
 END_TEST
@@ -387,8 +346,8 @@ END_TEST
 static void hit_ratio_equals_direct(const char *jsonl, uint64_t limit)
 {
 	char kv[600], out[600];
-	path_in(kv, sizeof(kv), "t.kv");
-	path_in(out, sizeof(out), "out");
+	dmr_test_path(kv, sizeof(kv), "t.kv");
+	dmr_test_path(out, sizeof(out), "out");
 	dmr_err_t err;
 	dmr_kv_gen_opts_t g = {.mooncake = jsonl, .out = kv, .block_bytes = 4096, .max_requests = limit};
 	ck_assert_msg(dmr_kv_gen_mooncake(&g, NULL, &err) == DMR_OK, "%s", err.msg);
@@ -434,8 +393,8 @@ END_TEST
 START_TEST(test_hit_ratio_whole_trace)
 {
 	char in[700];
-	snprintf(in, sizeof(in), "%s/../shared/data/mooncake/synthetic_trace.jsonl", src_dir());
-	if (!exists(in)) {
+	snprintf(in, sizeof(in), "%s/../shared/data/mooncake/synthetic_trace.jsonl", dmr_test_src);
+	if (!dmr_test_exists(in)) {
 		printf("test_kv: %s not found: whole-trace hit ratio not checked\n", in);
 		return;
 	}
@@ -447,8 +406,8 @@ START_TEST(test_pool_bounded)
 {
 	char in[600], kv[600], out[600];
 	fixture200(in, sizeof(in));
-	path_in(kv, sizeof(kv), "t.kv");
-	path_in(out, sizeof(out), "out");
+	dmr_test_path(kv, sizeof(kv), "t.kv");
+	dmr_test_path(out, sizeof(out), "out");
 	dmr_err_t err;
 	ck_assert_msg(convert(in, kv, 4096, NULL, &err) == DMR_OK, "%s", err.msg);
 	dmr_kv_opts_t o;
@@ -484,8 +443,8 @@ START_TEST(test_results_files)
 {
 	char in[600], kv[600], out[600], p[700];
 	fixture200(in, sizeof(in));
-	path_in(kv, sizeof(kv), "t.kv");
-	path_in(out, sizeof(out), "res/sub");
+	dmr_test_path(kv, sizeof(kv), "t.kv");
+	dmr_test_path(out, sizeof(out), "res/sub");
 	dmr_err_t err;
 	ck_assert_msg(convert(in, kv, 1 << 20, NULL, &err) == DMR_OK, "%s", err.msg);
 	dmr_kv_opts_t o;
@@ -497,19 +456,19 @@ START_TEST(test_results_files)
 	ck_assert_uint_eq(r.requests, 50);
 	ck_assert_str_eq(r.status, "complete");
 	snprintf(p, sizeof(p), "%s/summary.csv", out);
-	char *s = read_text(p);
+	char *s = dmr_test_read_text(p);
 	ck_assert(strncmp(s, "workload,trace,kv_model,block_bytes,", 36) == 0);
 	ck_assert(strstr(s, "hit_ratio") && strstr(s, "p999_us") && strstr(s, "link_util"));
 	ck_assert(strstr(s, ",complete,") != NULL);
 	free(s);
 	snprintf(p, sizeof(p), "%s/timeseries.csv", out);
-	s = read_text(p);
+	s = dmr_test_read_text(p);
 	ck_assert(strncmp(s, "t_s,arrivals,completed,", 23) == 0);
 	free(s);
 	snprintf(p, sizeof(p), "%s/.summary.csv.tmp", out);
-	ck_assert(!exists(p));
+	ck_assert(!dmr_test_exists(p));
 	snprintf(p, sizeof(p), "%s/summary.partial.csv", out);
-	ck_assert(!exists(p));
+	ck_assert(!dmr_test_exists(p));
 	/* deterministic */
 	ck_assert_msg(dmr_kv_run(&o, &r2, &err) == DMR_OK, "%s", err.msg);
 	ck_assert(r.p50_us == r2.p50_us && r.p999_us == r2.p999_us && r.sim_time_s == r2.sim_time_s);
@@ -520,8 +479,8 @@ START_TEST(test_results_files)
 	ck_assert(r.link_util > 0 && r.link_util <= 1);
 	/* a truncated trace gives a partial result and never a summary.csv */
 	char cut[600], cmd[1400], out2[600];
-	path_in(cut, sizeof(cut), "cut.kv");
-	path_in(out2, sizeof(out2), "out2");
+	dmr_test_path(cut, sizeof(cut), "cut.kv");
+	dmr_test_path(out2, sizeof(out2), "out2");
 	snprintf(cmd, sizeof(cmd), "head -n 60 '%s' > '%s'", kv, cut);
 	ck_assert_int_eq(system(cmd), 0);
 	o.trace = cut;
@@ -531,9 +490,9 @@ START_TEST(test_results_files)
 	ck_assert_msg(strstr(err.msg, "no '# end' trailer") != NULL, "%s", err.msg);
 	ck_assert(r.partial);
 	snprintf(p, sizeof(p), "%s/summary.partial.csv", out2);
-	ck_assert(exists(p));
+	ck_assert(dmr_test_exists(p));
 	snprintf(p, sizeof(p), "%s/summary.csv", out2);
-	ck_assert(!exists(p));
+	ck_assert(!dmr_test_exists(p));
 }
 END_TEST
 
@@ -625,7 +584,7 @@ END_TEST
 static uint64_t first_reused_id(const char *jsonl)
 {
 	char kv[600];
-	path_in(kv, sizeof(kv), "r.kv");
+	dmr_test_path(kv, sizeof(kv), "r.kv");
 	dmr_err_t err;
 	ck_assert_msg(convert(jsonl, kv, 4096, NULL, &err) == DMR_OK, "%s", err.msg);
 	dmr_kv_reader_t *rd;
@@ -649,8 +608,8 @@ START_TEST(test_shm_pool)
 {
 	char in[600], kv[600], out[600], p[700];
 	fixture200(in, sizeof(in));
-	path_in(kv, sizeof(kv), "t.kv");
-	path_in(out, sizeof(out), "shm");
+	dmr_test_path(kv, sizeof(kv), "t.kv");
+	dmr_test_path(out, sizeof(out), "shm");
 	dmr_err_t err;
 	ck_assert_msg(convert(in, kv, 4096, NULL, &err) == DMR_OK, "%s", err.msg);
 	uint64_t hits, blocks;
@@ -696,12 +655,12 @@ START_TEST(test_shm_pool)
 	       "gets' content checked\n",
 	       r.hit_ratio, sim.hit_ratio, (unsigned long long)hits, (unsigned long long)blocks);
 	snprintf(p, sizeof(p), "%s/summary.csv", out);
-	char *s = read_text(p);
+	char *s = dmr_test_read_text(p);
 	ck_assert(strncmp(s, "workload,trace,kv_model,block_bytes,backend,", 44) == 0);
 	ck_assert(strstr(s, ",shm,") != NULL && strstr(s, ",complete,") != NULL);
 	free(s);
 	snprintf(p, sizeof(p), "%s/timeseries.csv", out);
-	s = read_text(p);
+	s = dmr_test_read_text(p);
 	ck_assert(strncmp(s, "t_s,arrivals,completed,blocks_got,", 34) == 0);
 	free(s);
 
@@ -721,15 +680,15 @@ START_TEST(test_shm_pool)
 	o.unbounded = 1;
 	o.capacity = 0;
 	o.test_corrupt = first_reused_id(in) + 1;
-	path_in(out, sizeof(out), "shm-bad");
+	dmr_test_path(out, sizeof(out), "shm-bad");
 	o.out_dir = out;
 	ck_assert_int_eq(dmr_kv_run(&o, &r, &err), DMR_ERR_VERIFY);
 	ck_assert_msg(strstr(err.msg, "content check: block") != NULL, "%s", err.msg);
 	ck_assert(r.partial);
 	snprintf(p, sizeof(p), "%s/summary.partial.csv", out);
-	ck_assert(exists(p));
+	ck_assert(dmr_test_exists(p));
 	snprintf(p, sizeof(p), "%s/summary.csv", out);
-	ck_assert(!exists(p));
+	ck_assert(!dmr_test_exists(p));
 }
 END_TEST
 
@@ -762,9 +721,9 @@ END_TEST
 START_TEST(test_shm_chunks)
 {
 	char in[600], kv[600], out[600];
-	path_in(in, sizeof(in), "big.jsonl");
-	path_in(kv, sizeof(kv), "big.kv");
-	path_in(out, sizeof(out), "big");
+	dmr_test_path(in, sizeof(in), "big.jsonl");
+	dmr_test_path(kv, sizeof(kv), "big.kv");
+	dmr_test_path(out, sizeof(out), "big");
 	FILE *f = fopen(in, "w");
 	ck_assert_ptr_nonnull(f);
 	for (int r = 0; r < 6; r++) {
@@ -824,8 +783,8 @@ START_TEST(test_cli)
 {
 	char in[600], kv[600], out[600], line[2400];
 	fixture200(in, sizeof(in));
-	path_in(kv, sizeof(kv), "c.kv");
-	path_in(out, sizeof(out), "cout");
+	dmr_test_path(kv, sizeof(kv), "c.kv");
+	dmr_test_path(out, sizeof(out), "cout");
 	ck_assert_int_eq(run_cli("kv"), 2);
 	ck_assert_int_eq(run_cli("kv frobnicate"), 2);
 	ck_assert_int_eq(run_cli("kv models"), 0);
@@ -868,7 +827,7 @@ END_TEST
 static int run_cli_err(const char *line, char *err, size_t n)
 {
 	char path[600];
-	path_in(path, sizeof(path), "stderr.txt");
+	dmr_test_path(path, sizeof(path), "stderr.txt");
 	fflush(stderr);
 	int saved = dup(2);
 	ck_assert_int_ge(saved, 0);
@@ -880,7 +839,7 @@ static int run_cli_err(const char *line, char *err, size_t n)
 	ck_assert_int_ge(dup2(saved, 2), 0);
 	close(saved);
 	fclose(f);
-	char *t = read_text(path);
+	char *t = dmr_test_read_text(path);
 	snprintf(err, n, "%s", t);
 	free(t);
 	return rc;
@@ -891,11 +850,12 @@ START_TEST(test_cli_procs)
 {
 	char in[600], kv[600], out[600], cfg[600], line[2400], err[4096];
 	fixture200(in, sizeof(in));
-	path_in(kv, sizeof(kv), "p.kv");
-	path_in(out, sizeof(out), "pout");
-	path_in(cfg, sizeof(cfg), "c2.json");
-	write_text(cfg, "{\"mn\":[{\"id\":0,\"ip\":\"10.0.2.15\",\"devname\":\"rxe0\",\"mr_size\":4096}],"
-			"\"cn\":[{\"id\":0,\"ip\":\"10.0.2.15\"},{\"id\":1,\"ip\":\"10.0.2.15\"}]}\n");
+	dmr_test_path(kv, sizeof(kv), "p.kv");
+	dmr_test_path(out, sizeof(out), "pout");
+	dmr_test_path(cfg, sizeof(cfg), "c2.json");
+	dmr_test_write_file(
+	    cfg, "{\"mn\":[{\"id\":0,\"ip\":\"10.0.2.15\",\"devname\":\"rxe0\",\"mr_size\":4096}],"
+		 "\"cn\":[{\"id\":0,\"ip\":\"10.0.2.15\"},{\"id\":1,\"ip\":\"10.0.2.15\"}]}\n");
 	snprintf(line, sizeof(line), "kv gen --mooncake %s -o %s --block-bytes 4K --requests 40 --quiet",
 		 in, kv);
 	ck_assert_int_eq(run_cli(line), 0);
@@ -938,8 +898,8 @@ START_TEST(test_geometry)
 {
 	char in[600], kv[600], kv2[600], line[2400];
 	fixture200(in, sizeof(in));
-	path_in(kv, sizeof(kv), "g.kv");
-	path_in(kv2, sizeof(kv2), "g2.kv");
+	dmr_test_path(kv, sizeof(kv), "g.kv");
+	dmr_test_path(kv2, sizeof(kv2), "g2.kv");
 	snprintf(line, sizeof(line), "kv gen --mooncake %s -o %s --block-bytes 4K --requests 40 --quiet",
 		 in, kv);
 	ck_assert_int_eq(run_cli(line), 0);
@@ -984,7 +944,6 @@ START_TEST(test_geometry)
 }
 END_TEST
 
-
 /* ---- defects of the fresh-user review (f5w) ----------------------------- */
 
 /* a kv trace with the given block size, one request of one block */
@@ -995,7 +954,7 @@ static void write_kv_block(const char *path, const char *block_bytes)
 		 "# dmreplay-kvtrace v1\n# block_tokens 512\n# block_bytes %s\n"
 		 "req,t_us,input_tokens,output_tokens,nblocks,blocks\n0,0,512,1,1,7\n# end 1 1\n",
 		 block_bytes);
-	write_text(path, t);
+	dmr_test_write_file(path, t);
 }
 
 /* 1: an unwritable --out is refused before the replay (exit 2) */
@@ -1003,9 +962,9 @@ START_TEST(test_out_unwritable)
 {
 	char in[600], kv[600], file[600], line[2400], err[4096];
 	fixture200(in, sizeof(in));
-	path_in(kv, sizeof(kv), "u.kv");
-	path_in(file, sizeof(file), "afile");
-	write_text(file, "x\n");
+	dmr_test_path(kv, sizeof(kv), "u.kv");
+	dmr_test_path(file, sizeof(file), "afile");
+	dmr_test_write_file(file, "x\n");
 	snprintf(line, sizeof(line), "kv gen --mooncake %s -o %s --block-bytes 4K --quiet", in, kv);
 	ck_assert_int_eq(run_cli(line), 0);
 	/* a directory below a regular file cannot be created */
@@ -1025,7 +984,7 @@ START_TEST(test_out_unwritable)
 	}
 	/* the library call too, and no temp file left in a good directory */
 	char out[600];
-	path_in(out, sizeof(out), "wout");
+	dmr_test_path(out, sizeof(out), "wout");
 	dmr_err_t e;
 	ck_assert_int_eq(dmr_kv_out_check(out, &e), DMR_OK);
 	ck_assert_int_eq(rmdir(out), 0); /* empty: the check file was removed */
@@ -1037,8 +996,8 @@ START_TEST(test_sim_signal)
 {
 	char in[600], kv[600], out[600], line[2400], p[700];
 	fixture200(in, sizeof(in));
-	path_in(kv, sizeof(kv), "sig.kv");
-	path_in(out, sizeof(out), "sigout");
+	dmr_test_path(kv, sizeof(kv), "sig.kv");
+	dmr_test_path(out, sizeof(out), "sigout");
 	/* 64 MiB blocks in 4 KiB slices: ~90 M slices, minutes of CPU */
 	snprintf(line, sizeof(line), "kv gen --mooncake %s -o %s --kv-model llama-3-8b --quiet", in,
 		 kv);
@@ -1059,12 +1018,12 @@ START_TEST(test_sim_signal)
 		ck_assert_msg(WIFEXITED(ws), "killed by signal %d", WIFSIGNALED(ws) ? WTERMSIG(ws) : 0);
 		ck_assert_int_eq(WEXITSTATUS(ws), 130);
 		snprintf(p, sizeof(p), "%s/summary.partial.csv", out);
-		char *s = read_text(p);
+		char *s = dmr_test_read_text(p);
 		ck_assert_ptr_nonnull(s);
 		ck_assert_msg(strstr(s, ",partial,") != NULL, "%s", s);
 		free(s);
 		snprintf(p, sizeof(p), "%s/summary.csv", out);
-		ck_assert(!exists(p));
+		ck_assert(!dmr_test_exists(p));
 	}
 }
 END_TEST
@@ -1075,12 +1034,12 @@ START_TEST(test_block_limit)
 {
 	char in[600], kv[600], out[600], line[2400], err[4096];
 	fixture200(in, sizeof(in));
-	path_in(kv, sizeof(kv), "big.kv");
-	path_in(out, sizeof(out), "bigout");
+	dmr_test_path(kv, sizeof(kv), "big.kv");
+	dmr_test_path(out, sizeof(out), "bigout");
 	snprintf(line, sizeof(line), "kv gen --mooncake %s -o %s --block-bytes 1025M", in, kv);
 	ck_assert_int_eq(run_cli_err(line, err, sizeof(err)), 2);
 	ck_assert_msg(strstr(err, "--block-bytes 1074790400: above the limit"), "%s", err);
-	ck_assert(!exists(kv));
+	ck_assert(!dmr_test_exists(kv));
 	snprintf(line, sizeof(line), "kv gen --mooncake %s -o %s --block-bytes 1G --requests 2 --quiet",
 		 in, kv);
 	ck_assert_int_eq(run_cli(line), 0);
@@ -1113,10 +1072,10 @@ START_TEST(test_gen_same_file_and_empty)
 {
 	char in[600], copy[600], link_p[600], line[2400], err[4096];
 	fixture200(in, sizeof(in));
-	path_in(copy, sizeof(copy), "in.jsonl");
-	path_in(link_p, sizeof(link_p), "other-name.jsonl");
-	char *orig = read_text(in);
-	write_text(copy, orig);
+	dmr_test_path(copy, sizeof(copy), "in.jsonl");
+	dmr_test_path(link_p, sizeof(link_p), "other-name.jsonl");
+	char *orig = dmr_test_read_text(in);
+	dmr_test_write_file(copy, orig);
 	ck_assert_int_eq(link(copy, link_p), 0); /* a hard link: same inode, other name */
 	snprintf(line, sizeof(line), "kv gen --mooncake %s -o %s", copy, copy);
 	ck_assert_int_eq(run_cli_err(line, err, sizeof(err)), 2);
@@ -1124,18 +1083,18 @@ START_TEST(test_gen_same_file_and_empty)
 	snprintf(line, sizeof(line), "kv gen --mooncake %s -o %s", copy, link_p);
 	ck_assert_int_eq(run_cli_err(line, err, sizeof(err)), 2);
 	ck_assert_msg(strstr(err, "is the input file"), "%s", err);
-	char *now = read_text(copy);
+	char *now = dmr_test_read_text(copy);
 	ck_assert_str_eq(now, orig);
 	free(now);
 	free(orig);
 	char empty[600], kv[600];
-	path_in(empty, sizeof(empty), "empty.jsonl");
-	path_in(kv, sizeof(kv), "empty.kv");
-	write_text(empty, "");
+	dmr_test_path(empty, sizeof(empty), "empty.jsonl");
+	dmr_test_path(kv, sizeof(kv), "empty.kv");
+	dmr_test_write_file(empty, "");
 	snprintf(line, sizeof(line), "kv gen --mooncake %s -o %s", empty, kv);
 	ck_assert_int_eq(run_cli_err(line, err, sizeof(err)), 2);
 	ck_assert_msg(strstr(err, "no requests"), "%s", err);
-	ck_assert(!exists(kv));
+	ck_assert(!dmr_test_exists(kv));
 }
 END_TEST
 
@@ -1144,9 +1103,9 @@ START_TEST(test_option_ranges)
 {
 	char in[600], kv[600], big[600], out[600], line[2400], err[4096], p[700];
 	fixture200(in, sizeof(in));
-	path_in(kv, sizeof(kv), "r.kv");
-	path_in(big, sizeof(big), "r64.kv");
-	path_in(out, sizeof(out), "rout");
+	dmr_test_path(kv, sizeof(kv), "r.kv");
+	dmr_test_path(big, sizeof(big), "r64.kv");
+	dmr_test_path(out, sizeof(out), "rout");
 	snprintf(line, sizeof(line), "kv gen --mooncake %s -o %s --block-bytes 4K --quiet", in, kv);
 	ck_assert_int_eq(run_cli(line), 0);
 	snprintf(line, sizeof(line), "kv gen --mooncake %s -o %s --quiet", in, big);
@@ -1182,7 +1141,7 @@ START_TEST(test_option_ranges)
 	ck_assert_int_eq(run_cli_err(line, err, sizeof(err)), 2);
 	ck_assert_msg(strstr(err, "the time series reached 1000000 rows"), "%s", err);
 	snprintf(p, sizeof(p), "%s/summary.partial.csv", out);
-	ck_assert(exists(p));
+	ck_assert(dmr_test_exists(p));
 }
 END_TEST
 
@@ -1190,7 +1149,7 @@ END_TEST
 START_TEST(test_print_link_rate)
 {
 	char p[600];
-	path_in(p, sizeof(p), "print.txt");
+	dmr_test_path(p, sizeof(p), "print.txt");
 	dmr_kv_result_t r;
 	memset(&r, 0, sizeof(r));
 	snprintf(r.backend, sizeof(r.backend), "verbs");
@@ -1209,7 +1168,7 @@ START_TEST(test_print_link_rate)
 	br.bound_payload_us = 13421.77;
 	dmr_kv_bench_print(&bo, &br, f);
 	fclose(f);
-	char *s = read_text(p);
+	char *s = dmr_test_read_text(p);
 	ck_assert_msg(strstr(s, "MN link 2.5 Gb/s"), "%s", s);
 	ck_assert_msg(strstr(s, "one 2.5 Gb/s link") && strstr(s, "/ 2.5 Gb/s ="), "%s", s);
 	ck_assert_msg(!strstr(s, " 2 Gb/s"), "%s", s);
@@ -1223,25 +1182,25 @@ START_TEST(test_results_consistency)
 {
 	char in[600], kv[600], out[600], p[700], line[2400];
 	fixture200(in, sizeof(in));
-	path_in(kv, sizeof(kv), "c.kv");
-	path_in(out, sizeof(out), "cout");
+	dmr_test_path(kv, sizeof(kv), "c.kv");
+	dmr_test_path(out, sizeof(out), "cout");
 	snprintf(line, sizeof(line), "kv gen --mooncake %s -o %s --block-bytes 64K --quiet", in, kv);
 	ck_assert_int_eq(run_cli(line), 0);
 	/* a failed run first (truncated trace), then a complete one */
 	ck_assert_int_eq(mkdir(out, 0755), 0);
 	snprintf(p, sizeof(p), "%s/summary.partial.csv", out);
-	write_text(p, "stale\n");
+	dmr_test_write_file(p, "stale\n");
 	snprintf(p, sizeof(p), "%s/timeseries.partial.csv", out);
-	write_text(p, "stale\n");
+	dmr_test_write_file(p, "stale\n");
 	snprintf(line, sizeof(line), "kv run --trace %s --out %s --quiet --window-ms 10 --cns 1 "
 				     "--clients 2 --slice 16K", kv, out);
 	ck_assert_int_eq(run_cli(line), 0);
 	snprintf(p, sizeof(p), "%s/summary.partial.csv", out);
-	ck_assert(!exists(p));
+	ck_assert(!dmr_test_exists(p));
 	snprintf(p, sizeof(p), "%s/timeseries.partial.csv", out);
-	ck_assert(!exists(p));
+	ck_assert(!dmr_test_exists(p));
 	snprintf(p, sizeof(p), "%s/timeseries.csv", out);
-	char *s = read_text(p);
+	char *s = dmr_test_read_text(p);
 	uint32_t rows = 0, busy = 0;
 	for (char *l = strchr(s, '\n'); l && l[1]; l = strchr(l + 1, '\n')) {
 		double t;
@@ -1276,7 +1235,7 @@ START_TEST(test_results_consistency)
 	uint64_t sum_lo = rr.seg_blocks_min * 4, sum_hi = rr.seg_blocks_max * 4;
 	ck_assert(sum_lo <= rr.blocks_put && rr.blocks_put <= sum_hi);
 	snprintf(p, sizeof(p), "%s/summary.csv", out);
-	s = read_text(p);
+	s = dmr_test_read_text(p);
 	ck_assert(strstr(s, ",status,segment_blocks_min,segment_blocks_max,segment_peak_min,"
 			    "segment_peak_max\n"));
 	free(s);
@@ -1287,7 +1246,7 @@ static Suite *kv_suite(void)
 {
 	Suite *s = suite_create("kv");
 	TCase *tc = tcase_create("kv");
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, dmr_test_tmp_make, teardown);
 	tcase_set_timeout(tc, 600);
 	tcase_add_test(tc, test_presets);
 	tcase_add_test(tc, test_gen_small_exact);
@@ -1322,9 +1281,7 @@ static Suite *kv_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(kv_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	if (dmr_test_env_init("kv", 0, 0) != 0)
+		return EXIT_FAILURE;
+	return dmr_test_run(kv_suite());
 }

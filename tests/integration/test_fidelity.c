@@ -1,5 +1,5 @@
 /*
- * tests/test_fidelity.c - `dmreplay fidelity` (replay/fidelity.c,
+ * tests/integration/test_fidelity.c - `dmreplay fidelity` (replay/fidelity.c,
  * docs/fidelity.md) without a device:
  *  - the table math on synthetic inputs: relative errors, PASS/FAIL at and
  *    around the 15 % (throughput) and 20 % (p50) tolerances, rows without
@@ -17,10 +17,9 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <math.h>
-#include <stdarg.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,9 +27,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../replay/fidelity.h"
+#include "helpers/files.h"
+#include "helpers/proc.h"
+#include "helpers/suite.h"
+#include "replay/fidelity.h"
+
 #define SMALL "--cns", "1", "--threads", "2", "--coros", "2"
-#include "cli_util.h"
 
 static dmr_fid_row_t row(const char *name, double mt, double pt, double m50, double p50,
 			 double m99, double p99)
@@ -145,7 +147,7 @@ END_TEST
 static int exists(const char *name)
 {
 	char p[PATH_MAX];
-	path_of(p, sizeof(p), name);
+	dmr_test_path(p, sizeof(p), name);
 	struct stat sb;
 	return stat(p, &sb) == 0;
 }
@@ -153,23 +155,24 @@ static int exists(const char *name)
 START_TEST(test_no_device)
 {
 	char prof[PATH_MAX + 64], out[PATH_MAX];
-	snprintf(prof, sizeof(prof), "%s/models/rxe-qemu.json", g_src);
-	path_of(out, sizeof(out), "fid-out");
+	snprintf(prof, sizeof(prof), "%s/models/rxe-qemu.json", dmr_test_src);
+	dmr_test_path(out, sizeof(out), "fid-out");
 	/* no --device */
-	run_t r = dmr("fidelity", "--profile", prof, "--out", out, NULL);
+	dmr_test_run_t r = dmr_test_dmr("fidelity", "--profile", prof, "--out", out, NULL);
 	ck_assert_msg(r.status == 3, "exit %d: %s", r.status, r.err);
 	ck_assert_ptr_nonnull(strstr(r.err, "error: no device"));
 	ck_assert_ptr_nonnull(strstr(r.err, "--device"));
 	ck_assert_str_eq(r.out, "");
-	run_free(&r);
+	dmr_test_run_free(&r);
 	/* a device that is not there (no RDMA here, or not that name) */
-	r = dmr("fidelity", "--profile", prof, "--device", "dmr_no_such_dev0", "--out", out, NULL);
+	r = dmr_test_dmr("fidelity", "--profile", prof, "--device", "dmr_no_such_dev0", "--out",
+			 out, NULL);
 	ck_assert_msg(r.status == 3, "exit %d: %s", r.status, r.err);
 	ck_assert_ptr_nonnull(strstr(r.err, "device 'dmr_no_such_dev0' cannot be used"));
 	ck_assert_str_eq(r.out, "");
 	/* one line */
 	ck_assert_ptr_eq(strchr(r.err, '\n'), r.err + strlen(r.err) - 1);
-	run_free(&r);
+	dmr_test_run_free(&r);
 	ck_assert(!exists("fid-out"));
 }
 END_TEST
@@ -177,35 +180,35 @@ END_TEST
 START_TEST(test_usage)
 {
 	char prof[PATH_MAX + 64];
-	snprintf(prof, sizeof(prof), "%s/models/rxe-qemu.json", g_src);
-	run_t r = dmr("fidelity", "--help", NULL);
+	snprintf(prof, sizeof(prof), "%s/models/rxe-qemu.json", dmr_test_src);
+	dmr_test_run_t r = dmr_test_dmr("fidelity", "--help", NULL);
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_ptr_nonnull(strstr(r.out, "3 no device"));
-	run_free(&r);
-	r = dmr("fidelity", "--device", "rxe0", NULL);
+	dmr_test_run_free(&r);
+	r = dmr_test_dmr("fidelity", "--device", "rxe0", NULL);
 	ck_assert_int_eq(r.status, 2);
 	ck_assert_ptr_nonnull(strstr(r.err, "--profile P is required"));
-	run_free(&r);
-	r = dmr("fidelity", "--profile", "/nonexistent/p.json", "--device", "rxe0", NULL);
+	dmr_test_run_free(&r);
+	r = dmr_test_dmr("fidelity", "--profile", "/nonexistent/p.json", "--device", "rxe0", NULL);
 	ck_assert_int_eq(r.status, 2);
-	run_free(&r);
-	r = dmr("fidelity", "--profile", prof, "--device", "rxe0", "--coros", "0", NULL);
+	dmr_test_run_free(&r);
+	r = dmr_test_dmr("fidelity", "--profile", prof, "--device", "rxe0", "--coros", "0", NULL);
 	ck_assert_int_eq(r.status, 2);
 	ck_assert_ptr_nonnull(strstr(r.err, "option --coros"));
-	run_free(&r);
-	r = dmr("fidelity", "--profile", prof, "--device", "rxe0", "extra", NULL);
+	dmr_test_run_free(&r);
+	r = dmr_test_dmr("fidelity", "--profile", prof, "--device", "rxe0", "extra", NULL);
 	ck_assert_int_eq(r.status, 2);
-	run_free(&r);
+	dmr_test_run_free(&r);
 }
 END_TEST
 
 START_TEST(test_traces_checked)
 {
 	char prof[PATH_MAX + 64], out[PATH_MAX], dir[PATH_MAX], junk[PATH_MAX];
-	snprintf(prof, sizeof(prof), "%s/models/rxe-qemu.json", g_src);
-	path_of(out, sizeof(out), "fid-tr-out");
-	path_of(dir, sizeof(dir), "fid-tr-dir");
-	path_of(junk, sizeof(junk), "fid-junk.csv");
+	snprintf(prof, sizeof(prof), "%s/models/rxe-qemu.json", dmr_test_src);
+	dmr_test_path(out, sizeof(out), "fid-tr-out");
+	dmr_test_path(dir, sizeof(dir), "fid-tr-dir");
+	dmr_test_path(junk, sizeof(junk), "fid-junk.csv");
 	ck_assert_int_eq(mkdir(dir, 0755), 0);
 	FILE *f = fopen(junk, "w");
 	ck_assert_ptr_nonnull(f);
@@ -220,12 +223,13 @@ START_TEST(test_traces_checked)
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		/* refused before the device is looked at (no RDMA here: 3 otherwise) */
-		run_t r = dmr("fidelity", "--profile", prof, "--device", "dmr_no_such_dev0", "--out",
-			      out, "--traces", bad[i].arg, NULL);
+		dmr_test_run_t r =
+		    dmr_test_dmr("fidelity", "--profile", prof, "--device", "dmr_no_such_dev0",
+				 "--out", out, "--traces", bad[i].arg, NULL);
 		ck_assert_msg(r.status == 2, "--traces '%s': exit %d: %s", bad[i].arg, r.status, r.err);
 		ck_assert_msg(strstr(r.err, bad[i].msg), "--traces '%s': %s", bad[i].arg, r.err);
 		ck_assert_str_eq(r.out, "");
-		run_free(&r);
+		dmr_test_run_free(&r);
 		ck_assert(!exists("fid-tr-out"));
 	}
 }
@@ -236,30 +240,30 @@ END_TEST
 static void gen(const char *name, const char *txns)
 {
 	char p[PATH_MAX];
-	path_of(p, sizeof(p), name);
-	run_t r = dmr("gen", "tpcc", "--warehouses", "2", "--txns", txns, "--seed", "1", "--quiet",
-		      "-o", p, NULL);
-	dmr_ok(&r);
-	run_free(&r);
+	dmr_test_path(p, sizeof(p), name);
+	dmr_test_run_t r = dmr_test_dmr("gen", "tpcc", "--warehouses", "2", "--txns", txns,
+					"--seed", "1", "--quiet", "-o", p, NULL);
+	dmr_test_run_ok(&r);
+	dmr_test_run_free(&r);
 }
 
 static char *slurp_of(const char *name)
 {
 	char p[PATH_MAX];
-	path_of(p, sizeof(p), name);
-	return slurp(p, NULL);
+	dmr_test_path(p, sizeof(p), name);
+	return dmr_test_slurp(p, NULL);
 }
 
 /* A finished table in fid-keep/: returns its CSV and MD. */
 static void finished_table(const char *prof, char **csv, char **md)
 {
 	char out[PATH_MAX], small[PATH_MAX];
-	path_of(out, sizeof(out), "fid-keep");
-	path_of(small, sizeof(small), "small.csv");
-	run_t r = dmr("fidelity", "--profile", prof, "--out", out, "--traces", small, SMALL,
-		      "--quiet", NULL);
-	dmr_ok(&r);
-	run_free(&r);
+	dmr_test_path(out, sizeof(out), "fid-keep");
+	dmr_test_path(small, sizeof(small), "small.csv");
+	dmr_test_run_t r = dmr_test_dmr("fidelity", "--profile", prof, "--out", out, "--traces",
+					small, SMALL, "--quiet", NULL);
+	dmr_test_run_ok(&r);
+	dmr_test_run_free(&r);
 	*csv = slurp_of("fid-keep/fidelity.csv");
 	*md = slurp_of("fid-keep/fidelity.md");
 	ck_assert_ptr_nonnull(*csv);
@@ -272,14 +276,14 @@ START_TEST(test_interrupt)
 {
 	char prof[PATH_MAX + 64], out[PATH_MAX], list[2 * PATH_MAX + 2], big[PATH_MAX],
 		small[PATH_MAX], errp[PATH_MAX];
-	snprintf(prof, sizeof(prof), "%s/models/rxe-qemu.json", g_src);
+	snprintf(prof, sizeof(prof), "%s/models/rxe-qemu.json", dmr_test_src);
 	setenv("DMR_FIDELITY_TEST_MEASURE_SIM", "1", 1);
 	gen("small.csv", "300");
 	gen("big.csv", "60000");
-	path_of(out, sizeof(out), "fid-keep");
-	path_of(big, sizeof(big), "big.csv");
-	path_of(small, sizeof(small), "small.csv");
-	path_of(errp, sizeof(errp), "fid-int.err");
+	dmr_test_path(out, sizeof(out), "fid-keep");
+	dmr_test_path(big, sizeof(big), "big.csv");
+	dmr_test_path(small, sizeof(small), "small.csv");
+	dmr_test_path(errp, sizeof(errp), "fid-int.err");
 	snprintf(list, sizeof(list), "%s,%s", big, small);
 	int sigs[] = {SIGINT, SIGTERM};
 	for (int s = 0; s < 2; s++) {
@@ -293,15 +297,15 @@ START_TEST(test_interrupt)
 			int fo = open("/dev/null", O_WRONLY);
 			if (fe < 0 || fo < 0 || dup2(fo, 1) < 0 || dup2(fe, 2) < 0)
 				_exit(126);
-			execl(g_bin, g_bin, "fidelity", "--profile", prof, "--out", out, "--traces",
-			      list, SMALL, (char *)NULL);
+			execl(dmr_test_bin, dmr_test_bin, "fidelity", "--profile", prof, "--out",
+			      out, "--traces", list, SMALL, (char *)NULL);
 			_exit(127);
 		}
 		/* wait until the first replay of the big trace has started */
 		char *e = NULL;
 		for (int i = 0; i < 600; i++) {
 			free(e);
-			e = slurp(errp, NULL);
+			e = dmr_test_slurp(errp, NULL);
 			if (e && strstr(e, "big on sim ..."))
 				break;
 			usleep(50000);
@@ -313,7 +317,7 @@ START_TEST(test_interrupt)
 		int ws;
 		while (waitpid(pid, &ws, 0) < 0)
 			ck_assert_int_eq(errno, EINTR);
-		e = slurp(errp, NULL);
+		e = dmr_test_slurp(errp, NULL);
 		ck_assert_msg(WIFEXITED(ws) && WEXITSTATUS(ws) == 130, "status %d: %s", ws, e);
 		ck_assert_msg(strstr(e, "interrupted"), "%s", e);
 		/* stopped at once: the second trace never ran */
@@ -342,15 +346,15 @@ START_TEST(test_failed_run_keeps_table)
 {
 	char prof[PATH_MAX + 64], out[PATH_MAX], bad[PATH_MAX], list[2 * PATH_MAX + 2],
 		small[PATH_MAX];
-	snprintf(prof, sizeof(prof), "%s/models/rxe-qemu.json", g_src);
+	snprintf(prof, sizeof(prof), "%s/models/rxe-qemu.json", dmr_test_src);
 	setenv("DMR_FIDELITY_TEST_MEASURE_SIM", "1", 1);
 	gen("small.csv", "300");
 	char *csv, *md;
 	finished_table(prof, &csv, &md);
 	/* a trace with a good header and a broken body: the run fails */
-	path_of(bad, sizeof(bad), "broken.csv");
-	path_of(small, sizeof(small), "small.csv");
-	char *t = slurp(small, NULL);
+	dmr_test_path(bad, sizeof(bad), "broken.csv");
+	dmr_test_path(small, sizeof(small), "small.csv");
+	char *t = dmr_test_slurp(small, NULL);
 	ck_assert_ptr_nonnull(t);
 	FILE *f = fopen(bad, "w");
 	ck_assert_ptr_nonnull(f);
@@ -358,14 +362,14 @@ START_TEST(test_failed_run_keeps_table)
 	fputs("this,is,not,a,trace,line\n", f);
 	fclose(f);
 	free(t);
-	path_of(out, sizeof(out), "fid-keep");
+	dmr_test_path(out, sizeof(out), "fid-keep");
 	snprintf(list, sizeof(list), "%s,%s", small, bad);
-	run_t r = dmr("fidelity", "--profile", prof, "--out", out, "--traces", list, SMALL,
-		      "--quiet", NULL);
+	dmr_test_run_t r = dmr_test_dmr("fidelity", "--profile", prof, "--out", out, "--traces",
+					list, SMALL, "--quiet", NULL);
 	ck_assert_msg(r.status == 1 || r.status == 2, "exit %d: %s", r.status, r.err);
 	ck_assert_ptr_nonnull(strstr(r.err, "broken on sim"));
 	ck_assert_ptr_nonnull(strstr(r.err, "table (partial)"));
-	run_free(&r);
+	dmr_test_run_free(&r);
 	char *csv2 = slurp_of("fid-keep/fidelity.csv"), *md2 = slurp_of("fid-keep/fidelity.md");
 	ck_assert_str_eq(csv2, csv);
 	ck_assert_str_eq(md2, md);
@@ -378,26 +382,10 @@ START_TEST(test_failed_run_keeps_table)
 }
 END_TEST
 
-static int rm_cb(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 int main(void)
 {
-	const char *bd = getenv("DMR_BUILD_DIR");
-	const char *sd = getenv("DMR_SOURCE_DIR");
-	snprintf(g_bin, sizeof(g_bin), "%s/dmreplay", bd ? bd : ".");
-	snprintf(g_src, sizeof(g_src), "%s", sd ? sd : DMR_SOURCE_DIR);
-	snprintf(g_tmp, sizeof(g_tmp), "%s/dmr-fidelity-XXXXXX",
-		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	if (!mkdtemp(g_tmp)) {
-		perror("mkdtemp");
-		return 1;
-	}
+	if (dmr_test_env_init("fidelity", 1, 0) != 0)
+		return EXIT_FAILURE;
 	Suite *s = suite_create("fidelity");
 	TCase *tc = tcase_create("fidelity");
 	tcase_set_timeout(tc, 120);
@@ -410,10 +398,7 @@ int main(void)
 	tcase_add_test(tc, test_interrupt);
 	tcase_add_test(tc, test_failed_run_keeps_table);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	nftw(g_tmp, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
-	return failed ? 1 : 0;
+	int rc = dmr_test_run(s);
+	dmr_test_env_fini();
+	return rc;
 }

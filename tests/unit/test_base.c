@@ -1,4 +1,4 @@
-/* tests/test_base.c - core/base: option values, picosecond conversions,
+/* tests/unit/test_base.c - core/base: option values, picosecond conversions,
  * atomic files, mkdir -p, the stop flag, the wr_id encoding. */
 #include <check.h>
 #include <errno.h>
@@ -14,6 +14,7 @@
 #include "core/base/sig.h"
 #include "core/base/timeps.h"
 #include "core/base/wrid.h"
+#include "helpers/suite.h"
 
 START_TEST(opt_u64_values_and_errors)
 {
@@ -213,9 +214,5 @@ int main(void)
 	tcase_add_test(tc, sig_stop_flag);
 	tcase_add_test(tc, wrid_fields);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int nf = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nf ? 1 : 0;
+	return dmr_test_run(s);
 }

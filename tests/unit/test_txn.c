@@ -1,5 +1,5 @@
 /*
- * tests/test_txn.c - the OCC protocol on the sim backend, driven by hand so
+ * tests/unit/test_txn.c - the OCC protocol on the sim backend, driven by hand so
  * that interleavings are chosen by the test.
  */
 #include <check.h>
@@ -9,6 +9,7 @@
 
 #include "backends/sim/sim.h"
 #include "core/txn.h"
+#include "helpers/suite.h"
 
 typedef struct fixture {
 	dmr_trace_hdr_t h;
@@ -80,6 +81,17 @@ static void update_txn(dmr_trace_txn_t *t, uint64_t slot, int64_t add)
 	memset(t, 0, sizeof(*t));
 	int i = dmr_trace_txn_op(t, 'U', 0, 0, (int64_t)slot);
 	dmr_trace_op_act(&t->ops[i], DMR_TACT_ADD, 0, add);
+}
+
+/* A fixture of `workers` contexts, *t a transaction that adds 5 to record
+ * 3, whose lock word already holds context owner's tag; returns the tag. */
+static uint64_t fx_tagged(fixture_t *f, uint32_t workers, dmr_trace_txn_t *t, uint32_t owner)
+{
+	fx_init(f, workers, 0);
+	update_txn(t, 3, 5);
+	uint64_t tag = f->ctx[owner].tag;
+	memcpy(f->mem + dmr_layout_rec(&f->l, 0, 3), &tag, 8);
+	return tag;
 }
 
 START_TEST(conflicting_updates_exactly_one_commits)
@@ -243,11 +255,8 @@ END_TEST
 START_TEST(replayed_lock_cas_is_ours)
 {
 	fixture_t f;
-	fx_init(&f, 1, 0);
 	static dmr_trace_txn_t t;
-	update_txn(&t, 3, 5);
-	uint64_t tag = f.ctx[0].tag;
-	memcpy(f.mem + dmr_layout_rec(&f.l, 0, 3), &tag, 8);
+	fx_tagged(&f, 1, &t, 0);
 	int out[1] = {-1};
 	ck_assert_int_eq(dmr_txn_start(&f.ctx[0], &t), DMR_TXN_RUNNING);
 	drive(&f, out, 1);
@@ -269,11 +278,8 @@ END_TEST
 START_TEST(own_tag_not_confirmed_by_read_is_a_lock_abort)
 {
 	fixture_t f;
-	fx_init(&f, 1, 0);
 	static dmr_trace_txn_t t;
-	update_txn(&t, 3, 5);
-	uint64_t tag = f.ctx[0].tag;
-	memcpy(f.mem + dmr_layout_rec(&f.l, 0, 3), &tag, 8);
+	uint64_t tag = fx_tagged(&f, 1, &t, 0);
 	ck_assert_int_eq(dmr_txn_start(&f.ctx[0], &t), DMR_TXN_RUNNING);
 	dmr_wc_t wc;
 	ck_assert_int_eq(dmr_be_progress(f.be, UINT64_MAX), 0);
@@ -294,11 +300,8 @@ END_TEST
 START_TEST(other_contexts_tag_is_a_lock_abort)
 {
 	fixture_t f;
-	fx_init(&f, 2, 0);
 	static dmr_trace_txn_t t;
-	update_txn(&t, 3, 5);
-	uint64_t tag = f.ctx[1].tag;
-	memcpy(f.mem + dmr_layout_rec(&f.l, 0, 3), &tag, 8);
+	uint64_t tag = fx_tagged(&f, 2, &t, 1);
 	int out[2] = {-1, -1};
 	ck_assert_int_eq(dmr_txn_start(&f.ctx[0], &t), DMR_TXN_RUNNING);
 	drive(&f, out, 1);
@@ -358,9 +361,5 @@ int main(void)
 	tcase_add_test(tc, own_tag_not_confirmed_by_read_is_a_lock_abort);
 	tcase_add_test(tc, same_record_locked_twice_refused_before_posting);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return dmr_test_run(s);
 }

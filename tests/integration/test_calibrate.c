@@ -1,5 +1,5 @@
 /*
- * tests/test_calibrate.c - `dmreplay calibrate` (replay/calibrate.h).
+ * tests/integration/test_calibrate.c - `dmreplay calibrate` (replay/calibrate.h).
  *
  * On sim the micro-benchmarks reproduce the profile they run on within 2 %
  * (read_rtt_ns, read_bw_64k_gbps, atomic_addr_mops, atomic_global_mops, and
@@ -32,64 +32,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "helpers/files.h"
+#include "helpers/proc.h"
+#include "helpers/suite.h"
 #include "models/model.h"
 #include "replay/bench.h"
 #include "replay/calibrate.h"
 
-/* ---- running a main() in-process with its output captured -------------- */
-
-typedef struct cap {
-	int status;
-	char *out, *err;
-} cap_t;
-
-static char *slurp_fd(int fd)
-{
-	off_t n = lseek(fd, 0, SEEK_END);
-	ck_assert_int_ge(n, 0);
-	char *b = malloc((size_t)n + 1);
-	ck_assert_ptr_nonnull(b);
-	ck_assert_int_eq(pread(fd, b, (size_t)n, 0), n);
-	b[n] = 0;
-	return b;
-}
-
-static cap_t call_mainv(int (*fn)(int, char **), const char *const *args)
-{
-	char *argv[64];
-	int argc = 0;
-	for (; *args; args++) {
-		ck_assert_int_lt(argc, 63);
-		argv[argc++] = strdup(*args);
-	}
-	argv[argc] = NULL;
-	char po[] = "/tmp/dmr-test-cal-out-XXXXXX", pe[] = "/tmp/dmr-test-cal-err-XXXXXX";
-	int fo = mkstemp(po), fe = mkstemp(pe);
-	ck_assert(fo >= 0 && fe >= 0);
-	unlink(po);
-	unlink(pe);
-	fflush(stdout);
-	fflush(stderr);
-	int so = dup(1), se = dup(2);
-	ck_assert(dup2(fo, 1) >= 0 && dup2(fe, 2) >= 0);
-	cap_t r;
-	r.status = fn(argc, argv);
-	fflush(stdout);
-	fflush(stderr);
-	dup2(so, 1);
-	dup2(se, 2);
-	close(so);
-	close(se);
-	r.out = slurp_fd(fo);
-	r.err = slurp_fd(fe);
-	close(fo);
-	close(fe);
-	for (int i = 0; i < argc; i++)
-		free(argv[i]);
-	return r;
-}
-
-static cap_t calibrate(const char *arg0, ...)
+static dmr_test_run_t calibrate(const char *arg0, ...)
 {
 	const char *a[64];
 	int n = 0;
@@ -102,20 +52,7 @@ static cap_t calibrate(const char *arg0, ...)
 	}
 	va_end(ap);
 	a[n] = NULL;
-	return call_mainv(dmr_calibrate_main, a);
-}
-
-static void cap_free(cap_t *r)
-{
-	free(r->out);
-	free(r->err);
-}
-
-static char g_dir[] = "/tmp/dmr-test-calibrate-XXXXXX";
-
-static void path_in(char *buf, size_t len, const char *name)
-{
-	snprintf(buf, len, "%s/%s", g_dir, name);
+	return dmr_test_call_mainv(dmr_calibrate_main, a);
 }
 
 static double param(json_t *root, const char *name)
@@ -129,11 +66,12 @@ static double param(json_t *root, const char *name)
 static int g_nchecks = 9; /* checks calibrate_sim expects (14 with host_*) */
 
 /* Run calibrate on sim with `profile`, quick; return the profile written. */
-static json_t *calibrate_sim(const char *profile, const char *file, cap_t *c_p)
+static json_t *calibrate_sim(const char *profile, const char *file, dmr_test_run_t *c_p)
 {
 	char out[256];
-	path_in(out, sizeof(out), file);
-	cap_t c = calibrate("--backend", "sim", "--profile", profile, "--quick", "-o", out, NULL);
+	dmr_test_path(out, sizeof(out), file);
+	dmr_test_run_t c =
+	    calibrate("--backend", "sim", "--profile", profile, "--quick", "-o", out, NULL);
 	if (c.status != 0)
 		fprintf(stderr, "calibrate %s: status %d\nstdout:\n%s\nstderr:\n%s\n", profile,
 			c.status, c.out, c.err);
@@ -149,7 +87,7 @@ static json_t *calibrate_sim(const char *profile, const char *file, cap_t *c_p)
 	if (c_p)
 		*c_p = c;
 	else
-		cap_free(&c);
+		dmr_test_run_free(&c);
 	return root;
 }
 
@@ -232,10 +170,10 @@ START_TEST(sim_reproduces_host_profile)
 		json_object_set_new(params, hk[i],
 				    json_pack("{s:f, s:s, s:s, s:b}", "value", hv[i], "unit",
 					      dmr_model_param_unit(hk[i]),
-					      "source", "tests/test_calibrate.c", "estimate", 1));
+					      "source", "tests/integration/test_calibrate.c", "estimate", 1));
 	json_object_set_new(root, "name", json_string("host-test"));
 	char prof[256];
-	path_in(prof, sizeof(prof), "host-test.json");
+	dmr_test_path(prof, sizeof(prof), "host-test.json");
 	ck_assert_int_eq(json_dump_file(root, prof, JSON_INDENT(1)), 0);
 	json_decref(root);
 	g_nchecks = 14;
@@ -277,7 +215,7 @@ START_TEST(written_profile_loads_and_predicts)
 	json_t *root = calibrate_sim("cx6dx-100g", "p.json", NULL);
 	json_decref(root);
 	char path[256];
-	path_in(path, sizeof(path), "p.json");
+	dmr_test_path(path, sizeof(path), "p.json");
 	dmr_model_t w, o;
 	dmr_err_t err;
 	ck_assert_msg(dmr_model_load(path, &w, &err) == DMR_OK, "%s", err.msg);
@@ -401,7 +339,7 @@ static void write_variant(const char *name, const char *param_name, double value
 	json_object_set_new(p, "value", json_integer((json_int_t)value));
 	char path[256], file[96];
 	snprintf(file, sizeof(file), "%s.json", name);
-	path_in(path, sizeof(path), file);
+	dmr_test_path(path, sizeof(path), file);
 	ck_assert_int_eq(json_dump_file(root, path, JSON_INDENT(2)), 0);
 	json_decref(root);
 }
@@ -411,9 +349,9 @@ START_TEST(unreproducible_profile_fails)
 	/* read_bw_64k_gbps 94.65 cannot be carried by the wire at MTU 256 */
 	write_variant("cx6dx-mtu256", "mtu", 256);
 	char prof[256], out[256];
-	path_in(prof, sizeof(prof), "cx6dx-mtu256.json");
-	path_in(out, sizeof(out), "fail.json");
-	cap_t c = calibrate("--profile", prof, "--quick", "--reps", "1", "-o", out, NULL);
+	dmr_test_path(prof, sizeof(prof), "cx6dx-mtu256.json");
+	dmr_test_path(out, sizeof(out), "fail.json");
+	dmr_test_run_t c = calibrate("--profile", prof, "--quick", "--reps", "1", "-o", out, NULL);
 	if (c.status != 1)
 		fprintf(stderr, "%s\n%s\n", c.out, c.err);
 	ck_assert_msg(c.status == 1, "status %d (output above)", c.status);
@@ -429,7 +367,7 @@ START_TEST(unreproducible_profile_fails)
 	ck_assert_int_eq(access(out, F_OK), -1);
 	ck_assert_int_eq(access(part, R_OK), 0);
 	ck_assert_ptr_nonnull(strstr(c.err, "fail.json.partial"));
-	cap_free(&c);
+	dmr_test_run_free(&c);
 	/* an existing file is left as it was */
 	FILE *f = fopen(out, "w");
 	ck_assert_ptr_nonnull(f);
@@ -448,12 +386,12 @@ START_TEST(unreproducible_profile_fails)
 	json_t *pr = json_load_file(part, 0, &jerr);
 	ck_assert_msg(pr != NULL, "%s: %s", part, jerr.text);
 	json_decref(pr);
-	cap_free(&c);
+	dmr_test_run_free(&c);
 	/* the tolerance as given: %g, not 0.0 */
 	c = calibrate("--profile", "cx6dx-100g", "--tolerance", "0.001", "--quick", "--reps", "1",
 		      NULL);
 	ck_assert_ptr_nonnull(strstr(c.out, "within 0.001 %"));
-	cap_free(&c);
+	dmr_test_run_free(&c);
 
 	/* an MTU override makes the bandwidth not comparable: SKIP, not FAIL */
 	c = calibrate("--profile", "cx6dx-100g", "--mtu", "1024", "--quick", "--reps", "1", NULL);
@@ -462,7 +400,7 @@ START_TEST(unreproducible_profile_fails)
 	ck_assert_msg(c.status == 0, "status %d (output above)", c.status);
 	ck_assert_ptr_nonnull(strstr(c.out, "SKIP (MTU overridden)"));
 	ck_assert_ptr_nonnull(strstr(c.out, "PASS: 8 of 8"));
-	cap_free(&c);
+	dmr_test_run_free(&c);
 }
 END_TEST
 
@@ -470,13 +408,13 @@ END_TEST
  * FILE (written beside it and renamed) and leaves no temporary file. */
 START_TEST(shm_refused_and_o_replaced)
 {
-	cap_t c = calibrate("--backend", "shm", "--quick", NULL);
+	dmr_test_run_t c = calibrate("--backend", "shm", "--quick", NULL);
 	ck_assert_int_eq(c.status, 2);
 	ck_assert_ptr_nonnull(strstr(c.err, "shm has no link"));
 	ck_assert_str_eq(c.out, "");
-	cap_free(&c);
+	dmr_test_run_free(&c);
 	char sub[256], out[300];
-	path_in(sub, sizeof(sub), "replace");
+	dmr_test_path(sub, sizeof(sub), "replace");
 	ck_assert_int_eq(mkdir(sub, 0755), 0);
 	snprintf(out, sizeof(out), "%s/p.json", sub);
 	FILE *f = fopen(out, "w");
@@ -497,7 +435,7 @@ START_TEST(shm_refused_and_o_replaced)
 			n++;
 	closedir(d);
 	ck_assert_int_eq(n, 1); /* p.json only: no temp, probe or .partial */
-	cap_free(&c);
+	dmr_test_run_free(&c);
 }
 END_TEST
 
@@ -533,27 +471,25 @@ START_TEST(bad_options_refused)
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		const char *const *a = cases[i].a;
-		cap_t c = calibrate(a[0], a[1], a[2], a[3], a[4], a[5], NULL);
+		dmr_test_run_t c = calibrate(a[0], a[1], a[2], a[3], a[4], a[5], NULL);
 		ck_assert_msg(c.status == 2, "case %zu (%s): status %d, stderr: %s", i,
 			      cases[i].want, c.status, c.err);
 		ck_assert_msg(strstr(c.err, cases[i].want) != NULL,
 			      "case %zu: stderr does not name '%s': %s", i, cases[i].want, c.err);
 		ck_assert_msg(strstr(c.out, "Measurements took") == NULL, "case %zu measured", i);
-		cap_free(&c);
+		dmr_test_run_free(&c);
 	}
-	cap_t c = calibrate("--help", NULL);
+	dmr_test_run_t c = calibrate("--help", NULL);
 	ck_assert_int_eq(c.status, 0);
 	ck_assert_ptr_nonnull(strstr(c.out, "usage: dmreplay calibrate"));
-	cap_free(&c);
+	dmr_test_run_free(&c);
 }
 END_TEST
 
 int main(void)
 {
-	if (!mkdtemp(g_dir)) {
-		perror("mkdtemp");
-		return 1;
-	}
+	if (dmr_test_env_init("calibrate", 1, 0) != 0)
+		return EXIT_FAILURE;
 	Suite *s = suite_create("calibrate");
 	TCase *tc = tcase_create("calibrate");
 	tcase_set_timeout(tc, 600);
@@ -567,13 +503,7 @@ int main(void)
 	tcase_add_test(tc, shm_refused_and_o_replaced);
 	tcase_add_test(tc, bad_options_refused);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", g_dir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "could not remove %s\n", g_dir);
-	return failed ? 1 : 0;
+	int rc = dmr_test_run(s);
+	dmr_test_env_fini();
+	return rc;
 }

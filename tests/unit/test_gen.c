@@ -1,5 +1,5 @@
 /*
- * tests/test_gen.c - trace generators (traces/tpcc.c, smallbank.c, ycsb.c):
+ * tests/unit/test_gen.c - trace generators (traces/tpcc.c, smallbank.c, ycsb.c):
  * transaction mixes, regimes, NURand, TPC-C remote / by-name fractions,
  * determinism, YCSB property files and key skew, command lines.
  *
@@ -23,6 +23,7 @@
 #include "traces/tpcc.h"
 #include "traces/ycsb.h"
 #include "traces/zipf.h"
+#include "helpers/suite.h"
 
 #define N_STAT 100000
 
@@ -484,35 +485,13 @@ static uint64_t smallbank_hash(uint64_t seed)
 	return c.hash;
 }
 
-static const char *ycsb_dir(void)
-{
-	static char dir[512];
-	const char *env = getenv("DMR_YCSB_DIR");
-	const char *src = getenv("DMR_SOURCE_DIR");
-	char probe[600];
-
-	if (env && *env)
-		return env;
-	if (src && *src) {
-		snprintf(dir, sizeof(dir), "%s/traces/ycsb", src);
-		snprintf(probe, sizeof(probe), "%s/workloada", dir);
-		if (access(probe, R_OK) == 0)
-			return dir;
-	}
-	if (access("/work/shared/data/ycsb/workloada", R_OK) == 0)
-		return "/work/shared/data/ycsb";
-	ck_abort_msg("YCSB property files not found: set DMR_YCSB_DIR (tried "
-		     "$DMR_SOURCE_DIR/traces/ycsb and /work/shared/data/ycsb)");
-	return NULL;
-}
-
 static void ycsb_cfg(dmr_ycsb_cfg_t *cfg, char w, uint64_t txns, uint64_t seed)
 {
 	char path[600];
 	dmr_err_t err;
 
 	memset(cfg, 0, sizeof(*cfg));
-	snprintf(path, sizeof(path), "%s/workload%c", ycsb_dir(), w);
+	snprintf(path, sizeof(path), "%s/workload%c", dmr_test_ycsb_dir(), w);
 	ck_assert_msg(dmr_ycsb_props_load(path, &cfg->props, &err) == DMR_OK, "%s", err.msg);
 	cfg->txns = txns;
 	cfg->seed = seed;
@@ -837,7 +816,7 @@ START_TEST(test_cli)
 	dup2(null, STDOUT_FILENO);
 	close(null);
 	snprintf(out, sizeof(out), "/tmp/dmr_test_gen_cli_%d.csv", (int)getpid());
-	snprintf(wl, sizeof(wl), "%s/workloadf", ycsb_dir());
+	snprintf(wl, sizeof(wl), "%s/workloadf", dmr_test_ycsb_dir());
 
 	ck_assert_int_eq(run_main(dmr_gen_tpcc_main, "tpcc", "--help", NULL), 0);
 	ck_assert_int_eq(run_main(dmr_gen_tpcc_main, "tpcc", "--warehouses", "0", "-o", out, NULL),
@@ -952,11 +931,5 @@ static Suite *gen_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(gen_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return dmr_test_run(gen_suite());
 }

@@ -1,5 +1,5 @@
 /*
- * tests/test_verify.c - workload verifiers (traces/verify.c).
+ * tests/unit/test_verify.c - workload verifiers (traces/verify.c).
  *
  * An in-memory MN state (per table: a present flag and the payload words
  * of every slot) is built by a small serial reference executor of the trace
@@ -20,6 +20,7 @@
 #include "traces/smallbank.h"
 #include "traces/tpcc.h"
 #include "traces/ycsb.h"
+#include "helpers/suite.h"
 
 /* ---- in-memory MN ------------------------------------------------------- */
 
@@ -512,27 +513,6 @@ END_TEST
 
 /* ---- YCSB --------------------------------------------------------------- */
 
-static const char *ycsb_dir(void)
-{
-	const char *env = getenv("DMR_YCSB_DIR");
-	static char dir[512];
-	const char *src = getenv("DMR_SOURCE_DIR");
-	char probe[600];
-
-	if (env && *env)
-		return env;
-	if (src && *src) {
-		snprintf(dir, sizeof(dir), "%s/traces/ycsb", src);
-		snprintf(probe, sizeof(probe), "%s/workloada", dir);
-		if (access(probe, R_OK) == 0)
-			return dir;
-	}
-	if (access("/work/shared/data/ycsb/workloada", R_OK) == 0)
-		return "/work/shared/data/ycsb";
-	ck_abort_msg("YCSB property files not found: set DMR_YCSB_DIR");
-	return NULL;
-}
-
 static mem_t *ycsb_state(char w, uint64_t txns)
 {
 	dmr_ycsb_cfg_t cfg;
@@ -542,7 +522,7 @@ static mem_t *ycsb_state(char w, uint64_t txns)
 	mem_t *m;
 
 	memset(&cfg, 0, sizeof(cfg));
-	snprintf(path, sizeof(path), "%s/workload%c", ycsb_dir(), w);
+	snprintf(path, sizeof(path), "%s/workload%c", dmr_test_ycsb_dir(), w);
 	ck_assert_msg(dmr_ycsb_props_load(path, &cfg.props, &err) == DMR_OK, "%s", err.msg);
 	cfg.txns = txns;
 	cfg.seed = 5;
@@ -601,11 +581,5 @@ static Suite *verify_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(verify_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return dmr_test_run(verify_suite());
 }

@@ -1,5 +1,5 @@
 /*
- * tests/test_doctor.c - `dmreplay doctor` (replay/doctor.c, docs/DOCTOR.md).
+ * tests/integration/test_doctor.c - `dmreplay doctor` (replay/doctor.c, docs/DOCTOR.md).
  *
  *  - On a machine without RDMA (this one; and an empty fake sysfs): one
  *    error line on stderr, nothing on stdout, exit 3; --json says the same.
@@ -23,8 +23,6 @@
 #include <check.h>
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <ftw.h>
 #include <jansson.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -32,13 +30,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include "../replay/doctor.h"
+#include "helpers/files.h"
+#include "helpers/proc.h"
+#include "helpers/suite.h"
+#include "replay/doctor.h"
 
-static char g_tmp[PATH_MAX];  /* suite temp dir */
-static char g_bin[PATH_MAX];  /* $DMR_BUILD_DIR/dmreplay */
 static char g_data[PATH_MAX]; /* tests/data/doctor */
 
 /* addresses and limits of the fake nodes */
@@ -46,12 +44,6 @@ static char g_data[PATH_MAX]; /* tests/data/doctor */
 #define BAD_ADDRS "10.0.0.1@eth5"
 
 /* ---- helpers ----------------------------------------------------------------- */
-
-typedef struct run {
-	int status;
-	char *out;
-	char *err;
-} run_t;
 
 /* A path; a truncated one fails the test. */
 __attribute__((format(printf, 2, 3))) static void pathf(char *buf, const char *fmt, ...)
@@ -61,35 +53,6 @@ __attribute__((format(printf, 2, 3))) static void pathf(char *buf, const char *f
 	int n = vsnprintf(buf, PATH_MAX, fmt, ap);
 	va_end(ap);
 	ck_assert_msg(n > 0 && n < PATH_MAX, "path too long");
-}
-
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	size_t cap = 4096, n = 0, k;
-	char *b = malloc(cap);
-	ck_assert_ptr_nonnull(b);
-	while ((k = fread(b + n, 1, cap - n - 1, f)) > 0) {
-		n += k;
-		if (cap - n - 1 == 0) {
-			cap *= 2;
-			b = realloc(b, cap);
-			ck_assert_ptr_nonnull(b);
-		}
-	}
-	fclose(f);
-	b[n] = 0;
-	return b;
-}
-
-static void write_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-	ck_assert_msg(f != NULL, "%s: %s", path, strerror(errno));
-	fputs(text, f);
-	fclose(f);
 }
 
 static void mkdirs(const char *path)
@@ -123,7 +86,7 @@ static void build_tree(const char *name, const char *dir)
 {
 	char mpath[PATH_MAX];
 	pathf(mpath, "%s/%s.tree", g_data, name);
-	char *m = slurp(mpath);
+	char *m = dmr_test_slurp(mpath, NULL);
 	ck_assert_msg(m != NULL, "cannot read %s", mpath);
 	mkdirs(dir);
 	char *save = NULL;
@@ -166,59 +129,14 @@ static void build_tree(const char *name, const char *dir)
 	free(m);
 }
 
-/* A fresh copy of tree NAME in g_tmp/TAG; its root path in root[]. */
+/* A fresh copy of tree NAME in dmr_test_tmp/TAG; its root path in root[]. */
 static void fresh_tree(const char *name, const char *tag, char root[PATH_MAX])
 {
-	pathf(root, "%s/%s", g_tmp, tag);
+	pathf(root, "%s/%s", dmr_test_tmp, tag);
 	build_tree(name, root);
 }
 
-static run_t dmrv(const char *const *args)
-{
-	const char *argv[64];
-	int argc = 0;
-	argv[argc++] = g_bin;
-	argv[argc++] = "doctor";
-	for (; *args; args++) {
-		ck_assert_int_lt(argc, 63);
-		argv[argc++] = *args;
-	}
-	argv[argc] = NULL;
-	char out[PATH_MAX], err[PATH_MAX];
-	pathf(out, "%s/stdout.%d", g_tmp, (int)getpid());
-	pathf(err, "%s/stderr.%d", g_tmp, (int)getpid());
-	pid_t pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		int fo = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		int fe = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		if (fo < 0 || fe < 0)
-			_exit(126);
-		dup2(fo, 1);
-		dup2(fe, 2);
-		execv(g_bin, (char *const *)argv);
-		_exit(127);
-	}
-	int st;
-	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
-	run_t r;
-	r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-	r.out = slurp(out);
-	r.err = slurp(err);
-	ck_assert_ptr_nonnull(r.out);
-	ck_assert_ptr_nonnull(r.err);
-	unlink(out);
-	unlink(err);
-	return r;
-}
-
-#define DMR(...) dmrv((const char *const[]){__VA_ARGS__, NULL})
-
-static void run_free(run_t *r)
-{
-	free(r->out);
-	free(r->err);
-}
+#define DMR(...) dmr_test_dmrv((const char *const[]){"doctor", __VA_ARGS__, NULL})
 
 static size_t count_lines(const char *s)
 {
@@ -281,7 +199,7 @@ static void tree(tree_t *t, const char *name, const char *tag)
 	pathf(t->proc, "%s/proc", t->root);
 }
 
-static run_t run_bad(const tree_t *t, const char *memlock, const char *extra)
+static dmr_test_run_t run_bad(const tree_t *t, const char *memlock, const char *extra)
 {
 	char cfg[PATH_MAX];
 	data_file(cfg, "bad-cluster.json");
@@ -318,14 +236,14 @@ START_TEST(test_no_rdma_here)
 				"test_no_rdma_empty_sysfs instead\n");
 		return;
 	}
-	run_t r = DMR(NULL);
+	dmr_test_run_t r = DMR(NULL);
 	ck_assert_int_eq(r.status, DMR_DOCTOR_NODEV);
 	ck_assert_str_eq(r.out, "");
 	ck_assert_uint_eq(count_lines(r.err), 1);
 	ck_assert_ptr_nonnull(strstr(r.err, "dmreplay doctor: error: no RDMA device: "
 					    "/sys/class/infiniband does not exist"));
 	ck_assert_ptr_nonnull(strstr(r.err, "rdma link add rxe0 type rxe"));
-	run_free(&r);
+	dmr_test_run_free(&r);
 
 	r = DMR("--json");
 	ck_assert_int_eq(r.status, DMR_DOCTOR_NODEV);
@@ -339,35 +257,35 @@ START_TEST(test_no_rdma_here)
 	ck_assert_ptr_nonnull(
 	    strstr(json_string_value(json_object_get(o, "error")), "no RDMA device"));
 	json_decref(o);
-	run_free(&r);
+	dmr_test_run_free(&r);
 }
 END_TEST
 
 START_TEST(test_no_rdma_empty_sysfs)
 {
 	char sys[PATH_MAX], proc[PATH_MAX];
-	pathf(sys, "%s/empty/sys/class/infiniband", g_tmp);
+	pathf(sys, "%s/empty/sys/class/infiniband", dmr_test_tmp);
 	mkdirs(sys);
-	pathf(sys, "%s/empty/sys", g_tmp);
-	pathf(proc, "%s/empty/proc", g_tmp);
+	pathf(sys, "%s/empty/sys", dmr_test_tmp);
+	pathf(proc, "%s/empty/proc", dmr_test_tmp);
 	mkdirs(proc);
-	run_t r = DMR("--sysfs", sys, "--proc", proc);
+	dmr_test_run_t r = DMR("--sysfs", sys, "--proc", proc);
 	ck_assert_int_eq(r.status, 3);
 	ck_assert_str_eq(r.out, "");
 	ck_assert_uint_eq(count_lines(r.err), 1);
 	ck_assert_ptr_nonnull(strstr(r.err, "no RDMA device"));
 	ck_assert_ptr_nonnull(strstr(r.err, "is empty"));
-	run_free(&r);
+	dmr_test_run_free(&r);
 	/* a bad config is reported before the missing device (exit 2, not 3) */
 	char cfg[PATH_MAX];
-	pathf(cfg, "%s/empty/bad.json", g_tmp);
-	write_file(cfg,
-		   "{\"mn\":[{\"ip\":\"10.0.0.1\",\"ibport\":0}],\"cn\":[{\"ip\":\"10.0.0.2\"}]}");
+	pathf(cfg, "%s/empty/bad.json", dmr_test_tmp);
+	dmr_test_write_file(
+	    cfg, "{\"mn\":[{\"ip\":\"10.0.0.1\",\"ibport\":0}],\"cn\":[{\"ip\":\"10.0.0.2\"}]}");
 	r = DMR("--sysfs", sys, "--proc", proc, "--config", cfg);
 	ck_assert_int_eq(r.status, 2);
 	ck_assert_ptr_nonnull(strstr(r.err, "field 'mn[0].ibport'"));
 	ck_assert_ptr_nonnull(strstr(r.err, "legal 1..255"));
-	run_free(&r);
+	dmr_test_run_free(&r);
 }
 END_TEST
 
@@ -377,7 +295,7 @@ START_TEST(test_bad_node_warnings)
 {
 	tree_t t;
 	tree(&t, "bad", "bad1");
-	run_t r = run_bad(&t, "64K", NULL);
+	dmr_test_run_t r = run_bad(&t, "64K", NULL);
 	ck_assert_msg(r.status == DMR_DOCTOR_FAILED, "status %d\n%s%s", r.status, r.out, r.err);
 	ck_assert_str_eq(r.err, "");
 	const char *o = r.out;
@@ -414,7 +332,7 @@ START_TEST(test_bad_node_warnings)
 	ck_assert(!has_prefix_line(o, "FAIL canary"));
 	expect_line(o, "OK config ", "1 MN, 1 CN, mr_size 1 GiB", NULL);
 	expect_line(o, "doctor: ", "6 WARN, 1 FAIL: exit 1", NULL);
-	run_free(&r);
+	dmr_test_run_free(&r);
 }
 END_TEST
 
@@ -423,17 +341,17 @@ START_TEST(test_bad_node_exit_policy)
 	tree_t t;
 	tree(&t, "bad", "bad2");
 	/* warnings only: exit 0 */
-	run_t r = run_bad(&t, "unlimited", NULL);
+	dmr_test_run_t r = run_bad(&t, "unlimited", NULL);
 	ck_assert_msg(r.status == 0, "status %d\n%s", r.status, r.out);
 	expect_line(r.out, "OK memlock: ", "unlimited", NULL);
 	ck_assert(has_prefix_line(r.out, "WARN speed"));
 	expect_line(r.out, "doctor: ", "0 FAIL: exit 0 (no check failed; read the warnings)", NULL);
-	run_free(&r);
+	dmr_test_run_free(&r);
 	/* --strict: a warning fails */
 	r = run_bad(&t, "unlimited", "--strict");
 	ck_assert_int_eq(r.status, 1);
 	expect_line(r.out, "doctor: ", "exit 1 (a warning, with --strict)", NULL);
-	run_free(&r);
+	dmr_test_run_free(&r);
 }
 END_TEST
 
@@ -443,18 +361,18 @@ START_TEST(test_memlock_cap_ipc_lock)
 	tree(&t, "bad", "cap");
 	char path[PATH_MAX];
 	pathf(path, "%s/self/status", t.proc);
-	write_file(path, "Name:\tdmreplay\nCapEff:\t0000000000004000\n");
-	run_t r = run_bad(&t, "64K", NULL);
+	dmr_test_write_file(path, "Name:\tdmreplay\nCapEff:\t0000000000004000\n");
+	dmr_test_run_t r = run_bad(&t, "64K", NULL);
 	ck_assert_int_eq(r.status, 0);
 	expect_line(r.out, "OK memlock: ", "64 KiB", "CAP_IPC_LOCK", NULL);
-	run_free(&r);
+	dmr_test_run_free(&r);
 	/* a capability of a child user namespace does not count */
 	pathf(path, "%s/self/uid_map", t.proc);
-	write_file(path, "         0       1000          1\n");
+	dmr_test_write_file(path, "         0       1000          1\n");
 	r = run_bad(&t, "64K", NULL);
 	ck_assert_int_eq(r.status, 1);
 	expect_line(r.out, "FAIL memlock: ", "64 KiB", NULL);
-	run_free(&r);
+	dmr_test_run_free(&r);
 }
 END_TEST
 
@@ -466,8 +384,8 @@ START_TEST(test_healthy_node)
 	tree(&t, "healthy", "ok1");
 	char cfg[PATH_MAX];
 	data_file(cfg, "healthy-cluster.json");
-	run_t r = DMR("--sysfs", t.sys, "--proc", t.proc, "--config", cfg, "--addrs", HEALTHY_ADDRS,
-		      "--memlock", "unlimited", "--strict");
+	dmr_test_run_t r = DMR("--sysfs", t.sys, "--proc", t.proc, "--config", cfg, "--addrs",
+			       HEALTHY_ADDRS, "--memlock", "unlimited", "--strict");
 	ck_assert_msg(r.status == 0, "status %d\n%s%s", r.status, r.out, r.err);
 	ck_assert_str_eq(r.err, "");
 	ck_assert(!has_prefix_line(r.out, "WARN"));
@@ -492,7 +410,7 @@ START_TEST(test_healthy_node)
 	expect_line(r.out, "OK reach mn[0] 10.0.0.1: ", "this host, on ens2f0", NULL);
 	expect_line(r.out, "OK reach cn[2] 10.0.0.4: ", "via ens2f0 (directly connected)", NULL);
 	expect_line(r.out, "doctor: ", "0 WARN, 0 FAIL: exit 0 (all checks passed)", NULL);
-	run_free(&r);
+	dmr_test_run_free(&r);
 }
 END_TEST
 
@@ -502,7 +420,7 @@ START_TEST(test_healthy_without_config)
 	 * network's 1 Gb/s port warns, pointing at the faster one */
 	tree_t t;
 	tree(&t, "healthy", "ok2");
-	run_t r =
+	dmr_test_run_t r =
 	    DMR("--sysfs", t.sys, "--proc", t.proc, "--addrs", HEALTHY_ADDRS, "--memlock", "8M");
 	ck_assert_int_eq(r.status, 0);
 	expect_line(r.out, "OK devices: ", "2 RDMA devices (mlx5_0, mlx5_2); checking all", NULL);
@@ -510,24 +428,24 @@ START_TEST(test_healthy_without_config)
 		    "faster here: mlx5_2:1 at 100 Gb/sec", NULL);
 	expect_line(r.out, "OK speed mlx5_2:1: ", NULL);
 	expect_line(r.out, "INFO memlock: ", "8 MiB", "no mr_size", NULL);
-	run_free(&r);
+	dmr_test_run_free(&r);
 	/* --device picks one */
 	r = DMR("--sysfs", t.sys, "--proc", t.proc, "--addrs", HEALTHY_ADDRS, "--device",
 		"mlx5_2:1");
 	ck_assert_int_eq(r.status, 0);
 	ck_assert(!has_prefix_line(r.out, "WARN"));
 	expect_line(r.out, "OK devices: ", "checking mlx5_2 (from --device)", NULL);
-	run_free(&r);
+	dmr_test_run_free(&r);
 	/* a device or port that is not there fails */
 	r = DMR("--sysfs", t.sys, "--proc", t.proc, "--addrs", HEALTHY_ADDRS, "--device", "mlx5_9");
 	ck_assert_int_eq(r.status, 1);
 	expect_line(r.out, "FAIL devices: ", "mlx5_9", "have: mlx5_0, mlx5_2", NULL);
-	run_free(&r);
+	dmr_test_run_free(&r);
 	r = DMR("--sysfs", t.sys, "--proc", t.proc, "--addrs", HEALTHY_ADDRS, "--device",
 		"mlx5_2:2");
 	ck_assert_int_eq(r.status, 1);
 	expect_line(r.out, "FAIL port mlx5_2: ", "port 2 selected", NULL);
-	run_free(&r);
+	dmr_test_run_free(&r);
 }
 END_TEST
 
@@ -537,15 +455,15 @@ START_TEST(test_port_down_and_active_mtu)
 	tree(&t, "healthy", "down");
 	char path[PATH_MAX];
 	pathf(path, "%s/class/infiniband/mlx5_2/ports/1/state", t.sys);
-	write_file(path, "1: DOWN\n");
+	dmr_test_write_file(path, "1: DOWN\n");
 	pathf(path, "%s/class/infiniband/mlx5_2/ports/1/active_mtu", t.sys);
-	write_file(path, "4096\n");
-	run_t r =
+	dmr_test_write_file(path, "4096\n");
+	dmr_test_run_t r =
 	    DMR("--sysfs", t.sys, "--proc", t.proc, "--addrs", HEALTHY_ADDRS, "--device", "mlx5_2");
 	ck_assert_int_eq(r.status, 1);
 	expect_line(r.out, "FAIL port mlx5_2:1: ", "state DOWN", "ip link set ens2f0 up", NULL);
 	expect_line(r.out, "OK mtu mlx5_2:1: ", "active MTU 4096", "read from", "active_mtu", NULL);
-	run_free(&r);
+	dmr_test_run_free(&r);
 }
 END_TEST
 
@@ -556,8 +474,8 @@ START_TEST(test_shape_b_config)
 	char cfg[PATH_MAX];
 	data_file(cfg, "shape-b.json");
 	/* this host is the MN; ib_dev_id 1 = mlx5_2; gid_idx 1 is link-local */
-	run_t r = DMR("--sysfs", t.sys, "--proc", t.proc, "--config", cfg, "--addrs", HEALTHY_ADDRS,
-		      "--memlock", "1G");
+	dmr_test_run_t r = DMR("--sysfs", t.sys, "--proc", t.proc, "--config", cfg, "--addrs",
+			       HEALTHY_ADDRS, "--memlock", "1G");
 	ck_assert_int_eq(r.status, 1);
 	expect_line(r.out, "OK config ", "MN_ips shape: 1 MN, 2 CNs, mr_size 16 GiB", NULL);
 	expect_line(r.out, "OK host: ", "MN_ips[0] 10.0.0.1", NULL);
@@ -568,7 +486,7 @@ START_TEST(test_shape_b_config)
 		    NULL);
 	expect_line(r.out, "FAIL memlock: ", "1 GiB", "mr_size 16 GiB", NULL);
 	expect_line(r.out, "OK reach CN_ips[1] 10.0.0.3: ", "directly connected", NULL);
-	run_free(&r);
+	dmr_test_run_free(&r);
 }
 END_TEST
 
@@ -580,10 +498,10 @@ START_TEST(test_config_default_device)
 	tree(&t, "healthy", "dev0");
 	char cfg[PATH_MAX];
 	pathf(cfg, "%s/nodev.json", t.root);
-	write_file(cfg, "{\"mn\":[{\"ip\":\"10.0.0.1\",\"mr_size\":4096}],"
-			"\"cn\":[{\"ip\":\"10.0.0.2\"}]}");
-	run_t r = DMR("--sysfs", t.sys, "--proc", t.proc, "--config", cfg, "--addrs", HEALTHY_ADDRS,
-		      "--memlock", "unlimited");
+	dmr_test_write_file(cfg, "{\"mn\":[{\"ip\":\"10.0.0.1\",\"mr_size\":4096}],"
+				 "\"cn\":[{\"ip\":\"10.0.0.2\"}]}");
+	dmr_test_run_t r = DMR("--sysfs", t.sys, "--proc", t.proc, "--config", cfg, "--addrs",
+			       HEALTHY_ADDRS, "--memlock", "unlimited");
 	ck_assert_int_eq(r.status, 0);
 	expect_line(r.out, "INFO devices: ", "the config names no device", "index 0 = mlx5_0",
 		    "name the device", NULL);
@@ -591,7 +509,7 @@ START_TEST(test_config_default_device)
 		    "faster here: mlx5_2:1 at 100 Gb/sec", NULL);
 	expect_line(r.out, "WARN reach cn[0] 10.0.0.2: ", "routed via ens2f0",
 		    "not via the RDMA netdev eno1", NULL);
-	run_free(&r);
+	dmr_test_run_free(&r);
 }
 END_TEST
 
@@ -601,12 +519,13 @@ START_TEST(test_reachability)
 	tree(&t, "healthy", "reach");
 	char cfg[PATH_MAX];
 	pathf(cfg, "%s/reach.json", t.root);
-	write_file(cfg, "{\"mn\":[{\"id\":0,\"ip\":\"10.0.0.1\",\"devname\":\"mlx5_2\","
-			"\"mr_size\":4096}],"
-			"\"cn\":[{\"id\":0,\"ip\":\"10.0.0.2\"},{\"id\":1,\"ip\":\"172.16.0.9\"},"
-			"{\"id\":2,\"ip\":\"127.0.0.1\"},{\"id\":3,\"ip\":\"192.168.1.10\"}]}");
-	run_t r = DMR("--sysfs", t.sys, "--proc", t.proc, "--config", cfg, "--addrs", HEALTHY_ADDRS,
-		      "--memlock", "unlimited");
+	dmr_test_write_file(
+	    cfg, "{\"mn\":[{\"id\":0,\"ip\":\"10.0.0.1\",\"devname\":\"mlx5_2\","
+		 "\"mr_size\":4096}],"
+		 "\"cn\":[{\"id\":0,\"ip\":\"10.0.0.2\"},{\"id\":1,\"ip\":\"172.16.0.9\"},"
+		 "{\"id\":2,\"ip\":\"127.0.0.1\"},{\"id\":3,\"ip\":\"192.168.1.10\"}]}");
+	dmr_test_run_t r = DMR("--sysfs", t.sys, "--proc", t.proc, "--config", cfg, "--addrs",
+			       HEALTHY_ADDRS, "--memlock", "unlimited");
 	ck_assert_int_eq(r.status, 0);
 	expect_line(r.out, "OK reach cn[0] 10.0.0.2: ", "routable via ens2f0", NULL);
 	expect_line(r.out, "WARN reach cn[1] 172.16.0.9: ", "routed via eno1 (gateway 192.168.1.1)",
@@ -614,23 +533,24 @@ START_TEST(test_reachability)
 	expect_line(r.out, "WARN reach cn[2] 127.0.0.1: ", "loopback", "ens2f0", NULL);
 	expect_line(r.out, "WARN reach cn[3] 192.168.1.10: ", "this host, on eno1",
 		    "the RDMA netdev is ens2f0", NULL);
-	run_free(&r);
+	dmr_test_run_free(&r);
 	/* without a default route 172.16.0.9 is unreachable */
 	char route[PATH_MAX];
 	pathf(route, "%s/net/route", t.proc);
-	write_file(route, "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\t"
-			  "Window\tIRTT\nens2f0\t0000000A\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0"
-			  "\t0\n");
+	dmr_test_write_file(
+	    route, "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\t"
+		   "Window\tIRTT\nens2f0\t0000000A\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0"
+		   "\t0\n");
 	r = DMR("--sysfs", t.sys, "--proc", t.proc, "--config", cfg, "--addrs", HEALTHY_ADDRS,
 		"--memlock", "unlimited");
 	ck_assert_int_eq(r.status, 1);
 	expect_line(r.out, "FAIL reach cn[1] 172.16.0.9: ", "no route", NULL);
-	run_free(&r);
+	dmr_test_run_free(&r);
 	/* this host in none of the entries */
 	r = DMR("--sysfs", t.sys, "--proc", t.proc, "--config", cfg, "--addrs", "10.0.0.77@ens2f0",
 		"--memlock", "unlimited");
 	expect_line(r.out, "WARN host: ", "none of the config's addresses", "10.0.0.77", NULL);
-	run_free(&r);
+	dmr_test_run_free(&r);
 }
 END_TEST
 
@@ -642,8 +562,9 @@ START_TEST(test_rxe_fixture)
 	tree(&t, "rxe", "rxe");
 	char cfg[PATH_MAX];
 	data_file(cfg, "rxe-cluster.json");
-	run_t r = DMR("--sysfs", t.sys, "--proc", t.proc, "--config", cfg, "--addrs",
-		      "10.0.2.15@eth0,fec0::5054:ff:fe12:3456@eth0", "--memlock", "8M", "--strict");
+	dmr_test_run_t r =
+	    DMR("--sysfs", t.sys, "--proc", t.proc, "--config", cfg, "--addrs",
+		"10.0.2.15@eth0,fec0::5054:ff:fe12:3456@eth0", "--memlock", "8M", "--strict");
 	ck_assert_msg(r.status == 0, "status %d\n%s%s", r.status, r.out, r.err);
 	ck_assert(!has_prefix_line(r.out, "WARN"));
 	/* empty fw_ver and no driver link: left out, not "unknown" */
@@ -658,16 +579,16 @@ START_TEST(test_rxe_fixture)
 	expect_line(r.out, "OK memlock: ", "8 MiB", "CAP_IPC_LOCK", NULL);
 	expect_line(r.out, "OK host: ", "mn[0] 10.0.2.15, cn[0] 10.0.2.15, cn[1] 10.0.2.15", NULL);
 	expect_line(r.out, "INFO atomics rxe0: ", "SoftRoCE executes atomics in software", NULL);
-	run_free(&r);
+	dmr_test_run_free(&r);
 	/* eth0 at MTU 600: rxe gives 512 (600 - 80 >= 512), a warning */
 	char path[PATH_MAX];
 	pathf(path, "%s/class/net/eth0/mtu", t.sys);
-	write_file(path, "600\n");
+	dmr_test_write_file(path, "600\n");
 	r = DMR("--sysfs", t.sys, "--proc", t.proc, "--addrs", "10.0.2.15@eth0");
 	ck_assert_int_eq(r.status, 0);
 	expect_line(r.out, "WARN mtu rxe0:1: ", "active MTU 512", "below 1024",
 		    "at least 1104 for 1024 or 4176 for 4096", NULL);
-	run_free(&r);
+	dmr_test_run_free(&r);
 }
 END_TEST
 
@@ -681,18 +602,18 @@ START_TEST(test_real_host)
 		return;
 	}
 	const char *dev = getenv("DMR_TEST_DEVICE");
-	run_t r = dev ? DMR("--json", "--device", dev) : DMR("--json");
+	dmr_test_run_t r = dev ? DMR("--json", "--device", dev) : DMR("--json");
 	ck_assert_msg(r.status == 0 || r.status == 1, "status %d\n%s", r.status, r.err);
 	json_error_t je;
 	json_t *o = json_loads(r.out, 0, &je);
 	ck_assert_msg(o != NULL, "json: %s", je.text);
 	json_decref(o);
-	run_free(&r);
+	dmr_test_run_free(&r);
 	if (getenv("DMR_VM")) {
 		r = dev ? DMR("--strict", "--device", dev) : DMR("--strict");
 		ck_assert_msg(r.status == 0, "in the rxe VM every check must pass:\n%s", r.out);
 		expect_line(r.out, "OK roce-gid ", NULL);
-		run_free(&r);
+		dmr_test_run_free(&r);
 	}
 }
 END_TEST
@@ -708,10 +629,10 @@ static void json_matches_text(const char *tree_name, const char *tag)
 	data_file(cfg, bad ? "bad-cluster.json" : "healthy-cluster.json");
 	const char *addrs = bad ? BAD_ADDRS : HEALTHY_ADDRS;
 	const char *ml = bad ? "64K" : "unlimited";
-	run_t tx = DMR("--sysfs", t.sys, "--proc", t.proc, "--config", cfg, "--addrs", addrs,
-		       "--memlock", ml);
-	run_t js = DMR("--sysfs", t.sys, "--proc", t.proc, "--config", cfg, "--addrs", addrs,
-		       "--memlock", ml, "--json");
+	dmr_test_run_t tx = DMR("--sysfs", t.sys, "--proc", t.proc, "--config", cfg, "--addrs",
+				addrs, "--memlock", ml);
+	dmr_test_run_t js = DMR("--sysfs", t.sys, "--proc", t.proc, "--config", cfg, "--addrs",
+				addrs, "--memlock", ml, "--json");
 	ck_assert_int_eq(tx.status, js.status);
 	json_error_t je;
 	json_t *o = json_loads(js.out, 0, &je);
@@ -790,8 +711,8 @@ static void json_matches_text(const char *tree_name, const char *tag)
 		ck_assert(seen_mtu && seen_gid && seen_mem);
 	}
 	json_decref(o);
-	run_free(&tx);
-	run_free(&js);
+	dmr_test_run_free(&tx);
+	dmr_test_run_free(&js);
 }
 
 START_TEST(test_json_same_checks)
@@ -867,8 +788,8 @@ START_TEST(test_bad_config)
 	tree(&t, "healthy", tag);
 	char cfg[PATH_MAX];
 	pathf(cfg, "%s/cluster.json", t.root);
-	write_file(cfg, bad_cfgs[_i].json);
-	run_t r =
+	dmr_test_write_file(cfg, bad_cfgs[_i].json);
+	dmr_test_run_t r =
 	    DMR("--sysfs", t.sys, "--proc", t.proc, "--config", cfg, "--addrs", HEALTHY_ADDRS);
 	ck_assert_msg(r.status == DMR_DOCTOR_USAGE, "case %d: status %d\n%s", _i, r.status, r.out);
 	ck_assert_str_eq(r.out, "");
@@ -877,18 +798,18 @@ START_TEST(test_bad_config)
 		      bad_cfgs[_i].what, r.err);
 	ck_assert_ptr_nonnull(strstr(r.err, "dmreplay doctor: config error: "));
 	ck_assert_uint_eq(count_lines(r.err), 1);
-	run_free(&r);
+	dmr_test_run_free(&r);
 }
 END_TEST
 
 START_TEST(test_missing_config)
 {
 	char cfg[PATH_MAX];
-	pathf(cfg, "%s/no-such.json", g_tmp);
-	run_t r = DMR("--config", cfg);
+	pathf(cfg, "%s/no-such.json", dmr_test_tmp);
+	dmr_test_run_t r = DMR("--config", cfg);
 	ck_assert_int_eq(r.status, 2);
 	ck_assert_ptr_nonnull(strstr(r.err, "no-such.json"));
-	run_free(&r);
+	dmr_test_run_free(&r);
 }
 END_TEST
 
@@ -896,12 +817,12 @@ END_TEST
 
 START_TEST(test_usage)
 {
-	run_t r = DMR("--help");
+	dmr_test_run_t r = DMR("--help");
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_ptr_nonnull(strstr(r.out, "usage: dmreplay doctor"));
 	ck_assert_ptr_nonnull(strstr(r.out, "Exit status: 0"));
 	ck_assert_ptr_nonnull(strstr(r.out, "3 no RDMA device"));
-	run_free(&r);
+	dmr_test_run_free(&r);
 	static const char *const bad[][2] = {{"--memlock", "lots"},    {"--device", ":1"},
 					     {"--device", "mlx5_0:x"}, {"--addrs", "10.0.0.300"},
 					     {"--bogus", NULL},	       {"extra", NULL}};
@@ -909,7 +830,7 @@ START_TEST(test_usage)
 		r = bad[i][1] ? DMR(bad[i][0], bad[i][1]) : DMR(bad[i][0]);
 		ck_assert_msg(r.status == 2, "%s: status %d", bad[i][0], r.status);
 		ck_assert_str_eq(r.out, "");
-		run_free(&r);
+		dmr_test_run_free(&r);
 	}
 }
 END_TEST
@@ -942,25 +863,14 @@ END_TEST
 
 /* ---- suite -------------------------------------------------------------------------- */
 
-static int rm_cb(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 int main(void)
 {
-	const char *bd = getenv("DMR_BUILD_DIR");
-	const char *sd = getenv("DMR_SOURCE_DIR");
-	snprintf(g_bin, sizeof(g_bin), "%s/dmreplay", bd ? bd : ".");
-	snprintf(g_data, sizeof(g_data), "%s/tests/data/doctor", sd ? sd : DMR_SOURCE_DIR);
-	snprintf(g_tmp, sizeof(g_tmp), "%s/dmr-doctor-XXXXXX",
-		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	if (!mkdtemp(g_tmp)) {
-		perror("mkdtemp");
-		return 1;
+	if (dmr_test_env_init("doctor", 1, 0) != 0)
+		return EXIT_FAILURE;
+	if (snprintf(g_data, sizeof(g_data), "%s/tests/data/doctor", dmr_test_src) >=
+	    (int)sizeof(g_data)) {
+		fprintf(stderr, "test_doctor: %s: path too long\n", dmr_test_src);
+		return EXIT_FAILURE;
 	}
 
 	Suite *s = suite_create("doctor");
@@ -986,10 +896,7 @@ int main(void)
 	tcase_add_test(tc, test_ib_mtu);
 	suite_add_tcase(s, tc);
 
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	nftw(g_tmp, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
-	return failed ? 1 : 0;
+	int rc = dmr_test_run(s);
+	dmr_test_env_fini();
+	return rc;
 }

@@ -1,10 +1,11 @@
 /*
- * tests/test_loop.c - admission control loops (core/loop.h).
+ * tests/unit/test_loop.c - admission control loops (core/loop.h).
  */
 #include <check.h>
 #include <string.h>
 
 #include "core/loop.h"
+#include "helpers/suite.h"
 
 static dmr_layout_t layout(void)
 {
@@ -17,6 +18,18 @@ static dmr_layout_t layout(void)
 	dmr_layout_t l;
 	ck_assert_int_eq(dmr_layout_init(&l, &h, 4, 4096, NULL), DMR_OK);
 	return l;
+}
+
+/* An AIMD loop (additive step 1) over one CN with one worker and `coros`
+ * contexts; cfg is filled with its configuration. */
+static dmr_adm_t *aimd(dmr_loop_cfg_t *cfg, const dmr_layout_t *l, uint32_t coros)
+{
+	dmr_loop_cfg_default(cfg);
+	cfg->loops = DMR_LOOP_AIMD;
+	cfg->ai_step = 1;
+	dmr_adm_t *a;
+	ck_assert_int_eq(dmr_adm_create(cfg, l, 1, 1, coros, &a, NULL), DMR_OK);
+	return a;
 }
 
 START_TEST(parse_loops)
@@ -37,11 +50,7 @@ START_TEST(aimd_decreases_on_aborts_and_increases_after)
 {
 	dmr_layout_t l = layout();
 	dmr_loop_cfg_t cfg;
-	dmr_loop_cfg_default(&cfg);
-	cfg.loops = DMR_LOOP_AIMD;
-	cfg.ai_step = 1;
-	dmr_adm_t *a;
-	ck_assert_int_eq(dmr_adm_create(&cfg, &l, 1, 1, 8, &a, NULL), DMR_OK);
+	dmr_adm_t *a = aimd(&cfg, &l, 8);
 	dmr_trace_txn_t t;
 	memset(&t, 0, sizeof(t));
 	dmr_txn_stats_t ws;
@@ -75,11 +84,7 @@ START_TEST(aimd_limits_concurrency)
 {
 	dmr_layout_t l = layout();
 	dmr_loop_cfg_t cfg;
-	dmr_loop_cfg_default(&cfg);
-	cfg.loops = DMR_LOOP_AIMD;
-	cfg.ai_step = 1;
-	dmr_adm_t *a;
-	ck_assert_int_eq(dmr_adm_create(&cfg, &l, 1, 1, 4, &a, NULL), DMR_OK);
+	dmr_adm_t *a = aimd(&cfg, &l, 4);
 	dmr_trace_txn_t t;
 	memset(&t, 0, sizeof(t));
 	dmr_txn_stats_t ws;
@@ -145,9 +150,5 @@ int main(void)
 	tcase_add_test(tc, aimd_limits_concurrency);
 	tcase_add_test(tc, perkey_defers_only_hot_conflicts);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return dmr_test_run(s);
 }

@@ -1,5 +1,5 @@
 /*
- * tests/test_roles.c - the cluster config of `dmreplay mn` / `dmreplay cn`
+ * tests/integration/test_roles.c - the cluster config of `dmreplay mn` / `dmreplay cn`
  * (replay/roles.h, docs/ROLES.md): both published shapes parse, defaults
  * apply, and every bad value is refused naming the field and its legal
  * range; the launcher (`dmreplay run --procs`, dmr_roles_launch) refuses bad
@@ -13,8 +13,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../replay/replay.h"
-#include "../replay/roles.h"
+#include "replay/replay.h"
+#include "replay/roles.h"
+#include "helpers/suite.h"
 
 static dmr_verbs_cluster_t cl;
 
@@ -262,9 +263,5 @@ static Suite *roles_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(roles_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return dmr_test_run(roles_suite());
 }

@@ -1,5 +1,5 @@
 /*
- * tests/test_trace.c - trace format reader/writer (traces/trace.h,
+ * tests/unit/test_trace.c - trace format reader/writer (traces/trace.h,
  * traces/FORMAT.md) and regime parsing (traces/workload.h).
  *
  * Every bad input must give DMR_ERR_PARSE with "FILE:LINE: field NAME" in
@@ -13,68 +13,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "helpers/files.h"
+#include "helpers/suite.h"
 #include "traces/trace.h"
 #include "traces/workload.h"
 
-static char tmpdir[512];
 static int file_seq;
 
-static void make_tmpdir(void)
-{
-	const char *base = getenv("TMPDIR");
-
-	snprintf(tmpdir, sizeof(tmpdir), "%s/dmr_test_trace.XXXXXX", base ? base : "/tmp");
-	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
-}
-
-static void remove_tmpdir(void)
-{
-	char cmd[600];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "could not remove %s\n", tmpdir);
-}
-
-/* A fresh path in tmpdir (not created). */
+/* A fresh path in dmr_test_tmp (not created). */
 static const char *tmp_path(char *buf, size_t n, const char *stem)
 {
-	snprintf(buf, n, "%s/%s-%d-%d.csv", tmpdir, stem, (int)getpid(), file_seq++);
+	snprintf(buf, n, "%s/%s-%d-%d.csv", dmr_test_tmp, stem, (int)getpid(), file_seq++);
 	return buf;
-}
-
-static void write_text(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "wb");
-
-	ck_assert_ptr_nonnull(f);
-	ck_assert_uint_eq(fwrite(text, 1, strlen(text), f), strlen(text));
-	ck_assert_int_eq(fclose(f), 0);
-}
-
-static char *read_text(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf;
-	long n;
-
-	ck_assert_ptr_nonnull(f);
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = malloc((size_t)n + 1);
-	ck_assert_ptr_nonnull(buf);
-	ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
-	buf[n] = '\0';
-	fclose(f);
-	return buf;
-}
-
-static int exists(const char *path)
-{
-	struct stat st;
-
-	return stat(path, &st) == 0;
 }
 
 /* ---- header / transactions used by the round trip --------------------- */
@@ -221,16 +171,16 @@ START_TEST(test_roundtrip)
 	make_txn_b(&b);
 
 	ck_assert_int_eq(dmr_trace_create(path, &h, &w, &err), DMR_OK);
-	ck_assert(exists(tmp));
-	ck_assert(!exists(path));
+	ck_assert(dmr_test_exists(tmp));
+	ck_assert(!dmr_test_exists(path));
 	ck_assert_msg(dmr_trace_write(w, &a, &err) == DMR_OK, "%s", err.msg);
 	ck_assert_msg(dmr_trace_write(w, &b, &err) == DMR_OK, "%s", err.msg);
 	ck_assert_int_eq(dmr_trace_finish(w, &err), DMR_OK);
-	ck_assert(exists(path));
-	ck_assert(!exists(tmp));
+	ck_assert(dmr_test_exists(path));
+	ck_assert(!dmr_test_exists(tmp));
 
 	/* the exact text (format lock) */
-	text = read_text(path);
+	text = dmr_test_read_text(path);
 	ck_assert_str_eq(text,
 			 "# dmreplay-trace v1\n"
 			 "# workload test\n"
@@ -449,7 +399,7 @@ static void expect_error(const char *text, int line, const char *field, const ch
 	int n = 0;
 
 	tmp_path(path, sizeof(path), "bad");
-	write_text(path, text);
+	dmr_test_write_file(path, text);
 	st = dmr_trace_open(path, &r, &err);
 	if (st == DMR_OK) {
 		while ((st = dmr_trace_next(r, &t, &err)) == DMR_OK)
@@ -596,10 +546,11 @@ START_TEST(test_crlf_quotes_empty)
 
 	/* CRLF line ends, quoted names and spaces around fields are accepted */
 	tmp_path(path, sizeof(path), "crlf");
-	write_text(path, "# dmreplay-trace v1\r\n# workload test\r\n# table acct 100 16 50\r\n"
-			 "# type pay\r\n"
-			 "txn,type,round,op,table,key,dep,lo,hi,count,guard,act,xv\r\n"
-			 "4,\"pay\",0,R, acct ,7,,,,,,,12\r\n");
+	dmr_test_write_file(path,
+			    "# dmreplay-trace v1\r\n# workload test\r\n# table acct 100 16 50\r\n"
+			    "# type pay\r\n"
+			    "txn,type,round,op,table,key,dep,lo,hi,count,guard,act,xv\r\n"
+			    "4,\"pay\",0,R, acct ,7,,,,,,,12\r\n");
 	ck_assert_int_eq(dmr_trace_open(path, &r, &err), DMR_OK);
 	ck_assert_msg(dmr_trace_next(r, &t, &err) == DMR_OK, "%s", err.msg);
 	ck_assert_uint_eq(t.id, 4);
@@ -612,8 +563,8 @@ START_TEST(test_crlf_quotes_empty)
 
 	/* a trace without transactions */
 	tmp_path(path, sizeof(path), "empty");
-	write_text(path,
-		   "# dmreplay-trace v1\n# workload test\n# txns 0\n# table acct 1 8 0\n" COLS);
+	dmr_test_write_file(
+	    path, "# dmreplay-trace v1\n# workload test\n# txns 0\n# table acct 1 8 0\n" COLS);
 	ck_assert_int_eq(dmr_trace_open(path, &r, &err), DMR_OK);
 	ck_assert_int_eq(dmr_trace_next(r, &t, &err), DMR_EOF);
 	ck_assert_uint_eq(dmr_trace_rows(r), 0);
@@ -636,7 +587,7 @@ START_TEST(test_writer_safety)
 
 	tmp_path(path, sizeof(path), "old");
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	write_text(path, "OLD\n");
+	dmr_test_write_file(path, "OLD\n");
 	make_hdr(&h, 1);
 	make_txn_a(&a);
 
@@ -644,8 +595,8 @@ START_TEST(test_writer_safety)
 	ck_assert_int_eq(dmr_trace_create(path, &h, &w, &err), DMR_OK);
 	ck_assert_int_eq(dmr_trace_write(w, &a, &err), DMR_OK);
 	dmr_trace_abandon(w);
-	ck_assert(!exists(tmp));
-	text = read_text(path);
+	ck_assert(!dmr_test_exists(tmp));
+	text = dmr_test_read_text(path);
 	ck_assert_str_eq(text, "OLD\n");
 	free(text);
 
@@ -653,8 +604,8 @@ START_TEST(test_writer_safety)
 	ck_assert_int_eq(dmr_trace_create(path, &h, &w, &err), DMR_OK);
 	ck_assert_int_eq(dmr_trace_finish(w, &err), DMR_ERR_INVALID);
 	ck_assert_ptr_nonnull(strstr(err.msg, "declares 1 transactions, 0 written"));
-	ck_assert(!exists(tmp));
-	text = read_text(path);
+	ck_assert(!dmr_test_exists(tmp));
+	text = dmr_test_read_text(path);
 	ck_assert_str_eq(text, "OLD\n");
 	free(text);
 
@@ -687,11 +638,11 @@ START_TEST(test_writer_safety)
 	ck_assert_int_eq(dmr_trace_write(w, &a, &err), DMR_ERR_INVALID); /* same id */
 	ck_assert_ptr_nonnull(strstr(err.msg, "field txn: id not above the previous txn 7"));
 	ck_assert_int_eq(dmr_trace_finish(w, &err), DMR_OK);
-	text = read_text(path);
+	text = dmr_test_read_text(path);
 	ck_assert_ptr_nonnull(strstr(text, "# dmreplay-trace v1\n"));
 	ck_assert_ptr_nonnull(strstr(text, "\n7,pay,2,R,item,9,,,,,,,\n"));
 	free(text);
-	ck_assert(!exists(tmp));
+	ck_assert(!dmr_test_exists(tmp));
 }
 END_TEST
 
@@ -709,7 +660,7 @@ START_TEST(test_writer_header_errors)
 	ck_assert_int_eq(dmr_trace_create(path, &h, &w, &err), DMR_ERR_INVALID);
 	ck_assert_ptr_nonnull(strstr(err.msg, "field payload_bytes"));
 	ck_assert_ptr_null(w);
-	ck_assert(!exists(tmp));
+	ck_assert(!dmr_test_exists(tmp));
 
 	make_hdr(&h, 0);
 	h.ntables = 0;
@@ -727,7 +678,7 @@ START_TEST(test_writer_header_errors)
 	ck_assert_ptr_nonnull(strstr(err.msg, "field workload"));
 
 	make_hdr(&h, 0);
-	snprintf(path, sizeof(path), "%s/no/such/dir/x.csv", tmpdir);
+	snprintf(path, sizeof(path), "%s/no/such/dir/x.csv", dmr_test_tmp);
 	ck_assert_int_eq(dmr_trace_create(path, &h, &w, &err), DMR_ERR_IO);
 	ck_assert_ptr_nonnull(strstr(err.msg, "x.csv.tmp"));
 	ck_assert_ptr_null(w);
@@ -891,7 +842,7 @@ static Suite *trace_suite(void)
 	Suite *s = suite_create("trace");
 	TCase *tc = tcase_create("format");
 
-	tcase_add_unchecked_fixture(tc, make_tmpdir, remove_tmpdir);
+	tcase_add_unchecked_fixture(tc, dmr_test_tmp_make, dmr_test_tmp_remove);
 	tcase_add_test(tc, test_roundtrip);
 	tcase_add_test(tc, test_roundtrip_many);
 	tcase_add_loop_test(tc, test_bad_rows, 0, (int)(sizeof(bad_rows) / sizeof(bad_rows[0])));
@@ -916,11 +867,7 @@ static Suite *trace_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(trace_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	if (dmr_test_env_init("trace", 0, 0) != 0)
+		return EXIT_FAILURE;
+	return dmr_test_run(trace_suite());
 }

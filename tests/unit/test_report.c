@@ -1,5 +1,5 @@
 /*
- * tests/test_report.c - replay/report.c: CSV splitting, the median and its
+ * tests/unit/test_report.c - replay/report.c: CSV splitting, the median and its
  * percentile-bootstrap interval on known data (exact median, the interval
  * holds it, deterministic for a seed), the ratio to a baseline, recovery
  * after phase changes, and a report over a small synthetic sweep (cells,
@@ -14,43 +14,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "helpers/files.h"
+#include "helpers/suite.h"
 #include "replay/report.h"
-
-static char tmpdir[256];
-
-static void make_tmpdir(void)
-{
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/dmr-test-report-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
-}
-
-static void remove_tmpdir(void)
-{
-	char cmd[300];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "could not remove %s\n", tmpdir);
-}
-
-static void write_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs(text, f);
-	ck_assert_int_eq(fclose(f), 0);
-}
-
-static char *read_file(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return NULL;
-	static char buf[1 << 17];
-	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-	buf[n] = '\0';
-	fclose(f);
-	return buf;
-}
 
 /* ---- CSV ----------------------------------------------------------------- */
 
@@ -211,14 +177,14 @@ static void synth_summary(const char *path)
 START_TEST(test_report_cells)
 {
 	char sum[300], out[300];
-	snprintf(sum, sizeof(sum), "%s/summary.csv", tmpdir);
-	snprintf(out, sizeof(out), "%s/rep1", tmpdir);
+	snprintf(sum, sizeof(sum), "%s/summary.csv", dmr_test_tmp);
+	snprintf(out, sizeof(out), "%s/rep1", dmr_test_tmp);
 	synth_summary(sum);
 	/* a time series with two phase changes for one cell */
 	char cdir[400];
-	snprintf(cdir, sizeof(cdir), "%s/cells", tmpdir);
+	snprintf(cdir, sizeof(cdir), "%s/cells", dmr_test_tmp);
 	mkdir(cdir, 0755);
-	snprintf(cdir, sizeof(cdir), "%s/cells/regime=extreme+loop=aimd-r0", tmpdir);
+	snprintf(cdir, sizeof(cdir), "%s/cells/regime=extreme+loop=aimd-r0", dmr_test_tmp);
 	mkdir(cdir, 0755);
 	char ts[500];
 	snprintf(ts, sizeof(ts), "%s/timeseries.csv", cdir);
@@ -258,7 +224,7 @@ START_TEST(test_report_cells)
 
 	char path[400];
 	snprintf(path, sizeof(path), "%s/report.csv", out);
-	char *csv = read_file(path);
+	char *csv = dmr_test_read_file(path);
 	ck_assert_ptr_nonnull(csv);
 	ck_assert_ptr_nonnull(
 	    strstr(csv, "cell,regime,loop,metric,n,median,lo,hi,baseline,ratio,"));
@@ -268,7 +234,7 @@ START_TEST(test_report_cells)
 	ck_assert_ptr_nonnull(strstr(csv, "regime=extreme;loop=aimd,extreme,aimd,abort_rate"));
 	ck_assert_ptr_nonnull(strstr(csv, ",1,1,0.003,0.003\n"));
 	snprintf(path, sizeof(path), "%s/report.md", out);
-	char *md = read_file(path);
+	char *md = dmr_test_read_file(path);
 	ck_assert_ptr_nonnull(md);
 	ck_assert_ptr_nonnull(strstr(md, "## committed_tps vs loop=none"));
 	ck_assert_ptr_nonnull(strstr(md, "| regime=extreme | 51.0 K [50.0, 52.0] | 1.98x ["));
@@ -294,7 +260,7 @@ START_TEST(test_report_cells)
 			NULL};
 	ck_assert_int_eq(dmr_report_main(12, argv), 0);
 	snprintf(path, sizeof(path), "%s/report.csv", out);
-	csv = read_file(path);
+	csv = dmr_test_read_file(path);
 	ck_assert_ptr_nonnull(strstr(csv, "cell,loop,regime,metric,"));
 	ck_assert_ptr_nonnull(strstr(csv, "regime=extreme;loop=none,none,extreme,committed_tps,3,"
 					  "51000,"));
@@ -306,11 +272,12 @@ START_TEST(test_report_plain_summary)
 {
 	/* a summary.csv of plain runs (no cell column): cells by config */
 	char sum[300];
-	snprintf(sum, sizeof(sum), "%s/plain.csv", tmpdir);
-	write_file(sum, "workload,regime,loop,cns,committed_tps,abort_rate,atomics_per_commit\n"
-			"tpcc,extreme,none,4,100,0.5,12\n"
-			"tpcc,extreme,none,4,110,0.5,12\n"
-			"tpcc,extreme,aimd,4,200,0.4,10\n");
+	snprintf(sum, sizeof(sum), "%s/plain.csv", dmr_test_tmp);
+	dmr_test_write_file(sum,
+			    "workload,regime,loop,cns,committed_tps,abort_rate,atomics_per_commit\n"
+			    "tpcc,extreme,none,4,100,0.5,12\n"
+			    "tpcc,extreme,none,4,110,0.5,12\n"
+			    "tpcc,extreme,aimd,4,200,0.4,10\n");
 	dmr_report_cfg_t cfg;
 	dmr_report_cfg_default(&cfg);
 	cfg.summary = sum;
@@ -327,7 +294,7 @@ START_TEST(test_report_plain_summary)
 	ck_assert_double_eq_tol(ratio.est, 200.0 / 105, 1e-12);
 	/* no cells/ directory: report.md must not promise time series plots */
 	char out[320];
-	snprintf(out, sizeof(out), "%s/plain-out", tmpdir);
+	snprintf(out, sizeof(out), "%s/plain-out", dmr_test_tmp);
 	cfg.out_dir = out;
 	dmr_report_free(r);
 	ck_assert_int_eq(dmr_report_compute(&cfg, &r, &err), DMR_OK);
@@ -335,7 +302,7 @@ START_TEST(test_report_plain_summary)
 	dmr_report_free(r);
 	char path[400];
 	snprintf(path, sizeof(path), "%s/report.md", out);
-	char *md = read_file(path);
+	char *md = dmr_test_read_file(path);
 	ck_assert_ptr_nonnull(md);
 	ck_assert_ptr_null(strstr(md, "plots/ts-"));
 	if (cfg.plots)
@@ -394,8 +361,8 @@ static const struct {
 START_TEST(test_bad_input)
 {
 	char sum[300];
-	snprintf(sum, sizeof(sum), "%s/bad.csv", tmpdir);
-	write_file(sum, bad_inputs[_i].text);
+	snprintf(sum, sizeof(sum), "%s/bad.csv", dmr_test_tmp);
+	dmr_test_write_file(sum, bad_inputs[_i].text);
 	dmr_report_cfg_t cfg;
 	dmr_report_cfg_default(&cfg);
 	cfg.summary = sum;
@@ -411,7 +378,7 @@ START_TEST(test_bad_input)
 		      bad_inputs[_i].want, err.msg);
 	/* the command line: exit 2 */
 	char out[300];
-	snprintf(out, sizeof(out), "%s/bad-out", tmpdir);
+	snprintf(out, sizeof(out), "%s/bad-out", dmr_test_tmp);
 	char *argv[10] = {"report", sum, "--out", out, "--quiet", "--no-plots"};
 	int argc = 6;
 	if (bad_inputs[_i].opt) {
@@ -448,7 +415,7 @@ static Suite *report_suite(void)
 
 	tc = tcase_create("report");
 	tcase_set_timeout(tc, 120);
-	tcase_add_unchecked_fixture(tc, make_tmpdir, remove_tmpdir);
+	tcase_add_unchecked_fixture(tc, dmr_test_tmp_make, dmr_test_tmp_remove);
 	tcase_add_test(tc, test_report_cells);
 	tcase_add_test(tc, test_report_plain_summary);
 	tcase_add_loop_test(tc, test_bad_input, 0,
@@ -460,9 +427,7 @@ static Suite *report_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(report_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	if (dmr_test_env_init("report", 0, 0) != 0)
+		return EXIT_FAILURE;
+	return dmr_test_run(report_suite());
 }

@@ -1,5 +1,5 @@
 /*
- * tests/test_sweep.c - replay/sweep.c: spec parsing and its errors, the
+ * tests/integration/test_sweep.c - replay/sweep.c: spec parsing and its errors, the
  * plan (cells x reps, seeds, shared traces, argument vectors), resume from
  * an existing summary.csv (finished rows skipped, a cut last line dropped
  * and repaired, corrupt rows refused), and the runner end to end with a
@@ -19,43 +19,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "helpers/files.h"
+#include "helpers/suite.h"
 #include "replay/sweep.h"
-
-static char tmpdir[256];
-
-static void make_tmpdir(void)
-{
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/dmr-test-sweep-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
-}
-
-static void remove_tmpdir(void)
-{
-	char cmd[300];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "could not remove %s\n", tmpdir);
-}
-
-static void write_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs(text, f);
-	ck_assert_int_eq(fclose(f), 0);
-}
-
-static char *read_file(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return NULL;
-	static char buf[1 << 16];
-	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-	buf[n] = '\0';
-	fclose(f);
-	return buf;
-}
 
 static const char *regimes_spec =
     "{ \"name\": \"regimes\",\n"
@@ -179,11 +145,11 @@ START_TEST(test_spec_load_errors)
 	dmr_sweep_spec_t s;
 	dmr_err_t err = {{0}};
 	char path[300];
-	snprintf(path, sizeof(path), "%s/missing.json", tmpdir);
+	snprintf(path, sizeof(path), "%s/missing.json", dmr_test_tmp);
 	ck_assert_int_eq(dmr_sweep_spec_load(path, &s, &err), DMR_ERR_IO);
 	ck_assert_ptr_nonnull(strstr(err.msg, "missing.json"));
-	snprintf(path, sizeof(path), "%s/empty.json", tmpdir);
-	write_file(path, "");
+	snprintf(path, sizeof(path), "%s/empty.json", dmr_test_tmp);
+	dmr_test_write_file(path, "");
 	ck_assert_int_eq(dmr_sweep_spec_load(path, &s, &err), DMR_ERR_PARSE);
 	ck_assert_ptr_nonnull(strstr(err.msg, "empty"));
 }
@@ -315,7 +281,7 @@ START_TEST(test_resume_skips_finished)
 	dmr_sweep_plan_t p;
 	dmr_err_t err = {{0}};
 	char path[300];
-	snprintf(path, sizeof(path), "%s/summary-ok.csv", tmpdir);
+	snprintf(path, sizeof(path), "%s/summary-ok.csv", dmr_test_tmp);
 	char text[2048];
 	snprintf(text, sizeof(text),
 		 "%sregime=uniform;loop=none,0,tpcc,uniform,none,1000\n"
@@ -324,7 +290,7 @@ START_TEST(test_resume_skips_finished)
 		 "regime=extreme;loop=aimd,2,tpcc,extreme,aimd,2100\n" /* duplicate: once */
 		 "regime=other;loop=none,0,tpcc,other,none,5\n",       /* not in this spec */
 		 hdr);
-	write_file(path, text);
+	dmr_test_write_file(path, text);
 	plan_regimes(&s, &p);
 	ck_assert_int_eq(dmr_sweep_plan_resume(&p, path, 1, &err), DMR_OK);
 	ck_assert_uint_eq(p.ndone, 3);
@@ -340,16 +306,16 @@ START_TEST(test_resume_skips_finished)
 		ck_assert_msg(j->done == want, "%s r%u done=%d", j->cell, j->rep, j->done);
 	}
 	/* the file is left alone */
-	ck_assert_str_eq(read_file(path), text);
+	ck_assert_str_eq(dmr_test_read_file(path), text);
 	dmr_sweep_plan_free(&p);
 
 	/* a missing or empty summary: nothing done */
 	ck_assert_int_eq(dmr_sweep_plan_build(&s, &p, &err), DMR_OK);
-	snprintf(path, sizeof(path), "%s/none.csv", tmpdir);
+	snprintf(path, sizeof(path), "%s/none.csv", dmr_test_tmp);
 	ck_assert_int_eq(dmr_sweep_plan_resume(&p, path, 1, &err), DMR_OK);
 	ck_assert_uint_eq(p.ndone, 0);
-	snprintf(path, sizeof(path), "%s/empty.csv", tmpdir);
-	write_file(path, "");
+	snprintf(path, sizeof(path), "%s/empty.csv", dmr_test_tmp);
+	dmr_test_write_file(path, "");
 	ck_assert_int_eq(dmr_sweep_plan_resume(&p, path, 1, &err), DMR_OK);
 	ck_assert_uint_eq(p.ndone, 0);
 	ck_assert_str_eq(p.header, "");
@@ -364,11 +330,11 @@ START_TEST(test_resume_truncated_last_line)
 	dmr_sweep_plan_t p;
 	dmr_err_t err = {{0}};
 	char path[300], good[1024], text[1200];
-	snprintf(path, sizeof(path), "%s/summary-cut.csv", tmpdir);
+	snprintf(path, sizeof(path), "%s/summary-cut.csv", dmr_test_tmp);
 	snprintf(good, sizeof(good), "%sregime=uniform;loop=none,0,tpcc,uniform,none,1000\n", hdr);
 	/* a killed writer: the last row has no newline (and looks whole) */
 	snprintf(text, sizeof(text), "%sregime=extreme;loop=none,0,tpcc,extreme,none,30", good);
-	write_file(path, text);
+	dmr_test_write_file(path, text);
 
 	/* dry (repair = 0): ignored, the file untouched */
 	plan_regimes(&s, &p);
@@ -376,7 +342,7 @@ START_TEST(test_resume_truncated_last_line)
 	ck_assert_uint_eq(p.ndone, 1);
 	ck_assert_uint_eq(p.dropped, 1);
 	ck_assert_ptr_nonnull(strstr(p.warning, "summary-cut.csv:3: last line has no newline"));
-	ck_assert_str_eq(read_file(path), text);
+	ck_assert_str_eq(dmr_test_read_file(path), text);
 	dmr_sweep_plan_free(&p);
 
 	/* repair: the cut line is dropped from the file, its job stays to do */
@@ -385,16 +351,16 @@ START_TEST(test_resume_truncated_last_line)
 	ck_assert_uint_eq(p.ndone, 1);
 	ck_assert_uint_eq(p.dropped, 1);
 	ck_assert_ptr_nonnull(strstr(p.warning, "dropped it"));
-	ck_assert_str_eq(read_file(path), good);
+	ck_assert_str_eq(dmr_test_read_file(path), good);
 	ck_assert_int_eq(p.jobs[3].done, 0); /* regime=extreme;loop=none r0 */
 	dmr_sweep_plan_free(&p);
 
 	/* a cut header: the file becomes empty */
-	write_file(path, "cell,rep,wor");
+	dmr_test_write_file(path, "cell,rep,wor");
 	ck_assert_int_eq(dmr_sweep_plan_build(&s, &p, &err), DMR_OK);
 	ck_assert_int_eq(dmr_sweep_plan_resume(&p, path, 1, &err), DMR_OK);
 	ck_assert_uint_eq(p.dropped, 1);
-	ck_assert_str_eq(read_file(path), "");
+	ck_assert_str_eq(dmr_test_read_file(path), "");
 	ck_assert_str_eq(p.header, "");
 	dmr_sweep_plan_free(&p);
 	dmr_sweep_spec_free(&s);
@@ -407,7 +373,7 @@ START_TEST(test_resume_corrupt)
 	dmr_sweep_plan_t p;
 	dmr_err_t err = {{0}};
 	char path[300], text[1024];
-	snprintf(path, sizeof(path), "%s/summary-bad.csv", tmpdir);
+	snprintf(path, sizeof(path), "%s/summary-bad.csv", dmr_test_tmp);
 	plan_regimes(&s, &p);
 
 	snprintf(text, sizeof(text),
@@ -415,18 +381,18 @@ START_TEST(test_resume_corrupt)
 		 "regime=uniform;loop=aimd,0,tpcc\n"
 		 "regime=uniform;loop=perkey,0,tpcc,uniform,perkey,1000\n",
 		 hdr);
-	write_file(path, text);
+	dmr_test_write_file(path, text);
 	ck_assert_int_eq(dmr_sweep_plan_resume(&p, path, 1, &err), DMR_ERR_PARSE);
 	ck_assert_msg(strstr(err.msg, "summary-bad.csv:3: 3 fields, the header has 6"), "%s",
 		      err.msg);
-	ck_assert_str_eq(read_file(path), text); /* never modified */
+	ck_assert_str_eq(dmr_test_read_file(path), text); /* never modified */
 
 	snprintf(text, sizeof(text), "%sregime=uniform;loop=none,x,tpcc,uniform,none,1000\n", hdr);
-	write_file(path, text);
+	dmr_test_write_file(path, text);
 	ck_assert_int_eq(dmr_sweep_plan_resume(&p, path, 1, &err), DMR_ERR_PARSE);
 	ck_assert_msg(strstr(err.msg, "summary-bad.csv:2: field 'rep': 'x'"), "%s", err.msg);
 
-	write_file(path, "workload,regime\ntpcc,uniform\n");
+	dmr_test_write_file(path, "workload,regime\ntpcc,uniform\n");
 	ck_assert_int_eq(dmr_sweep_plan_resume(&p, path, 1, &err), DMR_ERR_PARSE);
 	ck_assert_msg(strstr(err.msg, "summary-bad.csv:1: header has no 'cell' and 'rep'"), "%s",
 		      err.msg);
@@ -461,17 +427,17 @@ static const char *fake_exe =
 static void setup_fake(char *spec, size_t len, const char *loops, int reps)
 {
 	char exe[300], text[1024];
-	snprintf(exe, sizeof(exe), "%s/fake-dmreplay", tmpdir);
-	write_file(exe, fake_exe);
+	snprintf(exe, sizeof(exe), "%s/fake-dmreplay", dmr_test_tmp);
+	dmr_test_write_file(exe, fake_exe);
 	ck_assert_int_eq(chmod(exe, 0755), 0);
 	setenv("DMR_SWEEP_EXE", exe, 1);
-	snprintf(spec, len, "%s/spec.json", tmpdir);
+	snprintf(spec, len, "%s/spec.json", dmr_test_tmp);
 	snprintf(text, sizeof(text),
 		 "{\"name\": \"fake\", \"workload\": {\"name\": \"tpcc\", \"txns\": 100},"
 		 " \"axes\": {\"regime\": [\"uniform\", \"extreme\"], \"loop\": [%s]},"
 		 " \"reps\": %d}",
 		 loops, reps);
-	write_file(spec, text);
+	dmr_test_write_file(spec, text);
 }
 
 static int run_sweep(const char *spec, const char *out, const char *extra)
@@ -489,7 +455,7 @@ static int run_sweep(const char *spec, const char *out, const char *extra)
 /* Count data lines; check every line ends with '\n' and has nf fields. */
 static int count_rows(const char *path, int nf)
 {
-	char *t = read_file(path);
+	char *t = dmr_test_read_file(path);
 	ck_assert_ptr_nonnull(t);
 	size_t n = strlen(t);
 	ck_assert_msg(n == 0 || t[n - 1] == '\n', "last line cut in %s", path);
@@ -512,11 +478,11 @@ START_TEST(test_run_and_resume)
 	char spec[300], out[300], sum[340];
 	setup_fake(spec, sizeof(spec), "\"none\", \"aimd\"", 2);
 	unsetenv("FAKE_SLEEP");
-	snprintf(out, sizeof(out), "%s/sw1", tmpdir);
+	snprintf(out, sizeof(out), "%s/sw1", dmr_test_tmp);
 	snprintf(sum, sizeof(sum), "%s/summary.csv", out);
 	ck_assert_int_eq(run_sweep(spec, out, NULL), 0);
 	ck_assert_int_eq(count_rows(sum, 7), 8);
-	char *t = read_file(sum);
+	char *t = dmr_test_read_file(sum);
 	ck_assert_ptr_nonnull(strstr(t, "cell,rep,workload,loop,seed,committed_tps,trace\n"));
 	ck_assert_ptr_nonnull(strstr(t, "\nregime=extreme;loop=aimd,1,tpcc,aimd,2,2000,"));
 	char path[400];
@@ -528,9 +494,9 @@ START_TEST(test_run_and_resume)
 
 	/* re-run: nothing to do, nothing appended */
 	static char before[1 << 16];
-	strcpy(before, read_file(sum));
+	strcpy(before, dmr_test_read_file(sum));
 	ck_assert_int_eq(run_sweep(spec, out, NULL), 0);
-	ck_assert_str_eq(read_file(sum), before);
+	ck_assert_str_eq(dmr_test_read_file(sum), before);
 
 	/* remove two rows (as if never finished) and cut the last: resumed */
 	FILE *f = fopen(sum, "w");
@@ -545,12 +511,12 @@ START_TEST(test_run_and_resume)
 
 	/* a run that fails: reported, exit 1, the others land */
 	setup_fake(spec, sizeof(spec), "\"none\", \"bad\"", 1);
-	snprintf(out, sizeof(out), "%s/sw2", tmpdir);
+	snprintf(out, sizeof(out), "%s/sw2", dmr_test_tmp);
 	snprintf(sum, sizeof(sum), "%s/summary.csv", out);
 	ck_assert_int_eq(run_sweep(spec, out, NULL), 1);
 	ck_assert_int_eq(count_rows(sum, 7), 2);
 	snprintf(path, sizeof(path), "%s/cells/regime=uniform+loop=bad-r0/run.log", out);
-	ck_assert_ptr_nonnull(strstr(read_file(path), "'bad' unknown"));
+	ck_assert_ptr_nonnull(strstr(dmr_test_read_file(path), "'bad' unknown"));
 }
 END_TEST
 
@@ -561,7 +527,7 @@ static pid_t start_sweep(const char *spec, const char *out)
 	if (pid == 0) {
 		/* the sweep's messages go to a log that wait_rows shows on failure */
 		char log[400];
-		snprintf(log, sizeof(log), "%s/sweep-child.log", tmpdir);
+		snprintf(log, sizeof(log), "%s/sweep-child.log", dmr_test_tmp);
 		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
 		if (fd >= 0)
 			dup2(fd, 2);
@@ -573,10 +539,10 @@ static pid_t start_sweep(const char *spec, const char *out)
 static void wait_rows(const char *sum, int n)
 {
 	char log[400];
-	snprintf(log, sizeof(log), "%s/sweep-child.log", tmpdir);
+	snprintf(log, sizeof(log), "%s/sweep-child.log", dmr_test_tmp);
 	/* up to 60 s: a loaded 2-core CI machine running the sanitizer build */
 	for (int i = 0; i < 2400; i++) {
-		char *t = read_file(sum);
+		char *t = dmr_test_read_file(sum);
 		int lines = 0;
 		for (; t && *t; t++)
 			lines += *t == '\n';
@@ -584,7 +550,7 @@ static void wait_rows(const char *sum, int n)
 			return;
 		usleep(25000);
 	}
-	char *t = read_file(log);
+	char *t = dmr_test_read_file(log);
 	ck_abort_msg("no %d rows in %s; the sweep said: %s", n, sum, t ? t : "(no log)");
 }
 
@@ -593,7 +559,7 @@ START_TEST(test_killed_sweep)
 	char spec[300], out[300], sum[340];
 	setup_fake(spec, sizeof(spec), "\"none\", \"aimd\"", 3); /* 12 runs */
 	setenv("FAKE_SLEEP", "0.1", 1);
-	snprintf(out, sizeof(out), "%s/swk", tmpdir);
+	snprintf(out, sizeof(out), "%s/swk", dmr_test_tmp);
 	snprintf(sum, sizeof(sum), "%s/summary.csv", out);
 
 	/* SIGKILL after a few rows: whole rows only */
@@ -647,13 +613,13 @@ START_TEST(test_parallel)
 	char spec[300], out[300], sum[340];
 	setup_fake(spec, sizeof(spec), "\"none\", \"aimd\", \"perkey\"", 2); /* 12 runs */
 	unsetenv("FAKE_SLEEP");
-	snprintf(out, sizeof(out), "%s/swp", tmpdir);
+	snprintf(out, sizeof(out), "%s/swp", dmr_test_tmp);
 	snprintf(sum, sizeof(sum), "%s/summary.csv", out);
 	/* two jobs ran earlier: parallel gets the other 10 */
 	mkdir(out, 0755);
-	write_file(sum, "cell,rep,workload,loop,seed,committed_tps,trace\n"
-			"regime=uniform;loop=none,0,tpcc,none,1,1000,x\n"
-			"regime=extreme;loop=perkey,1,tpcc,perkey,2,2000,x\n");
+	dmr_test_write_file(sum, "cell,rep,workload,loop,seed,committed_tps,trace\n"
+				 "regime=uniform;loop=none,0,tpcc,none,1,1000,x\n"
+				 "regime=extreme;loop=perkey,1,tpcc,perkey,2,2000,x\n");
 	ck_assert_int_eq(run_sweep(spec, out, "--jobs"), 0);
 	ck_assert_int_eq(count_rows(sum, 7), 12);
 	char cmd[600];
@@ -667,7 +633,7 @@ START_TEST(test_cli_errors)
 {
 	char spec[300], out[300];
 	setup_fake(spec, sizeof(spec), "\"none\"", 1);
-	snprintf(out, sizeof(out), "%s/swc", tmpdir);
+	snprintf(out, sizeof(out), "%s/swc", dmr_test_tmp);
 	char *a1[] = {"sweep", NULL};
 	ck_assert_int_eq(dmr_sweep_main(1, a1), 2);
 	char *a2[] = {"sweep", spec, "--jobs", "0", NULL};
@@ -675,8 +641,8 @@ START_TEST(test_cli_errors)
 	char *a3[] = {"sweep", spec, "--out", "a,b", NULL};
 	ck_assert_int_eq(dmr_sweep_main(4, a3), 2);
 	char bad[300];
-	snprintf(bad, sizeof(bad), "%s/bad.json", tmpdir);
-	write_file(bad, "{\"workload\": {\"name\": \"tpcc\"}, \"axes\": {\"nope\": [1]}}");
+	snprintf(bad, sizeof(bad), "%s/bad.json", dmr_test_tmp);
+	dmr_test_write_file(bad, "{\"workload\": {\"name\": \"tpcc\"}, \"axes\": {\"nope\": [1]}}");
 	char *a4[] = {"sweep", bad, "--out", out, NULL};
 	ck_assert_int_eq(dmr_sweep_main(4, a4), 2);
 	char *a5[] = {"sweep", spec, "--out", out, "--dry-run", NULL};
@@ -686,10 +652,10 @@ START_TEST(test_cli_errors)
 	mkdir(out, 0755);
 	char sum[340];
 	snprintf(sum, sizeof(sum), "%s/summary.csv", out);
-	write_file(sum, "workload,regime\ntpcc,uniform\n");
+	dmr_test_write_file(sum, "workload,regime\ntpcc,uniform\n");
 	char *a6[] = {"sweep", spec, "--out", out, NULL};
 	ck_assert_int_eq(dmr_sweep_main(4, a6), 2);
-	ck_assert_str_eq(read_file(sum), "workload,regime\ntpcc,uniform\n");
+	ck_assert_str_eq(dmr_test_read_file(sum), "workload,regime\ntpcc,uniform\n");
 }
 END_TEST
 
@@ -697,7 +663,7 @@ static Suite *sweep_suite(void)
 {
 	Suite *s = suite_create("sweep");
 	TCase *tc = tcase_create("spec");
-	tcase_add_unchecked_fixture(tc, make_tmpdir, remove_tmpdir);
+	tcase_add_unchecked_fixture(tc, dmr_test_tmp_make, dmr_test_tmp_remove);
 	tcase_add_test(tc, test_spec_ok);
 	tcase_add_loop_test(tc, test_spec_bad, 0, (int)(sizeof(bad_specs) / sizeof(bad_specs[0])));
 	tcase_add_test(tc, test_spec_load_errors);
@@ -706,7 +672,7 @@ static Suite *sweep_suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("resume");
-	tcase_add_unchecked_fixture(tc, make_tmpdir, remove_tmpdir);
+	tcase_add_unchecked_fixture(tc, dmr_test_tmp_make, dmr_test_tmp_remove);
 	tcase_add_test(tc, test_resume_skips_finished);
 	tcase_add_test(tc, test_resume_truncated_last_line);
 	tcase_add_test(tc, test_resume_corrupt);
@@ -714,7 +680,7 @@ static Suite *sweep_suite(void)
 
 	tc = tcase_create("runner");
 	tcase_set_timeout(tc, 120);
-	tcase_add_unchecked_fixture(tc, make_tmpdir, remove_tmpdir);
+	tcase_add_unchecked_fixture(tc, dmr_test_tmp_make, dmr_test_tmp_remove);
 	tcase_add_test(tc, test_run_and_resume);
 	tcase_add_test(tc, test_killed_sweep);
 	tcase_add_test(tc, test_parallel);
@@ -725,9 +691,7 @@ static Suite *sweep_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(sweep_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	if (dmr_test_env_init("sweep", 0, 0) != 0)
+		return EXIT_FAILURE;
+	return dmr_test_run(sweep_suite());
 }

@@ -1,0 +1,38 @@
+/*
+ * tests/helpers/files.h - whole files in and out, for the suites that check
+ * what a command wrote (dmr_test_helpers library).
+ *
+ * Buffers are NUL-terminated. Helpers that assert fail the calling test
+ * naming the path and errno's text.
+ */
+#ifndef DMR_TEST_FILES_H
+#define DMR_TEST_FILES_H
+
+#include <stddef.h>
+
+/* The whole file at path, malloc'd (the caller frees), its length in
+ * *len_p (may be NULL); NULL when it cannot be opened. */
+char *dmr_test_slurp(const char *path, size_t *len_p);
+
+/* The same, asserting the file opened. */
+char *dmr_test_read_text(const char *path);
+
+/* The whole file at path in one static buffer that the next call reuses
+ * (the caller does not free); NULL when it cannot be opened. */
+char *dmr_test_read_file(const char *path);
+
+/* Everything written to fd so far (pread from offset 0), malloc'd. */
+char *dmr_test_slurp_fd(int fd);
+
+/* Create or truncate path with text; asserts open, write and close. */
+void dmr_test_write_file(const char *path, const char *text);
+
+/* 1 when path exists (stat succeeds), else 0. */
+int dmr_test_exists(const char *path);
+
+/* Remove dir and everything below it (nftw, symlinks not followed), as
+ * rm -rf: 0 (also when dir is "" or does not exist), or -1 when anything
+ * could not be removed. */
+int dmr_test_rmtree(const char *dir);
+
+#endif
