@@ -104,7 +104,7 @@ uint64_t dmr_model_msg_wire_bytes(const dmr_model_t *m, uint64_t payload, uint32
 
 /*
  * The idle READ path of backends/sim/sim.c, step by step; keep the two in
- * step (tests/test_sim.c checks the simulated RTT against this):
+ * step (tests/unit/test_sim.c checks the simulated RTT against this):
  * CN CPU doorbell + 1 WQE, CN NIC (message service + processing), request
  * on the CN link, propagation, switch, MN link (cut-through: idle adds
  * nothing beyond the last byte), propagation, MN NIC (message service +
