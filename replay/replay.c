@@ -98,8 +98,6 @@ typedef struct thr {
 	pthread_t tid;
 } thr_t;
 
-#define WAKE_SEQ 0xFFFFFFFFu /* wr_id low bits of a timer that resumes a context */
-
 static double wall_now(void);
 
 static inline void lock(struct engine *e);
@@ -266,14 +264,48 @@ static void drift_remap(engine_t *e, dmr_trace_txn_t *t, uint64_t now)
 	}
 }
 
+/* Why run_ctx looks at a context: a separate channel from the core's
+ * outcome (dmr_txn_outcome_t) and from statuses (the core's errors are
+ * returned by ctx_failed before run_ctx is reached). */
+typedef enum ctx_why {
+	CTX_RESUME,   /* started, woken by a loop, or parked: it may fetch a
+	                 transaction and (re)try admission */
+	CTX_ANSWERED, /* the core answered start/on_wc: DMR_OK and an outcome */
+} ctx_why_t;
+
 /* Fetch the next transaction for context ci if it has none, pass the
  * admission loops, start it; repeat while transactions finish at once.
- * Contexts woken by loops are started in turn (work stack). */
-static dmr_status_t run_ctx(thr_t *th, uint32_t ci, int r);
-#define RESUME 100 /* run_ctx: a parked context may retry admission */
+ * Contexts woken by loops are started in turn (work stack). `out` is the
+ * core's outcome with CTX_ANSWERED (unused with CTX_RESUME). */
+static dmr_status_t run_ctx(thr_t *th, uint32_t ci, ctx_why_t why, dmr_txn_outcome_t out);
+
+static dmr_status_t resume_ctx(thr_t *th, uint32_t ci)
+{
+	return run_ctx(th, ci, CTX_RESUME, DMR_TXN_RUNNING);
+}
+
+/* Pass a failed lock CAS the core reported to the per-key loop. */
+static void report_lockfail(engine_t *e, dmr_txn_ctx_t *c)
+{
+	if (e->adm && c->lockfail_rec) {
+		lock(e);
+		dmr_adm_lock_failed(e->adm, c->worker, c->lockfail_rec - 1,
+				    dmr_be_now(e->be, c->worker));
+		unlock(e);
+		c->lockfail_rec = 0;
+	}
+}
+
+/* The core returned error st for context c (c->err says why). */
+static dmr_status_t ctx_failed(thr_t *th, dmr_txn_ctx_t *c, dmr_status_t st)
+{
+	report_lockfail(th->e, c);
+	return dmr_err_set(&th->err, st, "%s", c->err.msg);
+}
 
 /* Queue a woken context: ours go on the stack; another thread's worker gets
- * a timer completion that makes it resume the context itself. */
+ * a timer completion (wr_id kind DMR_WRID_WAKE) that makes it resume the
+ * context itself. */
 static dmr_status_t wake_ctx(thr_t *th, uint32_t x, uint32_t *nstack)
 {
 	engine_t *e = th->e;
@@ -282,14 +314,15 @@ static dmr_status_t wake_ctx(thr_t *th, uint32_t x, uint32_t *nstack)
 		th->stack[(*nstack)++] = x;
 		return DMR_OK;
 	}
-	return dmr_be_timer(e->be, w, 0, (uint64_t)x << 32 | WAKE_SEQ);
+	return dmr_be_timer(e->be, w, 0, dmr_wrid(DMR_WRID_WAKE, x, 0));
 }
 
-static dmr_status_t finish_ctx(thr_t *th, uint32_t ci, int r, uint32_t *nstack)
+/* ci's transaction finished with outcome `out` (COMMITTED or GAVE_UP). */
+static dmr_status_t finish_ctx(thr_t *th, uint32_t ci, dmr_txn_outcome_t out, uint32_t *nstack)
 {
 	engine_t *e = th->e;
 	dmr_txn_ctx_t *c = &e->ctx[ci];
-	if (r == DMR_TXN_COMMITTED) {
+	if (out == DMR_TXN_COMMITTED) {
 		dmr_status_t st = record_latency(th, dmr_txn_latency_ps(c));
 		if (st != DMR_OK)
 			return st;
@@ -310,30 +343,20 @@ static dmr_status_t finish_ctx(thr_t *th, uint32_t ci, int r, uint32_t *nstack)
 	return DMR_OK;
 }
 
-/* Fetch the next transaction for context ci if it has none, pass the
- * admission loops, start it; repeat while transactions finish at once.
- * Contexts woken by loops are started in turn (work stack). */
-static dmr_status_t run_ctx(thr_t *th, uint32_t ci0, int r0)
+static dmr_status_t run_ctx(thr_t *th, uint32_t ci0, ctx_why_t why0, dmr_txn_outcome_t out0)
 {
 	engine_t *e = th->e;
 	uint32_t nstack = 0;
 	uint32_t ci = ci0;
-	int r = r0;
+	ctx_why_t why = why0;
+	dmr_txn_outcome_t out = out0;
 	for (;;) {
 		dmr_txn_ctx_t *c = &e->ctx[ci];
-		if (e->adm && c->lockfail_rec) {
-			lock(e);
-			dmr_adm_lock_failed(e->adm, c->worker, c->lockfail_rec - 1,
-					    dmr_be_now(e->be, c->worker));
-			unlock(e);
-			c->lockfail_rec = 0;
-		}
-		if (r < 0)
-			return dmr_err_set(&th->err, (dmr_status_t)r, "%s", c->err.msg);
-		if (r != DMR_TXN_RUNNING) {
+		report_lockfail(e, c);
+		if (why == CTX_RESUME || out != DMR_TXN_RUNNING) {
 			dmr_status_t st = DMR_OK;
-			if (r != RESUME)
-				st = finish_ctx(th, ci, r, &nstack);
+			if (why == CTX_ANSWERED)
+				st = finish_ctx(th, ci, out, &nstack);
 			if (st != DMR_OK)
 				return st;
 			if (!e->cur[ci] && dmr_be_now(e->be, c->worker) < e->until) {
@@ -373,7 +396,10 @@ static dmr_status_t run_ctx(thr_t *th, uint32_t ci0, int r0)
 					dmr_be_charge(e->be, c->worker,
 						      m->txn_begin_ps +
 							  m->txn_op_ps * e->cur[ci]->t.nops);
-				r = dmr_txn_start(c, &e->cur[ci]->t);
+				st = dmr_txn_start(c, &e->cur[ci]->t, &out);
+				if (st != DMR_OK)
+					return ctx_failed(th, c, st);
+				why = CTX_ANSWERED;
 				continue;
 			}
 		}
@@ -381,22 +407,31 @@ static dmr_status_t run_ctx(thr_t *th, uint32_t ci0, int r0)
 		if (!nstack)
 			return DMR_OK;
 		ci = th->stack[--nstack];
-		r = RESUME;
+		why = CTX_RESUME;
 	}
 }
 
-/* Handle one completion on thread th. */
+/* Handle one completion on thread th. Its wr_id (core/base/wrid.h) names
+ * the context: kind WAKE, a timer of this engine (the start of a context,
+ * or a loop waking it on another thread); kind TXN, the core's WRs and
+ * backoff timers. */
 static dmr_status_t on_wc(thr_t *th, const dmr_wc_t *wc)
 {
 	engine_t *e = th->e;
-	uint32_t ci = (uint32_t)(wc->wr_id >> 32);
-	if (ci >= e->nctx)
-		return dmr_err_set(&th->err, DMR_ERR_INVALID, "replay: completion for unknown context %u",
-				   ci);
+	uint32_t ci = dmr_wrid_index(wc->wr_id);
+	dmr_wrid_kind_t kind = dmr_wrid_kind(wc->wr_id);
+	if (ci >= e->nctx || (kind != DMR_WRID_TXN && kind != DMR_WRID_WAKE))
+		return dmr_err_set(&th->err, DMR_ERR_INVALID,
+				   "replay: completion for unknown context %u (wr_id 0x%llx)", ci,
+				   (unsigned long long)wc->wr_id);
 	dmr_txn_ctx_t *c = &e->ctx[ci];
-	if (wc->opcode == DMR_WR_TIMER && (!e->cur[ci] || (uint32_t)wc->wr_id == WAKE_SEQ))
-		return run_ctx(th, ci, RESUME); /* start, or resume a parked context */
-	return run_ctx(th, ci, dmr_txn_on_wc(c, wc));
+	if (kind == DMR_WRID_WAKE)
+		return resume_ctx(th, ci); /* start, or resume a parked context */
+	dmr_txn_outcome_t out;
+	dmr_status_t st = dmr_txn_on_wc(c, wc, &out);
+	if (st != DMR_OK)
+		return ctx_failed(th, c, st);
+	return run_ctx(th, ci, CTX_ANSWERED, out);
 }
 
 static dmr_status_t thr_init(thr_t *th, engine_t *e, uint32_t worker)
@@ -472,7 +507,7 @@ static dmr_status_t tick(thr_t *th, uint32_t w, uint64_t now)
 	uint32_t nw = dmr_adm_tick(e->adm, w, now, &e->wst[w], th->wake2, e->nctx);
 	unlock(e);
 	for (uint32_t x = 0; x < nw; x++) {
-		dmr_status_t st = run_ctx(th, th->wake2[x], RESUME);
+		dmr_status_t st = resume_ctx(th, th->wake2[x]);
 		if (st != DMR_OK)
 			return st;
 	}
@@ -520,7 +555,7 @@ static void *worker_main(void *arg)
 	dmr_wc_t wcs[32];
 	dmr_status_t st = DMR_OK;
 	for (uint32_t ci = c0; ci < c1 && st == DMR_OK; ci++)
-		st = run_ctx(th, ci, RESUME);
+		st = resume_ctx(th, ci);
 	uint64_t last = dmr_be_now(e->be, w);
 	while (st == DMR_OK && !e->stop) {
 		if (interrupted) {
@@ -791,7 +826,7 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 		 * (threads never start on the same picosecond) */
 		for (uint32_t i = 0; i < e->nctx && st == DMR_OK; i++)
 			st = dmr_be_timer(e->be, e->ctx[i].worker, gsl_rng_uniform_int(rng, 1000000),
-					  (uint64_t)i << 32);
+					  dmr_wrid(DMR_WRID_WAKE, i, 0));
 		if (st == DMR_OK)
 			st = drive_sim(e, &e->th[0]);
 		tend = dmr_sim_time(e->be);
