@@ -1,6 +1,9 @@
 /*
  * replay/replay.c - the replay engine (sim: single-threaded, driven by the
- * backend's progress()).
+ * backend's progress(); verbs, shm: one thread per worker). It reaches the
+ * backend only through backends/backend.h: the model's figures and the
+ * simulated time by dmr_be_control, the cluster barrier by dmr_be_barrier
+ * (START before the first transaction, END after the last completion).
  */
 #include "replay.h"
 
@@ -18,8 +21,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../backends/sim/sim.h"
 #include "../core/loop.h"
+#include "../models/model.h"
 #include "results.h"
 
 void dmr_replay_opts_default(dmr_replay_opts_t *o)
@@ -62,6 +65,7 @@ typedef struct engine {
 	qtxn_t **cur;         /* per context: the transaction it runs */
 	uint32_t nctx;
 	dmr_be_t *be;
+	const dmr_model_t *model; /* DMR_BE_CTL_MODEL; NULL: the backend has none */
 	dmr_txn_engine_t teng;
 	dmr_layout_t layout;
 	dmr_txn_stats_t *wst;  /* per worker */
@@ -391,7 +395,7 @@ static dmr_status_t run_ctx(thr_t *th, uint32_t ci0, ctx_why_t why0, dmr_txn_out
 			if (admitted) {
 				/* sim: the CN CPU the engine spends on a transaction
 				 * before its first post (models/model.h txn_begin_ps) */
-				const dmr_model_t *m = e->threaded ? NULL : dmr_sim_model(e->be);
+				const dmr_model_t *m = e->threaded ? NULL : e->model;
 				if (m && (m->txn_begin_ps || m->txn_op_ps))
 					dmr_be_charge(e->be, c->worker,
 						      m->txn_begin_ps +
@@ -520,10 +524,30 @@ static void on_signal(int sig)
 	interrupted = sig;
 }
 
+/* Global simulated time, ps (DRIVEN backends answer DMR_BE_CTL_SIM_TIME:
+ * checked before the run). */
+static uint64_t sim_time(engine_t *e)
+{
+	uint64_t t = 0;
+	(void)dmr_be_control(e->be, DMR_BE_CTL_SIM_TIME, &t, NULL);
+	return t;
+}
+
+/* One phase of the cluster barrier; timeout_s > 0: the deadline from now,
+ * else the backend's default. */
+static dmr_status_t engine_barrier(engine_t *e, dmr_be_barrier_phase_t phase, double timeout_s,
+				   int failed, int64_t value, int64_t *sum_p, dmr_err_t *err)
+{
+	dmr_be_barrier_t b = {.phase = phase, .failed = failed != 0, .value = value};
+	if (timeout_s > 0)
+		b.deadline_ps = dmr_be_now(e->be, 0) + (uint64_t)(timeout_s * 1e12);
+	return dmr_be_barrier(e->be, &b, sum_p, err);
+}
+
 static dmr_status_t drive_sim(engine_t *e, thr_t *th)
 {
 	dmr_wc_t wcs[64];
-	const dmr_model_t *m = dmr_sim_model(e->be);
+	const dmr_model_t *m = e->model;
 	int w;
 	while ((w = dmr_be_progress(e->be, UINT64_MAX)) >= 0) {
 		if (interrupted)
@@ -534,7 +558,7 @@ static dmr_status_t drive_sim(engine_t *e, thr_t *th)
 		for (int k = 0; k < n; k++) {
 			if (m)
 				dmr_be_charge(e->be, (uint32_t)w, m->txn_logic_ps);
-			dmr_status_t st = tick(th, (uint32_t)w, dmr_sim_time(e->be));
+			dmr_status_t st = tick(th, (uint32_t)w, sim_time(e));
 			if (st == DMR_OK)
 				st = on_wc(th, &wcs[k]);
 			if (st != DMR_OK)
@@ -690,15 +714,30 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	st = dmr_be_open(&cfg, &e->be, err);
 	if (st != DMR_OK)
 		goto out_trace;
-	if (o->mtu && !dmr_sim_model(e->be)) {
-		st = dmr_err_set(err, DMR_ERR_INVALID, "--mtu: only the sim backend takes it (%s "
-				 "uses the ports' MTU)", o->backend);
-		goto out_be;
-	}
 	if (o->mtu) {
-		st = dmr_sim_set_mtu(e->be, o->mtu);
+		uint32_t mtu = o->mtu;
+		st = dmr_be_control(e->be, DMR_BE_CTL_SET_MTU, &mtu, NULL);
+		if (st == DMR_ERR_UNSUPPORTED) {
+			st = dmr_err_set(err, DMR_ERR_INVALID, "--mtu: only the sim backend takes it (%s "
+					 "uses the ports' MTU)", o->backend);
+			goto out_be;
+		}
 		if (st != DMR_OK) {
 			dmr_err_set(err, st, "--mtu %u: not an IB MTU (256..4096)", o->mtu);
+			goto out_be;
+		}
+	}
+	/* the model's figures (sim: the CPU charges below, the results' profile
+	 * and MTU); a backend without one answers UNSUPPORTED */
+	if (dmr_be_control(e->be, DMR_BE_CTL_MODEL, &e->model, NULL) != DMR_OK)
+		e->model = NULL;
+	e->threaded = !(e->be->ops->caps & DMR_BE_CAP_DRIVEN);
+	if (!e->threaded) {
+		uint64_t t;
+		st = dmr_be_control(e->be, DMR_BE_CTL_SIM_TIME, &t, err);
+		if (st != DMR_OK) {
+			dmr_err_set(err, st, "backend %s is driven by progress() but does not tell "
+				    "its simulated time (%s)", o->backend, dmr_be_ctl_string(DMR_BE_CTL_SIM_TIME));
 			goto out_be;
 		}
 	}
@@ -734,17 +773,18 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 		}
 	}
 
-	e->teng.be = e->be;
-	e->teng.layout = &e->layout;
-	e->teng.retries = o->retries;
-	e->teng.backoff_ps = (uint64_t)(o->backoff_us * 1e6);
+	/* the core's engine: where this process sits in the cluster
+	 * (DMR_BE_CTL_ROLE) names its lock tags and log rings */
+	st = dmr_txn_engine_init(&e->teng, e->be, &e->layout, o->retries,
+				 (uint64_t)(o->backoff_us * 1e6), err);
+	if (st != DMR_OK)
+		goto out_be;
 	e->nctx = e->nworkers * o->coros;
 	e->ctx = calloc(e->nctx, sizeof(*e->ctx));
 	e->cur = calloc(e->nctx, sizeof(*e->cur));
 	e->q = calloc(e->nworkers, sizeof(*e->q));
 	e->scratch = malloc(sizeof(*e->scratch));
 	e->wst = calloc(e->nworkers, sizeof(*e->wst));
-	e->threaded = !(e->be->ops->caps & DMR_BE_CAP_DRIVEN);
 	if (e->threaded)
 		pthread_mutex_init(&e->mu, NULL);
 	e->nth = e->threaded ? e->nworkers : 1;
@@ -821,7 +861,9 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	interrupted = 0;
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
+	int64_t start_sum; /* START carries no value */
 	if (!e->threaded) {
+		st = engine_barrier(e, DMR_BE_BARRIER_START, o->barrier_s, 0, 0, &start_sum, err);
 		/* each context wakes at a seeded random offset within 1 us
 		 * (threads never start on the same picosecond) */
 		for (uint32_t i = 0; i < e->nctx && st == DMR_OK; i++)
@@ -829,14 +871,18 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 					  dmr_wrid(DMR_WRID_WAKE, i, 0));
 		if (st == DMR_OK)
 			st = drive_sim(e, &e->th[0]);
-		tend = dmr_sim_time(e->be);
+		tend = sim_time(e);
 	} else {
 		/* run time starts now, not at backend open: loading the MN
-		 * region, checking its initial state and parsing the trace
-		 * (up to DMR_PRELOAD_BYTES of it) are not the run */
+		 * region, checking its initial state, parsing the trace (up to
+		 * DMR_PRELOAD_BYTES of it) and waiting for the other CNs at the
+		 * START barrier are not the run */
 		uint64_t npre = 0;
 		st = preload(e, &npre);
 		res->preloaded = npre;
+		if (st == DMR_OK)
+			st = engine_barrier(e, DMR_BE_BARRIER_START, o->barrier_s, 0, 0, &start_sum,
+					    err);
 		e->t0 = dmr_be_now(e->be, 0);
 		if (e->until != UINT64_MAX)
 			e->until += e->t0;
@@ -874,19 +920,37 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 		}
 	}
 	dmr_txn_stats_t tot = res->st;
+	/* END barrier: every participant has ended (a failed run tells the
+	 * others and waits for nobody); the committed delta the verifier checks
+	 * is the sum over them (single process: its own), and the MN region is
+	 * then the final state */
+	{
+		int64_t xv_sum = 0;
+		dmr_err_t berr;
+		dmr_status_t bst = engine_barrier(e, DMR_BE_BARRIER_END, o->end_s, st != DMR_OK,
+						  tot.committed_xv, &xv_sum, &berr);
+		if (bst != DMR_OK && st == DMR_OK) {
+			st = dmr_err_set(err, bst, "%s", berr.msg);
+			res->partial = 1;
+		}
+		if (st == DMR_OK)
+			tot.committed_xv = xv_sum;
+	}
+	/* transitional (dmr_replay_xv_t): the verbs CN role still runs its end
+	 * barrier inside stats() */
 	if (o->xv) {
-		o->xv->local = tot.committed_xv;
+		o->xv->local = res->st.committed_xv;
 		o->xv->failed = st != DMR_OK;
 		o->xv->summed = 0;
 	}
-	dmr_be_stats(e->be, &res->be); /* CN role: end barrier, xv sum, final state */
+	dmr_be_stats(e->be, &res->be);
 	if (o->xv)
 		tot.committed_xv = o->xv->summed ? o->xv->total : INT64_MIN;
 	snprintf(res->workload, sizeof(res->workload), "%s", h->workload);
 	snprintf(res->regime, sizeof(res->regime), "%s", h->regime);
 	snprintf(res->loop, sizeof(res->loop), "%s", dmr_loop_name(o->loop.loops));
 	snprintf(res->backend, sizeof(res->backend), "%s", o->backend);
-	const dmr_model_t *m = dmr_sim_model(e->be);
+	const dmr_model_t *m = e->model;
 	snprintf(res->profile, sizeof(res->profile), "%s", m ? m->name : "-");
 	snprintf(res->profile_path, sizeof(res->profile_path), "%s", m ? m->path : "-");
 	res->cns = o->cns;
