@@ -7,9 +7,7 @@
  */
 #include "replay.h"
 
-#include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <gsl/gsl_rng.h>
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
@@ -17,10 +15,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "../core/base/fs.h"
+#include "../core/base/sig.h"
+#include "../core/base/timeps.h"
 #include "../core/loop.h"
 #include "../models/model.h"
 #include "results.h"
@@ -102,8 +102,6 @@ typedef struct thr {
 	pthread_t tid;
 } thr_t;
 
-static double wall_now(void);
-
 static inline void lock(struct engine *e);
 static inline void unlock(struct engine *e);
 
@@ -136,9 +134,9 @@ static dmr_status_t next_for(engine_t *e, uint32_t w, qtxn_t **q_p)
  * end of the trace (DMR_OK, nothing queued). */
 static dmr_status_t read_one_locked(engine_t *e, size_t *bytes_p)
 {
-	double t0 = wall_now();
+	double t0 = dmr_wall_s();
 	dmr_status_t st = dmr_trace_next(e->rd, e->scratch, e->err);
-	e->trace_wall += wall_now() - t0;
+	e->trace_wall += dmr_wall_s() - t0;
 	if (st == DMR_EOF) {
 		e->eof = 1;
 		return DMR_OK;
@@ -167,14 +165,13 @@ static dmr_status_t read_one_locked(engine_t *e, size_t *bytes_p)
  * engine's CPU per short transaction under qemu: docs/fidelity.md). The
  * rest, if any, streams as before. Returns the number preloaded in *n_p. */
 #define DMR_PRELOAD_BYTES (256ull << 20)
-static volatile sig_atomic_t interrupted;
 static dmr_status_t preload(engine_t *e, uint64_t *n_p)
 {
 	size_t bytes = 0;
 	uint64_t n0 = e->next_index;
 	dmr_status_t st = DMR_OK;
 	while (st == DMR_OK && !e->eof && e->next_index < e->limit && bytes < DMR_PRELOAD_BYTES &&
-	       !interrupted)
+	       !dmr_sig_caught())
 		st = read_one_locked(e, &bytes);
 	*n_p = e->next_index - n0;
 	return st;
@@ -222,7 +219,7 @@ static dmr_status_t record_latency(thr_t *th, uint64_t ps)
 		th->lat = l;
 		th->caplat = cap;
 	}
-	th->lat[th->nlat++] = ps / 1e6; /* us */
+	th->lat[th->nlat++] = dmr_ps_to_us(ps);
 	return DMR_OK;
 }
 
@@ -474,13 +471,6 @@ static int mn_read(void *arg, int table, uint64_t slot, const uint64_t **payload
 	return (ver & DMR_VER_PRESENT) ? 1 : 0;
 }
 
-static double wall_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static uint64_t phys_mem(void)
 {
 	long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
@@ -519,11 +509,6 @@ static dmr_status_t tick(thr_t *th, uint32_t w, uint64_t now)
 }
 
 
-static void on_signal(int sig)
-{
-	interrupted = sig;
-}
-
 /* Global simulated time, ps (DRIVEN backends answer DMR_BE_CTL_SIM_TIME:
  * checked before the run). */
 static uint64_t sim_time(engine_t *e)
@@ -540,7 +525,7 @@ static dmr_status_t engine_barrier(engine_t *e, dmr_be_barrier_phase_t phase, do
 {
 	dmr_be_barrier_t b = {.phase = phase, .failed = failed != 0, .value = value};
 	if (timeout_s > 0)
-		b.deadline_ps = dmr_be_now(e->be, 0) + (uint64_t)(timeout_s * 1e12);
+		b.deadline_ps = dmr_be_now(e->be, 0) + dmr_ps_from_s(timeout_s);
 	return dmr_be_barrier(e->be, &b, sum_p, err);
 }
 
@@ -550,10 +535,10 @@ static dmr_status_t drive_sim(engine_t *e, thr_t *th)
 	const dmr_model_t *m = e->model;
 	int w;
 	while ((w = dmr_be_progress(e->be, UINT64_MAX)) >= 0) {
-		if (interrupted)
+		if (dmr_sig_caught())
 			return dmr_err_set(&th->err, DMR_ERR_INTERRUPTED,
 					   "interrupted by signal %d: results so far are partial",
-					   (int)interrupted);
+					   dmr_sig_caught());
 		int n = dmr_be_poll(e->be, (uint32_t)w, wcs, 64);
 		for (int k = 0; k < n; k++) {
 			if (m)
@@ -582,10 +567,10 @@ static void *worker_main(void *arg)
 		st = resume_ctx(th, ci);
 	uint64_t last = dmr_be_now(e->be, w);
 	while (st == DMR_OK && !e->stop) {
-		if (interrupted) {
+		if (dmr_sig_caught()) {
 			st = dmr_err_set(&th->err, DMR_ERR_INTERRUPTED,
 					 "interrupted by signal %d: results so far are partial",
-					 (int)interrupted);
+					 dmr_sig_caught());
 			break;
 		}
 		int n = dmr_be_poll(e->be, w, wcs, 32);
@@ -611,7 +596,7 @@ static void *worker_main(void *arg)
 			st = dmr_err_set(&th->err, DMR_ERR_TIMEOUT,
 					 "worker %u: no completion for %.1f s with %u transactions "
 					 "in flight (peer gone?)",
-					 w, (now - last) / 1e12, busy);
+					 w, dmr_ps_to_s(now - last), busy);
 			break;
 		}
 	}
@@ -663,22 +648,23 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	memset(res, 0, sizeof(*res));
 	e->o = o;
 	e->err = err;
-	double w0 = wall_now();
+	double w0 = dmr_wall_s();
 	dmr_status_t st;
 	gsl_rng *rng = NULL;
 
 	if (o->cns == 0 || o->threads == 0 || o->coros == 0)
 		return dmr_err_set(err, DMR_ERR_INVALID, "--cns, --threads and --coros must be >= 1");
-	if (dmr_results_mkdir_p(o->out_dir) != 0) /* before the run, not after it */
-		return dmr_err_set(err, DMR_ERR_IO, "--out %s: cannot create or write in the directory: %s",
-				   o->out_dir, strerror(errno));
+	dmr_err_t ferr;
+	if (dmr_mkdir_p(o->out_dir, DMR_FS_PROBE, &ferr) != DMR_OK) /* before the run, not after it */
+		return dmr_err_set(err, DMR_ERR_IO, "--out %s: cannot create or write in the directory (%s)",
+				   o->out_dir, ferr.msg);
 	st = dmr_trace_open(o->trace, &e->rd, err);
 	if (st != DMR_OK)
 		return st;
 	const dmr_trace_hdr_t *h = dmr_trace_header(e->rd);
 	e->nworkers = o->cns * o->threads;
 	e->coros = o->coros;
-	e->deadline_ps = 10 * 1000000000000ull;
+	e->deadline_ps = 10 * DMR_PS_PER_S;
 	st = dmr_layout_init(&e->layout, h, e->nworkers, 64 * 1024, err);
 	if (st != DMR_OK)
 		goto out_trace;
@@ -776,7 +762,7 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	/* the core's engine: where this process sits in the cluster
 	 * (DMR_BE_CTL_ROLE) names its lock tags and log rings */
 	st = dmr_txn_engine_init(&e->teng, e->be, &e->layout, o->retries,
-				 (uint64_t)(o->backoff_us * 1e6), err);
+				 dmr_ps_from_us(o->backoff_us), err);
 	if (st != DMR_OK)
 		goto out_be;
 	e->nctx = e->nworkers * o->coros;
@@ -840,27 +826,22 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 				}
 				e->part_mask |= 1u << ti;
 			}
-			e->drift_ps = (uint64_t)(d * 1e12);
+			e->drift_ps = dmr_ps_from_s(d);
 		}
 	}
 	e->limit = o->txns ? o->txns : UINT64_MAX;
-	uint64_t window_ps = (uint64_t)(o->window_ms * 1e9);
-	dmr_ts_init(&e->ts, window_ps ? window_ps : 100000000000ull);
+	uint64_t window_ps = dmr_ps_from_ms(o->window_ms);
+	dmr_ts_init(&e->ts, window_ps ? window_ps : 100 * DMR_PS_PER_MS);
 	e->ts.drift_ps = e->drift_ps;
 
 	/* start: each context wakes at a seeded random offset within 1 us
 	 * (threads never start on the same picosecond) */
-	uint64_t until = o->duration_s > 0 ? (uint64_t)(o->duration_s * 1e12) : UINT64_MAX;
+	uint64_t until = o->duration_s > 0 ? dmr_ps_from_s(o->duration_s) : UINT64_MAX;
 	e->until = until;
-	double loop0 = wall_now();
+	double loop0 = dmr_wall_s();
 	uint64_t tend;
-	struct sigaction sa, old_int, old_term;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	interrupted = 0;
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
+	dmr_sig_saved_t saved_sig;
+	dmr_sig_install(&saved_sig);
 	int64_t start_sum; /* START carries no value */
 	if (!e->threaded) {
 		st = engine_barrier(e, DMR_BE_BARRIER_START, o->barrier_s, 0, 0, &start_sum, err);
@@ -897,16 +878,15 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 				break;
 			}
 	}
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
-	res->loop_wall_s = wall_now() - loop0;
+	dmr_sig_restore(&saved_sig);
+	res->loop_wall_s = dmr_wall_s() - loop0;
 	res->trace_wall_s = e->trace_wall;
 	res->partial = st != DMR_OK;
 	{
 		sum_stats(e, &res->st);
 		e->ts.phase = e->drift_ps ? tend / e->drift_ps : 0;
 		dmr_ts_finish(&e->ts, tend, &res->st);
-		res->sim_time_s = tend / 1e12;
+		res->sim_time_s = dmr_ps_to_s(tend);
 	}
 	/* latencies of all driving threads */
 	{
@@ -1005,13 +985,13 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 					 (unsigned long long)tot.locks_released);
 		}
 	}
-	res->wall_s = wall_now() - w0;
+	res->wall_s = dmr_wall_s() - w0;
 	snprintf(res->status, sizeof(res->status), "%s",
 		 res->partial ? "partial" : (res->verified ? "complete" : "failed"));
-	if (dmr_results_mkdir_p(o->out_dir) != 0) {
+	if (dmr_mkdir_p(o->out_dir, DMR_FS_PROBE, &ferr) != DMR_OK) {
 		if (st == DMR_OK)
 			st = dmr_err_set(err, DMR_ERR_IO, "%s: cannot create: %s", o->out_dir,
-					 strerror(errno));
+					 ferr.msg);
 	} else {
 		dmr_err_t werr;
 		int final = !res->partial && res->verified;
