@@ -508,7 +508,6 @@ static dmr_status_t tick(thr_t *th, uint32_t w, uint64_t now)
 	return DMR_OK;
 }
 
-
 /* Global simulated time, ps (DRIVEN backends answer DMR_BE_CTL_SIM_TIME:
  * checked before the run). */
 static uint64_t sim_time(engine_t *e)
@@ -834,10 +833,8 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	dmr_ts_init(&e->ts, window_ps ? window_ps : 100 * DMR_PS_PER_MS);
 	e->ts.drift_ps = e->drift_ps;
 
-	/* start: each context wakes at a seeded random offset within 1 us
-	 * (threads never start on the same picosecond) */
-	uint64_t until = o->duration_s > 0 ? dmr_ps_from_s(o->duration_s) : UINT64_MAX;
-	e->until = until;
+	/* --duration: no transaction starts after it (run time, ps) */
+	e->until = o->duration_s > 0 ? dmr_ps_from_s(o->duration_s) : UINT64_MAX;
 	double loop0 = dmr_wall_s();
 	uint64_t tend;
 	dmr_sig_saved_t saved_sig;
