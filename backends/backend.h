@@ -7,14 +7,25 @@
  * handle whose first member points at the table. Public calls are one-line
  * static inline dispatchers. Backends are listed in backends/registry.c.
  *
+ * Registration (dmr_be_open, dmr_be_open_ops) checks the table's size and
+ * that it has open and close, and gives the handle a filled copy of the
+ * table: every operation the backend left NULL points at a shared typed stub
+ * (rdma-core's verbs_set_ops, libfabric's ofi_enosys.h). What each stub does
+ * is written at its member below ("NULL:"); most answer DMR_ERR_UNSUPPORTED.
+ * So a caller never tests an operation for NULL, and a backend writes no
+ * no-op functions of its own.
+ *
  * Shapes: the cluster has `mns` memory nodes (MN) and `cns` compute nodes
- * (CN), each CN runs `workers` workers; worker ids are global,
- * w = cn * workers + t. Each worker has one endpoint (RC QP) per MN and one
- * completion queue (CQ). A remote address is a byte offset into the MN's
- * registered region (the backend adds base address and rkey).
+ * (CN), each CN runs `workers` workers; worker ids are global within the
+ * handle, w = cn * workers + t. Each worker has one endpoint (RC QP) per MN
+ * and one completion queue (CQ). A remote address is a byte offset into the
+ * MN's registered region (the backend adds base address and rkey). A process
+ * may hold only some CNs of a larger cluster (the verbs CN role): it then
+ * numbers its own workers from 0 and says where they sit in the cluster with
+ * DMR_BE_CTL_ROLE.
  *
  * Time: dmr_be_now() is picoseconds since the run began (simulated on sim,
- * CLOCK_MONOTONIC on verbs).
+ * CLOCK_MONOTONIC on verbs and shm).
  *
  * Completion rule (libuv's): a post that returns an error produces no
  * completion; a post that returns DMR_OK produces exactly one completion for
@@ -22,12 +33,21 @@
  * signaled or not. Completions of one endpoint arrive in posting order (RC).
  * Breaking this breaks the core: its contexts wait for completions forever.
  *
+ * wr_id: the backend returns each WR's wr_id unchanged in its completion and
+ * never interprets it; callers encode it with core/base/wrid.h.
+ *
  * Atomics (CAS, FAA) operate on 8 bytes at an 8-byte aligned remote offset;
  * the old value is written to the WR's local buffer (8 bytes, host order).
  * An unaligned atomic is refused by dmr_be_post() itself, on every backend,
  * with DMR_ERR_INVALID before anything is posted (InfiniBand Architecture
  * Specification vol. 1 rel. 1.4, 9.4.5: atomic operations require natural
  * 8-byte alignment).
+ *
+ * A run, as the replay engine drives it: open; load the MN region
+ * (mn_memory); control(ROLE) for where this process sits; mr_reg of each
+ * context's buffers; barrier(START); posts, polls, timers until the last
+ * completion; barrier(END) with the committed delta; stats; verification of
+ * the MN region (mn_memory); mr_dereg of every registration; close.
  */
 #ifndef DMR_BACKEND_H
 #define DMR_BACKEND_H
@@ -102,6 +122,8 @@ typedef struct dmr_be_stats {
 	uint64_t doorbells;
 	uint64_t events;       /* sim: discrete events processed */
 	uint64_t errors;       /* completions with status != SUCCESS */
+	uint64_t mr_regs;      /* successful dmr_be_mr_reg calls (counted by the */
+	uint64_t mr_deregs;    /*   dispatchers, every backend); and mr_dereg */
 } dmr_be_stats_t;
 
 #define DMR_BE_CAP_DRIVEN 0x1u /* single-threaded, advanced by progress()
@@ -109,56 +131,178 @@ typedef struct dmr_be_stats {
 
 typedef struct dmr_be dmr_be_t;
 
+/*
+ * Control operations (SQLite's xFileControl): one entry point for what only
+ * some backends know or can change. dmr_be_control(be, op, arg, err); `arg`
+ * points at the type named here. A backend answers the ops it knows and
+ * returns DMR_ERR_UNSUPPORTED (err naming the backend and the op) for any
+ * other op code, including codes added after it was written. Output
+ * arguments are written only on DMR_OK.
+ */
+typedef enum dmr_be_ctl {
+	/* arg: const struct dmr_model ** (models/model.h). Out: the
+	 * performance model the backend runs (sim: its profile, with any
+	 * SET_MTU applied); owned by the backend, valid until close.
+	 * sim: DMR_OK; shm, verbs: DMR_ERR_UNSUPPORTED (no model). */
+	DMR_BE_CTL_MODEL = 1,
+	/* arg: uint64_t *. Out: global simulated time, ps: the time of the last
+	 * event processed (at the end of a run, the simulated end time), as
+	 * opposed to dmr_be_now(), one worker's clock. sim: DMR_OK; threaded
+	 * backends: DMR_ERR_UNSUPPORTED. */
+	DMR_BE_CTL_SIM_TIME = 2,
+	/* arg: const uint32_t *: the path MTU to model from now on, bytes; one
+	 * of the IB MTUs 256, 512, 1024, 2048, 4096, else DMR_ERR_INVALID (err
+	 * names it). Call before the first post. sim: DMR_OK; verbs and shm:
+	 * DMR_ERR_UNSUPPORTED (the ports' MTU is used). */
+	DMR_BE_CTL_SET_MTU = 3,
+	/* arg: const int *: 1 = READ and WRITE move their bytes (the default),
+	 * 0 = timing only: READ and WRITE move no bytes (atomics still do),
+	 * modelled times unchanged (the KV pool folded onto a small region).
+	 * sim: DMR_OK; others: DMR_ERR_UNSUPPORTED (they always move bytes). */
+	DMR_BE_CTL_SET_PAYLOAD = 4,
+	/* arg: dmr_be_role_t *. Out: where this handle's workers sit in the
+	 * cluster. sim, shm and verbs loopback hold the whole cluster: cn 0,
+	 * cns = cfg.cns, first_worker 0, workers = cfg.cns * cfg.workers. A
+	 * backend that does not answer (DMR_ERR_UNSUPPORTED) is taken to hold
+	 * the whole cluster too. */
+	DMR_BE_CTL_ROLE = 5,
+} dmr_be_ctl_t;
+
+/* DMR_BE_CTL_ROLE: this handle runs CNs [cn, cn + cfg.cns) of a cluster of
+ * `cns` CNs, and its worker w is worker first_worker + w of the cluster's
+ * `workers`. The transaction core makes lock tags and log-ring offsets
+ * unique over the cluster from it (core/txn.h). */
+typedef struct dmr_be_role {
+	uint32_t cn;           /* index of this handle's first CN */
+	uint32_t cns;          /* CNs in the cluster */
+	uint32_t first_worker; /* cluster-wide index of this handle's worker 0 */
+	uint32_t workers;      /* workers in the cluster (all CNs) */
+} dmr_be_role_t;
+
+/* Name of a control op ("model", "sim-time", ...; "?" if unknown). */
+const char *dmr_be_ctl_string(int op);
+
+/*
+ * The cluster barrier (dmr_be_barrier). Every process that runs CNs of the
+ * cluster (a participant: one backend handle) calls it twice per run:
+ *  - START, after the MN region is loaded (mn_memory) and the contexts'
+ *    memory registered, before the first transaction's first post: returns
+ *    when every participant has arrived and the MN holds the initial state;
+ *  - END, after this participant's last completion (its workers are quiet),
+ *    before stats() and before the MN region is verified: returns when
+ *    every participant has ended, with *sum_p = the sum over participants
+ *    of their `value` (two's complement), and mn_memory() then holds the
+ *    final state of the MN region.
+ * deadline_ps: dmr_be_now() time by which the others must have arrived; 0 =
+ * the backend's default. failed (END): this participant's run failed; the
+ * backend tells the others (their END fails naming it) and returns without
+ * waiting; *sum_p is not set and mn_memory() is not refreshed.
+ * Errors: DMR_ERR_TIMEOUT (the deadline passed: err names the participants
+ * missing), DMR_ERR_REMOTE (another participant failed, or the MN cannot be
+ * reached), DMR_ERR_INVALID (bad phase; participants that disagree on the
+ * run's shape, e.g. threads per CN). After an error no further barrier of
+ * the run succeeds.
+ * A single process (sim, shm, verbs loopback; the stub when NULL) is the
+ * only participant: both phases return DMR_OK at once, *sum_p = value.
+ */
+typedef enum dmr_be_barrier_phase {
+	DMR_BE_BARRIER_START = 1,
+	DMR_BE_BARRIER_END = 2,
+} dmr_be_barrier_phase_t;
+
+typedef struct dmr_be_barrier {
+	uint32_t phase;       /* dmr_be_barrier_phase_t */
+	uint32_t failed;      /* END: non-zero = this participant's run failed */
+	uint64_t deadline_ps; /* dmr_be_now() time; 0 = the backend's default */
+	int64_t value;        /* this participant's contribution (END: the
+	                         committed delta of the run, trace "xv") */
+} dmr_be_barrier_t;
+
+/*
+ * The operations. Members marked "NULL:" may be left unset; registration
+ * points them at the shared stub described. open and close are required.
+ */
 typedef struct dmr_be_ops {
 	size_t size; /* sizeof(dmr_be_ops_t): checked at registration */
 	const char *name;
 	uint32_t caps;
 	dmr_status_t (*open)(const dmr_be_config_t *cfg, dmr_be_t **be_p, dmr_err_t *err);
 	void (*close)(dmr_be_t *be);
-	/* Register local memory that WRs of `worker` will use as local buffers. */
+	/* Register local memory that WRs of `worker` will use as local
+	 * buffers; it stays the caller's, and registered until mr_dereg (or
+	 * close). NULL: nothing to register (DMR_OK). */
 	dmr_status_t (*mr_reg)(dmr_be_t *be, uint32_t worker, void *addr, size_t len,
 			       dmr_err_t *err);
+	/* Deregister what mr_reg(be, worker, addr, ...) registered. No WR of
+	 * worker using it may be in flight (its completion, or a later one of
+	 * the same endpoint, has been polled). DMR_ERR_INVALID if addr is not
+	 * registered for worker. NULL: nothing to deregister (DMR_OK). */
+	dmr_status_t (*mr_dereg)(dmr_be_t *be, uint32_t worker, void *addr, dmr_err_t *err);
 	/* Post n WRs (one doorbell) on worker's endpoint to MN `mn`. Alignment
-	 * is checked by dmr_be_post before this is called. */
+	 * is checked by dmr_be_post before this is called.
+	 * NULL: DMR_ERR_UNSUPPORTED. */
 	dmr_status_t (*post)(dmr_be_t *be, uint32_t worker, uint32_t mn, const dmr_wr_t *wrs,
 			     uint32_t n, dmr_err_t *err);
-	/* Up to max completions of worker; returns count (>= 0). */
+	/* Up to max completions of worker; returns their count (>= 0), or a
+	 * negative dmr_status_t. NULL: DMR_ERR_UNSUPPORTED. */
 	int (*poll)(dmr_be_t *be, uint32_t worker, dmr_wc_t *wcs, int max);
+	/* worker's clock, ps since the run began. NULL: 0. */
 	uint64_t (*now)(dmr_be_t *be, uint32_t worker);
-	/* Deliver a DMR_WR_TIMER completion with wr_id to worker at time at_ps. */
+	/* Deliver a DMR_WR_TIMER completion with wr_id to worker at time at_ps.
+	 * NULL: DMR_ERR_UNSUPPORTED. */
 	dmr_status_t (*timer)(dmr_be_t *be, uint32_t worker, uint64_t at_ps, uint64_t wr_id);
-	dmr_status_t (*barrier)(dmr_be_t *be, uint64_t deadline_ps, dmr_err_t *err);
+	/* The cluster barrier (dmr_be_barrier_t above). NULL: a single
+	 * process (DMR_OK at once, *sum_p = value). */
+	dmr_status_t (*barrier)(dmr_be_t *be, const dmr_be_barrier_t *b, int64_t *sum_p,
+				dmr_err_t *err);
 	/* DRIVEN backends: advance until a worker has completions to handle and
 	 * return its id (its clock is then that worker's now()); -1 when no
-	 * event is left or simulated time would pass until_ps. */
+	 * event is left or simulated time would pass until_ps.
+	 * NULL: -1 (threaded backends: workers poll their own CQs). */
 	int (*progress)(dmr_be_t *be, uint64_t until_ps);
-	/* The MN region as local memory (sim; verbs: the MN role's own region),
-	 * NULL when not local. */
+	/* The MN region as local memory (sim, shm; verbs: the loopback MN's
+	 * region, or the CN role's shadow of it), NULL when not local.
+	 * NULL: NULL. */
 	void *(*mn_memory)(dmr_be_t *be, uint32_t mn, uint64_t *len_p);
+	/* The backend's counters (mr_regs/mr_deregs are filled in by
+	 * dmr_be_stats). NULL: all zero. */
 	void (*stats)(dmr_be_t *be, dmr_be_stats_t *st);
-	/* Charge `ps` of CPU time to worker (sim: advances its clock; verbs:
-	 * nothing, the CPU is real). */
+	/* Charge `ps` of CPU time to worker (sim: advances its clock; others:
+	 * the CPU is real). NULL: nothing. */
 	void (*charge)(dmr_be_t *be, uint32_t worker, uint64_t ps);
-	/* Optional (NULL: the tag itself): the value a lock CAS of `worker`
-	 * with swap value `tag` leaves in MN memory, as a READ of the lock word
-	 * returns it (verbs CN role: the tag with the CN index added). */
+	/* The value a lock CAS of `worker` with swap value `tag` leaves in MN
+	 * memory, as a READ of the lock word returns it. NULL: the tag itself.
+	 * Transitional: only the verbs CN role, which rewrites the core's tags,
+	 * sets it; it goes once verbs answers DMR_BE_CTL_ROLE (core/txn.h). */
 	uint64_t (*lock_word)(dmr_be_t *be, uint32_t worker, uint64_t tag);
+	/* Control operations (dmr_be_ctl_t above): DMR_ERR_UNSUPPORTED for an
+	 * op the backend does not know. NULL: DMR_ERR_UNSUPPORTED for all. */
+	dmr_status_t (*control)(dmr_be_t *be, int op, void *arg, dmr_err_t *err);
 } dmr_be_ops_t;
 
+/* The handle. A backend embeds it first in its own state and sets ops and
+ * cfg in open(); registration then replaces ops with a pointer to `filled`
+ * (its table with the stubs filled in). The rest is the registry's. */
 struct dmr_be {
 	const dmr_be_ops_t *ops;
 	dmr_be_config_t cfg;
+	dmr_be_ops_t filled;
+	uint64_t mr_regs, mr_deregs; /* counted by the dispatchers (atomic) */
 };
 
 /* Look a backend up by name in the registry (backends/registry.c) and open
- * it. Errors: DMR_ERR_NODEV (unknown name: err lists the known ones), or
- * the backend's own open error. */
+ * it (dmr_be_open_ops). Errors: DMR_ERR_NODEV (unknown name: err lists the
+ * known ones), or dmr_be_open_ops's. */
 dmr_status_t dmr_be_open(const dmr_be_config_t *cfg, dmr_be_t **be_p, dmr_err_t *err);
+/* Open a backend through `ops`, registered or not (tests, a wrapping
+ * backend): checks the table (DMR_ERR_NODEV: ops->size is not
+ * sizeof(dmr_be_ops_t); DMR_ERR_INVALID: no name, open or close), calls
+ * ops->open, and gives the handle the filled copy of ops. Errors: those,
+ * or the backend's own open error (nothing to close then). */
+dmr_status_t dmr_be_open_ops(const dmr_be_ops_t *ops, const dmr_be_config_t *cfg,
+			     dmr_be_t **be_p, dmr_err_t *err);
 /* Comma-separated names of the registered backends (static string). */
 const char *dmr_be_names(void);
-
-/* Shared stub for unsupported operations (rdma-core dummy_ops.c style). */
-dmr_status_t dmr_be_unsupported(void);
 
 static inline void dmr_be_close(dmr_be_t *be)
 {
@@ -169,7 +313,19 @@ static inline void dmr_be_close(dmr_be_t *be)
 static inline dmr_status_t dmr_be_mr_reg(dmr_be_t *be, uint32_t worker, void *addr, size_t len,
 					 dmr_err_t *err)
 {
-	return be->ops->mr_reg(be, worker, addr, len, err);
+	dmr_status_t st = be->ops->mr_reg(be, worker, addr, len, err);
+	if (st == DMR_OK)
+		__atomic_add_fetch(&be->mr_regs, 1, __ATOMIC_RELAXED);
+	return st;
+}
+
+static inline dmr_status_t dmr_be_mr_dereg(dmr_be_t *be, uint32_t worker, void *addr,
+					   dmr_err_t *err)
+{
+	dmr_status_t st = be->ops->mr_dereg(be, worker, addr, err);
+	if (st == DMR_OK)
+		__atomic_add_fetch(&be->mr_deregs, 1, __ATOMIC_RELAXED);
+	return st;
 }
 
 /*
@@ -197,9 +353,12 @@ static inline dmr_status_t dmr_be_timer(dmr_be_t *be, uint32_t worker, uint64_t 
 	return be->ops->timer(be, worker, at_ps, wr_id);
 }
 
-static inline dmr_status_t dmr_be_barrier(dmr_be_t *be, uint64_t deadline_ps, dmr_err_t *err)
+/* The cluster barrier: see dmr_be_barrier_t. *sum_p is set only on DMR_OK
+ * (and not with b->failed). */
+static inline dmr_status_t dmr_be_barrier(dmr_be_t *be, const dmr_be_barrier_t *b,
+					  int64_t *sum_p, dmr_err_t *err)
 {
-	return be->ops->barrier(be, deadline_ps, err);
+	return be->ops->barrier(be, b, sum_p, err);
 }
 
 static inline int dmr_be_progress(dmr_be_t *be, uint64_t until_ps)
@@ -215,6 +374,8 @@ static inline void *dmr_be_mn_memory(dmr_be_t *be, uint32_t mn, uint64_t *len_p)
 static inline void dmr_be_stats(dmr_be_t *be, dmr_be_stats_t *st)
 {
 	be->ops->stats(be, st);
+	st->mr_regs = __atomic_load_n(&be->mr_regs, __ATOMIC_RELAXED);
+	st->mr_deregs = __atomic_load_n(&be->mr_deregs, __ATOMIC_RELAXED);
 }
 
 static inline void dmr_be_charge(dmr_be_t *be, uint32_t worker, uint64_t ps)
@@ -224,8 +385,19 @@ static inline void dmr_be_charge(dmr_be_t *be, uint32_t worker, uint64_t ps)
 
 static inline uint64_t dmr_be_lock_word(dmr_be_t *be, uint32_t worker, uint64_t tag)
 {
-	return be->ops->lock_word ? be->ops->lock_word(be, worker, tag) : tag;
+	return be->ops->lock_word(be, worker, tag);
 }
+
+/* A control operation (dmr_be_ctl_t): DMR_ERR_UNSUPPORTED when the backend
+ * does not know `op`. */
+static inline dmr_status_t dmr_be_control(dmr_be_t *be, int op, void *arg, dmr_err_t *err)
+{
+	return be->ops->control(be, op, arg, err);
+}
+
+/* For a backend's control(): the DMR_ERR_UNSUPPORTED answer, err naming the
+ * backend and the op. */
+dmr_status_t dmr_be_ctl_unsupported(dmr_be_t *be, int op, dmr_err_t *err);
 
 /* Convenience single-WR posts; all go through dmr_be_post. */
 dmr_status_t dmr_be_post_one(dmr_be_t *be, uint32_t worker, uint32_t mn, uint8_t opcode,

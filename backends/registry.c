@@ -1,5 +1,7 @@
 /* backends/registry.c - the explicit list of backends (libfabric fabric.c
- * style) and the checks every backend shares. */
+ * style), registration (the table's checks and its stubs: rdma-core's
+ * verbs_set_ops, libfabric's ofi_enosys.h) and the checks every post
+ * shares. */
 #include "backend.h"
 
 #include <string.h>
@@ -27,9 +29,135 @@ const char *dmr_be_names(void)
 #endif
 }
 
-dmr_status_t dmr_be_unsupported(void)
+/* ---- the shared stubs: what an operation left NULL does (backend.h) ---- */
+
+static dmr_status_t stub_mr_reg(dmr_be_t *be, uint32_t worker, void *addr, size_t len,
+				dmr_err_t *err)
 {
+	(void)be, (void)worker, (void)addr, (void)len, (void)err;
+	return DMR_OK; /* nothing to register */
+}
+
+static dmr_status_t stub_mr_dereg(dmr_be_t *be, uint32_t worker, void *addr, dmr_err_t *err)
+{
+	(void)be, (void)worker, (void)addr, (void)err;
+	return DMR_OK; /* nothing to deregister */
+}
+
+static dmr_status_t stub_post(dmr_be_t *be, uint32_t worker, uint32_t mn, const dmr_wr_t *wrs,
+			      uint32_t n, dmr_err_t *err)
+{
+	(void)wrs;
+	return dmr_err_set(err, DMR_ERR_UNSUPPORTED,
+			   "backend %s: post not supported (worker %u, MN %u, %u WRs)",
+			   be->ops->name, worker, mn, n);
+}
+
+static int stub_poll(dmr_be_t *be, uint32_t worker, dmr_wc_t *wcs, int max)
+{
+	(void)be, (void)worker, (void)wcs, (void)max;
 	return DMR_ERR_UNSUPPORTED;
+}
+
+static uint64_t stub_now(dmr_be_t *be, uint32_t worker)
+{
+	(void)be, (void)worker;
+	return 0;
+}
+
+static dmr_status_t stub_timer(dmr_be_t *be, uint32_t worker, uint64_t at_ps, uint64_t wr_id)
+{
+	(void)be, (void)worker, (void)at_ps, (void)wr_id;
+	return DMR_ERR_UNSUPPORTED;
+}
+
+/* A single process: the only participant. */
+static dmr_status_t stub_barrier(dmr_be_t *be, const dmr_be_barrier_t *b, int64_t *sum_p,
+				 dmr_err_t *err)
+{
+	if (b->phase != DMR_BE_BARRIER_START && b->phase != DMR_BE_BARRIER_END)
+		return dmr_err_set(err, DMR_ERR_INVALID, "backend %s: barrier phase %u unknown",
+				   be->ops->name, b->phase);
+	if (!b->failed)
+		*sum_p = b->value;
+	return DMR_OK;
+}
+
+static int stub_progress(dmr_be_t *be, uint64_t until_ps)
+{
+	(void)be, (void)until_ps;
+	return -1;
+}
+
+static void *stub_mn_memory(dmr_be_t *be, uint32_t mn, uint64_t *len_p)
+{
+	(void)be, (void)mn, (void)len_p;
+	return NULL;
+}
+
+static void stub_stats(dmr_be_t *be, dmr_be_stats_t *st)
+{
+	(void)be;
+	memset(st, 0, sizeof(*st));
+}
+
+static void stub_charge(dmr_be_t *be, uint32_t worker, uint64_t ps)
+{
+	(void)be, (void)worker, (void)ps;
+}
+
+static uint64_t stub_lock_word(dmr_be_t *be, uint32_t worker, uint64_t tag)
+{
+	(void)be, (void)worker;
+	return tag;
+}
+
+static dmr_status_t stub_control(dmr_be_t *be, int op, void *arg, dmr_err_t *err)
+{
+	(void)arg;
+	return dmr_be_ctl_unsupported(be, op, err);
+}
+
+const char *dmr_be_ctl_string(int op)
+{
+	switch (op) {
+	case DMR_BE_CTL_MODEL: return "model";
+	case DMR_BE_CTL_SIM_TIME: return "sim-time";
+	case DMR_BE_CTL_SET_MTU: return "set-mtu";
+	case DMR_BE_CTL_SET_PAYLOAD: return "set-payload";
+	case DMR_BE_CTL_ROLE: return "role";
+	}
+	return "?";
+}
+
+dmr_status_t dmr_be_ctl_unsupported(dmr_be_t *be, int op, dmr_err_t *err)
+{
+	return dmr_err_set(err, DMR_ERR_UNSUPPORTED, "backend %s: control op %d (%s) not supported",
+			   be->ops->name, op, dmr_be_ctl_string(op));
+}
+
+#define FILL(f, stub)                                                                        \
+	do {                                                                                 \
+		if (!t->f)                                                                   \
+			t->f = stub;                                                         \
+	} while (0)
+
+/* The table with every unset operation pointing at its stub. */
+static void fill_stubs(dmr_be_ops_t *t)
+{
+	FILL(mr_reg, stub_mr_reg);
+	FILL(mr_dereg, stub_mr_dereg);
+	FILL(post, stub_post);
+	FILL(poll, stub_poll);
+	FILL(now, stub_now);
+	FILL(timer, stub_timer);
+	FILL(barrier, stub_barrier);
+	FILL(progress, stub_progress);
+	FILL(mn_memory, stub_mn_memory);
+	FILL(stats, stub_stats);
+	FILL(charge, stub_charge);
+	FILL(lock_word, stub_lock_word);
+	FILL(control, stub_control);
 }
 
 const char *dmr_wc_status_string(int status)
@@ -56,18 +184,33 @@ const char *dmr_wr_opcode_string(int opcode)
 	return "?";
 }
 
+dmr_status_t dmr_be_open_ops(const dmr_be_ops_t *ops, const dmr_be_config_t *cfg,
+			     dmr_be_t **be_p, dmr_err_t *err)
+{
+	if (ops->size != sizeof(dmr_be_ops_t))
+		return dmr_err_set(err, DMR_ERR_NODEV, "backend %s: ops table size %zu, expected %zu",
+				   ops->name ? ops->name : "?", ops->size, sizeof(dmr_be_ops_t));
+	if (!ops->name || !ops->open || !ops->close)
+		return dmr_err_set(err, DMR_ERR_INVALID, "backend %s: ops table without %s",
+				   ops->name ? ops->name : "?",
+				   !ops->name ? "a name" : !ops->open ? "open" : "close");
+	dmr_be_t *be = NULL;
+	dmr_status_t st = ops->open(cfg, &be, err);
+	if (st != DMR_OK)
+		return st;
+	be->filled = *ops;
+	fill_stubs(&be->filled);
+	be->ops = &be->filled;
+	be->mr_regs = be->mr_deregs = 0;
+	*be_p = be;
+	return DMR_OK;
+}
+
 dmr_status_t dmr_be_open(const dmr_be_config_t *cfg, dmr_be_t **be_p, dmr_err_t *err)
 {
-	for (size_t i = 0; i < sizeof(registry) / sizeof(registry[0]); i++) {
-		const dmr_be_ops_t *ops = registry[i];
-		if (strcmp(ops->name, cfg->backend) != 0)
-			continue;
-		if (ops->size != sizeof(dmr_be_ops_t))
-			return dmr_err_set(err, DMR_ERR_NODEV,
-					   "backend %s: ops table size %zu, expected %zu",
-					   ops->name, ops->size, sizeof(dmr_be_ops_t));
-		return ops->open(cfg, be_p, err);
-	}
+	for (size_t i = 0; i < sizeof(registry) / sizeof(registry[0]); i++)
+		if (strcmp(registry[i]->name, cfg->backend) == 0)
+			return dmr_be_open_ops(registry[i], cfg, be_p, err);
 	return dmr_err_set(err, DMR_ERR_NODEV, "unknown backend '%s' (known: %s)", cfg->backend,
 			   dmr_be_names());
 }

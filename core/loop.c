@@ -3,6 +3,8 @@
  */
 #include "loop.h"
 
+#include "base/timeps.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,7 +16,7 @@ void dmr_loop_cfg_default(dmr_loop_cfg_t *c)
 	c->loops = 0;
 	c->ai_step = 4;
 	c->md_factor = 2.0;
-	c->window_ps = 5000000000ull; /* 5 ms */
+	c->window_ps = 5 * DMR_PS_PER_MS;
 	c->threshold = 0.5;
 	c->hot_windows = 2;
 }

@@ -42,10 +42,16 @@ static dmr_status_t grow(dmr_txn_ctx_t *c, uint32_t need, dmr_err_t *err)
 	if (!b)
 		return dmr_err_set(err, DMR_ERR_NOMEM, "txn: out of memory (%u bytes)", cap);
 	memset(b, 0, cap);
+	/* no WR of this context is in flight: the old buffer can go */
+	if (c->buf_reg)
+		(void)dmr_be_mr_dereg(c->eng->be, c->worker, c->buf, NULL);
+	c->buf_reg = 0;
 	free(c->buf);
 	c->buf = b;
 	c->buf_cap = cap;
-	return dmr_be_mr_reg(c->eng->be, c->worker, b, cap, err);
+	dmr_status_t st = dmr_be_mr_reg(c->eng->be, c->worker, b, cap, err);
+	c->buf_reg = st == DMR_OK;
+	return st;
 }
 
 static dmr_status_t grow_log(dmr_txn_ctx_t *c, uint32_t need, dmr_err_t *err)
@@ -58,10 +64,37 @@ static dmr_status_t grow_log(dmr_txn_ctx_t *c, uint32_t need, dmr_err_t *err)
 	uint8_t *b = aligned_alloc(64, cap);
 	if (!b)
 		return dmr_err_set(err, DMR_ERR_NOMEM, "txn: out of memory (%u bytes)", cap);
+	if (c->logbuf_reg)
+		(void)dmr_be_mr_dereg(c->eng->be, c->worker, c->logbuf, NULL);
+	c->logbuf_reg = 0;
 	free(c->logbuf);
 	c->logbuf = b;
 	c->logbuf_cap = cap;
-	return dmr_be_mr_reg(c->eng->be, c->worker, b, cap, err);
+	dmr_status_t st = dmr_be_mr_reg(c->eng->be, c->worker, b, cap, err);
+	c->logbuf_reg = st == DMR_OK;
+	return st;
+}
+
+dmr_status_t dmr_txn_engine_init(dmr_txn_engine_t *eng, dmr_be_t *be, const dmr_layout_t *layout,
+				 uint32_t retries, uint64_t backoff_ps, dmr_err_t *err)
+{
+	memset(eng, 0, sizeof(*eng));
+	eng->be = be;
+	eng->layout = layout;
+	eng->retries = retries;
+	eng->backoff_ps = backoff_ps;
+	dmr_be_role_t role;
+	dmr_status_t st = dmr_be_control(be, DMR_BE_CTL_ROLE, &role, err);
+	if (st == DMR_ERR_UNSUPPORTED)
+		return DMR_OK; /* the whole cluster: cn 0, first worker 0 */
+	if (st != DMR_OK)
+		return st;
+	if (role.cn >= 1u << (63 - DMR_TXN_TAG_CN_SHIFT))
+		return dmr_err_set(err, DMR_ERR_RANGE, "txn: CN index %u does not fit a lock tag",
+				   role.cn);
+	eng->cn = role.cn;
+	eng->first_worker = role.first_worker;
+	return DMR_OK;
 }
 
 dmr_status_t dmr_txn_ctx_init(dmr_txn_ctx_t *c, const dmr_txn_engine_t *eng,
@@ -72,7 +105,12 @@ dmr_status_t dmr_txn_ctx_init(dmr_txn_ctx_t *c, const dmr_txn_engine_t *eng,
 	c->stats = stats;
 	c->worker = worker;
 	c->id = id;
-	c->tag = ((uint64_t)id + 1) << 1 | 1; /* never 0 */
+	if (id > DMR_WRID_INDEX_MAX)
+		return dmr_err_set(err, DMR_ERR_RANGE,
+				   "txn: context id %u does not fit a wr_id (at most %u contexts)", id,
+				   DMR_WRID_INDEX_MAX + 1);
+	/* odd, never 0; unique over the cluster (txn.h "Cluster-wide names") */
+	c->tag = (((uint64_t)id + 1) << 1 | 1) + ((uint64_t)eng->cn << DMR_TXN_TAG_CN_SHIFT);
 	c->tag_mem = dmr_be_lock_word(eng->be, worker, c->tag);
 	c->wrs_cap = 2 * DMR_TRACE_MAX_OPS + 2;
 	c->wrs = calloc(c->wrs_cap, sizeof(*c->wrs));
@@ -86,6 +124,11 @@ dmr_status_t dmr_txn_ctx_init(dmr_txn_ctx_t *c, const dmr_txn_engine_t *eng,
 
 void dmr_txn_ctx_fini(dmr_txn_ctx_t *c)
 {
+	if (c->buf_reg)
+		(void)dmr_be_mr_dereg(c->eng->be, c->worker, c->buf, NULL);
+	if (c->logbuf_reg)
+		(void)dmr_be_mr_dereg(c->eng->be, c->worker, c->logbuf, NULL);
+	c->buf_reg = c->logbuf_reg = 0;
 	free(c->buf);
 	free(c->wrs);
 	free(c->logbuf);
@@ -139,13 +182,14 @@ static dmr_status_t post(dmr_txn_ctx_t *c, uint32_t n)
 {
 	c->seq++;
 	for (uint32_t i = 0; i < n; i++) {
-		c->wrs[i].wr_id = (uint64_t)c->id << 32 | c->seq;
+		c->wrs[i].wr_id = dmr_wrid(DMR_WRID_TXN, c->id, c->seq);
 		c->wrs[i].flags = i + 1 == n ? DMR_WR_SIGNALED : 0;
 	}
 	return dmr_be_post(c->eng->be, c->worker, 0, c->wrs, n, &c->err);
 }
 
-static int finish(dmr_txn_ctx_t *c, int outcome)
+/* The transaction finished with `outcome` (COMMITTED or GAVE_UP). */
+static dmr_status_t finish(dmr_txn_ctx_t *c, dmr_txn_outcome_t outcome, dmr_txn_outcome_t *out)
 {
 	c->state = ST_IDLE;
 	if (outcome == DMR_TXN_COMMITTED) {
@@ -154,14 +198,25 @@ static int finish(dmr_txn_ctx_t *c, int outcome)
 	} else {
 		c->stats->gave_up++;
 	}
-	return outcome;
+	*out = outcome;
+	return DMR_OK;
 }
 
-static int begin_attempt(dmr_txn_ctx_t *c);
-static int exec_round(dmr_txn_ctx_t *c);
+/* A doorbell (or timer) was handed to the backend with status st: on
+ * success the context waits for its completion. */
+static dmr_status_t posted(dmr_status_t st, dmr_txn_outcome_t *out)
+{
+	if (st != DMR_OK)
+		return st;
+	*out = DMR_TXN_RUNNING;
+	return DMR_OK;
+}
+
+static dmr_status_t begin_attempt(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out);
+static dmr_status_t exec_round(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out);
 
 /* Release the locks taken (abort). */
-static int do_abort(dmr_txn_ctx_t *c, int cause)
+static dmr_status_t do_abort(dmr_txn_ctx_t *c, int cause, dmr_txn_outcome_t *out)
 {
 	c->stats->aborts[cause]++;
 	c->last_cause = cause;
@@ -181,32 +236,31 @@ static int do_abort(dmr_txn_ctx_t *c, int cause)
 	}
 	c->state = ST_ABORT;
 	if (n == 0) {
-		dmr_wc_t wc = {.wr_id = (uint64_t)c->id << 32 | c->seq};
-		return dmr_txn_on_wc(c, &wc);
+		dmr_wc_t wc = {.wr_id = dmr_wrid(DMR_WRID_TXN, c->id, c->seq)};
+		return dmr_txn_on_wc(c, &wc, out);
 	}
-	dmr_status_t st = post(c, n);
-	return st == DMR_OK ? DMR_TXN_RUNNING : st;
+	return posted(post(c, n), out);
 }
 
-static int after_abort(dmr_txn_ctx_t *c)
+static dmr_status_t after_abort(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 {
 	int cause = c->last_cause;
 	if (cause == DMR_ABORT_DUPLICATE || cause == DMR_ABORT_FULL ||
 	    c->attempts > c->eng->retries)
-		return finish(c, DMR_TXN_GAVE_UP);
+		return finish(c, DMR_TXN_GAVE_UP, out);
 	c->stats->retries++;
 	if (c->eng->backoff_ps) {
 		c->state = ST_BACKOFF;
 		c->seq++;
 		uint64_t at = dmr_be_now(c->eng->be, c->worker) + c->eng->backoff_ps;
-		dmr_status_t st = dmr_be_timer(c->eng->be, c->worker, at,
-					       (uint64_t)c->id << 32 | c->seq);
-		return st == DMR_OK ? DMR_TXN_RUNNING : st;
+		return posted(dmr_be_timer(c->eng->be, c->worker, at,
+					   dmr_wrid(DMR_WRID_TXN, c->id, c->seq)),
+			      out);
 	}
-	return begin_attempt(c);
+	return begin_attempt(c, out);
 }
 
-static int commit(dmr_txn_ctx_t *c)
+static dmr_status_t commit(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 {
 	const dmr_trace_txn_t *t = c->txn;
 	const dmr_layout_t *l = c->eng->layout;
@@ -277,14 +331,16 @@ static int commit(dmr_txn_ctx_t *c)
 		c->stats->locks_released++;
 	}
 	if (n == 1) /* read-only: nothing to write */
-		return finish(c, DMR_TXN_COMMITTED);
+		return finish(c, DMR_TXN_COMMITTED, out);
 	if (nw == 0) {
 		/* only unlocks: no log record needed */
 		memmove(&c->wrs[0], &c->wrs[1], sizeof(dmr_wr_t) * (n - 1));
 		n--;
 	} else {
-		/* log record to this worker's ring (wraps) */
-		uint64_t ring = l->log_base + (uint64_t)c->worker * l->log_bytes;
+		/* log record to this worker's ring (wraps); rings are numbered
+		 * over the cluster (txn.h "Cluster-wide names") */
+		uint64_t ring =
+		    l->log_base + ((uint64_t)c->eng->first_worker + c->worker) * l->log_bytes;
 		if (c->log_off + pos > l->log_bytes)
 			c->log_off = 0;
 		logwr->opcode = DMR_WR_WRITE;
@@ -295,11 +351,10 @@ static int commit(dmr_txn_ctx_t *c)
 		c->stats->writes++;
 	}
 	c->state = ST_COMMIT;
-	st = post(c, n);
-	return st == DMR_OK ? DMR_TXN_RUNNING : st;
+	return posted(post(c, n), out);
 }
 
-static int validate(dmr_txn_ctx_t *c)
+static dmr_status_t validate(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 {
 	const dmr_trace_txn_t *t = c->txn;
 	const dmr_layout_t *l = c->eng->layout;
@@ -312,7 +367,7 @@ static int validate(dmr_txn_ctx_t *c)
 			nread += t->ops[i].count;
 	}
 	if (nread == 0 || (nread == 1 && nlocked == 0))
-		return commit(c);
+		return commit(c, out);
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < t->nops; i++) {
 		const dmr_trace_op_t *op = &t->ops[i];
@@ -328,11 +383,10 @@ static int validate(dmr_txn_ctx_t *c)
 		c->stats->reads++;
 	}
 	c->state = ST_VALIDATE;
-	dmr_status_t st = post(c, n);
-	return st == DMR_OK ? DMR_TXN_RUNNING : st;
+	return posted(post(c, n), out);
 }
 
-static int check_validation(dmr_txn_ctx_t *c)
+static dmr_status_t check_validation(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 {
 	const dmr_trace_txn_t *t = c->txn;
 	const dmr_layout_t *l = c->eng->layout;
@@ -348,10 +402,10 @@ static int check_validation(dmr_txn_ctx_t *c)
 		for (uint32_t r = 0; r < op->count; r++) {
 			const uint8_t *ra = a + (uint64_t)r * rb, *rbp = b + (uint64_t)r * stride_b;
 			if (rd64(rbp) != 0 || rd64(rbp + 8) != rd64(ra + 8))
-				return do_abort(c, DMR_ABORT_VALIDATION);
+				return do_abort(c, DMR_ABORT_VALIDATION, out);
 		}
 	}
-	return commit(c);
+	return commit(c, out);
 }
 
 /* Resolve op i's record; returns 1 issue, 0 skip, -1 insert range exhausted. */
@@ -378,7 +432,7 @@ static int resolve(dmr_txn_ctx_t *c, uint32_t i, uint64_t *slot_p)
 	return 1;
 }
 
-static int exec_round(dmr_txn_ctx_t *c)
+static dmr_status_t exec_round(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 {
 	const dmr_trace_txn_t *t = c->txn;
 	const dmr_layout_t *l = c->eng->layout;
@@ -388,7 +442,7 @@ static int exec_round(dmr_txn_ctx_t *c)
 		while (i0 < t->nops && t->ops[i0].round < c->round)
 			i0++;
 		if (i0 == t->nops)
-			return validate(c);
+			return validate(c, out);
 		uint32_t n = 0;
 		uint32_t i = i0;
 		for (; i < t->nops && t->ops[i].round == c->round; i++) {
@@ -398,7 +452,7 @@ static int exec_round(dmr_txn_ctx_t *c)
 			int r = resolve(c, i, &slot);
 			if (r < 0) {
 				os->flags = F_FULL;
-				return do_abort(c, DMR_ABORT_FULL);
+				return do_abort(c, DMR_ABORT_FULL, out);
 			}
 			if (r == 0) {
 				os->flags = F_SKIPPED;
@@ -452,12 +506,11 @@ static int exec_round(dmr_txn_ctx_t *c)
 			continue;
 		}
 		c->state = ST_EXEC;
-		dmr_status_t st = post(c, n);
-		return st == DMR_OK ? DMR_TXN_RUNNING : st;
+		return posted(post(c, n), out);
 	}
 }
 
-static int check_round(dmr_txn_ctx_t *c)
+static dmr_status_t check_round(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 {
 	const dmr_trace_txn_t *t = c->txn;
 	int cause = -1;
@@ -509,12 +562,12 @@ static int check_round(dmr_txn_ctx_t *c)
 		}
 	}
 	if (cause >= 0)
-		return do_abort(c, cause);
+		return do_abort(c, cause, out);
 	c->round++;
-	return exec_round(c);
+	return exec_round(c, out);
 }
 
-static int begin_attempt(dmr_txn_ctx_t *c)
+static dmr_status_t begin_attempt(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 {
 	const dmr_trace_txn_t *t = c->txn;
 	const dmr_layout_t *l = c->eng->layout;
@@ -536,18 +589,19 @@ static int begin_attempt(dmr_txn_ctx_t *c)
 	dmr_status_t st = grow(c, off, &c->err);
 	if (st != DMR_OK)
 		return st;
-	return exec_round(c);
+	return exec_round(c, out);
 }
 
-int dmr_txn_start(dmr_txn_ctx_t *c, const dmr_trace_txn_t *txn)
+dmr_status_t dmr_txn_start(dmr_txn_ctx_t *c, const dmr_trace_txn_t *txn,
+			   dmr_txn_outcome_t *out_p)
 {
 	c->txn = txn;
 	c->attempts = 0;
 	c->t_start = dmr_be_now(c->eng->be, c->worker);
-	return begin_attempt(c);
+	return begin_attempt(c, out_p);
 }
 
-int dmr_txn_on_wc(dmr_txn_ctx_t *c, const dmr_wc_t *wc)
+dmr_status_t dmr_txn_on_wc(dmr_txn_ctx_t *c, const dmr_wc_t *wc, dmr_txn_outcome_t *out_p)
 {
 	if (wc->status != DMR_WC_SUCCESS) {
 		return dmr_err_set(&c->err, DMR_ERR_REMOTE,
@@ -557,19 +611,27 @@ int dmr_txn_on_wc(dmr_txn_ctx_t *c, const dmr_wc_t *wc)
 				   c->worker, c->id, c->txn ? c->txn->line : 0,
 				   c->txn ? (unsigned long long)c->txn->id : 0ull, wc->mn);
 	}
-	if ((uint32_t)wc->wr_id != c->seq)
-		return DMR_TXN_RUNNING; /* stale (cannot happen with in-order CQs) */
+	if (dmr_wrid_kind(wc->wr_id) != DMR_WRID_TXN || dmr_wrid_index(wc->wr_id) != c->id)
+		return dmr_err_set(&c->err, DMR_ERR_INVALID,
+				   "context %u: completion of wr_id 0x%llx (kind %u, index %u) is "
+				   "not this context's",
+				   c->id, (unsigned long long)wc->wr_id, dmr_wrid_kind(wc->wr_id),
+				   dmr_wrid_index(wc->wr_id));
+	if (dmr_wrid_seq(wc->wr_id) != c->seq) {
+		*out_p = DMR_TXN_RUNNING; /* stale (cannot happen with in-order CQs) */
+		return DMR_OK;
+	}
 	switch (c->state) {
 	case ST_EXEC:
-		return check_round(c);
+		return check_round(c, out_p);
 	case ST_VALIDATE:
-		return check_validation(c);
+		return check_validation(c, out_p);
 	case ST_COMMIT:
-		return finish(c, DMR_TXN_COMMITTED);
+		return finish(c, DMR_TXN_COMMITTED, out_p);
 	case ST_ABORT:
-		return after_abort(c);
+		return after_abort(c, out_p);
 	case ST_BACKOFF:
-		return begin_attempt(c);
+		return begin_attempt(c, out_p);
 	default:
 		return dmr_err_set(&c->err, DMR_ERR_INVALID, "context %u: completion in state %u",
 				   c->id, c->state);

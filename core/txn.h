@@ -35,9 +35,25 @@
  *
  * A context is a state machine advanced by completions: dmr_txn_start()
  * posts the first doorbell, dmr_txn_on_wc() consumes a completion and posts
- * the next; neither blocks. One signaled WR per doorbell (selective
+ * the next; neither blocks. Both return a dmr_status_t (did the call work)
+ * and, on DMR_OK only, a dmr_txn_outcome_t (where the transaction is): two
+ * channels, never one int. One signaled WR per doorbell (selective
  * signalling): the last WR's completion implies the others' (RC order).
- * wr_id = context id << 32 | doorbell sequence.
+ * wr_id = dmr_wrid(DMR_WRID_TXN, context id, doorbell sequence)
+ * (core/base/wrid.h; numerically id << 32 | seq), also for the backoff
+ * timer before a retry.
+ *
+ * Cluster-wide names. A process may run only some CNs of a cluster (the
+ * verbs CN role), numbering its workers and contexts from 0; its engine's
+ * `cn` and `first_worker` (dmr_txn_engine_init: DMR_BE_CTL_ROLE) place them
+ * in the cluster, so that what two processes write to one MN never
+ * collides:
+ *  - lock tag of context id: ((id + 1) << 1 | 1) + (cn << DMR_TXN_TAG_CN_SHIFT),
+ *    odd, never 0, unique over the cluster (id < 2^28, the wr_id index;
+ *    cn < 2^22);
+ *  - log ring of worker w: layout log_base + (first_worker + w) * log_bytes.
+ * A single-process run has cn = first_worker = 0: tags ((id + 1) << 1 | 1)
+ * and rings log_base + w * log_bytes.
  */
 #ifndef DMR_TXN_H
 #define DMR_TXN_H
@@ -46,6 +62,7 @@
 
 #include "../backends/backend.h"
 #include "../traces/trace.h"
+#include "base/wrid.h"
 #include "layout.h"
 
 typedef enum dmr_abort_cause {
@@ -81,12 +98,29 @@ typedef struct dmr_txn_stats {
 typedef struct dmr_txn_engine {
 	dmr_be_t *be;
 	const dmr_layout_t *layout;
-	uint32_t retries;     /* retry limit per transaction */
-	uint64_t backoff_ps;  /* wait before a retry (0: none) */
-	uint32_t cn_of_worker_div; /* workers per CN, for the lock tag */
+	uint32_t retries;      /* retry limit per transaction */
+	uint64_t backoff_ps;   /* wait before a retry (0: none) */
+	uint32_t cn;           /* cluster index of this process's first CN (lock tags) */
+	uint32_t first_worker; /* cluster index of this process's worker 0 (log rings) */
 } dmr_txn_engine_t;
 
-enum { DMR_TXN_RUNNING = 0, DMR_TXN_COMMITTED = 1, DMR_TXN_GAVE_UP = 2 };
+/* Fill *eng for a run on `be` with `layout` (borrowed for the run); cn and
+ * first_worker come from dmr_be_control(DMR_BE_CTL_ROLE), 0 when the
+ * backend does not answer it. Errors: the backend's control error other
+ * than DMR_ERR_UNSUPPORTED; DMR_ERR_RANGE (a CN index of 2^22 or more). */
+dmr_status_t dmr_txn_engine_init(dmr_txn_engine_t *eng, dmr_be_t *be, const dmr_layout_t *layout,
+				 uint32_t retries, uint64_t backoff_ps, dmr_err_t *err);
+
+#define DMR_TXN_TAG_CN_SHIFT 41 /* lock tag bits 41..62: the CN index */
+
+/* Where a context's transaction is, after dmr_txn_start / dmr_txn_on_wc
+ * returned DMR_OK. */
+typedef enum dmr_txn_outcome {
+	DMR_TXN_RUNNING = 0,   /* waiting for a completion of this context */
+	DMR_TXN_COMMITTED = 1, /* finished: its writes are applied, locks released */
+	DMR_TXN_GAVE_UP = 2,   /* finished without committing (retry limit, table
+	                          full, duplicate insert); locks released */
+} dmr_txn_outcome_t;
 
 typedef struct dmr_txn_opst {
 	uint64_t rec;     /* resolved record offset */
@@ -98,9 +132,10 @@ typedef struct dmr_txn_ctx {
 	const dmr_txn_engine_t *eng;
 	dmr_txn_stats_t *stats;
 	uint32_t id, worker;
-	uint64_t tag;           /* lock tag (CAS swap value) */
-	uint64_t tag_mem;       /* the lock word in MN memory when we hold it
-	                           (dmr_be_lock_word: verbs adds the CN index) */
+	uint64_t tag;           /* lock tag (CAS swap value), cluster-wide */
+	uint64_t tag_mem;       /* the lock word in MN memory when we hold it:
+	                           the tag (dmr_be_lock_word; the verbs CN role
+	                           still rewrites tags until it answers ROLE) */
 	const dmr_trace_txn_t *txn;
 	uint8_t state;
 	uint16_t round;
@@ -119,25 +154,34 @@ typedef struct dmr_txn_ctx {
 	dmr_txn_opst_t ops[DMR_TRACE_MAX_OPS];
 	uint8_t *logbuf;
 	uint32_t logbuf_cap;
-	dmr_err_t err;          /* why on_wc returned an error */
+	uint8_t buf_reg, logbuf_reg; /* registered with the backend (mr_reg) */
+	dmr_err_t err;          /* why start/on_wc returned an error */
 } dmr_txn_ctx_t;
 
 /* Initialise a context (allocates its buffers and registers them with the
- * backend for `worker`). DMR_ERR_NOMEM, or the backend's mr_reg error. */
+ * backend for `worker`). DMR_ERR_NOMEM, DMR_ERR_RANGE (id > 2^28 - 1, the
+ * wr_id index), or the backend's mr_reg error; call dmr_txn_ctx_fini after
+ * a failure too. */
 dmr_status_t dmr_txn_ctx_init(dmr_txn_ctx_t *c, const dmr_txn_engine_t *eng,
 			      dmr_txn_stats_t *stats, uint32_t worker, uint32_t id, dmr_err_t *err);
+/* Deregister (mr_dereg) and free what init and the context registered and
+ * allocated. No WR of the context may be in flight. */
 void dmr_txn_ctx_fini(dmr_txn_ctx_t *c);
 
-/* Begin `txn` (borrowed until the context reports it finished). Returns
- * DMR_TXN_RUNNING, or DMR_TXN_COMMITTED/GAVE_UP when it finished without
- * a verb (e.g. every op skipped), or a negative dmr_status_t (post failed;
- * c->err says why). */
-int dmr_txn_start(dmr_txn_ctx_t *c, const dmr_trace_txn_t *txn);
+/* Begin `txn` (borrowed until the context reports it finished). DMR_OK with
+ * *out_p = DMR_TXN_RUNNING, or DMR_TXN_COMMITTED/GAVE_UP when it finished
+ * without a verb (e.g. every op skipped). Errors (*out_p untouched, c->err
+ * says why): the backend's post error, DMR_ERR_NOMEM, DMR_ERR_INVALID (a
+ * trace error: a record locked twice). */
+dmr_status_t dmr_txn_start(dmr_txn_ctx_t *c, const dmr_trace_txn_t *txn,
+			   dmr_txn_outcome_t *out_p);
 
-/* Consume a completion addressed to this context. Returns as
- * dmr_txn_start. A completion with an error status returns DMR_ERR_REMOTE
- * with c->err naming the operation, trace line, worker and status. */
-int dmr_txn_on_wc(dmr_txn_ctx_t *c, const dmr_wc_t *wc);
+/* Consume a completion addressed to this context (wr_id of kind
+ * DMR_WRID_TXN with this context's id). Returns as dmr_txn_start. A
+ * completion with an error status returns DMR_ERR_REMOTE with c->err naming
+ * the operation, trace line, worker and status; one with another kind or
+ * context id, DMR_ERR_INVALID. */
+dmr_status_t dmr_txn_on_wc(dmr_txn_ctx_t *c, const dmr_wc_t *wc, dmr_txn_outcome_t *out_p);
 
 /* Latency of the finished transaction: first start to finish, ps. */
 uint64_t dmr_txn_latency_ps(const dmr_txn_ctx_t *c);

@@ -1,12 +1,13 @@
 /*
  * replay/replay.c - the replay engine (sim: single-threaded, driven by the
- * backend's progress()).
+ * backend's progress(); verbs, shm: one thread per worker). It reaches the
+ * backend only through backends/backend.h: the model's figures and the
+ * simulated time by dmr_be_control, the cluster barrier by dmr_be_barrier
+ * (START before the first transaction, END after the last completion).
  */
 #include "replay.h"
 
-#include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <gsl/gsl_rng.h>
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
@@ -14,12 +15,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "../backends/sim/sim.h"
+#include "../core/base/fs.h"
+#include "../core/base/sig.h"
+#include "../core/base/timeps.h"
 #include "../core/loop.h"
+#include "../models/model.h"
 #include "results.h"
 
 void dmr_replay_opts_default(dmr_replay_opts_t *o)
@@ -62,6 +65,7 @@ typedef struct engine {
 	qtxn_t **cur;         /* per context: the transaction it runs */
 	uint32_t nctx;
 	dmr_be_t *be;
+	const dmr_model_t *model; /* DMR_BE_CTL_MODEL; NULL: the backend has none */
 	dmr_txn_engine_t teng;
 	dmr_layout_t layout;
 	dmr_txn_stats_t *wst;  /* per worker */
@@ -98,10 +102,6 @@ typedef struct thr {
 	pthread_t tid;
 } thr_t;
 
-#define WAKE_SEQ 0xFFFFFFFFu /* wr_id low bits of a timer that resumes a context */
-
-static double wall_now(void);
-
 static inline void lock(struct engine *e);
 static inline void unlock(struct engine *e);
 
@@ -134,9 +134,9 @@ static dmr_status_t next_for(engine_t *e, uint32_t w, qtxn_t **q_p)
  * end of the trace (DMR_OK, nothing queued). */
 static dmr_status_t read_one_locked(engine_t *e, size_t *bytes_p)
 {
-	double t0 = wall_now();
+	double t0 = dmr_wall_s();
 	dmr_status_t st = dmr_trace_next(e->rd, e->scratch, e->err);
-	e->trace_wall += wall_now() - t0;
+	e->trace_wall += dmr_wall_s() - t0;
 	if (st == DMR_EOF) {
 		e->eof = 1;
 		return DMR_OK;
@@ -165,14 +165,13 @@ static dmr_status_t read_one_locked(engine_t *e, size_t *bytes_p)
  * engine's CPU per short transaction under qemu: docs/fidelity.md). The
  * rest, if any, streams as before. Returns the number preloaded in *n_p. */
 #define DMR_PRELOAD_BYTES (256ull << 20)
-static volatile sig_atomic_t interrupted;
 static dmr_status_t preload(engine_t *e, uint64_t *n_p)
 {
 	size_t bytes = 0;
 	uint64_t n0 = e->next_index;
 	dmr_status_t st = DMR_OK;
 	while (st == DMR_OK && !e->eof && e->next_index < e->limit && bytes < DMR_PRELOAD_BYTES &&
-	       !interrupted)
+	       !dmr_sig_caught())
 		st = read_one_locked(e, &bytes);
 	*n_p = e->next_index - n0;
 	return st;
@@ -220,7 +219,7 @@ static dmr_status_t record_latency(thr_t *th, uint64_t ps)
 		th->lat = l;
 		th->caplat = cap;
 	}
-	th->lat[th->nlat++] = ps / 1e6; /* us */
+	th->lat[th->nlat++] = dmr_ps_to_us(ps);
 	return DMR_OK;
 }
 
@@ -266,14 +265,48 @@ static void drift_remap(engine_t *e, dmr_trace_txn_t *t, uint64_t now)
 	}
 }
 
+/* Why run_ctx looks at a context: a separate channel from the core's
+ * outcome (dmr_txn_outcome_t) and from statuses (the core's errors are
+ * returned by ctx_failed before run_ctx is reached). */
+typedef enum ctx_why {
+	CTX_RESUME,   /* started, woken by a loop, or parked: it may fetch a
+	                 transaction and (re)try admission */
+	CTX_ANSWERED, /* the core answered start/on_wc: DMR_OK and an outcome */
+} ctx_why_t;
+
 /* Fetch the next transaction for context ci if it has none, pass the
  * admission loops, start it; repeat while transactions finish at once.
- * Contexts woken by loops are started in turn (work stack). */
-static dmr_status_t run_ctx(thr_t *th, uint32_t ci, int r);
-#define RESUME 100 /* run_ctx: a parked context may retry admission */
+ * Contexts woken by loops are started in turn (work stack). `out` is the
+ * core's outcome with CTX_ANSWERED (unused with CTX_RESUME). */
+static dmr_status_t run_ctx(thr_t *th, uint32_t ci, ctx_why_t why, dmr_txn_outcome_t out);
+
+static dmr_status_t resume_ctx(thr_t *th, uint32_t ci)
+{
+	return run_ctx(th, ci, CTX_RESUME, DMR_TXN_RUNNING);
+}
+
+/* Pass a failed lock CAS the core reported to the per-key loop. */
+static void report_lockfail(engine_t *e, dmr_txn_ctx_t *c)
+{
+	if (e->adm && c->lockfail_rec) {
+		lock(e);
+		dmr_adm_lock_failed(e->adm, c->worker, c->lockfail_rec - 1,
+				    dmr_be_now(e->be, c->worker));
+		unlock(e);
+		c->lockfail_rec = 0;
+	}
+}
+
+/* The core returned error st for context c (c->err says why). */
+static dmr_status_t ctx_failed(thr_t *th, dmr_txn_ctx_t *c, dmr_status_t st)
+{
+	report_lockfail(th->e, c);
+	return dmr_err_set(&th->err, st, "%s", c->err.msg);
+}
 
 /* Queue a woken context: ours go on the stack; another thread's worker gets
- * a timer completion that makes it resume the context itself. */
+ * a timer completion (wr_id kind DMR_WRID_WAKE) that makes it resume the
+ * context itself. */
 static dmr_status_t wake_ctx(thr_t *th, uint32_t x, uint32_t *nstack)
 {
 	engine_t *e = th->e;
@@ -282,14 +315,15 @@ static dmr_status_t wake_ctx(thr_t *th, uint32_t x, uint32_t *nstack)
 		th->stack[(*nstack)++] = x;
 		return DMR_OK;
 	}
-	return dmr_be_timer(e->be, w, 0, (uint64_t)x << 32 | WAKE_SEQ);
+	return dmr_be_timer(e->be, w, 0, dmr_wrid(DMR_WRID_WAKE, x, 0));
 }
 
-static dmr_status_t finish_ctx(thr_t *th, uint32_t ci, int r, uint32_t *nstack)
+/* ci's transaction finished with outcome `out` (COMMITTED or GAVE_UP). */
+static dmr_status_t finish_ctx(thr_t *th, uint32_t ci, dmr_txn_outcome_t out, uint32_t *nstack)
 {
 	engine_t *e = th->e;
 	dmr_txn_ctx_t *c = &e->ctx[ci];
-	if (r == DMR_TXN_COMMITTED) {
+	if (out == DMR_TXN_COMMITTED) {
 		dmr_status_t st = record_latency(th, dmr_txn_latency_ps(c));
 		if (st != DMR_OK)
 			return st;
@@ -310,30 +344,20 @@ static dmr_status_t finish_ctx(thr_t *th, uint32_t ci, int r, uint32_t *nstack)
 	return DMR_OK;
 }
 
-/* Fetch the next transaction for context ci if it has none, pass the
- * admission loops, start it; repeat while transactions finish at once.
- * Contexts woken by loops are started in turn (work stack). */
-static dmr_status_t run_ctx(thr_t *th, uint32_t ci0, int r0)
+static dmr_status_t run_ctx(thr_t *th, uint32_t ci0, ctx_why_t why0, dmr_txn_outcome_t out0)
 {
 	engine_t *e = th->e;
 	uint32_t nstack = 0;
 	uint32_t ci = ci0;
-	int r = r0;
+	ctx_why_t why = why0;
+	dmr_txn_outcome_t out = out0;
 	for (;;) {
 		dmr_txn_ctx_t *c = &e->ctx[ci];
-		if (e->adm && c->lockfail_rec) {
-			lock(e);
-			dmr_adm_lock_failed(e->adm, c->worker, c->lockfail_rec - 1,
-					    dmr_be_now(e->be, c->worker));
-			unlock(e);
-			c->lockfail_rec = 0;
-		}
-		if (r < 0)
-			return dmr_err_set(&th->err, (dmr_status_t)r, "%s", c->err.msg);
-		if (r != DMR_TXN_RUNNING) {
+		report_lockfail(e, c);
+		if (why == CTX_RESUME || out != DMR_TXN_RUNNING) {
 			dmr_status_t st = DMR_OK;
-			if (r != RESUME)
-				st = finish_ctx(th, ci, r, &nstack);
+			if (why == CTX_ANSWERED)
+				st = finish_ctx(th, ci, out, &nstack);
 			if (st != DMR_OK)
 				return st;
 			if (!e->cur[ci] && dmr_be_now(e->be, c->worker) < e->until) {
@@ -368,12 +392,15 @@ static dmr_status_t run_ctx(thr_t *th, uint32_t ci0, int r0)
 			if (admitted) {
 				/* sim: the CN CPU the engine spends on a transaction
 				 * before its first post (models/model.h txn_begin_ps) */
-				const dmr_model_t *m = e->threaded ? NULL : dmr_sim_model(e->be);
+				const dmr_model_t *m = e->threaded ? NULL : e->model;
 				if (m && (m->txn_begin_ps || m->txn_op_ps))
 					dmr_be_charge(e->be, c->worker,
 						      m->txn_begin_ps +
 							  m->txn_op_ps * e->cur[ci]->t.nops);
-				r = dmr_txn_start(c, &e->cur[ci]->t);
+				st = dmr_txn_start(c, &e->cur[ci]->t, &out);
+				if (st != DMR_OK)
+					return ctx_failed(th, c, st);
+				why = CTX_ANSWERED;
 				continue;
 			}
 		}
@@ -381,22 +408,31 @@ static dmr_status_t run_ctx(thr_t *th, uint32_t ci0, int r0)
 		if (!nstack)
 			return DMR_OK;
 		ci = th->stack[--nstack];
-		r = RESUME;
+		why = CTX_RESUME;
 	}
 }
 
-/* Handle one completion on thread th. */
+/* Handle one completion on thread th. Its wr_id (core/base/wrid.h) names
+ * the context: kind WAKE, a timer of this engine (the start of a context,
+ * or a loop waking it on another thread); kind TXN, the core's WRs and
+ * backoff timers. */
 static dmr_status_t on_wc(thr_t *th, const dmr_wc_t *wc)
 {
 	engine_t *e = th->e;
-	uint32_t ci = (uint32_t)(wc->wr_id >> 32);
-	if (ci >= e->nctx)
-		return dmr_err_set(&th->err, DMR_ERR_INVALID, "replay: completion for unknown context %u",
-				   ci);
+	uint32_t ci = dmr_wrid_index(wc->wr_id);
+	dmr_wrid_kind_t kind = dmr_wrid_kind(wc->wr_id);
+	if (ci >= e->nctx || (kind != DMR_WRID_TXN && kind != DMR_WRID_WAKE))
+		return dmr_err_set(&th->err, DMR_ERR_INVALID,
+				   "replay: completion for unknown context %u (wr_id 0x%llx)", ci,
+				   (unsigned long long)wc->wr_id);
 	dmr_txn_ctx_t *c = &e->ctx[ci];
-	if (wc->opcode == DMR_WR_TIMER && (!e->cur[ci] || (uint32_t)wc->wr_id == WAKE_SEQ))
-		return run_ctx(th, ci, RESUME); /* start, or resume a parked context */
-	return run_ctx(th, ci, dmr_txn_on_wc(c, wc));
+	if (kind == DMR_WRID_WAKE)
+		return resume_ctx(th, ci); /* start, or resume a parked context */
+	dmr_txn_outcome_t out;
+	dmr_status_t st = dmr_txn_on_wc(c, wc, &out);
+	if (st != DMR_OK)
+		return ctx_failed(th, c, st);
+	return run_ctx(th, ci, CTX_ANSWERED, out);
 }
 
 static dmr_status_t thr_init(thr_t *th, engine_t *e, uint32_t worker)
@@ -435,13 +471,6 @@ static int mn_read(void *arg, int table, uint64_t slot, const uint64_t **payload
 	return (ver & DMR_VER_PRESENT) ? 1 : 0;
 }
 
-static double wall_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static uint64_t phys_mem(void)
 {
 	long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
@@ -472,34 +501,48 @@ static dmr_status_t tick(thr_t *th, uint32_t w, uint64_t now)
 	uint32_t nw = dmr_adm_tick(e->adm, w, now, &e->wst[w], th->wake2, e->nctx);
 	unlock(e);
 	for (uint32_t x = 0; x < nw; x++) {
-		dmr_status_t st = run_ctx(th, th->wake2[x], RESUME);
+		dmr_status_t st = resume_ctx(th, th->wake2[x]);
 		if (st != DMR_OK)
 			return st;
 	}
 	return DMR_OK;
 }
 
-
-static void on_signal(int sig)
+/* Global simulated time, ps (DRIVEN backends answer DMR_BE_CTL_SIM_TIME:
+ * checked before the run). */
+static uint64_t sim_time(engine_t *e)
 {
-	interrupted = sig;
+	uint64_t t = 0;
+	(void)dmr_be_control(e->be, DMR_BE_CTL_SIM_TIME, &t, NULL);
+	return t;
+}
+
+/* One phase of the cluster barrier; timeout_s > 0: the deadline from now,
+ * else the backend's default. */
+static dmr_status_t engine_barrier(engine_t *e, dmr_be_barrier_phase_t phase, double timeout_s,
+				   int failed, int64_t value, int64_t *sum_p, dmr_err_t *err)
+{
+	dmr_be_barrier_t b = {.phase = phase, .failed = failed != 0, .value = value};
+	if (timeout_s > 0)
+		b.deadline_ps = dmr_be_now(e->be, 0) + dmr_ps_from_s(timeout_s);
+	return dmr_be_barrier(e->be, &b, sum_p, err);
 }
 
 static dmr_status_t drive_sim(engine_t *e, thr_t *th)
 {
 	dmr_wc_t wcs[64];
-	const dmr_model_t *m = dmr_sim_model(e->be);
+	const dmr_model_t *m = e->model;
 	int w;
 	while ((w = dmr_be_progress(e->be, UINT64_MAX)) >= 0) {
-		if (interrupted)
+		if (dmr_sig_caught())
 			return dmr_err_set(&th->err, DMR_ERR_INTERRUPTED,
 					   "interrupted by signal %d: results so far are partial",
-					   (int)interrupted);
+					   dmr_sig_caught());
 		int n = dmr_be_poll(e->be, (uint32_t)w, wcs, 64);
 		for (int k = 0; k < n; k++) {
 			if (m)
 				dmr_be_charge(e->be, (uint32_t)w, m->txn_logic_ps);
-			dmr_status_t st = tick(th, (uint32_t)w, dmr_sim_time(e->be));
+			dmr_status_t st = tick(th, (uint32_t)w, sim_time(e));
 			if (st == DMR_OK)
 				st = on_wc(th, &wcs[k]);
 			if (st != DMR_OK)
@@ -520,13 +563,13 @@ static void *worker_main(void *arg)
 	dmr_wc_t wcs[32];
 	dmr_status_t st = DMR_OK;
 	for (uint32_t ci = c0; ci < c1 && st == DMR_OK; ci++)
-		st = run_ctx(th, ci, RESUME);
+		st = resume_ctx(th, ci);
 	uint64_t last = dmr_be_now(e->be, w);
 	while (st == DMR_OK && !e->stop) {
-		if (interrupted) {
+		if (dmr_sig_caught()) {
 			st = dmr_err_set(&th->err, DMR_ERR_INTERRUPTED,
 					 "interrupted by signal %d: results so far are partial",
-					 (int)interrupted);
+					 dmr_sig_caught());
 			break;
 		}
 		int n = dmr_be_poll(e->be, w, wcs, 32);
@@ -552,7 +595,7 @@ static void *worker_main(void *arg)
 			st = dmr_err_set(&th->err, DMR_ERR_TIMEOUT,
 					 "worker %u: no completion for %.1f s with %u transactions "
 					 "in flight (peer gone?)",
-					 w, (now - last) / 1e12, busy);
+					 w, dmr_ps_to_s(now - last), busy);
 			break;
 		}
 	}
@@ -604,22 +647,23 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	memset(res, 0, sizeof(*res));
 	e->o = o;
 	e->err = err;
-	double w0 = wall_now();
+	double w0 = dmr_wall_s();
 	dmr_status_t st;
 	gsl_rng *rng = NULL;
 
 	if (o->cns == 0 || o->threads == 0 || o->coros == 0)
 		return dmr_err_set(err, DMR_ERR_INVALID, "--cns, --threads and --coros must be >= 1");
-	if (dmr_results_mkdir_p(o->out_dir) != 0) /* before the run, not after it */
-		return dmr_err_set(err, DMR_ERR_IO, "--out %s: cannot create or write in the directory: %s",
-				   o->out_dir, strerror(errno));
+	dmr_err_t ferr;
+	if (dmr_mkdir_p(o->out_dir, DMR_FS_PROBE, &ferr) != DMR_OK) /* before the run, not after it */
+		return dmr_err_set(err, DMR_ERR_IO, "--out %s: cannot create or write in the directory (%s)",
+				   o->out_dir, ferr.msg);
 	st = dmr_trace_open(o->trace, &e->rd, err);
 	if (st != DMR_OK)
 		return st;
 	const dmr_trace_hdr_t *h = dmr_trace_header(e->rd);
 	e->nworkers = o->cns * o->threads;
 	e->coros = o->coros;
-	e->deadline_ps = 10 * 1000000000000ull;
+	e->deadline_ps = 10 * DMR_PS_PER_S;
 	st = dmr_layout_init(&e->layout, h, e->nworkers, 64 * 1024, err);
 	if (st != DMR_OK)
 		goto out_trace;
@@ -655,15 +699,30 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	st = dmr_be_open(&cfg, &e->be, err);
 	if (st != DMR_OK)
 		goto out_trace;
-	if (o->mtu && !dmr_sim_model(e->be)) {
-		st = dmr_err_set(err, DMR_ERR_INVALID, "--mtu: only the sim backend takes it (%s "
-				 "uses the ports' MTU)", o->backend);
-		goto out_be;
-	}
 	if (o->mtu) {
-		st = dmr_sim_set_mtu(e->be, o->mtu);
+		uint32_t mtu = o->mtu;
+		st = dmr_be_control(e->be, DMR_BE_CTL_SET_MTU, &mtu, NULL);
+		if (st == DMR_ERR_UNSUPPORTED) {
+			st = dmr_err_set(err, DMR_ERR_INVALID, "--mtu: only the sim backend takes it (%s "
+					 "uses the ports' MTU)", o->backend);
+			goto out_be;
+		}
 		if (st != DMR_OK) {
 			dmr_err_set(err, st, "--mtu %u: not an IB MTU (256..4096)", o->mtu);
+			goto out_be;
+		}
+	}
+	/* the model's figures (sim: the CPU charges below, the results' profile
+	 * and MTU); a backend without one answers UNSUPPORTED */
+	if (dmr_be_control(e->be, DMR_BE_CTL_MODEL, &e->model, NULL) != DMR_OK)
+		e->model = NULL;
+	e->threaded = !(e->be->ops->caps & DMR_BE_CAP_DRIVEN);
+	if (!e->threaded) {
+		uint64_t t;
+		st = dmr_be_control(e->be, DMR_BE_CTL_SIM_TIME, &t, err);
+		if (st != DMR_OK) {
+			dmr_err_set(err, st, "backend %s is driven by progress() but does not tell "
+				    "its simulated time (%s)", o->backend, dmr_be_ctl_string(DMR_BE_CTL_SIM_TIME));
 			goto out_be;
 		}
 	}
@@ -699,17 +758,18 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 		}
 	}
 
-	e->teng.be = e->be;
-	e->teng.layout = &e->layout;
-	e->teng.retries = o->retries;
-	e->teng.backoff_ps = (uint64_t)(o->backoff_us * 1e6);
+	/* the core's engine: where this process sits in the cluster
+	 * (DMR_BE_CTL_ROLE) names its lock tags and log rings */
+	st = dmr_txn_engine_init(&e->teng, e->be, &e->layout, o->retries,
+				 dmr_ps_from_us(o->backoff_us), err);
+	if (st != DMR_OK)
+		goto out_be;
 	e->nctx = e->nworkers * o->coros;
 	e->ctx = calloc(e->nctx, sizeof(*e->ctx));
 	e->cur = calloc(e->nctx, sizeof(*e->cur));
 	e->q = calloc(e->nworkers, sizeof(*e->q));
 	e->scratch = malloc(sizeof(*e->scratch));
 	e->wst = calloc(e->nworkers, sizeof(*e->wst));
-	e->threaded = !(e->be->ops->caps & DMR_BE_CAP_DRIVEN);
 	if (e->threaded)
 		pthread_mutex_init(&e->mu, NULL);
 	e->nth = e->threaded ? e->nworkers : 1;
@@ -765,43 +825,42 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 				}
 				e->part_mask |= 1u << ti;
 			}
-			e->drift_ps = (uint64_t)(d * 1e12);
+			e->drift_ps = dmr_ps_from_s(d);
 		}
 	}
 	e->limit = o->txns ? o->txns : UINT64_MAX;
-	uint64_t window_ps = (uint64_t)(o->window_ms * 1e9);
-	dmr_ts_init(&e->ts, window_ps ? window_ps : 100000000000ull);
+	uint64_t window_ps = dmr_ps_from_ms(o->window_ms);
+	dmr_ts_init(&e->ts, window_ps ? window_ps : 100 * DMR_PS_PER_MS);
 	e->ts.drift_ps = e->drift_ps;
 
-	/* start: each context wakes at a seeded random offset within 1 us
-	 * (threads never start on the same picosecond) */
-	uint64_t until = o->duration_s > 0 ? (uint64_t)(o->duration_s * 1e12) : UINT64_MAX;
-	e->until = until;
-	double loop0 = wall_now();
+	/* --duration: no transaction starts after it (run time, ps) */
+	e->until = o->duration_s > 0 ? dmr_ps_from_s(o->duration_s) : UINT64_MAX;
+	double loop0 = dmr_wall_s();
 	uint64_t tend;
-	struct sigaction sa, old_int, old_term;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	interrupted = 0;
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
+	dmr_sig_saved_t saved_sig;
+	dmr_sig_install(&saved_sig);
+	int64_t start_sum; /* START carries no value */
 	if (!e->threaded) {
+		st = engine_barrier(e, DMR_BE_BARRIER_START, o->barrier_s, 0, 0, &start_sum, err);
 		/* each context wakes at a seeded random offset within 1 us
 		 * (threads never start on the same picosecond) */
 		for (uint32_t i = 0; i < e->nctx && st == DMR_OK; i++)
 			st = dmr_be_timer(e->be, e->ctx[i].worker, gsl_rng_uniform_int(rng, 1000000),
-					  (uint64_t)i << 32);
+					  dmr_wrid(DMR_WRID_WAKE, i, 0));
 		if (st == DMR_OK)
 			st = drive_sim(e, &e->th[0]);
-		tend = dmr_sim_time(e->be);
+		tend = sim_time(e);
 	} else {
 		/* run time starts now, not at backend open: loading the MN
-		 * region, checking its initial state and parsing the trace
-		 * (up to DMR_PRELOAD_BYTES of it) are not the run */
+		 * region, checking its initial state, parsing the trace (up to
+		 * DMR_PRELOAD_BYTES of it) and waiting for the other CNs at the
+		 * START barrier are not the run */
 		uint64_t npre = 0;
 		st = preload(e, &npre);
 		res->preloaded = npre;
+		if (st == DMR_OK)
+			st = engine_barrier(e, DMR_BE_BARRIER_START, o->barrier_s, 0, 0, &start_sum,
+					    err);
 		e->t0 = dmr_be_now(e->be, 0);
 		if (e->until != UINT64_MAX)
 			e->until += e->t0;
@@ -816,16 +875,15 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 				break;
 			}
 	}
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
-	res->loop_wall_s = wall_now() - loop0;
+	dmr_sig_restore(&saved_sig);
+	res->loop_wall_s = dmr_wall_s() - loop0;
 	res->trace_wall_s = e->trace_wall;
 	res->partial = st != DMR_OK;
 	{
 		sum_stats(e, &res->st);
 		e->ts.phase = e->drift_ps ? tend / e->drift_ps : 0;
 		dmr_ts_finish(&e->ts, tend, &res->st);
-		res->sim_time_s = tend / 1e12;
+		res->sim_time_s = dmr_ps_to_s(tend);
 	}
 	/* latencies of all driving threads */
 	{
@@ -839,19 +897,37 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 		}
 	}
 	dmr_txn_stats_t tot = res->st;
+	/* END barrier: every participant has ended (a failed run tells the
+	 * others and waits for nobody); the committed delta the verifier checks
+	 * is the sum over them (single process: its own), and the MN region is
+	 * then the final state */
+	{
+		int64_t xv_sum = 0;
+		dmr_err_t berr;
+		dmr_status_t bst = engine_barrier(e, DMR_BE_BARRIER_END, o->end_s, st != DMR_OK,
+						  tot.committed_xv, &xv_sum, &berr);
+		if (bst != DMR_OK && st == DMR_OK) {
+			st = dmr_err_set(err, bst, "%s", berr.msg);
+			res->partial = 1;
+		}
+		if (st == DMR_OK)
+			tot.committed_xv = xv_sum;
+	}
+	/* transitional (dmr_replay_xv_t): the verbs CN role still runs its end
+	 * barrier inside stats() */
 	if (o->xv) {
-		o->xv->local = tot.committed_xv;
+		o->xv->local = res->st.committed_xv;
 		o->xv->failed = st != DMR_OK;
 		o->xv->summed = 0;
 	}
-	dmr_be_stats(e->be, &res->be); /* CN role: end barrier, xv sum, final state */
+	dmr_be_stats(e->be, &res->be);
 	if (o->xv)
 		tot.committed_xv = o->xv->summed ? o->xv->total : INT64_MIN;
 	snprintf(res->workload, sizeof(res->workload), "%s", h->workload);
 	snprintf(res->regime, sizeof(res->regime), "%s", h->regime);
 	snprintf(res->loop, sizeof(res->loop), "%s", dmr_loop_name(o->loop.loops));
 	snprintf(res->backend, sizeof(res->backend), "%s", o->backend);
-	const dmr_model_t *m = dmr_sim_model(e->be);
+	const dmr_model_t *m = e->model;
 	snprintf(res->profile, sizeof(res->profile), "%s", m ? m->name : "-");
 	snprintf(res->profile_path, sizeof(res->profile_path), "%s", m ? m->path : "-");
 	res->cns = o->cns;
@@ -906,13 +982,13 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 					 (unsigned long long)tot.locks_released);
 		}
 	}
-	res->wall_s = wall_now() - w0;
+	res->wall_s = dmr_wall_s() - w0;
 	snprintf(res->status, sizeof(res->status), "%s",
 		 res->partial ? "partial" : (res->verified ? "complete" : "failed"));
-	if (dmr_results_mkdir_p(o->out_dir) != 0) {
+	if (dmr_mkdir_p(o->out_dir, DMR_FS_PROBE, &ferr) != DMR_OK) {
 		if (st == DMR_OK)
 			st = dmr_err_set(err, DMR_ERR_IO, "%s: cannot create: %s", o->out_dir,
-					 strerror(errno));
+					 ferr.msg);
 	} else {
 		dmr_err_t werr;
 		int final = !res->partial && res->verified;

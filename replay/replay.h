@@ -36,12 +36,19 @@ typedef struct dmr_replay_opts {
 	double window_ms;       /* time-series window, ms of run time */
 	dmr_loop_cfg_t loop;    /* admission control loops (core/loop.h) */
 	int quiet;
-	/* Several CN processes on one MN (dmreplay cn, docs/ROLES.md): NULL, or
-	 * where the run's committed delta goes (local, set after the run and
-	 * before dmr_be_stats(), whose end barrier publishes it) and where the
-	 * sum over all CNs comes back (total, valid when summed != 0; set by
-	 * the verbs CN role after the end barrier). Verification then checks
-	 * the final state against total. */
+	/* The cluster barrier (dmr_be_barrier): the engine calls START before
+	 * the first transaction and END after the last completion, and verifies
+	 * the final state against the committed delta END sums over the CNs.
+	 * barrier_s / end_s > 0: their deadlines, s from the call; 0: the
+	 * backend's default (verbs CN role: its --barrier-timeout /
+	 * --end-timeout). */
+	double barrier_s, end_s;
+	/* Transitional, until the verbs CN role runs its end barrier in the
+	 * barrier op instead of inside stats(): NULL, or where this process's
+	 * committed delta goes (local, set after the END barrier and before
+	 * dmr_be_stats()) and where the sum over all CNs comes back (total,
+	 * valid when summed != 0; set by the verbs CN role inside stats()).
+	 * Verification then checks the final state against total. */
 	struct dmr_replay_xv *xv;
 } dmr_replay_opts_t;
 

@@ -21,8 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 
+#include "../../core/base/timeps.h"
 #include "../backend.h"
 
 typedef struct shm_timer {
@@ -50,13 +50,6 @@ typedef struct shm {
 	uint64_t cas_twice; /* DMR_SHM_CAS_TWICE: every Nth CAS twice (0: off) */
 	uint64_t ncas;      /* CASes executed (atomic), for cas_twice */
 } shm_t;
-
-static uint64_t mono_ps(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000000ull + (uint64_t)ts.tv_nsec * 1000ull;
-}
 
 static void shm_close(dmr_be_t *be)
 {
@@ -98,18 +91,12 @@ static dmr_status_t shm_be_open(const dmr_be_config_t *cfg, dmr_be_t **be_p, dmr
 	s->size = cfg->mr_size;
 	for (uint32_t i = 0; i < s->nworkers; i++)
 		pthread_mutex_init(&s->cq[i].mu, NULL);
-	s->t0 = mono_ps();
+	s->t0 = dmr_mono_ps();
 	const char *twice = getenv("DMR_SHM_CAS_TWICE");
 	s->cas_twice = twice ? strtoull(twice, NULL, 10) : 0;
 	extern const dmr_be_ops_t dmr_shm_ops;
 	s->be.ops = &dmr_shm_ops;
 	*be_p = &s->be;
-	return DMR_OK;
-}
-
-static dmr_status_t shm_mr_reg(dmr_be_t *be, uint32_t w, void *addr, size_t len, dmr_err_t *err)
-{
-	(void)be, (void)w, (void)addr, (void)len, (void)err;
 	return DMR_OK;
 }
 
@@ -218,7 +205,7 @@ static dmr_status_t shm_post(dmr_be_t *be, uint32_t worker, uint32_t mn, const d
 static uint64_t shm_now(dmr_be_t *be, uint32_t worker)
 {
 	(void)worker;
-	return mono_ps() - ((shm_t *)be)->t0;
+	return dmr_mono_ps() - ((shm_t *)be)->t0;
 }
 
 static int shm_poll(dmr_be_t *be, uint32_t worker, dmr_wc_t *wcs, int max)
@@ -268,18 +255,6 @@ static dmr_status_t shm_timer(dmr_be_t *be, uint32_t worker, uint64_t at, uint64
 	return st;
 }
 
-static dmr_status_t shm_barrier(dmr_be_t *be, uint64_t deadline, dmr_err_t *err)
-{
-	(void)be, (void)deadline, (void)err;
-	return DMR_OK;
-}
-
-static int shm_progress(dmr_be_t *be, uint64_t until)
-{
-	(void)be, (void)until;
-	return -1;
-}
-
 static void *shm_mn_memory(dmr_be_t *be, uint32_t mn, uint64_t *len_p)
 {
 	shm_t *s = (shm_t *)be;
@@ -298,25 +273,34 @@ static void shm_stats(dmr_be_t *be, dmr_be_stats_t *st)
 	pthread_mutex_unlock(&s->stmu);
 }
 
-static void shm_charge(dmr_be_t *be, uint32_t worker, uint64_t ps)
+/* Only ROLE: one process holds the whole cluster. No model, simulated time,
+ * MTU or payload switch (DMR_ERR_UNSUPPORTED). */
+static dmr_status_t shm_control(dmr_be_t *be, int op, void *arg, dmr_err_t *err)
 {
-	(void)be, (void)worker, (void)ps;
+	if (op == DMR_BE_CTL_ROLE) {
+		shm_t *s = (shm_t *)be;
+		*(dmr_be_role_t *)arg = (dmr_be_role_t){.cn = 0,
+							.cns = be->cfg.cns,
+							.first_worker = 0,
+							.workers = s->nworkers};
+		return DMR_OK;
+	}
+	return dmr_be_ctl_unsupported(be, op, err);
 }
 
+/* mr_reg/mr_dereg (any local memory will do), barrier (one process),
+ * progress (threaded), charge (the CPU is real): the registry's stubs. */
 const dmr_be_ops_t dmr_shm_ops = {
 	.size = sizeof(dmr_be_ops_t),
 	.name = "shm",
 	.caps = 0,
 	.open = shm_be_open,
 	.close = shm_close,
-	.mr_reg = shm_mr_reg,
 	.post = shm_post,
 	.poll = shm_poll,
 	.now = shm_now,
 	.timer = shm_timer,
-	.barrier = shm_barrier,
-	.progress = shm_progress,
 	.mn_memory = shm_mn_memory,
 	.stats = shm_stats,
-	.charge = shm_charge,
+	.control = shm_control,
 };

@@ -234,17 +234,6 @@ fail:
 	return st;
 }
 
-static dmr_status_t sim_mr_reg(dmr_be_t *be, uint32_t worker, void *addr, size_t len,
-			       dmr_err_t *err)
-{
-	(void)be;
-	(void)worker;
-	(void)addr;
-	(void)len;
-	(void)err;
-	return DMR_OK;
-}
-
 static inline void push(sim_t *s, uint64_t t, uint32_t type, uint32_t arg)
 {
 	if (dmr_sim_eventq_push(&s->q, t, type, arg) != DMR_OK)
@@ -734,14 +723,6 @@ static dmr_status_t sim_timer(dmr_be_t *be, uint32_t worker, uint64_t at_ps, uin
 	return s->fatal;
 }
 
-static dmr_status_t sim_barrier(dmr_be_t *be, uint64_t deadline_ps, dmr_err_t *err)
-{
-	(void)be;
-	(void)deadline_ps;
-	(void)err;
-	return DMR_OK; /* one process, one clock */
-}
-
 static int sim_progress(dmr_be_t *be, uint64_t until_ps)
 {
 	sim_t *s = to_sim(be);
@@ -851,17 +832,54 @@ static void sim_charge(dmr_be_t *be, uint32_t worker, uint64_t ps)
 	cpu_end(wk, cpu_start(s, wk) + ps);
 }
 
+static dmr_status_t sim_set_mtu(sim_t *s, uint32_t mtu)
+{
+	if (mtu != 256 && mtu != 512 && mtu != 1024 && mtu != 2048 && mtu != 4096)
+		return DMR_ERR_INVALID;
+	s->m.mtu = mtu;
+	return DMR_OK;
+}
+
+static dmr_status_t sim_control(dmr_be_t *be, int op, void *arg, dmr_err_t *err)
+{
+	sim_t *s = to_sim(be);
+	switch (op) {
+	case DMR_BE_CTL_MODEL:
+		*(const dmr_model_t **)arg = &s->m;
+		return DMR_OK;
+	case DMR_BE_CTL_SIM_TIME:
+		*(uint64_t *)arg = s->now;
+		return DMR_OK;
+	case DMR_BE_CTL_SET_MTU: {
+		uint32_t mtu = *(const uint32_t *)arg;
+		if (sim_set_mtu(s, mtu) != DMR_OK)
+			return dmr_err_set(err, DMR_ERR_INVALID,
+					   "sim: MTU %u is not an IB MTU (256, 512, 1024, 2048, 4096)",
+					   mtu);
+		return DMR_OK;
+	}
+	case DMR_BE_CTL_SET_PAYLOAD:
+		s->no_payload = !*(const int *)arg;
+		return DMR_OK;
+	case DMR_BE_CTL_ROLE:
+		*(dmr_be_role_t *)arg = (dmr_be_role_t){.cn = 0,
+							.cns = be->cfg.cns,
+							.first_worker = 0,
+							.workers = s->nworkers};
+		return DMR_OK;
+	}
+	return dmr_be_ctl_unsupported(be, op, err);
+}
+
+/* The old direct calls (kept until every caller uses dmr_be_control). */
 const dmr_model_t *dmr_sim_model(dmr_be_t *be)
 {
-	return be && be->ops == &dmr_sim_ops ? &to_sim(be)->m : NULL;
+	return be && be->ops->open == sim_open ? &to_sim(be)->m : NULL;
 }
 
 dmr_status_t dmr_sim_set_mtu(dmr_be_t *be, uint32_t mtu)
 {
-	if (mtu != 256 && mtu != 512 && mtu != 1024 && mtu != 2048 && mtu != 4096)
-		return DMR_ERR_INVALID;
-	to_sim(be)->m.mtu = mtu;
-	return DMR_OK;
+	return sim_set_mtu(to_sim(be), mtu);
 }
 
 void dmr_sim_set_payload(dmr_be_t *be, int on)
@@ -874,20 +892,21 @@ uint64_t dmr_sim_time(dmr_be_t *be)
 	return to_sim(be)->now;
 }
 
+/* mr_reg/mr_dereg, barrier: the registry's stubs (nothing to register; one
+ * process). */
 const dmr_be_ops_t dmr_sim_ops = {
 	.size = sizeof(dmr_be_ops_t),
 	.name = "sim",
 	.caps = DMR_BE_CAP_DRIVEN,
 	.open = sim_open,
 	.close = sim_close,
-	.mr_reg = sim_mr_reg,
 	.post = sim_post,
 	.poll = sim_poll,
 	.now = sim_now,
 	.timer = sim_timer,
-	.barrier = sim_barrier,
 	.progress = sim_progress,
 	.mn_memory = sim_mn_memory,
 	.stats = sim_stats,
 	.charge = sim_charge,
+	.control = sim_control,
 };

@@ -39,6 +39,17 @@
 
 extern const dmr_be_ops_t dmr_sim_ops;
 
+/*
+ * Control ops (dmr_be_control, backend.h) answered: DMR_BE_CTL_MODEL (the
+ * profile), DMR_BE_CTL_SIM_TIME (global simulated time), DMR_BE_CTL_SET_MTU,
+ * DMR_BE_CTL_SET_PAYLOAD, DMR_BE_CTL_ROLE (the whole cluster: cn 0,
+ * first_worker 0). The barrier is the single-process stub.
+ *
+ * The direct calls below predate dmr_be_control and are kept until their
+ * last callers (replay/kv, tools, tests) use it; the replay engine does not
+ * include this header.
+ */
+
 /* The profile of an open sim backend (NULL if be is not sim). */
 const dmr_model_t *dmr_sim_model(dmr_be_t *be);
 /* Override the path MTU after open (for MTU sweeps); DMR_ERR_INVALID if not
