@@ -1,5 +1,5 @@
 /*
- * tests/test_bench.c - `dmreplay bench` (replay/bench.h): perftest-style
+ * tests/test_bench.c - `dmreplay bench` (replay/tools/bench.h): perftest-style
  * micro-benchmarks through the backend interface.
  *
  * On sim: 64 KiB READ bandwidth with 16 outstanding at MTU 4096 lies in
@@ -29,7 +29,7 @@
 
 #include "backends/sim/sim.h"
 #include "models/model.h"
-#include "replay/bench.h"
+#include "replay/tools/bench.h"
 
 /* ---- running a main() in-process with its output captured -------------- */
 

@@ -1,5 +1,5 @@
 /*
- * tests/test_calibrate.c - `dmreplay calibrate` (replay/calibrate.h).
+ * tests/test_calibrate.c - `dmreplay calibrate` (replay/tools/calibrate.h).
  *
  * On sim the micro-benchmarks reproduce the profile they run on within 2 %
  * (read_rtt_ns, read_bw_64k_gbps, atomic_addr_mops, atomic_global_mops, and
@@ -33,8 +33,8 @@
 #include <unistd.h>
 
 #include "models/model.h"
-#include "replay/bench.h"
-#include "replay/calibrate.h"
+#include "replay/tools/bench.h"
+#include "replay/tools/calibrate.h"
 
 /* ---- running a main() in-process with its output captured -------------- */
 

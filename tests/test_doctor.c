@@ -1,5 +1,5 @@
 /*
- * tests/test_doctor.c - `dmreplay doctor` (replay/doctor.c, docs/DOCTOR.md).
+ * tests/test_doctor.c - `dmreplay doctor` (replay/tools/, docs/DOCTOR.md).
  *
  *  - On a machine without RDMA (this one; and an empty fake sysfs): one
  *    error line on stderr, nothing on stdout, exit 3; --json says the same.
@@ -35,7 +35,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../replay/doctor.h"
+#include "../replay/tools/doctor.h"
 
 static char g_tmp[PATH_MAX];  /* suite temp dir */
 static char g_bin[PATH_MAX];  /* $DMR_BUILD_DIR/dmreplay */

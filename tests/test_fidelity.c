@@ -1,5 +1,5 @@
 /*
- * tests/test_fidelity.c - `dmreplay fidelity` (replay/fidelity.c,
+ * tests/test_fidelity.c - `dmreplay fidelity` (replay/tools/,
  * docs/fidelity.md) without a device:
  *  - the table math on synthetic inputs: relative errors, PASS/FAIL at and
  *    around the 15 % (throughput) and 20 % (p50) tolerances, rows without
@@ -28,7 +28,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../replay/fidelity.h"
+#include "../replay/tools/fidelity.h"
 #define SMALL "--cns", "1", "--threads", "2", "--coros", "2"
 #include "cli_util.h"
 

@@ -1,5 +1,5 @@
 /*
- * replay/doctor.c - `dmreplay doctor`: preflight checks of one node from the
+ * replay/tools/doctor.c - `dmreplay doctor`: preflight checks of one node from the
  * kernel's view, without libibverbs. See doctor.h and docs/DOCTOR.md.
  *
  * Sources (each under --sysfs ROOT / --proc ROOT, default /sys and /proc):
@@ -38,8 +38,8 @@
 #include <unistd.h>
 #include <time.h>
 
-#include "roles.h"
-#include "../backends/backend.h"
+#include "../roles.h"
+#include "../../backends/backend.h"
 
 #define PROG "dmreplay doctor"
 #define SLOW_GBPS 25.0

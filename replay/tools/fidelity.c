@@ -1,5 +1,5 @@
 /*
- * replay/fidelity.c - `dmreplay fidelity` (replay/fidelity.h, docs/fidelity.md).
+ * replay/tools/fidelity.c - `dmreplay fidelity` (replay/tools/fidelity.h, docs/fidelity.md).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -11,12 +11,12 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "../backends/backend.h"
-#include "../models/model.h"
-#include "../traces/trace.h"
-#include "../traces/workload.h"
+#include "../../backends/backend.h"
+#include "../../models/model.h"
+#include "../../traces/trace.h"
+#include "../../traces/workload.h"
 #include "fidelity.h"
-#include "replay.h"
+#include "../replay.h"
 
 #define FID_MAX_TRACES 32
 #define FID_YCSB_A DMR_SOURCE_DIR "/traces/ycsb/workloada"

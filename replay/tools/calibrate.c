@@ -1,5 +1,5 @@
 /*
- * replay/calibrate.c - `dmreplay calibrate`; see calibrate.h and
+ * replay/tools/calibrate.c - `dmreplay calibrate`; see calibrate.h and
  * docs/CALIBRATION.md.
  */
 #include "calibrate.h"
@@ -21,14 +21,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../backends/sim/sim.h"
-#include "../models/model.h"
-#include "../traces/trace.h"
-#include "../traces/workload.h"
+#include "../../backends/sim/sim.h"
+#include "../../models/model.h"
+#include "../../traces/trace.h"
+#include "../../traces/workload.h"
 #include "bench.h"
-#include "replay.h"
+#include "../replay.h"
 #ifdef DMR_HAVE_VERBS
-#include "../backends/verbs/verbs.h"
+#include "../../backends/verbs/verbs.h"
 #endif
 
 #define CAL_NSIZES 14 /* 8 B .. 64 KiB, powers of two */

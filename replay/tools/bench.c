@@ -1,5 +1,5 @@
 /*
- * replay/bench.c - perftest-style micro-benchmarks through the backend
+ * replay/tools/bench.c - perftest-style micro-benchmarks through the backend
  * interface; see bench.h for the contract and the figures' definitions.
  */
 #include "bench.h"
@@ -18,9 +18,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "../backends/sim/sim.h"
+#include "../../backends/sim/sim.h"
 #ifdef DMR_HAVE_VERBS
-#include "../backends/verbs/verbs.h"
+#include "../../backends/verbs/verbs.h"
 #endif
 
 #define BENCH_ATOMIC_WORDS 512u /* perftest's 4 KiB cycle buffer of 8-byte words */
