@@ -25,7 +25,7 @@
 #include "../../models/model.h"
 #include "../../traces/trace.h"
 #include "../../traces/workload.h"
-#include "bench.h"
+#include "bench_impl.h"
 #include "../replay.h"
 #ifdef DMR_HAVE_VERBS
 #include "../../backends/verbs/verbs.h"
