@@ -66,7 +66,7 @@ int dmr_bench_topt(const char *cmd, int ch, const char *arg, dmr_bench_topts_t *
 		o->t.port = (int)port;
 	else if (ch == DMR_BENCH_O_GID)
 		o->t.gid_index = (int)gid;
-	else if (!dmr_bench_is_ib_mtu(mtu)) {
+	else if (!bench_is_ib_mtu(mtu)) {
 		fprintf(stderr,
 			"dmreplay %s: option --mtu: %" PRIu64
 			" is not an IB MTU (256, 512, 1024, 2048, 4096)\n",
@@ -105,6 +105,17 @@ int dmr_bench_topts_check(const char *cmd, const dmr_bench_topts_t *o, const cha
 	else
 		return 0;
 	return -1;
+}
+
+int dmr_bench_opt_rest(const char *cmd, int ch, char **argv, dmr_bench_topts_t *to,
+		       const dmr_tools_num_t *nums, size_t n)
+{
+	int r = dmr_bench_topt(cmd, ch, optarg, to);
+	if (r == 0)
+		r = dmr_tools_num(cmd, nums, n, ch, optarg);
+	if (r == 0)
+		dmr_tools_opt_error(cmd, ch, argv);
+	return r > 0 ? 1 : -1;
 }
 
 /* ---- dmreplay bench -------------------------------------------------------- */
@@ -189,7 +200,7 @@ int dmr_bench_main(int argc, char **argv)
 	    {O_CYCLE, "--cycle-buffer", 64, 1u << 30, DMR_OPT_SIZE, &cycle, NULL},
 	};
 	dmr_err_t err;
-	int ch, r;
+	int ch;
 	optind = 0;
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
@@ -212,15 +223,10 @@ int dmr_bench_main(int argc, char **argv)
 			bench_usage(stdout);
 			return 0;
 		default:
-			r = dmr_bench_topt("bench", ch, optarg, &to);
-			if (r == 0)
-				r = dmr_tools_num("bench", nums, sizeof(nums) / sizeof(nums[0]), ch,
-						  optarg);
-			if (r > 0)
-				break;
-			if (r == 0)
-				dmr_tools_opt_error("bench", ch, argv);
-			return 2;
+			if (dmr_bench_opt_rest("bench", ch, argv, &to, nums,
+					       sizeof(nums) / sizeof(nums[0])) < 0)
+				return 2;
+			break;
 		}
 	}
 	if (optind >= argc) {
@@ -254,7 +260,7 @@ int dmr_bench_main(int argc, char **argv)
 #ifdef DMR_HAVE_VERBS
 	int verbs = strcmp(t.backend, "verbs") == 0;
 #endif
-	if (dmr_bench_is_atomic(sp.opcode)) {
+	if (bench_is_atomic(sp.opcode)) {
 		if (have_size && size != 8) {
 			fprintf(stderr,
 				"dmreplay bench: option --size: %s operates on 8 bytes "

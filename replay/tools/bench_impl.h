@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "bench.h"
+#include "tools_opt.h"
 
 #define BENCH_ATOMIC_WORDS 512u /* perftest's 4 KiB cycle buffer of 8-byte words */
 #define BENCH_POLL_MAX 64
@@ -22,17 +23,17 @@
 #define BENCH_MIN_CAPPED 16 /* WRs per QP posted before max_s may stop a run */
 #define BENCH_MAX_POST_LIST BENCH_MAX_DEPTH
 
-static inline uint64_t dmr_bench_round_up(uint64_t x, uint64_t a)
+static inline uint64_t bench_round_up(uint64_t x, uint64_t a)
 {
 	return (x + a - 1) / a * a;
 }
 
-static inline int dmr_bench_is_atomic(uint8_t opc)
+static inline int bench_is_atomic(uint8_t opc)
 {
 	return opc == DMR_WR_CAS || opc == DMR_WR_FAA;
 }
 
-static inline int dmr_bench_is_ib_mtu(uint64_t v)
+static inline int bench_is_ib_mtu(uint64_t v)
 {
 	return v == 256 || v == 512 || v == 1024 || v == 2048 || v == 4096;
 }
@@ -98,5 +99,11 @@ int dmr_bench_topt(const char *cmd, int ch, const char *arg, dmr_bench_topts_t *
  * the first broken rule printed ("dmreplay CMD: option X: ..."; a
  * --profile refusal ends with profile_hint, e.g. "" or "; use --base"). */
 int dmr_bench_topts_check(const char *cmd, const dmr_bench_topts_t *o, const char *profile_hint);
+
+/* The rest of a tool's getopt_long switch (getopt's optarg): a target
+ * option, an integer option of nums[0..n), else getopt's error. 1 taken,
+ * -1 a bad or unknown option (printed; exit 2). */
+int dmr_bench_opt_rest(const char *cmd, int ch, char **argv, dmr_bench_topts_t *to,
+		       const dmr_tools_num_t *nums, size_t n);
 
 #endif /* DMR_BENCH_IMPL_H */

@@ -82,7 +82,7 @@ void dmr_bench_lat_stats(const uint64_t *tp, uint64_t iters, dmr_bench_result_t 
 void dmr_bench_print(const dmr_bench_spec_t *sp, const dmr_bench_result_t *r, void *file)
 {
 	FILE *f = file;
-	unsigned long bytes = dmr_bench_is_atomic(sp->opcode) ? 8ul : sp->size;
+	unsigned long bytes = bench_is_atomic(sp->opcode) ? 8ul : sp->size;
 	fputs(RULE, f);
 	if (sp->latency) {
 		fprintf(f, " #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    "
@@ -116,14 +116,14 @@ void dmr_bench_print_header(FILE *f, const dmr_bench_session_t *s, const dmr_ben
 	fprintf(f, " Number of qps   : %u\n", sp->qps);
 	fprintf(f, " Outstanding     : %u WR%s, one signaled WR in %u, %u WR%s per post%s\n",
 		sp->depth, sp->depth == 1 ? "" : "s", cq_mod, post_list, post_list == 1 ? "" : "s",
-		dmr_bench_is_atomic(sp->opcode) && !sp->cycle_buffer
+		bench_is_atomic(sp->opcode) && !sp->cycle_buffer
 		    ? (sp->same_addr ? "; one 8-byte word" : "; 512 distinct 8-byte words")
 		    : "");
 	if (sp->cycle_buffer) {
 		uint64_t inc = 0, n = dmr_bench_cycle_slots(sp, &inc);
 		fprintf(f,
-			" Addresses       : perftest's cycle buffer of %u bytes: %llu slot%s of %llu "
-			"bytes%s\n",
+			" Addresses       : perftest's cycle buffer of %u bytes: %llu slot%s of "
+			"%llu bytes%s\n",
 			sp->cycle_buffer, (unsigned long long)n, n == 1 ? "" : "s",
 			(unsigned long long)inc, sp->same_addr ? " (remote: one 8-byte word)" : "");
 	}

@@ -46,7 +46,7 @@ dmr_status_t dmr_bench_session_open(dmr_bench_session_t *s_p, const dmr_bench_ta
 				   "mtu: only the sim's path MTU can be set (backend %s uses its "
 				   "ports' active MTU)",
 				   t->backend);
-	if (t->mtu && !dmr_bench_is_ib_mtu(t->mtu))
+	if (t->mtu && !bench_is_ib_mtu(t->mtu))
 		return dmr_err_set(err, DMR_ERR_INVALID,
 				   "mtu: %u is not an IB MTU (256, 512, 1024, 2048, 4096)", t->mtu);
 	dmr_bench_session_t s;
@@ -55,7 +55,7 @@ dmr_status_t dmr_bench_session_open(dmr_bench_session_t *s_p, const dmr_bench_ta
 			       .mns = 1,
 			       .cns = 1,
 			       .workers = workers,
-			       .mr_size = dmr_bench_round_up(mr_size ? mr_size : 4096, 4096),
+			       .mr_size = bench_round_up(mr_size ? mr_size : 4096, 4096),
 			       .seed = 1,
 			       .profile = t->profile,
 			       .device = t->device,
@@ -67,7 +67,7 @@ dmr_status_t dmr_bench_session_open(dmr_bench_session_t *s_p, const dmr_bench_ta
 	s.driven = (s.be->ops->caps & DMR_BE_CAP_DRIVEN) != 0;
 	s.workers = workers;
 	s.mr_size = cfg.mr_size;
-	s.local_len = dmr_bench_round_up(local_len ? local_len : 64, 64);
+	s.local_len = bench_round_up(local_len ? local_len : 64, 64);
 	if (sim && t->mtu && dmr_sim_set_mtu(s.be, t->mtu) != DMR_OK) {
 		st = dmr_err_set(err, DMR_ERR_INVALID, "mtu: %u rejected by the sim", t->mtu);
 		goto fail;
@@ -124,30 +124,35 @@ uint64_t dmr_bench_cycle_slots(const dmr_bench_spec_t *sp, uint64_t *inc_p)
 {
 	if (!sp->cycle_buffer)
 		return 0;
-	uint64_t size = dmr_bench_is_atomic(sp->opcode) ? 8 : sp->size;
-	uint64_t inc = dmr_bench_round_up(size ? size : 1, 64);
+	uint64_t size = bench_is_atomic(sp->opcode) ? 8 : sp->size;
+	uint64_t inc = bench_round_up(size ? size : 1, 64);
 	*inc_p = inc;
 	return size <= sp->cycle_buffer / 2 ? sp->cycle_buffer / inc : 1;
 }
 
+/* Local bytes per outstanding WR: the size (atomics 8) rounded up to 8. */
+static uint64_t bench_slot(const dmr_bench_spec_t *sp)
+{
+	return bench_round_up(bench_is_atomic(sp->opcode) || sp->size < 8 ? 8 : sp->size, 8);
+}
+
 uint64_t dmr_bench_mr_need(const dmr_bench_spec_t *sp)
 {
-	uint64_t region = dmr_bench_is_atomic(sp->opcode)
-			      ? 4096
-			      : dmr_bench_round_up((uint64_t)sp->depth * (sp->size ? sp->size : 1), 4096);
+	uint64_t bytes = (uint64_t)sp->depth * (sp->size ? sp->size : 1);
+	uint64_t region = bench_is_atomic(sp->opcode) ? 4096 : bench_round_up(bytes, 4096);
 	uint64_t inc = 0, n = dmr_bench_cycle_slots(sp, &inc);
 	if (n)
-		region = dmr_bench_round_up(n * inc, 4096);
+		region = bench_round_up(n * inc, 4096);
 	return (uint64_t)(sp->qps ? sp->qps : 1) * region;
 }
 
 size_t dmr_bench_local_need(const dmr_bench_spec_t *sp)
 {
-	uint64_t slot = dmr_bench_round_up(dmr_bench_is_atomic(sp->opcode) || sp->size < 8 ? 8 : sp->size, 8);
+	uint64_t slot = bench_slot(sp);
 	uint64_t need = slot * sp->depth, inc = 0, n = dmr_bench_cycle_slots(sp, &inc);
 	if (n)
 		need = n * inc;
-	return (size_t)dmr_bench_round_up(need, 64);
+	return (size_t)bench_round_up(need, 64);
 }
 
 typedef struct bq {
@@ -191,7 +196,7 @@ static void bq_fill_wr(brun_t *r, bq_t *q, uint64_t i, dmr_wr_t *wr)
 		*wr = (dmr_wr_t){.wr_id = dmr_wrid_n(DMR_WRID_BENCH, i),
 				 .local = q->local + off,
 				 .remote = sp->same_addr ? 0 : q->rbase + off,
-				 .length = dmr_bench_is_atomic(sp->opcode) ? 8 : sp->size,
+				 .length = bench_is_atomic(sp->opcode) ? 8 : sp->size,
 				 .opcode = sp->opcode,
 				 .compare_add = sp->opcode == DMR_WR_FAA ? 1 : 0,
 				 .swap = i + 1};
@@ -449,7 +454,7 @@ dmr_status_t dmr_bench_run_sel(dmr_bench_session_t *s, const dmr_bench_spec_t *s
 	if (sp->iters < (sp->latency ? 4u : 2u) || sp->iters > BENCH_MAX_ITERS)
 		return dmr_err_set(err, DMR_ERR_INVALID, "bench: %" PRIu64 " iterations (%u..%llu)",
 				   sp->iters, sp->latency ? 4u : 2u, BENCH_MAX_ITERS);
-	if (!dmr_bench_is_atomic(sp->opcode) && (sp->size == 0 || sp->size > BENCH_MAX_SIZE))
+	if (!bench_is_atomic(sp->opcode) && (sp->size == 0 || sp->size > BENCH_MAX_SIZE))
 		return dmr_err_set(err, DMR_ERR_INVALID, "bench: size %u out of range (1..%u)",
 				   sp->size, BENCH_MAX_SIZE);
 	if (cq_mod == 0 || post_list == 0 || cq_mod > sp->depth || post_list > sp->depth)
@@ -473,7 +478,7 @@ dmr_status_t dmr_bench_run_sel(dmr_bench_session_t *s, const dmr_bench_spec_t *s
 	r.sp = sp;
 	r.cq_mod = cq_mod;
 	r.post_list = post_list;
-	r.slot = dmr_bench_round_up(dmr_bench_is_atomic(sp->opcode) || sp->size < 8 ? 8 : sp->size, 8);
+	r.slot = bench_slot(sp);
 	r.cycle_slots = dmr_bench_cycle_slots(sp, &r.cycle_inc);
 	r.region = dmr_bench_mr_need(sp) / sp->qps;
 	r.timeout_ps = dmr_ps_from_s(sp->timeout_s > 0 ? sp->timeout_s : 10.0);
@@ -518,7 +523,7 @@ dmr_status_t dmr_bench_run_sel(dmr_bench_session_t *s, const dmr_bench_spec_t *s
 			t1 = q->tc[q->done - 1];
 		total += q->done;
 	}
-	double bytes = dmr_bench_is_atomic(sp->opcode) ? 8 : sp->size;
+	double bytes = bench_is_atomic(sp->opcode) ? 8 : sp->size;
 	uint64_t span = t1 > t0 ? t1 - t0 : 1;
 	res.iters = total;
 	res.seconds = dmr_ps_to_s(span);

@@ -9,14 +9,14 @@ int dmr_tools_num(const char *cmd, const dmr_tools_num_t *tab, size_t n, int ch,
 	for (size_t i = 0; i < n; i++) {
 		if (tab[i].ch != ch)
 			continue;
+		const dmr_tools_num_t *t = &tab[i];
 		dmr_err_t err;
-		if (dmr_opt_u64(tab[i].name, arg, tab[i].lo, tab[i].hi, tab[i].flags, tab[i].v, &err) !=
-		    DMR_OK) {
+		if (dmr_opt_u64(t->name, arg, t->lo, t->hi, t->flags, t->v, &err) != DMR_OK) {
 			fprintf(stderr, "dmreplay %s: %s\n", cmd, err.msg);
 			return -1;
 		}
-		if (tab[i].seen)
-			*tab[i].seen = 1;
+		if (t->seen)
+			*t->seen = 1;
 		return 1;
 	}
 	return 0;
