@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "bench_impl.h"
-#include "tools_opt.h"
+#include "tools_util.h"
 #ifdef DMR_HAVE_VERBS
 #include "../../backends/verbs/verbs.h"
 #endif

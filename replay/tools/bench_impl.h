@@ -12,7 +12,7 @@
 #include <stdio.h>
 
 #include "bench.h"
-#include "tools_opt.h"
+#include "tools_util.h"
 
 #define BENCH_ATOMIC_WORDS 512u /* perftest's 4 KiB cycle buffer of 8-byte words */
 #define BENCH_POLL_MAX 64

@@ -20,7 +20,7 @@
 #include "../../core/base/fs.h"
 #include "../../core/base/timeps.h"
 #include "calibrate_impl.h"
-#include "tools_opt.h"
+#include "tools_util.h"
 
 static void cal_usage(FILE *f)
 {

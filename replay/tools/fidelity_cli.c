@@ -11,12 +11,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "../../backends/backend.h"
 #include "../../core/base/sig.h"
 #include "../../models/model.h"
 #include "../../traces/trace.h"
 #include "fidelity_impl.h"
-#include "tools_opt.h"
+#include "tools_util.h"
 
 static void usage(FILE *f)
 {
@@ -50,27 +49,6 @@ static void usage(FILE *f)
 		"options or input, 3 no device (none given, or it cannot be opened),\n"
 		"130 interrupted (SIGINT/SIGTERM).\n",
 		100 * DMR_FID_TOL_TPS, 100 * DMR_FID_TOL_P50);
-}
-
-/* Open and close the verbs backend on the device: DMR_OK when it can run. */
-static dmr_status_t probe_device(const char *dev, int port, int gid, dmr_err_t *err)
-{
-	dmr_be_config_t cfg;
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.backend = "verbs";
-	cfg.mns = 1;
-	cfg.cns = 1;
-	cfg.workers = 1;
-	cfg.mr_size = 1u << 20;
-	cfg.seed = 1;
-	cfg.device = dev;
-	cfg.port = port;
-	cfg.gid_index = gid;
-	dmr_be_t *be = NULL;
-	dmr_status_t st = dmr_be_open(&cfg, &be, err);
-	if (st == DMR_OK)
-		dmr_be_close(be);
-	return st;
 }
 
 /* A --traces file: a readable regular file that starts with a trace header.
@@ -200,7 +178,8 @@ int dmr_fidelity_main(int argc, char **argv)
 	}
 	if (!strcmp(meas_be, "verbs")) {
 		dmr_err_t derr = {{0}};
-		dmr_status_t st = probe_device(device, (int)port, have_gid ? (int)gid : -1, &derr);
+		dmr_status_t st = dmr_tools_verbs_probe(device, (int)port, have_gid ? (int)gid : -1,
+						  1u << 20, NULL, &derr);
 		if (st != DMR_OK) {
 			fprintf(stderr, "dmreplay fidelity: error: device '%s' cannot be used: %s\n",
 				device, derr.msg);

@@ -1,7 +1,8 @@
 /*
- * replay/tools/tools_opt.h - the command-line pieces the tools share
- * (private to replay/tools/): integer options as a table over
- * core/base/opt.h, and getopt_long's two errors said the same way.
+ * replay/tools/tools_util.h - what the tools share (private to
+ * replay/tools/): integer options as a table over core/base/opt.h,
+ * getopt_long's two errors said the same way, and the open-and-close probe
+ * of an RDMA device through the verbs backend.
  *
  * A tool lists its integer options as rows (the getopt_long value, the
  * option's name, the inclusive range, DMR_OPT_* flags, where the value
@@ -9,13 +10,14 @@
  * parsed by dmr_opt_u64, so every tool refuses the same strings with the
  * same words. Messages go to stderr as "dmreplay CMD: <message>".
  */
-#ifndef DMR_TOOLS_OPT_H
-#define DMR_TOOLS_OPT_H
+#ifndef DMR_TOOLS_UTIL_H
+#define DMR_TOOLS_UTIL_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "../../core/base/opt.h"
+#include "../../core/base/status.h"
 
 typedef struct dmr_tools_num {
 	int ch;		  /* getopt_long's value for the option */
@@ -41,4 +43,15 @@ int dmr_tools_num(const char *cmd, const dmr_tools_num_t *tab, size_t n, int ch,
  */
 void dmr_tools_opt_error(const char *cmd, int ch, char **argv);
 
-#endif /* DMR_TOOLS_OPT_H */
+/*
+ * Open the verbs backend on device / port / gid_index (-1 automatic) with
+ * one MN, one CN, one worker and an MN region of mr_size bytes (its open
+ * runs the loopback canary: a pattern written and read back, a CAS's old
+ * value), then close it. DMR_OK when the device can run; *open_ms_p (may be
+ * NULL) is the open's wall time. Errors: dmr_be_open's (DMR_ERR_NODEV: no
+ * such device, or a build without the verbs backend).
+ */
+dmr_status_t dmr_tools_verbs_probe(const char *device, int port, int gid_index, uint64_t mr_size,
+				   double *open_ms_p, dmr_err_t *err);
+
+#endif /* DMR_TOOLS_UTIL_H */
