@@ -165,7 +165,8 @@ int dmr_calibrate_main(int argc, char **argv)
 	dmr_status_t st;
 	dmr_err_t err;
 	json_t *base_root = NULL, *checks_json = NULL, *prof = NULL;
-	char check_path[64] = "";
+	dmr_afile_t pf; /* the profile written */
+	memset(&pf, 0, sizeof(pf));
 	optind = 0;
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, ":ho:", opts, NULL)) != -1) {
@@ -311,55 +312,52 @@ int dmr_calibrate_main(int argc, char **argv)
 	printf("Measurements took %.1f s wall.\n", c->wall_s);
 	int fails = dmr_cal_self_check(c, &bm, sim, &checks_json);
 
-	/* the profile is loaded back from a temporary file; -o FILE is then
-	 * replaced (atomically) only when it loads and the run passed,
-	 * otherwise FILE is left as it was and the new profile is FILE.partial */
+	/* the profile goes to a temporary file (beside FILE with -o, else in
+	 * /tmp) and is loaded back; -o FILE is then replaced by it (renamed)
+	 * only when it loads and the run passed, otherwise FILE is left as it
+	 * was and the new profile is FILE.partial */
 	if ((st = dmr_cal_profile_json(c, &bm, bparams, checks_json, &prof, &err)) != DMR_OK) {
 		fprintf(stderr, "dmreplay calibrate: %s\n", err.msg);
 		goto out;
 	}
-	snprintf(check_path, sizeof(check_path), "/tmp/dmr-calibrate-XXXXXX.json");
-	int fd = mkstemps(check_path, 5);
-	if (fd < 0) {
-		fprintf(stderr, "dmreplay calibrate: cannot create a temporary file: %s\n",
-			strerror(errno));
-		check_path[0] = 0;
+	if ((st = dmr_afile_open(&pf, o->out ? o->out : "/tmp/dmr-calibrate.json", &err)) !=
+	    DMR_OK) {
+		fprintf(stderr, "dmreplay calibrate: cannot create a temporary file: %s\n", err.msg);
 		goto out;
 	}
-	close(fd);
-	if (json_dump_file(prof, check_path, CAL_JSON_FLAGS) != 0) {
-		fprintf(stderr, "dmreplay calibrate: cannot write %s: %s\n", check_path,
-			strerror(errno));
+	if (json_dumpf(prof, pf.f, CAL_JSON_FLAGS) != 0 || fflush(pf.f) != 0) {
+		fprintf(stderr, "dmreplay calibrate: cannot write %s: %s\n", pf.tmp, strerror(errno));
 		goto out;
 	}
 	dmr_model_t wm;
-	int loads = dmr_model_load(check_path, &wm, &err) == DMR_OK;
+	int loads = dmr_model_load(pf.tmp, &wm, &err) == DMR_OK;
 	if (!loads)
 		fprintf(stderr, "dmreplay calibrate: the profile written does not load: %s\n",
 			err.msg);
-	if (o->out) {
-		int keep = loads && !fails;
+	int keep = o->out && loads && !fails;
+	if (keep && (st = dmr_afile_commit(&pf, &err)) != DMR_OK) {
+		fprintf(stderr, "dmreplay calibrate: cannot write the profile: %s\n", err.msg);
+		goto out;
+	}
+	dmr_afile_abort(&pf); /* the temporary file, unless renamed over FILE */
+	if (o->out && !keep) {
 		char part[PATH_MAX + 16];
 		snprintf(part, sizeof(part), "%s.partial", o->out);
 		char *text = json_dumps(prof, CAL_JSON_FLAGS);
-		st = text ? dmr_file_write_atomic(keep ? o->out : part, text, strlen(text), &err)
+		st = text ? dmr_file_write_atomic(part, text, strlen(text), &err)
 			  : dmr_err_set(&err, DMR_ERR_NOMEM, "out of memory");
 		free(text);
-		if (!keep && st == DMR_OK)
+		if (st == DMR_OK)
 			fprintf(stderr,
 				"dmreplay calibrate: %s left as it was (%s); the new profile is in "
 				"%s\n",
 				o->out, loads ? "self-check FAIL" : "it does not load", part);
-		else if (!keep)
+		else
 			fprintf(stderr,
 				"dmreplay calibrate: %s left as it was; cannot keep the new "
 				"profile: %s\n",
 				o->out, err.msg);
-		else if (st != DMR_OK)
-			fprintf(stderr, "dmreplay calibrate: cannot write the profile: %s\n",
-				err.msg);
-		if (!keep || st != DMR_OK)
-			goto out;
+		goto out;
 	}
 	if (!loads)
 		goto out;
@@ -373,8 +371,7 @@ int dmr_calibrate_main(int argc, char **argv)
 		       idle_ns);
 	rc = fails ? 1 : 0;
 out:
-	if (check_path[0])
-		unlink(check_path);
+	dmr_afile_abort(&pf);
 	json_decref(prof);
 	json_decref(base_root);
 	json_decref(checks_json);

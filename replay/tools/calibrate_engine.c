@@ -57,12 +57,13 @@ dmr_status_t dmr_cal_measure_engine(cal_t *c, dmr_err_t *err)
 		txns[3] = "75";
 	}
 	uint32_t reps = c->o.quick ? 2 : 3;
-	/* shm's clock read (CLOCK_MONOTONIC), median of 1000 */
+	/* shm's clock read (CLOCK_MONOTONIC in integer ps, as dmr_mono_ps),
+	 * median of 1000 */
 	{
 		double d[1000];
 		for (int i = 0; i < 1000; i++) {
-			double a = dmr_wall_s(), b = dmr_wall_s();
-			d[i] = (b - a) * 1e9;
+			dmr_time_ps_t a = dmr_mono_ps(), b = dmr_mono_ps();
+			d[i] = dmr_ps_to_ns(b - a);
 		}
 		gsl_sort(d, 1, 1000);
 		c->eng_clock_ns = gsl_stats_median_from_sorted_data(d, 1, 1000);
@@ -132,7 +133,7 @@ dmr_status_t dmr_cal_measure_engine(cal_t *c, dmr_err_t *err)
 						 names[k]);
 			if (st != DMR_OK)
 				break;
-			double run_ns = res.sim_time_s * 1e9 - 1e6;
+			double run_ns = res.sim_time_s * 1e9 - 1e6; /* s to ns, less 1 ms */
 			t[r] = (run_ns > 0 ? run_ns : 0) / res.st.tried;
 			db = (double)res.be.doorbells / res.st.tried;
 			char f[400];
