@@ -424,6 +424,9 @@ static void param_measured(cal_t *c, const dmr_model_t *bm, const char *nm, cons
  * and the link (MTU, rate; verbs: port, GID, limits). */
 static json_t *device_json(cal_t *c, int sim, int verbs)
 {
+#ifndef DMR_HAVE_VERBS
+	(void)verbs;
+#endif
 	json_t *dev = json_object(), *link = json_object();
 	json_object_set_new(dev, "backend", json_string(c->o.t.backend));
 	json_object_set_new(dev, "description", json_string(c->s.desc));
