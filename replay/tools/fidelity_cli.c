@@ -85,19 +85,21 @@ int dmr_fidelity_main(int argc, char **argv)
 		{"threads", required_argument, 0, 'T'}, {"coros", required_argument, 0, 'C'},
 		{"seed", required_argument, 0, 's'},    {"quiet", no_argument, 0, 'q'},
 		{"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
-	const char *profile = NULL, *device = NULL, *out = "out/fidelity";
-	int quiet = 0;
-	uint64_t txns = 2000, cns = 1, threads = 2, coros = 2, seed = 1, port = 1, gid = 0;
+	/* the defaults; the options fill in the rest */
+	dmr_fid_cfg_t cfg = {
+	    .out = "out/fidelity", .txns = 2000, .cns = 1, .threads = 2, .coros = 2, .seed = 1};
+	uint64_t port = 1, gid = 0;
 	int have_gid = 0;
 	const dmr_tools_num_t nums[] = {
 	    {'P', "--port", 1, 255, 0, &port, NULL},
 	    {'G', "--gid-index", 0, 255, 0, &gid, &have_gid},
-	    {'n', "--txns", 1, 100000000, 0, &txns, NULL},
-	    {'c', "--cns", 1, 1024, 0, &cns, NULL},
-	    {'T', "--threads", 1, 1024, 0, &threads, NULL},
-	    {'C', "--coros", 1, 1024, 0, &coros, NULL},
-	    {'s', "--seed", 0, UINT64_MAX, 0, &seed, NULL},
+	    {'n', "--txns", 1, 100000000, 0, &cfg.txns, NULL},
+	    {'c', "--cns", 1, 1024, 0, &cfg.cns, NULL},
+	    {'T', "--threads", 1, 1024, 0, &cfg.threads, NULL},
+	    {'C', "--coros", 1, 1024, 0, &cfg.coros, NULL},
+	    {'s', "--seed", 0, UINT64_MAX, 0, &cfg.seed, NULL},
 	};
+	const char *profile = NULL, *device = NULL;
 	char *tlist[FID_MAX_TRACES];
 	size_t ntr = 0;
 	char *tdup[FID_MAX_TRACES];
@@ -113,8 +115,8 @@ int dmr_fidelity_main(int argc, char **argv)
 		switch (ch) {
 		case 'p': profile = optarg; break;
 		case 'v': device = optarg; break;
-		case 'o': out = optarg; break;
-		case 'q': quiet = 1; break;
+		case 'o': cfg.out = optarg; break;
+		case 'q': cfg.quiet = 1; break;
 		case 'h': usage(stdout); rc = 0; goto done;
 		case 't': {
 			if (ndup == FID_MAX_TRACES) {
@@ -179,7 +181,7 @@ int dmr_fidelity_main(int argc, char **argv)
 	if (!strcmp(meas_be, "verbs")) {
 		dmr_err_t derr = {{0}};
 		dmr_status_t st = dmr_tools_verbs_probe(device, (int)port, have_gid ? (int)gid : -1,
-						  1u << 20, NULL, &derr);
+							1u << 20, NULL, &derr);
 		if (st != DMR_OK) {
 			fprintf(stderr, "dmreplay fidelity: error: device '%s' cannot be used: %s\n",
 				device, derr.msg);
@@ -189,20 +191,13 @@ int dmr_fidelity_main(int argc, char **argv)
 	}
 	/* SIGINT/SIGTERM from here on: stop after the current replay (or trace
 	 * generation), write what was gathered as partial, exit 130 */
-	dmr_fid_cfg_t cfg = {.profile = profile,
-			     .device = device,
-			     .meas_be = meas_be,
-			     .port = (int)port,
-			     .gid = have_gid ? (int)gid : -1,
-			     .out = out,
-			     .traces = tlist,
-			     .ntraces = ntr,
-			     .txns = txns,
-			     .cns = cns,
-			     .threads = threads,
-			     .coros = coros,
-			     .seed = seed,
-			     .quiet = quiet};
+	cfg.profile = profile;
+	cfg.device = device;
+	cfg.meas_be = meas_be;
+	cfg.port = (int)port;
+	cfg.gid = have_gid ? (int)gid : -1;
+	cfg.traces = tlist;
+	cfg.ntraces = ntr;
 	dmr_sig_saved_t saved;
 	dmr_sig_install(&saved);
 	rc = dmr_fid_run(&cfg);
