@@ -1,5 +1,5 @@
 /*
- * tests/integration/test_bench.c - `dmreplay bench` (replay/bench.h): perftest-style
+ * tests/integration/test_bench.c - `dmreplay bench` (replay/tools/bench.h): perftest-style
  * micro-benchmarks through the backend interface.
  *
  * On sim: 64 KiB READ bandwidth with 16 outstanding at MTU 4096 lies in
@@ -31,7 +31,7 @@
 #include "helpers/proc.h"
 #include "helpers/suite.h"
 #include "models/model.h"
-#include "replay/bench.h"
+#include "replay/tools/bench.h"
 
 /* The data row under perftest's header line starting with `head`. */
 static int table_row(const char *out, const char *head, double *v, int n)

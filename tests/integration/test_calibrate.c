@@ -1,5 +1,5 @@
 /*
- * tests/integration/test_calibrate.c - `dmreplay calibrate` (replay/calibrate.h).
+ * tests/integration/test_calibrate.c - `dmreplay calibrate` (replay/tools/calibrate.h).
  *
  * On sim the micro-benchmarks reproduce the profile they run on within 2 %
  * (read_rtt_ns, read_bw_64k_gbps, atomic_addr_mops, atomic_global_mops, and
@@ -36,8 +36,8 @@
 #include "helpers/proc.h"
 #include "helpers/suite.h"
 #include "models/model.h"
-#include "replay/bench.h"
-#include "replay/calibrate.h"
+#include "replay/tools/bench.h"
+#include "replay/tools/calibrate.h"
 
 static dmr_test_run_t calibrate(const char *arg0, ...)
 {

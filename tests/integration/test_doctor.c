@@ -1,5 +1,5 @@
 /*
- * tests/integration/test_doctor.c - `dmreplay doctor` (replay/doctor.c, docs/DOCTOR.md).
+ * tests/integration/test_doctor.c - `dmreplay doctor` (replay/tools/, docs/DOCTOR.md).
  *
  *  - On a machine without RDMA (this one; and an empty fake sysfs): one
  *    error line on stderr, nothing on stdout, exit 3; --json says the same.
@@ -35,7 +35,7 @@
 #include "helpers/files.h"
 #include "helpers/proc.h"
 #include "helpers/suite.h"
-#include "replay/doctor.h"
+#include "replay/tools/doctor.h"
 
 static char g_data[PATH_MAX]; /* tests/data/doctor */
 

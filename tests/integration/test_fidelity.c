@@ -1,5 +1,5 @@
 /*
- * tests/integration/test_fidelity.c - `dmreplay fidelity` (replay/fidelity.c,
+ * tests/integration/test_fidelity.c - `dmreplay fidelity` (replay/tools/,
  * docs/fidelity.md) without a device:
  *  - the table math on synthetic inputs: relative errors, PASS/FAIL at and
  *    around the 15 % (throughput) and 20 % (p50) tolerances, rows without
@@ -30,7 +30,7 @@
 #include "helpers/files.h"
 #include "helpers/proc.h"
 #include "helpers/suite.h"
-#include "replay/fidelity.h"
+#include "replay/tools/fidelity.h"
 
 #define SMALL "--cns", "1", "--threads", "2", "--coros", "2"
 

@@ -1,5 +1,5 @@
 /*
- * replay/doctor.h - `dmreplay doctor`: a preflight check of one node that
+ * replay/tools/doctor.h - `dmreplay doctor`: a preflight check of one node that
  * reads the kernel's view (sysfs, procfs, rlimits, interface addresses) and
  * needs no libibverbs, so it runs, and is tested, everywhere.
  *

@@ -1,7 +1,7 @@
 /*
- * replay/bench.h - `dmreplay bench`: perftest-style micro-benchmarks
+ * replay/tools/bench.h - `dmreplay bench`: perftest-style micro-benchmarks
  * (ib_read_bw / ib_read_lat and friends) through the backend interface only,
- * and the engine `dmreplay calibrate` (replay/calibrate.h) runs its
+ * and the engine `dmreplay calibrate` (replay/tools/calibrate.h) runs its
  * measurements on.
  *
  * Shape: one CN; QP q is worker q's endpoint to the one MN. Each QP keeps
@@ -49,8 +49,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../backends/backend.h"
-#include "../core/base/status.h"
+#include "../../backends/backend.h"
+#include "../../core/base/status.h"
 
 /* Where to run: a backend and what it needs. */
 typedef struct dmr_bench_target {

@@ -1,6 +1,6 @@
 /*
- * replay/calibrate.h - `dmreplay calibrate`: measure a backend with the
- * micro-benchmarks of replay/bench.h and write a hardware profile
+ * replay/tools/calibrate.h - `dmreplay calibrate`: measure a backend with the
+ * micro-benchmarks of replay/tools/bench.h and write a hardware profile
  * (models/model.h format) from the results; docs/CALIBRATION.md describes
  * every measurement and field.
  *

@@ -1,5 +1,5 @@
 /*
- * replay/fidelity.h - `dmreplay fidelity`: how well the sim, run with a
+ * replay/tools/fidelity.h - `dmreplay fidelity`: how well the sim, run with a
  * profile measured on a device, predicts what that device does on the same
  * traces (issue 6 item 3; docs/fidelity.md).
  *
