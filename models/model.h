@@ -31,10 +31,7 @@
 #include <stdint.h>
 
 #include "../core/base/status.h"
-
-#define DMR_PS_PER_NS 1000ULL
-#define DMR_PS_PER_US 1000000ULL
-#define DMR_PS_PER_S 1000000000000ULL
+#include "../core/base/timeps.h" /* DMR_PS_PER_NS, _US, _S */
 
 typedef struct dmr_model {
 	char name[64];
