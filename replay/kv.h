@@ -1,6 +1,9 @@
 /*
  * replay/kv.h - the KV-cache pool workload (issue #5; phase 1: the sim
- * backend; phase 2: the threaded backends shm and verbs).
+ * backend; phase 2: the threaded backends shm and verbs): its runs, the
+ * transfer benchmark and `dmreplay kv`. The pool as a protocol (metadata,
+ * transfers, mailbox RPC, master) is core/kv/ (core/kv/kv.h); the runners,
+ * bench and command line are in replay/kv/ (replay/kv/README.md).
  *
  * Pieces (docs/KVCACHE.md has the full description and its limitations):
  *
@@ -51,6 +54,8 @@
 
 #include "../backends/backend.h"
 #include "../core/base/status.h"
+#include "../core/kv/pool.h" /* dmr_kv_place_t */
+#include "../core/kv/rpc.h"  /* dmr_kv_geom_t, dmr_kv_geom_compare */
 
 /* Option ranges of kv run (docs/KVCACHE.md section 5):
  * --time-scale 0..100 (x the trace's pace; the synthetic trace's 1,022 s
@@ -61,11 +66,6 @@
 #define DMR_KV_WINDOW_MS_MIN 0.001
 #define DMR_KV_WINDOW_MS_MAX 3600000.0
 #define DMR_KV_TS_MAX_ROWS 1000000u
-
-typedef enum dmr_kv_place {
-	DMR_KV_PLACE_RR = 0,    /* round-robin over segments with a free slot */
-	DMR_KV_PLACE_LEAST = 1, /* the segment with the most free slots */
-} dmr_kv_place_t;
 
 typedef struct dmr_kv_opts {
 	const char *trace;      /* KV trace (dmreplay kv gen) */
@@ -155,8 +155,8 @@ dmr_status_t dmr_kv_run(const dmr_kv_opts_t *o, dmr_kv_result_t *res, dmr_err_t 
 
 /*
  * Up-front check of an output directory (dir NULL: nothing to check):
- * create it (with parents), then create and remove a temp file in it, so
- * that a run whose results could not be written is refused before it
+ * create it (with parents), then create and remove a probe file in it
+ * (core/base/fs.h dmr_mkdir_p with DMR_FS_PROBE), so that a run whose results could not be written is refused before it
  * starts. dmr_kv_run calls it before replaying. Errors: DMR_ERR_IO naming
  * --out and the reason (exit status 2 on the command line).
  */
@@ -171,18 +171,9 @@ void dmr_kv_print(const dmr_kv_result_t *r, void *file);
  * that reach it over RDMA only. Both compute the region's geometry from the
  * same options; the master writes it into a header at the region's start
  * (magic word last) and each CN READs it after the start barrier and
- * refuses a mismatch (dmr_kv_geom_compare's message).
+ * refuses a mismatch (dmr_kv_geom_compare's message). The geometry header
+ * (dmr_kv_geom_t) and dmr_kv_geom_compare are in core/kv/rpc.h.
  */
-typedef struct dmr_kv_geom {
-	uint64_t version;        /* 1 */
-	uint64_t clients;        /* client workers in all (CNs x --clients) = mailboxes */
-	uint64_t segments, slots_per_seg, block_bytes;
-	uint64_t ready_base, pool_base, region; /* bytes from the region's start */
-	uint64_t unbounded, placement;
-	uint64_t high_water_ppm, low_water_ppm; /* --high-water, --low-water x 1e6 */
-	uint64_t requests;       /* --requests (0 = all) */
-	uint64_t trace_requests, trace_blocks, trace_distinct, trace_hash; /* the trace replayed */
-} dmr_kv_geom_t;
 
 /*
  * The geometry of a threaded run of o's trace and pool options with
@@ -194,12 +185,6 @@ typedef struct dmr_kv_geom {
  */
 dmr_status_t dmr_kv_geometry(const dmr_kv_opts_t *o, uint32_t clients, dmr_kv_geom_t *g_p,
 			     dmr_err_t *err);
-/* DMR_OK when equal, else DMR_ERR_INVALID naming every field that differs
- * with both values ("kv cn: the MN's pool geometry differs from this CN's:
- * clients 4 at the MN, 2 here; ...: give both the same --trace, --requests,
- * --clients, pool options and cluster config"). */
-dmr_status_t dmr_kv_geom_compare(const dmr_kv_geom_t *mn, const dmr_kv_geom_t *cn,
-				 dmr_err_t *err);
 
 /* ---- transfer benchmark (Mooncake transfer_engine_bench style) --------- */
 

@@ -15,17 +15,19 @@
 #include "../core/base/timeps.h"
 #include "replay.h"
 
+/* the columns of the transaction time series (timeseries.h) */
+enum { TS_TRIED, TS_COMMITTED, TS_ABORTS, TS_GAVE_UP, TS_INC, TS_DEC, TS_DEF, TS_NCNT };
+enum { TS_PHASE, TS_SIGNAL, TS_ACTUATOR, TS_NGAUGE };
+
 void dmr_ts_init(dmr_ts_t *ts, uint64_t window_ps)
 {
 	memset(ts, 0, sizeof(*ts));
-	ts->window_ps = window_ps;
-	ts->next_end = window_ps;
+	dmr_tseries_init(&ts->s, window_ps, TS_NCNT, TS_NGAUGE, 0);
 }
 
 void dmr_ts_fini(dmr_ts_t *ts)
 {
-	free(ts->rows);
-	ts->rows = NULL;
+	dmr_tseries_fini(&ts->s);
 }
 
 static uint64_t aborts_of(const dmr_txn_stats_t *s)
@@ -36,44 +38,69 @@ static uint64_t aborts_of(const dmr_txn_stats_t *s)
 	return a;
 }
 
-static void close_window(dmr_ts_t *ts, const dmr_txn_stats_t *st)
+/* The counters and gauges now. The loop decisions the replay set are
+ * consumed: done[] + the replay's value is their running total, so the
+ * first window that closes gets the value and later ones none. */
+static void ts_sample(dmr_ts_t *ts, const dmr_txn_stats_t *st, uint64_t c[TS_NCNT],
+		      double g[TS_NGAUGE])
 {
-	if (ts->n == ts->cap) {
-		uint32_t cap = ts->cap ? ts->cap * 2 : 64;
-		dmr_ts_row_t *r = realloc(ts->rows, cap * sizeof(*r));
-		if (!r)
-			return; /* the series is shorter; counters stay exact */
-		ts->rows = r;
-		ts->cap = cap;
+	uint64_t *set[3] = {&ts->increases, &ts->decreases, &ts->deferred};
+	c[TS_TRIED] = st->tried;
+	c[TS_COMMITTED] = st->committed;
+	c[TS_ABORTS] = aborts_of(st);
+	c[TS_GAVE_UP] = st->gave_up;
+	for (int k = 0; k < 3; k++) {
+		ts->done[k] += *set[k];
+		*set[k] = 0;
+		c[TS_INC + k] = ts->done[k];
 	}
-	dmr_ts_row_t *row = &ts->rows[ts->n++];
-	row->tried = st->tried - ts->last.tried;
-	row->committed = st->committed - ts->last.committed;
-	row->aborts = aborts_of(st) - aborts_of(&ts->last);
-	row->gave_up = st->gave_up - ts->last.gave_up;
-	row->phase = ts->phase;
-	row->signal = ts->signal;
-	row->actuator = ts->actuator;
-	row->increases = ts->increases;
-	row->decreases = ts->decreases;
-	row->deferred = ts->deferred;
-	ts->increases = ts->decreases = ts->deferred = 0;
-	ts->last = *st;
+	g[TS_PHASE] = (double)ts->phase;
+	g[TS_SIGNAL] = ts->signal;
+	g[TS_ACTUATOR] = ts->actuator;
 }
 
 void dmr_ts_advance(dmr_ts_t *ts, uint64_t now_ps, const dmr_txn_stats_t *st)
 {
-	while (now_ps >= ts->next_end) {
-		close_window(ts, st);
-		ts->next_end += ts->window_ps;
-	}
+	if (!dmr_tseries_due(&ts->s, now_ps))
+		return; /* no window closes: the replay's loop decisions stay set */
+	uint64_t c[TS_NCNT];
+	double g[TS_NGAUGE];
+	ts_sample(ts, st, c, g);
+	dmr_tseries_advance(&ts->s, now_ps, c, g);
 }
 
 void dmr_ts_finish(dmr_ts_t *ts, uint64_t end_ps, const dmr_txn_stats_t *st)
 {
-	dmr_ts_advance(ts, end_ps, st);
-	if (end_ps > ts->next_end - ts->window_ps || ts->n == 0)
-		close_window(ts, st);
+	uint64_t c[TS_NCNT];
+	double g[TS_NGAUGE];
+	ts_sample(ts, st, c, g);
+	dmr_tseries_finish(&ts->s, end_ps, c, g);
+}
+
+static int ts_phase(FILE *f, const dmr_tseries_t *s, uint32_t i, const void *arg)
+{
+	const dmr_ts_t *ts = arg;
+	return fprintf(f, "%llu",
+		       (unsigned long long)(ts->drift_ps ? i * s->window_ps / ts->drift_ps
+							 : (uint64_t)dmr_tseries_gauge(s, i, TS_PHASE)));
+}
+
+int dmr_ts_write_csv(const dmr_ts_t *ts, FILE *f)
+{
+	static const dmr_tseries_col_t cols[] = {
+	    {"t_s", DMR_TSERIES_T, 0, "%.6f", NULL},
+	    {"tried", DMR_TSERIES_CNT, TS_TRIED, NULL, NULL},
+	    {"committed", DMR_TSERIES_CNT, TS_COMMITTED, NULL, NULL},
+	    {"aborts", DMR_TSERIES_CNT, TS_ABORTS, NULL, NULL},
+	    {"gave_up", DMR_TSERIES_CNT, TS_GAVE_UP, NULL, NULL},
+	    {"phase", DMR_TSERIES_FN, 0, NULL, ts_phase},
+	    {"loop_signal", DMR_TSERIES_GAUGE, TS_SIGNAL, "%.4f", NULL},
+	    {"loop_actuator", DMR_TSERIES_GAUGE, TS_ACTUATOR, "%.4f", NULL},
+	    {"loop_increases", DMR_TSERIES_CNT, TS_INC, NULL, NULL},
+	    {"loop_decreases", DMR_TSERIES_CNT, TS_DEC, NULL, NULL},
+	    {"loop_deferred", DMR_TSERIES_CNT, TS_DEF, NULL, NULL},
+	};
+	return dmr_tseries_write_csv(&ts->s, f, cols, sizeof(cols) / sizeof(cols[0]), ts);
 }
 
 static const char *summary_header =
@@ -159,22 +186,7 @@ static int fill_summary(FILE *f, const void *a)
 
 static int fill_ts(FILE *f, const void *a)
 {
-	const dmr_ts_t *ts = a;
-	int rc = fprintf(f, "t_s,tried,committed,aborts,gave_up,phase,loop_signal,loop_actuator,"
-			    "loop_increases,loop_decreases,loop_deferred\n");
-	for (uint32_t i = 0; i < ts->n && rc >= 0; i++)
-		rc = fprintf(f, "%.6f,%llu,%llu,%llu,%llu,%llu,%.4f,%.4f,%llu,%llu,%llu\n",
-			     i * (ts->window_ps / 1e12), (unsigned long long)ts->rows[i].tried,
-			     (unsigned long long)ts->rows[i].committed,
-			     (unsigned long long)ts->rows[i].aborts,
-			     (unsigned long long)ts->rows[i].gave_up,
-			     (unsigned long long)(ts->drift_ps ? i * ts->window_ps / ts->drift_ps
-							       : ts->rows[i].phase),
-			     ts->rows[i].signal, ts->rows[i].actuator,
-			     (unsigned long long)ts->rows[i].increases,
-			     (unsigned long long)ts->rows[i].decreases,
-			     (unsigned long long)ts->rows[i].deferred);
-	return rc;
+	return dmr_ts_write_csv(a, f);
 }
 
 dmr_status_t dmr_results_write(const char *dir, int final, const dmr_replay_result_t *r,

@@ -20,32 +20,32 @@
 #include <stdio.h>
 
 #include "../core/txn.h"
+#include "timeseries.h"
 
-typedef struct dmr_ts_row {
-	uint64_t tried, committed, aborts, gave_up;
-	uint64_t phase;        /* drift phase at the window's end */
-	double signal, actuator; /* control loop, see core/loop.h */
-	uint64_t increases, decreases, deferred; /* loop decisions in the window */
-} dmr_ts_row_t;
-
+/*
+ * The transaction replay's time series, on the generic windowed series of
+ * timeseries.h: per window the change of tried, committed, aborts (all
+ * causes) and gave_up, the loop decisions of the window (increases,
+ * decreases, deferred: the values the replay set, consumed by the first
+ * window that closes), and the drift phase, loop signal and actuator when
+ * the window closed.
+ */
 typedef struct dmr_ts {
-	uint64_t window_ps;
-	uint64_t next_end;      /* end of the current window, ps */
-	dmr_txn_stats_t last;   /* counters at the start of the current window */
-	dmr_ts_row_t *rows;
-	uint32_t n, cap;
+	dmr_tseries_t s;         /* the rows (timeseries.h) */
 	/* set by the replay before a window closes */
 	uint64_t phase;          /* unused when drift_ps is set */
 	uint64_t increases, decreases, deferred;
 	uint64_t drift_ps;       /* > 0: phase of a row = its start / drift_ps */
 	double signal, actuator;
+	uint64_t done[3];        /* increases, decreases, deferred consumed so far */
 } dmr_ts_t;
 
 static inline int dmr_ts_due(const dmr_ts_t *ts, uint64_t now_ps)
 {
-	return now_ps >= ts->next_end;
+	return dmr_tseries_due(&ts->s, now_ps);
 }
 
+/* An empty series of windows of window_ps (cannot fail). */
 void dmr_ts_init(dmr_ts_t *ts, uint64_t window_ps);
 void dmr_ts_fini(dmr_ts_t *ts);
 /* Close every window that ended at or before now_ps, attributing the
@@ -53,6 +53,10 @@ void dmr_ts_fini(dmr_ts_t *ts);
 void dmr_ts_advance(dmr_ts_t *ts, uint64_t now_ps, const dmr_txn_stats_t *st);
 /* Close the last (possibly short) window at end_ps. */
 void dmr_ts_finish(dmr_ts_t *ts, uint64_t end_ps, const dmr_txn_stats_t *st);
+/* Write the series as timeseries.csv's text to f (t_s, tried, committed,
+ * aborts, gave_up, phase, loop_signal, loop_actuator, loop_increases,
+ * loop_decreases, loop_deferred). Returns 0, or -1 when a write failed. */
+int dmr_ts_write_csv(const dmr_ts_t *ts, FILE *f);
 
 /* The header line of summary.csv (column names, comma-separated, no
  * newline; static storage). */

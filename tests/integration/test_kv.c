@@ -17,6 +17,7 @@
  * measured by scripts/bench-kv, not here.
  */
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
@@ -465,8 +466,14 @@ START_TEST(test_results_files)
 	s = dmr_test_read_text(p);
 	ck_assert(strncmp(s, "t_s,arrivals,completed,", 23) == 0);
 	free(s);
-	snprintf(p, sizeof(p), "%s/.summary.csv.tmp", out);
-	ck_assert(!dmr_test_exists(p));
+	/* no temp file of the atomic writes (".NAME.PID.SEQ.tmp") is left */
+	DIR *d = opendir(out);
+	ck_assert_ptr_nonnull(d);
+	for (struct dirent *de; (de = readdir(d));) {
+		size_t l = strlen(de->d_name);
+		ck_assert_msg(l < 4 || strcmp(de->d_name + l - 4, ".tmp") != 0, "%s", de->d_name);
+	}
+	closedir(d);
 	snprintf(p, sizeof(p), "%s/summary.partial.csv", out);
 	ck_assert(!dmr_test_exists(p));
 	/* deterministic */

@@ -1,0 +1,263 @@
+/* core/kv/xfer.c - sliced, pipelined block transfers (xfer.h). */
+#include "xfer.h"
+
+#include <inttypes.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../base/wrid.h"
+
+#define NOIDX DMR_KV_NOIDX
+
+/* Content pattern of KV block `id`: 8-byte word w of the block is
+ * mix64(id x golden + w), so a READ can check that it got the bytes that the
+ * put of that very block wrote, at that very offset. */
+static inline uint64_t pat_word(uint64_t id, uint64_t w)
+{
+	return dmr_kv_mix64(id * 0x9E3779B97F4A7C15ull + w);
+}
+
+static void pat_fill(uint8_t *buf, uint64_t id, uint64_t off, uint64_t len)
+{
+	uint64_t i = 0;
+	for (; i < len && ((off + i) & 7); i++)
+		buf[i] = (uint8_t)(pat_word(id, (off + i) >> 3) >> (8 * ((off + i) & 7)));
+	for (; i + 8 <= len; i += 8) {
+		uint64_t v = pat_word(id, (off + i) >> 3);
+		memcpy(buf + i, &v, 8);
+	}
+	for (; i < len; i++)
+		buf[i] = (uint8_t)(pat_word(id, (off + i) >> 3) >> (8 * ((off + i) & 7)));
+}
+
+/* Index of the first byte of buf that differs from the pattern, or len. */
+static uint64_t pat_check(const uint8_t *buf, uint64_t id, uint64_t off, uint64_t len)
+{
+	uint64_t i = 0;
+	for (; i < len && ((off + i) & 7); i++)
+		if (buf[i] != (uint8_t)(pat_word(id, (off + i) >> 3) >> (8 * ((off + i) & 7))))
+			return i;
+	for (; i + 8 <= len; i += 8) {
+		uint64_t v;
+		memcpy(&v, buf + i, 8);
+		if (v != pat_word(id, (off + i) >> 3))
+			break;
+	}
+	for (; i < len; i++)
+		if (buf[i] != (uint8_t)(pat_word(id, (off + i) >> 3) >> (8 * ((off + i) & 7))))
+			return i;
+	return len;
+}
+
+/* The fields both set-ups share; buffers of `bytes` for `nc` clients. */
+static dmr_status_t xeng_setup(dmr_kv_xeng_t *e, dmr_be_t *be, uint32_t nc, uint64_t slice,
+			       uint64_t maxwr, uint32_t depth, size_t bytes, const char *what,
+			       dmr_err_t *err)
+{
+	memset(e, 0, sizeof(*e));
+	e->be = be;
+	e->err = err;
+	e->slice = slice;
+	e->maxwr = maxwr;
+	e->depth = depth;
+	e->xfree = NOIDX;
+	e->nc = nc;
+	e->c = calloc(nc, sizeof(*e->c));
+	e->buf = malloc(bytes);
+	if (!e->c || !e->buf)
+		return dmr_err_set(err, DMR_ERR_NOMEM, "kv: out of memory (%llu-byte %s)",
+				   (unsigned long long)bytes, what);
+	memset(e->buf, 0x5a, bytes);
+	for (uint32_t i = 0; i < nc; i++)
+		e->c[i].qhead = e->c[i].qtail = NOIDX;
+	return DMR_OK;
+}
+
+dmr_status_t dmr_kv_xeng_init(dmr_kv_xeng_t *e, dmr_be_t *be, const dmr_model_t *m,
+			      uint32_t nclients, uint64_t slice, uint64_t maxwr, uint32_t depth,
+			      uint64_t region, int folded, dmr_err_t *err)
+{
+	dmr_status_t st = xeng_setup(e, be, nclients, slice, maxwr, depth, maxwr, "buffer", err);
+	if (st != DMR_OK)
+		return st;
+	e->m = m;
+	e->region = region;
+	e->folded = folded;
+	e->fold_mod = region - maxwr + 1;
+	for (uint32_t i = 0; i < nclients; i++)
+		if ((st = dmr_be_mr_reg(be, i, e->buf, maxwr, err)) != DMR_OK)
+			return st;
+	return DMR_OK;
+}
+
+dmr_status_t dmr_kv_xeng_init_thread(dmr_kv_xeng_t *e, dmr_be_t *be, uint32_t w0, uint64_t slice,
+				     uint64_t maxwr, uint32_t depth, uint64_t base, int ring,
+				     dmr_err_t *err)
+{
+	size_t bytes = ring ? (size_t)maxwr * depth : maxwr;
+	dmr_status_t st = xeng_setup(e, be, 1, slice, maxwr, depth, bytes, "buffers", err);
+	if (st != DMR_OK)
+		return st;
+	e->w0 = w0;
+	e->base = base;
+	if (ring)
+		e->ring = e->buf;
+	return dmr_be_mr_reg(be, w0, e->buf, bytes, err);
+}
+
+void dmr_kv_xeng_fini(dmr_kv_xeng_t *e)
+{
+	free(e->x);
+	free(e->c);
+	free(e->buf);
+	memset(e, 0, sizeof(*e));
+}
+
+uint32_t dmr_kv_xeng_alloc(dmr_kv_xeng_t *e)
+{
+	uint32_t i;
+	dmr_kv_xfer_t *x = dmr_kv_list_take(e->x, &e->capx, &e->xfree, sizeof(*x),
+					    offsetof(dmr_kv_xfer_t, next), 1024, &i);
+	if (!x)
+		return NOIDX;
+	e->x = x;
+	x[i].next = NOIDX;
+	x[i].entry = NOIDX;
+	e->live++;
+	return i;
+}
+
+void dmr_kv_xeng_free(dmr_kv_xeng_t *e, uint32_t i)
+{
+	e->x[i].next = e->xfree;
+	e->xfree = i;
+	e->live--;
+}
+
+void dmr_kv_xeng_enqueue(dmr_kv_xeng_t *e, uint32_t i)
+{
+	dmr_kv_xq_t *c = &e->c[e->x[i].client];
+	e->x[i].next = NOIDX;
+	if (c->qtail != NOIDX)
+		e->x[c->qtail].next = i;
+	else
+		c->qhead = i;
+	c->qtail = i;
+}
+
+static inline uint64_t fold(const dmr_kv_xeng_t *e, uint64_t off)
+{
+	return e->folded ? (off % e->fold_mod) & ~63ull : off;
+}
+
+dmr_status_t dmr_kv_xeng_pump(dmr_kv_xeng_t *e, uint32_t ci)
+{
+	dmr_kv_xq_t *c = &e->c[ci];
+	dmr_wr_t wrs[64];
+	while (c->qhead != NOIDX && c->inflight < e->depth) {
+		uint32_t n = 0;
+		while (c->qhead != NOIDX && c->inflight < e->depth && n < 64) {
+			dmr_kv_xfer_t *x = &e->x[c->qhead];
+			uint64_t len = x->len - x->posted;
+			if (e->slice && len > e->slice)
+				len = e->slice;
+			dmr_wr_t *w = &wrs[n++];
+			memset(w, 0, sizeof(*w));
+			w->wr_id = dmr_wrid_n(DMR_WRID_KV_SLICE, c->qhead);
+			w->local = e->buf;
+			if (e->ring) {
+				w->local = e->ring +
+					   ((uint64_t)ci * e->depth + c->npost % e->depth) * e->maxwr;
+				if (x->opcode == DMR_WR_WRITE) {
+					pat_fill(w->local, x->tag, x->posted, len);
+					if (e->corrupt && e->corrupt == x->tag + 1 && !x->posted)
+						((uint8_t *)w->local)[0] ^= 0xff; /* fault injection */
+				}
+			}
+			c->npost++;
+			w->remote = e->base + fold(e, x->logical + x->posted);
+			w->length = (uint32_t)len;
+			w->opcode = x->opcode;
+			w->flags = DMR_WR_SIGNALED;
+			x->posted += len;
+			c->inflight++;
+			if (x->posted == x->len) {
+				c->qhead = x->next;
+				if (c->qhead == NOIDX)
+					c->qtail = NOIDX;
+			}
+		}
+		dmr_status_t st = dmr_be_post(e->be, e->w0 + ci, 0, wrs, n, e->err);
+		if (st != DMR_OK)
+			return st;
+		e->slices += n;
+	}
+	return DMR_OK;
+}
+
+dmr_status_t dmr_kv_xeng_on_wc(dmr_kv_xeng_t *e, uint32_t worker, const dmr_wc_t *wc,
+			       uint32_t *done_p)
+{
+	uint64_t n = dmr_wrid_get_n(wc->wr_id);
+	uint32_t i = n < NOIDX ? (uint32_t)n : NOIDX;
+	*done_p = NOIDX;
+	worker -= e->w0;
+	if (i >= e->capx || worker >= e->nc)
+		return dmr_err_set(e->err, DMR_ERR_INVALID, "kv: completion for unknown transfer %u",
+				   i);
+	dmr_kv_xfer_t *x = &e->x[i];
+	if (wc->status != DMR_WC_SUCCESS)
+		return dmr_err_set(e->err, DMR_ERR_REMOTE,
+				   "kv: %s slice of %llu bytes at MN offset %llu (worker %u) "
+				   "completed with %s",
+				   dmr_wr_opcode_string(x->opcode), (unsigned long long)x->len,
+				   (unsigned long long)x->logical, worker,
+				   dmr_wc_status_string(wc->status));
+	uint64_t len = x->len - x->done;
+	if (e->slice && len > e->slice)
+		len = e->slice;
+	dmr_kv_xq_t *c = &e->c[worker];
+	if (e->ring && x->opcode == DMR_WR_READ) {
+		const uint8_t *b =
+		    e->ring + ((uint64_t)worker * e->depth + c->ndone % e->depth) * e->maxwr;
+		uint64_t bad = pat_check(b, x->tag, x->done, len);
+		if (bad < len)
+			return dmr_err_set(e->err, DMR_ERR_VERIFY,
+					   "kv: content check: block %" PRIu64 " byte %" PRIu64
+					   " read from MN offset %" PRIu64 " (worker %u) is not what "
+					   "the block's put wrote",
+					   x->tag, x->done + bad, e->base + x->logical + x->done + bad,
+					   e->w0 + worker);
+	}
+	c->ndone++;
+	x->done += len;
+	c->inflight--;
+	if (e->m) {
+		const dmr_model_t *m = e->m;
+		if (x->opcode == DMR_WR_READ) {
+			e->wire_to += m->pkt_overhead + m->reth_bytes;
+			e->wire_from += dmr_model_msg_wire_bytes(m, len, m->aeth_bytes,
+								 len > m->mtu ? m->aeth_bytes : 0);
+		} else {
+			e->wire_to += dmr_model_msg_wire_bytes(m, len, m->reth_bytes, 0);
+			e->wire_from += m->pkt_overhead + m->aeth_bytes;
+		}
+	}
+	if (x->done == x->len)
+		*done_p = i;
+	return DMR_OK;
+}
+
+void dmr_kv_plan_region(uint64_t logical, uint64_t sim_region, uint64_t maxwr, uint64_t *region_p,
+			int *folded_p)
+{
+	uint64_t want = sim_region < maxwr ? maxwr : sim_region;
+	if (logical && logical <= want) {
+		*region_p = (logical + 63) & ~63ull;
+		*folded_p = 0;
+	} else {
+		*region_p = (want + 63) & ~63ull;
+		*folded_p = 1;
+	}
+}

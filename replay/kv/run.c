@@ -1,0 +1,165 @@
+/*
+ * replay/kv/run.c - kv run's options and the start of a run: checks, the
+ * pool of the options, the trace, and the choice of runner (sim.c or
+ * threaded.c). See replay/kv.h.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kv_impl.h"
+
+void dmr_kv_opts_default(dmr_kv_opts_t *o)
+{
+	*o = (dmr_kv_opts_t){.backend = "sim", .profile = "cx6dx-100g", .out_dir = "out/kv",
+			     .cns = 4, .clients = 1, .unbounded = 1, .high_water = 0.95,
+			     .low_water = 0.90, .placement = DMR_KV_PLACE_RR, .time_scale = 1.0,
+			     .slice = 64 * 1024, .qp_depth = 16, .rpc_us = -1,
+			     .sim_region = 16ull << 20, .window_ms = 1000, .port = 1,
+			     .gid_index = -1, .timeout_s = 60};
+}
+
+dmr_status_t kv_check_opts(const dmr_kv_opts_t *o, dmr_err_t *err)
+{
+	if (!o->backend || (strcmp(o->backend, "sim") != 0 && strcmp(o->backend, "shm") != 0 &&
+			    strcmp(o->backend, "verbs") != 0))
+		return dmr_err_set(err, DMR_ERR_INVALID,
+				   "kv run: --backend %s: unknown (sim, shm or verbs)",
+				   o->backend ? o->backend : "(none)");
+	if (!o->trace)
+		return dmr_err_set(err, DMR_ERR_INVALID, "kv run: --trace FILE is required");
+	if (o->cns == 0 || o->clients == 0 || o->qp_depth == 0)
+		return dmr_err_set(err, DMR_ERR_INVALID, "kv run: --cns, --clients and --qp-depth must be >= 1");
+	if (!o->unbounded && o->capacity == 0)
+		return dmr_err_set(err, DMR_ERR_INVALID,
+				   "kv run: give --capacity BYTES or --unbounded-pool");
+	if (!(o->high_water > 0 && o->high_water <= 1 && o->low_water >= 0 &&
+	      o->low_water <= o->high_water))
+		return dmr_err_set(err, DMR_ERR_INVALID,
+				   "kv run: need 0 <= --low-water <= --high-water <= 1 and "
+				   "--high-water > 0 (got %g, %g)",
+				   o->low_water, o->high_water);
+	if (!(o->time_scale >= 0 && o->time_scale <= DMR_KV_TIME_SCALE_MAX))
+		return dmr_err_set(err, DMR_ERR_INVALID,
+				   "kv run: --time-scale %g: outside 0..%g (0 = all at once, 1 = the "
+				   "trace's pace; %g x stretches the synthetic trace's 1,022 s to 28 h "
+				   "of simulated time)",
+				   o->time_scale, (double)DMR_KV_TIME_SCALE_MAX,
+				   (double)DMR_KV_TIME_SCALE_MAX);
+	if (o->slice > UINT32_MAX)
+		return dmr_err_set(err, DMR_ERR_INVALID, "kv run: --slice above 4 GiB - 1");
+	if (!(o->window_ms >= DMR_KV_WINDOW_MS_MIN && o->window_ms <= DMR_KV_WINDOW_MS_MAX))
+		return dmr_err_set(err, DMR_ERR_INVALID,
+				   "kv run: --window-ms %g: outside %g..%g (1 us to 1 h)", o->window_ms,
+				   DMR_KV_WINDOW_MS_MIN, DMR_KV_WINDOW_MS_MAX);
+	return DMR_OK;
+}
+
+void kv_begin(kv_t *k, const dmr_kv_opts_t *o, dmr_err_t *err)
+{
+	memset(k, 0, sizeof(*k));
+	k->o = o;
+	k->err = err;
+}
+
+dmr_status_t kv_pool_setup(kv_t *k, uint64_t *logical_p)
+{
+	const dmr_kv_opts_t *o = k->o;
+	dmr_kv_pool_cfg_t cfg = {.segments = o->segments ? o->segments : k->nclients,
+				 .block = k->block,
+				 .unbounded = o->unbounded,
+				 .capacity = o->capacity,
+				 .high_water = o->high_water,
+				 .low_water = o->low_water,
+				 .placement = (dmr_kv_place_t)o->placement,
+				 .name = o->trace};
+	return dmr_kv_pool_init(&k->pool, &cfg, logical_p, k->err);
+}
+
+void kv_take_pool(kv_t *k)
+{
+	const dmr_kv_pool_t *p = &k->pool;
+	k->cnt[KV_HITS] = dmr_kv_pool_count(&p->hits);
+	k->cnt[KV_PUTS] = dmr_kv_pool_count(&p->puts);
+	k->cnt[KV_DROPPED] = dmr_kv_pool_count(&p->dropped);
+	k->cnt[KV_EVICTIONS] = dmr_kv_pool_count(&p->evictions);
+	k->requested = p->requested;
+	k->max_used = p->max_used;
+}
+
+dmr_status_t kv_read_next(kv_t *k)
+{
+	if (k->eof || (k->o->requests && k->nread >= k->o->requests)) {
+		k->eof = 1;
+		k->have_ahead = 0;
+		return DMR_OK;
+	}
+	dmr_status_t st = dmr_kv_trace_next(k->rd, &k->ahead, k->err);
+	if (st == DMR_EOF) {
+		k->eof = 1;
+		k->have_ahead = 0;
+		return DMR_OK;
+	}
+	if (st != DMR_OK)
+		return st;
+	k->have_ahead = 1;
+	k->nread++;
+	return DMR_OK;
+}
+
+dmr_time_ps_t kv_arrival_ps(const kv_t *k, uint64_t t_us)
+{
+	double us = (double)t_us * k->o->time_scale;
+	/* above ~104 days: far enough (and within llround's range) */
+	return us < 9e12 ? dmr_ps_from_us_round(us) : 9000000000000000000ull;
+}
+
+dmr_status_t kv_maxwr(const kv_t *k, uint64_t *maxwr_p)
+{
+	const dmr_kv_opts_t *o = k->o;
+	uint64_t maxwr = o->slice && o->slice < k->block ? o->slice : k->block;
+	if (maxwr > UINT32_MAX)
+		return dmr_err_set(k->err, DMR_ERR_INVALID,
+				   "%s: blocks of %" PRIu64 " bytes need --slice (one WR carries < 4 GiB)",
+				   o->trace, k->block);
+	*maxwr_p = maxwr;
+	return DMR_OK;
+}
+
+void kv_free(kv_t *k)
+{
+	dmr_kv_pool_fini(&k->pool);
+	dmr_tseries_fini(&k->ts);
+	free(k->lat.v);
+	k->lat.v = NULL;
+}
+
+dmr_status_t kv_run_common(const dmr_kv_opts_t *o, const kv_proc_t *P, dmr_kv_result_t *res,
+			   dmr_err_t *err)
+{
+	kv_t K, *k = &K;
+	kv_begin(k, o, err);
+	memset(res, 0, sizeof(*res));
+	double w0 = dmr_wall_s();
+	dmr_status_t st = kv_check_opts(o, err);
+	if (st != DMR_OK)
+		return st;
+	if ((st = dmr_kv_out_check(o->out_dir, err)) != DMR_OK)
+		return st;
+	if ((st = dmr_kv_trace_open(o->trace, &k->rd, err)) != DMR_OK)
+		return st;
+	if (strcmp(o->backend, "sim") != 0 || P) /* threaded: shm, verbs */
+		st = kv_run_threaded(k, res, w0, P);
+	else
+		st = kv_run_sim(k, res, w0);
+	dmr_kv_xeng_fini(&k->X);
+	kv_free(k);
+	dmr_be_close(k->be);
+	dmr_kv_trace_close(k->rd);
+	return st;
+}
+
+dmr_status_t dmr_kv_run(const dmr_kv_opts_t *o, dmr_kv_result_t *res, dmr_err_t *err)
+{
+	return kv_run_common(o, NULL, res, err);
+}
