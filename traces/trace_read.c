@@ -1,0 +1,823 @@
+/* traces/trace_read.c - the trace reader (trace.h: dmr_trace_open, _next,
+ * _rewind, _close; see the comment at the top of trace.c). */
+#include "trace_impl.h"
+
+/* ---- reader ----------------------------------------------------------- */
+
+/* One parsed data row, not yet checked against its transaction. */
+typedef struct trace_row {
+	uint64_t txn;
+	uint16_t type;
+	int has_xv;
+	int64_t xv;
+	uint32_t line;
+	dmr_trace_op_t op;
+} trace_row_t;
+
+struct dmr_trace_reader {
+	FILE *fp;
+	char *path;
+	dmr_trace_hdr_t hdr;
+	struct csv_parser csv;
+	int csv_live;
+
+	/* read buffer: buf[pos, end) not yet consumed; buf[0] at file offset buf_off */
+	char *buf;
+	size_t pos, end;
+	uint64_t buf_off;
+	int eof;
+	uint32_t line;	    /* number of the last line taken */
+	uint64_t data_off;  /* file offset of the first data line */
+	uint32_t data_line; /* line number before the first data line */
+
+	/* fields of the row being parsed (libcsv callbacks) */
+	char *rowbuf;
+	size_t rowlen;
+	uint32_t nfields;
+	uint32_t rows_in_line;
+	uint32_t fstart[TRACE_NCOLS], flen[TRACE_NCOLS];
+	int type_hint, table_hint;
+
+	/* transaction assembly */
+	dmr_trace_txn_t *txn;
+	int txn_done;
+	int have_pending;
+	trace_row_t pending;
+	uint64_t ntxns; /* transactions started since open / rewind */
+	uint64_t rows;	/* ops of the transactions returned */
+
+	dmr_status_t status; /* sticky error, message in err */
+	dmr_err_t err;
+};
+
+static dmr_status_t rd_fail(dmr_trace_reader_t *r, uint32_t line, const char *field,
+			    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* Decide a parse error: "PATH:LINE: field NAME: reason" into r->err. */
+static dmr_status_t rd_fail(dmr_trace_reader_t *r, uint32_t line, const char *field,
+			    const char *fmt, ...)
+{
+	char why[400];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	if (field)
+		r->status = dmr_err_set(&r->err, DMR_ERR_PARSE, "%s:%u: field %s: %s", r->path,
+					line, field, why);
+	else
+		r->status = dmr_err_set(&r->err, DMR_ERR_PARSE, "%s:%u: %s", r->path, line, why);
+	return r->status;
+}
+
+/* Propagate r's sticky error to the caller's err. */
+static dmr_status_t rd_report(const dmr_trace_reader_t *r, dmr_err_t *err)
+{
+	return dmr_err_set(err, r->status, "%s", r->err.msg);
+}
+
+/*
+ * Take the next line: returns 1 with the line in s_p, n_p (without its
+ * '\n'), 0 at end of file, -1 on error (r->status set: truncated last
+ * line, overlong line, read error).
+ */
+static int rd_line(dmr_trace_reader_t *r, const char **s_p, size_t *n_p)
+{
+	for (;;) {
+		char *start = r->buf + r->pos;
+		char *nl = memchr(start, '\n', r->end - r->pos);
+
+		if (nl) {
+			if ((size_t)(nl - start) > TRACE_LINE_MAX) {
+				rd_fail(r, r->line + 1, NULL, "line longer than %u bytes",
+					TRACE_LINE_MAX);
+				return -1;
+			}
+			*s_p = start;
+			*n_p = (size_t)(nl - start);
+			r->pos += *n_p + 1;
+			r->line++;
+			return 1;
+		}
+		if (r->end - r->pos > TRACE_LINE_MAX) {
+			rd_fail(r, r->line + 1, NULL, "line longer than %u bytes", TRACE_LINE_MAX);
+			return -1;
+		}
+		if (r->eof) {
+			if (r->end > r->pos) {
+				rd_fail(r, r->line + 1, NULL,
+					"truncated: last line has no trailing newline");
+				return -1;
+			}
+			return 0;
+		}
+		memmove(r->buf, start, r->end - r->pos);
+		r->buf_off += r->pos;
+		r->end -= r->pos;
+		r->pos = 0;
+		size_t got = fread(r->buf + r->end, 1, TRACE_CHUNK - r->end, r->fp);
+		if (got == 0) {
+			if (ferror(r->fp)) {
+				r->status = dmr_err_set(&r->err, DMR_ERR_IO, "%s: read error: %s",
+							r->path, strerror(errno));
+				return -1;
+			}
+			r->eof = 1;
+		}
+		r->end += got;
+	}
+}
+
+/* Parse "K.F" (op index, payload word) into v. */
+static int parse_ref(const char *s, size_t n, dmr_trace_val_t *v)
+{
+	const char *dot = memchr(s, '.', n);
+	uint64_t k, f;
+
+	if (!dot || parse_u64(s, (size_t)(dot - s), INT16_MAX, &k) ||
+	    parse_u64(dot + 1, n - (size_t)(dot - s) - 1, UINT16_MAX, &f))
+		return -1;
+	v->op = (int16_t)k;
+	v->field = (uint16_t)f;
+	v->lit = 0;
+	return 0;
+}
+
+/* Parse one action "set:F:V" / "add:F:V" (V literal or "@K.F"). NULL or the
+ * reason it is malformed. */
+static const char *parse_act(const char *s, size_t n, dmr_trace_act_t *a)
+{
+	const char *colon;
+	uint64_t f;
+
+	if (n > 4 && memcmp(s, "set:", 4) == 0)
+		a->kind = DMR_TACT_SET;
+	else if (n > 4 && memcmp(s, "add:", 4) == 0)
+		a->kind = DMR_TACT_ADD;
+	else
+		return "expected set:F:V or add:F:V";
+	s += 4;
+	n -= 4;
+	colon = memchr(s, ':', n);
+	if (!colon || parse_u64(s, (size_t)(colon - s), UINT16_MAX, &f))
+		return "bad word index F in set:F:V / add:F:V";
+	a->field = (uint16_t)f;
+	n -= (size_t)(colon - s) + 1;
+	s = colon + 1;
+	if (n > 0 && s[0] == '@') {
+		if (parse_ref(s + 1, n - 1, &a->val))
+			return "bad reference V (expected @K.F)";
+	} else {
+		a->val.op = -1;
+		a->val.field = 0;
+		if (parse_i64(s, n, &a->val.lit))
+			return "bad value V (expected an i64 or @K.F)";
+	}
+	return NULL;
+}
+
+/* Parse the fields of the current row (r->rowbuf) into *row. 0 or -1. */
+static int rd_parse_row(dmr_trace_reader_t *r, trace_row_t *row)
+{
+	const dmr_trace_hdr_t *h = &r->hdr;
+	dmr_trace_op_t *o = &row->op;
+	const char *f[TRACE_NCOLS];
+	size_t n[TRACE_NCOLS];
+	uint32_t line = r->line;
+	uint64_t u;
+	int rc, idx;
+
+	for (int c = 0; c < TRACE_NCOLS; c++) {
+		f[c] = r->rowbuf + r->fstart[c];
+		n[c] = r->flen[c];
+	}
+	row->line = line;
+
+#define BAD_INT(col, rcv)                                                                          \
+	rd_fail(r, line, trace_colname[col],                                                       \
+		(rcv) == -2 ? "'%.40s' out of range" : "bad integer '%.40s'", f[col])
+
+	if ((rc = parse_u64(f[COL_TXN], n[COL_TXN], UINT64_MAX, &row->txn)))
+		return BAD_INT(COL_TXN, rc), -1;
+
+	/* type, table: by name, the last match tried first */
+	idx = r->type_hint;
+	if (idx < 0 || (uint32_t)idx >= h->ntypes || n[COL_TYPE] >= DMR_TRACE_NAME_MAX ||
+	    memcmp(h->types[idx], f[COL_TYPE], n[COL_TYPE] + 1) != 0) {
+		idx = lookup_name((const char(*)[DMR_TRACE_NAME_MAX])h->types, h->ntypes,
+				  f[COL_TYPE], n[COL_TYPE]);
+		if (idx < 0)
+			return rd_fail(r, line, "type", "unknown type '%.40s'", f[COL_TYPE]), -1;
+		r->type_hint = idx;
+	}
+	row->type = (uint16_t)idx;
+
+	memset(o, 0, sizeof(*o));
+	if ((rc = parse_u64(f[COL_ROUND], n[COL_ROUND], UINT16_MAX, &u)))
+		return BAD_INT(COL_ROUND, rc), -1;
+	o->round = (uint16_t)u;
+
+	if (n[COL_OP] != 1 || (f[COL_OP][0] != 'R' && f[COL_OP][0] != 'U' && f[COL_OP][0] != 'I' &&
+			       f[COL_OP][0] != 'D'))
+		return rd_fail(r, line, "op", "unknown op '%.40s' (expected R, U, I or D)",
+			       f[COL_OP]),
+		       -1;
+	o->kind = (uint8_t)f[COL_OP][0];
+
+	idx = r->table_hint;
+	if (idx < 0 || (uint32_t)idx >= h->ntables || n[COL_TABLE] >= DMR_TRACE_NAME_MAX ||
+	    memcmp(h->tables[idx].name, f[COL_TABLE], n[COL_TABLE] + 1) != 0) {
+		idx = -1;
+		for (uint32_t i = 0; i < h->ntables; i++)
+			if (n[COL_TABLE] < DMR_TRACE_NAME_MAX &&
+			    memcmp(h->tables[i].name, f[COL_TABLE], n[COL_TABLE] + 1) == 0) {
+				idx = (int)i;
+				break;
+			}
+		if (idx < 0)
+			return rd_fail(r, line, "table", "unknown table '%.40s'", f[COL_TABLE]), -1;
+		r->table_hint = idx;
+	}
+	o->table = (uint8_t)idx;
+
+	if ((rc = parse_i64(f[COL_KEY], n[COL_KEY], &o->key)))
+		return BAD_INT(COL_KEY, rc), -1;
+
+	o->dep.op = -1;
+	if (n[COL_DEP] && parse_ref(f[COL_DEP], n[COL_DEP], &o->dep))
+		return rd_fail(r, line, "dep", "bad dep '%.40s' (expected K.F)", f[COL_DEP]), -1;
+
+	if (n[COL_LO] || n[COL_HI]) {
+		if (!n[COL_LO] || !n[COL_HI])
+			return rd_fail(r, line, n[COL_LO] ? "hi" : "lo",
+				       "lo and hi are given together or not at all"),
+			       -1;
+		if ((rc = parse_i64(f[COL_LO], n[COL_LO], &o->lo)))
+			return BAD_INT(COL_LO, rc), -1;
+		if ((rc = parse_i64(f[COL_HI], n[COL_HI], &o->hi)))
+			return BAD_INT(COL_HI, rc), -1;
+		if (o->dep.op < 0)
+			return rd_fail(r, line, "lo", "lo/hi given without dep"), -1;
+		if (o->lo >= o->hi)
+			return rd_fail(r, line, "hi",
+				       "lo %lld >= hi %lld: the range [lo, hi) is empty",
+				       (long long)o->lo, (long long)o->hi),
+			       -1;
+	}
+
+	o->count = 1;
+	if (n[COL_COUNT]) {
+		if ((rc = parse_u64(f[COL_COUNT], n[COL_COUNT], UINT32_MAX, &u)))
+			return BAD_INT(COL_COUNT, rc), -1;
+		if (u == 0)
+			return rd_fail(r, line, "count", "count must be >= 1"), -1;
+		o->count = (uint32_t)u;
+	}
+
+	o->guard.kind = DMR_TGUARD_NONE;
+	o->guard.op = -1;
+	if (n[COL_GUARD]) {
+		const char *s = f[COL_GUARD], *lt = memchr(s, '<', n[COL_GUARD]);
+
+		if (!lt) {
+			if (parse_u64(s, n[COL_GUARD], INT16_MAX, &u))
+				return rd_fail(r, line, "guard",
+					       "bad guard '%.40s' (expected K or K.F<K.G)", s),
+				       -1;
+			o->guard.kind = DMR_TGUARD_PRESENT;
+			o->guard.op = (int16_t)u;
+		} else {
+			dmr_trace_val_t a, b;
+
+			if (parse_ref(s, (size_t)(lt - s), &a) ||
+			    parse_ref(lt + 1, n[COL_GUARD] - (size_t)(lt - s) - 1, &b))
+				return rd_fail(r, line, "guard",
+					       "bad guard '%.40s' (expected K or K.F<K.G)", s),
+				       -1;
+			if (a.op != b.op)
+				return rd_fail(r, line, "guard",
+					       "guard '%.40s' compares two ops (K.F<K.G names one "
+					       "op K)",
+					       s),
+				       -1;
+			o->guard.kind = DMR_TGUARD_LESS;
+			o->guard.op = a.op;
+			o->guard.f = a.field;
+			o->guard.f2 = b.field;
+		}
+	}
+
+	if (n[COL_ACT]) {
+		const char *s = f[COL_ACT], *e = s + n[COL_ACT];
+
+		for (;;) {
+			const char *semi = memchr(s, ';', (size_t)(e - s));
+			const char *ae = semi ? semi : e;
+			const char *why;
+
+			if (o->nacts >= DMR_TRACE_MAX_ACTS)
+				return rd_fail(r, line, "act", "more than %d actions",
+					       DMR_TRACE_MAX_ACTS),
+				       -1;
+			why = parse_act(s, (size_t)(ae - s), &o->acts[o->nacts]);
+			if (why)
+				return rd_fail(r, line, "act", "action %u '%.*s': %s", o->nacts + 1,
+					       (int)((ae - s) > 40 ? 40 : (ae - s)), s, why),
+				       -1;
+			o->nacts++;
+			if (!semi)
+				break;
+			s = semi + 1;
+		}
+	}
+
+	row->has_xv = n[COL_XV] != 0;
+	row->xv = 0;
+	if (row->has_xv && (rc = parse_i64(f[COL_XV], n[COL_XV], &row->xv)))
+		return BAD_INT(COL_XV, rc), -1;
+#undef BAD_INT
+	return 0;
+}
+
+/* Append a parsed row to r->txn (starting it when empty) and check it. */
+static int rd_apply(dmr_trace_reader_t *r, const trace_row_t *row)
+{
+	dmr_trace_txn_t *t = r->txn;
+	const char *field;
+	char why[400];
+
+	if (t->nops == 0) {
+		if (r->hdr.txns && r->ntxns >= r->hdr.txns)
+			return rd_fail(
+				   r, row->line, "txn",
+				   "txn %llu is beyond the %llu transactions declared by '# txns'",
+				   (unsigned long long)row->txn, (unsigned long long)r->hdr.txns),
+			       -1;
+		t->id = row->txn;
+		t->type = row->type;
+		t->xv = row->xv;
+		t->line = row->line;
+		r->ntxns++;
+	} else {
+		if (row->type != t->type)
+			return rd_fail(r, row->line, "type",
+				       "type '%s' differs from type '%s' of txn %llu (line %u)",
+				       r->hdr.types[row->type], r->hdr.types[t->type],
+				       (unsigned long long)t->id, t->line),
+			       -1;
+		if (row->has_xv)
+			return rd_fail(r, row->line, "xv",
+				       "xv given on a later row of txn %llu (only the first row "
+				       "carries xv)",
+				       (unsigned long long)t->id),
+			       -1;
+		if (t->nops >= DMR_TRACE_MAX_OPS)
+			return rd_fail(r, row->line, "txn", "txn %llu has more than %d ops",
+				       (unsigned long long)t->id, DMR_TRACE_MAX_OPS),
+			       -1;
+	}
+	t->ops[t->nops] = row->op;
+	if (dmr_trace_check_op(&r->hdr, t, t->nops, &field, why, sizeof(why)))
+		return rd_fail(r, row->line, field, "%s", why), -1;
+	t->nops++;
+	return 0;
+}
+
+static void rd_cb_field(void *s, size_t len, void *data)
+{
+	dmr_trace_reader_t *r = data;
+
+	if (r->status)
+		return;
+	if (r->nfields < TRACE_NCOLS) {
+		if (len)
+			memcpy(r->rowbuf + r->rowlen, s, len);
+		r->rowbuf[r->rowlen + len] = '\0';
+		r->fstart[r->nfields] = (uint32_t)r->rowlen;
+		r->flen[r->nfields] = (uint32_t)len;
+		r->rowlen += len + 1;
+	}
+	r->nfields++;
+}
+
+static void rd_cb_row(int c, void *data)
+{
+	dmr_trace_reader_t *r = data;
+	uint32_t nf = r->nfields;
+	trace_row_t row;
+
+	(void)c;
+	r->nfields = 0;
+	r->rowlen = 0;
+	if (r->status)
+		return;
+	if (++r->rows_in_line > 1) {
+		rd_fail(r, r->line, NULL, "more than one row on the line (stray carriage return?)");
+		return;
+	}
+	if (nf != TRACE_NCOLS) {
+		rd_fail(r, r->line, NULL, "wrong field count: expected %d fields (%s), got %u",
+			TRACE_NCOLS, trace_columns, nf);
+		return;
+	}
+	if (rd_parse_row(r, &row))
+		return;
+	if (r->txn->nops > 0 && row.txn != r->txn->id) {
+		if (row.txn < r->txn->id) {
+			rd_fail(r, row.line, "txn", "txn id %llu after txn %llu: ids must increase",
+				(unsigned long long)row.txn, (unsigned long long)r->txn->id);
+			return;
+		}
+		r->pending = row;
+		r->have_pending = 1;
+		r->txn_done = 1;
+		return;
+	}
+	rd_apply(r, &row);
+}
+
+static int rd_header_line(dmr_trace_reader_t *r, const char *s, size_t n, int *seen_workload,
+			  int *seen_regime, int *seen_txns)
+{
+	dmr_trace_hdr_t *h = &r->hdr;
+	uint32_t line = r->line;
+	const char *p = s + 1, *e = s + n, *kw, *arg;
+	size_t kwn;
+
+	while (p < e && *p == ' ')
+		p++;
+	kw = p;
+	while (p < e && *p != ' ')
+		p++;
+	kwn = (size_t)(p - kw);
+	arg = p < e ? p + 1 : e; /* after exactly one space */
+
+#define KW(str) (kwn == sizeof(str) - 1 && memcmp(kw, str, kwn) == 0)
+	if (KW("workload")) {
+		const char *why = name_problem(arg, (size_t)(e - arg));
+		if (*seen_workload)
+			return rd_fail(r, line, "workload", "duplicate '# workload' line"), -1;
+		if (why)
+			return rd_fail(r, line, "workload", "'%.*s': %s",
+				       (int)(e - arg > 40 ? 40 : e - arg), arg, why),
+			       -1;
+		memcpy(h->workload, arg, (size_t)(e - arg));
+		h->workload[e - arg] = '\0';
+		*seen_workload = 1;
+	} else if (KW("regime")) {
+		const char *why = text_problem(arg, (size_t)(e - arg), TRACE_REGIME_MAX);
+		if (*seen_regime)
+			return rd_fail(r, line, "regime", "duplicate '# regime' line"), -1;
+		if (arg == e)
+			why = "empty regime";
+		if (why)
+			return rd_fail(r, line, "regime", "%s", why), -1;
+		memcpy(h->regime, arg, (size_t)(e - arg));
+		h->regime[e - arg] = '\0';
+		*seen_regime = 1;
+	} else if (KW("txns")) {
+		int rc;
+		if (*seen_txns)
+			return rd_fail(r, line, "txns", "duplicate '# txns' line"), -1;
+		if ((rc = parse_u64(arg, (size_t)(e - arg), UINT64_MAX, &h->txns)))
+			return rd_fail(r, line, "txns", "bad transaction count '%.*s'",
+				       (int)(e - arg > 40 ? 40 : e - arg), arg),
+			       -1;
+		*seen_txns = 1;
+	} else if (KW("table")) {
+		const char *tok[5];
+		size_t tn[5];
+		int nt = 0;
+		uint64_t rows, payload, loaded;
+		const char *why;
+		dmr_trace_table_t *tb;
+
+		for (const char *q = arg; q < e;) {
+			const char *t0;
+			while (q < e && *q == ' ')
+				q++;
+			if (q == e)
+				break;
+			t0 = q;
+			while (q < e && *q != ' ')
+				q++;
+			if (nt < 5) {
+				tok[nt] = t0;
+				tn[nt] = (size_t)(q - t0);
+			}
+			nt++;
+		}
+		if (nt != 4)
+			return rd_fail(r, line, "table",
+				       "malformed table line: expected '# table NAME ROWS "
+				       "PAYLOAD_BYTES LOADED', got %d fields",
+				       nt),
+			       -1;
+		if ((why = name_problem(tok[0], tn[0])))
+			return rd_fail(r, line, "table", "'%.*s': %s",
+				       (int)(tn[0] > 40 ? 40 : tn[0]), tok[0], why),
+			       -1;
+		for (uint32_t i = 0; i < h->ntables; i++)
+			if (strlen(h->tables[i].name) == tn[0] &&
+			    memcmp(h->tables[i].name, tok[0], tn[0]) == 0)
+				return rd_fail(r, line, "table", "duplicate table '%.*s'",
+					       (int)tn[0], tok[0]),
+				       -1;
+		if (h->ntables >= DMR_TRACE_MAX_TABLES)
+			return rd_fail(r, line, "table", "more than %d tables",
+				       DMR_TRACE_MAX_TABLES),
+			       -1;
+		if (parse_u64(tok[1], tn[1], UINT64_MAX, &rows) || rows == 0)
+			return rd_fail(r, line, "rows",
+				       "bad row count '%.*s' (expected an integer >= 1)",
+				       (int)(tn[1] > 40 ? 40 : tn[1]), tok[1]),
+			       -1;
+		if (parse_u64(tok[2], tn[2], 8u * 65536u, &payload) || payload == 0)
+			return rd_fail(r, line, "payload_bytes",
+				       "bad payload size '%.*s' (expected 8 .. 524288)",
+				       (int)(tn[2] > 40 ? 40 : tn[2]), tok[2]),
+			       -1;
+		if (payload % 8)
+			return rd_fail(r, line, "payload_bytes",
+				       "payload %llu is not a multiple of 8",
+				       (unsigned long long)payload),
+			       -1;
+		if (parse_u64(tok[3], tn[3], UINT64_MAX, &loaded))
+			return rd_fail(r, line, "loaded", "bad loaded count '%.*s'",
+				       (int)(tn[3] > 40 ? 40 : tn[3]), tok[3]),
+			       -1;
+		if (loaded > rows)
+			return rd_fail(r, line, "loaded", "loaded %llu > rows %llu",
+				       (unsigned long long)loaded, (unsigned long long)rows),
+			       -1;
+		tb = &h->tables[h->ntables++];
+		memcpy(tb->name, tok[0], tn[0]);
+		tb->name[tn[0]] = '\0';
+		tb->rows = rows;
+		tb->payload_bytes = (uint32_t)payload;
+		tb->loaded = loaded;
+	} else if (KW("type")) {
+		const char *why = name_problem(arg, (size_t)(e - arg));
+		if (why)
+			return rd_fail(r, line, "type", "'%.*s': %s",
+				       (int)(e - arg > 40 ? 40 : e - arg), arg, why),
+			       -1;
+		if (lookup_name((const char(*)[DMR_TRACE_NAME_MAX])h->types, h->ntypes, arg,
+				(size_t)(e - arg)) >= 0)
+			return rd_fail(r, line, "type", "duplicate type '%.*s'", (int)(e - arg),
+				       arg),
+			       -1;
+		if (h->ntypes >= DMR_TRACE_MAX_TYPES)
+			return rd_fail(r, line, "type", "more than %d types", DMR_TRACE_MAX_TYPES),
+			       -1;
+		memcpy(h->types[h->ntypes], arg, (size_t)(e - arg));
+		h->types[h->ntypes++][e - arg] = '\0';
+	} else if (KW("param")) {
+		const char *k = arg, *ke, *v, *why;
+		dmr_trace_param_t *pp;
+
+		ke = k;
+		while (ke < e && *ke != ' ')
+			ke++;
+		v = ke < e ? ke + 1 : e;
+		if ((why = name_problem(k, (size_t)(ke - k))))
+			return rd_fail(r, line, "param", "key '%.*s': %s",
+				       (int)(ke - k > 40 ? 40 : ke - k), k, why),
+			       -1;
+		if ((why = text_problem(v, (size_t)(e - v), TRACE_PARAM_VAL_MAX)))
+			return rd_fail(r, line, "param", "value of '%.*s': %s", (int)(ke - k), k,
+				       why),
+			       -1;
+		for (uint32_t i = 0; i < h->nparams; i++)
+			if (strlen(h->params[i].key) == (size_t)(ke - k) &&
+			    memcmp(h->params[i].key, k, (size_t)(ke - k)) == 0)
+				return rd_fail(r, line, "param", "duplicate param '%.*s'",
+					       (int)(ke - k), k),
+				       -1;
+		if (h->nparams >= DMR_TRACE_MAX_PARAMS)
+			return rd_fail(r, line, "param", "more than %d params",
+				       DMR_TRACE_MAX_PARAMS),
+			       -1;
+		pp = &h->params[h->nparams++];
+		memcpy(pp->key, k, (size_t)(ke - k));
+		pp->key[ke - k] = '\0';
+		memcpy(pp->val, v, (size_t)(e - v));
+		pp->val[e - v] = '\0';
+	} else {
+		return rd_fail(r, line, "header", "unknown header line '%.*s'",
+			       (int)(n > 60 ? 60 : n), s),
+		       -1;
+	}
+#undef KW
+	return 0;
+}
+
+/* Parse the header, leaving r at the first data line. 0 or -1. */
+static int rd_header(dmr_trace_reader_t *r)
+{
+	const char *s;
+	size_t n;
+	int rc, seen_workload = 0, seen_regime = 0, seen_txns = 0;
+	uint64_t ver;
+
+	rc = rd_line(r, &s, &n);
+	if (rc < 0)
+		return -1;
+	if (rc == 0)
+		return rd_fail(r, 1, "magic", "empty file (expected '%s%d')", trace_magic,
+			       DMR_TRACE_VERSION),
+		       -1;
+	if (n && s[n - 1] == '\r')
+		n--;
+	if (n < sizeof(trace_magic) - 1 || memcmp(s, trace_magic, sizeof(trace_magic) - 1) != 0)
+		return rd_fail(r, 1, "magic", "not a dmreplay trace (first line must be '%s%d')",
+			       trace_magic, DMR_TRACE_VERSION),
+		       -1;
+	rc = parse_u64(s + sizeof(trace_magic) - 1, n - (sizeof(trace_magic) - 1), INT32_MAX, &ver);
+	if (rc || ver == 0)
+		return rd_fail(r, 1, "version", "bad version '%.*s'",
+			       (int)(n - (sizeof(trace_magic) - 1) > 20
+					 ? 20
+					 : n - (sizeof(trace_magic) - 1)),
+			       s + sizeof(trace_magic) - 1),
+		       -1;
+	if (ver > DMR_TRACE_VERSION)
+		return rd_fail(r, 1, "version",
+			       "trace format v%llu is newer than this reader (v%d)",
+			       (unsigned long long)ver, DMR_TRACE_VERSION),
+		       -1;
+	r->hdr.version = (int)ver;
+
+	for (;;) {
+		rc = rd_line(r, &s, &n);
+		if (rc < 0)
+			return -1;
+		if (rc == 0)
+			return rd_fail(r, r->line + 1, "columns", "missing column header line '%s'",
+				       trace_columns),
+			       -1;
+		if (n && s[n - 1] == '\r')
+			n--;
+		if (n == 0 || s[0] != '#')
+			break;
+		if (rd_header_line(r, s, n, &seen_workload, &seen_regime, &seen_txns))
+			return -1;
+	}
+	if (n != sizeof(trace_columns) - 1 || memcmp(s, trace_columns, n) != 0)
+		return rd_fail(r, r->line, "columns", "expected column header line '%s'",
+			       trace_columns),
+		       -1;
+	if (!seen_workload)
+		return rd_fail(r, r->line, "workload", "missing '# workload NAME' line"), -1;
+	if (r->hdr.ntables == 0)
+		return rd_fail(r, r->line, "table", "no '# table' lines: a trace needs a table"),
+		       -1;
+	r->data_off = r->buf_off + r->pos;
+	r->data_line = r->line;
+	return 0;
+}
+
+static void rd_csv_init(dmr_trace_reader_t *r)
+{
+	csv_init(&r->csv, CSV_STRICT);
+	r->csv_live = 1;
+	r->nfields = 0;
+	r->rowlen = 0;
+}
+
+dmr_status_t dmr_trace_open(const char *path, dmr_trace_reader_t **r_p, dmr_err_t *err)
+{
+	dmr_trace_reader_t *r;
+	dmr_status_t st;
+
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return dmr_err_set(err, DMR_ERR_NOMEM, "%s: out of memory", path);
+	r->path = strdup(path);
+	r->buf = malloc(TRACE_CHUNK);
+	r->rowbuf = malloc(TRACE_LINE_MAX + TRACE_NCOLS + 2);
+	if (!r->path || !r->buf || !r->rowbuf) {
+		st = dmr_err_set(err, DMR_ERR_NOMEM, "%s: out of memory", path);
+		goto err_free;
+	}
+	r->fp = fopen(path, "rb");
+	if (!r->fp) {
+		st = dmr_err_set(err, DMR_ERR_IO, "%s: %s", path, strerror(errno));
+		goto err_free;
+	}
+	r->type_hint = r->table_hint = -1;
+	if (rd_header(r)) {
+		st = rd_report(r, err);
+		goto err_close;
+	}
+	rd_csv_init(r);
+	*r_p = r;
+	return DMR_OK;
+
+err_close:
+	fclose(r->fp);
+err_free:
+	free(r->rowbuf);
+	free(r->buf);
+	free(r->path);
+	free(r);
+	return st;
+}
+
+const dmr_trace_hdr_t *dmr_trace_header(const dmr_trace_reader_t *r)
+{
+	return &r->hdr;
+}
+
+uint64_t dmr_trace_rows(const dmr_trace_reader_t *r)
+{
+	return r->rows;
+}
+
+dmr_status_t dmr_trace_next(dmr_trace_reader_t *r, dmr_trace_txn_t *txn, dmr_err_t *err)
+{
+	const char *s;
+	size_t n;
+	int rc;
+
+	if (r->status)
+		return rd_report(r, err);
+	r->txn = txn;
+	r->txn_done = 0;
+	txn->nops = 0;
+	if (r->have_pending) {
+		r->have_pending = 0;
+		if (rd_apply(r, &r->pending))
+			return rd_report(r, err);
+	}
+	while (!r->txn_done) {
+		rc = rd_line(r, &s, &n);
+		if (rc < 0)
+			return rd_report(r, err);
+		if (rc == 0)
+			break;
+		if (n == 0 || (n == 1 && s[0] == '\r')) {
+			rd_fail(r, r->line, NULL, "empty line");
+			return rd_report(r, err);
+		}
+		r->rows_in_line = 0;
+		if (csv_parse(&r->csv, s, n + 1, rd_cb_field, rd_cb_row, r) != n + 1 &&
+		    !r->status) {
+			uint32_t col = r->nfields < TRACE_NCOLS ? r->nfields : TRACE_NCOLS - 1;
+			rd_fail(r, r->line, trace_colname[col], "malformed CSV: %s",
+				csv_strerror(csv_error(&r->csv)));
+		}
+		if (r->status)
+			return rd_report(r, err);
+		if (r->rows_in_line == 0) {
+			rd_fail(
+			    r, r->line, NULL,
+			    "no complete row on the line (blank line or newline inside quotes)");
+			return rd_report(r, err);
+		}
+	}
+	if (txn->nops == 0) {
+		if (r->hdr.txns && r->ntxns < r->hdr.txns) {
+			rd_fail(r, r->line, "txns", "truncated: %llu of %llu transactions",
+				(unsigned long long)r->ntxns, (unsigned long long)r->hdr.txns);
+			return rd_report(r, err);
+		}
+		return DMR_EOF;
+	}
+	r->rows += txn->nops;
+	return DMR_OK;
+}
+
+dmr_status_t dmr_trace_rewind(dmr_trace_reader_t *r, dmr_err_t *err)
+{
+	if (fseeko(r->fp, (off_t)r->data_off, SEEK_SET) != 0)
+		return dmr_err_set(err, DMR_ERR_IO, "%s: seek: %s", r->path, strerror(errno));
+	clearerr(r->fp);
+	if (r->csv_live)
+		csv_free(&r->csv);
+	rd_csv_init(r);
+	r->pos = r->end = 0;
+	r->buf_off = r->data_off;
+	r->eof = 0;
+	r->line = r->data_line;
+	r->have_pending = 0;
+	r->txn_done = 0;
+	r->ntxns = 0;
+	r->status = DMR_OK;
+	r->err.msg[0] = '\0';
+	return DMR_OK;
+}
+
+void dmr_trace_close(dmr_trace_reader_t *r)
+{
+	if (!r)
+		return;
+	if (r->csv_live)
+		csv_free(&r->csv);
+	fclose(r->fp);
+	free(r->rowbuf);
+	free(r->buf);
+	free(r->path);
+	free(r);
+}
