@@ -16,6 +16,7 @@
 #include "../core/loop.h"
 #include "../core/txn.h"
 #include "../traces/workload.h"
+#include "results.h" /* dmr_replay_result_t */
 
 typedef struct dmr_replay_opts {
 	const char *trace;      /* trace file */
@@ -61,30 +62,6 @@ typedef struct dmr_replay_xv {
 
 void dmr_replay_opts_default(dmr_replay_opts_t *o);
 
-typedef struct dmr_replay_result {
-	char workload[32], regime[64], loop[16], backend[16], profile[64], status[16];
-	char profile_path[256];
-	uint32_t cns, threads, coros;
-	uint64_t seed, txns;
-	dmr_txn_stats_t st;
-	dmr_be_stats_t be;
-	double tried_tps, committed_tps, abort_rate;
-	double atomics_per_commit, reads_per_commit;
-	double p50_us, p99_us, p999_us;
-	double sim_time_s, wall_s;
-	double trace_wall_s;    /* part of loop_wall_s spent parsing the trace */
-	uint64_t preloaded;     /* threaded: transactions parsed before the timed
-				 * loop (up to 256 MiB of them; the rest stream) */
-	double loop_wall_s;     /* wall time of the event loop only (incl. streaming the trace) */
-	uint64_t footprint;
-	dmr_verify_result_t verify;
-	uint32_t mtu;           /* sim: path MTU used; 0 = the device's */
-	uint32_t retries_limit;
-	double backoff_us, duration_s;
-	dmr_loop_cfg_t loop_cfg;
-	int verified;           /* 1 passed, 0 failed, -1 n/a (no invariants known) */
-	int partial;
-} dmr_replay_result_t;
 
 /*
  * Run the replay. Writes out_dir/summary.csv and out_dir/timeseries.csv

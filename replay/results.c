@@ -13,7 +13,6 @@
 
 #include "../core/base/fs.h"
 #include "../core/base/timeps.h"
-#include "replay.h"
 
 /* the columns of the transaction time series (timeseries.h) */
 enum { TS_TRIED, TS_COMMITTED, TS_ABORTS, TS_GAVE_UP, TS_INC, TS_DEC, TS_DEF, TS_NCNT };
