@@ -31,48 +31,42 @@ const char *dmr_abort_cause_name(int cause)
 #define ZERO_OFF 0u
 #define BUF_BASE 64u
 
-static dmr_status_t grow(dmr_txn_ctx_t *c, uint32_t need, dmr_err_t *err)
+/* Grow a registered buffer of the context to at least `need` bytes (powers
+ * of two from 4 KiB, 64-byte aligned, zeroed when `zero`): the old one is
+ * deregistered and freed (no WR of this context is in flight when it
+ * grows), the new one registered with the backend for c->worker. */
+static dmr_status_t grow_reg(dmr_txn_ctx_t *c, uint8_t **buf, uint32_t *cap_p, uint8_t *reg,
+			     uint32_t need, int zero, dmr_err_t *err)
 {
-	if (need <= c->buf_cap)
+	if (need <= *cap_p)
 		return DMR_OK;
-	uint32_t cap = c->buf_cap ? c->buf_cap : 4096;
+	uint32_t cap = *cap_p ? *cap_p : 4096;
 	while (cap < need)
 		cap *= 2;
 	uint8_t *b = aligned_alloc(64, cap);
 	if (!b)
 		return dmr_err_set(err, DMR_ERR_NOMEM, "txn: out of memory (%u bytes)", cap);
-	memset(b, 0, cap);
-	/* no WR of this context is in flight: the old buffer can go */
-	if (c->buf_reg)
-		(void)dmr_be_mr_dereg(c->eng->be, c->worker, c->buf, NULL);
-	c->buf_reg = 0;
-	free(c->buf);
-	c->buf = b;
-	c->buf_cap = cap;
+	if (zero)
+		memset(b, 0, cap);
+	if (*reg)
+		(void)dmr_be_mr_dereg(c->eng->be, c->worker, *buf, NULL);
+	*reg = 0;
+	free(*buf);
+	*buf = b;
+	*cap_p = cap;
 	dmr_status_t st = dmr_be_mr_reg(c->eng->be, c->worker, b, cap, err);
-	c->buf_reg = st == DMR_OK;
+	*reg = st == DMR_OK;
 	return st;
+}
+
+static dmr_status_t grow(dmr_txn_ctx_t *c, uint32_t need, dmr_err_t *err)
+{
+	return grow_reg(c, &c->buf, &c->buf_cap, &c->buf_reg, need, 1, err);
 }
 
 static dmr_status_t grow_log(dmr_txn_ctx_t *c, uint32_t need, dmr_err_t *err)
 {
-	if (need <= c->logbuf_cap)
-		return DMR_OK;
-	uint32_t cap = c->logbuf_cap ? c->logbuf_cap : 4096;
-	while (cap < need)
-		cap *= 2;
-	uint8_t *b = aligned_alloc(64, cap);
-	if (!b)
-		return dmr_err_set(err, DMR_ERR_NOMEM, "txn: out of memory (%u bytes)", cap);
-	if (c->logbuf_reg)
-		(void)dmr_be_mr_dereg(c->eng->be, c->worker, c->logbuf, NULL);
-	c->logbuf_reg = 0;
-	free(c->logbuf);
-	c->logbuf = b;
-	c->logbuf_cap = cap;
-	dmr_status_t st = dmr_be_mr_reg(c->eng->be, c->worker, b, cap, err);
-	c->logbuf_reg = st == DMR_OK;
-	return st;
+	return grow_reg(c, &c->logbuf, &c->logbuf_cap, &c->logbuf_reg, need, 0, err);
 }
 
 dmr_status_t dmr_txn_engine_init(dmr_txn_engine_t *eng, dmr_be_t *be, const dmr_layout_t *layout,

@@ -4,6 +4,8 @@
  */
 #include "kvcache.h"
 
+#include "../core/base/hash.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <jansson.h>
@@ -79,15 +81,7 @@ typedef struct u64set {
 	uint64_t mask, n;
 } u64set_t;
 
-static inline uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
-}
+#define mix64 dmr_mix64
 
 static int u64set_grow(u64set_t *s)
 {

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -111,4 +112,47 @@ dmr_status_t dmr_file_write_atomic(const char *path, const void *data, size_t le
 		return dmr_err_set(err, DMR_ERR_IO, "%s: %s", path, strerror(e ? e : EIO));
 	}
 	return dmr_afile_commit(&a, err);
+}
+
+dmr_status_t dmr_file_read_all(const char *path, size_t max_bytes, char **buf_p, size_t *len_p,
+			       dmr_err_t *err)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return dmr_err_set(err, DMR_ERR_IO, "%s: %s", path, strerror(errno));
+	size_t len = 0, cap = 4096;
+	char *buf = malloc(cap);
+	dmr_status_t st = DMR_OK;
+	while (buf) {
+		size_t n = fread(buf + len, 1, cap - len - 1, f);
+		len += n;
+		if (len > max_bytes) {
+			st = dmr_err_set(err, DMR_ERR_PARSE, "%s: larger than %zu bytes", path,
+					 max_bytes);
+			break;
+		}
+		if (len + 1 < cap)
+			break; /* short read: end of file or error */
+		char *nb = realloc(buf, cap * 2);
+		if (!nb) {
+			free(buf);
+			buf = NULL;
+			break;
+		}
+		buf = nb;
+		cap *= 2;
+	}
+	if (!buf)
+		st = dmr_err_set(err, DMR_ERR_NOMEM, "%s: out of memory", path);
+	else if (st == DMR_OK && ferror(f))
+		st = dmr_err_set(err, DMR_ERR_IO, "%s: read error: %s", path, strerror(errno));
+	fclose(f);
+	if (st != DMR_OK) {
+		free(buf);
+		return st;
+	}
+	buf[len] = '\0';
+	*buf_p = buf;
+	*len_p = len;
+	return DMR_OK;
 }

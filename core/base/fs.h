@@ -11,6 +11,7 @@
  *    the new one, never a mix, and two processes writing the same NAME at
  *    once cannot interleave their bytes (the last rename wins whole). On any
  *    failure the temp file is removed and NAME is left as it was.
+ *  - dmr_file_read_all: a whole (bounded) file into memory.
  * Errors: DMR_ERR_IO with err naming the path and strerror. Part of
  * core/base (nothing of ours below).
  */
@@ -42,5 +43,14 @@ void dmr_afile_abort(dmr_afile_t *a);
 /* Write `len` bytes of `data` to `path` atomically (open + fwrite + commit). */
 dmr_status_t dmr_file_write_atomic(const char *path, const void *data, size_t len,
 				   dmr_err_t *err);
+
+/* Read a whole file into a new NUL-terminated buffer (*buf_p, freed by the
+ * caller; *len_p bytes, not counting the NUL). A file over max_bytes is
+ * refused (DMR_ERR_PARSE: "PATH: larger than N bytes"); open or read
+ * errors are DMR_ERR_IO naming the path; DMR_ERR_NOMEM. An empty file is
+ * returned as an empty buffer (the caller decides whether that is an
+ * error). */
+dmr_status_t dmr_file_read_all(const char *path, size_t max_bytes, char **buf_p, size_t *len_p,
+			       dmr_err_t *err);
 
 #endif /* DMR_BASE_FS_H */

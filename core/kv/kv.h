@@ -32,18 +32,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/hash.h"
+
 #define DMR_KV_NOIDX UINT32_MAX /* no entry / transfer / request */
 
 /* The 64-bit finaliser of MurmurHash3: the hash of the block map, the
  * content pattern, the RPC checksum and the trace fingerprint. */
 static inline uint64_t dmr_kv_mix64(uint64_t x)
 {
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
+	return dmr_mix64(x);
 }
 
 /*

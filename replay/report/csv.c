@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../core/base/fs.h"
 #include "report_impl.h"
 
 void dmr_report_csv_free(dmr_report_csv_t *csv)
@@ -35,33 +36,10 @@ dmr_status_t dmr_report_csv_load(const char *path, dmr_report_csv_t *csv_p, dmr_
 {
 	dmr_report_csv_t c;
 	memset(&c, 0, sizeof(c));
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return dmr_err_set(err, DMR_ERR_IO, "%s: %s", path, strerror(errno));
-	size_t len = 0, cap = 0;
-	char chunk[65536];
-	size_t n;
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
-		if (len + n + 2 > cap) {
-			cap = (len + n + 2) * 2;
-			char *nb = realloc(c.buf, cap);
-			if (!nb) {
-				fclose(f);
-				dmr_report_csv_free(&c);
-				return dmr_err_set(err, DMR_ERR_NOMEM, "out of memory");
-			}
-			c.buf = nb;
-		}
-		memcpy(c.buf + len, chunk, n);
-		len += n;
-	}
-	int bad = ferror(f);
-	fclose(f);
-	dmr_status_t st = DMR_OK;
-	if (bad) {
-		st = dmr_err_set(err, DMR_ERR_IO, "%s: read error", path);
-		goto fail;
-	}
+	size_t len = 0;
+	dmr_status_t st = dmr_file_read_all(path, (size_t)1 << 34, &c.buf, &len, err);
+	if (st != DMR_OK)
+		return st;
 	if (len == 0) {
 		st = dmr_err_set(err, DMR_ERR_PARSE, "%s: empty file (no header, no rows)", path);
 		goto fail;

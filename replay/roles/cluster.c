@@ -324,40 +324,12 @@ out:
 dmr_status_t dmr_cluster_load(const char *path, dmr_verbs_cluster_t *cl, char *note,
 			      size_t notelen, dmr_err_t *err)
 {
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return dmr_err_set(err, DMR_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-	size_t cap = 4096, n = 0;
-	char *buf = malloc(cap);
-	while (buf) {
-		size_t r = fread(buf + n, 1, cap - n - 1, f);
-		n += r;
-		if (n + 1 < cap)
-			break;
-		if (cap >= (1u << 24)) {
-			free(buf);
-			fclose(f);
-			return dmr_err_set(err, DMR_ERR_PARSE, "%s: larger than 16 MiB", path);
-		}
-		char *nb = realloc(buf, cap * 2);
-		if (!nb) {
-			free(buf);
-			buf = NULL;
-			break;
-		}
-		buf = nb;
-		cap *= 2;
-	}
-	int rerr = ferror(f);
-	fclose(f);
-	if (!buf)
-		return dmr_err_set(err, DMR_ERR_NOMEM, "%s: out of memory", path);
-	if (rerr) {
-		free(buf);
-		return dmr_err_set(err, DMR_ERR_IO, "%s: read error", path);
-	}
-	buf[n] = 0;
-	dmr_status_t st = dmr_cluster_parse(buf, path, cl, note, notelen, err);
+	char *buf;
+	size_t n;
+	dmr_status_t st = dmr_file_read_all(path, 1u << 24, &buf, &n, err);
+	if (st != DMR_OK)
+		return st;
+	st = dmr_cluster_parse(buf, path, cl, note, notelen, err);
 	free(buf);
 	return st;
 }

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../core/base/fs.h"
 #include "../../core/base/opt.h"
 #include "../../traces/workload.h"
 #include "sweep_impl.h"
@@ -499,38 +500,16 @@ out:
 
 dmr_status_t dmr_sweep_spec_load(const char *path, dmr_sweep_spec_t *spec_p, dmr_err_t *err)
 {
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return dmr_err_set(err, DMR_ERR_IO, "%s: %s", path, strerror(errno));
-	char *buf = NULL;
-	size_t len = 0, cap = 0;
-	char chunk[8192];
-	size_t n;
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
-		if (len + n + 1 > cap) {
-			cap = (len + n + 1) * 2;
-			char *nb = realloc(buf, cap);
-			if (!nb) {
-				free(buf);
-				fclose(f);
-				return dmr_err_set(err, DMR_ERR_NOMEM, "out of memory");
-			}
-			buf = nb;
-		}
-		memcpy(buf + len, chunk, n);
-		len += n;
-	}
-	int bad = ferror(f);
-	fclose(f);
-	if (bad) {
+	char *buf;
+	size_t len;
+	dmr_status_t st = dmr_file_read_all(path, (size_t)1 << 30, &buf, &len, err);
+	if (st != DMR_OK)
+		return st;
+	if (len == 0) {
 		free(buf);
-		return dmr_err_set(err, DMR_ERR_IO, "%s: read error", path);
-	}
-	if (!buf) {
 		return dmr_err_set(err, DMR_ERR_PARSE, "%s: empty file", path);
 	}
-	buf[len] = '\0';
-	dmr_status_t st = dmr_sweep_spec_parse(buf, path, spec_p, err);
+	st = dmr_sweep_spec_parse(buf, path, spec_p, err);
 	free(buf);
 	return st;
 }
