@@ -75,16 +75,16 @@ typedef struct dmr_wr {
 	void *local;
 	uint64_t remote;      /* byte offset in the MN region */
 	uint64_t compare_add; /* CAS: compare value; FAA: addend */
-	uint64_t swap;        /* CAS: swap value */
+	uint64_t swap;	      /* CAS: swap value */
 	uint32_t length;      /* bytes */
-	uint8_t opcode;       /* dmr_wr_opcode_t */
-	uint8_t flags;        /* DMR_WR_SIGNALED */
+	uint8_t opcode;	      /* dmr_wr_opcode_t */
+	uint8_t flags;	      /* DMR_WR_SIGNALED */
 } dmr_wr_t;
 
 typedef enum dmr_wc_status {
 	DMR_WC_SUCCESS = 0,
 	DMR_WC_REM_ACCESS_ERR = 1, /* outside the MR / bad rkey */
-	DMR_WC_FLUSH_ERR = 2,      /* endpoint in error, WR flushed */
+	DMR_WC_FLUSH_ERR = 2,	   /* endpoint in error, WR flushed */
 	DMR_WC_RETRY_EXC_ERR = 3,  /* transport retries exhausted (peer gone) */
 	DMR_WC_GENERAL_ERR = 4,
 } dmr_wc_status_t;
@@ -101,33 +101,34 @@ const char *dmr_wc_status_string(int status);
 const char *dmr_wr_opcode_string(int opcode);
 
 typedef struct dmr_be_config {
-	const char *backend;   /* "sim" | "verbs" */
-	uint32_t mns;          /* memory nodes (sim: 1) */
-	uint32_t cns;          /* compute nodes */
-	uint32_t workers;      /* workers per CN */
-	uint64_t mr_size;      /* bytes of each MN region */
-	uint64_t seed;         /* for any random model choices */
-	const char *profile;   /* sim: model name or path (models/model.h) */
-	const char *device;    /* verbs: device name or index */
-	int port;              /* verbs: port (1-based) */
-	int gid_index;         /* verbs: -1 = automatic */
-	const char *cluster;   /* verbs: cluster config JSON path */
+	const char *backend; /* "sim" | "verbs" */
+	uint32_t mns;	     /* memory nodes (sim: 1) */
+	uint32_t cns;	     /* compute nodes */
+	uint32_t workers;    /* workers per CN */
+	uint64_t mr_size;    /* bytes of each MN region */
+	uint64_t seed;	     /* for any random model choices */
+	const char *profile; /* sim: model name or path (models/model.h) */
+	const char *device;  /* verbs: device name or index */
+	int port;	     /* verbs: port (1-based) */
+	int gid_index;	     /* verbs: -1 = automatic */
+	const char *cluster; /* verbs: cluster config JSON path */
 } dmr_be_config_t;
 
 /* Counters every backend keeps; read with dmr_be_stats(). */
 typedef struct dmr_be_stats {
-	uint64_t verbs;        /* completed one-sided operations (all opcodes) */
+	uint64_t verbs; /* completed one-sided operations (all opcodes) */
 	uint64_t reads, writes, cas, faa;
 	uint64_t bytes_read, bytes_written;
 	uint64_t doorbells;
-	uint64_t events;       /* sim: discrete events processed */
-	uint64_t errors;       /* completions with status != SUCCESS */
-	uint64_t mr_regs;      /* successful dmr_be_mr_reg calls (counted by the */
-	uint64_t mr_deregs;    /*   dispatchers, every backend); and mr_dereg */
+	uint64_t events;    /* sim: discrete events processed */
+	uint64_t errors;    /* completions with status != SUCCESS */
+	uint64_t mr_regs;   /* successful dmr_be_mr_reg calls (counted by the */
+	uint64_t mr_deregs; /*   dispatchers, every backend); and mr_dereg */
 } dmr_be_stats_t;
 
-#define DMR_BE_CAP_DRIVEN 0x1u /* single-threaded, advanced by progress()
-                                  (sim); else one thread per worker (verbs) */
+#define DMR_BE_CAP_DRIVEN                                                                          \
+	0x1u /* single-threaded, advanced by progress()                                            \
+		(sim); else one thread per worker (verbs) */
 
 typedef struct dmr_be dmr_be_t;
 
@@ -173,8 +174,8 @@ typedef enum dmr_be_ctl {
  * `workers`. The transaction core makes lock tags and log-ring offsets
  * unique over the cluster from it (core/txn.h). */
 typedef struct dmr_be_role {
-	uint32_t cn;           /* index of this handle's first CN */
-	uint32_t cns;          /* CNs in the cluster */
+	uint32_t cn;	       /* index of this handle's first CN */
+	uint32_t cns;	       /* CNs in the cluster */
 	uint32_t first_worker; /* cluster-wide index of this handle's worker 0 */
 	uint32_t workers;      /* workers in the cluster (all CNs) */
 } dmr_be_role_t;
@@ -211,11 +212,11 @@ typedef enum dmr_be_barrier_phase {
 } dmr_be_barrier_phase_t;
 
 typedef struct dmr_be_barrier {
-	uint32_t phase;       /* dmr_be_barrier_phase_t */
+	uint32_t phase;	      /* dmr_be_barrier_phase_t */
 	uint32_t failed;      /* END: non-zero = this participant's run failed */
 	uint64_t deadline_ps; /* dmr_be_now() time; 0 = the backend's default */
-	int64_t value;        /* this participant's contribution (END: the
-	                         committed delta of the run, trace "xv") */
+	int64_t value;	      /* this participant's contribution (END: the
+				 committed delta of the run, trace "xv") */
 } dmr_be_barrier_t;
 
 /*
@@ -299,8 +300,8 @@ dmr_status_t dmr_be_open(const dmr_be_config_t *cfg, dmr_be_t **be_p, dmr_err_t 
  * sizeof(dmr_be_ops_t); DMR_ERR_INVALID: no name, open or close), calls
  * ops->open, and gives the handle the filled copy of ops. Errors: those,
  * or the backend's own open error (nothing to close then). */
-dmr_status_t dmr_be_open_ops(const dmr_be_ops_t *ops, const dmr_be_config_t *cfg,
-			     dmr_be_t **be_p, dmr_err_t *err);
+dmr_status_t dmr_be_open_ops(const dmr_be_ops_t *ops, const dmr_be_config_t *cfg, dmr_be_t **be_p,
+			     dmr_err_t *err);
 /* Comma-separated names of the registered backends (static string). */
 const char *dmr_be_names(void);
 
@@ -355,8 +356,8 @@ static inline dmr_status_t dmr_be_timer(dmr_be_t *be, uint32_t worker, uint64_t 
 
 /* The cluster barrier: see dmr_be_barrier_t. *sum_p is set only on DMR_OK
  * (and not with b->failed). */
-static inline dmr_status_t dmr_be_barrier(dmr_be_t *be, const dmr_be_barrier_t *b,
-					  int64_t *sum_p, dmr_err_t *err)
+static inline dmr_status_t dmr_be_barrier(dmr_be_t *be, const dmr_be_barrier_t *b, int64_t *sum_p,
+					  dmr_err_t *err)
 {
 	return be->ops->barrier(be, b, sum_p, err);
 }

@@ -13,10 +13,10 @@ extern const dmr_be_ops_t dmr_verbs_ops;
 #endif
 
 static const dmr_be_ops_t *const registry[] = {
-	&dmr_sim_ops,
-	&dmr_shm_ops,
+    &dmr_sim_ops,
+    &dmr_shm_ops,
 #ifdef DMR_HAVE_VERBS
-	&dmr_verbs_ops,
+    &dmr_verbs_ops,
 #endif
 };
 
@@ -121,11 +121,16 @@ static dmr_status_t stub_control(dmr_be_t *be, int op, void *arg, dmr_err_t *err
 const char *dmr_be_ctl_string(int op)
 {
 	switch (op) {
-	case DMR_BE_CTL_MODEL: return "model";
-	case DMR_BE_CTL_SIM_TIME: return "sim-time";
-	case DMR_BE_CTL_SET_MTU: return "set-mtu";
-	case DMR_BE_CTL_SET_PAYLOAD: return "set-payload";
-	case DMR_BE_CTL_ROLE: return "role";
+	case DMR_BE_CTL_MODEL:
+		return "model";
+	case DMR_BE_CTL_SIM_TIME:
+		return "sim-time";
+	case DMR_BE_CTL_SET_MTU:
+		return "set-mtu";
+	case DMR_BE_CTL_SET_PAYLOAD:
+		return "set-payload";
+	case DMR_BE_CTL_ROLE:
+		return "role";
 	}
 	return "?";
 }
@@ -136,10 +141,10 @@ dmr_status_t dmr_be_ctl_unsupported(dmr_be_t *be, int op, dmr_err_t *err)
 			   be->ops->name, op, dmr_be_ctl_string(op));
 }
 
-#define FILL(f, stub)                                                                        \
-	do {                                                                                 \
-		if (!t->f)                                                                   \
-			t->f = stub;                                                         \
+#define FILL(f, stub)                                                                              \
+	do {                                                                                       \
+		if (!t->f)                                                                         \
+			t->f = stub;                                                               \
 	} while (0)
 
 /* The table with every unset operation pointing at its stub. */
@@ -163,11 +168,16 @@ static void fill_stubs(dmr_be_ops_t *t)
 const char *dmr_wc_status_string(int status)
 {
 	switch (status) {
-	case DMR_WC_SUCCESS: return "success";
-	case DMR_WC_REM_ACCESS_ERR: return "remote access error";
-	case DMR_WC_FLUSH_ERR: return "work request flushed error";
-	case DMR_WC_RETRY_EXC_ERR: return "transport retry counter exceeded";
-	case DMR_WC_GENERAL_ERR: return "general error";
+	case DMR_WC_SUCCESS:
+		return "success";
+	case DMR_WC_REM_ACCESS_ERR:
+		return "remote access error";
+	case DMR_WC_FLUSH_ERR:
+		return "work request flushed error";
+	case DMR_WC_RETRY_EXC_ERR:
+		return "transport retry counter exceeded";
+	case DMR_WC_GENERAL_ERR:
+		return "general error";
 	}
 	return "unknown status";
 }
@@ -175,25 +185,33 @@ const char *dmr_wc_status_string(int status)
 const char *dmr_wr_opcode_string(int opcode)
 {
 	switch (opcode) {
-	case DMR_WR_READ: return "READ";
-	case DMR_WR_WRITE: return "WRITE";
-	case DMR_WR_CAS: return "CAS";
-	case DMR_WR_FAA: return "FAA";
-	case DMR_WR_TIMER: return "TIMER";
+	case DMR_WR_READ:
+		return "READ";
+	case DMR_WR_WRITE:
+		return "WRITE";
+	case DMR_WR_CAS:
+		return "CAS";
+	case DMR_WR_FAA:
+		return "FAA";
+	case DMR_WR_TIMER:
+		return "TIMER";
 	}
 	return "?";
 }
 
-dmr_status_t dmr_be_open_ops(const dmr_be_ops_t *ops, const dmr_be_config_t *cfg,
-			     dmr_be_t **be_p, dmr_err_t *err)
+dmr_status_t dmr_be_open_ops(const dmr_be_ops_t *ops, const dmr_be_config_t *cfg, dmr_be_t **be_p,
+			     dmr_err_t *err)
 {
 	if (ops->size != sizeof(dmr_be_ops_t))
-		return dmr_err_set(err, DMR_ERR_NODEV, "backend %s: ops table size %zu, expected %zu",
+		return dmr_err_set(err, DMR_ERR_NODEV,
+				   "backend %s: ops table size %zu, expected %zu",
 				   ops->name ? ops->name : "?", ops->size, sizeof(dmr_be_ops_t));
 	if (!ops->name || !ops->open || !ops->close)
 		return dmr_err_set(err, DMR_ERR_INVALID, "backend %s: ops table without %s",
 				   ops->name ? ops->name : "?",
-				   !ops->name ? "a name" : !ops->open ? "open" : "close");
+				   !ops->name	? "a name"
+				   : !ops->open ? "open"
+						: "close");
 	dmr_be_t *be = NULL;
 	dmr_status_t st = ops->open(cfg, &be, err);
 	if (st != DMR_OK)
@@ -240,8 +258,8 @@ dmr_status_t dmr_be_post(dmr_be_t *be, uint32_t worker, uint32_t mn, const dmr_w
 						   (unsigned long long)wr->remote);
 			break;
 		default:
-			return dmr_err_set(err, DMR_ERR_INVALID, "post: WR %u has unknown opcode %u",
-					   i, wr->opcode);
+			return dmr_err_set(err, DMR_ERR_INVALID,
+					   "post: WR %u has unknown opcode %u", i, wr->opcode);
 		}
 	}
 	return be->ops->post(be, worker, mn, wrs, n, err);

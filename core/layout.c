@@ -17,8 +17,9 @@ dmr_status_t dmr_layout_init(dmr_layout_t *l, const dmr_trace_hdr_t *h, uint32_t
 		lt->loaded = t->loaded;
 		lt->base = off;
 		if (t->rows > (UINT64_MAX / 2 - off) / lt->rec_bytes)
-			return dmr_err_set(err, DMR_ERR_RANGE, "table %s: %llu rows x %u bytes overflow",
-					   t->name, (unsigned long long)t->rows, lt->rec_bytes);
+			return dmr_err_set(err, DMR_ERR_RANGE,
+					   "table %s: %llu rows x %u bytes overflow", t->name,
+					   (unsigned long long)t->rows, lt->rec_bytes);
 		off += t->rows * lt->rec_bytes;
 		off = (off + 63) & ~63ull;
 	}

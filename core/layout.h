@@ -20,7 +20,7 @@
 #define DMR_VER_MASK (DMR_VER_PRESENT - 1)
 
 typedef struct dmr_layout_table {
-	uint64_t base;     /* byte offset in the MN region */
+	uint64_t base; /* byte offset in the MN region */
 	uint64_t rows;
 	uint32_t rec_bytes; /* 16 + payload_bytes */
 	uint32_t payload_bytes;
@@ -30,10 +30,10 @@ typedef struct dmr_layout_table {
 typedef struct dmr_layout {
 	uint32_t ntables;
 	dmr_layout_table_t t[DMR_TRACE_MAX_TABLES];
-	uint64_t log_base;      /* first log ring */
-	uint64_t log_bytes;     /* per worker */
+	uint64_t log_base;  /* first log ring */
+	uint64_t log_bytes; /* per worker */
 	uint32_t nworkers;
-	uint64_t total;         /* bytes needed in the MN region */
+	uint64_t total; /* bytes needed in the MN region */
 } dmr_layout_t;
 
 /* Compute the layout of the trace's tables plus nworkers log rings of

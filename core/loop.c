@@ -54,10 +54,14 @@ dmr_status_t dmr_loop_parse(const char *s, unsigned *loops_p, dmr_err_t *err)
 const char *dmr_loop_name(unsigned loops)
 {
 	switch (loops & 3) {
-	case 0: return "none";
-	case DMR_LOOP_AIMD: return "aimd";
-	case DMR_LOOP_PERKEY: return "perkey";
-	default: return "aimd+perkey";
+	case 0:
+		return "none";
+	case DMR_LOOP_AIMD:
+		return "aimd";
+	case DMR_LOOP_PERKEY:
+		return "perkey";
+	default:
+		return "aimd+perkey";
 	}
 }
 
@@ -66,7 +70,7 @@ typedef struct kent {
 	uint64_t hot_until;
 	uint32_t holders;
 	uint32_t wq_head, wq_tail; /* deferred contexts */
-	uint32_t next;             /* hash chain / free list */
+	uint32_t next;		   /* hash chain / free list */
 } kent_t;
 
 typedef struct cnstate {
@@ -84,8 +88,8 @@ typedef struct wstate {
 
 typedef struct cstate {
 	uint8_t aimd_counted;
-	uint32_t qnext;    /* next in whichever queue it waits */
-	uint32_t *held;    /* key entries held (perkey) */
+	uint32_t qnext; /* next in whichever queue it waits */
+	uint32_t *held; /* key entries held (perkey) */
 	uint32_t nheld, capheld;
 } cstate_t;
 
@@ -308,8 +312,7 @@ static uint32_t wake_aimd(dmr_adm_t *a, wstate_t *w, uint32_t *wake, uint32_t n,
 	return n;
 }
 
-uint32_t dmr_adm_finish(dmr_adm_t *a, uint32_t worker, uint32_t ctx, uint32_t *wake,
-			uint32_t max)
+uint32_t dmr_adm_finish(dmr_adm_t *a, uint32_t worker, uint32_t ctx, uint32_t *wake, uint32_t max)
 {
 	cstate_t *c = &a->c[ctx];
 	wstate_t *w = &a->w[worker];

@@ -40,11 +40,11 @@
 #define DMR_LOOP_PERKEY 0x2u
 
 typedef struct dmr_loop_cfg {
-	unsigned loops;      /* DMR_LOOP_* bits; 0 = none */
-	uint32_t ai_step;    /* contexts added per window */
-	double md_factor;    /* divisor on decrease, > 1 */
-	uint64_t window_ps;  /* reaction window */
-	double threshold;    /* aimd: aborts per attempt above which it decreases */
+	unsigned loops;	      /* DMR_LOOP_* bits; 0 = none */
+	uint32_t ai_step;     /* contexts added per window */
+	double md_factor;     /* divisor on decrease, > 1 */
+	uint64_t window_ps;   /* reaction window */
+	double threshold;     /* aimd: aborts per attempt above which it decreases */
 	uint32_t hot_windows; /* perkey: windows a record stays hot */
 } dmr_loop_cfg_t;
 
@@ -72,8 +72,7 @@ int dmr_adm_admit(dmr_adm_t *a, uint32_t worker, uint32_t ctx, const dmr_trace_t
 
 /* Transaction of ctx finished (committed or gave up). Appends contexts
  * that may now retry admission to wake[] (at most max; returns count). */
-uint32_t dmr_adm_finish(dmr_adm_t *a, uint32_t worker, uint32_t ctx, uint32_t *wake,
-			uint32_t max);
+uint32_t dmr_adm_finish(dmr_adm_t *a, uint32_t worker, uint32_t ctx, uint32_t *wake, uint32_t max);
 
 /* A lock CAS failed on record offset rec (signal of perkey). */
 void dmr_adm_lock_failed(dmr_adm_t *a, uint32_t worker, uint64_t rec, uint64_t now_ps);

@@ -19,7 +19,7 @@ enum {
 };
 
 static const char *cause_names[DMR_ABORT_NCAUSES] = {
-	"lock", "read_locked", "validation", "duplicate", "full",
+    "lock", "read_locked", "validation", "duplicate", "full",
 };
 
 const char *dmr_abort_cause_name(int cause)
@@ -91,8 +91,8 @@ dmr_status_t dmr_txn_engine_init(dmr_txn_engine_t *eng, dmr_be_t *be, const dmr_
 	return DMR_OK;
 }
 
-dmr_status_t dmr_txn_ctx_init(dmr_txn_ctx_t *c, const dmr_txn_engine_t *eng,
-			      dmr_txn_stats_t *stats, uint32_t worker, uint32_t id, dmr_err_t *err)
+dmr_status_t dmr_txn_ctx_init(dmr_txn_ctx_t *c, const dmr_txn_engine_t *eng, dmr_txn_stats_t *stats,
+			      uint32_t worker, uint32_t id, dmr_err_t *err)
 {
 	memset(c, 0, sizeof(*c));
 	c->eng = eng;
@@ -101,8 +101,8 @@ dmr_status_t dmr_txn_ctx_init(dmr_txn_ctx_t *c, const dmr_txn_engine_t *eng,
 	c->id = id;
 	if (id > DMR_WRID_INDEX_MAX)
 		return dmr_err_set(err, DMR_ERR_RANGE,
-				   "txn: context id %u does not fit a wr_id (at most %u contexts)", id,
-				   DMR_WRID_INDEX_MAX + 1);
+				   "txn: context id %u does not fit a wr_id (at most %u contexts)",
+				   id, DMR_WRID_INDEX_MAX + 1);
 	/* odd, never 0; unique over the cluster (txn.h "Cluster-wide names") */
 	c->tag = (((uint64_t)id + 1) << 1 | 1) + ((uint64_t)eng->cn << DMR_TXN_TAG_CN_SHIFT);
 	c->tag_mem = dmr_be_lock_word(eng->be, worker, c->tag);
@@ -157,7 +157,8 @@ static inline uint64_t word(dmr_txn_ctx_t *c, uint32_t i, uint32_t f)
 
 static inline int usable(const dmr_txn_ctx_t *c, int i)
 {
-	return i >= 0 && (c->ops[i].flags & F_ISSUED) && !(c->ops[i].flags & (F_SKIPPED | F_ABSENT));
+	return i >= 0 && (c->ops[i].flags & F_ISSUED) &&
+	       !(c->ops[i].flags & (F_SKIPPED | F_ABSENT));
 }
 
 static int guard_true(dmr_txn_ctx_t *c, const dmr_trace_guard_t *g)
@@ -247,9 +248,9 @@ static dmr_status_t after_abort(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 		c->state = ST_BACKOFF;
 		c->seq++;
 		uint64_t at = dmr_be_now(c->eng->be, c->worker) + c->eng->backoff_ps;
-		return posted(dmr_be_timer(c->eng->be, c->worker, at,
-					   dmr_wrid(DMR_WRID_TXN, c->id, c->seq)),
-			      out);
+		return posted(
+		    dmr_be_timer(c->eng->be, c->worker, at, dmr_wrid(DMR_WRID_TXN, c->id, c->seq)),
+		    out);
 	}
 	return begin_attempt(c, out);
 }
@@ -466,7 +467,8 @@ static dmr_status_t exec_round(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 						return dmr_err_set(
 						    &c->err, DMR_ERR_INVALID,
 						    "trace line %u: txn %llu op %u: locks a record "
-						    "it already locked (the same record twice in one "
+						    "it already locked (the same record twice in "
+						    "one "
 						    "transaction: op %u locks it too)",
 						    t->line, (unsigned long long)t->id, i, j);
 			}
@@ -586,8 +588,7 @@ static dmr_status_t begin_attempt(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 	return exec_round(c, out);
 }
 
-dmr_status_t dmr_txn_start(dmr_txn_ctx_t *c, const dmr_trace_txn_t *txn,
-			   dmr_txn_outcome_t *out_p)
+dmr_status_t dmr_txn_start(dmr_txn_ctx_t *c, const dmr_trace_txn_t *txn, dmr_txn_outcome_t *out_p)
 {
 	c->txn = txn;
 	c->attempts = 0;
@@ -598,12 +599,13 @@ dmr_status_t dmr_txn_start(dmr_txn_ctx_t *c, const dmr_trace_txn_t *txn,
 dmr_status_t dmr_txn_on_wc(dmr_txn_ctx_t *c, const dmr_wc_t *wc, dmr_txn_outcome_t *out_p)
 {
 	if (wc->status != DMR_WC_SUCCESS) {
-		return dmr_err_set(&c->err, DMR_ERR_REMOTE,
-				   "%s completion failed: %s (worker %u, context %u, trace line %u, "
-				   "txn %llu, MN %u)",
-				   dmr_wr_opcode_string(wc->opcode), dmr_wc_status_string(wc->status),
-				   c->worker, c->id, c->txn ? c->txn->line : 0,
-				   c->txn ? (unsigned long long)c->txn->id : 0ull, wc->mn);
+		return dmr_err_set(
+		    &c->err, DMR_ERR_REMOTE,
+		    "%s completion failed: %s (worker %u, context %u, trace line %u, "
+		    "txn %llu, MN %u)",
+		    dmr_wr_opcode_string(wc->opcode), dmr_wc_status_string(wc->status), c->worker,
+		    c->id, c->txn ? c->txn->line : 0,
+		    c->txn ? (unsigned long long)c->txn->id : 0ull, wc->mn);
 	}
 	if (dmr_wrid_kind(wc->wr_id) != DMR_WRID_TXN || dmr_wrid_index(wc->wr_id) != c->id)
 		return dmr_err_set(&c->err, DMR_ERR_INVALID,

@@ -66,11 +66,11 @@
 #include "layout.h"
 
 typedef enum dmr_abort_cause {
-	DMR_ABORT_LOCK = 0,       /* lock CAS failed */
-	DMR_ABORT_READ_LOCKED,    /* read-only record found locked */
-	DMR_ABORT_VALIDATION,     /* version changed / locked at validation */
-	DMR_ABORT_DUPLICATE,      /* insert found the slot present (gives up) */
-	DMR_ABORT_FULL,           /* insert range exhausted (gives up) */
+	DMR_ABORT_LOCK = 0,    /* lock CAS failed */
+	DMR_ABORT_READ_LOCKED, /* read-only record found locked */
+	DMR_ABORT_VALIDATION,  /* version changed / locked at validation */
+	DMR_ABORT_DUPLICATE,   /* insert found the slot present (gives up) */
+	DMR_ABORT_FULL,	       /* insert range exhausted (gives up) */
 	DMR_ABORT_NCAUSES
 } dmr_abort_cause_t;
 
@@ -78,19 +78,19 @@ const char *dmr_abort_cause_name(int cause);
 
 /* Counters of one worker (summed by the replay). */
 typedef struct dmr_txn_stats {
-	uint64_t tried;      /* attempts started */
+	uint64_t tried; /* attempts started */
 	uint64_t committed;
-	uint64_t retries;    /* attempts after the first */
-	uint64_t gave_up;    /* transactions abandoned (retry limit, full, dup) */
+	uint64_t retries; /* attempts after the first */
+	uint64_t gave_up; /* transactions abandoned (retry limit, full, dup) */
 	uint64_t aborts[DMR_ABORT_NCAUSES];
-	uint64_t atomics;    /* CAS + FAA posted */
+	uint64_t atomics; /* CAS + FAA posted */
 	uint64_t reads, writes;
 	uint64_t locks_taken, locks_released;
 	uint64_t skipped_ops;
 	uint64_t cas_replayed; /* lock CASes that returned this context's own tag
-	                          for a record it had not locked, the READ behind
-	                          them finding the lock ours: an atomic executed
-	                          twice by the responder ("Lock CAS results") */
+				  for a record it had not locked, the READ behind
+				  them finding the lock ours: an atomic executed
+				  twice by the responder ("Lock CAS results") */
 	int64_t committed_xv;
 } dmr_txn_stats_t;
 
@@ -100,7 +100,7 @@ typedef struct dmr_txn_engine {
 	const dmr_layout_t *layout;
 	uint32_t retries;      /* retry limit per transaction */
 	uint64_t backoff_ps;   /* wait before a retry (0: none) */
-	uint32_t cn;           /* cluster index of this process's first CN (lock tags) */
+	uint32_t cn;	       /* cluster index of this process's first CN (lock tags) */
 	uint32_t first_worker; /* cluster index of this process's worker 0 (log rings) */
 } dmr_txn_engine_t;
 
@@ -119,12 +119,12 @@ typedef enum dmr_txn_outcome {
 	DMR_TXN_RUNNING = 0,   /* waiting for a completion of this context */
 	DMR_TXN_COMMITTED = 1, /* finished: its writes are applied, locks released */
 	DMR_TXN_GAVE_UP = 2,   /* finished without committing (retry limit, table
-	                          full, duplicate insert); locks released */
+				  full, duplicate insert); locks released */
 } dmr_txn_outcome_t;
 
 typedef struct dmr_txn_opst {
-	uint64_t rec;     /* resolved record offset */
-	uint32_t buf;     /* offset of this op's image in ctx->buf */
+	uint64_t rec; /* resolved record offset */
+	uint32_t buf; /* offset of this op's image in ctx->buf */
 	uint8_t flags;
 } dmr_txn_opst_t;
 
@@ -132,38 +132,38 @@ typedef struct dmr_txn_ctx {
 	const dmr_txn_engine_t *eng;
 	dmr_txn_stats_t *stats;
 	uint32_t id, worker;
-	uint64_t tag;           /* lock tag (CAS swap value), cluster-wide */
-	uint64_t tag_mem;       /* the lock word in MN memory when we hold it:
-	                           the tag (dmr_be_lock_word; the verbs CN role
-	                           still rewrites tags until it answers ROLE) */
+	uint64_t tag;	  /* lock tag (CAS swap value), cluster-wide */
+	uint64_t tag_mem; /* the lock word in MN memory when we hold it:
+			     the tag (dmr_be_lock_word; the verbs CN role
+			     still rewrites tags until it answers ROLE) */
 	const dmr_trace_txn_t *txn;
 	uint8_t state;
 	uint16_t round;
-	uint32_t seq;           /* doorbell sequence */
+	uint32_t seq; /* doorbell sequence */
 	uint32_t attempts;
-	uint64_t t_start;       /* first attempt start, ps */
-	uint64_t log_off;       /* next write position in the log ring */
+	uint64_t t_start; /* first attempt start, ps */
+	uint64_t log_off; /* next write position in the log ring */
 	int last_cause;
-	uint64_t lockfail_rec;  /* record offset of the last failed lock CAS
-	                           (+1; 0 = none): the contention signal of the
-	                           per-key loop; cleared by whoever reads it */
-	uint8_t *buf;           /* images: per op, count * rec_bytes (+8 CAS old) */
+	uint64_t lockfail_rec; /* record offset of the last failed lock CAS
+				  (+1; 0 = none): the contention signal of the
+				  per-key loop; cleared by whoever reads it */
+	uint8_t *buf;	       /* images: per op, count * rec_bytes (+8 CAS old) */
 	uint32_t buf_cap;
-	dmr_wr_t *wrs;          /* doorbell under construction */
+	dmr_wr_t *wrs; /* doorbell under construction */
 	uint32_t wrs_cap;
 	dmr_txn_opst_t ops[DMR_TRACE_MAX_OPS];
 	uint8_t *logbuf;
 	uint32_t logbuf_cap;
 	uint8_t buf_reg, logbuf_reg; /* registered with the backend (mr_reg) */
-	dmr_err_t err;          /* why start/on_wc returned an error */
+	dmr_err_t err;		     /* why start/on_wc returned an error */
 } dmr_txn_ctx_t;
 
 /* Initialise a context (allocates its buffers and registers them with the
  * backend for `worker`). DMR_ERR_NOMEM, DMR_ERR_RANGE (id > 2^28 - 1, the
  * wr_id index), or the backend's mr_reg error; call dmr_txn_ctx_fini after
  * a failure too. */
-dmr_status_t dmr_txn_ctx_init(dmr_txn_ctx_t *c, const dmr_txn_engine_t *eng,
-			      dmr_txn_stats_t *stats, uint32_t worker, uint32_t id, dmr_err_t *err);
+dmr_status_t dmr_txn_ctx_init(dmr_txn_ctx_t *c, const dmr_txn_engine_t *eng, dmr_txn_stats_t *stats,
+			      uint32_t worker, uint32_t id, dmr_err_t *err);
 /* Deregister (mr_dereg) and free what init and the context registered and
  * allocated. No WR of the context may be in flight. */
 void dmr_txn_ctx_fini(dmr_txn_ctx_t *c);
@@ -173,8 +173,7 @@ void dmr_txn_ctx_fini(dmr_txn_ctx_t *c);
  * without a verb (e.g. every op skipped). Errors (*out_p untouched, c->err
  * says why): the backend's post error, DMR_ERR_NOMEM, DMR_ERR_INVALID (a
  * trace error: a record locked twice). */
-dmr_status_t dmr_txn_start(dmr_txn_ctx_t *c, const dmr_trace_txn_t *txn,
-			   dmr_txn_outcome_t *out_p);
+dmr_status_t dmr_txn_start(dmr_txn_ctx_t *c, const dmr_trace_txn_t *txn, dmr_txn_outcome_t *out_p);
 
 /* Consume a completion addressed to this context (wr_id of kind
  * DMR_WRID_TXN with this context's id). Returns as dmr_txn_start. A

@@ -17,9 +17,9 @@
  * UDP 8, BTH 12 (IBTA vol. 1, 9.2), ICRC 4 (IBTA annex A17), FCS 4,
  * inter-frame gap 12 (IEEE 802.3 clause 4.4.2). */
 #define ROCEV2_PKT_OVERHEAD 82u
-#define IB_RETH_BYTES 16u        /* IBTA vol. 1, 9.3.3.3 */
-#define IB_AETH_BYTES 4u         /* IBTA vol. 1, 9.3.5 */
-#define IB_ATOMICETH_BYTES 28u   /* IBTA vol. 1, 9.3.3.4 */
+#define IB_RETH_BYTES 16u	 /* IBTA vol. 1, 9.3.3.3 */
+#define IB_AETH_BYTES 4u	 /* IBTA vol. 1, 9.3.5 */
+#define IB_ATOMICETH_BYTES 28u	 /* IBTA vol. 1, 9.3.3.4 */
 #define IB_ATOMICACKETH_BYTES 8u /* IBTA vol. 1, 9.3.6 */
 
 typedef struct param_spec {
@@ -27,7 +27,7 @@ typedef struct param_spec {
 	int required; /* 0: optional (derived or defaulted) */
 	int integer;
 	double min, max; /* legal range: hardware that exists, with margin */
-	int zero_ok;     /* 1: 0 is a legal value (the software-NIC host_* ones) */
+	int zero_ok;	 /* 1: 0 is a legal value (the software-NIC host_* ones) */
 } param_spec_t;
 
 /* Ranges: links up to 1.6 Tb/s; latencies up to 1 ms (1e6 ns); rates from
@@ -36,26 +36,39 @@ typedef struct param_spec {
  * Latencies that a loopback software NIC does not have (cable, switch,
  * PCIe DMA) may be 0. */
 static const param_spec_t specs[] = {
-	{"link_gbps", 1, 0, 0.001, 1600, 0},     {"mtu", 1, 1, 256, 4096, 0},
-	{"prop_ns", 1, 0, 0, 1e6, 1},            {"switch_ns", 1, 0, 0, 1e6, 1},
-	{"post_doorbell_ns", 1, 0, 0, 1e6, 0},   {"post_wqe_ns", 1, 0, 0, 1e6, 0},
-	{"poll_ns", 1, 0, 0, 1e6, 0},            {"txn_logic_ns", 1, 0, 0, 1e6, 1},
-	{"nic_msg_mops", 1, 0, 0.001, 1e4, 0},   {"nic_proc_ns", 0, 0, 0, 1e6, 1},
-	{"qp_max_rd_atomic", 1, 1, 1, 1024, 0},  {"dma_read_ns", 1, 0, 0, 1e6, 1},
-	{"dma_write_ns", 1, 0, 0, 1e6, 1},       {"dma_gbps", 0, 0, 0.001, 1e4, 0},
-	{"atomic_addr_mops", 1, 0, 0.001, 1e4, 0}, {"atomic_global_mops", 1, 0, 0.001, 1e4, 0},
-	{"read_rtt_ns", 1, 0, 1, 1e6, 0},        {"read_bw_64k_gbps", 1, 0, 0.001, 1600, 0},
-	/* software NIC (docs/MODEL.md): optional, 0 = hardware NIC; a CPU costs
-	 * at most 1 ms per WR and 1 us per byte */
-	{"host_cpus", 0, 1, 0, 1024, 1},      {"host_read_ns", 0, 0, 0, 1e6, 1},
-	{"host_write_ns", 0, 0, 0, 1e6, 1},   {"host_atomic_ns", 0, 0, 0, 1e6, 1},
-	{"host_byte_ns", 0, 0, 0, 1e3, 1},    {"host_switch_ns", 0, 0, 0, 1e6, 1},
-	/* CN CPU per transaction started and per trace operation in it (the
-	 * replay engine: trace fetch, dispatch, bookkeeping); optional, 0 =
-	 * not modelled (hardware profiles: included in txn_logic_ns) */
-	{"txn_begin_ns", 0, 0, 0, 1e6, 1},    {"txn_op_ns", 0, 0, 0, 1e6, 1},
-	/* software NIC: READ responder scheduling, once per doorbell */
-	{"host_read_post_ns", 0, 0, 0, 1e6, 1},
+    {"link_gbps", 1, 0, 0.001, 1600, 0},
+    {"mtu", 1, 1, 256, 4096, 0},
+    {"prop_ns", 1, 0, 0, 1e6, 1},
+    {"switch_ns", 1, 0, 0, 1e6, 1},
+    {"post_doorbell_ns", 1, 0, 0, 1e6, 0},
+    {"post_wqe_ns", 1, 0, 0, 1e6, 0},
+    {"poll_ns", 1, 0, 0, 1e6, 0},
+    {"txn_logic_ns", 1, 0, 0, 1e6, 1},
+    {"nic_msg_mops", 1, 0, 0.001, 1e4, 0},
+    {"nic_proc_ns", 0, 0, 0, 1e6, 1},
+    {"qp_max_rd_atomic", 1, 1, 1, 1024, 0},
+    {"dma_read_ns", 1, 0, 0, 1e6, 1},
+    {"dma_write_ns", 1, 0, 0, 1e6, 1},
+    {"dma_gbps", 0, 0, 0.001, 1e4, 0},
+    {"atomic_addr_mops", 1, 0, 0.001, 1e4, 0},
+    {"atomic_global_mops", 1, 0, 0.001, 1e4, 0},
+    {"read_rtt_ns", 1, 0, 1, 1e6, 0},
+    {"read_bw_64k_gbps", 1, 0, 0.001, 1600, 0},
+    /* software NIC (docs/MODEL.md): optional, 0 = hardware NIC; a CPU costs
+     * at most 1 ms per WR and 1 us per byte */
+    {"host_cpus", 0, 1, 0, 1024, 1},
+    {"host_read_ns", 0, 0, 0, 1e6, 1},
+    {"host_write_ns", 0, 0, 0, 1e6, 1},
+    {"host_atomic_ns", 0, 0, 0, 1e6, 1},
+    {"host_byte_ns", 0, 0, 0, 1e3, 1},
+    {"host_switch_ns", 0, 0, 0, 1e6, 1},
+    /* CN CPU per transaction started and per trace operation in it (the
+     * replay engine: trace fetch, dispatch, bookkeeping); optional, 0 =
+     * not modelled (hardware profiles: included in txn_logic_ns) */
+    {"txn_begin_ns", 0, 0, 0, 1e6, 1},
+    {"txn_op_ns", 0, 0, 0, 1e6, 1},
+    /* software NIC: READ responder scheduling, once per doorbell */
+    {"host_read_post_ns", 0, 0, 0, 1e6, 1},
 };
 
 /* The unit each parameter is defined in, exactly as the profiles spell it
@@ -64,15 +77,33 @@ static const param_spec_t specs[] = {
 static const struct {
 	const char *name, *unit;
 } spec_units[] = {
-	{"link_gbps", "Gb/s"},	       {"mtu", "bytes"},		{"prop_ns", "ns"},
-	{"switch_ns", "ns"},	       {"post_doorbell_ns", "ns"},	{"post_wqe_ns", "ns"},
-	{"poll_ns", "ns"},	       {"txn_logic_ns", "ns"},		{"nic_msg_mops", "Mmsg/s"},
-	{"nic_proc_ns", "ns"},	       {"qp_max_rd_atomic", "WRs"},	{"dma_read_ns", "ns"},
-	{"dma_write_ns", "ns"},	       {"dma_gbps", "Gb/s"},		{"atomic_addr_mops", "Mops/s"},
-	{"atomic_global_mops", "Mops/s"}, {"read_rtt_ns", "ns"},	{"read_bw_64k_gbps", "Gb/s"},
-	{"host_cpus", "CPUs"},	       {"host_read_ns", "ns"},		{"host_write_ns", "ns"},
-	{"host_atomic_ns", "ns"},      {"host_byte_ns", "ns/B"},	{"host_switch_ns", "ns"},
-	{"txn_begin_ns", "ns"},	       {"txn_op_ns", "ns"},		{"host_read_post_ns", "ns"},
+    {"link_gbps", "Gb/s"},
+    {"mtu", "bytes"},
+    {"prop_ns", "ns"},
+    {"switch_ns", "ns"},
+    {"post_doorbell_ns", "ns"},
+    {"post_wqe_ns", "ns"},
+    {"poll_ns", "ns"},
+    {"txn_logic_ns", "ns"},
+    {"nic_msg_mops", "Mmsg/s"},
+    {"nic_proc_ns", "ns"},
+    {"qp_max_rd_atomic", "WRs"},
+    {"dma_read_ns", "ns"},
+    {"dma_write_ns", "ns"},
+    {"dma_gbps", "Gb/s"},
+    {"atomic_addr_mops", "Mops/s"},
+    {"atomic_global_mops", "Mops/s"},
+    {"read_rtt_ns", "ns"},
+    {"read_bw_64k_gbps", "Gb/s"},
+    {"host_cpus", "CPUs"},
+    {"host_read_ns", "ns"},
+    {"host_write_ns", "ns"},
+    {"host_atomic_ns", "ns"},
+    {"host_byte_ns", "ns/B"},
+    {"host_switch_ns", "ns"},
+    {"txn_begin_ns", "ns"},
+    {"txn_op_ns", "ns"},
+    {"host_read_post_ns", "ns"},
 };
 
 const char *dmr_model_param_unit(const char *name)
@@ -118,8 +149,8 @@ static uint64_t rtt_without_proc(const dmr_model_t *m, uint32_t bytes)
 	/* software NIC: the responder's (and completer's) CPU time, charged
 	 * when the request reaches the MN, on the idle CPU */
 	uint64_t req = dmr_model_msg_wire_bytes(m, 0, m->reth_bytes, 0);
-	uint64_t resp = dmr_model_msg_wire_bytes(m, bytes, m->aeth_bytes,
-						 bytes > m->mtu ? m->aeth_bytes : 0);
+	uint64_t resp =
+	    dmr_model_msg_wire_bytes(m, bytes, m->aeth_bytes, bytes > m->mtu ? m->aeth_bytes : 0);
 	uint64_t t = m->post_doorbell_ps + m->post_wqe_ps;
 	t += m->nic_msg_ps;
 	t += dmr_model_wire_ps(m, req) + 2 * m->prop_ps + m->switch_ps;
@@ -206,8 +237,8 @@ dmr_status_t dmr_model_load(const char *name_or_path, dmr_model_t *m_p, dmr_err_
 	json_error_t jerr;
 	json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
 	if (!root)
-		return dmr_err_set(err, DMR_ERR_PARSE, "%s:%d:%d: %s", path, jerr.line,
-				   jerr.column, jerr.text);
+		return dmr_err_set(err, DMR_ERR_PARSE, "%s:%d:%d: %s", path, jerr.line, jerr.column,
+				   jerr.text);
 	dmr_status_t st = DMR_OK;
 	dmr_model_t m;
 	memset(&m, 0, sizeof(m));
@@ -222,8 +253,8 @@ dmr_status_t dmr_model_load(const char *name_or_path, dmr_model_t *m_p, dmr_err_
 	}
 	snprintf(m.name, sizeof(m.name), "%s", name);
 	if (!json_is_object(params)) {
-		st = dmr_err_set(err, DMR_ERR_PARSE, "%s: field \"params\": missing or not an object",
-				 path);
+		st = dmr_err_set(err, DMR_ERR_PARSE,
+				 "%s: field \"params\": missing or not an object", path);
 		goto out_root;
 	}
 	/* unknown fields and parameters are refused: a typo must not silently
@@ -248,8 +279,9 @@ dmr_status_t dmr_model_load(const char *name_or_path, dmr_model_t *m_p, dmr_err_
 			if (strcmp(specs[i].name, key) == 0)
 				break;
 		if (i == sizeof(specs) / sizeof(specs[0])) {
-			st = dmr_err_set(err, DMR_ERR_PARSE, "%s:%d: parameter %s: unknown parameter",
-					 path, line_of(path, key), key);
+			st = dmr_err_set(err, DMR_ERR_PARSE,
+					 "%s:%d: parameter %s: unknown parameter", path,
+					 line_of(path, key), key);
 			goto out_root;
 		}
 	}
@@ -258,10 +290,11 @@ dmr_status_t dmr_model_load(const char *name_or_path, dmr_model_t *m_p, dmr_err_
 		v[i] = NAN;
 		if (!p) {
 			if (specs[i].required) {
-				st = dmr_err_set(err, DMR_ERR_PARSE,
-						 "%s:%d: parameter %s: missing (required; \"params\" "
-						 "starts here)",
-						 path, line_of(path, "params"), specs[i].name);
+				st = dmr_err_set(
+				    err, DMR_ERR_PARSE,
+				    "%s:%d: parameter %s: missing (required; \"params\" "
+				    "starts here)",
+				    path, line_of(path, "params"), specs[i].name);
 				goto out_root;
 			}
 			continue;
@@ -271,13 +304,14 @@ dmr_status_t dmr_model_load(const char *name_or_path, dmr_model_t *m_p, dmr_err_
 			json_t *pvv;
 			json_object_foreach(p, pk, pvv)
 			{
-				if (strcmp(pk, "value") && strcmp(pk, "unit") && strcmp(pk, "source") &&
-				    strcmp(pk, "estimate") && strcmp(pk, "spread")) {
-					st = dmr_err_set(err, DMR_ERR_PARSE,
-							 "%s:%d: parameter %s: unknown field \"%s\" "
-							 "(value, unit, source, estimate, spread)",
-							 path, line_of(path, specs[i].name),
-							 specs[i].name, pk);
+				if (strcmp(pk, "value") && strcmp(pk, "unit") &&
+				    strcmp(pk, "source") && strcmp(pk, "estimate") &&
+				    strcmp(pk, "spread")) {
+					st = dmr_err_set(
+					    err, DMR_ERR_PARSE,
+					    "%s:%d: parameter %s: unknown field \"%s\" "
+					    "(value, unit, source, estimate, spread)",
+					    path, line_of(path, specs[i].name), specs[i].name, pk);
 					goto out_root;
 				}
 			}
@@ -293,21 +327,24 @@ dmr_status_t dmr_model_load(const char *name_or_path, dmr_model_t *m_p, dmr_err_
 			else if (!json_is_string(u))
 				snprintf(found, sizeof(found), "\"unit\" not a string");
 			else
-				snprintf(found, sizeof(found), "unit \"%.60s\"", json_string_value(u));
-			if (!want || !json_is_string(u) || strcmp(json_string_value(u), want) != 0) {
-				st = dmr_err_set(err, DMR_ERR_PARSE,
-						 "%s:%d: parameter %s: %s, expected \"unit\": \"%s\" "
-						 "(values are not converted)",
-						 path, line_of(path, specs[i].name), specs[i].name, found,
-						 want ? want : "?");
+				snprintf(found, sizeof(found), "unit \"%.60s\"",
+					 json_string_value(u));
+			if (!want || !json_is_string(u) ||
+			    strcmp(json_string_value(u), want) != 0) {
+				st = dmr_err_set(
+				    err, DMR_ERR_PARSE,
+				    "%s:%d: parameter %s: %s, expected \"unit\": \"%s\" "
+				    "(values are not converted)",
+				    path, line_of(path, specs[i].name), specs[i].name, found,
+				    want ? want : "?");
 				goto out_root;
 			}
 		}
 		json_t *pv = json_is_object(p) ? json_object_get(p, "value") : p;
 		if (!json_is_number(pv)) {
 			st = dmr_err_set(err, DMR_ERR_PARSE,
-					 "%s:%d: parameter %s: \"value\" missing or not a number", path,
-					 line_of(path, specs[i].name), specs[i].name);
+					 "%s:%d: parameter %s: \"value\" missing or not a number",
+					 path, line_of(path, specs[i].name), specs[i].name);
 			goto out_root;
 		}
 		double x = json_number_value(pv);
@@ -320,9 +357,9 @@ dmr_status_t dmr_model_load(const char *name_or_path, dmr_model_t *m_p, dmr_err_
 		}
 		if (x < specs[i].min || x > specs[i].max) {
 			st = dmr_err_set(err, DMR_ERR_PARSE,
-					 "%s:%d: parameter %s: value %g out of range [%g, %g]", path,
-					 line_of(path, specs[i].name), specs[i].name, x, specs[i].min,
-					 specs[i].max);
+					 "%s:%d: parameter %s: value %g out of range [%g, %g]",
+					 path, line_of(path, specs[i].name), specs[i].name, x,
+					 specs[i].min, specs[i].max);
 			goto out_root;
 		}
 		if (specs[i].integer && x != floor(x)) {
@@ -335,12 +372,12 @@ dmr_status_t dmr_model_load(const char *name_or_path, dmr_model_t *m_p, dmr_err_
 	}
 	{
 		size_t k = 0;
-#define IDX(nm)                                                                     \
-	({                                                                          \
-		for (k = 0; k < sizeof(specs) / sizeof(specs[0]); k++)              \
-			if (strcmp(specs[k].name, nm) == 0)                         \
-				break;                                              \
-		v[k];                                                               \
+#define IDX(nm)                                                                                    \
+	({                                                                                         \
+		for (k = 0; k < sizeof(specs) / sizeof(specs[0]); k++)                             \
+			if (strcmp(specs[k].name, nm) == 0)                                        \
+				break;                                                             \
+		v[k];                                                                              \
 	})
 		m.link_gbps = IDX("link_gbps");
 		m.mtu = (uint32_t)IDX("mtu");
@@ -381,11 +418,12 @@ dmr_status_t dmr_model_load(const char *name_or_path, dmr_model_t *m_p, dmr_err_
 		m.read_rtt_ns = IDX("read_rtt_ns");
 		m.read_bw_64k_gbps = IDX("read_bw_64k_gbps");
 		if (m.read_bw_64k_gbps > m.link_gbps) {
-			st = dmr_err_set(err, DMR_ERR_PARSE,
-					 "%s:%d: parameter read_bw_64k_gbps: %g Gb/s is above the link "
-					 "rate %g Gb/s",
-					 path, line_of(path, "read_bw_64k_gbps"), m.read_bw_64k_gbps,
-					 m.link_gbps);
+			st = dmr_err_set(
+			    err, DMR_ERR_PARSE,
+			    "%s:%d: parameter read_bw_64k_gbps: %g Gb/s is above the link "
+			    "rate %g Gb/s",
+			    path, line_of(path, "read_bw_64k_gbps"), m.read_bw_64k_gbps,
+			    m.link_gbps);
 			goto out_root;
 		}
 		/* software NIC: absent = 0 (hardware NIC) */
@@ -401,11 +439,12 @@ dmr_status_t dmr_model_load(const char *name_or_path, dmr_model_t *m_p, dmr_err_
 				if (isnan(hv[h]))
 					hv[h] = 0;
 				if (hv[h] > 0 && m.host_cpus == 0) {
-					st = dmr_err_set(err, DMR_ERR_PARSE,
-							 "%s:%d: parameter %s: %g ns of host CPU but "
-							 "host_cpus is 0 (a hardware NIC); give "
-							 "host_cpus or remove %s",
-							 path, line_of(path, hn[h]), hn[h], hv[h], hn[h]);
+					st = dmr_err_set(
+					    err, DMR_ERR_PARSE,
+					    "%s:%d: parameter %s: %g ns of host CPU but "
+					    "host_cpus is 0 (a hardware NIC); give "
+					    "host_cpus or remove %s",
+					    path, line_of(path, hn[h]), hn[h], hv[h], hn[h]);
 					goto out_root;
 				}
 			}
@@ -459,28 +498,33 @@ void dmr_model_print(const dmr_model_t *m, void *file)
 		m->link_gbps, m->mtu, m->pkt_overhead);
 	fprintf(f, "  propagation       %.1f ns per link, switch %.1f ns\n", m->prop_ps / 1e3,
 		m->switch_ps / 1e3);
-	fprintf(f, "  CN CPU            doorbell %.1f ns, WQE %.1f ns, poll %.1f ns, logic %.1f ns\n",
+	fprintf(f,
+		"  CN CPU            doorbell %.1f ns, WQE %.1f ns, poll %.1f ns, logic %.1f ns\n",
 		m->post_doorbell_ps / 1e3, m->post_wqe_ps / 1e3, m->poll_ps / 1e3,
 		m->txn_logic_ps / 1e3);
 	if (m->txn_begin_ps || m->txn_op_ps)
-		fprintf(f, "                    + per transaction started %.1f ns + %.1f ns per "
-			   "operation\n",
+		fprintf(f,
+			"                    + per transaction started %.1f ns + %.1f ns per "
+			"operation\n",
 			m->txn_begin_ps / 1e3, m->txn_op_ps / 1e3);
-	fprintf(f, "  NIC               %.1f Mmsg/s, processing %.1f ns, %u outstanding RD/atomic per QP\n",
+	fprintf(f,
+		"  NIC               %.1f Mmsg/s, processing %.1f ns, %u outstanding RD/atomic per "
+		"QP\n",
 		1e6 / m->nic_msg_ps, m->nic_proc_ps / 1e3, m->qp_max_rd_atomic);
 	fprintf(f, "  MN DMA            read %.1f ns, write %.1f ns, %.2f Gb/s\n",
-		m->dma_read_ps / 1e3, m->dma_write_ps / 1e3,
-		8.0 * 1e6 / m->dma_ps_per_byte_x1000);
+		m->dma_read_ps / 1e3, m->dma_write_ps / 1e3, 8.0 * 1e6 / m->dma_ps_per_byte_x1000);
 	fprintf(f, "  MN atomics        %.2f Mops/s per address, %.2f Mops/s global\n",
 		m->atomic_addr_mops, m->atomic_global_mops);
 	if (m->host_cpus)
-		fprintf(f, "  host CPU (sw NIC) %u CPUs per CN; per WR READ %.1f ns, WRITE %.1f ns, "
-			   "atomic %.1f ns, %.3f ns per byte\n",
+		fprintf(f,
+			"  host CPU (sw NIC) %u CPUs per CN; per WR READ %.1f ns, WRITE %.1f ns, "
+			"atomic %.1f ns, %.3f ns per byte\n",
 			m->host_cpus, m->host_read_ps / 1e3, m->host_write_ps / 1e3,
 			m->host_atomic_ps / 1e3, m->host_ps_per_byte_x1000 / 1e6);
 	if (m->host_cpus)
-		fprintf(f, "                    + %.1f ns per READ that finds its CPU busy, "
-			   "+ %.1f ns per doorbell with READs\n",
+		fprintf(f,
+			"                    + %.1f ns per READ that finds its CPU busy, "
+			"+ %.1f ns per doorbell with READs\n",
 			m->host_switch_ps / 1e3, m->host_read_post_ps / 1e3);
 	fprintf(f, "  idle 64 B READ    %.1f ns modelled (profile %.1f ns)\n",
 		dmr_model_read_rtt_ps(m, 64) / 1e3, m->read_rtt_ns);

@@ -37,56 +37,56 @@ typedef struct dmr_model {
 	char name[64];
 	char path[256];
 	/* link: per direction, RoCEv2 over Ethernet */
-	double link_gbps;          /* line rate per direction, Gb/s */
-	uint32_t mtu;              /* path MTU, bytes of RDMA payload per packet */
-	uint32_t pkt_overhead;     /* bytes on the wire per packet besides payload:
-	                              preamble+SFD 8, Ethernet 14, IPv4 20, UDP 8,
-	                              BTH 12, ICRC 4, FCS 4, IFG 12 = 82 */
-	uint32_t reth_bytes;       /* RETH 16 (READ request, first WRITE packet) */
-	uint32_t aeth_bytes;       /* AETH 4 (READ response first/last/only, ACK) */
-	uint32_t atomiceth_bytes;  /* AtomicETH 28 */
+	double link_gbps;	     /* line rate per direction, Gb/s */
+	uint32_t mtu;		     /* path MTU, bytes of RDMA payload per packet */
+	uint32_t pkt_overhead;	     /* bytes on the wire per packet besides payload:
+					preamble+SFD 8, Ethernet 14, IPv4 20, UDP 8,
+					BTH 12, ICRC 4, FCS 4, IFG 12 = 82 */
+	uint32_t reth_bytes;	     /* RETH 16 (READ request, first WRITE packet) */
+	uint32_t aeth_bytes;	     /* AETH 4 (READ response first/last/only, ACK) */
+	uint32_t atomiceth_bytes;    /* AtomicETH 28 */
 	uint32_t atomicacketh_bytes; /* AtomicAckETH 8 */
-	uint64_t ps_per_byte_x1000; /* wire: picoseconds per byte x 1000 */
-	uint64_t prop_ps;          /* propagation, one link (cable), ps */
-	uint64_t switch_ps;        /* switch forwarding latency, ps */
+	uint64_t ps_per_byte_x1000;  /* wire: picoseconds per byte x 1000 */
+	uint64_t prop_ps;	     /* propagation, one link (cable), ps */
+	uint64_t switch_ps;	     /* switch forwarding latency, ps */
 	/* compute node CPU */
 	uint64_t post_doorbell_ps; /* CPU cost of one doorbell (MMIO), ps */
-	uint64_t post_wqe_ps;      /* CPU cost per WQE built, ps */
-	uint64_t poll_ps;          /* CPU cost of one CQ poll that returns work, ps */
-	uint64_t txn_logic_ps;     /* CPU cost of transaction logic per completion handled, ps */
-	uint64_t txn_begin_ps;     /* CPU cost per transaction started, before its
-	                              first post (trace fetch and parse, dispatch,
-	                              latency bookkeeping), ps; 0: not modelled */
-	uint64_t txn_op_ps;        /* the same per trace operation of that
-	                              transaction (parsed, copied, set up), ps */
+	uint64_t post_wqe_ps;	   /* CPU cost per WQE built, ps */
+	uint64_t poll_ps;	   /* CPU cost of one CQ poll that returns work, ps */
+	uint64_t txn_logic_ps;	   /* CPU cost of transaction logic per completion handled, ps */
+	uint64_t txn_begin_ps;	   /* CPU cost per transaction started, before its
+				      first post (trace fetch and parse, dispatch,
+				      latency bookkeeping), ps; 0: not modelled */
+	uint64_t txn_op_ps;	   /* the same per trace operation of that
+				      transaction (parsed, copied, set up), ps */
 	/* NIC */
-	uint64_t nic_msg_ps;       /* per-message service time (1 / message rate), ps */
-	uint64_t nic_proc_ps;      /* fixed NIC processing latency per traversal, ps */
+	uint64_t nic_msg_ps;	   /* per-message service time (1 / message rate), ps */
+	uint64_t nic_proc_ps;	   /* fixed NIC processing latency per traversal, ps */
 	uint32_t qp_max_rd_atomic; /* outstanding READ/atomic per QP */
 	/* memory node */
-	uint64_t dma_read_ps;      /* PCIe DMA read latency (host memory), ps */
-	uint64_t dma_write_ps;     /* PCIe DMA write latency, ps */
+	uint64_t dma_read_ps;		/* PCIe DMA read latency (host memory), ps */
+	uint64_t dma_write_ps;		/* PCIe DMA write latency, ps */
 	uint64_t dma_ps_per_byte_x1000; /* DMA throughput: ps per byte x 1000 */
-	uint64_t atomic_addr_ps;   /* same-address atomic service time, ps */
-	uint64_t atomic_global_ps; /* global atomic unit service time, ps */
+	uint64_t atomic_addr_ps;	/* same-address atomic service time, ps */
+	uint64_t atomic_global_ps;	/* global atomic unit service time, ps */
 	/* software NIC on the CN's host CPUs (0: hardware NIC, no host cost) */
-	uint32_t host_cpus;          /* CPUs per CN shared by workers and the NIC */
-	uint64_t host_read_ps;       /* NIC CPU time per READ beyond the post, ps */
-	uint64_t host_switch_ps;     /* CPU time added to a READ whose responder
-	                                finds its CPU busy (rxe defers READ
-	                                responders to a kernel thread, which then
-	                                switches with the busy-polling worker), ps */
-	uint64_t host_read_post_ps;  /* NIC CPU time per doorbell that carries
-	                                READs, paid by its first READ: rxe's
-	                                deferred READ responder is scheduled once
-	                                for the requests queued together (a
-	                                batch), ps; host_read_ps is the rest */
-	uint64_t host_write_ps;      /* NIC CPU time per WRITE beyond the post, ps */
-	uint64_t host_atomic_ps;     /* NIC CPU time per CAS/FAA beyond the post, ps */
+	uint32_t host_cpus;		 /* CPUs per CN shared by workers and the NIC */
+	uint64_t host_read_ps;		 /* NIC CPU time per READ beyond the post, ps */
+	uint64_t host_switch_ps;	 /* CPU time added to a READ whose responder
+					    finds its CPU busy (rxe defers READ
+					    responders to a kernel thread, which then
+					    switches with the busy-polling worker), ps */
+	uint64_t host_read_post_ps;	 /* NIC CPU time per doorbell that carries
+					    READs, paid by its first READ: rxe's
+					    deferred READ responder is scheduled once
+					    for the requests queued together (a
+					    batch), ps; host_read_ps is the rest */
+	uint64_t host_write_ps;		 /* NIC CPU time per WRITE beyond the post, ps */
+	uint64_t host_atomic_ps;	 /* NIC CPU time per CAS/FAA beyond the post, ps */
 	uint64_t host_ps_per_byte_x1000; /* NIC CPU time per READ/WRITE payload
-	                                    byte (copy + ICRC), ps x 1000 */
+					    byte (copy + ICRC), ps x 1000 */
 	/* published figures kept for checks and reports */
-	double read_rtt_ns;        /* idle 64 B READ round trip (ib_read_lat) */
+	double read_rtt_ns;	   /* idle 64 B READ round trip (ib_read_lat) */
 	double read_bw_64k_gbps;   /* ib_read_bw 64 KiB */
 	double atomic_addr_mops;   /* same-address CAS/FAA rate */
 	double atomic_global_mops; /* global atomic rate */
@@ -115,8 +115,8 @@ static inline uint64_t dmr_model_wire_ps(const dmr_model_t *m, uint64_t bytes)
 /* Bytes on the wire for a message carrying `payload` bytes split at the
  * path MTU, with `first_extra` header bytes on the first packet and
  * `last_extra` on the last (same packet when only one). */
-uint64_t dmr_model_msg_wire_bytes(const dmr_model_t *m, uint64_t payload,
-				  uint32_t first_extra, uint32_t last_extra);
+uint64_t dmr_model_msg_wire_bytes(const dmr_model_t *m, uint64_t payload, uint32_t first_extra,
+				  uint32_t last_extra);
 
 /* Modelled round trip of an idle `bytes` READ from post to completion
  * handled (the figure ib_read_lat reports), ps. */

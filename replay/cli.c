@@ -86,28 +86,56 @@ static dmr_status_t run_opt(int ch, const char *name, const char *arg, run_args_
 	uint32_t v;
 	double ms;
 	switch (ch) {
-	case 't': o->trace = arg; break;
-	case 'b': o->backend = arg; break;
-	case 'p': o->profile = arg; break;
-	case 'o': o->out_dir = arg; break;
-	case 'v': o->device = arg; break;
-	case 'q': o->quiet = 1; break;
-	case 'X': a->procs = 1; break;
-	case 'F': a->force = 1; break;
-	case 'K': a->config = arg; a->procs = 1; break;
+	case 't':
+		o->trace = arg;
+		break;
+	case 'b':
+		o->backend = arg;
+		break;
+	case 'p':
+		o->profile = arg;
+		break;
+	case 'o':
+		o->out_dir = arg;
+		break;
+	case 'v':
+		o->device = arg;
+		break;
+	case 'q':
+		o->quiet = 1;
+		break;
+	case 'X':
+		a->procs = 1;
+		break;
+	case 'F':
+		a->force = 1;
+		break;
+	case 'K':
+		a->config = arg;
+		a->procs = 1;
+		break;
 	case 'E':
 		st = dmr_opt_double(name, arg, 0, HUGE_VAL, DMR_OPT_SECONDS | DMR_OPT_LO_OPEN,
 				    &a->deadline, err);
 		break;
-	case 'c': case 'T': case 'C': case 'r': case 'm':
+	case 'c':
+	case 'T':
+	case 'C':
+	case 'r':
+	case 'm':
 		st = dmr_opt_u32(name, arg, ch == 'r' ? 0 : 1, 100000, 0, &v, err);
 		if (st != DMR_OK)
 			break;
-		if (ch == 'c') o->cns = v, a->cns_given = 1;
-		if (ch == 'T') o->threads = v;
-		if (ch == 'C') o->coros = v;
-		if (ch == 'r') o->retries = v;
-		if (ch == 'm') o->mtu = v;
+		if (ch == 'c')
+			o->cns = v, a->cns_given = 1;
+		if (ch == 'T')
+			o->threads = v;
+		if (ch == 'C')
+			o->coros = v;
+		if (ch == 'r')
+			o->retries = v;
+		if (ch == 'm')
+			o->mtu = v;
 		break;
 	case 's':
 		st = dmr_opt_u64(name, arg, 0, UINT64_MAX, 0, &o->seed, err);
@@ -115,8 +143,9 @@ static dmr_status_t run_opt(int ch, const char *name, const char *arg, run_args_
 	case 'n':
 		st = dmr_opt_u64(name, arg, 0, UINT64_MAX, 0, &o->txns, err);
 		if (st == DMR_OK && o->txns == 0)
-			st = dmr_err_set(err, DMR_ERR_PARSE, "option --txns: must be >= 1 (omit it "
-							     "for the whole trace)");
+			st = dmr_err_set(err, DMR_ERR_PARSE,
+					 "option --txns: must be >= 1 (omit it "
+					 "for the whole trace)");
 		break;
 	case 'M':
 		st = dmr_opt_u64(name, arg, 0, UINT64_MAX, DMR_OPT_SIZE, &o->mr_size, err);
@@ -125,8 +154,10 @@ static dmr_status_t run_opt(int ch, const char *name, const char *arg, run_args_
 		st = dmr_opt_double(name, arg, -HUGE_VAL, HUGE_VAL, DMR_OPT_SECONDS, &o->duration_s,
 				    err);
 		if (st == DMR_OK && !(o->duration_s > 0))
-			st = dmr_err_set(err, DMR_ERR_PARSE, "option --duration: %s: must be > 0 "
-							     "(omit it for no limit)", arg);
+			st = dmr_err_set(err, DMR_ERR_PARSE,
+					 "option --duration: %s: must be > 0 "
+					 "(omit it for no limit)",
+					 arg);
 		break;
 	case 'B':
 		st = dmr_opt_double(name, arg, 0, HUGE_VAL, 0, &o->backoff_us, err);
@@ -148,7 +179,8 @@ static dmr_status_t run_opt(int ch, const char *name, const char *arg, run_args_
 		st = dmr_opt_u32(name, arg, 1, 1000000, 0, &o->loop.ai_step, err);
 		break;
 	case 'D':
-		st = dmr_opt_double(name, arg, 1, HUGE_VAL, DMR_OPT_LO_OPEN, &o->loop.md_factor, err);
+		st = dmr_opt_double(name, arg, 1, HUGE_VAL, DMR_OPT_LO_OPEN, &o->loop.md_factor,
+				    err);
 		break;
 	case 'W':
 		st = dmr_opt_double(name, arg, 0, HUGE_VAL, DMR_OPT_LO_OPEN, &ms, err);
@@ -167,23 +199,36 @@ static dmr_status_t run_opt(int ch, const char *name, const char *arg, run_args_
 
 int dmr_replay_main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"trace", required_argument, 0, 't'},   {"backend", required_argument, 0, 'b'},
-		{"profile", required_argument, 0, 'p'}, {"cns", required_argument, 0, 'c'},
-		{"threads", required_argument, 0, 'T'}, {"coros", required_argument, 0, 'C'},
-		{"seed", required_argument, 0, 's'},    {"txns", required_argument, 0, 'n'},
-		{"duration", required_argument, 0, 'd'}, {"retries", required_argument, 0, 'r'},
-		{"backoff-us", required_argument, 0, 'B'}, {"mr-size", required_argument, 0, 'M'},
-		{"mtu", required_argument, 0, 'm'},     {"window-ms", required_argument, 0, 'w'},
-		{"out", required_argument, 0, 'o'},     {"quiet", no_argument, 0, 'q'},
-		{"device", required_argument, 0, 'v'},  {"port", required_argument, 0, 'P'},
-		{"gid-index", required_argument, 0, 'G'},
-		{"loop", required_argument, 0, 'L'},    {"ai-step", required_argument, 0, 'A'},
-		{"md-factor", required_argument, 0, 'D'}, {"loop-window-ms", required_argument, 0, 'W'},
-		{"loop-threshold", required_argument, 0, 'H'},
-		{"procs", no_argument, 0, 'X'},         {"config", required_argument, 0, 'K'},
-		{"deadline", required_argument, 0, 'E'}, {"force", no_argument, 0, 'F'},
-		{"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
+	static const struct option opts[] = {{"trace", required_argument, 0, 't'},
+					     {"backend", required_argument, 0, 'b'},
+					     {"profile", required_argument, 0, 'p'},
+					     {"cns", required_argument, 0, 'c'},
+					     {"threads", required_argument, 0, 'T'},
+					     {"coros", required_argument, 0, 'C'},
+					     {"seed", required_argument, 0, 's'},
+					     {"txns", required_argument, 0, 'n'},
+					     {"duration", required_argument, 0, 'd'},
+					     {"retries", required_argument, 0, 'r'},
+					     {"backoff-us", required_argument, 0, 'B'},
+					     {"mr-size", required_argument, 0, 'M'},
+					     {"mtu", required_argument, 0, 'm'},
+					     {"window-ms", required_argument, 0, 'w'},
+					     {"out", required_argument, 0, 'o'},
+					     {"quiet", no_argument, 0, 'q'},
+					     {"device", required_argument, 0, 'v'},
+					     {"port", required_argument, 0, 'P'},
+					     {"gid-index", required_argument, 0, 'G'},
+					     {"loop", required_argument, 0, 'L'},
+					     {"ai-step", required_argument, 0, 'A'},
+					     {"md-factor", required_argument, 0, 'D'},
+					     {"loop-window-ms", required_argument, 0, 'W'},
+					     {"loop-threshold", required_argument, 0, 'H'},
+					     {"procs", no_argument, 0, 'X'},
+					     {"config", required_argument, 0, 'K'},
+					     {"deadline", required_argument, 0, 'E'},
+					     {"force", no_argument, 0, 'F'},
+					     {"help", no_argument, 0, 'h'},
+					     {0, 0, 0, 0}};
 	run_args_t a = {.deadline = 3600};
 	dmr_replay_opts_t *o = &a.o;
 	dmr_replay_opts_default(o);
@@ -234,6 +279,7 @@ int dmr_replay_main(int argc, char **argv)
 		return dmr_results_exit_status(st);
 	}
 	if (!o->quiet)
-		printf("  results        %s/summary.csv, %s/timeseries.csv\n", o->out_dir, o->out_dir);
+		printf("  results        %s/summary.csv, %s/timeseries.csv\n", o->out_dir,
+		       o->out_dir);
 	return 0;
 }

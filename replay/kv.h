@@ -68,35 +68,35 @@
 #define DMR_KV_TS_MAX_ROWS 1000000u
 
 typedef struct dmr_kv_opts {
-	const char *trace;      /* KV trace (dmreplay kv gen) */
-	const char *backend;    /* "sim" */
-	const char *profile;    /* sim profile */
-	const char *out_dir;    /* results directory (created); NULL = no files */
-	uint32_t cns;           /* compute nodes */
-	uint32_t clients;       /* client workers per CN */
-	uint32_t segments;      /* pool segments; 0 = cns x clients */
-	int unbounded;          /* no capacity limit, no eviction */
-	uint64_t capacity;      /* pool bytes over all segments (bounded) */
-	double high_water;      /* fraction of capacity that triggers eviction */
-	double low_water;       /* eviction stops at this fraction */
-	int placement;          /* dmr_kv_place_t */
-	double time_scale;      /* open loop: arrival = t_us x time_scale */
-	uint32_t outstanding;   /* > 0: closed loop with this many in flight */
-	uint64_t slice;         /* slice bytes; 0 = one WR per block */
-	uint32_t qp_depth;      /* slices in flight per client */
-	double rpc_us;          /* master RPC; < 0 = profile's read_rtt_ns */
-	uint64_t sim_region;    /* bytes of real MN memory on sim */
-	uint32_t mtu;           /* 0 = profile's */
-	uint64_t requests;      /* 0 = whole trace */
-	double window_ms;       /* time-series window */
+	const char *trace;    /* KV trace (dmreplay kv gen) */
+	const char *backend;  /* "sim" */
+	const char *profile;  /* sim profile */
+	const char *out_dir;  /* results directory (created); NULL = no files */
+	uint32_t cns;	      /* compute nodes */
+	uint32_t clients;     /* client workers per CN */
+	uint32_t segments;    /* pool segments; 0 = cns x clients */
+	int unbounded;	      /* no capacity limit, no eviction */
+	uint64_t capacity;    /* pool bytes over all segments (bounded) */
+	double high_water;    /* fraction of capacity that triggers eviction */
+	double low_water;     /* eviction stops at this fraction */
+	int placement;	      /* dmr_kv_place_t */
+	double time_scale;    /* open loop: arrival = t_us x time_scale */
+	uint32_t outstanding; /* > 0: closed loop with this many in flight */
+	uint64_t slice;	      /* slice bytes; 0 = one WR per block */
+	uint32_t qp_depth;    /* slices in flight per client */
+	double rpc_us;	      /* master RPC; < 0 = profile's read_rtt_ns */
+	uint64_t sim_region;  /* bytes of real MN memory on sim */
+	uint32_t mtu;	      /* 0 = profile's */
+	uint64_t requests;    /* 0 = whole trace */
+	double window_ms;     /* time-series window */
 	int quiet;
 	/* threaded backends (shm, verbs) */
-	const char *device;     /* verbs: device name or index (NULL = index 0) */
-	int port;               /* verbs: 1-based port */
-	int gid_index;          /* verbs: -1 = automatic */
-	double timeout_s;       /* longest wait for an RPC answer or a completion */
-	uint64_t test_corrupt;  /* tests: id + 1 of a block whose put flips its first
-				   byte (threaded; the next get of it must fail) */
+	const char *device;    /* verbs: device name or index (NULL = index 0) */
+	int port;	       /* verbs: 1-based port */
+	int gid_index;	       /* verbs: -1 = automatic */
+	double timeout_s;      /* longest wait for an RPC answer or a completion */
+	uint64_t test_corrupt; /* tests: id + 1 of a block whose put flips its first
+				  byte (threaded; the next get of it must fail) */
 } dmr_kv_opts_t;
 
 void dmr_kv_opts_default(dmr_kv_opts_t *o);
@@ -107,25 +107,25 @@ typedef struct dmr_kv_result {
 	uint64_t block_bytes, capacity, slice;
 	uint32_t qp_depth, outstanding;
 	double time_scale, rpc_us;
-	uint64_t requests;          /* completed */
-	uint64_t blocks_requested;  /* sum of the requests' blocks */
-	uint64_t blocks_got;        /* hits: READ from the pool */
-	uint64_t blocks_put;        /* misses stored: WRITE to the pool */
-	uint64_t puts_dropped;      /* misses not stored: no evictable space */
+	uint64_t requests;	   /* completed */
+	uint64_t blocks_requested; /* sum of the requests' blocks */
+	uint64_t blocks_got;	   /* hits: READ from the pool */
+	uint64_t blocks_put;	   /* misses stored: WRITE to the pool */
+	uint64_t puts_dropped;	   /* misses not stored: no evictable space */
 	uint64_t bytes_got, bytes_put;
 	uint64_t evictions;
-	uint64_t waited_gets;       /* hits on a block still being written */
-	uint64_t max_blocks_used;   /* peak blocks in the pool */
-	double hit_ratio;           /* blocks_got / blocks_requested */
+	uint64_t waited_gets;	  /* hits on a block still being written */
+	uint64_t max_blocks_used; /* peak blocks in the pool */
+	double hit_ratio;	  /* blocks_got / blocks_requested */
 	double p50_us, p99_us, p999_us, mean_us, max_us;
 	uint64_t wire_to_mn, wire_from_mn; /* bytes on the MN link, both ways */
 	double link_gbps;
 	double util_to_mn, util_from_mn, link_util; /* link_util = the busier way */
-	double goodput_gbps;        /* (bytes_got + bytes_put) x 8 / time */
-	double sim_time_s;          /* first arrival to last completion */
+	double goodput_gbps;			    /* (bytes_got + bytes_put) x 8 / time */
+	double sim_time_s;			    /* first arrival to last completion */
 	double wall_s;
 	uint64_t slices, events;
-	int folded;                 /* MN offsets folded into sim_region */
+	int folded; /* MN offsets folded into sim_region */
 	int partial;
 	/* placement per segment (0 where this process has no master, kv cn):
 	 * blocks placed in a segment over the run (bytes = x block_bytes), the
@@ -156,8 +156,8 @@ dmr_status_t dmr_kv_run(const dmr_kv_opts_t *o, dmr_kv_result_t *res, dmr_err_t 
 /*
  * Up-front check of an output directory (dir NULL: nothing to check):
  * create it (with parents), then create and remove a probe file in it
- * (core/base/fs.h dmr_mkdir_p with DMR_FS_PROBE), so that a run whose results could not be written is refused before it
- * starts. dmr_kv_run calls it before replaying. Errors: DMR_ERR_IO naming
+ * (core/base/fs.h dmr_mkdir_p with DMR_FS_PROBE), so that a run whose results could not be written
+ * is refused before it starts. dmr_kv_run calls it before replaying. Errors: DMR_ERR_IO naming
  * --out and the reason (exit status 2 on the command line).
  */
 dmr_status_t dmr_kv_out_check(const char *dir, dmr_err_t *err);
@@ -190,19 +190,19 @@ dmr_status_t dmr_kv_geometry(const dmr_kv_opts_t *o, uint32_t clients, dmr_kv_ge
 
 typedef struct dmr_kv_bench_opts {
 	const char *backend, *profile;
-	uint64_t size;          /* bytes per op */
-	uint64_t ops;           /* total ops over all threads */
-	uint32_t threads;       /* workers (on one CN unless cns > 1) */
+	uint64_t size;	  /* bytes per op */
+	uint64_t ops;	  /* total ops over all threads */
+	uint32_t threads; /* workers (on one CN unless cns > 1) */
 	uint32_t cns;
-	uint32_t batch;         /* ops submitted together per thread, then waited for */
-	uint64_t slice;         /* 0 = one WR per op */
-	uint32_t qp_depth;      /* slices in flight per thread */
-	int opcode;             /* DMR_WR_WRITE or DMR_WR_READ */
+	uint32_t batch;	   /* ops submitted together per thread, then waited for */
+	uint64_t slice;	   /* 0 = one WR per op */
+	uint32_t qp_depth; /* slices in flight per thread */
+	int opcode;	   /* DMR_WR_WRITE or DMR_WR_READ */
 	uint32_t mtu;
 	uint64_t sim_region;
-	const char *device;     /* verbs: device name or index */
-	int port, gid_index;    /* verbs: 1-based port; GID index, -1 = automatic */
-	double timeout_s;       /* threaded: longest wait for a completion */
+	const char *device;  /* verbs: device name or index */
+	int port, gid_index; /* verbs: 1-based port; GID index, -1 = automatic */
+	double timeout_s;    /* threaded: longest wait for a completion */
 } dmr_kv_bench_opts_t;
 
 void dmr_kv_bench_opts_default(dmr_kv_bench_opts_t *o);
@@ -211,14 +211,14 @@ typedef struct dmr_kv_bench_result {
 	char profile[64];
 	uint64_t ops, bytes;
 	double p50_us, p99_us, p999_us, min_us, max_us, mean_us;
-	double gbps;            /* payload x 8 / elapsed */
-	double wire_gbps;       /* bytes on the wire (busier direction) x 8 / elapsed */
-	double elapsed_us;      /* simulated, first submit to last completion */
-	double per_op_us;       /* elapsed / ops: amortised time per op */
+	double gbps;	   /* payload x 8 / elapsed */
+	double wire_gbps;  /* bytes on the wire (busier direction) x 8 / elapsed */
+	double elapsed_us; /* simulated, first submit to last completion */
+	double per_op_us;  /* elapsed / ops: amortised time per op */
 	double link_gbps;
 	uint32_t mtu;
 	double bound_payload_us; /* size x 8 / link rate */
-	double bound_wire_us;    /* with RoCEv2 framing at the MTU */
+	double bound_wire_us;	 /* with RoCEv2 framing at the MTU */
 	double wall_s;
 } dmr_kv_bench_result_t;
 
@@ -235,10 +235,8 @@ typedef struct dmr_kv_bench_result {
  * DMR_ERR_REMOTE, DMR_ERR_INTERRUPTED, DMR_ERR_NOMEM, the backend's open
  * errors. *r is valid only on DMR_OK.
  */
-dmr_status_t dmr_kv_bench(const dmr_kv_bench_opts_t *o, dmr_kv_bench_result_t *r,
-			  dmr_err_t *err);
-void dmr_kv_bench_print(const dmr_kv_bench_opts_t *o, const dmr_kv_bench_result_t *r,
-			void *file);
+dmr_status_t dmr_kv_bench(const dmr_kv_bench_opts_t *o, dmr_kv_bench_result_t *r, dmr_err_t *err);
+void dmr_kv_bench_print(const dmr_kv_bench_opts_t *o, const dmr_kv_bench_result_t *r, void *file);
 
 /* `dmreplay kv SUBCOMMAND ...` (argv[0] = "kv"): gen, run, bench, models,
  * mn, cn.

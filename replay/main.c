@@ -18,23 +18,27 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: dmreplay COMMAND [options]   (COMMAND --help for its options)\n\n"
-		   "commands:\n"
-		   "  run              replay a trace on a backend (default: the shipped TPC-C sample on sim)\n"
-		   "  gen tpcc         generate a TPC-C trace\n"
-		   "  gen smallbank    generate a SmallBank trace\n"
-		   "  gen ycsb         generate a YCSB trace from a YCSB workload file\n"
-		   "  kv gen|run|bench|models  KV-cache pool workload (docs/KVCACHE.md)\n"
-		   "  sweep SPEC.json  run cells x repetitions of a sweep (docs/SWEEPS.md)\n"
-		   "  report SUMMARY   medians, bootstrap intervals, ratios, plots of a sweep\n"
-		   "  model PROFILE    print a hardware profile as the simulator uses it\n"
-		   "  doctor           preflight checks of this node (RDMA devices, GIDs, MTU, memlock, IOMMU)\n"
-		   "  bench OP         perftest-style micro-benchmark: read, write, cas, faa\n"
-		   "  bench transfer   KV block transfers (= kv bench): per-op latency, Gb/s\n"
-		   "  calibrate        measure a backend and write a hardware profile\n"
-		   "  fidelity         sim predictions vs a device on the same traces (docs/fidelity.md)\n"
-		   "  mn               the memory node as a process (cluster config; docs/ROLES.md)\n"
-		   "  cn               a compute node as a process: its share of a trace on the MN\n");
+	fprintf(
+	    f,
+	    "usage: dmreplay COMMAND [options]   (COMMAND --help for its options)\n\n"
+	    "commands:\n"
+	    "  run              replay a trace on a backend (default: the shipped TPC-C sample on "
+	    "sim)\n"
+	    "  gen tpcc         generate a TPC-C trace\n"
+	    "  gen smallbank    generate a SmallBank trace\n"
+	    "  gen ycsb         generate a YCSB trace from a YCSB workload file\n"
+	    "  kv gen|run|bench|models  KV-cache pool workload (docs/KVCACHE.md)\n"
+	    "  sweep SPEC.json  run cells x repetitions of a sweep (docs/SWEEPS.md)\n"
+	    "  report SUMMARY   medians, bootstrap intervals, ratios, plots of a sweep\n"
+	    "  model PROFILE    print a hardware profile as the simulator uses it\n"
+	    "  doctor           preflight checks of this node (RDMA devices, GIDs, MTU, memlock, "
+	    "IOMMU)\n"
+	    "  bench OP         perftest-style micro-benchmark: read, write, cas, faa\n"
+	    "  bench transfer   KV block transfers (= kv bench): per-op latency, Gb/s\n"
+	    "  calibrate        measure a backend and write a hardware profile\n"
+	    "  fidelity         sim predictions vs a device on the same traces (docs/fidelity.md)\n"
+	    "  mn               the memory node as a process (cluster config; docs/ROLES.md)\n"
+	    "  cn               a compute node as a process: its share of a trace on the MN\n");
 }
 
 static int model_main(int argc, char **argv)
@@ -101,7 +105,8 @@ int main(int argc, char **argv)
 			return dmr_gen_smallbank_main(argc - 2, argv + 2);
 		if (strcmp(argv[2], "ycsb") == 0)
 			return dmr_gen_ycsb_main(argc - 2, argv + 2);
-		fprintf(stderr, "dmreplay gen: unknown workload '%s' (tpcc, smallbank, ycsb)\n", argv[2]);
+		fprintf(stderr, "dmreplay gen: unknown workload '%s' (tpcc, smallbank, ycsb)\n",
+			argv[2]);
 		return 2;
 	}
 	fprintf(stderr, "dmreplay: unknown command '%s'\n", cmd);

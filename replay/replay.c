@@ -56,37 +56,37 @@ typedef struct engine {
 	const dmr_replay_opts_t *o;
 	dmr_trace_reader_t *rd;
 	dmr_trace_txn_t *scratch;
-	uint64_t next_index;  /* trace transactions read so far */
-	uint64_t limit;       /* max transactions to dispatch */
+	uint64_t next_index; /* trace transactions read so far */
+	uint64_t limit;	     /* max transactions to dispatch */
 	int eof;
 	uint32_t nworkers, coros;
 	wqueue_t *q;
 	dmr_txn_ctx_t *ctx;
-	qtxn_t **cur;         /* per context: the transaction it runs */
+	qtxn_t **cur; /* per context: the transaction it runs */
 	uint32_t nctx;
 	dmr_be_t *be;
 	const dmr_model_t *model; /* DMR_BE_CTL_MODEL; NULL: the backend has none */
 	dmr_txn_engine_t teng;
 	dmr_layout_t layout;
-	dmr_txn_stats_t *wst;  /* per worker */
-	dmr_adm_t *adm;        /* admission loops, NULL = none */
-	uint64_t drift_ps;     /* > 0: hot set moves every drift_ps */
+	dmr_txn_stats_t *wst; /* per worker */
+	dmr_adm_t *adm;	      /* admission loops, NULL = none */
+	uint64_t drift_ps;    /* > 0: hot set moves every drift_ps */
 	uint32_t drift_shift, parts;
-	uint32_t part_mask;    /* bit t: table t is partitioned */
-	int threaded;          /* one thread per worker (verbs, shm) */
-	struct thr *th;        /* driving threads */
+	uint32_t part_mask; /* bit t: table t is partitioned */
+	int threaded;	    /* one thread per worker (verbs, shm) */
+	struct thr *th;	    /* driving threads */
 	uint32_t nth;
-	uint64_t until;        /* run-time limit, ps (threaded: absolute be time) */
-	uint64_t t0;           /* threaded: be time at which the run started */
-	volatile int stop;     /* threaded: a thread failed, all stop */
-	int no_invariants;     /* the verifier knows no invariants of this workload */
-	uint64_t started;      /* transactions started (first attempt) */
-	uint32_t running;      /* threaded: threads still driving */
-	uint64_t deadline_ps;  /* threaded: longest wait for a completion */
-	pthread_mutex_t mu;    /* threaded: trace reader, loops */
+	uint64_t until;	      /* run-time limit, ps (threaded: absolute be time) */
+	uint64_t t0;	      /* threaded: be time at which the run started */
+	volatile int stop;    /* threaded: a thread failed, all stop */
+	int no_invariants;    /* the verifier knows no invariants of this workload */
+	uint64_t started;     /* transactions started (first attempt) */
+	uint32_t running;     /* threaded: threads still driving */
+	uint64_t deadline_ps; /* threaded: longest wait for a completion */
+	pthread_mutex_t mu;   /* threaded: trace reader, loops */
 	dmr_ts_t ts;
 	dmr_err_t *err;
-	double trace_wall;    /* wall time spent reading the trace */
+	double trace_wall; /* wall time spent reading the trace */
 } engine_t;
 
 /* Per driving thread (sim: one for all workers; threaded: one per worker):
@@ -96,7 +96,7 @@ typedef struct thr {
 	uint32_t *wake, *wake2, *stack;
 	double *lat;
 	uint64_t nlat, caplat;
-	uint32_t worker;   /* threaded: the worker it drives */
+	uint32_t worker; /* threaded: the worker it drives */
 	dmr_status_t st;
 	dmr_err_t err;
 	pthread_t tid;
@@ -107,8 +107,8 @@ static inline void unlock(struct engine *e);
 
 static qtxn_t *qtxn_copy(const dmr_trace_txn_t *t)
 {
-	size_t sz = offsetof(qtxn_t, t) + offsetof(dmr_trace_txn_t, ops) +
-		    sizeof(dmr_trace_op_t) * t->nops;
+	size_t sz =
+	    offsetof(qtxn_t, t) + offsetof(dmr_trace_txn_t, ops) + sizeof(dmr_trace_op_t) * t->nops;
 	qtxn_t *q = malloc(sz < sizeof(qtxn_t) ? sz : sz);
 	if (!q)
 		return NULL;
@@ -270,7 +270,7 @@ static void drift_remap(engine_t *e, dmr_trace_txn_t *t, uint64_t now)
  * returned by ctx_failed before run_ctx is reached). */
 typedef enum ctx_why {
 	CTX_RESUME,   /* started, woken by a loop, or parked: it may fetch a
-	                 transaction and (re)try admission */
+			 transaction and (re)try admission */
 	CTX_ANSWERED, /* the core answered start/on_wc: DMR_OK and an outcome */
 } ctx_why_t;
 
@@ -335,8 +335,8 @@ static dmr_status_t finish_ctx(thr_t *th, uint32_t ci, dmr_txn_outcome_t out, ui
 		for (uint32_t k = 0; k < n; k++) {
 			dmr_status_t st = wake_ctx(th, th->wake[k], nstack);
 			if (st != DMR_OK)
-				return dmr_err_set(&th->err, st, "replay: wake of context %u failed",
-						   th->wake[k]);
+				return dmr_err_set(
+				    &th->err, st, "replay: wake of context %u failed", th->wake[k]);
 		}
 	}
 	free(e->cur[ci]);
@@ -384,8 +384,9 @@ static dmr_status_t run_ctx(thr_t *th, uint32_t ci0, ctx_why_t why0, dmr_txn_out
 					admitted = 1;
 				} else {
 					lock(e);
-					admitted = dmr_adm_admit(e->adm, c->worker, ci, &e->cur[ci]->t,
-								 dmr_be_now(e->be, c->worker));
+					admitted =
+					    dmr_adm_admit(e->adm, c->worker, ci, &e->cur[ci]->t,
+							  dmr_be_now(e->be, c->worker));
 					unlock(e);
 				}
 			}
@@ -453,7 +454,6 @@ static void thr_fini(thr_t *th)
 	free(th->stack);
 	free(th->lat);
 }
-
 
 static int mn_read(void *arg, int table, uint64_t slot, const uint64_t **payload_p,
 		   uint64_t *version_p)
@@ -613,8 +613,8 @@ static dmr_status_t drive_threaded(engine_t *e)
 	dmr_status_t st = DMR_OK;
 	for (; started < e->nth; started++)
 		if (pthread_create(&e->th[started].tid, NULL, worker_main, &e->th[started]) != 0) {
-			st = dmr_err_set(&e->th[0].err, DMR_ERR_NOMEM, "replay: cannot start thread %u",
-					 started);
+			st = dmr_err_set(&e->th[0].err, DMR_ERR_NOMEM,
+					 "replay: cannot start thread %u", started);
 			e->stop = 1;
 			e->running -= e->nth - started;
 			break;
@@ -652,10 +652,13 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	gsl_rng *rng = NULL;
 
 	if (o->cns == 0 || o->threads == 0 || o->coros == 0)
-		return dmr_err_set(err, DMR_ERR_INVALID, "--cns, --threads and --coros must be >= 1");
+		return dmr_err_set(err, DMR_ERR_INVALID,
+				   "--cns, --threads and --coros must be >= 1");
 	dmr_err_t ferr;
-	if (dmr_mkdir_p(o->out_dir, DMR_FS_PROBE, &ferr) != DMR_OK) /* before the run, not after it */
-		return dmr_err_set(err, DMR_ERR_IO, "--out %s: cannot create or write in the directory (%s)",
+	if (dmr_mkdir_p(o->out_dir, DMR_FS_PROBE, &ferr) !=
+	    DMR_OK) /* before the run, not after it */
+		return dmr_err_set(err, DMR_ERR_IO,
+				   "--out %s: cannot create or write in the directory (%s)",
 				   o->out_dir, ferr.msg);
 	st = dmr_trace_open(o->trace, &e->rd, err);
 	if (st != DMR_OK)
@@ -703,8 +706,10 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 		uint32_t mtu = o->mtu;
 		st = dmr_be_control(e->be, DMR_BE_CTL_SET_MTU, &mtu, NULL);
 		if (st == DMR_ERR_UNSUPPORTED) {
-			st = dmr_err_set(err, DMR_ERR_INVALID, "--mtu: only the sim backend takes it (%s "
-					 "uses the ports' MTU)", o->backend);
+			st = dmr_err_set(err, DMR_ERR_INVALID,
+					 "--mtu: only the sim backend takes it (%s "
+					 "uses the ports' MTU)",
+					 o->backend);
 			goto out_be;
 		}
 		if (st != DMR_OK) {
@@ -721,8 +726,10 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 		uint64_t t;
 		st = dmr_be_control(e->be, DMR_BE_CTL_SIM_TIME, &t, err);
 		if (st != DMR_OK) {
-			dmr_err_set(err, st, "backend %s is driven by progress() but does not tell "
-				    "its simulated time (%s)", o->backend, dmr_be_ctl_string(DMR_BE_CTL_SIM_TIME));
+			dmr_err_set(err, st,
+				    "backend %s is driven by progress() but does not tell "
+				    "its simulated time (%s)",
+				    o->backend, dmr_be_ctl_string(DMR_BE_CTL_SIM_TIME));
 			goto out_be;
 		}
 	}
@@ -744,8 +751,10 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 		if (vst == DMR_ERR_UNSUPPORTED) {
 			e->no_invariants = 1;
 			if (!o->quiet)
-				fprintf(stderr, "dmreplay run: note: %s: %s; only lock release is checked\n",
-					o->trace, verr.msg);
+				fprintf(
+				    stderr,
+				    "dmreplay run: note: %s: %s; only lock release is checked\n",
+				    o->trace, verr.msg);
 		} else if (vst != DMR_OK) {
 			st = dmr_err_set(err, DMR_ERR_PARSE, "%s: %s", o->trace, verr.msg);
 			goto out_be;
@@ -785,13 +794,14 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	}
 	gsl_rng_set(rng, o->seed);
 	for (uint32_t i = 0; i < e->nctx; i++) {
-		st = dmr_txn_ctx_init(&e->ctx[i], &e->teng, &e->wst[i / o->coros], i / o->coros, i, err);
+		st = dmr_txn_ctx_init(&e->ctx[i], &e->teng, &e->wst[i / o->coros], i / o->coros, i,
+				      err);
 		if (st != DMR_OK)
 			goto out_ctx;
 	}
 	if (o->loop.loops) {
-		st = dmr_adm_create(&o->loop, &e->layout, e->nworkers, o->threads, o->coros, &e->adm,
-				    err);
+		st = dmr_adm_create(&o->loop, &e->layout, e->nworkers, o->threads, o->coros,
+				    &e->adm, err);
 		if (st != DMR_OK)
 			goto out_ctx;
 	}
@@ -805,10 +815,11 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 			e->drift_shift = sh ? (uint32_t)atoi(sh) : 0;
 			e->parts = pa ? (uint32_t)atoi(pa) : 0;
 			if (!(d > 0) || !e->drift_shift || !e->parts || !pt) {
-				st = dmr_err_set(err, DMR_ERR_PARSE,
-						 "%s: header: drift_s needs drift_shift, partitions "
-						 "and partitioned (FORMAT.md \"Drift\")",
-						 o->trace);
+				st =
+				    dmr_err_set(err, DMR_ERR_PARSE,
+						"%s: header: drift_s needs drift_shift, partitions "
+						"and partitioned (FORMAT.md \"Drift\")",
+						o->trace);
 				goto out_ctx;
 			}
 			char buf[128];
@@ -817,10 +828,11 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 			     t = strtok_r(NULL, ",", &sv)) {
 				int ti = dmr_trace_hdr_table(h, t);
 				if (ti < 0 || h->tables[ti].rows % e->parts) {
-					st = dmr_err_set(err, DMR_ERR_PARSE,
-							 "%s: header: partitioned table '%s' unknown "
-							 "or not divisible into %u partitions",
-							 o->trace, t, e->parts);
+					st = dmr_err_set(
+					    err, DMR_ERR_PARSE,
+					    "%s: header: partitioned table '%s' unknown "
+					    "or not divisible into %u partitions",
+					    o->trace, t, e->parts);
 					goto out_ctx;
 				}
 				e->part_mask |= 1u << ti;
@@ -845,8 +857,9 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 		/* each context wakes at a seeded random offset within 1 us
 		 * (threads never start on the same picosecond) */
 		for (uint32_t i = 0; i < e->nctx && st == DMR_OK; i++)
-			st = dmr_be_timer(e->be, e->ctx[i].worker, gsl_rng_uniform_int(rng, 1000000),
-					  dmr_wrid(DMR_WRID_WAKE, i, 0));
+			st =
+			    dmr_be_timer(e->be, e->ctx[i].worker, gsl_rng_uniform_int(rng, 1000000),
+					 dmr_wrid(DMR_WRID_WAKE, i, 0));
 		if (st == DMR_OK)
 			st = drive_sim(e, &e->th[0]);
 		tend = sim_time(e);
@@ -976,7 +989,8 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 			if (res->verified && e->no_invariants)
 				res->verified = -1; /* n/a: nothing but the locks was checked */
 			if (tot.locks_taken != tot.locks_released)
-				snprintf(res->verify.first_failure, sizeof(res->verify.first_failure),
+				snprintf(res->verify.first_failure,
+					 sizeof(res->verify.first_failure),
 					 "locks taken %llu != released %llu",
 					 (unsigned long long)tot.locks_taken,
 					 (unsigned long long)tot.locks_released);

@@ -19,23 +19,23 @@
 #include "results.h" /* dmr_replay_result_t */
 
 typedef struct dmr_replay_opts {
-	const char *trace;      /* trace file */
-	const char *backend;    /* "sim" */
-	const char *profile;    /* sim profile name or path */
-	const char *device;     /* verbs: RDMA device name or index */
-	int port;               /* verbs: port (default 1) */
-	int gid_index;          /* verbs: GID index, -1 = the RoCEv2 GID of this node's IPv4 */
-	const char *out_dir;    /* results directory (created) */
+	const char *trace;   /* trace file */
+	const char *backend; /* "sim" */
+	const char *profile; /* sim profile name or path */
+	const char *device;  /* verbs: RDMA device name or index */
+	int port;	     /* verbs: port (default 1) */
+	int gid_index;	     /* verbs: GID index, -1 = the RoCEv2 GID of this node's IPv4 */
+	const char *out_dir; /* results directory (created) */
 	uint32_t cns, threads, coros;
 	uint64_t seed;
-	uint64_t txns;          /* 0 = whole trace */
-	double duration_s;      /* > 0: stop at this simulated/wall time */
-	uint32_t retries;       /* retry limit per transaction */
-	double backoff_us;      /* wait before retrying, us (0 = none) */
-	uint64_t mr_size;       /* bytes; 0 = the footprint */
-	uint32_t mtu;           /* 0 = profile's */
-	double window_ms;       /* time-series window, ms of run time */
-	dmr_loop_cfg_t loop;    /* admission control loops (core/loop.h) */
+	uint64_t txns;	     /* 0 = whole trace */
+	double duration_s;   /* > 0: stop at this simulated/wall time */
+	uint32_t retries;    /* retry limit per transaction */
+	double backoff_us;   /* wait before retrying, us (0 = none) */
+	uint64_t mr_size;    /* bytes; 0 = the footprint */
+	uint32_t mtu;	     /* 0 = profile's */
+	double window_ms;    /* time-series window, ms of run time */
+	dmr_loop_cfg_t loop; /* admission control loops (core/loop.h) */
 	int quiet;
 	/* The cluster barrier (dmr_be_barrier): the engine calls START before
 	 * the first transaction and END after the last completion, and verifies
@@ -61,7 +61,6 @@ typedef struct dmr_replay_xv {
 } dmr_replay_xv_t;
 
 void dmr_replay_opts_default(dmr_replay_opts_t *o);
-
 
 /*
  * Run the replay. Writes out_dir/summary.csv and out_dir/timeseries.csv

@@ -80,8 +80,9 @@ static int ts_phase(FILE *f, const dmr_tseries_t *s, uint32_t i, const void *arg
 {
 	const dmr_ts_t *ts = arg;
 	return fprintf(f, "%llu",
-		       (unsigned long long)(ts->drift_ps ? i * s->window_ps / ts->drift_ps
-							 : (uint64_t)dmr_tseries_gauge(s, i, TS_PHASE)));
+		       (unsigned long long)(ts->drift_ps
+						? i * s->window_ps / ts->drift_ps
+						: (uint64_t)dmr_tseries_gauge(s, i, TS_PHASE)));
 }
 
 int dmr_ts_write_csv(const dmr_ts_t *ts, FILE *f)
@@ -103,12 +104,13 @@ int dmr_ts_write_csv(const dmr_ts_t *ts, FILE *f)
 }
 
 static const char *summary_header =
-	"workload,regime,loop,backend,profile,cns,threads,coros,seed,txns,tried,committed,gave_up,"
-	"retries,tried_tps,committed_tps,abort_rate,abort_lock,abort_read_locked,"
-	"abort_validation,abort_duplicate,abort_full,atomics_per_commit,reads_per_commit,verbs,"
-	"p50_us,p99_us,p999_us,verified,sim_time_s,wall_s,loop_wall_s,trace_wall_s,status,footprint_bytes,"
-	"skipped_ops,mtu,retries_limit,backoff_us,duration_s,ai_step,md_factor,loop_window_ms,"
-	"loop_threshold,profile_path,trace,cas_replayed";
+    "workload,regime,loop,backend,profile,cns,threads,coros,seed,txns,tried,committed,gave_up,"
+    "retries,tried_tps,committed_tps,abort_rate,abort_lock,abort_read_locked,"
+    "abort_validation,abort_duplicate,abort_full,atomics_per_commit,reads_per_commit,verbs,"
+    "p50_us,p99_us,p999_us,verified,sim_time_s,wall_s,loop_wall_s,trace_wall_s,status,footprint_"
+    "bytes,"
+    "skipped_ops,mtu,retries_limit,backoff_us,duration_s,ai_step,md_factor,loop_window_ms,"
+    "loop_threshold,profile_path,trace,cas_replayed";
 
 const char *dmr_results_header(void)
 {
@@ -160,27 +162,27 @@ static int fill_summary(FILE *f, const void *a)
 	const struct sum_arg *sa = a;
 	const dmr_replay_result_t *r = sa->r;
 	fprintf(f, "%s\n", summary_header);
-	return fprintf(f,
-		       "%s,%s,%s,%s,%s,%u,%u,%u,%llu,%llu,%llu,%llu,%llu,%llu,%.3f,%.3f,%.6f,%llu,%llu,"
-		       "%llu,%llu,%llu,%.4f,%.4f,%llu,%.3f,%.3f,%.3f,%d,%.9f,%.3f,%.3f,%.3f,%s,%llu,"
-		       "%llu,%u,%u,%g,%g,%u,%g,%g,%g,%s,%s,%llu\n",
-		       r->workload, r->regime, r->loop, r->backend, r->profile, r->cns, r->threads, r->coros,
-		       (unsigned long long)r->seed, (unsigned long long)r->txns,
-		       (unsigned long long)r->st.tried, (unsigned long long)r->st.committed,
-		       (unsigned long long)r->st.gave_up, (unsigned long long)r->st.retries,
-		       r->tried_tps, r->committed_tps, r->abort_rate,
-		       (unsigned long long)r->st.aborts[DMR_ABORT_LOCK],
-		       (unsigned long long)r->st.aborts[DMR_ABORT_READ_LOCKED],
-		       (unsigned long long)r->st.aborts[DMR_ABORT_VALIDATION],
-		       (unsigned long long)r->st.aborts[DMR_ABORT_DUPLICATE],
-		       (unsigned long long)r->st.aborts[DMR_ABORT_FULL], r->atomics_per_commit,
-		       r->reads_per_commit, (unsigned long long)r->be.verbs, r->p50_us, r->p99_us,
-		       r->p999_us, r->verified, r->sim_time_s, r->wall_s, r->loop_wall_s, r->trace_wall_s, r->status,
-		       (unsigned long long)r->footprint, (unsigned long long)r->st.skipped_ops,
-		       r->mtu, r->retries_limit, r->backoff_us, r->duration_s, r->loop_cfg.ai_step,
-		       r->loop_cfg.md_factor, dmr_ps_to_ms(r->loop_cfg.window_ps), r->loop_cfg.threshold,
-		       r->profile_path[0] ? r->profile_path : "-", sa->trace,
-		       (unsigned long long)r->st.cas_replayed);
+	return fprintf(
+	    f,
+	    "%s,%s,%s,%s,%s,%u,%u,%u,%llu,%llu,%llu,%llu,%llu,%llu,%.3f,%.3f,%.6f,%llu,%llu,"
+	    "%llu,%llu,%llu,%.4f,%.4f,%llu,%.3f,%.3f,%.3f,%d,%.9f,%.3f,%.3f,%.3f,%s,%llu,"
+	    "%llu,%u,%u,%g,%g,%u,%g,%g,%g,%s,%s,%llu\n",
+	    r->workload, r->regime, r->loop, r->backend, r->profile, r->cns, r->threads, r->coros,
+	    (unsigned long long)r->seed, (unsigned long long)r->txns,
+	    (unsigned long long)r->st.tried, (unsigned long long)r->st.committed,
+	    (unsigned long long)r->st.gave_up, (unsigned long long)r->st.retries, r->tried_tps,
+	    r->committed_tps, r->abort_rate, (unsigned long long)r->st.aborts[DMR_ABORT_LOCK],
+	    (unsigned long long)r->st.aborts[DMR_ABORT_READ_LOCKED],
+	    (unsigned long long)r->st.aborts[DMR_ABORT_VALIDATION],
+	    (unsigned long long)r->st.aborts[DMR_ABORT_DUPLICATE],
+	    (unsigned long long)r->st.aborts[DMR_ABORT_FULL], r->atomics_per_commit,
+	    r->reads_per_commit, (unsigned long long)r->be.verbs, r->p50_us, r->p99_us, r->p999_us,
+	    r->verified, r->sim_time_s, r->wall_s, r->loop_wall_s, r->trace_wall_s, r->status,
+	    (unsigned long long)r->footprint, (unsigned long long)r->st.skipped_ops, r->mtu,
+	    r->retries_limit, r->backoff_us, r->duration_s, r->loop_cfg.ai_step,
+	    r->loop_cfg.md_factor, dmr_ps_to_ms(r->loop_cfg.window_ps), r->loop_cfg.threshold,
+	    r->profile_path[0] ? r->profile_path : "-", sa->trace,
+	    (unsigned long long)r->st.cas_replayed);
 }
 
 static int fill_ts(FILE *f, const void *a)
@@ -192,11 +194,11 @@ dmr_status_t dmr_results_write(const char *dir, int final, const dmr_replay_resu
 			       const char *trace, const dmr_ts_t *ts, dmr_err_t *err)
 {
 	struct sum_arg sa = {r, trace};
-	dmr_status_t st = dmr_results_write_file(dir, final ? "timeseries.csv" : "timeseries.partial.csv",
-				     fill_ts, ts, err);
+	dmr_status_t st = dmr_results_write_file(
+	    dir, final ? "timeseries.csv" : "timeseries.partial.csv", fill_ts, ts, err);
 	if (st == DMR_OK)
-		st = dmr_results_write_file(dir, final ? "summary.csv" : "summary.partial.csv", fill_summary,
-				&sa, err);
+		st = dmr_results_write_file(dir, final ? "summary.csv" : "summary.partial.csv",
+					    fill_summary, &sa, err);
 	if (st == DMR_OK && final) {
 		/* a finished run supersedes an older partial one in this directory */
 		char p[1200];
@@ -211,10 +213,13 @@ dmr_status_t dmr_results_write(const char *dir, int final, const dmr_replay_resu
 void dmr_replay_print(const dmr_replay_result_t *r, void *file)
 {
 	FILE *f = file;
-	fprintf(f, "dmreplay: %s %s, loop %s, on %s/%s, %u CNs x %u threads x %u coros, seed %llu%s\n",
-		r->workload, r->regime, r->loop, r->backend, r->profile, r->cns, r->threads, r->coros,
-		(unsigned long long)r->seed, r->partial ? "  [PARTIAL]" : "");
-	fprintf(f, "  transactions   %llu dispatched, %llu tried, %llu committed, %llu gave up, %llu retries\n",
+	fprintf(f,
+		"dmreplay: %s %s, loop %s, on %s/%s, %u CNs x %u threads x %u coros, seed %llu%s\n",
+		r->workload, r->regime, r->loop, r->backend, r->profile, r->cns, r->threads,
+		r->coros, (unsigned long long)r->seed, r->partial ? "  [PARTIAL]" : "");
+	fprintf(f,
+		"  transactions   %llu dispatched, %llu tried, %llu committed, %llu gave up, %llu "
+		"retries\n",
 		(unsigned long long)r->txns, (unsigned long long)r->st.tried,
 		(unsigned long long)r->st.committed, (unsigned long long)r->st.gave_up,
 		(unsigned long long)r->st.retries);
@@ -224,16 +229,19 @@ void dmr_replay_print(const dmr_replay_result_t *r, void *file)
 		sim ? "simulated" : "of wall time");
 	fprintf(f, "  aborts         %.2f %% of attempts:", 100 * r->abort_rate);
 	for (int i = 0; i < DMR_ABORT_NCAUSES; i++)
-		fprintf(f, " %s %llu", dmr_abort_cause_name(i), (unsigned long long)r->st.aborts[i]);
+		fprintf(f, " %s %llu", dmr_abort_cause_name(i),
+			(unsigned long long)r->st.aborts[i]);
 	fprintf(f, "\n");
 	if (r->loop_cfg.loops && dmr_ps_from_s(r->sim_time_s) < r->loop_cfg.window_ps)
-		fprintf(f, "  note           the run lasted %.3f ms, less than one loop window (%.3f ms): "
-			   "loop %s never acted (--loop-window-ms)\n",
-			r->sim_time_s * 1e3, dmr_ps_to_ms(r->loop_cfg.window_ps), r->loop);
+		fprintf(
+		    f,
+		    "  note           the run lasted %.3f ms, less than one loop window (%.3f ms): "
+		    "loop %s never acted (--loop-window-ms)\n",
+		    r->sim_time_s * 1e3, dmr_ps_to_ms(r->loop_cfg.window_ps), r->loop);
 	fprintf(f, "  per commit     %.2f atomics, %.2f READs\n", r->atomics_per_commit,
 		r->reads_per_commit);
-	fprintf(f, "  latency        p50 %.2f us, p99 %.2f us, p99.9 %.2f us\n", r->p50_us, r->p99_us,
-		r->p999_us);
+	fprintf(f, "  latency        p50 %.2f us, p99 %.2f us, p99.9 %.2f us\n", r->p50_us,
+		r->p99_us, r->p999_us);
 	if (r->partial)
 		fprintf(f, "  verification   not run (the run did not complete)\n");
 	else if (r->verified < 0)
@@ -244,20 +252,28 @@ void dmr_replay_print(const dmr_replay_result_t *r, void *file)
 			r->verified ? "" : r->verify.first_failure);
 	double simw = r->loop_wall_s - r->trace_wall_s;
 	if (!sim) {
-		fprintf(f, "  backend        %llu verbs (%llu READ, %llu WRITE, %llu CAS, %llu FAA), %llu doorbells\n",
+		fprintf(f,
+			"  backend        %llu verbs (%llu READ, %llu WRITE, %llu CAS, %llu FAA), "
+			"%llu doorbells\n",
 			(unsigned long long)r->be.verbs, (unsigned long long)r->be.reads,
 			(unsigned long long)r->be.writes, (unsigned long long)r->be.cas,
 			(unsigned long long)r->be.faa, (unsigned long long)r->be.doorbells);
 		if (r->st.cas_replayed)
-			fprintf(f, "  replayed CAS   %llu lock CASes came back with their own tag (executed "
+			fprintf(f,
+				"  replayed CAS   %llu lock CASes came back with their own tag "
+				"(executed "
 				"twice by the responder; the lock was ours: docs/SOFTROCE-VM.md)\n",
 				(unsigned long long)r->st.cas_replayed);
 		return;
 	}
-	fprintf(f, "  simulator      %llu verbs, %llu events in %.2f s wall (+ %.2f s reading the trace, %.2f s total)\n",
+	fprintf(f,
+		"  simulator      %llu verbs, %llu events in %.2f s wall (+ %.2f s reading the "
+		"trace, %.2f s total)\n",
 		(unsigned long long)r->be.verbs, (unsigned long long)r->be.events, simw,
 		r->trace_wall_s, r->wall_s);
-	fprintf(f, "                 %.2f M simulated verbs per wall-second (%.2f M with trace reading), %.2f wall-s per simulated s\n",
+	fprintf(f,
+		"                 %.2f M simulated verbs per wall-second (%.2f M with trace "
+		"reading), %.2f wall-s per simulated s\n",
 		simw > 0 ? r->be.verbs / simw / 1e6 : 0,
 		r->loop_wall_s > 0 ? r->be.verbs / r->loop_wall_s / 1e6 : 0,
 		r->sim_time_s > 0 ? r->loop_wall_s / r->sim_time_s : 0);

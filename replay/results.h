@@ -33,13 +33,13 @@
  * the window closed.
  */
 typedef struct dmr_ts {
-	dmr_tseries_t s;         /* the rows (timeseries.h) */
+	dmr_tseries_t s; /* the rows (timeseries.h) */
 	/* set by the replay before a window closes */
-	uint64_t phase;          /* unused when drift_ps is set */
+	uint64_t phase; /* unused when drift_ps is set */
 	uint64_t increases, decreases, deferred;
-	uint64_t drift_ps;       /* > 0: phase of a row = its start / drift_ps */
+	uint64_t drift_ps; /* > 0: phase of a row = its start / drift_ps */
 	double signal, actuator;
-	uint64_t done[3];        /* increases, decreases, deferred consumed so far */
+	uint64_t done[3]; /* increases, decreases, deferred consumed so far */
 } dmr_ts_t;
 
 static inline int dmr_ts_due(const dmr_ts_t *ts, uint64_t now_ps)
@@ -93,20 +93,19 @@ typedef struct dmr_replay_result {
 	double atomics_per_commit, reads_per_commit;
 	double p50_us, p99_us, p999_us;
 	double sim_time_s, wall_s;
-	double trace_wall_s;    /* part of loop_wall_s spent parsing the trace */
-	uint64_t preloaded;     /* threaded: transactions parsed before the timed
-				 * loop (up to 256 MiB of them; the rest stream) */
-	double loop_wall_s;     /* wall time of the event loop only (incl. streaming the trace) */
+	double trace_wall_s; /* part of loop_wall_s spent parsing the trace */
+	uint64_t preloaded;  /* threaded: transactions parsed before the timed
+			      * loop (up to 256 MiB of them; the rest stream) */
+	double loop_wall_s;  /* wall time of the event loop only (incl. streaming the trace) */
 	uint64_t footprint;
 	dmr_verify_result_t verify;
-	uint32_t mtu;           /* sim: path MTU used; 0 = the device's */
+	uint32_t mtu; /* sim: path MTU used; 0 = the device's */
 	uint32_t retries_limit;
 	double backoff_us, duration_s;
 	dmr_loop_cfg_t loop_cfg;
-	int verified;           /* 1 passed, 0 failed, -1 n/a (no invariants known) */
+	int verified; /* 1 passed, 0 failed, -1 n/a (no invariants known) */
 	int partial;
 } dmr_replay_result_t;
-
 
 /* Write summary and time series into dir (final: summary.csv, else
  * summary.partial.csv). DMR_ERR_IO with the path named. */

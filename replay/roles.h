@@ -30,8 +30,8 @@
 dmr_status_t dmr_cluster_parse(const char *text, const char *name, dmr_verbs_cluster_t *cl,
 			       char *note, size_t notelen, dmr_err_t *err);
 /* Read and parse a file (DMR_ERR_IO when it cannot be read). */
-dmr_status_t dmr_cluster_load(const char *path, dmr_verbs_cluster_t *cl, char *note,
-			      size_t notelen, dmr_err_t *err);
+dmr_status_t dmr_cluster_load(const char *path, dmr_verbs_cluster_t *cl, char *note, size_t notelen,
+			      dmr_err_t *err);
 
 /*
  * Write the cluster config of one host to path, in the "mn"/"cn" shape

@@ -32,15 +32,15 @@
 #define DMR_TSERIES_MAX_CNT 16 /* counters per row */
 
 typedef struct dmr_tseries {
-	dmr_time_ps_t window_ps;  /* window length, > 0 */
-	dmr_time_ps_t next_end;   /* end of the open window */
-	uint32_t ncnt, ngauge;    /* per row */
-	uint32_t max_rows;        /* 0 = no cap */
-	uint32_t n, cap;          /* rows closed; rows allocated */
-	int overflow;             /* advance reached max_rows */
+	dmr_time_ps_t window_ps;	    /* window length, > 0 */
+	dmr_time_ps_t next_end;		    /* end of the open window */
+	uint32_t ncnt, ngauge;		    /* per row */
+	uint32_t max_rows;		    /* 0 = no cap */
+	uint32_t n, cap;		    /* rows closed; rows allocated */
+	int overflow;			    /* advance reached max_rows */
 	uint64_t last[DMR_TSERIES_MAX_CNT]; /* the counters when the open window began */
-	uint64_t *cnt;            /* n x ncnt: each window's change of the counters */
-	double *gauge;            /* n x ngauge: the gauges when each window closed */
+	uint64_t *cnt;			    /* n x ncnt: each window's change of the counters */
+	double *gauge;			    /* n x ngauge: the gauges when each window closed */
 } dmr_tseries_t;
 
 /* An empty series (nothing allocated yet; cannot fail): windows of
@@ -83,17 +83,17 @@ static inline double dmr_tseries_gauge(const dmr_tseries_t *ts, uint32_t i, uint
 
 /* A CSV column. */
 typedef enum dmr_tseries_src {
-	DMR_TSERIES_T,     /* the window's start, s: i x window (fmt, e.g. "%.6f") */
+	DMR_TSERIES_T,	   /* the window's start, s: i x window (fmt, e.g. "%.6f") */
 	DMR_TSERIES_CNT,   /* counter idx, decimal */
 	DMR_TSERIES_GAUGE, /* gauge idx (fmt, e.g. "%.4f") */
-	DMR_TSERIES_FN,    /* fn prints it */
+	DMR_TSERIES_FN,	   /* fn prints it */
 } dmr_tseries_src_t;
 
 typedef struct dmr_tseries_col {
-	const char *name;      /* header */
+	const char *name; /* header */
 	dmr_tseries_src_t src;
-	uint32_t idx;          /* CNT, GAUGE */
-	const char *fmt;       /* T, GAUGE: printf format of one double */
+	uint32_t idx;	 /* CNT, GAUGE */
+	const char *fmt; /* T, GAUGE: printf format of one double */
 	/* FN: print row i's value to f (no separator); arg is write_csv's;
 	 * returns what fprintf returns */
 	int (*fn)(FILE *f, const dmr_tseries_t *ts, uint32_t i, const void *arg);

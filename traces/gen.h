@@ -323,9 +323,9 @@ int dmr_gen_write_file(const char *prog, const char *path, const dmr_trace_hdr_t
  * status: 0, 1 (failed: out of memory, I/O), 2 (bad input).
  */
 typedef struct dmr_gen_cli {
-	const char *prog;            /* "tpcc", "smallbank", "ycsb" */
-	const struct option *opts;   /* DMR_GEN_COMMON_LONGOPTS + the generator's, NULL-ended */
-	void (*usage)(FILE *f);      /* --help text (stdout) */
+	const char *prog;	   /* "tpcc", "smallbank", "ycsb" */
+	const struct option *opts; /* DMR_GEN_COMMON_LONGOPTS + the generator's, NULL-ended */
+	void (*usage)(FILE *f);	   /* --help text (stdout) */
 	/* One generator-specific option c (>= 256) with its argument: 0, or
 	 * -1 with the message printed (exit 2). */
 	int (*opt)(void *cfg, int c, const char *arg);

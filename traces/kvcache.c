@@ -23,25 +23,25 @@
  * Block bytes = 512 x 2 x layers x kv_heads x head_dim x elem_bytes.
  */
 const dmr_kv_model_t dmr_kv_models[] = {
-	{"llama-3-8b", "meta-llama/Meta-Llama-3-8B", 32, 8, 128, 2,
-	 "config.json: num_hidden_layers 32, num_key_value_heads 8, hidden_size 4096 / "
-	 "num_attention_heads 32 = head_dim 128, torch_dtype bfloat16"},
-	{"llama-3-70b", "meta-llama/Meta-Llama-3-70B", 80, 8, 128, 2,
-	 "config.json: num_hidden_layers 80, num_key_value_heads 8, hidden_size 8192 / "
-	 "num_attention_heads 64 = head_dim 128, torch_dtype bfloat16"},
-	{"qwen2-7b", "Qwen/Qwen2-7B", 28, 4, 128, 2,
-	 "config.json: num_hidden_layers 28, num_key_value_heads 4, hidden_size 3584 / "
-	 "num_attention_heads 28 = head_dim 128, torch_dtype bfloat16"},
-	{"mistral-7b", "mistralai/Mistral-7B-v0.1", 32, 8, 128, 2,
-	 "config.json: num_hidden_layers 32, num_key_value_heads 8, hidden_size 4096 / "
-	 "num_attention_heads 32 = head_dim 128, torch_dtype bfloat16"},
-	{"llama-2-7b", "meta-llama/Llama-2-7b-hf", 32, 32, 128, 2,
-	 "config.json: num_hidden_layers 32, num_key_value_heads 32 (no GQA), hidden_size "
-	 "4096 / num_attention_heads 32 = head_dim 128, fp16"},
-	{"qwen2-0.5b", "Qwen/Qwen2-0.5B", 24, 2, 64, 2,
-	 "config.json: num_hidden_layers 24, num_key_value_heads 2, hidden_size 896 / "
-	 "num_attention_heads 14 = head_dim 64, torch_dtype bfloat16"},
-	{NULL, NULL, 0, 0, 0, 0, NULL},
+    {"llama-3-8b", "meta-llama/Meta-Llama-3-8B", 32, 8, 128, 2,
+     "config.json: num_hidden_layers 32, num_key_value_heads 8, hidden_size 4096 / "
+     "num_attention_heads 32 = head_dim 128, torch_dtype bfloat16"},
+    {"llama-3-70b", "meta-llama/Meta-Llama-3-70B", 80, 8, 128, 2,
+     "config.json: num_hidden_layers 80, num_key_value_heads 8, hidden_size 8192 / "
+     "num_attention_heads 64 = head_dim 128, torch_dtype bfloat16"},
+    {"qwen2-7b", "Qwen/Qwen2-7B", 28, 4, 128, 2,
+     "config.json: num_hidden_layers 28, num_key_value_heads 4, hidden_size 3584 / "
+     "num_attention_heads 28 = head_dim 128, torch_dtype bfloat16"},
+    {"mistral-7b", "mistralai/Mistral-7B-v0.1", 32, 8, 128, 2,
+     "config.json: num_hidden_layers 32, num_key_value_heads 8, hidden_size 4096 / "
+     "num_attention_heads 32 = head_dim 128, torch_dtype bfloat16"},
+    {"llama-2-7b", "meta-llama/Llama-2-7b-hf", 32, 32, 128, 2,
+     "config.json: num_hidden_layers 32, num_key_value_heads 32 (no GQA), hidden_size "
+     "4096 / num_attention_heads 32 = head_dim 128, fp16"},
+    {"qwen2-0.5b", "Qwen/Qwen2-0.5B", 24, 2, 64, 2,
+     "config.json: num_hidden_layers 24, num_key_value_heads 2, hidden_size 896 / "
+     "num_attention_heads 14 = head_dim 64, torch_dtype bfloat16"},
+    {NULL, NULL, 0, 0, 0, 0, NULL},
 };
 
 const dmr_kv_model_t *dmr_kv_model_find(const char *name)
@@ -177,7 +177,8 @@ static dmr_status_t get_time_us(json_t *obj, const char *file, uint64_t line, ui
 					   file, line, (long long)ms);
 		if ((uint64_t)ms > UINT64_MAX / 1000)
 			return dmr_err_set(err, DMR_ERR_PARSE,
-					   "%s:%" PRIu64 ": field 'timestamp': too large", file, line);
+					   "%s:%" PRIu64 ": field 'timestamp': too large", file,
+					   line);
 		*us = (uint64_t)ms * 1000;
 		return DMR_OK;
 	}
@@ -185,11 +186,12 @@ static dmr_status_t get_time_us(json_t *obj, const char *file, uint64_t line, ui
 		double ms = json_real_value(x);
 		if (!isfinite(ms) || ms < 0)
 			return dmr_err_set(err, DMR_ERR_PARSE,
-					   "%s:%" PRIu64 ": field 'timestamp': negative (%g ms)", file,
-					   line, ms);
+					   "%s:%" PRIu64 ": field 'timestamp': negative (%g ms)",
+					   file, line, ms);
 		if (ms * 1000 >= 1.8e19)
 			return dmr_err_set(err, DMR_ERR_PARSE,
-					   "%s:%" PRIu64 ": field 'timestamp': too large", file, line);
+					   "%s:%" PRIu64 ": field 'timestamp': too large", file,
+					   line);
 		*us = (uint64_t)llround(ms * 1000);
 		return DMR_OK;
 	}
@@ -209,8 +211,7 @@ typedef struct conv {
 	uint64_t prev_us, prev_line;
 } conv_t;
 
-static dmr_status_t conv_line(conv_t *c, const char *buf, size_t len, uint64_t line,
-			      dmr_err_t *err)
+static dmr_status_t conv_line(conv_t *c, const char *buf, size_t len, uint64_t line, dmr_err_t *err)
 {
 	json_error_t je;
 	while (len && (buf[len - 1] == '\n' || buf[len - 1] == '\r'))
@@ -240,8 +241,8 @@ static dmr_status_t conv_line(conv_t *c, const char *buf, size_t len, uint64_t l
 		goto out;
 	}
 	if (!json_is_array(h)) {
-		st = dmr_err_set(err, DMR_ERR_PARSE, "%s:%" PRIu64 ": field 'hash_ids': not an array",
-				 c->file, line);
+		st = dmr_err_set(err, DMR_ERR_PARSE,
+				 "%s:%" PRIu64 ": field 'hash_ids': not an array", c->file, line);
 		goto out;
 	}
 	size_t n = json_array_size(h);
@@ -260,11 +261,12 @@ static dmr_status_t conv_line(conv_t *c, const char *buf, size_t len, uint64_t l
 		goto out;
 	}
 	if (c->have_prev && t_us < c->prev_us) {
-		st = dmr_err_set(err, DMR_ERR_PARSE,
-				 "%s:%" PRIu64 ": field 'timestamp': %.3f ms is before line %" PRIu64
-				 "'s %.3f ms (timestamps must not go backwards; sort the input "
-				 "first if that is meant)",
-				 c->file, line, t_us / 1e3, c->prev_line, c->prev_us / 1e3);
+		st =
+		    dmr_err_set(err, DMR_ERR_PARSE,
+				"%s:%" PRIu64 ": field 'timestamp': %.3f ms is before line %" PRIu64
+				"'s %.3f ms (timestamps must not go backwards; sort the input "
+				"first if that is meant)",
+				c->file, line, t_us / 1e3, c->prev_line, c->prev_us / 1e3);
 		goto out;
 	}
 	if (n > c->cap) {
@@ -289,14 +291,16 @@ static dmr_status_t conv_line(conv_t *c, const char *buf, size_t len, uint64_t l
 		json_t *x = json_array_get(h, i);
 		if (!json_is_integer(x)) {
 			st = dmr_err_set(err, DMR_ERR_PARSE,
-					 "%s:%" PRIu64 ": field 'hash_ids': element %zu is not an integer",
+					 "%s:%" PRIu64
+					 ": field 'hash_ids': element %zu is not an integer",
 					 c->file, line, i);
 			goto out;
 		}
 		json_int_t v = json_integer_value(x);
 		if (v < 0) {
 			st = dmr_err_set(err, DMR_ERR_PARSE,
-					 "%s:%" PRIu64 ": field 'hash_ids': element %zu negative (%lld)",
+					 "%s:%" PRIu64
+					 ": field 'hash_ids': element %zu negative (%lld)",
 					 c->file, line, i, (long long)v);
 			goto out;
 		}
@@ -359,7 +363,8 @@ dmr_status_t dmr_kv_gen_mooncake(const dmr_kv_gen_opts_t *o, dmr_kv_gen_stats_t 
 		return dmr_err_set(err, DMR_ERR_INVALID, "kv gen: block bytes must be > 0");
 	if (o->block_bytes > DMR_KV_MAX_BLOCK_BYTES)
 		return dmr_err_set(err, DMR_ERR_INVALID,
-				   "kv gen: --block-bytes %" PRIu64 ": above the limit of %llu bytes "
+				   "kv gen: --block-bytes %" PRIu64
+				   ": above the limit of %llu bytes "
 				   "(1 GiB; docs/KVCACHE.md section 3)",
 				   o->block_bytes, DMR_KV_MAX_BLOCK_BYTES);
 	{ /* never replace the input: same path, or the same file by another name */
@@ -414,12 +419,14 @@ dmr_status_t dmr_kv_gen_mooncake(const dmr_kv_gen_opts_t *o, dmr_kv_gen_stats_t 
 			goto fail;
 	}
 	if (ferror(in)) {
-		st = dmr_err_set(err, DMR_ERR_IO, "%s: read error: %s", o->mooncake, strerror(errno));
+		st = dmr_err_set(err, DMR_ERR_IO, "%s: read error: %s", o->mooncake,
+				 strerror(errno));
 		goto fail;
 	}
 	if (c->st.requests == 0) {
 		st = dmr_err_set(err, DMR_ERR_PARSE,
-				 "%s: no requests (%" PRIu64 " lines): an empty trace has no hit ratio",
+				 "%s: no requests (%" PRIu64
+				 " lines): an empty trace has no hit ratio",
 				 o->mooncake, lineno);
 		goto fail;
 	}
@@ -505,7 +512,8 @@ dmr_status_t dmr_kv_trace_open(const char *path, dmr_kv_reader_t **r_p, dmr_err_
 	r->path = strdup(path);
 	r->f = fopen(path, "r");
 	if (!r->path || !r->f) {
-		st = dmr_err_set(err, DMR_ERR_IO, "%s: %s", path, r->f ? "out of memory" : strerror(errno));
+		st = dmr_err_set(err, DMR_ERR_IO, "%s: %s", path,
+				 r->f ? "out of memory" : strerror(errno));
 		goto fail;
 	}
 	ssize_t n = rd_line(r);
@@ -528,8 +536,9 @@ dmr_status_t dmr_kv_trace_open(const char *path, dmr_kv_reader_t **r_p, dmr_err_
 	for (;;) {
 		n = rd_line(r);
 		if (n < 0) {
-			st = dmr_err_set(err, DMR_ERR_PARSE, "%s:%" PRIu64 ": truncated: no column line",
-					 path, r->lineno + 1);
+			st = dmr_err_set(err, DMR_ERR_PARSE,
+					 "%s:%" PRIu64 ": truncated: no column line", path,
+					 r->lineno + 1);
 			goto fail;
 		}
 		if (r->line[0] != '#')
@@ -540,9 +549,11 @@ dmr_status_t dmr_kv_trace_open(const char *path, dmr_kv_reader_t **r_p, dmr_err_
 		const char *p = val;
 		uint64_t v;
 		if (strcmp(key, "block_bytes") == 0 || strcmp(key, "block_tokens") == 0) {
-			if (parse_u64(&p, &v) || *p || v == 0 || (key[6] == 't' && v > (1u << 30))) {
+			if (parse_u64(&p, &v) || *p || v == 0 ||
+			    (key[6] == 't' && v > (1u << 30))) {
 				st = dmr_err_set(err, DMR_ERR_PARSE,
-						 "%s:%" PRIu64 ": header '%s': '%s' is not a positive "
+						 "%s:%" PRIu64
+						 ": header '%s': '%s' is not a positive "
 						 "integer",
 						 path, r->lineno, key, val);
 				goto fail;
@@ -589,8 +600,8 @@ const dmr_kv_trace_hdr_t *dmr_kv_trace_header(const dmr_kv_reader_t *r)
 	return &r->h;
 }
 
-static const char *const kv_cols[] = {"req", "t_us", "input_tokens", "output_tokens", "nblocks",
-				      "blocks"};
+static const char *const kv_cols[] = {"req",	       "t_us",	  "input_tokens",
+				      "output_tokens", "nblocks", "blocks"};
 
 dmr_status_t dmr_kv_trace_next(dmr_kv_reader_t *r, dmr_kv_req_t *req, dmr_err_t *err)
 {
@@ -599,14 +610,15 @@ dmr_status_t dmr_kv_trace_next(dmr_kv_reader_t *r, dmr_kv_req_t *req, dmr_err_t 
 	ssize_t n = rd_line(r);
 	if (n < 0)
 		return dmr_err_set(err, DMR_ERR_PARSE,
-				   "%s: truncated after line %" PRIu64 " (no '# end' trailer)", r->path,
-				   r->lineno);
+				   "%s: truncated after line %" PRIu64 " (no '# end' trailer)",
+				   r->path, r->lineno);
 	if (r->line[0] == '#') {
 		uint64_t a, b;
 		char extra;
 		if (sscanf(r->line, "# end %" SCNu64 " %" SCNu64 " %c", &a, &b, &extra) != 2)
 			return dmr_err_set(err, DMR_ERR_PARSE,
-					   "%s:%" PRIu64 ": a '#' line among the requests that is not "
+					   "%s:%" PRIu64
+					   ": a '#' line among the requests that is not "
 					   "the trailer '# end REQUESTS BLOCKS'",
 					   r->path, r->lineno);
 		if (a == 0 && r->next_index == 0)
@@ -615,14 +627,15 @@ dmr_status_t dmr_kv_trace_next(dmr_kv_reader_t *r, dmr_kv_req_t *req, dmr_err_t 
 					   "ratio (refused)",
 					   r->path, r->lineno);
 		if (a != r->next_index || b != r->nblocks_total)
-			return dmr_err_set(err, DMR_ERR_PARSE,
-					   "%s:%" PRIu64 ": trailer says %" PRIu64 " requests, %" PRIu64
-					   " blocks; the file has %" PRIu64 ", %" PRIu64,
-					   r->path, r->lineno, a, b, r->next_index, r->nblocks_total);
+			return dmr_err_set(
+			    err, DMR_ERR_PARSE,
+			    "%s:%" PRIu64 ": trailer says %" PRIu64 " requests, %" PRIu64
+			    " blocks; the file has %" PRIu64 ", %" PRIu64,
+			    r->path, r->lineno, a, b, r->next_index, r->nblocks_total);
 		if (rd_line(r) >= 0)
 			return dmr_err_set(err, DMR_ERR_PARSE,
-					   "%s:%" PRIu64 ": data after the '# end' trailer", r->path,
-					   r->lineno);
+					   "%s:%" PRIu64 ": data after the '# end' trailer",
+					   r->path, r->lineno);
 		r->done = 1;
 		return DMR_EOF;
 	}
@@ -631,7 +644,8 @@ dmr_status_t dmr_kv_trace_next(dmr_kv_reader_t *r, dmr_kv_req_t *req, dmr_err_t 
 	for (int i = 0; i < 5; i++) {
 		if (parse_u64(&p, &v[i]) || *p != ',')
 			return dmr_err_set(err, DMR_ERR_PARSE,
-					   "%s:%" PRIu64 ": column '%s': not a non-negative integer "
+					   "%s:%" PRIu64
+					   ": column '%s': not a non-negative integer "
 					   "followed by ','",
 					   r->path, r->lineno, kv_cols[i]);
 		p++;

@@ -45,13 +45,13 @@
 
 /* A model preset: the attention shape that sets the KV bytes per token. */
 typedef struct dmr_kv_model {
-	const char *name;     /* lower case, e.g. "llama-3-8b" */
-	const char *hf_id;    /* Hugging Face repository of the config.json */
-	uint32_t layers;      /* num_hidden_layers */
-	uint32_t kv_heads;    /* num_key_value_heads */
-	uint32_t head_dim;    /* hidden_size / num_attention_heads (or head_dim) */
-	uint32_t elem_bytes;  /* torch_dtype: bfloat16 -> 2 */
-	const char *source;   /* where the numbers come from */
+	const char *name;    /* lower case, e.g. "llama-3-8b" */
+	const char *hf_id;   /* Hugging Face repository of the config.json */
+	uint32_t layers;     /* num_hidden_layers */
+	uint32_t kv_heads;   /* num_key_value_heads */
+	uint32_t head_dim;   /* hidden_size / num_attention_heads (or head_dim) */
+	uint32_t elem_bytes; /* torch_dtype: bfloat16 -> 2 */
+	const char *source;  /* where the numbers come from */
 } dmr_kv_model_t;
 
 /* The preset table, terminated by an entry with name == NULL. */
@@ -67,18 +67,18 @@ uint64_t dmr_kv_model_block_bytes(const dmr_kv_model_t *m);
 /* ---- converter ---------------------------------------------------------- */
 
 typedef struct dmr_kv_gen_opts {
-	const char *mooncake;   /* input JSONL path */
-	const char *out;        /* output path (written to OUT.tmp, renamed) */
-	uint64_t block_bytes;   /* > 0 */
-	const char *kv_model;   /* preset name recorded in the header, or NULL */
-	uint64_t max_requests;  /* 0 = all lines */
+	const char *mooncake;  /* input JSONL path */
+	const char *out;       /* output path (written to OUT.tmp, renamed) */
+	uint64_t block_bytes;  /* > 0 */
+	const char *kv_model;  /* preset name recorded in the header, or NULL */
+	uint64_t max_requests; /* 0 = all lines */
 } dmr_kv_gen_opts_t;
 
 typedef struct dmr_kv_gen_stats {
-	uint64_t requests;      /* lines converted */
-	uint64_t blocks;        /* sum of len(hash_ids) */
-	uint64_t distinct;      /* distinct hash ids */
-	uint64_t reused;        /* blocks whose id appeared in an earlier request */
+	uint64_t requests; /* lines converted */
+	uint64_t blocks;   /* sum of len(hash_ids) */
+	uint64_t distinct; /* distinct hash ids */
+	uint64_t reused;   /* blocks whose id appeared in an earlier request */
 	uint64_t input_tokens, output_tokens;
 	uint64_t last_t_us;
 } dmr_kv_gen_stats_t;
@@ -101,17 +101,17 @@ dmr_status_t dmr_kv_gen_mooncake(const dmr_kv_gen_opts_t *o, dmr_kv_gen_stats_t 
 
 typedef struct dmr_kv_trace_hdr {
 	uint32_t version;
-	uint32_t block_tokens;  /* 512 */
+	uint32_t block_tokens; /* 512 */
 	uint64_t block_bytes;
-	char kv_model[64];      /* "-" when given as --block-bytes */
-	char source[256];       /* input file name (base name) */
+	char kv_model[64]; /* "-" when given as --block-bytes */
+	char source[256];  /* input file name (base name) */
 } dmr_kv_trace_hdr_t;
 
 /* One request. blocks[] belongs to the reader and is valid until the next
  * call of dmr_kv_trace_next. */
 typedef struct dmr_kv_req {
-	uint64_t index;         /* 0-based, = row order */
-	uint64_t t_us;          /* arrival, us since the trace's time 0 */
+	uint64_t index; /* 0-based, = row order */
+	uint64_t t_us;	/* arrival, us since the trace's time 0 */
 	uint64_t input_tokens, output_tokens;
 	uint32_t nblocks;
 	const uint64_t *blocks;

@@ -282,8 +282,12 @@ int dmr_gen_smallbank_main(int argc, char **argv)
 	    {"quiet", no_argument, NULL, OPT_QUIET},
 	    {NULL, 0, NULL, 0},
 	};
-	static const dmr_gen_cli_t cli = {.prog = "smallbank", .opts = opts, .usage = sb_usage,
-					  .opt = sb_opt, .prepare = sb_prepare, .run = sb_run};
+	static const dmr_gen_cli_t cli = {.prog = "smallbank",
+					  .opts = opts,
+					  .usage = sb_usage,
+					  .opt = sb_opt,
+					  .prepare = sb_prepare,
+					  .run = sb_run};
 	dmr_smallbank_cfg_t cfg;
 
 	dmr_smallbank_cfg_default(&cfg);

@@ -739,8 +739,12 @@ int dmr_gen_tpcc_main(int argc, char **argv)
 	    {"quiet", no_argument, NULL, OPT_QUIET},
 	    {NULL, 0, NULL, 0},
 	};
-	static const dmr_gen_cli_t cli = {.prog = "tpcc", .opts = opts, .usage = tpcc_usage,
-					  .opt = tpcc_opt, .prepare = tpcc_prepare, .run = tpcc_run,
+	static const dmr_gen_cli_t cli = {.prog = "tpcc",
+					  .opts = opts,
+					  .usage = tpcc_usage,
+					  .opt = tpcc_opt,
+					  .prepare = tpcc_prepare,
+					  .run = tpcc_run,
 					  .done = tpcc_done};
 	tpcc_cli_t t;
 

@@ -26,10 +26,10 @@
 #define DMR_TRACE_VERSION 1
 #define DMR_TRACE_MAX_TABLES 32
 #define DMR_TRACE_MAX_PARAMS 64
-#define DMR_TRACE_MAX_OPS 256      /* operations per transaction */
-#define DMR_TRACE_MAX_ACTS 4       /* actions per operation */
-#define DMR_TRACE_MAX_TYPES 16     /* transaction types per trace */
-#define DMR_TRACE_NAME_MAX 32      /* names: at most 31 chars + NUL */
+#define DMR_TRACE_MAX_OPS 256  /* operations per transaction */
+#define DMR_TRACE_MAX_ACTS 4   /* actions per operation */
+#define DMR_TRACE_MAX_TYPES 16 /* transaction types per trace */
+#define DMR_TRACE_NAME_MAX 32  /* names: at most 31 chars + NUL */
 
 /* Operation kinds (FORMAT.md "op" column). */
 typedef enum dmr_trace_opkind {
@@ -47,14 +47,14 @@ typedef enum dmr_trace_actkind {
 
 /* A value: a literal, or word `field` of the read image of op `op`. */
 typedef struct dmr_trace_val {
-	int64_t lit;    /* used when op < 0 */
-	int16_t op;     /* -1: literal; else index of an earlier op (action
-	                   values) or of an op in an earlier round (dep) */
+	int64_t lit;	/* used when op < 0 */
+	int16_t op;	/* -1: literal; else index of an earlier op (action
+			   values) or of an op in an earlier round (dep) */
 	uint16_t field; /* payload word index in that op's record */
 } dmr_trace_val_t;
 
 typedef struct dmr_trace_act {
-	uint8_t kind;   /* dmr_trace_actkind_t */
+	uint8_t kind;	/* dmr_trace_actkind_t */
 	uint16_t field; /* payload word written */
 	dmr_trace_val_t val;
 } dmr_trace_act_t;
@@ -65,45 +65,45 @@ typedef struct dmr_trace_act {
 typedef enum dmr_trace_guardkind {
 	DMR_TGUARD_NONE = 0,
 	DMR_TGUARD_PRESENT = 1, /* op g.op's record is present */
-	DMR_TGUARD_LESS = 2,    /* word f of op g.op < word f2 of op g.op (unsigned) */
+	DMR_TGUARD_LESS = 2,	/* word f of op g.op < word f2 of op g.op (unsigned) */
 } dmr_trace_guardkind_t;
 
 typedef struct dmr_trace_guard {
-	uint8_t kind;   /* dmr_trace_guardkind_t */
-	int16_t op;     /* an earlier op, or this op itself when it is U or D
-	                   (guard on its own read image) */
+	uint8_t kind;	/* dmr_trace_guardkind_t */
+	int16_t op;	/* an earlier op, or this op itself when it is U or D
+			   (guard on its own read image) */
 	uint16_t f, f2; /* payload words of op's record (LESS only) */
 } dmr_trace_guard_t;
 
 typedef struct dmr_trace_op {
-	uint8_t kind;        /* dmr_trace_opkind_t */
-	uint8_t table;       /* index into dmr_trace_hdr_t.tables */
-	uint16_t round;      /* 0-based, nondecreasing within the txn */
-	uint32_t count;      /* records read (DMR_TOP_READ range); else 1 */
-	int64_t key;         /* slot, or base when dep.op >= 0 */
+	uint8_t kind;	     /* dmr_trace_opkind_t */
+	uint8_t table;	     /* index into dmr_trace_hdr_t.tables */
+	uint16_t round;	     /* 0-based, nondecreasing within the txn */
+	uint32_t count;	     /* records read (DMR_TOP_READ range); else 1 */
+	int64_t key;	     /* slot, or base when dep.op >= 0 */
 	dmr_trace_val_t dep; /* dep.op >= 0: slot = key + value (op in an earlier round) */
-	int64_t lo, hi;      /* with dep: value must be in [lo, hi); else
-	                        INSERT -> table full, others -> skipped */
+	int64_t lo, hi;	     /* with dep: value must be in [lo, hi); else
+				INSERT -> table full, others -> skipped */
 	dmr_trace_guard_t guard;
-	uint8_t nacts;       /* actions, applied in order; U and I ops only */
+	uint8_t nacts; /* actions, applied in order; U and I ops only */
 	dmr_trace_act_t acts[DMR_TRACE_MAX_ACTS];
 } dmr_trace_op_t;
 
 typedef struct dmr_trace_txn {
-	uint64_t id;       /* "txn" column; strictly increasing in a file */
-	uint16_t type;     /* index into dmr_trace_hdr_t.types */
-	int64_t xv;        /* application value summed over committed txns
-	                      (verification: deposits, increments) */
+	uint64_t id;   /* "txn" column; strictly increasing in a file */
+	uint16_t type; /* index into dmr_trace_hdr_t.types */
+	int64_t xv;    /* application value summed over committed txns
+			  (verification: deposits, increments) */
 	uint32_t nops;
-	uint32_t line;     /* file line of the first row (for errors) */
+	uint32_t line; /* file line of the first row (for errors) */
 	dmr_trace_op_t ops[DMR_TRACE_MAX_OPS];
 } dmr_trace_txn_t;
 
 typedef struct dmr_trace_table {
 	char name[DMR_TRACE_NAME_MAX];
-	uint64_t rows;          /* slots */
+	uint64_t rows;		/* slots */
 	uint32_t payload_bytes; /* multiple of 8, >= 8 */
-	uint64_t loaded;        /* slots [0, loaded) are present at start */
+	uint64_t loaded;	/* slots [0, loaded) are present at start */
 } dmr_trace_table_t;
 
 typedef struct dmr_trace_param {
@@ -114,14 +114,14 @@ typedef struct dmr_trace_param {
 typedef struct dmr_trace_hdr {
 	int version;
 	char workload[DMR_TRACE_NAME_MAX]; /* tpcc | smallbank | ycsb | ... */
-	char regime[64];                   /* e.g. extreme, hot:2/0.92, uniform */
+	char regime[64];		   /* e.g. extreme, hot:2/0.92, uniform */
 	uint32_t ntables;
 	dmr_trace_table_t tables[DMR_TRACE_MAX_TABLES];
 	uint32_t ntypes;
 	char types[DMR_TRACE_MAX_TYPES][DMR_TRACE_NAME_MAX]; /* txn type names */
 	uint32_t nparams;
 	dmr_trace_param_t params[DMR_TRACE_MAX_PARAMS]; /* generator params */
-	uint64_t txns;                      /* declared count (0 = unknown) */
+	uint64_t txns;					/* declared count (0 = unknown) */
 } dmr_trace_hdr_t;
 
 /*
@@ -214,8 +214,8 @@ typedef struct dmr_trace_writer dmr_trace_writer_t;
  * On success *w_p owns the file; end with dmr_trace_finish() or
  * dmr_trace_abandon(). Not thread-safe.
  */
-dmr_status_t dmr_trace_create(const char *path, const dmr_trace_hdr_t *h,
-			      dmr_trace_writer_t **w_p, dmr_err_t *err);
+dmr_status_t dmr_trace_create(const char *path, const dmr_trace_hdr_t *h, dmr_trace_writer_t **w_p,
+			      dmr_err_t *err);
 /*
  * Append one transaction (txn->nops rows). The transaction is first checked
  * with the reader's static checks (FORMAT.md), so that whatever is written

@@ -146,7 +146,7 @@ static inline const char *text_problem(const char *s, size_t n, size_t max)
 }
 
 static inline int lookup_name(const char (*names)[DMR_TRACE_NAME_MAX], uint32_t n, const char *s,
-		       size_t len)
+			      size_t len)
 {
 	if (len >= DMR_TRACE_NAME_MAX)
 		return -1;

@@ -20,11 +20,11 @@
 #include "trace.h"
 
 typedef struct dmr_regime {
-	char name[64];   /* canonical text, e.g. "extreme", "hot:3/0.9" */
-	int uniform;     /* 1: no hot set */
-	uint32_t hot_k;  /* K hot warehouses / records */
-	double hot_p;    /* fraction of transactions aimed at the hot set */
-	double drift_s;  /* >0: hot set moves every drift_s seconds (issue 4) */
+	char name[64];	/* canonical text, e.g. "extreme", "hot:3/0.9" */
+	int uniform;	/* 1: no hot set */
+	uint32_t hot_k; /* K hot warehouses / records */
+	double hot_p;	/* fraction of transactions aimed at the hot set */
+	double drift_s; /* >0: hot set moves every drift_s seconds (issue 4) */
 } dmr_regime_t;
 
 /* Parse "uniform", "extreme", "alt-extreme", "hot:K/P" (K >= 1, 0 < P <= 1).
@@ -34,14 +34,14 @@ dmr_status_t dmr_regime_parse(const char *s, dmr_regime_t *r_p, dmr_err_t *err);
 /* Read-only access to one record of the final MN state.
  * Returns 1 and sets *payload_p (payload_bytes long, 8-aligned) when the
  * record is present, 0 when absent, <0 on error. version_p may be NULL. */
-typedef int (*dmr_wl_read_func_t)(void *arg, int table, uint64_t slot,
-				  const uint64_t **payload_p, uint64_t *version_p);
+typedef int (*dmr_wl_read_func_t)(void *arg, int table, uint64_t slot, const uint64_t **payload_p,
+				  uint64_t *version_p);
 
 /* Result of a verification: ok, a one-line description per failed check,
  * and a short summary line for the run output ("tpcc C1 C2 C3 ok"). */
 typedef struct dmr_verify_result {
 	int ok;
-	uint64_t checks;      /* individual checks made */
+	uint64_t checks; /* individual checks made */
 	uint64_t failures;
 	char summary[256];
 	char first_failure[256];

@@ -297,7 +297,7 @@ dmr_status_t dmr_ycsb_header(const dmr_ycsb_cfg_t *cfg, dmr_trace_hdr_t *hdr_p, 
 	 * property file's requestdistribution */
 	if (!cfg->regime_override)
 		snprintf(h->regime, sizeof(h->regime), "%s",
-			 p->requestdistribution == DMR_YCSB_ZIPFIAN ? "zipfian:0.99"
+			 p->requestdistribution == DMR_YCSB_ZIPFIAN  ? "zipfian:0.99"
 			 : p->requestdistribution == DMR_YCSB_LATEST ? "latest"
 								     : "uniform");
 	dmr_gen_hdr_table(h, "usertable", p->recordcount + inserts, ycsb_payload(p),
@@ -559,8 +559,9 @@ static int ycsb_prepare(void *ctx, const dmr_gen_common_t *cm, dmr_trace_hdr_t *
 	if (cm->regime.drift_s > 0) {
 		/* inserts take fresh keys past recordcount: moving the hot set by
 		 * rotating keys would make them collide with loaded records */
-		fprintf(stderr, "ycsb: --regime %s: drift is not supported for YCSB (use tpcc or "
-				"smallbank)\n",
+		fprintf(stderr,
+			"ycsb: --regime %s: drift is not supported for YCSB (use tpcc or "
+			"smallbank)\n",
 			cm->regime.name);
 		return 2;
 	}
@@ -579,8 +580,12 @@ int dmr_gen_ycsb_main(int argc, char **argv)
 	    {"quiet", no_argument, NULL, OPT_QUIET},
 	    {NULL, 0, NULL, 0},
 	};
-	static const dmr_gen_cli_t cli = {.prog = "ycsb", .opts = opts, .usage = ycsb_usage,
-					  .opt = ycsb_opt, .prepare = ycsb_prepare, .run = ycsb_run};
+	static const dmr_gen_cli_t cli = {.prog = "ycsb",
+					  .opts = opts,
+					  .usage = ycsb_usage,
+					  .opt = ycsb_opt,
+					  .prepare = ycsb_prepare,
+					  .run = ycsb_run};
 	ycsb_cli_t y;
 
 	memset(&y, 0, sizeof(y));

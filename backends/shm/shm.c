@@ -48,7 +48,7 @@ typedef struct shm {
 	dmr_be_stats_t st;
 	pthread_mutex_t stmu;
 	uint64_t cas_twice; /* DMR_SHM_CAS_TWICE: every Nth CAS twice (0: off) */
-	uint64_t ncas;      /* CASes executed (atomic), for cas_twice */
+	uint64_t ncas;	    /* CASes executed (atomic), for cas_twice */
 } shm_t;
 
 static void shm_close(dmr_be_t *be)
@@ -69,7 +69,8 @@ static void shm_close(dmr_be_t *be)
 static dmr_status_t shm_be_open(const dmr_be_config_t *cfg, dmr_be_t **be_p, dmr_err_t *err)
 {
 	if (cfg->mns != 1 || cfg->cns == 0 || cfg->workers == 0 || cfg->mr_size == 0)
-		return dmr_err_set(err, DMR_ERR_INVALID, "shm: needs 1 MN, cns, workers and mr_size > 0");
+		return dmr_err_set(err, DMR_ERR_INVALID,
+				   "shm: needs 1 MN, cns, workers and mr_size > 0");
 	shm_t *s = calloc(1, sizeof(*s));
 	if (!s)
 		return dmr_err_set(err, DMR_ERR_NOMEM, "shm: out of memory");
@@ -151,10 +152,12 @@ static dmr_status_t shm_post(dmr_be_t *be, uint32_t worker, uint32_t mn, const d
 				break;
 			case DMR_WR_CAS: {
 				uint64_t exp = wr->compare_add;
-				__atomic_compare_exchange_n((uint64_t *)(void *)p, &exp, wr->swap, 0,
-							    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+				__atomic_compare_exchange_n((uint64_t *)(void *)p, &exp, wr->swap,
+							    0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 				if (s->cas_twice &&
-				    __atomic_add_fetch(&s->ncas, 1, __ATOMIC_RELAXED) % s->cas_twice == 0) {
+				    __atomic_add_fetch(&s->ncas, 1, __ATOMIC_RELAXED) %
+					    s->cas_twice ==
+					0) {
 					exp = wr->compare_add; /* executed again */
 					__atomic_compare_exchange_n((uint64_t *)(void *)p, &exp,
 								    wr->swap, 0, __ATOMIC_SEQ_CST,
@@ -165,8 +168,8 @@ static dmr_status_t shm_post(dmr_be_t *be, uint32_t worker, uint32_t mn, const d
 				break;
 			}
 			case DMR_WR_FAA: {
-				uint64_t old = __atomic_fetch_add((uint64_t *)(void *)p, wr->compare_add,
-								  __ATOMIC_SEQ_CST);
+				uint64_t old = __atomic_fetch_add(
+				    (uint64_t *)(void *)p, wr->compare_add, __ATOMIC_SEQ_CST);
 				memcpy(wr->local, &old, 8);
 				d.faa++;
 				break;
@@ -177,13 +180,15 @@ static dmr_status_t shm_post(dmr_be_t *be, uint32_t worker, uint32_t mn, const d
 		if (status)
 			d.errors++;
 		if ((wr->flags & DMR_WR_SIGNALED) || status) {
-			dmr_wc_t wc = {.wr_id = wr->wr_id, .opcode = wr->opcode, .status = status,
+			dmr_wc_t wc = {.wr_id = wr->wr_id,
+				       .opcode = wr->opcode,
+				       .status = status,
 				       .mn = (uint16_t)mn,
 				       .byte_len = wr->opcode == DMR_WR_READ ? wr->length : 0};
 			if (cq_add(q, &wc) != 0) {
 				pthread_mutex_unlock(&q->mu);
-				return dmr_err_set(err, DMR_ERR_NOMEM, "shm: CQ of worker %u: out of memory",
-						   worker);
+				return dmr_err_set(err, DMR_ERR_NOMEM,
+						   "shm: CQ of worker %u: out of memory", worker);
 			}
 		}
 	}
@@ -279,10 +284,8 @@ static dmr_status_t shm_control(dmr_be_t *be, int op, void *arg, dmr_err_t *err)
 {
 	if (op == DMR_BE_CTL_ROLE) {
 		shm_t *s = (shm_t *)be;
-		*(dmr_be_role_t *)arg = (dmr_be_role_t){.cn = 0,
-							.cns = be->cfg.cns,
-							.first_worker = 0,
-							.workers = s->nworkers};
+		*(dmr_be_role_t *)arg = (dmr_be_role_t){
+		    .cn = 0, .cns = be->cfg.cns, .first_worker = 0, .workers = s->nworkers};
 		return DMR_OK;
 	}
 	return dmr_be_ctl_unsupported(be, op, err);
@@ -291,16 +294,16 @@ static dmr_status_t shm_control(dmr_be_t *be, int op, void *arg, dmr_err_t *err)
 /* mr_reg/mr_dereg (any local memory will do), barrier (one process),
  * progress (threaded), charge (the CPU is real): the registry's stubs. */
 const dmr_be_ops_t dmr_shm_ops = {
-	.size = sizeof(dmr_be_ops_t),
-	.name = "shm",
-	.caps = 0,
-	.open = shm_be_open,
-	.close = shm_close,
-	.post = shm_post,
-	.poll = shm_poll,
-	.now = shm_now,
-	.timer = shm_timer,
-	.mn_memory = shm_mn_memory,
-	.stats = shm_stats,
-	.control = shm_control,
+    .size = sizeof(dmr_be_ops_t),
+    .name = "shm",
+    .caps = 0,
+    .open = shm_be_open,
+    .close = shm_close,
+    .post = shm_post,
+    .poll = shm_poll,
+    .now = shm_now,
+    .timer = shm_timer,
+    .mn_memory = shm_mn_memory,
+    .stats = shm_stats,
+    .control = shm_control,
 };

@@ -45,8 +45,8 @@ dmr_status_t dmr_sim_eventq_push(dmr_sim_eventq_t *q, uint64_t t, uint32_t type,
 	if (type >= (1u << DMR_SIM_EVQ_TYPE_BITS) || arg > DMR_SIM_EVQ_MAX_ARG ||
 	    q->next_seq >> (64 - SHIFT))
 		return DMR_ERR_RANGE;
-	dmr_sim_qent_t ev = {.t = t,
-			     .key = q->next_seq++ << SHIFT | (uint64_t)type << DMR_SIM_EVQ_ARG_BITS | arg};
+	dmr_sim_qent_t ev = {
+	    .t = t, .key = q->next_seq++ << SHIFT | (uint64_t)type << DMR_SIM_EVQ_ARG_BITS | arg};
 	uint32_t i = q->n++;
 	dmr_sim_qent_t *h = q->heap;
 	while (i > 0) {
@@ -67,7 +67,8 @@ int dmr_sim_eventq_pop(dmr_sim_eventq_t *q, dmr_sim_event_t *out)
 	dmr_sim_qent_t *h = q->heap;
 	out->t = h[0].t;
 	out->seq = h[0].key >> SHIFT;
-	out->type = (uint32_t)(h[0].key >> DMR_SIM_EVQ_ARG_BITS) & ((1u << DMR_SIM_EVQ_TYPE_BITS) - 1);
+	out->type =
+	    (uint32_t)(h[0].key >> DMR_SIM_EVQ_ARG_BITS) & ((1u << DMR_SIM_EVQ_TYPE_BITS) - 1);
 	out->arg = (uint32_t)h[0].key & DMR_SIM_EVQ_MAX_ARG;
 	dmr_sim_qent_t last = h[--q->n];
 	uint32_t n = q->n, i = 0;

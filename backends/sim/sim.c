@@ -23,8 +23,8 @@ enum {
 typedef struct sim_op {
 	dmr_wr_t wr;
 	uint32_t worker;
-	uint32_t qp;       /* index into sim->qps */
-	uint32_t next;     /* free list / QP pending list */
+	uint32_t qp;	   /* index into sim->qps */
+	uint32_t next;	   /* free list / QP pending list */
 	uint32_t req_wire; /* wire time of the request, ps */
 	uint8_t status;
 	uint8_t first_read; /* software NIC: the first READ of its doorbell */
@@ -40,7 +40,7 @@ typedef struct sim_op {
  */
 typedef struct sim_qp {
 	uint32_t inflight;
-	uint32_t rhead, rn;   /* ring of completion times */
+	uint32_t rhead, rn; /* ring of completion times */
 	uint32_t pend_head, pend_tail;
 	uint8_t wake_scheduled;
 	uint64_t last_cqe;
@@ -55,9 +55,9 @@ _Static_assert(DMR_WR_READ == 0 && DMR_WR_WRITE == 1 && DMR_WR_CAS == 2 && DMR_W
 
 typedef struct sim_worker {
 	uint64_t clock; /* CPU busy until, ps */
-	uint64_t *cpu;  /* software NIC: busy-until of the host CPU it runs on
-	                   (shared with other workers and the NIC); NULL: its
-	                   own CPU, hardware NIC */
+	uint64_t *cpu;	/* software NIC: busy-until of the host CPU it runs on
+			   (shared with other workers and the NIC); NULL: its
+			   own CPU, hardware NIC */
 	dmr_wc_t *cq;
 	uint32_t cq_head, cq_n, cq_cap;
 	uint8_t scheduled;
@@ -103,11 +103,11 @@ typedef struct sim {
 	sim_cn_t *cns;
 	sim_mn_t mn;
 	sim_qp_t *qps;
-	uint64_t *cpus;   /* software NIC: host CPUs, cns x host_cpus busy-until */
-	uint64_t *rings;  /* per QP, rcap entries */
-	uint32_t rcap;    /* power of two >= max_rd_atomic */
-	int ready;        /* worker to return from progress() at once, -1 none */
-	int no_payload;   /* timing only: READ/WRITE move no bytes */
+	uint64_t *cpus;	 /* software NIC: host CPUs, cns x host_cpus busy-until */
+	uint64_t *rings; /* per QP, rcap entries */
+	uint32_t rcap;	 /* power of two >= max_rd_atomic */
+	int ready;	 /* worker to return from progress() at once, -1 none */
+	int no_payload;	 /* timing only: READ/WRITE move no bytes */
 	sim_op_t *ops;
 	uint32_t nops, free_head;
 	dmr_be_stats_t st;
@@ -157,11 +157,12 @@ static void sim_close(dmr_be_t *be)
 static dmr_status_t sim_open(const dmr_be_config_t *cfg, dmr_be_t **be_p, dmr_err_t *err)
 {
 	if (cfg->mns != 1)
-		return dmr_err_set(err, DMR_ERR_INVALID, "sim: %u MNs requested; the model has one MN",
-				   cfg->mns);
+		return dmr_err_set(err, DMR_ERR_INVALID,
+				   "sim: %u MNs requested; the model has one MN", cfg->mns);
 	if (cfg->cns == 0 || cfg->workers == 0 || cfg->cns > 1024 || cfg->workers > 1024)
-		return dmr_err_set(err, DMR_ERR_INVALID, "sim: cns %u / workers %u out of range (1..1024)",
-				   cfg->cns, cfg->workers);
+		return dmr_err_set(err, DMR_ERR_INVALID,
+				   "sim: cns %u / workers %u out of range (1..1024)", cfg->cns,
+				   cfg->workers);
 	if (cfg->mr_size == 0 || (cfg->mr_size & 7))
 		return dmr_err_set(err, DMR_ERR_INVALID,
 				   "sim: mr_size %llu must be a positive multiple of 8",
@@ -742,8 +743,9 @@ static int sim_progress(dmr_be_t *be, uint64_t until_ps)
 				bc = (int)c;
 			}
 		}
-		if (best && (s->q.n == 0 || best->t < s->q.heap[0].t ||
-			     (best->t == s->q.heap[0].t && best->seq < dmr_sim_eventq_peek_seq(&s->q)))) {
+		if (best &&
+		    (s->q.n == 0 || best->t < s->q.heap[0].t ||
+		     (best->t == s->q.heap[0].t && best->seq < dmr_sim_eventq_peek_seq(&s->q)))) {
 			if (best->t > until_ps)
 				return -1;
 			sim_cn_t *cn = &s->cns[bc];
@@ -853,19 +855,17 @@ static dmr_status_t sim_control(dmr_be_t *be, int op, void *arg, dmr_err_t *err)
 	case DMR_BE_CTL_SET_MTU: {
 		uint32_t mtu = *(const uint32_t *)arg;
 		if (sim_set_mtu(s, mtu) != DMR_OK)
-			return dmr_err_set(err, DMR_ERR_INVALID,
-					   "sim: MTU %u is not an IB MTU (256, 512, 1024, 2048, 4096)",
-					   mtu);
+			return dmr_err_set(
+			    err, DMR_ERR_INVALID,
+			    "sim: MTU %u is not an IB MTU (256, 512, 1024, 2048, 4096)", mtu);
 		return DMR_OK;
 	}
 	case DMR_BE_CTL_SET_PAYLOAD:
 		s->no_payload = !*(const int *)arg;
 		return DMR_OK;
 	case DMR_BE_CTL_ROLE:
-		*(dmr_be_role_t *)arg = (dmr_be_role_t){.cn = 0,
-							.cns = be->cfg.cns,
-							.first_worker = 0,
-							.workers = s->nworkers};
+		*(dmr_be_role_t *)arg = (dmr_be_role_t){
+		    .cn = 0, .cns = be->cfg.cns, .first_worker = 0, .workers = s->nworkers};
 		return DMR_OK;
 	}
 	return dmr_be_ctl_unsupported(be, op, err);
@@ -895,18 +895,18 @@ uint64_t dmr_sim_time(dmr_be_t *be)
 /* mr_reg/mr_dereg, barrier: the registry's stubs (nothing to register; one
  * process). */
 const dmr_be_ops_t dmr_sim_ops = {
-	.size = sizeof(dmr_be_ops_t),
-	.name = "sim",
-	.caps = DMR_BE_CAP_DRIVEN,
-	.open = sim_open,
-	.close = sim_close,
-	.post = sim_post,
-	.poll = sim_poll,
-	.now = sim_now,
-	.timer = sim_timer,
-	.progress = sim_progress,
-	.mn_memory = sim_mn_memory,
-	.stats = sim_stats,
-	.charge = sim_charge,
-	.control = sim_control,
+    .size = sizeof(dmr_be_ops_t),
+    .name = "sim",
+    .caps = DMR_BE_CAP_DRIVEN,
+    .open = sim_open,
+    .close = sim_close,
+    .post = sim_post,
+    .poll = sim_poll,
+    .now = sim_now,
+    .timer = sim_timer,
+    .progress = sim_progress,
+    .mn_memory = sim_mn_memory,
+    .stats = sim_stats,
+    .charge = sim_charge,
+    .control = sim_control,
 };

@@ -61,7 +61,8 @@ void dmr_verbs_close(dmr_be_t *be)
 	vb_t *vb = to_vb(be);
 	uint64_t fl = atomic_load(&vb->flushed);
 	if (fl)
-		fprintf(stderr, "verbs: %llu flushed completion(s) after the first failure (not listed)\n",
+		fprintf(stderr,
+			"verbs: %llu flushed completion(s) after the first failure (not listed)\n",
 			(unsigned long long)fl);
 	if (vb->w) {
 		for (uint32_t i = 0; i < vb->nwalloc; i++) {
@@ -241,7 +242,8 @@ static dmr_status_t vb_open(const dmr_be_config_t *cfg, dmr_be_t **be_p, dmr_err
 		return dmr_err_set(err, DMR_ERR_INVALID,
 				   "verbs: CN role: bad role (CN index %u of %u, %u MNs; one MN is "
 				   "supported)",
-				   role->self, role->cl ? role->cl->ncn : 0, role->cl ? role->cl->nmn : 0);
+				   role->self, role->cl ? role->cl->ncn : 0,
+				   role->cl ? role->cl->nmn : 0);
 	if (cfg->cluster && *cfg->cluster)
 		return dmr_err_set(err, DMR_ERR_UNSUPPORTED,
 				   "verbs: cluster configs (%s) are not supported yet; only the "
@@ -384,7 +386,8 @@ static dmr_status_t vb_open(const dmr_be_config_t *cfg, dmr_be_t **be_p, dmr_err
 		vb_qp_t *q = &vb->w[vb->ctlw].qps[0];
 		vb->rctl = (q->rlen + 63) & ~63ull;
 		if (q->rlen < role->need_bytes || q->rlen < cfg->mr_size) {
-			uint64_t need = role->need_bytes > cfg->mr_size ? role->need_bytes : cfg->mr_size;
+			uint64_t need =
+			    role->need_bytes > cfg->mr_size ? role->need_bytes : cfg->mr_size;
 			st = dmr_verbs_fail(
 			    vb, err, DMR_ERR_RANGE, -1, 0,
 			    "the MN region has %llu bytes; this trace with %u workers in all "

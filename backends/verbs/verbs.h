@@ -87,8 +87,8 @@ void dmr_verbs_set_queue(uint32_t sq_depth, int inline_bytes);
  * DMR_ERR_NODEV (no device, port not ACTIVE, no usable GID: the reason is
  * named), DMR_ERR_RANGE (no such port). Used by `dmreplay run --procs` to
  * write a cluster config for this host. */
-dmr_status_t dmr_verbs_probe(const char *device, int port, int gid_index,
-			     dmr_verbs_info_t *info_p, dmr_err_t *err);
+dmr_status_t dmr_verbs_probe(const char *device, int port, int gid_index, dmr_verbs_info_t *info_p,
+			     dmr_err_t *err);
 
 /* ---- roles as processes (issue #3 item 2; docs/ROLES.md) ---------------
  *
@@ -135,14 +135,14 @@ typedef struct dmr_verbs_cluster {
 
 typedef struct dmr_verbs_role {
 	const dmr_verbs_cluster_t *cl;
-	uint32_t self;		 /* index into cl->cn (CN) or cl->mn (MN) */
-	uint32_t first_worker;	 /* CN: global id of its worker 0 */
-	uint64_t log_base;	 /* CN: remote offsets >= log_base (log rings) are */
-	uint64_t log_bytes;	 /*     moved by first_worker * log_bytes (0: none) */
-	uint64_t need_bytes;	 /* CN: the MN region must hold this many bytes */
-	double barrier_s;	 /* start barrier deadline, s */
-	double end_s;		 /* end barrier deadline, s */
-	volatile int *stop;	 /* MN; CN while connecting: non-zero = stop (a signal handler) */
+	uint32_t self;	       /* index into cl->cn (CN) or cl->mn (MN) */
+	uint32_t first_worker; /* CN: global id of its worker 0 */
+	uint64_t log_base;     /* CN: remote offsets >= log_base (log rings) are */
+	uint64_t log_bytes;    /*     moved by first_worker * log_bytes (0: none) */
+	uint64_t need_bytes;   /* CN: the MN region must hold this many bytes */
+	double barrier_s;      /* start barrier deadline, s */
+	double end_s;	       /* end barrier deadline, s */
+	volatile int *stop;    /* MN; CN while connecting: non-zero = stop (a signal handler) */
 	/* CN: the committed delta of this CN (read at the end barrier, written
 	 * into its slot of the control page before "done"; NULL: none), and
 	 * where the sum over all CNs' slots goes once every CN is done

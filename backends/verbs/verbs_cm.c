@@ -229,22 +229,23 @@ dmr_status_t dmr_verbs_cn_connect_retry(vb_t *vb, uint32_t w, uint64_t deadline,
 		if (st == DMR_OK || !vb->role || st != DMR_ERR_REMOTE)
 			return st;
 		if (vb->role->stop && *vb->role->stop)
-			return dmr_err_set(err, DMR_ERR_INTERRUPTED,
-					   "verbs: interrupted by signal %d while connecting to the "
-					   "MN at %s:%u",
-					   (int)*vb->role->stop, vb->role->cl->mn[0].ip,
-					   vb->role->cl->port);
+			return dmr_err_set(
+			    err, DMR_ERR_INTERRUPTED,
+			    "verbs: interrupted by signal %d while connecting to the "
+			    "MN at %s:%u",
+			    (int)*vb->role->stop, vb->role->cl->mn[0].ip, vb->role->cl->port);
 		if (vb_now_ns(vb) >= deadline) {
 			/* rdma_cm's REJECTED here is the MN's port not listening */
 			char last[sizeof(err->msg)];
 			snprintf(last, sizeof(last), "%s", err->msg);
-			return dmr_err_set(err, DMR_ERR_REMOTE,
-					   "verbs: no MN listening at %s:%u: every connection "
-					   "attempt was refused for %.1f s, until the start barrier "
-					   "deadline (--barrier-timeout %.0f s); is `dmreplay mn` "
-					   "running with this config? (last attempt: %.200s)",
-					   vb->role->cl->mn[0].ip, vb->role->cl->port,
-					   (vb_now_ns(vb) - t0) / 1e9, vb->role->barrier_s, last);
+			return dmr_err_set(
+			    err, DMR_ERR_REMOTE,
+			    "verbs: no MN listening at %s:%u: every connection "
+			    "attempt was refused for %.1f s, until the start barrier "
+			    "deadline (--barrier-timeout %.0f s); is `dmreplay mn` "
+			    "running with this config? (last attempt: %.200s)",
+			    vb->role->cl->mn[0].ip, vb->role->cl->port, (vb_now_ns(vb) - t0) / 1e9,
+			    vb->role->barrier_s, last);
 		}
 		vb_qp_t *q = &vb->w[w].qps[0];
 		if (q->qp)

@@ -230,8 +230,8 @@ void dmr_verbs_info(dmr_be_t *be, dmr_verbs_info_t *info_p)
 	*info_p = in;
 }
 
-dmr_status_t dmr_verbs_probe(const char *device, int port, int gid_index,
-			     dmr_verbs_info_t *info_p, dmr_err_t *err)
+dmr_status_t dmr_verbs_probe(const char *device, int port, int gid_index, dmr_verbs_info_t *info_p,
+			     dmr_err_t *err)
 {
 	vb_t *vb = calloc(1, sizeof(*vb));
 	if (!vb)

@@ -31,11 +31,11 @@
 #define VB_VERSION 2u
 /* control page (roles), offsets from its start */
 #define CTL_LOADED 0u
-#define CTL_ARRIVE 64u	/* + 8 * cn index */
-#define CTL_DONE 640u	/* + 8 * cn index: 1 done, CTL_DONE_FAILED its run failed */
+#define CTL_ARRIVE 64u /* + 8 * cn index */
+#define CTL_DONE 640u  /* + 8 * cn index: 1 done, CTL_DONE_FAILED its run failed */
 #define CTL_DONE_FAILED 2u
 #define CTL_CANARY 1216u /* + 64 * cn index */
-#define CTL_XV 5312u	  /* + 8 * cn index: committed delta (int64) */
+#define CTL_XV 5312u	 /* + 8 * cn index: committed delta (int64) */
 
 enum {
 	SLOT_USER_SIG = 1, /* the caller asked for a completion */
@@ -106,9 +106,9 @@ typedef struct vb_mn {
 	pthread_mutex_t lock; /* guards conns, st, err, ndisc */
 	vb_conn_t *conns;
 	uint32_t nconn, conncap, ndisc;
-	uint64_t ctl;  /* offset of the control page in mem (MN role) */
+	uint64_t ctl;	/* offset of the control page in mem (MN role) */
 	uint64_t regsz; /* bytes mapped and registered */
-	int verbose;   /* MN role: log connections */
+	int verbose;	/* MN role: log connections */
 	dmr_status_t st;
 	dmr_err_t err;
 } vb_mn_t;
@@ -144,19 +144,19 @@ typedef struct vb {
 	/* peer MN address (loopback: our own address, the MN thread's port) */
 	struct sockaddr_in peer;
 	int retry_cnt, rnr_retry, timeout; /* timeout < 0: the route's */
-	uint32_t nwalloc;	 /* workers allocated: nworkers (+1 control in CN mode) */
-	_Atomic uint64_t flushed; /* flushed completions after the first failure */
+	uint32_t nwalloc;		   /* workers allocated: nworkers (+1 control in CN mode) */
+	_Atomic uint64_t flushed;	   /* flushed completions after the first failure */
 	atomic_flag failed_logged;
 	/* CN role */
 	const dmr_verbs_role_t *role;
-	uint32_t ctlw;	       /* the control worker (= nworkers) */
-	uint64_t rctl;	       /* control page offset in the MN region */
-	uint8_t *shadow;       /* local image of the MN region */
+	uint32_t ctlw;	 /* the control worker (= nworkers) */
+	uint64_t rctl;	 /* control page offset in the MN region */
+	uint8_t *shadow; /* local image of the MN region */
 	size_t shadow_len;
-	uint64_t *cbuf;	       /* control scratch, DMR_VERBS_CTL_BYTES */
+	uint64_t *cbuf; /* control scratch, DMR_VERBS_CTL_BYTES */
 	pthread_mutex_t start_mu;
 	int start_mu_init;
-	int started, ended;    /* start / end barrier passed or failed */
+	int started, ended; /* start / end barrier passed or failed */
 	dmr_status_t start_st;
 	dmr_err_t start_err;
 } vb_t;

@@ -55,8 +55,7 @@ static dmr_status_t role_copy(vb_t *vb, uint8_t opcode, uint64_t len, const char
 	return DMR_OK;
 }
 
-static dmr_status_t ctl_write(vb_t *vb, uint32_t off, uint64_t v, const char *what,
-			      dmr_err_t *err)
+static dmr_status_t ctl_write(vb_t *vb, uint32_t off, uint64_t v, const char *what, dmr_err_t *err)
 {
 	vb->cbuf[0] = v;
 	return dmr_verbs_op_wait(vb, vb->ctlw, DMR_WR_WRITE, &vb->cbuf[0], vb->rctl + off, 8, 0, 0,
@@ -80,8 +79,8 @@ static uint64_t region_len(const vb_t *vb)
 
 /* Wait until every CN's word at `base` is non-zero (and, with `loaded`, the
  * region is loaded), or the deadline; names the CNs missing. */
-static dmr_status_t ctl_wait_all(vb_t *vb, uint32_t base, int loaded, double secs,
-				 const char *what, dmr_err_t *err)
+static dmr_status_t ctl_wait_all(vb_t *vb, uint32_t base, int loaded, double secs, const char *what,
+				 dmr_err_t *err)
 {
 	const dmr_verbs_cluster_t *cl = vb->role->cl;
 	uint64_t deadline = vb_now_ns(vb) + secs_ns(secs);
@@ -96,10 +95,10 @@ static dmr_status_t ctl_wait_all(vb_t *vb, uint32_t base, int loaded, double sec
 			if (!vb->cbuf[(base + 8 * k) / 8]) {
 				nmiss++;
 				if (off < sizeof(miss))
-					off += (size_t)snprintf(miss + off, sizeof(miss) - off,
-								"%sCN %u (%s)", nmiss > 1 ? ", " : "",
-								cl->cn[k].id,
-								cl->cn[k].ip[0] ? cl->cn[k].ip : "?");
+					off += (size_t)snprintf(
+					    miss + off, sizeof(miss) - off, "%sCN %u (%s)",
+					    nmiss > 1 ? ", " : "", cl->cn[k].id,
+					    cl->cn[k].ip[0] ? cl->cn[k].ip : "?");
 			}
 		for (uint32_t k = 0; base == CTL_ARRIVE && k < cl->ncn; k++) {
 			uint64_t t = vb->cbuf[(base + 8 * k) / 8];
@@ -118,11 +117,12 @@ static dmr_status_t ctl_wait_all(vb_t *vb, uint32_t base, int loaded, double sec
 		char failed[512] = "";
 		size_t foff = 0;
 		for (uint32_t k = 0; base == CTL_DONE && k < cl->ncn; k++)
-			if (vb->cbuf[(base + 8 * k) / 8] == CTL_DONE_FAILED && foff < sizeof(failed))
-				foff += (size_t)snprintf(failed + foff, sizeof(failed) - foff,
-							 "%sCN %u (%s)", foff ? ", " : "",
-							 cl->cn[k].id,
-							 cl->cn[k].ip[0] ? cl->cn[k].ip : "?");
+			if (vb->cbuf[(base + 8 * k) / 8] == CTL_DONE_FAILED &&
+			    foff < sizeof(failed))
+				foff +=
+				    (size_t)snprintf(failed + foff, sizeof(failed) - foff,
+						     "%sCN %u (%s)", foff ? ", " : "", cl->cn[k].id,
+						     cl->cn[k].ip[0] ? cl->cn[k].ip : "?");
 		if (failed[0])
 			return dmr_verbs_fail(
 			    vb, err, DMR_ERR_REMOTE, -1, 0,
@@ -155,8 +155,8 @@ dmr_status_t dmr_verbs_role_start(vb_t *vb)
 	const dmr_verbs_role_t *r = vb->role;
 	/* the arrival word is this CN's thread count: every CN checks them
 	 * (the trace is split by CNs x threads) */
-	dmr_status_t st = ctl_write(vb, CTL_ARRIVE + 8 * r->self, vb->nworkers,
-				    "start barrier: arrival", err);
+	dmr_status_t st =
+	    ctl_write(vb, CTL_ARRIVE + 8 * r->self, vb->nworkers, "start barrier: arrival", err);
 	if (st == DMR_OK && r->self == 0 && r->keep_region) {
 		/* the region is the MN process's own: nothing to load */
 		st = ctl_write(vb, CTL_LOADED, 1, "start barrier: loaded", err);
@@ -167,8 +167,10 @@ dmr_status_t dmr_verbs_role_start(vb_t *vb)
 		if (st == DMR_OK)
 			st = ctl_write(vb, CTL_LOADED, 1, "start barrier: loaded", err);
 		if (st == DMR_OK)
-			fprintf(stderr, "cn %u: loaded the initial state (%llu bytes) into the MN in %.2f s\n",
-				r->cl->cn[r->self].id, (unsigned long long)n, vb_now_ns(vb) / 1e9 - t0);
+			fprintf(
+			    stderr,
+			    "cn %u: loaded the initial state (%llu bytes) into the MN in %.2f s\n",
+			    r->cl->cn[r->self].id, (unsigned long long)n, vb_now_ns(vb) / 1e9 - t0);
 	}
 	if (st == DMR_OK)
 		st = ctl_wait_all(vb, CTL_ARRIVE, 1, r->barrier_s, "start barrier", err);
@@ -263,17 +265,23 @@ dmr_status_t dmr_verbs_mn_main(const dmr_verbs_role_t *role, dmr_err_t *err)
 	const dmr_verbs_cluster_t *cl = role->cl;
 	const dmr_verbs_node_t *me = &cl->mn[role->self];
 	if (me->mr_size < 64 || (me->mr_size & 7))
-		return dmr_err_set(err, DMR_ERR_INVALID,
-				   "verbs: MN %u: mr_size %llu must be a multiple of 8, at least 64",
-				   me->id, (unsigned long long)me->mr_size);
+		return dmr_err_set(
+		    err, DMR_ERR_INVALID,
+		    "verbs: MN %u: mr_size %llu must be a multiple of 8, at least 64", me->id,
+		    (unsigned long long)me->mr_size);
 	int region_cb = 0;
 	vb_t *vb = calloc(1, sizeof(*vb));
 	if (!vb)
 		return dmr_err_set(err, DMR_ERR_NOMEM, "verbs: out of memory");
 	vb->be.ops = &dmr_verbs_ops;
-	vb->be.cfg = (dmr_be_config_t){.backend = "verbs", .mns = 1, .cns = cl->ncn, .workers = 1,
-				       .mr_size = me->mr_size, .device = me->devname,
-				       .port = me->ibport, .gid_index = me->gid};
+	vb->be.cfg = (dmr_be_config_t){.backend = "verbs",
+				       .mns = 1,
+				       .cns = cl->ncn,
+				       .workers = 1,
+				       .mr_size = me->mr_size,
+				       .device = me->devname,
+				       .port = me->ibport,
+				       .gid_index = me->gid};
 	vb->port = me->ibport > 0 ? me->ibport : 1;
 	vb->gid_index = -1;
 	vb->mn.stop_fd = -1;
@@ -308,7 +316,8 @@ dmr_status_t dmr_verbs_mn_main(const dmr_verbs_role_t *role, dmr_err_t *err)
 		if ((st = role->mn_region(role->mn_arg, vb->mn.mem, me->mr_size, err)) != DMR_OK)
 			goto out;
 	}
-	const volatile uint64_t *ctl = (const uint64_t *)(void *)((uint8_t *)vb->mn.mem + vb->mn.ctl);
+	const volatile uint64_t *ctl =
+	    (const uint64_t *)(void *)((uint8_t *)vb->mn.mem + vb->mn.ctl);
 	uint64_t bdeadline = vb_now_ns(vb) + secs_ns(role->barrier_s + 5);
 	uint8_t seen[DMR_VERBS_MAX_NODES] = {0}, failed[DMR_VERBS_MAX_NODES] = {0};
 	uint32_t nfailed = 0;
@@ -330,30 +339,33 @@ dmr_status_t dmr_verbs_mn_main(const dmr_verbs_role_t *role, dmr_err_t *err)
 		pthread_mutex_unlock(&vb->mn.lock);
 		uint64_t now = vb_now_ns(vb);
 		for (uint32_t k = 0; k < cl->ncn; k++)
-			if (!seen[k] && __atomic_load_n(&ctl[(CTL_ARRIVE + 8 * k) / 8], __ATOMIC_ACQUIRE)) {
+			if (!seen[k] &&
+			    __atomic_load_n(&ctl[(CTL_ARRIVE + 8 * k) / 8], __ATOMIC_ACQUIRE)) {
 				seen[k] = 1;
 				narrived++;
-				fprintf(stderr, "mn %u: CN %u arrived (%u/%u), %llu threads\n", me->id,
-					cl->cn[k].id, narrived, cl->ncn,
+				fprintf(stderr, "mn %u: CN %u arrived (%u/%u), %llu threads\n",
+					me->id, cl->cn[k].id, narrived, cl->ncn,
 					(unsigned long long)ctl[(CTL_ARRIVE + 8 * k) / 8]);
 			}
 		if (!loaded && ctl[CTL_LOADED / 8]) {
 			loaded = 1;
-			fprintf(stderr, "mn %u: CN %u loaded the initial state\n", me->id, cl->cn[0].id);
+			fprintf(stderr, "mn %u: CN %u loaded the initial state\n", me->id,
+				cl->cn[0].id);
 		}
 		char miss[512];
 		uint32_t nmiss;
 		if (!all_arrived) {
 			if (narrived == cl->ncn) {
 				all_arrived = 1;
-				fprintf(stderr, "mn %u: start barrier: all %u CNs arrived\n", me->id,
-					cl->ncn);
+				fprintf(stderr, "mn %u: start barrier: all %u CNs arrived\n",
+					me->id, cl->ncn);
 			} else if (now >= bdeadline) {
 				names_of(cl, ctl, CTL_ARRIVE, miss, sizeof(miss), &nmiss);
-				st = dmr_err_set(err, DMR_ERR_TIMEOUT,
-						 "mn %u: start barrier: %u of %u CNs did not arrive "
-						 "within %.0f s: %s",
-						 me->id, nmiss, cl->ncn, role->barrier_s + 5, miss);
+				st =
+				    dmr_err_set(err, DMR_ERR_TIMEOUT,
+						"mn %u: start barrier: %u of %u CNs did not arrive "
+						"within %.0f s: %s",
+						me->id, nmiss, cl->ncn, role->barrier_s + 5, miss);
 				break;
 			}
 		}
@@ -369,30 +381,34 @@ dmr_status_t dmr_verbs_mn_main(const dmr_verbs_role_t *role, dmr_err_t *err)
 		if (!all_done && nmiss == 0) {
 			all_done = 1;
 			done_at = now;
-			fprintf(stderr, "mn %u: every CN is done; waiting for them to read the final "
-					"state and disconnect\n",
+			fprintf(stderr,
+				"mn %u: every CN is done; waiting for them to read the final "
+				"state and disconnect\n",
 				me->id);
 		}
 		if (all_done && ndisc >= nconn) {
-			fprintf(stderr, "mn %u: all %u connections closed; exiting\n", me->id, nconn);
+			fprintf(stderr, "mn %u: all %u connections closed; exiting\n", me->id,
+				nconn);
 			st = nfailed ? dmr_err_set(err, DMR_ERR_REMOTE,
-						   "mn %u: %u of %u CNs reported a failed run", me->id,
-						   nfailed, cl->ncn)
+						   "mn %u: %u of %u CNs reported a failed run",
+						   me->id, nfailed, cl->ncn)
 				     : DMR_OK;
 			break;
 		}
 		if (all_done && now - done_at > secs_ns(role->end_s)) {
-			fprintf(stderr, "mn %u: warning: %u of %u connections still open %.0f s after "
-					"the end; exiting\n",
+			fprintf(stderr,
+				"mn %u: warning: %u of %u connections still open %.0f s after "
+				"the end; exiting\n",
 				me->id, nconn - ndisc, nconn, role->end_s);
 			st = DMR_OK;
 			break;
 		}
 		if (all_arrived && !all_done && nconn > 0 && ndisc >= nconn) {
-			st = dmr_err_set(err, DMR_ERR_REMOTE,
-					 "mn %u: every CN connection closed before the run ended; not "
-					 "done: %s",
-					 me->id, miss);
+			st = dmr_err_set(
+			    err, DMR_ERR_REMOTE,
+			    "mn %u: every CN connection closed before the run ended; not "
+			    "done: %s",
+			    me->id, miss);
 			break;
 		}
 		struct timespec ts = {0, 20000000};

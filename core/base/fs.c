@@ -53,8 +53,8 @@ dmr_status_t dmr_afile_open(dmr_afile_t *a, const char *path, dmr_err_t *err)
 	const char *slash = strrchr(path, '/');
 	int dlen = slash ? (int)(slash - path + 1) : 0;
 	const char *name = slash ? slash + 1 : path;
-	if (snprintf(a->tmp, sizeof(a->tmp), "%.*s.%s.%ld.%u.tmp", dlen, path, name,
-		     (long)getpid(), atomic_fetch_add(&seq, 1)) >= (int)sizeof(a->tmp))
+	if (snprintf(a->tmp, sizeof(a->tmp), "%.*s.%s.%ld.%u.tmp", dlen, path, name, (long)getpid(),
+		     atomic_fetch_add(&seq, 1)) >= (int)sizeof(a->tmp))
 		return dmr_err_set(err, DMR_ERR_IO, "%.64s...: path too long", path);
 	int fd = open(a->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (fd < 0)

@@ -28,7 +28,7 @@
 dmr_status_t dmr_mkdir_p(const char *dir, unsigned flags, dmr_err_t *err);
 
 typedef struct dmr_afile {
-	FILE *f;             /* write here between open and commit */
+	FILE *f;	     /* write here between open and commit */
 	char path[PATH_MAX]; /* the destination */
 	char tmp[PATH_MAX];  /* the temp file, same directory */
 } dmr_afile_t;
@@ -41,8 +41,7 @@ dmr_status_t dmr_afile_commit(dmr_afile_t *a, dmr_err_t *err);
 /* Close and remove the temp file (a->path untouched). Safe after commit. */
 void dmr_afile_abort(dmr_afile_t *a);
 /* Write `len` bytes of `data` to `path` atomically (open + fwrite + commit). */
-dmr_status_t dmr_file_write_atomic(const char *path, const void *data, size_t len,
-				   dmr_err_t *err);
+dmr_status_t dmr_file_write_atomic(const char *path, const void *data, size_t len, dmr_err_t *err);
 
 /* Read a whole file into a new NUL-terminated buffer (*buf_p, freed by the
  * caller; *len_p bytes, not counting the NUL). A file over max_bytes is

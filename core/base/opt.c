@@ -20,11 +20,24 @@ static int scan_u64(const char *s, unsigned flags, uint64_t *v)
 	uint64_t mul = 1;
 	if ((flags & DMR_OPT_SIZE) && *end) {
 		switch (*end) {
-		case 'K': case 'k': mul = 1ull << 10; break;
-		case 'M': case 'm': mul = 1ull << 20; break;
-		case 'G': case 'g': mul = 1ull << 30; break;
-		case 'T': case 't': mul = 1ull << 40; break;
-		default: return -1;
+		case 'K':
+		case 'k':
+			mul = 1ull << 10;
+			break;
+		case 'M':
+		case 'm':
+			mul = 1ull << 20;
+			break;
+		case 'G':
+		case 'g':
+			mul = 1ull << 30;
+			break;
+		case 'T':
+		case 't':
+			mul = 1ull << 40;
+			break;
+		default:
+			return -1;
 		}
 		end++;
 		if (end[0] == 'i' && end[1] == 'B')
@@ -43,13 +56,13 @@ dmr_status_t dmr_opt_u64(const char *opt, const char *s, uint64_t lo, uint64_t h
 {
 	uint64_t x;
 	if (scan_u64(s, flags, &x) != 0)
-		return dmr_err_set(err, DMR_ERR_PARSE, "option %s: '%s' is not a non-negative integer%s",
-				   opt, s ? s : "",
-				   flags & DMR_OPT_SIZE ? " (K/M/G/T suffixes: powers of 1024)" : "");
+		return dmr_err_set(
+		    err, DMR_ERR_PARSE, "option %s: '%s' is not a non-negative integer%s", opt,
+		    s ? s : "", flags & DMR_OPT_SIZE ? " (K/M/G/T suffixes: powers of 1024)" : "");
 	if (x < lo || x > hi)
 		return dmr_err_set(err, DMR_ERR_PARSE,
-				   "option %s: %s out of range (%" PRIu64 "..%" PRIu64 ")", opt, s, lo,
-				   hi);
+				   "option %s: %s out of range (%" PRIu64 "..%" PRIu64 ")", opt, s,
+				   lo, hi);
 	*v_p = x;
 	return DMR_OK;
 }
@@ -76,8 +89,8 @@ dmr_status_t dmr_opt_i64(const char *opt, const char *s, int64_t lo, int64_t hi,
 		goto bad;
 	if (x < lo || x > hi)
 		return dmr_err_set(err, DMR_ERR_PARSE,
-				   "option %s: %s out of range (%" PRId64 "..%" PRId64 ")", opt, s, lo,
-				   hi);
+				   "option %s: %s out of range (%" PRId64 "..%" PRId64 ")", opt, s,
+				   lo, hi);
 	*v_p = x;
 	return DMR_OK;
 bad:
@@ -104,8 +117,8 @@ dmr_status_t dmr_opt_double(const char *opt, const char *s, double lo, double hi
 			x /= 1e9;
 		else if (*end && strcmp(end, "s") != 0)
 			return dmr_err_set(err, DMR_ERR_PARSE,
-					   "option %s: '%s': unknown unit '%s' (s, ms, us, ns)", opt, s,
-					   end);
+					   "option %s: '%s': unknown unit '%s' (s, ms, us, ns)",
+					   opt, s, end);
 	} else if (*end) {
 		goto bad;
 	}

@@ -20,11 +20,13 @@
 #include "status.h"
 
 /* flags */
-#define DMR_OPT_SIZE 0x1u    /* integers: K/M/G/T suffix, powers of 1024, an
-                                optional B or iB after it (4K, 4KiB, 4KB) */
-#define DMR_OPT_SECONDS 0x2u /* doubles: a unit suffix s, ms, us or ns; the
-                                value is returned in seconds ("200ms" -> 0.2);
-                                no suffix means seconds */
+#define DMR_OPT_SIZE                                                                               \
+	0x1u /* integers: K/M/G/T suffix, powers of 1024, an                                       \
+		optional B or iB after it (4K, 4KiB, 4KB) */
+#define DMR_OPT_SECONDS                                                                            \
+	0x2u		     /* doubles: a unit suffix s, ms, us or ns; the                        \
+				value is returned in seconds ("200ms" -> 0.2);                     \
+				no suffix means seconds */
 #define DMR_OPT_LO_OPEN 0x4u /* doubles: the lower bound is excluded (x > lo) */
 
 /* An unsigned decimal integer in [lo, hi] ("-1", "+1", "", "1x" refused;

@@ -7,23 +7,40 @@
 const char *dmr_status_string(dmr_status_t st)
 {
 	switch (st) {
-	case DMR_OK: return "ok";
-	case DMR_INPROGRESS: return "in progress";
-	case DMR_EOF: return "end of input";
-	case DMR_ERR_INVALID: return "invalid argument";
-	case DMR_ERR_UNSUPPORTED: return "unsupported";
-	case DMR_ERR_AGAIN: return "resource temporarily exhausted";
-	case DMR_ERR_RANGE: return "out of range";
-	case DMR_ERR_ABORT: return "transaction aborted";
-	case DMR_ERR_FULL: return "table full";
-	case DMR_ERR_REMOTE: return "remote error";
-	case DMR_ERR_TIMEOUT: return "timeout";
-	case DMR_ERR_NODEV: return "no such device";
-	case DMR_ERR_NOMEM: return "out of memory";
-	case DMR_ERR_IO: return "I/O error";
-	case DMR_ERR_INTERRUPTED: return "interrupted";
-	case DMR_ERR_PARSE: return "parse error";
-	case DMR_ERR_VERIFY: return "verification failed";
+	case DMR_OK:
+		return "ok";
+	case DMR_INPROGRESS:
+		return "in progress";
+	case DMR_EOF:
+		return "end of input";
+	case DMR_ERR_INVALID:
+		return "invalid argument";
+	case DMR_ERR_UNSUPPORTED:
+		return "unsupported";
+	case DMR_ERR_AGAIN:
+		return "resource temporarily exhausted";
+	case DMR_ERR_RANGE:
+		return "out of range";
+	case DMR_ERR_ABORT:
+		return "transaction aborted";
+	case DMR_ERR_FULL:
+		return "table full";
+	case DMR_ERR_REMOTE:
+		return "remote error";
+	case DMR_ERR_TIMEOUT:
+		return "timeout";
+	case DMR_ERR_NODEV:
+		return "no such device";
+	case DMR_ERR_NOMEM:
+		return "out of memory";
+	case DMR_ERR_IO:
+		return "I/O error";
+	case DMR_ERR_INTERRUPTED:
+		return "interrupted";
+	case DMR_ERR_PARSE:
+		return "parse error";
+	case DMR_ERR_VERIFY:
+		return "verification failed";
 	}
 	return "unknown status";
 }

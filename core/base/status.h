@@ -22,25 +22,25 @@
 typedef enum dmr_status {
 	DMR_OK = 0,
 	DMR_INPROGRESS = 1,
-	DMR_EOF = 2,               /* clean end of input: no item returned */
+	DMR_EOF = 2, /* clean end of input: no item returned */
 	/* operation level */
-	DMR_ERR_INVALID = -1,      /* bad argument (e.g. unaligned atomic) */
-	DMR_ERR_UNSUPPORTED = -2,  /* operation not supported by backend */
-	DMR_ERR_AGAIN = -3,        /* resource temporarily exhausted */
-	DMR_ERR_RANGE = -4,        /* address or value out of range */
+	DMR_ERR_INVALID = -1,	  /* bad argument (e.g. unaligned atomic) */
+	DMR_ERR_UNSUPPORTED = -2, /* operation not supported by backend */
+	DMR_ERR_AGAIN = -3,	  /* resource temporarily exhausted */
+	DMR_ERR_RANGE = -4,	  /* address or value out of range */
 	/* transaction level */
-	DMR_ERR_ABORT = -10,       /* transaction aborted (conflict) */
-	DMR_ERR_FULL = -11,        /* a table ran out of slots */
+	DMR_ERR_ABORT = -10, /* transaction aborted (conflict) */
+	DMR_ERR_FULL = -11,  /* a table ran out of slots */
 	/* endpoint / backend level */
-	DMR_ERR_REMOTE = -20,      /* remote access / completion error */
-	DMR_ERR_TIMEOUT = -21,     /* a deadline passed */
-	DMR_ERR_NODEV = -22,       /* no such device / backend */
-	DMR_ERR_NOMEM = -23,       /* allocation failed */
-	DMR_ERR_IO = -24,          /* system call / file error */
+	DMR_ERR_REMOTE = -20,	   /* remote access / completion error */
+	DMR_ERR_TIMEOUT = -21,	   /* a deadline passed */
+	DMR_ERR_NODEV = -22,	   /* no such device / backend */
+	DMR_ERR_NOMEM = -23,	   /* allocation failed */
+	DMR_ERR_IO = -24,	   /* system call / file error */
 	DMR_ERR_INTERRUPTED = -25, /* stopped by a signal (SIGINT, SIGTERM) */
 	/* input level */
-	DMR_ERR_PARSE = -30,       /* malformed input (file, line, field named) */
-	DMR_ERR_VERIFY = -31,      /* a post-run invariant check failed */
+	DMR_ERR_PARSE = -30,  /* malformed input (file, line, field named) */
+	DMR_ERR_VERIFY = -31, /* a post-run invariant check failed */
 } dmr_status_t;
 
 /* Human-readable name of a status. Never NULL; static storage. */
@@ -56,6 +56,6 @@ typedef struct dmr_err {
 
 /* printf-style: format into err->msg (err may be NULL). Returns st. */
 dmr_status_t dmr_err_set(dmr_err_t *err, dmr_status_t st, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 #endif /* DMR_STATUS_H */

@@ -87,20 +87,23 @@ static dmr_status_t master_lookup(dmr_kv_master_t *m, uint32_t c, uint8_t *slot,
 	}
 	dmr_kv_preq_t *r = &p->rq[ri];
 	if (b0 + n > r->nblocks || n > DMR_KV_MB_MAXB)
-		return dmr_err_set(&m->err, DMR_ERR_INVALID,
-				   "kv master: client %u: LOOKUP of blocks %u..%u of a %u-block request",
-				   c, b0, b0 + n, r->nblocks);
+		return dmr_err_set(
+		    &m->err, DMR_ERR_INVALID,
+		    "kv master: client %u: LOOKUP of blocks %u..%u of a %u-block request", c, b0,
+		    b0 + n, r->nblocks);
 	uint8_t *resp = slot + DMR_KV_MB_RESP;
 	for (uint32_t j = 0; j < n; j++) {
 		uint32_t b = b0 + j, kind, ei;
 		dmr_kv_hit_t hk;
-		dmr_status_t st = dmr_kv_pool_lookup(p, dmr_kv_rpc_req_id(slot, j), &hk, &ei, &m->err);
+		dmr_status_t st =
+		    dmr_kv_pool_lookup(p, dmr_kv_rpc_req_id(slot, j), &hk, &ei, &m->err);
 		if (st != DMR_OK)
 			return st;
 		r->ent[b] = ei;
 		r->put[b] = hk != DMR_KV_HIT;
 		if (hk == DMR_KV_HIT)
-			kind = p->e[ei].state == DMR_KV_E_READY ? DMR_KV_KIND_GET : DMR_KV_KIND_WAIT;
+			kind =
+			    p->e[ei].state == DMR_KV_E_READY ? DMR_KV_KIND_GET : DMR_KV_KIND_WAIT;
 		else
 			kind = hk == DMR_KV_PUT ? DMR_KV_KIND_PUT : DMR_KV_KIND_DROP;
 		uint64_t off = 0, gs = 0;
@@ -130,9 +133,9 @@ static dmr_status_t master_finish(dmr_kv_master_t *m, uint32_t c, uint8_t *slot,
 	uint64_t ri = q->a;
 	if (ri >= p->caprq || !p->rq[ri].ent || p->rq[ri].client != c ||
 	    p->rq[ri].looked != p->rq[ri].nblocks)
-		return dmr_err_set(&m->err, DMR_ERR_INVALID,
-				   "kv master: client %u: FINISH of unknown request record %" PRIu64, c,
-				   ri);
+		return dmr_err_set(
+		    &m->err, DMR_ERR_INVALID,
+		    "kv master: client %u: FINISH of unknown request record %" PRIu64, c, ri);
 	const dmr_kv_preq_t *r = &p->rq[ri];
 	for (uint32_t b = 0; b < r->nblocks; b++) {
 		uint32_t ei = r->ent[b];
@@ -167,10 +170,11 @@ static dmr_status_t master_slot(dmr_kv_master_t *m, uint32_t c, uint32_t s, int 
 		if (!m->bad_since[i])
 			m->bad_since[i] = now;
 		else if (now - m->bad_since[i] > m->deadline_ps)
-			return dmr_err_set(&m->err, DMR_ERR_REMOTE,
-					   "kv master: mailbox of client %u slot %u: sequence %" PRIu64
-					   " with a body whose checksum never matched",
-					   c, s, seq);
+			return dmr_err_set(
+			    &m->err, DMR_ERR_REMOTE,
+			    "kv master: mailbox of client %u slot %u: sequence %" PRIu64
+			    " with a body whose checksum never matched",
+			    c, s, seq);
 		return DMR_OK;
 	}
 	m->bad_since[i] = 0;

@@ -31,23 +31,23 @@
 #include "rpc.h"
 
 typedef struct dmr_kv_master {
-	dmr_kv_pool_t *pool;        /* borrowed */
-	uint8_t *mem;               /* the MN region (local memory), laid out as lay */
+	dmr_kv_pool_t *pool; /* borrowed */
+	uint8_t *mem;	     /* the MN region (local memory), laid out as lay */
 	dmr_kv_layout_t lay;
-	uint32_t nc;                /* clients = mailboxes served */
-	dmr_time_ps_t deadline_ps;  /* longest a request body may stay inconsistent */
-	dmr_be_t *be;               /* the clock: dmr_be_now(be, 0); NULL = wall clock */
-	double w0;                  /* ... since dmr_wall_s() = w0 */
-	volatile int *stop;         /* non-zero ends the thread; set to 1 on a failure */
-	volatile int *stop_ext;     /* NULL, or the MN loop's stop word (kv mn): set to 1
-				       on a failure, and to the signal's number when
-				       dmr_sig_caught() (core/base/sig.h) reports one */
-	uint64_t next_expected;     /* the request index whose LOOKUP is served next */
-	uint64_t finished;          /* FINISHes served */
-	uint64_t *seen;             /* per mailbox slot: the last sequence served */
-	uint64_t *bad_since;        /* per mailbox slot: first seen inconsistent, ps */
-	uint32_t *lk_rid;           /* per client: the record of its chunked LOOKUP */
-	dmr_status_t st;            /* the thread's result */
+	uint32_t nc;		   /* clients = mailboxes served */
+	dmr_time_ps_t deadline_ps; /* longest a request body may stay inconsistent */
+	dmr_be_t *be;		   /* the clock: dmr_be_now(be, 0); NULL = wall clock */
+	double w0;		   /* ... since dmr_wall_s() = w0 */
+	volatile int *stop;	   /* non-zero ends the thread; set to 1 on a failure */
+	volatile int *stop_ext;	   /* NULL, or the MN loop's stop word (kv mn): set to 1
+				      on a failure, and to the signal's number when
+				      dmr_sig_caught() (core/base/sig.h) reports one */
+	uint64_t next_expected;	   /* the request index whose LOOKUP is served next */
+	uint64_t finished;	   /* FINISHes served */
+	uint64_t *seen;		   /* per mailbox slot: the last sequence served */
+	uint64_t *bad_since;	   /* per mailbox slot: first seen inconsistent, ps */
+	uint32_t *lk_rid;	   /* per client: the record of its chunked LOOKUP */
+	dmr_status_t st;	   /* the thread's result */
 	dmr_err_t err;
 	pthread_t tid;
 	int running;

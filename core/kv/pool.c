@@ -40,8 +40,8 @@ dmr_status_t dmr_kv_pool_init(dmr_kv_pool_t *p, const dmr_kv_pool_cfg_t *cfg, ui
 	if (per_seg < p->block)
 		return dmr_err_set(err, DMR_ERR_RANGE,
 				   "%s: a block of %" PRIu64 " bytes (trace header block_bytes) is "
-				   "larger than a segment: --capacity %" PRIu64 " / %u segments = %" PRIu64
-				   " bytes",
+				   "larger than a segment: --capacity %" PRIu64
+				   " / %u segments = %" PRIu64 " bytes",
 				   cfg->name, p->block, cfg->capacity, p->nseg, per_seg);
 	uint64_t slots = per_seg / p->block;
 	p->seg_stride = slots * p->block;

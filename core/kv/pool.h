@@ -29,7 +29,7 @@
 #include "kv.h"
 
 typedef enum dmr_kv_place {
-	DMR_KV_PLACE_RR = 0,    /* round-robin over segments with a free slot */
+	DMR_KV_PLACE_RR = 0,	/* round-robin over segments with a free slot */
 	DMR_KV_PLACE_LEAST = 1, /* the segment with the most free slots */
 } dmr_kv_place_t;
 
@@ -41,55 +41,55 @@ typedef enum dmr_kv_estate {
 
 typedef struct dmr_kv_pentry {
 	uint64_t id;
-	uint64_t off;        /* logical offset from the pool's start, bytes */
-	uint64_t slot;       /* in its segment */
+	uint64_t off;  /* logical offset from the pool's start, bytes */
+	uint64_t slot; /* in its segment */
 	uint32_t seg, pins;
 	uint32_t prev, next; /* LRU list (head = least recently used); free list */
 	uint32_t waiters;    /* the caller's: a list head, DMR_KV_NOIDX when new */
-	uint8_t state;       /* dmr_kv_estate_t */
+	uint8_t state;	     /* dmr_kv_estate_t */
 } dmr_kv_pentry_t;
 
 typedef struct dmr_kv_seg {
 	uint64_t nslots, fresh, used; /* slots; never used so far: fresh.. */
-	uint64_t stored, peak;        /* blocks placed here over the run; most held at once */
-	uint64_t *free;               /* slots freed by eviction */
+	uint64_t stored, peak;	      /* blocks placed here over the run; most held at once */
+	uint64_t *free;		      /* slots freed by eviction */
 	uint64_t nfree, capfree;
 } dmr_kv_seg_t;
 
 /* A request's record: its blocks' entries, pinned until it ends. */
 typedef struct dmr_kv_preq {
-	uint64_t index;       /* the trace's request index */
+	uint64_t index; /* the trace's request index */
 	uint32_t client, nblocks;
-	uint32_t looked;      /* blocks looked up so far (the master: chunked LOOKUPs) */
-	uint32_t next;        /* free list */
-	uint32_t *ent;        /* nblocks: entry, or DMR_KV_NOIDX for a dropped put */
-	uint8_t *put;         /* nblocks: 1 = this request writes the block */
+	uint32_t looked; /* blocks looked up so far (the master: chunked LOOKUPs) */
+	uint32_t next;	 /* free list */
+	uint32_t *ent;	 /* nblocks: entry, or DMR_KV_NOIDX for a dropped put */
+	uint8_t *put;	 /* nblocks: 1 = this request writes the block */
 	/* the caller's (the sim runner's), untouched by the pool */
 	uint64_t t_arr;
 	uint32_t gets_left, puts_left;
 } dmr_kv_preq_t;
 
 typedef struct dmr_kv_pool_cfg {
-	uint32_t segments;    /* >= 1 */
-	uint64_t block;       /* bytes per block, >= 1 */
-	int unbounded;        /* no capacity, no eviction */
-	uint64_t capacity;    /* bounded: bytes over all segments */
-	double high_water;    /* bounded: evict when a put would exceed this fraction */
-	double low_water;     /* ... down to this fraction */
+	uint32_t segments; /* >= 1 */
+	uint64_t block;	   /* bytes per block, >= 1 */
+	int unbounded;	   /* no capacity, no eviction */
+	uint64_t capacity; /* bounded: bytes over all segments */
+	double high_water; /* bounded: evict when a put would exceed this fraction */
+	double low_water;  /* ... down to this fraction */
 	dmr_kv_place_t placement;
-	const char *name;     /* the trace, named in messages */
+	const char *name; /* the trace, named in messages */
 } dmr_kv_pool_cfg_t;
 
 typedef struct dmr_kv_pool {
 	dmr_kv_pool_cfg_t cfg;
 	dmr_kv_pentry_t *e;
 	uint32_t cape, efree;
-	uint32_t *map;         /* id -> entry: open addressing */
+	uint32_t *map; /* id -> entry: open addressing */
 	uint64_t mapmask, mapn;
 	uint32_t lru_head, lru_tail;
 	dmr_kv_seg_t *seg;
 	uint32_t nseg, rr;
-	uint64_t block, seg_stride;  /* bytes */
+	uint64_t block, seg_stride;				    /* bytes */
 	uint64_t used, cap_slots, hw_slots, target_slots, max_used; /* slots */
 	dmr_kv_preq_t *rq;
 	uint32_t caprq, rqfree;
@@ -98,8 +98,8 @@ typedef struct dmr_kv_pool {
 } dmr_kv_pool_t;
 
 typedef enum dmr_kv_hit {
-	DMR_KV_HIT = 0,  /* present: pinned, most recent (state READY or PENDING) */
-	DMR_KV_PUT = 1,  /* absent: a new PENDING entry, pinned once; the caller writes it */
+	DMR_KV_HIT = 0,	 /* present: pinned, most recent (state READY or PENDING) */
+	DMR_KV_PUT = 1,	 /* absent: a new PENDING entry, pinned once; the caller writes it */
 	DMR_KV_DROP = 2, /* absent and no room: not stored (*ei_p = DMR_KV_NOIDX) */
 } dmr_kv_hit_t;
 

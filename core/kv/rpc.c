@@ -64,12 +64,18 @@ dmr_status_t dmr_kv_rpc_send(dmr_be_t *be, uint32_t worker, uint8_t *slot, uint6
 		memcpy(slot + DMR_KV_MB_REQ_HDR, ids, (size_t)n * 8);
 	dmr_kv_st_u64(slot + 32, req_csum(slot, seq, n));
 	dmr_kv_st_u64(slot, seq);
-	dmr_wr_t wr[2] = {
-	    {.wr_id = wr_id, .local = slot + 8, .remote = remote + 8,
-	     .length = DMR_KV_MB_REQ_HDR - 8 + 8 * n, .opcode = DMR_WR_WRITE,
-	     .flags = DMR_WR_SIGNALED},
-	    {.wr_id = wr_id, .local = slot, .remote = remote, .length = 8, .opcode = DMR_WR_WRITE,
-	     .flags = DMR_WR_SIGNALED}};
+	dmr_wr_t wr[2] = {{.wr_id = wr_id,
+			   .local = slot + 8,
+			   .remote = remote + 8,
+			   .length = DMR_KV_MB_REQ_HDR - 8 + 8 * n,
+			   .opcode = DMR_WR_WRITE,
+			   .flags = DMR_WR_SIGNALED},
+			  {.wr_id = wr_id,
+			   .local = slot,
+			   .remote = remote,
+			   .length = 8,
+			   .opcode = DMR_WR_WRITE,
+			   .flags = DMR_WR_SIGNALED}};
 	return dmr_be_post(be, worker, 0, wr, 2, err);
 }
 
@@ -113,18 +119,17 @@ int dmr_kv_rpc_resp_ok(const uint8_t *resp, uint64_t seq, uint32_t n)
 	       dmr_kv_ld_u64(resp + 24) == resp_csum(resp, seq, n);
 }
 
-dmr_status_t dmr_kv_geom_compare(const dmr_kv_geom_t *mn, const dmr_kv_geom_t *cn,
-				 dmr_err_t *err)
+dmr_status_t dmr_kv_geom_compare(const dmr_kv_geom_t *mn, const dmr_kv_geom_t *cn, dmr_err_t *err)
 {
 	static const struct {
 		const char *name;
 		size_t off;
 	} f[] = {
 #define GF(x) {#x, offsetof(dmr_kv_geom_t, x)}
-	    GF(version),       GF(clients),        GF(segments),      GF(slots_per_seg),
-	    GF(block_bytes),   GF(ready_base),     GF(pool_base),     GF(region),
-	    GF(unbounded),     GF(placement),      GF(high_water_ppm), GF(low_water_ppm),
-	    GF(requests),      GF(trace_requests), GF(trace_blocks),  GF(trace_distinct),
+	    GF(version),     GF(clients),	 GF(segments),	     GF(slots_per_seg),
+	    GF(block_bytes), GF(ready_base),	 GF(pool_base),	     GF(region),
+	    GF(unbounded),   GF(placement),	 GF(high_water_ppm), GF(low_water_ppm),
+	    GF(requests),    GF(trace_requests), GF(trace_blocks),   GF(trace_distinct),
 	    GF(trace_hash),
 #undef GF
 	};
@@ -141,10 +146,11 @@ dmr_status_t dmr_kv_geom_compare(const dmr_kv_geom_t *mn, const dmr_kv_geom_t *c
 	}
 	if (!off)
 		return DMR_OK;
-	return dmr_err_set(err, DMR_ERR_INVALID,
-			   "kv cn: the MN's pool geometry differs from this CN's: %s: give both the "
-			   "same --trace, --requests, --clients, pool options (--segments, "
-			   "--capacity/--unbounded-pool, --high-water, --low-water, --placement) "
-			   "and cluster config",
-			   msg);
+	return dmr_err_set(
+	    err, DMR_ERR_INVALID,
+	    "kv cn: the MN's pool geometry differs from this CN's: %s: give both the "
+	    "same --trace, --requests, --clients, pool options (--segments, "
+	    "--capacity/--unbounded-pool, --high-water, --low-water, --placement) "
+	    "and cluster config",
+	    msg);
 }

@@ -41,13 +41,13 @@
 #include "../base/status.h"
 #include "kv.h"
 
-#define DMR_KV_MB_SLOT 8192u     /* bytes per mailbox slot */
-#define DMR_KV_MB_RESP 4096u     /* offset of the response area in a slot */
-#define DMR_KV_MB_REQ_HDR 40u    /* request header bytes (ids follow) */
-#define DMR_KV_MB_RESP_HDR 32u   /* response header bytes (entries follow) */
-#define DMR_KV_MB_MAXB 254u      /* block ids per RPC: (4096 - 32) / 16 */
-#define DMR_KV_MB_SLOTS 8u       /* mailbox slots per client */
-#define DMR_KV_HDR 4096u         /* geometry header at the region's start */
+#define DMR_KV_MB_SLOT 8192u		   /* bytes per mailbox slot */
+#define DMR_KV_MB_RESP 4096u		   /* offset of the response area in a slot */
+#define DMR_KV_MB_REQ_HDR 40u		   /* request header bytes (ids follow) */
+#define DMR_KV_MB_RESP_HDR 32u		   /* response header bytes (entries follow) */
+#define DMR_KV_MB_MAXB 254u		   /* block ids per RPC: (4096 - 32) / 16 */
+#define DMR_KV_MB_SLOTS 8u		   /* mailbox slots per client */
+#define DMR_KV_HDR 4096u		   /* geometry header at the region's start */
 #define DMR_KV_MAGIC 0x31424d564b524d44ull /* "DMRKVMB1": written last by the master */
 
 typedef enum dmr_kv_op {
@@ -63,10 +63,26 @@ typedef enum dmr_kv_kind {
 	DMR_KV_KIND_DROP = 4, /* new, no room: not stored */
 } dmr_kv_kind_t;
 
-static inline void dmr_kv_st_u32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
-static inline void dmr_kv_st_u64(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); }
-static inline uint32_t dmr_kv_ld_u32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
-static inline uint64_t dmr_kv_ld_u64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+static inline void dmr_kv_st_u32(uint8_t *p, uint32_t v)
+{
+	memcpy(p, &v, 4);
+}
+static inline void dmr_kv_st_u64(uint8_t *p, uint64_t v)
+{
+	memcpy(p, &v, 8);
+}
+static inline uint32_t dmr_kv_ld_u32(const uint8_t *p)
+{
+	uint32_t v;
+	memcpy(&v, p, 4);
+	return v;
+}
+static inline uint64_t dmr_kv_ld_u64(const uint8_t *p)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+	return v;
+}
 
 /* The checksum of len bytes (whole 8-byte words) keyed by seq. */
 uint64_t dmr_kv_mb_csum(uint64_t seq, const uint8_t *body, uint32_t len);
@@ -85,9 +101,9 @@ static inline uint64_t dmr_kv_mb_off(uint32_t c, uint32_t s)
 
 typedef struct dmr_kv_layout {
 	uint64_t slots_per_seg;
-	uint64_t ready_base;  /* bytes from the region's start */
-	uint64_t pool_base;   /* 4 KiB aligned */
-	uint64_t region;      /* bytes in all */
+	uint64_t ready_base; /* bytes from the region's start */
+	uint64_t pool_base;  /* 4 KiB aligned */
+	uint64_t region;     /* bytes in all */
 } dmr_kv_layout_t;
 
 /* The layout for `clients` mailboxes and `segments` x slots_per_seg slots,
@@ -104,10 +120,10 @@ static inline uint64_t dmr_kv_ready_index(const dmr_kv_layout_t *l, uint32_t seg
 }
 
 typedef struct dmr_kv_rpc_req {
-	uint32_t op;    /* dmr_kv_op_t */
-	uint32_t n;     /* block ids in the body, <= DMR_KV_MB_MAXB */
-	uint64_t a;     /* LOOKUP: the request's trace index; FINISH: the master's record */
-	uint32_t b0;    /* LOOKUP: the first id's index among the request's blocks */
+	uint32_t op;	/* dmr_kv_op_t */
+	uint32_t n;	/* block ids in the body, <= DMR_KV_MB_MAXB */
+	uint64_t a;	/* LOOKUP: the request's trace index; FINISH: the master's record */
+	uint32_t b0;	/* LOOKUP: the first id's index among the request's blocks */
 	uint32_t total; /* LOOKUP: the request's blocks */
 } dmr_kv_rpc_req_t;
 
@@ -165,13 +181,13 @@ static inline void dmr_kv_rpc_resp_get(const uint8_t *resp, uint32_t j, uint64_t
  * and refuses a mismatch). All fields u64; bytes from the region's start.
  */
 typedef struct dmr_kv_geom {
-	uint64_t version;        /* 1 */
-	uint64_t clients;        /* client workers in all (CNs x --clients) = mailboxes */
+	uint64_t version; /* 1 */
+	uint64_t clients; /* client workers in all (CNs x --clients) = mailboxes */
 	uint64_t segments, slots_per_seg, block_bytes;
 	uint64_t ready_base, pool_base, region;
 	uint64_t unbounded, placement;
 	uint64_t high_water_ppm, low_water_ppm; /* --high-water, --low-water x 1e6 */
-	uint64_t requests;       /* --requests (0 = all) */
+	uint64_t requests;			/* --requests (0 = all) */
 	uint64_t trace_requests, trace_blocks, trace_distinct, trace_hash; /* the trace replayed */
 } dmr_kv_geom_t;
 
@@ -179,7 +195,6 @@ typedef struct dmr_kv_geom {
  * with both values ("kv cn: the MN's pool geometry differs from this CN's:
  * clients 4 at the MN, 2 here; ...: give both the same --trace, --requests,
  * --clients, pool options and cluster config"). */
-dmr_status_t dmr_kv_geom_compare(const dmr_kv_geom_t *mn, const dmr_kv_geom_t *cn,
-				 dmr_err_t *err);
+dmr_status_t dmr_kv_geom_compare(const dmr_kv_geom_t *mn, const dmr_kv_geom_t *cn, dmr_err_t *err);
 
 #endif /* DMR_CORE_KV_RPC_H */

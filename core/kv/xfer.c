@@ -167,12 +167,14 @@ dmr_status_t dmr_kv_xeng_pump(dmr_kv_xeng_t *e, uint32_t ci)
 			w->wr_id = dmr_wrid_n(DMR_WRID_KV_SLICE, c->qhead);
 			w->local = e->buf;
 			if (e->ring) {
-				w->local = e->ring +
-					   ((uint64_t)ci * e->depth + c->npost % e->depth) * e->maxwr;
+				w->local =
+				    e->ring +
+				    ((uint64_t)ci * e->depth + c->npost % e->depth) * e->maxwr;
 				if (x->opcode == DMR_WR_WRITE) {
 					pat_fill(w->local, x->tag, x->posted, len);
 					if (e->corrupt && e->corrupt == x->tag + 1 && !x->posted)
-						((uint8_t *)w->local)[0] ^= 0xff; /* fault injection */
+						((uint8_t *)w->local)[0] ^=
+						    0xff; /* fault injection */
 				}
 			}
 			c->npost++;
@@ -204,8 +206,8 @@ dmr_status_t dmr_kv_xeng_on_wc(dmr_kv_xeng_t *e, uint32_t worker, const dmr_wc_t
 	*done_p = NOIDX;
 	worker -= e->w0;
 	if (i >= e->capx || worker >= e->nc)
-		return dmr_err_set(e->err, DMR_ERR_INVALID, "kv: completion for unknown transfer %u",
-				   i);
+		return dmr_err_set(e->err, DMR_ERR_INVALID,
+				   "kv: completion for unknown transfer %u", i);
 	dmr_kv_xfer_t *x = &e->x[i];
 	if (wc->status != DMR_WC_SUCCESS)
 		return dmr_err_set(e->err, DMR_ERR_REMOTE,
@@ -225,10 +227,11 @@ dmr_status_t dmr_kv_xeng_on_wc(dmr_kv_xeng_t *e, uint32_t worker, const dmr_wc_t
 		if (bad < len)
 			return dmr_err_set(e->err, DMR_ERR_VERIFY,
 					   "kv: content check: block %" PRIu64 " byte %" PRIu64
-					   " read from MN offset %" PRIu64 " (worker %u) is not what "
+					   " read from MN offset %" PRIu64
+					   " (worker %u) is not what "
 					   "the block's put wrote",
-					   x->tag, x->done + bad, e->base + x->logical + x->done + bad,
-					   e->w0 + worker);
+					   x->tag, x->done + bad,
+					   e->base + x->logical + x->done + bad, e->w0 + worker);
 	}
 	c->ndone++;
 	x->done += len;

@@ -31,13 +31,13 @@
 
 typedef struct dmr_kv_xfer {
 	uint64_t logical, len, posted, done; /* bytes */
-	uint64_t t0;         /* the caller's (bench: submit time, ps) */
-	uint32_t next;       /* client queue / free list / the caller's waiter list */
-	uint32_t owner;      /* the caller's: request slot (run) or thread (bench) */
-	uint32_t entry;      /* the caller's: pool entry or block index; NOIDX when new */
-	uint32_t client;     /* index into e->c (0 with init_thread) */
-	uint8_t opcode;      /* DMR_WR_READ or DMR_WR_WRITE */
-	uint64_t tag;        /* ring mode: the block id (content pattern) */
+	uint64_t t0;			     /* the caller's (bench: submit time, ps) */
+	uint32_t next;	 /* client queue / free list / the caller's waiter list */
+	uint32_t owner;	 /* the caller's: request slot (run) or thread (bench) */
+	uint32_t entry;	 /* the caller's: pool entry or block index; NOIDX when new */
+	uint32_t client; /* index into e->c (0 with init_thread) */
+	uint8_t opcode;	 /* DMR_WR_READ or DMR_WR_WRITE */
+	uint64_t tag;	 /* ring mode: the block id (content pattern) */
 } dmr_kv_xfer_t;
 
 typedef struct dmr_kv_xq {
@@ -53,17 +53,17 @@ typedef struct dmr_kv_xeng {
 	uint32_t capx, xfree, live; /* live: transfers allocated */
 	dmr_kv_xq_t *c;
 	uint32_t nc;
-	uint8_t *buf;         /* registered local buffer(s) */
+	uint8_t *buf; /* registered local buffer(s) */
 	uint64_t slice, maxwr;
 	uint32_t depth;
 	uint64_t region, fold_mod;
 	int folded;
 	uint64_t wire_to, wire_from, slices; /* bytes to / from the MN; slices posted */
-	dmr_err_t *err;       /* where data-path errors go (the owning thread's) */
-	uint32_t w0;          /* worker of client 0 */
-	uint8_t *ring;        /* ring mode: depth buffers of maxwr bytes per client */
-	uint64_t base;        /* added to every remote offset (the pool's base) */
-	uint64_t corrupt;     /* tests: id + 1 of a block whose put is corrupted */
+	dmr_err_t *err;			     /* where data-path errors go (the owning thread's) */
+	uint32_t w0;			     /* worker of client 0 */
+	uint8_t *ring;	  /* ring mode: depth buffers of maxwr bytes per client */
+	uint64_t base;	  /* added to every remote offset (the pool's base) */
+	uint64_t corrupt; /* tests: id + 1 of a block whose put is corrupted */
 } dmr_kv_xeng_t;
 
 /*

@@ -16,16 +16,25 @@
 
 void dmr_kv_bench_opts_default(dmr_kv_bench_opts_t *o)
 {
-	*o = (dmr_kv_bench_opts_t){.backend = "sim", .profile = "cx6dx-100g", .size = 4ull << 20,
-				   .ops = 1000, .threads = 1, .cns = 1, .batch = 1,
-				   .slice = 64 * 1024, .qp_depth = 16, .opcode = DMR_WR_WRITE,
-				   .sim_region = 64ull << 20, .port = 1, .gid_index = -1,
+	*o = (dmr_kv_bench_opts_t){.backend = "sim",
+				   .profile = "cx6dx-100g",
+				   .size = 4ull << 20,
+				   .ops = 1000,
+				   .threads = 1,
+				   .cns = 1,
+				   .batch = 1,
+				   .slice = 64 * 1024,
+				   .qp_depth = 16,
+				   .opcode = DMR_WR_WRITE,
+				   .sim_region = 64ull << 20,
+				   .port = 1,
+				   .gid_index = -1,
 				   .timeout_s = 60};
 }
 
 typedef struct bthread {
-	uint64_t left;       /* ops not yet submitted */
-	uint32_t pending;    /* ops of the current batch not completed */
+	uint64_t left;	  /* ops not yet submitted */
+	uint32_t pending; /* ops of the current batch not completed */
 	uint32_t worker;
 } bthread_t;
 
@@ -89,7 +98,8 @@ static void bench_rates(dmr_kv_bench_result_t *r, const dmr_kv_bench_opts_t *o, 
 	r->per_op_us = r->elapsed_us / r->ops;
 	if (el) {
 		r->gbps = r->bytes * 8.0 / dmr_ps_to_s(el) / 1e9;
-		r->wire_gbps = (wire_to > wire_from ? wire_to : wire_from) * 8.0 / dmr_ps_to_s(el) / 1e9;
+		r->wire_gbps =
+		    (wire_to > wire_from ? wire_to : wire_from) * 8.0 / dmr_ps_to_s(el) / 1e9;
 	}
 }
 
@@ -127,8 +137,8 @@ static void *bench_thread(void *arg)
 		int n = dmr_be_poll(B->be, B->worker, wcs, 64);
 		dmr_time_ps_t now = dmr_be_now(B->be, B->worker);
 		if (n < 0) {
-			st = dmr_err_set(&B->err, DMR_ERR_REMOTE, "kv bench: worker %u: poll failed",
-					 B->worker);
+			st = dmr_err_set(&B->err, DMR_ERR_REMOTE,
+					 "kv bench: worker %u: poll failed", B->worker);
 			break;
 		}
 		if (n == 0) {
@@ -143,8 +153,8 @@ static void *bench_thread(void *arg)
 		idle = 0;
 		last = now;
 		for (int i = 0; i < n && st == DMR_OK; i++)
-			st = bench_on_wc(&B->X, B->worker, &wcs[i], now, &B->t, B->ti, B->o, &B->lat,
-					 &B->t_last, &B->err);
+			st = bench_on_wc(&B->X, B->worker, &wcs[i], now, &B->t, B->ti, B->o,
+					 &B->lat, &B->t_last, &B->err);
 		if (st == DMR_OK)
 			st = dmr_kv_xeng_pump(&B->X, 0);
 	}
@@ -160,12 +170,20 @@ static dmr_status_t bench_threaded(const dmr_kv_bench_opts_t *o, dmr_kv_bench_re
 	uint64_t region = (o->size * o->threads * o->batch + 63) & ~63ull;
 	if (region > kv_phys_bytes() / 2)
 		return dmr_err_set(err, DMR_ERR_RANGE,
-				   "kv bench: %" PRIu64 " bytes of MN region (size x threads x batch) "
+				   "kv bench: %" PRIu64
+				   " bytes of MN region (size x threads x batch) "
 				   "is more than half of this machine's memory",
 				   region);
-	dmr_be_config_t cfg = {.backend = o->backend, .mns = 1, .cns = o->cns, .workers = wpc,
-			       .mr_size = region, .seed = 1, .profile = o->profile,
-			       .device = o->device, .port = o->port, .gid_index = o->gid_index};
+	dmr_be_config_t cfg = {.backend = o->backend,
+			       .mns = 1,
+			       .cns = o->cns,
+			       .workers = wpc,
+			       .mr_size = region,
+			       .seed = 1,
+			       .profile = o->profile,
+			       .device = o->device,
+			       .port = o->port,
+			       .gid_index = o->gid_index};
 	dmr_be_t *be = NULL;
 	bthr_t *B = NULL;
 	kv_lat_t lat = {0};
@@ -175,8 +193,8 @@ static dmr_status_t bench_threaded(const dmr_kv_bench_opts_t *o, dmr_kv_bench_re
 	if (st != DMR_OK)
 		return st;
 	snprintf(r->profile, sizeof(r->profile), "-");
-	int have_m = kv_verbs_model(be, o->backend, o->profile, &wm, r->profile,
-				    sizeof(r->profile), err);
+	int have_m =
+	    kv_verbs_model(be, o->backend, o->profile, &wm, r->profile, sizeof(r->profile), err);
 	B = calloc(o->threads, sizeof(*B));
 	if (!B) {
 		st = dmr_err_set(err, DMR_ERR_NOMEM, "kv bench: out of memory");
@@ -202,7 +220,8 @@ static dmr_status_t bench_threaded(const dmr_kv_bench_opts_t *o, dmr_kv_bench_re
 	dmr_sig_install(&saved);
 	for (; started < o->threads; started++)
 		if (pthread_create(&B[started].tid, NULL, bench_thread, &B[started]) != 0) {
-			st = dmr_err_set(err, DMR_ERR_NOMEM, "kv bench: cannot start thread %u", started);
+			st = dmr_err_set(err, DMR_ERR_NOMEM, "kv bench: cannot start thread %u",
+					 started);
 			break;
 		}
 	dmr_time_ps_t t0 = UINT64_MAX, t1 = 0;
@@ -222,8 +241,9 @@ static dmr_status_t bench_threaded(const dmr_kv_bench_opts_t *o, dmr_kv_bench_re
 	}
 	dmr_sig_restore(&saved);
 	if (st == DMR_OK && lat.n != o->ops)
-		st = dmr_err_set(err, DMR_ERR_INVALID, "kv bench: %" PRIu64 " of %" PRIu64
-				 " ops completed", lat.n, o->ops);
+		st = dmr_err_set(err, DMR_ERR_INVALID,
+				 "kv bench: %" PRIu64 " of %" PRIu64 " ops completed", lat.n,
+				 o->ops);
 	if (st != DMR_OK)
 		goto out;
 	bench_rates(r, o, &lat, t1 > t0 ? t1 - t0 : 0, wire_to, wire_from);
@@ -232,8 +252,9 @@ static dmr_status_t bench_threaded(const dmr_kv_bench_opts_t *o, dmr_kv_bench_re
 		r->mtu = wm.mtu;
 		if (wm.link_gbps > 0) {
 			r->bound_payload_us = o->size * 8.0 / (wm.link_gbps * 1e3);
-			r->bound_wire_us = dmr_model_msg_wire_bytes(&wm, o->size, wm.reth_bytes, 0) *
-					   8.0 / (wm.link_gbps * 1e3);
+			r->bound_wire_us =
+			    dmr_model_msg_wire_bytes(&wm, o->size, wm.reth_bytes, 0) * 8.0 /
+			    (wm.link_gbps * 1e3);
 		}
 	}
 	r->wall_s = dmr_wall_s() - w0;
@@ -295,14 +316,15 @@ static dmr_status_t bench_sim(const dmr_kv_bench_opts_t *o, dmr_kv_bench_result_
 	while (st == DMR_OK && (w = dmr_be_progress(be, UINT64_MAX)) >= 0) {
 		int n = dmr_be_poll(be, (uint32_t)w, wcs, 64);
 		for (int i = 0; i < n && st == DMR_OK; i++)
-			st = bench_on_wc(&X, (uint32_t)w, &wcs[i], dmr_be_now(be, (uint32_t)w), th, 0,
-					 o, &lat, &tlast, err);
+			st = bench_on_wc(&X, (uint32_t)w, &wcs[i], dmr_be_now(be, (uint32_t)w), th,
+					 0, o, &lat, &tlast, err);
 		if (st == DMR_OK)
 			st = dmr_kv_xeng_pump(&X, (uint32_t)w);
 	}
 	if (st == DMR_OK && lat.n != o->ops)
-		st = dmr_err_set(err, DMR_ERR_INVALID, "kv bench: %" PRIu64 " of %" PRIu64
-				 " ops completed", lat.n, o->ops);
+		st = dmr_err_set(err, DMR_ERR_INVALID,
+				 "kv bench: %" PRIu64 " of %" PRIu64 " ops completed", lat.n,
+				 o->ops);
 	if (st != DMR_OK)
 		goto out;
 	bench_rates(r, o, &lat, tlast, X.wire_to, X.wire_from);
@@ -312,7 +334,7 @@ static dmr_status_t bench_sim(const dmr_kv_bench_opts_t *o, dmr_kv_bench_result_
 		r->mtu = m->mtu;
 		r->bound_payload_us = o->size * 8.0 / (m->link_gbps * 1e3);
 		r->bound_wire_us = dmr_ps_to_us(
-			dmr_model_wire_ps(m, dmr_model_msg_wire_bytes(m, o->size, m->reth_bytes, 0)));
+		    dmr_model_wire_ps(m, dmr_model_msg_wire_bytes(m, o->size, m->reth_bytes, 0)));
 	}
 	r->wall_s = dmr_wall_s() - w0;
 out:
@@ -335,9 +357,9 @@ dmr_status_t dmr_kv_bench(const dmr_kv_bench_opts_t *o, dmr_kv_bench_result_t *r
 		return dmr_err_set(err, DMR_ERR_INVALID, "kv bench: op must be read or write");
 	uint64_t maxwr = o->slice && o->slice < o->size ? o->slice : o->size;
 	if (maxwr > UINT32_MAX)
-		return dmr_err_set(err, DMR_ERR_INVALID,
-				   "kv bench: one WR carries < 4 GiB: use --slice for --size %" PRIu64,
-				   o->size);
+		return dmr_err_set(
+		    err, DMR_ERR_INVALID,
+		    "kv bench: one WR carries < 4 GiB: use --slice for --size %" PRIu64, o->size);
 	double w0 = dmr_wall_s();
 	if (strcmp(o->backend, "sim") != 0) /* threaded: shm, verbs */
 		return bench_threaded(o, r, err, w0);
@@ -355,49 +377,61 @@ void dmr_kv_bench_print(const dmr_kv_bench_opts_t *o, const dmr_kv_bench_result_
 		snprintf(link, sizeof(link), "%g Gb/s, MTU %u", r->link_gbps, r->mtu);
 	else
 		snprintf(link, sizeof(link), "link rate unknown, MTU %u", r->mtu);
-	fprintf(f, "dmreplay kv bench: %" PRIu64 " x %s of %" PRIu64 " B (%s), %u thread%s x batch %u"
-		   " on %u CN%s, %s/%s (%s)\n",
+	fprintf(f,
+		"dmreplay kv bench: %" PRIu64 " x %s of %" PRIu64 " B (%s), %u thread%s x batch %u"
+		" on %u CN%s, %s/%s (%s)\n",
 		r->ops, o->opcode == DMR_WR_READ ? "READ" : "WRITE", o->size, sz, o->threads,
 		o->threads == 1 ? "" : "s", o->batch, o->cns, o->cns == 1 ? "" : "s", o->backend,
 		r->profile, link);
 	if (nsl > 1)
-		fprintf(f, "  slicing        %" PRIu64 " slices of %" PRIu64
-			   " B per op, up to %u in flight per thread's QP\n",
+		fprintf(f,
+			"  slicing        %" PRIu64 " slices of %" PRIu64
+			" B per op, up to %u in flight per thread's QP\n",
 			nsl, o->slice, o->qp_depth);
 	else
 		fprintf(f, "  slicing        none: one WR per op\n");
-	fprintf(f, "  latency/op     p50 %.2f us, p99 %.2f us, p99.9 %.2f us (min %.2f, max %.2f, mean %.2f)\n",
+	fprintf(f,
+		"  latency/op     p50 %.2f us, p99 %.2f us, p99.9 %.2f us (min %.2f, max %.2f, "
+		"mean %.2f)\n",
 		r->p50_us, r->p99_us, r->p999_us, r->min_us, r->max_us, r->mean_us);
 	int sim = strcmp(o->backend, "sim") == 0;
-	fprintf(f, "  throughput     %.2f Gb/s payload (%.2f Gb/s on the wire), %.2f us per op "
-		   "amortised, %.3f ms %s\n",
+	fprintf(f,
+		"  throughput     %.2f Gb/s payload (%.2f Gb/s on the wire), %.2f us per op "
+		"amortised, %.3f ms %s\n",
 		r->gbps, r->wire_gbps, r->per_op_us, r->elapsed_us / 1e3,
 		sim ? "simulated" : "measured (wall clock)");
 	if (!sim && r->link_gbps <= 0) {
-		fprintf(f, "  run            %.3f s wall (no link rate known: no serialisation bound)\n",
-			r->wall_s);
+		fprintf(
+		    f,
+		    "  run            %.3f s wall (no link rate known: no serialisation bound)\n",
+		    r->wall_s);
 		return;
 	}
-	fprintf(f, "  lower bound    %s must cross one %g Gb/s link: %" PRIu64 " B x 8 / %g Gb/s = "
-		   "%.2f us payload serialisation;\n"
-		   "                 %.2f us with RoCEv2 framing at MTU %u (%" PRIu64
-		   " packets, 82 B of headers each + RETH)\n",
+	fprintf(f,
+		"  lower bound    %s must cross one %g Gb/s link: %" PRIu64 " B x 8 / %g Gb/s = "
+		"%.2f us payload serialisation;\n"
+		"                 %.2f us with RoCEv2 framing at MTU %u (%" PRIu64
+		" packets, 82 B of headers each + RETH)\n",
 		sz, r->link_gbps, o->size, r->link_gbps, r->bound_payload_us, r->bound_wire_us,
 		r->mtu, r->mtu ? (o->size + r->mtu - 1) / r->mtu : 0);
 	if (r->bound_payload_us > 0)
-		fprintf(f, "                 measured p50 %.2f us = %.3f x the payload bound; amortised "
-			   "%.2f us/op = %.3f x\n",
-			r->p50_us, r->p50_us / r->bound_payload_us, r->per_op_us,
-			r->per_op_us / r->bound_payload_us);
+		fprintf(
+		    f,
+		    "                 measured p50 %.2f us = %.3f x the payload bound; amortised "
+		    "%.2f us/op = %.3f x\n",
+		    r->p50_us, r->p50_us / r->bound_payload_us, r->per_op_us,
+		    r->per_op_us / r->bound_payload_us);
 	if (r->link_gbps > 0) {
 		double need50 = o->size * 8.0 / 50e-6 / 1e9, need80 = o->size * 8.0 / 80e-6 / 1e9;
-		fprintf(f, "  reference      \"50 to 80 us per 4 MB push\" at this size would need %.0f "
-			   "to %.0f Gb/s through\n"
-			   "                 one %g Gb/s port: impossible for one push, and for the "
-			   "amortised time of a stream too\n"
-			   "                 (bytes per op / time per op <= link rate, so >= %.2f us per "
-			   "op on one link)\n",
-			need80, need50, r->link_gbps, r->bound_payload_us);
+		fprintf(
+		    f,
+		    "  reference      \"50 to 80 us per 4 MB push\" at this size would need %.0f "
+		    "to %.0f Gb/s through\n"
+		    "                 one %g Gb/s port: impossible for one push, and for the "
+		    "amortised time of a stream too\n"
+		    "                 (bytes per op / time per op <= link rate, so >= %.2f us per "
+		    "op on one link)\n",
+		    need80, need50, r->link_gbps, r->bound_payload_us);
 	}
 	fprintf(f, "  %s %.3f s wall\n", sim ? "simulator     " : "run           ", r->wall_s);
 }

@@ -69,12 +69,44 @@ static int opt_pos(const char *cmd, const char *name, const char *s, double *v)
 
 /* getopt_long values of the options (kv run / mn / cn and kv bench) */
 enum {
-	O_BACKEND = 256, O_PROFILE, O_DEVICE, O_PORT, O_GID, O_TIMEOUT, O_SLICE, O_QP_DEPTH,
-	O_MTU, O_CNS, /* the options kv run and kv bench share (kv_common_opt) */
-	O_TRACE, O_CLIENTS, O_SEGMENTS, O_UNBOUNDED, O_CAPACITY, O_HIGH, O_LOW, O_PLACEMENT,
-	O_TIME_SCALE, O_OUTSTANDING, O_RPC_US, O_SIM_REGION, O_REQUESTS, O_WINDOW, O_OUT, O_QUIET,
-	O_HELP, O_CONFIG, O_ID, O_BARRIER, O_END, O_PROCS, O_DEADLINE, /* kv run */
-	O_SIZE, O_OPS, O_THREADS, O_BATCH, O_OP, /* kv bench */
+	O_BACKEND = 256,
+	O_PROFILE,
+	O_DEVICE,
+	O_PORT,
+	O_GID,
+	O_TIMEOUT,
+	O_SLICE,
+	O_QP_DEPTH,
+	O_MTU,
+	O_CNS, /* the options kv run and kv bench share (kv_common_opt) */
+	O_TRACE,
+	O_CLIENTS,
+	O_SEGMENTS,
+	O_UNBOUNDED,
+	O_CAPACITY,
+	O_HIGH,
+	O_LOW,
+	O_PLACEMENT,
+	O_TIME_SCALE,
+	O_OUTSTANDING,
+	O_RPC_US,
+	O_SIM_REGION,
+	O_REQUESTS,
+	O_WINDOW,
+	O_OUT,
+	O_QUIET,
+	O_HELP,
+	O_CONFIG,
+	O_ID,
+	O_BARRIER,
+	O_END,
+	O_PROCS,
+	O_DEADLINE, /* kv run */
+	O_SIZE,
+	O_OPS,
+	O_THREADS,
+	O_BATCH,
+	O_OP, /* kv bench */
 };
 
 /* Where the shared options go; saw (may be NULL): [0] --backend, [1] a
@@ -94,17 +126,43 @@ static int kv_common_opt(const char *cmd, int ch, const char *name, const char *
 {
 	int saw = -1;
 	switch (ch) {
-	case O_BACKEND: *c->backend = arg; saw = 0; break;
-	case O_PROFILE: *c->profile = arg; break;
-	case O_DEVICE: *c->device = arg; saw = 1; break;
-	case O_PORT: *bad = opt_int(cmd, name, arg, c->port, 1, 255); saw = 1; break;
-	case O_GID: *bad = opt_int(cmd, name, arg, c->gid_index, 0, 255); saw = 1; break;
-	case O_TIMEOUT: *bad = opt_pos(cmd, name, arg, c->timeout_s); break;
-	case O_SLICE: *bad = opt_size(cmd, name, arg, c->slice); break;
-	case O_QP_DEPTH: *bad = opt_u32(cmd, name, arg, c->qp_depth, 1, 4096); break;
-	case O_MTU: *bad = opt_u32(cmd, name, arg, c->mtu, 256, 4096); break;
-	case O_CNS: *bad = opt_u32(cmd, name, arg, c->cns, 1, 1024); saw = 2; break;
-	default: return 0;
+	case O_BACKEND:
+		*c->backend = arg;
+		saw = 0;
+		break;
+	case O_PROFILE:
+		*c->profile = arg;
+		break;
+	case O_DEVICE:
+		*c->device = arg;
+		saw = 1;
+		break;
+	case O_PORT:
+		*bad = opt_int(cmd, name, arg, c->port, 1, 255);
+		saw = 1;
+		break;
+	case O_GID:
+		*bad = opt_int(cmd, name, arg, c->gid_index, 0, 255);
+		saw = 1;
+		break;
+	case O_TIMEOUT:
+		*bad = opt_pos(cmd, name, arg, c->timeout_s);
+		break;
+	case O_SLICE:
+		*bad = opt_size(cmd, name, arg, c->slice);
+		break;
+	case O_QP_DEPTH:
+		*bad = opt_u32(cmd, name, arg, c->qp_depth, 1, 4096);
+		break;
+	case O_MTU:
+		*bad = opt_u32(cmd, name, arg, c->mtu, 256, 4096);
+		break;
+	case O_CNS:
+		*bad = opt_u32(cmd, name, arg, c->cns, 1, 1024);
+		saw = 2;
+		break;
+	default:
+		return 0;
 	}
 	if (saw >= 0 && c->saw)
 		c->saw[saw] = 1;
@@ -115,103 +173,115 @@ static int kv_common_opt(const char *cmd, int ch, const char *name, const char *
 
 static void kv_usage(FILE *f)
 {
-	fprintf(f,
-		"usage: dmreplay kv COMMAND [options]   (COMMAND --help for its options)\n\n"
-		"KV-cache pool workload (docs/KVCACHE.md):\n"
-		"  gen      convert a Mooncake JSONL request trace into a KV trace\n"
-		"  run      replay a KV trace over a pool of KV blocks on a backend\n"
-		"  bench    transfer benchmark: per-op latency and Gb/s of large READ/WRITE\n"
-		"  models   list the model presets (KV bytes per token and per block)\n"
-		"  mn       verbs: the MN process hosting the pool and its master\n"
-		"  cn       verbs: a client process (CN) replaying its share of the trace\n");
+	fprintf(f, "usage: dmreplay kv COMMAND [options]   (COMMAND --help for its options)\n\n"
+		   "KV-cache pool workload (docs/KVCACHE.md):\n"
+		   "  gen      convert a Mooncake JSONL request trace into a KV trace\n"
+		   "  run      replay a KV trace over a pool of KV blocks on a backend\n"
+		   "  bench    transfer benchmark: per-op latency and Gb/s of large READ/WRITE\n"
+		   "  models   list the model presets (KV bytes per token and per block)\n"
+		   "  mn       verbs: the MN process hosting the pool and its master\n"
+		   "  cn       verbs: a client process (CN) replaying its share of the trace\n");
 }
 
 static void gen_usage(FILE *f)
 {
-	fprintf(f,
-		"usage: dmreplay kv gen --mooncake FILE -o OUT [--kv-model NAME | --block-bytes B]\n"
-		"Convert a Mooncake JSONL trace (timestamp ms, input_length, output_length,\n"
-		"hash_ids of 512-token blocks) into a KV trace (docs/KVCACHE.md). Malformed\n"
-		"lines are refused with FILE:LINE and the field; timestamps going backwards\n"
-		"are refused (never sorted).\n\n"
-		"  --mooncake FILE    input JSONL\n"
-		"  -o, --out FILE     output KV trace (written to FILE.tmp, then renamed)\n"
-		"  --kv-model NAME    block size from a preset (default llama-3-8b): %s\n"
-		"  --block-bytes B    block size in bytes instead (K/M/G suffixes; at most 1G)\n"
-		"  --requests N       convert the first N lines only\n"
-		"  --quiet\n",
-		dmr_kv_model_names());
+	fprintf(
+	    f,
+	    "usage: dmreplay kv gen --mooncake FILE -o OUT [--kv-model NAME | --block-bytes B]\n"
+	    "Convert a Mooncake JSONL trace (timestamp ms, input_length, output_length,\n"
+	    "hash_ids of 512-token blocks) into a KV trace (docs/KVCACHE.md). Malformed\n"
+	    "lines are refused with FILE:LINE and the field; timestamps going backwards\n"
+	    "are refused (never sorted).\n\n"
+	    "  --mooncake FILE    input JSONL\n"
+	    "  -o, --out FILE     output KV trace (written to FILE.tmp, then renamed)\n"
+	    "  --kv-model NAME    block size from a preset (default llama-3-8b): %s\n"
+	    "  --block-bytes B    block size in bytes instead (K/M/G suffixes; at most 1G)\n"
+	    "  --requests N       convert the first N lines only\n"
+	    "  --quiet\n",
+	    dmr_kv_model_names());
 }
 
 static void run_usage(FILE *f)
 {
-	fprintf(f,
-		"usage: dmreplay kv run --trace KVTRACE [options]\n"
-		"Replay a KV trace (dmreplay kv gen) over a pool of KV blocks; print a summary,\n"
-		"write DIR/summary.csv and DIR/timeseries.csv.\n\n"
-		"  --trace FILE        KV trace\n"
-		"  --backend NAME      sim (default), shm or verbs (threaded: the master is a thread\n"
-		"                      next to the MN, reached by an RPC over RDMA WRITE/READ)\n"
-		"  --device DEV        verbs: RDMA device name or index (default index 0)\n"
-		"  --port N            verbs: port (default 1)\n"
-		"  --gid-index N       verbs: GID index (default automatic)\n"
-		"  --timeout-s X       threaded: longest wait for an RPC answer or a completion (60)\n"
-		"  --profile NAME      hardware profile for sim (default cx6dx-100g); on verbs only\n"
-		"                      its RoCEv2 framing constants are used (wire bytes)\n"
-		"  --cns N             compute nodes (default 4)\n"
-		"  --clients N         client workers per CN (default 1)\n"
-		"  --segments N        pool segments (default: all clients)\n"
-		"  --unbounded-pool    no capacity limit, no eviction (default)\n"
-		"  --capacity BYTES    pool capacity over all segments (K/M/G/T suffixes)\n"
-		"  --high-water X      evict when a put would exceed X of capacity (default 0.95)\n"
-		"  --low-water X       ... down to X of capacity (default 0.90)\n"
-		"  --placement P       round-robin (default) | least-loaded\n"
-		"  --time-scale X      open loop: arrival = trace time x X (0..100, default 1; 0.5 = twice as fast)\n"
-		"  --outstanding N     closed loop with N requests in flight instead\n"
-		"  --slice BYTES       split transfers into slices (default 64K; 0 = one WR per block)\n"
-		"  --qp-depth N        slices in flight per client (default 16)\n"
-		"  --rpc-us X          master lookup RPC (default: profile's small-READ round trip)\n"
-		"  --sim-region BYTES  real MN memory on sim; larger pools are folded into it (default 16M)\n"
-		"  --mtu BYTES         override the profile's path MTU\n"
-		"  --requests N        replay the first N requests\n"
-		"  --window-ms X       time-series window (0.001..3600000, default 1000)\n"
-		"  --out DIR           results directory (default out/kv)\n"
-		"  --quiet\n"
-		"  --procs             verbs: run `kv mn` (the master) and --cns `kv cn` processes\n"
-		"                      (default 2) on this host (docs/KVCACHE.md 9.7); OUT/cluster.json,\n"
-		"                      OUT/mn/, OUT/cnK/, logs OUT/mn.log, OUT/cnK.log, OUT/summary.csv\n"
-		"  --config FILE       verbs: the same with the MN and CNs of a cluster config\n"
-		"  --deadline S        --procs: stop the children after S s (default 3600; 0 = none)\n");
+	fprintf(
+	    f,
+	    "usage: dmreplay kv run --trace KVTRACE [options]\n"
+	    "Replay a KV trace (dmreplay kv gen) over a pool of KV blocks; print a summary,\n"
+	    "write DIR/summary.csv and DIR/timeseries.csv.\n\n"
+	    "  --trace FILE        KV trace\n"
+	    "  --backend NAME      sim (default), shm or verbs (threaded: the master is a thread\n"
+	    "                      next to the MN, reached by an RPC over RDMA WRITE/READ)\n"
+	    "  --device DEV        verbs: RDMA device name or index (default index 0)\n"
+	    "  --port N            verbs: port (default 1)\n"
+	    "  --gid-index N       verbs: GID index (default automatic)\n"
+	    "  --timeout-s X       threaded: longest wait for an RPC answer or a completion (60)\n"
+	    "  --profile NAME      hardware profile for sim (default cx6dx-100g); on verbs only\n"
+	    "                      its RoCEv2 framing constants are used (wire bytes)\n"
+	    "  --cns N             compute nodes (default 4)\n"
+	    "  --clients N         client workers per CN (default 1)\n"
+	    "  --segments N        pool segments (default: all clients)\n"
+	    "  --unbounded-pool    no capacity limit, no eviction (default)\n"
+	    "  --capacity BYTES    pool capacity over all segments (K/M/G/T suffixes)\n"
+	    "  --high-water X      evict when a put would exceed X of capacity (default 0.95)\n"
+	    "  --low-water X       ... down to X of capacity (default 0.90)\n"
+	    "  --placement P       round-robin (default) | least-loaded\n"
+	    "  --time-scale X      open loop: arrival = trace time x X (0..100, default 1; 0.5 = "
+	    "twice as fast)\n"
+	    "  --outstanding N     closed loop with N requests in flight instead\n"
+	    "  --slice BYTES       split transfers into slices (default 64K; 0 = one WR per "
+	    "block)\n"
+	    "  --qp-depth N        slices in flight per client (default 16)\n"
+	    "  --rpc-us X          master lookup RPC (default: profile's small-READ round trip)\n"
+	    "  --sim-region BYTES  real MN memory on sim; larger pools are folded into it (default "
+	    "16M)\n"
+	    "  --mtu BYTES         override the profile's path MTU\n"
+	    "  --requests N        replay the first N requests\n"
+	    "  --window-ms X       time-series window (0.001..3600000, default 1000)\n"
+	    "  --out DIR           results directory (default out/kv)\n"
+	    "  --quiet\n"
+	    "  --procs             verbs: run `kv mn` (the master) and --cns `kv cn` processes\n"
+	    "                      (default 2) on this host (docs/KVCACHE.md 9.7); "
+	    "OUT/cluster.json,\n"
+	    "                      OUT/mn/, OUT/cnK/, logs OUT/mn.log, OUT/cnK.log, "
+	    "OUT/summary.csv\n"
+	    "  --config FILE       verbs: the same with the MN and CNs of a cluster config\n"
+	    "  --deadline S        --procs: stop the children after S s (default 3600; 0 = "
+	    "none)\n");
 }
 
 static void proc_usage(FILE *f)
 {
-	fprintf(f,
-		"usage: dmreplay kv mn --config CLUSTER.json --trace KVTRACE [--id K] [pool options]\n"
-		"       dmreplay kv cn --config CLUSTER.json --id K --trace KVTRACE [pool and replay options]\n"
-		"The pool as processes on verbs (docs/KVCACHE.md 9.7). `kv mn` is the MN process: it\n"
-		"registers the pool region (mr_size of the config, raised to the pool's size), runs\n"
-		"the master on it and exits when every CN is done (0) or a CN failed or is missing\n"
-		"at the start barrier's deadline (1, naming it). `kv cn --id K` runs --clients\n"
-		"client threads replaying requests i with i mod (CNs x clients) in\n"
-		"[K x clients, K x clients + clients) (K = the CN's index in the config), reaching the\n"
-		"master only by RDMA WRITE/READ. Give both the same --trace, --requests, --clients\n"
-		"and pool options (--segments, --capacity/--unbounded-pool, --high-water,\n"
-		"--low-water, --placement): each CN compares the geometry the master wrote into the\n"
-		"region with its own and refuses a mismatch. Replay options (--time-scale,\n"
-		"--outstanding (per CN), --slice, --qp-depth, --timeout-s) matter to CNs only; the MN\n"
-		"accepts and ignores them. `kv run` options otherwise, plus:\n"
-		"  --config FILE          cluster config (docs/ROLES.md); --cns, if given, must match it\n"
-		"  --id K                 the CN's (required) or MN's (default the first) id\n"
-		"  --barrier-timeout S    start barrier deadline (default 60)\n"
-		"  --end-timeout S        end barrier deadline (default 300)\n"
-		"  --out DIR              results of this process (summary.csv, or *.partial.csv)\n");
+	fprintf(
+	    f,
+	    "usage: dmreplay kv mn --config CLUSTER.json --trace KVTRACE [--id K] [pool options]\n"
+	    "       dmreplay kv cn --config CLUSTER.json --id K --trace KVTRACE [pool and replay "
+	    "options]\n"
+	    "The pool as processes on verbs (docs/KVCACHE.md 9.7). `kv mn` is the MN process: it\n"
+	    "registers the pool region (mr_size of the config, raised to the pool's size), runs\n"
+	    "the master on it and exits when every CN is done (0) or a CN failed or is missing\n"
+	    "at the start barrier's deadline (1, naming it). `kv cn --id K` runs --clients\n"
+	    "client threads replaying requests i with i mod (CNs x clients) in\n"
+	    "[K x clients, K x clients + clients) (K = the CN's index in the config), reaching "
+	    "the\n"
+	    "master only by RDMA WRITE/READ. Give both the same --trace, --requests, --clients\n"
+	    "and pool options (--segments, --capacity/--unbounded-pool, --high-water,\n"
+	    "--low-water, --placement): each CN compares the geometry the master wrote into the\n"
+	    "region with its own and refuses a mismatch. Replay options (--time-scale,\n"
+	    "--outstanding (per CN), --slice, --qp-depth, --timeout-s) matter to CNs only; the MN\n"
+	    "accepts and ignores them. `kv run` options otherwise, plus:\n"
+	    "  --config FILE          cluster config (docs/ROLES.md); --cns, if given, must match "
+	    "it\n"
+	    "  --id K                 the CN's (required) or MN's (default the first) id\n"
+	    "  --barrier-timeout S    start barrier deadline (default 60)\n"
+	    "  --end-timeout S        end barrier deadline (default 300)\n"
+	    "  --out DIR              results of this process (summary.csv, or *.partial.csv)\n");
 }
 
 static void bench_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: dmreplay kv bench [--size 4M] [--ops 1000] [--threads T] [--batch B] [options]\n"
+		"usage: dmreplay kv bench [--size 4M] [--ops 1000] [--threads T] [--batch B] "
+		"[options]\n"
 		"Transfer benchmark in the style of Mooncake's transfer_engine_bench: each thread\n"
 		"submits B ops of SIZE bytes, waits for all of them, and repeats; prints per-op\n"
 		"latency percentiles, throughput in Gb/s and the serialisation lower bound.\n\n"
@@ -238,10 +308,10 @@ static void bench_usage(FILE *f)
 static int kv_gen_main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"mooncake", required_argument, 0, 'i'}, {"out", required_argument, 0, 'o'},
-		{"kv-model", required_argument, 0, 'm'}, {"block-bytes", required_argument, 0, 'b'},
-		{"requests", required_argument, 0, 'n'}, {"quiet", no_argument, 0, 'q'},
-		{"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
+	    {"mooncake", required_argument, 0, 'i'}, {"out", required_argument, 0, 'o'},
+	    {"kv-model", required_argument, 0, 'm'}, {"block-bytes", required_argument, 0, 'b'},
+	    {"requests", required_argument, 0, 'n'}, {"quiet", no_argument, 0, 'q'},
+	    {"help", no_argument, 0, 'h'},	     {0, 0, 0, 0}};
 	const char *cmd = "kv gen";
 	dmr_kv_gen_opts_t o = {0};
 	const char *model = NULL;
@@ -249,9 +319,15 @@ static int kv_gen_main(int argc, char **argv)
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
 		switch (ch) {
-		case 'i': o.mooncake = optarg; break;
-		case 'o': o.out = optarg; break;
-		case 'm': model = optarg; break;
+		case 'i':
+			o.mooncake = optarg;
+			break;
+		case 'o':
+			o.out = optarg;
+			break;
+		case 'm':
+			model = optarg;
+			break;
 		case 'b':
 			if (opt_size(cmd, "--block-bytes", optarg, &o.block_bytes))
 				return 2;
@@ -264,9 +340,15 @@ static int kv_gen_main(int argc, char **argv)
 			if (opt_size(cmd, "--requests", optarg, &o.max_requests))
 				return 2;
 			break;
-		case 'q': quiet = 1; break;
-		case 'h': gen_usage(stdout); return 0;
-		default: gen_usage(stderr); return 2;
+		case 'q':
+			quiet = 1;
+			break;
+		case 'h':
+			gen_usage(stdout);
+			return 0;
+		default:
+			gen_usage(stderr);
+			return 2;
 		}
 	}
 	if (optind < argc) {
@@ -309,9 +391,10 @@ static int kv_gen_main(int argc, char **argv)
 		printf("  blocks         %" PRIu64 " requested, %" PRIu64 " distinct ids, %" PRIu64
 		       " reuses of an earlier request's id\n",
 		       s.blocks, s.distinct, s.reused);
-		printf("  prefix reuse   %.6f of requested blocks (= hit ratio of an unbounded pool, "
-		       "requests in trace order)\n",
-		       s.blocks ? (double)s.reused / s.blocks : 0);
+		printf(
+		    "  prefix reuse   %.6f of requested blocks (= hit ratio of an unbounded pool, "
+		    "requests in trace order)\n",
+		    s.blocks ? (double)s.reused / s.blocks : 0);
 		printf("  block size     %s (%s); an unbounded pool holds %s\n", b1,
 		       o.kv_model ? o.kv_model : "--block-bytes", b2);
 	}
@@ -336,43 +419,73 @@ static int kv_run_opt(int ch, const char *name, const char *arg, dmr_kv_opts_t *
 		return 3 + 2;
 	}
 	switch (ch) {
-	case O_TRACE: o->trace = arg; return 0;
-	case O_CONFIG: a->config = arg; return 0;
-	case O_PROCS: a->procs = 1; return 0;
-	case O_DEADLINE: return opt_num(cmd, name, arg, &a->deadline_s);
+	case O_TRACE:
+		o->trace = arg;
+		return 0;
+	case O_CONFIG:
+		a->config = arg;
+		return 0;
+	case O_PROCS:
+		a->procs = 1;
+		return 0;
+	case O_DEADLINE:
+		return opt_num(cmd, name, arg, &a->deadline_s);
 	case O_ID: {
 		uint32_t v;
 		int bad = opt_u32(cmd, name, arg, &v, 0, INT32_MAX);
 		a->id = v;
 		return bad;
 	}
-	case O_BARRIER: return opt_pos(cmd, name, arg, &a->barrier_s);
-	case O_END: return opt_pos(cmd, name, arg, &a->end_s);
-	case O_OUT: o->out_dir = arg; return 0;
-	case O_QUIET: o->quiet = 1; return 0;
+	case O_BARRIER:
+		return opt_pos(cmd, name, arg, &a->barrier_s);
+	case O_END:
+		return opt_pos(cmd, name, arg, &a->end_s);
+	case O_OUT:
+		o->out_dir = arg;
+		return 0;
+	case O_QUIET:
+		o->quiet = 1;
+		return 0;
 	case O_HELP:
 		(m == KVM_ONE ? run_usage : proc_usage)(stdout);
 		return 3 + 0;
-	case O_CLIENTS: return opt_u32(cmd, name, arg, &o->clients, 1, 1024);
-	case O_SEGMENTS: return opt_u32(cmd, name, arg, &o->segments, 1, 1u << 20);
-	case O_OUTSTANDING: return opt_u32(cmd, name, arg, &o->outstanding, 1, 1u << 24);
-	case O_UNBOUNDED: *saw_unb = 1; o->unbounded = 1; return 0;
-	case O_CAPACITY: *saw_cap = 1; o->unbounded = 0; return opt_size(cmd, name, arg, &o->capacity);
-	case O_HIGH: return opt_num(cmd, name, arg, &o->high_water);
-	case O_LOW: return opt_num(cmd, name, arg, &o->low_water);
-	case O_TIME_SCALE: return opt_num(cmd, name, arg, &o->time_scale);
-	case O_RPC_US: return opt_num(cmd, name, arg, &o->rpc_us);
-	case O_WINDOW: return opt_num(cmd, name, arg, &o->window_ms);
-	case O_SIM_REGION: return opt_size(cmd, name, arg, &o->sim_region);
-	case O_REQUESTS: return opt_size(cmd, name, arg, &o->requests);
+	case O_CLIENTS:
+		return opt_u32(cmd, name, arg, &o->clients, 1, 1024);
+	case O_SEGMENTS:
+		return opt_u32(cmd, name, arg, &o->segments, 1, 1u << 20);
+	case O_OUTSTANDING:
+		return opt_u32(cmd, name, arg, &o->outstanding, 1, 1u << 24);
+	case O_UNBOUNDED:
+		*saw_unb = 1;
+		o->unbounded = 1;
+		return 0;
+	case O_CAPACITY:
+		*saw_cap = 1;
+		o->unbounded = 0;
+		return opt_size(cmd, name, arg, &o->capacity);
+	case O_HIGH:
+		return opt_num(cmd, name, arg, &o->high_water);
+	case O_LOW:
+		return opt_num(cmd, name, arg, &o->low_water);
+	case O_TIME_SCALE:
+		return opt_num(cmd, name, arg, &o->time_scale);
+	case O_RPC_US:
+		return opt_num(cmd, name, arg, &o->rpc_us);
+	case O_WINDOW:
+		return opt_num(cmd, name, arg, &o->window_ms);
+	case O_SIM_REGION:
+		return opt_size(cmd, name, arg, &o->sim_region);
+	case O_REQUESTS:
+		return opt_size(cmd, name, arg, &o->requests);
 	case O_PLACEMENT:
 		if (strcmp(arg, "round-robin") == 0 || strcmp(arg, "rr") == 0)
 			o->placement = DMR_KV_PLACE_RR;
 		else if (strcmp(arg, "least-loaded") == 0 || strcmp(arg, "ll") == 0)
 			o->placement = DMR_KV_PLACE_LEAST;
 		else {
-			fprintf(stderr, "dmreplay kv run: --placement '%s': round-robin or "
-					"least-loaded\n",
+			fprintf(stderr,
+				"dmreplay kv run: --placement '%s': round-robin or "
+				"least-loaded\n",
 				arg);
 			return 1;
 		}
@@ -385,32 +498,53 @@ static int kv_run_opt(int ch, const char *name, const char *arg, dmr_kv_opts_t *
 
 static int kv_run_main(int argc, char **argv, int mode)
 {
-	static const struct option opts[] = {
-		{"trace", required_argument, 0, O_TRACE},     {"backend", required_argument, 0, O_BACKEND},
-		{"profile", required_argument, 0, O_PROFILE}, {"cns", required_argument, 0, O_CNS},
-		{"clients", required_argument, 0, O_CLIENTS}, {"segments", required_argument, 0, O_SEGMENTS},
-		{"unbounded-pool", no_argument, 0, O_UNBOUNDED}, {"capacity", required_argument, 0, O_CAPACITY},
-		{"high-water", required_argument, 0, O_HIGH}, {"low-water", required_argument, 0, O_LOW},
-		{"placement", required_argument, 0, O_PLACEMENT}, {"time-scale", required_argument, 0, O_TIME_SCALE},
-		{"outstanding", required_argument, 0, O_OUTSTANDING}, {"slice", required_argument, 0, O_SLICE},
-		{"qp-depth", required_argument, 0, O_QP_DEPTH}, {"rpc-us", required_argument, 0, O_RPC_US},
-		{"sim-region", required_argument, 0, O_SIM_REGION}, {"mtu", required_argument, 0, O_MTU},
-		{"requests", required_argument, 0, O_REQUESTS}, {"window-ms", required_argument, 0, O_WINDOW},
-		{"out", required_argument, 0, O_OUT},         {"quiet", no_argument, 0, O_QUIET},
-		{"device", required_argument, 0, O_DEVICE},   {"port", required_argument, 0, O_PORT},
-		{"gid-index", required_argument, 0, O_GID},   {"timeout-s", required_argument, 0, O_TIMEOUT},
-		{"help", no_argument, 0, O_HELP},             {"config", required_argument, 0, O_CONFIG},
-		{"id", required_argument, 0, O_ID},           {"barrier-timeout", required_argument, 0, O_BARRIER},
-		{"end-timeout", required_argument, 0, O_END}, {"procs", no_argument, 0, O_PROCS},
-		{"deadline", required_argument, 0, O_DEADLINE}, {0, 0, 0, 0}};
-	kv_proc_args_t a = {.mode = mode, .id = -1, .barrier_s = 60, .end_s = 300,
+	static const struct option opts[] = {{"trace", required_argument, 0, O_TRACE},
+					     {"backend", required_argument, 0, O_BACKEND},
+					     {"profile", required_argument, 0, O_PROFILE},
+					     {"cns", required_argument, 0, O_CNS},
+					     {"clients", required_argument, 0, O_CLIENTS},
+					     {"segments", required_argument, 0, O_SEGMENTS},
+					     {"unbounded-pool", no_argument, 0, O_UNBOUNDED},
+					     {"capacity", required_argument, 0, O_CAPACITY},
+					     {"high-water", required_argument, 0, O_HIGH},
+					     {"low-water", required_argument, 0, O_LOW},
+					     {"placement", required_argument, 0, O_PLACEMENT},
+					     {"time-scale", required_argument, 0, O_TIME_SCALE},
+					     {"outstanding", required_argument, 0, O_OUTSTANDING},
+					     {"slice", required_argument, 0, O_SLICE},
+					     {"qp-depth", required_argument, 0, O_QP_DEPTH},
+					     {"rpc-us", required_argument, 0, O_RPC_US},
+					     {"sim-region", required_argument, 0, O_SIM_REGION},
+					     {"mtu", required_argument, 0, O_MTU},
+					     {"requests", required_argument, 0, O_REQUESTS},
+					     {"window-ms", required_argument, 0, O_WINDOW},
+					     {"out", required_argument, 0, O_OUT},
+					     {"quiet", no_argument, 0, O_QUIET},
+					     {"device", required_argument, 0, O_DEVICE},
+					     {"port", required_argument, 0, O_PORT},
+					     {"gid-index", required_argument, 0, O_GID},
+					     {"timeout-s", required_argument, 0, O_TIMEOUT},
+					     {"help", no_argument, 0, O_HELP},
+					     {"config", required_argument, 0, O_CONFIG},
+					     {"id", required_argument, 0, O_ID},
+					     {"barrier-timeout", required_argument, 0, O_BARRIER},
+					     {"end-timeout", required_argument, 0, O_END},
+					     {"procs", no_argument, 0, O_PROCS},
+					     {"deadline", required_argument, 0, O_DEADLINE},
+					     {0, 0, 0, 0}};
+	kv_proc_args_t a = {.mode = mode,
+			    .id = -1,
+			    .barrier_s = 60,
+			    .end_s = 300,
 			    .deadline_s = 3600,
-			    .cmd = mode == KVM_MN ? "kv mn" : mode == KVM_CN ? "kv cn" : "kv run"};
+			    .cmd = mode == KVM_MN   ? "kv mn"
+				   : mode == KVM_CN ? "kv cn"
+						    : "kv run"};
 	dmr_kv_opts_t o;
 	dmr_kv_opts_default(&o);
 	int ch, li = -1, saw_unb = 0, saw_cap = 0, saw[3] = {0, 0, 0};
-	kv_common_t com = {&o.backend, &o.profile, &o.device, &o.port,     &o.gid_index, &o.timeout_s,
-			   &o.slice,   &o.qp_depth, &o.mtu,    &o.cns, saw};
+	kv_common_t com = {&o.backend, &o.profile,  &o.device, &o.port, &o.gid_index, &o.timeout_s,
+			   &o.slice,   &o.qp_depth, &o.mtu,    &o.cns,	saw};
 	char name[40];
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "", opts, &li)) != -1) {
@@ -448,7 +582,8 @@ static int kv_run_main(int argc, char **argv, int mode)
 	} else {
 		st = dmr_kv_run(&o, &r, &err);
 	}
-	if ((st == DMR_OK || r.partial) && (!o.quiet || st != DMR_OK) && (r.requests || st == DMR_OK))
+	if ((st == DMR_OK || r.partial) && (!o.quiet || st != DMR_OK) &&
+	    (r.requests || st == DMR_OK))
 		dmr_kv_print(&r, stdout);
 	if (st != DMR_OK) {
 		fprintf(stderr, "dmreplay %s: error: %s\n", a.cmd, err.msg);
@@ -456,11 +591,12 @@ static int kv_run_main(int argc, char **argv, int mode)
 			return 130;
 		return (st == DMR_ERR_PARSE || st == DMR_ERR_IO || st == DMR_ERR_RANGE ||
 			st == DMR_ERR_INVALID)
-			       ? 2
-			       : 1;
+			   ? 2
+			   : 1;
 	}
 	if (!o.quiet && o.out_dir)
-		printf("  results        %s/summary.csv, %s/timeseries.csv\n", o.out_dir, o.out_dir);
+		printf("  results        %s/summary.csv, %s/timeseries.csv\n", o.out_dir,
+		       o.out_dir);
 	return 0;
 }
 
@@ -468,21 +604,28 @@ static int kv_run_main(int argc, char **argv, int mode)
 
 static int kv_bench_main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"size", required_argument, 0, O_SIZE},    {"ops", required_argument, 0, O_OPS},
-		{"threads", required_argument, 0, O_THREADS}, {"batch", required_argument, 0, O_BATCH},
-		{"cns", required_argument, 0, O_CNS},      {"op", required_argument, 0, O_OP},
-		{"slice", required_argument, 0, O_SLICE},  {"qp-depth", required_argument, 0, O_QP_DEPTH},
-		{"backend", required_argument, 0, O_BACKEND}, {"profile", required_argument, 0, O_PROFILE},
-		{"mtu", required_argument, 0, O_MTU},      {"help", no_argument, 0, O_HELP},
-		{"device", required_argument, 0, O_DEVICE}, {"port", required_argument, 0, O_PORT},
-		{"gid-index", required_argument, 0, O_GID}, {"timeout-s", required_argument, 0, O_TIMEOUT},
-		{0, 0, 0, 0}};
+	static const struct option opts[] = {{"size", required_argument, 0, O_SIZE},
+					     {"ops", required_argument, 0, O_OPS},
+					     {"threads", required_argument, 0, O_THREADS},
+					     {"batch", required_argument, 0, O_BATCH},
+					     {"cns", required_argument, 0, O_CNS},
+					     {"op", required_argument, 0, O_OP},
+					     {"slice", required_argument, 0, O_SLICE},
+					     {"qp-depth", required_argument, 0, O_QP_DEPTH},
+					     {"backend", required_argument, 0, O_BACKEND},
+					     {"profile", required_argument, 0, O_PROFILE},
+					     {"mtu", required_argument, 0, O_MTU},
+					     {"help", no_argument, 0, O_HELP},
+					     {"device", required_argument, 0, O_DEVICE},
+					     {"port", required_argument, 0, O_PORT},
+					     {"gid-index", required_argument, 0, O_GID},
+					     {"timeout-s", required_argument, 0, O_TIMEOUT},
+					     {0, 0, 0, 0}};
 	const char *cmd = "kv bench";
 	dmr_kv_bench_opts_t o;
 	dmr_kv_bench_opts_default(&o);
-	kv_common_t com = {&o.backend, &o.profile, &o.device, &o.port,     &o.gid_index, &o.timeout_s,
-			   &o.slice,   &o.qp_depth, &o.mtu,    &o.cns, NULL};
+	kv_common_t com = {&o.backend, &o.profile,  &o.device, &o.port, &o.gid_index, &o.timeout_s,
+			   &o.slice,   &o.qp_depth, &o.mtu,    &o.cns,	NULL};
 	int ch, li = -1;
 	char name[40];
 	optind = 1;
@@ -496,22 +639,35 @@ static int kv_bench_main(int argc, char **argv)
 			continue;
 		}
 		switch (ch) {
-		case O_SIZE: bad = opt_size(cmd, name, optarg, &o.size); break;
-		case O_OPS: bad = opt_size(cmd, name, optarg, &o.ops); break;
-		case O_THREADS: bad = opt_u32(cmd, name, optarg, &o.threads, 1, 1024); break;
-		case O_BATCH: bad = opt_u32(cmd, name, optarg, &o.batch, 1, 1u << 20); break;
+		case O_SIZE:
+			bad = opt_size(cmd, name, optarg, &o.size);
+			break;
+		case O_OPS:
+			bad = opt_size(cmd, name, optarg, &o.ops);
+			break;
+		case O_THREADS:
+			bad = opt_u32(cmd, name, optarg, &o.threads, 1, 1024);
+			break;
+		case O_BATCH:
+			bad = opt_u32(cmd, name, optarg, &o.batch, 1, 1u << 20);
+			break;
 		case O_OP:
 			if (strcmp(optarg, "write") == 0)
 				o.opcode = DMR_WR_WRITE;
 			else if (strcmp(optarg, "read") == 0)
 				o.opcode = DMR_WR_READ;
 			else {
-				fprintf(stderr, "dmreplay kv bench: --op '%s': write or read\n", optarg);
+				fprintf(stderr, "dmreplay kv bench: --op '%s': write or read\n",
+					optarg);
 				bad = 1;
 			}
 			break;
-		case O_HELP: bench_usage(stdout); return 0;
-		default: bench_usage(stderr); return 2;
+		case O_HELP:
+			bench_usage(stdout);
+			return 0;
+		default:
+			bench_usage(stderr);
+			return 2;
 		}
 		if (bad)
 			return 2;
@@ -582,9 +738,9 @@ int dmr_kv_main(int argc, char **argv)
 	static const struct {
 		const char *name;
 		int (*main)(int, char **);
-	} cmds[] = {{"--help", kv_help_main}, {"-h", kv_help_main},    {"help", kv_help_main},
-		    {"gen", kv_gen_main},      {"run", kv_run_one},      {"bench", kv_bench_main},
-		    {"mn", kv_mn_main},        {"cn", kv_cn_main},       {"models", kv_models_main}};
+	} cmds[] = {{"--help", kv_help_main}, {"-h", kv_help_main}, {"help", kv_help_main},
+		    {"gen", kv_gen_main},     {"run", kv_run_one},  {"bench", kv_bench_main},
+		    {"mn", kv_mn_main},	      {"cn", kv_cn_main},   {"models", kv_models_main}};
 	const char *cmd = argc < 2 ? NULL : argv[1];
 	for (size_t i = 0; cmd && i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		if (strcmp(cmd, cmds[i].name) == 0)

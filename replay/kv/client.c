@@ -147,9 +147,12 @@ static uint8_t *cl_ready_buf(kvc_t *C, uint32_t ri)
 static dmr_status_t cl_poll_ready(kvc_t *C, uint32_t ri)
 {
 	creq_t *r = &C->rq[ri];
-	dmr_wr_t wr = {.wr_id = dmr_wrid_n(DMR_WRID_KV_RDY, ri), .local = cl_ready_buf(C, ri),
-		       .remote = C->T->lay.ready_base + 8ull * r->gslot[r->wait_b], .length = 8,
-		       .opcode = DMR_WR_READ, .flags = DMR_WR_SIGNALED};
+	dmr_wr_t wr = {.wr_id = dmr_wrid_n(DMR_WRID_KV_RDY, ri),
+		       .local = cl_ready_buf(C, ri),
+		       .remote = C->T->lay.ready_base + 8ull * r->gslot[r->wait_b],
+		       .length = 8,
+		       .opcode = DMR_WR_READ,
+		       .flags = DMR_WR_SIGNALED};
 	r->polling = 1;
 	return dmr_be_post(C->T->be, C->w, 0, &wr, 1, &C->err);
 }
@@ -201,7 +204,8 @@ static dmr_status_t cl_on_lookup(kvc_t *C, rslot_t *sl, const uint8_t *resp, dmr
 		uint32_t b = r->answered + j, kind;
 		dmr_kv_rpc_resp_get(resp, j, &r->off[b], &r->gslot[b], &kind);
 		r->kind[b] = (uint8_t)kind;
-		if ((kind == DMR_KV_KIND_GET || kind == DMR_KV_KIND_WAIT || kind == DMR_KV_KIND_PUT) &&
+		if ((kind == DMR_KV_KIND_GET || kind == DMR_KV_KIND_WAIT ||
+		     kind == DMR_KV_KIND_PUT) &&
 		    (r->off[b] < pool_base ||
 		     r->off[b] - pool_base + k->block > k->pool.nseg * k->pool.seg_stride))
 			return dmr_err_set(&C->err, DMR_ERR_REMOTE,
@@ -417,10 +421,9 @@ static dmr_status_t cl_step(kvc_t *C, dmr_time_ps_t now)
 		rslot_t *sl = &C->sl[s2];
 		if (!sl->busy || sl->reading)
 			continue;
-		st = dmr_kv_rpc_fetch(C->T->be, C->w,
-				      C->lbuf + (uint64_t)s2 * DMR_KV_MB_SLOT + DMR_KV_MB_RESP,
-				      dmr_kv_mb_off(C->g, s2), sl->n,
-				      dmr_wrid_n(DMR_WRID_KV_RPCR, s2), &C->err);
+		st = dmr_kv_rpc_fetch(
+		    C->T->be, C->w, C->lbuf + (uint64_t)s2 * DMR_KV_MB_SLOT + DMR_KV_MB_RESP,
+		    dmr_kv_mb_off(C->g, s2), sl->n, dmr_wrid_n(DMR_WRID_KV_RPCR, s2), &C->err);
 		if (st != DMR_OK)
 			return st;
 		sl->reading = 1;
@@ -436,7 +439,8 @@ static dmr_status_t cl_on_wc(kvc_t *C, const dmr_wc_t *wc, dmr_time_ps_t now)
 	if (kind != DMR_WRID_KV_SLICE && wc->status != DMR_WC_SUCCESS)
 		return dmr_err_set(&C->err, DMR_ERR_REMOTE, "kv client %u: %s %s completed with %s",
 				   C->w, kind == DMR_WRID_KV_RDY ? "ready-word" : "mailbox",
-				   dmr_wr_opcode_string(wc->opcode), dmr_wc_status_string(wc->status));
+				   dmr_wr_opcode_string(wc->opcode),
+				   dmr_wc_status_string(wc->status));
 	switch (kind) {
 	case DMR_WRID_KV_SLICE: {
 		uint32_t xi;
@@ -453,7 +457,8 @@ static dmr_status_t cl_on_wc(kvc_t *C, const dmr_wc_t *wc, dmr_time_ps_t now)
 		return idx < CREQ_MAX ? cl_on_ready(C, (uint32_t)idx) : DMR_ERR_INVALID;
 	default:
 		return dmr_err_set(&C->err, DMR_ERR_INVALID,
-				   "kv client %u: unexpected completion %#" PRIx64, C->w, wc->wr_id);
+				   "kv client %u: unexpected completion %#" PRIx64, C->w,
+				   wc->wr_id);
 	}
 }
 
@@ -478,7 +483,8 @@ void *kv_client_main(void *arg)
 			break;
 		int n = dmr_be_poll(T->be, C->w, wcs, 64);
 		if (n < 0) {
-			st = dmr_err_set(&C->err, DMR_ERR_REMOTE, "kv client %u: poll failed", C->w);
+			st =
+			    dmr_err_set(&C->err, DMR_ERR_REMOTE, "kv client %u: poll failed", C->w);
 			break;
 		}
 		now = dmr_be_now(T->be, C->w);
@@ -492,10 +498,11 @@ void *kv_client_main(void *arg)
 		if (C->eof && !C->next && C->active == 0)
 			break;
 		if (C->active && now - last > T->deadline_ps) {
-			st = dmr_err_set(&C->err, DMR_ERR_TIMEOUT,
-					 "kv client %u: no completion for %.1f s with %u requests in "
-					 "flight (MN or master gone?)",
-					 C->w, dmr_ps_to_s(now - last), C->active);
+			st = dmr_err_set(
+			    &C->err, DMR_ERR_TIMEOUT,
+			    "kv client %u: no completion for %.1f s with %u requests in "
+			    "flight (MN or master gone?)",
+			    C->w, dmr_ps_to_s(now - last), C->active);
 			break;
 		}
 		if (!C->active)

@@ -48,33 +48,42 @@ void kv_fmt_bytes(char *b, size_t n, double x);
 
 /* The run's counters: the time series' columns and the summary's totals. */
 enum {
-	KV_ARRIVALS, KV_COMPLETED, KV_HITS, KV_PUTS, KV_DROPPED, KV_EVICTIONS,
-	KV_BYTES_GOT, KV_BYTES_PUT, KV_WIRE_TO, KV_WIRE_FROM, KV_NCNT
+	KV_ARRIVALS,
+	KV_COMPLETED,
+	KV_HITS,
+	KV_PUTS,
+	KV_DROPPED,
+	KV_EVICTIONS,
+	KV_BYTES_GOT,
+	KV_BYTES_PUT,
+	KV_WIRE_TO,
+	KV_WIRE_FROM,
+	KV_NCNT
 };
 
 typedef struct kv {
 	const dmr_kv_opts_t *o;
 	dmr_err_t *err;
-	dmr_be_t *be;          /* NULL in the MN process */
+	dmr_be_t *be; /* NULL in the MN process */
 	dmr_kv_reader_t *rd;
-	uint64_t block;        /* the trace's block bytes */
-	uint32_t nclients;     /* client workers in all */
-	dmr_kv_pool_t pool;    /* the master's metadata (unused in a CN process) */
-	dmr_kv_xeng_t X;       /* sim: the transfers; threaded: the clients' sums */
+	uint64_t block;	    /* the trace's block bytes */
+	uint32_t nclients;  /* client workers in all */
+	dmr_kv_pool_t pool; /* the master's metadata (unused in a CN process) */
+	dmr_kv_xeng_t X;    /* sim: the transfers; threaded: the clients' sums */
 	/* the trace */
-	dmr_kv_req_t ahead;    /* sim: the read-ahead request */
+	dmr_kv_req_t ahead; /* sim: the read-ahead request */
 	int have_ahead, eof;
-	uint64_t nread;        /* requests read */
+	uint64_t nread; /* requests read */
 	/* the sim runner */
 	uint32_t inflight;
-	dmr_time_ps_t rpc_ps;  /* sim: the modelled RPC; threaded: the mean LOOKUP */
+	dmr_time_ps_t rpc_ps; /* sim: the modelled RPC; threaded: the mean LOOKUP */
 	dmr_time_ps_t t_first, t_last;
 	int have_first;
 	/* results */
 	uint64_t cnt[KV_NCNT];
 	uint64_t requested, max_used, waited;
-	dmr_tseries_t ts;      /* KV_NCNT counters per row */
-	kv_lat_t lat;          /* per request, us */
+	dmr_tseries_t ts; /* KV_NCNT counters per row */
+	kv_lat_t lat;	  /* per request, us */
 } kv_t;
 
 /* run.c */
@@ -121,9 +130,9 @@ enum { KVM_ONE = 0, KVM_CN = 1, KVM_MN = 2 }; /* one process; client or master p
 
 /* A client or master process (NULL: one process with both). */
 typedef struct kv_proc {
-	int mode;               /* KVM_CN or KVM_MN */
-	const void *cl;         /* the cluster (dmr_verbs_cluster_t) */
-	uint32_t self;          /* this node's index in it */
+	int mode;	/* KVM_CN or KVM_MN */
+	const void *cl; /* the cluster (dmr_verbs_cluster_t) */
+	uint32_t self;	/* this node's index in it */
 	double barrier_s, end_s;
 } kv_proc_t;
 
@@ -131,7 +140,7 @@ typedef struct kv_proc {
 typedef struct tq {
 	struct tq *next;
 	uint64_t index, t_us;
-	uint64_t local;         /* ordinal among this process's requests (closed loop) */
+	uint64_t local; /* ordinal among this process's requests (closed loop) */
 	uint32_t nblocks;
 	uint64_t ids[];
 } tq_t;
@@ -158,17 +167,17 @@ struct kvt;
 
 typedef struct kvc {
 	struct kvt *T;
-	uint32_t w;             /* worker = client index in this process */
-	uint32_t g;             /* global client index: its mailboxes */
+	uint32_t w; /* worker = client index in this process */
+	uint32_t g; /* global client index: its mailboxes */
 	dmr_kv_xeng_t X;
-	uint8_t *lbuf;          /* registered: MB_SLOTS x (request + response) + ready words */
+	uint8_t *lbuf; /* registered: MB_SLOTS x (request + response) + ready words */
 	rslot_t sl[DMR_KV_MB_SLOTS];
 	creq_t rq[CREQ_MAX];
 	uint32_t lkq[CREQ_MAX], lkh, lkn; /* FIFO of requests not yet looked up */
-	uint32_t lk_inflight;   /* LOOKUPs in flight (<= LK_MAX) */
-	uint32_t lk_multi;      /* request looked up in chunks, alone; NOIDX = none */
+	uint32_t lk_inflight;		  /* LOOKUPs in flight (<= LK_MAX) */
+	uint32_t lk_multi;		  /* request looked up in chunks, alone; NOIDX = none */
 	uint32_t active;
-	tq_t *next;             /* the next request of this client, read ahead */
+	tq_t *next; /* the next request of this client, read ahead */
 	int eof;
 	uint64_t seq;
 	/* counters (one writer: this thread; relaxed atomic stores) */
@@ -186,22 +195,22 @@ typedef struct kvc {
 typedef struct kvt {
 	kv_t *k;
 	dmr_be_t *be;
-	uint8_t *mem;           /* the MN region, when local (one process, MN process) */
-	uint32_t nc;            /* clients in all = mailboxes */
-	uint32_t nl, g0;        /* client threads of this process; global index of the first */
-	int mode;               /* KVM_* */
-	uint64_t nlocal;        /* requests taken by this process's clients (under mu) */
-	double w0;              /* dmr_wall_s() at the start */
+	uint8_t *mem;		/* the MN region, when local (one process, MN process) */
+	uint32_t nc;		/* clients in all = mailboxes */
+	uint32_t nl, g0;	/* client threads of this process; global index of the first */
+	int mode;		/* KVM_* */
+	uint64_t nlocal;	/* requests taken by this process's clients (under mu) */
+	double w0;		/* dmr_wall_s() at the start */
 	int failed, stats_done; /* CN mode: run_failed for the end barrier; stats() called */
 	dmr_kv_layout_t lay;
 	dmr_time_ps_t deadline_ps, t0;
-	tq_t **qh, **qt;        /* per-client queues (under mu) */
+	tq_t **qh, **qt; /* per-client queues (under mu) */
 	pthread_mutex_t mu;
 	uint64_t completed_all; /* closed loop: requests finished, all clients */
 	volatile int stop;
 	uint32_t running;
 	kvc_t *c;
-	dmr_kv_master_t M;      /* one process and MN process */
+	dmr_kv_master_t M; /* one process and MN process */
 } kvt_t;
 
 /* threaded.c */
@@ -233,10 +242,10 @@ int kv_verbs_model(dmr_be_t *be, const char *backend, const char *profile, dmr_m
 
 /* The options of kv run / mn / cn that are not pool or replay options. */
 typedef struct kv_proc_args {
-	int mode;               /* KVM_* */
-	const char *cmd;        /* "kv run", "kv mn", "kv cn" */
-	const char *config;     /* --config */
-	long long id;           /* --id, -1 = none */
+	int mode;	    /* KVM_* */
+	const char *cmd;    /* "kv run", "kv mn", "kv cn" */
+	const char *config; /* --config */
+	long long id;	    /* --id, -1 = none */
 	double barrier_s, end_s, deadline_s;
 	int procs, saw_cns, saw_be, saw_dev;
 } kv_proc_args_t;

@@ -82,7 +82,8 @@ static int ts_blocks(FILE *f, const dmr_tseries_t *ts, uint32_t i, const void *a
 		     int count)
 {
 	const struct kv_ts_arg *ta = a;
-	uint64_t v = ta->block ? dmr_tseries_cnt(ts, i, bytes) / ta->block : dmr_tseries_cnt(ts, i, count);
+	uint64_t v =
+	    ta->block ? dmr_tseries_cnt(ts, i, bytes) / ta->block : dmr_tseries_cnt(ts, i, count);
 	return fprintf(f, "%" PRIu64, v);
 }
 
@@ -143,13 +144,13 @@ static int write_ts(FILE *f, const dmr_tseries_t *ts, const struct kv_ts_arg *ta
 /* ---- the summary -------------------------------------------------------- */
 
 static const char *kv_summary_header =
-	"workload,trace,kv_model,block_bytes,backend,profile,cns,clients,segments,placement,"
-	"capacity_bytes,high_water,low_water,mode,time_scale,outstanding,slice_bytes,qp_depth,"
-	"rpc_us,requests,blocks_requested,hit_ratio,blocks_got,blocks_put,puts_dropped,"
-	"waited_gets,evictions,max_blocks_used,bytes_got,bytes_put,p50_us,p99_us,p999_us,"
-	"mean_us,max_us,wire_bytes_to_mn,wire_bytes_from_mn,link_gbps,link_util_to_mn,"
-	"link_util_from_mn,link_util,goodput_gbps,sim_time_s,wall_s,slices,events,folded,status,"
-	"segment_blocks_min,segment_blocks_max,segment_peak_min,segment_peak_max";
+    "workload,trace,kv_model,block_bytes,backend,profile,cns,clients,segments,placement,"
+    "capacity_bytes,high_water,low_water,mode,time_scale,outstanding,slice_bytes,qp_depth,"
+    "rpc_us,requests,blocks_requested,hit_ratio,blocks_got,blocks_put,puts_dropped,"
+    "waited_gets,evictions,max_blocks_used,bytes_got,bytes_put,p50_us,p99_us,p999_us,"
+    "mean_us,max_us,wire_bytes_to_mn,wire_bytes_from_mn,link_gbps,link_util_to_mn,"
+    "link_util_from_mn,link_util,goodput_gbps,sim_time_s,wall_s,slices,events,folded,status,"
+    "segment_blocks_min,segment_blocks_max,segment_peak_min,segment_peak_max";
 
 /* CSV field: quoted when it holds a comma, quote or newline. */
 static void csv_str(FILE *f, const char *s)
@@ -175,10 +176,9 @@ static void write_summary(FILE *f, const dmr_kv_result_t *r, const dmr_kv_opts_t
 	csv_str(f, r->kv_model);
 	fprintf(f,
 		",%" PRIu64 ",%s,%s,%u,%u,%u,%s,%" PRIu64 ",%.4f,%.4f,%s,%.6g,%u,%" PRIu64
-		",%u,%.3f,%" PRIu64 ",%" PRIu64 ",%.6f,%" PRIu64 ",%" PRIu64 ",%" PRIu64
-		",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
-		",%.3f,%.3f,%.3f,%.3f,%.3f,%" PRIu64 ",%" PRIu64
-		",%.3f,%.6f,%.6f,%.6f,%.3f,%.9f,%.3f,%" PRIu64 ",%" PRIu64 ",%d,%s"
+		",%u,%.3f,%" PRIu64 ",%" PRIu64 ",%.6f,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+		",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.3f,%.3f,%.3f,%.3f,%.3f,%" PRIu64
+		",%" PRIu64 ",%.3f,%.6f,%.6f,%.6f,%.3f,%.9f,%.3f,%" PRIu64 ",%" PRIu64 ",%d,%s"
 		",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n",
 		r->block_bytes, r->backend, r->profile, r->cns, r->clients, r->segments,
 		r->placement, r->capacity, o->unbounded ? 1.0 : o->high_water,
@@ -317,41 +317,48 @@ void dmr_kv_print(const dmr_kv_result_t *r, void *file)
 		kv_fmt_bytes(b2, sizeof(b2), (double)r->capacity);
 	else
 		snprintf(b2, sizeof(b2), "unbounded");
-	fprintf(f, "  pool           blocks of %s, capacity %s, peak %" PRIu64 " blocks, %" PRIu64
-		   " evictions, %" PRIu64 " puts dropped (no evictable space)\n",
+	fprintf(f,
+		"  pool           blocks of %s, capacity %s, peak %" PRIu64 " blocks, %" PRIu64
+		" evictions, %" PRIu64 " puts dropped (no evictable space)\n",
 		b1, b2, r->max_blocks_used, r->evictions, r->puts_dropped);
 	if (r->outstanding)
-		fprintf(f, "  arrivals       closed loop, %u requests outstanding\n", r->outstanding);
+		fprintf(f, "  arrivals       closed loop, %u requests outstanding\n",
+			r->outstanding);
 	else
 		fprintf(f, "  arrivals       open loop at the trace's timestamps x %.6g\n",
 			r->time_scale);
 	fprintf(f, "  requests       %" PRIu64 ", %" PRIu64 " blocks requested\n", r->requests,
 		r->blocks_requested);
-	fprintf(f, "  hit ratio      %.6f (%" PRIu64 " blocks got from the pool, %" PRIu64
-		   " put; %" PRIu64 " gets waited for an earlier request's put)\n",
+	fprintf(f,
+		"  hit ratio      %.6f (%" PRIu64 " blocks got from the pool, %" PRIu64
+		" put; %" PRIu64 " gets waited for an earlier request's put)\n",
 		r->hit_ratio, r->blocks_got, r->blocks_put, r->waited_gets);
 	kv_fmt_bytes(b3, sizeof(b3), (double)r->bytes_got);
 	kv_fmt_bytes(b4, sizeof(b4), (double)r->bytes_put);
 	char sl[64];
 	if (r->slice && r->slice < r->block_bytes)
-		snprintf(sl, sizeof(sl), "slices of %" PRIu64 " B, %u in flight per client", r->slice,
-			 r->qp_depth);
+		snprintf(sl, sizeof(sl), "slices of %" PRIu64 " B, %u in flight per client",
+			 r->slice, r->qp_depth);
 	else
 		snprintf(sl, sizeof(sl), "one WR per block, %u in flight per client", r->qp_depth);
 	int sim = strcmp(r->backend, "sim") == 0;
-	fprintf(f, "  bytes          %s got (READ), %s put (WRITE); %s; master RPC %.2f us%s\n",
-		b3, b4, sl, r->rpc_us,
-		sim ? "" : " (measured mean LOOKUP round trip over WRITE/READ; "
-			   "content of every get checked)");
-	fprintf(f, "  latency        per request (arrival to last block): p50 %.1f us, p99 %.1f us, "
-		   "p99.9 %.1f us, mean %.1f us, max %.1f us\n",
+	fprintf(f, "  bytes          %s got (READ), %s put (WRITE); %s; master RPC %.2f us%s\n", b3,
+		b4, sl, r->rpc_us,
+		sim ? ""
+		    : " (measured mean LOOKUP round trip over WRITE/READ; "
+		      "content of every get checked)");
+	fprintf(f,
+		"  latency        per request (arrival to last block): p50 %.1f us, p99 %.1f us, "
+		"p99.9 %.1f us, mean %.1f us, max %.1f us\n",
 		r->p50_us, r->p99_us, r->p999_us, r->mean_us, r->max_us);
-	fprintf(f, "  link           MN link %g Gb/s: to MN %.2f %%, from MN %.2f %% over %.3f s "
-		   "%s; goodput %.2f Gb/s\n",
+	fprintf(f,
+		"  link           MN link %g Gb/s: to MN %.2f %%, from MN %.2f %% over %.3f s "
+		"%s; goodput %.2f Gb/s\n",
 		r->link_gbps, 100 * r->util_to_mn, 100 * r->util_from_mn, r->sim_time_s,
 		sim ? "simulated" : "measured", r->goodput_gbps);
 	fprintf(f, "  %s %" PRIu64 " slices, %" PRIu64 " events, %.2f s wall%s\n",
 		sim ? "simulator     " : "run           ", r->slices, r->events, r->wall_s,
-		r->folded ? " (MN offsets folded into the sim's region: timing exact, contents not kept)"
-			  : "");
+		r->folded
+		    ? " (MN offsets folded into the sim's region: timing exact, contents not kept)"
+		    : "");
 }

@@ -106,8 +106,12 @@ dmr_status_t kv_cn_role_status(dmr_err_t *err)
 static dmr_status_t cn_read_header(kvt_t *T, uint8_t *buf, uint32_t len, dmr_err_t *err)
 {
 	memset(buf, 0, len);
-	dmr_wr_t wr = {.wr_id = dmr_wrid_n(DMR_WRID_KV_RPCR, DMR_KV_MB_SLOTS), .local = buf,
-		       .remote = 0, .length = len, .opcode = DMR_WR_READ, .flags = DMR_WR_SIGNALED};
+	dmr_wr_t wr = {.wr_id = dmr_wrid_n(DMR_WRID_KV_RPCR, DMR_KV_MB_SLOTS),
+		       .local = buf,
+		       .remote = 0,
+		       .length = len,
+		       .opcode = DMR_WR_READ,
+		       .flags = DMR_WR_SIGNALED};
 	dmr_status_t st = dmr_be_post(T->be, 0, 0, &wr, 1, err);
 	if (st != DMR_OK)
 		return st;
@@ -141,16 +145,18 @@ dmr_status_t kv_cn_check_geom(kvt_t *T, const dmr_kv_geom_t *mine, double secs, 
 		if (magic == DMR_KV_MAGIC)
 			break;
 		if (magic != 0)
-			return dmr_err_set(err, DMR_ERR_INVALID,
-					   "kv cn: the MN region does not start with a KV pool header "
-					   "(word %#" PRIx64 "): is the MN `dmreplay kv mn`?",
-					   magic);
+			return dmr_err_set(
+			    err, DMR_ERR_INVALID,
+			    "kv cn: the MN region does not start with a KV pool header "
+			    "(word %#" PRIx64 "): is the MN `dmreplay kv mn`?",
+			    magic);
 		if (dmr_be_now(T->be, 0) - t0 > wait_ps)
-			return dmr_err_set(err, DMR_ERR_TIMEOUT,
-					   "kv cn: no KV pool header in the MN region after %.0f s: "
-					   "start the MN with `dmreplay kv mn` (a plain `dmreplay mn` "
-					   "runs no master)",
-					   secs + 5);
+			return dmr_err_set(
+			    err, DMR_ERR_TIMEOUT,
+			    "kv cn: no KV pool header in the MN region after %.0f s: "
+			    "start the MN with `dmreplay kv mn` (a plain `dmreplay mn` "
+			    "runs no master)",
+			    secs + 5);
 		struct timespec ts = {0, 20000000};
 		nanosleep(&ts, NULL);
 	}
@@ -178,7 +184,8 @@ static dmr_status_t kv_mn_region(void *arg, void *base, uint64_t len, dmr_err_t 
 	kvt_t *T = x->T;
 	if (len < T->lay.region)
 		return dmr_err_set(err, DMR_ERR_RANGE,
-				   "kv mn: the MN region has %" PRIu64 " bytes, the pool needs %" PRIu64,
+				   "kv mn: the MN region has %" PRIu64
+				   " bytes, the pool needs %" PRIu64,
 				   len, T->lay.region);
 	T->M.mem = base;
 	dmr_kv_master_region(&T->M, x->g);
@@ -186,8 +193,9 @@ static dmr_status_t kv_mn_region(void *arg, void *base, uint64_t len, dmr_err_t 
 	if (st != DMR_OK)
 		return st;
 	fprintf(stderr,
-		"kv mn: master serving %u clients' mailboxes; pool of %" PRIu64 " segments x %" PRIu64
-		" slots of %" PRIu64 " bytes at offset %" PRIu64 " (region %" PRIu64 " bytes)\n",
+		"kv mn: master serving %u clients' mailboxes; pool of %" PRIu64
+		" segments x %" PRIu64 " slots of %" PRIu64 " bytes at offset %" PRIu64
+		" (region %" PRIu64 " bytes)\n",
 		T->nc, x->g->segments, x->g->slots_per_seg, x->g->block_bytes, T->lay.pool_base,
 		T->lay.region);
 	return DMR_OK;
@@ -220,7 +228,8 @@ static dmr_status_t kv_mn_check(const kvt_t *T, const dmr_kv_geom_t *g, dmr_err_
 }
 
 static dmr_status_t kv_mn_serve(const dmr_kv_opts_t *o, dmr_verbs_cluster_t *cl, uint32_t self,
-				double barrier_s, double end_s, dmr_kv_result_t *res, dmr_err_t *err)
+				double barrier_s, double end_s, dmr_kv_result_t *res,
+				dmr_err_t *err)
 {
 	kv_t K, *k = &K;
 	kvt_t TT, *T = &TT;
@@ -247,15 +256,22 @@ static dmr_status_t kv_mn_serve(const dmr_kv_opts_t *o, dmr_verbs_cluster_t *cl,
 	T->M.stop_ext = &kv_mn_stop;
 	uint64_t need = (T->lay.region + 7) & ~7ull;
 	if (cl->mn[self].mr_size < need) {
-		fprintf(stderr, "kv mn: note: mr_size %" PRIu64 " of the config raised to the pool's %" PRIu64 " bytes\n",
+		fprintf(stderr,
+			"kv mn: note: mr_size %" PRIu64
+			" of the config raised to the pool's %" PRIu64 " bytes\n",
 			cl->mn[self].mr_size, need);
 		cl->mn[self].mr_size = need;
 	}
 	kv_mn_ctx_t x = {.T = T, .g = &g};
 	kv_mn_stop = 0;
-	dmr_verbs_role_t role = {.cl = cl, .self = self, .barrier_s = barrier_s, .end_s = end_s,
-				 .stop = &kv_mn_stop, .mn_region = kv_mn_region,
-				 .mn_region_end = kv_mn_region_end, .mn_arg = &x};
+	dmr_verbs_role_t role = {.cl = cl,
+				 .self = self,
+				 .barrier_s = barrier_s,
+				 .end_s = end_s,
+				 .stop = &kv_mn_stop,
+				 .mn_region = kv_mn_region,
+				 .mn_region_end = kv_mn_region_end,
+				 .mn_arg = &x};
 	dmr_sig_saved_t saved;
 	dmr_sig_install(&saved);
 	st = dmr_verbs_mn_main(&role, err);
@@ -324,7 +340,8 @@ int kv_proc_run(dmr_kv_opts_t *o, const kv_proc_args_t *a, dmr_kv_result_t *r, d
 	char note[256] = "";
 	uint32_t idx = 0;
 	if (!a->config) {
-		fprintf(stderr, "dmreplay %s: --config CLUSTER.json is required (dmreplay %s --help)\n",
+		fprintf(stderr,
+			"dmreplay %s: --config CLUSTER.json is required (dmreplay %s --help)\n",
 			cmd, cmd);
 		return 2;
 	}
@@ -333,13 +350,15 @@ int kv_proc_run(dmr_kv_opts_t *o, const kv_proc_args_t *a, dmr_kv_result_t *r, d
 		return 2;
 	}
 	if (a->saw_be && strcmp(o->backend, "verbs") != 0) {
-		fprintf(stderr, "dmreplay %s: --backend %s: the pool as processes runs on verbs only\n",
+		fprintf(stderr,
+			"dmreplay %s: --backend %s: the pool as processes runs on verbs only\n",
 			cmd, o->backend);
 		return 2;
 	}
 	if (a->saw_dev) {
-		fprintf(stderr, "dmreplay %s: --device, --port and --gid-index come from the "
-				"cluster config (devname, ibport, gid)\n",
+		fprintf(stderr,
+			"dmreplay %s: --device, --port and --gid-index come from the "
+			"cluster config (devname, ibport, gid)\n",
 			cmd);
 		return 2;
 	}
@@ -356,8 +375,8 @@ int kv_proc_run(dmr_kv_opts_t *o, const kv_proc_args_t *a, dmr_kv_result_t *r, d
 	if (kv_proc_node(&cl, a, &idx) != 0)
 		return 2;
 	if (a->saw_cns && o->cns != cl.ncn) {
-		fprintf(stderr, "dmreplay %s: --cns %u but %s lists %u CNs\n", cmd, o->cns, a->config,
-			cl.ncn);
+		fprintf(stderr, "dmreplay %s: --cns %u but %s lists %u CNs\n", cmd, o->cns,
+			a->config, cl.ncn);
 		return 2;
 	}
 	o->cns = cl.ncn;
@@ -370,7 +389,10 @@ int kv_proc_run(dmr_kv_opts_t *o, const kv_proc_args_t *a, dmr_kv_result_t *r, d
 		}
 		*st_p = kv_mn_serve(o, &cl, idx, a->barrier_s, a->end_s, r, err);
 	} else {
-		kv_proc_t P = {.mode = KVM_CN, .cl = &cl, .self = idx, .barrier_s = a->barrier_s,
+		kv_proc_t P = {.mode = KVM_CN,
+			       .cl = &cl,
+			       .self = idx,
+			       .barrier_s = a->barrier_s,
 			       .end_s = a->end_s};
 		*st_p = kv_run_common(o, &P, r, err);
 	}
@@ -378,8 +400,9 @@ int kv_proc_run(dmr_kv_opts_t *o, const kv_proc_args_t *a, dmr_kv_result_t *r, d
 #else
 	(void)r;
 	(void)st_p;
-	fprintf(stderr, "dmreplay %s: error: built without the verbs backend (libibverbs-dev, "
-			"librdmacm-dev; -DDMR_VERBS=ON)\n",
+	fprintf(stderr,
+		"dmreplay %s: error: built without the verbs backend (libibverbs-dev, "
+		"librdmacm-dev; -DDMR_VERBS=ON)\n",
 		cmd);
 	return 2;
 #endif
@@ -414,9 +437,9 @@ static int kv_csv_row(const char *path, const char *const keys[], int nk, char v
 	return 0;
 }
 
-static const char *const kv_launch_keys[] = {"status", "requests", "blocks_requested",
+static const char *const kv_launch_keys[] = {"status",	   "requests",	 "blocks_requested",
 					     "blocks_got", "blocks_put", "hit_ratio",
-					     "p50_us", "p99_us", "rpc_us"};
+					     "p50_us",	   "p99_us",	 "rpc_us"};
 #define KV_NKEYS 9
 
 /* A child process of the launcher. */
@@ -431,7 +454,7 @@ _Static_assert(sizeof(kv_child_t) % sizeof(int) == 0, "the status ints follow th
 typedef struct kv_launch {
 	uint32_t n;
 	kv_child_t *ch;
-	char ***argvs;           /* n argv vectors, in av */
+	char ***argvs; /* n argv vectors, in av */
 	const char **names, **logs;
 	int *status;
 	char **av;
@@ -466,9 +489,9 @@ static int kv_launch_own(const char *a, int *takes_value)
 	static const struct {
 		const char *name;
 		int arg;
-	} own[] = {{"--procs", 0},     {"--backend", 1}, {"--device", 1}, {"--port", 1},
-		   {"--gid-index", 1}, {"--cns", 1},     {"--out", 1},    {"--deadline", 1},
-		   {"--config", 1}};
+	} own[] = {{"--procs", 0}, {"--backend", 1},   {"--device", 1},
+		   {"--port", 1},  {"--gid-index", 1}, {"--cns", 1},
+		   {"--out", 1},   {"--deadline", 1},  {"--config", 1}};
 	for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++) {
 		size_t l = strlen(own[i].name);
 		if (strncmp(a, own[i].name, l) == 0 && (a[l] == 0 || a[l] == '=')) {
@@ -503,7 +526,8 @@ static int kv_launch_cluster(const dmr_kv_opts_t *o, const kv_proc_args_t *a,
 #ifdef DMR_HAVE_VERBS
 	uint32_t ncn = a->saw_cns ? o->cns : 2;
 	if (ncn > DMR_VERBS_MAX_NODES) {
-		fprintf(stderr, "%s: error: --cns %u: 1..%d processes\n", PFX, ncn, DMR_VERBS_MAX_NODES);
+		fprintf(stderr, "%s: error: --cns %u: 1..%d processes\n", PFX, ncn,
+			DMR_VERBS_MAX_NODES);
 		return 2;
 	}
 	dmr_verbs_info_t vi;
@@ -518,11 +542,13 @@ static int kv_launch_cluster(const dmr_kv_opts_t *o, const kv_proc_args_t *a,
 		return 2;
 	}
 	/* mr_size: kv mn raises it to the pool's region */
-	fprintf(f, "{\"mn\":[{\"id\":0,\"ip\":\"%s\",\"devname\":\"%s\",\"ibport\":%d,"
-		   "\"gid\":%d,\"mr_size\":4096}],\"cn\":[",
+	fprintf(f,
+		"{\"mn\":[{\"id\":0,\"ip\":\"%s\",\"devname\":\"%s\",\"ibport\":%d,"
+		"\"gid\":%d,\"mr_size\":4096}],\"cn\":[",
 		vi.ip, vi.device, vi.port, vi.gid_index);
 	for (uint32_t k = 0; k < ncn; k++)
-		fprintf(f, "%s{\"id\":%u,\"ip\":\"%s\",\"devname\":\"%s\",\"ibport\":%d,\"gid\":%d}",
+		fprintf(f,
+			"%s{\"id\":%u,\"ip\":\"%s\",\"devname\":\"%s\",\"ibport\":%d,\"gid\":%d}",
 			k ? "," : "", k, vi.ip, vi.device, vi.port, vi.gid_index);
 	fprintf(f, "],\"retry_cnt\":6,\"rnr_retry\":7,\"timeout\":14,\"port\":%d}\n",
 		20000 + (int)(getpid() % 20000));
@@ -655,8 +681,9 @@ static int kv_launch_body(int argc, char **argv, const dmr_kv_opts_t *o, const k
 	char p[PATH_MAX + 32];
 	snprintf(p, sizeof(p), "%s/summary.partial.csv", o->out_dir);
 	unlink(p); /* a stale partial goes; a finished summary.csv stays until this run finished */
-	fprintf(stderr, "%s: MN %u (the master) at %s:%u and %u CN processes x %u clients; config %s; "
-			"logs %s/mn.log, %s/cnK.log\n",
+	fprintf(stderr,
+		"%s: MN %u (the master) at %s:%u and %u CN processes x %u clients; config %s; "
+		"logs %s/mn.log, %s/cnK.log\n",
 		PFX, cl.mn[0].id, cl.mn[0].ip, cl.port, cl.ncn, o->clients, cfgpath, o->out_dir,
 		o->out_dir);
 	int wrc, started = !dmr_sig_caught();
@@ -678,8 +705,9 @@ static int kv_launch_body(int argc, char **argv, const dmr_kv_opts_t *o, const k
 	if (st == DMR_OK && complete)
 		unlink(p);
 	for (uint32_t i = 0; i < L.n; i++) {
-		char (*v)[64] = L.ch[i].vals;
-		printf("  %-5s %-9s exit %d, requests %s, blocks requested %s, got %s, put %s, hit ratio %s%s\n",
+		char(*v)[64] = L.ch[i].vals;
+		printf("  %-5s %-9s exit %d, requests %s, blocks requested %s, got %s, put %s, hit "
+		       "ratio %s%s\n",
 		       L.ch[i].name, v[0], L.status[i], v[1], v[2], v[3], v[4], v[5],
 		       i ? "" : " (the master: the whole trace)");
 	}

@@ -11,12 +11,24 @@
 
 void dmr_kv_opts_default(dmr_kv_opts_t *o)
 {
-	*o = (dmr_kv_opts_t){.backend = "sim", .profile = "cx6dx-100g", .out_dir = "out/kv",
-			     .cns = 4, .clients = 1, .unbounded = 1, .high_water = 0.95,
-			     .low_water = 0.90, .placement = DMR_KV_PLACE_RR, .time_scale = 1.0,
-			     .slice = 64 * 1024, .qp_depth = 16, .rpc_us = -1,
-			     .sim_region = 16ull << 20, .window_ms = 1000, .port = 1,
-			     .gid_index = -1, .timeout_s = 60};
+	*o = (dmr_kv_opts_t){.backend = "sim",
+			     .profile = "cx6dx-100g",
+			     .out_dir = "out/kv",
+			     .cns = 4,
+			     .clients = 1,
+			     .unbounded = 1,
+			     .high_water = 0.95,
+			     .low_water = 0.90,
+			     .placement = DMR_KV_PLACE_RR,
+			     .time_scale = 1.0,
+			     .slice = 64 * 1024,
+			     .qp_depth = 16,
+			     .rpc_us = -1,
+			     .sim_region = 16ull << 20,
+			     .window_ms = 1000,
+			     .port = 1,
+			     .gid_index = -1,
+			     .timeout_s = 60};
 }
 
 dmr_status_t kv_check_opts(const dmr_kv_opts_t *o, dmr_err_t *err)
@@ -29,7 +41,8 @@ dmr_status_t kv_check_opts(const dmr_kv_opts_t *o, dmr_err_t *err)
 	if (!o->trace)
 		return dmr_err_set(err, DMR_ERR_INVALID, "kv run: --trace FILE is required");
 	if (o->cns == 0 || o->clients == 0 || o->qp_depth == 0)
-		return dmr_err_set(err, DMR_ERR_INVALID, "kv run: --cns, --clients and --qp-depth must be >= 1");
+		return dmr_err_set(err, DMR_ERR_INVALID,
+				   "kv run: --cns, --clients and --qp-depth must be >= 1");
 	if (!o->unbounded && o->capacity == 0)
 		return dmr_err_set(err, DMR_ERR_INVALID,
 				   "kv run: give --capacity BYTES or --unbounded-pool");
@@ -40,18 +53,18 @@ dmr_status_t kv_check_opts(const dmr_kv_opts_t *o, dmr_err_t *err)
 				   "--high-water > 0 (got %g, %g)",
 				   o->low_water, o->high_water);
 	if (!(o->time_scale >= 0 && o->time_scale <= DMR_KV_TIME_SCALE_MAX))
-		return dmr_err_set(err, DMR_ERR_INVALID,
-				   "kv run: --time-scale %g: outside 0..%g (0 = all at once, 1 = the "
-				   "trace's pace; %g x stretches the synthetic trace's 1,022 s to 28 h "
-				   "of simulated time)",
-				   o->time_scale, (double)DMR_KV_TIME_SCALE_MAX,
-				   (double)DMR_KV_TIME_SCALE_MAX);
+		return dmr_err_set(
+		    err, DMR_ERR_INVALID,
+		    "kv run: --time-scale %g: outside 0..%g (0 = all at once, 1 = the "
+		    "trace's pace; %g x stretches the synthetic trace's 1,022 s to 28 h "
+		    "of simulated time)",
+		    o->time_scale, (double)DMR_KV_TIME_SCALE_MAX, (double)DMR_KV_TIME_SCALE_MAX);
 	if (o->slice > UINT32_MAX)
 		return dmr_err_set(err, DMR_ERR_INVALID, "kv run: --slice above 4 GiB - 1");
 	if (!(o->window_ms >= DMR_KV_WINDOW_MS_MIN && o->window_ms <= DMR_KV_WINDOW_MS_MAX))
 		return dmr_err_set(err, DMR_ERR_INVALID,
-				   "kv run: --window-ms %g: outside %g..%g (1 us to 1 h)", o->window_ms,
-				   DMR_KV_WINDOW_MS_MIN, DMR_KV_WINDOW_MS_MAX);
+				   "kv run: --window-ms %g: outside %g..%g (1 us to 1 h)",
+				   o->window_ms, DMR_KV_WINDOW_MS_MIN, DMR_KV_WINDOW_MS_MAX);
 	return DMR_OK;
 }
 
@@ -120,7 +133,8 @@ dmr_status_t kv_maxwr(const kv_t *k, uint64_t *maxwr_p)
 	uint64_t maxwr = o->slice && o->slice < k->block ? o->slice : k->block;
 	if (maxwr > UINT32_MAX)
 		return dmr_err_set(k->err, DMR_ERR_INVALID,
-				   "%s: blocks of %" PRIu64 " bytes need --slice (one WR carries < 4 GiB)",
+				   "%s: blocks of %" PRIu64
+				   " bytes need --slice (one WR carries < 4 GiB)",
 				   o->trace, k->block);
 	*maxwr_p = maxwr;
 	return DMR_OK;

@@ -80,13 +80,14 @@ static dmr_status_t start_request(kv_t *k, dmr_time_ps_t t)
 	/* the master: lookups in block order */
 	for (uint32_t b = 0; b < q->nblocks; b++) {
 		dmr_kv_hit_t hk;
-		dmr_status_t st = dmr_kv_pool_lookup(&k->pool, q->blocks[b], &hk, &r->ent[b], k->err);
+		dmr_status_t st =
+		    dmr_kv_pool_lookup(&k->pool, q->blocks[b], &hk, &r->ent[b], k->err);
 		if (st != DMR_OK)
 			return st;
 		r->put[b] = hk != DMR_KV_HIT;
 	}
-	dmr_status_t st = dmr_be_timer(k->be, r->client, t + k->rpc_ps,
-				       dmr_wrid_n(DMR_WRID_KV_RPC, ri));
+	dmr_status_t st =
+	    dmr_be_timer(k->be, r->client, t + k->rpc_ps, dmr_wrid_n(DMR_WRID_KV_RPC, ri));
 	if (st != DMR_OK)
 		return dmr_err_set(k->err, st, "kv: timer failed");
 	return DMR_OK;
@@ -211,7 +212,8 @@ static dmr_status_t on_wc(kv_t *k, uint32_t w, const dmr_wc_t *wc, dmr_time_ps_t
 	}
 	case DMR_WRID_KV_ARRIVE: {
 		if (!k->have_ahead)
-			return dmr_err_set(k->err, DMR_ERR_INVALID, "kv: arrival without a request");
+			return dmr_err_set(k->err, DMR_ERR_INVALID,
+					   "kv: arrival without a request");
 		dmr_status_t st = start_request(k, kv_arrival_ps(k, k->ahead.t_us));
 		if (st == DMR_OK)
 			st = kv_read_next(k);
@@ -255,9 +257,10 @@ static dmr_status_t kv_loop(kv_t *k)
 			return st;
 	}
 	if (k->inflight || k->X.live || k->have_ahead)
-		return dmr_err_set(k->err, DMR_ERR_INVALID,
-				   "kv: the run stalled with %u requests and %u transfers in flight",
-				   k->inflight, k->X.live);
+		return dmr_err_set(
+		    k->err, DMR_ERR_INVALID,
+		    "kv: the run stalled with %u requests and %u transfers in flight", k->inflight,
+		    k->X.live);
 	uint64_t pinned, segused;
 	const dmr_kv_pool_t *p = &k->pool;
 	if (!dmr_kv_pool_consistent(p, &pinned, &segused))
@@ -290,7 +293,8 @@ static dmr_status_t sim_setup(kv_t *k, const dmr_model_t **m_p)
 			       .mr_size = region,
 			       .seed = 1,
 			       .profile = o->profile};
-	if ((st = kv_sim_open(&cfg, o->mtu, folded, "the KV workload", &k->be, m_p, k->err)) != DMR_OK)
+	if ((st = kv_sim_open(&cfg, o->mtu, folded, "the KV workload", &k->be, m_p, k->err)) !=
+	    DMR_OK)
 		return st;
 	st = dmr_kv_xeng_init(&k->X, k->be, *m_p, k->nclients, o->slice, maxwr, o->qp_depth, region,
 			      folded, k->err);

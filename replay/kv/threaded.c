@@ -118,18 +118,20 @@ dmr_status_t kv_plan(kv_t *k, kvt_t *T, dmr_kv_geom_t *g)
 	}
 	uint64_t nslots;
 	if (dmr_kv_layout(T->nc, p->nseg, p->seg[0].nslots, p->seg_stride, &T->lay, &nslots) != 0)
-		return dmr_err_set(err, DMR_ERR_RANGE,
-				   "%s: the pool's region (%u segments x %" PRIu64 " slots of %" PRIu64
-				   " bytes, trace header block_bytes) overflows 64 bits: give "
-				   "--capacity, --requests or a smaller block (kv gen --block-bytes)",
-				   o->trace, p->nseg, T->lay.slots_per_seg, k->block);
+		return dmr_err_set(
+		    err, DMR_ERR_RANGE,
+		    "%s: the pool's region (%u segments x %" PRIu64 " slots of %" PRIu64
+		    " bytes, trace header block_bytes) overflows 64 bits: give "
+		    "--capacity, --requests or a smaller block (kv gen --block-bytes)",
+		    o->trace, p->nseg, T->lay.slots_per_seg, k->block);
 	if (T->lay.region > kv_phys_bytes() / 2)
-		return dmr_err_set(err, DMR_ERR_RANGE,
-				   "%s: the pool needs a %" PRIu64 "-byte region (%" PRIu64
-				   " slots of %" PRIu64 " bytes + mailboxes), more than half of this "
-				   "machine's memory: give --capacity, --requests or a smaller block "
-				   "(kv gen --block-bytes)",
-				   o->trace, T->lay.region, nslots, k->block);
+		return dmr_err_set(
+		    err, DMR_ERR_RANGE,
+		    "%s: the pool needs a %" PRIu64 "-byte region (%" PRIu64 " slots of %" PRIu64
+		    " bytes + mailboxes), more than half of this "
+		    "machine's memory: give --capacity, --requests or a smaller block "
+		    "(kv gen --block-bytes)",
+		    o->trace, T->lay.region, nslots, k->block);
 	if (g) {
 		*g = fp;
 		g->version = 1;
@@ -186,9 +188,16 @@ static dmr_status_t kvt_open(kvt_t *T, const kv_proc_t *P, dmr_kv_geom_t *gp, dm
 	if (st != DMR_OK)
 		return st;
 	T->deadline_ps = dmr_ps_from_s(o->timeout_s);
-	dmr_be_config_t cfg = {.backend = o->backend, .mns = 1, .cns = o->cns, .workers = o->clients,
-			       .mr_size = T->lay.region, .seed = 1, .profile = o->profile,
-			       .device = o->device, .port = o->port, .gid_index = o->gid_index};
+	dmr_be_config_t cfg = {.backend = o->backend,
+			       .mns = 1,
+			       .cns = o->cns,
+			       .workers = o->clients,
+			       .mr_size = T->lay.region,
+			       .seed = 1,
+			       .profile = o->profile,
+			       .device = o->device,
+			       .port = o->port,
+			       .gid_index = o->gid_index};
 	if (T->mode == KVM_CN)
 		st = kv_cn_open(T, &cfg, P, err);
 	else
@@ -385,7 +394,8 @@ static dmr_status_t kvt_collect(kvt_t *T, dmr_kv_result_t *res, const dmr_model_
 	uint64_t done = k->cnt[KV_COMPLETED], arrived = k->cnt[KV_ARRIVALS];
 	if (st == DMR_OK && T->mode == KVM_CN && done != arrived)
 		st = dmr_err_set(err, DMR_ERR_VERIFY,
-				 "kv cn: %" PRIu64 " of %" PRIu64 " requests finished", done, arrived);
+				 "kv cn: %" PRIu64 " of %" PRIu64 " requests finished", done,
+				 arrived);
 	uint64_t pinned = 0, segused = 0;
 	if (st == DMR_OK && T->mode == KVM_ONE &&
 	    (!dmr_kv_pool_consistent(&k->pool, &pinned, &segused) || done != arrived))
@@ -408,7 +418,8 @@ static dmr_status_t kvt_collect(kvt_t *T, dmr_kv_result_t *res, const dmr_model_
 		res->partial = 1;
 		snprintf(res->status, sizeof(res->status), "partial");
 	}
-	snprintf(res->profile, sizeof(res->profile), "%s", o->device && *o->device ? o->device : "-");
+	snprintf(res->profile, sizeof(res->profile), "%s",
+		 o->device && *o->device ? o->device : "-");
 	res->events = 0;
 	res->wall_s = dmr_wall_s() - w0;
 	if (o->out_dir) {

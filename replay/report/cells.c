@@ -319,7 +319,8 @@ static void order_cells(dmr_report_t *r)
 			continue;
 		const char *bv = r->by[0] ? dmr_report_cell_get(r, &r->cells[c], r->by) : NULL;
 		for (size_t d = c; d < r->ncells; d++) {
-			const char *dv = r->by[0] ? dmr_report_cell_get(r, &r->cells[d], r->by) : NULL;
+			const char *dv =
+			    r->by[0] ? dmr_report_cell_get(r, &r->cells[d], r->by) : NULL;
 			if (r->cells[d].order)
 				continue;
 			if (d == c || (bv && dv && strcmp(bv, dv) == 0)) {
@@ -450,7 +451,7 @@ size_t dmr_report_distinct(const dmr_report_t *r, const char *key, const char **
 
 /* the cell's axes other than skip1/skip2 as "k=v k=v" */
 void dmr_report_other_axes(const dmr_report_t *r, const rcell_t *c, const char *skip1,
-		       const char *skip2, char *out, size_t len)
+			   const char *skip2, char *out, size_t len)
 {
 	size_t o = 0;
 	out[0] = '\0';

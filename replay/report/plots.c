@@ -81,7 +81,7 @@ int dmr_report_plot_metric(const dmr_report_t *r, size_t m, const char *pdir, co
 	for (size_t o = 0; o < r->ncells; o++) {
 		char lab[256];
 		dmr_report_other_axes(r, &r->cells[r->ord[o]], r->by[0] ? r->by : NULL, NULL, lab,
-			   sizeof(lab));
+				      sizeof(lab));
 		if (!r->by[0])
 			snprintf(lab, sizeof(lab), "all");
 		size_t s;
@@ -160,7 +160,7 @@ int dmr_report_plot_metric(const dmr_report_t *r, size_t m, const char *pdir, co
 }
 
 int dmr_report_plot_timeseries(const dmr_report_t *r, const rcell_t *c, const char *pdir,
-			   const char *log)
+			       const char *log)
 {
 	char d[600], stem[PATH_MAX + 700], gp[PATH_MAX + 720];
 	dmr_sweep_cell_dirname(c->name, d, sizeof(d));

@@ -73,7 +73,8 @@ int dmr_report_main(int argc, char **argv)
 			report_usage(stdout);
 			return 0;
 		case O_RES:
-			st = dmr_opt_u32("--resamples", optarg, 1, 10000000, 0, &cfg.resamples, &err);
+			st = dmr_opt_u32("--resamples", optarg, 1, 10000000, 0, &cfg.resamples,
+					 &err);
 			break;
 		case O_SEED:
 			st = dmr_opt_u64("--seed", optarg, 0, UINT64_MAX, 0, &cfg.seed, &err);

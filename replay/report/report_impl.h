@@ -32,8 +32,8 @@ typedef struct rcell {
 	size_t nkv; /* its axes: k[i]=v[i], pointers into kvbuf */
 	char *k[DMR_REPORT_MAX_KV], *v[DMR_REPORT_MAX_KV];
 	char *kvbuf;
-	size_t nrows, *rows; /* indexes into the CSV's rows */
-	double **vals;	     /* per metric, nrows values */
+	size_t nrows, *rows;	     /* indexes into the CSV's rows */
+	double **vals;		     /* per metric, nrows values */
 	dmr_report_ci_t *ci, *ratio; /* per metric */
 	long base;		     /* baseline cell, -1 none */
 	int is_base;

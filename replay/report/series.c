@@ -74,8 +74,8 @@ int dmr_report_ts_load(const char *path, tseries_t *ts)
 	return 0;
 }
 
-void dmr_report_cell_ts_path(const dmr_report_t *r, const rcell_t *c, size_t k, char *out, size_t len,
-			 unsigned *rep_p)
+void dmr_report_cell_ts_path(const dmr_report_t *r, const rcell_t *c, size_t k, char *out,
+			     size_t len, unsigned *rep_p)
 {
 	char d[600];
 	dmr_sweep_cell_dirname(c->name, d, sizeof(d));

@@ -138,9 +138,11 @@ static int write_md(const dmr_report_t *r, FILE *f, int plots_ok, const unsigned
 					for (size_t q = 0; q < r->ncells; q++) {
 						const rcell_t *d = &r->cells[q];
 						char l2[256];
-						dmr_report_other_axes(r, d, r->bk[0], NULL, l2, sizeof(l2));
+						dmr_report_other_axes(r, d, r->bk[0], NULL, l2,
+								      sizeof(l2));
 						if (strcmp(l2, lab) == 0 &&
-						    strcmp(dmr_report_axis_val(r, d, r->bk[0]), cols[j]) == 0)
+						    strcmp(dmr_report_axis_val(r, d, r->bk[0]),
+							   cols[j]) == 0)
 							hit = d;
 					}
 					char buf[96];
@@ -207,7 +209,7 @@ static int write_md(const dmr_report_t *r, FILE *f, int plots_ok, const unsigned
 			"time-series window whose committed throughput is at least 90 %% of the "
 			"mean over the windows before the change (up to 10, at most half the "
 			"previous phase); resolution: one window, and one window means the "
-			   "throughput never fell below 90 %%. Median and maximum over all "
+			"throughput never fell below 90 %%. Median and maximum over all "
 			"changes of all repetitions; 'recovered' counts the changes that reached "
 			"90 %% before the next one.\n\n| cell | changes | recovered | median ms | "
 			"max ms |\n| --- | --- | --- | --- | --- |\n");
@@ -231,11 +233,13 @@ static int write_md(const dmr_report_t *r, FILE *f, int plots_ok, const unsigned
 				fprintf(f, "![%s](plots/%s.png) ([SVG](plots/%s.svg))\n\n",
 					r->metrics[m], r->metrics[m], r->metrics[m]);
 			else
-				fprintf(f, "%s: no plot (gnuplot failed; see plots/gnuplot.log)\n\n",
+				fprintf(f,
+					"%s: no plot (gnuplot failed; see plots/gnuplot.log)\n\n",
 					r->metrics[m]);
 		if (nts)
-			fprintf(f, "Time series of %zu cell(s) (committed throughput and the loop's "
-				   "actuator; dotted lines: phase changes): `plots/ts-*.png`.\n",
+			fprintf(f,
+				"Time series of %zu cell(s) (committed throughput and the loop's "
+				"actuator; dotted lines: phase changes): `plots/ts-*.png`.\n",
 				nts);
 		else
 			fprintf(f, "No time series plots: no cell has a readable "

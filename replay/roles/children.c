@@ -45,9 +45,8 @@ void dmr_roles_signal_all(dmr_roles_child_t *c, uint32_t n, int sig)
 			kill(c[i].pid, sig);
 }
 
-void dmr_roles_wait_children(const char *pfx, dmr_roles_child_t *ch, uint32_t n,
-			     double deadline_s, int mn_first, int *interrupted_p,
-			     int *timed_out_p)
+void dmr_roles_wait_children(const char *pfx, dmr_roles_child_t *ch, uint32_t n, double deadline_s,
+			     int mn_first, int *interrupted_p, int *timed_out_p)
 {
 	double t0 = dmr_wall_s(), fail_at = 0, term_at = 0;
 	int forwarded = 0;
@@ -64,8 +63,8 @@ void dmr_roles_wait_children(const char *pfx, dmr_roles_child_t *ch, uint32_t n,
 		if (pid > 0) {
 			for (uint32_t i = 0; i < n; i++)
 				if (ch[i].pid == pid && ch[i].status < 0) {
-					ch[i].status = WIFEXITED(wst) ? WEXITSTATUS(wst)
-								      : 128 + WTERMSIG(wst);
+					ch[i].status =
+					    WIFEXITED(wst) ? WEXITSTATUS(wst) : 128 + WTERMSIG(wst);
 					left--;
 					fprintf(stderr, "%s: %s exited %d after %.1f s\n", pfx,
 						ch[i].name, ch[i].status, dmr_wall_s() - t0);
@@ -86,7 +85,8 @@ void dmr_roles_wait_children(const char *pfx, dmr_roles_child_t *ch, uint32_t n,
 		if (!forwarded && deadline_s > 0 && now - t0 > deadline_s) {
 			*timed_out_p = 1;
 			forwarded = 1;
-			fprintf(stderr, "%s: deadline of %.0f s passed: stopping the children (SIGTERM)\n",
+			fprintf(stderr,
+				"%s: deadline of %.0f s passed: stopping the children (SIGTERM)\n",
 				pfx, deadline_s);
 			dmr_roles_signal_all(ch, n, SIGTERM);
 			term_at = now;
@@ -99,8 +99,9 @@ void dmr_roles_wait_children(const char *pfx, dmr_roles_child_t *ch, uint32_t n,
 				cn_left += ch[k].status < 0;
 			if (!cn_left) {
 				forwarded = 1;
-				fprintf(stderr, "%s: every CN has exited, one failed: stopping the MN "
-						"(SIGTERM)\n",
+				fprintf(stderr,
+					"%s: every CN has exited, one failed: stopping the MN "
+					"(SIGTERM)\n",
 					pfx);
 				dmr_roles_signal_all(ch, n, SIGTERM);
 				term_at = now;
@@ -108,7 +109,8 @@ void dmr_roles_wait_children(const char *pfx, dmr_roles_child_t *ch, uint32_t n,
 		}
 		if (!forwarded && fail_at && now - fail_at > 10) {
 			forwarded = 1;
-			fprintf(stderr, "%s: a child failed 10 s ago: stopping the others (SIGTERM)\n",
+			fprintf(stderr,
+				"%s: a child failed 10 s ago: stopping the others (SIGTERM)\n",
 				pfx);
 			dmr_roles_signal_all(ch, n, SIGTERM);
 			term_at = now;
@@ -141,7 +143,8 @@ int dmr_roles_spawn_wait(const char *pfx, uint32_t n, char **const argvs[],
 		ch[i].status = -1;
 		ch[i].pid = dmr_roles_spawn(argvs[i], ch[i].log);
 		if (ch[i].pid <= 0) {
-			fprintf(stderr, "%s: error: fork (%s): %s\n", pfx, names[i], strerror(errno));
+			fprintf(stderr, "%s: error: fork (%s): %s\n", pfx, names[i],
+				strerror(errno));
 			ch[i].pid = 0;
 			ch[i].status = 127;
 			dmr_roles_signal_all(ch, i, SIGTERM);

@@ -16,10 +16,9 @@
 #include "../../core/base/fs.h"
 #include "roles_impl.h"
 
-static dmr_status_t perr(dmr_err_t *err, const char *name, const char *field, const char *fmt,
-			 ...) __attribute__((format(printf, 4, 5)));
-static dmr_status_t perr(dmr_err_t *err, const char *name, const char *field, const char *fmt,
-			 ...)
+static dmr_status_t perr(dmr_err_t *err, const char *name, const char *field, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static dmr_status_t perr(dmr_err_t *err, const char *name, const char *field, const char *fmt, ...)
 {
 	char msg[400];
 	va_list ap;
@@ -47,7 +46,8 @@ static dmr_status_t get_ip(json_t *v, const char *name, const char *field, char 
 {
 	struct in_addr a;
 	if (!json_is_string(v) || inet_pton(AF_INET, json_string_value(v), &a) != 1)
-		return perr(err, name, field, "must be a dotted IPv4 address string (e.g. \"10.0.2.15\")");
+		return perr(err, name, field,
+			    "must be a dotted IPv4 address string (e.g. \"10.0.2.15\")");
 	snprintf(out, 16, "%s", json_string_value(v));
 	return DMR_OK;
 }
@@ -84,10 +84,18 @@ static dmr_status_t parse_common(json_t *root, const char *name, dmr_verbs_clust
 		if (st != DMR_OK)
 			return st;
 		switch (i) {
-		case 0: cl->retry_cnt = (int)x; break;
-		case 1: cl->rnr_retry = (int)x; break;
-		case 2: cl->timeout = (int)x; break;
-		default: cl->port = (uint16_t)x; break;
+		case 0:
+			cl->retry_cnt = (int)x;
+			break;
+		case 1:
+			cl->rnr_retry = (int)x;
+			break;
+		case 2:
+			cl->timeout = (int)x;
+			break;
+		default:
+			cl->port = (uint16_t)x;
+			break;
 		}
 	}
 	return DMR_OK;
@@ -97,7 +105,8 @@ static dmr_status_t parse_common(json_t *root, const char *name, dmr_verbs_clust
 static dmr_status_t parse_nodes(json_t *arr, const char *name, const char *role, int is_mn,
 				dmr_verbs_node_t *nodes, uint32_t *n_p, dmr_err_t *err)
 {
-	static const char *const mn_keys[] = {"id", "ip", "devname", "ibport", "gid", "mr_size", NULL};
+	static const char *const mn_keys[] = {"id",  "ip",	"devname", "ibport",
+					      "gid", "mr_size", NULL};
 	static const char *const cn_keys[] = {"id", "ip", "devname", "ibport", "gid", NULL};
 	const char *const *keys = is_mn ? mn_keys : cn_keys;
 	char field[64];
@@ -107,16 +116,19 @@ static dmr_status_t parse_nodes(json_t *arr, const char *name, const char *role,
 			    DMR_VERBS_MAX_NODES);
 	size_t i;
 	json_t *o;
-	json_array_foreach(arr, i, o) {
+	json_array_foreach(arr, i, o)
+	{
 		dmr_verbs_node_t *nd = &nodes[i];
 		*nd = (dmr_verbs_node_t){.id = (uint32_t)i, .ibport = 1, .gid = -1};
 		snprintf(field, sizeof(field), "%s[%zu]", role, i);
 		if (!json_is_object(o))
 			return perr(err, name, field, "must be an object with %s",
-				    is_mn ? "id, ip, devname, ibport, gid, mr_size" : "id, ip, devname, ibport, gid");
+				    is_mn ? "id, ip, devname, ibport, gid, mr_size"
+					  : "id, ip, devname, ibport, gid");
 		const char *k;
 		json_t *v;
-		json_object_foreach(o, k, v) {
+		json_object_foreach(o, k, v)
+		{
 			snprintf(field, sizeof(field), "%s[%zu].%s", role, i, k);
 			if (!dmr_roles_known(k, keys)) {
 				char l[128];
@@ -137,7 +149,8 @@ static dmr_status_t parse_nodes(json_t *arr, const char *name, const char *role,
 					return perr(err, name, field,
 						    "must be an RDMA device name string of 1..63 "
 						    "characters (e.g. \"rxe0\", \"mlx5_0\")");
-				snprintf(nd->devname, sizeof(nd->devname), "%s", json_string_value(v));
+				snprintf(nd->devname, sizeof(nd->devname), "%s",
+					 json_string_value(v));
 			} else if (strcmp(k, "ibport") == 0) {
 				st = get_int(v, name, field, 1, 255, &x, err);
 				nd->ibport = (int)x;
@@ -157,16 +170,19 @@ static dmr_status_t parse_nodes(json_t *arr, const char *name, const char *role,
 				return st;
 		}
 		if (is_mn && !nd->ip[0])
-			return perr(err, name, role, "entry %zu has no \"ip\" (the address the MN "
-						     "listens on; a dotted IPv4 address)", i);
-		if (is_mn && !nd->mr_size)
-			return perr(err, name, role, "entry %zu has no \"mr_size\" (bytes, 64..2^48)",
+			return perr(err, name, role,
+				    "entry %zu has no \"ip\" (the address the MN "
+				    "listens on; a dotted IPv4 address)",
 				    i);
+		if (is_mn && !nd->mr_size)
+			return perr(err, name, role,
+				    "entry %zu has no \"mr_size\" (bytes, 64..2^48)", i);
 		for (size_t j = 0; j < i; j++)
 			if (nodes[j].id == nd->id) {
 				snprintf(field, sizeof(field), "%s[%zu].id", role, i);
-				return perr(err, name, field, "id %u is also %s[%zu]'s: ids must be unique",
-					    nd->id, role, j);
+				return perr(err, name, field,
+					    "id %u is also %s[%zu]'s: ids must be unique", nd->id,
+					    role, j);
 			}
 	}
 	*n_p = (uint32_t)json_array_size(arr);
@@ -183,7 +199,8 @@ static dmr_status_t parse_ips(json_t *arr, const char *name, const char *key,
 	size_t i;
 	json_t *v;
 	char field[64];
-	json_array_foreach(arr, i, v) {
+	json_array_foreach(arr, i, v)
+	{
 		snprintf(field, sizeof(field), "%s[%zu]", key, i);
 		nodes[i] = (dmr_verbs_node_t){.id = (uint32_t)i, .ibport = 1, .gid = -1};
 		dmr_status_t st = get_ip(v, name, field, nodes[i].ip, err);
@@ -217,20 +234,24 @@ dmr_status_t dmr_cluster_parse(const char *text, const char *name, dmr_verbs_clu
 	int shape1 = json_object_get(root, "mn") || json_object_get(root, "cn");
 	int shape2 = json_object_get(root, "MN_ips") || json_object_get(root, "CN_ips");
 	if (shape1 == shape2) {
-		st = dmr_err_set(err, DMR_ERR_PARSE,
-				 "%s: %s: give either \"mn\" and \"cn\" (node objects) or \"MN_ips\" "
-				 "and \"CN_ips\" (the reference's shape)",
-				 name, shape1 ? "both shapes mixed" : "no \"mn\"/\"cn\" nor \"MN_ips\"/\"CN_ips\"");
+		st = dmr_err_set(
+		    err, DMR_ERR_PARSE,
+		    "%s: %s: give either \"mn\" and \"cn\" (node objects) or \"MN_ips\" "
+		    "and \"CN_ips\" (the reference's shape)",
+		    name,
+		    shape1 ? "both shapes mixed" : "no \"mn\"/\"cn\" nor \"MN_ips\"/\"CN_ips\"");
 		goto out;
 	}
-	static const char *const s1_keys[] = {"mn", "cn", "retry_cnt", "rnr_retry", "timeout", "port", NULL};
-	static const char *const s2_keys[] = {"MN_ips", "CN_ips", "ib_dev_id", "ib_port", "gid_idx",
-					      "mr_size", "memcached_ip", "retry_cnt", "rnr_retry",
+	static const char *const s1_keys[] = {"mn",	 "cn",	 "retry_cnt", "rnr_retry",
 					      "timeout", "port", NULL};
+	static const char *const s2_keys[] = {"MN_ips",	   "CN_ips",  "ib_dev_id",    "ib_port",
+					      "gid_idx",   "mr_size", "memcached_ip", "retry_cnt",
+					      "rnr_retry", "timeout", "port",	      NULL};
 	const char *const *keys = shape1 ? s1_keys : s2_keys;
 	const char *k;
 	json_t *v;
-	json_object_foreach(root, k, v) {
+	json_object_foreach(root, k, v)
+	{
 		if (!dmr_roles_known(k, keys)) {
 			char l[256];
 			list_str(keys, l, sizeof(l));
@@ -243,7 +264,8 @@ dmr_status_t dmr_cluster_parse(const char *text, const char *name, dmr_verbs_clu
 	if (shape1) {
 		json_t *mn = json_object_get(root, "mn"), *cn = json_object_get(root, "cn");
 		if (!mn || !cn) {
-			st = perr(err, name, mn ? "cn" : "mn", "missing (both \"mn\" and \"cn\" are needed)");
+			st = perr(err, name, mn ? "cn" : "mn",
+				  "missing (both \"mn\" and \"cn\" are needed)");
 			goto out;
 		}
 		if ((st = parse_nodes(mn, name, "mn", 1, cl->mn, &cl->nmn, err)) != DMR_OK ||
@@ -262,7 +284,8 @@ dmr_status_t dmr_cluster_parse(const char *text, const char *name, dmr_verbs_clu
 		char dev[64] = "";
 		long long port = 1, gid = -1, x = 0;
 		if ((v = json_object_get(root, "ib_dev_id"))) {
-			if (json_is_string(v) && json_string_length(v) > 0 && json_string_length(v) < 64) {
+			if (json_is_string(v) && json_string_length(v) > 0 &&
+			    json_string_length(v) < 64) {
 				snprintf(dev, sizeof(dev), "%s", json_string_value(v));
 			} else {
 				if ((st = get_int(v, name, "ib_dev_id", 0, 255, &x, err)) != DMR_OK)
@@ -305,7 +328,8 @@ dmr_status_t dmr_cluster_parse(const char *text, const char *name, dmr_verbs_clu
 		}
 		if ((v = json_object_get(root, "memcached_ip"))) {
 			if (!json_is_string(v)) {
-				st = perr(err, name, "memcached_ip", "must be a string (it is ignored)");
+				st = perr(err, name, "memcached_ip",
+					  "must be a string (it is ignored)");
 				goto out;
 			}
 			if (note && notelen)
@@ -321,8 +345,8 @@ out:
 	return st;
 }
 
-dmr_status_t dmr_cluster_load(const char *path, dmr_verbs_cluster_t *cl, char *note,
-			      size_t notelen, dmr_err_t *err)
+dmr_status_t dmr_cluster_load(const char *path, dmr_verbs_cluster_t *cl, char *note, size_t notelen,
+			      dmr_err_t *err)
 {
 	char *buf;
 	size_t n;
@@ -346,8 +370,8 @@ dmr_status_t dmr_cluster_write_host(const char *path, const dmr_verbs_info_t *vi
 			       (json_int_t)mr_size);
 	json_array_append_new(mns, mn);
 	for (uint32_t k = 0; k < ncn; k++)
-		json_array_append_new(cns, json_pack("{s:i, s:s, s:s, s:i, s:i}", "id", (int)k, "ip",
-						     vi->ip, "devname", vi->device, "ibport",
+		json_array_append_new(cns, json_pack("{s:i, s:s, s:s, s:i, s:i}", "id", (int)k,
+						     "ip", vi->ip, "devname", vi->device, "ibport",
 						     vi->port, "gid", vi->gid_index));
 	json_object_set_new(root, "mn", mns);
 	json_object_set_new(root, "cn", cns);

@@ -47,16 +47,26 @@ void dmr_roles_read_cn_summary(const char *dir, dmr_roles_cnsum_t *s)
 			s->nf = nh < nr ? nh : nr;
 			for (int i = 0; i < nh && i < nr; i++) {
 				const char *k = hf[i], *v = rf[i];
-				if (!strcmp(k, "status")) snprintf(s->status, sizeof(s->status), "%s", v);
-				else if (!strcmp(k, "workload")) snprintf(s->workload, sizeof(s->workload), "%s", v);
-				else if (!strcmp(k, "regime")) snprintf(s->regime, sizeof(s->regime), "%s", v);
-				else if (!strcmp(k, "tried")) s->tried = atoll(v);
-				else if (!strcmp(k, "committed")) s->committed = atoll(v);
-				else if (!strcmp(k, "verified")) s->verified = atoll(v);
-				else if (!strcmp(k, "abort_rate")) s->abort_rate = atof(v);
-				else if (!strcmp(k, "sim_time_s")) s->secs = atof(v);
-				else if (!strcmp(k, "tried_tps")) s->tried_tps = atof(v);
-				else if (!strcmp(k, "committed_tps")) s->committed_tps = atof(v);
+				if (!strcmp(k, "status"))
+					snprintf(s->status, sizeof(s->status), "%s", v);
+				else if (!strcmp(k, "workload"))
+					snprintf(s->workload, sizeof(s->workload), "%s", v);
+				else if (!strcmp(k, "regime"))
+					snprintf(s->regime, sizeof(s->regime), "%s", v);
+				else if (!strcmp(k, "tried"))
+					s->tried = atoll(v);
+				else if (!strcmp(k, "committed"))
+					s->committed = atoll(v);
+				else if (!strcmp(k, "verified"))
+					s->verified = atoll(v);
+				else if (!strcmp(k, "abort_rate"))
+					s->abort_rate = atof(v);
+				else if (!strcmp(k, "sim_time_s"))
+					s->secs = atof(v);
+				else if (!strcmp(k, "tried_tps"))
+					s->tried_tps = atof(v);
+				else if (!strcmp(k, "committed_tps"))
+					s->committed_tps = atof(v);
 			}
 			s->have = 1;
 			s->final = fin;
@@ -80,12 +90,22 @@ void dmr_roles_read_cn_summary(const char *dir, dmr_roles_cnsum_t *s)
 int dmr_roles_fill_standard(FILE *f, const void *a)
 {
 	const dmr_roles_combo_t *c = a;
-	static const char *const sums[] = {"txns", "tried", "committed", "gave_up", "retries",
-					   "abort_lock", "abort_read_locked", "abort_validation",
-					   "abort_duplicate", "abort_full", "verbs", "skipped_ops",
+	static const char *const sums[] = {"txns",
+					   "tried",
+					   "committed",
+					   "gave_up",
+					   "retries",
+					   "abort_lock",
+					   "abort_read_locked",
+					   "abort_validation",
+					   "abort_duplicate",
+					   "abort_full",
+					   "verbs",
+					   "skipped_ops",
 					   NULL};
-	static const char *const maxes[] = {"sim_time_s", "wall_s", "loop_wall_s", "trace_wall_s",
-					    "p50_us", "p99_us", "p999_us", "footprint_bytes", NULL};
+	static const char *const maxes[] = {"sim_time_s",   "wall_s",	       "loop_wall_s",
+					    "trace_wall_s", "p50_us",	       "p99_us",
+					    "p999_us",	    "footprint_bytes", NULL};
 	char hb[4096];
 	snprintf(hb, sizeof(hb), "%s", dmr_results_header());
 	char *cols[80];
@@ -119,7 +139,8 @@ int dmr_roles_fill_standard(FILE *f, const void *a)
 			if (strcmp(n, "footprint_bytes") == 0)
 				snprintf(v, sizeof(v), "%.0f", x);
 			else
-				snprintf(v, sizeof(v), strcmp(n, "sim_time_s") == 0 ? "%.9f" : "%.3f", x);
+				snprintf(v, sizeof(v),
+					 strcmp(n, "sim_time_s") == 0 ? "%.9f" : "%.3f", x);
 		} else if (strcmp(n, "tried_tps") == 0 || strcmp(n, "committed_tps") == 0) {
 			snprintf(v, sizeof(v), "%.3f",
 				 secs > 0 ? (n[0] == 't' ? tried : committed) / secs : 0);
@@ -202,11 +223,12 @@ int dmr_roles_fill_processes(FILE *f, const void *a)
 	int rc = 0;
 	for (uint32_t k = 0; k < c->cl->ncn && rc >= 0; k++) {
 		const dmr_roles_cnsum_t *s = &c->cs[k];
-		rc = fprintf(f, "cn%u,%s,%lld,%d,%s,%s,verbs,1,%u,%u,%llu,%lld,%lld,%.3f,%.3f,%.6f,%.9f\n",
-			     c->cl->cn[k].id, s->have ? s->status : "missing", s->verified,
-			     c->ch[1 + k].status, s->have ? s->workload : wl, s->have ? s->regime : rg,
-			     c->o->threads, c->o->coros, (unsigned long long)c->o->seed, s->tried,
-			     s->committed, s->tried_tps, s->committed_tps, s->abort_rate, s->secs);
+		rc = fprintf(
+		    f, "cn%u,%s,%lld,%d,%s,%s,verbs,1,%u,%u,%llu,%lld,%lld,%.3f,%.3f,%.6f,%.9f\n",
+		    c->cl->cn[k].id, s->have ? s->status : "missing", s->verified,
+		    c->ch[1 + k].status, s->have ? s->workload : wl, s->have ? s->regime : rg,
+		    c->o->threads, c->o->coros, (unsigned long long)c->o->seed, s->tried,
+		    s->committed, s->tried_tps, s->committed_tps, s->abort_rate, s->secs);
 	}
 	return rc;
 }

@@ -73,11 +73,14 @@ int dmr_roles_launch(const dmr_replay_opts_t *o, const char *config, int cns_giv
 		return 2;
 	}
 	if (o->duration_s > 0 || o->backoff_us > 0 || o->loop.loops || o->mtu) {
-		fprintf(stderr, "%s: error: %s is not passed to the CN processes (dmreplay cn takes "
-				"--threads, --coros, --seed, --txns, --retries)\n",
-			pfx, o->duration_s > 0 ? "--duration" : o->backoff_us > 0 ? "--backoff-us"
-						 : o->loop.loops	 ? "--loop"
-									 : "--mtu");
+		fprintf(stderr,
+			"%s: error: %s is not passed to the CN processes (dmreplay cn takes "
+			"--threads, --coros, --seed, --txns, --retries)\n",
+			pfx,
+			o->duration_s > 0   ? "--duration"
+			: o->backoff_us > 0 ? "--backoff-us"
+			: o->loop.loops	    ? "--loop"
+					    : "--mtu");
 		return 2;
 	}
 	if (dmr_mkdir_p(o->out_dir, DMR_FS_PROBE, &err) != DMR_OK) {
@@ -115,10 +118,11 @@ int dmr_roles_launch(const dmr_replay_opts_t *o, const char *config, int cns_giv
 		footprint = L.total;
 	}
 	if (config && footprint > cl.mn[0].mr_size) {
-		fprintf(stderr, "%s: error: %s: mn[0] mr_size %llu bytes is below the footprint of %s "
-				"with %u CNs x %u threads (%llu bytes): raise mr_size\n",
-			pfx, config, (unsigned long long)cl.mn[0].mr_size, o->trace, cl.ncn, o->threads,
-			(unsigned long long)footprint);
+		fprintf(stderr,
+			"%s: error: %s: mn[0] mr_size %llu bytes is below the footprint of %s "
+			"with %u CNs x %u threads (%llu bytes): raise mr_size\n",
+			pfx, config, (unsigned long long)cl.mn[0].mr_size, o->trace, cl.ncn,
+			o->threads, (unsigned long long)footprint);
 		return 2;
 	}
 	/* same file as OUT/cluster.json? (it is moved with an earlier run) */
@@ -177,7 +181,7 @@ int dmr_roles_launch(const dmr_replay_opts_t *o, const char *config, int cns_giv
 	uint32_t n = 1 + cl.ncn;
 	dmr_roles_child_t *ch = calloc(n, sizeof(*ch));
 	dmr_roles_cnsum_t *cs = calloc(cl.ncn, sizeof(*cs));
-	char (*outs)[1100] = calloc(cl.ncn, sizeof(*outs));
+	char(*outs)[1100] = calloc(cl.ncn, sizeof(*outs));
 	if (!ch || !cs || !outs) {
 		free(ch);
 		free(cs);
@@ -197,10 +201,12 @@ int dmr_roles_launch(const dmr_replay_opts_t *o, const char *config, int cns_giv
 	snprintf(a_ret, sizeof(a_ret), "%u", o->retries);
 	dmr_sig_saved_t saved;
 	dmr_sig_install(&saved);
-	fprintf(stderr, "%s: MN %u at %s:%u (%s) and %u CN processes x %u threads; config %s; "
-			"logs %s/mn.log, %s/cnK.log\n",
-		pfx, cl.mn[0].id, cl.mn[0].ip, cl.port, cl.mn[0].devname[0] ? cl.mn[0].devname : "device 0",
-		cl.ncn, o->threads, cfgpath, o->out_dir, o->out_dir);
+	fprintf(stderr,
+		"%s: MN %u at %s:%u (%s) and %u CN processes x %u threads; config %s; "
+		"logs %s/mn.log, %s/cnK.log\n",
+		pfx, cl.mn[0].id, cl.mn[0].ip, cl.port,
+		cl.mn[0].devname[0] ? cl.mn[0].devname : "device 0", cl.ncn, o->threads, cfgpath,
+		o->out_dir, o->out_dir);
 	snprintf(a_id, sizeof(a_id), "%u", cl.mn[0].id);
 	snprintf(ch[0].name, sizeof(ch[0].name), "mn %u", cl.mn[0].id);
 	snprintf(ch[0].log, sizeof(ch[0].log), "%s/mn.log", o->out_dir);
@@ -280,9 +286,10 @@ int dmr_roles_launch(const dmr_replay_opts_t *o, const char *config, int cns_giv
 		    strcmp(cs[k].status, "complete") != 0)
 			complete = 0;
 	}
-	dmr_roles_combo_t co = {.o = o, .cl = &cl, .cs = cs, .ch = ch, .complete = complete,
-		      .workload = workload};
-	st = dmr_results_write_file(o->out_dir, "processes.csv", dmr_roles_fill_processes, &co, &err);
+	dmr_roles_combo_t co = {
+	    .o = o, .cl = &cl, .cs = cs, .ch = ch, .complete = complete, .workload = workload};
+	st = dmr_results_write_file(o->out_dir, "processes.csv", dmr_roles_fill_processes, &co,
+				    &err);
 	if (st == DMR_OK)
 		st = dmr_results_write_file(o->out_dir,
 					    complete ? "summary.csv" : "summary.partial.csv",
@@ -298,10 +305,11 @@ int dmr_roles_launch(const dmr_replay_opts_t *o, const char *config, int cns_giv
 			secs = cs[k].secs;
 		char rb[48];
 		if (!o->quiet)
-			printf("  cn%-3u %-9s tried %lld, committed %lld (%s), verified %s, exit %d\n",
-			       cl.cn[k].id, cs[k].have ? cs[k].status : "missing", cs[k].tried,
-			       cs[k].committed, fmt_rate(cs[k].committed_tps, rb, sizeof(rb)),
-			       cs[k].verified == 1 ? "yes" : "no", ch[1 + k].status);
+			printf(
+			    "  cn%-3u %-9s tried %lld, committed %lld (%s), verified %s, exit %d\n",
+			    cl.cn[k].id, cs[k].have ? cs[k].status : "missing", cs[k].tried,
+			    cs[k].committed, fmt_rate(cs[k].committed_tps, rb, sizeof(rb)),
+			    cs[k].verified == 1 ? "yes" : "no", ch[1 + k].status);
 	}
 	if (!o->quiet) {
 		char rb[48];
@@ -315,9 +323,10 @@ int dmr_roles_launch(const dmr_replay_opts_t *o, const char *config, int cns_giv
 		       tried, committed, fmt_rate(secs > 0 ? committed / secs : 0, rb, sizeof(rb)),
 		       secs);
 		printf("  verification   %s\n",
-		       complete ? "PASSED on every CN (final MN state; SmallBank/YCSB sums over all "
-				  "CNs)"
-				: "not complete (see the CN lines and logs)");
+		       complete
+			   ? "PASSED on every CN (final MN state; SmallBank/YCSB sums over all "
+			     "CNs)"
+			   : "not complete (see the CN lines and logs)");
 		printf("  results        %s/%s, %s/cnK/\n", o->out_dir,
 		       complete ? "summary.csv" : "summary.partial.csv", o->out_dir);
 	}

@@ -72,9 +72,11 @@ static int opt_secs(const char *pfx, const char *opt, const char *s, double *v)
 
 /* The options mn and cn share: --config, --id, --barrier-timeout, --end-timeout. */
 #define ROLE_OPTIONS                                                                               \
-	{"config", required_argument, 0, 'c'}, {"id", required_argument, 0, 'i'},                 \
+	{"config", required_argument, 0, 'c'}, {"id", required_argument, 0, 'i'},                  \
 	    {"barrier-timeout", required_argument, 0, 'b'},                                        \
-	    {"end-timeout", required_argument, 0, 'e'}
+	{                                                                                          \
+		"end-timeout", required_argument, 0, 'e'                                           \
+	}
 
 typedef struct role_args {
 	const char *config;
@@ -82,7 +84,10 @@ typedef struct role_args {
 	double barrier_s, end_s;
 } role_args_t;
 
-#define ROLE_ARGS_DEFAULT {.id = -1, .barrier_s = 60, .end_s = 300}
+#define ROLE_ARGS_DEFAULT                                                                          \
+	{                                                                                          \
+		.id = -1, .barrier_s = 60, .end_s = 300                                            \
+	}
 
 /* One of the shared options into a: 1, 0 when c is not one of them, -1
  * when its value is refused (the reason printed). */
@@ -147,7 +152,8 @@ static int load_node(const char *pfx, const char *config, int cn, long long id, 
 
 int dmr_roles_mn_main(int argc, char **argv)
 {
-	static const struct option lo[] = {ROLE_OPTIONS, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+	static const struct option lo[] = {
+	    ROLE_OPTIONS, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
 	role_args_t a = ROLE_ARGS_DEFAULT;
 	int c, ro;
 	optind = 1;
@@ -160,13 +166,19 @@ int dmr_roles_mn_main(int argc, char **argv)
 		}
 		switch (c) {
 		case 'h':
-			printf("usage: dmreplay mn --config CLUSTER.json [--id K] [--barrier-timeout S]"
+			printf("usage: dmreplay mn --config CLUSTER.json [--id K] "
+			       "[--barrier-timeout S]"
 			       " [--end-timeout S]\n"
-			       "  The memory node as a process (docs/ROLES.md): registers mr_size bytes\n"
-			       "  (RLIMIT_MEMLOCK and max_mr_size checked first), listens with rdma_cm\n"
-			       "  on the MN entry's ip:port, serves the CNs, and exits when all are done\n"
-			       "  (0), when the start barrier (default 60 s + 5) passes with CNs missing\n"
-			       "  (1, naming them), or when every CN disconnected before the end (1).\n"
+			       "  The memory node as a process (docs/ROLES.md): registers mr_size "
+			       "bytes\n"
+			       "  (RLIMIT_MEMLOCK and max_mr_size checked first), listens with "
+			       "rdma_cm\n"
+			       "  on the MN entry's ip:port, serves the CNs, and exits when all "
+			       "are done\n"
+			       "  (0), when the start barrier (default 60 s + 5) passes with CNs "
+			       "missing\n"
+			       "  (1, naming them), or when every CN disconnected before the end "
+			       "(1).\n"
 			       "  --id: the MN entry's id (default the first MN).\n");
 			return 0;
 		default:
@@ -183,12 +195,13 @@ int dmr_roles_mn_main(int argc, char **argv)
 	if (load_node(MNP, a.config, 0, a.id, 0, &cl, &idx))
 		return 2;
 	if (cl.nmn != 1)
-		fprintf(stderr, "dmreplay mn: note: %s lists %u MNs; CNs use only the first in "
-				"this version (docs/ROLES.md)\n",
+		fprintf(stderr,
+			"dmreplay mn: note: %s lists %u MNs; CNs use only the first in "
+			"this version (docs/ROLES.md)\n",
 			a.config, cl.nmn);
 #ifdef DMR_HAVE_VERBS
-	dmr_verbs_role_t role = {.cl = &cl, .self = idx, .barrier_s = a.barrier_s, .end_s = a.end_s,
-				 .stop = &role_stop};
+	dmr_verbs_role_t role = {
+	    .cl = &cl, .self = idx, .barrier_s = a.barrier_s, .end_s = a.end_s, .stop = &role_stop};
 	dmr_err_t err = {{0}};
 	role_sig_install();
 	dmr_status_t st = dmr_verbs_mn_main(&role, &err);
@@ -237,10 +250,11 @@ static dmr_status_t write_share(const char *in, const char *out, uint32_t total,
 		if (st != DMR_OK)
 			break;
 		if (role_stop) {
-			st = dmr_err_set(err, DMR_ERR_INTERRUPTED,
-					 "interrupted by signal %d while writing this CN's share of "
-					 "the trace (%s; removed)",
-					 (int)role_stop, out);
+			st =
+			    dmr_err_set(err, DMR_ERR_INTERRUPTED,
+					"interrupted by signal %d while writing this CN's share of "
+					"the trace (%s; removed)",
+					(int)role_stop, out);
 			break;
 		}
 		uint32_t wk = (uint32_t)(i++ % total);
@@ -294,29 +308,65 @@ int dmr_roles_cn_main(int argc, char **argv)
 			continue;
 		}
 		switch (c) {
-		case 't': trace = optarg; break;
-		case 'o': out = optarg; break;
-		case 'q': o.quiet = 1; break;
-		case 'f': force = 1; break;
-		case 'T': if (opt_u64(CNP, "--threads", optarg, 1, 1024, &u)) return 2; o.threads = (uint32_t)u; break;
-		case 'C': if (opt_u64(CNP, "--coros", optarg, 1, 64, &u)) return 2; o.coros = (uint32_t)u; break;
-		case 's': if (opt_u64(CNP, "--seed", optarg, 0, UINT64_MAX, &u)) return 2; o.seed = u; break;
-		case 'n': if (opt_u64(CNP, "--txns", optarg, 0, UINT64_MAX, &u)) return 2; o.txns = u; break;
-		case 'r': if (opt_u64(CNP, "--retries", optarg, 0, 1000000, &u)) return 2; o.retries = (uint32_t)u; break;
+		case 't':
+			trace = optarg;
+			break;
+		case 'o':
+			out = optarg;
+			break;
+		case 'q':
+			o.quiet = 1;
+			break;
+		case 'f':
+			force = 1;
+			break;
+		case 'T':
+			if (opt_u64(CNP, "--threads", optarg, 1, 1024, &u))
+				return 2;
+			o.threads = (uint32_t)u;
+			break;
+		case 'C':
+			if (opt_u64(CNP, "--coros", optarg, 1, 64, &u))
+				return 2;
+			o.coros = (uint32_t)u;
+			break;
+		case 's':
+			if (opt_u64(CNP, "--seed", optarg, 0, UINT64_MAX, &u))
+				return 2;
+			o.seed = u;
+			break;
+		case 'n':
+			if (opt_u64(CNP, "--txns", optarg, 0, UINT64_MAX, &u))
+				return 2;
+			o.txns = u;
+			break;
+		case 'r':
+			if (opt_u64(CNP, "--retries", optarg, 0, 1000000, &u))
+				return 2;
+			o.retries = (uint32_t)u;
+			break;
 		case 'h':
-			printf("usage: dmreplay cn --config CLUSTER.json --id K --trace FILE [--threads T]\n"
-			       "       [--coros C] [--seed S] [--txns N] [--retries N] [--out DIR]\n"
-			       "       [--barrier-timeout S] [--end-timeout S] [--quiet] [--force]\n"
-			       "  A compute node as a process (docs/ROLES.md): T workers (every CN must\n"
-			       "  use the same T), each an RC QP to the MN, run transactions i of FILE\n"
-			       "  with i mod (CNs x T) in this CN's range; CN index 0 loads the initial\n"
-			       "  state into the MN; after the run every CN reads the final state back\n"
-			       "  and verifies it. Results: DIR (default out/cnK)/summary.csv, or\n"
-			       "  summary.partial.csv on any failure. Defaults: T=2, C=2, barrier 60 s,\n"
-			       "  end 300 s. A DIR holding a finished summary.csv is refused unless\n"
-			       "  --force (that run's files are then moved to DIR/earlier-N/).\n"
-			       "  Exit: 0, 1 failed run, 2 bad input (options, config, trace, device,\n"
-			       "  port, GID), 130 SIGINT/SIGTERM (also during set-up).\n");
+			printf(
+			    "usage: dmreplay cn --config CLUSTER.json --id K --trace FILE "
+			    "[--threads T]\n"
+			    "       [--coros C] [--seed S] [--txns N] [--retries N] [--out DIR]\n"
+			    "       [--barrier-timeout S] [--end-timeout S] [--quiet] [--force]\n"
+			    "  A compute node as a process (docs/ROLES.md): T workers (every CN "
+			    "must\n"
+			    "  use the same T), each an RC QP to the MN, run transactions i of "
+			    "FILE\n"
+			    "  with i mod (CNs x T) in this CN's range; CN index 0 loads the "
+			    "initial\n"
+			    "  state into the MN; after the run every CN reads the final state "
+			    "back\n"
+			    "  and verifies it. Results: DIR (default out/cnK)/summary.csv, or\n"
+			    "  summary.partial.csv on any failure. Defaults: T=2, C=2, barrier 60 "
+			    "s,\n"
+			    "  end 300 s. A DIR holding a finished summary.csv is refused unless\n"
+			    "  --force (that run's files are then moved to DIR/earlier-N/).\n"
+			    "  Exit: 0, 1 failed run, 2 bad input (options, config, trace, "
+			    "device,\n"
+			    "  port, GID), 130 SIGINT/SIGTERM (also during set-up).\n");
 			return 0;
 		default:
 			return bad_option(CNP, argv[optind - 1]);
@@ -386,11 +436,13 @@ int dmr_roles_cn_main(int argc, char **argv)
 		}
 	}
 	if (!o.quiet)
-		fprintf(stderr,
-			"cn %lld: index %u of %u CNs, workers %u..%u of %u: %llu transactions of %s "
-			"(written to %s); MN %u at %s:%u; footprint %llu bytes\n",
-			a.id, idx, cl.ncn, first, first + o.threads - 1, total, (unsigned long long)kept,
-			trace, share, cl.mn[0].id, cl.mn[0].ip, cl.port, (unsigned long long)L.total);
+		fprintf(
+		    stderr,
+		    "cn %lld: index %u of %u CNs, workers %u..%u of %u: %llu transactions of %s "
+		    "(written to %s); MN %u at %s:%u; footprint %llu bytes\n",
+		    a.id, idx, cl.ncn, first, first + o.threads - 1, total,
+		    (unsigned long long)kept, trace, share, cl.mn[0].id, cl.mn[0].ip, cl.port,
+		    (unsigned long long)L.total);
 #ifdef DMR_HAVE_VERBS
 	dmr_verbs_role_t role = {.cl = &cl,
 				 .self = idx,
@@ -421,8 +473,9 @@ int dmr_roles_cn_main(int argc, char **argv)
 			 "built without the verbs backend (libibverbs-dev, librdmacm-dev)");
 #endif
 	if (st == DMR_OK && role_stop)
-		fprintf(stderr, CNP " %lld: note: signal %d came during set-up, after the run "
-				"had started: the run was not stopped\n",
+		fprintf(stderr,
+			CNP " %lld: note: signal %d came during set-up, after the run "
+			    "had started: the run was not stopped\n",
 			a.id, (int)role_stop);
 setup_failed:
 	if (!r.status[0]) { /* the engine wrote nothing (it sets status last) */
@@ -430,7 +483,8 @@ setup_failed:
 		dmr_trace_reader_t *rd = NULL;
 		dmr_err_t e2;
 		if (dmr_trace_open(trace, &rd, &e2) == DMR_OK) {
-			snprintf(r.workload, sizeof(r.workload), "%s", dmr_trace_header(rd)->workload);
+			snprintf(r.workload, sizeof(r.workload), "%s",
+				 dmr_trace_header(rd)->workload);
 			snprintf(r.regime, sizeof(r.regime), "%s", dmr_trace_header(rd)->regime);
 			dmr_trace_close(rd);
 		}
@@ -453,8 +507,8 @@ setup_failed:
 	if ((st == DMR_OK || st == DMR_ERR_VERIFY || r.partial) && !o.quiet)
 		dmr_replay_print(&r, stdout);
 	if (st != DMR_OK) {
-		fprintf(stderr, "dmreplay cn %lld: error: %s (results: %s/summary.partial.csv)\n", a.id,
-			err.msg, out);
+		fprintf(stderr, "dmreplay cn %lld: error: %s (results: %s/summary.partial.csv)\n",
+			a.id, err.msg, out);
 		/* as run: a bad device (NODEV), port (RANGE) or GID, a refusal
 		 * such as CNs with different --threads (INVALID), a bad trace row:
 		 * bad input (2), also when the replay had started */

@@ -102,8 +102,9 @@ int dmr_roles_clear_earlier(const char *dir, const char *pfx, int force, char *m
 	}
 	closedir(d);
 	if (rc == 0)
-		fprintf(stderr, "%s: note: the files of an earlier %s run in %s were moved to %s/\n",
-			pfx, fin[0] ? "(finished)" : "(unfinished)", dir, to);
+		fprintf(stderr,
+			"%s: note: the files of an earlier %s run in %s were moved to %s/\n", pfx,
+			fin[0] ? "(finished)" : "(unfinished)", dir, to);
 	if (moved && movedlen)
 		snprintf(moved, movedlen, "%s", to);
 	return rc;

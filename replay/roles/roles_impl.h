@@ -51,9 +51,8 @@ void dmr_roles_signal_all(dmr_roles_child_t *c, uint32_t n, int sig);
  * stopped at once when every CN (ch[1..n)) has exited and one failed. Sets
  * *interrupted_p / *timed_out_p.
  */
-void dmr_roles_wait_children(const char *pfx, dmr_roles_child_t *ch, uint32_t n,
-			     double deadline_s, int mn_first, int *interrupted_p,
-			     int *timed_out_p);
+void dmr_roles_wait_children(const char *pfx, dmr_roles_child_t *ch, uint32_t n, double deadline_s,
+			     int mn_first, int *interrupted_p, int *timed_out_p);
 /* The lines of a child's log that say what went wrong (those with "error",
  * else "fail", else "warning", at most 6; else its last 4 lines), indented,
  * to stderr. */

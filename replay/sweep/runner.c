@@ -110,8 +110,8 @@ static void last_line(const char *path, char *out, size_t len)
 }
 
 /* Generate the job's trace unless present (under a per-trace lock). */
-static dmr_status_t ensure_trace(dmr_sweep_ctx_t *c, const dmr_sweep_job_t *j, char *path, size_t len,
-				 dmr_err_t *err)
+static dmr_status_t ensure_trace(dmr_sweep_ctx_t *c, const dmr_sweep_job_t *j, char *path,
+				 size_t len, dmr_err_t *err)
 {
 	char tdir[PATH_MAX + 16], lock[PATH_MAX + 700], tmp[PATH_MAX + 700], log[PATH_MAX + 700];
 	snprintf(tdir, sizeof(tdir), "%s/traces", c->dir);
@@ -175,8 +175,8 @@ static dmr_status_t read_run_summary(const char *path, char *hdr, size_t hlen, c
 }
 
 /* Run one (cell, rep): trace, run, and the combined header and row. */
-dmr_status_t dmr_sweep_run_job(dmr_sweep_ctx_t *c, const dmr_sweep_job_t *j, char *hdr,
-			       size_t hlen, char *row, size_t rlen, dmr_err_t *err)
+dmr_status_t dmr_sweep_run_job(dmr_sweep_ctx_t *c, const dmr_sweep_job_t *j, char *hdr, size_t hlen,
+			       char *row, size_t rlen, dmr_err_t *err)
 {
 	char trace[PATH_MAX + 700], cdir[PATH_MAX + 700], sum[PATH_MAX + 800], log[PATH_MAX + 800];
 	dmr_status_t st = ensure_trace(c, j, trace, sizeof(trace), err);

@@ -53,8 +53,10 @@ static int job_main(dmr_sweep_ctx_t *c, dmr_sweep_plan_t *p, const char *cell, c
 	}
 	char hdr[4096 + 16], row[8192 + 600];
 	dmr_err_t err = {{0}};
-	if (dmr_sweep_run_job(c, j, hdr, sizeof(hdr), row, sizeof(row), &err) != DMR_OK || dmr_sig_caught()) {
-		printf("DMR-FAIL\t%s\t%u\t%s\n", j->cell, j->rep, dmr_sig_caught() ? "interrupted" : err.msg);
+	if (dmr_sweep_run_job(c, j, hdr, sizeof(hdr), row, sizeof(row), &err) != DMR_OK ||
+	    dmr_sig_caught()) {
+		printf("DMR-FAIL\t%s\t%u\t%s\n", j->cell, j->rep,
+		       dmr_sig_caught() ? "interrupted" : err.msg);
 		return 1;
 	}
 	printf("DMR-ROW\t%s\t%s\n", hdr, row);

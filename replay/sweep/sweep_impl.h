@@ -62,8 +62,8 @@ void dmr_sweep_signals_install(void);
  * into DIR/cells/J/, and the combined summary header ("cell,rep," + the
  * run's) and row. DMR_ERR_REMOTE: the run failed (its log's last line
  * named); DMR_ERR_IO / _PARSE: the trace or the run's summary. */
-dmr_status_t dmr_sweep_run_job(dmr_sweep_ctx_t *c, const dmr_sweep_job_t *j, char *hdr,
-			       size_t hlen, char *row, size_t rlen, dmr_err_t *err);
+dmr_status_t dmr_sweep_run_job(dmr_sweep_ctx_t *c, const dmr_sweep_job_t *j, char *hdr, size_t hlen,
+			       char *row, size_t rlen, dmr_err_t *err);
 /* Every pending job, one after the other (0), or 1 when summary.csv's
  * columns differ from a run's (the sweep cannot go on). */
 int dmr_sweep_run_sequential(dmr_sweep_ctx_t *c, dmr_sweep_plan_t *p);

@@ -89,23 +89,23 @@ void dmr_bench_session_close(dmr_bench_session_t *s);
 
 /* One measurement. */
 typedef struct dmr_bench_spec {
-	uint8_t opcode;	  /* DMR_WR_READ, WRITE, CAS or FAA */
-	uint32_t size;	  /* READ/WRITE bytes (>= 1); atomics: 8 */
-	uint32_t depth;	  /* outstanding WRs per QP (latency: 1) */
-	uint64_t iters;	  /* WRs per QP (>= 2; latency: >= 4) */
-	uint32_t qps;	  /* QPs = workers 0..qps-1 of the session */
-	int latency;	  /* 1: perftest _lat statistics (needs depth 1, qps 1) */
-	int same_addr;	  /* atomics: every WR of every QP on offset 0 */
+	uint8_t opcode;	       /* DMR_WR_READ, WRITE, CAS or FAA */
+	uint32_t size;	       /* READ/WRITE bytes (>= 1); atomics: 8 */
+	uint32_t depth;	       /* outstanding WRs per QP (latency: 1) */
+	uint64_t iters;	       /* WRs per QP (>= 2; latency: >= 4) */
+	uint32_t qps;	       /* QPs = workers 0..qps-1 of the session */
+	int latency;	       /* 1: perftest _lat statistics (needs depth 1, qps 1) */
+	int same_addr;	       /* atomics: every WR of every QP on offset 0 */
 	uint32_t cycle_buffer; /* 0: the layout below; else perftest's: WR i at offset
 				  (i mod (B / inc)) x inc of a B-byte buffer, local and
 				  remote, inc = size rounded up to 64 bytes; one buffer
 				  (offset 0) when size > B / 2 (perftest's default B is
 				  the page size, 4096) */
-	double timeout_s; /* threaded: no completion for this long is an error (0: 10 s) */
-	double max_s;	  /* threaded: stop posting max_s seconds after a QP's first post
-			     (once it has posted 16 WRs) and finish with the WRs posted;
-			     0 = run all iters. Ignored on DRIVEN backends (simulated
-			     time costs little). res->iters says how many completed. */
+	double timeout_s;      /* threaded: no completion for this long is an error (0: 10 s) */
+	double max_s;	       /* threaded: stop posting max_s seconds after a QP's first post
+				  (once it has posted 16 WRs) and finish with the WRs posted;
+				  0 = run all iters. Ignored on DRIVEN backends (simulated
+				  time costs little). res->iters says how many completed. */
 } dmr_bench_spec_t;
 
 typedef struct dmr_bench_result {
@@ -114,8 +114,8 @@ typedef struct dmr_bench_result {
 	double bw_peak_gbps; /* perftest's peak (one QP; NAN with several) */
 	double bw_avg_gbps;
 	double msg_rate_mpps; /* completed WRs per microsecond */
-	double mono_seconds; /* threaded: the whole run by CLOCK_MONOTONIC, s (a check of
-				dmr_be_now's clock; NAN on DRIVEN backends) */
+	double mono_seconds;  /* threaded: the whole run by CLOCK_MONOTONIC, s (a check of
+				 dmr_be_now's clock; NAN on DRIVEN backends) */
 	/* latency mode only (us) */
 	double t_min_us, t_max_us, t_typical_us, t_avg_us, t_stdev_us, t_p99_us, t_p999_us;
 } dmr_bench_result_t;

@@ -45,9 +45,8 @@ uint64_t dmr_bench_cycle_slots(const dmr_bench_spec_t *sp, uint64_t *inc_p);
 /* dmr_bench_run with perftest's selective signalling (one WR in cq_mod,
  * and the last) and post lists (post_list WRs per doorbell); both 1..depth.
  * dmr_bench_run is cq_mod 1, post_list 1 (bench_run.c). */
-dmr_status_t dmr_bench_run_sel(dmr_bench_session_t *s, const dmr_bench_spec_t *sp,
-			       uint32_t cq_mod, uint32_t post_list, dmr_bench_result_t *res_p,
-			       dmr_err_t *err);
+dmr_status_t dmr_bench_run_sel(dmr_bench_session_t *s, const dmr_bench_spec_t *sp, uint32_t cq_mod,
+			       uint32_t post_list, dmr_bench_result_t *res_p, dmr_err_t *err);
 
 /* ---- perftest's figures and table (bench_perftest.c) ---- */
 
@@ -81,7 +80,9 @@ enum {
 	    {"device", required_argument, NULL, DMR_BENCH_O_DEVICE},                               \
 	    {"port", required_argument, NULL, DMR_BENCH_O_PORT},                                   \
 	    {"gid-index", required_argument, NULL, DMR_BENCH_O_GID},                               \
-	    {"mtu", required_argument, NULL, DMR_BENCH_O_MTU}
+	{                                                                                          \
+		"mtu", required_argument, NULL, DMR_BENCH_O_MTU                                    \
+	}
 
 /* --backend, --profile, --mtu, --device, --port, --gid-index as given. */
 typedef struct dmr_bench_topts {

@@ -173,9 +173,9 @@ typedef struct brun {
 	uint64_t slot;	 /* local bytes per outstanding WR */
 	uint64_t region; /* remote bytes per QP */
 	uint64_t timeout_ps;
-	uint64_t max_ps; /* threaded: stop posting this long after the first post (0: never) */
-	atomic_int stop; /* a QP failed: the others give up */
-	atomic_int go;	 /* threads start together */
+	uint64_t max_ps;    /* threaded: stop posting this long after the first post (0: never) */
+	atomic_int stop;    /* a QP failed: the others give up */
+	atomic_int go;	    /* threads start together */
 	uint32_t cq_mod;    /* signal one WR in cq_mod, and the last (perftest --cq-mod) */
 	uint32_t post_list; /* WRs per post, one doorbell (perftest --post_list) */
 	uint64_t cycle_slots, cycle_inc; /* spec cycle_buffer: slots and stride (0: off) */
@@ -263,8 +263,7 @@ static dmr_status_t bq_refill(brun_t *r, bq_t *q, dmr_err_t *err)
 }
 
 /* A signaled WR's completion completes it and the unsignaled WRs before it. */
-static dmr_status_t bq_complete(brun_t *r, bq_t *q, const dmr_wc_t *wc, uint64_t t,
-				dmr_err_t *err)
+static dmr_status_t bq_complete(brun_t *r, bq_t *q, const dmr_wc_t *wc, uint64_t t, dmr_err_t *err)
 {
 	uint64_t i = dmr_wrid_get_n(wc->wr_id); /* the WR's sequence number */
 	if (wc->status != DMR_WC_SUCCESS)
@@ -437,9 +436,8 @@ static dmr_status_t run_threaded(brun_t *r, dmr_err_t *err)
  * has less room); a completion completes its WR and the unsignaled ones
  * before it, which get its time as tcompleted. dmr_bench_run is cq_mod 1,
  * post_list 1. */
-dmr_status_t dmr_bench_run_sel(dmr_bench_session_t *s, const dmr_bench_spec_t *sp,
-			       uint32_t cq_mod, uint32_t post_list, dmr_bench_result_t *res_p,
-			       dmr_err_t *err)
+dmr_status_t dmr_bench_run_sel(dmr_bench_session_t *s, const dmr_bench_spec_t *sp, uint32_t cq_mod,
+			       uint32_t post_list, dmr_bench_result_t *res_p, dmr_err_t *err)
 {
 	if (sp->opcode > DMR_WR_FAA)
 		return dmr_err_set(err, DMR_ERR_INVALID,
@@ -459,8 +457,8 @@ dmr_status_t dmr_bench_run_sel(dmr_bench_session_t *s, const dmr_bench_spec_t *s
 				   sp->size, BENCH_MAX_SIZE);
 	if (cq_mod == 0 || post_list == 0 || cq_mod > sp->depth || post_list > sp->depth)
 		return dmr_err_set(err, DMR_ERR_INVALID,
-				   "bench: cq_mod %u and post_list %u must be 1..depth (%u)", cq_mod,
-				   post_list, sp->depth);
+				   "bench: cq_mod %u and post_list %u must be 1..depth (%u)",
+				   cq_mod, post_list, sp->depth);
 	if (sp->latency && (sp->depth != 1 || sp->qps != 1))
 		return dmr_err_set(
 		    err, DMR_ERR_INVALID,

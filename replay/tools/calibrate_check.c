@@ -183,8 +183,7 @@ int dmr_cal_self_check(cal_t *c, const dmr_model_t *bm, int sim, json_t **checks
 		nck -= 5;
 	int fails = 0;
 	if (sim) {
-		printf("Sim against its own profile %s (tolerance %g %%):\n", cm->name,
-		       o->tol_pct);
+		printf("Sim against its own profile %s (tolerance %g %%):\n", cm->name, o->tol_pct);
 		fails = print_checks(ck, nck, o->tol_pct, "profile", 1);
 		json_t *checks_json = json_array();
 		for (int i = 0; i < nck; i++) {

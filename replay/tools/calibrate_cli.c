@@ -72,14 +72,12 @@ static int check_output(const char *out)
 		why = "empty path";
 	else if (strlen(out) >= sizeof(dir) - 32)
 		why = "path too long";
-	else if (out[strlen(out) - 1] == '/' ||
-		 (stat(out, &sb) == 0 && S_ISDIR(sb.st_mode)))
+	else if (out[strlen(out) - 1] == '/' || (stat(out, &sb) == 0 && S_ISDIR(sb.st_mode)))
 		why = "is a directory";
 	else if (stat(out, &sb) == 0 && !S_ISREG(sb.st_mode))
 		why = "exists and is not a regular file";
 	if (why) {
-		fprintf(stderr, "dmreplay calibrate: option -o: cannot write '%s': %s\n",
-			out, why);
+		fprintf(stderr, "dmreplay calibrate: option -o: cannot write '%s': %s\n", out, why);
 		return -1;
 	}
 	snprintf(dir, sizeof(dir), "%s", out);
@@ -87,8 +85,7 @@ static int check_output(const char *out)
 	if (slash)
 		*(slash == dir ? slash + 1 : slash) = 0;
 	char probe[4200];
-	snprintf(probe, sizeof(probe), "%s/.dmr-calibrate-probe-XXXXXX",
-		 slash ? dir : ".");
+	snprintf(probe, sizeof(probe), "%s/.dmr-calibrate-probe-XXXXXX", slash ? dir : ".");
 	int fd = mkstemp(probe);
 	if (fd < 0) {
 		fprintf(stderr,
@@ -322,11 +319,13 @@ int dmr_calibrate_main(int argc, char **argv)
 	}
 	if ((st = dmr_afile_open(&pf, o->out ? o->out : "/tmp/dmr-calibrate.json", &err)) !=
 	    DMR_OK) {
-		fprintf(stderr, "dmreplay calibrate: cannot create a temporary file: %s\n", err.msg);
+		fprintf(stderr, "dmreplay calibrate: cannot create a temporary file: %s\n",
+			err.msg);
 		goto out;
 	}
 	if (json_dumpf(prof, pf.f, CAL_JSON_FLAGS) != 0 || fflush(pf.f) != 0) {
-		fprintf(stderr, "dmreplay calibrate: cannot write %s: %s\n", pf.tmp, strerror(errno));
+		fprintf(stderr, "dmreplay calibrate: cannot write %s: %s\n", pf.tmp,
+			strerror(errno));
 		goto out;
 	}
 	dmr_model_t wm;

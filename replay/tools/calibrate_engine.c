@@ -45,7 +45,8 @@ dmr_status_t dmr_cal_measure_engine(cal_t *c, dmr_err_t *err)
 {
 	char dir[] = "/tmp/dmr-cal-engine-XXXXXX";
 	if (!mkdtemp(dir))
-		return dmr_err_set(err, DMR_ERR_IO, "engine: cannot create a temporary directory: %s",
+		return dmr_err_set(err, DMR_ERR_IO,
+				   "engine: cannot create a temporary directory: %s",
 				   strerror(errno));
 	static const char *const names[CAL_ENG_NTRACES] = {"smallbank", "ycsb-a", "ycsb-c", "tpcc"};
 	/* long enough that drive_threaded's 2 ms poll of its workers (the run
@@ -81,19 +82,29 @@ dmr_status_t dmr_cal_measure_engine(cal_t *c, dmr_err_t *err)
 		snprintf(path[k], sizeof(path[k]), "%s/%s.csv", dir, names[k]);
 		int grc;
 		if (k == 0) {
-			char *argv[] = {"smallbank", "--accounts", "10000", "--txns", (char *)txns[k],
-					"--seed", "1", "--quiet", "-o", path[k], NULL};
+			char *argv[] = {
+			    "smallbank", "--accounts", "10000",	  "--txns", (char *)txns[k],
+			    "--seed",	 "1",	       "--quiet", "-o",	    path[k],
+			    NULL};
 			grc = dmr_gen_smallbank_main(10, argv);
 		} else if (k < 3) {
-			char *argv[] = {"ycsb", "--workload",
+			char *argv[] = {"ycsb",
+					"--workload",
 					k == 1 ? DMR_SOURCE_DIR "/traces/ycsb/workloada"
 					       : DMR_SOURCE_DIR "/traces/ycsb/workloadc",
-					"--txns", (char *)txns[k], "--seed", "1", "--quiet", "-o", path[k],
+					"--txns",
+					(char *)txns[k],
+					"--seed",
+					"1",
+					"--quiet",
+					"-o",
+					path[k],
 					NULL};
 			grc = dmr_gen_ycsb_main(10, argv);
 		} else {
-			char *argv[] = {"tpcc", "--warehouses", "2", "--regime", "uniform", "--txns",
-					(char *)txns[k], "--seed", "1", "--quiet", "-o", path[k], NULL};
+			char *argv[] = {"tpcc",	  "--warehouses",  "2",	     "--regime", "uniform",
+					"--txns", (char *)txns[k], "--seed", "1",	 "--quiet",
+					"-o",	  path[k],	   NULL};
 			grc = dmr_gen_tpcc_main(12, argv);
 		}
 		if (grc != 0) {
@@ -129,8 +140,8 @@ dmr_status_t dmr_cal_measure_engine(cal_t *c, dmr_err_t *err)
 			memset(&res, 0, sizeof(res));
 			st = dmr_replay_run(&o, &res, err);
 			if (st == DMR_OK && res.st.tried == 0)
-				st = dmr_err_set(err, DMR_ERR_INVALID, "engine: %s run tried nothing",
-						 names[k]);
+				st = dmr_err_set(err, DMR_ERR_INVALID,
+						 "engine: %s run tried nothing", names[k]);
 			if (st != DMR_OK)
 				break;
 			double run_ns = res.sim_time_s * 1e9 - 1e6; /* s to ns, less 1 ms */

@@ -119,8 +119,8 @@ static dmr_status_t fit_idle_read(cal_t *c, const char *path, int *moved_p, dmr_
 	dmr_status_t st = dmr_model_load(path, &m0, err);
 	if (st != DMR_OK)
 		return st;
-	int64_t room = (int64_t)llround(m0.read_rtt_ns * 1e3) -
-		       (int64_t)dmr_model_read_rtt_rest_ps(&m0, 64);
+	int64_t room =
+	    (int64_t)llround(m0.read_rtt_ns * 1e3) - (int64_t)dmr_model_read_rtt_rest_ps(&m0, 64);
 	*moved_p = room < 1;
 	if (room < 1) {
 		double ex = dmr_ps_to_ns((dmr_time_ps_t)(1 - room));
@@ -148,7 +148,8 @@ static dmr_status_t refine_host(cal_t *c, const dmr_model_t *bm, json_t *bparams
 	snprintf(tmp, sizeof(tmp), "/tmp/dmr-calibrate-fit-XXXXXX.json");
 	int fd = mkstemps(tmp, 5);
 	if (fd < 0)
-		return dmr_err_set(err, DMR_ERR_IO, "calibrate: temporary file: %s", strerror(errno));
+		return dmr_err_set(err, DMR_ERR_IO, "calibrate: temporary file: %s",
+				   strerror(errno));
 	close(fd);
 	double meas[4] = {ns_per_wr(c->rate[CAL_NDEPTHS - 1].value), ns_per_wr(c->rate_w.value),
 			  ns_per_wr(c->rate_cas.value),
@@ -208,8 +209,8 @@ dmr_status_t dmr_cal_fit(cal_t *c, const dmr_model_t *bm, json_t *base_params, i
 	/* the values the profile gets: measured, or the base's when not
 	 * positive (dmr_cal_profile_json); on sim the model's own */
 	const dmr_model_t *sm = sim ? dmr_sim_model(c->s.be) : NULL;
-	double D = c->db_doorbell.value > 0 ? c->db_doorbell.value
-					    : dmr_ps_to_ns(bm->post_doorbell_ps);
+	double D =
+	    c->db_doorbell.value > 0 ? c->db_doorbell.value : dmr_ps_to_ns(bm->post_doorbell_ps);
 	double W = c->db_wqe.value > 0 ? c->db_wqe.value : dmr_ps_to_ns(bm->post_wqe_ps);
 	double P = c->poll_one.value > 0 ? c->poll_one.value : dmr_ps_to_ns(bm->poll_ps);
 	if (sm) {

@@ -62,10 +62,10 @@ typedef struct cal {
 	summ_t lat[2][CAL_NSIZES]; /* [READ, WRITE][size] t_typical, ns */
 	summ_t lat_avg[2][CAL_NSIZES], lat_p99[2][CAL_NSIZES];
 	double fit_c[2], fit_m[2], fit_cov00[2], fit_cov11[2], fit_sumsq[2];
-	summ_t bw[2], bw_peak[2];			 /* [READ, WRITE] 64 KiB, Gb/s */
-	summ_t rate[CAL_NDEPTHS];			 /* 8 B READ, Mpps */
-	summ_t atom[2][2];				 /* [CAS, FAA][distinct, same] Mops/s */
-	summ_t rate_w, rate_cas;			 /* 8 B WRITE, CAS at depth 16, one QP, Mpps */
+	summ_t bw[2], bw_peak[2]; /* [READ, WRITE] 64 KiB, Gb/s */
+	summ_t rate[CAL_NDEPTHS]; /* 8 B READ, Mpps */
+	summ_t atom[2][2];	  /* [CAS, FAA][distinct, same] Mops/s */
+	summ_t rate_w, rate_cas;  /* 8 B WRITE, CAS at depth 16, one QP, Mpps */
 	summ_t db_batch, db_single, db_doorbell, db_wqe; /* ns */
 	summ_t poll_one, poll_empty;			 /* ns */
 	uint32_t poll_late; /* threaded: completion not there yet when polled */
@@ -74,22 +74,22 @@ typedef struct cal {
 	uint32_t host_cpus;
 	char host_cpus_src[200];
 	double h_read, h_write, h_atomic, h_byte; /* fitted, ns and ns/B */
-	double h_switch; /* ns per READ that finds its CPU busy */
+	double h_switch;			  /* ns per READ that finds its CPU busy */
 	summ_t rd_batch, rd_single; /* 16 READs in one doorbell / 16 single posts, ns */
-	double h_read_post; /* ns per doorbell carrying READs (of h_read) */
-	double h_read_fit;			  /* as fitted (= h_read) */
-	double cpu_bound_mops; /* min(host_cpus, qps) x one-QP CAS rate, Mops/s */
+	double h_read_post;	    /* ns per doorbell carrying READs (of h_read) */
+	double h_read_fit;	    /* as fitted (= h_read) */
+	double cpu_bound_mops;	    /* min(host_cpus, qps) x one-QP CAS rate, Mops/s */
 	/* CN CPU of the replay engine (dmr_cal_measure_engine): per transaction
 	 * attempt, per trace operation, per completion handled, ns */
 	int eng_have;
 	double eng_begin, eng_op, eng_logic;
 	double eng_clock_ns; /* CLOCK_MONOTONIC read subtracted per completion */
-	uint32_t eng_n;      /* engine runs (traces) fitted */
+	uint32_t eng_n;	     /* engine runs (traces) fitted */
 	char eng_trace[CAL_ENG_NTRACES][16];
 	/* per attempt: ns, operations, doorbells */
 	double eng_t[CAL_ENG_NTRACES], eng_ops[CAL_ENG_NTRACES], eng_db[CAL_ENG_NTRACES];
-	double eng_resid[CAL_ENG_NTRACES];      /* fit - measured, relative */
-	int refining; /* dmr_cal_profile_json: nic_proc_ns 0 (the fit's sim runs) */
+	double eng_resid[CAL_ENG_NTRACES]; /* fit - measured, relative */
+	int refining;	      /* dmr_cal_profile_json: nic_proc_ns 0 (the fit's sim runs) */
 	int warned_cpu_bound; /* the "host CPUs' rate" warnings: printed once */
 	int refine_iters;
 	double refine_resid[4]; /* last sim stream vs measured, relative */

@@ -71,9 +71,8 @@ void dmr_cal_free(cal_t *c)
 	}
 	for (int k = 0; k < CAL_NDEPTHS; k++)
 		summ_free(&c->rate[k]);
-	summ_t *one[] = {&c->db_batch, &c->db_single, &c->db_doorbell, &c->db_wqe,
-			 &c->poll_one, &c->rd_batch,  &c->rd_single,   &c->poll_empty,
-			 &c->rate_w,   &c->rate_cas};
+	summ_t *one[] = {&c->db_batch, &c->db_single, &c->db_doorbell, &c->db_wqe, &c->poll_one,
+			 &c->rd_batch, &c->rd_single, &c->poll_empty,  &c->rate_w, &c->rate_cas};
 	for (size_t i = 0; i < sizeof(one) / sizeof(one[0]); i++)
 		summ_free(one[i]);
 	free(c);
@@ -142,12 +141,11 @@ static dmr_status_t wait_wcs(dmr_bench_session_t *s, uint32_t w, uint32_t n, dmr
 		int k = dmr_be_poll(s->be, w, wc, want);
 		for (int i = 0; i < k; i++)
 			if (wc[i].status != DMR_WC_SUCCESS)
-				return dmr_err_set(err, DMR_ERR_REMOTE,
-						   "calibrate: %s WR %" PRIu64
-						   " completed with status %s",
-						   dmr_wr_opcode_string(wc[i].opcode),
-						   dmr_wrid_get_n(wc[i].wr_id),
-						   dmr_wc_status_string(wc[i].status));
+				return dmr_err_set(
+				    err, DMR_ERR_REMOTE,
+				    "calibrate: %s WR %" PRIu64 " completed with status %s",
+				    dmr_wr_opcode_string(wc[i].opcode), dmr_wrid_get_n(wc[i].wr_id),
+				    dmr_wc_status_string(wc[i].status));
 		got += k > 0 ? (uint32_t)k : 0;
 		if (!s->driven && k <= 0 && (++spins & 1023) == 0 &&
 		    dmr_be_now(s->be, w) - start > 10 * DMR_PS_PER_S)
@@ -220,8 +218,8 @@ static dmr_status_t measure_bw(cal_t *c, cal_buf_t *b, dmr_err_t *err)
 /* 8 B READ at each depth; then 8 B WRITE and CAS (distinct addresses) at
  * depth 16 on one QP: with the 8 B READ rate, the per-WR CPU cost of a
  * software NIC by opcode (phase "8 B WRITE, CAS rate"). */
-static dmr_status_t rate_stream(cal_t *c, cal_buf_t *b, uint8_t opcode, uint32_t depth,
-				summ_t *dst, dmr_err_t *err)
+static dmr_status_t rate_stream(cal_t *c, cal_buf_t *b, uint8_t opcode, uint32_t depth, summ_t *dst,
+				dmr_err_t *err)
 {
 	dmr_bench_spec_t sp = {
 	    .opcode = opcode, .size = 8, .depth = depth, .iters = c->o.rate_iters};

@@ -209,8 +209,7 @@ static json_t *measured_json(const cal_t *c)
 		      "host_read_ns_fit", jreal(c->h_read_fit), "host_read_ns", jreal(c->h_read),
 		      "host_write_ns", jreal(c->h_write), "host_atomic_ns", jreal(c->h_atomic),
 		      "host_byte_ns", jreal(c->h_byte), "host_switch_ns", jreal(c->h_switch),
-		      "applied",
-		      json_boolean(c->host_cpus > 0)));
+		      "applied", json_boolean(c->host_cpus > 0)));
 	if (c->eng_have) {
 		json_t *runs = json_array();
 		for (uint32_t i = 0; i < c->eng_n; i++)
@@ -218,21 +217,23 @@ static json_t *measured_json(const cal_t *c)
 			    runs, json_pack("{s:s, s:o, s:o, s:o, s:o}", "trace", c->eng_trace[i],
 					    "ns_per_attempt", jreal(c->eng_t[i]), "ops_per_txn",
 					    jreal(c->eng_ops[i]), "completions_per_attempt",
-					    jreal(c->eng_db[i]), "fit_rel_error", jreal(c->eng_resid[i])));
+					    jreal(c->eng_db[i]), "fit_rel_error",
+					    jreal(c->eng_resid[i])));
 		json_object_set_new(
 		    m, "engine",
-		    json_pack("{s:s, s:s, s:o, s:o, s:o, s:o, s:o}", "applied",
-			      "no: information (docs/fidelity.md, Reading: charged, it takes TPC-C "
-			      "to -40 % while SmallBank and YCSB-A meet; the profile's txn_begin_ns "
-			      "and txn_op_ns stay absent)",
-			      "method",
-			      "the replay engine on the shm backend, 1 worker x 1 context, "
-			      "generated traces; loop wall time per attempt minus shm's clock reads "
-			      "(2 per completion, clock_ns each, less the verbs clock) = txn_begin + "
-			      "txn_op x operations + txn_logic x completions, least squares",
-			      "clock_ns", jreal(c->eng_clock_ns), "runs", runs, "txn_begin_ns",
-			      jreal(c->eng_begin), "txn_op_ns", jreal(c->eng_op), "txn_logic_ns",
-			      jreal(c->eng_logic)));
+		    json_pack(
+			"{s:s, s:s, s:o, s:o, s:o, s:o, s:o}", "applied",
+			"no: information (docs/fidelity.md, Reading: charged, it takes TPC-C "
+			"to -40 % while SmallBank and YCSB-A meet; the profile's txn_begin_ns "
+			"and txn_op_ns stay absent)",
+			"method",
+			"the replay engine on the shm backend, 1 worker x 1 context, "
+			"generated traces; loop wall time per attempt minus shm's clock reads "
+			"(2 per completion, clock_ns each, less the verbs clock) = txn_begin + "
+			"txn_op x operations + txn_logic x completions, least squares",
+			"clock_ns", jreal(c->eng_clock_ns), "runs", runs, "txn_begin_ns",
+			jreal(c->eng_begin), "txn_op_ns", jreal(c->eng_op), "txn_logic_ns",
+			jreal(c->eng_logic)));
 	}
 	json_object_set_new(
 	    m, "poll",
@@ -396,8 +397,8 @@ static void param_measured(cal_t *c, const dmr_model_t *bm, const char *nm, cons
 			dmr_verbs_info_t vi;
 			dmr_verbs_info(c->s.be, &vi);
 			char p[300], line[128];
-			snprintf(p, sizeof(p), "/sys/class/infiniband/%s/ports/%d/rate",
-				 vi.device, vi.port);
+			snprintf(p, sizeof(p), "/sys/class/infiniband/%s/ports/%d/rate", vi.device,
+				 vi.port);
 			dmr_cal_read_line(p, line, sizeof(line));
 			double g = line[0] ? strtod(line, NULL) : 0;
 			if (g > 0 && g >= c->bw[0].value) {

@@ -146,8 +146,8 @@ static void check_gids(doctor_t *d, const rdev_t *dv, const port_t *p, const cha
 			break;
 		case G_LL4:
 		case G_LOOP4:
-			k = dmr_doc_add(d, S_INFO, "gid", sub, "%s %s = IPv4 %s, %s (%s)", type, g->text,
-					g->ip4,
+			k = dmr_doc_add(d, S_INFO, "gid", sub, "%s %s = IPv4 %s, %s (%s)", type,
+					g->text, g->ip4,
 					g->cls == G_LL4 ? "link-local (169.254/16): not usable by "
 							  "the verbs backend"
 							: "loopback: rdma_cm does not work over "

@@ -330,9 +330,8 @@ int dmr_doc_in_list(const char *list, const char *name);
 
 /* ---- the checks and the report (doctor_report.c) --------------------------------- */
 
-__attribute__((format(printf, 5, 6))) check_t *dmr_doc_add(doctor_t *d, sev_t sev, const char *name,
-							   const char *subject, const char *fmt,
-							   ...);
+__attribute__((format(printf, 5, 6))) check_t *
+dmr_doc_add(doctor_t *d, sev_t sev, const char *name, const char *subject, const char *fmt, ...);
 __attribute__((format(printf, 2, 3))) void dmr_doc_advise(check_t *c, const char *fmt, ...);
 /* A JSON field of the check (v: a new reference; NULL = out of memory). */
 void dmr_doc_cset(check_t *c, const char *key, json_t *v);

@@ -24,26 +24,26 @@
 
 /* Exit statuses of `dmreplay fidelity`. */
 enum {
-	DMR_FID_EXIT_PASS = 0,  /* table written, every row PASS */
-	DMR_FID_EXIT_FAIL = 1,  /* table written, some row FAIL (or a run failed) */
-	DMR_FID_EXIT_USAGE = 2, /* bad options, unreadable profile or trace, I/O */
-	DMR_FID_EXIT_NODEV = 3, /* no device to measure (none given, none found) */
+	DMR_FID_EXIT_PASS = 0,	 /* table written, every row PASS */
+	DMR_FID_EXIT_FAIL = 1,	 /* table written, some row FAIL (or a run failed) */
+	DMR_FID_EXIT_USAGE = 2,	 /* bad options, unreadable profile or trace, I/O */
+	DMR_FID_EXIT_NODEV = 3,	 /* no device to measure (none given, none found) */
 	DMR_FID_EXIT_INTR = 130, /* SIGINT/SIGTERM: stopped after the current replay,
 				  * table in DIR/fidelity.partial.{csv,md} */
 };
 
 typedef struct dmr_fid_row {
-	char trace[64];      /* row name: trace file's base name without .csv */
-	char note[128];      /* "" or why the row has no numbers (a run failed) */
+	char trace[64]; /* row name: trace file's base name without .csv */
+	char note[128]; /* "" or why the row has no numbers (a run failed) */
 	/* inputs: measured on the device, predicted by the sim */
-	double meas_tps, pred_tps; /* committed transactions per second */
-	double meas_p50, pred_p50; /* us */
-	double meas_p99, pred_p99; /* us */
+	double meas_tps, pred_tps;     /* committed transactions per second */
+	double meas_p50, pred_p50;     /* us */
+	double meas_p99, pred_p99;     /* us */
 	double meas_abort, pred_abort; /* aborts per attempt, 0..1 */
 	/* outputs of dmr_fid_row_compute */
 	double err_tps, err_p50, err_p99; /* (pred - meas) / meas; NAN when meas <= 0 */
-	int pass_tps, pass_p50;           /* 1 within tolerance, 0 not (NAN fails) */
-	int pass;                         /* pass_tps && pass_p50 && no note */
+	int pass_tps, pass_p50;		  /* 1 within tolerance, 0 not (NAN fails) */
+	int pass;			  /* pass_tps && pass_p50 && no note */
 } dmr_fid_row_t;
 
 /* (pred - meas) / meas; NAN when meas is not > 0 or either is not finite. */

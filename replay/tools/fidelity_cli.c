@@ -19,36 +19,37 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: dmreplay fidelity --profile P --device D [options]\n"
-		"Replay a set of traces on the verbs backend on device D (measured) and on\n"
-		"the sim with profile P (predicted; P should be measured on D), same shape\n"
-		"and seed, and print measured vs predicted committed throughput and p50/p99\n"
-		"latency with the relative error, PASS/FAIL against %.0f %% (throughput) and\n"
-		"%.0f %% (p50). Writes DIR/fidelity.csv and DIR/fidelity.md.\n\n"
-		"  --profile P       hardware profile (name or path), e.g. models/rxe-qemu.json\n"
-		"  --device D        RDMA device name or index (e.g. rxe0)\n"
-		"  --port N          port (default 1)\n"
-		"  --gid-index N     GID index (default: the RoCEv2 GID of this node's IPv4)\n"
-		"  --out DIR         results (default out/fidelity): traces/, runs/, the table\n"
-		"  --traces F[,F..]  replay these traces instead of the generated set\n"
-		"                    (repeatable); default: TPC-C uniform and extreme\n"
-		"                    (2 warehouses), SmallBank (10000 accounts), YCSB-A\n"
-		"                    (traces/ycsb/workloada), --txns each, generated in DIR/traces\n"
-		"  --txns N          transactions per generated trace (default 2000)\n"
-		"  --cns N --threads N --coros N   shape (default 1 x 2 x 2)\n"
-		"  --seed S          generator and replay seed (default 1)\n"
-		"  --quiet           only the table\n"
-		"  --help\n\n"
-		"The table goes to DIR/fidelity.{csv,md} only when every replay ran to the\n"
-		"end; otherwise (a run failed, or SIGINT/SIGTERM, which stops after the\n"
-		"current replay with exit 130) to DIR/fidelity.partial.{csv,md}, leaving a\n"
-		"finished table of an earlier run as it was. --traces files are checked\n"
-		"(readable trace files) before anything is opened.\n\n"
-		"Exit status: 0 every row PASS, 1 some row FAIL or a run failed, 2 bad\n"
-		"options or input, 3 no device (none given, or it cannot be opened),\n"
-		"130 interrupted (SIGINT/SIGTERM).\n",
-		100 * DMR_FID_TOL_TPS, 100 * DMR_FID_TOL_P50);
+	fprintf(
+	    f,
+	    "usage: dmreplay fidelity --profile P --device D [options]\n"
+	    "Replay a set of traces on the verbs backend on device D (measured) and on\n"
+	    "the sim with profile P (predicted; P should be measured on D), same shape\n"
+	    "and seed, and print measured vs predicted committed throughput and p50/p99\n"
+	    "latency with the relative error, PASS/FAIL against %.0f %% (throughput) and\n"
+	    "%.0f %% (p50). Writes DIR/fidelity.csv and DIR/fidelity.md.\n\n"
+	    "  --profile P       hardware profile (name or path), e.g. models/rxe-qemu.json\n"
+	    "  --device D        RDMA device name or index (e.g. rxe0)\n"
+	    "  --port N          port (default 1)\n"
+	    "  --gid-index N     GID index (default: the RoCEv2 GID of this node's IPv4)\n"
+	    "  --out DIR         results (default out/fidelity): traces/, runs/, the table\n"
+	    "  --traces F[,F..]  replay these traces instead of the generated set\n"
+	    "                    (repeatable); default: TPC-C uniform and extreme\n"
+	    "                    (2 warehouses), SmallBank (10000 accounts), YCSB-A\n"
+	    "                    (traces/ycsb/workloada), --txns each, generated in DIR/traces\n"
+	    "  --txns N          transactions per generated trace (default 2000)\n"
+	    "  --cns N --threads N --coros N   shape (default 1 x 2 x 2)\n"
+	    "  --seed S          generator and replay seed (default 1)\n"
+	    "  --quiet           only the table\n"
+	    "  --help\n\n"
+	    "The table goes to DIR/fidelity.{csv,md} only when every replay ran to the\n"
+	    "end; otherwise (a run failed, or SIGINT/SIGTERM, which stops after the\n"
+	    "current replay with exit 130) to DIR/fidelity.partial.{csv,md}, leaving a\n"
+	    "finished table of an earlier run as it was. --traces files are checked\n"
+	    "(readable trace files) before anything is opened.\n\n"
+	    "Exit status: 0 every row PASS, 1 some row FAIL or a run failed, 2 bad\n"
+	    "options or input, 3 no device (none given, or it cannot be opened),\n"
+	    "130 interrupted (SIGINT/SIGTERM).\n",
+	    100 * DMR_FID_TOL_TPS, 100 * DMR_FID_TOL_P50);
 }
 
 /* A --traces file: a readable regular file that starts with a trace header.
@@ -57,11 +58,13 @@ static int check_trace(const char *path)
 {
 	struct stat sb;
 	if (stat(path, &sb) < 0) {
-		fprintf(stderr, "dmreplay fidelity: error: --traces %s: %s\n", path, strerror(errno));
+		fprintf(stderr, "dmreplay fidelity: error: --traces %s: %s\n", path,
+			strerror(errno));
 		return -1;
 	}
 	if (!S_ISREG(sb.st_mode)) {
-		fprintf(stderr, "dmreplay fidelity: error: --traces %s: not a regular file\n", path);
+		fprintf(stderr, "dmreplay fidelity: error: --traces %s: not a regular file\n",
+			path);
 		return -1;
 	}
 	dmr_trace_reader_t *tr = NULL;
@@ -78,13 +81,13 @@ static int check_trace(const char *path)
 int dmr_fidelity_main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"profile", required_argument, 0, 'p'}, {"device", required_argument, 0, 'v'},
-		{"port", required_argument, 0, 'P'},    {"gid-index", required_argument, 0, 'G'},
-		{"out", required_argument, 0, 'o'},     {"traces", required_argument, 0, 't'},
-		{"txns", required_argument, 0, 'n'},    {"cns", required_argument, 0, 'c'},
-		{"threads", required_argument, 0, 'T'}, {"coros", required_argument, 0, 'C'},
-		{"seed", required_argument, 0, 's'},    {"quiet", no_argument, 0, 'q'},
-		{"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
+	    {"profile", required_argument, 0, 'p'}, {"device", required_argument, 0, 'v'},
+	    {"port", required_argument, 0, 'P'},    {"gid-index", required_argument, 0, 'G'},
+	    {"out", required_argument, 0, 'o'},	    {"traces", required_argument, 0, 't'},
+	    {"txns", required_argument, 0, 'n'},    {"cns", required_argument, 0, 'c'},
+	    {"threads", required_argument, 0, 'T'}, {"coros", required_argument, 0, 'C'},
+	    {"seed", required_argument, 0, 's'},    {"quiet", no_argument, 0, 'q'},
+	    {"help", no_argument, 0, 'h'},	    {0, 0, 0, 0}};
 	/* the defaults; the options fill in the rest */
 	dmr_fid_cfg_t cfg = {
 	    .out = "out/fidelity", .txns = 2000, .cns = 1, .threads = 2, .coros = 2, .seed = 1};
@@ -113,35 +116,52 @@ int dmr_fidelity_main(int argc, char **argv)
 		if (r > 0)
 			continue;
 		switch (ch) {
-		case 'p': profile = optarg; break;
-		case 'v': device = optarg; break;
-		case 'o': cfg.out = optarg; break;
-		case 'q': cfg.quiet = 1; break;
-		case 'h': usage(stdout); rc = 0; goto done;
+		case 'p':
+			profile = optarg;
+			break;
+		case 'v':
+			device = optarg;
+			break;
+		case 'o':
+			cfg.out = optarg;
+			break;
+		case 'q':
+			cfg.quiet = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			rc = 0;
+			goto done;
 		case 't': {
 			if (ndup == FID_MAX_TRACES) {
 				fprintf(stderr, "dmreplay fidelity: too many --traces options\n");
 				goto done;
 			}
 			char *d = strdup(optarg), *save = NULL;
-			if (!d) goto done;
+			if (!d)
+				goto done;
 			tdup[ndup++] = d;
 			size_t n0 = ntr;
-			for (char *tok = strtok_r(d, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+			for (char *tok = strtok_r(d, ",", &save); tok;
+			     tok = strtok_r(NULL, ",", &save)) {
 				if (ntr == FID_MAX_TRACES) {
-					fprintf(stderr, "dmreplay fidelity: at most %d traces\n", FID_MAX_TRACES);
+					fprintf(stderr, "dmreplay fidelity: at most %d traces\n",
+						FID_MAX_TRACES);
 					goto done;
 				}
 				tlist[ntr++] = tok;
 			}
 			if (ntr == n0 || !*optarg) {
-				fprintf(stderr, "dmreplay fidelity: error: --traces '%s' names no trace\n",
+				fprintf(stderr,
+					"dmreplay fidelity: error: --traces '%s' names no trace\n",
 					optarg);
 				goto done;
 			}
 			break;
 		}
-		default: usage(stderr); goto done;
+		default:
+			usage(stderr);
+			goto done;
 		}
 	}
 	if (optind < argc) {
@@ -162,10 +182,12 @@ int dmr_fidelity_main(int argc, char **argv)
 	if (!strcmp(meas_be, "sim") && (!device || !*device))
 		device = "sim";
 	if (!device || !*device) {
-		fprintf(stderr, "dmreplay fidelity: error: no device: fidelity compares the sim with "
-				"a real device, give it with --device D (e.g. rxe0; on a machine without "
-				"RDMA run it in the SoftRoCE VM: scripts/rxe-vm run -- scripts/fidelity-rxe "
-				"build)\n");
+		fprintf(
+		    stderr,
+		    "dmreplay fidelity: error: no device: fidelity compares the sim with "
+		    "a real device, give it with --device D (e.g. rxe0; on a machine without "
+		    "RDMA run it in the SoftRoCE VM: scripts/rxe-vm run -- scripts/fidelity-rxe "
+		    "build)\n");
 		rc = DMR_FID_EXIT_NODEV;
 		goto done;
 	}
@@ -183,7 +205,8 @@ int dmr_fidelity_main(int argc, char **argv)
 		dmr_status_t st = dmr_tools_verbs_probe(device, (int)port, have_gid ? (int)gid : -1,
 							1u << 20, NULL, &derr);
 		if (st != DMR_OK) {
-			fprintf(stderr, "dmreplay fidelity: error: device '%s' cannot be used: %s\n",
+			fprintf(stderr,
+				"dmreplay fidelity: error: device '%s' cannot be used: %s\n",
 				device, derr.msg);
 			rc = st == DMR_ERR_NODEV ? DMR_FID_EXIT_NODEV : DMR_FID_EXIT_FAIL;
 			goto done;

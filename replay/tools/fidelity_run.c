@@ -43,19 +43,31 @@ static int gen_trace(int which, const char *path, uint64_t txns, uint64_t seed)
 	snprintf(t, sizeof(t), "%llu", (unsigned long long)txns);
 	snprintf(s, sizeof(s), "%llu", (unsigned long long)seed);
 	switch (which) {
-	case 0: case 1: {
-		char *argv[] = {"tpcc", "--warehouses", "2", "--regime", which ? "extreme" : "uniform",
-				"--txns", t, "--seed", s, "--quiet", "-o", (char *)path, NULL};
+	case 0:
+	case 1: {
+		char *argv[] = {"tpcc",
+				"--warehouses",
+				"2",
+				"--regime",
+				which ? "extreme" : "uniform",
+				"--txns",
+				t,
+				"--seed",
+				s,
+				"--quiet",
+				"-o",
+				(char *)path,
+				NULL};
 		return dmr_gen_tpcc_main(12, argv);
 	}
 	case 2: {
-		char *argv[] = {"smallbank", "--accounts", "10000", "--txns", t, "--seed", s,
-				"--quiet", "-o", (char *)path, NULL};
+		char *argv[] = {"smallbank", "--accounts", "10000", "--txns",	  t,   "--seed",
+				s,	     "--quiet",	   "-o",    (char *)path, NULL};
 		return dmr_gen_smallbank_main(10, argv);
 	}
 	default: {
-		char *argv[] = {"ycsb", "--workload", FID_YCSB_A, "--txns", t, "--seed", s,
-				"--quiet", "-o", (char *)path, NULL};
+		char *argv[] = {"ycsb", "--workload", FID_YCSB_A, "--txns",	t,   "--seed",
+				s,	"--quiet",    "-o",	  (char *)path, NULL};
 		return dmr_gen_ycsb_main(10, argv);
 	}
 	}
@@ -84,15 +96,19 @@ int dmr_fid_run(const dmr_fid_cfg_t *cfg)
 		for (int i = 0; i < 4; i++) {
 			snprintf(genpaths[i], sizeof(genpaths[i]), "%s/%s.csv", dir, gen_names[i]);
 			if (!quiet)
-				fprintf(stderr, "dmreplay fidelity: generating %s (%llu txns, seed %llu)\n",
-					genpaths[i], (unsigned long long)txns, (unsigned long long)seed);
+				fprintf(stderr,
+					"dmreplay fidelity: generating %s (%llu txns, seed %llu)\n",
+					genpaths[i], (unsigned long long)txns,
+					(unsigned long long)seed);
 			if (gen_trace(i, genpaths[i], txns, seed) != 0) {
-				fprintf(stderr, "dmreplay fidelity: error: generating %s failed\n", genpaths[i]);
+				fprintf(stderr, "dmreplay fidelity: error: generating %s failed\n",
+					genpaths[i]);
 				return dmr_sig_caught() ? DMR_FID_EXIT_INTR : DMR_FID_EXIT_USAGE;
 			}
 			if (dmr_sig_caught()) {
-				fprintf(stderr, "dmreplay fidelity: interrupted by signal %d while "
-						"generating traces: nothing measured, no table written\n",
+				fprintf(stderr,
+					"dmreplay fidelity: interrupted by signal %d while "
+					"generating traces: nothing measured, no table written\n",
 					dmr_sig_caught());
 				return DMR_FID_EXIT_INTR;
 			}
@@ -113,7 +129,8 @@ int dmr_fid_run(const dmr_fid_cfg_t *cfg)
 		for (int k = 0; k < 2; k++) { /* 0 device (measured), 1 sim (predicted) */
 			const char *be = k ? "sim" : meas_be;
 			char odir[1200];
-			snprintf(odir, sizeof(odir), "%s/runs/%s-%s", out, r->trace, k ? "sim" : "verbs");
+			snprintf(odir, sizeof(odir), "%s/runs/%s-%s", out, r->trace,
+				 k ? "sim" : "verbs");
 			dmr_replay_opts_t o;
 			dmr_replay_opts_default(&o);
 			o.trace = tlist[i];
@@ -141,15 +158,17 @@ int dmr_fid_run(const dmr_fid_cfg_t *cfg)
 			dmr_status_t st = dmr_replay_run(&o, &res, &err);
 			if (st == DMR_ERR_INTERRUPTED || dmr_sig_caught()) {
 				/* replay's own handler caught it (or ours, between runs) */
-				fprintf(stderr, "dmreplay fidelity: %s on %s: %s; stopping\n", r->trace, be,
-					st == DMR_ERR_INTERRUPTED ? err.msg : "interrupted by signal");
+				fprintf(stderr, "dmreplay fidelity: %s on %s: %s; stopping\n",
+					r->trace, be,
+					st == DMR_ERR_INTERRUPTED ? err.msg
+								  : "interrupted by signal");
 				fid_note(r, be, "interrupted");
 				intr = 1;
 				break;
 			}
 			if (st != DMR_OK) {
-				fprintf(stderr, "dmreplay fidelity: %s on %s: error: %s\n", r->trace, be,
-					err.msg);
+				fprintf(stderr, "dmreplay fidelity: %s on %s: error: %s\n",
+					r->trace, be, err.msg);
 				if (!r->note[0])
 					fid_note(r, be, err.msg);
 				run_err = 1;
@@ -161,10 +180,13 @@ int dmr_fid_run(const dmr_fid_cfg_t *cfg)
 					continue;
 			}
 			if (!quiet)
-				fprintf(stderr, "dmreplay fidelity: %s on %s: committed %.1f txn/s, p50 %.1f us, "
-						"p99 %.1f us, aborts %.1f %%, %s\n",
+				fprintf(stderr,
+					"dmreplay fidelity: %s on %s: committed %.1f txn/s, p50 "
+					"%.1f us, "
+					"p99 %.1f us, aborts %.1f %%, %s\n",
 					r->trace, be, res.committed_tps, res.p50_us, res.p99_us,
-					100 * res.abort_rate, res.sim_time_s > 0 ? "done" : "empty");
+					100 * res.abort_rate,
+					res.sim_time_s > 0 ? "done" : "empty");
 			if (k == 0) {
 				r->meas_tps = res.committed_tps;
 				r->meas_p50 = res.p50_us;
@@ -190,7 +212,8 @@ int dmr_fid_run(const dmr_fid_cfg_t *cfg)
 	       profile, device, (unsigned long long)cns, (unsigned long long)threads,
 	       (unsigned long long)coros, (unsigned long long)seed, date,
 	       complete ? "" : ", PARTIAL");
-	printf("committed throughput in txn/s, latency in us; err = (predicted - measured) / measured\n");
+	printf("committed throughput in txn/s, latency in us; err = (predicted - measured) / "
+	       "measured\n");
 	dmr_fid_print(rows, nrows, stdout);
 
 	/* a finished table only replaces a finished table: anything less goes
@@ -203,9 +226,10 @@ int dmr_fid_run(const dmr_fid_cfg_t *cfg)
 		 "%llu CN x %llu threads x %llu coros, seed %llu; %s.%s",
 		 profile, device, (unsigned long long)cns, (unsigned long long)threads,
 		 (unsigned long long)coros, (unsigned long long)seed, date,
-		 complete ? "" : intr ? " PARTIAL: interrupted by a signal, "
-					"rows after the interrupted one are missing."
-				      : " PARTIAL: a run failed (see the notes).");
+		 complete ? ""
+		 : intr	  ? " PARTIAL: interrupted by a signal, "
+			    "rows after the interrupted one are missing."
+			  : " PARTIAL: a run failed (see the notes).");
 	dmr_err_t werr;
 	if (dmr_fid_write_table(out, csv, 0, head, rows, nrows, &werr) != DMR_OK ||
 	    dmr_fid_write_table(out, md, 1, head, rows, nrows, &werr) != DMR_OK) {

@@ -47,15 +47,18 @@ int dmr_fid_print(const dmr_fid_row_t *rows, size_t n, FILE *f)
 {
 	char a[32], b[32], c[32];
 	fprintf(f, "%-16s %11s %11s %8s %9s %9s %8s %9s %9s %8s %7s %7s  %-4s %-4s\n", "trace",
-		"meas tps", "pred tps", "err", "meas p50", "pred p50", "err", "meas p99", "pred p99",
-		"err", "m abrt", "p abrt", "tps", "p50");
+		"meas tps", "pred tps", "err", "meas p50", "pred p50", "err", "meas p99",
+		"pred p99", "err", "m abrt", "p abrt", "tps", "p50");
 	for (size_t i = 0; i < n; i++) {
 		const dmr_fid_row_t *r = &rows[i];
-		fprintf(f, "%-16s %11.1f %11.1f %8s %9.1f %9.1f %8s %9.1f %9.1f %8s %6.1f%% %6.1f%%  %-4s %-4s%s%s\n",
-			r->trace, r->meas_tps, r->pred_tps, pct(r->err_tps, a, sizeof(a)), r->meas_p50,
-			r->pred_p50, pct(r->err_p50, b, sizeof(b)), r->meas_p99, r->pred_p99,
-			pct(r->err_p99, c, sizeof(c)), 100 * r->meas_abort, 100 * r->pred_abort,
-			pf(r->pass_tps), pf(r->pass_p50), r->note[0] ? "  " : "", r->note);
+		fprintf(f,
+			"%-16s %11.1f %11.1f %8s %9.1f %9.1f %8s %9.1f %9.1f %8s %6.1f%% %6.1f%%  "
+			"%-4s %-4s%s%s\n",
+			r->trace, r->meas_tps, r->pred_tps, pct(r->err_tps, a, sizeof(a)),
+			r->meas_p50, r->pred_p50, pct(r->err_p50, b, sizeof(b)), r->meas_p99,
+			r->pred_p99, pct(r->err_p99, c, sizeof(c)), 100 * r->meas_abort,
+			100 * r->pred_abort, pf(r->pass_tps), pf(r->pass_p50),
+			r->note[0] ? "  " : "", r->note);
 	}
 	return ferror(f) ? -1 : 0;
 }
@@ -88,8 +91,8 @@ int dmr_fid_write_csv(const dmr_fid_row_t *rows, size_t n, FILE *f)
 		csv_num(f, r->meas_abort);
 		csv_num(f, r->pred_abort);
 		/* the note never holds a comma or quote (fid_note strips them) */
-		fprintf(f, ",%s,%s,%s,%.2f,%.2f,%s\n", pf(r->pass_tps), pf(r->pass_p50), pf(r->pass),
-			DMR_FID_TOL_TPS, DMR_FID_TOL_P50, r->note);
+		fprintf(f, ",%s,%s,%s,%.2f,%.2f,%s\n", pf(r->pass_tps), pf(r->pass_p50),
+			pf(r->pass), DMR_FID_TOL_TPS, DMR_FID_TOL_P50, r->note);
 	}
 	return ferror(f) ? -1 : 0;
 }
@@ -100,16 +103,19 @@ int dmr_fid_write_md(const dmr_fid_row_t *rows, size_t n, FILE *f)
 	fprintf(f, "| trace | measured K txn/s | predicted K txn/s | error | measured p50 us | "
 		   "predicted p50 us | error | measured p99 us | predicted p99 us | error | "
 		   "aborts measured / predicted | throughput (15 %%) | p50 (20 %%) |\n"
-		   "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |\n");
+		   "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | "
+		   "--- | --- |\n");
 	for (size_t i = 0; i < n; i++) {
 		const dmr_fid_row_t *r = &rows[i];
-		fprintf(f, "| %s%s%s%s | %.2f | %.2f | %s | %.1f | %.1f | %s | %.1f | %.1f | %s | "
-			   "%.1f %% / %.1f %% | %s | %s |\n",
+		fprintf(f,
+			"| %s%s%s%s | %.2f | %.2f | %s | %.1f | %.1f | %s | %.1f | %.1f | %s | "
+			"%.1f %% / %.1f %% | %s | %s |\n",
 			r->trace, r->note[0] ? " (" : "", r->note[0] ? r->note : "",
-			r->note[0] ? ")" : "", r->meas_tps / 1e3, r->pred_tps / 1e3, pct(r->err_tps, a, sizeof(a)),
-			r->meas_p50, r->pred_p50, pct(r->err_p50, b, sizeof(b)), r->meas_p99,
-			r->pred_p99, pct(r->err_p99, c, sizeof(c)), 100 * r->meas_abort,
-			100 * r->pred_abort, pf(r->pass_tps), pf(r->pass_p50));
+			r->note[0] ? ")" : "", r->meas_tps / 1e3, r->pred_tps / 1e3,
+			pct(r->err_tps, a, sizeof(a)), r->meas_p50, r->pred_p50,
+			pct(r->err_p50, b, sizeof(b)), r->meas_p99, r->pred_p99,
+			pct(r->err_p99, c, sizeof(c)), 100 * r->meas_abort, 100 * r->pred_abort,
+			pf(r->pass_tps), pf(r->pass_p50));
 	}
 	return ferror(f) ? -1 : 0;
 }

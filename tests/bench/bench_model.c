@@ -16,14 +16,15 @@ int main(void)
 	}
 	printf("bench-model: profile %s\n", m.name);
 	double rtt = dmr_probe_idle_read_ps(64);
-	printf("  idle 64 B READ round trip     %8.1f ns   (profile %.1f ns, %+.2f %%)\n", rtt / 1e3,
-	       m.read_rtt_ns, 100 * (rtt / 1e3 - m.read_rtt_ns) / m.read_rtt_ns);
+	printf("  idle 64 B READ round trip     %8.1f ns   (profile %.1f ns, %+.2f %%)\n",
+	       rtt / 1e3, m.read_rtt_ns, 100 * (rtt / 1e3 - m.read_rtt_ns) / m.read_rtt_ns);
 	const unsigned mtus[] = {256, 512, 1024, 2048, 4096};
 	for (int i = 0; i < 5; i++) {
 		double g = dmr_probe_read_stream_gbps(mtus[i], 65536, 16, 3000);
 		double ceil = m.link_gbps * mtus[i] / (mtus[i] + 82.0);
-		printf("  64 KiB READ, 16 outstanding, MTU %4u  %6.2f Gb/s (wire ceiling %6.2f)%s\n",
-		       mtus[i], g, ceil, mtus[i] == 4096 ? "  [target 93..96; ib_read_bw 94.65]" : "");
+		printf(
+		    "  64 KiB READ, 16 outstanding, MTU %4u  %6.2f Gb/s (wire ceiling %6.2f)%s\n",
+		    mtus[i], g, ceil, mtus[i] == 4096 ? "  [target 93..96; ib_read_bw 94.65]" : "");
 	}
 	double want = 0;
 	double cas = dmr_probe_same_addr_cas_mops(4, 16, 20000, &want);

@@ -13,8 +13,12 @@
 
 static inline dmr_be_t *dmr_probe_open(uint32_t cns, uint32_t workers, const char *profile)
 {
-	dmr_be_config_t cfg = {.backend = "sim", .mns = 1, .cns = cns, .workers = workers,
-			       .mr_size = 64 << 20, .profile = profile ? profile : "cx6dx-100g"};
+	dmr_be_config_t cfg = {.backend = "sim",
+			       .mns = 1,
+			       .cns = cns,
+			       .workers = workers,
+			       .mr_size = 64 << 20,
+			       .profile = profile ? profile : "cx6dx-100g"};
 	dmr_be_t *be = NULL;
 	return dmr_be_open(&cfg, &be, NULL) == DMR_OK ? be : NULL;
 }
@@ -61,8 +65,8 @@ static inline double dmr_probe_read_stream_gbps(uint32_t mtu, uint32_t size, uin
 				t_first = dmr_sim_time(be);
 			t_last = dmr_sim_time(be);
 			if (posted < total) {
-				bad |= dmr_be_post_one(be, 0, 0, DMR_WR_READ, posted, buf, 0, size, 0, 0,
-						       NULL);
+				bad |= dmr_be_post_one(be, 0, 0, DMR_WR_READ, posted, buf, 0, size,
+						       0, 0, NULL);
 				posted++;
 			}
 		}
@@ -90,8 +94,8 @@ static inline double dmr_probe_same_addr_cas_mops(uint32_t workers, uint32_t dep
 	int bad = 0;
 	for (uint32_t w = 0; w < workers; w++)
 		for (uint32_t d = 0; d < depth; d++, posted++)
-			bad |= dmr_be_post_one(be, w, 0, DMR_WR_CAS, w * depth + d, &old[w * depth + d],
-					       64, 8, 0, 1, NULL);
+			bad |= dmr_be_post_one(be, w, 0, DMR_WR_CAS, w * depth + d,
+					       &old[w * depth + d], 64, 8, 0, 1, NULL);
 	uint64_t t_first = 0, t_last = 0;
 	dmr_wc_t wc[32];
 	int w;

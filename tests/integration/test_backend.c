@@ -50,9 +50,15 @@ static const char *g_backend = "sim";
 
 static dmr_be_t *open_be(uint32_t workers)
 {
-	dmr_be_config_t cfg = {.backend = g_backend, .mns = 1, .cns = 1, .workers = workers,
-			       .mr_size = MR_SIZE, .profile = "cx6dx-100g", .gid_index = -1,
-			       .port = 1, .device = getenv("DMR_TEST_DEVICE")};
+	dmr_be_config_t cfg = {.backend = g_backend,
+			       .mns = 1,
+			       .cns = 1,
+			       .workers = workers,
+			       .mr_size = MR_SIZE,
+			       .profile = "cx6dx-100g",
+			       .gid_index = -1,
+			       .port = 1,
+			       .device = getenv("DMR_TEST_DEVICE")};
 	dmr_be_t *be = NULL;
 	dmr_err_t err;
 	dmr_status_t st = dmr_be_open(&cfg, &be, &err);
@@ -154,11 +160,13 @@ static void rw_roundtrip(uint32_t len)
 	ck_assert_int_eq(dmr_be_mr_reg(be, 0, src, len + 1, NULL), DMR_OK);
 	ck_assert_int_eq(dmr_be_mr_reg(be, 0, dst, len + 1, NULL), DMR_OK);
 	dmr_wc_t wc[2];
-	ck_assert_int_eq(dmr_be_post_one(be, 0, 0, DMR_WR_WRITE, 1, src, 64, len, 0, 0, NULL), DMR_OK);
+	ck_assert_int_eq(dmr_be_post_one(be, 0, 0, DMR_WR_WRITE, 1, src, 64, len, 0, 0, NULL),
+			 DMR_OK);
 	ck_assert_int_eq(wait_wc(be, 0, wc, 1), 1);
 	ck_assert_int_eq(wc[0].status, DMR_WC_SUCCESS);
 	ck_assert_int_eq(wc[0].opcode, DMR_WR_WRITE);
-	ck_assert_int_eq(dmr_be_post_one(be, 0, 0, DMR_WR_READ, 2, dst, 64, len, 0, 0, NULL), DMR_OK);
+	ck_assert_int_eq(dmr_be_post_one(be, 0, 0, DMR_WR_READ, 2, dst, 64, len, 0, 0, NULL),
+			 DMR_OK);
 	ck_assert_int_eq(wait_wc(be, 0, wc, 1), 1);
 	ck_assert_int_eq(wc[0].status, DMR_WC_SUCCESS);
 	ck_assert_uint_eq(wc[0].wr_id, 2);
@@ -172,13 +180,25 @@ static void rw_roundtrip(uint32_t len)
 
 /* 0 B policy: a zero-length READ/WRITE is legal (IBTA allows it), completes
  * successfully and moves no byte. */
-START_TEST(rw_0_bytes) { rw_roundtrip(0); }
+START_TEST(rw_0_bytes)
+{
+	rw_roundtrip(0);
+}
 END_TEST
-START_TEST(rw_1_byte) { rw_roundtrip(1); }
+START_TEST(rw_1_byte)
+{
+	rw_roundtrip(1);
+}
 END_TEST
-START_TEST(rw_4_kib) { rw_roundtrip(4096); }
+START_TEST(rw_4_kib)
+{
+	rw_roundtrip(4096);
+}
 END_TEST
-START_TEST(rw_1_mib) { rw_roundtrip(1u << 20); }
+START_TEST(rw_1_mib)
+{
+	rw_roundtrip(1u << 20);
+}
 END_TEST
 
 START_TEST(cas_returns_old_value)
@@ -192,12 +212,14 @@ START_TEST(cas_returns_old_value)
 	dmr_be_post_one(be, 0, 0, DMR_WR_WRITE, 1, &v, 128, 8, 0, 0, NULL);
 	ck_assert_int_eq(wait_wc(be, 0, &wc, 1), 1);
 	/* success: compare matches */
-	ck_assert_int_eq(dmr_be_post_one(be, 0, 0, DMR_WR_CAS, 2, &old, 128, 8, 41, 99, NULL), DMR_OK);
+	ck_assert_int_eq(dmr_be_post_one(be, 0, 0, DMR_WR_CAS, 2, &old, 128, 8, 41, 99, NULL),
+			 DMR_OK);
 	ck_assert_int_eq(wait_wc(be, 0, &wc, 1), 1);
 	ck_assert_int_eq(wc.status, DMR_WC_SUCCESS);
 	ck_assert_uint_eq(old, 41);
 	/* failure: compare does not match, memory unchanged, old value returned */
-	ck_assert_int_eq(dmr_be_post_one(be, 0, 0, DMR_WR_CAS, 3, &old, 128, 8, 41, 7, NULL), DMR_OK);
+	ck_assert_int_eq(dmr_be_post_one(be, 0, 0, DMR_WR_CAS, 3, &old, 128, 8, 41, 7, NULL),
+			 DMR_OK);
 	ck_assert_int_eq(wait_wc(be, 0, &wc, 1), 1);
 	ck_assert_uint_eq(old, 99);
 	dmr_be_post_one(be, 0, 0, DMR_WR_READ, 4, &v, 128, 8, 0, 0, NULL);
@@ -232,16 +254,25 @@ START_TEST(unaligned_atomic_refused)
 	static uint64_t old;
 	dmr_err_t err;
 	for (uint64_t off = 1; off < 8; off++) {
-		ck_assert_int_eq(dmr_be_post_one(be, 0, 0, DMR_WR_CAS, 1, &old, 64 + off, 8, 0, 1, &err),
-				 DMR_ERR_INVALID);
+		ck_assert_int_eq(
+		    dmr_be_post_one(be, 0, 0, DMR_WR_CAS, 1, &old, 64 + off, 8, 0, 1, &err),
+		    DMR_ERR_INVALID);
 		ck_assert_ptr_nonnull(strstr(err.msg, "aligned"));
-		ck_assert_int_eq(dmr_be_post_one(be, 0, 0, DMR_WR_FAA, 1, &old, 64 + off, 8, 1, 0, &err),
-				 DMR_ERR_INVALID);
+		ck_assert_int_eq(
+		    dmr_be_post_one(be, 0, 0, DMR_WR_FAA, 1, &old, 64 + off, 8, 1, 0, &err),
+		    DMR_ERR_INVALID);
 	}
 	/* a batch with one bad WR posts nothing */
-	dmr_wr_t wrs[2] = {{.wr_id = 1, .local = &old, .remote = 0, .length = 8, .opcode = DMR_WR_READ,
+	dmr_wr_t wrs[2] = {{.wr_id = 1,
+			    .local = &old,
+			    .remote = 0,
+			    .length = 8,
+			    .opcode = DMR_WR_READ,
 			    .flags = DMR_WR_SIGNALED},
-			   {.wr_id = 2, .local = &old, .remote = 4, .opcode = DMR_WR_CAS,
+			   {.wr_id = 2,
+			    .local = &old,
+			    .remote = 4,
+			    .opcode = DMR_WR_CAS,
 			    .flags = DMR_WR_SIGNALED}};
 	ck_assert_int_eq(dmr_be_post(be, 0, 0, wrs, 2, &err), DMR_ERR_INVALID);
 	ck_assert_ptr_nonnull(strstr(err.msg, "WR 1"));
@@ -263,8 +294,8 @@ START_TEST(thousand_posts_thousand_completions)
 	for (uint32_t i = 0; i < 1000; i++) {
 		uint32_t w = i & 1;
 		ck_assert_int_eq(dmr_be_post_one(be, w, 0, i % 3 ? DMR_WR_READ : DMR_WR_FAA,
-						 1000 * w + i, &buf[w][i % 64], 8 * (i % 512), 8, 1, 0,
-						 NULL),
+						 1000 * w + i, &buf[w][i % 64], 8 * (i % 512), 8, 1,
+						 0, NULL),
 				 DMR_OK);
 	}
 	for (long spins = 0; got < 1000 && spins < 100000000L; spins++) {
@@ -961,9 +992,15 @@ int main(void)
 		g_backend = name;
 		dmr_be_t *be = NULL;
 		dmr_err_t err;
-		dmr_be_config_t cfg = {.backend = name, .mns = 1, .cns = 1, .workers = 1,
-				       .mr_size = MR_SIZE, .profile = "cx6dx-100g", .gid_index = -1,
-				       .port = 1, .device = getenv("DMR_TEST_DEVICE")};
+		dmr_be_config_t cfg = {.backend = name,
+				       .mns = 1,
+				       .cns = 1,
+				       .workers = 1,
+				       .mr_size = MR_SIZE,
+				       .profile = "cx6dx-100g",
+				       .gid_index = -1,
+				       .port = 1,
+				       .device = getenv("DMR_TEST_DEVICE")};
 		if (dmr_be_open(&cfg, &be, &err) != DMR_OK) {
 			printf("SKIPPED: backend %s: %s\n", name, err.msg);
 			continue;
@@ -1000,7 +1037,8 @@ int main(void)
 		/* mn_killed_mid_run needs an MN process: verbs only (issue #3) */
 		if (driven || strcmp(name, "shm") == 0)
 			printf("SKIPPED: mn_killed_mid_run on %s: no separate MN process to "
-			       "kill (the MN region lives in this process)\n", name);
+			       "kill (the MN region lives in this process)\n",
+			       name);
 		else
 			printf("SKIPPED: mn_killed_mid_run on %s: needs an MN process; see "
 			       "test_verbs (mn_killed_mid_run) and scripts/rxe-roles-check\n",

@@ -316,12 +316,12 @@ END_TEST
  * 4 KiB; a 64 KiB READ uses one buffer; sizes of the regions needed. */
 START_TEST(shm_cycle_buffer_pattern)
 {
-	dmr_bench_spec_t r8 = {.opcode = DMR_WR_READ, .size = 8, .depth = 128, .qps = 1,
-			       .cycle_buffer = 4096};
+	dmr_bench_spec_t r8 = {
+	    .opcode = DMR_WR_READ, .size = 8, .depth = 128, .qps = 1, .cycle_buffer = 4096};
 	ck_assert_uint_eq(dmr_bench_local_need(&r8), 4096); /* 64 slots of 64 B */
 	ck_assert_uint_eq(dmr_bench_mr_need(&r8), 4096);
-	dmr_bench_spec_t r64k = {.opcode = DMR_WR_READ, .size = 65536, .depth = 128, .qps = 1,
-				 .cycle_buffer = 4096};
+	dmr_bench_spec_t r64k = {
+	    .opcode = DMR_WR_READ, .size = 65536, .depth = 128, .qps = 1, .cycle_buffer = 4096};
 	ck_assert_uint_eq(dmr_bench_local_need(&r64k), 65536); /* one buffer */
 	ck_assert_uint_eq(dmr_bench_mr_need(&r64k), 65536);
 	dmr_bench_session_t s = open_shm(1);

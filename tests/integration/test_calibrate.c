@@ -161,16 +161,16 @@ START_TEST(sim_reproduces_host_profile)
 	ck_assert_ptr_nonnull(root);
 	/* read_bw_64k_gbps as the CPU gives it: 64 KiB x 8 bit / (0.1 + 0.02 +
 	 * 3 + 0.05 + 65536 x 0.002 us) */
-	static const char *const hk[] = {"host_cpus",	 "host_read_ns", "host_write_ns",
-					 "host_atomic_ns", "host_byte_ns", "read_rtt_ns",
+	static const char *const hk[] = {"host_cpus",	    "host_read_ns", "host_write_ns",
+					 "host_atomic_ns",  "host_byte_ns", "read_rtt_ns",
 					 "read_bw_64k_gbps"};
 	const double hv[] = {2, 3000, 1500, 2000, 2.0, 6000, 65536 * 8 / 134242.0};
 	json_t *params = json_object_get(root, "params");
 	for (int i = 0; i < 7; i++)
 		json_object_set_new(params, hk[i],
 				    json_pack("{s:f, s:s, s:s, s:b}", "value", hv[i], "unit",
-					      dmr_model_param_unit(hk[i]),
-					      "source", "tests/integration/test_calibrate.c", "estimate", 1));
+					      dmr_model_param_unit(hk[i]), "source",
+					      "tests/integration/test_calibrate.c", "estimate", 1));
 	json_object_set_new(root, "name", json_string("host-test"));
 	char prof[256];
 	dmr_test_path(prof, sizeof(prof), "host-test.json");
@@ -186,9 +186,9 @@ START_TEST(sim_reproduces_host_profile)
 			      hk[i], got, hv[i]);
 		json_t *p = json_object_get(json_object_get(w, "params"), hk[i]);
 		ck_assert(json_is_false(json_object_get(p, "estimate")));
-		ck_assert_msg(strncmp(json_string_value(json_object_get(p, "source")), "fitted", 6) ==
-				  0,
-			      "%s: source %s", hk[i], json_string_value(json_object_get(p, "source")));
+		ck_assert_msg(
+		    strncmp(json_string_value(json_object_get(p, "source")), "fitted", 6) == 0,
+		    "%s: source %s", hk[i], json_string_value(json_object_get(p, "source")));
 	}
 	json_decref(w);
 }

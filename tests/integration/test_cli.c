@@ -581,7 +581,6 @@ START_TEST(test_no_overwrite)
 }
 END_TEST
 
-
 /* ---- defects of the process launcher and the quiet/out checks ------------- */
 
 static void mkdir_in(char *buf, size_t len, const char *name)
@@ -590,9 +589,10 @@ static void mkdir_in(char *buf, size_t len, const char *name)
 	ck_assert(mkdir(buf, 0777) == 0 || errno == EEXIST);
 }
 
-#define CLUSTER2                                                                              \
-	"{\"mn\":[{\"id\":0,\"ip\":\"10.0.2.15\",\"devname\":\"nosuchdev\",\"mr_size\":268435456}]," \
-	"\"cn\":[{\"id\":0,\"ip\":\"10.0.2.15\",\"devname\":\"nosuchdev\"},{\"id\":1,\"ip\":"       \
+#define CLUSTER2                                                                                   \
+	"{\"mn\":[{\"id\":0,\"ip\":\"10.0.2.15\",\"devname\":\"nosuchdev\",\"mr_size\":268435456}" \
+	"],"                                                                                       \
+	"\"cn\":[{\"id\":0,\"ip\":\"10.0.2.15\",\"devname\":\"nosuchdev\"},{\"id\":1,\"ip\":"      \
 	"\"10.0.2.15\",\"devname\":\"nosuchdev\"}],\"port\":18599}"
 
 /* An earlier run's per-CN results are never read as this run's, and

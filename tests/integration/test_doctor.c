@@ -325,8 +325,8 @@ START_TEST(test_bad_node_warnings)
 	/* not checked without verbs: INFO, never OK */
 	expect_line(o, "INFO atomics mlx5_0: ", "not checked: needs verbs", NULL);
 	ck_assert(!has_prefix_line(o, "OK atomics"));
-	expect_line(
-	    o, "INFO canary mn[0] 10.0.0.1: ", "not run from doctor (a running MN counts", NULL);
+	expect_line(o, "INFO canary mn[0] 10.0.0.1: ", "not run from doctor (a running MN counts",
+		    NULL);
 	/* the loopback canary never runs on injected device data */
 	ck_assert(!has_prefix_line(o, "OK canary"));
 	ck_assert(!has_prefix_line(o, "FAIL canary"));

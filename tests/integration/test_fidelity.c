@@ -34,8 +34,8 @@
 
 #define SMALL "--cns", "1", "--threads", "2", "--coros", "2"
 
-static dmr_fid_row_t row(const char *name, double mt, double pt, double m50, double p50,
-			 double m99, double p99)
+static dmr_fid_row_t row(const char *name, double mt, double pt, double m50, double p50, double m99,
+			 double p99)
 {
 	dmr_fid_row_t r;
 	memset(&r, 0, sizeof(r));
@@ -121,7 +121,8 @@ START_TEST(test_tables)
 	ck_assert_ptr_nonnull(strstr(csv, "\ntpcc-uniform,2000,2500,0.25,100,90,-0.1,400,300,-0.25,"
 					  "0.25,0.5,FAIL,PASS,FAIL,0.15,0.20,\n"));
 	/* NAN errors are empty fields */
-	ck_assert_ptr_nonnull(strstr(csv, "\nycsb-a,0,1000,,0,100,,0,100,,0.25,0.5,FAIL,FAIL,FAIL,"));
+	ck_assert_ptr_nonnull(
+	    strstr(csv, "\nycsb-a,0,1000,,0,100,,0,100,,0.25,0.5,FAIL,FAIL,FAIL,"));
 	int lines = 0;
 	for (char *p = csv; *p; p++)
 		lines += *p == '\n';
@@ -217,16 +218,19 @@ START_TEST(test_traces_checked)
 	struct {
 		const char *arg, *msg;
 	} bad[] = {
-		{"/nonexistent/dir", "No such file"}, {dir, "not a regular file"},
-		{junk, "not a trace"},                 {"", "names no trace"},
-		{",", "names no trace"},
+	    {"/nonexistent/dir", "No such file"},
+	    {dir, "not a regular file"},
+	    {junk, "not a trace"},
+	    {"", "names no trace"},
+	    {",", "names no trace"},
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		/* refused before the device is looked at (no RDMA here: 3 otherwise) */
 		dmr_test_run_t r =
 		    dmr_test_dmr("fidelity", "--profile", prof, "--device", "dmr_no_such_dev0",
 				 "--out", out, "--traces", bad[i].arg, NULL);
-		ck_assert_msg(r.status == 2, "--traces '%s': exit %d: %s", bad[i].arg, r.status, r.err);
+		ck_assert_msg(r.status == 2, "--traces '%s': exit %d: %s", bad[i].arg, r.status,
+			      r.err);
 		ck_assert_msg(strstr(r.err, bad[i].msg), "--traces '%s': %s", bad[i].arg, r.err);
 		ck_assert_str_eq(r.out, "");
 		dmr_test_run_free(&r);
@@ -275,7 +279,7 @@ static void finished_table(const char *prof, char **csv, char **md)
 START_TEST(test_interrupt)
 {
 	char prof[PATH_MAX + 64], out[PATH_MAX], list[2 * PATH_MAX + 2], big[PATH_MAX],
-		small[PATH_MAX], errp[PATH_MAX];
+	    small[PATH_MAX], errp[PATH_MAX];
 	snprintf(prof, sizeof(prof), "%s/models/rxe-qemu.json", dmr_test_src);
 	setenv("DMR_FIDELITY_TEST_MEASURE_SIM", "1", 1);
 	gen("small.csv", "300");
@@ -324,7 +328,8 @@ START_TEST(test_interrupt)
 		ck_assert_msg(!strstr(e, "small on"), "%s", e);
 		free(e);
 		/* the finished table is byte-identical; the partial one is beside it */
-		char *csv2 = slurp_of("fid-keep/fidelity.csv"), *md2 = slurp_of("fid-keep/fidelity.md");
+		char *csv2 = slurp_of("fid-keep/fidelity.csv"),
+		     *md2 = slurp_of("fid-keep/fidelity.md");
 		ck_assert_str_eq(csv2, csv);
 		ck_assert_str_eq(md2, md);
 		char *pc = slurp_of("fid-keep/fidelity.partial.csv");
@@ -345,7 +350,7 @@ END_TEST
 START_TEST(test_failed_run_keeps_table)
 {
 	char prof[PATH_MAX + 64], out[PATH_MAX], bad[PATH_MAX], list[2 * PATH_MAX + 2],
-		small[PATH_MAX];
+	    small[PATH_MAX];
 	snprintf(prof, sizeof(prof), "%s/models/rxe-qemu.json", dmr_test_src);
 	setenv("DMR_FIDELITY_TEST_MEASURE_SIM", "1", 1);
 	gen("small.csv", "300");

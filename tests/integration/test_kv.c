@@ -70,7 +70,8 @@ static void direct_hits(const char *jsonl, uint64_t limit, uint64_t *hits, uint6
 				ck_assert_ptr_nonnull(t);
 				for (size_t j = 0; j < cap; j++)
 					if (tab[j]) {
-						size_t p = (tab[j] * 0x9E3779B97F4A7C15ull) & (nc - 1);
+						size_t p =
+						    (tab[j] * 0x9E3779B97F4A7C15ull) & (nc - 1);
 						while (t[p])
 							p = (p + 1) & (nc - 1);
 						t[p] = tab[j];
@@ -187,33 +188,51 @@ START_TEST(test_gen_small_exact)
 }
 END_TEST
 
-static const char *good = "{\"timestamp\": 0, \"input_length\": 600, \"output_length\": 1, \"hash_ids\": [1, 2]}\n";
+static const char *good =
+    "{\"timestamp\": 0, \"input_length\": 600, \"output_length\": 1, \"hash_ids\": [1, 2]}\n";
 
 /* Each bad line, placed as line 2 after a good one; the error must name
  * FILE:2 and the given text (the field or the cause). */
 static const struct {
 	const char *line, *want;
 } bad_lines[] = {
-	{"not json\n", "not JSON"},
-	{"{\"timestamp\": 1, \"input_length\": 10\n", "not JSON"},
-	{"\n", "empty line"},
-	{"[1, 2]\n", "not a JSON object"},
-	{"{\"input_length\": 10, \"output_length\": 1, \"hash_ids\": [3]}\n", "field 'timestamp': missing"},
-	{"{\"timestamp\": 1, \"output_length\": 1, \"hash_ids\": [3]}\n", "field 'input_length': missing"},
-	{"{\"timestamp\": 1, \"input_length\": 10, \"hash_ids\": [3]}\n", "field 'output_length': missing"},
-	{"{\"timestamp\": 1, \"input_length\": 10, \"output_length\": 1}\n", "field 'hash_ids': missing"},
-	{"{\"timestamp\": 1, \"input_length\": -10, \"output_length\": 1, \"hash_ids\": []}\n", "field 'input_length': negative"},
-	{"{\"timestamp\": 1, \"input_length\": 10, \"output_length\": -1, \"hash_ids\": [3]}\n", "field 'output_length': negative"},
-	{"{\"timestamp\": -1, \"input_length\": 10, \"output_length\": 1, \"hash_ids\": [3]}\n", "field 'timestamp': negative"},
-	{"{\"timestamp\": \"1\", \"input_length\": 10, \"output_length\": 1, \"hash_ids\": [3]}\n", "field 'timestamp': not a number"},
-	{"{\"timestamp\": 1, \"input_length\": 10.5, \"output_length\": 1, \"hash_ids\": [3]}\n", "field 'input_length': not an integer"},
-	{"{\"timestamp\": 1, \"input_length\": 1025, \"output_length\": 1, \"hash_ids\": [3, 4]}\n", "field 'hash_ids': 2 ids, expected ceil(input_length 1025 / 512) = 3"},
-	{"{\"timestamp\": 1, \"input_length\": 10, \"output_length\": 1, \"hash_ids\": 3}\n", "field 'hash_ids': not an array"},
-	{"{\"timestamp\": 1, \"input_length\": 10, \"output_length\": 1, \"hash_ids\": [\"a\"]}\n", "field 'hash_ids': element 0 is not an integer"},
-	{"{\"timestamp\": 1, \"input_length\": 10, \"output_length\": 1, \"hash_ids\": [-3]}\n", "field 'hash_ids': element 0 negative"},
-	{"{\"timestamp\": 1, \"input_length\": 1500, \"output_length\": 1, \"hash_ids\": [7, 8, 7]}\n", "field 'hash_ids': id 7 repeated (elements 0 and 2)"},
-	{"{\"timestamp\": 1, \"timestamp\": 2, \"input_length\": 10, \"output_length\": 1, \"hash_ids\": [3]}\n", "not JSON"},
-	{"{\"timestamp\": 1, \"input_length\": 10, \"output_length\": 1, \"hash_ids\": [3]} x\n", "not JSON"},
+    {"not json\n", "not JSON"},
+    {"{\"timestamp\": 1, \"input_length\": 10\n", "not JSON"},
+    {"\n", "empty line"},
+    {"[1, 2]\n", "not a JSON object"},
+    {"{\"input_length\": 10, \"output_length\": 1, \"hash_ids\": [3]}\n",
+     "field 'timestamp': missing"},
+    {"{\"timestamp\": 1, \"output_length\": 1, \"hash_ids\": [3]}\n",
+     "field 'input_length': missing"},
+    {"{\"timestamp\": 1, \"input_length\": 10, \"hash_ids\": [3]}\n",
+     "field 'output_length': missing"},
+    {"{\"timestamp\": 1, \"input_length\": 10, \"output_length\": 1}\n",
+     "field 'hash_ids': missing"},
+    {"{\"timestamp\": 1, \"input_length\": -10, \"output_length\": 1, \"hash_ids\": []}\n",
+     "field 'input_length': negative"},
+    {"{\"timestamp\": 1, \"input_length\": 10, \"output_length\": -1, \"hash_ids\": [3]}\n",
+     "field 'output_length': negative"},
+    {"{\"timestamp\": -1, \"input_length\": 10, \"output_length\": 1, \"hash_ids\": [3]}\n",
+     "field 'timestamp': negative"},
+    {"{\"timestamp\": \"1\", \"input_length\": 10, \"output_length\": 1, \"hash_ids\": [3]}\n",
+     "field 'timestamp': not a number"},
+    {"{\"timestamp\": 1, \"input_length\": 10.5, \"output_length\": 1, \"hash_ids\": [3]}\n",
+     "field 'input_length': not an integer"},
+    {"{\"timestamp\": 1, \"input_length\": 1025, \"output_length\": 1, \"hash_ids\": [3, 4]}\n",
+     "field 'hash_ids': 2 ids, expected ceil(input_length 1025 / 512) = 3"},
+    {"{\"timestamp\": 1, \"input_length\": 10, \"output_length\": 1, \"hash_ids\": 3}\n",
+     "field 'hash_ids': not an array"},
+    {"{\"timestamp\": 1, \"input_length\": 10, \"output_length\": 1, \"hash_ids\": [\"a\"]}\n",
+     "field 'hash_ids': element 0 is not an integer"},
+    {"{\"timestamp\": 1, \"input_length\": 10, \"output_length\": 1, \"hash_ids\": [-3]}\n",
+     "field 'hash_ids': element 0 negative"},
+    {"{\"timestamp\": 1, \"input_length\": 1500, \"output_length\": 1, \"hash_ids\": [7, 8, 7]}\n",
+     "field 'hash_ids': id 7 repeated (elements 0 and 2)"},
+    {"{\"timestamp\": 1, \"timestamp\": 2, \"input_length\": 10, \"output_length\": 1, "
+     "\"hash_ids\": [3]}\n",
+     "not JSON"},
+    {"{\"timestamp\": 1, \"input_length\": 10, \"output_length\": 1, \"hash_ids\": [3]} x\n",
+     "not JSON"},
 };
 
 START_TEST(test_gen_refuses)
@@ -248,8 +267,9 @@ START_TEST(test_gen_time_backwards)
 	    "{\"timestamp\": 4.5, \"input_length\": 1, \"output_length\": 1, \"hash_ids\": [3]}\n");
 	dmr_err_t err;
 	ck_assert_int_eq(convert(in, out, 4096, NULL, &err), DMR_ERR_PARSE);
-	ck_assert_msg(strstr(err.msg, ":3: field 'timestamp': 4.500 ms is before line 2's 5.000 ms"),
-		      "%s", err.msg);
+	ck_assert_msg(
+	    strstr(err.msg, ":3: field 'timestamp': 4.500 ms is before line 2's 5.000 ms"), "%s",
+	    err.msg);
 	ck_assert(!dmr_test_exists(out));
 	/* a missing input and block size 0 */
 	dmr_test_path(in, sizeof(in), "nope.jsonl");
@@ -289,16 +309,17 @@ static const char *kv_hdr = "# dmreplay-kvtrace v1\n# block_tokens 512\n# block_
 static const struct {
 	const char *body, *want;
 } bad_kv[] = {
-	{"0,0,512,1,1,7\n", "truncated after line 5 (no '# end' trailer)"},
-	{"0,0,512,1,1,7\n# end 2 1\n", "trailer says 2 requests"},
-	{"0,0,513,1,1,7\n# end 1 1\n", ":5: column 'nblocks': 1, expected ceil(input_tokens 513 / 512) = 2"},
-	{"0,9,512,1,1,7\n1,8,512,1,1,8\n# end 2 2\n", ":6: column 't_us': 8 is before"},
-	{"0,0,1024,1,2,7 7\n# end 1 2\n", ":5: column 'blocks': id 7 repeated"},
-	{"1,0,512,1,1,7\n# end 1 1\n", ":5: column 'req': 1, expected 0"},
-	{"0,0,512,-1,1,7\n# end 1 1\n", ":5: column 'output_tokens'"},
-	{"0,0,1024,1,2,7\n# end 1 2\n", ":5: column 'blocks': expected 2"},
-	{"0,0,512,1,1,7\n# end 1 1\n0,0,512,1,1,7\n", ":7: data after the '# end' trailer"},
-	{"# end 0 0\n", ":5: no requests: an empty trace has no hit ratio"},
+    {"0,0,512,1,1,7\n", "truncated after line 5 (no '# end' trailer)"},
+    {"0,0,512,1,1,7\n# end 2 1\n", "trailer says 2 requests"},
+    {"0,0,513,1,1,7\n# end 1 1\n",
+     ":5: column 'nblocks': 1, expected ceil(input_tokens 513 / 512) = 2"},
+    {"0,9,512,1,1,7\n1,8,512,1,1,8\n# end 2 2\n", ":6: column 't_us': 8 is before"},
+    {"0,0,1024,1,2,7 7\n# end 1 2\n", ":5: column 'blocks': id 7 repeated"},
+    {"1,0,512,1,1,7\n# end 1 1\n", ":5: column 'req': 1, expected 0"},
+    {"0,0,512,-1,1,7\n# end 1 1\n", ":5: column 'output_tokens'"},
+    {"0,0,1024,1,2,7\n# end 1 2\n", ":5: column 'blocks': expected 2"},
+    {"0,0,512,1,1,7\n# end 1 1\n0,0,512,1,1,7\n", ":7: data after the '# end' trailer"},
+    {"# end 0 0\n", ":5: no requests: an empty trace has no hit ratio"},
 };
 
 START_TEST(test_reader_refuses)
@@ -350,7 +371,8 @@ static void hit_ratio_equals_direct(const char *jsonl, uint64_t limit)
 	dmr_test_path(kv, sizeof(kv), "t.kv");
 	dmr_test_path(out, sizeof(out), "out");
 	dmr_err_t err;
-	dmr_kv_gen_opts_t g = {.mooncake = jsonl, .out = kv, .block_bytes = 4096, .max_requests = limit};
+	dmr_kv_gen_opts_t g = {
+	    .mooncake = jsonl, .out = kv, .block_bytes = 4096, .max_requests = limit};
 	ck_assert_msg(dmr_kv_gen_mooncake(&g, NULL, &err) == DMR_OK, "%s", err.msg);
 	uint64_t hits, blocks;
 	direct_hits(jsonl, limit, &hits, &blocks);
@@ -478,7 +500,8 @@ START_TEST(test_results_files)
 	ck_assert(!dmr_test_exists(p));
 	/* deterministic */
 	ck_assert_msg(dmr_kv_run(&o, &r2, &err) == DMR_OK, "%s", err.msg);
-	ck_assert(r.p50_us == r2.p50_us && r.p999_us == r2.p999_us && r.sim_time_s == r2.sim_time_s);
+	ck_assert(r.p50_us == r2.p50_us && r.p999_us == r2.p999_us &&
+		  r.sim_time_s == r2.sim_time_s);
 	ck_assert_uint_eq(r.wire_to_mn, r2.wire_to_mn);
 	/* link bytes: at least the payload, in the right direction */
 	ck_assert_uint_ge(r.wire_to_mn, r.bytes_put);
@@ -510,8 +533,12 @@ END_TEST
 START_TEST(test_single_4m_write_raw)
 {
 	/* one 4 MiB WRITE as one WR, straight on the backend */
-	dmr_be_config_t cfg = {.backend = "sim", .mns = 1, .cns = 1, .workers = 1,
-			       .mr_size = 8 << 20, .profile = "cx6dx-100g"};
+	dmr_be_config_t cfg = {.backend = "sim",
+			       .mns = 1,
+			       .cns = 1,
+			       .workers = 1,
+			       .mr_size = 8 << 20,
+			       .profile = "cx6dx-100g"};
 	dmr_be_t *be;
 	dmr_err_t err;
 	ck_assert_msg(dmr_be_open(&cfg, &be, &err) == DMR_OK, "%s", err.msg);
@@ -656,7 +683,8 @@ START_TEST(test_shm_pool)
 		ck_assert(r.rpc_us > 0 && r.p50_us > 0 && r.p50_us <= r.p99_us &&
 			  r.p99_us <= r.p999_us);
 		if (v == 2)
-			ck_assert_uint_eq(r.slices, hits * 5 + (blocks - hits) * 5); /* 4096 = 4x1000 + 96 */
+			ck_assert_uint_eq(r.slices,
+					  hits * 5 + (blocks - hits) * 5); /* 4096 = 4x1000 + 96 */
 	}
 	printf("test_kv: shm: hit ratio %.6f = sim's %.6f = %llu / %llu from the hash ids; "
 	       "gets' content checked\n",
@@ -735,8 +763,10 @@ START_TEST(test_shm_chunks)
 	ck_assert_ptr_nonnull(f);
 	for (int r = 0; r < 6; r++) {
 		int nb = r == 2 ? 0 : (r == 3 ? 2 : 300 + r);
-		fprintf(f, "{\"timestamp\": %d, \"input_length\": %d, \"output_length\": 1, "
-			   "\"hash_ids\": [", r, nb * 512);
+		fprintf(f,
+			"{\"timestamp\": %d, \"input_length\": %d, \"output_length\": 1, "
+			"\"hash_ids\": [",
+			r, nb * 512);
 		for (int b = 0; b < nb; b++) {
 			/* request 1 shares its first 150 ids with request 0; request 3
 			 * asks for 5 and 6; 4 and 5 share 0..299 with request 0 */
@@ -799,31 +829,37 @@ START_TEST(test_cli)
 	ck_assert_int_eq(run_cli("kv gen --mooncake /nonexistent.jsonl -o /tmp/x.kv"), 2);
 	snprintf(line, sizeof(line), "kv gen --mooncake %s -o %s --kv-model nope", in, kv);
 	ck_assert_int_eq(run_cli(line), 2);
-	snprintf(line, sizeof(line), "kv gen --mooncake %s -o %s --kv-model qwen2-7b --block-bytes 4K",
-		 in, kv);
+	snprintf(line, sizeof(line),
+		 "kv gen --mooncake %s -o %s --kv-model qwen2-7b --block-bytes 4K", in, kv);
 	ck_assert_int_eq(run_cli(line), 2);
-	snprintf(line, sizeof(line), "kv gen --mooncake %s -o %s --block-bytes 4K --requests 40 --quiet",
-		 in, kv);
+	snprintf(line, sizeof(line),
+		 "kv gen --mooncake %s -o %s --block-bytes 4K --requests 40 --quiet", in, kv);
 	ck_assert_int_eq(run_cli(line), 0);
-	snprintf(line, sizeof(line), "kv run --trace %s --out %s --quiet --capacity 1M "
-				     "--unbounded-pool", kv, out);
+	snprintf(line, sizeof(line),
+		 "kv run --trace %s --out %s --quiet --capacity 1M "
+		 "--unbounded-pool",
+		 kv, out);
 	ck_assert_int_eq(run_cli(line), 2);
-	snprintf(line, sizeof(line), "kv run --trace %s --out %s --quiet --placement nope", kv, out);
+	snprintf(line, sizeof(line), "kv run --trace %s --out %s --quiet --placement nope", kv,
+		 out);
 	ck_assert_int_eq(run_cli(line), 2);
 	snprintf(line, sizeof(line), "kv run --trace %s --out %s --quiet --cns 0", kv, out);
 	ck_assert_int_eq(run_cli(line), 2);
-	snprintf(line, sizeof(line), "kv run --trace %s --out %s --quiet --capacity 64K --clients 2 "
-				     "--placement least-loaded --slice 1K --qp-depth 4", kv, out);
+	snprintf(line, sizeof(line),
+		 "kv run --trace %s --out %s --quiet --capacity 64K --clients 2 "
+		 "--placement least-loaded --slice 1K --qp-depth 4",
+		 kv, out);
 	ck_assert_int_eq(run_cli(line), 0);
 	snprintf(line, sizeof(line), "kv run --trace %s --out %s --quiet --capacity 4K", kv, out);
 	ck_assert_int_eq(run_cli(line), 2); /* block larger than a segment */
 	snprintf(line, sizeof(line), "kv run --trace %s --out %s --quiet --backend nope", kv, out);
 	ck_assert_int_ne(run_cli(line), 0);
 	ck_assert_int_eq(run_cli("kv bench --size 1M --ops 4 --threads 2 --batch 2"), 0);
-	ck_assert_int_eq(run_cli("kv bench --size 1M --ops 4 --threads 2 --batch 2 --backend shm"), 0);
+	ck_assert_int_eq(run_cli("kv bench --size 1M --ops 4 --threads 2 --batch 2 --backend shm"),
+			 0);
 	ck_assert_int_eq(run_cli("kv bench --backend shm --timeout-s 0"), 2);
-	snprintf(line, sizeof(line), "kv run --trace %s --out %s --quiet --backend shm --clients 2", kv,
-		 out);
+	snprintf(line, sizeof(line), "kv run --trace %s --out %s --quiet --backend shm --clients 2",
+		 kv, out);
 	ck_assert_int_eq(run_cli(line), 0);
 	ck_assert_int_eq(run_cli("kv bench --size 1X"), 2);
 	ck_assert_int_eq(run_cli("kv bench --op cas"), 2);
@@ -863,8 +899,8 @@ START_TEST(test_cli_procs)
 	dmr_test_write_file(
 	    cfg, "{\"mn\":[{\"id\":0,\"ip\":\"10.0.2.15\",\"devname\":\"rxe0\",\"mr_size\":4096}],"
 		 "\"cn\":[{\"id\":0,\"ip\":\"10.0.2.15\"},{\"id\":1,\"ip\":\"10.0.2.15\"}]}\n");
-	snprintf(line, sizeof(line), "kv gen --mooncake %s -o %s --block-bytes 4K --requests 40 --quiet",
-		 in, kv);
+	snprintf(line, sizeof(line),
+		 "kv gen --mooncake %s -o %s --block-bytes 4K --requests 40 --quiet", in, kv);
 	ck_assert_int_eq(run_cli(line), 0);
 	static const struct {
 		const char *args, *want;
@@ -877,7 +913,8 @@ START_TEST(test_cli_procs)
 	    {"kv cn --config %1$s --id 0", "--trace KVTRACE is required"},
 	    {"kv cn --config %1$s --id 0 --trace %2$s --cns 3", "--cns 3 but"},
 	    {"kv cn --config %1$s --id 0 --trace %2$s --backend shm", "runs on verbs only"},
-	    {"kv cn --config %1$s --id 0 --trace %2$s --device rxe0", "come from the cluster config"},
+	    {"kv cn --config %1$s --id 0 --trace %2$s --device rxe0",
+	     "come from the cluster config"},
 	    {"kv cn --config %1$s.missing --id 0 --trace %2$s", ".missing"},
 	    {"kv run --config %1$s --trace %2$s", "--procs/--config need --backend verbs"},
 	    {"kv run --procs --trace %2$s --backend shm", "--procs/--config need --backend verbs"},
@@ -907,11 +944,11 @@ START_TEST(test_geometry)
 	fixture200(in, sizeof(in));
 	dmr_test_path(kv, sizeof(kv), "g.kv");
 	dmr_test_path(kv2, sizeof(kv2), "g2.kv");
-	snprintf(line, sizeof(line), "kv gen --mooncake %s -o %s --block-bytes 4K --requests 40 --quiet",
-		 in, kv);
+	snprintf(line, sizeof(line),
+		 "kv gen --mooncake %s -o %s --block-bytes 4K --requests 40 --quiet", in, kv);
 	ck_assert_int_eq(run_cli(line), 0);
-	snprintf(line, sizeof(line), "kv gen --mooncake %s -o %s --block-bytes 4K --requests 41 --quiet",
-		 in, kv2);
+	snprintf(line, sizeof(line),
+		 "kv gen --mooncake %s -o %s --block-bytes 4K --requests 41 --quiet", in, kv2);
 	ck_assert_int_eq(run_cli(line), 0);
 	dmr_kv_opts_t o;
 	opts_small(&o, kv, NULL);
@@ -978,7 +1015,8 @@ START_TEST(test_out_unwritable)
 	snprintf(line, sizeof(line), "kv run --trace %s --out %s/sub --quiet", kv, file);
 	ck_assert_int_eq(run_cli_err(line, err, sizeof(err)), 2);
 	ck_assert_msg(strstr(err, "--out ") && strstr(err, "cannot create"), "%s", err);
-	snprintf(line, sizeof(line), "kv run --trace %s --out %s/sub --quiet --backend shm", kv, file);
+	snprintf(line, sizeof(line), "kv run --trace %s --out %s/sub --quiet --backend shm", kv,
+		 file);
 	ck_assert_int_eq(run_cli(line), 2);
 	/* an existing directory that takes no files (sysfs refuses even root) */
 	struct stat sb;
@@ -1022,7 +1060,8 @@ START_TEST(test_sim_signal)
 		ck_assert_int_eq(kill(pid, sig), 0);
 		int ws;
 		ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
-		ck_assert_msg(WIFEXITED(ws), "killed by signal %d", WIFSIGNALED(ws) ? WTERMSIG(ws) : 0);
+		ck_assert_msg(WIFEXITED(ws), "killed by signal %d",
+			      WIFSIGNALED(ws) ? WTERMSIG(ws) : 0);
 		ck_assert_int_eq(WEXITSTATUS(ws), 130);
 		snprintf(p, sizeof(p), "%s/summary.partial.csv", out);
 		char *s = dmr_test_read_text(p);
@@ -1047,19 +1086,21 @@ START_TEST(test_block_limit)
 	ck_assert_int_eq(run_cli_err(line, err, sizeof(err)), 2);
 	ck_assert_msg(strstr(err, "--block-bytes 1074790400: above the limit"), "%s", err);
 	ck_assert(!dmr_test_exists(kv));
-	snprintf(line, sizeof(line), "kv gen --mooncake %s -o %s --block-bytes 1G --requests 2 --quiet",
-		 in, kv);
+	snprintf(line, sizeof(line),
+		 "kv gen --mooncake %s -o %s --block-bytes 1G --requests 2 --quiet", in, kv);
 	ck_assert_int_eq(run_cli(line), 0);
-	static const char *sizes[] = {"2305843009213693952", "9223372036854775807", "1099511627776"};
+	static const char *sizes[] = {"2305843009213693952", "9223372036854775807",
+				      "1099511627776"};
 	static const char *backends[] = {"sim", "shm"};
 	for (size_t i = 0; i < 3; i++) {
 		write_kv_block(kv, sizes[i]);
 		for (size_t b = 0; b < 2; b++) {
-			snprintf(line, sizeof(line), "kv run --trace %s --out %s --quiet --backend %s",
-				 kv, out, backends[b]);
+			snprintf(line, sizeof(line),
+				 "kv run --trace %s --out %s --quiet --backend %s", kv, out,
+				 backends[b]);
 			ck_assert_int_eq(run_cli_err(line, err, sizeof(err)), 2);
 			ck_assert_msg(strstr(err, ":3: header 'block_bytes'") &&
-					      strstr(err, "above the limit"),
+					  strstr(err, "above the limit"),
 				      "%s", err);
 		}
 	}
@@ -1140,11 +1181,14 @@ START_TEST(test_option_ranges)
 	ck_assert_int_eq(run_cli_err(line, err, sizeof(err)), 2);
 	ck_assert_msg(strstr(err, "--backend nope: unknown"), "%s", err);
 	/* the bounds themselves are accepted */
-	snprintf(line, sizeof(line), "kv run --trace %s --out %s --quiet --requests 5 "
-				     "--time-scale 100 --window-ms 3600000", kv, out);
+	snprintf(line, sizeof(line),
+		 "kv run --trace %s --out %s --quiet --requests 5 "
+		 "--time-scale 100 --window-ms 3600000",
+		 kv, out);
 	ck_assert_int_eq(run_cli(line), 0);
 	/* a series of more than DMR_KV_TS_MAX_ROWS rows stops the run, partial */
-	snprintf(line, sizeof(line), "kv run --trace %s --out %s --quiet --window-ms 0.001", kv, out);
+	snprintf(line, sizeof(line), "kv run --trace %s --out %s --quiet --window-ms 0.001", kv,
+		 out);
 	ck_assert_int_eq(run_cli_err(line, err, sizeof(err)), 2);
 	ck_assert_msg(strstr(err, "the time series reached 1000000 rows"), "%s", err);
 	snprintf(p, sizeof(p), "%s/summary.partial.csv", out);
@@ -1191,7 +1235,8 @@ START_TEST(test_results_consistency)
 	fixture200(in, sizeof(in));
 	dmr_test_path(kv, sizeof(kv), "c.kv");
 	dmr_test_path(out, sizeof(out), "cout");
-	snprintf(line, sizeof(line), "kv gen --mooncake %s -o %s --block-bytes 64K --quiet", in, kv);
+	snprintf(line, sizeof(line), "kv gen --mooncake %s -o %s --block-bytes 64K --quiet", in,
+		 kv);
 	ck_assert_int_eq(run_cli(line), 0);
 	/* a failed run first (truncated trace), then a complete one */
 	ck_assert_int_eq(mkdir(out, 0755), 0);
@@ -1199,8 +1244,10 @@ START_TEST(test_results_consistency)
 	dmr_test_write_file(p, "stale\n");
 	snprintf(p, sizeof(p), "%s/timeseries.partial.csv", out);
 	dmr_test_write_file(p, "stale\n");
-	snprintf(line, sizeof(line), "kv run --trace %s --out %s --quiet --window-ms 10 --cns 1 "
-				     "--clients 2 --slice 16K", kv, out);
+	snprintf(line, sizeof(line),
+		 "kv run --trace %s --out %s --quiet --window-ms 10 --cns 1 "
+		 "--clients 2 --slice 16K",
+		 kv, out);
 	ck_assert_int_eq(run_cli(line), 0);
 	snprintf(p, sizeof(p), "%s/summary.partial.csv", out);
 	ck_assert(!dmr_test_exists(p));
@@ -1212,11 +1259,13 @@ START_TEST(test_results_consistency)
 	for (char *l = strchr(s, '\n'); l && l[1]; l = strchr(l + 1, '\n')) {
 		double t;
 		unsigned long long a, c, g, pu, d, e, bg, bp;
-		ck_assert_int_eq(sscanf(l + 1, "%lf,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu", &t, &a,
-					&c, &g, &pu, &d, &e, &bg, &bp),
+		ck_assert_int_eq(sscanf(l + 1, "%lf,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu", &t,
+					&a, &c, &g, &pu, &d, &e, &bg, &bp),
 				 9);
-		ck_assert_msg(g * 65536 == bg && pu * 65536 == bp, "row %u: %llu x 64K != %llu or "
-			      "%llu x 64K != %llu", rows, g, bg, pu, bp);
+		ck_assert_msg(g * 65536 == bg && pu * 65536 == bp,
+			      "row %u: %llu x 64K != %llu or "
+			      "%llu x 64K != %llu",
+			      rows, g, bg, pu, bp);
 		rows++;
 		busy += g + pu > 0;
 	}
@@ -1257,7 +1306,8 @@ static Suite *kv_suite(void)
 	tcase_set_timeout(tc, 600);
 	tcase_add_test(tc, test_presets);
 	tcase_add_test(tc, test_gen_small_exact);
-	tcase_add_loop_test(tc, test_gen_refuses, 0, (int)(sizeof(bad_lines) / sizeof(bad_lines[0])));
+	tcase_add_loop_test(tc, test_gen_refuses, 0,
+			    (int)(sizeof(bad_lines) / sizeof(bad_lines[0])));
 	tcase_add_test(tc, test_gen_time_backwards);
 	tcase_add_test(tc, test_gen_fixture_deterministic);
 	tcase_add_loop_test(tc, test_reader_refuses, 0, (int)(sizeof(bad_kv) / sizeof(bad_kv[0])));

@@ -3,8 +3,8 @@
  * (replay/roles.h, docs/ROLES.md): both published shapes parse, defaults
  * apply, and every bad value is refused naming the field and its legal
  * range; the launcher (`dmreplay run --procs`, dmr_roles_launch) refuses bad
- * input with exit status 2 before it spawns anything. No RDMA needed. The processes themselves are exercised on SoftRoCE
- * by scripts/rxe-roles-check (inside scripts/rxe-vm).
+ * input with exit status 2 before it spawns anything. No RDMA needed. The processes themselves are
+ * exercised on SoftRoCE by scripts/rxe-roles-check (inside scripts/rxe-vm).
  */
 #include <check.h>
 #include <stdio.h>
@@ -95,7 +95,9 @@ static const struct bad {
 	const char *want[3];
 } bads[] = {
 #define S2 "\"MN_ips\":[\"10.0.0.1\"],\"CN_ips\":[\"10.0.0.2\"],\"mr_size\":1"
-#define S1 "\"mn\":[{\"id\":0,\"ip\":\"10.0.0.1\",\"mr_size\":4096}],\"cn\":[{\"id\":0,\"ip\":\"10.0.0.2\"}]"
+#define S1                                                                                         \
+	"\"mn\":[{\"id\":0,\"ip\":\"10.0.0.1\",\"mr_size\":4096}],\"cn\":[{\"id\":0,\"ip\":\"10."  \
+	"0.0.2\"}]"
     {"{" S2 ",\"retry_cnt\":8}", {"'retry_cnt'", "8", "0..7"}},
     {"{" S2 ",\"retry_cnt\":-1}", {"'retry_cnt'", "0..7", NULL}},
     {"{" S1 ",\"rnr_retry\":9}", {"'rnr_retry'", "0..7", NULL}},
@@ -127,7 +129,8 @@ static const struct bad {
     {"{\"mn\":[{\"id\":0,\"ip\":\"10.0.0.1\"}],\"cn\":[{\"id\":0}]}", {"'mn'", "mr_size", NULL}},
     {"{\"mn\":[{\"id\":0,\"ip\":\"10.0.0.1\",\"mr_size\":4096}],\"cn\":[{\"id\":1},{\"id\":1}]}",
      {"'cn[1].id'", "unique", NULL}},
-    {"{\"mn\":[{\"id\":0,\"ip\":\"10.0.0.1\",\"mr_size\":4096}],\"cn\":[]}", {"'cn'", "1..64", NULL}},
+    {"{\"mn\":[{\"id\":0,\"ip\":\"10.0.0.1\",\"mr_size\":4096}],\"cn\":[]}",
+     {"'cn'", "1..64", NULL}},
     {"{\"mn\":[{\"id\":0,\"ip\":\"10.0.0.1\",\"mr_size\":4096}]}", {"'cn'", "missing", NULL}},
     {"{" S1 ",\"timeout\":1,\"timeout\":2}", {"duplicate", NULL, NULL}},
     {"{\"cn\":[{\"id\":0}], }", {"line 1", NULL, NULL}},
@@ -195,7 +198,6 @@ START_TEST(launch_bad_input)
 	rmdir(dir);
 }
 END_TEST
-
 
 /* The files of an earlier run: unfinished ones are moved to earlier-N/,
  * finished ones refused unless force; other files are not touched. */

@@ -362,11 +362,17 @@ START_TEST(mn_killed_mid_run)
 		dmr_err_t e;
 		_exit(dmr_verbs_mn_main(&r, &e) == DMR_OK ? 0 : 1);
 	}
-	dmr_verbs_role_t role = {.cl = &cl, .self = 0, .log_base = 65536, .barrier_s = 30,
-				 .end_s = 30};
+	dmr_verbs_role_t role = {
+	    .cl = &cl, .self = 0, .log_base = 65536, .barrier_s = 30, .end_s = 30};
 	dmr_verbs_set_role(&role);
-	dmr_be_config_t cfg = {.backend = "verbs", .mns = 1, .cns = 1, .workers = 1,
-			       .mr_size = 65536, .gid_index = -1, .port = 1, .device = vi.device};
+	dmr_be_config_t cfg = {.backend = "verbs",
+			       .mns = 1,
+			       .cns = 1,
+			       .workers = 1,
+			       .mr_size = 65536,
+			       .gid_index = -1,
+			       .port = 1,
+			       .device = vi.device};
 	dmr_be_t *be = NULL;
 	dmr_status_t st = dmr_be_open(&cfg, &be, &err);
 	dmr_verbs_set_role(NULL);

@@ -89,7 +89,7 @@ START_TEST(time_conversions)
 	ck_assert_uint_eq(dmr_ps_from_ns(1), 1000ull);
 	ck_assert_uint_eq(dmr_ps_from_s(-1), 0);
 	ck_assert_uint_eq(dmr_ps_from_ms_round(0.0000000015), 2); /* 1.5 ps rounds to 2 */
-	ck_assert_uint_eq(dmr_ps_from_ms(0.0000000015), 1);       /* truncates */
+	ck_assert_uint_eq(dmr_ps_from_ms(0.0000000015), 1);	  /* truncates */
 	ck_assert(dmr_ps_to_s(3 * DMR_PS_PER_S) == 3.0);
 	ck_assert(dmr_ps_to_us(1500000) == 1.5);
 	ck_assert(dmr_ps_to_ms(DMR_PS_PER_MS / 2) == 0.5);

@@ -45,14 +45,14 @@ static void bare_close(dmr_be_t *be)
 }
 
 static const dmr_be_ops_t bare_ops = {
-	.size = sizeof(dmr_be_ops_t),
-	.name = "bare",
-	.open = bare_open,
-	.close = bare_close,
+    .size = sizeof(dmr_be_ops_t),
+    .name = "bare",
+    .open = bare_open,
+    .close = bare_close,
 };
 
 static const dmr_be_config_t bare_cfg = {
-	.backend = "bare", .mns = 1, .cns = 1, .workers = 2, .mr_size = 4096};
+    .backend = "bare", .mns = 1, .cns = 1, .workers = 2, .mr_size = 4096};
 
 START_TEST(registry_fills_unset_ops_with_stubs)
 {
@@ -150,8 +150,12 @@ END_TEST
 
 static dmr_be_t *open_be(const char *name, uint32_t cns, uint32_t workers, uint64_t mr)
 {
-	dmr_be_config_t cfg = {.backend = name, .mns = 1, .cns = cns, .workers = workers,
-			       .mr_size = mr, .profile = "cx6dx-100g"};
+	dmr_be_config_t cfg = {.backend = name,
+			       .mns = 1,
+			       .cns = cns,
+			       .workers = workers,
+			       .mr_size = mr,
+			       .profile = "cx6dx-100g"};
 	dmr_be_t *be = NULL;
 	dmr_err_t err;
 	dmr_status_t st = dmr_be_open(&cfg, &be, &err);
@@ -303,10 +307,14 @@ static void fx_open(fixture_t *f, const char *name, const dmr_be_ops_t *ops, uin
 	f->h.tables[0].loaded = 8;
 	dmr_err_t err;
 	ck_assert_int_eq(dmr_layout_init(&f->l, &f->h, rings, 4096, &err), DMR_OK);
-	dmr_be_config_t cfg = {.backend = name, .mns = 1, .cns = 1, .workers = workers,
-			       .mr_size = (f->l.total + 4095) & ~4095ull, .profile = "cx6dx-100g"};
-	dmr_status_t st = ops ? dmr_be_open_ops(ops, &cfg, &f->be, &err)
-			      : dmr_be_open(&cfg, &f->be, &err);
+	dmr_be_config_t cfg = {.backend = name,
+			       .mns = 1,
+			       .cns = 1,
+			       .workers = workers,
+			       .mr_size = (f->l.total + 4095) & ~4095ull,
+			       .profile = "cx6dx-100g"};
+	dmr_status_t st =
+	    ops ? dmr_be_open_ops(ops, &cfg, &f->be, &err) : dmr_be_open(&cfg, &f->be, &err);
 	ck_assert_msg(st == DMR_OK, "%s", err.msg);
 	f->mem = dmr_be_mn_memory(f->be, 0, NULL);
 	dmr_layout_load(&f->l, f->mem);

@@ -48,8 +48,12 @@ END_TEST
 
 static dmr_be_t *open_sim(uint32_t cns, uint32_t workers)
 {
-	dmr_be_config_t cfg = {.backend = "sim", .mns = 1, .cns = cns, .workers = workers,
-			       .mr_size = 64 << 20, .profile = "cx6dx-100g"};
+	dmr_be_config_t cfg = {.backend = "sim",
+			       .mns = 1,
+			       .cns = cns,
+			       .workers = workers,
+			       .mr_size = 64 << 20,
+			       .profile = "cx6dx-100g"};
 	dmr_be_t *be = NULL;
 	dmr_err_t err;
 	dmr_status_t st = dmr_be_open(&cfg, &be, &err);
@@ -64,7 +68,8 @@ static uint64_t idle_read(dmr_be_t *be, dmr_wc_t *wc)
 {
 	static uint8_t buf[64];
 	uint64_t t0 = dmr_be_now(be, 0);
-	ck_assert_int_eq(dmr_be_post_one(be, 0, 0, DMR_WR_READ, 7, buf, 4096, 64, 0, 0, NULL), DMR_OK);
+	ck_assert_int_eq(dmr_be_post_one(be, 0, 0, DMR_WR_READ, 7, buf, 4096, 64, 0, 0, NULL),
+			 DMR_OK);
 	ck_assert_int_eq(dmr_be_progress(be, UINT64_MAX), 0);
 	ck_assert_int_eq(dmr_be_poll(be, 0, wc, 1), 1);
 	return dmr_be_now(be, 0) - t0;
@@ -102,11 +107,12 @@ START_TEST(read_stream_respects_wire_ceiling_every_mtu)
 		ck_assert_msg(g <= ceiling + 1e-6, "MTU %u: %.3f Gb/s above the wire ceiling %.3f",
 			      mtus[i], g, ceiling);
 		double bound = ceiling < 94.65 ? ceiling : 94.65;
-		ck_assert_msg(g >= 0.97 * bound, "MTU %u: %.3f Gb/s, expected about %.3f", mtus[i], g,
-			      bound);
+		ck_assert_msg(g >= 0.97 * bound, "MTU %u: %.3f Gb/s, expected about %.3f", mtus[i],
+			      g, bound);
 	}
 	/* the published ceilings (issue #2): about 98 Gb/s at 4096, 92.6 at 1024 */
-	ck_assert_msg(dmr_probe_read_stream_gbps(1024, 65536, 16, 1500) < 92.7, "MTU 1024 over 92.6 Gb/s");
+	ck_assert_msg(dmr_probe_read_stream_gbps(1024, 65536, 16, 1500) < 92.7,
+		      "MTU 1024 over 92.6 Gb/s");
 }
 END_TEST
 
@@ -144,14 +150,14 @@ START_TEST(outstanding_limit_per_qp)
 		if (qps == 1) {
 			t_one = t;
 			ck_assert_uint_ge(t, 4 * (dmr_model_read_rtt_ps(m, 64) - m->poll_ps) -
-						     4 * m->post_doorbell_ps);
+						 4 * m->post_doorbell_ps);
 		} else {
 			t_four = t;
 		}
 		dmr_be_close(be);
 	}
-	ck_assert_msg(t_four * 2 < t_one, "4 QPs %llu ps vs 1 QP %llu ps", (unsigned long long)t_four,
-		      (unsigned long long)t_one);
+	ck_assert_msg(t_four * 2 < t_one, "4 QPs %llu ps vs 1 QP %llu ps",
+		      (unsigned long long)t_four, (unsigned long long)t_one);
 }
 END_TEST
 
@@ -164,7 +170,8 @@ START_TEST(large_write_takes_its_wire_time)
 	uint32_t len = 4u << 20;
 	uint8_t *buf = calloc(1, len);
 	uint64_t t0 = dmr_be_now(be, 0);
-	ck_assert_int_eq(dmr_be_post_one(be, 0, 0, DMR_WR_WRITE, 1, buf, 0, len, 0, 0, NULL), DMR_OK);
+	ck_assert_int_eq(dmr_be_post_one(be, 0, 0, DMR_WR_WRITE, 1, buf, 0, len, 0, 0, NULL),
+			 DMR_OK);
 	ck_assert_int_eq(dmr_be_progress(be, UINT64_MAX), 0);
 	dmr_wc_t wc;
 	ck_assert_int_eq(dmr_be_poll(be, 0, &wc, 1), 1);
@@ -184,9 +191,17 @@ START_TEST(read_after_cas_sees_it)
 {
 	dmr_be_t *be = open_sim(1, 1);
 	static uint64_t old, rd[2];
-	dmr_wr_t wrs[2] = {{.wr_id = 1, .local = &old, .remote = 64, .compare_add = 0, .swap = 42,
+	dmr_wr_t wrs[2] = {{.wr_id = 1,
+			    .local = &old,
+			    .remote = 64,
+			    .compare_add = 0,
+			    .swap = 42,
 			    .opcode = DMR_WR_CAS},
-			   {.wr_id = 2, .local = rd, .remote = 64, .length = 16, .opcode = DMR_WR_READ,
+			   {.wr_id = 2,
+			    .local = rd,
+			    .remote = 64,
+			    .length = 16,
+			    .opcode = DMR_WR_READ,
 			    .flags = DMR_WR_SIGNALED}};
 	ck_assert_int_eq(dmr_be_post(be, 0, 0, wrs, 2, NULL), DMR_OK);
 	dmr_wc_t wc;
@@ -214,7 +229,8 @@ START_TEST(same_input_same_times)
 		while ((w = dmr_be_progress(be, UINT64_MAX)) >= 0) {
 			int n = dmr_be_poll(be, (uint32_t)w, wc, 8);
 			for (int i = 0; i < n; i++)
-				sum = sum * 31 + dmr_sim_time(be) + wc[i].wr_id * 7 + old[wc[i].wr_id];
+				sum = sum * 31 + dmr_sim_time(be) + wc[i].wr_id * 7 +
+				      old[wc[i].wr_id];
 		}
 		t[r] = sum;
 		dmr_be_close(be);
@@ -226,8 +242,8 @@ END_TEST
 /* Every parameter's "unit" must be present and be the unit the parameter is
  * defined in: 0.05 "us" is not 0.05 ns, and is refused rather than
  * converted. The shipped profiles all load. */
-static void write_unit_case(const char *path, const char *param, json_t *unit /* stolen; NULL: drop */,
-			    int bare)
+static void write_unit_case(const char *path, const char *param,
+			    json_t *unit /* stolen; NULL: drop */, int bare)
 {
 	json_error_t jerr;
 	json_t *root = json_load_file(DMR_SOURCE_DIR "/models/cx6dx-100g.json", 0, &jerr);
@@ -298,13 +314,15 @@ START_TEST(profile_errors_are_named)
 	dmr_err_t err;
 	snprintf(path, sizeof(path), "%s/bad.json", dir);
 	FILE *f = fopen(path, "w");
-	fprintf(f, "{\"name\": \"bad\", \"params\": {\"link_gbps\": {\"value\": -5, \"unit\": \"Gb/s\"}}}\n");
+	fprintf(f, "{\"name\": \"bad\", \"params\": {\"link_gbps\": {\"value\": -5, \"unit\": "
+		   "\"Gb/s\"}}}\n");
 	fclose(f);
 	ck_assert_int_eq(dmr_model_load(path, &m, &err), DMR_ERR_PARSE);
 	ck_assert_ptr_nonnull(strstr(err.msg, "link_gbps"));
 	ck_assert_ptr_nonnull(strstr(err.msg, "positive"));
 	f = fopen(path, "w");
-	fprintf(f, "{\"name\": \"bad\", \"params\": {\"link_gbps\": {\"value\": 100, \"unit\": \"Gb/s\"}}}\n");
+	fprintf(f, "{\"name\": \"bad\", \"params\": {\"link_gbps\": {\"value\": 100, \"unit\": "
+		   "\"Gb/s\"}}}\n");
 	fclose(f);
 	ck_assert_int_eq(dmr_model_load(path, &m, &err), DMR_ERR_PARSE);
 	ck_assert_ptr_nonnull(strstr(err.msg, "missing"));
@@ -319,7 +337,6 @@ START_TEST(profile_errors_are_named)
 	rmdir(dir);
 }
 END_TEST
-
 
 /* ---- software NIC (host_cpus > 0): a shared host CPU ------------------- */
 
@@ -348,8 +365,12 @@ static void write_profile(const char *dir, const char *name, const char *const *
 
 static dmr_be_t *open_profile(const char *path, uint32_t workers)
 {
-	dmr_be_config_t cfg = {.backend = "sim", .mns = 1, .cns = 1, .workers = workers,
-			       .mr_size = 64 << 20, .profile = path};
+	dmr_be_config_t cfg = {.backend = "sim",
+			       .mns = 1,
+			       .cns = 1,
+			       .workers = workers,
+			       .mr_size = 64 << 20,
+			       .profile = path};
 	dmr_be_t *be = NULL;
 	dmr_err_t err;
 	dmr_status_t st = dmr_be_open(&cfg, &be, &err);
@@ -367,8 +388,11 @@ static uint64_t write_burst_ps(dmr_be_t *be, uint32_t workers, uint32_t n)
 	dmr_wr_t *wrs = calloc(n, sizeof(*wrs));
 	for (uint32_t w = 0; w < workers; w++) {
 		for (uint32_t i = 0; i < n; i++)
-			wrs[i] = (dmr_wr_t){.wr_id = i, .local = buf, .remote = 8 * (w * n + i),
-					    .length = 8, .opcode = DMR_WR_WRITE,
+			wrs[i] = (dmr_wr_t){.wr_id = i,
+					    .local = buf,
+					    .remote = 8 * (w * n + i),
+					    .length = 8,
+					    .opcode = DMR_WR_WRITE,
 					    .flags = DMR_WR_SIGNALED};
 		ck_assert_int_eq(dmr_be_post(be, w, 0, wrs, n, NULL), DMR_OK);
 	}
@@ -445,9 +469,9 @@ static double stream_ps_per_read(const char *path)
 	uint32_t posted = 0, done = 0, total = 20000;
 	uint64_t t100 = 0, tlast = 0;
 	while (posted < 16)
-		ck_assert_int_eq(dmr_be_post_one(be, 0, 0, DMR_WR_READ, posted++, buf, 0, 8, 0, 0,
-						 NULL),
-				 DMR_OK);
+		ck_assert_int_eq(
+		    dmr_be_post_one(be, 0, 0, DMR_WR_READ, posted++, buf, 0, 8, 0, 0, NULL),
+		    DMR_OK);
 	while (done < total) {
 		ck_assert_int_eq(dmr_be_progress(be, UINT64_MAX), 0);
 		int k;
@@ -458,8 +482,8 @@ static double stream_ps_per_read(const char *path)
 			if (done == 19000)
 				tlast = dmr_be_now(be, 0);
 			if (posted < total)
-				ck_assert_int_eq(dmr_be_post_one(be, 0, 0, DMR_WR_READ, posted++, buf,
-								 0, 8, 0, 0, NULL),
+				ck_assert_int_eq(dmr_be_post_one(be, 0, 0, DMR_WR_READ, posted++,
+								 buf, 0, 8, 0, 0, NULL),
 						 DMR_OK);
 		}
 	}
@@ -557,9 +581,8 @@ START_TEST(txn_begin_charged_per_transaction)
 	ck_assert_uint_eq(m.txn_op_ps, 0);
 	/* operations of the first 200 transactions */
 	dmr_trace_reader_t *rd;
-	ck_assert_int_eq(dmr_trace_open(DMR_SOURCE_DIR "/traces/samples/tpcc-extreme.csv", &rd,
-					&err),
-			 DMR_OK);
+	ck_assert_int_eq(
+	    dmr_trace_open(DMR_SOURCE_DIR "/traces/samples/tpcc-extreme.csv", &rd, &err), DMR_OK);
 	dmr_trace_txn_t *t = malloc(sizeof(*t));
 	uint64_t ops = 0;
 	for (int i = 0; i < 200; i++) {

@@ -191,12 +191,11 @@ START_TEST(txn_series)
 	ts.signal = 0.25;
 	dmr_ts_finish(&ts, 2500000000ull, &st);
 	char *s = ts_csv(&ts);
-	ck_assert_str_eq(s,
-			 "t_s,tried,committed,aborts,gave_up,phase,loop_signal,loop_actuator,"
-			 "loop_increases,loop_decreases,loop_deferred\n"
-			 "0.000000,10,8,2,0,0,0.5000,12.0000,3,1,0\n"
-			 "0.001000,0,0,0,0,0,0.5000,12.0000,0,0,0\n"
-			 "0.002000,5,4,0,1,0,0.2500,12.0000,0,0,2\n");
+	ck_assert_str_eq(s, "t_s,tried,committed,aborts,gave_up,phase,loop_signal,loop_actuator,"
+			    "loop_increases,loop_decreases,loop_deferred\n"
+			    "0.000000,10,8,2,0,0,0.5000,12.0000,3,1,0\n"
+			    "0.001000,0,0,0,0,0,0.5000,12.0000,0,0,0\n"
+			    "0.002000,5,4,0,1,0,0.2500,12.0000,0,0,2\n");
 	free(s);
 	/* drift: the phase of a row is its start / drift_ps */
 	ts.drift_ps = 2000000000ull;

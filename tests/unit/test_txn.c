@@ -32,8 +32,12 @@ static void fx_init(fixture_t *f, uint32_t workers, uint32_t retries)
 	f->h.tables[0].loaded = 8; /* slots 8..15 absent (insert targets) */
 	dmr_err_t err;
 	ck_assert_int_eq(dmr_layout_init(&f->l, &f->h, workers, 4096, &err), DMR_OK);
-	dmr_be_config_t cfg = {.backend = "sim", .mns = 1, .cns = 1, .workers = workers,
-			       .mr_size = (f->l.total + 4095) & ~4095ull, .profile = "cx6dx-100g"};
+	dmr_be_config_t cfg = {.backend = "sim",
+			       .mns = 1,
+			       .cns = 1,
+			       .workers = workers,
+			       .mr_size = (f->l.total + 4095) & ~4095ull,
+			       .profile = "cx6dx-100g"};
 	ck_assert_int_eq(dmr_be_open(&cfg, &f->be, &err), DMR_OK);
 	f->mem = dmr_be_mn_memory(f->be, 0, NULL);
 	dmr_layout_load(&f->l, f->mem);
@@ -189,8 +193,8 @@ START_TEST(validation_failure_aborts)
 	drive(&f, out, 1);
 	ck_assert_int_eq(out[0], DMR_TXN_GAVE_UP);
 	ck_assert_uint_eq(f.st.aborts[DMR_ABORT_VALIDATION], 1);
-	ck_assert_uint_eq(word(&f, 2, 3), 0);  /* the update was not applied */
-	ck_assert_uint_eq(word(&f, 2, 0), 0);  /* and its lock was released */
+	ck_assert_uint_eq(word(&f, 2, 3), 0); /* the update was not applied */
+	ck_assert_uint_eq(word(&f, 2, 0), 0); /* and its lock was released */
 	ck_assert_uint_eq(f.st.locks_taken, 1);
 	ck_assert_uint_eq(f.st.locks_released, 1);
 	fx_fini(&f, 1);
@@ -219,10 +223,10 @@ START_TEST(dependent_insert_and_table_full)
 		drive(&f, out, 1);
 		ck_assert_int_eq(out[0], k < 2 ? DMR_TXN_COMMITTED : DMR_TXN_GAVE_UP);
 	}
-	ck_assert_uint_eq(word(&f, 0, 2), 2);                      /* counter */
+	ck_assert_uint_eq(word(&f, 0, 2), 2); /* counter */
 	ck_assert_uint_eq(word(&f, 8, 1) & DMR_VER_PRESENT, DMR_VER_PRESENT);
 	ck_assert_uint_eq(word(&f, 9, 1) & DMR_VER_PRESENT, DMR_VER_PRESENT);
-	ck_assert_uint_eq(word(&f, 9, 3), 1);                      /* copied value */
+	ck_assert_uint_eq(word(&f, 9, 3), 1); /* copied value */
 	ck_assert_uint_eq(f.st.aborts[DMR_ABORT_FULL], 1);
 	ck_assert_uint_eq(word(&f, 0, 0), 0);
 	fx_fini(&f, 1);
@@ -291,7 +295,7 @@ START_TEST(replayed_lock_cas_is_ours)
 	ck_assert_int_eq(out[0], DMR_TXN_COMMITTED);
 	ck_assert_uint_eq(f.st.cas_replayed, 1);
 	ck_assert_uint_eq(f.st.aborts[DMR_ABORT_LOCK], 0);
-	ck_assert_uint_eq(word(&f, 3, 0), 0);                   /* unlocked */
+	ck_assert_uint_eq(word(&f, 3, 0), 0);			/* unlocked */
 	ck_assert_uint_eq(word(&f, 3, 1), DMR_VER_PRESENT | 2); /* one write-back */
 	ck_assert_uint_eq(word(&f, 3, 2), 5);
 	ck_assert_uint_eq(f.st.locks_taken, 1);
