@@ -18,7 +18,11 @@ void dmr_sig_install(dmr_sig_saved_t *saved)
 	sa.sa_handler = on_stop;
 	sigemptyset(&sa.sa_mask);
 	sa.sa_flags = 0; /* no SA_RESTART: blocking calls return EINTR */
-	atomic_store(&caught, 0);
+	struct sigaction cur;
+	/* nested (a command that installs it runs a replay that installs it
+	 * again): keep a stop that already arrived */
+	if (sigaction(SIGINT, NULL, &cur) != 0 || cur.sa_handler != on_stop)
+		atomic_store(&caught, 0);
 	sigaction(SIGINT, &sa, saved ? &saved->old_int : NULL);
 	sigaction(SIGTERM, &sa, saved ? &saved->old_term : NULL);
 }

@@ -8,7 +8,9 @@
  * SA_RESTART, so a blocking wait returns EINTR and the loop around it checks
  * dmr_sig_caught(). The previous handlers are saved for dmr_sig_restore().
  * One flag per process: a process runs one subcommand. Installing clears
- * the flag. Part of core/base (nothing of ours below).
+ * the flag, unless the stop handler is installed already (a nested install:
+ * a command that runs a replay, which installs it again), so that a stop
+ * that arrived before the inner install is not lost. Part of core/base (nothing of ours below).
  */
 #ifndef DMR_BASE_SIG_H
 #define DMR_BASE_SIG_H

@@ -175,7 +175,12 @@ START_TEST(sig_stop_flag)
 	ck_assert_int_eq(dmr_sig_caught(), SIGTERM);
 	raise(SIGINT);
 	ck_assert_int_eq(dmr_sig_caught(), SIGINT);
-	dmr_sig_install(NULL); /* installing clears */
+	dmr_sig_saved_t inner;
+	dmr_sig_install(&inner); /* nested: a stop that arrived is kept */
+	ck_assert_int_eq(dmr_sig_caught(), SIGINT);
+	dmr_sig_restore(&inner);
+	dmr_sig_restore(&s);
+	dmr_sig_install(&s); /* not nested: installing clears */
 	ck_assert_int_eq(dmr_sig_caught(), 0);
 	dmr_sig_restore(&s);
 	struct sigaction now;
