@@ -244,13 +244,10 @@ int dmr_sweep_main(int argc, char **argv)
 		goto out;
 	}
 	if (!dry) {
-		char lk[PATH_MAX + 32];
-		snprintf(lk, sizeof(lk), "%s/.sweep.lock", c->dir);
-		lockfd = open(lk, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-		if (lockfd < 0 || flock(lockfd, LOCK_EX | LOCK_NB) != 0) {
-			fprintf(stderr,
-				"dmreplay sweep: %s: another sweep is running in this directory\n",
-				c->dir);
+		char lmsg[PATH_MAX + 300];
+		lockfd = dmr_sweepdir_lock(c->dir, lmsg, sizeof(lmsg), NULL);
+		if (lockfd < 0) {
+			fprintf(stderr, "dmreplay sweep: --out %s\n", lmsg);
 			goto out;
 		}
 	}

@@ -8,7 +8,7 @@
  *   runner.c     running jobs: a trace per generator setting (under a
  *                lock), one `dmreplay run` per job, one appended row per
  *                finished job; sequential or through GNU parallel
- *   sweep_cli.c  `dmreplay sweep`: options, the sweep lock, --dry-run,
+ *   sweep_cli.c  `dmreplay sweep`: options, the DIR lock (sweepdir.h), --dry-run,
  *                --job-cell (one job under GNU parallel)
  *
  * Stops: SIGINT, SIGTERM and SIGHUP set the core/base/sig.h flag

@@ -14,12 +14,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "helpers/files.h"
+#include "helpers/proc.h"
 #include "helpers/suite.h"
 #include "replay/sweep.h"
 
@@ -659,6 +661,53 @@ START_TEST(test_cli_errors)
 }
 END_TEST
 
+/* D10: a directory that cannot be written is named as such, not as
+ * "another sweep is running"; a held lock is "another run holds it". As
+ * root (who writes through mode bits) a read-only tmpfs; else mode 0555. */
+START_TEST(test_readonly_dir)
+{
+	char spec[300], out[300], cmd[700];
+	setup_fake(spec, sizeof(spec), "\"none\"", 1);
+	snprintf(out, sizeof(out), "%s/swro", dmr_test_tmp);
+	ck_assert_int_eq(mkdir(out, 0755), 0);
+	int mounted = 0;
+	if (geteuid() == 0) {
+		snprintf(cmd, sizeof(cmd), "mount -t tmpfs -o ro,size=64k none '%s' 2>/dev/null",
+			 out);
+		if (system(cmd) != 0) {
+			fprintf(stderr,
+				"test_readonly_dir: SKIPPED: root but cannot mount tmpfs\n");
+			return;
+		}
+		mounted = 1;
+	} else {
+		ck_assert_int_eq(chmod(out, 0555), 0);
+	}
+	dmr_test_run_t r = dmr_test_call_main(dmr_sweep_main, "sweep", spec, "--out", out, NULL);
+	if (mounted) {
+		snprintf(cmd, sizeof(cmd), "umount '%s'", out);
+		ck_assert_int_eq(system(cmd), 0);
+	} else {
+		chmod(out, 0755);
+	}
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_msg(strstr(r.err, "not writable") && !strstr(r.err, "another"), "%s", r.err);
+	dmr_test_run_free(&r);
+
+	/* held by another process: refused at once, naming it */
+	char lk[400];
+	snprintf(lk, sizeof(lk), "%s/.dmr-lock", out);
+	int fd = open(lk, O_RDWR | O_CREAT, 0644);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(flock(fd, LOCK_EX | LOCK_NB), 0);
+	r = dmr_test_call_main(dmr_sweep_main, "sweep", spec, "--out", out, NULL);
+	close(fd);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_msg(strstr(r.err, "another run holds this directory"), "%s", r.err);
+	dmr_test_run_free(&r);
+}
+END_TEST
+
 static Suite *sweep_suite(void)
 {
 	Suite *s = suite_create("sweep");
@@ -685,6 +734,7 @@ static Suite *sweep_suite(void)
 	tcase_add_test(tc, test_killed_sweep);
 	tcase_add_test(tc, test_parallel);
 	tcase_add_test(tc, test_cli_errors);
+	tcase_add_test(tc, test_readonly_dir);
 	suite_add_tcase(s, tc);
 	return s;
 }
