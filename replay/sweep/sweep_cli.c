@@ -263,6 +263,13 @@ int dmr_sweep_main(int argc, char **argv)
 		rc = 0;
 		goto out;
 	}
+	if (jobs && plan.ndone < plan.njobs) {
+		char pmsg[800];
+		if (dmr_sweep_check_parallel(pmsg, sizeof(pmsg)) != 0) {
+			fprintf(stderr, "dmreplay sweep: error: %s\n", pmsg);
+			goto out;
+		}
+	}
 	c->tty = isatty(2);
 	c->total = plan.njobs;
 	c->before = plan.ndone;

@@ -72,6 +72,12 @@ int dmr_sweep_run_sequential(dmr_sweep_ctx_t *c, dmr_sweep_plan_t *p);
  * parallel could not run or the columns differ. */
 int dmr_sweep_run_parallel(dmr_sweep_ctx_t *c, dmr_sweep_plan_t *p, unsigned jobs,
 			   const char *hosts);
+/* Is the `parallel` first on PATH GNU parallel (`parallel --version`
+ * names it)? 0, or -1 with msg (len bytes) saying what was found and how
+ * to fix it (moreutils' parallel is not). There is no built-in parallel
+ * runner: a sweep with --jobs/--hosts is refused (exit 2) rather than run
+ * one cell at a time unasked. */
+int dmr_sweep_check_parallel(char *msg, size_t len);
 /* The progress line on a tty (final: end it with a newline). */
 void dmr_sweep_progress(dmr_sweep_ctx_t *c, const char *current, int final);
 

@@ -79,6 +79,14 @@ END_TEST
 static const struct {
 	const char *json, *want;
 } bad_specs[] = {
+    /* D13: seeds the generator (32-bit) would refuse at run time */
+    {"{\"workload\": {\"name\": \"tpcc\"}, \"seed\": 4294967296}", "seed: 4294967296 + 1 reps"},
+    {"{\"workload\": {\"name\": \"tpcc\"}, \"seed\": 4294967295, \"reps\": 2}",
+     "goes above 4294967295"},
+    {"{\"workload\": {\"name\": \"tpcc\"}, \"axes\": {\"seed\": [1, 5000000000]}}",
+     "axes.seed[1]: 5000000000 is above 4294967295"},
+    {"{\"workload\": {\"name\": \"tpcc\", \"seed\": 4294967296}}",
+     "workload.seed: 4294967296 is above 4294967295"},
     {"{\"workload\": {\"name\": \"tpcc\"}, \"axes\": {\"colour\": [1]}}",
      "axes.colour: unknown axis"},
     {"{\"workload\": {\"name\": \"tpcc\"}, \"axes\": {\"threads\": [4, \"8\"]}}",
@@ -598,7 +606,7 @@ END_TEST
 
 START_TEST(test_parallel)
 {
-	if (system("command -v parallel >/dev/null 2>&1") != 0) {
+	if (system("parallel --version 2>/dev/null | grep -q 'GNU parallel'") != 0) {
 		fprintf(stderr, "test_parallel: SKIPPED: GNU parallel not installed\n");
 		return;
 	}
@@ -708,6 +716,39 @@ START_TEST(test_readonly_dir)
 }
 END_TEST
 
+/* B24: moreutils' `parallel` first on PATH: refused at once (exit 2),
+ * saying it is not GNU parallel and how to fix it; nothing run. */
+START_TEST(test_not_gnu_parallel)
+{
+	char spec[300], out[300], bin[300], fake[340], path[4400];
+	setup_fake(spec, sizeof(spec), "\"none\"", 1);
+	snprintf(bin, sizeof(bin), "%s/moreutils-bin", dmr_test_tmp);
+	ck_assert_int_eq(mkdir(bin, 0755), 0);
+	snprintf(fake, sizeof(fake), "%s/parallel", bin);
+	dmr_test_write_file(fake, "#!/bin/sh\n"
+				  "echo 'parallel [OPTIONS] command -- arguments' >&2\n"
+				  "echo '	for each argument, run command with argument' >&2\n"
+				  "exit 1\n");
+	ck_assert_int_eq(chmod(fake, 0755), 0);
+	const char *old = getenv("PATH");
+	snprintf(path, sizeof(path), "%s:%s", bin, old ? old : "/usr/bin:/bin");
+	setenv("PATH", path, 1);
+	snprintf(out, sizeof(out), "%s/swmu", dmr_test_tmp);
+	dmr_test_run_t r =
+	    dmr_test_call_main(dmr_sweep_main, "sweep", spec, "--out", out, "--jobs", "2", NULL);
+	setenv("PATH", old ? old : "/usr/bin:/bin", 1);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_msg(strstr(r.err, "not GNU parallel") &&
+			  strstr(r.err, "apt-get install parallel"),
+		      "%s", r.err);
+	ck_assert_msg(!strstr(r.err, "runs done"), "%s", r.err);
+	char sum[340];
+	snprintf(sum, sizeof(sum), "%s/summary.csv", out);
+	ck_assert(!dmr_test_exists(sum));
+	dmr_test_run_free(&r);
+}
+END_TEST
+
 static Suite *sweep_suite(void)
 {
 	Suite *s = suite_create("sweep");
@@ -735,6 +776,7 @@ static Suite *sweep_suite(void)
 	tcase_add_test(tc, test_parallel);
 	tcase_add_test(tc, test_cli_errors);
 	tcase_add_test(tc, test_readonly_dir);
+	tcase_add_test(tc, test_not_gnu_parallel);
 	suite_add_tcase(s, tc);
 	return s;
 }
