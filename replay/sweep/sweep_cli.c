@@ -43,10 +43,7 @@ static int job_main(dmr_sweep_ctx_t *c, dmr_sweep_plan_t *p, const char *cell, c
 {
 	char *end;
 	unsigned long rep = strtoul(rep_s, &end, 10);
-	dmr_sweep_job_t *j = NULL;
-	for (size_t i = 0; *rep_s && !*end && i < p->njobs; i++)
-		if (p->jobs[i].rep == rep && strcmp(p->jobs[i].cell, cell) == 0)
-			j = &p->jobs[i];
+	dmr_sweep_job_t *j = *rep_s && !*end ? dmr_sweep_plan_find(p, cell, rep) : NULL;
 	if (!j) {
 		printf("DMR-FAIL\t%s\t%s\tno such cell/rep in %s\n", cell, rep_s, c->spec_path);
 		return 2;
@@ -63,7 +60,9 @@ static int job_main(dmr_sweep_ctx_t *c, dmr_sweep_plan_t *p, const char *cell, c
 	return 0;
 }
 
-static void dry_run(dmr_sweep_ctx_t *c, dmr_sweep_plan_t *p)
+/* The plan on stdout; 0, or 130 when a stop signal came (checked between
+ * lines: a blocked stdout returns EINTR), 1 when out of memory. */
+static int dry_run(dmr_sweep_ctx_t *c, dmr_sweep_plan_t *p)
 {
 	printf("sweep %s: %zu cells x %u reps = %zu runs; %zu done, %zu to run\n", c->spec->name,
 	       p->ncells, c->spec->reps, p->njobs, p->ndone, p->njobs - p->ndone);
@@ -71,12 +70,13 @@ static void dry_run(dmr_sweep_ctx_t *c, dmr_sweep_plan_t *p)
 	if (p->foreign)
 		printf("  (%zu rows of other cells kept)\n", p->foreign);
 	size_t nt = 0, have = 0;
-	for (size_t i = 0; i < p->njobs; i++) {
-		size_t k;
-		for (k = 0; k < i; k++)
-			if (strcmp(p->jobs[k].trace, p->jobs[i].trace) == 0)
-				break;
-		if (k < i)
+	uint8_t *first = dmr_sweep_plan_first_traces(p);
+	if (!first) {
+		fprintf(stderr, "dmreplay sweep: out of memory\n");
+		return 1;
+	}
+	for (size_t i = 0; i < p->njobs && !dmr_sig_caught(); i++) {
+		if (!first[i])
 			continue;
 		nt++;
 		char path[PATH_MAX + 700];
@@ -89,8 +89,9 @@ static void dry_run(dmr_sweep_ctx_t *c, dmr_sweep_plan_t *p)
 			printf("%s%s", *a, a[1] ? " " : "\n");
 		dmr_sweep_argv_free(av);
 	}
+	free(first);
 	printf("traces: %zu (%zu cached) in %s/traces\n", nt, have, c->dir);
-	for (size_t i = 0; i < p->njobs; i++) {
+	for (size_t i = 0; i < p->njobs && !dmr_sig_caught(); i++) {
 		dmr_sweep_job_t *j = &p->jobs[i];
 		char trace[PATH_MAX + 700], cdir[PATH_MAX + 700];
 		snprintf(trace, sizeof(trace), "%s/traces/%s", c->dir, j->trace);
@@ -101,6 +102,8 @@ static void dry_run(dmr_sweep_ctx_t *c, dmr_sweep_plan_t *p)
 			printf("%s%s", *a, a[1] ? " " : "\n");
 		dmr_sweep_argv_free(av);
 	}
+	fflush(stdout);
+	return dmr_sig_caught() ? 130 : 0;
 }
 
 /* This executable, or the file named by env (tests: DMR_SWEEP_EXE, a
@@ -205,8 +208,13 @@ int dmr_sweep_main(int argc, char **argv)
 	}
 	c->spec = &spec;
 	c->spec_path = spec_abs;
-	if (dmr_sweep_plan_build(&spec, &plan, &err) != DMR_OK) {
-		fprintf(stderr, "dmreplay sweep: error: %s: %s\n", spec_arg, err.msg);
+	/* a stop signal ends planning, a dry run and a resume too (exit 130) */
+	dmr_sweep_signals_install();
+	dmr_status_t pst = dmr_sweep_plan_build(&spec, &plan, &err);
+	if (pst != DMR_OK) {
+		fprintf(stderr, "dmreplay sweep: %s: %s: %s\n",
+			pst == DMR_ERR_INTERRUPTED ? "interrupted" : "error", spec_arg, err.msg);
+		rc = pst == DMR_ERR_INTERRUPTED ? 130 : 2;
 		goto out;
 	}
 	char dflt[128];
@@ -238,7 +246,6 @@ int dmr_sweep_main(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
-	dmr_sweep_signals_install();
 	if (jcell) {
 		rc = job_main(c, &plan, jcell, jrep);
 		goto out;
@@ -251,16 +258,17 @@ int dmr_sweep_main(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (dmr_sweep_plan_resume(&plan, c->summary, !dry, &err) != DMR_OK) {
-		fprintf(stderr, "dmreplay sweep: error: %s\n", err.msg);
+	if ((pst = dmr_sweep_plan_resume(&plan, c->summary, !dry, &err)) != DMR_OK) {
+		fprintf(stderr, "dmreplay sweep: %s: %s\n",
+			pst == DMR_ERR_INTERRUPTED ? "interrupted" : "error", err.msg);
+		rc = pst == DMR_ERR_INTERRUPTED ? 130 : 2;
 		goto out;
 	}
 	if (plan.warning[0])
 		fprintf(stderr, "dmreplay sweep: warning: %s\n", plan.warning);
 	snprintf(c->header, sizeof(c->header), "%s", plan.header);
 	if (dry) {
-		dry_run(c, &plan);
-		rc = 0;
+		rc = dry_run(c, &plan);
 		goto out;
 	}
 	if (jobs && plan.ndone < plan.njobs) {

@@ -19,6 +19,7 @@
 
 #include <limits.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "../sweep.h"
 
@@ -39,6 +40,16 @@ void dmr_sweep_av_list(dmr_sweep_av_t *b, ...) __attribute__((sentinel));
 void dmr_sweep_av_opt(dmr_sweep_av_t *b, const char *key, const char *val);
 /* The vector (free with dmr_sweep_argv_free), or NULL after oom. */
 char **dmr_sweep_av_done(dmr_sweep_av_t *b);
+
+/* ---- plan lookups (plan.c): O(n log n), never a scan per job --------- */
+
+/* The job (cell, rep) of p, or NULL (sorts the cells once per call). */
+dmr_sweep_job_t *dmr_sweep_plan_find(const dmr_sweep_plan_t *p, const char *cell,
+				     unsigned long rep);
+/* first[i] = 1 when job i is the first (lowest index) job with its trace
+ * file: a malloc'd array of p->njobs flags (the caller frees), or NULL
+ * when out of memory. */
+uint8_t *dmr_sweep_plan_first_traces(const dmr_sweep_plan_t *p);
 
 /* ---- running (runner.c) ------------------------------------------------- */
 

@@ -749,6 +749,130 @@ START_TEST(test_not_gnu_parallel)
 }
 END_TEST
 
+/* ---- large plans: complexity and stop signals ---------------------------- */
+
+/* 20,000 cells x 5 reps = 100,000 runs (run axes only: 5 traces). */
+static void big_spec(char *spec, size_t len)
+{
+	static char text[4096];
+	size_t o = (size_t)snprintf(text, sizeof(text),
+				    "{\"name\": \"big\", \"workload\": {\"name\": \"tpcc\", "
+				    "\"txns\": 100}, \"reps\": 5, \"axes\": {\"threads\": [");
+	for (int t = 1; t <= 200; t++)
+		o += (size_t)snprintf(text + o, sizeof(text) - o, "%s%d", t > 1 ? "," : "", t);
+	o += (size_t)snprintf(text + o, sizeof(text) - o, "], \"coros\": [");
+	for (int c = 1; c <= 100; c++)
+		o += (size_t)snprintf(text + o, sizeof(text) - o, "%s%d", c > 1 ? "," : "", c);
+	snprintf(text + o, sizeof(text) - o, "]}}");
+	snprintf(spec, len, "%s/big.json", dmr_test_tmp);
+	dmr_test_write_file(spec, text);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Planning, resume against 100,000 rows and the dry run's trace list are
+ * O(n log n): they were quadratic (80 K runs: 76 s to plan, 56 s to
+ * resume). 10 s is generous for a loaded sanitizer build; the fixed code
+ * takes about 1 s here in a plain build. */
+START_TEST(test_big_plan_fast)
+{
+	char spec[300], sum[300];
+	big_spec(spec, sizeof(spec));
+	double t0 = now_s();
+	dmr_sweep_spec_t s;
+	dmr_sweep_plan_t p;
+	dmr_err_t err = {{0}};
+	ck_assert_int_eq(dmr_sweep_spec_load(spec, &s, &err), DMR_OK);
+	ck_assert_int_eq(dmr_sweep_plan_build(&s, &p, &err), DMR_OK);
+	ck_assert_uint_eq(p.njobs, 100000);
+	/* every run but the last in summary.csv, in reverse order, plus one
+	 * foreign row */
+	snprintf(sum, sizeof(sum), "%s/big-summary.csv", dmr_test_tmp);
+	FILE *f = fopen(sum, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("cell,rep,x\n", f);
+	for (size_t i = p.njobs - 1; i-- > 0;)
+		fprintf(f, "%s,%u,1\n", p.jobs[i].cell, p.jobs[i].rep);
+	fputs("threads=999;coros=1,0,1\n", f);
+	ck_assert_int_eq(fclose(f), 0);
+	ck_assert_int_eq(dmr_sweep_plan_resume(&p, sum, 0, &err), DMR_OK);
+	ck_assert_uint_eq(p.ndone, 99999);
+	ck_assert_uint_eq(p.foreign, 1);
+	ck_assert_int_eq(p.jobs[p.njobs - 1].done, 0);
+	ck_assert_int_eq(p.jobs[0].done, 1);
+	dmr_sweep_plan_free(&p);
+	dmr_sweep_spec_free(&s);
+	/* the whole dry run (plan, trace list, 100,000 command lines) */
+	char out[300];
+	snprintf(out, sizeof(out), "%s/swbig", dmr_test_tmp);
+	dmr_test_run_t r =
+	    dmr_test_call_main(dmr_sweep_main, "sweep", spec, "--out", out, "--dry-run", NULL);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_ptr_nonnull(strstr(r.out, "20000 cells x 5 reps = 100000 runs"));
+	ck_assert_ptr_nonnull(strstr(r.out, "traces: 5 (0 cached)"));
+	dmr_test_run_free(&r);
+	double el = now_s() - t0;
+	fprintf(stderr, "test_big_plan_fast: 100,000 runs planned, resumed and listed in %.2f s\n",
+		el);
+	ck_assert_msg(el < 10.0, "planning 100,000 runs took %.1f s (quadratic again?)", el);
+}
+END_TEST
+
+/* Fork a dry run of spec into out with stdout on a pipe nobody reads (it
+ * blocks once the pipe is full); SIGINT after 1 s; its exit status. */
+static int interrupted_dry_run(const char *spec, const char *out)
+{
+	int pfd[2];
+	ck_assert_int_eq(pipe(pfd), 0);
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		close(pfd[0]);
+		dup2(pfd[1], 1);
+		int nul = open("/dev/null", O_WRONLY);
+		dup2(nul, 2);
+		char *argv[] = {"sweep", (char *)spec, "--out", (char *)out, "--dry-run", NULL};
+		_exit(dmr_sweep_main(5, argv));
+	}
+	close(pfd[1]);
+	usleep(1000000);
+	kill(pid, SIGINT);
+	int status;
+	alarm(60);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	alarm(0);
+	close(pfd[0]);
+	ck_assert_msg(WIFEXITED(status), "killed by signal %d, not stopped",
+		      WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+	return WEXITSTATUS(status);
+}
+
+/* SIGINT stops a dry run (blocked on its output) and a resume (blocked
+ * reading summary.csv, here a FIFO whose writer stays open): exit 130. */
+START_TEST(test_dry_run_and_resume_stop)
+{
+	char spec[300], out[300], fifo[340];
+	big_spec(spec, sizeof(spec));
+	snprintf(out, sizeof(out), "%s/swint", dmr_test_tmp);
+	ck_assert_int_eq(interrupted_dry_run(spec, out), 130);
+
+	ck_assert_int_eq(mkdir(out, 0755), 0);
+	snprintf(fifo, sizeof(fifo), "%s/summary.csv", out);
+	ck_assert_int_eq(mkfifo(fifo, 0644), 0);
+	int wfd = open(fifo, O_RDWR); /* a writer that never closes */
+	ck_assert_int_ge(wfd, 0);
+	const char *rows = "cell,rep,x\nthreads=1;coros=1,0,1\n";
+	ck_assert_int_eq(write(wfd, rows, strlen(rows)), (ssize_t)strlen(rows));
+	ck_assert_int_eq(interrupted_dry_run(spec, out), 130);
+	close(wfd);
+}
+END_TEST
+
 static Suite *sweep_suite(void)
 {
 	Suite *s = suite_create("sweep");
@@ -777,6 +901,8 @@ static Suite *sweep_suite(void)
 	tcase_add_test(tc, test_cli_errors);
 	tcase_add_test(tc, test_readonly_dir);
 	tcase_add_test(tc, test_not_gnu_parallel);
+	tcase_add_test(tc, test_big_plan_fast);
+	tcase_add_test(tc, test_dry_run_and_resume_stop);
 	suite_add_tcase(s, tc);
 	return s;
 }
