@@ -807,7 +807,12 @@ START_TEST(test_big_plan_fast)
 	ck_assert_int_eq(p.jobs[0].done, 1);
 	dmr_sweep_plan_free(&p);
 	dmr_sweep_spec_free(&s);
-	/* the whole dry run (plan, trace list, 100,000 command lines) */
+	double el = now_s() - t0;
+	fprintf(stderr, "test_big_plan_fast: 100,000 runs planned and resumed in %.2f s\n", el);
+	ck_assert_msg(el < 10.0, "planning 100,000 runs took %.1f s (quadratic again?)", el);
+	/* the whole dry run (plan, trace list, 100,000 command lines: 20 MB of
+	 * output captured to a file and read back) */
+	t0 = now_s();
 	char out[300];
 	snprintf(out, sizeof(out), "%s/swbig", dmr_test_tmp);
 	dmr_test_run_t r =
@@ -816,10 +821,9 @@ START_TEST(test_big_plan_fast)
 	ck_assert_ptr_nonnull(strstr(r.out, "20000 cells x 5 reps = 100000 runs"));
 	ck_assert_ptr_nonnull(strstr(r.out, "traces: 5 (0 cached)"));
 	dmr_test_run_free(&r);
-	double el = now_s() - t0;
-	fprintf(stderr, "test_big_plan_fast: 100,000 runs planned, resumed and listed in %.2f s\n",
-		el);
-	ck_assert_msg(el < 10.0, "planning 100,000 runs took %.1f s (quadratic again?)", el);
+	el = now_s() - t0;
+	fprintf(stderr, "test_big_plan_fast: the dry run of 100,000 runs took %.2f s\n", el);
+	ck_assert_msg(el < 30.0, "a dry run of 100,000 runs took %.1f s (quadratic again?)", el);
 }
 END_TEST
 
