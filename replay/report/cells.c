@@ -135,6 +135,53 @@ static void synth_cell(const dmr_report_t *r, size_t row, char *out, size_t len)
 		snprintf(out, len, "all");
 }
 
+/* qsort of a cell's row indexes by rep (ties: file order). */
+static const dmr_report_t *rep_sort_r;
+
+static int by_rep(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	const char *rx = rep_sort_r->csv.rows[x][rep_sort_r->rep_col];
+	const char *ry = rep_sort_r->csv.rows[y][rep_sort_r->rep_col];
+	int c = strcmp(rx, ry);
+	return c ? c : (x > y) - (x < y);
+}
+
+/* Two rows of one cell with the same rep are one repetition counted twice
+ * (a summary concatenated with itself, a row re-appended): refused, naming
+ * both lines. O(n log n). */
+static dmr_status_t check_dup_reps(dmr_report_t *r, dmr_err_t *err)
+{
+	if (r->rep_col < 0)
+		return DMR_OK;
+	for (size_t c = 0; c < r->ncells; c++) {
+		rcell_t *cell = &r->cells[c];
+		size_t *ix = malloc((cell->nrows ? cell->nrows : 1) * sizeof(*ix));
+		if (!ix)
+			return dmr_err_set(err, DMR_ERR_NOMEM, "out of memory");
+		memcpy(ix, cell->rows, cell->nrows * sizeof(*ix));
+		rep_sort_r = r;
+		qsort(ix, cell->nrows, sizeof(*ix), by_rep);
+		for (size_t k = 1; k < cell->nrows; k++) {
+			const char *a = r->csv.rows[ix[k - 1]][r->rep_col];
+			const char *b = r->csv.rows[ix[k]][r->rep_col];
+			if (strcmp(a, b) == 0) {
+				dmr_status_t st =
+				    dmr_err_set(err, DMR_ERR_PARSE,
+						"%s:%zu: fields 'cell', 'rep': cell '%s' rep %s "
+						"again (first on "
+						"line %zu): a repetition counted twice",
+						r->cfg.summary, r->csv.line[ix[k]], cell->name, b,
+						r->csv.line[ix[k - 1]]);
+				free(ix);
+				return st;
+			}
+		}
+		free(ix);
+	}
+	return DMR_OK;
+}
+
 static dmr_status_t group_cells(dmr_report_t *r, dmr_err_t *err)
 {
 	const dmr_report_csv_t *csv = &r->csv;
@@ -166,10 +213,19 @@ static dmr_status_t group_cells(dmr_report_t *r, dmr_err_t *err)
 						   "%s:%zu: field 'cell': '%s' is not "
 						   "'axis=value;axis=value'",
 						   r->cfg.summary, csv->line[i], nm);
+			/* an axis twice would make a false baseline */
+			for (size_t a = 0; a < cell->nkv; a++)
+				for (size_t b = a + 1; b < cell->nkv; b++)
+					if (strcmp(cell->k[a], cell->k[b]) == 0)
+						return dmr_err_set(
+						    err, DMR_ERR_PARSE,
+						    "%s:%zu: field 'cell': axis '%s' appears "
+						    "twice in '%s'",
+						    r->cfg.summary, csv->line[i], cell->k[a], nm);
 		}
 		cell->rows[cell->nrows++] = i;
 	}
-	return DMR_OK;
+	return check_dup_reps(r, err);
 }
 
 static dmr_status_t load_metrics(dmr_report_t *r, dmr_err_t *err)

@@ -356,6 +356,23 @@ static const struct {
     {"cell,rep,committed_tps,abort_rate,atomics_per_commit\n"
      "loop=aimd,0,10,0.1,1\n\n",
      NULL, NULL, "bad.csv:3: empty line"},
+    /* D6: an axis twice in a cell name (a false baseline) */
+    {"cell,rep,committed_tps,abort_rate,atomics_per_commit\n"
+     "regime=uniform;loop=none,0,10,0.1,1\n"
+     "regime=uniform;loop=none;loop=aimd,0,13,0.1,1\n",
+     NULL, NULL, "bad.csv:3: field 'cell': axis 'loop' appears twice"},
+    /* D7: a UTF-8 byte-order mark (the first column would be "\xEF\xBB\xBFcell") */
+    {"\xEF\xBB\xBF"
+     "cell,rep,committed_tps,abort_rate,atomics_per_commit\n"
+     "loop=none,0,10,0.1,1\n",
+     NULL, NULL, "bad.csv:1: field 1: the file starts with a UTF-8 byte-order mark"},
+    /* D8: one (cell, rep) twice: not an extra repetition */
+    {"cell,rep,committed_tps,abort_rate,atomics_per_commit\n"
+     "loop=none,0,10,0.1,1\n"
+     "loop=none,1,11,0.1,1\n"
+     "loop=aimd,0,12,0.1,1\n"
+     "loop=none,0,10,0.1,1\n",
+     NULL, NULL, "bad.csv:5: fields 'cell', 'rep': cell 'loop=none' rep 0 again (first on line 2)"},
 };
 
 START_TEST(test_bad_input)
