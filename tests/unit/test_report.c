@@ -419,6 +419,106 @@ START_TEST(test_cli_usage)
 }
 END_TEST
 
+/* ---- a failed report leaves the previous one whole (D5) ------------------- */
+
+/* report SUM --out OUT --quiet --no-plots [--metrics M]: its exit status. */
+static int report_into(const char *sum, const char *out, const char *metrics)
+{
+	char *argv[10] = {"report", (char *)sum, "--out", (char *)out, "--quiet", "--no-plots"};
+	int argc = 6;
+	if (metrics) {
+		argv[argc++] = "--metrics";
+		argv[argc++] = (char *)metrics;
+	}
+	return dmr_report_main(argc, argv);
+}
+
+static char *slurp_in(const char *dir, const char *name)
+{
+	char p[600];
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	return dmr_test_slurp(p, NULL);
+}
+
+/* report.md cannot be put in place (a directory of that name): the new
+ * report.csv must not stay without its report.md. */
+START_TEST(test_report_all_or_nothing)
+{
+	char sum[300], out[300], p[400];
+	snprintf(sum, sizeof(sum), "%s/summary.csv", dmr_test_tmp);
+	snprintf(out, sizeof(out), "%s/rep-aon", dmr_test_tmp);
+	synth_summary(sum);
+	ck_assert_int_eq(report_into(sum, out, "committed_tps"), 0);
+	char *csv0 = slurp_in(out, "report.csv");
+	ck_assert_ptr_nonnull(csv0);
+	snprintf(p, sizeof(p), "%s/report.md", out);
+	ck_assert_int_eq(unlink(p), 0);
+	ck_assert_int_eq(mkdir(p, 0755), 0);
+	snprintf(p, sizeof(p), "%s/report.md/keep", out);
+	dmr_test_write_file(p, "x");
+	ck_assert_int_ne(report_into(sum, out, "committed_tps,abort_rate"), 0);
+	char *csv1 = slurp_in(out, "report.csv");
+	ck_assert_ptr_nonnull(csv1);
+	ck_assert_str_eq(csv1, csv0);
+	/* no temp file left behind */
+	char cmd[500];
+	snprintf(cmd, sizeof(cmd), "ls -a '%s' | grep -q 'tmp\\|old'", out);
+	ck_assert_int_ne(system(cmd), 0);
+	free(csv0);
+	free(csv1);
+}
+END_TEST
+
+/* A full disk (a 64 KiB tmpfs, root only): the second report fails and the
+ * first stays whole, report.csv and report.md alike. */
+START_TEST(test_report_full_disk)
+{
+	if (geteuid() != 0) {
+		fprintf(stderr, "test_report_full_disk: SKIPPED: not root (needs to mount a "
+				"small tmpfs; test_report_all_or_nothing covers the logic)\n");
+		return;
+	}
+	char sum[300], out[300], cmd[600], fill[400];
+	snprintf(sum, sizeof(sum), "%s/summary.csv", dmr_test_tmp);
+	synth_summary(sum);
+	snprintf(out, sizeof(out), "%s/rep-full", dmr_test_tmp);
+	ck_assert_int_eq(mkdir(out, 0755), 0);
+	snprintf(cmd, sizeof(cmd), "mount -t tmpfs -o size=64k none '%s' 2>/dev/null", out);
+	if (system(cmd) != 0) {
+		fprintf(stderr, "test_report_full_disk: SKIPPED: cannot mount a tmpfs here\n");
+		return;
+	}
+	int ok1 = report_into(sum, out, "committed_tps");
+	char *csv0 = slurp_in(out, "report.csv"), *md0 = slurp_in(out, "report.md");
+	/* fill the file system */
+	snprintf(fill, sizeof(fill), "%s/filler", out);
+	FILE *f = fopen(fill, "w");
+	static char block[4096];
+	memset(block, 'x', sizeof(block));
+	while (f && fwrite(block, 1, sizeof(block), f) == sizeof(block) && fflush(f) == 0)
+		;
+	if (f)
+		fclose(f);
+	int ok2 = report_into(sum, out, "committed_tps,abort_rate,atomics_per_commit");
+	char *csv1 = slurp_in(out, "report.csv"), *md1 = slurp_in(out, "report.md");
+	snprintf(cmd, sizeof(cmd), "umount '%s'", out);
+	int um = system(cmd);
+	ck_assert_int_eq(um, 0);
+	ck_assert_int_eq(ok1, 0);
+	ck_assert_int_ne(ok2, 0);
+	ck_assert_ptr_nonnull(csv0);
+	ck_assert_ptr_nonnull(md0);
+	ck_assert_ptr_nonnull(csv1);
+	ck_assert_ptr_nonnull(md1);
+	ck_assert_str_eq(csv1, csv0);
+	ck_assert_str_eq(md1, md0);
+	free(csv0);
+	free(md0);
+	free(csv1);
+	free(md1);
+}
+END_TEST
+
 static Suite *report_suite(void)
 {
 	Suite *s = suite_create("report");
@@ -438,6 +538,8 @@ static Suite *report_suite(void)
 	tcase_add_loop_test(tc, test_bad_input, 0,
 			    (int)(sizeof(bad_inputs) / sizeof(bad_inputs[0])));
 	tcase_add_test(tc, test_cli_usage);
+	tcase_add_test(tc, test_report_all_or_nothing);
+	tcase_add_test(tc, test_report_full_disk);
 	suite_add_tcase(s, tc);
 	return s;
 }
