@@ -13,6 +13,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include "../../core/base/fs.h"
 #include "../../core/base/sig.h"
 #include "../sweepdir.h"
 #include "sweep_impl.h"
@@ -265,6 +266,153 @@ toolong:
 	free(vidx);
 	free(p.jobs);
 	return dmr_err_set(err, DMR_ERR_PARSE, "axes: a cell name is longer than 500 characters");
+}
+
+/* ---- the spec's fingerprint ------------------------------------------- */
+
+static int kv_line_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Append "PFX.KEY=VAL\n" for opts sorted by key. */
+static size_t opts_lines(char *out, size_t len, size_t o, const char *pfx,
+			 const dmr_sweep_opt_t *opts, size_t n)
+{
+	const dmr_sweep_opt_t *ix[DMR_SWEEP_MAX_OPTS];
+	char keys[DMR_SWEEP_MAX_OPTS][40];
+	char *kp[DMR_SWEEP_MAX_OPTS];
+	for (size_t i = 0; i < n; i++) {
+		snprintf(keys[i], sizeof(keys[i]), "%s", opts[i].key);
+		kp[i] = keys[i];
+	}
+	qsort(kp, n, sizeof(*kp), kv_line_cmp);
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; k < n; k++)
+			if (strcmp(opts[k].key, kp[i]) == 0)
+				ix[i] = &opts[k];
+	for (size_t i = 0; i < n && o < len; i++)
+		o += (size_t)snprintf(out + o, len - o, "%s.%s=%s\n", pfx, ix[i]->key, ix[i]->val);
+	return o;
+}
+
+char *dmr_sweep_spec_normalised(const dmr_sweep_spec_t *s)
+{
+	size_t len = 8192;
+	for (size_t a = 0; a < s->naxes; a++)
+		len += 64 + s->axes[a].nvals * (DMR_SWEEP_VAL_MAX + 1);
+	char *out = malloc(len);
+	if (!out)
+		return NULL;
+	size_t o = (size_t)snprintf(out, len,
+				    "# dmreplay sweep: what determines the runs in this "
+				    "directory (the spec, normalised); do not edit\n"
+				    "workload=%s\n",
+				    s->workload);
+	o = opts_lines(out, len, o, "workload", s->wl, s->nwl);
+	o = opts_lines(out, len, o, "run", s->run, s->nrun);
+	for (size_t a = 0; a < s->naxes && o < len; a++) {
+		o += (size_t)snprintf(out + o, len - o, "axes.%s=", s->axes[a].name);
+		for (size_t i = 0; i < s->axes[a].nvals && o < len; i++)
+			o += (size_t)snprintf(out + o, len - o, "%s%s", i ? "," : "",
+					      s->axes[a].vals[i]);
+		if (o < len)
+			o += (size_t)snprintf(out + o, len - o, "\n");
+	}
+	if (o < len)
+		o += (size_t)snprintf(out + o, len - o, "reps=%u\n", s->reps);
+	if (o < len && s->seed_axis < 0)
+		o += (size_t)snprintf(out + o, len - o, "seed=%" PRIu64 "\n", s->seed_base);
+	if (o >= len) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
+/* The value of line "KEY=..." in text (a pointer to it, up to '\n'), or
+ * NULL. */
+static const char *line_val(const char *text, const char *key, size_t *vlen)
+{
+	size_t kl = strlen(key);
+	for (const char *p = text; p && *p;) {
+		const char *e = strchr(p, '\n');
+		size_t ll = e ? (size_t)(e - p) : strlen(p);
+		if (ll > kl && strncmp(p, key, kl) == 0 && p[kl] == '=') {
+			*vlen = ll - kl - 1;
+			return p + kl + 1;
+		}
+		p = e ? e + 1 : NULL;
+	}
+	return NULL;
+}
+
+/* Is key one of the ", "-separated items of list? */
+static int listed(const char *list, const char *key)
+{
+	size_t kl = strlen(key);
+	for (const char *p = list; (p = strstr(p, key)); p += kl)
+		if ((p == list || p[-1] == ' ') && (p[kl] == ',' || p[kl] == '\0'))
+			return 1;
+	return 0;
+}
+
+/* Append to diff the keys of a's lines whose value in b differs or is
+ * missing. */
+static void diff_keys(const char *a, const char *b, char *diff, size_t len, size_t *o)
+{
+	for (const char *p = a; p && *p;) {
+		const char *e = strchr(p, '\n');
+		size_t ll = e ? (size_t)(e - p) : strlen(p);
+		const char *eq = memchr(p, '=', ll);
+		if (*p != '#' && eq) {
+			char key[200];
+			snprintf(key, sizeof(key), "%.*s", (int)(eq - p), p);
+			size_t vl = 0, wl = ll - (size_t)(eq - p) - 1;
+			const char *v = line_val(b, key, &vl);
+			if ((!v || vl != wl || strncmp(v, eq + 1, wl) != 0) && !listed(diff, key) &&
+			    *o + strlen(key) + 3 < len)
+				*o += (size_t)snprintf(diff + *o, len - *o, "%s%s", *o ? ", " : "",
+						       key);
+		}
+		p = e ? e + 1 : NULL;
+	}
+}
+
+dmr_status_t dmr_sweep_spec_check_dir(const dmr_sweep_spec_t *s, const char *path, int write,
+				      dmr_err_t *err)
+{
+	char *now = dmr_sweep_spec_normalised(s);
+	if (!now)
+		return dmr_err_set(err, DMR_ERR_NOMEM, "out of memory");
+	char *old = NULL;
+	size_t olen;
+	dmr_err_t rerr;
+	dmr_status_t st = DMR_OK;
+	if (access(path, F_OK) != 0) {
+		if (write)
+			st = dmr_file_write_atomic(path, now, strlen(now), err);
+		free(now);
+		return st;
+	}
+	if ((st = dmr_file_read_all(path, 1 << 24, &old, &olen, &rerr)) != DMR_OK) {
+		free(now);
+		return dmr_err_set(err, st, "%s", rerr.msg);
+	}
+	if (strcmp(old, now) != 0) {
+		char diff[600] = "";
+		size_t o = 0;
+		diff_keys(now, old, diff, sizeof(diff), &o);
+		diff_keys(old, now, diff, sizeof(diff), &o);
+		st = dmr_err_set(err, DMR_ERR_PARSE,
+				 "%s: the spec changed since this directory's runs were made "
+				 "(%s%s): its rows are not this spec's runs; use another --out "
+				 "(or put the spec back to resume)",
+				 path, o ? "fields that differ: " : "", o ? diff : "spec changed");
+	}
+	free(old);
+	free(now);
+	return st;
 }
 
 /* ---- resume ------------------------------------------------------------- */

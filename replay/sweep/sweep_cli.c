@@ -85,12 +85,13 @@ static int dry_run(dmr_sweep_ctx_t *c, dmr_sweep_plan_t *p)
 		have += ok;
 		char **av = dmr_sweep_gen_argv(c->spec, &p->jobs[i], c->exe, path);
 		printf("%s ", ok ? "[cached]" : "[gen]   ");
-		for (char **a = av; a && *a; a++)
+		for (char **a = av; a && *a && !dmr_sig_caught(); a++)
 			printf("%s%s", *a, a[1] ? " " : "\n");
 		dmr_sweep_argv_free(av);
 	}
 	free(first);
-	printf("traces: %zu (%zu cached) in %s/traces\n", nt, have, c->dir);
+	if (!dmr_sig_caught())
+		printf("traces: %zu (%zu cached) in %s/traces\n", nt, have, c->dir);
 	for (size_t i = 0; i < p->njobs && !dmr_sig_caught(); i++) {
 		dmr_sweep_job_t *j = &p->jobs[i];
 		char trace[PATH_MAX + 700], cdir[PATH_MAX + 700];
@@ -98,12 +99,14 @@ static int dry_run(dmr_sweep_ctx_t *c, dmr_sweep_plan_t *p)
 		snprintf(cdir, sizeof(cdir), "%s/cells/%s", c->dir, j->dir);
 		char **av = dmr_sweep_run_argv(c->spec, j, c->exe, trace, cdir);
 		printf("%s %s r%u: ", j->done ? "[done]" : "[run] ", j->cell, j->rep);
-		for (char **a = av; a && *a; a++)
+		for (char **a = av; a && *a && !dmr_sig_caught(); a++)
 			printf("%s%s", *a, a[1] ? " " : "\n");
 		dmr_sweep_argv_free(av);
 	}
+	if (dmr_sig_caught()) /* stdout may be blocked: no more writes */
+		return 130;
 	fflush(stdout);
-	return dmr_sig_caught() ? 130 : 0;
+	return 0;
 }
 
 /* This executable, or the file named by env (tests: DMR_SWEEP_EXE, a
@@ -257,6 +260,14 @@ int dmr_sweep_main(int argc, char **argv)
 			fprintf(stderr, "dmreplay sweep: --out %s\n", lmsg);
 			goto out;
 		}
+	}
+	/* D4: the rows in DIR are this spec's runs only if DIR was made with it */
+	char specf[PATH_MAX + 32];
+	snprintf(specf, sizeof(specf), "%s/sweep.spec", c->dir);
+	if ((pst = dmr_sweep_spec_check_dir(&spec, specf, !dry, &err)) != DMR_OK) {
+		fprintf(stderr, "dmreplay sweep: error: %s\n", err.msg);
+		rc = pst == DMR_ERR_NOMEM ? 1 : 2;
+		goto out;
 	}
 	if ((pst = dmr_sweep_plan_resume(&plan, c->summary, !dry, &err)) != DMR_OK) {
 		fprintf(stderr, "dmreplay sweep: %s: %s\n",

@@ -51,6 +51,20 @@ dmr_sweep_job_t *dmr_sweep_plan_find(const dmr_sweep_plan_t *p, const char *cell
  * when out of memory. */
 uint8_t *dmr_sweep_plan_first_traces(const dmr_sweep_plan_t *p);
 
+/* ---- the spec's fingerprint (plan.c) ----------------------------------- */
+
+/* What determines the runs, as text (malloc'd; NULL when out of memory):
+ * one "KEY=VALUE" line per field: workload, workload.* and run.* sorted by
+ * key, axes.NAME=v1,v2 in axis order, reps, seed (without a seed axis).
+ * The name and comments are left out: they change no run. */
+char *dmr_sweep_spec_normalised(const dmr_sweep_spec_t *spec);
+/* Compare spec with the one recorded at path (DIR/sweep.spec): DMR_OK when
+ * the same or when path is missing (then written, atomically, when write
+ * is set); DMR_ERR_PARSE naming the fields that differ and "use another
+ * --out" when they differ; DMR_ERR_IO when path cannot be read or written. */
+dmr_status_t dmr_sweep_spec_check_dir(const dmr_sweep_spec_t *spec, const char *path, int write,
+				      dmr_err_t *err);
+
 /* ---- running (runner.c) ------------------------------------------------- */
 
 typedef struct dmr_sweep_ctx {

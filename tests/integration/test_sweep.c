@@ -749,6 +749,51 @@ START_TEST(test_not_gnu_parallel)
 }
 END_TEST
 
+/* D4: a re-run with a changed spec into the same DIR is refused, naming
+ * the fields that differ; the same spec resumes; the name changes no run. */
+START_TEST(test_changed_spec_refused)
+{
+	char spec[300], out[300], sum[340], text[1024];
+	setup_fake(spec, sizeof(spec), "\"none\", \"aimd\"", 2);
+	unsetenv("FAKE_SLEEP");
+	snprintf(out, sizeof(out), "%s/swspec", dmr_test_tmp);
+	snprintf(sum, sizeof(sum), "%s/summary.csv", out);
+	ck_assert_int_eq(run_sweep(spec, out, NULL), 0);
+	ck_assert_int_eq(count_rows(sum, 7), 8);
+	static char before[1 << 16];
+	snprintf(before, sizeof(before), "%s", dmr_test_read_file(sum));
+	/* workload txns 100 -> 50 and reps 2 -> 3 */
+	snprintf(text, sizeof(text),
+		 "{\"name\": \"fake\", \"workload\": {\"name\": \"tpcc\", \"txns\": 50},"
+		 " \"axes\": {\"regime\": [\"uniform\", \"extreme\"], \"loop\": [\"none\", "
+		 "\"aimd\"]}, \"reps\": 3}");
+	dmr_test_write_file(spec, text);
+	dmr_test_run_t r = dmr_test_call_main(dmr_sweep_main, "sweep", spec, "--out", out, NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_msg(strstr(r.err, "the spec changed") && strstr(r.err, "workload.txns") &&
+			  strstr(r.err, "reps") && strstr(r.err, "use another --out"),
+		      "%s", r.err);
+	ck_assert_msg(!strstr(r.err, "already in"), "%s", r.err);
+	dmr_test_run_free(&r);
+	/* a dry run says the same */
+	r = dmr_test_call_main(dmr_sweep_main, "sweep", spec, "--out", out, "--dry-run", NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_ptr_nonnull(strstr(r.err, "workload.txns"));
+	dmr_test_run_free(&r);
+	ck_assert_str_eq(dmr_test_read_file(sum), before);
+	/* the original spec, renamed, keys in another order: resumes */
+	snprintf(text, sizeof(text),
+		 "{\"name\": \"other-name\", \"workload\": {\"txns\": 100, \"name\": "
+		 "\"tpcc\"}, \"axes\": {\"regime\": [\"uniform\", \"extreme\"], \"loop\": "
+		 "[\"none\", \"aimd\"]}, \"reps\": 2}");
+	dmr_test_write_file(spec, text);
+	r = dmr_test_call_main(dmr_sweep_main, "sweep", spec, "--out", out, NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	dmr_test_run_free(&r);
+	ck_assert_str_eq(dmr_test_read_file(sum), before);
+}
+END_TEST
+
 /* ---- large plans: complexity and stop signals ---------------------------- */
 
 /* 20,000 cells x 5 reps = 100,000 runs (run axes only: 5 traces). */
@@ -905,6 +950,7 @@ static Suite *sweep_suite(void)
 	tcase_add_test(tc, test_cli_errors);
 	tcase_add_test(tc, test_readonly_dir);
 	tcase_add_test(tc, test_not_gnu_parallel);
+	tcase_add_test(tc, test_changed_spec_refused);
 	tcase_add_test(tc, test_big_plan_fast);
 	tcase_add_test(tc, test_dry_run_and_resume_stop);
 	suite_add_tcase(s, tc);
