@@ -895,6 +895,17 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	{
 		sum_stats(e, &res->st);
 		e->ts.phase = e->drift_ps ? tend / e->drift_ps : 0;
+		if (e->adm && !e->threaded) {
+			/* the last window's own loop signal and actuator, not the
+			 * previous window's (D9) */
+			dmr_adm_sample_t smp;
+			dmr_adm_sample(e->adm, tend, &smp);
+			e->ts.signal = smp.signal;
+			e->ts.actuator = smp.actuator;
+			e->ts.increases += smp.increases;
+			e->ts.decreases += smp.decreases;
+			e->ts.deferred += smp.deferred;
+		}
 		dmr_ts_finish(&e->ts, tend, &res->st);
 		res->sim_time_s = dmr_ps_to_s(tend);
 	}

@@ -293,6 +293,27 @@ START_TEST(test_extreme_vs_uniform)
 }
 END_TEST
 
+/* D9: the last (here the only: one window longer than the run) row of
+ * timeseries.csv has the loop's own signal and actuator at the end of the
+ * run, not the values of an earlier window (none here: they were 0). */
+START_TEST(test_last_window_loop_values)
+{
+	char tx[PATH_MAX], d[PATH_MAX];
+	gen(tx, sizeof(tx), "tpcc-x9.csv", "tpcc", "--warehouses", "4", "--regime", "extreme",
+	    "--txns", "2000", "--seed", "5", NULL);
+	dmr_test_run_t r =
+	    run_small(d, sizeof(d), "x9", tx, "0", "--loop", "aimd", "--window-ms", "1000000");
+	dmr_test_run_free(&r);
+	dmr_test_summary_t s;
+	dmr_test_summary_load(&s, d, "timeseries.csv"); /* the header and one row */
+	/* aimd's actuator is the mean concurrency limit: in [1, coros = 2] */
+	double act = dmr_test_cold(&s, "loop_actuator");
+	ck_assert_msg(act >= 1 && act <= 2, "loop_actuator %g", act);
+	ck_assert_uint_eq(dmr_test_colu(&s, "tried"), 2000);
+	dmr_test_summary_free(&s);
+}
+END_TEST
+
 /* Same trace + seed twice: summary.csv identical but for the wall-time
  * columns, timeseries.csv byte-identical; another seed: some non-wall
  * column other than seed differs. */
@@ -404,6 +425,7 @@ static Suite *e2e_suite(void)
 	TCase *tc = tcase_create("workloads");
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_tpcc);
+	tcase_add_test(tc, test_last_window_loop_values);
 	tcase_add_test(tc, test_smallbank);
 	tcase_add_test(tc, test_ycsb_a);
 	tcase_add_test(tc, test_ycsb_f);
