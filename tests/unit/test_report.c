@@ -519,6 +519,77 @@ START_TEST(test_report_full_disk)
 }
 END_TEST
 
+/* ---- D22: the order of rows, columns and series is the row order's no more */
+
+static const char *d22_rows[8] = {
+    "regime=extreme;loop=aimd,0,300,0.1,1\n", "regime=uniform;loop=none,0,200,0.1,1\n",
+    "regime=extreme;loop=none,0,100,0.1,1\n", "regime=uniform;loop=aimd,1,210,0.1,1\n",
+    "regime=uniform;loop=aimd,0,220,0.1,1\n", "regime=extreme;loop=none,1,110,0.1,1\n",
+    "regime=uniform;loop=none,1,205,0.1,1\n", "regime=extreme;loop=aimd,1,310,0.1,1\n",
+};
+
+/* DIR/summary.csv with the rows in order (rev: reversed); the report's
+ * report.csv and report.md (from its second line: the first names the
+ * file) into *csv_p, *md_p. */
+static void d22_report(const char *name, int rev, const char *spec, char **csv_p, char **md_p)
+{
+	char dir[300], sum[340], out[340];
+	snprintf(dir, sizeof(dir), "%s/%s", dmr_test_tmp, name);
+	ck_assert_int_eq(mkdir(dir, 0755), 0);
+	snprintf(sum, sizeof(sum), "%s/summary.csv", dir);
+	FILE *f = fopen(sum, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("cell,rep,committed_tps,abort_rate,atomics_per_commit\n", f);
+	for (int i = 0; i < 8; i++)
+		fputs(d22_rows[rev ? 7 - i : i], f);
+	ck_assert_int_eq(fclose(f), 0);
+	if (spec) {
+		char sp[340];
+		snprintf(sp, sizeof(sp), "%s/sweep.spec", dir);
+		dmr_test_write_file(sp, spec);
+	}
+	snprintf(out, sizeof(out), "%s/report", dir);
+	ck_assert_int_eq(report_into(sum, out, "committed_tps"), 0);
+	*csv_p = slurp_in(out, "report.csv");
+	char *md = slurp_in(out, "report.md");
+	ck_assert_ptr_nonnull(*csv_p);
+	ck_assert_ptr_nonnull(md);
+	*md_p = strdup(strchr(md, '\n') + 1);
+	free(md);
+}
+
+START_TEST(test_report_order)
+{
+	char *c1, *m1, *c2, *m2, *c3, *m3;
+	d22_report("d22-a", 0, NULL, &c1, &m1);
+	d22_report("d22-b", 1, NULL, &c2, &m2);
+	ck_assert_str_eq(c1, c2);
+	ck_assert_str_eq(m1, m2);
+	/* --by regime first, values in byte order; the baseline (loop=none)
+	 * first within, and the first column of the pivot */
+	const char *e = strstr(c1, "\nregime=extreme;loop=none,");
+	const char *ea = strstr(c1, "\nregime=extreme;loop=aimd,");
+	const char *u = strstr(c1, "\nregime=uniform;loop=none,");
+	ck_assert(e && ea && u && e < ea && ea < u);
+	ck_assert_ptr_nonnull(strstr(m1, "| cell | loop=none | loop=aimd |"));
+	/* a sweep's DIR/sweep.spec gives the value order (baseline still first) */
+	d22_report("d22-c", 0,
+		   "# x\nworkload=tpcc\naxes.regime=uniform,extreme\naxes.loop=aimd,none\n", &c3,
+		   &m3);
+	e = strstr(c3, "\nregime=extreme;loop=none,");
+	u = strstr(c3, "\nregime=uniform;loop=none,");
+	const char *ua = strstr(c3, "\nregime=uniform;loop=aimd,");
+	ck_assert(e && u && ua && u < ua && ua < e);
+	ck_assert_ptr_nonnull(strstr(m3, "| cell | loop=none | loop=aimd |"));
+	free(c1);
+	free(m1);
+	free(c2);
+	free(m2);
+	free(c3);
+	free(m3);
+}
+END_TEST
+
 static Suite *report_suite(void)
 {
 	Suite *s = suite_create("report");
@@ -540,6 +611,7 @@ static Suite *report_suite(void)
 	tcase_add_test(tc, test_cli_usage);
 	tcase_add_test(tc, test_report_all_or_nothing);
 	tcase_add_test(tc, test_report_full_disk);
+	tcase_add_test(tc, test_report_order);
 	suite_add_tcase(s, tc);
 	return s;
 }
