@@ -385,9 +385,19 @@ uint32_t dmr_adm_tick(dmr_adm_t *a, uint32_t worker, uint64_t now, const dmr_txn
 	return wake_aimd(a, w, wake, 0, max);
 }
 
+/* Records hot at now over every CN (an entry is freed only once its hot
+ * period is over, so the live entries are the ones to count). */
+static uint64_t hot_records(const dmr_adm_t *a, uint64_t now)
+{
+	uint64_t n = 0;
+	for (uint32_t c = 0; c < a->ncn; c++)
+		for (uint32_t e = 0; e < a->cn[c].nents; e++)
+			n += a->cn[c].ents[e].hot_until > now;
+	return n;
+}
+
 void dmr_adm_sample(dmr_adm_t *a, uint64_t now, dmr_adm_sample_t *s)
 {
-	(void)now;
 	memset(s, 0, sizeof(*s));
 	s->signal = a->sig_n ? a->sig_sum / a->sig_n : 0;
 	if (a->cfg.loops & DMR_LOOP_AIMD) {
@@ -396,7 +406,7 @@ void dmr_adm_sample(dmr_adm_t *a, uint64_t now, dmr_adm_sample_t *s)
 			sum += a->w[i].limit;
 		s->actuator = sum / a->nworkers;
 	} else if (a->cfg.loops & DMR_LOOP_PERKEY) {
-		s->actuator = (double)a->deferred;
+		s->actuator = (double)hot_records(a, now);
 	}
 	s->increases = a->inc;
 	s->decreases = a->dec;

@@ -83,8 +83,12 @@ uint32_t dmr_adm_tick(dmr_adm_t *a, uint32_t worker, uint64_t now_ps, const dmr_
 		      uint32_t *wake, uint32_t max);
 
 /* For the time series: mean signal over the windows closed since the last
- * call, mean actuator now (aimd: admitted concurrency per worker; perkey:
- * hot records), decisions (increases, decreases) since the last call. */
+ * call; the actuator at now_ps (aimd, and aimd+perkey: the concurrency
+ * limit, mean over the workers; perkey alone: the number of records hot at
+ * now_ps, summed over the CNs); decisions since the last call (aimd
+ * increases and decreases, perkey deferrals). The replay samples at every
+ * time-series window it closes and once more at the end of the run (the
+ * last, possibly short, window). */
 typedef struct dmr_adm_sample {
 	double signal, actuator;
 	uint64_t increases, decreases, deferred;

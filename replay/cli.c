@@ -2,18 +2,24 @@
  * replay/cli.c - `dmreplay run`: its options (getopt_long; values through
  * core/base/opt.h), then a replay (replay.h) or the MN and CN processes
  * (roles.h); the human summary and exit status come from results.h.
+ * The run holds its --out (dmr_sweepdir_lock, sweepdir.h) from before it
+ * starts until it exits, and never writes over finished results
+ * (dmr_roles_clear_earlier, roles.h: refused, or moved with --force).
  */
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "../core/base/fs.h"
 #include "../core/base/opt.h"
 #include "../core/base/timeps.h"
 #include "replay.h"
 #include "results.h"
 #include "roles.h"
+#include "sweepdir.h"
 
 #define DEFAULT_TRACE DMR_SOURCE_DIR "/traces/samples/tpcc-extreme.csv"
 
@@ -61,8 +67,10 @@ static void run_usage(FILE *f)
 		"                    DIR/cnK/ and the combined DIR/summary.csv\n"
 		"  --config FILE     verbs: as --procs with this cluster config (its CNs)\n"
 		"  --deadline S      --procs: stop the processes after S seconds (default 3600)\n"
-		"  --force           --procs: when DIR holds the finished results of an\n"
-		"                    earlier run, move them to DIR/earlier-N/ (else refused)\n"
+		"  --force           when DIR holds the finished results of an earlier run\n"
+		"                    (summary.csv), move them to DIR/earlier-N/ first (else\n"
+		"                    refused); a run into DIR that another run holds is\n"
+		"                    always refused\n"
 		"  --quiet           nothing on stdout; errors only, on stderr\n"
 		"  --help\n",
 		DEFAULT_TRACE);
@@ -197,6 +205,8 @@ static dmr_status_t run_opt(int ch, const char *name, const char *arg, run_args_
 	return st;
 }
 
+static int run_locked(run_args_t *ap);
+
 int dmr_replay_main(int argc, char **argv)
 {
 	static const struct option opts[] = {{"trace", required_argument, 0, 't'},
@@ -257,17 +267,37 @@ int dmr_replay_main(int argc, char **argv)
 		fprintf(stderr, "dmreplay run: unexpected argument '%s'\n", argv[optind]);
 		return 2;
 	}
-	if (a.force && !a.procs) {
-		fprintf(stderr, "dmreplay run: option --force: only with --procs or --config (a "
-				"single-process run never overwrites finished results: a failed "
-				"one writes summary.partial.csv)\n");
+	/* DIR is this run's until it exits: a second run into it is refused */
+	dmr_err_t derr = {{0}};
+	if (dmr_mkdir_p(o->out_dir, DMR_FS_PROBE, &derr) != DMR_OK) {
+		fprintf(stderr, "dmreplay run: error: --out %s\n", derr.msg);
 		return 2;
 	}
+	char lmsg[1400];
+	int lockfd = dmr_sweepdir_lock(o->out_dir, lmsg, sizeof(lmsg), NULL);
+	if (lockfd < 0) {
+		fprintf(stderr, "dmreplay run: error: --out %s\n", lmsg);
+		return 2;
+	}
+	int rc = run_locked(&a);
+	close(lockfd);
+	return rc;
+}
+
+/* The run, with its --out locked (dmr_replay_main). */
+static int run_locked(run_args_t *ap)
+{
+	run_args_t a = *ap;
+	dmr_replay_opts_t *o = &a.o;
 	if (a.procs) {
 		if (!a.cns_given && !a.config)
 			o->cns = 2;
 		return dmr_roles_launch(o, a.config, a.cns_given, a.deadline, a.force);
 	}
+	/* finished results are never overwritten; other leftovers are moved */
+	int erc = dmr_roles_clear_earlier(o->out_dir, "dmreplay run", a.force, NULL, 0);
+	if (erc)
+		return erc;
 	dmr_replay_result_t r;
 	dmr_err_t err = {{0}};
 	dmr_status_t st = dmr_replay_run(o, &r, &err);

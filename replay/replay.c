@@ -45,7 +45,8 @@ void dmr_replay_opts_default(dmr_replay_opts_t *o)
 /* A transaction copied out of the reader: only nops ops are stored. */
 typedef struct qtxn {
 	struct qtxn *next;
-	dmr_trace_txn_t t; /* ops[] truncated to nops */
+	uint64_t dispatch_ps; /* when a context took it (before admission), run time */
+	dmr_trace_txn_t t;    /* ops[] truncated to nops */
 } qtxn_t;
 
 typedef struct wqueue {
@@ -94,7 +95,8 @@ typedef struct engine {
 typedef struct thr {
 	struct engine *e;
 	uint32_t *wake, *wake2, *stack;
-	double *lat;
+	double *lat;  /* us, from the first start (after admission) to commit */
+	double *dlat; /* us, from dispatch (incl. the admission wait) to commit */
 	uint64_t nlat, caplat;
 	uint32_t worker; /* threaded: the worker it drives */
 	dmr_status_t st;
@@ -209,7 +211,9 @@ static inline void unlock(engine_t *e)
 		pthread_mutex_unlock(&e->mu);
 }
 
-static dmr_status_t record_latency(thr_t *th, uint64_t ps)
+/* A committed transaction's latency: ps from its first start, dps from its
+ * dispatch. */
+static dmr_status_t record_latency(thr_t *th, uint64_t ps, uint64_t dps)
 {
 	if (th->nlat == th->caplat) {
 		uint64_t cap = th->caplat ? th->caplat * 2 : 65536;
@@ -217,9 +221,14 @@ static dmr_status_t record_latency(thr_t *th, uint64_t ps)
 		if (!l)
 			return dmr_err_set(&th->err, DMR_ERR_NOMEM, "replay: out of memory");
 		th->lat = l;
+		double *d = realloc(th->dlat, cap * sizeof(double));
+		if (!d)
+			return dmr_err_set(&th->err, DMR_ERR_NOMEM, "replay: out of memory");
+		th->dlat = d;
 		th->caplat = cap;
 	}
-	th->lat[th->nlat++] = dmr_ps_to_us(ps);
+	th->lat[th->nlat] = dmr_ps_to_us(ps);
+	th->dlat[th->nlat++] = dmr_ps_to_us(dps);
 	return DMR_OK;
 }
 
@@ -324,7 +333,9 @@ static dmr_status_t finish_ctx(thr_t *th, uint32_t ci, dmr_txn_outcome_t out, ui
 	engine_t *e = th->e;
 	dmr_txn_ctx_t *c = &e->ctx[ci];
 	if (out == DMR_TXN_COMMITTED) {
-		dmr_status_t st = record_latency(th, dmr_txn_latency_ps(c));
+		uint64_t now = dmr_be_now(e->be, c->worker), lps = dmr_txn_latency_ps(c);
+		uint64_t dps = now - e->cur[ci]->dispatch_ps;
+		dmr_status_t st = record_latency(th, lps, dps > lps ? dps : lps);
 		if (st != DMR_OK)
 			return st;
 	}
@@ -374,6 +385,7 @@ static dmr_status_t run_ctx(thr_t *th, uint32_t ci0, ctx_why_t why0, dmr_txn_out
 				if (q) {
 					__atomic_add_fetch(&e->started, 1, __ATOMIC_RELAXED);
 					e->cur[ci] = q;
+					q->dispatch_ps = dmr_be_now(e->be, c->worker);
 					if (e->drift_ps)
 						drift_remap(e, &q->t, dmr_be_now(e->be, c->worker));
 				}
@@ -453,6 +465,7 @@ static void thr_fini(thr_t *th)
 	free(th->wake2);
 	free(th->stack);
 	free(th->lat);
+	free(th->dlat);
 }
 
 static int mn_read(void *arg, int table, uint64_t slot, const uint64_t **payload_p,
@@ -640,7 +653,7 @@ static dmr_status_t drive_threaded(engine_t *e)
 
 dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res, dmr_err_t *err)
 {
-	double *lat = NULL;
+	double *lat = NULL, *dlat = NULL;
 	uint64_t nlat = 0;
 	engine_t E, *e = &E;
 	memset(e, 0, sizeof(E));
@@ -895,6 +908,17 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	{
 		sum_stats(e, &res->st);
 		e->ts.phase = e->drift_ps ? tend / e->drift_ps : 0;
+		if (e->adm && !e->threaded) {
+			/* the last window's own loop signal and actuator, not the
+			 * previous window's (D9) */
+			dmr_adm_sample_t smp;
+			dmr_adm_sample(e->adm, tend, &smp);
+			e->ts.signal = smp.signal;
+			e->ts.actuator = smp.actuator;
+			e->ts.increases += smp.increases;
+			e->ts.decreases += smp.decreases;
+			e->ts.deferred += smp.deferred;
+		}
 		dmr_ts_finish(&e->ts, tend, &res->st);
 		res->sim_time_s = dmr_ps_to_s(tend);
 	}
@@ -904,8 +928,14 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 		for (uint32_t i = 0; i < e->nth; i++)
 			nl += e->th[i].nlat;
 		lat = nl ? malloc(nl * sizeof(double)) : NULL;
+		dlat = nl ? malloc(nl * sizeof(double)) : NULL;
+		if (!dlat) {
+			free(lat);
+			lat = NULL;
+		}
 		for (uint32_t i = 0; lat && i < e->nth; i++) {
 			memcpy(lat + nlat, e->th[i].lat, e->th[i].nlat * sizeof(double));
+			memcpy(dlat + nlat, e->th[i].dlat, e->th[i].nlat * sizeof(double));
 			nlat += e->th[i].nlat;
 		}
 	}
@@ -970,6 +1000,10 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 		res->p50_us = gsl_stats_quantile_from_sorted_data(lat, 1, nlat, 0.50);
 		res->p99_us = gsl_stats_quantile_from_sorted_data(lat, 1, nlat, 0.99);
 		res->p999_us = gsl_stats_quantile_from_sorted_data(lat, 1, nlat, 0.999);
+		gsl_sort(dlat, 1, nlat);
+		res->p50_dispatch_us = gsl_stats_quantile_from_sorted_data(dlat, 1, nlat, 0.50);
+		res->p99_dispatch_us = gsl_stats_quantile_from_sorted_data(dlat, 1, nlat, 0.99);
+		res->p999_dispatch_us = gsl_stats_quantile_from_sorted_data(dlat, 1, nlat, 0.999);
 	}
 	if (st == DMR_OK) {
 		/* every lock taken was released: counted, and in flight none */
@@ -1037,6 +1071,7 @@ out_ctx:
 			thr_fini(&e->th[i]);
 	free(e->th);
 	free(lat);
+	free(dlat);
 	if (e->threaded)
 		pthread_mutex_destroy(&e->mu);
 	dmr_adm_destroy(e->adm);

@@ -3,7 +3,13 @@
  * files, the human summary on stdout, its exit status.
  *
  * summary.csv: a header line and one row per run (columns in
- * dmr_results_header). timeseries.csv: one row per window of run time:
+ * dmr_results_header). Latency: p50_us, p99_us, p999_us cover the committed
+ * transactions only, from their first start (after a loop admitted them;
+ * retries included) to commit; p50_dispatch_us, p99_dispatch_us,
+ * p999_dispatch_us (the last columns) the same transactions from dispatch
+ * (a context took the transaction, before admission) to commit, so that a
+ * loop that defers transactions is compared fairly with none (without a
+ * loop the two are equal). timeseries.csv: one row per window of run time:
  * window start (s), tried, committed, aborts, gave_up in that window.
  * Files are written to a temp file with a per-process name and renamed into
  * place (core/base/fs.h), so a reader never sees half a file and a failed
@@ -91,7 +97,12 @@ typedef struct dmr_replay_result {
 	dmr_be_stats_t be;
 	double tried_tps, committed_tps, abort_rate;
 	double atomics_per_commit, reads_per_commit;
-	double p50_us, p99_us, p999_us;
+	double p50_us, p99_us, p999_us; /* committed transactions, from their first
+					 * start (after admission) to commit */
+	double p50_dispatch_us, p99_dispatch_us,
+	    p999_dispatch_us; /* the same
+			       * transactions from dispatch (a context took
+			       * it; incl. the admission wait) to commit */
 	double sim_time_s, wall_s;
 	double trace_wall_s; /* part of loop_wall_s spent parsing the trace */
 	uint64_t preloaded;  /* threaded: transactions parsed before the timed

@@ -2,6 +2,13 @@
  * names (sweepdir.h). */
 #include "sweepdir.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 int dmr_report_csv_split(char *line, char **fields, int max)
 {
 	int n = 0;
@@ -61,4 +68,45 @@ void dmr_sweep_cell_dirname(const char *cell, char *out, size_t out_len)
 		out[o++] = c;
 	}
 	out[o] = '\0';
+}
+
+int dmr_sweepdir_lock(const char *dir, char *msg, size_t len, int *busy_p)
+{
+	char lk[4200];
+	if (busy_p)
+		*busy_p = 0;
+	if ((size_t)snprintf(lk, sizeof(lk), "%s/.dmr-lock", dir) >= sizeof(lk)) {
+		snprintf(msg, len, "%s: path too long", dir);
+		return -1;
+	}
+	int fd = open(lk, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		int e = errno;
+		if (e == EACCES || e == EROFS || e == EPERM)
+			snprintf(msg, len, "%s: the directory is not writable (%s: %s)", dir, lk,
+				 strerror(e));
+		else
+			snprintf(msg, len, "%s: %s: %s", dir, lk, strerror(e));
+		return -1;
+	}
+	int r;
+	do
+		r = flock(fd, LOCK_EX | LOCK_NB);
+	while (r != 0 && errno == EINTR);
+	if (r != 0) {
+		int e = errno;
+		close(fd);
+		if (e == EWOULDBLOCK) {
+			if (busy_p)
+				*busy_p = 1;
+			snprintf(msg, len,
+				 "%s: another run holds this directory (its lock %s): wait for "
+				 "it to finish, or give another --out",
+				 dir, lk);
+		} else {
+			snprintf(msg, len, "%s: lock %s: %s", dir, lk, strerror(e));
+		}
+		return -1;
+	}
+	return fd;
 }

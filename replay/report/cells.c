@@ -5,10 +5,12 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../core/base/fs.h"
 #include "report_impl.h"
 
 void dmr_report_cfg_default(dmr_report_cfg_t *cfg)
@@ -135,6 +137,53 @@ static void synth_cell(const dmr_report_t *r, size_t row, char *out, size_t len)
 		snprintf(out, len, "all");
 }
 
+/* qsort of a cell's row indexes by rep (ties: file order). */
+static const dmr_report_t *rep_sort_r;
+
+static int by_rep(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	const char *rx = rep_sort_r->csv.rows[x][rep_sort_r->rep_col];
+	const char *ry = rep_sort_r->csv.rows[y][rep_sort_r->rep_col];
+	int c = strcmp(rx, ry);
+	return c ? c : (x > y) - (x < y);
+}
+
+/* Two rows of one cell with the same rep are one repetition counted twice
+ * (a summary concatenated with itself, a row re-appended): refused, naming
+ * both lines. O(n log n). */
+static dmr_status_t check_dup_reps(dmr_report_t *r, dmr_err_t *err)
+{
+	if (r->rep_col < 0)
+		return DMR_OK;
+	for (size_t c = 0; c < r->ncells; c++) {
+		rcell_t *cell = &r->cells[c];
+		size_t *ix = malloc((cell->nrows ? cell->nrows : 1) * sizeof(*ix));
+		if (!ix)
+			return dmr_err_set(err, DMR_ERR_NOMEM, "out of memory");
+		memcpy(ix, cell->rows, cell->nrows * sizeof(*ix));
+		rep_sort_r = r;
+		qsort(ix, cell->nrows, sizeof(*ix), by_rep);
+		for (size_t k = 1; k < cell->nrows; k++) {
+			const char *a = r->csv.rows[ix[k - 1]][r->rep_col];
+			const char *b = r->csv.rows[ix[k]][r->rep_col];
+			if (strcmp(a, b) == 0) {
+				dmr_status_t st =
+				    dmr_err_set(err, DMR_ERR_PARSE,
+						"%s:%zu: fields 'cell', 'rep': cell '%s' rep %s "
+						"again (first on "
+						"line %zu): a repetition counted twice",
+						r->cfg.summary, r->csv.line[ix[k]], cell->name, b,
+						r->csv.line[ix[k - 1]]);
+				free(ix);
+				return st;
+			}
+		}
+		free(ix);
+	}
+	return DMR_OK;
+}
+
 static dmr_status_t group_cells(dmr_report_t *r, dmr_err_t *err)
 {
 	const dmr_report_csv_t *csv = &r->csv;
@@ -166,10 +215,19 @@ static dmr_status_t group_cells(dmr_report_t *r, dmr_err_t *err)
 						   "%s:%zu: field 'cell': '%s' is not "
 						   "'axis=value;axis=value'",
 						   r->cfg.summary, csv->line[i], nm);
+			/* an axis twice would make a false baseline */
+			for (size_t a = 0; a < cell->nkv; a++)
+				for (size_t b = a + 1; b < cell->nkv; b++)
+					if (strcmp(cell->k[a], cell->k[b]) == 0)
+						return dmr_err_set(
+						    err, DMR_ERR_PARSE,
+						    "%s:%zu: field 'cell': axis '%s' appears "
+						    "twice in '%s'",
+						    r->cfg.summary, csv->line[i], cell->k[a], nm);
 		}
 		cell->rows[cell->nrows++] = i;
 	}
-	return DMR_OK;
+	return check_dup_reps(r, err);
 }
 
 static dmr_status_t load_metrics(dmr_report_t *r, dmr_err_t *err)
@@ -226,6 +284,11 @@ static int cell_is_base(const dmr_report_t *r, const rcell_t *c)
 			return 0;
 	}
 	return 1;
+}
+
+static int strcmp_p(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
 static const char *base_value(const dmr_report_t *r, const char *key)
@@ -307,28 +370,190 @@ static dmr_status_t resolve_baseline(dmr_report_t *r, dmr_err_t *err)
 	return DMR_OK;
 }
 
+/* ---- the order of cells (D22): never the order rows finished in ------- */
+
+#define ORD_MAX_KEYS 64
+#define ORD_MAX_VALS 4096
+
+/* What the cell order is computed from (qsort has no context argument;
+ * one report is computed at a time). */
+typedef struct ordctx {
+	size_t nkeys;
+	const char *keys[ORD_MAX_KEYS];
+	size_t *rank; /* ncells x nkeys: the rank of the cell's value, SIZE_MAX none */
+	const dmr_report_t *r;
+	/* ranking one key's values */
+	const char *spec;  /* "v1,v2,..." from DIR/sweep.spec, or NULL */
+	const char *basev; /* the baseline's value of this key, or NULL */
+	int numeric;
+} ordctx_t;
+
+static ordctx_t oc;
+
+static int is_num(const char *s)
+{
+	char *end;
+	if (!*s)
+		return 0;
+	strtod(s, &end);
+	return *end == '\0';
+}
+
+/* Position of v in the comma list spec, or SIZE_MAX. */
+static size_t spec_pos(const char *spec, const char *v)
+{
+	size_t vl = strlen(v), i = 0;
+	for (const char *p = spec; p && *p; i++) {
+		const char *e = strchr(p, ',');
+		size_t l = e ? (size_t)(e - p) : strlen(p);
+		if (l == vl && strncmp(p, v, l) == 0)
+			return i;
+		p = e ? e + 1 : NULL;
+	}
+	return SIZE_MAX;
+}
+
+/* Values of one key: the baseline's first, then the spec's order, then
+ * numeric (all numbers) or byte order. */
+static int val_cmp(const void *a, const void *b)
+{
+	const char *x = *(const char *const *)a, *y = *(const char *const *)b;
+	if (oc.basev) {
+		int bx = strcmp(x, oc.basev) == 0, by = strcmp(y, oc.basev) == 0;
+		if (bx != by)
+			return by - bx;
+	}
+	if (oc.spec) {
+		size_t px = spec_pos(oc.spec, x), py = spec_pos(oc.spec, y);
+		if (px != py)
+			return px < py ? -1 : 1;
+	}
+	if (oc.numeric) {
+		double dx = strtod(x, NULL), dy = strtod(y, NULL);
+		if (dx != dy)
+			return dx < dy ? -1 : 1;
+	}
+	return strcmp(x, y);
+}
+
+static int cell_cmp(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	for (size_t k = 0; k < oc.nkeys; k++) {
+		size_t rx = oc.rank[x * oc.nkeys + k], ry = oc.rank[y * oc.nkeys + k];
+		if (rx != ry)
+			return rx < ry ? -1 : 1;
+	}
+	return strcmp(oc.r->cells[x].name, oc.r->cells[y].name);
+}
+
+/* The "axes.KEY=" line of DIR/sweep.spec (the sweep's value order), or
+ * NULL; spec is the file's text. */
+static const char *spec_axis(const char *spec, const char *key, char *out, size_t len)
+{
+	if (!spec)
+		return NULL;
+	char pat[128];
+	snprintf(pat, sizeof(pat), "\naxes.%s=", key);
+	const char *p = strstr(spec, pat);
+	if (!p)
+		return NULL;
+	p += strlen(pat);
+	size_t l = strcspn(p, "\n");
+	snprintf(out, len, "%.*s", (int)l, p);
+	return out;
+}
+
+/*
+ * The output order of the cells, the same whatever order the rows of
+ * SUMMARY are in: by the --by value, then by each axis in the order the
+ * axes appear in the cell names; an axis's values in the baseline-first,
+ * spec (DIR/sweep.spec, when SUMMARY is a sweep's), numeric, byte order;
+ * the cell name last.
+ */
 static void order_cells(dmr_report_t *r)
 {
-	/* stable: by the first appearance of the --by value, then file order */
 	r->ord = calloc(r->ncells ? r->ncells : 1, sizeof(size_t));
 	if (!r->ord)
 		return;
-	size_t o = 0;
-	for (size_t c = 0; c < r->ncells; c++) {
-		if (r->cells[c].order)
-			continue;
-		const char *bv = r->by[0] ? dmr_report_cell_get(r, &r->cells[c], r->by) : NULL;
-		for (size_t d = c; d < r->ncells; d++) {
-			const char *dv =
-			    r->by[0] ? dmr_report_cell_get(r, &r->cells[d], r->by) : NULL;
-			if (r->cells[d].order)
+	memset(&oc, 0, sizeof(oc));
+	oc.r = r;
+	if (r->by[0])
+		oc.keys[oc.nkeys++] = r->by;
+	/* keys by their first position in a cell name, then by name */
+	for (size_t pos = 0; pos < DMR_REPORT_MAX_KV; pos++) {
+		const char *at[ORD_MAX_KEYS];
+		size_t nat = 0;
+		for (size_t c = 0; c < r->ncells; c++) {
+			if (pos >= r->cells[c].nkv)
 				continue;
-			if (d == c || (bv && dv && strcmp(bv, dv) == 0)) {
-				r->cells[d].order = ++o;
-				r->ord[o - 1] = d;
+			const char *k = r->cells[c].k[pos];
+			int have = 0;
+			for (size_t i = 0; i < oc.nkeys && !have; i++)
+				have = strcmp(oc.keys[i], k) == 0;
+			for (size_t i = 0; i < nat && !have; i++)
+				have = strcmp(at[i], k) == 0;
+			if (!have && nat < ORD_MAX_KEYS)
+				at[nat++] = k;
+		}
+		qsort(at, nat, sizeof(*at), strcmp_p);
+		for (size_t i = 0; i < nat && oc.nkeys < ORD_MAX_KEYS; i++)
+			oc.keys[oc.nkeys++] = at[i];
+	}
+	oc.rank = malloc((r->ncells ? r->ncells : 1) * (oc.nkeys ? oc.nkeys : 1) * sizeof(size_t));
+	const char **vals = malloc(ORD_MAX_VALS * sizeof(*vals));
+	char specp[PATH_MAX + 16], axbuf[8192];
+	snprintf(specp, sizeof(specp), "%s/sweep.spec", r->sum_dir);
+	char *spec = NULL;
+	size_t slen;
+	dmr_err_t serr;
+	if (dmr_file_read_all(specp, 1 << 24, &spec, &slen, &serr) != DMR_OK)
+		spec = NULL;
+	if (!oc.rank || !vals) {
+		free(oc.rank);
+		free(vals);
+		free(spec);
+		free(r->ord);
+		r->ord = NULL;
+		return;
+	}
+	for (size_t k = 0; k < oc.nkeys; k++) {
+		size_t nv = 0;
+		oc.numeric = 1;
+		for (size_t c = 0; c < r->ncells; c++) {
+			const char *v = dmr_report_cell_get(r, &r->cells[c], oc.keys[k]);
+			if (!v)
+				continue;
+			size_t i;
+			for (i = 0; i < nv; i++)
+				if (strcmp(vals[i], v) == 0)
+					break;
+			if (i == nv && nv < ORD_MAX_VALS) {
+				vals[nv++] = v;
+				oc.numeric &= is_num(v);
 			}
 		}
+		oc.basev = base_value(r, oc.keys[k]);
+		oc.spec = spec_axis(spec, oc.keys[k], axbuf, sizeof(axbuf));
+		qsort(vals, nv, sizeof(*vals), val_cmp);
+		for (size_t c = 0; c < r->ncells; c++) {
+			const char *v = dmr_report_cell_get(r, &r->cells[c], oc.keys[k]);
+			size_t rk = SIZE_MAX;
+			for (size_t i = 0; v && i < nv; i++)
+				if (strcmp(vals[i], v) == 0)
+					rk = i;
+			oc.rank[c * oc.nkeys + k] = rk;
+		}
 	}
+	for (size_t c = 0; c < r->ncells; c++)
+		r->ord[c] = c;
+	qsort(r->ord, r->ncells, sizeof(size_t), cell_cmp);
+	for (size_t o = 0; o < r->ncells; o++)
+		r->cells[r->ord[o]].order = o + 1;
+	free(oc.rank);
+	oc.rank = NULL;
+	free(vals);
+	free(spec);
 }
 
 static void add_axis(dmr_report_t *r, char *key)
@@ -391,9 +616,9 @@ dmr_status_t dmr_report_compute(const dmr_report_cfg_t *cfg, dmr_report_t **rep_
 	/* columns: --by, then every cell axis, then baseline keys */
 	if (r->by[0])
 		add_axis(r, r->by);
-	for (size_t c = 0; c < r->ncells; c++)
-		for (size_t i = 0; i < r->cells[c].nkv; i++)
-			add_axis(r, r->cells[c].k[i]);
+	for (size_t o = 0; o < r->ncells; o++)
+		for (size_t i = 0; i < r->cells[r->ord[o]].nkv; i++)
+			add_axis(r, r->cells[r->ord[o]].k[i]);
 	for (size_t i = 0; i < r->nbase; i++)
 		add_axis(r, r->bk[i]);
 	for (size_t c = 0; c < r->ncells; c++) {

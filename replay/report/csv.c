@@ -45,6 +45,17 @@ dmr_status_t dmr_report_csv_load(const char *path, dmr_report_csv_t *csv_p, dmr_
 		goto fail;
 	}
 	c.buf[len] = '\0';
+	/* a BOM would become part of the first column's name (the report
+	 * would then group by another column): refused, not stripped, so that
+	 * the file is fixed once for every reader */
+	if (len >= 3 && memcmp(c.buf, "\xEF\xBB\xBF", 3) == 0) {
+		st = dmr_err_set(err, DMR_ERR_PARSE,
+				 "%s:1: field 1: the file starts with a UTF-8 byte-order mark "
+				 "(EF BB BF, added by an editor or a spreadsheet?): remove it "
+				 "(sed -i '1s/^\\xEF\\xBB\\xBF//' %s)",
+				 path, path);
+		goto fail;
+	}
 	/* count lines */
 	size_t nl = 1;
 	for (size_t i = 0; i < len; i++)

@@ -25,7 +25,17 @@ static int run_gnuplot(const char *script, const char *log)
 			dup2(fd, 1);
 			dup2(fd, 2);
 		}
-		execlp("gnuplot", "gnuplot", script, (char *)NULL);
+		/* in the plots directory: the scripts name their files relative to
+		 * it, so they still work after it is renamed into place */
+		char dir[PATH_MAX];
+		snprintf(dir, sizeof(dir), "%s", script);
+		char *sl = strrchr(dir, '/');
+		if (sl) {
+			*sl = '\0';
+			if (chdir(dir) != 0)
+				_exit(126);
+		}
+		execlp("gnuplot", "gnuplot", sl ? sl + 1 : script, (char *)NULL);
 		_exit(127);
 	}
 	int status;
@@ -54,6 +64,13 @@ static void gq(FILE *f, const char *s)
 	gq2(f, s, "");
 }
 
+/* The file name of a path (what the scripts refer to: see run_gnuplot). */
+static const char *base(const char *path)
+{
+	const char *sl = strrchr(path, '/');
+	return sl ? sl + 1 : path;
+}
+
 static void term_lines(FILE *f, const char *stem, int svg)
 {
 	if (svg)
@@ -61,7 +78,7 @@ static void term_lines(FILE *f, const char *stem, int svg)
 	else
 		fprintf(f, "set terminal pngcairo size 960,540 enhanced font 'sans,10'\n");
 	fprintf(f, "set output ");
-	gq2(f, stem, svg ? ".svg" : ".png");
+	gq2(f, base(stem), svg ? ".svg" : ".png");
 	fprintf(f, "\n");
 }
 
@@ -148,7 +165,7 @@ int dmr_report_plot_metric(const dmr_report_t *r, size_t m, const char *pdir, co
 		for (size_t s = 0; s < nser; s++) {
 			if (s)
 				fprintf(f, ", ");
-			gq(f, dat);
+			gq(f, base(dat));
 			fprintf(f, " using %zu:%zu:%zu%s title ", 2 + 3 * s, 3 + 3 * s, 4 + 3 * s,
 				s == 0 ? ":xtic(1)" : "");
 			gq(f, series[s]);
@@ -220,12 +237,12 @@ int dmr_report_plot_timeseries(const dmr_report_t *r, const rcell_t *c, const ch
 		fprintf(f, "plot ");
 		for (size_t i = 0; i < nd; i++) {
 			fprintf(f, "%s", i ? ", " : "");
-			gq(f, dats[i]);
+			gq(f, base(dats[i]));
 			fprintf(f, " using 1:2 with lines lw 1.5 lc %zu title 'committed r%u'",
 				i + 1, reps[i]);
 			if (has_act) {
 				fprintf(f, ", ");
-				gq(f, dats[i]);
+				gq(f, base(dats[i]));
 				fprintf(f,
 					" using 1:3 axes x1y2 with steps dt 2 lc %zu title "
 					"'actuator r%u'",

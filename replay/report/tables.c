@@ -1,14 +1,18 @@
 /*
  * replay/report/tables.c - the report's files: report.csv (one row per cell
- * and metric), report.md (ratio pivots, all cells, recovery, plots), each
- * written atomically, and dmr_report_write, which also draws the plots
- * (contract in replay/report.h).
+ * and metric), report.md (ratio pivots, all cells, recovery, plots), and
+ * dmr_report_write, which also draws the plots; all of them replace the
+ * previous report together or not at all (contract in replay/report.h).
  */
+#include <errno.h>
+#include <ftw.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "../../core/base/fs.h"
 #include "report_impl.h"
@@ -248,20 +252,80 @@ static int write_md(const dmr_report_t *r, FILE *f, int plots_ok, const unsigned
 	return ferror(f) ? -1 : 0;
 }
 
-/* Commit a (fill_rc 0) or drop it (a write error): a->path is replaced
- * whole or not at all. */
-static dmr_status_t afile_end(dmr_afile_t *a, int fill_rc, dmr_err_t *err)
+/* Fill a's temp file (fill_rc: what the writer returned) and make sure
+ * every byte reached the file system (flush, fsync): 0, or -1 with err set
+ * (the temp file stays until dmr_afile_abort). */
+static int afile_fill_done(dmr_afile_t *a, int fill_rc, dmr_err_t *err)
 {
-	if (fill_rc != 0) {
-		dmr_afile_abort(a);
-		return dmr_err_set(err, DMR_ERR_IO, "%s: write failed", a->path);
+	if (fill_rc != 0 || fflush(a->f) != 0 || ferror(a->f) || fsync(fileno(a->f)) != 0) {
+		dmr_err_set(err, DMR_ERR_IO, "%s: write failed: %s", a->path,
+			    strerror(errno ? errno : EIO));
+		return -1;
 	}
-	return dmr_afile_commit(a, err);
+	return 0;
 }
 
+/* rm -r of a plots directory (nftw callback). */
+static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static void rm_tree(const char *dir)
+{
+	nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* Draw the plots into pdir (a fresh directory); *plots_ok, metric_ok[m],
+ * *nts as write_md takes them. */
+static void draw_plots(dmr_report_t *r, const char *pdir, int *plots_ok, unsigned char *metric_ok,
+		       size_t *nts)
+{
+	char log[PATH_MAX + 128];
+	snprintf(log, sizeof(log), "%.*s/gnuplot.log", PATH_MAX, pdir);
+	int bad = 0;
+	for (size_t m = 0; m < r->nmetrics && !bad; m++) {
+		int rc = dmr_report_plot_metric(r, m, pdir, log);
+		metric_ok[m] = rc == 0;
+		if (rc == 127) {
+			fprintf(stderr, "dmreplay report: warning: gnuplot not found "
+					"(scripts/deps installs gnuplot-nox): no plots\n");
+			bad = 1;
+		} else if (rc != 0) {
+			fprintf(stderr,
+				"dmreplay report: warning: gnuplot failed for %s (see "
+				"plots/gnuplot.log)\n",
+				r->metrics[m]);
+		}
+	}
+	*plots_ok = !bad;
+	for (size_t c = 0; c < r->ncells && *plots_ok; c++) {
+		int rc = dmr_report_plot_timeseries(r, &r->cells[c], pdir, log);
+		*nts += rc == 0;
+		if (rc != 0 && rc != 1)
+			fprintf(stderr,
+				"dmreplay report: warning: gnuplot failed for the time "
+				"series of %s (see plots/gnuplot.log)\n",
+				r->cells[c].name);
+	}
+}
+
+/*
+ * All or nothing: the plots go to OUT/.plots.PID/, report.csv and report.md
+ * to temp files (dmr_afile_*); only when every one of them is complete
+ * (flushed and fsynced) are they put in place: report.csv (its previous
+ * version kept as a hard link until the end), report.md (when that fails
+ * the previous report.csv is put back), then the plots directory swapped
+ * with the previous one. A failure (a full disk) leaves the previous report
+ * whole.
+ */
 dmr_status_t dmr_report_write(dmr_report_t *r, dmr_err_t *err)
 {
-	char path[PATH_MAX + 32], pdir[PATH_MAX + 16], log[PATH_MAX + 48];
+	char csvp[PATH_MAX + 32], mdp[PATH_MAX + 32], pdir[PATH_MAX + 16], ptmp[PATH_MAX + 48],
+	    pold[PATH_MAX + 48], bak[PATH_MAX + 48];
 	dmr_status_t st = dmr_mkdir_p(r->out_dir, 0, err);
 	if (st != DMR_OK)
 		return st;
@@ -270,47 +334,77 @@ dmr_status_t dmr_report_write(dmr_report_t *r, dmr_err_t *err)
 	unsigned char *metric_ok = calloc(r->nmetrics ? r->nmetrics : 1, 1);
 	if (!metric_ok)
 		return dmr_err_set(err, DMR_ERR_NOMEM, "report: out of memory");
+	long pid = (long)getpid();
+	snprintf(pdir, sizeof(pdir), "%s/plots", r->out_dir);
+	snprintf(ptmp, sizeof(ptmp), "%s/.plots.%ld", r->out_dir, pid);
+	snprintf(pold, sizeof(pold), "%s/.plots.%ld.old", r->out_dir, pid);
+	snprintf(bak, sizeof(bak), "%s/.report.csv.%ld.old", r->out_dir, pid);
+	snprintf(csvp, sizeof(csvp), "%s/report.csv", r->out_dir);
+	snprintf(mdp, sizeof(mdp), "%s/report.md", r->out_dir);
 	if (r->cfg.plots) {
-		snprintf(pdir, sizeof(pdir), "%s/plots", r->out_dir);
-		snprintf(log, sizeof(log), "%s/gnuplot.log", pdir);
-		if ((st = dmr_mkdir_p(pdir, 0, err)) != DMR_OK) {
+		rm_tree(ptmp);
+		if ((st = dmr_mkdir_p(ptmp, 0, err)) != DMR_OK) {
 			free(metric_ok);
 			return st;
 		}
-		remove(log);
-		int bad = 0;
-		for (size_t m = 0; m < r->nmetrics && !bad; m++) {
-			int rc = dmr_report_plot_metric(r, m, pdir, log);
-			metric_ok[m] = rc == 0;
-			if (rc == 127) {
-				fprintf(stderr, "dmreplay report: warning: gnuplot not found "
-						"(scripts/deps installs gnuplot-nox): no plots\n");
-				bad = 1;
-			} else if (rc != 0) {
-				fprintf(
-				    stderr,
-				    "dmreplay report: warning: gnuplot failed for %s (see %s)\n",
-				    r->metrics[m], log);
-			}
-		}
-		plots_ok = !bad;
-		for (size_t c = 0; c < r->ncells && plots_ok; c++) {
-			int rc = dmr_report_plot_timeseries(r, &r->cells[c], pdir, log);
-			nts += rc == 0;
-			if (rc != 0 && rc != 1)
-				fprintf(stderr,
-					"dmreplay report: warning: gnuplot failed for the time "
-					"series of %s (see %s)\n",
-					r->cells[c].name, log);
+		draw_plots(r, ptmp, &plots_ok, metric_ok, &nts);
+	}
+	dmr_afile_t ac, am;
+	memset(&am, 0, sizeof(am));
+	int have_c = 0, have_m = 0;
+	if ((st = dmr_afile_open(&ac, csvp, err)) != DMR_OK)
+		goto fail;
+	have_c = 1;
+	if ((st = dmr_afile_open(&am, mdp, err)) != DMR_OK)
+		goto fail;
+	have_m = 1;
+	errno = 0;
+	if (afile_fill_done(&ac, write_csv(r, ac.f), err) != 0 ||
+	    afile_fill_done(&am, write_md(r, am.f, plots_ok, metric_ok, nts), err) != 0) {
+		st = DMR_ERR_IO;
+		goto fail;
+	}
+	/* both complete: put them in place */
+	unlink(bak);
+	int had_csv = link(csvp, bak) == 0;
+	have_c = 0;
+	if ((st = dmr_afile_commit(&ac, err)) != DMR_OK) {
+		if (had_csv)
+			unlink(bak);
+		goto fail;
+	}
+	have_m = 0;
+	if ((st = dmr_afile_commit(&am, err)) != DMR_OK) {
+		/* the new report.csv without its report.md: the previous one back */
+		if (had_csv)
+			rename(bak, csvp);
+		else
+			unlink(csvp);
+		goto fail;
+	}
+	if (had_csv)
+		unlink(bak);
+	if (r->cfg.plots) {
+		rm_tree(pold);
+		int had_plots = rename(pdir, pold) == 0;
+		if (rename(ptmp, pdir) != 0) {
+			st = dmr_err_set(err, DMR_ERR_IO, "%s: %s", pdir, strerror(errno));
+			if (had_plots)
+				rename(pold, pdir);
+		} else if (had_plots) {
+			rm_tree(pold);
 		}
 	}
-	dmr_afile_t a;
-	snprintf(path, sizeof(path), "%s/report.csv", r->out_dir);
-	if ((st = dmr_afile_open(&a, path, err)) == DMR_OK)
-		st = afile_end(&a, write_csv(r, a.f), err);
-	snprintf(path, sizeof(path), "%s/report.md", r->out_dir);
-	if (st == DMR_OK && (st = dmr_afile_open(&a, path, err)) == DMR_OK)
-		st = afile_end(&a, write_md(r, a.f, plots_ok, metric_ok, nts), err);
+	rm_tree(ptmp);
+	free(metric_ok);
+	return st;
+fail:
+	if (have_c)
+		dmr_afile_abort(&ac);
+	if (have_m)
+		dmr_afile_abort(&am);
+	if (r->cfg.plots)
+		rm_tree(ptmp);
 	free(metric_ok);
 	return st;
 }

@@ -103,9 +103,10 @@ int dmr_roles_fill_standard(FILE *f, const void *a)
 					   "verbs",
 					   "skipped_ops",
 					   NULL};
-	static const char *const maxes[] = {"sim_time_s",   "wall_s",	       "loop_wall_s",
-					    "trace_wall_s", "p50_us",	       "p99_us",
-					    "p999_us",	    "footprint_bytes", NULL};
+	static const char *const maxes[] = {
+	    "sim_time_s",      "wall_s",	  "loop_wall_s",      "trace_wall_s",
+	    "p50_us",	       "p99_us",	  "p999_us",	      "footprint_bytes",
+	    "p50_dispatch_us", "p99_dispatch_us", "p999_dispatch_us", NULL};
 	char hb[4096];
 	snprintf(hb, sizeof(hb), "%s", dmr_results_header());
 	char *cols[80];

@@ -13,6 +13,8 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include "../../core/base/fs.h"
+#include "../../core/base/sig.h"
 #include "../sweepdir.h"
 #include "sweep_impl.h"
 
@@ -54,6 +56,92 @@ static size_t gen_settings(const dmr_sweep_spec_t *s, const size_t *vidx, uint64
 	return n;
 }
 
+/* qsort of job indices (qsort has no context argument: one sort at a
+ * time; planning is single-threaded). */
+static const dmr_sweep_job_t *sort_jobs;
+
+static int by_dir(const void *a, const void *b)
+{
+	return strcmp(sort_jobs[*(const size_t *)a].dir, sort_jobs[*(const size_t *)b].dir);
+}
+
+static int by_cell(const void *a, const void *b)
+{
+	return strcmp(sort_jobs[*(const size_t *)a].cell, sort_jobs[*(const size_t *)b].cell);
+}
+
+static int by_trace(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	int c = strcmp(sort_jobs[x].trace, sort_jobs[y].trace);
+	return c ? c : (x > y) - (x < y);
+}
+
+uint8_t *dmr_sweep_plan_first_traces(const dmr_sweep_plan_t *p)
+{
+	uint8_t *first = calloc(p->njobs ? p->njobs : 1, 1);
+	size_t *ix = malloc((p->njobs ? p->njobs : 1) * sizeof(*ix));
+	if (!first || !ix) {
+		free(first);
+		free(ix);
+		return NULL;
+	}
+	for (size_t i = 0; i < p->njobs; i++)
+		ix[i] = i;
+	sort_jobs = p->jobs;
+	qsort(ix, p->njobs, sizeof(*ix), by_trace);
+	for (size_t k = 0; k < p->njobs; k++)
+		if (k == 0 || strcmp(p->jobs[ix[k - 1]].trace, p->jobs[ix[k]].trace) != 0)
+			first[ix[k]] = 1;
+	free(ix);
+	return first;
+}
+
+/* The cells of p (rep 0's jobs) sorted by name, or NULL (out of memory). */
+static size_t *cell_index(const dmr_sweep_plan_t *p, size_t *nc_p)
+{
+	size_t nc = p->ncells <= p->njobs ? p->ncells : p->njobs;
+	size_t *ix = malloc((nc ? nc : 1) * sizeof(*ix));
+	if (!ix)
+		return NULL;
+	for (size_t c = 0; c < nc; c++)
+		ix[c] = c;
+	sort_jobs = p->jobs;
+	qsort(ix, nc, sizeof(*ix), by_cell);
+	*nc_p = nc;
+	return ix;
+}
+
+/* The job (cell, rep) through the index of cell_index, or NULL. */
+static dmr_sweep_job_t *find_job(const dmr_sweep_plan_t *p, const size_t *ix, size_t nc,
+				 const char *cell, unsigned long rep)
+{
+	size_t lo = 0, hi = nc;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(p->jobs[ix[mid]].cell, cell);
+		if (c == 0) {
+			if (rep >= p->njobs / nc)
+				return NULL;
+			return &p->jobs[rep * nc + ix[mid]];
+		}
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+dmr_sweep_job_t *dmr_sweep_plan_find(const dmr_sweep_plan_t *p, const char *cell, unsigned long rep)
+{
+	size_t nc;
+	size_t *ix = cell_index(p, &nc);
+	dmr_sweep_job_t *j = ix ? find_job(p, ix, nc, cell, rep) : NULL;
+	free(ix);
+	return j;
+}
+
 void dmr_sweep_plan_free(dmr_sweep_plan_t *plan)
 {
 	if (!plan || !plan->jobs)
@@ -90,6 +178,11 @@ dmr_status_t dmr_sweep_plan_build(const dmr_sweep_spec_t *s, dmr_sweep_plan_t *p
 	}
 	dmr_sweep_opt_t g[DMR_SWEEP_MAX_OPTS + DMR_SWEEP_MAX_AXES + 1];
 	for (uint32_t r = 0; r < s->reps; r++) {
+		if (dmr_sig_caught()) {
+			free(vidx);
+			free(p.jobs);
+			return dmr_err_set(err, DMR_ERR_INTERRUPTED, "interrupted while planning");
+		}
 		for (size_t c = 0; c < ncells; c++) {
 			dmr_sweep_job_t *j = &p.jobs[r * ncells + c];
 			j->vidx = vidx + (r * ncells + c) * (s->naxes ? s->naxes : 1);
@@ -137,24 +230,189 @@ dmr_status_t dmr_sweep_plan_build(const dmr_sweep_spec_t *s, dmr_sweep_plan_t *p
 			snprintf(j->trace, sizeof(j->trace), "%s-%08x.csv", san, fnv32(key));
 		}
 	}
-	/* two cells must not share a directory */
-	for (size_t a = 0; a < ncells && ncells <= 20000; a++)
-		for (size_t b = a + 1; b < ncells; b++)
-			if (strcmp(p.jobs[a].dir, p.jobs[b].dir) == 0) {
-				dmr_status_t st = dmr_err_set(
-				    err, DMR_ERR_PARSE,
-				    "axes: cells '%s' and '%s' map to the same directory %s",
-				    p.jobs[a].cell, p.jobs[b].cell, p.jobs[a].dir);
-				p.jobs[0].vidx = vidx;
-				dmr_sweep_plan_free(&p);
-				return st;
-			}
+	/* two cells must not share a directory: the cells of rep 0 sorted by
+	 * directory name, neighbours compared (O(n log n)) */
+	p.jobs[0].vidx = vidx;
+	size_t *ix = malloc(ncells * sizeof(*ix));
+	if (!ix) {
+		dmr_sweep_plan_free(&p);
+		return dmr_err_set(err, DMR_ERR_NOMEM, "out of memory");
+	}
+	for (size_t c = 0; c < ncells; c++)
+		ix[c] = c;
+	sort_jobs = p.jobs;
+	qsort(ix, ncells, sizeof(*ix), by_dir);
+	for (size_t k = 1; k < ncells; k++) {
+		const dmr_sweep_job_t *a = &p.jobs[ix[k - 1]], *b = &p.jobs[ix[k]];
+		if (strcmp(a->dir, b->dir) == 0) {
+			const dmr_sweep_job_t *lo = a < b ? a : b, *hi = a < b ? b : a;
+			dmr_status_t st =
+			    dmr_err_set(err, DMR_ERR_PARSE,
+					"axes: cells '%s' and '%s' map to the same directory %s",
+					lo->cell, hi->cell, a->dir);
+			free(ix);
+			dmr_sweep_plan_free(&p);
+			return st;
+		}
+	}
+	free(ix);
+	if (dmr_sig_caught()) {
+		dmr_sweep_plan_free(&p);
+		return dmr_err_set(err, DMR_ERR_INTERRUPTED, "interrupted while planning");
+	}
 	*plan_p = p;
 	return DMR_OK;
 toolong:
 	free(vidx);
 	free(p.jobs);
 	return dmr_err_set(err, DMR_ERR_PARSE, "axes: a cell name is longer than 500 characters");
+}
+
+/* ---- the spec's fingerprint ------------------------------------------- */
+
+static int kv_line_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Append "PFX.KEY=VAL\n" for opts sorted by key. */
+static size_t opts_lines(char *out, size_t len, size_t o, const char *pfx,
+			 const dmr_sweep_opt_t *opts, size_t n)
+{
+	const dmr_sweep_opt_t *ix[DMR_SWEEP_MAX_OPTS];
+	char keys[DMR_SWEEP_MAX_OPTS][40];
+	char *kp[DMR_SWEEP_MAX_OPTS];
+	for (size_t i = 0; i < n; i++) {
+		snprintf(keys[i], sizeof(keys[i]), "%s", opts[i].key);
+		kp[i] = keys[i];
+	}
+	qsort(kp, n, sizeof(*kp), kv_line_cmp);
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; k < n; k++)
+			if (strcmp(opts[k].key, kp[i]) == 0)
+				ix[i] = &opts[k];
+	for (size_t i = 0; i < n && o < len; i++)
+		o += (size_t)snprintf(out + o, len - o, "%s.%s=%s\n", pfx, ix[i]->key, ix[i]->val);
+	return o;
+}
+
+char *dmr_sweep_spec_normalised(const dmr_sweep_spec_t *s)
+{
+	size_t len = 8192;
+	for (size_t a = 0; a < s->naxes; a++)
+		len += 64 + s->axes[a].nvals * (DMR_SWEEP_VAL_MAX + 1);
+	char *out = malloc(len);
+	if (!out)
+		return NULL;
+	size_t o = (size_t)snprintf(out, len,
+				    "# dmreplay sweep: what determines the runs in this "
+				    "directory (the spec, normalised); do not edit\n"
+				    "workload=%s\n",
+				    s->workload);
+	o = opts_lines(out, len, o, "workload", s->wl, s->nwl);
+	o = opts_lines(out, len, o, "run", s->run, s->nrun);
+	for (size_t a = 0; a < s->naxes && o < len; a++) {
+		o += (size_t)snprintf(out + o, len - o, "axes.%s=", s->axes[a].name);
+		for (size_t i = 0; i < s->axes[a].nvals && o < len; i++)
+			o += (size_t)snprintf(out + o, len - o, "%s%s", i ? "," : "",
+					      s->axes[a].vals[i]);
+		if (o < len)
+			o += (size_t)snprintf(out + o, len - o, "\n");
+	}
+	if (o < len)
+		o += (size_t)snprintf(out + o, len - o, "reps=%u\n", s->reps);
+	if (o < len && s->seed_axis < 0)
+		o += (size_t)snprintf(out + o, len - o, "seed=%" PRIu64 "\n", s->seed_base);
+	if (o >= len) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
+/* The value of line "KEY=..." in text (a pointer to it, up to '\n'), or
+ * NULL. */
+static const char *line_val(const char *text, const char *key, size_t *vlen)
+{
+	size_t kl = strlen(key);
+	for (const char *p = text; p && *p;) {
+		const char *e = strchr(p, '\n');
+		size_t ll = e ? (size_t)(e - p) : strlen(p);
+		if (ll > kl && strncmp(p, key, kl) == 0 && p[kl] == '=') {
+			*vlen = ll - kl - 1;
+			return p + kl + 1;
+		}
+		p = e ? e + 1 : NULL;
+	}
+	return NULL;
+}
+
+/* Is key one of the ", "-separated items of list? */
+static int listed(const char *list, const char *key)
+{
+	size_t kl = strlen(key);
+	for (const char *p = list; (p = strstr(p, key)); p += kl)
+		if ((p == list || p[-1] == ' ') && (p[kl] == ',' || p[kl] == '\0'))
+			return 1;
+	return 0;
+}
+
+/* Append to diff the keys of a's lines whose value in b differs or is
+ * missing. */
+static void diff_keys(const char *a, const char *b, char *diff, size_t len, size_t *o)
+{
+	for (const char *p = a; p && *p;) {
+		const char *e = strchr(p, '\n');
+		size_t ll = e ? (size_t)(e - p) : strlen(p);
+		const char *eq = memchr(p, '=', ll);
+		if (*p != '#' && eq) {
+			char key[200];
+			snprintf(key, sizeof(key), "%.*s", (int)(eq - p), p);
+			size_t vl = 0, wl = ll - (size_t)(eq - p) - 1;
+			const char *v = line_val(b, key, &vl);
+			if ((!v || vl != wl || strncmp(v, eq + 1, wl) != 0) && !listed(diff, key) &&
+			    *o + strlen(key) + 3 < len)
+				*o += (size_t)snprintf(diff + *o, len - *o, "%s%s", *o ? ", " : "",
+						       key);
+		}
+		p = e ? e + 1 : NULL;
+	}
+}
+
+dmr_status_t dmr_sweep_spec_check_dir(const dmr_sweep_spec_t *s, const char *path, int write,
+				      dmr_err_t *err)
+{
+	char *now = dmr_sweep_spec_normalised(s);
+	if (!now)
+		return dmr_err_set(err, DMR_ERR_NOMEM, "out of memory");
+	char *old = NULL;
+	size_t olen;
+	dmr_err_t rerr;
+	dmr_status_t st = DMR_OK;
+	if (access(path, F_OK) != 0) {
+		if (write)
+			st = dmr_file_write_atomic(path, now, strlen(now), err);
+		free(now);
+		return st;
+	}
+	if ((st = dmr_file_read_all(path, 1 << 24, &old, &olen, &rerr)) != DMR_OK) {
+		free(now);
+		return dmr_err_set(err, st, "%s", rerr.msg);
+	}
+	if (strcmp(old, now) != 0) {
+		char diff[600] = "";
+		size_t o = 0;
+		diff_keys(now, old, diff, sizeof(diff), &o);
+		diff_keys(old, now, diff, sizeof(diff), &o);
+		st = dmr_err_set(err, DMR_ERR_PARSE,
+				 "%s: the spec changed since this directory's runs were made "
+				 "(%s%s): its rows are not this spec's runs; use another --out "
+				 "(or put the spec back to resume)",
+				 path, o ? "fields that differ: " : "", o ? diff : "spec changed");
+	}
+	free(old);
+	free(now);
+	return st;
 }
 
 /* ---- resume ------------------------------------------------------------- */
@@ -182,9 +440,23 @@ dmr_status_t dmr_sweep_plan_resume(dmr_sweep_plan_t *plan, const char *path, int
 	off_t good_end = 0; /* offset after the last complete line */
 	dmr_status_t st = DMR_OK;
 	char *fields[MAX_COLS];
+	/* the cells (rep 0's jobs) sorted by name: a row is found by binary
+	 * search, its job is rep * ncells + cell_idx (jobs are rep-major) */
+	size_t nc = 0;
+	size_t *ix = cell_index(plan, &nc);
+	if (!ix) {
+		fclose(f);
+		return dmr_err_set(err, DMR_ERR_NOMEM, "out of memory");
+	}
 
-	while ((n = getline(&line, &cap, f)) > 0) {
+	for (;;) {
+		errno = 0;
+		n = getline(&line, &cap, f);
+		if (n <= 0)
+			break;
 		lineno++;
+		if ((lineno & 4095) == 0 && dmr_sig_caught())
+			break;
 		if (line[n - 1] != '\n') {
 			/* a write cut short: drop it */
 			plan->dropped = 1;
@@ -239,22 +511,20 @@ dmr_status_t dmr_sweep_plan_resume(dmr_sweep_plan_t *plan, const char *path, int
 					 lineno, fields[crep]);
 			goto out;
 		}
-		int found = 0;
-		for (size_t i = 0; i < plan->njobs; i++) {
-			dmr_sweep_job_t *j = &plan->jobs[i];
-			if (j->rep == rep && strcmp(j->cell, fields[ccell]) == 0) {
-				found = 1;
-				if (!j->done) {
-					j->done = 1;
-					plan->ndone++;
-				}
-				break;
+		dmr_sweep_job_t *j = find_job(plan, ix, nc, fields[ccell], rep);
+		if (j) {
+			if (!j->done) {
+				j->done = 1;
+				plan->ndone++;
 			}
-		}
-		if (!found)
+		} else {
 			plan->foreign++;
+		}
 	}
-	if (ferror(f))
+	if (dmr_sig_caught())
+		st =
+		    dmr_err_set(err, DMR_ERR_INTERRUPTED, "%s: interrupted while reading it", path);
+	else if (ferror(f))
 		st = dmr_err_set(err, DMR_ERR_IO, "%s: read error", path);
 	if (st == DMR_OK && plan->dropped && repair) {
 		if (truncate(path, good_end) != 0)
@@ -264,6 +534,7 @@ dmr_status_t dmr_sweep_plan_resume(dmr_sweep_plan_t *plan, const char *path, int
 			plan->header[0] = '\0';
 	}
 out:
+	free(ix);
 	free(line);
 	fclose(f);
 	return st;

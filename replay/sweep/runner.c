@@ -333,6 +333,42 @@ int dmr_sweep_run_sequential(dmr_sweep_ctx_t *c, dmr_sweep_plan_t *p)
 	return 0;
 }
 
+int dmr_sweep_check_parallel(char *msg, size_t len)
+{
+	FILE *p = popen("parallel --version 2>&1 </dev/null", "r");
+	char line[512] = "", first[512] = "";
+	int gnu = 0;
+	if (p) {
+		while (fgets(line, sizeof(line), p)) {
+			if (!first[0])
+				snprintf(first, sizeof(first), "%s", line);
+			if (strstr(line, "GNU parallel"))
+				gnu = 1;
+		}
+		int rc = pclose(p);
+		if (rc == -1 || !WIFEXITED(rc) || WEXITSTATUS(rc) == 127) {
+			if (!gnu)
+				first[0] = '\0';
+		}
+	}
+	if (gnu)
+		return 0;
+	first[strcspn(first, "\n")] = '\0';
+	if (!first[0])
+		snprintf(msg, len,
+			 "--jobs/--hosts need GNU parallel, and there is no `parallel` on PATH: "
+			 "install it (apt-get install parallel; scripts/deps), or drop "
+			 "--jobs/--hosts to run one cell at a time");
+	else
+		snprintf(msg, len,
+			 "--jobs/--hosts need GNU parallel, but the `parallel` first on PATH is "
+			 "not GNU parallel (`parallel --version` said: %.200s; moreutils ships "
+			 "one of that name): install GNU parallel (apt-get install parallel) "
+			 "or put it first on PATH, or drop --jobs/--hosts",
+			 first);
+	return -1;
+}
+
 /* --jobs / --hosts: GNU parallel runs `EXE sweep SPEC --out DIR --job-cell
  * C --job-rep R` per pending job; each prints its row on stdout, which we
  * read here and append (one writer). */

@@ -474,6 +474,36 @@ dmr_status_t dmr_sweep_spec_parse(const char *text, const char *name, dmr_sweep_
 		}
 		s->reps = (uint32_t)n;
 	}
+	/* `dmreplay gen --seed` takes 0..UINT32_MAX (traces/gencli.c): a trace
+	 * seed beyond it would fail only when its run starts */
+	if (s->trace_seed_fixed && s->trace_seed > UINT32_MAX) {
+		st = dmr_err_set(err, DMR_ERR_PARSE,
+				 "%s: workload.seed: %" PRIu64 " is above %" PRIu32
+				 " (the generator takes 32-bit seeds)",
+				 name, s->trace_seed, UINT32_MAX);
+		goto out;
+	}
+	if (!s->trace_seed_fixed && s->seed_axis >= 0) {
+		const dmr_sweep_axis_t *a = &s->axes[s->seed_axis];
+		for (size_t i = 0; i < a->nvals; i++)
+			if (strtoull(a->vals[i], NULL, 10) > UINT32_MAX) {
+				st = dmr_err_set(
+				    err, DMR_ERR_PARSE,
+				    "%s: axes.seed[%zu]: %s is above %" PRIu32
+				    " (the trace seed follows the run seed and the "
+				    "generator takes 32-bit seeds; or fix workload.seed)",
+				    name, i, a->vals[i], UINT32_MAX);
+				goto out;
+			}
+	}
+	if (!s->trace_seed_fixed && s->seed_axis < 0 && s->seed_base + (s->reps - 1) > UINT32_MAX) {
+		st = dmr_err_set(err, DMR_ERR_PARSE,
+				 "%s: seed: %" PRIu64 " + %u reps goes above %" PRIu32
+				 " (the trace seed follows the run seed and the generator "
+				 "takes 32-bit seeds; or fix workload.seed)",
+				 name, s->seed_base, s->reps, UINT32_MAX);
+		goto out;
+	}
 	if (!s->name[0]) {
 		const char *b = strrchr(name, '/');
 		b = b ? b + 1 : name;

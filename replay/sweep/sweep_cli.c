@@ -43,10 +43,7 @@ static int job_main(dmr_sweep_ctx_t *c, dmr_sweep_plan_t *p, const char *cell, c
 {
 	char *end;
 	unsigned long rep = strtoul(rep_s, &end, 10);
-	dmr_sweep_job_t *j = NULL;
-	for (size_t i = 0; *rep_s && !*end && i < p->njobs; i++)
-		if (p->jobs[i].rep == rep && strcmp(p->jobs[i].cell, cell) == 0)
-			j = &p->jobs[i];
+	dmr_sweep_job_t *j = *rep_s && !*end ? dmr_sweep_plan_find(p, cell, rep) : NULL;
 	if (!j) {
 		printf("DMR-FAIL\t%s\t%s\tno such cell/rep in %s\n", cell, rep_s, c->spec_path);
 		return 2;
@@ -63,7 +60,9 @@ static int job_main(dmr_sweep_ctx_t *c, dmr_sweep_plan_t *p, const char *cell, c
 	return 0;
 }
 
-static void dry_run(dmr_sweep_ctx_t *c, dmr_sweep_plan_t *p)
+/* The plan on stdout; 0, or 130 when a stop signal came (checked between
+ * lines: a blocked stdout returns EINTR), 1 when out of memory. */
+static int dry_run(dmr_sweep_ctx_t *c, dmr_sweep_plan_t *p)
 {
 	printf("sweep %s: %zu cells x %u reps = %zu runs; %zu done, %zu to run\n", c->spec->name,
 	       p->ncells, c->spec->reps, p->njobs, p->ndone, p->njobs - p->ndone);
@@ -71,12 +70,13 @@ static void dry_run(dmr_sweep_ctx_t *c, dmr_sweep_plan_t *p)
 	if (p->foreign)
 		printf("  (%zu rows of other cells kept)\n", p->foreign);
 	size_t nt = 0, have = 0;
-	for (size_t i = 0; i < p->njobs; i++) {
-		size_t k;
-		for (k = 0; k < i; k++)
-			if (strcmp(p->jobs[k].trace, p->jobs[i].trace) == 0)
-				break;
-		if (k < i)
+	uint8_t *first = dmr_sweep_plan_first_traces(p);
+	if (!first) {
+		fprintf(stderr, "dmreplay sweep: out of memory\n");
+		return 1;
+	}
+	for (size_t i = 0; i < p->njobs && !dmr_sig_caught(); i++) {
+		if (!first[i])
 			continue;
 		nt++;
 		char path[PATH_MAX + 700];
@@ -85,22 +85,28 @@ static void dry_run(dmr_sweep_ctx_t *c, dmr_sweep_plan_t *p)
 		have += ok;
 		char **av = dmr_sweep_gen_argv(c->spec, &p->jobs[i], c->exe, path);
 		printf("%s ", ok ? "[cached]" : "[gen]   ");
-		for (char **a = av; a && *a; a++)
+		for (char **a = av; a && *a && !dmr_sig_caught(); a++)
 			printf("%s%s", *a, a[1] ? " " : "\n");
 		dmr_sweep_argv_free(av);
 	}
-	printf("traces: %zu (%zu cached) in %s/traces\n", nt, have, c->dir);
-	for (size_t i = 0; i < p->njobs; i++) {
+	free(first);
+	if (!dmr_sig_caught())
+		printf("traces: %zu (%zu cached) in %s/traces\n", nt, have, c->dir);
+	for (size_t i = 0; i < p->njobs && !dmr_sig_caught(); i++) {
 		dmr_sweep_job_t *j = &p->jobs[i];
 		char trace[PATH_MAX + 700], cdir[PATH_MAX + 700];
 		snprintf(trace, sizeof(trace), "%s/traces/%s", c->dir, j->trace);
 		snprintf(cdir, sizeof(cdir), "%s/cells/%s", c->dir, j->dir);
 		char **av = dmr_sweep_run_argv(c->spec, j, c->exe, trace, cdir);
 		printf("%s %s r%u: ", j->done ? "[done]" : "[run] ", j->cell, j->rep);
-		for (char **a = av; a && *a; a++)
+		for (char **a = av; a && *a && !dmr_sig_caught(); a++)
 			printf("%s%s", *a, a[1] ? " " : "\n");
 		dmr_sweep_argv_free(av);
 	}
+	if (dmr_sig_caught()) /* stdout may be blocked: no more writes */
+		return 130;
+	fflush(stdout);
+	return 0;
 }
 
 /* This executable, or the file named by env (tests: DMR_SWEEP_EXE, a
@@ -205,8 +211,13 @@ int dmr_sweep_main(int argc, char **argv)
 	}
 	c->spec = &spec;
 	c->spec_path = spec_abs;
-	if (dmr_sweep_plan_build(&spec, &plan, &err) != DMR_OK) {
-		fprintf(stderr, "dmreplay sweep: error: %s: %s\n", spec_arg, err.msg);
+	/* a stop signal ends planning, a dry run and a resume too (exit 130) */
+	dmr_sweep_signals_install();
+	dmr_status_t pst = dmr_sweep_plan_build(&spec, &plan, &err);
+	if (pst != DMR_OK) {
+		fprintf(stderr, "dmreplay sweep: %s: %s: %s\n",
+			pst == DMR_ERR_INTERRUPTED ? "interrupted" : "error", spec_arg, err.msg);
+		rc = pst == DMR_ERR_INTERRUPTED ? 130 : 2;
 		goto out;
 	}
 	char dflt[128];
@@ -238,33 +249,45 @@ int dmr_sweep_main(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
-	dmr_sweep_signals_install();
 	if (jcell) {
 		rc = job_main(c, &plan, jcell, jrep);
 		goto out;
 	}
 	if (!dry) {
-		char lk[PATH_MAX + 32];
-		snprintf(lk, sizeof(lk), "%s/.sweep.lock", c->dir);
-		lockfd = open(lk, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-		if (lockfd < 0 || flock(lockfd, LOCK_EX | LOCK_NB) != 0) {
-			fprintf(stderr,
-				"dmreplay sweep: %s: another sweep is running in this directory\n",
-				c->dir);
+		char lmsg[PATH_MAX + 300];
+		lockfd = dmr_sweepdir_lock(c->dir, lmsg, sizeof(lmsg), NULL);
+		if (lockfd < 0) {
+			fprintf(stderr, "dmreplay sweep: --out %s\n", lmsg);
 			goto out;
 		}
 	}
-	if (dmr_sweep_plan_resume(&plan, c->summary, !dry, &err) != DMR_OK) {
+	/* D4: the rows in DIR are this spec's runs only if DIR was made with it */
+	char specf[PATH_MAX + 32];
+	snprintf(specf, sizeof(specf), "%s/sweep.spec", c->dir);
+	if ((pst = dmr_sweep_spec_check_dir(&spec, specf, !dry, &err)) != DMR_OK) {
 		fprintf(stderr, "dmreplay sweep: error: %s\n", err.msg);
+		rc = pst == DMR_ERR_NOMEM ? 1 : 2;
+		goto out;
+	}
+	if ((pst = dmr_sweep_plan_resume(&plan, c->summary, !dry, &err)) != DMR_OK) {
+		fprintf(stderr, "dmreplay sweep: %s: %s\n",
+			pst == DMR_ERR_INTERRUPTED ? "interrupted" : "error", err.msg);
+		rc = pst == DMR_ERR_INTERRUPTED ? 130 : 2;
 		goto out;
 	}
 	if (plan.warning[0])
 		fprintf(stderr, "dmreplay sweep: warning: %s\n", plan.warning);
 	snprintf(c->header, sizeof(c->header), "%s", plan.header);
 	if (dry) {
-		dry_run(c, &plan);
-		rc = 0;
+		rc = dry_run(c, &plan);
 		goto out;
+	}
+	if (jobs && plan.ndone < plan.njobs) {
+		char pmsg[800];
+		if (dmr_sweep_check_parallel(pmsg, sizeof(pmsg)) != 0) {
+			fprintf(stderr, "dmreplay sweep: error: %s\n", pmsg);
+			goto out;
+		}
 	}
 	c->tty = isatty(2);
 	c->total = plan.njobs;

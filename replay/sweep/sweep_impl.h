@@ -8,7 +8,7 @@
  *   runner.c     running jobs: a trace per generator setting (under a
  *                lock), one `dmreplay run` per job, one appended row per
  *                finished job; sequential or through GNU parallel
- *   sweep_cli.c  `dmreplay sweep`: options, the sweep lock, --dry-run,
+ *   sweep_cli.c  `dmreplay sweep`: options, the DIR lock (sweepdir.h), --dry-run,
  *                --job-cell (one job under GNU parallel)
  *
  * Stops: SIGINT, SIGTERM and SIGHUP set the core/base/sig.h flag
@@ -19,6 +19,7 @@
 
 #include <limits.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "../sweep.h"
 
@@ -39,6 +40,30 @@ void dmr_sweep_av_list(dmr_sweep_av_t *b, ...) __attribute__((sentinel));
 void dmr_sweep_av_opt(dmr_sweep_av_t *b, const char *key, const char *val);
 /* The vector (free with dmr_sweep_argv_free), or NULL after oom. */
 char **dmr_sweep_av_done(dmr_sweep_av_t *b);
+
+/* ---- plan lookups (plan.c): O(n log n), never a scan per job --------- */
+
+/* The job (cell, rep) of p, or NULL (sorts the cells once per call). */
+dmr_sweep_job_t *dmr_sweep_plan_find(const dmr_sweep_plan_t *p, const char *cell,
+				     unsigned long rep);
+/* first[i] = 1 when job i is the first (lowest index) job with its trace
+ * file: a malloc'd array of p->njobs flags (the caller frees), or NULL
+ * when out of memory. */
+uint8_t *dmr_sweep_plan_first_traces(const dmr_sweep_plan_t *p);
+
+/* ---- the spec's fingerprint (plan.c) ----------------------------------- */
+
+/* What determines the runs, as text (malloc'd; NULL when out of memory):
+ * one "KEY=VALUE" line per field: workload, workload.* and run.* sorted by
+ * key, axes.NAME=v1,v2 in axis order, reps, seed (without a seed axis).
+ * The name and comments are left out: they change no run. */
+char *dmr_sweep_spec_normalised(const dmr_sweep_spec_t *spec);
+/* Compare spec with the one recorded at path (DIR/sweep.spec): DMR_OK when
+ * the same or when path is missing (then written, atomically, when write
+ * is set); DMR_ERR_PARSE naming the fields that differ and "use another
+ * --out" when they differ; DMR_ERR_IO when path cannot be read or written. */
+dmr_status_t dmr_sweep_spec_check_dir(const dmr_sweep_spec_t *spec, const char *path, int write,
+				      dmr_err_t *err);
 
 /* ---- running (runner.c) ------------------------------------------------- */
 
@@ -72,6 +97,12 @@ int dmr_sweep_run_sequential(dmr_sweep_ctx_t *c, dmr_sweep_plan_t *p);
  * parallel could not run or the columns differ. */
 int dmr_sweep_run_parallel(dmr_sweep_ctx_t *c, dmr_sweep_plan_t *p, unsigned jobs,
 			   const char *hosts);
+/* Is the `parallel` first on PATH GNU parallel (`parallel --version`
+ * names it)? 0, or -1 with msg (len bytes) saying what was found and how
+ * to fix it (moreutils' parallel is not). There is no built-in parallel
+ * runner: a sweep with --jobs/--hosts is refused (exit 2) rather than run
+ * one cell at a time unasked. */
+int dmr_sweep_check_parallel(char *msg, size_t len);
 /* The progress line on a tty (final: end it with a newline). */
 void dmr_sweep_progress(dmr_sweep_ctx_t *c, const char *current, int final);
 

@@ -19,6 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -525,6 +527,57 @@ END_TEST
 
 /* ---- finished results are never replaced ------------------------------------ */
 
+/* D3: a run holds its --out (DIR/.dmr-lock) for as long as it runs: a
+ * second run into it is refused at once, naming the directory; a run into
+ * a directory with finished results is refused unless --force. */
+START_TEST(test_out_lock)
+{
+	char base[PATH_MAX], dir[PATH_MAX], lk[PATH_MAX + 16];
+	base_trace(base, sizeof(base));
+	dmr_test_run_t r = run_into(dir, sizeof(dir), "out-lock", base, NULL, NULL, NULL, NULL);
+	dmr_test_run_ok(&r);
+	dmr_test_run_free(&r);
+	size_t ls = 0;
+	char *sum = read_in(dir, "summary.csv", &ls);
+	ck_assert_ptr_nonnull(sum);
+	/* another process holds the lock, as a running `dmreplay run` does */
+	snprintf(lk, sizeof(lk), "%s/.dmr-lock", dir);
+	int fd = open(lk, O_RDWR | O_CREAT, 0644);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(flock(fd, LOCK_EX | LOCK_NB), 0);
+	r = run_into(dir, sizeof(dir), "out-lock", base, "--force", NULL, NULL, NULL);
+	ck_assert_int_eq(r.status, 2);
+	assert_has(&r, dir);
+	assert_has(&r, "another run holds this directory");
+	dmr_test_run_free(&r);
+	ck_assert(!exists(dir, "earlier-1"));
+	close(fd);
+	/* unlocked: finished results are refused without --force */
+	r = run_into(dir, sizeof(dir), "out-lock", base, NULL, NULL, NULL, NULL);
+	ck_assert_int_eq(r.status, 2);
+	assert_has(&r, "finished results of an earlier run");
+	assert_has(&r, "--force");
+	dmr_test_run_free(&r);
+	size_t ls2 = 0;
+	char *sum2 = read_in(dir, "summary.csv", &ls2);
+	ck_assert(ls == ls2 && memcmp(sum, sum2, ls) == 0);
+	free(sum2);
+	/* --force: moved to earlier-1/ whole, a new run in DIR */
+	r = run_into(dir, sizeof(dir), "out-lock", base, "--force", NULL, NULL, NULL);
+	dmr_test_run_ok(&r);
+	dmr_test_run_free(&r);
+	char dir1[PATH_MAX + 16];
+	snprintf(dir1, sizeof(dir1), "%s/earlier-1", dir);
+	sum2 = read_in(dir1, "summary.csv", &ls2);
+	ck_assert_ptr_nonnull(sum2);
+	ck_assert(ls == ls2 && memcmp(sum, sum2, ls) == 0);
+	ck_assert(exists(dir1, "timeseries.csv"));
+	ck_assert(exists(dir, "summary.csv"));
+	free(sum);
+	free(sum2);
+}
+END_TEST
+
 START_TEST(test_no_overwrite)
 {
 	char base[PATH_MAX], dir[PATH_MAX], p[PATH_MAX], t[PATH_MAX];
@@ -546,7 +599,8 @@ START_TEST(test_no_overwrite)
 	r = run_into(dir, sizeof(dir), "out-keep", base, "--profile", p, NULL, NULL);
 	ck_assert_int_eq(r.status, 2);
 	dmr_test_run_free(&r);
-	/* 2: a truncated trace (fails mid-run: writes the partial files) */
+	/* 2: a truncated trace without --force: refused at once (finished
+	 * results there), nothing written */
 	lines_t L;
 	lines_load(&L, base);
 	dmr_test_path(t, sizeof(t), "keep-short.csv");
@@ -554,16 +608,28 @@ START_TEST(test_no_overwrite)
 	lines_free(&L);
 	r = run_into(dir, sizeof(dir), "out-keep", t, "--seed", "99", NULL, NULL);
 	ck_assert_int_eq(r.status, 2);
-	assert_has(&r, "truncated");
+	assert_has(&r, "finished results of an earlier run");
 	dmr_test_run_free(&r);
-	ck_assert(exists(dir, "summary.partial.csv"));
+	ck_assert(!exists(dir, "summary.partial.csv"));
 	/* 3: bad option value */
 	r = run_into(dir, sizeof(dir), "out-keep", base, "--mtu", "3000", NULL, NULL);
 	ck_assert_int_eq(r.status, 2);
 	dmr_test_run_free(&r);
+	/* 4: with --force the earlier run moves to earlier-1/ whole, and the
+	 * failing run (fails mid-run) writes only its partial files */
+	r = run_into(dir, sizeof(dir), "out-keep", t, "--seed", "99", "--force", NULL);
+	ck_assert_int_eq(r.status, 2);
+	assert_has(&r, "truncated");
+	assert_has(&r, "earlier-1");
+	dmr_test_run_free(&r);
+	ck_assert(exists(dir, "summary.partial.csv"));
+	ck_assert(!exists(dir, "summary.csv"));
+	char dir1[PATH_MAX + 16];
+	snprintf(dir1, sizeof(dir1), "%s/earlier-1", dir);
 
 	size_t ls2 = 0, lt2 = 0;
-	char *sum2 = read_in(dir, "summary.csv", &ls2), *ts2 = read_in(dir, "timeseries.csv", &lt2);
+	char *sum2 = read_in(dir1, "summary.csv", &ls2),
+	     *ts2 = read_in(dir1, "timeseries.csv", &lt2);
 	ck_assert_ptr_nonnull(sum2);
 	ck_assert_ptr_nonnull(ts2);
 	ck_assert_msg(ls == ls2 && memcmp(sum, sum2, ls) == 0, "summary.csv changed:\n%s\n%s", sum,
@@ -721,11 +787,7 @@ START_TEST(test_launcher_config_checks)
 	assert_has(&r, "footprint");
 	dmr_test_run_free(&r);
 	ck_assert(!exists(d, "mn.log"));
-	/* --force is for the launcher only; --deadline -5: one error line */
-	r = dmr_test_dmr("run", "--trace", base, "--force", NULL);
-	ck_assert_int_eq(r.status, 2);
-	assert_has(&r, "--force");
-	dmr_test_run_free(&r);
+	/* --deadline -5: one error line */
 	r = dmr_test_dmr("run", "--trace", base, "--procs", "--deadline", "-5", NULL);
 	ck_assert_int_eq(r.status, 2);
 	ck_assert_msg(strchr(r.err, '\n') == r.err + strlen(r.err) - 1, "not one line: %s", r.err);
@@ -827,6 +889,7 @@ static Suite *cli_suite(void)
 	tcase_add_test(tc, test_mr_size_too_small);
 	tcase_add_test(tc, test_bad_options);
 	tcase_add_test(tc, test_no_overwrite);
+	tcase_add_test(tc, test_out_lock);
 	tcase_add_test(tc, test_help);
 	tcase_add_test(tc, test_launcher_earlier_results);
 	tcase_add_test(tc, test_launcher_config_checks);

@@ -293,6 +293,68 @@ START_TEST(test_extreme_vs_uniform)
 }
 END_TEST
 
+/* D9: the last (here the only: one window longer than the run) row of
+ * timeseries.csv has the loop's own signal and actuator at the end of the
+ * run, not the values of an earlier window (none here: they were 0). */
+START_TEST(test_last_window_loop_values)
+{
+	char tx[PATH_MAX], d[PATH_MAX];
+	gen(tx, sizeof(tx), "tpcc-x9.csv", "tpcc", "--warehouses", "4", "--regime", "extreme",
+	    "--txns", "2000", "--seed", "5", NULL);
+	dmr_test_run_t r =
+	    run_small(d, sizeof(d), "x9", tx, "0", "--loop", "aimd", "--window-ms", "1000000");
+	dmr_test_run_free(&r);
+	dmr_test_summary_t s;
+	dmr_test_summary_load(&s, d, "timeseries.csv"); /* the header and one row */
+	/* aimd's actuator is the mean concurrency limit: in [1, coros = 2] */
+	double act = dmr_test_cold(&s, "loop_actuator");
+	ck_assert_msg(act >= 1 && act <= 2, "loop_actuator %g", act);
+	ck_assert_uint_eq(dmr_test_colu(&s, "tried"), 2000);
+	dmr_test_summary_free(&s);
+}
+END_TEST
+
+/* D12: latency from dispatch (incl. the admission wait) in the last three
+ * columns of summary.csv: equal to the latency from the first start
+ * without a loop, never below it with one; the printed summary says which
+ * is which. */
+START_TEST(test_latency_from_dispatch)
+{
+	char tx[PATH_MAX], d0[PATH_MAX], d1[PATH_MAX];
+	gen(tx, sizeof(tx), "tpcc-x12.csv", "tpcc", "--warehouses", "4", "--regime", "extreme",
+	    "--txns", "2000", "--seed", "5", NULL);
+	dmr_test_run_t r = run_small(d0, sizeof(d0), "x12-none", tx, "0", NULL, NULL, NULL, NULL);
+	ck_assert_ptr_nonnull(strstr(r.out, "from first start after admission"));
+	ck_assert_ptr_nonnull(strstr(r.out, "from dispatch  p50"));
+	dmr_test_run_free(&r);
+	r = run_small(d1, sizeof(d1), "x12-perkey", tx, "0", "--loop", "perkey", NULL, NULL);
+	dmr_test_run_free(&r);
+	char p[PATH_MAX + 16];
+	snprintf(p, sizeof(p), "%s/summary.csv", d0);
+	char *t = dmr_test_slurp(p, NULL);
+	ck_assert_ptr_nonnull(t);
+	ck_assert_ptr_nonnull(strstr(t, ",cas_replayed,p50_dispatch_us,p99_dispatch_us,"
+					"p999_dispatch_us\n"));
+	free(t);
+	const char *q[3] = {"p50", "p99", "p999"};
+	dmr_test_summary_t s0, s1;
+	dmr_test_summary_load(&s0, d0, "summary.csv");
+	dmr_test_summary_load(&s1, d1, "summary.csv");
+	for (int k = 0; k < 3; k++) {
+		char a[32], b[32];
+		snprintf(a, sizeof(a), "%s_us", q[k]);
+		snprintf(b, sizeof(b), "%s_dispatch_us", q[k]);
+		ck_assert_double_gt(dmr_test_cold(&s0, a), 0);
+		ck_assert_double_eq(dmr_test_cold(&s0, b), dmr_test_cold(&s0, a));
+		ck_assert_double_ge(dmr_test_cold(&s1, b), dmr_test_cold(&s1, a));
+	}
+	/* perkey defers on the extreme trace: the wait shows at the tail */
+	ck_assert_double_gt(dmr_test_cold(&s1, "p99_dispatch_us"), dmr_test_cold(&s1, "p99_us"));
+	dmr_test_summary_free(&s0);
+	dmr_test_summary_free(&s1);
+}
+END_TEST
+
 /* Same trace + seed twice: summary.csv identical but for the wall-time
  * columns, timeseries.csv byte-identical; another seed: some non-wall
  * column other than seed differs. */
@@ -404,6 +466,8 @@ static Suite *e2e_suite(void)
 	TCase *tc = tcase_create("workloads");
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_tpcc);
+	tcase_add_test(tc, test_last_window_loop_values);
+	tcase_add_test(tc, test_latency_from_dispatch);
 	tcase_add_test(tc, test_smallbank);
 	tcase_add_test(tc, test_ycsb_a);
 	tcase_add_test(tc, test_ycsb_f);

@@ -14,12 +14,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "helpers/files.h"
+#include "helpers/proc.h"
 #include "helpers/suite.h"
 #include "replay/sweep.h"
 
@@ -77,6 +79,14 @@ END_TEST
 static const struct {
 	const char *json, *want;
 } bad_specs[] = {
+    /* D13: seeds the generator (32-bit) would refuse at run time */
+    {"{\"workload\": {\"name\": \"tpcc\"}, \"seed\": 4294967296}", "seed: 4294967296 + 1 reps"},
+    {"{\"workload\": {\"name\": \"tpcc\"}, \"seed\": 4294967295, \"reps\": 2}",
+     "goes above 4294967295"},
+    {"{\"workload\": {\"name\": \"tpcc\"}, \"axes\": {\"seed\": [1, 5000000000]}}",
+     "axes.seed[1]: 5000000000 is above 4294967295"},
+    {"{\"workload\": {\"name\": \"tpcc\", \"seed\": 4294967296}}",
+     "workload.seed: 4294967296 is above 4294967295"},
     {"{\"workload\": {\"name\": \"tpcc\"}, \"axes\": {\"colour\": [1]}}",
      "axes.colour: unknown axis"},
     {"{\"workload\": {\"name\": \"tpcc\"}, \"axes\": {\"threads\": [4, \"8\"]}}",
@@ -596,7 +606,7 @@ END_TEST
 
 START_TEST(test_parallel)
 {
-	if (system("command -v parallel >/dev/null 2>&1") != 0) {
+	if (system("parallel --version 2>/dev/null | grep -q 'GNU parallel'") != 0) {
 		fprintf(stderr, "test_parallel: SKIPPED: GNU parallel not installed\n");
 		return;
 	}
@@ -659,6 +669,259 @@ START_TEST(test_cli_errors)
 }
 END_TEST
 
+/* D10: a directory that cannot be written is named as such, not as
+ * "another sweep is running"; a held lock is "another run holds it". As
+ * root (who writes through mode bits) a read-only tmpfs; else mode 0555. */
+START_TEST(test_readonly_dir)
+{
+	char spec[300], out[300], cmd[700];
+	setup_fake(spec, sizeof(spec), "\"none\"", 1);
+	snprintf(out, sizeof(out), "%s/swro", dmr_test_tmp);
+	ck_assert_int_eq(mkdir(out, 0755), 0);
+	int mounted = 0;
+	if (geteuid() == 0) {
+		snprintf(cmd, sizeof(cmd), "mount -t tmpfs -o ro,size=64k none '%s' 2>/dev/null",
+			 out);
+		if (system(cmd) != 0) {
+			fprintf(stderr,
+				"test_readonly_dir: SKIPPED: root but cannot mount tmpfs\n");
+			return;
+		}
+		mounted = 1;
+	} else {
+		ck_assert_int_eq(chmod(out, 0555), 0);
+	}
+	dmr_test_run_t r = dmr_test_call_main(dmr_sweep_main, "sweep", spec, "--out", out, NULL);
+	if (mounted) {
+		snprintf(cmd, sizeof(cmd), "umount '%s'", out);
+		ck_assert_int_eq(system(cmd), 0);
+	} else {
+		chmod(out, 0755);
+	}
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_msg(strstr(r.err, "not writable") && !strstr(r.err, "another"), "%s", r.err);
+	dmr_test_run_free(&r);
+
+	/* held by another process: refused at once, naming it */
+	char lk[400];
+	snprintf(lk, sizeof(lk), "%s/.dmr-lock", out);
+	int fd = open(lk, O_RDWR | O_CREAT, 0644);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(flock(fd, LOCK_EX | LOCK_NB), 0);
+	r = dmr_test_call_main(dmr_sweep_main, "sweep", spec, "--out", out, NULL);
+	close(fd);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_msg(strstr(r.err, "another run holds this directory"), "%s", r.err);
+	dmr_test_run_free(&r);
+}
+END_TEST
+
+/* B24: moreutils' `parallel` first on PATH: refused at once (exit 2),
+ * saying it is not GNU parallel and how to fix it; nothing run. */
+START_TEST(test_not_gnu_parallel)
+{
+	char spec[300], out[300], bin[300], fake[340], path[4400];
+	setup_fake(spec, sizeof(spec), "\"none\"", 1);
+	snprintf(bin, sizeof(bin), "%s/moreutils-bin", dmr_test_tmp);
+	ck_assert_int_eq(mkdir(bin, 0755), 0);
+	snprintf(fake, sizeof(fake), "%s/parallel", bin);
+	dmr_test_write_file(fake, "#!/bin/sh\n"
+				  "echo 'parallel [OPTIONS] command -- arguments' >&2\n"
+				  "echo '	for each argument, run command with argument' >&2\n"
+				  "exit 1\n");
+	ck_assert_int_eq(chmod(fake, 0755), 0);
+	const char *old = getenv("PATH");
+	snprintf(path, sizeof(path), "%s:%s", bin, old ? old : "/usr/bin:/bin");
+	setenv("PATH", path, 1);
+	snprintf(out, sizeof(out), "%s/swmu", dmr_test_tmp);
+	dmr_test_run_t r =
+	    dmr_test_call_main(dmr_sweep_main, "sweep", spec, "--out", out, "--jobs", "2", NULL);
+	setenv("PATH", old ? old : "/usr/bin:/bin", 1);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_msg(strstr(r.err, "not GNU parallel") &&
+			  strstr(r.err, "apt-get install parallel"),
+		      "%s", r.err);
+	ck_assert_msg(!strstr(r.err, "runs done"), "%s", r.err);
+	char sum[340];
+	snprintf(sum, sizeof(sum), "%s/summary.csv", out);
+	ck_assert(!dmr_test_exists(sum));
+	dmr_test_run_free(&r);
+}
+END_TEST
+
+/* D4: a re-run with a changed spec into the same DIR is refused, naming
+ * the fields that differ; the same spec resumes; the name changes no run. */
+START_TEST(test_changed_spec_refused)
+{
+	char spec[300], out[300], sum[340], text[1024];
+	setup_fake(spec, sizeof(spec), "\"none\", \"aimd\"", 2);
+	unsetenv("FAKE_SLEEP");
+	snprintf(out, sizeof(out), "%s/swspec", dmr_test_tmp);
+	snprintf(sum, sizeof(sum), "%s/summary.csv", out);
+	ck_assert_int_eq(run_sweep(spec, out, NULL), 0);
+	ck_assert_int_eq(count_rows(sum, 7), 8);
+	static char before[1 << 16];
+	snprintf(before, sizeof(before), "%s", dmr_test_read_file(sum));
+	/* workload txns 100 -> 50 and reps 2 -> 3 */
+	snprintf(text, sizeof(text),
+		 "{\"name\": \"fake\", \"workload\": {\"name\": \"tpcc\", \"txns\": 50},"
+		 " \"axes\": {\"regime\": [\"uniform\", \"extreme\"], \"loop\": [\"none\", "
+		 "\"aimd\"]}, \"reps\": 3}");
+	dmr_test_write_file(spec, text);
+	dmr_test_run_t r = dmr_test_call_main(dmr_sweep_main, "sweep", spec, "--out", out, NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_msg(strstr(r.err, "the spec changed") && strstr(r.err, "workload.txns") &&
+			  strstr(r.err, "reps") && strstr(r.err, "use another --out"),
+		      "%s", r.err);
+	ck_assert_msg(!strstr(r.err, "already in"), "%s", r.err);
+	dmr_test_run_free(&r);
+	/* a dry run says the same */
+	r = dmr_test_call_main(dmr_sweep_main, "sweep", spec, "--out", out, "--dry-run", NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_ptr_nonnull(strstr(r.err, "workload.txns"));
+	dmr_test_run_free(&r);
+	ck_assert_str_eq(dmr_test_read_file(sum), before);
+	/* the original spec, renamed, keys in another order: resumes */
+	snprintf(text, sizeof(text),
+		 "{\"name\": \"other-name\", \"workload\": {\"txns\": 100, \"name\": "
+		 "\"tpcc\"}, \"axes\": {\"regime\": [\"uniform\", \"extreme\"], \"loop\": "
+		 "[\"none\", \"aimd\"]}, \"reps\": 2}");
+	dmr_test_write_file(spec, text);
+	r = dmr_test_call_main(dmr_sweep_main, "sweep", spec, "--out", out, NULL);
+	ck_assert_msg(r.status == 0, "%s", r.err);
+	dmr_test_run_free(&r);
+	ck_assert_str_eq(dmr_test_read_file(sum), before);
+}
+END_TEST
+
+/* ---- large plans: complexity and stop signals ---------------------------- */
+
+/* 20,000 cells x 5 reps = 100,000 runs (run axes only: 5 traces). */
+static void big_spec(char *spec, size_t len)
+{
+	static char text[4096];
+	size_t o = (size_t)snprintf(text, sizeof(text),
+				    "{\"name\": \"big\", \"workload\": {\"name\": \"tpcc\", "
+				    "\"txns\": 100}, \"reps\": 5, \"axes\": {\"threads\": [");
+	for (int t = 1; t <= 200; t++)
+		o += (size_t)snprintf(text + o, sizeof(text) - o, "%s%d", t > 1 ? "," : "", t);
+	o += (size_t)snprintf(text + o, sizeof(text) - o, "], \"coros\": [");
+	for (int c = 1; c <= 100; c++)
+		o += (size_t)snprintf(text + o, sizeof(text) - o, "%s%d", c > 1 ? "," : "", c);
+	snprintf(text + o, sizeof(text) - o, "]}}");
+	snprintf(spec, len, "%s/big.json", dmr_test_tmp);
+	dmr_test_write_file(spec, text);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Planning, resume against 100,000 rows and the dry run's trace list are
+ * O(n log n): they were quadratic (80 K runs: 76 s to plan, 56 s to
+ * resume). 10 s is generous for a loaded sanitizer build; the fixed code
+ * takes about 1 s here in a plain build. */
+START_TEST(test_big_plan_fast)
+{
+	char spec[300], sum[300];
+	big_spec(spec, sizeof(spec));
+	double t0 = now_s();
+	dmr_sweep_spec_t s;
+	dmr_sweep_plan_t p;
+	dmr_err_t err = {{0}};
+	ck_assert_int_eq(dmr_sweep_spec_load(spec, &s, &err), DMR_OK);
+	ck_assert_int_eq(dmr_sweep_plan_build(&s, &p, &err), DMR_OK);
+	ck_assert_uint_eq(p.njobs, 100000);
+	/* every run but the last in summary.csv, in reverse order, plus one
+	 * foreign row */
+	snprintf(sum, sizeof(sum), "%s/big-summary.csv", dmr_test_tmp);
+	FILE *f = fopen(sum, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("cell,rep,x\n", f);
+	for (size_t i = p.njobs - 1; i-- > 0;)
+		fprintf(f, "%s,%u,1\n", p.jobs[i].cell, p.jobs[i].rep);
+	fputs("threads=999;coros=1,0,1\n", f);
+	ck_assert_int_eq(fclose(f), 0);
+	ck_assert_int_eq(dmr_sweep_plan_resume(&p, sum, 0, &err), DMR_OK);
+	ck_assert_uint_eq(p.ndone, 99999);
+	ck_assert_uint_eq(p.foreign, 1);
+	ck_assert_int_eq(p.jobs[p.njobs - 1].done, 0);
+	ck_assert_int_eq(p.jobs[0].done, 1);
+	dmr_sweep_plan_free(&p);
+	dmr_sweep_spec_free(&s);
+	double el = now_s() - t0;
+	fprintf(stderr, "test_big_plan_fast: 100,000 runs planned and resumed in %.2f s\n", el);
+	ck_assert_msg(el < 10.0, "planning 100,000 runs took %.1f s (quadratic again?)", el);
+	/* the whole dry run (plan, trace list, 100,000 command lines: 20 MB of
+	 * output captured to a file and read back) */
+	t0 = now_s();
+	char out[300];
+	snprintf(out, sizeof(out), "%s/swbig", dmr_test_tmp);
+	dmr_test_run_t r =
+	    dmr_test_call_main(dmr_sweep_main, "sweep", spec, "--out", out, "--dry-run", NULL);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_ptr_nonnull(strstr(r.out, "20000 cells x 5 reps = 100000 runs"));
+	ck_assert_ptr_nonnull(strstr(r.out, "traces: 5 (0 cached)"));
+	dmr_test_run_free(&r);
+	el = now_s() - t0;
+	fprintf(stderr, "test_big_plan_fast: the dry run of 100,000 runs took %.2f s\n", el);
+	ck_assert_msg(el < 30.0, "a dry run of 100,000 runs took %.1f s (quadratic again?)", el);
+}
+END_TEST
+
+/* Fork a dry run of spec into out with stdout on a pipe nobody reads (it
+ * blocks once the pipe is full); SIGINT after 1 s; its exit status. */
+static int interrupted_dry_run(const char *spec, const char *out)
+{
+	int pfd[2];
+	ck_assert_int_eq(pipe(pfd), 0);
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		close(pfd[0]);
+		dup2(pfd[1], 1);
+		int nul = open("/dev/null", O_WRONLY);
+		dup2(nul, 2);
+		char *argv[] = {"sweep", (char *)spec, "--out", (char *)out, "--dry-run", NULL};
+		_exit(dmr_sweep_main(5, argv));
+	}
+	close(pfd[1]);
+	usleep(1000000);
+	kill(pid, SIGINT);
+	int status;
+	alarm(60);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	alarm(0);
+	close(pfd[0]);
+	ck_assert_msg(WIFEXITED(status), "killed by signal %d, not stopped",
+		      WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+	return WEXITSTATUS(status);
+}
+
+/* SIGINT stops a dry run (blocked on its output) and a resume (blocked
+ * reading summary.csv, here a FIFO whose writer stays open): exit 130. */
+START_TEST(test_dry_run_and_resume_stop)
+{
+	char spec[300], out[300], fifo[340];
+	big_spec(spec, sizeof(spec));
+	snprintf(out, sizeof(out), "%s/swint", dmr_test_tmp);
+	ck_assert_int_eq(interrupted_dry_run(spec, out), 130);
+
+	ck_assert_int_eq(mkdir(out, 0755), 0);
+	snprintf(fifo, sizeof(fifo), "%s/summary.csv", out);
+	ck_assert_int_eq(mkfifo(fifo, 0644), 0);
+	int wfd = open(fifo, O_RDWR); /* a writer that never closes */
+	ck_assert_int_ge(wfd, 0);
+	const char *rows = "cell,rep,x\nthreads=1;coros=1,0,1\n";
+	ck_assert_int_eq(write(wfd, rows, strlen(rows)), (ssize_t)strlen(rows));
+	ck_assert_int_eq(interrupted_dry_run(spec, out), 130);
+	close(wfd);
+}
+END_TEST
+
 static Suite *sweep_suite(void)
 {
 	Suite *s = suite_create("sweep");
@@ -685,6 +948,11 @@ static Suite *sweep_suite(void)
 	tcase_add_test(tc, test_killed_sweep);
 	tcase_add_test(tc, test_parallel);
 	tcase_add_test(tc, test_cli_errors);
+	tcase_add_test(tc, test_readonly_dir);
+	tcase_add_test(tc, test_not_gnu_parallel);
+	tcase_add_test(tc, test_changed_spec_refused);
+	tcase_add_test(tc, test_big_plan_fast);
+	tcase_add_test(tc, test_dry_run_and_resume_stop);
 	suite_add_tcase(s, tc);
 	return s;
 }

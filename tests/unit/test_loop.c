@@ -141,6 +141,40 @@ START_TEST(perkey_defers_only_hot_conflicts)
 }
 END_TEST
 
+/* D9: perkey's actuator in the time series is what loop.h documents: the
+ * records hot now (not the deferrals since the last sample). */
+START_TEST(perkey_actuator_is_hot_records)
+{
+	dmr_layout_t l = layout();
+	dmr_loop_cfg_t cfg;
+	dmr_loop_cfg_default(&cfg);
+	cfg.loops = DMR_LOOP_PERKEY;
+	dmr_adm_t *a;
+	ck_assert_int_eq(dmr_adm_create(&cfg, &l, 2, 2, 4, &a, NULL), DMR_OK);
+	static dmr_trace_txn_t hot;
+	memset(&hot, 0, sizeof(hot));
+	dmr_trace_txn_op(&hot, 'U', 0, 0, 7);
+	dmr_adm_sample_t s;
+	ck_assert_int_eq(dmr_adm_admit(a, 0, 0, &hot, 10), 1);
+	dmr_adm_sample(a, 10, &s);
+	ck_assert_double_eq(s.actuator, 0); /* nothing hot yet */
+	dmr_adm_lock_failed(a, 0, dmr_layout_rec(&l, 0, 7), 10);
+	dmr_adm_sample(a, 11, &s);
+	ck_assert_double_eq(s.actuator, 1); /* record 7 hot, nothing deferred */
+	ck_assert_uint_eq(s.deferred, 0);
+	/* two deferred on that one record: still one hot record */
+	ck_assert_int_eq(dmr_adm_admit(a, 1, 4, &hot, 20), 0);
+	ck_assert_int_eq(dmr_adm_admit(a, 1, 5, &hot, 20), 0);
+	dmr_adm_sample(a, 21, &s);
+	ck_assert_double_eq(s.actuator, 1);
+	ck_assert_uint_eq(s.deferred, 2);
+	/* after the hot period: none */
+	dmr_adm_sample(a, 10 + cfg.hot_windows * cfg.window_ps, &s);
+	ck_assert_double_eq(s.actuator, 0);
+	dmr_adm_destroy(a);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("loop");
@@ -149,6 +183,7 @@ int main(void)
 	tcase_add_test(tc, aimd_decreases_on_aborts_and_increases_after);
 	tcase_add_test(tc, aimd_limits_concurrency);
 	tcase_add_test(tc, perkey_defers_only_hot_conflicts);
+	tcase_add_test(tc, perkey_actuator_is_hot_records);
 	suite_add_tcase(s, tc);
 	return dmr_test_run(s);
 }

@@ -356,6 +356,23 @@ static const struct {
     {"cell,rep,committed_tps,abort_rate,atomics_per_commit\n"
      "loop=aimd,0,10,0.1,1\n\n",
      NULL, NULL, "bad.csv:3: empty line"},
+    /* D6: an axis twice in a cell name (a false baseline) */
+    {"cell,rep,committed_tps,abort_rate,atomics_per_commit\n"
+     "regime=uniform;loop=none,0,10,0.1,1\n"
+     "regime=uniform;loop=none;loop=aimd,0,13,0.1,1\n",
+     NULL, NULL, "bad.csv:3: field 'cell': axis 'loop' appears twice"},
+    /* D7: a UTF-8 byte-order mark (the first column would be "\xEF\xBB\xBFcell") */
+    {"\xEF\xBB\xBF"
+     "cell,rep,committed_tps,abort_rate,atomics_per_commit\n"
+     "loop=none,0,10,0.1,1\n",
+     NULL, NULL, "bad.csv:1: field 1: the file starts with a UTF-8 byte-order mark"},
+    /* D8: one (cell, rep) twice: not an extra repetition */
+    {"cell,rep,committed_tps,abort_rate,atomics_per_commit\n"
+     "loop=none,0,10,0.1,1\n"
+     "loop=none,1,11,0.1,1\n"
+     "loop=aimd,0,12,0.1,1\n"
+     "loop=none,0,10,0.1,1\n",
+     NULL, NULL, "bad.csv:5: fields 'cell', 'rep': cell 'loop=none' rep 0 again (first on line 2)"},
 };
 
 START_TEST(test_bad_input)
@@ -402,6 +419,177 @@ START_TEST(test_cli_usage)
 }
 END_TEST
 
+/* ---- a failed report leaves the previous one whole (D5) ------------------- */
+
+/* report SUM --out OUT --quiet --no-plots [--metrics M]: its exit status. */
+static int report_into(const char *sum, const char *out, const char *metrics)
+{
+	char *argv[10] = {"report", (char *)sum, "--out", (char *)out, "--quiet", "--no-plots"};
+	int argc = 6;
+	if (metrics) {
+		argv[argc++] = "--metrics";
+		argv[argc++] = (char *)metrics;
+	}
+	return dmr_report_main(argc, argv);
+}
+
+static char *slurp_in(const char *dir, const char *name)
+{
+	char p[600];
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	return dmr_test_slurp(p, NULL);
+}
+
+/* report.md cannot be put in place (a directory of that name): the new
+ * report.csv must not stay without its report.md. */
+START_TEST(test_report_all_or_nothing)
+{
+	char sum[300], out[300], p[400];
+	snprintf(sum, sizeof(sum), "%s/summary.csv", dmr_test_tmp);
+	snprintf(out, sizeof(out), "%s/rep-aon", dmr_test_tmp);
+	synth_summary(sum);
+	ck_assert_int_eq(report_into(sum, out, "committed_tps"), 0);
+	char *csv0 = slurp_in(out, "report.csv");
+	ck_assert_ptr_nonnull(csv0);
+	snprintf(p, sizeof(p), "%s/report.md", out);
+	ck_assert_int_eq(unlink(p), 0);
+	ck_assert_int_eq(mkdir(p, 0755), 0);
+	snprintf(p, sizeof(p), "%s/report.md/keep", out);
+	dmr_test_write_file(p, "x");
+	ck_assert_int_ne(report_into(sum, out, "committed_tps,abort_rate"), 0);
+	char *csv1 = slurp_in(out, "report.csv");
+	ck_assert_ptr_nonnull(csv1);
+	ck_assert_str_eq(csv1, csv0);
+	/* no temp file left behind */
+	char cmd[500];
+	snprintf(cmd, sizeof(cmd), "ls -a '%s' | grep -q 'tmp\\|old'", out);
+	ck_assert_int_ne(system(cmd), 0);
+	free(csv0);
+	free(csv1);
+}
+END_TEST
+
+/* A full disk (a 64 KiB tmpfs, root only): the second report fails and the
+ * first stays whole, report.csv and report.md alike. */
+START_TEST(test_report_full_disk)
+{
+	if (geteuid() != 0) {
+		fprintf(stderr, "test_report_full_disk: SKIPPED: not root (needs to mount a "
+				"small tmpfs; test_report_all_or_nothing covers the logic)\n");
+		return;
+	}
+	char sum[300], out[300], cmd[600], fill[400];
+	snprintf(sum, sizeof(sum), "%s/summary.csv", dmr_test_tmp);
+	synth_summary(sum);
+	snprintf(out, sizeof(out), "%s/rep-full", dmr_test_tmp);
+	ck_assert_int_eq(mkdir(out, 0755), 0);
+	snprintf(cmd, sizeof(cmd), "mount -t tmpfs -o size=64k none '%s' 2>/dev/null", out);
+	if (system(cmd) != 0) {
+		fprintf(stderr, "test_report_full_disk: SKIPPED: cannot mount a tmpfs here\n");
+		return;
+	}
+	int ok1 = report_into(sum, out, "committed_tps");
+	char *csv0 = slurp_in(out, "report.csv"), *md0 = slurp_in(out, "report.md");
+	/* fill the file system */
+	snprintf(fill, sizeof(fill), "%s/filler", out);
+	FILE *f = fopen(fill, "w");
+	static char block[4096];
+	memset(block, 'x', sizeof(block));
+	while (f && fwrite(block, 1, sizeof(block), f) == sizeof(block) && fflush(f) == 0)
+		;
+	if (f)
+		fclose(f);
+	int ok2 = report_into(sum, out, "committed_tps,abort_rate,atomics_per_commit");
+	char *csv1 = slurp_in(out, "report.csv"), *md1 = slurp_in(out, "report.md");
+	snprintf(cmd, sizeof(cmd), "umount '%s'", out);
+	int um = system(cmd);
+	ck_assert_int_eq(um, 0);
+	ck_assert_int_eq(ok1, 0);
+	ck_assert_int_ne(ok2, 0);
+	ck_assert_ptr_nonnull(csv0);
+	ck_assert_ptr_nonnull(md0);
+	ck_assert_ptr_nonnull(csv1);
+	ck_assert_ptr_nonnull(md1);
+	ck_assert_str_eq(csv1, csv0);
+	ck_assert_str_eq(md1, md0);
+	free(csv0);
+	free(md0);
+	free(csv1);
+	free(md1);
+}
+END_TEST
+
+/* ---- D22: the order of rows, columns and series is the row order's no more */
+
+static const char *d22_rows[8] = {
+    "regime=extreme;loop=aimd,0,300,0.1,1\n", "regime=uniform;loop=none,0,200,0.1,1\n",
+    "regime=extreme;loop=none,0,100,0.1,1\n", "regime=uniform;loop=aimd,1,210,0.1,1\n",
+    "regime=uniform;loop=aimd,0,220,0.1,1\n", "regime=extreme;loop=none,1,110,0.1,1\n",
+    "regime=uniform;loop=none,1,205,0.1,1\n", "regime=extreme;loop=aimd,1,310,0.1,1\n",
+};
+
+/* DIR/summary.csv with the rows in order (rev: reversed); the report's
+ * report.csv and report.md (from its second line: the first names the
+ * file) into *csv_p, *md_p. */
+static void d22_report(const char *name, int rev, const char *spec, char **csv_p, char **md_p)
+{
+	char dir[300], sum[340], out[340];
+	snprintf(dir, sizeof(dir), "%s/%s", dmr_test_tmp, name);
+	ck_assert_int_eq(mkdir(dir, 0755), 0);
+	snprintf(sum, sizeof(sum), "%s/summary.csv", dir);
+	FILE *f = fopen(sum, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("cell,rep,committed_tps,abort_rate,atomics_per_commit\n", f);
+	for (int i = 0; i < 8; i++)
+		fputs(d22_rows[rev ? 7 - i : i], f);
+	ck_assert_int_eq(fclose(f), 0);
+	if (spec) {
+		char sp[340];
+		snprintf(sp, sizeof(sp), "%s/sweep.spec", dir);
+		dmr_test_write_file(sp, spec);
+	}
+	snprintf(out, sizeof(out), "%s/report", dir);
+	ck_assert_int_eq(report_into(sum, out, "committed_tps"), 0);
+	*csv_p = slurp_in(out, "report.csv");
+	char *md = slurp_in(out, "report.md");
+	ck_assert_ptr_nonnull(*csv_p);
+	ck_assert_ptr_nonnull(md);
+	*md_p = strdup(strchr(md, '\n') + 1);
+	free(md);
+}
+
+START_TEST(test_report_order)
+{
+	char *c1, *m1, *c2, *m2, *c3, *m3;
+	d22_report("d22-a", 0, NULL, &c1, &m1);
+	d22_report("d22-b", 1, NULL, &c2, &m2);
+	ck_assert_str_eq(c1, c2);
+	ck_assert_str_eq(m1, m2);
+	/* --by regime first, values in byte order; the baseline (loop=none)
+	 * first within, and the first column of the pivot */
+	const char *e = strstr(c1, "\nregime=extreme;loop=none,");
+	const char *ea = strstr(c1, "\nregime=extreme;loop=aimd,");
+	const char *u = strstr(c1, "\nregime=uniform;loop=none,");
+	ck_assert(e && ea && u && e < ea && ea < u);
+	ck_assert_ptr_nonnull(strstr(m1, "| cell | loop=none | loop=aimd |"));
+	/* a sweep's DIR/sweep.spec gives the value order (baseline still first) */
+	d22_report("d22-c", 0,
+		   "# x\nworkload=tpcc\naxes.regime=uniform,extreme\naxes.loop=aimd,none\n", &c3,
+		   &m3);
+	e = strstr(c3, "\nregime=extreme;loop=none,");
+	u = strstr(c3, "\nregime=uniform;loop=none,");
+	const char *ua = strstr(c3, "\nregime=uniform;loop=aimd,");
+	ck_assert(e && u && ua && u < ua && ua < e);
+	ck_assert_ptr_nonnull(strstr(m3, "| cell | loop=none | loop=aimd |"));
+	free(c1);
+	free(m1);
+	free(c2);
+	free(m2);
+	free(c3);
+	free(m3);
+}
+END_TEST
+
 static Suite *report_suite(void)
 {
 	Suite *s = suite_create("report");
@@ -421,6 +609,9 @@ static Suite *report_suite(void)
 	tcase_add_loop_test(tc, test_bad_input, 0,
 			    (int)(sizeof(bad_inputs) / sizeof(bad_inputs[0])));
 	tcase_add_test(tc, test_cli_usage);
+	tcase_add_test(tc, test_report_all_or_nothing);
+	tcase_add_test(tc, test_report_full_disk);
+	tcase_add_test(tc, test_report_order);
 	suite_add_tcase(s, tc);
 	return s;
 }
