@@ -285,9 +285,9 @@ typedef struct dmr_be_ops {
 
 /* The handle. A backend embeds it first in its own state and sets ops and
  * cfg in open(); registration then replaces ops with a pointer to `filled`
- * (the table open() set, with the stubs filled in: a wrapping backend sets
- * a table of its own whose caps are its inner backend's). The rest is the
- * registry's. */
+ * (the table given to dmr_be_open_ops with the stubs filled in, and the
+ * caps of the table open() set: a wrapping backend sets a table of its own
+ * whose caps are its inner backend's). The rest is the registry's. */
 struct dmr_be {
 	const dmr_be_ops_t *ops;
 	dmr_be_config_t cfg;

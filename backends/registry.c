@@ -226,9 +226,11 @@ dmr_status_t dmr_be_open_ops(const dmr_be_ops_t *ops, const dmr_be_config_t *cfg
 	dmr_status_t st = ops->open(cfg, &be, err);
 	if (st != DMR_OK)
 		return st;
-	/* the table open() set (a wrapper's own, with its inner backend's
-	 * caps), else the one given */
-	be->filled = be->ops && be->ops->size == sizeof(dmr_be_ops_t) ? *be->ops : *ops;
+	be->filled = *ops;
+	/* the caps of the table open() set: a wrapper's follow its inner
+	 * backend's (backends/fault) */
+	if (be->ops && be->ops->size == sizeof(dmr_be_ops_t))
+		be->filled.caps = be->ops->caps;
 	fill_stubs(&be->filled);
 	be->ops = &be->filled;
 	be->mr_regs = be->mr_deregs = 0;

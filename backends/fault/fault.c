@@ -137,8 +137,9 @@ static dmr_status_t parse_field(rule_t *r, const char *what, char *f, dmr_err_t 
 		return dmr_err_set(err, DMR_ERR_INVALID,
 				   "fault '%s': field '%s' unknown for this kind", what, k);
 	}
-	if (st != DMR_OK)
-		return dmr_err_set(err, DMR_ERR_INVALID, "%s", e2.msg);
+	if (st != DMR_OK) /* "option fault '...' field F: ...": without "option " */
+		return dmr_err_set(err, DMR_ERR_INVALID, "%s",
+				   strncmp(e2.msg, "option ", 7) ? e2.msg : e2.msg + 7);
 	return DMR_OK;
 }
 
@@ -215,17 +216,19 @@ static dmr_status_t parse_spec(fault_t *f, const char *spec, const dmr_be_config
 			return dmr_err_set(err, DMR_ERR_INVALID, "fault spec: more than %d faults",
 					   MAX_RULES);
 		rule_t *r = &f->rules[f->nrules];
+		char what[128];
+		snprintf(what, sizeof(what), "%s", s); /* parse_rule cuts s at ':' */
 		dmr_status_t st = parse_rule(r, s, err);
 		if (st != DMR_OK)
 			return st;
 		if (r->mn >= (int64_t)cfg->mns)
 			return dmr_err_set(err, DMR_ERR_INVALID,
 					   "fault '%s': field mn: %lld, the cluster has %u MN(s)",
-					   s, (long long)r->mn, cfg->mns);
+					   what, (long long)r->mn, cfg->mns);
 		if (r->worker >= (int64_t)(cfg->cns * cfg->workers))
 			return dmr_err_set(err, DMR_ERR_INVALID,
 					   "fault '%s': field worker: %lld, the run has %u workers",
-					   s, (long long)r->worker, cfg->cns * cfg->workers);
+					   what, (long long)r->worker, cfg->cns * cfg->workers);
 		f->nrules++;
 	}
 	return DMR_OK;
