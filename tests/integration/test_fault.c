@@ -26,8 +26,11 @@
  *  - a delayed link: the run completes, verified, latency up by D
  *    (run_delay_completes); the same fault twice, the same message
  *    (fault_runs_are_deterministic);
+ *  - the threaded path (fault:shm): a failed op ends the run the same way
+ *    (run_fails_once_threaded);
  *  - kv run on fault:sim through DMR_FAULT: drop, unreachable and fail end
- *    the run with exit 1 and summary.partial.csv (kv_run_faults).
+ *    the run with exit 1 and summary.partial.csv; no fault and a delay
+ *    complete (kv_run_faults).
  */
 #include <check.h>
 #include <stdarg.h>
@@ -452,6 +455,30 @@ START_TEST(run_fails_once_fail_op)
 }
 END_TEST
 
+/* The threaded path (fault:shm): a failed op ends the run the same way. */
+START_TEST(run_fails_once_threaded)
+{
+	char dir[600];
+	dmr_test_path(dir, sizeof(dir), "shm-fail");
+	uint64_t t0 = dmr_test_mono_ns();
+	dmr_test_run_t r = dmr_test_dmr("run", "--trace", g_ycsb, "--out", dir, "--backend",
+					"fault:shm", "--fault", "fail:op=100:worker=1", "--cns",
+					"1", "--threads", "2", "--coros", "2", "--quiet", NULL);
+	const char *want[] = {"READ completion failed: remote access error", "worker 1",
+			      "trace line", NULL};
+	dmr_test_summary_t s;
+	ck_assert_msg(r.status == 1, "exit %d: %s", r.status, r.err);
+	for (int i = 0; want[i]; i++)
+		ck_assert_msg(strstr(r.err, want[i]), "'%s' missing: %s", want[i], r.err);
+	ck_assert_int_eq(count(r.err, "error:"), 1);
+	ck_assert_uint_lt(dmr_test_mono_ns() - t0, DEADLINE_NS);
+	dmr_test_summary_load(&s, dir, "summary.partial.csv");
+	ck_assert_str_eq(dmr_test_col(&s, "status"), "partial");
+	dmr_test_summary_free(&s);
+	dmr_test_run_free(&r);
+}
+END_TEST
+
 START_TEST(run_delay_completes)
 {
 	char dir[600];
@@ -535,13 +562,20 @@ START_TEST(kv_run_faults)
 		ck_assert_msg(!dmr_test_exists(p), "%s: %s written", k[i].spec, p);
 		dmr_test_run_free(&r);
 	}
-	/* no fault: completes as on sim */
-	char dir[600];
-	dmr_test_path(dir, sizeof(dir), "kvok");
-	dmr_test_run_t r = dmr_test_dmr("kv", "run", "--trace", g_kv, "--backend", "fault:sim",
-					"--out", dir, "--quiet", NULL);
-	dmr_test_run_ok(&r);
-	dmr_test_run_free(&r);
+	/* no fault, and a delayed link: completes as on sim */
+	const char *ok[] = {"", "delay:mn=0:us=5"};
+	for (int i = 0; i < 2; i++) {
+		char dir[600], p[700];
+		dmr_test_path(dir, sizeof(dir), i ? "kvdelay" : "kvok");
+		setenv("DMR_FAULT", ok[i], 1);
+		dmr_test_run_t r = dmr_test_dmr("kv", "run", "--trace", g_kv, "--backend",
+						"fault:sim", "--out", dir, "--quiet", NULL);
+		unsetenv("DMR_FAULT");
+		dmr_test_run_ok(&r);
+		snprintf(p, sizeof(p), "%s/summary.csv", dir);
+		ck_assert_msg(dmr_test_exists(p), "%s: no %s", ok[i], p);
+		dmr_test_run_free(&r);
+	}
 }
 END_TEST
 
@@ -564,6 +598,7 @@ static Suite *fault_suite(void)
 	tcase_add_test(tr, lost_completions_tpcc);
 	tcase_add_test(tr, run_fails_once_unreachable);
 	tcase_add_test(tr, run_fails_once_fail_op);
+	tcase_add_test(tr, run_fails_once_threaded);
 	tcase_add_test(tr, run_delay_completes);
 	tcase_add_test(tr, fault_runs_are_deterministic);
 	tcase_add_test(tr, cli_refuses_bad_spec);
