@@ -490,14 +490,15 @@ static int fault_poll(dmr_be_t *be, uint32_t worker, dmr_wc_t *wcs, int max)
 			wcs[n++] = *wc;
 		}
 	}
-	/* completions made here, once their endpoint's earlier WRs are in */
-	while (n < max && (h = fifo_head(&fw->synth)) &&
+	/* completions made here, once their endpoint's earlier WRs are in
+	 * (and none of this worker's is still held back by a delay) */
+	while (n < max && !fw->hold.n && (h = fifo_head(&fw->synth)) &&
 	       f->ep[(size_t)worker * f->mns + h->wc.mn].outstanding <= 0) {
 		wcs[n++] = h->wc;
 		fifo_pop(&fw->synth);
 	}
 	h = fifo_head(&fw->synth);
-	if (h && f->ep[(size_t)worker * f->mns + h->wc.mn].outstanding <= 0)
+	if (h && !fw->hold.n && f->ep[(size_t)worker * f->mns + h->wc.mn].outstanding <= 0)
 		(void)wake(f, worker, now);
 	if ((h = fifo_head(&fw->hold)))
 		(void)wake(f, worker, h->due > now ? h->due : now);

@@ -174,6 +174,26 @@ START_TEST(fail_op_k)
 }
 END_TEST
 
+/* A failure behind a delayed completion of the same endpoint comes after
+ * it (RC order), D later. */
+START_TEST(fail_after_delayed_keeps_order)
+{
+	dmr_be_t *be = open_ok("delay:mn=0:us=20,fail:op=2", 1);
+	uint64_t v = 3;
+	post_writes(be, 0, 1, 3, &v, 0);
+	dmr_wc_t wc[4];
+	ck_assert_int_eq(dmr_test_wait_wc(be, 0, wc, 3, DEADLINE_NS), 3);
+	ck_assert_uint_eq(wc[0].wr_id, 1);
+	ck_assert_int_eq(wc[0].status, DMR_WC_SUCCESS);
+	ck_assert_uint_eq(wc[1].wr_id, 2);
+	ck_assert_int_eq(wc[1].status, DMR_WC_REM_ACCESS_ERR);
+	ck_assert_uint_eq(wc[2].wr_id, 3);
+	ck_assert_int_eq(wc[2].status, DMR_WC_FLUSH_ERR);
+	ck_assert_uint_ge(dmr_be_now(be, 0), 20000000ull);
+	dmr_be_close(be);
+}
+END_TEST
+
 START_TEST(fail_op_k_per_worker)
 {
 	/* worker=1: the 2nd WR of worker 1, whatever worker 0 posted */
@@ -586,6 +606,7 @@ static Suite *fault_suite(void)
 	tcase_add_test(tb, spec_refused);
 	tcase_add_test(tb, fail_op_k);
 	tcase_add_test(tb, fail_op_k_per_worker);
+	tcase_add_test(tb, fail_after_delayed_keeps_order);
 	tcase_add_test(tb, unreachable_from_t);
 	tcase_add_test(tb, delay_link);
 	tcase_add_test(tb, drop_kth);
