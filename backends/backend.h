@@ -112,6 +112,8 @@ typedef struct dmr_be_config {
 	int port;	     /* verbs: port (1-based) */
 	int gid_index;	     /* verbs: -1 = automatic */
 	const char *cluster; /* verbs: cluster config JSON path */
+	const char *fault;   /* fault:INNER: the fault spec (backends/fault/fault.h,
+				docs/FAULTS.md); NULL: $DMR_FAULT, else none */
 } dmr_be_config_t;
 
 /* Counters every backend keeps; read with dmr_be_stats(). */
@@ -283,7 +285,9 @@ typedef struct dmr_be_ops {
 
 /* The handle. A backend embeds it first in its own state and sets ops and
  * cfg in open(); registration then replaces ops with a pointer to `filled`
- * (its table with the stubs filled in). The rest is the registry's. */
+ * (the table given to dmr_be_open_ops with the stubs filled in, and the
+ * caps of the table open() set: a wrapping backend sets a table of its own
+ * whose caps are its inner backend's). The rest is the registry's. */
 struct dmr_be {
 	const dmr_be_ops_t *ops;
 	dmr_be_config_t cfg;
@@ -292,8 +296,10 @@ struct dmr_be {
 };
 
 /* Look a backend up by name in the registry (backends/registry.c) and open
- * it (dmr_be_open_ops). Errors: DMR_ERR_NODEV (unknown name: err lists the
- * known ones), or dmr_be_open_ops's. */
+ * it (dmr_be_open_ops). "fault:INNER" opens the fault-injection wrapper
+ * (backends/fault/fault.h) around INNER. Errors: DMR_ERR_NODEV (unknown
+ * name: err lists the known ones), DMR_ERR_INVALID (a bad fault spec: err
+ * names the fault and the field), or dmr_be_open_ops's. */
 dmr_status_t dmr_be_open(const dmr_be_config_t *cfg, dmr_be_t **be_p, dmr_err_t *err);
 /* Open a backend through `ops`, registered or not (tests, a wrapping
  * backend): checks the table (DMR_ERR_NODEV: ops->size is not
@@ -304,6 +310,9 @@ dmr_status_t dmr_be_open_ops(const dmr_be_ops_t *ops, const dmr_be_config_t *cfg
 			     dmr_err_t *err);
 /* Comma-separated names of the registered backends (static string). */
 const char *dmr_be_names(void);
+/* The backend a name finally runs on: "fault:sim" -> "sim", "sim" -> "sim"
+ * (a pointer into name; NULL for NULL). */
+const char *dmr_be_base_name(const char *name);
 
 static inline void dmr_be_close(dmr_be_t *be)
 {

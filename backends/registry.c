@@ -6,6 +6,8 @@
 
 #include <string.h>
 
+#include "fault/fault.h"
+
 extern const dmr_be_ops_t dmr_sim_ops;
 extern const dmr_be_ops_t dmr_shm_ops;
 #ifdef DMR_HAVE_VERBS
@@ -23,10 +25,18 @@ static const dmr_be_ops_t *const registry[] = {
 const char *dmr_be_names(void)
 {
 #ifdef DMR_HAVE_VERBS
-	return "sim, shm, verbs";
+	return "sim, shm, verbs, fault:INNER";
 #else
-	return "sim, shm";
+	return "sim, shm, fault:INNER";
 #endif
+}
+
+const char *dmr_be_base_name(const char *name)
+{
+	size_t np = strlen(DMR_FAULT_PREFIX);
+	while (name && strncmp(name, DMR_FAULT_PREFIX, np) == 0)
+		name += np;
+	return name;
 }
 
 /* ---- the shared stubs: what an operation left NULL does (backend.h) ---- */
@@ -217,6 +227,10 @@ dmr_status_t dmr_be_open_ops(const dmr_be_ops_t *ops, const dmr_be_config_t *cfg
 	if (st != DMR_OK)
 		return st;
 	be->filled = *ops;
+	/* the caps of the table open() set: a wrapper's follow its inner
+	 * backend's (backends/fault) */
+	if (be->ops && be->ops->size == sizeof(dmr_be_ops_t))
+		be->filled.caps = be->ops->caps;
 	fill_stubs(&be->filled);
 	be->ops = &be->filled;
 	be->mr_regs = be->mr_deregs = 0;
@@ -226,6 +240,9 @@ dmr_status_t dmr_be_open_ops(const dmr_be_ops_t *ops, const dmr_be_config_t *cfg
 
 dmr_status_t dmr_be_open(const dmr_be_config_t *cfg, dmr_be_t **be_p, dmr_err_t *err)
 {
+	/* fault:INNER, the wrapper (backends/fault/fault.h) */
+	if (cfg->backend && strncmp(cfg->backend, DMR_FAULT_PREFIX, strlen(DMR_FAULT_PREFIX)) == 0)
+		return dmr_be_open_ops(&dmr_fault_ops, cfg, be_p, err);
 	for (size_t i = 0; i < sizeof(registry) / sizeof(registry[0]); i++)
 		if (strcmp(registry[i]->name, cfg->backend) == 0)
 			return dmr_be_open_ops(registry[i], cfg, be_p, err);

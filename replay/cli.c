@@ -33,7 +33,12 @@ static void run_usage(FILE *f)
 		"                    %s)\n"
 		"  --backend NAME    sim (default); verbs (rdma-core: MN and CNs in this\n"
 		"                    process over loopback RDMA); shm (loopback: verbs executed\n"
-		"                    by the CPU, one thread per worker; for testing)\n"
+		"                    by the CPU, one thread per worker; for testing);\n"
+		"                    fault:INNER (INNER with the faults of --fault)\n"
+		"  --fault SPEC      with --backend fault:INNER: faults to inject, e.g.\n"
+		"                    unreachable:mn=0@2ms, fail:op=100:status=REM_ACCESS_ERR,\n"
+		"                    delay:mn=0:us=50, drop:after=1000 (comma-separated;\n"
+		"                    default $DMR_FAULT; docs/FAULTS.md)\n"
 		"  --profile NAME    hardware profile for sim (default cx6dx-100g)\n"
 		"  --device DEV      verbs: RDMA device name or index (e.g. rxe0, mlx5_2)\n"
 		"  --port N          verbs: port (default 1)\n"
@@ -99,6 +104,9 @@ static dmr_status_t run_opt(int ch, const char *name, const char *arg, run_args_
 		break;
 	case 'b':
 		o->backend = arg;
+		break;
+	case 'j':
+		o->fault = arg;
 		break;
 	case 'p':
 		o->profile = arg;
@@ -211,6 +219,7 @@ int dmr_replay_main(int argc, char **argv)
 {
 	static const struct option opts[] = {{"trace", required_argument, 0, 't'},
 					     {"backend", required_argument, 0, 'b'},
+					     {"fault", required_argument, 0, 'j'},
 					     {"profile", required_argument, 0, 'p'},
 					     {"cns", required_argument, 0, 'c'},
 					     {"threads", required_argument, 0, 'T'},
@@ -265,6 +274,13 @@ int dmr_replay_main(int argc, char **argv)
 	}
 	if (optind < argc) {
 		fprintf(stderr, "dmreplay run: unexpected argument '%s'\n", argv[optind]);
+		return 2;
+	}
+	if (o->fault && strncmp(o->backend, "fault:", 6) != 0) {
+		fprintf(stderr,
+			"dmreplay run: option --fault: only with --backend fault:INNER (got "
+			"--backend %s)\n",
+			o->backend);
 		return 2;
 	}
 	/* DIR is this run's until it exits: a second run into it is refused */

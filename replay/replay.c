@@ -88,6 +88,7 @@ typedef struct engine {
 	dmr_ts_t ts;
 	dmr_err_t *err;
 	double trace_wall; /* wall time spent reading the trace */
+	uint64_t t_fail;   /* sim: time of the failed completion (0: none) */
 } engine_t;
 
 /* Per driving thread (sim: one for all workers; threaded: one per worker):
@@ -541,6 +542,77 @@ static dmr_status_t engine_barrier(engine_t *e, dmr_be_barrier_phase_t phase, do
 	return dmr_be_barrier(e->be, &b, sum_p, err);
 }
 
+/* After the run failed on a completion: the rest of its poll's batch and
+ * the completions still due (the other contexts' WRs in flight) are taken
+ * without being handled and counted, not listed: how many failed, how many
+ * of those were flushed. Bounded: no WR is posted any more, and at most
+ * DRAIN_MAX are taken. The run's end time stays that of the failure. */
+#define DRAIN_MAX 10000000u
+static void drain_failed(engine_t *e, thr_t *th, const dmr_wc_t *rest, int nrest)
+{
+	dmr_wc_t wcs[64];
+	uint64_t taken = 0, failed = 0, flushed = 0;
+	for (int k = 0; k < nrest; k++) {
+		failed += rest[k].status != DMR_WC_SUCCESS;
+		flushed += rest[k].status == DMR_WC_FLUSH_ERR;
+	}
+	e->t_fail = sim_time(e);
+	int w;
+	while (taken < DRAIN_MAX && (w = dmr_be_progress(e->be, UINT64_MAX)) >= 0) {
+		int n = dmr_be_poll(e->be, (uint32_t)w, wcs, 64);
+		for (int k = 0; k < n; k++) {
+			failed += wcs[k].status != DMR_WC_SUCCESS;
+			flushed += wcs[k].status == DMR_WC_FLUSH_ERR;
+		}
+		taken += n > 0 ? (uint64_t)n : 1;
+	}
+	if (failed) {
+		size_t l = strlen(th->err.msg);
+		snprintf(th->err.msg + l, sizeof(th->err.msg) - l,
+			 "; after it %llu more completions failed, %llu of them flushed (counted, "
+			 "not listed)",
+			 (unsigned long long)failed, (unsigned long long)flushed);
+	}
+}
+
+/* The event queue is empty: every context must be idle and the trace
+ * dispatched (up to --txns, or until --duration stopped new starts);
+ * else completions were lost (a backend broke the completion rule of
+ * backend.h, or a fault dropped them) and the run failed. */
+static dmr_status_t check_quiet(engine_t *e, thr_t *th)
+{
+	uint32_t busy = 0, first = 0;
+	for (uint32_t ci = e->nctx; ci-- > 0;)
+		if (e->cur[ci]) {
+			busy++;
+			first = ci;
+		}
+	uint64_t queued = 0;
+	for (uint32_t w = 0; w < e->nworkers; w++)
+		for (const qtxn_t *q = e->q[w].head; q; q = q->next)
+			queued++;
+	int more = !e->eof && e->next_index < e->limit;
+	if (sim_time(e) >= e->until)
+		queued = 0, more = 0; /* --duration: no transaction starts after it */
+	if (!busy && !queued && !more)
+		return DMR_OK;
+	if (!busy)
+		return dmr_err_set(&th->err, DMR_ERR_REMOTE,
+				   "replay: no event left with no transaction in flight but %llu "
+				   "queued%s not dispatched: a context was never woken; results "
+				   "are partial",
+				   (unsigned long long)queued,
+				   more ? " and the rest of the trace" : "");
+	const dmr_txn_ctx_t *c = &e->ctx[first];
+	const dmr_trace_txn_t *t = &e->cur[first]->t;
+	return dmr_err_set(&th->err, DMR_ERR_REMOTE,
+			   "replay: no event left with %u transactions in flight (their "
+			   "completions never came: lost?), first trace line %u (txn %llu, worker "
+			   "%u, context %u); %llu queued%s not dispatched; results are partial",
+			   busy, t->line, (unsigned long long)t->id, c->worker, first,
+			   (unsigned long long)queued, more ? " and the rest of the trace" : "");
+}
+
 static dmr_status_t drive_sim(engine_t *e, thr_t *th)
 {
 	dmr_wc_t wcs[64];
@@ -558,11 +630,14 @@ static dmr_status_t drive_sim(engine_t *e, thr_t *th)
 			dmr_status_t st = tick(th, (uint32_t)w, sim_time(e));
 			if (st == DMR_OK)
 				st = on_wc(th, &wcs[k]);
-			if (st != DMR_OK)
+			if (st != DMR_OK) {
+				if (st == DMR_ERR_REMOTE) /* the rest of this batch, then */
+					drain_failed(e, th, wcs + k + 1, n - k - 1);
 				return st;
+			}
 		}
 	}
-	return DMR_OK;
+	return check_quiet(e, th);
 }
 
 /* One worker's thread: start its contexts, then poll its CQ until none of
@@ -703,6 +778,7 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	res->footprint = e->layout.total;
 
 	dmr_be_config_t cfg = {.backend = o->backend,
+			       .fault = o->fault,
 			       .mns = 1,
 			       .cns = o->cns,
 			       .workers = o->threads,
@@ -875,7 +951,7 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 					 dmr_wrid(DMR_WRID_WAKE, i, 0));
 		if (st == DMR_OK)
 			st = drive_sim(e, &e->th[0]);
-		tend = sim_time(e);
+		tend = e->t_fail ? e->t_fail : sim_time(e);
 	} else {
 		/* run time starts now, not at backend open: loading the MN
 		 * region, checking its initial state, parsing the trace (up to

@@ -20,7 +20,9 @@
 
 typedef struct dmr_replay_opts {
 	const char *trace;   /* trace file */
-	const char *backend; /* "sim" */
+	const char *backend; /* "sim", "shm", "verbs", "fault:INNER" */
+	const char *fault;   /* fault:INNER: the fault spec (docs/FAULTS.md);
+				NULL: $DMR_FAULT */
 	const char *profile; /* sim profile name or path */
 	const char *device;  /* verbs: RDMA device name or index */
 	int port;	     /* verbs: port (default 1) */

@@ -225,7 +225,7 @@ void dmr_replay_print(const dmr_replay_result_t *r, void *file)
 		(unsigned long long)r->txns, (unsigned long long)r->st.tried,
 		(unsigned long long)r->st.committed, (unsigned long long)r->st.gave_up,
 		(unsigned long long)r->st.retries);
-	int sim = strcmp(r->backend, "sim") == 0;
+	int sim = strcmp(dmr_be_base_name(r->backend), "sim") == 0;
 	fprintf(f, "  throughput     tried %.1f K txn/s, committed %.1f K txn/s (over %.6f s %s)\n",
 		r->tried_tps / 1e3, r->committed_tps / 1e3, r->sim_time_s,
 		sim ? "simulated" : "of wall time");

@@ -341,7 +341,7 @@ void dmr_kv_print(const dmr_kv_result_t *r, void *file)
 			 r->slice, r->qp_depth);
 	else
 		snprintf(sl, sizeof(sl), "one WR per block, %u in flight per client", r->qp_depth);
-	int sim = strcmp(r->backend, "sim") == 0;
+	int sim = strcmp(dmr_be_base_name(r->backend), "sim") == 0;
 	fprintf(f, "  bytes          %s got (READ), %s put (WRITE); %s; master RPC %.2f us%s\n", b3,
 		b4, sl, r->rpc_us,
 		sim ? ""

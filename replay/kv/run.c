@@ -33,10 +33,12 @@ void dmr_kv_opts_default(dmr_kv_opts_t *o)
 
 dmr_status_t kv_check_opts(const dmr_kv_opts_t *o, dmr_err_t *err)
 {
-	if (!o->backend || (strcmp(o->backend, "sim") != 0 && strcmp(o->backend, "shm") != 0 &&
-			    strcmp(o->backend, "verbs") != 0))
+	const char *base = dmr_be_base_name(o->backend); /* fault:INNER runs on INNER */
+	if (!base ||
+	    (strcmp(base, "sim") != 0 && strcmp(base, "shm") != 0 && strcmp(base, "verbs") != 0))
 		return dmr_err_set(err, DMR_ERR_INVALID,
-				   "kv run: --backend %s: unknown (sim, shm or verbs)",
+				   "kv run: --backend %s: unknown (sim, shm, verbs or fault:one of "
+				   "them)",
 				   o->backend ? o->backend : "(none)");
 	if (!o->trace)
 		return dmr_err_set(err, DMR_ERR_INVALID, "kv run: --trace FILE is required");
@@ -162,7 +164,7 @@ dmr_status_t kv_run_common(const dmr_kv_opts_t *o, const kv_proc_t *P, dmr_kv_re
 		return st;
 	if ((st = dmr_kv_trace_open(o->trace, &k->rd, err)) != DMR_OK)
 		return st;
-	if (strcmp(o->backend, "sim") != 0 || P) /* threaded: shm, verbs */
+	if (strcmp(dmr_be_base_name(o->backend), "sim") != 0 || P) /* threaded: shm, verbs */
 		st = kv_run_threaded(k, res, w0, P);
 	else
 		st = kv_run_sim(k, res, w0);

@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../backends/sim/sim.h"
 #include "../../core/base/sig.h"
 #include "kv_impl.h"
 
@@ -30,12 +29,23 @@ dmr_status_t kv_sim_open(const dmr_be_config_t *cfg, uint32_t mtu, int folded, c
 		return dmr_err_set(err, DMR_ERR_UNSUPPORTED,
 				   "backend %s: %s runs on DRIVEN backends (sim) only so far",
 				   cfg->backend, what);
-	if (mtu && (st = dmr_sim_set_mtu(be, mtu)) != DMR_OK)
+	/* through dmr_be_control, so that a wrapper (fault:sim) passes them on */
+	if (mtu && (st = dmr_be_control(be, DMR_BE_CTL_SET_MTU, &mtu, NULL)) != DMR_OK)
 		return dmr_err_set(err, st, "--mtu %u: not an IB MTU (256..4096)", mtu);
+	int payload = 0;
 	if (folded) /* block contents are not kept: time the transfers only */
-		dmr_sim_set_payload(be, 0);
-	*m_p = dmr_sim_model(be);
+		(void)dmr_be_control(be, DMR_BE_CTL_SET_PAYLOAD, &payload, NULL);
+	if (dmr_be_control(be, DMR_BE_CTL_MODEL, m_p, NULL) != DMR_OK)
+		*m_p = NULL;
 	return DMR_OK;
+}
+
+/* Global simulated time, ps (DMR_BE_CTL_SIM_TIME; DRIVEN backends answer). */
+static dmr_time_ps_t sim_time(dmr_be_t *be)
+{
+	uint64_t t = 0;
+	(void)dmr_be_control(be, DMR_BE_CTL_SIM_TIME, &t, NULL);
+	return t;
 }
 
 /* The counters of the time series now. */
@@ -229,6 +239,31 @@ static dmr_status_t on_wc(kv_t *k, uint32_t w, const dmr_wc_t *wc, dmr_time_ps_t
 	}
 }
 
+/* After a failed completion: the completions still due are taken, not
+ * handled, and counted (failed, flushed), not listed; bounded (nothing is
+ * posted any more). Called after the results are written: they keep the
+ * time of the failure. */
+static void kv_drain_failed(kv_t *k)
+{
+	dmr_wc_t wcs[64];
+	uint64_t taken = 0, failed = 0, flushed = 0;
+	int w;
+	while (taken < 10000000u && (w = dmr_be_progress(k->be, UINT64_MAX)) >= 0) {
+		int n = dmr_be_poll(k->be, (uint32_t)w, wcs, 64);
+		for (int i = 0; i < n; i++) {
+			failed += wcs[i].status != DMR_WC_SUCCESS;
+			flushed += wcs[i].status == DMR_WC_FLUSH_ERR;
+		}
+		taken += n > 0 ? (uint64_t)n : 1;
+	}
+	size_t l = strlen(k->err->msg);
+	if (failed)
+		snprintf(k->err->msg + l, sizeof(k->err->msg) - l,
+			 "; after it %llu more completions failed, %llu of them flushed (counted, "
+			 "not listed)",
+			 (unsigned long long)failed, (unsigned long long)flushed);
+}
+
 /* The event loop: until no event is left. */
 static dmr_status_t kv_loop(kv_t *k)
 {
@@ -244,7 +279,7 @@ static dmr_status_t kv_loop(kv_t *k)
 			return kv_ts_overflow(k);
 		int n = dmr_be_poll(k->be, (uint32_t)w, wcs, 64);
 		for (int i = 0; i < n && st == DMR_OK; i++) {
-			dmr_time_ps_t now = dmr_be_now(k->be, (uint32_t)w), t = dmr_sim_time(k->be);
+			dmr_time_ps_t now = dmr_be_now(k->be, (uint32_t)w), t = sim_time(k->be);
 			if (dmr_tseries_due(&k->ts, t)) {
 				sim_sample(k);
 				dmr_tseries_advance(&k->ts, t, k->cnt, NULL);
@@ -257,10 +292,11 @@ static dmr_status_t kv_loop(kv_t *k)
 			return st;
 	}
 	if (k->inflight || k->X.live || k->have_ahead)
-		return dmr_err_set(
-		    k->err, DMR_ERR_INVALID,
-		    "kv: the run stalled with %u requests and %u transfers in flight", k->inflight,
-		    k->X.live);
+		return dmr_err_set(/* a failed run (exit 1), not bad input */
+				   k->err, DMR_ERR_REMOTE,
+				   "kv: the run stalled with %u requests and %u transfers in "
+				   "flight",
+				   k->inflight, k->X.live);
 	uint64_t pinned, segused;
 	const dmr_kv_pool_t *p = &k->pool;
 	if (!dmr_kv_pool_consistent(p, &pinned, &segused))
@@ -332,7 +368,7 @@ dmr_status_t kv_run_sim(kv_t *k, dmr_kv_result_t *res, double w0)
 	if (st == DMR_OK)
 		st = kv_loop(k);
 	res->partial = st != DMR_OK;
-	dmr_time_ps_t tend = res->partial ? max64(k->t_last, dmr_sim_time(k->be)) : k->t_last;
+	dmr_time_ps_t tend = res->partial ? max64(k->t_last, sim_time(k->be)) : k->t_last;
 	sim_sample(k);
 	dmr_tseries_finish(&k->ts, tend, k->cnt, NULL);
 	kv_fill_result(k, res, m, tend);
@@ -342,6 +378,8 @@ dmr_status_t kv_run_sim(kv_t *k, dmr_kv_result_t *res, double w0)
 		if (kv_write_results(k, res, &werr) != DMR_OK && st == DMR_OK)
 			st = dmr_err_set(k->err, DMR_ERR_IO, "%s", werr.msg);
 	}
+	if (st == DMR_ERR_REMOTE && k->be)
+		kv_drain_failed(k);
 out:
 	dmr_sig_restore(&saved);
 	return st;

@@ -1166,7 +1166,7 @@ START_TEST(test_option_ranges)
 	    {"--window-ms 1e-9", "--window-ms 1e-09: outside 0.001..3.6e+06"},
 	    {"--window-ms 0", "outside 0.001"},
 	    {"--window-ms 4e6", "outside 0.001"},
-	    {"--backend nope", "--backend nope: unknown (sim, shm or verbs)"},
+	    {"--backend nope", "--backend nope: unknown (sim, shm, verbs or fault:"},
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		snprintf(line, sizeof(line), "kv run --trace %s --out %s --quiet %s", kv, out,
