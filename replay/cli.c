@@ -46,7 +46,8 @@ static void run_usage(FILE *f)
 		"  --backoff-us X    wait X us before a retry (default 0)\n"
 		"  --mr-size BYTES   MN region size (default: the footprint; K/M/G suffixes)\n"
 		"  --mtu BYTES       override the profile's path MTU (256..4096)\n"
-		"  --window-ms X     time-series window (default 100)\n"
+		"  --window-ms X     time-series window (0.001..3600000, default 100; at most\n"
+		"                    1,000,000 rows: a run that needs more stops, partial)\n"
 		"  --out DIR         results directory (default out)\n"
 		"  --loop L          admission control: none (default), aimd, perkey,\n"
 		"                    aimd+perkey (core/loop.h)\n"
@@ -191,7 +192,9 @@ static dmr_status_t run_opt(int ch, const char *name, const char *arg, run_args_
 		st = dmr_opt_double(name, arg, 0, 1, 0, &o->loop.threshold, err);
 		break;
 	case 'w':
-		st = dmr_opt_double(name, arg, 0, HUGE_VAL, DMR_OPT_LO_OPEN, &o->window_ms, err);
+		/* the bounds of kv run's --window-ms (replay/kv.h): 1 us to 1 h */
+		st = dmr_opt_double(name, arg, DMR_REPLAY_WINDOW_MS_MIN, DMR_REPLAY_WINDOW_MS_MAX,
+				    0, &o->window_ms, err);
 		break;
 	}
 	return st;

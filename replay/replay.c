@@ -11,6 +11,7 @@
 #include <gsl/gsl_rng.h>
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -528,6 +529,16 @@ static dmr_status_t engine_barrier(engine_t *e, dmr_be_barrier_phase_t phase, do
 	return dmr_be_barrier(e->be, &b, sum_p, err);
 }
 
+/* The time series reached DMR_REPLAY_TS_MAX_ROWS: the run stops. */
+static dmr_status_t ts_overflow(const engine_t *e, dmr_err_t *err)
+{
+	return dmr_err_set(err, DMR_ERR_RANGE,
+			   "option --window-ms %g: the time series reached %u rows (%.3f s of "
+			   "run): give a larger --window-ms (results so far are partial)",
+			   e->o->window_ms, e->ts.s.n,
+			   (double)e->ts.s.n * dmr_ps_to_s(e->ts.s.window_ps));
+}
+
 static dmr_status_t drive_sim(engine_t *e, thr_t *th)
 {
 	dmr_wc_t wcs[64];
@@ -548,6 +559,8 @@ static dmr_status_t drive_sim(engine_t *e, thr_t *th)
 			if (st != DMR_OK)
 				return st;
 		}
+		if (e->ts.s.overflow)
+			return ts_overflow(e, &th->err);
 	}
 	return DMR_OK;
 }
@@ -628,6 +641,10 @@ static dmr_status_t drive_threaded(engine_t *e)
 			dmr_txn_stats_t tot;
 			sum_stats(e, &tot);
 			dmr_ts_advance(&e->ts, now, &tot);
+			if (e->ts.s.overflow && !e->stop) {
+				st = ts_overflow(e, &e->th[0].err);
+				e->stop = 1;
+			}
 		}
 	}
 	for (uint32_t i = 0; i < started; i++) {
@@ -654,6 +671,20 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	if (o->cns == 0 || o->threads == 0 || o->coros == 0)
 		return dmr_err_set(err, DMR_ERR_INVALID,
 				   "--cns, --threads and --coros must be >= 1");
+	if (o->window_ms != 0 &&
+	    !(o->window_ms >= DMR_REPLAY_WINDOW_MS_MIN && o->window_ms <= DMR_REPLAY_WINDOW_MS_MAX))
+		return dmr_err_set(err, DMR_ERR_INVALID,
+				   "option --window-ms: %g out of range [%g, %g] (1 us to 1 h)",
+				   o->window_ms, DMR_REPLAY_WINDOW_MS_MIN,
+				   DMR_REPLAY_WINDOW_MS_MAX);
+	if (o->duration_s > 0 && o->window_ms > 0 &&
+	    o->duration_s * 1e3 / o->window_ms > DMR_REPLAY_TS_MAX_ROWS)
+		return dmr_err_set(err, DMR_ERR_INVALID,
+				   "option --window-ms %g: --duration %g s needs %.0f time-series "
+				   "rows, more than the %u a run keeps: give a larger --window-ms",
+				   o->window_ms, o->duration_s,
+				   ceil(o->duration_s * 1e3 / o->window_ms),
+				   DMR_REPLAY_TS_MAX_ROWS);
 	dmr_err_t ferr;
 	if (dmr_mkdir_p(o->out_dir, DMR_FS_PROBE, &ferr) !=
 	    DMR_OK) /* before the run, not after it */
@@ -843,6 +874,7 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	e->limit = o->txns ? o->txns : UINT64_MAX;
 	uint64_t window_ps = dmr_ps_from_ms(o->window_ms);
 	dmr_ts_init(&e->ts, window_ps ? window_ps : 100 * DMR_PS_PER_MS);
+	e->ts.s.max_rows = DMR_REPLAY_TS_MAX_ROWS;
 	e->ts.drift_ps = e->drift_ps;
 
 	/* --duration: no transaction starts after it (run time, ps) */

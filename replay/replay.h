@@ -18,6 +18,15 @@
 #include "../traces/workload.h"
 #include "results.h" /* dmr_replay_result_t */
 
+/* --window-ms bounds (ms): those of kv run (replay/kv.h DMR_KV_WINDOW_MS_*),
+ * 1 us to 1 h. A run keeps at most DMR_REPLAY_TS_MAX_ROWS time-series rows
+ * in memory (11 x 8 bytes each: 88 MB at the cap, the kv run cap
+ * DMR_KV_TS_MAX_ROWS): a --duration that needs more is refused before the
+ * run; a run that reaches it stops, partial, naming --window-ms. */
+#define DMR_REPLAY_WINDOW_MS_MIN 0.001
+#define DMR_REPLAY_WINDOW_MS_MAX 3600000.0
+#define DMR_REPLAY_TS_MAX_ROWS 1000000u
+
 typedef struct dmr_replay_opts {
 	const char *trace;   /* trace file */
 	const char *backend; /* "sim" */

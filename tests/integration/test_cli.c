@@ -491,9 +491,22 @@ START_TEST(test_bad_options)
 	static const struct {
 		const char *opt, *val;
 	} cases[] = {
-	    {"--cns", "0"},	  {"--threads", "abc"}, {"--duration", "-1"}, {"--mtu", "3000"},
-	    {"--coros", "0"},	  {"--threads", "-2"},	{"--seed", "12x"},    {"--mr-size", "5Q"},
-	    {"--duration", "1h"}, {"--mtu", "100"},	{"--retries", "-1"},  {"--txns", ""},
+	    {"--cns", "0"},
+	    {"--threads", "abc"},
+	    {"--duration", "-1"},
+	    {"--mtu", "3000"},
+	    {"--coros", "0"},
+	    {"--threads", "-2"},
+	    {"--seed", "12x"},
+	    {"--mr-size", "5Q"},
+	    {"--duration", "1h"},
+	    {"--mtu", "100"},
+	    {"--retries", "-1"},
+	    {"--txns", ""},
+	    /* issue #15 D1: kv run's bounds, 1 us to 1 h (1e-9 grew to 24 GB) */
+	    {"--window-ms", "1e-9"},
+	    {"--window-ms", "0"},
+	    {"--window-ms", "4e6"},
 	};
 	char base[PATH_MAX], dir[PATH_MAX], name[64];
 	base_trace(base, sizeof(base));
@@ -519,6 +532,26 @@ START_TEST(test_bad_options)
 	r = run_into(dir, sizeof(dir), "out-opty", base, "stray", NULL, NULL, NULL);
 	assert_refused(&r, dir, 0);
 	assert_has(&r, "stray");
+	dmr_test_run_free(&r);
+}
+END_TEST
+
+/* issue #15 D1: a --duration whose time series would need more rows than a
+ * run keeps (DMR_REPLAY_TS_MAX_ROWS) is refused before the run, naming
+ * --window-ms and the rows needed */
+START_TEST(test_window_rows_cap)
+{
+	char base[PATH_MAX], dir[PATH_MAX];
+	base_trace(base, sizeof(base));
+	dmr_test_run_t r = run_into(dir, sizeof(dir), "out-rows", base, "--window-ms", "0.001",
+				    "--duration", "2000");
+	assert_refused(&r, dir, 0);
+	assert_has(&r, "--window-ms");
+	assert_has(&r, "2000000000 time-series rows");
+	dmr_test_run_free(&r);
+	/* at the cap it runs: 1 s of run time in windows of 1 ms = 1000 rows */
+	r = run_into(dir, sizeof(dir), "out-rows-ok", base, "--window-ms", "1", "--duration", "1");
+	dmr_test_run_ok(&r);
 	dmr_test_run_free(&r);
 }
 END_TEST
@@ -826,6 +859,7 @@ static Suite *cli_suite(void)
 	tcase_add_test(tc, test_profile_negative_param);
 	tcase_add_test(tc, test_mr_size_too_small);
 	tcase_add_test(tc, test_bad_options);
+	tcase_add_test(tc, test_window_rows_cap);
 	tcase_add_test(tc, test_no_overwrite);
 	tcase_add_test(tc, test_help);
 	tcase_add_test(tc, test_launcher_earlier_results);
