@@ -478,6 +478,19 @@ static uint64_t phys_mem(void)
 	return pages > 0 && psz > 0 ? (uint64_t)pages * (uint64_t)psz : UINT64_MAX;
 }
 
+/* What the engine allocates for nctx transaction contexts driven by nth
+ * threads, bytes: per context the core's context (core/txn.h: the doorbell
+ * of 2 x DMR_TRACE_MAX_OPS + 2 WRs, the 4 KiB record buffer and 4 KiB log
+ * buffer dmr_txn_ctx_init allocates first) and its current-transaction
+ * slot, per driving thread three lists of nctx indices (thr_init). A lower
+ * bound: the buffers grow with the transactions. */
+static uint64_t ctx_bytes(uint64_t nctx, uint64_t nth)
+{
+	uint64_t per = sizeof(dmr_txn_ctx_t) + (2 * DMR_TRACE_MAX_OPS + 2) * sizeof(dmr_wr_t) +
+		       2 * 4096 + sizeof(qtxn_t *);
+	return nctx * per + nth * (4 * nctx + 1) * sizeof(uint32_t);
+}
+
 /* Window bookkeeping: time series and the loops' windows of worker w. */
 static dmr_status_t tick(thr_t *th, uint32_t w, uint64_t now)
 {
@@ -717,6 +730,27 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 				 o->trace, (unsigned long long)e->layout.total,
 				 (unsigned long long)phys_mem());
 		goto out_trace;
+	}
+	{
+		/* the contexts' memory, checked before allocating it: --coros
+		 * 100000 said "out of memory" naming nothing (issue #15 D14) */
+		uint64_t nctx = (uint64_t)e->nworkers * o->coros;
+		int thr = strcmp(o->backend, "sim") != 0;
+		uint64_t cb = ctx_bytes(nctx, thr ? e->nworkers : 1);
+		if (nctx > (uint64_t)DMR_WRID_INDEX_MAX + 1 || cb + e->layout.total > phys_mem()) {
+			st = dmr_err_set(
+			    err, DMR_ERR_RANGE,
+			    "option --coros %u: %llu transaction contexts (--cns %u x --threads "
+			    "%u x --coros %u) need at least %llu bytes (%.1f GiB) besides the "
+			    "%llu-byte footprint; this machine has %llu bytes%s",
+			    o->coros, (unsigned long long)nctx, o->cns, o->threads, o->coros,
+			    (unsigned long long)cb, cb / 1073741824.0,
+			    (unsigned long long)e->layout.total, (unsigned long long)phys_mem(),
+			    nctx > (uint64_t)DMR_WRID_INDEX_MAX + 1 ? " (and a wr_id names at most "
+								      "2^28 contexts)"
+								    : "");
+			goto out_trace;
+		}
 	}
 	res->footprint = e->layout.total;
 
@@ -1039,8 +1073,8 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 		dmr_err_t werr;
 		int final = !res->partial && res->verified;
 		if (dmr_results_write(o->out_dir, final, res, o->trace, &e->ts, &werr) != DMR_OK &&
-		    st == DMR_OK)
-			st = dmr_err_set(err, DMR_ERR_IO, "%s", werr.msg);
+		    st == DMR_OK) /* the run failed (disk full), not its input: exit 1 */
+			st = dmr_err_set(err, DMR_ERR_WRITE, "%s", werr.msg);
 	}
 	if (st == DMR_OK && !res->verified)
 		st = dmr_err_set(err, DMR_ERR_VERIFY, "verification failed: %s",

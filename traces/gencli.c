@@ -82,7 +82,7 @@ fail:
 		fprintf(stderr, "%s: %s\n", prog, err.msg);
 	else
 		fprintf(stderr, "%s: %s: %s\n", prog, path, dmr_status_string(st));
-	return (st == DMR_ERR_PARSE || st == DMR_ERR_INVALID || st == DMR_ERR_RANGE) ? 2 : 1;
+	return dmr_exit_status(st);
 }
 
 int dmr_gen_cli_main(const dmr_gen_cli_t *cli, void *cfg, int argc, char **argv)

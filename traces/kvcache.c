@@ -436,7 +436,7 @@ dmr_status_t dmr_kv_gen_mooncake(const dmr_kv_gen_opts_t *o, dmr_kv_gen_stats_t 
 		bad |= fclose(c->out) != 0;
 		c->out = NULL;
 		if (bad || rename(tmp, o->out) != 0) {
-			st = dmr_err_set(err, DMR_ERR_IO, "%s: write failed: %s", o->out,
+			st = dmr_err_set(err, DMR_ERR_WRITE, "%s: write failed: %s", o->out,
 					 strerror(errno));
 			goto fail;
 		}

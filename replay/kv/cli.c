@@ -379,7 +379,7 @@ static int kv_gen_main(int argc, char **argv)
 	dmr_status_t st = dmr_kv_gen_mooncake(&o, &s, &err);
 	if (st != DMR_OK) {
 		fprintf(stderr, "dmreplay kv gen: error: %s\n", err.msg);
-		return st == DMR_ERR_NOMEM ? 1 : 2;
+		return dmr_exit_status(st);
 	}
 	if (!quiet) {
 		char b1[32], b2[32];
@@ -587,12 +587,7 @@ static int kv_run_main(int argc, char **argv, int mode)
 		dmr_kv_print(&r, stdout);
 	if (st != DMR_OK) {
 		fprintf(stderr, "dmreplay %s: error: %s\n", a.cmd, err.msg);
-		if (st == DMR_ERR_INTERRUPTED)
-			return 130;
-		return (st == DMR_ERR_PARSE || st == DMR_ERR_IO || st == DMR_ERR_RANGE ||
-			st == DMR_ERR_INVALID)
-			   ? 2
-			   : 1;
+		return dmr_exit_status(st);
 	}
 	if (!o.quiet && o.out_dir)
 		printf("  results        %s/summary.csv, %s/timeseries.csv\n", o.out_dir,
@@ -681,7 +676,7 @@ static int kv_bench_main(int argc, char **argv)
 	dmr_status_t st = dmr_kv_bench(&o, &r, &err);
 	if (st != DMR_OK) {
 		fprintf(stderr, "dmreplay kv bench: error: %s\n", err.msg);
-		return st == DMR_ERR_INVALID || st == DMR_ERR_IO || st == DMR_ERR_PARSE ? 2 : 1;
+		return dmr_exit_status(st);
 	}
 	dmr_kv_bench_print(&o, &r, stdout);
 	return 0;

@@ -112,6 +112,11 @@ dmr_status_t kv_afile_open(dmr_afile_t *a, const char *dir, const char *name, dm
 
 /* sim.c */
 dmr_status_t kv_run_sim(kv_t *k, dmr_kv_result_t *res, double w0);
+/* After the event loop ran out of events: DMR_OK when no request, transfer
+ * or read-ahead arrival is left, else DMR_ERR_REMOTE ("the run stalled":
+ * completions lost, a failed run, exit 1; issue #15) with the counts in
+ * k->err. */
+dmr_status_t kv_check_drained(const kv_t *k);
 /*
  * Open a DRIVEN backend (sim) for a KV run or the bench: refuse another
  * ("backend B: WHAT runs on DRIVEN backends (sim) only so far"), apply

@@ -229,6 +229,16 @@ static dmr_status_t on_wc(kv_t *k, uint32_t w, const dmr_wc_t *wc, dmr_time_ps_t
 	}
 }
 
+dmr_status_t kv_check_drained(const kv_t *k)
+{
+	if (k->inflight || k->X.live || k->have_ahead)
+		return dmr_err_set(k->err, DMR_ERR_REMOTE,
+				   "kv: the run stalled with %u requests and %u transfers in "
+				   "flight and no event left (completions lost): the run failed",
+				   k->inflight, k->X.live);
+	return DMR_OK;
+}
+
 /* The event loop: until no event is left. */
 static dmr_status_t kv_loop(kv_t *k)
 {
@@ -256,11 +266,8 @@ static dmr_status_t kv_loop(kv_t *k)
 		if (st != DMR_OK)
 			return st;
 	}
-	if (k->inflight || k->X.live || k->have_ahead)
-		return dmr_err_set(
-		    k->err, DMR_ERR_INVALID,
-		    "kv: the run stalled with %u requests and %u transfers in flight", k->inflight,
-		    k->X.live);
+	if ((st = kv_check_drained(k)) != DMR_OK)
+		return st;
 	uint64_t pinned, segused;
 	const dmr_kv_pool_t *p = &k->pool;
 	if (!dmr_kv_pool_consistent(p, &pinned, &segused))
@@ -340,7 +347,7 @@ dmr_status_t kv_run_sim(kv_t *k, dmr_kv_result_t *res, double w0)
 	if (o->out_dir) {
 		dmr_err_t werr;
 		if (kv_write_results(k, res, &werr) != DMR_OK && st == DMR_OK)
-			st = dmr_err_set(k->err, DMR_ERR_IO, "%s", werr.msg);
+			st = dmr_err_set(k->err, DMR_ERR_WRITE, "%s", werr.msg);
 	}
 out:
 	dmr_sig_restore(&saved);

@@ -425,7 +425,7 @@ static dmr_status_t kvt_collect(kvt_t *T, dmr_kv_result_t *res, const dmr_model_
 	if (o->out_dir) {
 		dmr_err_t werr;
 		if (kv_write_results(k, res, &werr) != DMR_OK && st == DMR_OK)
-			st = dmr_err_set(err, DMR_ERR_IO, "%s", werr.msg);
+			st = dmr_err_set(err, DMR_ERR_WRITE, "%s", werr.msg);
 	}
 	return st;
 }

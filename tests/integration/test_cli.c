@@ -19,6 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -556,6 +558,71 @@ START_TEST(test_window_rows_cap)
 }
 END_TEST
 
+/* ---- one exit-status rule (issue #15 D14) ----------------------------------- */
+
+/* Run the binary with files limited to `limit` bytes (RLIMIT_FSIZE, SIGXFSZ
+ * ignored: a write past it fails with EFBIG, as on a full disk). */
+static dmr_test_run_t run_fsize(rlim_t limit, const char *const *args)
+{
+	struct rlimit old, lim;
+	ck_assert_int_eq(getrlimit(RLIMIT_FSIZE, &old), 0);
+	lim = old;
+	lim.rlim_cur = limit;
+	void (*h)(int) = signal(SIGXFSZ, SIG_IGN);
+	ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &lim), 0);
+	dmr_test_run_t r = dmr_test_dmrv(args);
+	ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &old), 0);
+	signal(SIGXFSZ, h);
+	return r;
+}
+
+/* A write that fails during the work (disk full) is a failed run, exit 1, in
+ * gen and run alike (it was 1 in gen, 2 in run); an output that cannot be
+ * created as given is bad input, exit 2 (it was 1 in gen) */
+START_TEST(test_exit_disk_full)
+{
+	char base[PATH_MAX], dir[PATH_MAX], out[PATH_MAX];
+	base_trace(base, sizeof(base));
+	dmr_test_path(out, sizeof(out), "full.csv");
+	const char *gen[] = {"gen",  "smallbank", "--accounts", "100", "--txns",
+			     "2000", "--quiet",	  "-o",		out,   NULL};
+	dmr_test_run_t r = run_fsize(4096, gen);
+	ck_assert_msg(r.status == 1, "gen on a full disk: exit %d\n%s", r.status, r.err);
+	ck_assert_msg(strstr(r.err, "write") != NULL, "%s", r.err);
+	ck_assert_msg(!dmr_test_exists(out), "%s left behind", out);
+	dmr_test_run_free(&r);
+	r = dmr_test_dmr("gen", "smallbank", "--txns", "10", "--quiet", "-o",
+			 "/nonexistent-dir/x.csv", NULL);
+	ck_assert_msg(r.status == 2, "gen into a missing directory: exit %d\n%s", r.status, r.err);
+	dmr_test_run_free(&r);
+	dmr_test_path(dir, sizeof(dir), "out-full");
+	const char *run[] = {"run",	  "--trace", base,	    "--cns", "2",
+			     "--threads", "2",	     "--coros",	    "1",     "--quiet",
+			     "--out",	  dir,	     "--window-ms", "0.001", NULL};
+	r = run_fsize(2048, run);
+	ck_assert_msg(r.status == 1, "run on a full disk: exit %d\n%s", r.status, r.err);
+	ck_assert_msg(!exists(dir, "summary.csv"), "summary.csv written on a full disk");
+	dmr_test_run_free(&r);
+}
+END_TEST
+
+/* --coros 100000 (11.2 M contexts at 4 x 28) said "out of memory", exit 1,
+ * naming neither the option nor the size: refused up front, exit 2, naming
+ * --coros and the bytes the contexts need */
+START_TEST(test_coros_memory)
+{
+	char base[PATH_MAX], dir[PATH_MAX];
+	base_trace(base, sizeof(base));
+	dmr_test_path(dir, sizeof(dir), "out-coros");
+	dmr_test_run_t r = dmr_test_dmr("run", "--trace", base, "--quiet", "--out", dir, "--cns",
+					"100", "--threads", "100", "--coros", "100000", NULL);
+	assert_refused(&r, dir, 0);
+	assert_has(&r, "option --coros 100000: 1000000000 transaction contexts");
+	assert_has(&r, "bytes");
+	dmr_test_run_free(&r);
+}
+END_TEST
+
 /* ---- finished results are never replaced ------------------------------------ */
 
 START_TEST(test_no_overwrite)
@@ -860,6 +927,8 @@ static Suite *cli_suite(void)
 	tcase_add_test(tc, test_mr_size_too_small);
 	tcase_add_test(tc, test_bad_options);
 	tcase_add_test(tc, test_window_rows_cap);
+	tcase_add_test(tc, test_exit_disk_full);
+	tcase_add_test(tc, test_coros_memory);
 	tcase_add_test(tc, test_no_overwrite);
 	tcase_add_test(tc, test_help);
 	tcase_add_test(tc, test_launcher_earlier_results);

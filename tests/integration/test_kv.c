@@ -35,6 +35,7 @@
 #include "helpers/files.h"
 #include "helpers/suite.h"
 #include "replay/kv.h"
+#include "replay/kv/kv_impl.h"
 #include "traces/kvcache.h"
 
 static dmr_status_t convert(const char *in, const char *out, uint64_t block, dmr_kv_gen_stats_t *s,
@@ -816,6 +817,29 @@ static int run_cli(const char *line)
 	return dmr_kv_main(argc, argv);
 }
 
+/* issue #15: a kv run on sim whose event queue empties with requests or
+ * transfers in flight (completions lost) failed; it is not bad input: exit 1
+ * (it was DMR_ERR_INVALID, exit 2) */
+START_TEST(test_stall_is_a_failed_run)
+{
+	dmr_err_t err = {{0}};
+	kv_t k;
+	memset(&k, 0, sizeof(k));
+	k.err = &err;
+	ck_assert_int_eq(kv_check_drained(&k), DMR_OK);
+	k.inflight = 3;
+	k.X.live = 2;
+	dmr_status_t st = kv_check_drained(&k);
+	ck_assert_int_eq(dmr_exit_status(st), 1);
+	ck_assert_msg(strstr(err.msg, "stalled with 3 requests and 2 transfers") != NULL, "%s",
+		      err.msg);
+	k.inflight = 0;
+	k.X.live = 0;
+	k.have_ahead = 1; /* an arrival read ahead and never scheduled */
+	ck_assert_int_eq(dmr_exit_status(kv_check_drained(&k)), 1);
+}
+END_TEST
+
 START_TEST(test_cli)
 {
 	char in[600], kv[600], out[600], line[2400];
@@ -1332,6 +1356,7 @@ static Suite *kv_suite(void)
 	tcase_add_test(tc, test_option_ranges);
 	tcase_add_test(tc, test_print_link_rate);
 	tcase_add_test(tc, test_results_consistency);
+	tcase_add_test(tc, test_stall_is_a_failed_run);
 	suite_add_tcase(s, tc);
 	return s;
 }
