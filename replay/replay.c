@@ -699,14 +699,22 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 				   ceil(o->duration_s * 1e3 / o->window_ms),
 				   DMR_REPLAY_TS_MAX_ROWS);
 	dmr_err_t ferr;
-	if (dmr_mkdir_p(o->out_dir, DMR_FS_PROBE, &ferr) !=
-	    DMR_OK) /* before the run, not after it */
-		return dmr_err_set(err, DMR_ERR_IO,
-				   "--out %s: cannot create or write in the directory (%s)",
-				   o->out_dir, ferr.msg);
+	/* the trace first: a refused trace leaves no --out behind (issue #15) */
 	st = dmr_trace_open(o->trace, &e->rd, err);
 	if (st != DMR_OK)
 		return st;
+	if (dmr_trace_file_txns(e->rd) == 0) {
+		/* an empty trace is refused, not reported as a complete run */
+		st = dmr_err_set(err, DMR_ERR_PARSE,
+				 "%s: the trace has no transactions: nothing to replay", o->trace);
+		goto out_trace;
+	}
+	if (dmr_mkdir_p(o->out_dir, DMR_FS_PROBE, &ferr) != DMR_OK) { /* before the run */
+		st = dmr_err_set(err, DMR_ERR_IO,
+				 "--out %s: cannot create or write in the directory (%s)",
+				 o->out_dir, ferr.msg);
+		goto out_trace;
+	}
 	const dmr_trace_hdr_t *h = dmr_trace_header(e->rd);
 	e->nworkers = o->cns * o->threads;
 	e->coros = o->coros;

@@ -305,7 +305,7 @@ START_TEST(test_truncated_midline)
 	int last = L.n;
 	lines_free(&L);
 	dmr_test_run_t r = run_into(dir, sizeof(dir), "out-cut", t, NULL, NULL, NULL, NULL);
-	assert_refused(&r, dir, 1);
+	assert_refused(&r, dir, 0); /* before the run (D19) */
 	assert_at(&r, t, last);
 	assert_has(&r, "truncated");
 	dmr_test_run_free(&r);
@@ -318,7 +318,7 @@ START_TEST(test_truncated_midline)
 	lines_write(&L, mid + 1, mid, cut, 1, t);
 	lines_free(&L);
 	r = run_into(dir, sizeof(dir), "out-cut2", t, NULL, NULL, NULL, NULL);
-	assert_refused(&r, dir, 1);
+	assert_refused(&r, dir, 0); /* before the run (D19) */
 	assert_at(&r, t, mid + 1);
 	assert_has(&r, "truncated");
 	dmr_test_run_free(&r);
@@ -350,8 +350,8 @@ START_TEST(test_truncated_at_txn_boundary)
 	lines_write(&L, end, -1, NULL, 0, t);
 	lines_free(&L);
 	dmr_test_run_t r = run_into(dir, sizeof(dir), "out-short", t, NULL, NULL, NULL, NULL);
-	assert_refused(&r, dir, 1);
-	assert_at(&r, t, end); /* the last line */
+	assert_refused(&r, dir, 0); /* before the run (D19) */
+	assert_at(&r, t, end);	    /* the last line */
 	assert_has(&r, "truncated");
 	assert_has(&r, "10 of 200");
 	assert_has(&r, "field txns");
@@ -558,6 +558,36 @@ START_TEST(test_window_rows_cap)
 }
 END_TEST
 
+/* issue #15 D23: a trace without transactions is refused (it was reported
+ * as a complete run), and a refused trace leaves no --out directory behind
+ * (it was created before the trace was opened) */
+START_TEST(test_empty_trace_and_no_out)
+{
+	char base[PATH_MAX], t[PATH_MAX], dir[PATH_MAX];
+	base_trace(base, sizeof(base));
+	lines_t L;
+	lines_load(&L, base);
+	int i = first_row(&L), at = -1;
+	for (int k = 0; k < i; k++)
+		if (strncmp(L.l[k], "# txns ", 7) == 0)
+			at = k;
+	ck_assert_int_ge(at, 0);
+	dmr_test_path(t, sizeof(t), "empty.csv");
+	lines_write(&L, i, at, "# txns 0", 0, t);
+	lines_free(&L);
+	dmr_test_run_t r = run_into(dir, sizeof(dir), "out-empty", t, NULL, NULL, NULL, NULL);
+	assert_refused(&r, dir, 0);
+	assert_has(&r, "no transactions");
+	ck_assert_msg(!dmr_test_exists(dir), "%s created for a refused trace", dir);
+	dmr_test_run_free(&r);
+	dmr_test_path(t, sizeof(t), "no-such-trace.csv");
+	r = run_into(dir, sizeof(dir), "out-missing", t, NULL, NULL, NULL, NULL);
+	assert_refused(&r, dir, 0);
+	ck_assert_msg(!dmr_test_exists(dir), "%s created for a missing trace", dir);
+	dmr_test_run_free(&r);
+}
+END_TEST
+
 /* ---- one exit-status rule (issue #15 D14) ----------------------------------- */
 
 /* Run the binary with files limited to `limit` bytes (RLIMIT_FSIZE, SIGXFSZ
@@ -625,6 +655,23 @@ END_TEST
 
 /* ---- finished results are never replaced ------------------------------------ */
 
+/* The base trace with an unknown op on a row in its middle, into `name`: a
+ * run meets it mid-run (a truncated trace is refused at open since issue
+ * #15 D19, before the run) */
+static void mid_bad_trace(char *t, size_t tlen, const char *name)
+{
+	char base[PATH_MAX], row[1200];
+	base_trace(base, sizeof(base));
+	lines_t L;
+	lines_load(&L, base);
+	int i = first_row(&L);
+	i += (L.n - i) / 2;
+	row_with(row, sizeof(row), L.l[i], 3, "Z");
+	dmr_test_path(t, tlen, name);
+	lines_write(&L, L.n, i, row, 0, t);
+	lines_free(&L);
+}
+
 START_TEST(test_no_overwrite)
 {
 	char base[PATH_MAX], dir[PATH_MAX], p[PATH_MAX], t[PATH_MAX];
@@ -646,15 +693,11 @@ START_TEST(test_no_overwrite)
 	r = run_into(dir, sizeof(dir), "out-keep", base, "--profile", p, NULL, NULL);
 	ck_assert_int_eq(r.status, 2);
 	dmr_test_run_free(&r);
-	/* 2: a truncated trace (fails mid-run: writes the partial files) */
-	lines_t L;
-	lines_load(&L, base);
-	dmr_test_path(t, sizeof(t), "keep-short.csv");
-	lines_write(&L, L.n - 3, -1, NULL, 0, t);
-	lines_free(&L);
+	/* 2: a bad row mid-trace (fails mid-run: writes the partial files) */
+	mid_bad_trace(t, sizeof(t), "keep-bad.csv");
 	r = run_into(dir, sizeof(dir), "out-keep", t, "--seed", "99", NULL, NULL);
 	ck_assert_int_eq(r.status, 2);
-	assert_has(&r, "truncated");
+	assert_has(&r, "field op");
 	dmr_test_run_free(&r);
 	ck_assert(exists(dir, "summary.partial.csv"));
 	/* 3: bad option value */
@@ -855,16 +898,12 @@ START_TEST(test_quiet_and_unwritable_out)
 {
 	char base[PATH_MAX], t[PATH_MAX], dir[PATH_MAX];
 	base_trace(base, sizeof(base));
-	lines_t L;
-	lines_load(&L, base);
-	dmr_test_path(t, sizeof(t), "quiet-short.csv");
-	lines_write(&L, L.n - 3, -1, NULL, 0, t);
-	lines_free(&L);
+	mid_bad_trace(t, sizeof(t), "quiet-bad.csv");
 	dmr_test_run_t r = run_into(dir, sizeof(dir), "out-quiet", t, NULL, NULL, NULL, NULL);
 	ck_assert_int_eq(r.status, 2);
 	ck_assert_str_eq(r.out, "");
 	ck_assert_ptr_null(strstr(r.err, "PARTIAL"));
-	assert_has(&r, "truncated");
+	assert_has(&r, "field op");
 	dmr_test_run_free(&r);
 	ck_assert(exists(dir, "summary.partial.csv"));
 	/* /proc/self: a directory nobody (not even root) can create files in */
@@ -929,6 +968,7 @@ static Suite *cli_suite(void)
 	tcase_add_test(tc, test_window_rows_cap);
 	tcase_add_test(tc, test_exit_disk_full);
 	tcase_add_test(tc, test_coros_memory);
+	tcase_add_test(tc, test_empty_trace_and_no_out);
 	tcase_add_test(tc, test_no_overwrite);
 	tcase_add_test(tc, test_help);
 	tcase_add_test(tc, test_launcher_earlier_results);
