@@ -65,6 +65,9 @@ static void run_usage(FILE *f)
 		"  --force           --procs: when DIR holds the finished results of an\n"
 		"                    earlier run, move them to DIR/earlier-N/ (else refused)\n"
 		"  --quiet           nothing on stdout; errors only, on stderr\n"
+		"  --progress        a progress line on stderr (started/total transactions,\n"
+		"                    ETA) also when stderr is not a terminal (on a terminal\n"
+		"                    it is shown anyway; never with --quiet)\n"
 		"  --help\n",
 		DEFAULT_TRACE);
 }
@@ -104,6 +107,9 @@ static dmr_status_t run_opt(int ch, const char *name, const char *arg, run_args_
 		break;
 	case 'q':
 		o->quiet = 1;
+		break;
+	case 'g':
+		o->progress = 1;
 		break;
 	case 'X':
 		a->procs = 1;
@@ -218,6 +224,7 @@ int dmr_replay_main(int argc, char **argv)
 					     {"window-ms", required_argument, 0, 'w'},
 					     {"out", required_argument, 0, 'o'},
 					     {"quiet", no_argument, 0, 'q'},
+					     {"progress", no_argument, 0, 'g'},
 					     {"device", required_argument, 0, 'v'},
 					     {"port", required_argument, 0, 'P'},
 					     {"gid-index", required_argument, 0, 'G'},

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "../core/base/fs.h"
+#include "../core/base/progress.h"
 #include "../core/base/sig.h"
 #include "../core/base/timeps.h"
 #include "../core/loop.h"
@@ -87,7 +88,8 @@ typedef struct engine {
 	pthread_mutex_t mu;   /* threaded: trace reader, loops */
 	dmr_ts_t ts;
 	dmr_err_t *err;
-	double trace_wall; /* wall time spent reading the trace */
+	double trace_wall;   /* wall time spent reading the trace */
+	dmr_progress_t prog; /* transactions started of the total */
 } engine_t;
 
 /* Per driving thread (sim: one for all workers; threaded: one per worker):
@@ -563,6 +565,7 @@ static dmr_status_t drive_sim(engine_t *e, thr_t *th)
 					   "interrupted by signal %d: results so far are partial",
 					   dmr_sig_caught());
 		int n = dmr_be_poll(e->be, (uint32_t)w, wcs, 64);
+		dmr_progress_update(&e->prog, e->started);
 		for (int k = 0; k < n; k++) {
 			if (m)
 				dmr_be_charge(e->be, (uint32_t)w, m->txn_logic_ps);
@@ -649,6 +652,7 @@ static dmr_status_t drive_threaded(engine_t *e)
 	while (__atomic_load_n(&e->running, __ATOMIC_SEQ_CST) > 0) {
 		struct timespec ts = {0, 2000000};
 		nanosleep(&ts, NULL);
+		dmr_progress_update(&e->prog, __atomic_load_n(&e->started, __ATOMIC_RELAXED));
 		uint64_t now = dmr_be_now(e->be, 0) - e->t0;
 		if (dmr_ts_due(&e->ts, now)) {
 			dmr_txn_stats_t tot;
@@ -921,6 +925,20 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 
 	/* --duration: no transaction starts after it (run time, ps) */
 	e->until = o->duration_s > 0 ? dmr_ps_from_s(o->duration_s) : UINT64_MAX;
+	{
+		/* the progress line: transactions started of those the run will
+		 * start (unknown with --duration) */
+		uint64_t total = dmr_trace_file_txns(e->rd);
+		if (total == UINT64_MAX || o->duration_s > 0)
+			total = 0;
+		if (total > e->limit)
+			total = e->limit;
+		dmr_progress_init(&e->prog,
+				  o->quiet	? DMR_PROGRESS_OFF
+				  : o->progress ? DMR_PROGRESS_ON
+						: DMR_PROGRESS_AUTO,
+				  "run", "txns", total);
+	}
 	double loop0 = dmr_wall_s();
 	uint64_t tend;
 	dmr_sig_saved_t saved_sig;
@@ -963,6 +981,7 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 			}
 	}
 	dmr_sig_restore(&saved_sig);
+	dmr_progress_end(&e->prog, e->started);
 	res->loop_wall_s = dmr_wall_s() - loop0;
 	res->trace_wall_s = e->trace_wall;
 	res->partial = st != DMR_OK;

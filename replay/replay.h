@@ -46,6 +46,8 @@ typedef struct dmr_replay_opts {
 	double window_ms;    /* time-series window, ms of run time */
 	dmr_loop_cfg_t loop; /* admission control loops (core/loop.h) */
 	int quiet;
+	int progress; /* 1: the progress line also off a terminal (--progress);
+			 never with quiet (core/base/progress.h) */
 	/* The cluster barrier (dmr_be_barrier): the engine calls START before
 	 * the first transaction and END after the last completion, and verifies
 	 * the final state against the committed delta END sums over the CNs.

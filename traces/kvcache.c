@@ -503,6 +503,38 @@ static int parse_u64(const char **p, uint64_t *v)
 	return 0;
 }
 
+/* The trailer's counts from the last line of a regular file into r->h (left
+ * 0 when there is none); the read position is restored. */
+static void kv_read_trailer(dmr_kv_reader_t *r)
+{
+	struct stat sb;
+	char tail[128];
+	off_t pos = ftello(r->f);
+	if (pos < 0 || fstat(fileno(r->f), &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size < 2)
+		return;
+	off_t from =
+	    sb.st_size > (off_t)sizeof(tail) - 1 ? sb.st_size - (off_t)sizeof(tail) + 1 : 0;
+	size_t got = 0;
+	if (fseeko(r->f, from, SEEK_SET) == 0)
+		got = fread(tail, 1, sizeof(tail) - 1, r->f);
+	tail[got] = 0;
+	if (fseeko(r->f, pos, SEEK_SET) != 0) {
+		clearerr(r->f); /* the stream reports what it meets */
+		return;
+	}
+	if (got < 2 || tail[got - 1] != '\n')
+		return;
+	tail[got - 1] = 0;
+	const char *last = strrchr(tail, '\n');
+	last = last ? last + 1 : tail;
+	uint64_t a, b;
+	char extra;
+	if (sscanf(last, "# end %" SCNu64 " %" SCNu64 " %c", &a, &b, &extra) == 2) {
+		r->h.end_requests = a;
+		r->h.end_blocks = b;
+	}
+}
+
 dmr_status_t dmr_kv_trace_open(const char *path, dmr_kv_reader_t **r_p, dmr_err_t *err)
 {
 	dmr_kv_reader_t *r = calloc(1, sizeof(*r));
@@ -588,6 +620,7 @@ dmr_status_t dmr_kv_trace_open(const char *path, dmr_kv_reader_t **r_p, dmr_err_
 				 path, r->lineno);
 		goto fail;
 	}
+	kv_read_trailer(r);
 	*r_p = r;
 	return DMR_OK;
 fail:

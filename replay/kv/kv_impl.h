@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "../../core/base/fs.h"
+#include "../../core/base/progress.h"
 #include "../../core/base/timeps.h"
 #include "../../core/base/wrid.h"
 #include "../../core/kv/master.h"
@@ -62,6 +63,7 @@ enum {
 };
 
 typedef struct kv {
+	dmr_progress_t prog; /* requests completed of the run's */
 	const dmr_kv_opts_t *o;
 	dmr_err_t *err;
 	dmr_be_t *be; /* NULL in the MN process */
@@ -100,6 +102,11 @@ dmr_time_ps_t kv_arrival_ps(const kv_t *k, uint64_t t_us);
 /* The largest slice (one WR), checked below 4 GiB. */
 dmr_status_t kv_maxwr(const kv_t *k, uint64_t *maxwr_p);
 void kv_free(kv_t *k);
+
+/* run.c: the slices the run would take on (the trace's trailer x
+ * ceil(block / --slice)) above DMR_KV_MAX_SLICES: DMR_ERR_RANGE naming
+ * --slice; DMR_OK when below or unknown. */
+dmr_status_t kv_check_work(const dmr_kv_opts_t *o, const dmr_kv_trace_hdr_t *h, dmr_err_t *err);
 
 /* results.c */
 void kv_ts_init(kv_t *k, dmr_time_ps_t window_ps);

@@ -253,6 +253,7 @@ static dmr_status_t kv_loop(kv_t *k)
 		if (k->ts.overflow)
 			return kv_ts_overflow(k);
 		int n = dmr_be_poll(k->be, (uint32_t)w, wcs, 64);
+		dmr_progress_update(&k->prog, k->cnt[KV_COMPLETED]);
 		for (int i = 0; i < n && st == DMR_OK; i++) {
 			dmr_time_ps_t now = dmr_be_now(k->be, (uint32_t)w), t = dmr_sim_time(k->be);
 			if (dmr_tseries_due(&k->ts, t)) {

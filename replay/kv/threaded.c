@@ -322,6 +322,7 @@ static dmr_status_t kvt_go(kvt_t *T, uint64_t c[KV_NCNT], uint32_t *started_p)
 			nanosleep(&ts, NULL);
 		}
 		kvt_sample(T, c);
+		dmr_progress_update(&k->prog, c[KV_COMPLETED]);
 		if (!more)
 			break;
 		dmr_tseries_advance(&k->ts, dmr_be_now(k->be, 0) - T->t0, c, NULL);

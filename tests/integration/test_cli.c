@@ -588,6 +588,51 @@ START_TEST(test_empty_trace_and_no_out)
 }
 END_TEST
 
+/* issue #15 D20: a progress line on stderr (on a terminal, or forced with
+ * --progress: then a line per second and always a last one), never with
+ * --quiet; run counts the transactions started of the trace's, gen those
+ * written of --txns */
+START_TEST(test_progress_line)
+{
+	char base[PATH_MAX], dir[PATH_MAX], out[PATH_MAX];
+	base_trace(base, sizeof(base));
+	dmr_test_path(dir, sizeof(dir), "out-progress");
+	dmr_test_run_t r =
+	    dmr_test_dmr("run", "--trace", base, SMALL, "--out", dir, "--progress", NULL);
+	dmr_test_run_ok(&r);
+	assert_has(&r, "run: 200/200 txns (100.0 %)");
+	assert_has(&r, "ETA");
+	dmr_test_run_free(&r);
+	/* stderr is no terminal here: nothing unless forced */
+	r = dmr_test_dmr("run", "--trace", base, SMALL, "--out", dir, NULL);
+	dmr_test_run_ok(&r);
+	ck_assert_msg(strstr(r.err, "txns (") == NULL, "progress line off a terminal:\n%s", r.err);
+	dmr_test_run_free(&r);
+	r = dmr_test_dmr("run", "--trace", base, SMALL, "--out", dir, "--progress", "--quiet",
+			 NULL);
+	dmr_test_run_ok(&r);
+	ck_assert_str_eq(r.err, "");
+	dmr_test_run_free(&r);
+	/* --txns below the trace's count: the total is --txns */
+	r = dmr_test_dmr("run", "--trace", base, SMALL, "--out", dir, "--progress", "--txns", "50",
+			 NULL);
+	dmr_test_run_ok(&r);
+	assert_has(&r, "run: 50/50 txns");
+	dmr_test_run_free(&r);
+	dmr_test_path(out, sizeof(out), "progress-gen.csv");
+	r = dmr_test_dmr("gen", "smallbank", "--accounts", "100", "--txns", "300", "--progress",
+			 "-o", out, NULL);
+	dmr_test_run_ok(&r);
+	assert_has(&r, "smallbank: 300/300 txns (100.0 %)");
+	dmr_test_run_free(&r);
+	r = dmr_test_dmr("gen", "smallbank", "--accounts", "100", "--txns", "300", "--progress",
+			 "--quiet", "-o", out, NULL);
+	dmr_test_run_ok(&r);
+	ck_assert_msg(strstr(r.err, "txns (") == NULL, "progress with --quiet:\n%s", r.err);
+	dmr_test_run_free(&r);
+}
+END_TEST
+
 /* ---- one exit-status rule (issue #15 D14) ----------------------------------- */
 
 /* Run the binary with files limited to `limit` bytes (RLIMIT_FSIZE, SIGXFSZ
@@ -969,6 +1014,7 @@ static Suite *cli_suite(void)
 	tcase_add_test(tc, test_exit_disk_full);
 	tcase_add_test(tc, test_coros_memory);
 	tcase_add_test(tc, test_empty_trace_and_no_out);
+	tcase_add_test(tc, test_progress_line);
 	tcase_add_test(tc, test_no_overwrite);
 	tcase_add_test(tc, test_help);
 	tcase_add_test(tc, test_launcher_earlier_results);

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -32,6 +33,7 @@
 
 #include "backends/backend.h"
 #include "backends/sim/sim.h"
+#include "core/base/timeps.h"
 #include "helpers/files.h"
 #include "helpers/suite.h"
 #include "replay/kv.h"
@@ -912,6 +914,58 @@ static int run_cli_err(const char *line, char *err, size_t n)
 	return rc;
 }
 
+/* issue #15: `kv run --slice 1` on the fixture (5,330 blocks of 64 MiB,
+ * 3.6e11 slices) ran for hours: refused before the run, exit 2, naming
+ * --slice and the slices; --requests cuts the estimate; --requests 0 is
+ * refused as run --txns 0 is (D18); --progress prints requests done of the
+ * trailer's count (D20), never with --quiet; kv gen on a full disk exits 1
+ * (D14) */
+START_TEST(test_cli_work_bounds)
+{
+	char in[600], kv[600], out[600], line[2400], err[4096];
+	fixture200(in, sizeof(in));
+	dmr_test_path(kv, sizeof(kv), "w.kv");
+	dmr_test_path(out, sizeof(out), "wout");
+	snprintf(line, sizeof(line), "kv gen --mooncake %s -o %s --quiet", in, kv);
+	ck_assert_int_eq(run_cli(line), 0);
+	snprintf(line, sizeof(line), "kv run --trace %s --out %s --slice 1 --quiet", kv, out);
+	double t0 = dmr_wall_s();
+	int rc = run_cli_err(line, err, sizeof(err));
+	ck_assert_msg(rc == 2, "'%s' exited %d: %s", line, rc, err);
+	ck_assert_msg(strstr(err, "option --slice 1: 5330 blocks of 67108864 bytes are 3.58e+11 "
+				  "slices"),
+		      "%s", err);
+	ck_assert_msg(dmr_wall_s() - t0 < 5, "refused after %.1f s", dmr_wall_s() - t0);
+	/* 20 of 200 requests: 533 blocks, 2.2e9 slices of 16 bytes: refused */
+	snprintf(line, sizeof(line), "kv run --trace %s --out %s --slice 16 --requests 20 --quiet",
+		 kv, out);
+	ck_assert_int_eq(run_cli_err(line, err, sizeof(err)), 2);
+	ck_assert_msg(strstr(err, "option --slice 16: 533 blocks"), "%s", err);
+	snprintf(line, sizeof(line), "kv run --trace %s --out %s --requests 0 --quiet", kv, out);
+	ck_assert_int_eq(run_cli_err(line, err, sizeof(err)), 2);
+	ck_assert_msg(strstr(err, "option --requests: must be >= 1"), "%s", err);
+	snprintf(line, sizeof(line), "kv run --trace %s --out %s --requests 5 --progress", kv, out);
+	ck_assert_int_eq(run_cli_err(line, err, sizeof(err)), 0);
+	ck_assert_msg(strstr(err, "kv run: 5/5 requests (100.0 %)"), "%s", err);
+	snprintf(line, sizeof(line), "kv run --trace %s --out %s --requests 5 --progress --quiet",
+		 kv, out);
+	ck_assert_int_eq(run_cli_err(line, err, sizeof(err)), 0);
+	ck_assert_msg(strstr(err, "requests (") == NULL, "%s", err);
+	/* kv gen on a full disk (files limited to 4 KiB): a failed run, exit 1 */
+	struct rlimit old, lim;
+	ck_assert_int_eq(getrlimit(RLIMIT_FSIZE, &old), 0);
+	lim = old;
+	lim.rlim_cur = 4096;
+	signal(SIGXFSZ, SIG_IGN);
+	snprintf(line, sizeof(line), "kv gen --mooncake %s -o %s.full --quiet", in, kv);
+	ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &lim), 0);
+	rc = run_cli_err(line, err, sizeof(err));
+	ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &old), 0);
+	ck_assert_msg(rc == 1, "kv gen on a full disk exited %d: %s", rc, err);
+	ck_assert_msg(strstr(err, "write failed"), "%s", err);
+}
+END_TEST
+
 /* `kv mn` / `kv cn`: bad input refused before anything RDMA is touched */
 START_TEST(test_cli_procs)
 {
@@ -1357,6 +1411,7 @@ static Suite *kv_suite(void)
 	tcase_add_test(tc, test_print_link_rate);
 	tcase_add_test(tc, test_results_consistency);
 	tcase_add_test(tc, test_stall_is_a_failed_run);
+	tcase_add_test(tc, test_cli_work_bounds);
 	suite_add_tcase(s, tc);
 	return s;
 }
