@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "../core/base/fs.h"
+#include "../core/base/opt.h"
 #include "../core/base/progress.h"
 #include "../core/base/sig.h"
 #include "../core/base/timeps.h"
@@ -476,8 +477,7 @@ static int mn_read(void *arg, int table, uint64_t slot, const uint64_t **payload
 
 static uint64_t phys_mem(void)
 {
-	long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
-	return pages > 0 && psz > 0 ? (uint64_t)pages * (uint64_t)psz : UINT64_MAX;
+	return dmr_phys_mem(); /* core/base/opt.h: bench and calibrate check the same */
 }
 
 /* What the engine allocates for nctx transaction contexts driven by nth

@@ -44,4 +44,17 @@ dmr_status_t dmr_opt_i64(const char *opt, const char *s, int64_t lo, int64_t hi,
 dmr_status_t dmr_opt_double(const char *opt, const char *s, double lo, double hi, unsigned flags,
 			    double *v_p, dmr_err_t *err);
 
+/* This machine's physical memory, bytes (sysconf _SC_PHYS_PAGES x
+ * _SC_PAGESIZE); UINT64_MAX when it cannot be told. */
+uint64_t dmr_phys_mem(void);
+/* What options ask of memory, checked before allocating it (`run`'s
+ * footprint and contexts, `bench --size/--depth`, `calibrate`): DMR_OK when
+ * need_bytes <= dmr_phys_mem(), else DMR_ERR_RANGE with err->msg
+ *   option(s) OPTS: need N bytes (G GiB: WHAT), more than this machine's
+ *   memory (M bytes)
+ * (opts e.g. "--size 1073741824 x --depth 16", what e.g. "MN region and
+ * local buffers"). The caller prints it and exits 2. */
+dmr_status_t dmr_opt_fits_memory(const char *opts, uint64_t need_bytes, const char *what,
+				 dmr_err_t *err);
+
 #endif /* DMR_BASE_OPT_H */

@@ -282,6 +282,18 @@ int dmr_calibrate_main(int argc, char **argv)
 	if ((uint64_t)o->qps * 4096 > mr)
 		mr = (uint64_t)o->qps * 4096;
 	size_t local = (size_t)CAL_BW_SIZE * CAL_BW_DEPTH;
+	{
+		/* the MN region and one local buffer per QP, before allocating
+		 * them (issue #15 D2, as bench) */
+		char what[48];
+		snprintf(what, sizeof(what), "--qps %u", o->qps);
+		if (dmr_opt_fits_memory(what, mr + (uint64_t)o->qps * local,
+					"MN region and a local buffer per QP", &err) != DMR_OK) {
+			fprintf(stderr, "dmreplay calibrate: %s\n", err.msg);
+			rc = 2;
+			goto out;
+		}
+	}
 	st = dmr_bench_session_open(&c->s, &o->t, o->qps, mr, local, &err);
 	if (st != DMR_OK) {
 		fprintf(stderr, "dmreplay calibrate: %s\n", err.msg);
