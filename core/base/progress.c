@@ -60,6 +60,13 @@ void dmr_progress_update(dmr_progress_t *p, uint64_t done)
 	if (!p->on || ++p->calls < 256)
 		return;
 	p->calls = 0;
+	dmr_progress_tick(p, done);
+}
+
+void dmr_progress_tick(dmr_progress_t *p, uint64_t done)
+{
+	if (!p->on)
+		return;
 	double now = dmr_wall_s();
 	if (now - p->last >= 1.0 / (p->tty ? DMR_PROGRESS_HZ : DMR_PROGRESS_FILE_HZ))
 		print_line(p, done, now);

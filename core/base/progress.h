@@ -40,6 +40,8 @@ void dmr_progress_init(dmr_progress_t *p, dmr_progress_mode_t mode, const char *
 /* done units so far; cheap (reads the clock every 256 calls unless force):
  * prints when the interval has passed. */
 void dmr_progress_update(dmr_progress_t *p, uint64_t done);
+/* The same for slow steps (a phase of seconds): reads the clock every call. */
+void dmr_progress_tick(dmr_progress_t *p, uint64_t done);
 /* The end: on a terminal the line is erased (the command's own output
  * follows); forced off a terminal, always a last line with done (also
  * after a short run that printed none). */
