@@ -144,6 +144,21 @@ static inline uint64_t dmr_gen_regime_hot(const dmr_regime_t *reg, uint64_t n)
 	return reg->hot_k;
 }
 
+/* A hot:K/P regime whose K hot items are not fewer than the n items of the
+ * table (all hot = no hot set: it was taken as uniform silently; issue #15
+ * D17): DMR_ERR_INVALID naming the regime, K, n and `what` ("accounts",
+ * "warehouses", "records (recordcount)"). DMR_OK otherwise. */
+static inline dmr_status_t dmr_gen_regime_check(const dmr_regime_t *reg, uint64_t n,
+						const char *what, dmr_err_t *err)
+{
+	if (reg->uniform || reg->hot_k == 0 || reg->hot_k < n)
+		return DMR_OK;
+	return dmr_err_set(err, DMR_ERR_INVALID,
+			   "--regime %s: K = %u hot items is not fewer than the %" PRIu64
+			   " %s: give K < %" PRIu64 " (or uniform)",
+			   reg->name, reg->hot_k, n, what, n);
+}
+
 /*
  * Draw an item in [0, n) under regime reg: with probability hot_p uniform
  * among the hot items 0 .. K-1, otherwise uniform among K .. n-1; uniform

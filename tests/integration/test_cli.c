@@ -633,6 +633,41 @@ START_TEST(test_progress_line)
 }
 END_TEST
 
+/* issue #15 D17: hot:K/P with K not fewer than the table's items was taken
+ * as uniform silently: refused, naming K and the table size */
+START_TEST(test_gen_hot_k_refused)
+{
+	char out[PATH_MAX], wl[PATH_MAX];
+	dmr_test_path(out, sizeof(out), "hotk.csv");
+	snprintf(wl, sizeof(wl), "%s/traces/ycsb/workloada", getenv("DMR_SOURCE_DIR"));
+	static const char *const gens[][8] = {
+	    {"smallbank", "--accounts", "100", "--regime", "hot:100/0.9", NULL},
+	    {"tpcc", "--warehouses", "4", "--regime", "hot:5/0.9", NULL},
+	    {"ycsb", "--workload", NULL, "--regime", "hot:1000/0.9", NULL},
+	};
+	static const char *const want[] = {"K = 100 hot items is not fewer than the 100 accounts",
+					   "K = 5 hot items is not fewer than the 4 warehouses",
+					   "K = 1000 hot items is not fewer than the 1000 records"};
+	for (int i = 0; i < 3; i++) {
+		const char *a[16];
+		int n = 0;
+		a[n++] = "gen";
+		for (int k = 0; gens[i][k] || k == 2; k++)
+			a[n++] = gens[i][k] ? gens[i][k] : wl;
+		a[n++] = "--txns";
+		a[n++] = "10";
+		a[n++] = "-o";
+		a[n++] = out;
+		a[n] = NULL;
+		dmr_test_run_t r = dmr_test_dmrv(a);
+		ck_assert_msg(r.status == 2, "gen %s: exit %d\n%s", gens[i][0], r.status, r.err);
+		assert_has(&r, want[i]);
+		ck_assert_msg(!dmr_test_exists(out), "%s written", out);
+		dmr_test_run_free(&r);
+	}
+}
+END_TEST
+
 /* ---- one exit-status rule (issue #15 D14) ----------------------------------- */
 
 /* Run the binary with files limited to `limit` bytes (RLIMIT_FSIZE, SIGXFSZ
@@ -1015,6 +1050,7 @@ static Suite *cli_suite(void)
 	tcase_add_test(tc, test_coros_memory);
 	tcase_add_test(tc, test_empty_trace_and_no_out);
 	tcase_add_test(tc, test_progress_line);
+	tcase_add_test(tc, test_gen_hot_k_refused);
 	tcase_add_test(tc, test_no_overwrite);
 	tcase_add_test(tc, test_help);
 	tcase_add_test(tc, test_launcher_earlier_results);
