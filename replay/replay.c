@@ -850,6 +850,7 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 				 dmr_ps_from_us(o->backoff_us), err);
 	if (st != DMR_OK)
 		goto out_be;
+	e->teng.source = o->trace; /* trace errors name FILE:LINE of the op */
 	e->nctx = e->nworkers * o->coros;
 	e->ctx = calloc(e->nctx, sizeof(*e->ctx));
 	e->cur = calloc(e->nctx, sizeof(*e->cur));

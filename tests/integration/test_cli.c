@@ -668,6 +668,43 @@ START_TEST(test_gen_hot_k_refused)
 }
 END_TEST
 
+/* issue #15 D23: a record locked twice in one transaction is named as
+ * FILE:LINE of the op that locks it again (it was "trace line N" of the
+ * transaction's first row, without the file) */
+START_TEST(test_duplicate_lock_line)
+{
+	char base[PATH_MAX], t[PATH_MAX], dir[PATH_MAX], op[8];
+	base_trace(base, sizeof(base));
+	lines_t L;
+	lines_load(&L, base);
+	int i = first_row(&L);
+	for (; i < L.n; i++) {
+		field_of(op, sizeof(op), L.l[i], 3);
+		if (strcmp(op, "U") == 0)
+			break;
+	}
+	ck_assert_int_lt(i, L.n);
+	/* the U row twice: rows i and i + 1 (file lines i + 1 and i + 2) */
+	dmr_test_path(t, sizeof(t), "duplock.csv");
+	FILE *f = fopen(t, "w");
+	ck_assert_ptr_nonnull(f);
+	for (int k = 0; k < L.n; k++) {
+		fprintf(f, "%s\n", L.l[k]);
+		if (k == i)
+			fprintf(f, "%s\n", L.l[k]);
+	}
+	ck_assert_int_eq(fclose(f), 0);
+	lines_free(&L);
+	dmr_test_run_t r = run_into(dir, sizeof(dir), "out-duplock", t, NULL, NULL, NULL, NULL);
+	ck_assert_msg(r.status == 2, "exit %d\n%s", r.status, r.err);
+	char where[PATH_MAX + 64];
+	snprintf(where, sizeof(where), "%s:%d: txn ", t, i + 2);
+	assert_has(&r, where);
+	assert_has(&r, "locks a record it already locked");
+	dmr_test_run_free(&r);
+}
+END_TEST
+
 /* ---- one exit-status rule (issue #15 D14) ----------------------------------- */
 
 /* Run the binary with files limited to `limit` bytes (RLIMIT_FSIZE, SIGXFSZ
@@ -1051,6 +1088,7 @@ static Suite *cli_suite(void)
 	tcase_add_test(tc, test_empty_trace_and_no_out);
 	tcase_add_test(tc, test_progress_line);
 	tcase_add_test(tc, test_gen_hot_k_refused);
+	tcase_add_test(tc, test_duplicate_lock_line);
 	tcase_add_test(tc, test_no_overwrite);
 	tcase_add_test(tc, test_help);
 	tcase_add_test(tc, test_launcher_earlier_results);
