@@ -44,7 +44,7 @@ static void run_usage(FILE *f)
 		"                    transaction is counted and the context moves on, as in\n"
 		"                    the published DM benchmarks; tried = attempts)\n"
 		"  --backoff-us X    wait X us before a retry (default 0)\n"
-		"  --mr-size BYTES   MN region size (default: the footprint; K/M/G suffixes)\n"
+		"  --mr-size BYTES   MN region size (default: the footprint; K/M/G/T suffixes)\n"
 		"  --mtu BYTES       override the profile's path MTU (256..4096)\n"
 		"  --window-ms X     time-series window (0.001..3600000, default 100; at most\n"
 		"                    1,000,000 rows: a run that needs more stops, partial)\n"
@@ -130,7 +130,8 @@ static dmr_status_t run_opt(int ch, const char *name, const char *arg, run_args_
 	case 'C':
 	case 'r':
 	case 'm':
-		st = dmr_opt_u32(name, arg, ch == 'r' ? 0 : 1, 100000, 0, &v, err);
+		/* counts and sizes take K/M/G/T (core/base/opt.h DMR_OPT_SIZE) */
+		st = dmr_opt_u32(name, arg, ch == 'r' ? 0 : 1, 100000, DMR_OPT_SIZE, &v, err);
 		if (st != DMR_OK)
 			break;
 		if (ch == 'c')
@@ -148,7 +149,7 @@ static dmr_status_t run_opt(int ch, const char *name, const char *arg, run_args_
 		st = dmr_opt_u64(name, arg, 0, UINT64_MAX, 0, &o->seed, err);
 		break;
 	case 'n':
-		st = dmr_opt_u64(name, arg, 0, UINT64_MAX, 0, &o->txns, err);
+		st = dmr_opt_u64(name, arg, 0, UINT64_MAX, DMR_OPT_SIZE, &o->txns, err);
 		if (st == DMR_OK && o->txns == 0)
 			st = dmr_err_set(err, DMR_ERR_PARSE,
 					 "option --txns: must be >= 1 (omit it "
@@ -183,7 +184,7 @@ static dmr_status_t run_opt(int ch, const char *name, const char *arg, run_args_
 		st = dmr_loop_parse(arg, &o->loop.loops, err);
 		break;
 	case 'A':
-		st = dmr_opt_u32(name, arg, 1, 1000000, 0, &o->loop.ai_step, err);
+		st = dmr_opt_u32(name, arg, 1, 1000000, DMR_OPT_SIZE, &o->loop.ai_step, err);
 		break;
 	case 'D':
 		st = dmr_opt_double(name, arg, 1, HUGE_VAL, DMR_OPT_LO_OPEN, &o->loop.md_factor,

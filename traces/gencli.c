@@ -36,9 +36,12 @@ int dmr_gen_common_opt(const char *prog, int c, const char *arg, dmr_gen_common_
 	dmr_err_t err;
 
 	switch (c) {
-	case 'n':
-		if (dmr_gen_parse_u64(prog, "txns", arg, 1, UINT64_C(1) << 40, &cm->txns) != 0)
+	case 'n': /* a count: K/M/G/T as every count and size (core/base/opt.h) */
+		if (dmr_opt_u64("--txns", arg, 1, UINT64_C(1) << 40, DMR_OPT_SIZE, &cm->txns,
+				&err) != DMR_OK) {
+			fprintf(stderr, "%s: %s\n", prog, err.msg);
 			return -1;
+		}
 		cm->txns_set = 1;
 		return 1;
 	case 's':

@@ -10,6 +10,12 @@
  *   option --threads: 0 out of range (1..4096)
  *   option --window-ms: 'abc' is not a number
  * The caller prints it behind its own "dmreplay CMD: " and exits 2.
+ *
+ * One rule for suffixes (issue #15 D17): every size and every count of
+ * work or of things (bytes, --txns, --requests, --iters, --cns, --threads,
+ * --coros, --depth, ...) is parsed with DMR_OPT_SIZE, so K, M, G and T
+ * (powers of 1024) are accepted alike by every subcommand; identifiers
+ * (--seed, --port, --gid-index, --id) take plain digits only.
  * *v_p is left unchanged on error. Part of core/base (nothing of ours below).
  */
 #ifndef DMR_BASE_OPT_H

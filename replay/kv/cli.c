@@ -196,7 +196,7 @@ static void gen_usage(FILE *f)
 	    "  --mooncake FILE    input JSONL\n"
 	    "  -o, --out FILE     output KV trace (written to FILE.tmp, then renamed)\n"
 	    "  --kv-model NAME    block size from a preset (default llama-3-8b): %s\n"
-	    "  --block-bytes B    block size in bytes instead (K/M/G suffixes; at most 1G)\n"
+	    "  --block-bytes B    block size in bytes instead (K/M/G/T suffixes; at most 1G)\n"
 	    "  --requests N       convert the first N lines only\n"
 	    "  --quiet\n",
 	    dmr_kv_model_names());

@@ -705,6 +705,32 @@ START_TEST(test_duplicate_lock_line)
 }
 END_TEST
 
+/* issue #15 D17: counts and sizes take K/M/G/T alike in every command (kv
+ * run --requests 1K and bench --iters 1K were accepted, run --txns 1K and
+ * gen --txns 1K refused) */
+START_TEST(test_suffixes_agree)
+{
+	char base[PATH_MAX], dir[PATH_MAX], out[PATH_MAX];
+	base_trace(base, sizeof(base));
+	dmr_test_run_t r =
+	    run_into(dir, sizeof(dir), "out-suffix", base, "--txns", "1K", "--mtu", "4K");
+	dmr_test_run_ok(&r);
+	dmr_test_run_free(&r);
+	dmr_test_path(out, sizeof(out), "suffix.csv");
+	r = dmr_test_dmr("gen", "smallbank", "--accounts", "100", "--txns", "1K", "--quiet", "-o",
+			 out, NULL);
+	dmr_test_run_ok(&r);
+	dmr_test_run_free(&r);
+	char *text = dmr_test_read_text(out);
+	ck_assert_msg(strstr(text, "# txns 1024\n") != NULL, "no '# txns 1024' in %s", out);
+	free(text);
+	/* identifiers stay plain digits */
+	r = run_into(dir, sizeof(dir), "out-suffix2", base, "--seed", "1K", NULL, NULL);
+	assert_refused(&r, dir, 0);
+	dmr_test_run_free(&r);
+}
+END_TEST
+
 /* ---- one exit-status rule (issue #15 D14) ----------------------------------- */
 
 /* Run the binary with files limited to `limit` bytes (RLIMIT_FSIZE, SIGXFSZ
@@ -1089,6 +1115,7 @@ static Suite *cli_suite(void)
 	tcase_add_test(tc, test_progress_line);
 	tcase_add_test(tc, test_gen_hot_k_refused);
 	tcase_add_test(tc, test_duplicate_lock_line);
+	tcase_add_test(tc, test_suffixes_agree);
 	tcase_add_test(tc, test_no_overwrite);
 	tcase_add_test(tc, test_help);
 	tcase_add_test(tc, test_launcher_earlier_results);
