@@ -707,6 +707,9 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	st = dmr_trace_open(o->trace, &e->rd, err);
 	if (st != DMR_OK)
 		return st;
+	/* what the trace's end shows, before the run (issue #15 D19) */
+	if ((st = dmr_trace_scan(e->rd, err)) != DMR_OK)
+		goto out_trace;
 	if (dmr_trace_file_txns(e->rd) == 0) {
 		/* an empty trace is refused, not reported as a complete run */
 		st = dmr_err_set(err, DMR_ERR_PARSE,
@@ -943,7 +946,13 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	double loop0 = dmr_wall_s();
 	uint64_t tend;
 	dmr_sig_saved_t saved_sig;
+	/* a stop request an outer handler (fidelity, sweep) caught before this
+	 * replay began, e.g. while the trace was scanned, is kept: installing
+	 * clears the flag */
+	int pending_sig = dmr_sig_caught();
 	dmr_sig_install(&saved_sig);
+	if (pending_sig)
+		dmr_sig_raise_flag(pending_sig);
 	int64_t start_sum; /* START carries no value */
 	if (!e->threaded) {
 		st = engine_barrier(e, DMR_BE_BARRIER_START, o->barrier_s, 0, 0, &start_sum, err);

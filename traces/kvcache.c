@@ -219,6 +219,11 @@ static dmr_status_t conv_line(conv_t *c, const char *buf, size_t len, uint64_t l
 	if (len == 0)
 		return dmr_err_set(err, DMR_ERR_PARSE, "%s:%" PRIu64 ": empty line (not JSON)",
 				   c->file, line);
+	if (line == 1 && len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0) /* issue #15 D15 */
+		return dmr_err_set(err, DMR_ERR_PARSE,
+				   "%s:1: the file starts with a UTF-8 byte-order mark (EF BB BF): "
+				   "save it without one",
+				   c->file);
 	json_t *obj = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
 	if (!obj)
 		return dmr_err_set(err, DMR_ERR_PARSE, "%s:%" PRIu64 ": not JSON: %s (column %d)",
@@ -550,6 +555,13 @@ dmr_status_t dmr_kv_trace_open(const char *path, dmr_kv_reader_t **r_p, dmr_err_
 	}
 	ssize_t n = rd_line(r);
 	unsigned ver = 0;
+	if (n >= 3 && memcmp(r->line, "\xEF\xBB\xBF", 3) == 0) {
+		st = dmr_err_set(err, DMR_ERR_PARSE,
+				 "%s:1: the file starts with a UTF-8 byte-order mark (EF BB BF): "
+				 "save it without one",
+				 path);
+		goto fail;
+	}
 	if (n < 0 || sscanf(r->line, "# dmreplay-kvtrace v%u", &ver) != 1) {
 		st = dmr_err_set(err, DMR_ERR_PARSE,
 				 "%s:1: not a dmreplay KV trace (first line must be "

@@ -693,7 +693,6 @@ static int rd_header(dmr_trace_reader_t *r)
 static int rd_scan(dmr_trace_reader_t *r)
 {
 	struct stat sb;
-	r->file_txns = UINT64_MAX;
 	if (fstat(fileno(r->fp), &sb) != 0 || !S_ISREG(sb.st_mode))
 		return 0;
 	FILE *f = fopen(r->path, "rb");
@@ -746,6 +745,15 @@ uint64_t dmr_trace_file_txns(const dmr_trace_reader_t *r)
 	return r->file_txns;
 }
 
+dmr_status_t dmr_trace_scan(dmr_trace_reader_t *r, dmr_err_t *err)
+{
+	if (r->status)
+		return rd_report(r, err);
+	if (rd_scan(r))
+		return rd_report(r, err);
+	return DMR_OK;
+}
+
 static void rd_csv_init(dmr_trace_reader_t *r)
 {
 	csv_init(&r->csv, CSV_STRICT);
@@ -775,7 +783,8 @@ dmr_status_t dmr_trace_open(const char *path, dmr_trace_reader_t **r_p, dmr_err_
 		goto err_free;
 	}
 	r->type_hint = r->table_hint = -1;
-	if (rd_header(r) || rd_scan(r)) {
+	r->file_txns = UINT64_MAX;
+	if (rd_header(r)) {
 		st = rd_report(r, err);
 		goto err_close;
 	}

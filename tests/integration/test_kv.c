@@ -274,6 +274,13 @@ START_TEST(test_gen_time_backwards)
 	    strstr(err.msg, ":3: field 'timestamp': 4.500 ms is before line 2's 5.000 ms"), "%s",
 	    err.msg);
 	ck_assert(!dmr_test_exists(out));
+	/* issue #15 D15: a byte-order mark is named (it said "not JSON") */
+	dmr_test_write_file(
+	    in, "\xEF\xBB\xBF{\"timestamp\": 5, \"input_length\": 1, \"output_length\": 1, "
+		"\"hash_ids\": [1]}\n");
+	ck_assert_int_eq(convert(in, out, 4096, NULL, &err), DMR_ERR_PARSE);
+	ck_assert_msg(strstr(err.msg, ":1: the file starts with a UTF-8 byte-order mark"), "%s",
+		      err.msg);
 	/* a missing input and block size 0 */
 	dmr_test_path(in, sizeof(in), "nope.jsonl");
 	ck_assert_int_eq(convert(in, out, 4096, NULL, &err), DMR_ERR_IO);
@@ -354,6 +361,11 @@ START_TEST(test_reader_bad_header)
 	dmr_test_write_file(p, "# dmreplay-trace v1\n");
 	ck_assert_int_eq(dmr_kv_trace_open(p, &r, &err), DMR_ERR_PARSE);
 	ck_assert(strstr(err.msg, "not a dmreplay KV trace") != NULL);
+	/* issue #15 D15: a byte-order mark is named (it said "not a KV trace") */
+	dmr_test_write_file(p, "\xEF\xBB\xBF# dmreplay-kvtrace v1\n");
+	ck_assert_int_eq(dmr_kv_trace_open(p, &r, &err), DMR_ERR_PARSE);
+	ck_assert_msg(strstr(err.msg, ":1: the file starts with a UTF-8 byte-order mark"), "%s",
+		      err.msg);
 	dmr_test_write_file(p, "# dmreplay-kvtrace v2\n");
 	ck_assert_int_eq(dmr_kv_trace_open(p, &r, &err), DMR_ERR_PARSE);
 	dmr_test_write_file(

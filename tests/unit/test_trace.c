@@ -524,7 +524,7 @@ START_TEST(test_truncated_txns)
 END_TEST
 
 /* issue #15 D19: what the end of a regular file shows is refused by
- * dmr_trace_open, before the first transaction (a replay meets it before
+ * dmr_trace_scan, before the first transaction (a replay meets it before
  * its run, not after it); the transactions are counted; D15: a UTF-8 BOM is
  * named */
 static dmr_status_t open_text(const char *text, dmr_trace_reader_t **r_p, dmr_err_t *err)
@@ -532,7 +532,18 @@ static dmr_status_t open_text(const char *text, dmr_trace_reader_t **r_p, dmr_er
 	char path[1024];
 	tmp_path(path, sizeof(path), "scan");
 	dmr_test_write_file(path, text);
-	return dmr_trace_open(path, r_p, err);
+	dmr_status_t st = dmr_trace_open(path, r_p, err);
+	if (st != DMR_OK)
+		return st;
+	if ((st = dmr_trace_scan(*r_p, err)) != DMR_OK) {
+		/* sticky: the first read gives the same error */
+		static dmr_trace_txn_t t;
+		dmr_err_t e2;
+		ck_assert_int_eq(dmr_trace_next(*r_p, &t, &e2), st);
+		ck_assert_str_eq(e2.msg, err->msg);
+		dmr_trace_close(*r_p);
+	}
+	return st;
 }
 
 START_TEST(test_open_checks_the_end)
