@@ -81,8 +81,8 @@ void dmr_progress_end(dmr_progress_t *p, uint64_t done)
 			fprintf(stderr, "\r\033[K");
 			fflush(stderr);
 		}
-	} else {
-		print_line(p, done, dmr_wall_s()); /* forced: always a last line */
+	} else if (p->shown || done) {
+		print_line(p, done, dmr_wall_s()); /* forced: a last line */
 	}
 	p->on = 0;
 }

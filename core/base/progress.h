@@ -43,8 +43,9 @@ void dmr_progress_update(dmr_progress_t *p, uint64_t done);
 /* The same for slow steps (a phase of seconds): reads the clock every call. */
 void dmr_progress_tick(dmr_progress_t *p, uint64_t done);
 /* The end: on a terminal the line is erased (the command's own output
- * follows); forced off a terminal, always a last line with done (also
- * after a short run that printed none). */
+ * follows); forced off a terminal, a last line with done (also after a
+ * short run that printed none; not when nothing was done nor shown: a run
+ * refused in its setup). */
 void dmr_progress_end(dmr_progress_t *p, uint64_t done);
 
 #endif /* DMR_BASE_PROGRESS_H */
