@@ -466,11 +466,12 @@ static dmr_status_t exec_round(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 					    c->ops[j].rec == os->rec)
 						return dmr_err_set(
 						    &c->err, DMR_ERR_INVALID,
-						    "trace line %u: txn %llu op %u: locks a record "
-						    "it already locked (the same record twice in "
-						    "one "
-						    "transaction: op %u locks it too)",
-						    t->line, (unsigned long long)t->id, i, j);
+						    "%s:%u: txn %llu op %u: locks a record it "
+						    "already locked (op %u, line %u, locks it too: "
+						    "the same record twice in one transaction)",
+						    c->eng->source ? c->eng->source : "trace",
+						    t->line + i, (unsigned long long)t->id, i, j,
+						    t->line + j);
 			}
 			uint32_t rb = l->t[op->table].rec_bytes;
 			if (op->kind == DMR_TOP_READ) {

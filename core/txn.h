@@ -102,6 +102,9 @@ typedef struct dmr_txn_engine {
 	uint64_t backoff_ps;   /* wait before a retry (0: none) */
 	uint32_t cn;	       /* cluster index of this process's first CN (lock tags) */
 	uint32_t first_worker; /* cluster index of this process's worker 0 (log rings) */
+	const char *source;    /* the trace file, named in trace errors as
+				  FILE:LINE (NULL: "trace"); set by the caller
+				  after dmr_txn_engine_init */
 } dmr_txn_engine_t;
 
 /* Fill *eng for a run on `be` with `layout` (borrowed for the run); cn and

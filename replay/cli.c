@@ -55,9 +55,10 @@ static void run_usage(FILE *f)
 		"                    transaction is counted and the context moves on, as in\n"
 		"                    the published DM benchmarks; tried = attempts)\n"
 		"  --backoff-us X    wait X us before a retry (default 0)\n"
-		"  --mr-size BYTES   MN region size (default: the footprint; K/M/G suffixes)\n"
+		"  --mr-size BYTES   MN region size (default: the footprint; K/M/G/T suffixes)\n"
 		"  --mtu BYTES       override the profile's path MTU (256..4096)\n"
-		"  --window-ms X     time-series window (default 100)\n"
+		"  --window-ms X     time-series window (0.001..3600000, default 100; at most\n"
+		"                    1,000,000 rows: a run that needs more stops, partial)\n"
 		"  --out DIR         results directory (default out)\n"
 		"  --loop L          admission control: none (default), aimd, perkey,\n"
 		"                    aimd+perkey (core/loop.h)\n"
@@ -77,6 +78,9 @@ static void run_usage(FILE *f)
 		"                    refused); a run into DIR that another run holds is\n"
 		"                    always refused\n"
 		"  --quiet           nothing on stdout; errors only, on stderr\n"
+		"  --progress        a progress line on stderr (started/total transactions,\n"
+		"                    ETA) also when stderr is not a terminal (on a terminal\n"
+		"                    it is shown anyway; never with --quiet)\n"
 		"  --help\n",
 		DEFAULT_TRACE);
 }
@@ -120,6 +124,9 @@ static dmr_status_t run_opt(int ch, const char *name, const char *arg, run_args_
 	case 'q':
 		o->quiet = 1;
 		break;
+	case 'g':
+		o->progress = 1;
+		break;
 	case 'X':
 		a->procs = 1;
 		break;
@@ -139,7 +146,8 @@ static dmr_status_t run_opt(int ch, const char *name, const char *arg, run_args_
 	case 'C':
 	case 'r':
 	case 'm':
-		st = dmr_opt_u32(name, arg, ch == 'r' ? 0 : 1, 100000, 0, &v, err);
+		/* counts and sizes take K/M/G/T (core/base/opt.h DMR_OPT_SIZE) */
+		st = dmr_opt_u32(name, arg, ch == 'r' ? 0 : 1, 100000, DMR_OPT_SIZE, &v, err);
 		if (st != DMR_OK)
 			break;
 		if (ch == 'c')
@@ -157,7 +165,7 @@ static dmr_status_t run_opt(int ch, const char *name, const char *arg, run_args_
 		st = dmr_opt_u64(name, arg, 0, UINT64_MAX, 0, &o->seed, err);
 		break;
 	case 'n':
-		st = dmr_opt_u64(name, arg, 0, UINT64_MAX, 0, &o->txns, err);
+		st = dmr_opt_u64(name, arg, 0, UINT64_MAX, DMR_OPT_SIZE, &o->txns, err);
 		if (st == DMR_OK && o->txns == 0)
 			st = dmr_err_set(err, DMR_ERR_PARSE,
 					 "option --txns: must be >= 1 (omit it "
@@ -192,7 +200,7 @@ static dmr_status_t run_opt(int ch, const char *name, const char *arg, run_args_
 		st = dmr_loop_parse(arg, &o->loop.loops, err);
 		break;
 	case 'A':
-		st = dmr_opt_u32(name, arg, 1, 1000000, 0, &o->loop.ai_step, err);
+		st = dmr_opt_u32(name, arg, 1, 1000000, DMR_OPT_SIZE, &o->loop.ai_step, err);
 		break;
 	case 'D':
 		st = dmr_opt_double(name, arg, 1, HUGE_VAL, DMR_OPT_LO_OPEN, &o->loop.md_factor,
@@ -207,13 +215,16 @@ static dmr_status_t run_opt(int ch, const char *name, const char *arg, run_args_
 		st = dmr_opt_double(name, arg, 0, 1, 0, &o->loop.threshold, err);
 		break;
 	case 'w':
-		st = dmr_opt_double(name, arg, 0, HUGE_VAL, DMR_OPT_LO_OPEN, &o->window_ms, err);
+		/* the bounds of kv run's --window-ms (replay/kv.h): 1 us to 1 h */
+		st = dmr_opt_double(name, arg, DMR_REPLAY_WINDOW_MS_MIN, DMR_REPLAY_WINDOW_MS_MAX,
+				    0, &o->window_ms, err);
 		break;
 	}
 	return st;
 }
 
 static int run_locked(run_args_t *ap);
+static int trace_refused(const char *path);
 
 int dmr_replay_main(int argc, char **argv)
 {
@@ -234,6 +245,7 @@ int dmr_replay_main(int argc, char **argv)
 					     {"window-ms", required_argument, 0, 'w'},
 					     {"out", required_argument, 0, 'o'},
 					     {"quiet", no_argument, 0, 'q'},
+					     {"progress", no_argument, 0, 'g'},
 					     {"device", required_argument, 0, 'v'},
 					     {"port", required_argument, 0, 'P'},
 					     {"gid-index", required_argument, 0, 'G'},
@@ -283,6 +295,11 @@ int dmr_replay_main(int argc, char **argv)
 			o->backend);
 		return 2;
 	}
+	/* the trace before --out: a refused trace leaves no directory behind
+	 * (issue #15 D23); the replay opens it again (cheap: the scan is one
+	 * pass of memchr over the file, which is then in the page cache) */
+	if (!a.procs && trace_refused(o->trace))
+		return 2;
 	/* DIR is this run's until it exits: a second run into it is refused */
 	dmr_err_t derr = {{0}};
 	if (dmr_mkdir_p(o->out_dir, DMR_FS_PROBE, &derr) != DMR_OK) {
@@ -298,6 +315,25 @@ int dmr_replay_main(int argc, char **argv)
 	int rc = run_locked(&a);
 	close(lockfd);
 	return rc;
+}
+
+/* The trace's header and end (dmr_trace_scan) and that it has
+ * transactions: 1 with the reason on stderr when refused. */
+static int trace_refused(const char *path)
+{
+	dmr_trace_reader_t *rd = NULL;
+	dmr_err_t terr = {{0}};
+	dmr_status_t st = dmr_trace_open(path, &rd, &terr);
+	if (st == DMR_OK)
+		st = dmr_trace_scan(rd, &terr);
+	if (st == DMR_OK && dmr_trace_file_txns(rd) == 0)
+		st = dmr_err_set(&terr, DMR_ERR_PARSE,
+				 "%s: the trace has no transactions: nothing to replay", path);
+	dmr_trace_close(rd);
+	if (st == DMR_OK)
+		return 0;
+	fprintf(stderr, "dmreplay run: error: %s\n", terr.msg);
+	return 1;
 }
 
 /* The run, with its --out locked (dmr_replay_main). */

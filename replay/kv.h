@@ -66,6 +66,15 @@
 #define DMR_KV_WINDOW_MS_MIN 0.001
 #define DMR_KV_WINDOW_MS_MAX 3600000.0
 #define DMR_KV_TS_MAX_ROWS 1000000u
+/* The most slices a kv run takes on (issue #15: --slice 1 meant ~2e11
+ * slices, hours of simulation): the trace's '# end' trailer gives its
+ * blocks, x ceil(block_bytes / --slice) (x --requests / requests); above
+ * this the run is refused before it starts, naming --slice. 1e9 slices is
+ * about 10 minutes of sim wall time: measured on the shipped fixture
+ * (tests/data/mooncake-200.jsonl, 5,330 blocks of 64 MiB) 5.46 M slices in
+ * 2.8 s (default --slice 64K) and 87 M in 64 s (--slice 4K), 1.4-1.9 M
+ * slices per wall-second on a shared 2-core VM. */
+#define DMR_KV_MAX_SLICES 1000000000ull
 
 typedef struct dmr_kv_opts {
 	const char *trace;    /* KV trace (dmreplay kv gen) */
@@ -87,9 +96,10 @@ typedef struct dmr_kv_opts {
 	double rpc_us;	      /* master RPC; < 0 = profile's read_rtt_ns */
 	uint64_t sim_region;  /* bytes of real MN memory on sim */
 	uint32_t mtu;	      /* 0 = profile's */
-	uint64_t requests;    /* 0 = whole trace */
+	uint64_t requests;    /* 0 = whole trace (the CLI refuses --requests 0) */
 	double window_ms;     /* time-series window */
 	int quiet;
+	int progress; /* 1: the progress line also off a terminal (--progress) */
 	/* threaded backends (shm, verbs) */
 	const char *device;    /* verbs: device name or index (NULL = index 0) */
 	int port;	       /* verbs: 1-based port */

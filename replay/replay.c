@@ -11,6 +11,7 @@
 #include <gsl/gsl_rng.h>
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,8 @@
 #include <unistd.h>
 
 #include "../core/base/fs.h"
+#include "../core/base/opt.h"
+#include "../core/base/progress.h"
 #include "../core/base/sig.h"
 #include "../core/base/timeps.h"
 #include "../core/loop.h"
@@ -87,8 +90,9 @@ typedef struct engine {
 	pthread_mutex_t mu;   /* threaded: trace reader, loops */
 	dmr_ts_t ts;
 	dmr_err_t *err;
-	double trace_wall; /* wall time spent reading the trace */
-	uint64_t t_fail;   /* sim: time of the failed completion (0: none) */
+	double trace_wall;   /* wall time spent reading the trace */
+	uint64_t t_fail;     /* sim: time of the failed completion (0: none) */
+	dmr_progress_t prog; /* transactions started of the total */
 } engine_t;
 
 /* Per driving thread (sim: one for all workers; threaded: one per worker):
@@ -487,8 +491,20 @@ static int mn_read(void *arg, int table, uint64_t slot, const uint64_t **payload
 
 static uint64_t phys_mem(void)
 {
-	long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
-	return pages > 0 && psz > 0 ? (uint64_t)pages * (uint64_t)psz : UINT64_MAX;
+	return dmr_phys_mem(); /* core/base/opt.h: bench and calibrate check the same */
+}
+
+/* What the engine allocates for nctx transaction contexts driven by nth
+ * threads, bytes: per context the core's context (core/txn.h: the doorbell
+ * of 2 x DMR_TRACE_MAX_OPS + 2 WRs, the 4 KiB record buffer and 4 KiB log
+ * buffer dmr_txn_ctx_init allocates first) and its current-transaction
+ * slot, per driving thread three lists of nctx indices (thr_init). A lower
+ * bound: the buffers grow with the transactions. */
+static uint64_t ctx_bytes(uint64_t nctx, uint64_t nth)
+{
+	uint64_t per = sizeof(dmr_txn_ctx_t) + (2 * DMR_TRACE_MAX_OPS + 2) * sizeof(dmr_wr_t) +
+		       2 * 4096 + sizeof(qtxn_t *);
+	return nctx * per + nth * (4 * nctx + 1) * sizeof(uint32_t);
 }
 
 /* Window bookkeeping: time series and the loops' windows of worker w. */
@@ -613,6 +629,16 @@ static dmr_status_t check_quiet(engine_t *e, thr_t *th)
 			   (unsigned long long)queued, more ? " and the rest of the trace" : "");
 }
 
+/* The time series reached DMR_REPLAY_TS_MAX_ROWS: the run stops. */
+static dmr_status_t ts_overflow(const engine_t *e, dmr_err_t *err)
+{
+	return dmr_err_set(err, DMR_ERR_RANGE,
+			   "option --window-ms %g: the time series reached %u rows (%.3f s of "
+			   "run): give a larger --window-ms (results so far are partial)",
+			   e->o->window_ms, e->ts.s.n,
+			   (double)e->ts.s.n * dmr_ps_to_s(e->ts.s.window_ps));
+}
+
 static dmr_status_t drive_sim(engine_t *e, thr_t *th)
 {
 	dmr_wc_t wcs[64];
@@ -624,6 +650,7 @@ static dmr_status_t drive_sim(engine_t *e, thr_t *th)
 					   "interrupted by signal %d: results so far are partial",
 					   dmr_sig_caught());
 		int n = dmr_be_poll(e->be, (uint32_t)w, wcs, 64);
+		dmr_progress_update(&e->prog, e->started);
 		for (int k = 0; k < n; k++) {
 			if (m)
 				dmr_be_charge(e->be, (uint32_t)w, m->txn_logic_ps);
@@ -636,6 +663,8 @@ static dmr_status_t drive_sim(engine_t *e, thr_t *th)
 				return st;
 			}
 		}
+		if (e->ts.s.overflow)
+			return ts_overflow(e, &th->err);
 	}
 	return check_quiet(e, th);
 }
@@ -711,11 +740,16 @@ static dmr_status_t drive_threaded(engine_t *e)
 	while (__atomic_load_n(&e->running, __ATOMIC_SEQ_CST) > 0) {
 		struct timespec ts = {0, 2000000};
 		nanosleep(&ts, NULL);
+		dmr_progress_update(&e->prog, __atomic_load_n(&e->started, __ATOMIC_RELAXED));
 		uint64_t now = dmr_be_now(e->be, 0) - e->t0;
 		if (dmr_ts_due(&e->ts, now)) {
 			dmr_txn_stats_t tot;
 			sum_stats(e, &tot);
 			dmr_ts_advance(&e->ts, now, &tot);
+			if (e->ts.s.overflow && !e->stop) {
+				st = ts_overflow(e, &e->th[0].err);
+				e->stop = 1;
+			}
 		}
 	}
 	for (uint32_t i = 0; i < started; i++) {
@@ -742,15 +776,40 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	if (o->cns == 0 || o->threads == 0 || o->coros == 0)
 		return dmr_err_set(err, DMR_ERR_INVALID,
 				   "--cns, --threads and --coros must be >= 1");
+	if (o->window_ms != 0 &&
+	    !(o->window_ms >= DMR_REPLAY_WINDOW_MS_MIN && o->window_ms <= DMR_REPLAY_WINDOW_MS_MAX))
+		return dmr_err_set(err, DMR_ERR_INVALID,
+				   "option --window-ms: %g out of range [%g, %g] (1 us to 1 h)",
+				   o->window_ms, DMR_REPLAY_WINDOW_MS_MIN,
+				   DMR_REPLAY_WINDOW_MS_MAX);
+	if (o->duration_s > 0 && o->window_ms > 0 &&
+	    o->duration_s * 1e3 / o->window_ms > DMR_REPLAY_TS_MAX_ROWS)
+		return dmr_err_set(err, DMR_ERR_INVALID,
+				   "option --window-ms %g: --duration %g s needs %.0f time-series "
+				   "rows, more than the %u a run keeps: give a larger --window-ms",
+				   o->window_ms, o->duration_s,
+				   ceil(o->duration_s * 1e3 / o->window_ms),
+				   DMR_REPLAY_TS_MAX_ROWS);
 	dmr_err_t ferr;
-	if (dmr_mkdir_p(o->out_dir, DMR_FS_PROBE, &ferr) !=
-	    DMR_OK) /* before the run, not after it */
-		return dmr_err_set(err, DMR_ERR_IO,
-				   "--out %s: cannot create or write in the directory (%s)",
-				   o->out_dir, ferr.msg);
+	/* the trace first: a refused trace leaves no --out behind (issue #15) */
 	st = dmr_trace_open(o->trace, &e->rd, err);
 	if (st != DMR_OK)
 		return st;
+	/* what the trace's end shows, before the run (issue #15 D19) */
+	if ((st = dmr_trace_scan(e->rd, err)) != DMR_OK)
+		goto out_trace;
+	if (dmr_trace_file_txns(e->rd) == 0) {
+		/* an empty trace is refused, not reported as a complete run */
+		st = dmr_err_set(err, DMR_ERR_PARSE,
+				 "%s: the trace has no transactions: nothing to replay", o->trace);
+		goto out_trace;
+	}
+	if (dmr_mkdir_p(o->out_dir, DMR_FS_PROBE, &ferr) != DMR_OK) { /* before the run */
+		st = dmr_err_set(err, DMR_ERR_IO,
+				 "--out %s: cannot create or write in the directory (%s)",
+				 o->out_dir, ferr.msg);
+		goto out_trace;
+	}
 	const dmr_trace_hdr_t *h = dmr_trace_header(e->rd);
 	e->nworkers = o->cns * o->threads;
 	e->coros = o->coros;
@@ -774,6 +833,27 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 				 o->trace, (unsigned long long)e->layout.total,
 				 (unsigned long long)phys_mem());
 		goto out_trace;
+	}
+	{
+		/* the contexts' memory, checked before allocating it: --coros
+		 * 100000 said "out of memory" naming nothing (issue #15 D14) */
+		uint64_t nctx = (uint64_t)e->nworkers * o->coros;
+		int thr = strcmp(o->backend, "sim") != 0;
+		uint64_t cb = ctx_bytes(nctx, thr ? e->nworkers : 1);
+		if (nctx > (uint64_t)DMR_WRID_INDEX_MAX + 1 || cb + e->layout.total > phys_mem()) {
+			st = dmr_err_set(
+			    err, DMR_ERR_RANGE,
+			    "option --coros %u: %llu transaction contexts (--cns %u x --threads "
+			    "%u x --coros %u) need at least %llu bytes (%.1f GiB) besides the "
+			    "%llu-byte footprint; this machine has %llu bytes%s",
+			    o->coros, (unsigned long long)nctx, o->cns, o->threads, o->coros,
+			    (unsigned long long)cb, cb / 1073741824.0,
+			    (unsigned long long)e->layout.total, (unsigned long long)phys_mem(),
+			    nctx > (uint64_t)DMR_WRID_INDEX_MAX + 1 ? " (and a wr_id names at most "
+								      "2^28 contexts)"
+								    : "");
+			goto out_trace;
+		}
 	}
 	res->footprint = e->layout.total;
 
@@ -862,6 +942,7 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 				 dmr_ps_from_us(o->backoff_us), err);
 	if (st != DMR_OK)
 		goto out_be;
+	e->teng.source = o->trace; /* trace errors name FILE:LINE of the op */
 	e->nctx = e->nworkers * o->coros;
 	e->ctx = calloc(e->nctx, sizeof(*e->ctx));
 	e->cur = calloc(e->nctx, sizeof(*e->cur));
@@ -932,14 +1013,35 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	e->limit = o->txns ? o->txns : UINT64_MAX;
 	uint64_t window_ps = dmr_ps_from_ms(o->window_ms);
 	dmr_ts_init(&e->ts, window_ps ? window_ps : 100 * DMR_PS_PER_MS);
+	e->ts.s.max_rows = DMR_REPLAY_TS_MAX_ROWS;
 	e->ts.drift_ps = e->drift_ps;
 
 	/* --duration: no transaction starts after it (run time, ps) */
 	e->until = o->duration_s > 0 ? dmr_ps_from_s(o->duration_s) : UINT64_MAX;
+	{
+		/* the progress line: transactions started of those the run will
+		 * start (unknown with --duration) */
+		uint64_t total = dmr_trace_file_txns(e->rd);
+		if (total == UINT64_MAX || o->duration_s > 0)
+			total = 0;
+		if (total > e->limit)
+			total = e->limit;
+		dmr_progress_init(&e->prog,
+				  o->quiet	? DMR_PROGRESS_OFF
+				  : o->progress ? DMR_PROGRESS_ON
+						: DMR_PROGRESS_AUTO,
+				  "run", "txns", total);
+	}
 	double loop0 = dmr_wall_s();
 	uint64_t tend;
 	dmr_sig_saved_t saved_sig;
+	/* a stop request an outer handler (fidelity, sweep) caught before this
+	 * replay began, e.g. while the trace was scanned, is kept: installing
+	 * clears the flag */
+	int pending_sig = dmr_sig_caught();
 	dmr_sig_install(&saved_sig);
+	if (pending_sig)
+		dmr_sig_raise_flag(pending_sig);
 	int64_t start_sum; /* START carries no value */
 	if (!e->threaded) {
 		st = engine_barrier(e, DMR_BE_BARRIER_START, o->barrier_s, 0, 0, &start_sum, err);
@@ -978,6 +1080,7 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 			}
 	}
 	dmr_sig_restore(&saved_sig);
+	dmr_progress_end(&e->prog, e->started);
 	res->loop_wall_s = dmr_wall_s() - loop0;
 	res->trace_wall_s = e->trace_wall;
 	res->partial = st != DMR_OK;
@@ -1117,8 +1220,8 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 		dmr_err_t werr;
 		int final = !res->partial && res->verified;
 		if (dmr_results_write(o->out_dir, final, res, o->trace, &e->ts, &werr) != DMR_OK &&
-		    st == DMR_OK)
-			st = dmr_err_set(err, DMR_ERR_IO, "%s", werr.msg);
+		    st == DMR_OK) /* the run failed (disk full), not its input: exit 1 */
+			st = dmr_err_set(err, DMR_ERR_WRITE, "%s", werr.msg);
 	}
 	if (st == DMR_OK && !res->verified)
 		st = dmr_err_set(err, DMR_ERR_VERIFY, "verification failed: %s",

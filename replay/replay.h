@@ -18,6 +18,15 @@
 #include "../traces/workload.h"
 #include "results.h" /* dmr_replay_result_t */
 
+/* --window-ms bounds (ms): those of kv run (replay/kv.h DMR_KV_WINDOW_MS_*),
+ * 1 us to 1 h. A run keeps at most DMR_REPLAY_TS_MAX_ROWS time-series rows
+ * in memory (11 x 8 bytes each: 88 MB at the cap, the kv run cap
+ * DMR_KV_TS_MAX_ROWS): a --duration that needs more is refused before the
+ * run; a run that reaches it stops, partial, naming --window-ms. */
+#define DMR_REPLAY_WINDOW_MS_MIN 0.001
+#define DMR_REPLAY_WINDOW_MS_MAX 3600000.0
+#define DMR_REPLAY_TS_MAX_ROWS 1000000u
+
 typedef struct dmr_replay_opts {
 	const char *trace;   /* trace file */
 	const char *backend; /* "sim", "shm", "verbs", "fault:INNER" */
@@ -39,6 +48,8 @@ typedef struct dmr_replay_opts {
 	double window_ms;    /* time-series window, ms of run time */
 	dmr_loop_cfg_t loop; /* admission control loops (core/loop.h) */
 	int quiet;
+	int progress; /* 1: the progress line also off a terminal (--progress);
+			 never with quiet (core/base/progress.h) */
 	/* The cluster barrier (dmr_be_barrier): the engine calls START before
 	 * the first transaction and END after the last completion, and verifies
 	 * the final state against the committed delta END sums over the CNs.

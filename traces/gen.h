@@ -48,6 +48,8 @@ typedef struct dmr_gen_common {
 	const char *out;     /* -o FILE (argv storage, not copied) */
 	dmr_regime_t regime; /* --regime, default uniform */
 	int regime_set;
+	int progress; /* --progress: the progress line also off a terminal */
+	int quiet;    /* --quiet given (the generator's own option): no progress */
 } dmr_gen_common_t;
 
 /* getopt_long table entries for the common options; short codes 'n' 's'
@@ -55,6 +57,7 @@ typedef struct dmr_gen_common {
 #define DMR_GEN_COMMON_LONGOPTS                                                                    \
 	{"txns", required_argument, NULL, 'n'}, {"seed", required_argument, NULL, 's'},            \
 	    {"output", required_argument, NULL, 'o'}, {"regime", required_argument, NULL, 'r'},    \
+	    {"progress", no_argument, NULL, 'P'},                                                  \
 	{                                                                                          \
 		"help", no_argument, NULL, 'h'                                                     \
 	}
@@ -100,6 +103,8 @@ static inline void dmr_gen_common_help(FILE *f)
 	      "  --seed S        GSL mt19937 seed (default 1); same seed, same trace\n"
 	      "  -o, --output F  trace file to write (required; written to F.tmp, renamed)\n"
 	      "  --regime R      uniform | extreme | alt-extreme | hot:K/P [drift...]\n"
+	      "  --progress      a progress line on stderr (transactions written of --txns,\n"
+	      "                  ETA) also when stderr is not a terminal (never with --quiet)\n"
 	      "  -h, --help      this text\n",
 	      f);
 }
@@ -137,6 +142,21 @@ static inline uint64_t dmr_gen_regime_hot(const dmr_regime_t *reg, uint64_t n)
 	if (reg->uniform || reg->hot_k == 0 || reg->hot_k >= n)
 		return 0;
 	return reg->hot_k;
+}
+
+/* A hot:K/P regime whose K hot items are not fewer than the n items of the
+ * table (all hot = no hot set: it was taken as uniform silently; issue #15
+ * D17): DMR_ERR_INVALID naming the regime, K, n and `what` ("accounts",
+ * "warehouses", "records (recordcount)"). DMR_OK otherwise. */
+static inline dmr_status_t dmr_gen_regime_check(const dmr_regime_t *reg, uint64_t n,
+						const char *what, dmr_err_t *err)
+{
+	if (reg->uniform || reg->hot_k == 0 || reg->hot_k < n)
+		return DMR_OK;
+	return dmr_err_set(err, DMR_ERR_INVALID,
+			   "--regime %s: K = %u hot items is not fewer than the %" PRIu64
+			   " %s: give K < %" PRIu64 " (or uniform)",
+			   reg->name, reg->hot_k, n, what, n);
 }
 
 /*
@@ -309,10 +329,12 @@ static inline dmr_status_t dmr_gen_emit_writer(void *arg, const dmr_trace_txn_t 
  * Write hdr and the transactions of run(ctx) to path. On any failure the
  * partial file is removed (dmr_trace_abandon) and an existing file at path
  * is left untouched. Prints errors prefixed by prog; returns the process
- * exit status: 0 ok, 2 bad input (DMR_ERR_PARSE/INVALID/RANGE), 1 otherwise.
+ * exit status (dmr_exit_status: 0 ok, 2 bad input, 1 a failed write).
+ * cm (may be NULL): --progress / --quiet and --txns for the progress line
+ * (core/base/progress.h).
  */
 int dmr_gen_write_file(const char *prog, const char *path, const dmr_trace_hdr_t *hdr,
-		       dmr_gen_run_func_t run, void *ctx);
+		       dmr_gen_run_func_t run, void *ctx, const dmr_gen_common_t *cm);
 
 /*
  * The command line of one generator (`dmreplay gen NAME`), shared by all:

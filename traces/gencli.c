@@ -3,6 +3,7 @@
 #include "gen.h"
 
 #include "../core/base/opt.h"
+#include "../core/base/progress.h"
 
 int dmr_gen_parse_u64(const char *prog, const char *opt, const char *s, uint64_t min, uint64_t max,
 		      uint64_t *v_p)
@@ -35,15 +36,21 @@ int dmr_gen_common_opt(const char *prog, int c, const char *arg, dmr_gen_common_
 	dmr_err_t err;
 
 	switch (c) {
-	case 'n':
-		if (dmr_gen_parse_u64(prog, "txns", arg, 1, UINT64_C(1) << 40, &cm->txns) != 0)
+	case 'n': /* a count: K/M/G/T as every count and size (core/base/opt.h) */
+		if (dmr_opt_u64("--txns", arg, 1, UINT64_C(1) << 40, DMR_OPT_SIZE, &cm->txns,
+				&err) != DMR_OK) {
+			fprintf(stderr, "%s: %s\n", prog, err.msg);
 			return -1;
+		}
 		cm->txns_set = 1;
 		return 1;
 	case 's':
 		return dmr_gen_parse_u64(prog, "seed", arg, 0, UINT32_MAX, &cm->seed) != 0 ? -1 : 1;
 	case 'o':
 		cm->out = arg;
+		return 1;
+	case 'P':
+		cm->progress = 1;
 		return 1;
 	case 'r':
 		if (dmr_regime_parse(arg, &cm->regime, &err) != DMR_OK) {
@@ -57,17 +64,39 @@ int dmr_gen_common_opt(const char *prog, int c, const char *arg, dmr_gen_common_
 	}
 }
 
+/* The file sink with the progress line. */
+typedef struct gen_sink {
+	dmr_trace_writer_t *w;
+	dmr_progress_t prog;
+	uint64_t n;
+} gen_sink_t;
+
+static dmr_status_t emit_progress(void *arg, const dmr_trace_txn_t *txn, dmr_err_t *err)
+{
+	gen_sink_t *s = arg;
+	dmr_progress_update(&s->prog, ++s->n);
+	return dmr_trace_write(s->w, txn, err);
+}
+
 int dmr_gen_write_file(const char *prog, const char *path, const dmr_trace_hdr_t *hdr,
-		       dmr_gen_run_func_t run, void *ctx)
+		       dmr_gen_run_func_t run, void *ctx, const dmr_gen_common_t *cm)
 {
 	dmr_trace_writer_t *w = NULL;
 	dmr_err_t err = {{0}};
 	dmr_status_t st;
+	gen_sink_t sink = {0};
 
 	st = dmr_trace_create(path, hdr, &w, &err);
 	if (st != DMR_OK)
 		goto fail;
-	st = run(ctx, dmr_gen_emit_writer, w, &err);
+	sink.w = w;
+	dmr_progress_init(&sink.prog,
+			  !cm || cm->quiet ? DMR_PROGRESS_OFF
+			  : cm->progress   ? DMR_PROGRESS_ON
+					   : DMR_PROGRESS_AUTO,
+			  prog, "txns", cm && cm->txns_set ? cm->txns : 0);
+	st = run(ctx, emit_progress, &sink, &err);
+	dmr_progress_end(&sink.prog, sink.n);
 	if (st != DMR_OK)
 		goto fail_abandon;
 	st = dmr_trace_finish(w, &err);
@@ -82,7 +111,7 @@ fail:
 		fprintf(stderr, "%s: %s\n", prog, err.msg);
 	else
 		fprintf(stderr, "%s: %s: %s\n", prog, path, dmr_status_string(st));
-	return (st == DMR_ERR_PARSE || st == DMR_ERR_INVALID || st == DMR_ERR_RANGE) ? 2 : 1;
+	return dmr_exit_status(st);
 }
 
 int dmr_gen_cli_main(const dmr_gen_cli_t *cli, void *cfg, int argc, char **argv)
@@ -116,6 +145,11 @@ int dmr_gen_cli_main(const dmr_gen_cli_t *cli, void *cfg, int argc, char **argv)
 		fprintf(stderr, "%s: unexpected argument '%s'\n", prog, argv[optind]);
 		return 2;
 	}
+	/* --quiet is each generator's own option (its footprint lines); it
+	 * silences the progress line too */
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--quiet") == 0)
+			cm.quiet = 1;
 	if (cm.out == NULL) {
 		fprintf(stderr, "%s: missing -o FILE (try --help)\n", prog);
 		return 2;
@@ -126,7 +160,7 @@ int dmr_gen_cli_main(const dmr_gen_cli_t *cli, void *cfg, int argc, char **argv)
 	}
 	rc = cli->prepare(cfg, &cm, hdr);
 	if (rc == 0) {
-		rc = dmr_gen_write_file(prog, cm.out, hdr, cli->run, cfg);
+		rc = dmr_gen_write_file(prog, cm.out, hdr, cli->run, cfg, &cm);
 		if (rc == 0 && cli->done)
 			cli->done(cfg, &cm);
 	}

@@ -219,6 +219,11 @@ static dmr_status_t conv_line(conv_t *c, const char *buf, size_t len, uint64_t l
 	if (len == 0)
 		return dmr_err_set(err, DMR_ERR_PARSE, "%s:%" PRIu64 ": empty line (not JSON)",
 				   c->file, line);
+	if (line == 1 && len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0) /* issue #15 D15 */
+		return dmr_err_set(err, DMR_ERR_PARSE,
+				   "%s:1: the file starts with a UTF-8 byte-order mark (EF BB BF): "
+				   "save it without one",
+				   c->file);
 	json_t *obj = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
 	if (!obj)
 		return dmr_err_set(err, DMR_ERR_PARSE, "%s:%" PRIu64 ": not JSON: %s (column %d)",
@@ -436,7 +441,7 @@ dmr_status_t dmr_kv_gen_mooncake(const dmr_kv_gen_opts_t *o, dmr_kv_gen_stats_t 
 		bad |= fclose(c->out) != 0;
 		c->out = NULL;
 		if (bad || rename(tmp, o->out) != 0) {
-			st = dmr_err_set(err, DMR_ERR_IO, "%s: write failed: %s", o->out,
+			st = dmr_err_set(err, DMR_ERR_WRITE, "%s: write failed: %s", o->out,
 					 strerror(errno));
 			goto fail;
 		}
@@ -503,6 +508,38 @@ static int parse_u64(const char **p, uint64_t *v)
 	return 0;
 }
 
+/* The trailer's counts from the last line of a regular file into r->h (left
+ * 0 when there is none); the read position is restored. */
+static void kv_read_trailer(dmr_kv_reader_t *r)
+{
+	struct stat sb;
+	char tail[128];
+	off_t pos = ftello(r->f);
+	if (pos < 0 || fstat(fileno(r->f), &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size < 2)
+		return;
+	off_t from =
+	    sb.st_size > (off_t)sizeof(tail) - 1 ? sb.st_size - (off_t)sizeof(tail) + 1 : 0;
+	size_t got = 0;
+	if (fseeko(r->f, from, SEEK_SET) == 0)
+		got = fread(tail, 1, sizeof(tail) - 1, r->f);
+	tail[got] = 0;
+	if (fseeko(r->f, pos, SEEK_SET) != 0) {
+		clearerr(r->f); /* the stream reports what it meets */
+		return;
+	}
+	if (got < 2 || tail[got - 1] != '\n')
+		return;
+	tail[got - 1] = 0;
+	const char *last = strrchr(tail, '\n');
+	last = last ? last + 1 : tail;
+	uint64_t a, b;
+	char extra;
+	if (sscanf(last, "# end %" SCNu64 " %" SCNu64 " %c", &a, &b, &extra) == 2) {
+		r->h.end_requests = a;
+		r->h.end_blocks = b;
+	}
+}
+
 dmr_status_t dmr_kv_trace_open(const char *path, dmr_kv_reader_t **r_p, dmr_err_t *err)
 {
 	dmr_kv_reader_t *r = calloc(1, sizeof(*r));
@@ -518,6 +555,13 @@ dmr_status_t dmr_kv_trace_open(const char *path, dmr_kv_reader_t **r_p, dmr_err_
 	}
 	ssize_t n = rd_line(r);
 	unsigned ver = 0;
+	if (n >= 3 && memcmp(r->line, "\xEF\xBB\xBF", 3) == 0) {
+		st = dmr_err_set(err, DMR_ERR_PARSE,
+				 "%s:1: the file starts with a UTF-8 byte-order mark (EF BB BF): "
+				 "save it without one",
+				 path);
+		goto fail;
+	}
 	if (n < 0 || sscanf(r->line, "# dmreplay-kvtrace v%u", &ver) != 1) {
 		st = dmr_err_set(err, DMR_ERR_PARSE,
 				 "%s:1: not a dmreplay KV trace (first line must be "
@@ -588,6 +632,7 @@ dmr_status_t dmr_kv_trace_open(const char *path, dmr_kv_reader_t **r_p, dmr_err_
 				 path, r->lineno);
 		goto fail;
 	}
+	kv_read_trailer(r);
 	*r_p = r;
 	return DMR_OK;
 fail:

@@ -105,6 +105,11 @@ typedef struct dmr_kv_trace_hdr {
 	uint64_t block_bytes;
 	char kv_model[64]; /* "-" when given as --block-bytes */
 	char source[256];  /* input file name (base name) */
+	/* the '# end REQUESTS BLOCKS' trailer as read at open from the end of
+	 * a regular file, for estimates before the run (kv run --slice); 0 and
+	 * 0 when absent or not read (a pipe). Checked against the rows only by
+	 * dmr_kv_trace_next at the end. */
+	uint64_t end_requests, end_blocks;
 } dmr_kv_trace_hdr_t;
 
 /* One request. blocks[] belongs to the reader and is valid until the next

@@ -53,7 +53,8 @@ dmr_status_t dmr_smallbank_header(const dmr_smallbank_cfg_t *cfg, dmr_trace_hdr_
 	uint64_t fp;
 	dmr_status_t st;
 
-	if ((st = sb_check(cfg, err)) != DMR_OK)
+	if ((st = sb_check(cfg, err)) != DMR_OK ||
+	    (st = dmr_gen_regime_check(&cfg->regime, cfg->accounts, "accounts", err)) != DMR_OK)
 		return st;
 	if ((h = malloc(sizeof(*h))) == NULL)
 		return dmr_err_set(err, DMR_ERR_NOMEM, "smallbank: out of memory");

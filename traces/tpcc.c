@@ -241,7 +241,8 @@ dmr_status_t dmr_tpcc_header(const dmr_tpcc_cfg_t *cfg, dmr_trace_hdr_t *hdr_p, 
 	uint64_t fp;
 	dmr_status_t st;
 
-	if ((st = tpcc_check(cfg, err)) != DMR_OK)
+	if ((st = tpcc_check(cfg, err)) != DMR_OK ||
+	    (st = dmr_gen_regime_check(&cfg->regime, cfg->warehouses, "warehouses", err)) != DMR_OK)
 		return st;
 	h = malloc(sizeof(*h));
 	r = gsl_rng_alloc(gsl_rng_mt19937);

@@ -160,11 +160,30 @@ typedef struct dmr_trace_reader dmr_trace_reader_t;
  *    (missing or unknown magic line, version > DMR_TRACE_VERSION, malformed
  *    table line, payload not a multiple of 8, no tables, missing column
  *    header line, ...);
+ *    header line, a UTF-8 byte-order mark before the magic line, ...);
  *  - DMR_ERR_NOMEM.
  * On success *r_p owns the open file; release it with dmr_trace_close().
  * The reader is not thread-safe; use one reader per thread.
  */
 dmr_status_t dmr_trace_open(const char *path, dmr_trace_reader_t **r_p, dmr_err_t *err);
+/*
+ * Before any transaction is read (right after dmr_trace_open): for a regular
+ * file, check what its end shows, so that a long replay does not meet it at
+ * its end (issue #15 D19): a last line without its newline ("FILE:LINE:
+ * truncated: last line has no trailing newline", naming that line) and
+ * fewer transactions than `# txns` declares ("FILE:LINE: field txns:
+ * truncated: N of M transactions", naming the last line); the same messages
+ * dmr_trace_next gives at the end. Reads the file once more (the first
+ * field of each line, with getline: about 1 s per GB) and counts its
+ * transactions. Not a regular file (a pipe): nothing checked, DMR_OK.
+ * Errors: DMR_ERR_PARSE (then sticky: dmr_trace_next returns it too).
+ */
+dmr_status_t dmr_trace_scan(dmr_trace_reader_t *r, dmr_err_t *err);
+/* The transactions in the file as counted by dmr_trace_scan (an upper
+ * bound: changes of the raw `txn` field from one line to the next, so a
+ * quoted id counts apart from the same id unquoted), or UINT64_MAX when it
+ * was not counted (no scan, or not a regular file). */
+uint64_t dmr_trace_file_txns(const dmr_trace_reader_t *r);
 /* The parsed header; owned by r, valid until dmr_trace_close(r). */
 const dmr_trace_hdr_t *dmr_trace_header(const dmr_trace_reader_t *r);
 /*

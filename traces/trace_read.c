@@ -48,6 +48,7 @@ struct dmr_trace_reader {
 
 	dmr_status_t status; /* sticky error, message in err */
 	dmr_err_t err;
+	uint64_t file_txns; /* counted at open; UINT64_MAX = not scanned */
 };
 
 static dmr_status_t rd_fail(dmr_trace_reader_t *r, uint32_t line, const char *field,
@@ -630,6 +631,12 @@ static int rd_header(dmr_trace_reader_t *r)
 		       -1;
 	if (n && s[n - 1] == '\r')
 		n--;
+	if (n >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0) /* issue #15 D15 */
+		return rd_fail(r, 1, "magic",
+			       "the file starts with a UTF-8 byte-order mark (EF BB BF): save it "
+			       "without one (the first line must be '%s%d')",
+			       trace_magic, DMR_TRACE_VERSION),
+		       -1;
 	if (n < sizeof(trace_magic) - 1 || memcmp(s, trace_magic, sizeof(trace_magic) - 1) != 0)
 		return rd_fail(r, 1, "magic", "not a dmreplay trace (first line must be '%s%d')",
 			       trace_magic, DMR_TRACE_VERSION),
@@ -678,6 +685,75 @@ static int rd_header(dmr_trace_reader_t *r)
 	return 0;
 }
 
+/* Scan a regular file's data lines once, before any transaction is read:
+ * count its transactions (changes of the first field from line to line) and
+ * refuse a last line without its newline or fewer transactions than
+ * `# txns`, with the messages and lines dmr_trace_next gives at the end
+ * (issue #15 D19). 0 or -1 (r->status set). Not a regular file: skipped. */
+static int rd_scan(dmr_trace_reader_t *r)
+{
+	struct stat sb;
+	if (fstat(fileno(r->fp), &sb) != 0 || !S_ISREG(sb.st_mode))
+		return 0;
+	FILE *f = fopen(r->path, "rb");
+	if (!f)
+		return 0; /* the stream reports what it meets */
+	if (fseeko(f, (off_t)r->data_off, SEEK_SET) != 0) {
+		fclose(f);
+		return 0;
+	}
+	char prev[32], *line = NULL;
+	size_t cap = 0, plen = SIZE_MAX;
+	ssize_t n;
+	uint64_t lines = 0, txns = 0;
+	int nonl = 0;
+	while ((n = getline(&line, &cap, f)) > 0) {
+		lines++;
+		nonl = line[n - 1] != '\n';
+		char *c = memchr(line, ',', (size_t)n);
+		size_t fl = c ? (size_t)(c - line) : (size_t)n - !nonl;
+		if (fl == 0)
+			continue; /* an empty line: the stream names it */
+		if (fl > sizeof(prev) || fl != plen || memcmp(prev, line, fl) != 0) {
+			txns++;
+			plen = fl <= sizeof(prev) ? fl : SIZE_MAX;
+			if (fl <= sizeof(prev))
+				memcpy(prev, line, fl);
+		}
+	}
+	int bad = ferror(f);
+	free(line);
+	fclose(f);
+	if (bad)
+		return 0;
+	uint32_t last = r->data_line + (uint32_t)lines;
+	if (nonl) {
+		rd_fail(r, last, NULL, "truncated: last line has no trailing newline");
+		return -1;
+	}
+	if (r->hdr.txns && txns < r->hdr.txns) {
+		rd_fail(r, last, "txns", "truncated: %llu of %llu transactions",
+			(unsigned long long)txns, (unsigned long long)r->hdr.txns);
+		return -1;
+	}
+	r->file_txns = txns;
+	return 0;
+}
+
+uint64_t dmr_trace_file_txns(const dmr_trace_reader_t *r)
+{
+	return r->file_txns;
+}
+
+dmr_status_t dmr_trace_scan(dmr_trace_reader_t *r, dmr_err_t *err)
+{
+	if (r->status)
+		return rd_report(r, err);
+	if (rd_scan(r))
+		return rd_report(r, err);
+	return DMR_OK;
+}
+
 static void rd_csv_init(dmr_trace_reader_t *r)
 {
 	csv_init(&r->csv, CSV_STRICT);
@@ -707,6 +783,7 @@ dmr_status_t dmr_trace_open(const char *path, dmr_trace_reader_t **r_p, dmr_err_
 		goto err_free;
 	}
 	r->type_hint = r->table_hint = -1;
+	r->file_txns = UINT64_MAX;
 	if (rd_header(r)) {
 		st = rd_report(r, err);
 		goto err_close;

@@ -20,7 +20,7 @@ static int wr_flush(dmr_trace_writer_t *w)
 {
 	if (w->len && fwrite(w->buf, 1, w->len, w->fp) != w->len) {
 		w->status =
-		    dmr_err_set(&w->err, DMR_ERR_IO, "%s: write: %s", w->tmp, strerror(errno));
+		    dmr_err_set(&w->err, DMR_ERR_WRITE, "%s: write: %s", w->tmp, strerror(errno));
 		return -1;
 	}
 	w->len = 0;
@@ -279,7 +279,7 @@ dmr_status_t dmr_trace_finish(dmr_trace_writer_t *w, dmr_err_t *err)
 		goto err_unlink;
 	}
 	if (fclose(w->fp) != 0) {
-		st = dmr_err_set(err, DMR_ERR_IO, "%s: close: %s", w->tmp, strerror(errno));
+		st = dmr_err_set(err, DMR_ERR_WRITE, "%s: close: %s", w->tmp, strerror(errno));
 		goto err_unlink;
 	}
 	if (w->hdr.txns && w->ntxns != w->hdr.txns) {
@@ -290,7 +290,7 @@ dmr_status_t dmr_trace_finish(dmr_trace_writer_t *w, dmr_err_t *err)
 		goto err_unlink;
 	}
 	if (rename(w->tmp, w->path) != 0) {
-		st = dmr_err_set(err, DMR_ERR_IO, "%s: rename from %s: %s", w->path, w->tmp,
+		st = dmr_err_set(err, DMR_ERR_WRITE, "%s: rename from %s: %s", w->path, w->tmp,
 				 strerror(errno));
 		goto err_unlink;
 	}

@@ -138,16 +138,37 @@ dmr_status_t dmr_ycsb_props_load(const char *path, dmr_ycsb_props_t *p_p, dmr_er
 	unsigned line = 0;
 	double sum = 0;
 	dmr_status_t st = DMR_OK;
+	/* keys seen and their lines: a key given twice is refused (Java's
+	 * Properties, YCSB's reader, keep the last silently; issue #15 D16) */
+	enum { MAXKEYS = 256 };
+	struct {
+		char k[64];
+		unsigned line;
+	} *seen = NULL;
+	unsigned nseen = 0, pline[DMR_YCSB_NTYPES] = {0};
 
 	if (f == NULL)
 		return dmr_err_set(err, DMR_ERR_IO, "%s: %s", path, strerror(errno));
+	if ((seen = calloc(MAXKEYS, sizeof(*seen))) == NULL) {
+		fclose(f);
+		return dmr_err_set(err, DMR_ERR_NOMEM, "%s: out of memory", path);
+	}
 	dmr_ycsb_props_default(&p);
 	snprintf(p.path, sizeof(p.path), "%s", path);
 	while (getline(&buf, &cap, f) != -1) {
-		char *s = ycsb_trim(buf), *eq, *k, *v;
+		char *s = buf, *eq, *k, *v;
 		const char *why = "";
 
 		line++;
+		if (line == 1 && memcmp(s, "\xEF\xBB\xBF", 3) == 0) {
+			st =
+			    dmr_err_set(err, DMR_ERR_PARSE,
+					"%s:1: the file starts with a UTF-8 byte-order mark (EF BB "
+					"BF): save it without one",
+					path);
+			goto out;
+		}
+		s = ycsb_trim(s);
 		if (*s == '\0' || *s == '#' || *s == '!')
 			continue;
 		if ((eq = strchr(s, '=')) == NULL) {
@@ -163,6 +184,21 @@ dmr_status_t dmr_ycsb_props_load(const char *path, dmr_ycsb_props_t *p_p, dmr_er
 					 path, line);
 			goto out;
 		}
+		for (unsigned i = 0; i < nseen; i++)
+			if (strcmp(seen[i].k, k) == 0) {
+				st = dmr_err_set(err, DMR_ERR_PARSE,
+						 "%s:%u: %s: duplicate key (first given at line "
+						 "%u): give it once",
+						 path, line, k, seen[i].line);
+				goto out;
+			}
+		if (nseen < MAXKEYS && strlen(k) < sizeof(seen[0].k)) {
+			snprintf(seen[nseen].k, sizeof(seen[0].k), "%s", k);
+			seen[nseen++].line = line;
+		}
+		for (int i = 0; i < DMR_YCSB_NTYPES; i++)
+			if (strcmp(k, ycsb_prop_keys[i]) == 0)
+				pline[i] = line;
 		if (ycsb_prop(&p, k, v, &why) != 0) {
 			st = dmr_err_set(err, DMR_ERR_PARSE, "%s:%u: %s: '%s' %s", path, line, k, v,
 					 why);
@@ -181,9 +217,23 @@ dmr_status_t dmr_ycsb_props_load(const char *path, dmr_ycsb_props_t *p_p, dmr_er
 		st = dmr_err_set(err, DMR_ERR_PARSE, "%s: all operation proportions are 0", path);
 	else if (p.minscanlength > p.maxscanlength)
 		st = dmr_err_set(err, DMR_ERR_PARSE, "%s: minscanlength > maxscanlength", path);
+	else if (fabs(sum - 1.0) > DMR_YCSB_PROP_TOL) {
+		/* YCSB normalises them silently; we refuse (issue #15 D16) */
+		char list[400];
+		size_t n = 0;
+		for (int i = 0; i < DMR_YCSB_NTYPES && n < sizeof(list); i++)
+			n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%s=%g (%s%.0u)",
+					      i ? ", " : "", ycsb_prop_keys[i], p.prop[i],
+					      pline[i] ? "line " : "default", pline[i]);
+		st = dmr_err_set(err, DMR_ERR_PARSE,
+				 "%s: the operation proportions sum to %g, not 1 (within %g): "
+				 "%s",
+				 path, sum, DMR_YCSB_PROP_TOL, list);
+	}
 	if (st == DMR_OK)
 		*p_p = p;
 out:
+	free(seen);
 	free(buf);
 	fclose(f);
 	return st;
@@ -282,6 +332,10 @@ dmr_status_t dmr_ycsb_header(const dmr_ycsb_cfg_t *cfg, dmr_trace_hdr_t *hdr_p, 
 	dmr_status_t st;
 
 	if ((st = ycsb_check(cfg, err)) != DMR_OK)
+		return st;
+	if (cfg->regime_override &&
+	    (st = dmr_gen_regime_check(&cfg->regime, p->recordcount, "records (recordcount)",
+				       err)) != DMR_OK)
 		return st;
 	if ((st = ycsb_count_inserts(cfg, &inserts, err)) != DMR_OK)
 		return st;

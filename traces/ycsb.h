@@ -56,13 +56,21 @@ typedef struct dmr_ycsb_props {
 /* YCSB defaults (recordcount 0 = not set). */
 void dmr_ycsb_props_default(dmr_ycsb_props_t *p);
 
+/* The operation proportions (given, or YCSB's defaults 0.95 read, 0.05
+ * update) must sum to 1 within this: YCSB normalises any sum silently, we
+ * refuse it (issue #15 D16), so that workloadX's mix is the one written. */
+#define DMR_YCSB_PROP_TOL 1e-6
+
 /*
  * Read a YCSB property file: "key=value" lines, '#' or '!' comments, blank
  * lines; keys not listed above are ignored. Errors: DMR_ERR_IO (cannot
  * open/read), DMR_ERR_PARSE "FILE:LINE: ..." for a line without '=' or with
- * an empty key, a bad value of a known key (not a number, out of range, an
- * unsupported distribution such as hotspot), and "FILE: ..." for a missing
- * recordcount or proportions summing to 0. *p is set only on success.
+ * an empty key, a key given twice (any key: "duplicate key (first given at
+ * line N)"), a UTF-8 byte-order mark, a bad value of a known key (not a
+ * number, out of range, an unsupported distribution such as hotspot), and
+ * "FILE: ..." for a missing recordcount, proportions summing to 0, or
+ * proportions that do not sum to 1 within DMR_YCSB_PROP_TOL (each named
+ * with its line, or "default"). *p is set only on success.
  */
 dmr_status_t dmr_ycsb_props_load(const char *path, dmr_ycsb_props_t *p, dmr_err_t *err);
 

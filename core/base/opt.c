@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Digits then an optional size suffix; 0 or -1 (not a number). */
 static int scan_u64(const char *s, unsigned flags, uint64_t *v)
@@ -130,4 +131,22 @@ dmr_status_t dmr_opt_double(const char *opt, const char *s, double lo, double hi
 	return DMR_OK;
 bad:
 	return dmr_err_set(err, DMR_ERR_PARSE, "option %s: '%s' is not a number", opt, s ? s : "");
+}
+
+uint64_t dmr_phys_mem(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+	return pages > 0 && psz > 0 ? (uint64_t)pages * (uint64_t)psz : UINT64_MAX;
+}
+
+dmr_status_t dmr_opt_fits_memory(const char *opts, uint64_t need_bytes, const char *what,
+				 dmr_err_t *err)
+{
+	uint64_t have = dmr_phys_mem();
+	if (need_bytes <= have)
+		return DMR_OK;
+	return dmr_err_set(err, DMR_ERR_RANGE,
+			   "option %s: needs %" PRIu64 " bytes (%.1f GiB: %s), more than this "
+			   "machine's memory (%" PRIu64 " bytes)",
+			   opts, need_bytes, (double)need_bytes / 1073741824.0, what, have);
 }

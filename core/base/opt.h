@@ -10,6 +10,12 @@
  *   option --threads: 0 out of range (1..4096)
  *   option --window-ms: 'abc' is not a number
  * The caller prints it behind its own "dmreplay CMD: " and exits 2.
+ *
+ * One rule for suffixes (issue #15 D17): every size and every count of
+ * work or of things (bytes, --txns, --requests, --iters, --cns, --threads,
+ * --coros, --depth, ...) is parsed with DMR_OPT_SIZE, so K, M, G and T
+ * (powers of 1024) are accepted alike by every subcommand; identifiers
+ * (--seed, --port, --gid-index, --id) take plain digits only.
  * *v_p is left unchanged on error. Part of core/base (nothing of ours below).
  */
 #ifndef DMR_BASE_OPT_H
@@ -43,5 +49,18 @@ dmr_status_t dmr_opt_i64(const char *opt, const char *s, int64_t lo, int64_t hi,
  * DMR_OPT_LO_OPEN); DMR_OPT_SECONDS allowed. NaN and infinities refused. */
 dmr_status_t dmr_opt_double(const char *opt, const char *s, double lo, double hi, unsigned flags,
 			    double *v_p, dmr_err_t *err);
+
+/* This machine's physical memory, bytes (sysconf _SC_PHYS_PAGES x
+ * _SC_PAGESIZE); UINT64_MAX when it cannot be told. */
+uint64_t dmr_phys_mem(void);
+/* What options ask of memory, checked before allocating it (`run`'s
+ * footprint and contexts, `bench --size/--depth`, `calibrate`): DMR_OK when
+ * need_bytes <= dmr_phys_mem(), else DMR_ERR_RANGE with err->msg
+ *   option(s) OPTS: need N bytes (G GiB: WHAT), more than this machine's
+ *   memory (M bytes)
+ * (opts e.g. "--size 1073741824 x --depth 16", what e.g. "MN region and
+ * local buffers"). The caller prints it and exits 2. */
+dmr_status_t dmr_opt_fits_memory(const char *opts, uint64_t need_bytes, const char *what,
+				 dmr_err_t *err);
 
 #endif /* DMR_BASE_OPT_H */

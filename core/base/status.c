@@ -37,6 +37,8 @@ const char *dmr_status_string(dmr_status_t st)
 		return "I/O error";
 	case DMR_ERR_INTERRUPTED:
 		return "interrupted";
+	case DMR_ERR_WRITE:
+		return "write failed";
 	case DMR_ERR_PARSE:
 		return "parse error";
 	case DMR_ERR_VERIFY:
@@ -54,4 +56,24 @@ dmr_status_t dmr_err_set(dmr_err_t *err, dmr_status_t st, const char *fmt, ...)
 		va_end(ap);
 	}
 	return st;
+}
+
+int dmr_exit_status(dmr_status_t st)
+{
+	switch (st) {
+	case DMR_OK:
+	case DMR_INPROGRESS:
+	case DMR_EOF:
+		return 0;
+	case DMR_ERR_PARSE:
+	case DMR_ERR_IO:
+	case DMR_ERR_RANGE:
+	case DMR_ERR_INVALID:
+	case DMR_ERR_NODEV:
+		return 2;
+	case DMR_ERR_INTERRUPTED:
+		return 130;
+	default:
+		return 1;
+	}
 }

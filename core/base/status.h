@@ -38,6 +38,11 @@ typedef enum dmr_status {
 	DMR_ERR_NOMEM = -23,	   /* allocation failed */
 	DMR_ERR_IO = -24,	   /* system call / file error */
 	DMR_ERR_INTERRUPTED = -25, /* stopped by a signal (SIGINT, SIGTERM) */
+	DMR_ERR_WRITE = -26,	   /* an output could not be written in full
+				      (disk full, I/O error, close or rename
+				      failed): the run failed, its input was
+				      fine (DMR_ERR_IO: a file or directory as
+				      given cannot be opened or created) */
 	/* input level */
 	DMR_ERR_PARSE = -30,  /* malformed input (file, line, field named) */
 	DMR_ERR_VERIFY = -31, /* a post-run invariant check failed */
@@ -45,6 +50,22 @@ typedef enum dmr_status {
 
 /* Human-readable name of a status. Never NULL; static storage. */
 const char *dmr_status_string(dmr_status_t st);
+
+/*
+ * The exit status of a command whose work ended with st, one rule for every
+ * subcommand (README "exit status"; issue #15 D14):
+ *   0    DMR_OK (and DMR_INPROGRESS, DMR_EOF: not errors)
+ *   2    bad input, caught before the work or when it meets it: a file,
+ *        line, field, option value or device that is wrong or cannot be
+ *        satisfied (DMR_ERR_PARSE, _IO, _RANGE, _INVALID, _NODEV; an option
+ *        that needs more memory than the machine has is checked up front
+ *        and is DMR_ERR_RANGE)
+ *   130  DMR_ERR_INTERRUPTED (SIGINT, SIGTERM)
+ *   1    the run failed: everything else (DMR_ERR_VERIFY, _WRITE: disk full
+ *        while writing results, _NOMEM: out of memory during the run,
+ *        _REMOTE, _TIMEOUT, _UNSUPPORTED, ...).
+ */
+int dmr_exit_status(dmr_status_t st);
 
 /*
  * Error detail: the place and cause of the first error, filled by the

@@ -95,6 +95,7 @@ enum {
 	O_WINDOW,
 	O_OUT,
 	O_QUIET,
+	O_PROGRESS,
 	O_HELP,
 	O_CONFIG,
 	O_ID,
@@ -195,7 +196,7 @@ static void gen_usage(FILE *f)
 	    "  --mooncake FILE    input JSONL\n"
 	    "  -o, --out FILE     output KV trace (written to FILE.tmp, then renamed)\n"
 	    "  --kv-model NAME    block size from a preset (default llama-3-8b): %s\n"
-	    "  --block-bytes B    block size in bytes instead (K/M/G suffixes; at most 1G)\n"
+	    "  --block-bytes B    block size in bytes instead (K/M/G/T suffixes; at most 1G)\n"
 	    "  --requests N       convert the first N lines only\n"
 	    "  --quiet\n",
 	    dmr_kv_model_names());
@@ -237,7 +238,9 @@ static void run_usage(FILE *f)
 	    "  --sim-region BYTES  real MN memory on sim; larger pools are folded into it (default "
 	    "16M)\n"
 	    "  --mtu BYTES         override the profile's path MTU\n"
-	    "  --requests N        replay the first N requests\n"
+	    "  --requests N        replay the first N requests (>= 1; default: all)\n"
+	    "  --progress          a progress line on stderr (requests done of the\n"
+	    "                      trace's, ETA) also off a terminal; never with --quiet\n"
 	    "  --window-ms X       time-series window (0.001..3600000, default 1000)\n"
 	    "  --out DIR           results directory (default out/kv)\n"
 	    "  --quiet\n"
@@ -341,6 +344,11 @@ static int kv_gen_main(int argc, char **argv)
 		case 'n':
 			if (opt_size(cmd, "--requests", optarg, &o.max_requests))
 				return 2;
+			if (o.max_requests == 0) {
+				fprintf(stderr, "dmreplay kv gen: option --requests: must be >= 1 "
+						"(omit it for the whole file)\n");
+				return 2;
+			}
 			break;
 		case 'q':
 			quiet = 1;
@@ -381,7 +389,7 @@ static int kv_gen_main(int argc, char **argv)
 	dmr_status_t st = dmr_kv_gen_mooncake(&o, &s, &err);
 	if (st != DMR_OK) {
 		fprintf(stderr, "dmreplay kv gen: error: %s\n", err.msg);
-		return st == DMR_ERR_NOMEM ? 1 : 2;
+		return dmr_exit_status(st);
 	}
 	if (!quiet) {
 		char b1[32], b2[32];
@@ -478,7 +486,19 @@ static int kv_run_opt(int ch, const char *name, const char *arg, dmr_kv_opts_t *
 	case O_SIM_REGION:
 		return opt_size(cmd, name, arg, &o->sim_region);
 	case O_REQUESTS:
-		return opt_size(cmd, name, arg, &o->requests);
+		if (opt_size(cmd, name, arg, &o->requests))
+			return 1;
+		if (o->requests == 0) { /* as run --txns 0 (issue #15 D18) */
+			fprintf(stderr,
+				"dmreplay %s: option --requests: must be >= 1 (omit it for the "
+				"whole trace)\n",
+				cmd);
+			return 1;
+		}
+		return 0;
+	case O_PROGRESS:
+		o->progress = 1;
+		return 0;
 	case O_PLACEMENT:
 		if (strcmp(arg, "round-robin") == 0 || strcmp(arg, "rr") == 0)
 			o->placement = DMR_KV_PLACE_RR;
@@ -522,6 +542,7 @@ static int kv_run_main(int argc, char **argv, int mode)
 					     {"window-ms", required_argument, 0, O_WINDOW},
 					     {"out", required_argument, 0, O_OUT},
 					     {"quiet", no_argument, 0, O_QUIET},
+					     {"progress", no_argument, 0, O_PROGRESS},
 					     {"device", required_argument, 0, O_DEVICE},
 					     {"port", required_argument, 0, O_PORT},
 					     {"gid-index", required_argument, 0, O_GID},
@@ -589,12 +610,7 @@ static int kv_run_main(int argc, char **argv, int mode)
 		dmr_kv_print(&r, stdout);
 	if (st != DMR_OK) {
 		fprintf(stderr, "dmreplay %s: error: %s\n", a.cmd, err.msg);
-		if (st == DMR_ERR_INTERRUPTED)
-			return 130;
-		return (st == DMR_ERR_PARSE || st == DMR_ERR_IO || st == DMR_ERR_RANGE ||
-			st == DMR_ERR_INVALID)
-			   ? 2
-			   : 1;
+		return dmr_exit_status(st);
 	}
 	if (!o.quiet && o.out_dir)
 		printf("  results        %s/summary.csv, %s/timeseries.csv\n", o.out_dir,
@@ -683,7 +699,7 @@ static int kv_bench_main(int argc, char **argv)
 	dmr_status_t st = dmr_kv_bench(&o, &r, &err);
 	if (st != DMR_OK) {
 		fprintf(stderr, "dmreplay kv bench: error: %s\n", err.msg);
-		return st == DMR_ERR_INVALID || st == DMR_ERR_IO || st == DMR_ERR_PARSE ? 2 : 1;
+		return dmr_exit_status(st);
 	}
 	dmr_kv_bench_print(&o, &r, stdout);
 	return 0;

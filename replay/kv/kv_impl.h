@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "../../core/base/fs.h"
+#include "../../core/base/progress.h"
 #include "../../core/base/timeps.h"
 #include "../../core/base/wrid.h"
 #include "../../core/kv/master.h"
@@ -62,6 +63,7 @@ enum {
 };
 
 typedef struct kv {
+	dmr_progress_t prog; /* requests completed of the run's */
 	const dmr_kv_opts_t *o;
 	dmr_err_t *err;
 	dmr_be_t *be; /* NULL in the MN process */
@@ -101,6 +103,11 @@ dmr_time_ps_t kv_arrival_ps(const kv_t *k, uint64_t t_us);
 dmr_status_t kv_maxwr(const kv_t *k, uint64_t *maxwr_p);
 void kv_free(kv_t *k);
 
+/* run.c: the slices the run would take on (the trace's trailer x
+ * ceil(block / --slice)) above DMR_KV_MAX_SLICES: DMR_ERR_RANGE naming
+ * --slice; DMR_OK when below or unknown. */
+dmr_status_t kv_check_work(const dmr_kv_opts_t *o, const dmr_kv_trace_hdr_t *h, dmr_err_t *err);
+
 /* results.c */
 void kv_ts_init(kv_t *k, dmr_time_ps_t window_ps);
 dmr_status_t kv_ts_overflow(const kv_t *k);
@@ -112,6 +119,11 @@ dmr_status_t kv_afile_open(dmr_afile_t *a, const char *dir, const char *name, dm
 
 /* sim.c */
 dmr_status_t kv_run_sim(kv_t *k, dmr_kv_result_t *res, double w0);
+/* After the event loop ran out of events: DMR_OK when no request, transfer
+ * or read-ahead arrival is left, else DMR_ERR_REMOTE ("the run stalled":
+ * completions lost, a failed run, exit 1; issue #15) with the counts in
+ * k->err. */
+dmr_status_t kv_check_drained(const kv_t *k);
 /*
  * Open a DRIVEN backend (sim) for a KV run or the bench: refuse another
  * ("backend B: WHAT runs on DRIVEN backends (sim) only so far"), apply

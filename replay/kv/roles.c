@@ -296,7 +296,7 @@ static dmr_status_t kv_mn_serve(const dmr_kv_opts_t *o, dmr_verbs_cluster_t *cl,
 	if (o->out_dir) {
 		dmr_err_t werr;
 		if (kv_write_results(k, res, &werr) != DMR_OK && st == DMR_OK)
-			st = dmr_err_set(err, DMR_ERR_IO, "%s", werr.msg);
+			st = dmr_err_set(err, DMR_ERR_WRITE, "%s", werr.msg);
 	}
 out:
 	dmr_kv_master_fini(&T->M);

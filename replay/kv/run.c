@@ -70,6 +70,27 @@ dmr_status_t kv_check_opts(const dmr_kv_opts_t *o, dmr_err_t *err)
 	return DMR_OK;
 }
 
+dmr_status_t kv_check_work(const dmr_kv_opts_t *o, const dmr_kv_trace_hdr_t *h, dmr_err_t *err)
+{
+	if (!h->end_blocks || !h->block_bytes)
+		return DMR_OK; /* unknown (no trailer): the run meets it */
+	double blocks = (double)h->end_blocks;
+	if (o->requests && h->end_requests && o->requests < h->end_requests)
+		blocks *= (double)o->requests / (double)h->end_requests;
+	uint64_t per =
+	    o->slice && o->slice < h->block_bytes ? (h->block_bytes + o->slice - 1) / o->slice : 1;
+	double slices = blocks * (double)per;
+	if (slices > (double)DMR_KV_MAX_SLICES)
+		return dmr_err_set(err, DMR_ERR_RANGE,
+				   "option --slice %" PRIu64 ": %.0f blocks of %" PRIu64
+				   " bytes are %.3g slices, above the bound of %.0e a run takes "
+				   "on (about 10 minutes of simulation per 1e9): give a larger "
+				   "--slice (or 0: one WR per block) or fewer --requests",
+				   o->slice, blocks, h->block_bytes, slices,
+				   (double)DMR_KV_MAX_SLICES);
+	return DMR_OK;
+}
+
 void kv_begin(kv_t *k, const dmr_kv_opts_t *o, dmr_err_t *err)
 {
 	memset(k, 0, sizeof(*k));
@@ -164,10 +185,26 @@ dmr_status_t kv_run_common(const dmr_kv_opts_t *o, const kv_proc_t *P, dmr_kv_re
 		return st;
 	if ((st = dmr_kv_trace_open(o->trace, &k->rd, err)) != DMR_OK)
 		return st;
+	if ((st = kv_check_work(o, dmr_kv_trace_header(k->rd), err)) != DMR_OK) {
+		dmr_kv_trace_close(k->rd);
+		return st;
+	}
+	{
+		const dmr_kv_trace_hdr_t *h = dmr_kv_trace_header(k->rd);
+		uint64_t total = h->end_requests;
+		if (o->requests && (o->requests < total || !total))
+			total = o->requests;
+		dmr_progress_init(&k->prog,
+				  o->quiet	? DMR_PROGRESS_OFF
+				  : o->progress ? DMR_PROGRESS_ON
+						: DMR_PROGRESS_AUTO,
+				  "kv run", "requests", total);
+	}
 	if (strcmp(dmr_be_base_name(o->backend), "sim") != 0 || P) /* threaded: shm, verbs */
 		st = kv_run_threaded(k, res, w0, P);
 	else
 		st = kv_run_sim(k, res, w0);
+	dmr_progress_end(&k->prog, k->cnt[KV_COMPLETED]);
 	dmr_kv_xeng_fini(&k->X);
 	kv_free(k);
 	dmr_be_close(k->be);

@@ -264,6 +264,16 @@ static void kv_drain_failed(kv_t *k)
 			 (unsigned long long)failed, (unsigned long long)flushed);
 }
 
+dmr_status_t kv_check_drained(const kv_t *k)
+{
+	if (k->inflight || k->X.live || k->have_ahead)
+		return dmr_err_set(k->err, DMR_ERR_REMOTE,
+				   "kv: the run stalled with %u requests and %u transfers in "
+				   "flight and no event left (completions lost): the run failed",
+				   k->inflight, k->X.live);
+	return DMR_OK;
+}
+
 /* The event loop: until no event is left. */
 static dmr_status_t kv_loop(kv_t *k)
 {
@@ -278,6 +288,7 @@ static dmr_status_t kv_loop(kv_t *k)
 		if (k->ts.overflow)
 			return kv_ts_overflow(k);
 		int n = dmr_be_poll(k->be, (uint32_t)w, wcs, 64);
+		dmr_progress_update(&k->prog, k->cnt[KV_COMPLETED]);
 		for (int i = 0; i < n && st == DMR_OK; i++) {
 			dmr_time_ps_t now = dmr_be_now(k->be, (uint32_t)w), t = sim_time(k->be);
 			if (dmr_tseries_due(&k->ts, t)) {
@@ -291,12 +302,8 @@ static dmr_status_t kv_loop(kv_t *k)
 		if (st != DMR_OK)
 			return st;
 	}
-	if (k->inflight || k->X.live || k->have_ahead)
-		return dmr_err_set(/* a failed run (exit 1), not bad input */
-				   k->err, DMR_ERR_REMOTE,
-				   "kv: the run stalled with %u requests and %u transfers in "
-				   "flight",
-				   k->inflight, k->X.live);
+	if ((st = kv_check_drained(k)) != DMR_OK)
+		return st;
 	uint64_t pinned, segused;
 	const dmr_kv_pool_t *p = &k->pool;
 	if (!dmr_kv_pool_consistent(p, &pinned, &segused))
@@ -376,7 +383,7 @@ dmr_status_t kv_run_sim(kv_t *k, dmr_kv_result_t *res, double w0)
 	if (o->out_dir) {
 		dmr_err_t werr;
 		if (kv_write_results(k, res, &werr) != DMR_OK && st == DMR_OK)
-			st = dmr_err_set(k->err, DMR_ERR_IO, "%s", werr.msg);
+			st = dmr_err_set(k->err, DMR_ERR_WRITE, "%s", werr.msg);
 	}
 	if (st == DMR_ERR_REMOTE && k->be)
 		kv_drain_failed(k);

@@ -322,6 +322,7 @@ static dmr_status_t kvt_go(kvt_t *T, uint64_t c[KV_NCNT], uint32_t *started_p)
 			nanosleep(&ts, NULL);
 		}
 		kvt_sample(T, c);
+		dmr_progress_update(&k->prog, c[KV_COMPLETED]);
 		if (!more)
 			break;
 		dmr_tseries_advance(&k->ts, dmr_be_now(k->be, 0) - T->t0, c, NULL);
@@ -425,7 +426,7 @@ static dmr_status_t kvt_collect(kvt_t *T, dmr_kv_result_t *res, const dmr_model_
 	if (o->out_dir) {
 		dmr_err_t werr;
 		if (kv_write_results(k, res, &werr) != DMR_OK && st == DMR_OK)
-			st = dmr_err_set(err, DMR_ERR_IO, "%s", werr.msg);
+			st = dmr_err_set(err, DMR_ERR_WRITE, "%s", werr.msg);
 	}
 	return st;
 }

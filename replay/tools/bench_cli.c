@@ -312,6 +312,19 @@ int dmr_bench_main(int argc, char **argv)
 	cq_mod = cq_mod < depth ? cq_mod : depth; /* perftest: at most tx_depth */
 	post_list = post_list < depth ? post_list : depth;
 
+	{
+		/* what the run allocates and registers, checked before it is (issue
+		 * #15 D2: --size 1G touched 16.8 GB): the MN region (depth x size
+		 * per QP), the local buffers, two timestamps per iteration */
+		uint64_t need = dmr_bench_mr_need(&sp) + dmr_bench_local_need(&sp) + 16 * iters;
+		char what[96];
+		snprintf(what, sizeof(what), "--size %" PRIu64 " x --depth %" PRIu64, size, depth);
+		if (dmr_opt_fits_memory(what, need, "MN region, local buffers and timestamps",
+					&err) != DMR_OK) {
+			fprintf(stderr, "dmreplay bench: %s\n", err.msg);
+			return 2;
+		}
+	}
 	dmr_bench_session_t s;
 #ifdef DMR_HAVE_VERBS
 	/* perftest's QP: tx_depth WRs, inline data only for WRITE (verbs.h) */

@@ -40,6 +40,8 @@ static void cal_usage(FILE *f)
 	    "  -o, --output F    write the profile to F (always checked with dmr_model_load)\n"
 	    "  --name NAME       profile name (default calibrated-BACKEND-PROFILE|DEVICE)\n"
 	    "  --quick           fewer iterations and repetitions (rxe: well under 2 min)\n"
+	    "  --progress        the progress line (phases done, ETA) on stderr also when\n"
+	    "                    stderr is not a terminal (on a terminal it is shown anyway)\n"
 	    "  --reps R          repetitions of every measurement (default 5, quick 3)\n"
 	    "  --lat-iters N     iterations per latency point (default 1000, quick 200)\n"
 	    "  --bw-iters N      iterations per bandwidth run (default 5000, quick 1000)\n"
@@ -115,6 +117,7 @@ int dmr_calibrate_main(int argc, char **argv)
 		O_TOL,
 		O_MAXRUN,
 		O_HOSTCPUS,
+		O_PROGRESS,
 		O_HELP
 	};
 	static const struct option opts[] = {
@@ -123,6 +126,7 @@ int dmr_calibrate_main(int argc, char **argv)
 	    {"output", required_argument, NULL, 'o'},
 	    {"name", required_argument, NULL, O_NAME},
 	    {"quick", no_argument, NULL, O_QUICK},
+	    {"progress", no_argument, NULL, O_PROGRESS},
 	    {"reps", required_argument, NULL, O_REPS},
 	    {"lat-iters", required_argument, NULL, O_LAT},
 	    {"bw-iters", required_argument, NULL, O_BW},
@@ -185,6 +189,9 @@ int dmr_calibrate_main(int argc, char **argv)
 			break;
 		case O_QUICK:
 			o->quick = 1;
+			break;
+		case O_PROGRESS:
+			o->progress = 1;
 			break;
 		case O_MAXRUN:
 			st = dmr_opt_double("--max-run-s", optarg, 0, 3600, 0, &max_s, &err);
@@ -282,6 +289,18 @@ int dmr_calibrate_main(int argc, char **argv)
 	if ((uint64_t)o->qps * 4096 > mr)
 		mr = (uint64_t)o->qps * 4096;
 	size_t local = (size_t)CAL_BW_SIZE * CAL_BW_DEPTH;
+	{
+		/* the MN region and one local buffer per QP, before allocating
+		 * them (issue #15 D2, as bench) */
+		char what[48];
+		snprintf(what, sizeof(what), "--qps %u", o->qps);
+		if (dmr_opt_fits_memory(what, mr + (uint64_t)o->qps * local,
+					"MN region and a local buffer per QP", &err) != DMR_OK) {
+			fprintf(stderr, "dmreplay calibrate: %s\n", err.msg);
+			rc = 2;
+			goto out;
+		}
+	}
 	st = dmr_bench_session_open(&c->s, &o->t, o->qps, mr, local, &err);
 	if (st != DMR_OK) {
 		fprintf(stderr, "dmreplay calibrate: %s\n", err.msg);

@@ -33,6 +33,7 @@ typedef struct cal_opts {
 	const char *out;
 	const char *name;
 	int quick;
+	int progress; /* --progress: the phase progress line also off a terminal */
 	uint32_t reps;
 	uint64_t lat_iters, bw_iters, rate_iters, atomic_iters;
 	double max_s; /* threaded backends: wall-time cap of one run */

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../core/base/progress.h"
 #include "../../core/base/timeps.h"
 #include "../../core/base/wrid.h"
 #include "calibrate_impl.h"
@@ -480,13 +481,19 @@ dmr_status_t dmr_cal_measure(cal_t *c, int sim, dmr_err_t *err)
 		st = measure_clock(c);
 	/* the engine's CPU is measured beside a device, not on the model */
 	int nph = sim ? 8 : 9;
+	dmr_progress_t prog; /* phases done of nph (issue #15 D20) */
+	dmr_progress_init(&prog, c->o.progress ? DMR_PROGRESS_ON : DMR_PROGRESS_AUTO, "calibrate",
+			  "phases", (uint64_t)nph);
 	for (int ph = 0; ph < nph && st == DMR_OK; ph++) {
+		dmr_progress_tick(&prog, (uint64_t)ph);
 		double tp = dmr_wall_s();
 		st = phase[ph].streams ? phase[ph].streams(c, &b, err) : phase[ph].timed(c, err);
 		if (!c->s.driven)
-			fprintf(stderr, "dmreplay calibrate: %-24s %6.1f s wall\n", phase[ph].name,
+			fprintf(stderr, "%sdmreplay calibrate: %-24s %6.1f s wall\n",
+				prog.on && prog.tty && prog.shown ? "\r\033[K" : "", phase[ph].name,
 				dmr_wall_s() - tp);
 	}
+	dmr_progress_end(&prog, st == DMR_OK ? (uint64_t)nph : 0);
 	free(b.v);
 	free(b.res);
 	c->wall_s = dmr_wall_s() - w0;

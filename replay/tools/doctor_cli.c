@@ -47,7 +47,7 @@ static void usage(FILE *f)
 	    "  --sysfs ROOT      read ROOT/class/... instead of /sys/class/... (testing)\n"
 	    "  --proc ROOT       read ROOT/cmdline, ROOT/net/route, ... instead of /proc "
 	    "(testing)\n"
-	    "  --memlock N       take N bytes (K/M/G suffixes) or 'unlimited' as the\n"
+	    "  --memlock N       take N bytes (K/M/G/T suffixes) or 'unlimited' as the\n"
 	    "                    locked-memory limit instead of getrlimit (testing)\n"
 	    "  --addrs LIST      take LIST as this host's addresses instead of getifaddrs\n"
 	    "                    (testing; '' = none)\n"

@@ -419,6 +419,10 @@ START_TEST(bad_options_refused)
 	    {{"read", "write"}, "unexpected argument 'write'"},
 	    /* a device that does not exist: bad input (2), as in run, mn and cn */
 	    {{"read", "--backend", "verbs", "--device", "mlx5_9"}, "verbs"},
+	    /* issue #15 D2: what the run allocates, checked against memory first
+	     * (2 TiB of MN region and local buffers; --size 1G touched 16.8 GB) */
+	    {{"read", "--size", "1G", "--depth", "1024"},
+	     "option --size 1073741824 x --depth 1024: needs 2199023335552 bytes"},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		const char *const *a = cases[i].a;

@@ -439,6 +439,24 @@ START_TEST(shm_refused_and_o_replaced)
 }
 END_TEST
 
+/* issue #15 D20: --progress shows the phases done (stderr is no terminal
+ * here: nothing without it) */
+START_TEST(progress_line)
+{
+	char out[256];
+	dmr_test_path(out, sizeof(out), "progress.json");
+	dmr_test_run_t c = calibrate("--backend", "sim", "--profile", "cx6dx-100g", "--quick",
+				     "--progress", "-o", out, NULL);
+	ck_assert_msg(c.status == 0, "status %d: %s", c.status, c.err);
+	ck_assert_msg(strstr(c.err, "calibrate: 8/8 phases (100.0 %)") != NULL, "%s", c.err);
+	dmr_test_run_free(&c);
+	c = calibrate("--backend", "sim", "--profile", "cx6dx-100g", "--quick", "-o", out, NULL);
+	ck_assert_msg(c.status == 0, "status %d: %s", c.status, c.err);
+	ck_assert_msg(strstr(c.err, "phases (") == NULL, "%s", c.err);
+	dmr_test_run_free(&c);
+}
+END_TEST
+
 START_TEST(bad_options_refused)
 {
 	static const struct {
@@ -501,6 +519,7 @@ int main(void)
 	tcase_add_test(tc, profile_fields);
 	tcase_add_test(tc, unreproducible_profile_fails);
 	tcase_add_test(tc, shm_refused_and_o_replaced);
+	tcase_add_test(tc, progress_line);
 	tcase_add_test(tc, bad_options_refused);
 	suite_add_tcase(s, tc);
 	int rc = dmr_test_run(s);

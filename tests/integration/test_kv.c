@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -32,9 +33,11 @@
 
 #include "backends/backend.h"
 #include "backends/sim/sim.h"
+#include "core/base/timeps.h"
 #include "helpers/files.h"
 #include "helpers/suite.h"
 #include "replay/kv.h"
+#include "replay/kv/kv_impl.h"
 #include "traces/kvcache.h"
 
 static dmr_status_t convert(const char *in, const char *out, uint64_t block, dmr_kv_gen_stats_t *s,
@@ -271,6 +274,13 @@ START_TEST(test_gen_time_backwards)
 	    strstr(err.msg, ":3: field 'timestamp': 4.500 ms is before line 2's 5.000 ms"), "%s",
 	    err.msg);
 	ck_assert(!dmr_test_exists(out));
+	/* issue #15 D15: a byte-order mark is named (it said "not JSON") */
+	dmr_test_write_file(
+	    in, "\xEF\xBB\xBF{\"timestamp\": 5, \"input_length\": 1, \"output_length\": 1, "
+		"\"hash_ids\": [1]}\n");
+	ck_assert_int_eq(convert(in, out, 4096, NULL, &err), DMR_ERR_PARSE);
+	ck_assert_msg(strstr(err.msg, ":1: the file starts with a UTF-8 byte-order mark"), "%s",
+		      err.msg);
 	/* a missing input and block size 0 */
 	dmr_test_path(in, sizeof(in), "nope.jsonl");
 	ck_assert_int_eq(convert(in, out, 4096, NULL, &err), DMR_ERR_IO);
@@ -351,6 +361,11 @@ START_TEST(test_reader_bad_header)
 	dmr_test_write_file(p, "# dmreplay-trace v1\n");
 	ck_assert_int_eq(dmr_kv_trace_open(p, &r, &err), DMR_ERR_PARSE);
 	ck_assert(strstr(err.msg, "not a dmreplay KV trace") != NULL);
+	/* issue #15 D15: a byte-order mark is named (it said "not a KV trace") */
+	dmr_test_write_file(p, "\xEF\xBB\xBF# dmreplay-kvtrace v1\n");
+	ck_assert_int_eq(dmr_kv_trace_open(p, &r, &err), DMR_ERR_PARSE);
+	ck_assert_msg(strstr(err.msg, ":1: the file starts with a UTF-8 byte-order mark"), "%s",
+		      err.msg);
 	dmr_test_write_file(p, "# dmreplay-kvtrace v2\n");
 	ck_assert_int_eq(dmr_kv_trace_open(p, &r, &err), DMR_ERR_PARSE);
 	dmr_test_write_file(
@@ -816,6 +831,29 @@ static int run_cli(const char *line)
 	return dmr_kv_main(argc, argv);
 }
 
+/* issue #15: a kv run on sim whose event queue empties with requests or
+ * transfers in flight (completions lost) failed; it is not bad input: exit 1
+ * (it was DMR_ERR_INVALID, exit 2) */
+START_TEST(test_stall_is_a_failed_run)
+{
+	dmr_err_t err = {{0}};
+	kv_t k;
+	memset(&k, 0, sizeof(k));
+	k.err = &err;
+	ck_assert_int_eq(kv_check_drained(&k), DMR_OK);
+	k.inflight = 3;
+	k.X.live = 2;
+	dmr_status_t st = kv_check_drained(&k);
+	ck_assert_int_eq(dmr_exit_status(st), 1);
+	ck_assert_msg(strstr(err.msg, "stalled with 3 requests and 2 transfers") != NULL, "%s",
+		      err.msg);
+	k.inflight = 0;
+	k.X.live = 0;
+	k.have_ahead = 1; /* an arrival read ahead and never scheduled */
+	ck_assert_int_eq(dmr_exit_status(kv_check_drained(&k)), 1);
+}
+END_TEST
+
 START_TEST(test_cli)
 {
 	char in[600], kv[600], out[600], line[2400];
@@ -887,6 +925,58 @@ static int run_cli_err(const char *line, char *err, size_t n)
 	free(t);
 	return rc;
 }
+
+/* issue #15: `kv run --slice 1` on the fixture (5,330 blocks of 64 MiB,
+ * 3.6e11 slices) ran for hours: refused before the run, exit 2, naming
+ * --slice and the slices; --requests cuts the estimate; --requests 0 is
+ * refused as run --txns 0 is (D18); --progress prints requests done of the
+ * trailer's count (D20), never with --quiet; kv gen on a full disk exits 1
+ * (D14) */
+START_TEST(test_cli_work_bounds)
+{
+	char in[600], kv[600], out[600], line[2400], err[4096];
+	fixture200(in, sizeof(in));
+	dmr_test_path(kv, sizeof(kv), "w.kv");
+	dmr_test_path(out, sizeof(out), "wout");
+	snprintf(line, sizeof(line), "kv gen --mooncake %s -o %s --quiet", in, kv);
+	ck_assert_int_eq(run_cli(line), 0);
+	snprintf(line, sizeof(line), "kv run --trace %s --out %s --slice 1 --quiet", kv, out);
+	double t0 = dmr_wall_s();
+	int rc = run_cli_err(line, err, sizeof(err));
+	ck_assert_msg(rc == 2, "'%s' exited %d: %s", line, rc, err);
+	ck_assert_msg(strstr(err, "option --slice 1: 5330 blocks of 67108864 bytes are 3.58e+11 "
+				  "slices"),
+		      "%s", err);
+	ck_assert_msg(dmr_wall_s() - t0 < 5, "refused after %.1f s", dmr_wall_s() - t0);
+	/* 20 of 200 requests: 533 blocks, 2.2e9 slices of 16 bytes: refused */
+	snprintf(line, sizeof(line), "kv run --trace %s --out %s --slice 16 --requests 20 --quiet",
+		 kv, out);
+	ck_assert_int_eq(run_cli_err(line, err, sizeof(err)), 2);
+	ck_assert_msg(strstr(err, "option --slice 16: 533 blocks"), "%s", err);
+	snprintf(line, sizeof(line), "kv run --trace %s --out %s --requests 0 --quiet", kv, out);
+	ck_assert_int_eq(run_cli_err(line, err, sizeof(err)), 2);
+	ck_assert_msg(strstr(err, "option --requests: must be >= 1"), "%s", err);
+	snprintf(line, sizeof(line), "kv run --trace %s --out %s --requests 5 --progress", kv, out);
+	ck_assert_int_eq(run_cli_err(line, err, sizeof(err)), 0);
+	ck_assert_msg(strstr(err, "kv run: 5/5 requests (100.0 %)"), "%s", err);
+	snprintf(line, sizeof(line), "kv run --trace %s --out %s --requests 5 --progress --quiet",
+		 kv, out);
+	ck_assert_int_eq(run_cli_err(line, err, sizeof(err)), 0);
+	ck_assert_msg(strstr(err, "requests (") == NULL, "%s", err);
+	/* kv gen on a full disk (files limited to 4 KiB): a failed run, exit 1 */
+	struct rlimit old, lim;
+	ck_assert_int_eq(getrlimit(RLIMIT_FSIZE, &old), 0);
+	lim = old;
+	lim.rlim_cur = 4096;
+	signal(SIGXFSZ, SIG_IGN);
+	snprintf(line, sizeof(line), "kv gen --mooncake %s -o %s.full --quiet", in, kv);
+	ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &lim), 0);
+	rc = run_cli_err(line, err, sizeof(err));
+	ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &old), 0);
+	ck_assert_msg(rc == 1, "kv gen on a full disk exited %d: %s", rc, err);
+	ck_assert_msg(strstr(err, "write failed"), "%s", err);
+}
+END_TEST
 
 /* `kv mn` / `kv cn`: bad input refused before anything RDMA is touched */
 START_TEST(test_cli_procs)
@@ -1332,6 +1422,8 @@ static Suite *kv_suite(void)
 	tcase_add_test(tc, test_option_ranges);
 	tcase_add_test(tc, test_print_link_rate);
 	tcase_add_test(tc, test_results_consistency);
+	tcase_add_test(tc, test_stall_is_a_failed_run);
+	tcase_add_test(tc, test_cli_work_bounds);
 	suite_add_tcase(s, tc);
 	return s;
 }

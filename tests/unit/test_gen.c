@@ -768,6 +768,53 @@ START_TEST(test_ycsb_props)
 }
 END_TEST
 
+/* issue #15 D15, D16: a key given twice (it was: the last kept silently),
+ * proportions that do not sum to 1 (YCSB normalises them; it was silent),
+ * a byte-order mark (it was: "recordcount missing") */
+START_TEST(test_ycsb_props_refused)
+{
+	dmr_ycsb_props_t p;
+	dmr_err_t err;
+	const char *f;
+	char want[160];
+
+	f = tmpfile_with("recordcount=500\nreadproportion=0.5\nupdateproportion=0.5\n"
+			 "# later\nrecordcount=1000\n");
+	ck_assert_int_eq(dmr_ycsb_props_load(f, &p, &err), DMR_ERR_PARSE);
+	snprintf(want, sizeof(want), "%s:5: recordcount: duplicate key (first given at line 1)", f);
+	ck_assert_msg(strstr(err.msg, want) != NULL, "%s", err.msg);
+	unlink(f);
+
+	f = tmpfile_with("recordcount=500\nreadproportion=0.5\nupdateproportion=0.6\n");
+	ck_assert_int_eq(dmr_ycsb_props_load(f, &p, &err), DMR_ERR_PARSE);
+	ck_assert_msg(strstr(err.msg, "sum to 1.1, not 1") != NULL, "%s", err.msg);
+	ck_assert_msg(strstr(err.msg, "updateproportion=0.6 (line 3)") != NULL, "%s", err.msg);
+	unlink(f);
+
+	/* only readproportion=1: YCSB's default updateproportion 0.05 is still there */
+	f = tmpfile_with("recordcount=500\nreadproportion=1\n");
+	ck_assert_int_eq(dmr_ycsb_props_load(f, &p, &err), DMR_ERR_PARSE);
+	ck_assert_msg(strstr(err.msg, "updateproportion=0.05 (default)") != NULL, "%s", err.msg);
+	unlink(f);
+
+	f = tmpfile_with("\xEF\xBB\xBFrecordcount=500\nreadproportion=1\nupdateproportion=0\n");
+	ck_assert_int_eq(dmr_ycsb_props_load(f, &p, &err), DMR_ERR_PARSE);
+	ck_assert_msg(strstr(err.msg, ":1: the file starts with a UTF-8 byte-order mark") != NULL,
+		      "%s", err.msg);
+	unlink(f);
+
+	/* the shipped workloads all sum to 1 */
+	static const char *const wl[] = {"workloada", "workloadb", "workloadc",
+					 "workloadd", "workloade", "workloadf"};
+	for (size_t i = 0; i < sizeof(wl) / sizeof(wl[0]); i++) {
+		char path[600];
+		snprintf(path, sizeof(path), "%s/%s", dmr_test_ycsb_dir(), wl[i]);
+		ck_assert_msg(dmr_ycsb_props_load(path, &p, &err) == DMR_OK, "%s: %s", wl[i],
+			      err.msg);
+	}
+}
+END_TEST
+
 /* ---- command lines ------------------------------------------------------ */
 
 static int run_main(int (*fn)(int, char **), const char *a0, ...)
@@ -923,6 +970,7 @@ static Suite *gen_suite(void)
 	tcase_add_test(tc, test_ycsb_workloads);
 	tcase_add_test(tc, test_ycsb_regime_override);
 	tcase_add_test(tc, test_ycsb_props);
+	tcase_add_test(tc, test_ycsb_props_refused);
 	tcase_add_test(tc, test_cli);
 	tcase_add_test(tc, test_cli_write_failure);
 	suite_add_tcase(s, tc);

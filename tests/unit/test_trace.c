@@ -523,6 +523,64 @@ START_TEST(test_truncated_txns)
 }
 END_TEST
 
+/* issue #15 D19: what the end of a regular file shows is refused by
+ * dmr_trace_scan, before the first transaction (a replay meets it before
+ * its run, not after it); the transactions are counted; D15: a UTF-8 BOM is
+ * named */
+static dmr_status_t open_text(const char *text, dmr_trace_reader_t **r_p, dmr_err_t *err)
+{
+	char path[1024];
+	tmp_path(path, sizeof(path), "scan");
+	dmr_test_write_file(path, text);
+	dmr_status_t st = dmr_trace_open(path, r_p, err);
+	if (st != DMR_OK)
+		return st;
+	if ((st = dmr_trace_scan(*r_p, err)) != DMR_OK) {
+		/* sticky: the first read gives the same error */
+		static dmr_trace_txn_t t;
+		dmr_err_t e2;
+		ck_assert_int_eq(dmr_trace_next(*r_p, &t, &e2), st);
+		ck_assert_str_eq(e2.msg, err->msg);
+		dmr_trace_close(*r_p);
+	}
+	return st;
+}
+
+START_TEST(test_open_checks_the_end)
+{
+	char text[2048];
+	dmr_trace_reader_t *r;
+	dmr_err_t err = {{0}};
+	/* no final newline: refused at open, naming line 11 */
+	snprintf(text, sizeof(text), "%s%s%s", base_hdr, GOOD0, "2,pay,0,R,acct,1,,,,,,,");
+	ck_assert_int_eq(open_text(text, &r, &err), DMR_ERR_PARSE);
+	ck_assert_msg(strstr(err.msg, ":11: truncated: last line has no trailing newline"), "%s",
+		      err.msg);
+	/* fewer transactions than declared: refused at open, naming the last line */
+	snprintf(text, sizeof(text), "%s%s%s", base_hdr, GOOD0,
+		 "2,pay,0,R,acct,1,,,,,,,\n2,pay,0,R,acct,2,,,,,,,\n");
+	memcpy(strstr(text, "# txns 0"), "# txns 3", 8);
+	ck_assert_int_eq(open_text(text, &r, &err), DMR_ERR_PARSE);
+	ck_assert_msg(strstr(err.msg, ":12: field txns: truncated: 2 of 3 transactions"), "%s",
+		      err.msg);
+	/* as declared: opens, two transactions counted */
+	memcpy(strstr(text, "# txns 3"), "# txns 2", 8);
+	ck_assert_int_eq(open_text(text, &r, &err), DMR_OK);
+	ck_assert_uint_eq(dmr_trace_file_txns(r), 2);
+	dmr_trace_close(r);
+	/* no transaction at all */
+	ck_assert_int_eq(open_text(base_hdr, &r, &err), DMR_OK);
+	ck_assert_uint_eq(dmr_trace_file_txns(r), 0);
+	dmr_trace_close(r);
+	/* a byte-order mark is named as such */
+	snprintf(text, sizeof(text), "\xEF\xBB\xBF%s%s", base_hdr, GOOD0);
+	ck_assert_int_eq(open_text(text, &r, &err), DMR_ERR_PARSE);
+	ck_assert_msg(
+	    strstr(err.msg, ":1: field magic: the file starts with a UTF-8 byte-order mark"), "%s",
+	    err.msg);
+}
+END_TEST
+
 START_TEST(test_missing_file)
 {
 	dmr_trace_reader_t *r = (dmr_trace_reader_t *)0x1;
@@ -850,6 +908,7 @@ static Suite *trace_suite(void)
 	tcase_add_test(tc, test_long_line);
 	tcase_add_loop_test(tc, test_bad_headers, 0, (int)(sizeof(bad_hdrs) / sizeof(bad_hdrs[0])));
 	tcase_add_test(tc, test_truncated_txns);
+	tcase_add_test(tc, test_open_checks_the_end);
 	tcase_add_test(tc, test_missing_file);
 	tcase_add_test(tc, test_crlf_quotes_empty);
 	tcase_add_test(tc, test_writer_safety);

@@ -358,9 +358,10 @@ START_TEST(same_record_locked_twice_refused_before_posting)
 	dmr_trace_txn_op(&t, 'U', 0, 0, 3);
 	dmr_trace_txn_op(&t, 'U', 0, 0, 3);
 	ck_assert_int_eq(txn_start(&f.ctx[0], &t), DMR_ERR_INVALID);
-	ck_assert_msg(strstr(f.ctx[0].err.msg, "trace line 7") &&
-			  strstr(f.ctx[0].err.msg, "op 1: locks a record it already locked") &&
-			  strstr(f.ctx[0].err.msg, "op 0 locks it too"),
+	/* FILE:LINE of op 1 (the second row: line 8), not of the transaction */
+	ck_assert_msg(strstr(f.ctx[0].err.msg, "trace:8: txn 0 op 1: locks a record it already "
+					       "locked") &&
+			  strstr(f.ctx[0].err.msg, "(op 0, line 7, locks it too"),
 		      "%s", f.ctx[0].err.msg);
 	ck_assert_int_lt(dmr_be_progress(f.be, UINT64_MAX), 0); /* nothing posted */
 
