@@ -190,6 +190,8 @@ int dmr_doctor_main(int argc, char **argv)
 	dmr_doc_check_devices(&d);
 	for (size_t i = 0; i < d.n_devs; i++)
 		dmr_doc_check_device(&d, &d.devs[i]);
+	if (d.have_cfg)
+		dmr_doc_check_transport(&d);
 	if (!d.explicit_sel) {
 		int any = 0;
 		for (size_t i = 0; i < d.n_devs; i++)

@@ -197,7 +197,8 @@ typedef struct config {
 	int shape; /* 1: {"mn","cn"}, 2: {"MN_ips","CN_ips"} */
 	node_t *nodes;
 	size_t n, n_mn, n_cn;
-	char note[256]; /* from the parser, e.g. memcached_ip ignored */
+	char note[256];			   /* from the parser, e.g. memcached_ip ignored */
+	int retry_cnt, rnr_retry, timeout; /* as parsed (defaults 7, 7, 14) */
 } config_t;
 
 /* ---- the kernel's view of the devices -------------------------------------- */
@@ -366,6 +367,9 @@ void dmr_doc_node_subject(const config_t *c, const node_t *n, char *buf, size_t 
  * (--device, else this host's entry). */
 void dmr_doc_select_target(doctor_t *d);
 void dmr_doc_check_config(doctor_t *d);
+/* The QP transport fields on the selected devices: retry_cnt 7 on
+ * SoftRoCE (rdma_rxe retries forever with 7) warns. */
+void dmr_doc_check_transport(doctor_t *d);
 /* Every node's address: this host's, or routed via the RDMA netdev; the
  * MN canaries (not run from doctor). */
 void dmr_doc_check_reach(doctor_t *d);
