@@ -289,6 +289,98 @@ START_TEST(test_no_rdma_empty_sysfs)
 }
 END_TEST
 
+/* Issue #15 B32: rdma_rxe loaded (it could not init crc32, or `rdma link
+ * add` was never run) but no device: say so and point at the kernel log,
+ * from /sys/module/rdma_rxe or from /proc/modules. */
+START_TEST(test_rxe_loaded_no_device)
+{
+	char root[PATH_MAX], sys[PATH_MAX], proc[PATH_MAX], path[PATH_MAX];
+	pathf(root, "%s/rxemod", dmr_test_tmp);
+	pathf(sys, "%s/sys", root);
+	pathf(proc, "%s/proc", root);
+	pathf(path, "%s/class/infiniband", sys);
+	mkdirs(path);
+	mkdirs(proc);
+	/* not loaded: the generic advice */
+	dmr_test_run_t r = DMR("--sysfs", sys, "--proc", proc);
+	ck_assert_int_eq(r.status, 3);
+	ck_assert_ptr_null(strstr(r.err, "rdma_rxe is loaded"));
+	dmr_test_run_free(&r);
+	pathf(path, "%s/modules", proc);
+	dmr_test_write_file(path, "ib_uverbs 196608 0 - Live 0x0\nrdma_rxe 180224 0 - Live "
+				  "0x0\nib_core 458752 2 rdma_rxe,ib_uverbs, Live 0x0\n");
+	r = DMR("--sysfs", sys, "--proc", proc);
+	ck_assert_int_eq(r.status, 3);
+	ck_assert_uint_eq(count_lines(r.err), 1);
+	ck_assert_ptr_nonnull(strstr(r.err, "rdma_rxe is loaded"));
+	ck_assert_ptr_nonnull(strstr(r.err, "/proc/modules"));
+	ck_assert_ptr_nonnull(strstr(r.err, "but no rxe device exists"));
+	ck_assert_ptr_nonnull(strstr(r.err, "rdma link add rxe0 type rxe netdev"));
+	ck_assert_ptr_nonnull(strstr(r.err, "dmesg | grep -i rxe"));
+	ck_assert_ptr_nonnull(strstr(r.err, "crc32"));
+	dmr_test_run_free(&r);
+	dmr_test_write_file(path, "ib_core 458752 0 - Live 0x0\n");
+	pathf(path, "%s/module/rdma_rxe", sys);
+	mkdirs(path);
+	r = DMR("--sysfs", sys, "--proc", proc, "--json");
+	ck_assert_int_eq(r.status, 3);
+	ck_assert_ptr_nonnull(strstr(r.out, "sys/module/rdma_rxe) but no rxe device exists"));
+	dmr_test_run_free(&r);
+	/* a hardware device and rdma_rxe loaded without an rxe device: INFO */
+	tree_t t;
+	tree(&t, "healthy", "rxemod-hw");
+	pathf(path, "%s/module/rdma_rxe", t.sys);
+	mkdirs(path);
+	r = DMR("--sysfs", t.sys, "--proc", t.proc, "--addrs", HEALTHY_ADDRS, "--memlock",
+		"unlimited", "--device", "mlx5_2");
+	expect_line(r.out, "INFO rxe: ", "rdma_rxe is loaded", "no rxe device", "dmesg", NULL);
+	dmr_test_run_free(&r);
+}
+END_TEST
+
+/* Issue #15 B31: the kernel device exists but libibverbs has no provider
+ * for it (libibverbs.d hidden or without rxe.driver): the provider is named
+ * as missing, and nothing says to create the device. */
+START_TEST(test_provider_missing)
+{
+	tree_t t;
+	tree(&t, "rxe", "noprov");
+	char cfg[PATH_MAX], path[PATH_MAX];
+	data_file(cfg, "rxe-cluster.json");
+	pathf(path, "%s/etc/libibverbs.d/rxe.driver", t.root);
+	ck_assert_int_eq(unlink(path), 0);
+	dmr_test_run_t r = DMR("--sysfs", t.sys, "--proc", t.proc, "--config", cfg, "--addrs",
+			       "10.0.2.15@eth0", "--memlock", "8M");
+	ck_assert_msg(r.status == 1, "status %d\n%s", r.status, r.out);
+	expect_line(r.out, "FAIL provider rxe0: ", "the kernel has rxe0",
+		    "no libibverbs provider 'rxe'", "lists: mlx5", "ibverbs-providers",
+		    "rxe.driver", "do not create it again", NULL);
+	ck_assert_ptr_null(strstr(r.out, "rdma link add"));
+	dmr_test_run_free(&r);
+	/* the directory hidden altogether */
+	pathf(path, "%s/etc/libibverbs.d/mlx5.driver", t.root);
+	ck_assert_int_eq(unlink(path), 0);
+	pathf(path, "%s/etc/libibverbs.d", t.root);
+	ck_assert_int_eq(rmdir(path), 0);
+	r = DMR("--sysfs", t.sys, "--proc", t.proc, "--addrs", "10.0.2.15@eth0");
+	ck_assert_int_eq(r.status, 1);
+	expect_line(r.out, "FAIL provider rxe0: ", "no user-space provider at all", "is missing",
+		    "apt-get install ibverbs-providers", NULL);
+	dmr_test_run_free(&r);
+	/* --ibverbs-dir: read elsewhere */
+	char dir[PATH_MAX];
+	pathf(dir, "%s/provdir", t.root);
+	mkdirs(dir);
+	pathf(path, "%s/rxe.driver", dir);
+	dmr_test_write_file(path, "driver rxe\n");
+	r = DMR("--sysfs", t.sys, "--proc", t.proc, "--addrs", "10.0.2.15@eth0", "--ibverbs-dir",
+		dir);
+	ck_assert_msg(r.status == 0, "status %d\n%s", r.status, r.out);
+	expect_line(r.out, "OK provider rxe0: ", "'rxe' configured", NULL);
+	dmr_test_run_free(&r);
+}
+END_TEST
+
 /* ---- the misconfigured node ------------------------------------------------------ */
 
 START_TEST(test_bad_node_warnings)
@@ -964,6 +1056,8 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_no_rdma_here);
 	tcase_add_test(tc, test_no_rdma_empty_sysfs);
+	tcase_add_test(tc, test_rxe_loaded_no_device);
+	tcase_add_test(tc, test_provider_missing);
 	tcase_add_test(tc, test_bad_node_warnings);
 	tcase_add_test(tc, test_bad_node_exit_policy);
 	tcase_add_test(tc, test_memlock_cap_ipc_lock);
