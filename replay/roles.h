@@ -22,10 +22,10 @@
  *   {"MN_ips":[...], "CN_ips":[...], "ib_dev_id", "ib_port", "gid_idx",
  *    "mr_size"(GiB), "memcached_ip"(accepted, ignored), ...}
  * plus, in both, "retry_cnt" 0..7 (7), "rnr_retry" 0..7 (7), "timeout"
- * 0..31 (14), "port" 1..65535 (18515). Unknown fields, duplicate keys,
- * wrong types and values out of range are refused (DMR_ERR_PARSE) naming the
- * field and its legal range. A note (e.g. memcached_ip ignored) goes into
- * note (may be NULL).
+ * 1..31 (14; 0, the verbs "no ACK timer", is refused: a dead MN would never
+ * fail a request, docs/ROLES.md "A dead MN"), "port" 1..65535 (18515). Unknown fields, duplicate
+ * keys, wrong types and values out of range are refused (DMR_ERR_PARSE) naming the field and its
+ * legal range. A note (e.g. memcached_ip ignored) goes into note (may be NULL).
  */
 dmr_status_t dmr_cluster_parse(const char *text, const char *name, dmr_verbs_cluster_t *cl,
 			       char *note, size_t notelen, dmr_err_t *err);

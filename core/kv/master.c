@@ -199,7 +199,7 @@ static void *master_main(void *arg)
 	dmr_kv_master_t *m = arg;
 	dmr_status_t st = DMR_OK;
 	uint32_t idle = 0;
-	while (st == DMR_OK && !*m->stop) {
+	while (st == DMR_OK && !__atomic_load_n(m->stop, __ATOMIC_RELAXED)) {
 		if (m->stop_ext && !*m->stop_ext && dmr_sig_caught())
 			*m->stop_ext = dmr_sig_caught(); /* the MN loop ends on it */
 		int progress = 0;
@@ -213,7 +213,7 @@ static void *master_main(void *arg)
 	}
 	m->st = st;
 	if (st != DMR_OK) {
-		*m->stop = 1;
+		__atomic_store_n(m->stop, 1, __ATOMIC_RELAXED); /* read by the clients */
 		if (m->stop_ext)
 			*m->stop_ext = 1;
 	}

@@ -314,7 +314,7 @@ static dmr_status_t cl_start(kvc_t *C, dmr_time_ps_t now)
 {
 	kvt_t *T = C->T;
 	kv_t *k = T->k;
-	while (!T->stop && C->active < CREQ_MAX) {
+	while (!kv_stopped(T) && C->active < CREQ_MAX) {
 		if (!C->next && !C->eof) {
 			dmr_status_t st = tq_take(T, C->w, &C->next, &C->err);
 			if (st != DMR_OK)
@@ -470,7 +470,7 @@ void *kv_client_main(void *arg)
 	dmr_status_t st = DMR_OK;
 	dmr_time_ps_t last = dmr_be_now(T->be, C->w);
 	uint32_t idle = 0;
-	while (st == DMR_OK && !T->stop) {
+	while (st == DMR_OK && !kv_stopped(T)) {
 		if (dmr_sig_caught()) {
 			st = dmr_err_set(&C->err, DMR_ERR_INTERRUPTED,
 					 "interrupted by signal %d: results so far are partial",
@@ -512,7 +512,7 @@ void *kv_client_main(void *arg)
 	}
 	C->st = st;
 	if (st != DMR_OK)
-		T->stop = 1;
+		kv_stop(T);
 	__atomic_sub_fetch(&T->running, 1, __ATOMIC_SEQ_CST);
 	return NULL;
 }

@@ -219,11 +219,24 @@ typedef struct kvt {
 	tq_t **qh, **qt; /* per-client queues (under mu) */
 	pthread_mutex_t mu;
 	uint64_t completed_all; /* closed loop: requests finished, all clients */
-	volatile int stop;
+	volatile int stop;	/* kv_stop / kv_stopped only: read by every client and
+				   the master (core/kv/master.c) while set */
 	uint32_t running;
 	kvc_t *c;
 	dmr_kv_master_t M; /* one process and MN process */
 } kvt_t;
+
+/* The stop word: relaxed atomic stores and loads (ThreadSanitizer, issue
+ * #15); volatile stays for the master's `volatile int *stop`. */
+static inline void kv_stop(kvt_t *T)
+{
+	__atomic_store_n(&T->stop, 1, __ATOMIC_RELAXED);
+}
+
+static inline int kv_stopped(kvt_t *T)
+{
+	return __atomic_load_n(&T->stop, __ATOMIC_RELAXED);
+}
 
 /* threaded.c */
 dmr_status_t kv_run_threaded(kv_t *k, dmr_kv_result_t *res, double w0, const kv_proc_t *P);

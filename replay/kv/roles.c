@@ -205,7 +205,7 @@ static dmr_status_t kv_mn_region(void *arg, void *base, uint64_t len, dmr_err_t 
 static void kv_mn_region_end(void *arg)
 {
 	kv_mn_ctx_t *x = arg;
-	x->T->stop = 1;
+	kv_stop(x->T);
 	dmr_kv_master_join(&x->T->M);
 }
 

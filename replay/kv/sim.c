@@ -143,7 +143,7 @@ static dmr_status_t finish_request(kv_t *k, uint32_t ri, dmr_time_ps_t now);
  * after the gets); with none, go on at once. */
 static dmr_status_t start_xfers(kv_t *k, uint32_t ri, int puts, dmr_time_ps_t now)
 {
-	uint32_t n;
+	uint32_t n = 0; /* gcc -fsanitize=thread: maybe-uninitialized */
 	dmr_status_t st = queue_blocks(k, ri, puts, &n);
 	if (st != DMR_OK)
 		return st;

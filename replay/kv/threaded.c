@@ -310,7 +310,7 @@ static dmr_status_t kvt_go(kvt_t *T, uint64_t c[KV_NCNT], uint32_t *started_p)
 		if (pthread_create(&T->c[started].tid, NULL, kv_client_main, &T->c[started]) != 0) {
 			st = dmr_err_set(k->err, DMR_ERR_NOMEM, "kv: cannot start client thread %u",
 					 started);
-			T->stop = 1;
+			kv_stop(T);
 			__atomic_sub_fetch(&T->running, T->nl - started, __ATOMIC_SEQ_CST);
 			break;
 		}
@@ -326,9 +326,9 @@ static dmr_status_t kvt_go(kvt_t *T, uint64_t c[KV_NCNT], uint32_t *started_p)
 		if (!more)
 			break;
 		dmr_tseries_advance(&k->ts, dmr_be_now(k->be, 0) - T->t0, c, NULL);
-		if (k->ts.overflow && !T->stop) {
+		if (k->ts.overflow && !kv_stopped(T)) {
 			st = kv_ts_overflow(k);
-			T->stop = 1;
+			kv_stop(T);
 		}
 	}
 	for (uint32_t i = 0; i < started; i++) {
@@ -336,7 +336,7 @@ static dmr_status_t kvt_go(kvt_t *T, uint64_t c[KV_NCNT], uint32_t *started_p)
 		if (T->c[i].st != DMR_OK && st == DMR_OK)
 			st = dmr_err_set(k->err, T->c[i].st, "%s", T->c[i].err.msg);
 	}
-	T->stop = 1;
+	kv_stop(T);
 	dmr_kv_master_join(&T->M);
 	if (T->M.st != DMR_OK && st == DMR_OK)
 		st = dmr_err_set(k->err, T->M.st, "%s", T->M.err.msg);

@@ -74,12 +74,20 @@ static dmr_status_t parse_common(json_t *root, const char *name, dmr_verbs_clust
 	static const struct {
 		const char *key;
 		long long lo, hi;
-	} f[] = {{"retry_cnt", 0, 7}, {"rnr_retry", 0, 7}, {"timeout", 0, 31}, {"port", 1, 65535}};
+	} f[] = {{"retry_cnt", 0, 7}, {"rnr_retry", 0, 7}, {"timeout", 1, 31}, {"port", 1, 65535}};
 	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
 		json_t *v = json_object_get(root, f[i].key);
 		if (!v)
 			continue;
 		long long x = 0;
+		/* timeout 0 is legal verbs (IBTA: no ACK timer) but never what a
+		 * run wants: a QP to a dead MN then never fails (issue #15 B27) */
+		if (i == 2 && json_is_integer(v) && json_integer_value(v) == 0)
+			return perr(err, name, f[i].key,
+				    "0 disables the ACK timer: a dead MN would never fail a "
+				    "request and would be noticed only by the replay's 10 s "
+				    "no-completion deadline; legal 1..31 (4.096 us x "
+				    "2^timeout; 14 = 67 ms, the default)");
 		dmr_status_t st = get_int(v, name, f[i].key, f[i].lo, f[i].hi, &x, err);
 		if (st != DMR_OK)
 			return st;

@@ -53,10 +53,17 @@ void dmr_doc_check_canary(doctor_t *d)
 		k = dmr_doc_add(d, S_FAIL, "canary", sub,
 				"loopback through the verbs backend failed: %s",
 				err.msg[0] ? err.msg : dmr_status_string(st));
-		dmr_doc_advise(
-		    k, "all zeros read back: IOMMU/DMA (see the iommu line); a wrong CAS old "
-		       "value: byte order or atomics; a connect error: GID/address (see the gid "
-		       "lines) or memlock");
+		if (d->provider_missing)
+			dmr_doc_advise(k, "the device exists in the kernel but libibverbs has no "
+					  "provider for it (see the provider line): install "
+					  "ibverbs-providers; do not create the device again");
+		else
+			dmr_doc_advise(
+			    k,
+			    "all zeros read back: IOMMU/DMA (see the iommu line); a wrong CAS old "
+			    "value: byte order or atomics; a connect error: GID/address (see the "
+			    "gid "
+			    "lines) or memlock");
 	}
 #else
 	k = dmr_doc_add(d, S_INFO, "canary", sub,

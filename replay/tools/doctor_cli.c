@@ -28,7 +28,7 @@ static void usage(FILE *f)
 	    f,
 	    "usage: dmreplay doctor [--config C] [--device D[:PORT]] [--json] [--strict]\n"
 	    "                       [--sysfs ROOT] [--proc ROOT] [--memlock BYTES|unlimited]\n"
-	    "                       [--addrs ADDR[@IFNAME],...]\n"
+	    "                       [--addrs ADDR[@IFNAME],...] [--ibverbs-dir DIR]\n"
 	    "\n"
 	    "Preflight checks of this node from the kernel's view (sysfs, procfs, rlimits,\n"
 	    "interface addresses; no libibverbs, no network traffic): RDMA devices and ports\n"
@@ -51,6 +51,9 @@ static void usage(FILE *f)
 	    "                    locked-memory limit instead of getrlimit (testing)\n"
 	    "  --addrs LIST      take LIST as this host's addresses instead of getifaddrs\n"
 	    "                    (testing; '' = none)\n"
+	    "  --ibverbs-dir DIR read libibverbs' provider files (*.driver) from DIR instead\n"
+	    "                    of /etc/libibverbs.d (default with --sysfs ROOT/sys:\n"
+	    "                    ROOT/etc/libibverbs.d)\n"
 	    "\n"
 	    "Exit status: 0 no check failed (warnings allowed, unless --strict); 1 a check\n"
 	    "failed (or warned, with --strict); 2 bad usage or config (the field and its\n"
@@ -75,12 +78,17 @@ static int parse_memlock(const char *s, uint64_t *out)
 
 int dmr_doctor_main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"config", required_argument, 0, 'c'},  {"device", required_argument, 0, 'd'},
-	    {"json", no_argument, 0, 'j'},	    {"strict", no_argument, 0, 'S'},
-	    {"sysfs", required_argument, 0, 's'},   {"proc", required_argument, 0, 'p'},
-	    {"memlock", required_argument, 0, 'm'}, {"addrs", required_argument, 0, 'a'},
-	    {"help", no_argument, 0, 'h'},	    {0, 0, 0, 0}};
+	static const struct option opts[] = {{"config", required_argument, 0, 'c'},
+					     {"device", required_argument, 0, 'd'},
+					     {"json", no_argument, 0, 'j'},
+					     {"strict", no_argument, 0, 'S'},
+					     {"sysfs", required_argument, 0, 's'},
+					     {"proc", required_argument, 0, 'p'},
+					     {"memlock", required_argument, 0, 'm'},
+					     {"addrs", required_argument, 0, 'a'},
+					     {"ibverbs-dir", required_argument, 0, 'I'},
+					     {"help", no_argument, 0, 'h'},
+					     {0, 0, 0, 0}};
 	doctor_t d;
 	memset(&d, 0, sizeof(d));
 	d.sysfs = "/sys";
@@ -126,6 +134,9 @@ int dmr_doctor_main(int argc, char **argv)
 			break;
 		case 'a':
 			addrs = optarg;
+			break;
+		case 'I':
+			d.ibv_dir = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -188,8 +199,12 @@ int dmr_doctor_main(int argc, char **argv)
 	if (d.have_cfg)
 		dmr_doc_check_config(&d);
 	dmr_doc_check_devices(&d);
+	dmr_doc_check_providers(&d);
+	dmr_doc_check_rxe_module(&d);
 	for (size_t i = 0; i < d.n_devs; i++)
 		dmr_doc_check_device(&d, &d.devs[i]);
+	if (d.have_cfg)
+		dmr_doc_check_transport(&d);
 	if (!d.explicit_sel) {
 		int any = 0;
 		for (size_t i = 0; i < d.n_devs; i++)

@@ -45,6 +45,9 @@ int dmr_doc_cfg_load(config_t *c, const char *path, dmr_err_t *e)
 	c->shape =
 	    root && (json_object_get(root, "MN_ips") || json_object_get(root, "CN_ips")) ? 2 : 1;
 	json_decref(root);
+	c->retry_cnt = cl->retry_cnt;
+	c->rnr_retry = cl->rnr_retry;
+	c->timeout = cl->timeout;
 	for (uint32_t i = 0; i < cl->nmn; i++)
 		cfg_add(c, &cl->mn[i], 1, (int)i);
 	for (uint32_t i = 0; i < cl->ncn; i++)
@@ -182,6 +185,46 @@ void dmr_doc_check_config(doctor_t *d)
 	dmr_doc_cset(k, "mn", json_boolean(d->host_mn));
 	dmr_doc_cset(k, "cn", json_boolean(d->host_cn));
 	free(roles);
+}
+
+/*
+ * retry_cnt 7 on SoftRoCE: drivers/infiniband/sw/rxe/rxe_comp.c decrements
+ * the retry count only when it is not 7 (IBTA's "infinite" for rnr_retry,
+ * applied by rxe to retry_cnt too), so a CN on rxe whose MN died never gets
+ * IBV_WC_RETRY_EXC_ERR and stops only on the replay's 10 s no-completion
+ * deadline (docs/ROLES.md "A dead MN"). Hardware RNICs count 7 retries.
+ */
+void dmr_doc_check_transport(doctor_t *d)
+{
+	const config_t *c = &d->cfg;
+	char *soft = NULL;
+	for (size_t i = 0; i < d->n_devs; i++)
+		if (d->devs[i].selected && d->devs[i].soft)
+			sappend(&soft, "%s%s", soft ? ", " : "", d->devs[i].name);
+	double ack_ms = 4.096e-3 * (double)(1ull << c->timeout);
+	check_t *k;
+	if (soft && c->retry_cnt == 7) {
+		k = dmr_doc_add(d, S_WARN, "retry", c->path,
+				"retry_cnt 7 (given, or the default) on SoftRoCE (%s): rdma_rxe "
+				"retries forever with 7, so a dead MN is never reported as a "
+				"failed request; a CN stops only on the replay's 10 s "
+				"no-completion deadline",
+				soft);
+		dmr_doc_advise(k,
+			       "set \"retry_cnt\": 6 in the config (a dead MN is then named "
+			       "after 7 x %.3g ms, timeout %d)",
+			       ack_ms, c->timeout);
+	} else {
+		k = dmr_doc_add(d, S_OK, "retry", c->path,
+				"retry_cnt %d, timeout %d (%.3g ms per retry): a dead MN fails "
+				"a request after about %.3g ms",
+				c->retry_cnt, c->timeout, ack_ms, ack_ms * (c->retry_cnt + 1));
+	}
+	dmr_doc_cset(k, "retry_cnt", json_integer(c->retry_cnt));
+	dmr_doc_cset(k, "rnr_retry", json_integer(c->rnr_retry));
+	dmr_doc_cset(k, "timeout", json_integer(c->timeout));
+	dmr_doc_cset(k, "softroce", soft ? json_string(soft) : json_null());
+	free(soft);
 }
 
 typedef struct route {

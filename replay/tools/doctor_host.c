@@ -6,6 +6,7 @@
  */
 #include <sys/resource.h>
 
+#include "../roles.h" /* DMR_VERBS_CTL_BYTES (backends/verbs/verbs.h) */
 #include "doctor_impl.h"
 
 /* A "Key:   value kB" line of meminfo, in bytes (or a plain count); -1 if absent. */
@@ -149,6 +150,8 @@ void dmr_doc_check_iommu(doctor_t *d)
 	free(ident);
 }
 
+/* The MN's mr_size as the config gives it for this host (its own MN entry,
+ * else mn[0], the one MN the CNs use in this version); 0 without config. */
 static uint64_t cfg_mr_size(const doctor_t *d)
 {
 	if (!d->have_cfg)
@@ -160,11 +163,31 @@ static uint64_t cfg_mr_size(const doctor_t *d)
 			    d->cfg.nodes[i].mr_size)
 				return d->cfg.nodes[i].mr_size;
 	}
-	uint64_t mr = 0;
 	for (size_t i = 0; i < d->cfg.n; i++)
-		if (d->cfg.nodes[i].mr_size > mr)
-			mr = d->cfg.nodes[i].mr_size;
-	return mr;
+		if (d->cfg.nodes[i].mn)
+			return d->cfg.nodes[i].mr_size;
+	return 0;
+}
+
+/*
+ * What a role locks (issue #15 B09/B28), as backends/verbs registers it:
+ *  - the MN (verbs_mn.c dmr_verbs_mn_start): mr_size rounded up to 64 B
+ *    plus the DMR_VERBS_CTL_BYTES (8 KiB) control page, one MR;
+ *  - a CN (verbs.c, checked before its first ibv_reg_mr): its image of
+ *    the MN region plus the 8 KiB control page; the image is the trace's
+ *    footprint (or --mr-size) and the CN refuses an MN region smaller than
+ *    it, so the MN's mr_size is its upper bound, which doctor (without the
+ *    trace) checks.
+ * A host that is both needs the larger (the MN's): each process has the
+ * limit on its own.
+ */
+static uint64_t role_need(uint64_t mr, int cn_only)
+{
+	if (!mr)
+		return 0;
+	if (cn_only)
+		return mr + DMR_VERBS_CTL_BYTES;
+	return ((mr + 63) & ~63ull) + DMR_VERBS_CTL_BYTES;
 }
 
 void dmr_doc_check_memory(doctor_t *d)
@@ -177,38 +200,47 @@ void dmr_doc_check_memory(doctor_t *d)
 		else
 			lim = 0;
 	}
-	char ls[32] = "unlimited", ms[32];
+	char ls[32] = "unlimited", ms[32], ns[32];
 	if (lim != UINT64_MAX)
 		dmr_doc_hbytes(ls, sizeof(ls), lim);
 	uint64_t mr = cfg_mr_size(d);
 	int cn_only = d->host_known && d->host_cn && !d->host_mn;
+	uint64_t need = role_need(mr, cn_only);
 	const char *src = d->have_memlock ? "--memlock" : "getrlimit";
+	char whats[160];
 	check_t *k;
-	if (!mr || cn_only) {
+	if (!mr) {
 		k = dmr_doc_add(d, S_INFO, "memlock", "", "locked-memory limit %s (%s); %s", ls,
-				src,
-				cn_only ? "this host is a CN only: the MN registers mr_size"
-					: "no mr_size to compare (give --config)");
+				src, "no mr_size to compare (give --config)");
 	} else {
 		dmr_doc_hbytes(ms, sizeof(ms), mr);
-		if (lim == UINT64_MAX || lim >= mr) {
+		sfmt(ns, sizeof(ns), "%llu bytes", (unsigned long long)need);
+		if (cn_only)
+			sfmt(whats, sizeof(whats),
+			     "the CN's image of the MN region (at most mr_size %s) + the 8 KiB "
+			     "control page",
+			     ms);
+		else
+			sfmt(whats, sizeof(whats),
+			     "the MN region (mr_size %s) + the 8 KiB control page", ms);
+		if (lim == UINT64_MAX || lim >= need) {
 			k = dmr_doc_add(d, S_OK, "memlock", "",
-					"locked-memory limit %s (%s) >= mr_size %s", ls, src, ms);
+					"locked-memory limit %s (%s) >= %s: %s", ls, src, ns,
+					whats);
 		} else if (has_ipc_lock(d)) {
 			k = dmr_doc_add(
 			    d, S_OK, "memlock", "",
-			    "locked-memory limit %s (%s) < mr_size %s, but this process has "
+			    "locked-memory limit %s (%s) < %s (%s), but this process has "
 			    "CAP_IPC_LOCK: registration is not limited",
-			    ls, src, ms);
+			    ls, src, ns, whats);
 			dmr_doc_advise(
 			    k, "run dmreplay the same way (a process without CAP_IPC_LOCK needs "
 			       "`ulimit -l unlimited`)");
 		} else {
-			k = dmr_doc_add(
-			    d, S_FAIL, "memlock", "",
-			    "locked-memory limit %s (%s) < mr_size %s: registering the MR will "
-			    "fail",
-			    ls, src, ms);
+			k = dmr_doc_add(d, S_FAIL, "memlock", "",
+					"locked-memory limit %s (%s) < %s (%s): `dmreplay %s` "
+					"refuses to start",
+					ls, src, ns, whats, cn_only ? "cn" : "mn");
 			dmr_doc_advise(k,
 				       "raise it: `ulimit -l unlimited` in the shell that starts "
 				       "dmreplay, or `* - memlock unlimited` in "
@@ -217,6 +249,8 @@ void dmr_doc_check_memory(doctor_t *d)
 				       "docker: --ulimit memlock=-1");
 		}
 	}
+	dmr_doc_cset(k, "need_bytes", need ? json_integer((json_int_t)need) : json_null());
+	dmr_doc_cset(k, "role", mr ? json_string(cn_only ? "cn" : "mn") : json_null());
 	dmr_doc_cset(k, "limit_bytes",
 		     lim == UINT64_MAX ? json_null() : json_integer((json_int_t)lim));
 	dmr_doc_cset(k, "unlimited", json_boolean(lim == UINT64_MAX));

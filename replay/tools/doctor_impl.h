@@ -197,7 +197,8 @@ typedef struct config {
 	int shape; /* 1: {"mn","cn"}, 2: {"MN_ips","CN_ips"} */
 	node_t *nodes;
 	size_t n, n_mn, n_cn;
-	char note[256]; /* from the parser, e.g. memcached_ip ignored */
+	char note[256];			   /* from the parser, e.g. memcached_ip ignored */
+	int retry_cnt, rnr_retry, timeout; /* as parsed (defaults 7, 7, 14) */
 } config_t;
 
 /* ---- the kernel's view of the devices -------------------------------------- */
@@ -262,6 +263,8 @@ typedef struct doctor {
 	const char *sysfs, *proc;
 	int sysfs_default;
 	const char *device_opt; /* --device NAME[:PORT] */
+	const char *ibv_dir;	/* --ibverbs-dir; NULL: dmr_doc_ibv_dir's default */
+	int provider_missing;	/* a selected device has no libibverbs provider */
 	int json, strict;
 	int have_memlock;
 	uint64_t memlock; /* UINT64_MAX = unlimited */
@@ -366,6 +369,9 @@ void dmr_doc_node_subject(const config_t *c, const node_t *n, char *buf, size_t 
  * (--device, else this host's entry). */
 void dmr_doc_select_target(doctor_t *d);
 void dmr_doc_check_config(doctor_t *d);
+/* The QP transport fields on the selected devices: retry_cnt 7 on
+ * SoftRoCE (rdma_rxe retries forever with 7) warns. */
+void dmr_doc_check_transport(doctor_t *d);
 /* Every node's address: this host's, or routed via the RDMA netdev; the
  * MN canaries (not run from doctor). */
 void dmr_doc_check_reach(doctor_t *d);
@@ -379,6 +385,27 @@ void dmr_doc_check_devices(doctor_t *d);
 /* One device: kind, uverbs, each selected port (state, speed, MTU, GIDs),
  * atomics. */
 void dmr_doc_check_device(doctor_t *d, rdev_t *dv);
+
+/* ---- the user-space stack (doctor_stack.c) ---------------------------------------- */
+
+#define DMR_DOC_RXE_ADVICE                                                                         \
+	"create the device: rdma link add rxe0 type rxe netdev eth0 (your netdev); when that "     \
+	"fails with only \"No such file or directory\", the kernel says why: dmesg | grep -i "     \
+	"rxe (e.g. rdma_rxe could not init crc32: a kernel without crc32 support)"
+
+/* Where libibverbs' provider files are read: --ibverbs-dir; else
+ * /etc/libibverbs.d with the default --sysfs; else ROOT/etc/libibverbs.d
+ * for --sysfs ROOT/sys (the fake trees of the tests). */
+const char *dmr_doc_ibv_dir(const doctor_t *d, char buf[PATH_MAX]);
+/* Each selected device's provider in that directory: FAIL when none claims
+ * it (libibverbs then lists no device although the kernel has it), OK,
+ * or INFO for a driver whose provider is not known here. */
+void dmr_doc_check_providers(doctor_t *d);
+/* 1 when rdma_rxe is loaded (<sysfs>/module/rdma_rxe or a <proc>/modules
+ * line); how = the path that says so. */
+int dmr_doc_rxe_loaded(const doctor_t *d, char *how, size_t len);
+/* rdma_rxe loaded and no rxe device: INFO with DMR_DOC_RXE_ADVICE. */
+void dmr_doc_check_rxe_module(doctor_t *d);
 
 /* ---- the host (doctor_host.c), the canary (doctor_canary.c) ---------------------------- */
 

@@ -122,11 +122,19 @@ int dmr_doc_output(doctor_t *d)
 
 int dmr_doc_no_device(doctor_t *d, const char *why)
 {
-	static const char advice[] =
+	static const char generic[] =
 	    "load an RDMA driver (modprobe mlx5_ib) or create a SoftRoCE device (modprobe "
 	    "rdma_rxe; rdma link add rxe0 type rxe netdev eth0), or run where there is one "
 	    "(scripts/rxe-vm run -- build/dmreplay doctor)";
-	char *found = xasprintf("no RDMA device: %s", why);
+	/* rdma_rxe loaded, no device: `rdma link add` was not run or failed
+	 * (issue #15 B32: its error alone hides the kernel's reason) */
+	char how[PATH_MAX];
+	int rxe = dmr_doc_rxe_loaded(d, how, sizeof(how));
+	const char *advice = rxe ? DMR_DOC_RXE_ADVICE : generic;
+	char *found = rxe ? xasprintf("no RDMA device: %s; rdma_rxe is loaded (%s) but no rxe "
+				      "device exists",
+				      why, how)
+			  : xasprintf("no RDMA device: %s", why);
 	fprintf(stderr, PROG ": error: %s; %s\n", found, advice);
 	if (d->json) {
 		char *line = xasprintf("FAIL devices: %s -> %s", found, advice);

@@ -289,6 +289,98 @@ START_TEST(test_no_rdma_empty_sysfs)
 }
 END_TEST
 
+/* Issue #15 B32: rdma_rxe loaded (it could not init crc32, or `rdma link
+ * add` was never run) but no device: say so and point at the kernel log,
+ * from /sys/module/rdma_rxe or from /proc/modules. */
+START_TEST(test_rxe_loaded_no_device)
+{
+	char root[PATH_MAX], sys[PATH_MAX], proc[PATH_MAX], path[PATH_MAX];
+	pathf(root, "%s/rxemod", dmr_test_tmp);
+	pathf(sys, "%s/sys", root);
+	pathf(proc, "%s/proc", root);
+	pathf(path, "%s/class/infiniband", sys);
+	mkdirs(path);
+	mkdirs(proc);
+	/* not loaded: the generic advice */
+	dmr_test_run_t r = DMR("--sysfs", sys, "--proc", proc);
+	ck_assert_int_eq(r.status, 3);
+	ck_assert_ptr_null(strstr(r.err, "rdma_rxe is loaded"));
+	dmr_test_run_free(&r);
+	pathf(path, "%s/modules", proc);
+	dmr_test_write_file(path, "ib_uverbs 196608 0 - Live 0x0\nrdma_rxe 180224 0 - Live "
+				  "0x0\nib_core 458752 2 rdma_rxe,ib_uverbs, Live 0x0\n");
+	r = DMR("--sysfs", sys, "--proc", proc);
+	ck_assert_int_eq(r.status, 3);
+	ck_assert_uint_eq(count_lines(r.err), 1);
+	ck_assert_ptr_nonnull(strstr(r.err, "rdma_rxe is loaded"));
+	ck_assert_ptr_nonnull(strstr(r.err, "/proc/modules"));
+	ck_assert_ptr_nonnull(strstr(r.err, "but no rxe device exists"));
+	ck_assert_ptr_nonnull(strstr(r.err, "rdma link add rxe0 type rxe netdev"));
+	ck_assert_ptr_nonnull(strstr(r.err, "dmesg | grep -i rxe"));
+	ck_assert_ptr_nonnull(strstr(r.err, "crc32"));
+	dmr_test_run_free(&r);
+	dmr_test_write_file(path, "ib_core 458752 0 - Live 0x0\n");
+	pathf(path, "%s/module/rdma_rxe", sys);
+	mkdirs(path);
+	r = DMR("--sysfs", sys, "--proc", proc, "--json");
+	ck_assert_int_eq(r.status, 3);
+	ck_assert_ptr_nonnull(strstr(r.out, "sys/module/rdma_rxe) but no rxe device exists"));
+	dmr_test_run_free(&r);
+	/* a hardware device and rdma_rxe loaded without an rxe device: INFO */
+	tree_t t;
+	tree(&t, "healthy", "rxemod-hw");
+	pathf(path, "%s/module/rdma_rxe", t.sys);
+	mkdirs(path);
+	r = DMR("--sysfs", t.sys, "--proc", t.proc, "--addrs", HEALTHY_ADDRS, "--memlock",
+		"unlimited", "--device", "mlx5_2");
+	expect_line(r.out, "INFO rxe: ", "rdma_rxe is loaded", "no rxe device", "dmesg", NULL);
+	dmr_test_run_free(&r);
+}
+END_TEST
+
+/* Issue #15 B31: the kernel device exists but libibverbs has no provider
+ * for it (libibverbs.d hidden or without rxe.driver): the provider is named
+ * as missing, and nothing says to create the device. */
+START_TEST(test_provider_missing)
+{
+	tree_t t;
+	tree(&t, "rxe", "noprov");
+	char cfg[PATH_MAX], path[PATH_MAX];
+	data_file(cfg, "rxe-cluster.json");
+	pathf(path, "%s/etc/libibverbs.d/rxe.driver", t.root);
+	ck_assert_int_eq(unlink(path), 0);
+	dmr_test_run_t r = DMR("--sysfs", t.sys, "--proc", t.proc, "--config", cfg, "--addrs",
+			       "10.0.2.15@eth0", "--memlock", "8M");
+	ck_assert_msg(r.status == 1, "status %d\n%s", r.status, r.out);
+	expect_line(r.out, "FAIL provider rxe0: ", "the kernel has rxe0",
+		    "no libibverbs provider 'rxe'", "lists: mlx5", "ibverbs-providers",
+		    "rxe.driver", "do not create it again", NULL);
+	ck_assert_ptr_null(strstr(r.out, "rdma link add"));
+	dmr_test_run_free(&r);
+	/* the directory hidden altogether */
+	pathf(path, "%s/etc/libibverbs.d/mlx5.driver", t.root);
+	ck_assert_int_eq(unlink(path), 0);
+	pathf(path, "%s/etc/libibverbs.d", t.root);
+	ck_assert_int_eq(rmdir(path), 0);
+	r = DMR("--sysfs", t.sys, "--proc", t.proc, "--addrs", "10.0.2.15@eth0");
+	ck_assert_int_eq(r.status, 1);
+	expect_line(r.out, "FAIL provider rxe0: ", "no user-space provider at all", "is missing",
+		    "apt-get install ibverbs-providers", NULL);
+	dmr_test_run_free(&r);
+	/* --ibverbs-dir: read elsewhere */
+	char dir[PATH_MAX];
+	pathf(dir, "%s/provdir", t.root);
+	mkdirs(dir);
+	pathf(path, "%s/rxe.driver", dir);
+	dmr_test_write_file(path, "driver rxe\n");
+	r = DMR("--sysfs", t.sys, "--proc", t.proc, "--addrs", "10.0.2.15@eth0", "--ibverbs-dir",
+		dir);
+	ck_assert_msg(r.status == 0, "status %d\n%s", r.status, r.out);
+	expect_line(r.out, "OK provider rxe0: ", "'rxe' configured", NULL);
+	dmr_test_run_free(&r);
+}
+END_TEST
+
 /* ---- the misconfigured node ------------------------------------------------------ */
 
 START_TEST(test_bad_node_warnings)
@@ -372,6 +464,91 @@ START_TEST(test_memlock_cap_ipc_lock)
 	r = run_bad(&t, "64K", NULL);
 	ck_assert_int_eq(r.status, 1);
 	expect_line(r.out, "FAIL memlock: ", "64 KiB", NULL);
+	dmr_test_run_free(&r);
+}
+END_TEST
+
+/* Issue #15 B09/B28: the limit is compared with what the role locks: the MN
+ * mr_size (rounded to 64 B) + the 8 KiB control page; a CN its image of the
+ * region (at most mr_size) + the 8 KiB control page. healthy.tree has no
+ * CAP_IPC_LOCK; healthy-cluster.json's mr_size is 1 GiB. */
+START_TEST(test_memlock_role_need)
+{
+	tree_t t;
+	tree(&t, "healthy", "mlk");
+	char cfg[PATH_MAX];
+	data_file(cfg, "healthy-cluster.json");
+	/* the MN at exactly mr_size: 8 KiB short (OK before) */
+	dmr_test_run_t r = DMR("--sysfs", t.sys, "--proc", t.proc, "--config", cfg, "--addrs",
+			       HEALTHY_ADDRS, "--memlock", "1073741824");
+	ck_assert_msg(r.status == 1, "status %d\n%s", r.status, r.out);
+	expect_line(r.out, "FAIL memlock: ", "1 GiB (--memlock) <", "mr_size 1 GiB",
+		    "8 KiB control page", "`dmreplay mn` refuses", NULL);
+	dmr_test_run_free(&r);
+	/* mr_size + 8 KiB: enough */
+	r = DMR("--sysfs", t.sys, "--proc", t.proc, "--config", cfg, "--addrs", HEALTHY_ADDRS,
+		"--memlock", "1073750016");
+	ck_assert_msg(r.status == 0, "status %d\n%s", r.status, r.out);
+	expect_line(r.out, "OK memlock: ", "the MN region (mr_size 1 GiB)", NULL);
+	dmr_test_run_free(&r);
+	/* a CN only (this host, 10.0.0.1, is cn[0]; the MN is 10.0.0.9) with 64
+	 * MiB: INFO before, though `dmreplay cn` refused it; now a failure
+	 * naming the CN's image */
+	pathf(cfg, "%s/cn.json", t.root);
+	dmr_test_write_file(cfg, "{\"mn\":[{\"id\":0,\"ip\":\"10.0.0.9\",\"devname\":"
+				 "\"mlx5_2\",\"mr_size\":1073741824}],\"cn\":[{\"id\":0,\"ip\":"
+				 "\"10.0.0.1\",\"devname\":\"mlx5_2\"}]}\n");
+	r = DMR("--sysfs", t.sys, "--proc", t.proc, "--config", cfg, "--addrs", HEALTHY_ADDRS,
+		"--memlock", "64M");
+	ck_assert_msg(r.status == 1, "status %d\n%s", r.status, r.out);
+	expect_line(r.out, "FAIL memlock: ", "64 MiB", "the CN's image of the MN region",
+		    "`dmreplay cn` refuses", NULL);
+	ck_assert(!has_prefix_line(r.out, "INFO memlock"));
+	expect_line(r.out, "doctor: ", "1 FAIL", NULL);
+	dmr_test_run_free(&r);
+	r = DMR("--sysfs", t.sys, "--proc", t.proc, "--config", cfg, "--addrs", HEALTHY_ADDRS,
+		"--memlock", "1073750016", "--json");
+	ck_assert_msg(r.status == 0, "status %d\n%s", r.status, r.out);
+	ck_assert_ptr_nonnull(strstr(r.out, "\"need_bytes\": 1073750016"));
+	ck_assert_ptr_nonnull(strstr(r.out, "\"role\": \"cn\""));
+	dmr_test_run_free(&r);
+}
+END_TEST
+
+/* Issue #15 B27: retry_cnt 7 (also the default) on SoftRoCE warns, and
+ * --strict fails; 6 passes; hardware with 7 is fine. */
+START_TEST(test_retry_cnt_rxe)
+{
+	tree_t t;
+	tree(&t, "rxe", "retry");
+	char cfg[PATH_MAX];
+	pathf(cfg, "%s/c7.json", t.root);
+	dmr_test_write_file(cfg, "{\"mn\":[{\"id\":0,\"ip\":\"10.0.2.15\",\"devname\":\"rxe0\","
+				 "\"mr_size\":4096}],\"cn\":[{\"id\":0,\"ip\":\"10.0.2.15\"}]}\n");
+	dmr_test_run_t r = DMR("--sysfs", t.sys, "--proc", t.proc, "--config", cfg, "--addrs",
+			       "10.0.2.15@eth0", "--memlock", "8M");
+	ck_assert_msg(r.status == 0, "status %d\n%s%s", r.status, r.out, r.err);
+	expect_line(r.out, "WARN retry ", "retry_cnt 7", "SoftRoCE (rxe0)", "retries forever",
+		    "10 s", "-> set \"retry_cnt\": 6", NULL);
+	dmr_test_run_free(&r);
+	r = DMR("--sysfs", t.sys, "--proc", t.proc, "--config", cfg, "--addrs", "10.0.2.15@eth0",
+		"--memlock", "8M", "--strict");
+	ck_assert_int_eq(r.status, 1);
+	dmr_test_run_free(&r);
+	char c6[PATH_MAX];
+	data_file(c6, "rxe-cluster.json");
+	r = DMR("--sysfs", t.sys, "--proc", t.proc, "--config", c6, "--addrs", "10.0.2.15@eth0",
+		"--memlock", "8M", "--strict");
+	ck_assert_msg(r.status == 0, "status %d\n%s", r.status, r.out);
+	expect_line(r.out, "OK retry ", "retry_cnt 6, timeout 12", NULL);
+	dmr_test_run_free(&r);
+	/* hardware counts 7 retries: no warning */
+	tree_t h;
+	tree(&h, "healthy", "retry-hw");
+	data_file(cfg, "healthy-cluster.json");
+	r = DMR("--sysfs", h.sys, "--proc", h.proc, "--config", cfg, "--addrs", HEALTHY_ADDRS,
+		"--memlock", "unlimited");
+	expect_line(r.out, "OK retry ", "retry_cnt 7, timeout 14", NULL);
 	dmr_test_run_free(&r);
 }
 END_TEST
@@ -758,7 +935,8 @@ static const struct {
     {"{\"mn\":[{\"id\":0,\"mr_size\":4096}]," CN1 "}", "field 'mn'", "no \"ip\""},
     {"{" MN1 "," CN1 ",\"retry_cnt\":8}", "field 'retry_cnt'", "legal 0..7"},
     {"{" MN1 "," CN1 ",\"port\":0}", "field 'port'", "legal 1..65535"},
-    {"{" B1 ",\"timeout\":32}", "field 'timeout'", "legal 0..31"},
+    {"{" B1 ",\"timeout\":32}", "field 'timeout'", "legal 1..31"},
+    {"{" B1 ",\"timeout\":0}", "field 'timeout'", "disables the ACK timer"},
     {"{" B1 ",\"rnr_retry\":-1}", "field 'rnr_retry'", "legal 0..7"},
     {"{" B1 ",\"ib_port\":0}", "field 'ib_port'", "legal 1..255"},
     {"{" B1 ",\"gid_idx\":-2}", "field 'gid_idx'", "legal -1..255"},
@@ -878,9 +1056,13 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_no_rdma_here);
 	tcase_add_test(tc, test_no_rdma_empty_sysfs);
+	tcase_add_test(tc, test_rxe_loaded_no_device);
+	tcase_add_test(tc, test_provider_missing);
 	tcase_add_test(tc, test_bad_node_warnings);
 	tcase_add_test(tc, test_bad_node_exit_policy);
 	tcase_add_test(tc, test_memlock_cap_ipc_lock);
+	tcase_add_test(tc, test_memlock_role_need);
+	tcase_add_test(tc, test_retry_cnt_rxe);
 	tcase_add_test(tc, test_healthy_node);
 	tcase_add_test(tc, test_healthy_without_config);
 	tcase_add_test(tc, test_port_down_and_active_mtu);

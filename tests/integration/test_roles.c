@@ -101,7 +101,10 @@ static const struct bad {
     {"{" S2 ",\"retry_cnt\":8}", {"'retry_cnt'", "8", "0..7"}},
     {"{" S2 ",\"retry_cnt\":-1}", {"'retry_cnt'", "0..7", NULL}},
     {"{" S1 ",\"rnr_retry\":9}", {"'rnr_retry'", "0..7", NULL}},
-    {"{" S1 ",\"timeout\":32}", {"'timeout'", "32", "0..31"}},
+    {"{" S1 ",\"timeout\":32}", {"'timeout'", "32", "1..31"}},
+    /* issue #15 B27: 0 = no ACK timer, a dead MN never fails a request */
+    {"{" S1 ",\"timeout\":0}", {"'timeout'", "disables the ACK timer", "1..31"}},
+    {"{" S2 ",\"timeout\":0}", {"'timeout'", "10 s", "1..31"}},
     {"{" S1 ",\"port\":70000}", {"'port'", "1..65535", NULL}},
     {"{" S1 ",\"port\":\"x\"}", {"'port'", "integer", "1..65535"}},
     {"{" S2 ",\"ib_port\":0}", {"'ib_port'", "1..255", NULL}},
