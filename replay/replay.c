@@ -9,8 +9,6 @@
 
 #include <pthread.h>
 #include <gsl/gsl_rng.h>
-#include <gsl/gsl_sort.h>
-#include <gsl/gsl_statistics_double.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +21,7 @@
 #include "../core/base/timeps.h"
 #include "../core/loop.h"
 #include "../models/model.h"
+#include "lathist.h"
 #include "results.h"
 
 void dmr_replay_opts_default(dmr_replay_opts_t *o)
@@ -94,9 +93,8 @@ typedef struct engine {
 typedef struct thr {
 	struct engine *e;
 	uint32_t *wake, *wake2, *stack;
-	double *lat;
-	uint64_t nlat, caplat;
-	uint32_t worker; /* threaded: the worker it drives */
+	dmr_lathist_t *lat; /* latencies of committed txns (fixed size) */
+	uint32_t worker;    /* threaded: the worker it drives */
 	dmr_status_t st;
 	dmr_err_t err;
 	pthread_t tid;
@@ -211,15 +209,7 @@ static inline void unlock(engine_t *e)
 
 static dmr_status_t record_latency(thr_t *th, uint64_t ps)
 {
-	if (th->nlat == th->caplat) {
-		uint64_t cap = th->caplat ? th->caplat * 2 : 65536;
-		double *l = realloc(th->lat, cap * sizeof(double));
-		if (!l)
-			return dmr_err_set(&th->err, DMR_ERR_NOMEM, "replay: out of memory");
-		th->lat = l;
-		th->caplat = cap;
-	}
-	th->lat[th->nlat++] = dmr_ps_to_us(ps);
+	dmr_lathist_add(th->lat, ps);
 	return DMR_OK;
 }
 
@@ -444,7 +434,8 @@ static dmr_status_t thr_init(thr_t *th, engine_t *e, uint32_t worker)
 	th->wake = calloc(e->nctx, sizeof(*th->wake));
 	th->wake2 = calloc(e->nctx, sizeof(*th->wake2));
 	th->stack = calloc(2 * (size_t)e->nctx + 1, sizeof(*th->stack));
-	return th->wake && th->wake2 && th->stack ? DMR_OK : DMR_ERR_NOMEM;
+	th->lat = calloc(1, sizeof(*th->lat));
+	return th->wake && th->wake2 && th->stack && th->lat ? DMR_OK : DMR_ERR_NOMEM;
 }
 
 static void thr_fini(thr_t *th)
@@ -640,8 +631,7 @@ static dmr_status_t drive_threaded(engine_t *e)
 
 dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res, dmr_err_t *err)
 {
-	double *lat = NULL;
-	uint64_t nlat = 0;
+	dmr_lathist_t *lat = NULL;
 	engine_t E, *e = &E;
 	memset(e, 0, sizeof(E));
 	memset(res, 0, sizeof(*res));
@@ -898,16 +888,17 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 		dmr_ts_finish(&e->ts, tend, &res->st);
 		res->sim_time_s = dmr_ps_to_s(tend);
 	}
-	/* latencies of all driving threads */
-	{
-		uint64_t nl = 0;
+	/* latencies of all driving threads, merged into one histogram */
+	lat = malloc(sizeof(*lat));
+	if (!lat && st == DMR_OK) {
+		st = dmr_err_set(err, DMR_ERR_NOMEM, "replay: out of memory");
+		res->partial = 1;
+	}
+	if (lat) {
+		dmr_lathist_init(lat);
 		for (uint32_t i = 0; i < e->nth; i++)
-			nl += e->th[i].nlat;
-		lat = nl ? malloc(nl * sizeof(double)) : NULL;
-		for (uint32_t i = 0; lat && i < e->nth; i++) {
-			memcpy(lat + nlat, e->th[i].lat, e->th[i].nlat * sizeof(double));
-			nlat += e->th[i].nlat;
-		}
+			if (e->th[i].lat)
+				dmr_lathist_merge(lat, e->th[i].lat);
 	}
 	dmr_txn_stats_t tot = res->st;
 	/* END barrier: every participant has ended (a failed run tells the
@@ -965,11 +956,11 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 		res->atomics_per_commit = (double)tot.atomics / tot.committed;
 		res->reads_per_commit = (double)tot.reads / tot.committed;
 	}
-	if (nlat) {
-		gsl_sort(lat, 1, nlat);
-		res->p50_us = gsl_stats_quantile_from_sorted_data(lat, 1, nlat, 0.50);
-		res->p99_us = gsl_stats_quantile_from_sorted_data(lat, 1, nlat, 0.99);
-		res->p999_us = gsl_stats_quantile_from_sorted_data(lat, 1, nlat, 0.999);
+	if (lat && lat->n) {
+		/* within 1/256 of the exact quantiles (lathist.h) */
+		res->p50_us = dmr_lathist_quantile(lat, 0.50) / 1e6;
+		res->p99_us = dmr_lathist_quantile(lat, 0.99) / 1e6;
+		res->p999_us = dmr_lathist_quantile(lat, 0.999) / 1e6;
 	}
 	if (st == DMR_OK) {
 		/* every lock taken was released: counted, and in flight none */
