@@ -650,7 +650,9 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 		return dmr_err_set(err, DMR_ERR_IO,
 				   "--out %s: cannot create or write in the directory (%s)",
 				   o->out_dir, ferr.msg);
-	st = dmr_trace_open(o->trace, &e->rd, err);
+	dmr_trace_cache_opts_t tco = o->trace_cache;
+	tco.quiet |= o->quiet;
+	st = dmr_trace_open_cached(o->trace, &tco, &e->rd, err);
 	if (st != DMR_OK)
 		return st;
 	const dmr_trace_hdr_t *h = dmr_trace_header(e->rd);

@@ -15,11 +15,15 @@
 
 #include "../core/loop.h"
 #include "../core/txn.h"
+#include "../traces/trace.h" /* dmr_trace_cache_opts_t */
 #include "../traces/workload.h"
 #include "results.h" /* dmr_replay_result_t */
 
 typedef struct dmr_replay_opts {
-	const char *trace;   /* trace file */
+	const char *trace; /* trace file */
+	/* its binary cache (traces/trace.h): default (zero) beside the CSV;
+	 * .off = 1 reads the CSV; .dir puts it elsewhere */
+	dmr_trace_cache_opts_t trace_cache;
 	const char *backend; /* "sim" */
 	const char *profile; /* sim profile name or path */
 	const char *device;  /* verbs: RDMA device name or index */
