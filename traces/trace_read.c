@@ -447,6 +447,50 @@ static void rd_cb_row(int c, void *data)
 	rd_apply(r, &row);
 }
 
+/*
+ * The common row, split without libcsv: a line without '"' or '\r' and with
+ * exactly TRACE_NCOLS - 1 commas. libcsv (csv_parse, CSV_STRICT, default
+ * space function) would give the same fields: unquoted, each trimmed of
+ * spaces and tabs at both ends. Any other line (quotes, CR, a wrong field
+ * count) goes to libcsv, so that its error messages are unchanged.
+ * Returns 1 when the row was split into r->rowbuf / fstart / flen (nfields
+ * set), 0 when libcsv must parse the line. Profile (bench_trace, TPC-C
+ * 200 k): libcsv's byte-at-a-time state machine and its per-field
+ * callbacks were 60 % of a row's cycles.
+ */
+static int rd_fast_split(dmr_trace_reader_t *r, const char *s, size_t n)
+{
+	const char *p = s, *e = s + n;
+	uint32_t k = 0;
+
+	if (memchr(s, '"', n) || memchr(s, '\r', n))
+		return 0;
+	memcpy(r->rowbuf, s, n);
+	r->rowbuf[n] = '\0';
+	for (;;) {
+		const char *c = memchr(p, ',', (size_t)(e - p));
+		const char *fe = c ? c : e;
+		if (k >= TRACE_NCOLS)
+			return 0;
+		const char *fs = p;
+		while (fs < fe && (*fs == ' ' || *fs == '\t'))
+			fs++;
+		while (fe > fs && (fe[-1] == ' ' || fe[-1] == '\t'))
+			fe--;
+		r->fstart[k] = (uint32_t)(fs - s);
+		r->flen[k] = (uint32_t)(fe - fs);
+		r->rowbuf[fe - s] = '\0';
+		k++;
+		if (!c)
+			break;
+		p = c + 1;
+	}
+	if (k != TRACE_NCOLS)
+		return 0;
+	r->nfields = k;
+	return 1;
+}
+
 static int rd_header_line(dmr_trace_reader_t *r, const char *s, size_t n, int *seen_workload,
 			  int *seen_regime, int *seen_txns)
 {
@@ -893,8 +937,10 @@ dmr_status_t dmr_trace_next(dmr_trace_reader_t *r, dmr_trace_txn_t *txn, dmr_err
 			return rd_report(r, err);
 		}
 		r->rows_in_line = 0;
-		if (csv_parse(&r->csv, s, n + 1, rd_cb_field, rd_cb_row, r) != n + 1 &&
-		    !r->status) {
+		if (rd_fast_split(r, s, n)) {
+			rd_cb_row(0, r);
+		} else if (csv_parse(&r->csv, s, n + 1, rd_cb_field, rd_cb_row, r) != n + 1 &&
+			   !r->status) {
 			uint32_t col = r->nfields < TRACE_NCOLS ? r->nfields : TRACE_NCOLS - 1;
 			rd_fail(r, r->line, trace_colname[col], "malformed CSV: %s",
 				csv_strerror(csv_error(&r->csv)));
