@@ -215,7 +215,7 @@ typedef struct dmr_trace_cache_opts {
  * itself a cache file it is read as it is. The reader then behaves as
  * dmr_trace_open's (same header, the same transactions field by field,
  * rewind, rows; messages name `path` and its CSV lines), except that its
- * memory is the mapping, released behind the read position (8 MiB kept).
+ * memory is the mapping, released behind the read position (at most 16 MiB resident).
  * When the cache cannot be created beside the CSV (directory not writable)
  * the CSV is read directly and a note goes to stderr (unless quiet).
  * A CSV the build finds malformed is read directly instead (no cache), so
