@@ -842,7 +842,10 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	double loop0 = dmr_wall_s();
 	uint64_t tend;
 	dmr_sig_saved_t saved_sig;
+	int sig_early = dmr_sig_caught(); /* e.g. while the trace cache was built */
 	dmr_sig_install(&saved_sig);
+	if (sig_early)
+		dmr_sig_raise_flag(sig_early);
 	int64_t start_sum; /* START carries no value */
 	if (!e->threaded) {
 		st = engine_barrier(e, DMR_BE_BARRIER_START, o->barrier_s, 0, 0, &start_sum, err);

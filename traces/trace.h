@@ -215,7 +215,7 @@ typedef struct dmr_trace_cache_opts {
  * itself a cache file it is read as it is. The reader then behaves as
  * dmr_trace_open's (same header, the same transactions field by field,
  * rewind, rows; messages name `path` and its CSV lines), except that its
- * memory is the mapping, released behind the read position (at most 16 MiB resident).
+ * memory is the mapping, released behind the read position (at most 4 MiB resident).
  * When the cache cannot be created beside the CSV (directory not writable)
  * the CSV is read directly and a note goes to stderr (unless quiet).
  * A CSV the build finds malformed is read directly instead (no cache), so
@@ -235,7 +235,9 @@ dmr_status_t dmr_trace_open_cached(const char *path, const dmr_trace_cache_opts_
  * "cache.tmp.XXXXXX" beside it, fsync'ed and renamed over cache
  * (atomic: runs building the same cache concurrently each rename a
  * complete file; a failed build leaves cache untouched). Errors: those of
- * dmr_trace_open/next on csv (nothing renamed), DMR_ERR_INVALID (csv is a
+ * dmr_trace_open/next on csv (nothing renamed), DMR_ERR_INTERRUPTED (a
+ * SIGINT/SIGTERM flag, core/base/sig.h, seen while building: nothing
+ * renamed; dmr_trace_open_cached then reads the CSV), DMR_ERR_INVALID (csv is a
  * cache), DMR_ERR_IO (create, write, rename), DMR_ERR_NOMEM.
  */
 dmr_status_t dmr_trace_cache_build(const char *csv, const char *cache, dmr_err_t *err);

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 
 #include "../core/base/hash.h"
+#include "../core/base/sig.h"
 
 /* Add n bytes (n a multiple of 8). */
 void trace_sum_add(trace_sum_t *s, const void *p, size_t n)
@@ -355,6 +356,11 @@ dmr_status_t dmr_trace_cache_build(const char *csv, const char *cache, dmr_err_t
 		bad |= bout(&o, &h, sizeof(h));
 	}
 	while (!bad && (st = dmr_trace_next(r, t, err)) == DMR_OK) {
+		if ((hd.ntxns & 4095) == 0 && dmr_sig_caught()) {
+			st = dmr_err_set(err, DMR_ERR_INTERRUPTED,
+					 "%s: interrupted while building its trace cache", csv);
+			goto out_close;
+		}
 		trace_bin_txn_t bt;
 		memset(&bt, 0, sizeof(bt));
 		bt.id = t->id;
@@ -532,9 +538,10 @@ dmr_status_t dmr_trace_open_cached(const char *path, const dmr_trace_cache_opts_
 					berr.msg);
 			return dmr_trace_open(path, r_p, err);
 		}
-		if (st == DMR_ERR_PARSE)
+		if (st == DMR_ERR_PARSE || st == DMR_ERR_INTERRUPTED)
 			/* a bad CSV: stream it, so that its error comes where it
-			 * would without a cache (mid-run, partial results kept) */
+			 * would without a cache (mid-run, partial results kept);
+			 * a stop request: the caller sees the flag and stops */
 			return dmr_trace_open(path, r_p, err);
 		if (st != DMR_OK)
 			return dmr_err_set(err, st, "%s", berr.msg);

@@ -805,7 +805,7 @@ uint64_t dmr_trace_rows(const dmr_trace_reader_t *r)
 /* Bytes of the mapping already consumed that are released from the
  * process's resident set at a time (they stay in the page cache), so that
  * replaying from the cache keeps RSS independent of trace length. */
-#define BIN_DROP_BYTES (8u << 20)
+#define BIN_DROP_BYTES (2u << 20)
 
 /* The next transaction from the binary cache (records written by
  * trace_cache.c from transactions that passed every check). The lengths
@@ -971,6 +971,7 @@ dmr_status_t dmr_trace_rewind(dmr_trace_reader_t *r, dmr_err_t *err)
 	if (r->bin) {
 		r->bin_pos = r->bin_data;
 		r->bin_checked = 0; /* released pages may be read again: verify again */
+		r->bin_dropped = 0;
 		r->ntxns = 0;
 		r->status = DMR_OK;
 		r->err.msg[0] = '\0';
