@@ -31,6 +31,10 @@ static void run_usage(FILE *f)
 		"DIR/timeseries.csv.\n\n"
 		"  --trace FILE      trace to replay (default: the shipped sample\n"
 		"                    %s)\n"
+		"  --no-trace-cache  read the CSV itself (default: through its binary cache\n"
+		"                    FILE.dmrc, built on first use, rebuilt when FILE\n"
+		"                    changes; traces/FORMAT.md \"Binary cache\")\n"
+		"  --trace-cache-dir DIR  keep the binary cache in DIR instead\n"
 		"  --backend NAME    sim (default); verbs (rdma-core: MN and CNs in this\n"
 		"                    process over loopback RDMA); shm (loopback: verbs executed\n"
 		"                    by the CPU, one thread per worker; for testing);\n"
@@ -129,6 +133,12 @@ static dmr_status_t run_opt(int ch, const char *name, const char *arg, run_args_
 		break;
 	case 'X':
 		a->procs = 1;
+		break;
+	case 'N':
+		o->trace_cache.off = 1;
+		break;
+	case 'Y':
+		o->trace_cache.dir = arg;
 		break;
 	case 'F':
 		a->force = 1;
@@ -258,6 +268,8 @@ int dmr_replay_main(int argc, char **argv)
 					     {"config", required_argument, 0, 'K'},
 					     {"deadline", required_argument, 0, 'E'},
 					     {"force", no_argument, 0, 'F'},
+					     {"no-trace-cache", no_argument, 0, 'N'},
+					     {"trace-cache-dir", required_argument, 0, 'Y'},
 					     {"help", no_argument, 0, 'h'},
 					     {0, 0, 0, 0}};
 	run_args_t a = {.deadline = 3600};

@@ -9,9 +9,6 @@
 
 #include <pthread.h>
 #include <gsl/gsl_rng.h>
-#include <gsl/gsl_sort.h>
-#include <gsl/gsl_statistics_double.h>
-#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +23,7 @@
 #include "../core/base/timeps.h"
 #include "../core/loop.h"
 #include "../models/model.h"
+#include "lathist.h"
 #include "results.h"
 
 void dmr_replay_opts_default(dmr_replay_opts_t *o)
@@ -103,10 +101,9 @@ typedef struct engine {
 typedef struct thr {
 	struct engine *e;
 	uint32_t *wake, *wake2, *stack;
-	double *lat;  /* us, from the first start (after admission) to commit */
-	double *dlat; /* us, from dispatch (incl. the admission wait) to commit */
-	uint64_t nlat, caplat;
-	uint32_t worker; /* threaded: the worker it drives */
+	dmr_lathist_t *lat;  /* from the first start (after admission) to commit */
+	dmr_lathist_t *dlat; /* from dispatch (incl. the admission wait) to commit */
+	uint32_t worker;     /* threaded: the worker it drives */
 	dmr_status_t st;
 	dmr_err_t err;
 	pthread_t tid;
@@ -223,20 +220,8 @@ static inline void unlock(engine_t *e)
  * dispatch. */
 static dmr_status_t record_latency(thr_t *th, uint64_t ps, uint64_t dps)
 {
-	if (th->nlat == th->caplat) {
-		uint64_t cap = th->caplat ? th->caplat * 2 : 65536;
-		double *l = realloc(th->lat, cap * sizeof(double));
-		if (!l)
-			return dmr_err_set(&th->err, DMR_ERR_NOMEM, "replay: out of memory");
-		th->lat = l;
-		double *d = realloc(th->dlat, cap * sizeof(double));
-		if (!d)
-			return dmr_err_set(&th->err, DMR_ERR_NOMEM, "replay: out of memory");
-		th->dlat = d;
-		th->caplat = cap;
-	}
-	th->lat[th->nlat] = dmr_ps_to_us(ps);
-	th->dlat[th->nlat++] = dmr_ps_to_us(dps);
+	dmr_lathist_add(th->lat, ps);
+	dmr_lathist_add(th->dlat, dps);
 	return DMR_OK;
 }
 
@@ -516,7 +501,9 @@ static dmr_status_t thr_init(thr_t *th, engine_t *e, uint32_t worker)
 	th->wake = calloc(e->nctx, sizeof(*th->wake));
 	th->wake2 = calloc(e->nctx, sizeof(*th->wake2));
 	th->stack = calloc(2 * (size_t)e->nctx + 1, sizeof(*th->stack));
-	return th->wake && th->wake2 && th->stack ? DMR_OK : DMR_ERR_NOMEM;
+	th->lat = calloc(1, sizeof(*th->lat));
+	th->dlat = calloc(1, sizeof(*th->dlat));
+	return th->wake && th->wake2 && th->stack && th->lat && th->dlat ? DMR_OK : DMR_ERR_NOMEM;
 }
 
 static void thr_fini(thr_t *th)
@@ -820,8 +807,7 @@ static dmr_status_t drive_threaded(engine_t *e)
 
 dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res, dmr_err_t *err)
 {
-	double *lat = NULL, *dlat = NULL;
-	uint64_t nlat = 0;
+	dmr_lathist_t *lat = NULL, *dlat = NULL;
 	engine_t E, *e = &E;
 	memset(e, 0, sizeof(E));
 	memset(res, 0, sizeof(*res));
@@ -850,7 +836,9 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 				   DMR_REPLAY_TS_MAX_ROWS);
 	dmr_err_t ferr;
 	/* the trace first: a refused trace leaves no --out behind (issue #15) */
-	st = dmr_trace_open(o->trace, &e->rd, err);
+	dmr_trace_cache_opts_t tco = o->trace_cache;
+	tco.quiet |= o->quiet;
+	st = dmr_trace_open_cached(o->trace, &tco, &e->rd, err);
 	if (st != DMR_OK)
 		return st;
 	/* what the trace's end shows, before the run (issue #15 D19) */
@@ -1160,21 +1148,26 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 		dmr_ts_finish(&e->ts, tend, &res->st);
 		res->sim_time_s = dmr_ps_to_s(tend);
 	}
-	/* latencies of all driving threads */
-	{
-		uint64_t nl = 0;
-		for (uint32_t i = 0; i < e->nth; i++)
-			nl += e->th[i].nlat;
-		lat = nl ? malloc(nl * sizeof(double)) : NULL;
-		dlat = nl ? malloc(nl * sizeof(double)) : NULL;
-		if (!dlat) {
-			free(lat);
-			lat = NULL;
+	/* latencies of all driving threads, merged into one histogram */
+	lat = malloc(sizeof(*lat));
+	dlat = malloc(sizeof(*dlat));
+	if (!lat || !dlat) {
+		free(lat);
+		free(dlat);
+		lat = dlat = NULL;
+		if (st == DMR_OK) {
+			st = dmr_err_set(err, DMR_ERR_NOMEM, "replay: out of memory");
+			res->partial = 1;
 		}
-		for (uint32_t i = 0; lat && i < e->nth; i++) {
-			memcpy(lat + nlat, e->th[i].lat, e->th[i].nlat * sizeof(double));
-			memcpy(dlat + nlat, e->th[i].dlat, e->th[i].nlat * sizeof(double));
-			nlat += e->th[i].nlat;
+	}
+	if (lat) {
+		dmr_lathist_init(lat);
+		dmr_lathist_init(dlat);
+		for (uint32_t i = 0; i < e->nth; i++) {
+			if (e->th[i].lat)
+				dmr_lathist_merge(lat, e->th[i].lat);
+			if (e->th[i].dlat)
+				dmr_lathist_merge(dlat, e->th[i].dlat);
 		}
 	}
 	dmr_txn_stats_t tot = res->st;
@@ -1233,15 +1226,14 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 		res->atomics_per_commit = (double)tot.atomics / tot.committed;
 		res->reads_per_commit = (double)tot.reads / tot.committed;
 	}
-	if (nlat) {
-		gsl_sort(lat, 1, nlat);
-		res->p50_us = gsl_stats_quantile_from_sorted_data(lat, 1, nlat, 0.50);
-		res->p99_us = gsl_stats_quantile_from_sorted_data(lat, 1, nlat, 0.99);
-		res->p999_us = gsl_stats_quantile_from_sorted_data(lat, 1, nlat, 0.999);
-		gsl_sort(dlat, 1, nlat);
-		res->p50_dispatch_us = gsl_stats_quantile_from_sorted_data(dlat, 1, nlat, 0.50);
-		res->p99_dispatch_us = gsl_stats_quantile_from_sorted_data(dlat, 1, nlat, 0.99);
-		res->p999_dispatch_us = gsl_stats_quantile_from_sorted_data(dlat, 1, nlat, 0.999);
+	if (lat && lat->n) {
+		/* within 1/256 of the exact quantiles (lathist.h) */
+		res->p50_us = dmr_lathist_quantile(lat, 0.50) / 1e6;
+		res->p99_us = dmr_lathist_quantile(lat, 0.99) / 1e6;
+		res->p999_us = dmr_lathist_quantile(lat, 0.999) / 1e6;
+		res->p50_dispatch_us = dmr_lathist_quantile(dlat, 0.50) / 1e6;
+		res->p99_dispatch_us = dmr_lathist_quantile(dlat, 0.99) / 1e6;
+		res->p999_dispatch_us = dmr_lathist_quantile(dlat, 0.999) / 1e6;
 	}
 	if (st == DMR_OK) {
 		/* every lock taken was released: counted, and in flight none */

@@ -15,6 +15,7 @@
 
 #include "../core/loop.h"
 #include "../core/txn.h"
+#include "../traces/trace.h" /* dmr_trace_cache_opts_t */
 #include "../traces/workload.h"
 #include "results.h" /* dmr_replay_result_t */
 
@@ -28,7 +29,10 @@
 #define DMR_REPLAY_TS_MAX_ROWS 1000000u
 
 typedef struct dmr_replay_opts {
-	const char *trace;   /* trace file */
+	const char *trace; /* trace file */
+	/* its binary cache (traces/trace.h): default (zero) beside the CSV;
+	 * .off = 1 reads the CSV; .dir puts it elsewhere */
+	dmr_trace_cache_opts_t trace_cache;
 	const char *backend; /* "sim", "shm", "verbs", "fault:INNER" */
 	const char *fault;   /* fault:INNER: the fault spec (docs/FAULTS.md);
 				NULL: $DMR_FAULT */

@@ -18,6 +18,7 @@
 #ifndef DMR_TRACE_H
 #define DMR_TRACE_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -214,6 +215,56 @@ void dmr_trace_close(dmr_trace_reader_t *r);
 /* Rows (operations) of the transactions returned by dmr_trace_next() since
  * dmr_trace_open(); cumulative, not reset by dmr_trace_rewind(). */
 uint64_t dmr_trace_rows(const dmr_trace_reader_t *r);
+
+/* ---- binary trace cache (trace_cache.c; FORMAT.md "Binary cache") ----- */
+
+typedef struct dmr_trace_cache_opts {
+	int off;	 /* 1: no cache, read the CSV (dmr_trace_open) */
+	const char *dir; /* NULL or "": beside the CSV, PATH.dmrc; else
+			    DIR/BASENAME-HASH.dmrc (HASH of the CSV's real path) */
+	int quiet;	 /* 1: no note on stderr when falling back to the CSV */
+} dmr_trace_cache_opts_t;
+
+/*
+ * Open the trace `path` through its binary cache: when the cache exists,
+ * is intact and was built from this CSV (same size, mtime in ns and content
+ * hash of the first and last MiB and 14 interior 64 KiB slices), it is
+ * mapped and read; when it is absent, stale or of another layout version it
+ * is (re)built first (dmr_trace_cache_build) and then read. When path is
+ * itself a cache file it is read as it is. The reader then behaves as
+ * dmr_trace_open's (same header, the same transactions field by field,
+ * rewind, rows; messages name `path` and its CSV lines), except that its
+ * memory is the mapping, released behind the read position (at most 4 MiB resident).
+ * When the cache cannot be created beside the CSV (directory not writable)
+ * the CSV is read directly and a note goes to stderr (unless quiet).
+ * A CSV the build finds malformed is read directly instead (no cache), so
+ * that its error comes from dmr_trace_next at the same transaction as
+ * without a cache. Errors (*r_p unchanged): those of dmr_trace_open;
+ * DMR_ERR_PARSE when the cache exists but is corrupt
+ * or truncated ("CACHE: trace cache of PATH is corrupt: data checksum
+ * mismatch; remove it (it is rebuilt) or run with --no-trace-cache"): it
+ * is refused, never silently replaced; DMR_ERR_IO (cannot write in co->dir,
+ * mmap failed, CSV changed while being compiled); DMR_ERR_NOMEM.
+ * co NULL or co->off: plain dmr_trace_open.
+ */
+dmr_status_t dmr_trace_open_cached(const char *path, const dmr_trace_cache_opts_t *co,
+				   dmr_trace_reader_t **r_p, dmr_err_t *err);
+/*
+ * Compile the CSV trace csv into the cache file `cache`: written to
+ * "cache.tmp.XXXXXX" beside it, fsync'ed and renamed over cache
+ * (atomic: runs building the same cache concurrently each rename a
+ * complete file; a failed build leaves cache untouched). Errors: those of
+ * dmr_trace_open/next on csv (nothing renamed), DMR_ERR_INTERRUPTED (a
+ * SIGINT/SIGTERM flag, core/base/sig.h, seen while building: nothing
+ * renamed; dmr_trace_open_cached then reads the CSV), DMR_ERR_INVALID (csv is a
+ * cache), DMR_ERR_IO (create, write, rename), DMR_ERR_NOMEM.
+ */
+dmr_status_t dmr_trace_cache_build(const char *csv, const char *cache, dmr_err_t *err);
+/* The cache path of csv for cache directory dir (see dmr_trace_cache_opts_t)
+ * into out[outsz]. Errors: DMR_ERR_IO (dir given and csv has no real path),
+ * DMR_ERR_RANGE (does not fit). */
+dmr_status_t dmr_trace_cache_path(const char *csv, const char *dir, char *out, size_t outsz,
+				  dmr_err_t *err);
 
 /* ---- writer ---------------------------------------------------------- */
 

@@ -10,6 +10,7 @@
 #include "trace.h"
 
 #include <csv.h>
+#include <stddef.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -169,5 +170,98 @@ static inline uint32_t table_words(const dmr_trace_hdr_t *h, int table)
  */
 int dmr_trace_check_op(const dmr_trace_hdr_t *h, const dmr_trace_txn_t *t, uint32_t i,
 		       const char **field_p, char *why, size_t whysz);
+
+/* ---- the binary trace cache (trace_cache.c; FORMAT.md "Binary cache") -- */
+
+#define TRACE_BIN_MAGIC "DMRTBIN"			  /* 8 bytes with its NUL */
+#define TRACE_BIN_VERSION 1u				  /* bump on any layout change */
+#define TRACE_BIN_ENDIAN 0x01020304u			  /* as written by the host that built it */
+#define TRACE_BIN_OP_BYTES offsetof(dmr_trace_op_t, acts) /* op record, acts apart */
+
+#define TRACE_BIN_SLICE (256u << 10) /* bytes per checksummed slice */
+/* The largest transaction record: the reader verifies this far ahead. */
+#define TRACE_BIN_TXN_MAX                                                                          \
+	(sizeof(trace_bin_txn_t) +                                                                 \
+	 DMR_TRACE_MAX_OPS * (TRACE_BIN_OP_BYTES + DMR_TRACE_MAX_ACTS * sizeof(dmr_trace_act_t)))
+
+/* The cache file's first 128 bytes. Then dmr_trace_hdr_t (raw), then per
+ * transaction one trace_bin_txn_t followed by its nops op records
+ * (TRACE_BIN_OP_BYTES of dmr_trace_op_t, nacts included), each followed
+ * by its nacts dmr_trace_act_t; then, at table_off, the checksums of the
+ * slices of [128, table_off) (TRACE_BIN_SLICE bytes each, the last one
+ * shorter), one uint64 each. Everything is a multiple of 8 bytes. The
+ * reader verifies a slice when it first reads from it, while the slice is
+ * in cache, so that each byte is fetched from memory once. */
+typedef struct trace_bin_head {
+	char magic[8];
+	uint32_t version, endian;
+	uint32_t op_bytes, act_bytes, hdr_bytes, txn_bytes;
+	uint64_t src_size;     /* the CSV's size, bytes */
+	int64_t src_mtime_ns;  /* its mtime, ns since the epoch */
+	uint64_t src_hash;     /* trace_src_hash() of the CSV */
+	uint64_t ntxns, nrows; /* transactions, ops */
+	uint64_t file_bytes;   /* size of the whole cache file */
+	uint64_t table_sum;    /* checksum of the slice table */
+	uint64_t head_sum;     /* checksum of these 128 bytes, head_sum = 0 */
+	uint64_t table_off;    /* offset of the slice table */
+	uint64_t nslices;      /* its entries */
+	uint64_t reserved[2];
+} trace_bin_head_t;
+
+typedef struct trace_bin_txn {
+	uint64_t id;
+	int64_t xv;
+	uint32_t nops, line;
+	uint16_t type, pad16;
+	uint32_t pad32;
+} trace_bin_txn_t;
+
+/* Streaming checksum over 64-bit words (xxHash64's round and constants,
+ * Yann Collet, BSD-2: four independent lanes, so ~1 word per cycle). */
+typedef struct trace_sum {
+	uint64_t lane[4];
+	uint64_t words;
+} trace_sum_t;
+
+#define TRACE_SUM_P1 0x9E3779B185EBCA87ull
+#define TRACE_SUM_P2 0xC2B2AE3D27D4EB4Full
+
+static inline void trace_sum_init(trace_sum_t *s)
+{
+	s->lane[0] = TRACE_SUM_P1 + TRACE_SUM_P2;
+	s->lane[1] = TRACE_SUM_P2;
+	s->lane[2] = 0;
+	s->lane[3] = 0 - TRACE_SUM_P1;
+	s->words = 0;
+}
+
+static inline uint64_t trace_sum_round(uint64_t acc, uint64_t w)
+{
+	acc += w * TRACE_SUM_P2;
+	acc = (acc << 31) | (acc >> 33);
+	return acc * TRACE_SUM_P1;
+}
+
+/* Add n bytes (n a multiple of 8) to the checksum. */
+void trace_sum_add(trace_sum_t *s, const void *p, size_t n);
+uint64_t trace_sum_final(const trace_sum_t *s);
+
+/*
+ * Open the binary cache mapped at map[0, len) (already checked by
+ * trace_bin_check) as a reader whose messages name `name`; takes ownership
+ * of the mapping (munmap at close). 0, or -1 with err set (DMR_ERR_NOMEM).
+ */
+dmr_status_t dmr_trace_open_bin(const char *name, void *map, size_t len, dmr_trace_reader_t **r_p,
+				dmr_err_t *err);
+/* Open the cache file at path directly (dmr_trace_open on a file that
+ * starts with TRACE_BIN_MAGIC): checked by trace_bin_check, no staleness
+ * check (there is no CSV to compare with). */
+dmr_status_t dmr_trace_open_cache_file(const char *path, dmr_trace_reader_t **r_p, dmr_err_t *err);
+/* Check a mapped cache file's head, size, slice table and the slices that
+ * hold the trace header: 0 valid, -1 corrupt or truncated (why set), -2
+ * another layout version or host (why set; rebuild). */
+int trace_bin_check(const void *map, size_t len, char *why, size_t whysz);
+/* Verify slice k of a checked mapping: 0, or -1 (checksum mismatch). */
+int trace_bin_check_slice(const void *map, uint64_t k);
 
 #endif /* DMR_TRACE_IMPL_H */

@@ -2,7 +2,8 @@
  * tests/bench/bench_trace.c - throughput and memory of the trace reader.
  *
  *   bench_trace [SMALL_ROWS [LARGE_ROWS]]   (defaults 1000000 and 5000000)
- *   bench_trace --read FILE                 (one measurement, used internally)
+ *   bench_trace --read FILE                 (one measurement, used internally;
+ *                                            FILE may be a CSV or a .dmrc cache)
  *
  * Writes two synthetic traces (TPC-C-like mix using every column: ranges,
  * deps with lo/hi, guards, literal and referenced actions, xv) with the
@@ -10,10 +11,16 @@
  * each one in a fresh process (this program re-executed with --read), so
  * that each "max RSS" is the peak of reading that trace alone. Files are
  * read from the page cache (just written): this measures parsing, not the
- * disk. Prints
+ * disk. Each trace is also compiled into its binary cache (FILE.dmrc,
+ * dmr_trace_cache_build) and read from it in a fresh process. Rates are
+ * per CPU-second (getrusage user+sys of the reading process; the machines
+ * are shared and wall time swings with their load), wall time beside.
+ * Prints
  *
  *   trace write: N rows in S s = R Mrows/s (F MiB)
- *   trace read: N rows in S s = R Mrows/s, max RSS K KiB (F MiB file)
+ *   trace cache build: N rows in C s CPU (W s wall) = R Mrows per CPU-s (F MiB)
+ *   trace read csv|bin: N rows in C s CPU (W s wall) = R Mrows per CPU-s,
+ *       max RSS K KiB (F MiB file)
  *
  * Exit status: 0, or 1 when writing or reading fails.
  */
@@ -36,6 +43,15 @@ static double now_s(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static double cpu_s(int who)
+{
+	struct rusage ru;
+
+	getrusage(who, &ru);
+	return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
+	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
 }
 
 static double file_mib(const char *path)
@@ -177,7 +193,8 @@ static int bench_read(const char *path)
 	struct rusage ru;
 	uint64_t txns = 0, rows;
 	int64_t xv = 0;
-	double t0 = now_s(), dt;
+	double t0 = now_s(), c0 = cpu_s(RUSAGE_SELF), dt, dc;
+	int bin = strlen(path) > 5 && strcmp(path + strlen(path) - 5, ".dmrc") == 0;
 
 	if (dmr_trace_open(path, &r, &err) != DMR_OK) {
 		fprintf(stderr, "bench_trace: %s\n", err.msg);
@@ -188,6 +205,7 @@ static int bench_read(const char *path)
 		xv += t.xv; /* touch the result */
 	}
 	dt = now_s() - t0;
+	dc = cpu_s(RUSAGE_SELF) - c0;
 	rows = dmr_trace_rows(r);
 	dmr_trace_close(r);
 	if (st != DMR_EOF) {
@@ -195,9 +213,10 @@ static int bench_read(const char *path)
 		return 1;
 	}
 	getrusage(RUSAGE_SELF, &ru);
-	printf("trace read: %" PRIu64 " rows in %.3f s = %.2f Mrows/s, max RSS %ld KiB "
-	       "(%.1f MiB file, %" PRIu64 " txns, sum xv %" PRId64 ")\n",
-	       rows, dt, (double)rows / dt / 1e6, ru.ru_maxrss, file_mib(path), txns, xv);
+	printf("trace read %s: %" PRIu64 " rows in %.3f s CPU (%.3f s wall) = %.2f Mrows per "
+	       "CPU-s, max RSS %ld KiB (%.1f MiB file, %" PRIu64 " txns, sum xv %" PRId64 ")\n",
+	       bin ? "bin" : "csv", rows, dc, dt, (double)rows / dc / 1e6, ru.ru_maxrss,
+	       file_mib(path), txns, xv);
 	return 0;
 }
 
@@ -253,8 +272,27 @@ int main(int argc, char **argv)
 		if (bench_write(path[i], sizes[i]))
 			rc = 1;
 	}
-	for (int i = 0; i < 2 && rc == 0; i++)
+	for (int i = 0; i < 2 && rc == 0; i++) {
+		char cache[1300];
+		dmr_err_t err;
+		double t0 = now_s(), c0 = cpu_s(RUSAGE_SELF);
+		snprintf(cache, sizeof(cache), "%s.dmrc", path[i]);
+		if (dmr_trace_cache_build(path[i], cache, &err) != DMR_OK) {
+			fprintf(stderr, "bench_trace: %s\n", err.msg);
+			rc = 1;
+			break;
+		}
+		printf("trace cache build: %" PRIu64
+		       " rows in %.3f s CPU (%.3f s wall) = %.2f Mrows "
+		       "per CPU-s (%.1f MiB)\n",
+		       (sizes[i] + 9) / 10 * 10, cpu_s(RUSAGE_SELF) - c0, now_s() - t0,
+		       (double)((sizes[i] + 9) / 10 * 10) / (cpu_s(RUSAGE_SELF) - c0) / 1e6,
+		       file_mib(cache));
 		rc = bench_read_child(path[i]);
+		if (rc == 0)
+			rc = bench_read_child(cache);
+		unlink(cache);
+	}
 	for (int i = 0; i < 2; i++)
 		unlink(path[i]);
 	rmdir(dir);

@@ -619,6 +619,28 @@ START_TEST(test_crlf_quotes_empty)
 	ck_assert_int_eq(dmr_trace_next(r, &t, &err), DMR_EOF);
 	dmr_trace_close(r);
 
+	/* the same fields by the fast split (no quote, no CR) and by libcsv:
+	 * spaces and tabs around unquoted fields trimmed in both; row 2 is
+	 * row 1 with a quoted field, so it goes through libcsv */
+	tmp_path(path, sizeof(path), "trim");
+	dmr_test_write_file(path,
+			    "# dmreplay-trace v1\n# workload test\n# table acct 100 16 50\n"
+			    "# type pay\n" COLS "5, pay ,0,U,\tacct\t, 7 ,,,,,,add:1:-3 , 12\n"
+			    "6, pay ,0,U,\"acct\", 7 ,,,,,,add:1:-3 , 12\n");
+	ck_assert_int_eq(dmr_trace_open(path, &r, &err), DMR_OK);
+	for (int k = 0; k < 2; k++) {
+		ck_assert_msg(dmr_trace_next(r, &t, &err) == DMR_OK, "%s", err.msg);
+		ck_assert_uint_eq(t.id, 5 + (unsigned)k);
+		ck_assert_uint_eq(t.type, 0);
+		ck_assert_uint_eq(t.ops[0].table, 0);
+		ck_assert_int_eq(t.ops[0].key, 7);
+		ck_assert_uint_eq(t.ops[0].nacts, 1);
+		ck_assert_int_eq(t.ops[0].acts[0].val.lit, -3);
+		ck_assert_int_eq(t.xv, 12);
+	}
+	ck_assert_int_eq(dmr_trace_next(r, &t, &err), DMR_EOF);
+	dmr_trace_close(r);
+
 	/* a trace without transactions */
 	tmp_path(path, sizeof(path), "empty");
 	dmr_test_write_file(

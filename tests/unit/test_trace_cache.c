@@ -1,0 +1,373 @@
+/*
+ * tests/unit/test_trace_cache.c - the binary trace cache (traces/trace.h
+ * dmr_trace_open_cached, FORMAT.md "Binary cache"): the same transactions
+ * from the CSV and from the cache (every field, header, rows, rewind), a
+ * stale cache rebuilt, a corrupt or truncated cache refused, concurrent
+ * builders of one cache leaving one valid file, the cache directory option.
+ * Traces: TPC-C and SmallBank from `dmreplay gen` (every column in use).
+ */
+#include <check.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "helpers/files.h"
+#include "helpers/proc.h"
+#include "helpers/suite.h"
+#include "traces/trace.h"
+
+static void gen(const char *wl, const char *seed, const char *txns, const char *path)
+{
+	dmr_test_run_t r =
+	    dmr_test_dmr("gen", wl, "--txns", txns, "--seed", seed, "-o", path, NULL);
+	dmr_test_run_ok(&r);
+	dmr_test_run_free(&r);
+}
+
+static void op_eq(const dmr_trace_op_t *a, const dmr_trace_op_t *b, uint64_t id, uint32_t i)
+{
+#define F(x) ck_assert_msg(a->x == b->x, "txn %llu op %u: field " #x, (unsigned long long)id, i)
+	F(kind);
+	F(table);
+	F(round);
+	F(count);
+	F(key);
+	F(dep.op);
+	F(dep.field);
+	F(dep.lit);
+	F(lo);
+	F(hi);
+	F(guard.kind);
+	F(guard.op);
+	F(guard.f);
+	F(guard.f2);
+	F(nacts);
+	for (int k = 0; k < DMR_TRACE_MAX_ACTS; k++) {
+		F(acts[k].kind);
+		F(acts[k].field);
+		F(acts[k].val.op);
+		F(acts[k].val.field);
+		F(acts[k].val.lit);
+	}
+#undef F
+}
+
+/* Read both readers to the end; every transaction equal; returns the count. */
+static uint64_t same_txns(dmr_trace_reader_t *a, dmr_trace_reader_t *b)
+{
+	static dmr_trace_txn_t ta, tb;
+	dmr_err_t err;
+	uint64_t n = 0, ra = dmr_trace_rows(a), rb = dmr_trace_rows(b);
+	dmr_status_t sa, sb;
+
+	const dmr_trace_hdr_t *ha = dmr_trace_header(a), *hb = dmr_trace_header(b);
+	ck_assert_str_eq(ha->workload, hb->workload);
+	ck_assert_str_eq(ha->regime, hb->regime);
+	ck_assert_uint_eq(ha->ntables, hb->ntables);
+	ck_assert_uint_eq(ha->txns, hb->txns);
+	ck_assert_uint_eq(ha->ntypes, hb->ntypes);
+	ck_assert_uint_eq(ha->nparams, hb->nparams);
+	ck_assert_int_eq(ha->version, hb->version);
+	for (uint32_t i = 0; i < ha->ntables; i++) {
+		ck_assert_str_eq(ha->tables[i].name, hb->tables[i].name);
+		ck_assert_uint_eq(ha->tables[i].rows, hb->tables[i].rows);
+		ck_assert_uint_eq(ha->tables[i].payload_bytes, hb->tables[i].payload_bytes);
+		ck_assert_uint_eq(ha->tables[i].loaded, hb->tables[i].loaded);
+	}
+	for (uint32_t i = 0; i < ha->nparams; i++) {
+		ck_assert_str_eq(ha->params[i].key, hb->params[i].key);
+		ck_assert_str_eq(ha->params[i].val, hb->params[i].val);
+	}
+	for (;;) {
+		sa = dmr_trace_next(a, &ta, &err);
+		ck_assert_msg(sa == DMR_OK || sa == DMR_EOF, "%s", err.msg);
+		sb = dmr_trace_next(b, &tb, &err);
+		ck_assert_msg(sb == DMR_OK || sb == DMR_EOF, "%s", err.msg);
+		ck_assert_int_eq(sa, sb);
+		if (sa == DMR_EOF)
+			break;
+		ck_assert_uint_eq(ta.id, tb.id);
+		ck_assert_uint_eq(ta.type, tb.type);
+		ck_assert_int_eq(ta.xv, tb.xv);
+		ck_assert_uint_eq(ta.nops, tb.nops);
+		ck_assert_uint_eq(ta.line, tb.line);
+		for (uint32_t i = 0; i < ta.nops; i++)
+			op_eq(&ta.ops[i], &tb.ops[i], ta.id, i);
+		n++;
+	}
+	ck_assert_uint_eq(dmr_trace_rows(a) - ra, dmr_trace_rows(b) - rb); /* cumulative */
+	return n;
+}
+
+static void cache_of(char *buf, size_t n, const char *csv)
+{
+	snprintf(buf, n, "%s.dmrc", csv);
+}
+
+START_TEST(same_transactions_from_csv_and_cache)
+{
+	const char *wl[] = {"tpcc", "smallbank"};
+	char csv[1024], cache[1100];
+	dmr_trace_cache_opts_t co = {0};
+	dmr_trace_reader_t *a, *b;
+	dmr_err_t err;
+	struct stat st1, st2;
+
+	for (int w = 0; w < 2; w++) {
+		snprintf(csv, 900, "%s/%s.csv", dmr_test_tmp, wl[w]);
+		cache_of(cache, sizeof(cache), csv);
+		gen(wl[w], "3", "3000", csv);
+		ck_assert(!dmr_test_exists(cache));
+		ck_assert_int_eq(dmr_trace_open(csv, &a, &err), DMR_OK);
+		ck_assert_msg(dmr_trace_open_cached(csv, &co, &b, &err) == DMR_OK, "%s", err.msg);
+		ck_assert(dmr_test_exists(cache));
+		ck_assert_uint_eq(same_txns(a, b), 3000);
+		/* rewind both: the same again */
+		ck_assert_int_eq(dmr_trace_rewind(a, &err), DMR_OK);
+		ck_assert_int_eq(dmr_trace_rewind(b, &err), DMR_OK);
+		ck_assert_uint_eq(same_txns(a, b), 3000);
+		dmr_trace_close(a);
+		dmr_trace_close(b);
+		/* second open: the cache is reused, not rebuilt */
+		ck_assert_int_eq(stat(cache, &st1), 0);
+		ck_assert_int_eq(dmr_trace_open(csv, &a, &err), DMR_OK);
+		ck_assert_int_eq(dmr_trace_open_cached(csv, &co, &b, &err), DMR_OK);
+		ck_assert_int_eq(stat(cache, &st2), 0);
+		ck_assert_uint_eq(st1.st_ino, st2.st_ino);
+		ck_assert_uint_eq(same_txns(a, b), 3000);
+		dmr_trace_close(b);
+		/* the cache file given directly to dmr_trace_open */
+		ck_assert_int_eq(dmr_trace_rewind(a, &err), DMR_OK);
+		ck_assert_msg(dmr_trace_open(cache, &b, &err) == DMR_OK, "%s", err.msg);
+		ck_assert_uint_eq(same_txns(a, b), 3000);
+		dmr_trace_close(a);
+		dmr_trace_close(b);
+	}
+}
+END_TEST
+
+START_TEST(stale_cache_rebuilt)
+{
+	char csv[1024], cache[1100];
+	dmr_trace_cache_opts_t co = {0};
+	dmr_trace_reader_t *a, *b;
+	dmr_err_t err;
+	struct stat st1, st2;
+
+	snprintf(csv, 900, "%s/stale.csv", dmr_test_tmp);
+	cache_of(cache, sizeof(cache), csv);
+	gen("smallbank", "1", "2000", csv);
+	ck_assert_int_eq(dmr_trace_open_cached(csv, &co, &b, &err), DMR_OK);
+	dmr_trace_close(b);
+	ck_assert_int_eq(stat(cache, &st1), 0);
+	/* a new CSV at the same path (another seed: other keys) */
+	gen("smallbank", "2", "2000", csv);
+	ck_assert_int_eq(dmr_trace_open(csv, &a, &err), DMR_OK);
+	ck_assert_msg(dmr_trace_open_cached(csv, &co, &b, &err) == DMR_OK, "%s", err.msg);
+	ck_assert_int_eq(stat(cache, &st2), 0);
+	ck_assert_uint_ne(st1.st_ino, st2.st_ino); /* rebuilt (renamed over) */
+	ck_assert_uint_eq(same_txns(a, b), 2000);
+	dmr_trace_close(a);
+	dmr_trace_close(b);
+	/* same content, new mtime: also rebuilt */
+	struct timespec ts[2] = {{0, UTIME_OMIT}, {12345, 0}};
+	ck_assert_int_eq(utimensat(AT_FDCWD, csv, ts, 0), 0);
+	ck_assert_int_eq(dmr_trace_open_cached(csv, &co, &b, &err), DMR_OK);
+	dmr_trace_close(b);
+	ck_assert_int_eq(stat(cache, &st1), 0);
+	ck_assert_uint_ne(st1.st_ino, st2.st_ino);
+}
+END_TEST
+
+static void expect_refused(const char *csv, const char *cache, const char *sub)
+{
+	dmr_trace_cache_opts_t co = {0};
+	dmr_trace_reader_t *b = NULL;
+	dmr_err_t err;
+	struct stat st1, st2;
+
+	ck_assert_int_eq(stat(cache, &st1), 0);
+	ck_assert_int_eq(dmr_trace_open_cached(csv, &co, &b, &err), DMR_ERR_PARSE);
+	ck_assert_ptr_null(b);
+	ck_assert_msg(strstr(err.msg, sub) && strstr(err.msg, cache) &&
+			  strstr(err.msg, "--no-trace-cache"),
+		      "message: %s", err.msg);
+	/* left as it is (not silently replaced) */
+	ck_assert_int_eq(stat(cache, &st2), 0);
+	ck_assert_uint_eq(st1.st_ino, st2.st_ino);
+	ck_assert_int_eq(st1.st_size, st2.st_size);
+	/* the direct open refuses it too */
+	ck_assert_int_eq(dmr_trace_open(cache, &b, &err), DMR_ERR_PARSE);
+}
+
+START_TEST(corrupt_or_truncated_cache_refused)
+{
+	char csv[1024], cache[1100];
+	dmr_trace_cache_opts_t co = {0};
+	dmr_trace_reader_t *b;
+	dmr_err_t err;
+	struct stat st;
+
+	snprintf(csv, 900, "%s/bad.csv", dmr_test_tmp);
+	cache_of(cache, sizeof(cache), csv);
+	gen("tpcc", "1", "1000", csv);
+	ck_assert_int_eq(dmr_trace_open_cached(csv, &co, &b, &err), DMR_OK);
+	dmr_trace_close(b);
+	ck_assert_int_eq(stat(cache, &st), 0);
+
+	/* one byte flipped in the records */
+	FILE *fp = fopen(cache, "r+b");
+	ck_assert_ptr_nonnull(fp);
+	ck_assert_int_eq(fseek(fp, st.st_size / 2, SEEK_SET), 0);
+	int c = fgetc(fp);
+	ck_assert_int_eq(fseek(fp, st.st_size / 2, SEEK_SET), 0);
+	fputc(c ^ 0x10, fp);
+	fclose(fp);
+	/* found when the reader reaches that slice (each slice is verified as
+	 * it is first read, FORMAT.md "Binary cache"): a sticky parse error,
+	 * after only intact transactions */
+	{
+		static dmr_trace_txn_t t;
+		dmr_status_t rs;
+		uint64_t n = 0;
+		ck_assert_int_eq(dmr_trace_open_cached(csv, &co, &b, &err), DMR_OK);
+		while ((rs = dmr_trace_next(b, &t, &err)) == DMR_OK)
+			n++;
+		ck_assert_int_eq(rs, DMR_ERR_PARSE);
+		ck_assert_uint_lt(n, 1000);
+		ck_assert_msg(strstr(err.msg, "corrupt: checksum mismatch") &&
+				  strstr(err.msg, "--no-trace-cache"),
+			      "%s", err.msg);
+		ck_assert_int_eq(dmr_trace_next(b, &t, &err), DMR_ERR_PARSE); /* sticky */
+		dmr_trace_close(b);
+	}
+	/* restored, then one byte of the head flipped */
+	fp = fopen(cache, "r+b");
+	fseek(fp, st.st_size / 2, SEEK_SET);
+	fputc(c, fp);
+	fseek(fp, 40, SEEK_SET);
+	c = fgetc(fp);
+	fseek(fp, 40, SEEK_SET);
+	fputc(c ^ 1, fp);
+	fclose(fp);
+	expect_refused(csv, cache, "header checksum mismatch");
+	fp = fopen(cache, "r+b");
+	fseek(fp, 40, SEEK_SET);
+	fputc(c, fp);
+	fclose(fp);
+	ck_assert_int_eq(dmr_trace_open_cached(csv, &co, &b, &err), DMR_OK); /* intact again */
+	dmr_trace_close(b);
+	/* truncated */
+	ck_assert_int_eq(truncate(cache, st.st_size - 100), 0);
+	expect_refused(csv, cache, "truncated");
+	ck_assert_int_eq(truncate(cache, 64), 0);
+	expect_refused(csv, cache, "truncated");
+	/* removed: rebuilt */
+	ck_assert_int_eq(unlink(cache), 0);
+	ck_assert_int_eq(dmr_trace_open_cached(csv, &co, &b, &err), DMR_OK);
+	dmr_trace_close(b);
+}
+END_TEST
+
+START_TEST(concurrent_builders_leave_one_valid_cache)
+{
+	char csv[1024], cache[1100];
+	dmr_trace_cache_opts_t co = {0};
+	dmr_trace_reader_t *a, *b;
+	dmr_err_t err;
+	pid_t kids[4];
+
+	snprintf(csv, 900, "%s/race.csv", dmr_test_tmp);
+	cache_of(cache, sizeof(cache), csv);
+	gen("tpcc", "5", "4000", csv);
+	for (int k = 0; k < 4; k++) {
+		kids[k] = fork();
+		ck_assert_int_ge(kids[k], 0);
+		if (kids[k] == 0) {
+			dmr_err_t e2;
+			dmr_trace_reader_t *r;
+			/* half build directly, half through open_cached */
+			if (k % 2)
+				_exit(dmr_trace_cache_build(csv, cache, &e2) == DMR_OK ? 0 : 1);
+			if (dmr_trace_open_cached(csv, &co, &r, &e2) != DMR_OK)
+				_exit(2);
+			dmr_trace_close(r);
+			_exit(0);
+		}
+	}
+	for (int k = 0; k < 4; k++) {
+		int ws;
+		ck_assert_int_eq(waitpid(kids[k], &ws, 0), kids[k]);
+		ck_assert_msg(WIFEXITED(ws) && WEXITSTATUS(ws) == 0, "child %d: status %d", k, ws);
+	}
+	/* no temporary left behind, and the cache reads as the CSV */
+	char cmd[2200];
+	snprintf(cmd, sizeof(cmd), "ls %s | grep -c tmp", dmr_test_tmp);
+	FILE *p = popen(cmd, "r");
+	int ntmp = -1;
+	ck_assert_int_eq(fscanf(p, "%d", &ntmp), 1);
+	pclose(p);
+	ck_assert_int_eq(ntmp, 0);
+	ck_assert_int_eq(dmr_trace_open(csv, &a, &err), DMR_OK);
+	ck_assert_msg(dmr_trace_open(cache, &b, &err) == DMR_OK, "%s", err.msg);
+	ck_assert_uint_eq(same_txns(a, b), 4000);
+	dmr_trace_close(a);
+	dmr_trace_close(b);
+}
+END_TEST
+
+START_TEST(cache_dir_and_off)
+{
+	char csv[1024], dir[1100], path[4096];
+	dmr_trace_cache_opts_t co = {0};
+	dmr_trace_reader_t *a, *b;
+	dmr_err_t err;
+
+	snprintf(csv, 900, "%s/dir.csv", dmr_test_tmp);
+	snprintf(dir, sizeof(dir), "%s/cachedir", dmr_test_tmp);
+	ck_assert_int_eq(mkdir(dir, 0755), 0);
+	gen("smallbank", "4", "500", csv);
+	co.dir = dir;
+	ck_assert_int_eq(dmr_trace_cache_path(csv, dir, path, sizeof(path), &err), DMR_OK);
+	ck_assert_ptr_nonnull(strstr(path, "/cachedir/dir.csv-"));
+	ck_assert_int_eq(dmr_trace_open(csv, &a, &err), DMR_OK);
+	ck_assert_msg(dmr_trace_open_cached(csv, &co, &b, &err) == DMR_OK, "%s", err.msg);
+	ck_assert(dmr_test_exists(path));
+	snprintf(path, sizeof(path), "%s.dmrc", csv);
+	ck_assert(!dmr_test_exists(path)); /* nothing beside the CSV */
+	ck_assert_uint_eq(same_txns(a, b), 500);
+	dmr_trace_close(a);
+	dmr_trace_close(b);
+	/* off: the CSV itself, no cache made */
+	co.dir = NULL;
+	co.off = 1;
+	ck_assert_int_eq(dmr_trace_open_cached(csv, &co, &b, &err), DMR_OK);
+	dmr_trace_close(b);
+	ck_assert(!dmr_test_exists(path));
+	/* a directory that does not exist: a clear error */
+	co.off = 0;
+	co.dir = "/nonexistent-dmr-cache-dir";
+	ck_assert_int_eq(dmr_trace_open_cached(csv, &co, &b, &err), DMR_ERR_IO);
+	ck_assert_ptr_nonnull(strstr(err.msg, "/nonexistent-dmr-cache-dir"));
+}
+END_TEST
+
+int main(void)
+{
+	if (dmr_test_env_init("trace_cache", 0, 1) != 0)
+		return EXIT_FAILURE;
+	Suite *s = suite_create("trace_cache");
+	TCase *tc = tcase_create("cache");
+	tcase_add_unchecked_fixture(tc, dmr_test_tmp_make, dmr_test_tmp_remove);
+	tcase_add_test(tc, same_transactions_from_csv_and_cache);
+	tcase_add_test(tc, stale_cache_rebuilt);
+	tcase_add_test(tc, corrupt_or_truncated_cache_refused);
+	tcase_add_test(tc, concurrent_builders_leave_one_valid_cache);
+	tcase_add_test(tc, cache_dir_and_off);
+	suite_add_tcase(s, tc);
+	return dmr_test_run(s);
+}
