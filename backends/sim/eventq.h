@@ -208,15 +208,18 @@ static inline int dmr_sim_eventq_pop(dmr_sim_eventq_t *q, dmr_sim_event_t *out)
 	return 1;
 }
 
-/* Argument of the event that the next pop returns if it is in the wheel
- * (UINT32_MAX otherwise): to prefetch its record while the current event is
- * handled. */
+/* Argument of the event that the next pop likely returns, or UINT32_MAX:
+ * the wheel's first event if it is in the slot of the last pop or later in
+ * the same bitmap word (no summary scan; the heap is not looked at). To
+ * prefetch its record while the current event is handled. */
 static inline uint32_t dmr_sim_eventq_peek_arg(const dmr_sim_eventq_t *q)
 {
-	if (!q->nwheel)
+	uint32_t pos = (uint32_t)q->cur & (DMR_SIM_EVQ_SLOTS - 1);
+	uint64_t m = q->bits[pos >> 6] & (~0ull << (pos & 63));
+	if (!m)
 		return DMR_SIM_EVQ_NIL;
-	const dmr_sim_qnode_t *nd = &q->node[q->slot[dmr_sim_eventq_wheel_first(q)].head];
-	return (uint32_t)nd->key & DMR_SIM_EVQ_MAX_ARG;
+	uint32_t si = (pos & ~63u) + (uint32_t)__builtin_ctzll(m);
+	return (uint32_t)q->node[q->slot[si].head].key & DMR_SIM_EVQ_MAX_ARG;
 }
 
 /* Events pending. */
