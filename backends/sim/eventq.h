@@ -57,13 +57,15 @@ typedef struct dmr_sim_qslot {
 #define DMR_SIM_EVQ_ARG_BITS 26
 #define DMR_SIM_EVQ_TYPE_BITS 3
 #define DMR_SIM_EVQ_MAX_ARG ((1u << DMR_SIM_EVQ_ARG_BITS) - 1)
-/* 8.2 ns slots, 32768 of them: one turn is 268 us. On TPC-C extreme at
- * 4x28x3 (cx6dx-100g) a turn of 67 us left 29 % of the events to the heap
- * (waits at the hot warehouse's lock addresses, up to 2,286 at once); 268 us
- * left none. A slot holds about 0.6 events at that load (75 events per
- * simulated us); 1 % of pushes land before an event already in their slot. */
-#define DMR_SIM_EVQ_SLOT_SHIFT 13
-#define DMR_SIM_EVQ_SLOTS (1u << 15)
+/* 16.4 ns slots, 65536 of them: one turn is 1.07 ms. On TPC-C extreme
+ * (cx6dx-100g, 28 threads x 3 contexts per CN) a turn of 67 us left 29 % of
+ * the events to the heap at 4 CNs (waits at the hot warehouse's lock
+ * addresses), 268 us none at 4 CNs but 12 % of the instructions in the heap
+ * at 16 CNs (longer lock queues); 1.07 ms none. A slot holds about 1.2
+ * events at the 4-CN load (75 events per simulated us); about 5 % of pushes
+ * land before an event already in their slot (a short walk). */
+#define DMR_SIM_EVQ_SLOT_SHIFT 14
+#define DMR_SIM_EVQ_SLOTS (1u << 16)
 
 typedef struct dmr_sim_eventq {
 	dmr_sim_qslot_t *slot;			   /* DMR_SIM_EVQ_SLOTS */
