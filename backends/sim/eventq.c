@@ -3,55 +3,65 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define NIL UINT32_MAX
+#define SHIFT (DMR_SIM_EVQ_ARG_BITS + DMR_SIM_EVQ_TYPE_BITS)
+#define NS DMR_SIM_EVQ_SLOTS
+#define NW (NS / 64) /* bitmap words */
+
+static void nodes_link_free(dmr_sim_eventq_t *q, uint32_t from, uint32_t to)
+{
+	for (uint32_t i = from; i < to; i++)
+		q->node[i].next = i + 1 < to ? i + 1 : NIL;
+	q->nfree = from < to ? from : NIL;
+}
+
 dmr_status_t dmr_sim_eventq_init(dmr_sim_eventq_t *q, uint32_t cap)
 {
+	memset(q, 0, sizeof(*q));
 	cap = cap < 16 ? 16 : cap;
-	q->heap = aligned_alloc(64, sizeof(*q->heap) * cap);
-	if (!q->heap)
+	q->slot = malloc(sizeof(*q->slot) * NS);
+	q->node = malloc(sizeof(*q->node) * cap);
+	q->heap = aligned_alloc(64, sizeof(*q->heap) * 16);
+	if (!q->slot || !q->node || !q->heap) {
+		dmr_sim_eventq_fini(q);
 		return DMR_ERR_NOMEM;
-	q->n = 0;
-	q->cap = cap;
-	q->next_seq = 0;
+	}
+	memset(q->slot, 0xff, sizeof(*q->slot) * NS);
+	q->ncap = cap;
+	nodes_link_free(q, 0, cap);
+	q->cap = 16;
 	return DMR_OK;
 }
 
 void dmr_sim_eventq_fini(dmr_sim_eventq_t *q)
 {
+	free(q->slot);
+	free(q->node);
 	free(q->heap);
-	q->heap = NULL;
-	q->n = q->cap = 0;
+	memset(q, 0, sizeof(*q));
 }
 
-#define SHIFT (DMR_SIM_EVQ_ARG_BITS + DMR_SIM_EVQ_TYPE_BITS)
-
-static inline int before(const dmr_sim_qent_t *a, const dmr_sim_qent_t *b)
+static inline int before(uint64_t ta, uint64_t ka, uint64_t tb, uint64_t kb)
 {
-	return a->t < b->t || (a->t == b->t && a->key < b->key);
+	return ta < tb || (ta == tb && ka < kb);
 }
 
-dmr_status_t dmr_sim_eventq_push(dmr_sim_eventq_t *q, uint64_t t, uint32_t type, uint32_t arg)
+static dmr_status_t heap_push(dmr_sim_eventq_t *q, dmr_sim_qent_t ev)
 {
 	if (q->n == q->cap) {
 		dmr_sim_qent_t *h = aligned_alloc(64, sizeof(*h) * q->cap * 2);
-		if (h) {
-			memcpy(h, q->heap, sizeof(*h) * q->n);
-			free(q->heap);
-		}
 		if (!h)
 			return DMR_ERR_NOMEM;
+		memcpy(h, q->heap, sizeof(*h) * q->n);
+		free(q->heap);
 		q->heap = h;
 		q->cap *= 2;
 	}
-	if (type >= (1u << DMR_SIM_EVQ_TYPE_BITS) || arg > DMR_SIM_EVQ_MAX_ARG ||
-	    q->next_seq >> (64 - SHIFT))
-		return DMR_ERR_RANGE;
-	dmr_sim_qent_t ev = {
-	    .t = t, .key = q->next_seq++ << SHIFT | (uint64_t)type << DMR_SIM_EVQ_ARG_BITS | arg};
 	uint32_t i = q->n++;
 	dmr_sim_qent_t *h = q->heap;
 	while (i > 0) {
 		uint32_t p = (i - 1) >> 2;
-		if (!before(&ev, &h[p]))
+		if (!before(ev.t, ev.key, h[p].t, h[p].key))
 			break;
 		h[i] = h[p];
 		i = p;
@@ -60,16 +70,9 @@ dmr_status_t dmr_sim_eventq_push(dmr_sim_eventq_t *q, uint64_t t, uint32_t type,
 	return DMR_OK;
 }
 
-int dmr_sim_eventq_pop(dmr_sim_eventq_t *q, dmr_sim_event_t *out)
+static void heap_pop(dmr_sim_eventq_t *q)
 {
-	if (q->n == 0)
-		return 0;
 	dmr_sim_qent_t *h = q->heap;
-	out->t = h[0].t;
-	out->seq = h[0].key >> SHIFT;
-	out->type =
-	    (uint32_t)(h[0].key >> DMR_SIM_EVQ_ARG_BITS) & ((1u << DMR_SIM_EVQ_TYPE_BITS) - 1);
-	out->arg = (uint32_t)h[0].key & DMR_SIM_EVQ_MAX_ARG;
 	dmr_sim_qent_t last = h[--q->n];
 	uint32_t n = q->n, i = 0;
 	for (;;) {
@@ -79,14 +82,69 @@ int dmr_sim_eventq_pop(dmr_sim_eventq_t *q, dmr_sim_event_t *out)
 		uint32_t best = c;
 		uint32_t end = c + 4 < n ? c + 4 : n;
 		for (uint32_t k = c + 1; k < end; k++)
-			if (before(&h[k], &h[best]))
+			if (before(h[k].t, h[k].key, h[best].t, h[best].key))
 				best = k;
-		if (!before(&h[best], &last))
+		if (!before(h[best].t, h[best].key, last.t, last.key))
 			break;
 		h[i] = h[best];
 		i = best;
 	}
 	if (n)
 		h[i] = last;
-	return 1;
+}
+
+/* The slow paths of dmr_sim_eventq_push: a far event (heap), or a full
+ * node pool. */
+dmr_status_t dmr_sim_eventq_push_slow(dmr_sim_eventq_t *q, uint64_t t, uint64_t key)
+{
+	uint64_t a = t >> DMR_SIM_EVQ_SLOT_SHIFT;
+	if (a - q->cur >= NS) { /* beyond one turn of the wheel */
+		dmr_status_t st = heap_push(q, (dmr_sim_qent_t){.t = t, .key = key});
+		if (st == DMR_OK)
+			q->next_seq++;
+		return st;
+	}
+	uint32_t n = q->ncap * 2;
+	dmr_sim_qnode_t *nn = realloc(q->node, sizeof(*nn) * n);
+	if (!nn)
+		return DMR_ERR_NOMEM;
+	q->node = nn;
+	nodes_link_free(q, q->ncap, n);
+	q->ncap = n;
+	return dmr_sim_eventq_push(q, t, (uint32_t)(key >> DMR_SIM_EVQ_ARG_BITS) & 7,
+				   (uint32_t)key & DMR_SIM_EVQ_MAX_ARG);
+}
+
+void dmr_sim_eventq_slot_insert(dmr_sim_eventq_t *q, dmr_sim_qslot_t *sl, uint32_t i)
+{
+	uint64_t t = q->node[i].t;
+	uint32_t prev = NIL, p = sl->head;
+	while (q->node[p].t <= t) {
+		prev = p;
+		p = q->node[p].next;
+	}
+	q->node[i].next = p;
+	if (prev == NIL)
+		sl->head = i;
+	else
+		q->node[prev].next = i;
+}
+
+void dmr_sim_eventq_pop_heap(dmr_sim_eventq_t *q, dmr_sim_event_t *out)
+{
+	uint64_t t = q->heap[0].t, key = q->heap[0].key;
+	heap_pop(q);
+	q->last_t = t;
+	q->cur = t >> DMR_SIM_EVQ_SLOT_SHIFT;
+	dmr_sim_eventq_unpack(t, key, out);
+}
+
+uint64_t dmr_sim_eventq_peek_time(const dmr_sim_eventq_t *q)
+{
+	uint64_t t = q->n ? q->heap[0].t : UINT64_MAX;
+	if (q->nwheel) {
+		uint64_t tw = q->node[q->slot[dmr_sim_eventq_wheel_first(q)].head].t;
+		t = tw < t ? tw : t;
+	}
+	return t;
 }

@@ -20,15 +20,29 @@ enum {
 
 #define NOIDX UINT32_MAX
 
+/* A WR in flight, split by use: the fields every event of the WR touches
+ * (32 bytes, one aligned half line) and those only its memory effect and
+ * completion read (sim_opx_t, a parallel array). The endpoint (QP) of a WR
+ * is its worker's. */
 typedef struct sim_op {
-	dmr_wr_t wr;
-	uint32_t worker;
-	uint32_t qp;	   /* index into sim->qps */
+	uint64_t remote;   /* byte offset in the MN region */
+	uint32_t length;   /* bytes */
 	uint32_t next;	   /* free list / QP pending list */
+	uint32_t worker;   /* posting worker = its QP, index into sim->qps */
 	uint32_t req_wire; /* wire time of the request, ps */
+	uint16_t cn;	   /* worker / workers per CN */
+	uint8_t opcode;	   /* dmr_wr_opcode_t */
+	uint8_t flags;	   /* DMR_WR_SIGNALED */
 	uint8_t status;
 	uint8_t first_read; /* software NIC: the first READ of its doorbell */
 } sim_op_t;
+_Static_assert(sizeof(sim_op_t) == 32, "sim_op_t is one 32-byte record");
+
+typedef struct sim_opx {
+	uint64_t wr_id;
+	void *local;
+	uint64_t compare_add, swap;
+} sim_opx_t;
 
 /*
  * Credits for READ/atomic WRs (max_rd_atomic) are accounted without an
@@ -63,19 +77,8 @@ typedef struct sim_worker {
 	uint8_t scheduled;
 } sim_worker_t;
 
-/* Arrivals of one CN's requests at the MN are in time order (they leave
- * the CN uplink, a FIFO, in order, and all take the same path), so they wait
- * in a per-CN FIFO instead of the event heap; progress() merges the FIFO
- * heads with the heap by (time, sequence). */
-typedef struct arr_ent {
-	uint64_t t, seq;
-	uint32_t idx;
-} arr_ent_t;
-
 typedef struct sim_cn {
 	uint64_t nic_free, up_free, down_free;
-	arr_ent_t *arr;
-	uint32_t ahead, an, acap; /* ring, acap a power of two */
 } sim_cn_t;
 
 typedef struct addr_ent {
@@ -108,7 +111,8 @@ typedef struct sim {
 	uint32_t rcap;	 /* power of two >= max_rd_atomic */
 	int ready;	 /* worker to return from progress() at once, -1 none */
 	int no_payload;	 /* timing only: READ/WRITE move no bytes */
-	sim_op_t *ops;
+	sim_op_t *ops;	 /* nops, 64-byte aligned */
+	sim_opx_t *opx;	 /* nops, the cold halves */
 	uint32_t nops, free_head;
 	dmr_be_stats_t st;
 	dmr_status_t fatal;
@@ -122,13 +126,26 @@ static inline sim_t *to_sim(dmr_be_t *be)
 static dmr_status_t sim_grow_ops(sim_t *s)
 {
 	uint32_t n = s->nops ? s->nops * 2 : 4096;
-	sim_op_t *o = realloc(s->ops, sizeof(*o) * n);
-	if (!o)
+	if (n > DMR_SIM_EVQ_MAX_ARG + 1u)
+		return DMR_ERR_NOMEM; /* an event's argument holds the index */
+	sim_op_t *o = aligned_alloc(64, sizeof(*o) * n);
+	sim_opx_t *x = aligned_alloc(64, sizeof(*x) * n);
+	if (!o || !x) {
+		free(o);
+		free(x);
 		return DMR_ERR_NOMEM;
+	}
+	if (s->nops) {
+		memcpy(o, s->ops, sizeof(*o) * s->nops);
+		memcpy(x, s->opx, sizeof(*x) * s->nops);
+	}
+	free(s->ops);
+	free(s->opx);
 	for (uint32_t i = s->nops; i < n; i++)
 		o[i].next = i + 1 < n ? i + 1 : NOIDX; /* only grown when empty */
 	s->free_head = s->nops;
 	s->ops = o;
+	s->opx = x;
 	s->nops = n;
 	return DMR_OK;
 }
@@ -141,14 +158,12 @@ static void sim_close(dmr_be_t *be)
 	for (uint32_t i = 0; i < s->nworkers; i++)
 		free(s->workers[i].cq);
 	free(s->workers);
-	if (s->cns)
-		for (uint32_t i = 0; i < s->be.cfg.cns; i++)
-			free(s->cns[i].arr);
 	free(s->cns);
 	free(s->qps);
 	free(s->cpus);
 	free(s->rings);
 	free(s->ops);
+	free(s->opx);
 	free(s->mn.atab);
 	dmr_sim_eventq_fini(&s->q);
 	free(s);
@@ -184,7 +199,10 @@ static dmr_status_t sim_open(const dmr_be_config_t *cfg, dmr_be_t **be_p, dmr_er
 	for (s->rcap = 1; s->rcap < s->m.qp_max_rd_atomic; s->rcap <<= 1)
 		;
 	s->rings = calloc((size_t)s->nworkers * s->rcap, sizeof(uint64_t));
-	s->mn.amask = (1u << 16) - 1;
+	/* per-address atomic servers: 4096 entries (64 KiB) to start, grown by
+	 * atomic_gc when a quarter stays live; the former fixed 1 MiB table
+	 * was a cache miss per atomic */
+	s->mn.amask = (1u << 12) - 1;
 	s->mn.atab = calloc(s->mn.amask + 1, sizeof(*s->mn.atab));
 	if (!s->workers || !s->cns || !s->qps || !s->rings || !s->mn.atab) {
 		st = dmr_err_set(err, DMR_ERR_NOMEM, "sim: out of memory");
@@ -237,8 +255,9 @@ fail:
 
 static inline void push(sim_t *s, uint64_t t, uint32_t type, uint32_t arg)
 {
-	if (dmr_sim_eventq_push(&s->q, t, type, arg) != DMR_OK)
-		s->fatal = DMR_ERR_NOMEM;
+	dmr_status_t st = dmr_sim_eventq_push(&s->q, t, type, arg);
+	if (st != DMR_OK && !s->fatal)
+		s->fatal = st;
 }
 
 static inline uint64_t max64(uint64_t a, uint64_t b)
@@ -271,7 +290,7 @@ static inline int is_rd_atomic(uint8_t opc)
 }
 
 /* Request bytes on the wire for one WR. */
-static inline uint64_t req_wire_bytes(const dmr_model_t *m, const dmr_wr_t *wr)
+static inline uint64_t req_wire_bytes(const dmr_model_t *m, const sim_op_t *wr)
 {
 	switch (wr->opcode) {
 	case DMR_WR_READ:
@@ -283,7 +302,7 @@ static inline uint64_t req_wire_bytes(const dmr_model_t *m, const dmr_wr_t *wr)
 	}
 }
 
-static inline uint64_t resp_wire_bytes(const dmr_model_t *m, const dmr_wr_t *wr)
+static inline uint64_t resp_wire_bytes(const dmr_model_t *m, const sim_op_t *wr)
 {
 	switch (wr->opcode) {
 	case DMR_WR_READ:
@@ -302,22 +321,21 @@ static void issue(sim_t *s, uint32_t idx, uint64_t t)
 {
 	sim_op_t *op = &s->ops[idx];
 	const dmr_model_t *m = &s->m;
-	sim_cn_t *cn = &s->cns[op->worker / s->be.cfg.workers];
-	uint64_t w = dmr_model_wire_ps(m, req_wire_bytes(m, &op->wr));
+	sim_cn_t *cn = &s->cns[op->cn];
+	uint64_t w = dmr_model_wire_ps(m, req_wire_bytes(m, op));
 	op->req_wire = (uint32_t)w;
-	if (is_rd_atomic(op->wr.opcode))
-		s->qps[op->qp].inflight++;
+	if (is_rd_atomic(op->opcode))
+		s->qps[op->worker].inflight++;
 	if (m->host_cpus) {
 		/* software NIC: the requester is the posting thread (its CPU time
 		 * is post_wqe_ns), so no CN NIC or uplink queue is shared between
 		 * workers; a worker's clock runs ahead of global time by what its
-		 * CPU has queued, so arrivals are not in time order per CN: they
-		 * go through the event heap */
+		 * CPU has queued, so arrivals are not in time order per CN */
 		t += m->nic_msg_ps + m->nic_proc_ps + w + m->prop_ps + m->switch_ps;
 		/* RC: a QP's requests arrive in posting order (a WR released by
 		 * a credit at global time may be issued "before" an earlier WR
 		 * that its worker's clock put ahead) */
-		sim_qp_t *qp = &s->qps[op->qp];
+		sim_qp_t *qp = &s->qps[op->worker];
 		t = max64(t, qp->last_arr);
 		qp->last_arr = t;
 		push(s, t, EV_MN_ARRIVE, idx);
@@ -328,26 +346,7 @@ static void issue(sim_t *s, uint32_t idx, uint64_t t)
 	t += m->nic_proc_ps;
 	t = max64(t, cn->up_free) + w;
 	cn->up_free = t;
-	/* MN arrival: into this CN's FIFO (times are nondecreasing) */
-	if (cn->an == cn->acap) {
-		uint32_t cap = cn->acap ? cn->acap * 2 : 256;
-		arr_ent_t *a = malloc(sizeof(*a) * cap);
-		if (!a) {
-			s->fatal = DMR_ERR_NOMEM;
-			return;
-		}
-		for (uint32_t i = 0; i < cn->an; i++)
-			a[i] = cn->arr[(cn->ahead + i) & (cn->acap - 1)];
-		free(cn->arr);
-		cn->arr = a;
-		cn->acap = cap;
-		cn->ahead = 0;
-	}
-	arr_ent_t *ae = &cn->arr[(cn->ahead + cn->an) & (cn->acap - 1)];
-	ae->t = t + m->prop_ps + m->switch_ps;
-	ae->seq = s->q.next_seq++; /* shares the heap's sequence space */
-	ae->idx = idx;
-	cn->an++;
+	push(s, t + m->prop_ps + m->switch_ps, EV_MN_ARRIVE, idx);
 }
 
 static inline void qp_retire(sim_t *s, uint32_t q, uint64_t t)
@@ -377,7 +376,7 @@ static void qp_drain(sim_t *s, uint32_t q, uint64_t t)
 	qp_retire(s, q, t);
 	while (qp->pend_head != NOIDX) {
 		uint32_t p = qp->pend_head;
-		if (is_rd_atomic(s->ops[p].wr.opcode) && qp->inflight >= s->m.qp_max_rd_atomic)
+		if (is_rd_atomic(s->ops[p].opcode) && qp->inflight >= s->m.qp_max_rd_atomic)
 			break;
 		qp->pend_head = s->ops[p].next;
 		if (qp->pend_head == NOIDX)
@@ -412,25 +411,29 @@ static addr_ent_t *atomic_slot(sim_mn_t *mn, uint64_t off, uint64_t now)
 	}
 }
 
-/* Drop per-address entries that no longer delay anything. */
+/* Drop per-address entries that no longer delay anything (free <= now:
+ * such an entry changes no max()), into a table twice as large when more
+ * than a quarter of the slots stay live. Exact whatever the table size. */
 static void atomic_gc(sim_mn_t *mn, uint64_t now)
 {
 	uint32_t n = mn->amask + 1, live = 0;
+	for (uint32_t i = 0; i < n; i++)
+		live += mn->atab[i].addr && mn->atab[i].free > now;
+	uint32_t nn = live > n / 4 && n < (1u << 26) ? n * 2 : n;
 	addr_ent_t *old = mn->atab;
-	addr_ent_t *tab = calloc(n, sizeof(*tab));
+	addr_ent_t *tab = calloc(nn, sizeof(*tab));
 	if (!tab)
 		return; /* keep the old table: correct, only slower */
 	mn->atab = tab;
+	mn->amask = nn - 1;
 	mn->aused = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		if (old[i].addr && old[i].free > now) {
 			addr_ent_t *e = atomic_slot(mn, old[i].addr - 1, UINT64_MAX);
 			e->free = old[i].free;
-			live++;
 		}
 	}
 	free(old);
-	(void)live;
 }
 
 static void ev_mn_arrive(sim_t *s, uint32_t idx, uint64_t t)
@@ -439,8 +442,8 @@ static void ev_mn_arrive(sim_t *s, uint32_t idx, uint64_t t)
 	const dmr_model_t *m = &s->m;
 	sim_mn_t *mn = &s->mn;
 	/* the effect comes later: start fetching the touched line now */
-	if (op->wr.remote < mn->size)
-		__builtin_prefetch(mn->mem + op->wr.remote, 1, 3);
+	if (op->remote < mn->size)
+		__builtin_prefetch(mn->mem + op->remote, 1, 3);
 	/* MN downlink, cut-through: the last byte leaves no earlier than the
 	 * link can carry it after the previous message. */
 	t = max64(t, mn->down_free + op->req_wire);
@@ -449,7 +452,7 @@ static void ev_mn_arrive(sim_t *s, uint32_t idx, uint64_t t)
 	t = max64(t, mn->nic_free) + m->nic_msg_ps;
 	mn->nic_free = t;
 	t += m->nic_proc_ps;
-	uint64_t len = op->wr.length, eff;
+	uint64_t len = op->length, eff;
 	if (m->host_cpus) {
 		/* software NIC: responder and completer work on the poster's CPU
 		 * (loopback: CN and MN on one host), FIFO with its other work */
@@ -458,13 +461,13 @@ static void ev_mn_arrive(sim_t *s, uint32_t idx, uint64_t t)
 		 * a kernel thread (rxe_resp_queue_pkt schedules the responder
 		 * for READ requests) and pays a switch with the busy worker */
 		if (t < *cpu)
-			t = *cpu + (op->wr.opcode == DMR_WR_READ ? m->host_switch_ps : 0);
-		t += dmr_model_host_ps(m, op->wr.opcode, len);
+			t = *cpu + (op->opcode == DMR_WR_READ ? m->host_switch_ps : 0);
+		t += dmr_model_host_ps(m, op->opcode, len);
 		if (op->first_read)
 			t += m->host_read_post_ps; /* the batch's responder run */
 		*cpu = t;
 	}
-	switch (op->wr.opcode) {
+	switch (op->opcode) {
 	case DMR_WR_READ: {
 		/* DMA read engine, FIFO: the data is fetched from dma_read_ps
 		 * after the start at the DMA rate; the response streams out as it
@@ -491,7 +494,7 @@ static void ev_mn_arrive(sim_t *s, uint32_t idx, uint64_t t)
 		mn->atomic_free = t;
 		if (mn->aused > (mn->amask + 1) / 2)
 			atomic_gc(mn, s->now);
-		addr_ent_t *e = atomic_slot(mn, op->wr.remote, s->now);
+		addr_ent_t *e = atomic_slot(mn, op->remote, s->now);
 		t = max64(t, e->free) + m->atomic_addr_ps;
 		e->free = t;
 		eff = max64(t, mn->last_write_eff);
@@ -500,7 +503,7 @@ static void ev_mn_arrive(sim_t *s, uint32_t idx, uint64_t t)
 	}
 	/* RC: the responder executes a QP's requests in order (IBTA vol. 1,
 	 * 9.5 and 9.7.5), so a READ posted after a CAS sees the CAS's effect */
-	sim_qp_t *qp = &s->qps[op->qp];
+	sim_qp_t *qp = &s->qps[op->worker];
 	eff = max64(eff, qp->last_eff);
 	qp->last_eff = eff;
 	push(s, eff, EV_MN_EFFECT, idx);
@@ -544,41 +547,42 @@ static void ev_mn_effect(sim_t *s, uint32_t idx, uint64_t t)
 	sim_op_t *op = &s->ops[idx];
 	const dmr_model_t *m = &s->m;
 	sim_mn_t *mn = &s->mn;
-	dmr_wr_t *wr = &op->wr;
+	const sim_op_t *wr = op;
+	const sim_opx_t *x = &s->opx[idx];
 	uint64_t len = wr->opcode == DMR_WR_READ || wr->opcode == DMR_WR_WRITE ? wr->length : 8;
 	if (wr->remote > mn->size || len > mn->size - wr->remote) {
 		op->status = DMR_WC_REM_ACCESS_ERR;
-		s->qps[op->qp].error = 1;
+		s->qps[op->worker].error = 1;
 	} else {
 		uint8_t *p = mn->mem + wr->remote;
 		switch (wr->opcode) {
 		case DMR_WR_READ:
 			if (!s->no_payload)
-				memcpy(wr->local, p, len);
+				memcpy(x->local, p, len);
 			s->st.reads++;
 			s->st.bytes_read += len;
 			break;
 		case DMR_WR_WRITE:
 			if (!s->no_payload)
-				memcpy(p, wr->local, len);
+				memcpy(p, x->local, len);
 			s->st.writes++;
 			s->st.bytes_written += len;
 			break;
 		case DMR_WR_CAS: {
 			uint64_t old;
 			memcpy(&old, p, 8);
-			if (old == wr->compare_add)
-				memcpy(p, &wr->swap, 8);
-			memcpy(wr->local, &old, 8);
+			if (old == x->compare_add)
+				memcpy(p, &x->swap, 8);
+			memcpy(x->local, &old, 8);
 			s->st.cas++;
 			break;
 		}
 		case DMR_WR_FAA: {
 			uint64_t old, nv;
 			memcpy(&old, p, 8);
-			nv = old + wr->compare_add;
+			nv = old + x->compare_add;
 			memcpy(p, &nv, 8);
-			memcpy(wr->local, &old, 8);
+			memcpy(x->local, &old, 8);
 			s->st.faa++;
 			break;
 		}
@@ -594,18 +598,18 @@ static void ev_mn_effect(sim_t *s, uint32_t idx, uint64_t t)
 		tl = max64(tl, t + (len * m->dma_ps_per_byte_x1000 + 999) / 1000);
 	t = tl;
 	mn->up_free = t;
-	sim_cn_t *cn = &s->cns[op->worker / s->be.cfg.workers];
+	sim_cn_t *cn = &s->cns[op->cn];
 	t = max64(t + m->prop_ps + m->switch_ps, cn->down_free + w);
 	cn->down_free = t;
 	t += m->prop_ps + m->nic_proc_ps;
-	sim_qp_t *qp = &s->qps[op->qp];
+	sim_qp_t *qp = &s->qps[op->worker];
 	t = max64(t, qp->last_cqe);
 	qp->last_cqe = t;
 	if (is_rd_atomic(wr->opcode)) {
-		s->rings[(size_t)op->qp * s->rcap + ((qp->rhead + qp->rn) & (s->rcap - 1))] = t;
+		s->rings[(size_t)op->worker * s->rcap + ((qp->rhead + qp->rn) & (s->rcap - 1))] = t;
 		qp->rn++;
 		if (qp->pend_head != NOIDX)
-			qp_ensure_wake(s, op->qp);
+			qp_ensure_wake(s, op->worker);
 	}
 	if ((wr->flags & DMR_WR_SIGNALED) || op->status) {
 		push(s, t, EV_CN_COMPLETE, idx);
@@ -621,11 +625,11 @@ static void ev_cn_complete(sim_t *s, uint32_t idx, uint64_t t)
 	s->st.verbs++;
 	if (op->status)
 		s->st.errors++;
-	dmr_wc_t wc = {.wr_id = op->wr.wr_id,
-		       .opcode = op->wr.opcode,
+	dmr_wc_t wc = {.wr_id = s->opx[idx].wr_id,
+		       .opcode = op->opcode,
 		       .status = op->status,
 		       .mn = 0,
-		       .byte_len = op->wr.opcode == DMR_WR_READ ? op->wr.length : 0};
+		       .byte_len = op->opcode == DMR_WR_READ ? op->length : 0};
 	uint32_t w = op->worker;
 	op_free(s, idx);
 	cq_push(s, w, &wc, t);
@@ -641,6 +645,7 @@ static dmr_status_t sim_post(dmr_be_t *be, uint32_t worker, uint32_t mn, const d
 	const dmr_model_t *m = &s->m;
 	uint64_t t = cpu_start(s, wk) + m->post_doorbell_ps;
 	uint8_t first_read = 1;
+	const uint16_t cn = (uint16_t)(worker / s->be.cfg.workers);
 	s->st.doorbells++;
 	for (uint32_t i = 0; i < n; i++) {
 		if (s->free_head == NOIDX && sim_grow_ops(s) != DMR_OK)
@@ -648,12 +653,20 @@ static dmr_status_t sim_post(dmr_be_t *be, uint32_t worker, uint32_t mn, const d
 		uint32_t idx = s->free_head;
 		sim_op_t *op = &s->ops[idx];
 		s->free_head = op->next;
-		op->wr = wrs[i];
+		const dmr_wr_t *wr = &wrs[i];
+		op->remote = wr->remote;
+		op->length = wr->length;
 		op->worker = worker;
-		op->qp = worker;
+		op->cn = cn;
+		op->opcode = wr->opcode;
+		op->flags = wr->flags;
 		op->status = 0;
-		op->first_read = op->wr.opcode == DMR_WR_READ && first_read;
-		first_read &= op->wr.opcode != DMR_WR_READ;
+		s->opx[idx] = (sim_opx_t){.wr_id = wr->wr_id,
+					  .local = wr->local,
+					  .compare_add = wr->compare_add,
+					  .swap = wr->swap};
+		op->first_read = op->opcode == DMR_WR_READ && first_read;
+		first_read &= op->opcode != DMR_WR_READ;
 		op->next = NOIDX;
 		t += m->post_wqe_ps;
 		if (qp->error) {
@@ -662,11 +675,11 @@ static dmr_status_t sim_post(dmr_be_t *be, uint32_t worker, uint32_t mn, const d
 			push(s, t, EV_CN_COMPLETE, idx);
 			continue;
 		}
-		if (is_rd_atomic(op->wr.opcode) && qp->pend_head == NOIDX &&
+		if (is_rd_atomic(op->opcode) && qp->pend_head == NOIDX &&
 		    qp->inflight >= m->qp_max_rd_atomic)
 			qp_retire(s, worker, t);
 		if (qp->pend_head != NOIDX ||
-		    (is_rd_atomic(op->wr.opcode) && qp->inflight >= m->qp_max_rd_atomic)) {
+		    (is_rd_atomic(op->opcode) && qp->inflight >= m->qp_max_rd_atomic)) {
 			if (qp->pend_tail != NOIDX)
 				s->ops[qp->pend_tail].next = idx;
 			else
@@ -679,7 +692,11 @@ static dmr_status_t sim_post(dmr_be_t *be, uint32_t worker, uint32_t mn, const d
 	}
 	cpu_end(wk, t);
 	if (s->fatal)
-		return dmr_err_set(err, s->fatal, "sim: out of memory for events");
+		return dmr_err_set(err, s->fatal,
+				   s->fatal == DMR_ERR_NOMEM
+				       ? "sim: out of memory for events"
+				       : "sim: event queue: an event before the current time or "
+					 "beyond 2^35 events");
 	return DMR_OK;
 }
 
@@ -717,9 +734,10 @@ static dmr_status_t sim_timer(dmr_be_t *be, uint32_t worker, uint64_t at_ps, uin
 	sim_op_t *op = &s->ops[idx];
 	s->free_head = op->next;
 	memset(op, 0, sizeof(*op));
-	op->wr.wr_id = wr_id;
-	op->wr.opcode = DMR_WR_TIMER;
+	s->opx[idx].wr_id = wr_id;
+	op->opcode = DMR_WR_TIMER;
 	op->worker = worker;
+	op->cn = (uint16_t)(worker / s->be.cfg.workers);
 	push(s, max64(at_ps, s->now), EV_TIMER, idx);
 	return s->fatal;
 }
@@ -728,39 +746,16 @@ static int sim_progress(dmr_be_t *be, uint64_t until_ps)
 {
 	sim_t *s = to_sim(be);
 	dmr_sim_event_t ev;
-	const uint32_t ncn = s->be.cfg.cns;
 	while (!s->fatal) {
-		/* earliest CN arrival FIFO head */
-		int bc = -1;
-		const arr_ent_t *best = NULL;
-		for (uint32_t c = 0; c < ncn; c++) {
-			const sim_cn_t *cn = &s->cns[c];
-			if (!cn->an)
-				continue;
-			const arr_ent_t *h = &cn->arr[cn->ahead];
-			if (!best || h->t < best->t || (h->t == best->t && h->seq < best->seq)) {
-				best = h;
-				bc = (int)c;
-			}
-		}
-		if (best &&
-		    (s->q.n == 0 || best->t < s->q.heap[0].t ||
-		     (best->t == s->q.heap[0].t && best->seq < dmr_sim_eventq_peek_seq(&s->q)))) {
-			if (best->t > until_ps)
-				return -1;
-			sim_cn_t *cn = &s->cns[bc];
-			uint32_t idx = best->idx;
-			s->now = best->t;
-			cn->ahead = (cn->ahead + 1) & (cn->acap - 1);
-			cn->an--;
-			s->st.events++;
-			ev_mn_arrive(s, idx, s->now);
-			continue;
-		}
-		if (dmr_sim_eventq_peek_time(&s->q) > until_ps)
+		if (until_ps != UINT64_MAX && dmr_sim_eventq_peek_time(&s->q) > until_ps)
 			return -1;
 		if (!dmr_sim_eventq_pop(&s->q, &ev))
 			return -1;
+		/* the next event's WR record (its argument is a WR index for
+		 * most types; a useless prefetch of another type is harmless) */
+		uint32_t na = dmr_sim_eventq_peek_arg(&s->q);
+		if (na < s->nops)
+			__builtin_prefetch(&s->ops[na]);
 		s->now = ev.t;
 		s->st.events++;
 		switch (ev.type) {
@@ -779,7 +774,7 @@ static int sim_progress(dmr_be_t *be, uint64_t until_ps)
 			break;
 		case EV_TIMER: {
 			sim_op_t *op = &s->ops[ev.arg];
-			dmr_wc_t wc = {.wr_id = op->wr.wr_id, .opcode = DMR_WR_TIMER};
+			dmr_wc_t wc = {.wr_id = s->opx[ev.arg].wr_id, .opcode = DMR_WR_TIMER};
 			uint32_t w = op->worker;
 			op_free(s, ev.arg);
 			cq_push(s, w, &wc, ev.t);

@@ -23,7 +23,7 @@
  * become host_cpus shared FIFO servers per CN (worker w on CPU w mod
  * host_cpus) and each WR's NIC work (host_*_ns + bytes x host_byte_ns) is
  * served on its poster's CPU when it reaches the MN; requests skip the
- * shared CN NIC/uplink queues and go through the event heap. host_cpus 0
+ * shared CN NIC/uplink queues and go through the event queue. host_cpus 0
  * leaves the model above unchanged.
  *
  * Limitations (documented, not hidden): one MN; the CN NIC serves requests

@@ -46,6 +46,112 @@ START_TEST(eventq_orders_by_time_then_seq)
 }
 END_TEST
 
+/* The wheel and its far-event heap against a reference (the pending set,
+ * scanned for its (time, sequence) minimum at every pop): pushes and pops
+ * interleaved as a simulation makes them (never before the last pop), with
+ * gaps from the same picosecond to several turns of the wheel, and ties. */
+START_TEST(eventq_interleaved_matches_reference)
+{
+	enum { PEND_MAX = 4096 };
+	dmr_sim_eventq_t q;
+	ck_assert_int_eq(dmr_sim_eventq_init(&q, 4), DMR_OK);
+	static uint64_t pt[PEND_MAX], ps[PEND_MAX];
+	uint32_t np = 0, pops = 0, far = 0;
+	uint64_t now = 0, seq = 0, x = 99;
+	const uint64_t turn = (uint64_t)DMR_SIM_EVQ_SLOTS << DMR_SIM_EVQ_SLOT_SHIFT;
+	for (uint32_t step = 0; step < 200000; step++) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		uint32_t r = (uint32_t)(x >> 33);
+		if (np < PEND_MAX && (np == 0 || r % 100 < 52)) {
+			uint64_t gap;
+			switch (r % 7) {
+			case 0:
+				gap = 0;
+				break; /* tie with now */
+			case 1:
+				gap = (r >> 8) % 64;
+				break; /* same slot */
+			case 2:
+				gap = turn + (r >> 8) % turn;
+				break; /* beyond one turn */
+			case 3:
+				gap = (uint64_t)(r >> 8) * 977 % (4 * turn);
+				break;
+			default:
+				gap = (uint64_t)(r >> 8) % 20000000;
+				break;
+			}
+			far += gap >= turn;
+			ck_assert_int_eq(dmr_sim_eventq_push(&q, now + gap, r % 8, np), DMR_OK);
+			pt[np] = now + gap;
+			ps[np] = seq++;
+			np++;
+		} else {
+			uint32_t best = 0;
+			for (uint32_t i = 1; i < np; i++)
+				if (pt[i] < pt[best] || (pt[i] == pt[best] && ps[i] < ps[best]))
+					best = i;
+			ck_assert_uint_eq(dmr_sim_eventq_peek_time(&q), pt[best]);
+			dmr_sim_event_t ev;
+			ck_assert_int_eq(dmr_sim_eventq_pop(&q, &ev), 1);
+			ck_assert_uint_eq(ev.t, pt[best]);
+			ck_assert_uint_eq(ev.seq, ps[best]);
+			now = ev.t;
+			pt[best] = pt[np - 1];
+			ps[best] = ps[np - 1];
+			np--;
+			pops++;
+		}
+		ck_assert_uint_eq(dmr_sim_eventq_size(&q), np);
+	}
+	ck_assert_uint_gt(pops, 50000);
+	ck_assert_uint_gt(far, 5000);
+	/* never into the past; type and arg bounds */
+	if (now > 0)
+		ck_assert_int_eq(dmr_sim_eventq_push(&q, now - 1, 0, 0), DMR_ERR_RANGE);
+	ck_assert_int_eq(dmr_sim_eventq_push(&q, now, 8, 0), DMR_ERR_RANGE);
+	ck_assert_int_eq(dmr_sim_eventq_push(&q, now, 0, DMR_SIM_EVQ_MAX_ARG + 1), DMR_ERR_RANGE);
+	ck_assert_uint_eq(dmr_sim_eventq_size(&q), np);
+	dmr_sim_eventq_fini(&q);
+}
+END_TEST
+
+/* The wheel and the heap hold the same picosecond: FIFO by sequence across
+ * both (an event pushed beyond one turn, then one pushed at the same time
+ * after the wheel has turned). */
+START_TEST(eventq_tie_across_wheel_and_heap)
+{
+	dmr_sim_eventq_t q;
+	ck_assert_int_eq(dmr_sim_eventq_init(&q, 16), DMR_OK);
+	const uint64_t turn = (uint64_t)DMR_SIM_EVQ_SLOTS << DMR_SIM_EVQ_SLOT_SHIFT;
+	const uint64_t T = 3 * turn + 12345;
+	ck_assert_int_eq(dmr_sim_eventq_push(&q, T, 1, 100), DMR_OK);	 /* heap */
+	ck_assert_int_eq(dmr_sim_eventq_push(&q, T - 10, 2, 1), DMR_OK); /* heap */
+	ck_assert_int_eq(dmr_sim_eventq_push(&q, 5, 3, 2), DMR_OK);	 /* wheel */
+	dmr_sim_event_t ev;
+	ck_assert_int_eq(dmr_sim_eventq_pop(&q, &ev), 1);
+	ck_assert_uint_eq(ev.arg, 2);
+	ck_assert_int_eq(dmr_sim_eventq_pop(&q, &ev), 1);
+	ck_assert_uint_eq(ev.t, T - 10);
+	ck_assert_uint_eq(ev.arg, 1);
+	ck_assert_uint_eq(ev.type, 2);
+	/* now within one turn of T: this one goes to the wheel, after arg 100 */
+	ck_assert_int_eq(dmr_sim_eventq_push(&q, T, 4, 200), DMR_OK);
+	ck_assert_int_eq(dmr_sim_eventq_push(&q, T - 1, 5, 300), DMR_OK);
+	ck_assert_int_eq(dmr_sim_eventq_pop(&q, &ev), 1);
+	ck_assert_uint_eq(ev.arg, 300);
+	ck_assert_int_eq(dmr_sim_eventq_pop(&q, &ev), 1);
+	ck_assert_uint_eq(ev.arg, 100);
+	ck_assert_uint_eq(ev.type, 1);
+	ck_assert_int_eq(dmr_sim_eventq_pop(&q, &ev), 1);
+	ck_assert_uint_eq(ev.arg, 200);
+	ck_assert_uint_eq(ev.t, T);
+	ck_assert_int_eq(dmr_sim_eventq_pop(&q, &ev), 0);
+	ck_assert_uint_eq(dmr_sim_eventq_peek_time(&q), UINT64_MAX);
+	dmr_sim_eventq_fini(&q);
+}
+END_TEST
+
 static dmr_be_t *open_sim(uint32_t cns, uint32_t workers)
 {
 	dmr_be_config_t cfg = {.backend = "sim",
@@ -656,6 +762,8 @@ int main(void)
 	TCase *tc = tcase_create("model");
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, eventq_orders_by_time_then_seq);
+	tcase_add_test(tc, eventq_interleaved_matches_reference);
+	tcase_add_test(tc, eventq_tie_across_wheel_and_heap);
 	tcase_add_test(tc, idle_read_rtt_matches_profile);
 	tcase_add_test(tc, read_64k_stream_bandwidth);
 	tcase_add_test(tc, read_stream_respects_wire_ceiling_every_mtu);
