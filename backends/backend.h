@@ -271,11 +271,6 @@ typedef struct dmr_be_ops {
 	/* Charge `ps` of CPU time to worker (sim: advances its clock; others:
 	 * the CPU is real). NULL: nothing. */
 	void (*charge)(dmr_be_t *be, uint32_t worker, uint64_t ps);
-	/* The value a lock CAS of `worker` with swap value `tag` leaves in MN
-	 * memory, as a READ of the lock word returns it. NULL: the tag itself.
-	 * Transitional: only the verbs CN role, which rewrites the core's tags,
-	 * sets it; it goes once verbs answers DMR_BE_CTL_ROLE (core/txn.h). */
-	uint64_t (*lock_word)(dmr_be_t *be, uint32_t worker, uint64_t tag);
 	/* Control operations (dmr_be_ctl_t above): DMR_ERR_UNSUPPORTED for an
 	 * op the backend does not know. NULL: DMR_ERR_UNSUPPORTED for all. */
 	dmr_status_t (*control)(dmr_be_t *be, int op, void *arg, dmr_err_t *err);
@@ -382,11 +377,6 @@ static inline void dmr_be_stats(dmr_be_t *be, dmr_be_stats_t *st)
 static inline void dmr_be_charge(dmr_be_t *be, uint32_t worker, uint64_t ps)
 {
 	be->ops->charge(be, worker, ps);
-}
-
-static inline uint64_t dmr_be_lock_word(dmr_be_t *be, uint32_t worker, uint64_t tag)
-{
-	return be->ops->lock_word(be, worker, tag);
 }
 
 /* A control operation (dmr_be_ctl_t): DMR_ERR_UNSUPPORTED when the backend

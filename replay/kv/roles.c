@@ -73,7 +73,6 @@ dmr_status_t kv_cn_open(kvt_t *T, dmr_be_config_t *cfg, const kv_proc_t *P, dmr_
 	kv_role.need_bytes = DMR_KV_HDR;
 	kv_role.barrier_s = P->barrier_s;
 	kv_role.end_s = P->end_s;
-	kv_role.run_failed = &T->failed;
 	kv_role.keep_region = 1;
 	cfg->cns = 1;
 	cfg->mr_size = 64; /* the CN's image of the region: unused (keep_region) */
@@ -92,14 +91,13 @@ dmr_status_t kv_cn_open(kvt_t *T, dmr_be_config_t *cfg, const kv_proc_t *P, dmr_
 #endif
 }
 
-dmr_status_t kv_cn_role_status(dmr_err_t *err)
+dmr_status_t kv_cn_barrier(kvt_t *T, dmr_be_barrier_phase_t phase, int failed, dmr_err_t *err)
 {
-#ifdef DMR_HAVE_VERBS
-	return dmr_verbs_role_status(err);
-#else
-	(void)err;
-	return DMR_OK;
-#endif
+	dmr_be_barrier_t b = {.phase = phase, .failed = failed != 0};
+	int64_t sum;
+	if (phase == DMR_BE_BARRIER_END)
+		T->ended = 1;
+	return dmr_be_barrier(T->k->be, &b, &sum, err);
 }
 
 /* One READ of the region's start into buf, waited for. */

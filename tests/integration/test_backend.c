@@ -26,7 +26,11 @@
  *  - now() in ps since the run began, never back; charge() on driven
  *    backends (now_is_monotonic); the stats counters
  *    (stats_count_what_was_posted); a full queue, on which backend.h is
- *    silent (full_queue says what it asserts).
+ *    silent (full_queue says what it asserts);
+ *  - control: ROLE of a single process is the whole cluster, an unknown op
+ *    UNSUPPORTED (role_is_the_whole_cluster); the barrier of one process
+ *    (barrier_of_one_process); mr_dereg paired with mr_reg, both counted
+ *    (mr_dereg_pairs_with_reg).
  * A promise a backend does not keep is reported "SKIPPED: <test> on
  * <backend>: <the promise broken>" and the test returns early (Check has no
  * skip); the backend is not changed here. DMR_TEST_RUN_BROKEN=1 runs such
@@ -981,6 +985,81 @@ START_TEST(full_queue)
 }
 END_TEST
 
+/* DMR_BE_CTL_ROLE: a single process holds the whole cluster (backend.h):
+ * cn 0, cns = cfg.cns, first_worker 0, workers = cfg.cns * cfg.workers; an
+ * unsupported answer means the same and leaves the argument alone. */
+START_TEST(role_is_the_whole_cluster)
+{
+	dmr_be_t *be = open_be(3);
+	dmr_be_role_t r = {7, 7, 7, 7};
+	dmr_err_t err;
+	dmr_status_t st = dmr_be_control(be, DMR_BE_CTL_ROLE, &r, &err);
+	ck_assert_msg(st == DMR_OK || st == DMR_ERR_UNSUPPORTED, "%s", err.msg);
+	if (st == DMR_OK) {
+		ck_assert_uint_eq(r.cn, 0);
+		ck_assert_uint_eq(r.cns, 1);
+		ck_assert_uint_eq(r.first_worker, 0);
+		ck_assert_uint_eq(r.workers, 3);
+	} else {
+		ck_assert_uint_eq(r.cn + r.cns + r.first_worker + r.workers, 28);
+	}
+	/* an op code no backend knows: UNSUPPORTED, err naming the backend */
+	ck_assert_int_eq(dmr_be_control(be, 999, &r, &err), DMR_ERR_UNSUPPORTED);
+	ck_assert_msg(strstr(err.msg, g_backend), "%s", err.msg);
+	dmr_be_close(be);
+}
+END_TEST
+
+/* The barrier of a single process: START and END return at once, the sum
+ * is the value; END with `failed` does not set it. */
+START_TEST(barrier_of_one_process)
+{
+	dmr_be_t *be = open_be(1);
+	dmr_err_t err;
+	int64_t sum = 5;
+	dmr_be_barrier_t b = {.phase = DMR_BE_BARRIER_START};
+	ck_assert_msg(dmr_be_barrier(be, &b, &sum, &err) == DMR_OK, "%s", err.msg);
+	b = (dmr_be_barrier_t){.phase = DMR_BE_BARRIER_END, .value = -42};
+	ck_assert_msg(dmr_be_barrier(be, &b, &sum, &err) == DMR_OK, "%s", err.msg);
+	ck_assert_int_eq(sum, -42);
+	dmr_be_close(be);
+	be = open_be(1);
+	sum = 5;
+	b = (dmr_be_barrier_t){.phase = DMR_BE_BARRIER_START};
+	ck_assert_msg(dmr_be_barrier(be, &b, &sum, &err) == DMR_OK, "%s", err.msg);
+	sum = 5;
+	b = (dmr_be_barrier_t){.phase = DMR_BE_BARRIER_END, .failed = 1, .value = 9};
+	ck_assert_msg(dmr_be_barrier(be, &b, &sum, &err) == DMR_OK, "%s", err.msg);
+	ck_assert_int_eq(sum, 5);
+	dmr_be_close(be);
+}
+END_TEST
+
+/* mr_reg / mr_dereg in pairs: both counted by the dispatchers, and a buffer
+ * registered again after its dereg works. */
+START_TEST(mr_dereg_pairs_with_reg)
+{
+	dmr_be_t *be = open_be(1);
+	uint64_t *buf = aligned_alloc(64, 64);
+	dmr_err_t err;
+	ck_assert_msg(dmr_be_mr_reg(be, 0, buf, 64, &err) == DMR_OK, "%s", err.msg);
+	buf[0] = 0x77;
+	one_ok(be, DMR_WR_WRITE, buf, 128, 8, 0, 0);
+	ck_assert_msg(dmr_be_mr_dereg(be, 0, buf, &err) == DMR_OK, "%s", err.msg);
+	ck_assert_msg(dmr_be_mr_reg(be, 0, buf, 64, &err) == DMR_OK, "%s", err.msg);
+	buf[0] = 0;
+	one_ok(be, DMR_WR_READ, buf, 128, 8, 0, 0);
+	ck_assert_uint_eq(buf[0], 0x77);
+	ck_assert_msg(dmr_be_mr_dereg(be, 0, buf, &err) == DMR_OK, "%s", err.msg);
+	dmr_be_stats_t st;
+	dmr_be_stats(be, &st);
+	ck_assert_uint_eq(st.mr_regs, 2);
+	ck_assert_uint_eq(st.mr_deregs, 2);
+	dmr_be_close(be);
+	free(buf);
+}
+END_TEST
+
 int main(void)
 {
 	const char *list = getenv("DMR_TEST_BACKENDS");
@@ -1034,6 +1113,9 @@ int main(void)
 		tcase_add_test(tc, now_is_monotonic);
 		tcase_add_test(tc, stats_count_what_was_posted);
 		tcase_add_test(tc, full_queue);
+		tcase_add_test(tc, role_is_the_whole_cluster);
+		tcase_add_test(tc, barrier_of_one_process);
+		tcase_add_test(tc, mr_dereg_pairs_with_reg);
 		/* mn_killed_mid_run needs an MN process: verbs only (issue #3) */
 		if (driven || strcmp(name, "shm") == 0)
 			printf("SKIPPED: mn_killed_mid_run on %s: no separate MN process to "
