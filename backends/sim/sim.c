@@ -871,27 +871,6 @@ static dmr_status_t sim_control(dmr_be_t *be, int op, void *arg, dmr_err_t *err)
 	return dmr_be_ctl_unsupported(be, op, err);
 }
 
-/* The old direct calls (kept until every caller uses dmr_be_control). */
-const dmr_model_t *dmr_sim_model(dmr_be_t *be)
-{
-	return be && be->ops->open == sim_open ? &to_sim(be)->m : NULL;
-}
-
-dmr_status_t dmr_sim_set_mtu(dmr_be_t *be, uint32_t mtu)
-{
-	return sim_set_mtu(to_sim(be), mtu);
-}
-
-void dmr_sim_set_payload(dmr_be_t *be, int on)
-{
-	to_sim(be)->no_payload = !on;
-}
-
-uint64_t dmr_sim_time(dmr_be_t *be)
-{
-	return to_sim(be)->now;
-}
-
 /* mr_reg/mr_dereg, barrier: the registry's stubs (nothing to register; one
  * process). */
 const dmr_be_ops_t dmr_sim_ops = {

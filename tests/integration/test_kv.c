@@ -31,7 +31,7 @@
 #include <unistd.h>
 
 #include "backends/backend.h"
-#include "backends/sim/sim.h"
+#include "models/model.h"
 #include "helpers/files.h"
 #include "helpers/suite.h"
 #include "replay/kv.h"
