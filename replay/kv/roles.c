@@ -5,7 +5,6 @@
  * --procs` / `--config` (one MN and the CNs as child processes). Every use
  * of the verbs backend's own API (roles, device info) is in this file.
  */
-#include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <sched.h>
@@ -534,26 +533,12 @@ static int kv_launch_cluster(const dmr_kv_opts_t *o, const kv_proc_args_t *a,
 		return 2;
 	}
 	snprintf(cfgpath, cfglen, "%s/cluster.json", o->out_dir);
-	FILE *f = fopen(cfgpath, "w");
-	if (!f) {
-		fprintf(stderr, "%s: error: %s: %s\n", PFX, cfgpath, strerror(errno));
-		return 2;
-	}
-	/* mr_size: kv mn raises it to the pool's region */
-	fprintf(f,
-		"{\"mn\":[{\"id\":0,\"ip\":\"%s\",\"devname\":\"%s\",\"ibport\":%d,"
-		"\"gid\":%d,\"mr_size\":4096}],\"cn\":[",
-		vi.ip, vi.device, vi.port, vi.gid_index);
-	for (uint32_t k = 0; k < ncn; k++)
-		fprintf(f,
-			"%s{\"id\":%u,\"ip\":\"%s\",\"devname\":\"%s\",\"ibport\":%d,\"gid\":%d}",
-			k ? "," : "", k, vi.ip, vi.device, vi.port, vi.gid_index);
-	fprintf(f, "],\"retry_cnt\":6,\"rnr_retry\":7,\"timeout\":14,\"port\":%d}\n",
-		20000 + (int)(getpid() % 20000));
-	int bad = fclose(f) != 0;
-	if (bad || dmr_cluster_load(cfgpath, cl, note, sizeof(note), &err) != DMR_OK) {
-		fprintf(stderr, "%s: error: %s: %s\n", PFX, cfgpath,
-			err.msg[0] ? err.msg : strerror(errno));
+	/* mr_size: kv mn raises it to the pool's region; an rdma_cm port of
+	 * this run's own */
+	if (dmr_cluster_write_host(cfgpath, &vi, ncn, 4096, (uint16_t)(20000 + getpid() % 20000),
+				   &err) != DMR_OK ||
+	    dmr_cluster_load(cfgpath, cl, note, sizeof(note), &err) != DMR_OK) {
+		fprintf(stderr, "%s: error: %s\n", PFX, err.msg);
 		return 2;
 	}
 	return 0;
