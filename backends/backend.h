@@ -249,8 +249,9 @@ typedef struct dmr_be_ops {
 	int (*poll)(dmr_be_t *be, uint32_t worker, dmr_wc_t *wcs, int max);
 	/* worker's clock, ps since the run began. NULL: 0. */
 	uint64_t (*now)(dmr_be_t *be, uint32_t worker);
-	/* Deliver a DMR_WR_TIMER completion with wr_id to worker at time at_ps.
-	 * NULL: DMR_ERR_UNSUPPORTED. */
+	/* Deliver a DMR_WR_TIMER completion with wr_id to worker at time at_ps;
+	 * timers due together come in time order. worker is in range
+	 * (dmr_be_timer checks it). NULL: DMR_ERR_UNSUPPORTED. */
 	dmr_status_t (*timer)(dmr_be_t *be, uint32_t worker, uint64_t at_ps, uint64_t wr_id);
 	/* The cluster barrier (dmr_be_barrier_t above). NULL: a single
 	 * process (DMR_OK at once, *sum_p = value). */
@@ -343,9 +344,13 @@ static inline uint64_t dmr_be_now(dmr_be_t *be, uint32_t worker)
 	return be->ops->now(be, worker);
 }
 
+/* Refuses worker >= cfg.cns * cfg.workers with DMR_ERR_RANGE before the
+ * backend sees it (one check for every backend). */
 static inline dmr_status_t dmr_be_timer(dmr_be_t *be, uint32_t worker, uint64_t at_ps,
 					uint64_t wr_id)
 {
+	if (worker >= be->cfg.cns * be->cfg.workers)
+		return DMR_ERR_RANGE;
 	return be->ops->timer(be, worker, at_ps, wr_id);
 }
 

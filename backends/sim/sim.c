@@ -28,6 +28,7 @@ typedef struct sim_op {
 	uint32_t req_wire; /* wire time of the request, ps */
 	uint8_t status;
 	uint8_t first_read; /* software NIC: the first READ of its doorbell */
+	uint64_t t_post;    /* a flushed WR: when it was posted, ps */
 } sim_op_t;
 
 /*
@@ -47,6 +48,12 @@ typedef struct sim_qp {
 	uint64_t last_eff; /* MN effect time of the previous WR (RC order) */
 	uint64_t last_arr; /* software NIC: MN arrival of the previous WR */
 	uint8_t error;
+	/* RC order across a failure: `open` counts the QP's WRs posted before
+	 * it (not flushed) whose completion time is not known yet; a WR
+	 * flushed while any is open waits in fl_head..fl_tail (via next) and
+	 * completes after the last of them (flush_ready) */
+	uint32_t open;
+	uint32_t fl_head, fl_tail;
 } sim_qp_t;
 
 /* backends/backend.h opcodes as dmr_model_host_ps (models/model.h) reads them */
@@ -192,6 +199,7 @@ static dmr_status_t sim_open(const dmr_be_config_t *cfg, dmr_be_t **be_p, dmr_er
 	}
 	for (uint32_t i = 0; i < s->nworkers; i++) {
 		s->qps[i].pend_head = s->qps[i].pend_tail = NOIDX;
+		s->qps[i].fl_head = s->qps[i].fl_tail = NOIDX;
 		s->workers[i].cq_cap = 256;
 		s->workers[i].cq = malloc(sizeof(dmr_wc_t) * 256);
 		if (!s->workers[i].cq) {
@@ -539,6 +547,28 @@ static void op_free(sim_t *s, uint32_t idx)
 	s->free_head = idx;
 }
 
+/* A flushed WR's completion: at its post time, never before the QP's last
+ * completion (RC order, backend.h); it becomes the last. */
+static void flush_complete(sim_t *s, sim_qp_t *qp, uint32_t idx)
+{
+	uint64_t t = max64(s->ops[idx].t_post, qp->last_cqe);
+	qp->last_cqe = t;
+	push(s, t, EV_CN_COMPLETE, idx);
+}
+
+/* Every WR posted before the flushed ones has its completion time: the
+ * waiting flushed WRs complete after them, in posting order. */
+static void flush_ready(sim_t *s, sim_qp_t *qp)
+{
+	while (qp->fl_head != NOIDX) {
+		uint32_t idx = qp->fl_head;
+		qp->fl_head = s->ops[idx].next;
+		s->ops[idx].next = NOIDX;
+		flush_complete(s, qp, idx);
+	}
+	qp->fl_tail = NOIDX;
+}
+
 static void ev_mn_effect(sim_t *s, uint32_t idx, uint64_t t)
 {
 	sim_op_t *op = &s->ops[idx];
@@ -601,6 +631,8 @@ static void ev_mn_effect(sim_t *s, uint32_t idx, uint64_t t)
 	sim_qp_t *qp = &s->qps[op->qp];
 	t = max64(t, qp->last_cqe);
 	qp->last_cqe = t;
+	if (--qp->open == 0 && qp->fl_head != NOIDX)
+		flush_ready(s, qp);
 	if (is_rd_atomic(wr->opcode)) {
 		s->rings[(size_t)op->qp * s->rcap + ((qp->rhead + qp->rn) & (s->rcap - 1))] = t;
 		qp->rn++;
@@ -657,11 +689,22 @@ static dmr_status_t sim_post(dmr_be_t *be, uint32_t worker, uint32_t mn, const d
 		op->next = NOIDX;
 		t += m->post_wqe_ps;
 		if (qp->error) {
-			/* QP in error: flushed, completes with FLUSH_ERR */
+			/* QP in error: flushed, completes with FLUSH_ERR after the
+			 * QP's earlier WRs (wait for those still open) */
 			op->status = DMR_WC_FLUSH_ERR;
-			push(s, t, EV_CN_COMPLETE, idx);
+			op->t_post = t;
+			if (qp->open == 0) {
+				flush_complete(s, qp, idx);
+			} else {
+				if (qp->fl_tail != NOIDX)
+					s->ops[qp->fl_tail].next = idx;
+				else
+					qp->fl_head = idx;
+				qp->fl_tail = idx;
+			}
 			continue;
 		}
+		qp->open++;
 		if (is_rd_atomic(op->wr.opcode) && qp->pend_head == NOIDX &&
 		    qp->inflight >= m->qp_max_rd_atomic)
 			qp_retire(s, worker, t);
