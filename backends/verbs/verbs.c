@@ -103,9 +103,7 @@ void dmr_verbs_close(dmr_be_t *be)
 
 /* The cluster barrier (backend.h). Loopback: every CN is this process. CN
  * role: START and END through the MN's control page (verbs_role.c); their
- * deadline is b->deadline_ps, else role->barrier_s / role->end_s from the
- * start of the wait (after CN 0 loaded the region: loading is not
- * waiting). */
+ * deadline is b->deadline_ps, else role->barrier_s / role->end_s. */
 static dmr_status_t vb_barrier(dmr_be_t *be, const dmr_be_barrier_t *b, int64_t *sum_p,
 			       dmr_err_t *err)
 {
@@ -119,9 +117,9 @@ static dmr_status_t vb_barrier(dmr_be_t *be, const dmr_be_barrier_t *b, int64_t 
 		return DMR_OK;
 	}
 	int start = b->phase == DMR_BE_BARRIER_START;
-	uint64_t deadline_ns = 0; /* 0: the role's default */
+	double dflt_s = start ? vb->role->barrier_s : vb->role->end_s;
+	uint64_t now_ns = vb_now_ns(vb), deadline_ns = now_ns + secs_ns(dflt_s);
 	if (b->deadline_ps) {
-		uint64_t now_ns = vb_now_ns(vb);
 		/* dmr_be_now() time (ps since open) as vb_now_ns time */
 		uint64_t now_ps = dmr_verbs_now(be, 0);
 		uint64_t left_ps = b->deadline_ps > now_ps ? b->deadline_ps - now_ps : 0;

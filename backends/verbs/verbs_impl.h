@@ -366,15 +366,13 @@ void dmr_verbs_clock_calibrate(vb_t *vb);
 const dmr_verbs_role_t *dmr_verbs_role_next(void);
 /* CN role, barrier START (once): arrive, CN index 0 loads the region (unless
  * keep_region), wait until every CN arrived and the region is loaded, by
- * deadline_ns (vb_now_ns time; 0: role->barrier_s from the start of the
- * wait). Errors: backend.h's barrier errors, err naming the CNs missing or
- * failed. */
+ * deadline_ns (vb_now_ns time). Errors: backend.h's barrier errors, err
+ * naming the CNs missing or failed. */
 dmr_status_t dmr_verbs_role_start(vb_t *vb, uint64_t deadline_ns, dmr_err_t *err);
 /* CN role, barrier END (once, after START): b->failed: write "failed" into
  * this CN's done word (the others' barriers fail naming it), zero the shadow
  * and return (DMR_OK, or the WRITE's error). Else write b->value into this
- * CN's CTL_XV slot, then "done"; wait until every CN is done by deadline_ns
- * (0: role->end_s from the start of the wait);
+ * CN's CTL_XV slot, then "done"; wait until every CN is done by deadline_ns;
  * *sum_p = the sum of the CNs' slots (two's complement); READ the final
  * region into the shadow (not with keep_region). Any error zeroes the shadow
  * (never verified stale) and is returned. */

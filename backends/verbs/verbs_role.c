@@ -68,17 +68,14 @@ static uint64_t region_len(const vb_t *vb)
 }
 
 /* Wait until every CN's word at `base` is non-zero (and, with `loaded`, the
- * region is loaded), or the deadline (vb_now_ns time; 0: dflt_s from now);
- * names the CNs missing. A CN whose done word says "failed" fails the wait
- * at once, in either barrier (a CN that fails before START tells the
- * others so). */
+ * region is loaded), or the deadline (vb_now_ns time); names the CNs
+ * missing. A CN whose done word says "failed" fails the wait at once, in
+ * either barrier (a CN that fails before START tells the others so). */
 static dmr_status_t ctl_wait_all(vb_t *vb, uint32_t base, int loaded, uint64_t deadline,
-				 double dflt_s, const char *what, dmr_err_t *err)
+				 const char *what, dmr_err_t *err)
 {
 	const dmr_verbs_cluster_t *cl = vb->role->cl;
 	uint64_t t0 = vb_now_ns(vb);
-	if (!deadline)
-		deadline = t0 + secs_ns(dflt_s);
 	double secs = deadline > t0 ? (deadline - t0) / 1e9 : 0;
 	for (;;) {
 		dmr_status_t st = ctl_read(vb, what, err);
@@ -168,8 +165,7 @@ dmr_status_t dmr_verbs_role_start(vb_t *vb, uint64_t deadline_ns, dmr_err_t *err
 			    r->cl->cn[r->self].id, (unsigned long long)n, vb_now_ns(vb) / 1e9 - t0);
 	}
 	if (st == DMR_OK)
-		st = ctl_wait_all(vb, CTL_ARRIVE, 1, deadline_ns, r->barrier_s, "start barrier",
-				  err);
+		st = ctl_wait_all(vb, CTL_ARRIVE, 1, deadline_ns, "start barrier", err);
 	if (st == DMR_OK)
 		fprintf(stderr, "cn %u: start barrier passed: all %u CNs arrived\n",
 			r->cl->cn[r->self].id, r->cl->ncn);
@@ -197,7 +193,7 @@ dmr_status_t dmr_verbs_role_end(vb_t *vb, const dmr_be_barrier_t *b, uint64_t de
 	if (st == DMR_OK)
 		st = ctl_write(vb, CTL_DONE + 8 * r->self, 1, "end barrier: done", err);
 	if (st == DMR_OK)
-		st = ctl_wait_all(vb, CTL_DONE, 0, deadline_ns, r->end_s, "end barrier", err);
+		st = ctl_wait_all(vb, CTL_DONE, 0, deadline_ns, "end barrier", err);
 	uint64_t sum = 0; /* two's complement, as the verifier sums */
 	uint32_t n = r->cl->ncn;
 	if (st == DMR_OK) {
