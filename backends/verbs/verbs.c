@@ -119,6 +119,7 @@ static dmr_status_t vb_barrier(dmr_be_t *be, const dmr_be_barrier_t *b, int64_t 
 	int start = b->phase == DMR_BE_BARRIER_START;
 	double dflt_s = start ? vb->role->barrier_s : vb->role->end_s;
 	uint64_t now_ns = vb_now_ns(vb), deadline_ns = now_ns + secs_ns(dflt_s);
+	vb->bar_t0 = now_ns; /* the deadline counts from the call (CN 0's load too) */
 	if (b->deadline_ps) {
 		/* dmr_be_now() time (ps since open) as vb_now_ns time */
 		uint64_t now_ps = dmr_verbs_now(be, 0);

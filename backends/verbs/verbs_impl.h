@@ -156,6 +156,7 @@ typedef struct vb {
 	uint64_t *cbuf;	     /* control scratch, DMR_VERBS_CTL_BYTES */
 	int started, ended;  /* barrier START / END called */
 	dmr_status_t bar_st; /* the first barrier error (none passes after it) */
+	uint64_t bar_t0;     /* vb_now_ns when the current barrier was called */
 } vb_t;
 
 /* Connection private data, network byte order. CN -> MN (REQ). */

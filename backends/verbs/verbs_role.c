@@ -75,8 +75,8 @@ static dmr_status_t ctl_wait_all(vb_t *vb, uint32_t base, int loaded, uint64_t d
 				 const char *what, dmr_err_t *err)
 {
 	const dmr_verbs_cluster_t *cl = vb->role->cl;
-	uint64_t t0 = vb_now_ns(vb);
-	double secs = deadline > t0 ? (deadline - t0) / 1e9 : 0;
+	/* the barrier's whole timeout, for the messages */
+	double secs = deadline > vb->bar_t0 ? (deadline - vb->bar_t0) / 1e9 : 0;
 	for (;;) {
 		dmr_status_t st = ctl_read(vb, what, err);
 		if (st != DMR_OK)
