@@ -141,7 +141,8 @@ static dmr_status_t ctl_wait_all(vb_t *vb, uint32_t base, int loaded, uint64_t d
 	}
 }
 
-/* Arrive; CN index 0 loads the region; wait for all. */
+/* Arrive; CN index 0 waits for every CN, then loads the region; the others
+ * wait for all and the load. */
 dmr_status_t dmr_verbs_role_start(vb_t *vb, uint64_t deadline_ns, dmr_err_t *err)
 {
 	const dmr_verbs_role_t *r = vb->role;
@@ -153,9 +154,14 @@ dmr_status_t dmr_verbs_role_start(vb_t *vb, uint64_t deadline_ns, dmr_err_t *err
 		/* the region is the MN process's own: nothing to load */
 		st = ctl_write(vb, CTL_LOADED, 1, "start barrier: loaded", err);
 	} else if (st == DMR_OK && r->self == 0) {
+		/* every CN first (a missing one is named by the deadline, not
+		 * after a load that may outlast the MN's own deadline), then the
+		 * load the others wait for */
+		st = ctl_wait_all(vb, CTL_ARRIVE, 0, deadline_ns, "start barrier", err);
 		double t0 = vb_now_ns(vb) / 1e9;
 		uint64_t n = region_len(vb);
-		st = role_copy(vb, DMR_WR_WRITE, n, "loading the initial state", err);
+		if (st == DMR_OK)
+			st = role_copy(vb, DMR_WR_WRITE, n, "loading the initial state", err);
 		if (st == DMR_OK)
 			st = ctl_write(vb, CTL_LOADED, 1, "start barrier: loaded", err);
 		if (st == DMR_OK)
