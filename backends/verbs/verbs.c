@@ -103,7 +103,8 @@ void dmr_verbs_close(dmr_be_t *be)
 
 /* The cluster barrier (backend.h). Loopback: every CN is this process. CN
  * role: START and END through the MN's control page (verbs_role.c); their
- * deadline is b->deadline_ps, else role->barrier_s / role->end_s. */
+ * deadline is b->deadline_ps, else role->barrier_s after open() (START) /
+ * role->end_s after the call (END). */
 static dmr_status_t vb_barrier(dmr_be_t *be, const dmr_be_barrier_t *b, int64_t *sum_p,
 			       dmr_err_t *err)
 {
@@ -118,8 +119,13 @@ static dmr_status_t vb_barrier(dmr_be_t *be, const dmr_be_barrier_t *b, int64_t 
 	}
 	int start = b->phase == DMR_BE_BARRIER_START;
 	double dflt_s = start ? vb->role->barrier_s : vb->role->end_s;
-	uint64_t now_ns = vb_now_ns(vb), deadline_ns = now_ns + secs_ns(dflt_s);
-	vb->bar_t0 = now_ns; /* the deadline counts from the call (CN 0's load too) */
+	/* START's default deadline counts from open() (vb_now_ns 0), as the
+	 * MN's barrier_s + 5 counts from its start and the connection retries
+	 * from open: a CN whose set-up was slow still times out (naming the
+	 * missing CNs) before the MN gives up. END's from the call. */
+	uint64_t now_ns = vb_now_ns(vb);
+	uint64_t deadline_ns = start ? secs_ns(dflt_s) : now_ns + secs_ns(dflt_s);
+	vb->bar_t0 = start ? 0 : now_ns; /* the timeout the messages give */
 	if (b->deadline_ps) {
 		/* dmr_be_now() time (ps since open) as vb_now_ns time */
 		uint64_t now_ps = dmr_verbs_now(be, 0);

@@ -107,10 +107,12 @@ dmr_status_t dmr_verbs_probe(const char *device, int port, int gid_index, dmr_ve
  * over the cluster from it, so this backend rewrites nothing. The barrier op
  * (backend.h) runs through the control page:
  *  - START: the CN writes its arrival (its thread count) into the control
- *    page; CN index 0 waits until every CN has arrived, then WRITEs its shadow (the loaded initial
- * state, up to log_base) into the MN region and sets the "loaded" word; every CN then READs the
- * control page until all CNs have arrived and the region is loaded, or the deadline (deadline_ps,
- * else barrier_s) passes (the error names the CNs that did not arrive);
+ *    page; CN index 0 waits until every CN has arrived, then WRITEs its
+ *    shadow (the loaded initial state, up to log_base) into the MN region
+ *    and sets the "loaded" word; every CN then READs the control page
+ *    until all CNs have arrived and the region is loaded, or the deadline
+ *    passes (deadline_ps, else barrier_s after open(), as the MN's
+ *    barrier_s + 5 after its start; the error names the CNs missing);
  *  - END: with `failed`, the CN writes "failed" into its done word and
  *    returns (the others' barriers fail at once naming it; the MN exits 1).
  *    Else it writes its value (the committed delta) into its slot and
