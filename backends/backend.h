@@ -251,8 +251,9 @@ typedef struct dmr_be_ops {
 	int (*poll)(dmr_be_t *be, uint32_t worker, dmr_wc_t *wcs, int max);
 	/* worker's clock, ps since the run began. NULL: 0. */
 	uint64_t (*now)(dmr_be_t *be, uint32_t worker);
-	/* Deliver a DMR_WR_TIMER completion with wr_id to worker at time at_ps.
-	 * NULL: DMR_ERR_UNSUPPORTED. */
+	/* Deliver a DMR_WR_TIMER completion with wr_id to worker at time at_ps;
+	 * timers due together come in time order. worker is in range
+	 * (dmr_be_timer checks it). NULL: DMR_ERR_UNSUPPORTED. */
 	dmr_status_t (*timer)(dmr_be_t *be, uint32_t worker, uint64_t at_ps, uint64_t wr_id);
 	/* The cluster barrier (dmr_be_barrier_t above). NULL: a single
 	 * process (DMR_OK at once, *sum_p = value). */
@@ -273,11 +274,6 @@ typedef struct dmr_be_ops {
 	/* Charge `ps` of CPU time to worker (sim: advances its clock; others:
 	 * the CPU is real). NULL: nothing. */
 	void (*charge)(dmr_be_t *be, uint32_t worker, uint64_t ps);
-	/* The value a lock CAS of `worker` with swap value `tag` leaves in MN
-	 * memory, as a READ of the lock word returns it. NULL: the tag itself.
-	 * Transitional: only the verbs CN role, which rewrites the core's tags,
-	 * sets it; it goes once verbs answers DMR_BE_CTL_ROLE (core/txn.h). */
-	uint64_t (*lock_word)(dmr_be_t *be, uint32_t worker, uint64_t tag);
 	/* Control operations (dmr_be_ctl_t above): DMR_ERR_UNSUPPORTED for an
 	 * op the backend does not know. NULL: DMR_ERR_UNSUPPORTED for all. */
 	dmr_status_t (*control)(dmr_be_t *be, int op, void *arg, dmr_err_t *err);
@@ -357,9 +353,13 @@ static inline uint64_t dmr_be_now(dmr_be_t *be, uint32_t worker)
 	return be->ops->now(be, worker);
 }
 
+/* Refuses worker >= cfg.cns * cfg.workers with DMR_ERR_RANGE before the
+ * backend sees it (one check for every backend). */
 static inline dmr_status_t dmr_be_timer(dmr_be_t *be, uint32_t worker, uint64_t at_ps,
 					uint64_t wr_id)
 {
+	if (worker >= be->cfg.cns * be->cfg.workers)
+		return DMR_ERR_RANGE;
 	return be->ops->timer(be, worker, at_ps, wr_id);
 }
 
@@ -391,11 +391,6 @@ static inline void dmr_be_stats(dmr_be_t *be, dmr_be_stats_t *st)
 static inline void dmr_be_charge(dmr_be_t *be, uint32_t worker, uint64_t ps)
 {
 	be->ops->charge(be, worker, ps);
-}
-
-static inline uint64_t dmr_be_lock_word(dmr_be_t *be, uint32_t worker, uint64_t tag)
-{
-	return be->ops->lock_word(be, worker, tag);
 }
 
 /* A control operation (dmr_be_ctl_t): DMR_ERR_UNSUPPORTED when the backend

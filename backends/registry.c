@@ -116,12 +116,6 @@ static void stub_charge(dmr_be_t *be, uint32_t worker, uint64_t ps)
 	(void)be, (void)worker, (void)ps;
 }
 
-static uint64_t stub_lock_word(dmr_be_t *be, uint32_t worker, uint64_t tag)
-{
-	(void)be, (void)worker;
-	return tag;
-}
-
 static dmr_status_t stub_control(dmr_be_t *be, int op, void *arg, dmr_err_t *err)
 {
 	(void)arg;
@@ -171,7 +165,6 @@ static void fill_stubs(dmr_be_ops_t *t)
 	FILL(mn_memory, stub_mn_memory);
 	FILL(stats, stub_stats);
 	FILL(charge, stub_charge);
-	FILL(lock_word, stub_lock_word);
 	FILL(control, stub_control);
 }
 

@@ -105,7 +105,6 @@ dmr_status_t dmr_txn_ctx_init(dmr_txn_ctx_t *c, const dmr_txn_engine_t *eng, dmr
 				   id, DMR_WRID_INDEX_MAX + 1);
 	/* odd, never 0; unique over the cluster (txn.h "Cluster-wide names") */
 	c->tag = (((uint64_t)id + 1) << 1 | 1) + ((uint64_t)eng->cn << DMR_TXN_TAG_CN_SHIFT);
-	c->tag_mem = dmr_be_lock_word(eng->be, worker, c->tag);
 	c->wrs_cap = 2 * DMR_TRACE_MAX_OPS + 2;
 	c->wrs = calloc(c->wrs_cap, sizeof(*c->wrs));
 	if (!c->wrs)
@@ -537,7 +536,7 @@ static dmr_status_t check_round(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 			 * doorbell (executed after it) found the lock word ours
 			 * (txn.h "Lock CAS results"); if not, the lock is not ours:
 			 * a failed lock, nothing to release */
-			if (rd64(image(c, i)) == c->tag_mem) {
+			if (rd64(image(c, i)) == c->tag) {
 				c->stats->cas_replayed++;
 				old = 0;
 			}

@@ -28,10 +28,9 @@
  * its saved result; SoftRoCE does this, docs/SOFTROCE-VM.md "Replayed
  * atomics"). The first execution took the lock for us: when the READ that
  * follows the CAS in the same doorbell (so executes after it) finds the lock
- * word holding our tag (as the backend writes it: dmr_be_lock_word), the
- * lock is ours, counted in cas_replayed, and the transaction goes on as if
- * the CAS had returned 0. Otherwise the lock is not ours whatever the CAS
- * said: a failed lock (abort, nothing to release).
+ * word holding our tag, the lock is ours, counted in cas_replayed, and the
+ * transaction goes on as if the CAS had returned 0. Otherwise the lock is
+ * not ours whatever the CAS said: a failed lock (abort, nothing to release).
  *
  * A context is a state machine advanced by completions: dmr_txn_start()
  * posts the first doorbell, dmr_txn_on_wc() consumes a completion and posts
@@ -135,10 +134,7 @@ typedef struct dmr_txn_ctx {
 	const dmr_txn_engine_t *eng;
 	dmr_txn_stats_t *stats;
 	uint32_t id, worker;
-	uint64_t tag;	  /* lock tag (CAS swap value), cluster-wide */
-	uint64_t tag_mem; /* the lock word in MN memory when we hold it:
-			     the tag (dmr_be_lock_word; the verbs CN role
-			     still rewrites tags until it answers ROLE) */
+	uint64_t tag; /* lock tag (CAS swap value), cluster-wide */
 	const dmr_trace_txn_t *txn;
 	uint8_t state;
 	uint16_t round;

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../backends/sim/sim.h"
+#include "../models/model.h"
 #include "../traces/workload.h"
 #include "kv.h"
 #include "tools/doctor.h"

@@ -1187,16 +1187,7 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 		if (st == DMR_OK)
 			tot.committed_xv = xv_sum;
 	}
-	/* transitional (dmr_replay_xv_t): the verbs CN role still runs its end
-	 * barrier inside stats() */
-	if (o->xv) {
-		o->xv->local = res->st.committed_xv;
-		o->xv->failed = st != DMR_OK;
-		o->xv->summed = 0;
-	}
 	dmr_be_stats(e->be, &res->be);
-	if (o->xv)
-		tot.committed_xv = o->xv->summed ? o->xv->total : INT64_MIN;
 	snprintf(res->workload, sizeof(res->workload), "%s", h->workload);
 	snprintf(res->regime, sizeof(res->regime), "%s", h->regime);
 	snprintf(res->loop, sizeof(res->loop), "%s", dmr_loop_name(o->loop.loops));

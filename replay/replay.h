@@ -61,21 +61,7 @@ typedef struct dmr_replay_opts {
 	 * backend's default (verbs CN role: its --barrier-timeout /
 	 * --end-timeout). */
 	double barrier_s, end_s;
-	/* Transitional, until the verbs CN role runs its end barrier in the
-	 * barrier op instead of inside stats(): NULL, or where this process's
-	 * committed delta goes (local, set after the END barrier and before
-	 * dmr_be_stats()) and where the sum over all CNs comes back (total,
-	 * valid when summed != 0; set by the verbs CN role inside stats()).
-	 * Verification then checks the final state against total. */
-	struct dmr_replay_xv *xv;
 } dmr_replay_opts_t;
-
-typedef struct dmr_replay_xv {
-	int64_t local;	 /* this process's committed_xv */
-	int64_t total;	 /* the sum over the CNs */
-	uint32_t summed; /* CNs in total; 0 = no sum (verification fails) */
-	int failed;	 /* set with local: the run failed (nothing is verified) */
-} dmr_replay_xv_t;
 
 void dmr_replay_opts_default(dmr_replay_opts_t *o);
 

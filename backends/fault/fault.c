@@ -545,11 +545,6 @@ static void fault_charge(dmr_be_t *be, uint32_t worker, uint64_t ps)
 	dmr_be_charge(to_f(be)->in, worker, ps);
 }
 
-static uint64_t fault_lock_word(dmr_be_t *be, uint32_t worker, uint64_t tag)
-{
-	return dmr_be_lock_word(to_f(be)->in, worker, tag);
-}
-
 static dmr_status_t fault_control(dmr_be_t *be, int op, void *arg, dmr_err_t *err)
 {
 	return dmr_be_control(to_f(be)->in, op, arg, err);
@@ -572,6 +567,5 @@ const dmr_be_ops_t dmr_fault_ops = {
     .mn_memory = fault_mn_memory,
     .stats = fault_stats,
     .charge = fault_charge,
-    .lock_word = fault_lock_word,
     .control = fault_control,
 };

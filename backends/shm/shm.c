@@ -33,7 +33,7 @@ typedef struct shm_cq {
 	pthread_mutex_t mu;
 	dmr_wc_t *wc;
 	uint32_t head, n, cap;
-	shm_timer_t *tm;
+	shm_timer_t *tm; /* sorted by at; equal times in the order set */
 	uint32_t ntm, captm;
 	uint8_t error; /* QP in error: WRs are flushed */
 } shm_cq_t;
@@ -220,14 +220,16 @@ static int shm_poll(dmr_be_t *be, uint32_t worker, dmr_wc_t *wcs, int max)
 	int n = 0;
 	uint64_t now = shm_now(be, worker);
 	pthread_mutex_lock(&q->mu);
-	for (uint32_t i = 0; i < q->ntm && n < max;) {
-		if (q->tm[i].at <= now) {
-			dmr_wc_t wc = {.wr_id = q->tm[i].wr_id, .opcode = DMR_WR_TIMER};
-			wcs[n++] = wc;
-			q->tm[i] = q->tm[--q->ntm];
-		} else {
-			i++;
-		}
+	/* timers due, earliest first (backend.h: in time order) */
+	uint32_t k = 0;
+	while (k < q->ntm && n < max && q->tm[k].at <= now) {
+		dmr_wc_t wc = {.wr_id = q->tm[k].wr_id, .opcode = DMR_WR_TIMER};
+		wcs[n++] = wc;
+		k++;
+	}
+	if (k) {
+		memmove(q->tm, q->tm + k, (q->ntm - k) * sizeof(*q->tm));
+		q->ntm -= k;
 	}
 	while (n < max && q->n) {
 		wcs[n++] = q->wc[q->head];
@@ -254,8 +256,20 @@ static dmr_status_t shm_timer(dmr_be_t *be, uint32_t worker, uint64_t at, uint64
 			q->captm = cap;
 		}
 	}
-	if (st == DMR_OK)
-		q->tm[q->ntm++] = (shm_timer_t){at, wr_id};
+	if (st == DMR_OK) {
+		/* after every timer due no later (upper bound): sorted, FIFO on ties */
+		uint32_t lo = 0, hi = q->ntm;
+		while (lo < hi) {
+			uint32_t mid = lo + (hi - lo) / 2;
+			if (q->tm[mid].at <= at)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		memmove(q->tm + lo + 1, q->tm + lo, (q->ntm - lo) * sizeof(*q->tm));
+		q->tm[lo] = (shm_timer_t){at, wr_id};
+		q->ntm++;
+	}
 	pthread_mutex_unlock(&q->mu);
 	return st;
 }

@@ -42,6 +42,7 @@ typedef struct sim_opx {
 	uint64_t wr_id;
 	void *local;
 	uint64_t compare_add, swap;
+	uint64_t t_post; /* a flushed WR: when it was posted, ps */
 } sim_opx_t;
 
 /*
@@ -61,6 +62,12 @@ typedef struct sim_qp {
 	uint64_t last_eff; /* MN effect time of the previous WR (RC order) */
 	uint64_t last_arr; /* software NIC: MN arrival of the previous WR */
 	uint8_t error;
+	/* RC order across a failure: `open` counts the QP's WRs posted before
+	 * it (not flushed) whose completion time is not known yet; a WR
+	 * flushed while any is open waits in fl_head..fl_tail (via next) and
+	 * completes after the last of them (flush_ready) */
+	uint32_t open;
+	uint32_t fl_head, fl_tail;
 } sim_qp_t;
 
 /* backends/backend.h opcodes as dmr_model_host_ps (models/model.h) reads them */
@@ -210,6 +217,7 @@ static dmr_status_t sim_open(const dmr_be_config_t *cfg, dmr_be_t **be_p, dmr_er
 	}
 	for (uint32_t i = 0; i < s->nworkers; i++) {
 		s->qps[i].pend_head = s->qps[i].pend_tail = NOIDX;
+		s->qps[i].fl_head = s->qps[i].fl_tail = NOIDX;
 		s->workers[i].cq_cap = 256;
 		s->workers[i].cq = malloc(sizeof(dmr_wc_t) * 256);
 		if (!s->workers[i].cq) {
@@ -542,6 +550,28 @@ static void op_free(sim_t *s, uint32_t idx)
 	s->free_head = idx;
 }
 
+/* A flushed WR's completion: at its post time, never before the QP's last
+ * completion (RC order, backend.h); it becomes the last. */
+static void flush_complete(sim_t *s, sim_qp_t *qp, uint32_t idx)
+{
+	uint64_t t = max64(s->opx[idx].t_post, qp->last_cqe);
+	qp->last_cqe = t;
+	push(s, t, EV_CN_COMPLETE, idx);
+}
+
+/* Every WR posted before the flushed ones has its completion time: the
+ * waiting flushed WRs complete after them, in posting order. */
+static void flush_ready(sim_t *s, sim_qp_t *qp)
+{
+	while (qp->fl_head != NOIDX) {
+		uint32_t idx = qp->fl_head;
+		qp->fl_head = s->ops[idx].next;
+		s->ops[idx].next = NOIDX;
+		flush_complete(s, qp, idx);
+	}
+	qp->fl_tail = NOIDX;
+}
+
 static void ev_mn_effect(sim_t *s, uint32_t idx, uint64_t t)
 {
 	sim_op_t *op = &s->ops[idx];
@@ -605,6 +635,8 @@ static void ev_mn_effect(sim_t *s, uint32_t idx, uint64_t t)
 	sim_qp_t *qp = &s->qps[op->worker];
 	t = max64(t, qp->last_cqe);
 	qp->last_cqe = t;
+	if (--qp->open == 0 && qp->fl_head != NOIDX)
+		flush_ready(s, qp);
 	if (is_rd_atomic(wr->opcode)) {
 		s->rings[(size_t)op->worker * s->rcap + ((qp->rhead + qp->rn) & (s->rcap - 1))] = t;
 		qp->rn++;
@@ -670,11 +702,22 @@ static dmr_status_t sim_post(dmr_be_t *be, uint32_t worker, uint32_t mn, const d
 		op->next = NOIDX;
 		t += m->post_wqe_ps;
 		if (qp->error) {
-			/* QP in error: flushed, completes with FLUSH_ERR */
+			/* QP in error: flushed, completes with FLUSH_ERR after the
+			 * QP's earlier WRs (wait for those still open) */
 			op->status = DMR_WC_FLUSH_ERR;
-			push(s, t, EV_CN_COMPLETE, idx);
+			s->opx[idx].t_post = t;
+			if (qp->open == 0) {
+				flush_complete(s, qp, idx);
+			} else {
+				if (qp->fl_tail != NOIDX)
+					s->ops[qp->fl_tail].next = idx;
+				else
+					qp->fl_head = idx;
+				qp->fl_tail = idx;
+			}
 			continue;
 		}
+		qp->open++;
 		if (is_rd_atomic(op->opcode) && qp->pend_head == NOIDX &&
 		    qp->inflight >= m->qp_max_rd_atomic)
 			qp_retire(s, worker, t);
@@ -864,27 +907,6 @@ static dmr_status_t sim_control(dmr_be_t *be, int op, void *arg, dmr_err_t *err)
 		return DMR_OK;
 	}
 	return dmr_be_ctl_unsupported(be, op, err);
-}
-
-/* The old direct calls (kept until every caller uses dmr_be_control). */
-const dmr_model_t *dmr_sim_model(dmr_be_t *be)
-{
-	return be && be->ops->open == sim_open ? &to_sim(be)->m : NULL;
-}
-
-dmr_status_t dmr_sim_set_mtu(dmr_be_t *be, uint32_t mtu)
-{
-	return sim_set_mtu(to_sim(be), mtu);
-}
-
-void dmr_sim_set_payload(dmr_be_t *be, int on)
-{
-	to_sim(be)->no_payload = !on;
-}
-
-uint64_t dmr_sim_time(dmr_be_t *be)
-{
-	return to_sim(be)->now;
 }
 
 /* mr_reg/mr_dereg, barrier: the registry's stubs (nothing to register; one

@@ -41,25 +41,13 @@ extern const dmr_be_ops_t dmr_sim_ops;
 
 /*
  * Control ops (dmr_be_control, backend.h) answered: DMR_BE_CTL_MODEL (the
- * profile), DMR_BE_CTL_SIM_TIME (global simulated time), DMR_BE_CTL_SET_MTU,
- * DMR_BE_CTL_SET_PAYLOAD, DMR_BE_CTL_ROLE (the whole cluster: cn 0,
- * first_worker 0). The barrier is the single-process stub.
- *
- * The direct calls below predate dmr_be_control and are kept until their
- * last callers (replay/kv, tools, tests) use it; the replay engine does not
- * include this header.
+ * profile), DMR_BE_CTL_SIM_TIME (global simulated time: the time of the last
+ * event processed, ps), DMR_BE_CTL_SET_MTU (an IB MTU, else
+ * DMR_ERR_INVALID), DMR_BE_CTL_SET_PAYLOAD (0: READ and WRITE move no bytes,
+ * atomics still do, times unchanged), DMR_BE_CTL_ROLE (the whole cluster:
+ * cn 0, first_worker 0). The barrier is the single-process stub. Nothing
+ * outside backends/ needs more of the sim than dmr_sim_ops (the registry's
+ * entry, and tests that wrap the table).
  */
-
-/* The profile of an open sim backend (NULL if be is not sim). */
-const dmr_model_t *dmr_sim_model(dmr_be_t *be);
-/* Override the path MTU after open (for MTU sweeps); DMR_ERR_INVALID if not
- * an IB MTU. */
-dmr_status_t dmr_sim_set_mtu(dmr_be_t *be, uint32_t mtu);
-/* Timing only (payload 0): READ and WRITE move no bytes (atomics still
- * do). For workloads whose data is not kept anyway (the KV pool folded onto
- * a small region); the modelled times are unchanged. Default 1. */
-void dmr_sim_set_payload(dmr_be_t *be, int on);
-/* Global simulated time: the time of the last event processed, ps. */
-uint64_t dmr_sim_time(dmr_be_t *be);
 
 #endif

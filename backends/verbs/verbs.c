@@ -92,8 +92,6 @@ void dmr_verbs_close(dmr_be_t *be)
 	if (vb->shadow)
 		munmap(vb->shadow, vb->shadow_len);
 	free(vb->cbuf);
-	if (vb->start_mu_init)
-		pthread_mutex_destroy(&vb->start_mu);
 	if (vb->pd)
 		ibv_dealloc_pd(vb->pd);
 	if (vb->ch)
@@ -103,24 +101,77 @@ void dmr_verbs_close(dmr_be_t *be)
 	free(vb);
 }
 
+/* The cluster barrier (backend.h). Loopback: every CN is this process. CN
+ * role: START and END through the MN's control page (verbs_role.c); their
+ * deadline is b->deadline_ps, else role->barrier_s after open() (START) /
+ * role->end_s after the call (END). */
 static dmr_status_t vb_barrier(dmr_be_t *be, const dmr_be_barrier_t *b, int64_t *sum_p,
 			       dmr_err_t *err)
 {
-	(void)be;
-	(void)err;
-	/* loopback: every CN is this process. The CN role still runs its
-	 * barriers inside the first post() and stats() (and sums the committed
-	 * deltas there, into role->xv_total) until they move here. */
-	if (!b->failed)
-		*sum_p = b->value;
-	return DMR_OK;
+	vb_t *vb = to_vb(be);
+	if (b->phase != DMR_BE_BARRIER_START && b->phase != DMR_BE_BARRIER_END)
+		return dmr_verbs_fail(vb, err, DMR_ERR_INVALID, -1, -1, "barrier: bad phase %u",
+				      b->phase);
+	if (!vb->role) {
+		if (!b->failed)
+			*sum_p = b->value;
+		return DMR_OK;
+	}
+	int start = b->phase == DMR_BE_BARRIER_START;
+	double dflt_s = start ? vb->role->barrier_s : vb->role->end_s;
+	/* START's default deadline counts from open() (vb_now_ns 0), as the
+	 * MN's barrier_s + 5 counts from its start and the connection retries
+	 * from open: a CN whose set-up was slow still times out (naming the
+	 * missing CNs) before the MN gives up. END's from the call. */
+	uint64_t now_ns = vb_now_ns(vb);
+	uint64_t deadline_ns = start ? secs_ns(dflt_s) : now_ns + secs_ns(dflt_s);
+	vb->bar_t0 = start ? 0 : now_ns; /* the timeout the messages give */
+	if (b->deadline_ps) {
+		/* dmr_be_now() time (ps since open) as vb_now_ns time */
+		uint64_t now_ps = dmr_verbs_now(be, 0);
+		uint64_t left_ps = b->deadline_ps > now_ps ? b->deadline_ps - now_ps : 0;
+		deadline_ns = now_ns + left_ps / 1000;
+	}
+	if (start ? vb->started : vb->ended)
+		return dmr_verbs_fail(vb, err, DMR_ERR_INVALID, 0, 0,
+				      "barrier: %s called twice in one run",
+				      start ? "START" : "END");
+	if (start)
+		vb->started = 1;
+	else
+		vb->ended = 1;
+	if (!start && b->failed) /* tell the others, whatever happened before */
+		return dmr_verbs_role_end(vb, b, deadline_ns, sum_p, err);
+	if (vb->bar_st != DMR_OK)
+		return dmr_verbs_fail(vb, err, vb->bar_st, -1, 0,
+				      "barrier %s: an earlier barrier of this run failed",
+				      start ? "START" : "END");
+	if (!start && !vb->started)
+		return dmr_verbs_fail(vb, err, DMR_ERR_INVALID, -1, 0, "barrier: END before START");
+	dmr_status_t st = start ? dmr_verbs_role_start(vb, deadline_ns, err)
+				: dmr_verbs_role_end(vb, b, deadline_ns, sum_p, err);
+	vb->bar_st = st;
+	return st;
 }
 
-static int vb_progress(dmr_be_t *be, uint64_t until_ps)
+/* DMR_BE_CTL_ROLE only: the CN role is CN role->self of the cluster's ncn,
+ * its worker 0 the cluster's first_worker; loopback holds the cluster. */
+static dmr_status_t vb_control(dmr_be_t *be, int op, void *arg, dmr_err_t *err)
 {
-	(void)be;
-	(void)until_ps;
-	return -1; /* threaded backend: workers poll their own CQs */
+	vb_t *vb = to_vb(be);
+	if (op != DMR_BE_CTL_ROLE)
+		return dmr_be_ctl_unsupported(be, op, err);
+	const dmr_be_config_t *c = &be->cfg;
+	dmr_be_role_t *r = arg;
+	if (vb->role)
+		*r = (dmr_be_role_t){.cn = vb->role->self,
+				     .cns = vb->role->cl->ncn,
+				     .first_worker = vb->role->first_worker,
+				     .workers = vb->role->cl->ncn * c->workers};
+	else
+		*r = (dmr_be_role_t){
+		    .cn = 0, .cns = c->cns, .first_worker = 0, .workers = c->cns * c->workers};
+	return DMR_OK;
 }
 
 static void *vb_mn_memory(dmr_be_t *be, uint32_t mn, uint64_t *len_p)
@@ -141,10 +192,6 @@ static void *vb_mn_memory(dmr_be_t *be, uint32_t mn, uint64_t *len_p)
 static void vb_stats(dmr_be_t *be, dmr_be_stats_t *st)
 {
 	vb_t *vb = to_vb(be);
-	if (vb->role && !vb->ended) { /* the replay's workers have stopped */
-		vb->ended = 1;
-		dmr_verbs_role_end(vb);
-	}
 	memset(st, 0, sizeof(*st));
 	for (uint32_t i = 0; i < vb->nworkers; i++) {
 		const dmr_be_stats_t *s = &vb->w[i].st;
@@ -158,18 +205,6 @@ static void vb_stats(dmr_be_t *be, dmr_be_stats_t *st)
 		st->doorbells += s->doorbells;
 		st->errors += s->errors;
 	}
-}
-
-static void vb_charge(dmr_be_t *be, uint32_t worker, uint64_t ps)
-{
-	(void)be;
-	(void)worker;
-	(void)ps; /* the CPU is real */
-}
-
-static uint64_t vb_lock_word(dmr_be_t *be, uint32_t worker, uint64_t tag)
-{
-	return tag_out(to_vb(be), worker, tag);
 }
 
 static dmr_status_t canary_op(vb_t *vb, uint32_t worker, uint8_t opcode, void *local,
@@ -276,8 +311,6 @@ static dmr_status_t vb_open(const dmr_be_config_t *cfg, dmr_be_t **be_p, dmr_err
 	vb->q_inline = g_q_inline;
 	atomic_flag_clear(&vb->failed_logged);
 	pthread_mutex_init(&vb->mn.lock, NULL);
-	pthread_mutex_init(&vb->start_mu, NULL);
-	vb->start_mu_init = 1;
 	clock_gettime(CLOCK_MONOTONIC, &vb->t0);
 	dmr_verbs_clock_start(vb);
 	dmr_status_t st = dmr_verbs_find_device(vb, cfg->device, err);
@@ -429,14 +462,13 @@ const dmr_be_ops_t dmr_verbs_ops = {
     .open = vb_open,
     .close = dmr_verbs_close,
     .mr_reg = dmr_verbs_mr_reg,
+    .mr_dereg = dmr_verbs_mr_dereg,
     .post = dmr_verbs_post,
     .poll = dmr_verbs_poll,
     .now = dmr_verbs_now,
     .timer = dmr_verbs_timer,
     .barrier = vb_barrier,
-    .progress = vb_progress,
     .mn_memory = vb_mn_memory,
     .stats = vb_stats,
-    .charge = vb_charge,
-    .lock_word = vb_lock_word,
+    .control = vb_control,
 };

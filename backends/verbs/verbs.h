@@ -28,7 +28,10 @@
  * open() (x86; as perftest's get_cycles, because CLOCK_MONOTONIC is a system
  * call where the clocksource is not the TSC: 0.74 us under qemu TCG), else
  * or with DMR_VERBS_CLOCK=monotonic CLOCK_MONOTONIC. stats() sums per-worker counters: call it when
- * the workers are quiet. progress() returns -1 (not a DRIVEN backend).
+ * the workers are quiet. progress() and charge() are the registry's stubs
+ * (not a DRIVEN backend; the CPU is real). control() answers
+ * DMR_BE_CTL_ROLE only (loopback: the whole cluster, {0, cns, 0, cns *
+ * workers}). mr_dereg() removes what mr_reg() registered.
  *
  * Fork: the backend opens its own device context in open(), so a process
  * forked after another instance was opened and closed (Check's fork mode)
@@ -98,19 +101,27 @@ dmr_status_t dmr_verbs_probe(const char *device, int port, int gid_index, dmr_ve
  * them (at the region's size rounded up to 64) and serves them to CN QPs
  * connected through rdma_cm on ip:port. A CN process runs the replay on a
  * verbs backend opened after dmr_verbs_set_role(): its workers' QPs and one
- * control QP connect to the MN; mn_memory() is a local shadow of the region:
- *  - at the first post (or at stats() if nothing was posted), the CN writes
- *    its arrival into the control page; CN index 0 first WRITEs its shadow
- *    (the loaded initial state, up to log_base) into the MN region and sets
- *    the "loaded" word; every CN then READs the control page until all CNs
- *    have arrived and the region is loaded, or the start barrier's deadline
- *    passes (the error names the CNs that did not arrive);
- *  - at stats() (the replay calls it once, after its workers stopped) the CN
- *    writes its committed delta (role->xv_local) and "done", waits until every
- *    CN is done (end deadline), sums the CNs' deltas into role->xv_total and
- *    READs the final region back into the shadow, which the verifier then reads. If
- *    that fails the shadow is zeroed (so verification cannot pass on stale
- *    data) and dmr_verbs_role_status() says why.
+ * control QP connect to the MN; mn_memory() is a local shadow of the region.
+ * The CN answers DMR_BE_CTL_ROLE with {self, ncn, first_worker, ncn *
+ * cfg.workers}: the core makes its lock tags and log-ring offsets unique
+ * over the cluster from it, so this backend rewrites nothing. The barrier op
+ * (backend.h) runs through the control page:
+ *  - START: the CN writes its arrival (its thread count) into the control
+ *    page; CN index 0 waits until every CN has arrived, then WRITEs its
+ *    shadow (the loaded initial state, up to log_base) into the MN region
+ *    and sets the "loaded" word; every CN then READs the control page
+ *    until all CNs have arrived and the region is loaded, or the deadline
+ *    passes (deadline_ps, else barrier_s after open(), as the MN's
+ *    barrier_s + 5 after its start; the error names the CNs missing);
+ *  - END: with `failed`, the CN writes "failed" into its done word and
+ *    returns (the others' barriers fail at once naming it; the MN exits 1).
+ *    Else it writes its value (the committed delta) into its slot and
+ *    "done", waits until every CN is done (deadline_ps, else end_s), sums
+ *    the CNs' slots into *sum_p and READs the final region back into the
+ *    shadow, which the verifier then reads. An error is returned and the
+ *    shadow zeroed (verification cannot pass on stale data).
+ * SIGINT/SIGTERM (core/base/sig.h's dmr_sig_caught; the caller installs the
+ * handler) stop a CN that is connecting and the MN's loop.
  */
 #define DMR_VERBS_MAX_NODES 64
 #define DMR_VERBS_CTL_BYTES 8192u /* control page after the region */
@@ -137,24 +148,15 @@ typedef struct dmr_verbs_role {
 	const dmr_verbs_cluster_t *cl;
 	uint32_t self;	       /* index into cl->cn (CN) or cl->mn (MN) */
 	uint32_t first_worker; /* CN: global id of its worker 0 */
-	uint64_t log_base;     /* CN: remote offsets >= log_base (log rings) are */
-	uint64_t log_bytes;    /*     moved by first_worker * log_bytes (0: none) */
+	uint64_t log_base;     /* CN: the tables end here (log rings after them are
+				  neither loaded nor read back); 0: the whole region */
 	uint64_t need_bytes;   /* CN: the MN region must hold this many bytes */
-	double barrier_s;      /* start barrier deadline, s */
-	double end_s;	       /* end barrier deadline, s */
-	volatile int *stop;    /* MN; CN while connecting: non-zero = stop (a signal handler) */
-	/* CN: the committed delta of this CN (read at the end barrier, written
-	 * into its slot of the control page before "done"; NULL: none), and
-	 * where the sum over all CNs' slots goes once every CN is done
-	 * (*xv_summed = the number of CNs; left alone when the barrier fails). */
-	const int64_t *xv_local;
-	int64_t *xv_total;
-	uint32_t *xv_summed;
-	/* CN: non-zero at the end barrier = this CN's run failed: it writes
-	 * "failed" into its done word and waits for nobody; the other CNs' end
-	 * barrier then fails at once naming it, and the MN exits 1 (NULL: the
-	 * run is taken to have finished). */
-	const int *run_failed;
+	double barrier_s;      /* START deadline when the barrier gives none, s */
+	double end_s;	       /* END deadline when the barrier gives none, s */
+	/* MN: NULL, or a word a service on the region (mn_region) sets
+	 * non-zero to end dmr_verbs_mn_main (DMR_ERR_INTERRUPTED); signals are
+	 * read from dmr_sig_caught(). */
+	volatile int *stop;
 	/* CN: non-zero = the region belongs to a service of the MN process (the
 	 * KV master, replay/kv.c): CN index 0 does not WRITE its image into it at
 	 * the start barrier and no CN READs it back at the end barrier (the
@@ -180,12 +182,10 @@ typedef struct dmr_verbs_role {
 /* CN: the role the next verbs open() takes (NULL: loopback). The struct and
  * its cluster must outlive the backend. */
 void dmr_verbs_set_role(const dmr_verbs_role_t *role);
-/* CN: DMR_OK, or the error of the last end barrier / final read. */
-dmr_status_t dmr_verbs_role_status(dmr_err_t *err);
 /* MN: serve until every CN is done and disconnected (DMR_OK), the start
  * barrier passes its deadline (DMR_ERR_TIMEOUT, naming the missing CNs),
- * every CN disconnected before finishing (DMR_ERR_REMOTE), or *stop
- * (DMR_ERR_INTERRUPTED). Progress lines go to stderr. */
+ * every CN disconnected before finishing (DMR_ERR_REMOTE), a signal
+ * (dmr_sig_caught) or *stop (DMR_ERR_INTERRUPTED). Progress lines go to stderr. */
 dmr_status_t dmr_verbs_mn_main(const dmr_verbs_role_t *role, dmr_err_t *err);
 
 #endif /* DMR_VERBS_H */

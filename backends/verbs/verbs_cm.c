@@ -9,6 +9,8 @@
  */
 #include "verbs_impl.h"
 
+#include "../../core/base/sig.h"
+
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
@@ -228,12 +230,12 @@ dmr_status_t dmr_verbs_cn_connect_retry(vb_t *vb, uint32_t w, uint64_t deadline,
 		dmr_status_t st = dmr_verbs_cn_connect(vb, w, 0, err);
 		if (st == DMR_OK || !vb->role || st != DMR_ERR_REMOTE)
 			return st;
-		if (vb->role->stop && *vb->role->stop)
+		if (dmr_sig_caught())
 			return dmr_err_set(
 			    err, DMR_ERR_INTERRUPTED,
 			    "verbs: interrupted by signal %d while connecting to the "
 			    "MN at %s:%u",
-			    (int)*vb->role->stop, vb->role->cl->mn[0].ip, vb->role->cl->port);
+			    dmr_sig_caught(), vb->role->cl->mn[0].ip, vb->role->cl->port);
 		if (vb_now_ns(vb) >= deadline) {
 			/* rdma_cm's REJECTED here is the MN's port not listening */
 			char last[sizeof(err->msg)];

@@ -1,11 +1,9 @@
 /*
  * backends/verbs/verbs_cq.c - completions and time: poll converts ibv_wc to
  * dmr_wc_t (status conversion; an RC CQE retires the unsignaled slots before
- * it; atomics' old values byte-swapped if the device does and lock tags
- * taken back in the CN role; counters), the first failed completion is
- * logged and the flushed ones after it counted, per-worker timers (a binary
- * heap on (at, seq) under a mutex, delivered by poll), and the data-path
- * clock behind now().
+ * it; atomics' old values byte-swapped if the device does; counters), the first failed completion
+ * is logged and the flushed ones after it counted, per-worker timers (a binary heap on (at, seq)
+ * under a mutex, delivered by poll), and the data-path clock behind now().
  */
 #include "verbs_impl.h"
 
@@ -132,12 +130,6 @@ static vb_slot_t *retire(vb_t *vb, vb_worker_t *wk, vb_qp_t *q, uint8_t status)
 			uint64_t v;
 			memcpy(&v, s->local, 8);
 			v = __builtin_bswap64(v);
-			memcpy(s->local, &v, 8);
-		}
-		if (s->opcode == DMR_WR_CAS && vb->role && wk != &vb->w[vb->ctlw]) {
-			uint64_t v;
-			memcpy(&v, s->local, 8);
-			v = tag_in(vb, v);
 			memcpy(s->local, &v, 8);
 		}
 		break;

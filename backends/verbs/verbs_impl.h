@@ -4,7 +4,7 @@
  * RC QP per MN with its ring of send-queue slots, a timer heap and its
  * registered regions; the loopback MN), the connection private data and the
  * control page layout, the small helpers every file uses (static inline,
- * including the per-WR lkey lookup and the CN role's lock tags), and the
+ * including the per-WR lkey lookup), and the
  * functions the files share (dmr_verbs_*, not part of verbs.h's API).
  *
  * Threading is verbs.h's: a worker (its vb_worker_t and QPs) belongs to the
@@ -153,12 +153,10 @@ typedef struct vb {
 	uint64_t rctl;	 /* control page offset in the MN region */
 	uint8_t *shadow; /* local image of the MN region */
 	size_t shadow_len;
-	uint64_t *cbuf; /* control scratch, DMR_VERBS_CTL_BYTES */
-	pthread_mutex_t start_mu;
-	int start_mu_init;
-	int started, ended; /* start / end barrier passed or failed */
-	dmr_status_t start_st;
-	dmr_err_t start_err;
+	uint64_t *cbuf;	     /* control scratch, DMR_VERBS_CTL_BYTES */
+	int started, ended;  /* barrier START / END called */
+	dmr_status_t bar_st; /* the first barrier error (none passes after it) */
+	uint64_t bar_t0;     /* vb_now_ns when the current barrier was called */
 } vb_t;
 
 /* Connection private data, network byte order. CN -> MN (REQ). */
@@ -241,34 +239,6 @@ static inline uint32_t lkey_of(const vb_worker_t *wk, const void *p, uint32_t le
 	return 0;
 }
 
-/*
- * CN role: lock tags. The core's lock word is ((context id + 1) << 1 | 1),
- * unique within one process only; CNs of one cluster have the same local
- * context ids. Tags leave this CN with its index in bits 41..62 and come back
- * (CAS old values) without it; another CN's tag that would equal one of ours
- * comes back with bit 63 set (non-zero, never ours). Only odd values are tags
- * (unlock writes 0; the core's CAS only locks).
- */
-#define TAG_SHIFT 41
-static inline uint64_t tag_out(const vb_t *vb, uint32_t worker, uint64_t v)
-{
-	if (!vb->role || worker >= vb->nworkers || !(v & 1))
-		return v;
-	return v + ((uint64_t)vb->role->self << TAG_SHIFT);
-}
-
-static inline uint64_t tag_in(const vb_t *vb, uint64_t v)
-{
-	if (!(v & 1))
-		return v;
-	uint64_t cn = (v >> TAG_SHIFT) & ((1ull << (63 - TAG_SHIFT)) - 1);
-	if (cn == vb->role->self)
-		return v & ((1ull << TAG_SHIFT) - 1);
-	if (cn == 0 && !(v >> 63))
-		return v | (1ull << 63);
-	return v;
-}
-
 /* ---- shared between the files (each group: the file that defines it) ---
  *
  * Every function that takes an err names the device, port and, where they
@@ -328,8 +298,8 @@ int dmr_verbs_qp_attr_for(struct rdma_cm_id *id, struct ibv_qp_attr *attr, enum 
 dmr_status_t dmr_verbs_cn_connect(vb_t *vb, uint32_t w, uint32_t m, dmr_err_t *err);
 /* dmr_verbs_cn_connect(vb, w, 0); in the CN role retried every 250 ms while
  * the MN refuses (DMR_ERR_REMOTE), until `deadline` (vb_now_ns: then
- * DMR_ERR_REMOTE naming the MN's address) or *role->stop
- * (DMR_ERR_INTERRUPTED). */
+ * DMR_ERR_REMOTE naming the MN's address) or SIGINT/SIGTERM
+ * (core/base/sig.h's dmr_sig_caught: DMR_ERR_INTERRUPTED). */
 dmr_status_t dmr_verbs_cn_connect_retry(vb_t *vb, uint32_t w, uint64_t deadline, dmr_err_t *err);
 
 /* verbs_mn.c: the MN's listener, region and thread */
@@ -352,6 +322,12 @@ void dmr_verbs_mn_stop(vb_t *vb);
  * DMR_ERR_RANGE: no such worker; DMR_ERR_NOMEM. Deregistered at close. */
 dmr_status_t dmr_verbs_mr_reg(dmr_be_t *be, uint32_t worker, void *addr, size_t len,
 			      dmr_err_t *err);
+/* The table's mr_dereg(): ibv_dereg_mr of the region mr_reg registered at
+ * addr for `worker`, removed from its lkey table. DMR_ERR_RANGE: no such
+ * worker; DMR_ERR_INVALID: addr is not the start of one of its regions
+ * (never registered, already deregistered, or dropped by a larger mr_reg
+ * around it); DMR_ERR_IO: ibv_dereg_mr failed (the region stays). */
+dmr_status_t dmr_verbs_mr_dereg(dmr_be_t *be, uint32_t worker, void *addr, dmr_err_t *err);
 /* DMR_OK when `bytes` can be locked (RLIMIT_MEMLOCK or CAP_IPC_LOCK), else
  * DMR_ERR_RANGE saying how to raise the limit; `what` names the region and
  * mn (-1: none) the peer in the message. */
@@ -389,12 +365,19 @@ void dmr_verbs_clock_calibrate(vb_t *vb);
 /* The role set by dmr_verbs_set_role, which the next open() takes (NULL:
  * loopback); not owned. */
 const dmr_verbs_role_t *dmr_verbs_role_next(void);
-/* CN role: the start barrier (called once, under vb->start_mu or from
- * role_end); the message of an error is in vb->start_err. */
-dmr_status_t dmr_verbs_role_start(vb_t *vb);
-/* CN role: the end barrier and the final read into the shadow (once, at
- * stats()); an error zeroes the shadow and is kept for
- * dmr_verbs_role_status; a failed run (role->run_failed) zeroes it too. */
-void dmr_verbs_role_end(vb_t *vb);
+/* CN role, barrier START (once): arrive, CN index 0 loads the region (unless
+ * keep_region), wait until every CN arrived and the region is loaded, by
+ * deadline_ns (vb_now_ns time). Errors: backend.h's barrier errors, err
+ * naming the CNs missing or failed. */
+dmr_status_t dmr_verbs_role_start(vb_t *vb, uint64_t deadline_ns, dmr_err_t *err);
+/* CN role, barrier END (once, after START): b->failed: write "failed" into
+ * this CN's done word (the others' barriers fail naming it), zero the shadow
+ * and return (DMR_OK, or the WRITE's error). Else write b->value into this
+ * CN's CTL_XV slot, then "done"; wait until every CN is done by deadline_ns;
+ * *sum_p = the sum of the CNs' slots (two's complement); READ the final
+ * region into the shadow (not with keep_region). Any error zeroes the shadow
+ * (never verified stale) and is returned. */
+dmr_status_t dmr_verbs_role_end(vb_t *vb, const dmr_be_barrier_t *b, uint64_t deadline_ns,
+				int64_t *sum_p, dmr_err_t *err);
 
 #endif /* DMR_VERBS_IMPL_H */

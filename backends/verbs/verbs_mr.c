@@ -1,6 +1,7 @@
 /*
  * backends/verbs/verbs_mr.c - memory registration: a worker's local regions
- * (dmr_verbs_mr_reg; a new region drops the older ones it contains; the
+ * (dmr_verbs_mr_reg; a new region drops the older ones it contains;
+ * dmr_verbs_mr_dereg; the
  * per-WR lkey lookup, lkey_of, is static inline in verbs_impl.h), and the
  * start-up check that refuses, before ibv_reg_mr, a region larger than
  * RLIMIT_MEMLOCK without CAP_IPC_LOCK, saying how to raise the limit.
@@ -49,6 +50,29 @@ dmr_status_t dmr_verbs_mr_reg(dmr_be_t *be, uint32_t worker, void *addr, size_t 
 	}
 	wk->mrs[wk->nmr++] = (vb_mr_t){.addr = a, .len = len, .mr = mr};
 	return DMR_OK;
+}
+
+dmr_status_t dmr_verbs_mr_dereg(dmr_be_t *be, uint32_t worker, void *addr, dmr_err_t *err)
+{
+	vb_t *vb = to_vb(be);
+	if (worker >= vb->nwalloc)
+		return dmr_verbs_fail(vb, err, DMR_ERR_RANGE, (int)worker, -1,
+				      "mr_dereg: no such worker");
+	vb_worker_t *wk = &vb->w[worker];
+	for (uint32_t k = wk->nmr; k-- > 0;) {
+		if (wk->mrs[k].addr != (uintptr_t)addr)
+			continue;
+		int rc = ibv_dereg_mr(wk->mrs[k].mr);
+		if (rc)
+			return dmr_verbs_fail(vb, err, DMR_ERR_IO, (int)worker, -1,
+					      "ibv_dereg_mr(%p): %s", addr, strerror(rc));
+		/* keep the order: lkey_of looks from the newest region down */
+		memmove(&wk->mrs[k], &wk->mrs[k + 1], (wk->nmr - k - 1) * sizeof(*wk->mrs));
+		wk->nmr--;
+		return DMR_OK;
+	}
+	return dmr_verbs_fail(vb, err, DMR_ERR_INVALID, (int)worker, -1,
+			      "mr_dereg: %p is not a region registered for this worker", addr);
 }
 
 /* CAP_IPC_LOCK in the effective set: the memlock limit does not apply. */

@@ -2,8 +2,9 @@
  * backends/verbs/verbs_post.c - the post path: a batch of dmr_wr_t becomes
  * one chain of ibv_send_wr (one doorbell) with a send-queue slot per WR,
  * selective signalling (one WR in every half queue signaled to reclaim
- * slots), inline WRITEs, lkeys; in the CN role the start barrier before the
- * first WR, the log-ring remap and the lock tags out. A post that fails
+ * slots), inline WRITEs, lkeys. Remote offsets and atomics' values go out
+ * as the caller gave them (the core makes lock tags and log-ring offsets
+ * unique over the cluster from DMR_BE_CTL_ROLE). A post that fails
  * part-way marks the posted WRs' slots void (they complete unreported).
  * dmr_verbs_op_wait posts one WR and polls for it (canary, control page).
  */
@@ -13,24 +14,6 @@ dmr_status_t dmr_verbs_post(dmr_be_t *be, uint32_t worker, uint32_t mn, const dm
 			    uint32_t n, dmr_err_t *err)
 {
 	vb_t *vb = to_vb(be);
-	uint64_t remap_from = UINT64_MAX, remap_by = 0;
-	if (vb->role && worker < vb->nworkers) {
-		/* CN role: the start barrier before the first transaction's WR */
-		if (!__atomic_load_n(&vb->started, __ATOMIC_ACQUIRE)) {
-			pthread_mutex_lock(&vb->start_mu);
-			if (!vb->started) {
-				vb->start_st = dmr_verbs_role_start(vb);
-				__atomic_store_n(&vb->started, 1, __ATOMIC_RELEASE);
-			}
-			pthread_mutex_unlock(&vb->start_mu);
-		}
-		if (vb->start_st != DMR_OK)
-			return dmr_err_set(err, vb->start_st, "%s", vb->start_err.msg);
-		if (vb->role->log_bytes) {
-			remap_from = vb->role->log_base;
-			remap_by = (uint64_t)vb->role->first_worker * vb->role->log_bytes;
-		}
-	}
 	vb_worker_t *wk = &vb->w[worker];
 	vb_qp_t *q = &wk->qps[mn];
 	if (n > q->depth - q->outstanding)
@@ -56,7 +39,7 @@ dmr_status_t dmr_verbs_post(dmr_be_t *be, uint32_t worker, uint32_t mn, const dm
 		s->next = i + 1 < n ? &wk->wrs[i + 1] : NULL;
 		s->sg_list = g;
 		s->send_flags = sig ? IBV_SEND_SIGNALED : 0;
-		uint64_t raddr = q->raddr + d->remote + (d->remote >= remap_from ? remap_by : 0);
+		uint64_t raddr = q->raddr + d->remote;
 		uint32_t len =
 		    d->opcode == DMR_WR_READ || d->opcode == DMR_WR_WRITE ? d->length : 8;
 		switch (d->opcode) {
@@ -76,8 +59,8 @@ dmr_status_t dmr_verbs_post(dmr_be_t *be, uint32_t worker, uint32_t mn, const dm
 			s->opcode = IBV_WR_ATOMIC_CMP_AND_SWP;
 			s->wr.atomic.remote_addr = raddr;
 			s->wr.atomic.rkey = q->rkey;
-			s->wr.atomic.compare_add = tag_out(vb, worker, d->compare_add);
-			s->wr.atomic.swap = tag_out(vb, worker, d->swap);
+			s->wr.atomic.compare_add = d->compare_add;
+			s->wr.atomic.swap = d->swap;
 			break;
 		case DMR_WR_FAA:
 			s->opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;

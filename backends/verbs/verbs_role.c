@@ -1,15 +1,16 @@
 /*
  * backends/verbs/verbs_role.c - roles as processes (verbs.h, docs/ROLES.md).
- * CN role: the role settings (dmr_verbs_set_role, dmr_verbs_role_status);
- * the start barrier (arrival, CN index 0 loads the region, wait for all:
- * dmr_verbs_role_start, before the first post) and the end barrier
- * (committed delta, done, wait for all, sum of the deltas, final read into
- * the shadow: dmr_verbs_role_end, at stats()), all through the control page
+ * CN role: the role setting (dmr_verbs_set_role); the barrier op's START
+ * (arrival, CN index 0 loads the region, wait for all: dmr_verbs_role_start)
+ * and END (committed delta, done, wait for all, sum of the deltas, final
+ * read into the shadow: dmr_verbs_role_end), all through the control page
  * over the control worker's QP. MN role: dmr_verbs_mn_main, the process
  * that serves the region and follows the CNs through the control page until
  * they are done and disconnected.
  */
 #include "verbs_impl.h"
+
+#include "../../core/base/sig.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,21 +18,10 @@
 #define VB_CHUNK (1u << 20) /* load / read-back WR size */
 
 static const dmr_verbs_role_t *g_role;
-static dmr_status_t g_role_st;
-static dmr_err_t g_role_err;
 
 void dmr_verbs_set_role(const dmr_verbs_role_t *role)
 {
 	g_role = role;
-	g_role_st = DMR_OK;
-	g_role_err.msg[0] = 0;
-}
-
-dmr_status_t dmr_verbs_role_status(dmr_err_t *err)
-{
-	if (g_role_st != DMR_OK && err)
-		dmr_err_set(err, g_role_st, "%s", g_role_err.msg);
-	return g_role_st;
 }
 
 const dmr_verbs_role_t *dmr_verbs_role_next(void)
@@ -72,18 +62,21 @@ static dmr_status_t ctl_read(vb_t *vb, const char *what, dmr_err_t *err)
 static uint64_t region_len(const vb_t *vb)
 {
 	uint64_t n = vb->shadow_len;
-	if (vb->role->log_bytes && vb->role->log_base < n)
+	if (vb->role->log_base && vb->role->log_base < n)
 		n = vb->role->log_base; /* the tables; log rings are not state */
 	return n;
 }
 
 /* Wait until every CN's word at `base` is non-zero (and, with `loaded`, the
- * region is loaded), or the deadline; names the CNs missing. */
-static dmr_status_t ctl_wait_all(vb_t *vb, uint32_t base, int loaded, double secs, const char *what,
-				 dmr_err_t *err)
+ * region is loaded), or the deadline (vb_now_ns time); names the CNs
+ * missing. A CN whose done word says "failed" fails the wait at once, in
+ * either barrier (a CN that fails before START tells the others so). */
+static dmr_status_t ctl_wait_all(vb_t *vb, uint32_t base, int loaded, uint64_t deadline,
+				 const char *what, dmr_err_t *err)
 {
 	const dmr_verbs_cluster_t *cl = vb->role->cl;
-	uint64_t deadline = vb_now_ns(vb) + secs_ns(secs);
+	/* the barrier's whole timeout, for the messages */
+	double secs = deadline > vb->bar_t0 ? (deadline - vb->bar_t0) / 1e9 : 0;
 	for (;;) {
 		dmr_status_t st = ctl_read(vb, what, err);
 		if (st != DMR_OK)
@@ -116,8 +109,8 @@ static dmr_status_t ctl_wait_all(vb_t *vb, uint32_t base, int loaded, double sec
 		int need_load = loaded && !vb->cbuf[CTL_LOADED / 8];
 		char failed[512] = "";
 		size_t foff = 0;
-		for (uint32_t k = 0; base == CTL_DONE && k < cl->ncn; k++)
-			if (vb->cbuf[(base + 8 * k) / 8] == CTL_DONE_FAILED &&
+		for (uint32_t k = 0; k < cl->ncn; k++)
+			if (vb->cbuf[(CTL_DONE + 8 * k) / 8] == CTL_DONE_FAILED &&
 			    foff < sizeof(failed))
 				foff +=
 				    (size_t)snprintf(failed + foff, sizeof(failed) - foff,
@@ -148,10 +141,10 @@ static dmr_status_t ctl_wait_all(vb_t *vb, uint32_t base, int loaded, double sec
 	}
 }
 
-/* Arrive; CN index 0 loads the region; wait for all (under start_mu). */
-dmr_status_t dmr_verbs_role_start(vb_t *vb)
+/* Arrive; CN index 0 waits for every CN, then loads the region; the others
+ * wait for all and the load. */
+dmr_status_t dmr_verbs_role_start(vb_t *vb, uint64_t deadline_ns, dmr_err_t *err)
 {
-	dmr_err_t *err = &vb->start_err;
 	const dmr_verbs_role_t *r = vb->role;
 	/* the arrival word is this CN's thread count: every CN checks them
 	 * (the trace is split by CNs x threads) */
@@ -161,9 +154,14 @@ dmr_status_t dmr_verbs_role_start(vb_t *vb)
 		/* the region is the MN process's own: nothing to load */
 		st = ctl_write(vb, CTL_LOADED, 1, "start barrier: loaded", err);
 	} else if (st == DMR_OK && r->self == 0) {
+		/* every CN first (a missing one is named by the deadline, not
+		 * after a load that may outlast the MN's own deadline), then the
+		 * load the others wait for */
+		st = ctl_wait_all(vb, CTL_ARRIVE, 0, deadline_ns, "start barrier", err);
 		double t0 = vb_now_ns(vb) / 1e9;
 		uint64_t n = region_len(vb);
-		st = role_copy(vb, DMR_WR_WRITE, n, "loading the initial state", err);
+		if (st == DMR_OK)
+			st = role_copy(vb, DMR_WR_WRITE, n, "loading the initial state", err);
 		if (st == DMR_OK)
 			st = ctl_write(vb, CTL_LOADED, 1, "start barrier: loaded", err);
 		if (st == DMR_OK)
@@ -173,69 +171,58 @@ dmr_status_t dmr_verbs_role_start(vb_t *vb)
 			    r->cl->cn[r->self].id, (unsigned long long)n, vb_now_ns(vb) / 1e9 - t0);
 	}
 	if (st == DMR_OK)
-		st = ctl_wait_all(vb, CTL_ARRIVE, 1, r->barrier_s, "start barrier", err);
+		st = ctl_wait_all(vb, CTL_ARRIVE, 1, deadline_ns, "start barrier", err);
 	if (st == DMR_OK)
 		fprintf(stderr, "cn %u: start barrier passed: all %u CNs arrived\n",
 			r->cl->cn[r->self].id, r->cl->ncn);
 	return st;
 }
 
-/* After the run: done; wait for all; read the final state into the shadow. */
-void dmr_verbs_role_end(vb_t *vb)
+/* After the run: delta, done; wait for all; sum; read the final state. */
+dmr_status_t dmr_verbs_role_end(vb_t *vb, const dmr_be_barrier_t *b, uint64_t deadline_ns,
+				int64_t *sum_p, dmr_err_t *err)
 {
-	dmr_err_t *err = &g_role_err;
 	const dmr_verbs_role_t *r = vb->role;
-	dmr_status_t st = DMR_OK;
-	if (!vb->started) { /* this CN posted nothing: it still takes part */
-		vb->start_st = dmr_verbs_role_start(vb);
-		vb->started = 1;
-	}
-	if (vb->start_st != DMR_OK)
-		st = dmr_err_set(err, vb->start_st, "%s", vb->start_err.msg);
-	if (st == DMR_OK && r->run_failed && *r->run_failed) {
+	if (b->failed) {
 		/* tell the others at once (they stop waiting and name this CN);
 		 * this CN verifies nothing: the engine does not after a failure */
-		dmr_err_t e2;
 		dmr_status_t ws = ctl_write(vb, CTL_DONE + 8 * r->self, CTL_DONE_FAILED,
-					    "end barrier: failed run", &e2);
+					    "end barrier: failed run", err);
 		memset(vb->shadow, 0, vb->shadow_len);
 		fprintf(stderr, "cn %u: the run failed: %s\n", r->cl->cn[r->self].id,
 			ws == DMR_OK ? "told the other CNs through the control page"
 				     : "could not tell the other CNs (the MN is unreachable)");
-		return;
+		return ws;
 	}
-	if (st == DMR_OK && r->xv_local)
-		st = ctl_write(vb, CTL_XV + 8 * r->self, (uint64_t)*r->xv_local,
-			       "end barrier: committed delta", err);
+	dmr_status_t st = ctl_write(vb, CTL_XV + 8 * r->self, (uint64_t)b->value,
+				    "end barrier: committed delta", err);
 	if (st == DMR_OK)
 		st = ctl_write(vb, CTL_DONE + 8 * r->self, 1, "end barrier: done", err);
 	if (st == DMR_OK)
-		st = ctl_wait_all(vb, CTL_DONE, 0, r->end_s, "end barrier", err);
-	if (st == DMR_OK && r->xv_local && r->xv_total && r->xv_summed) {
+		st = ctl_wait_all(vb, CTL_DONE, 0, deadline_ns, "end barrier", err);
+	uint64_t sum = 0; /* two's complement, as the verifier sums */
+	uint32_t n = r->cl->ncn;
+	if (st == DMR_OK) {
 		/* RC order: a CN's delta landed before its "done" word */
-		uint32_t n = r->cl->ncn;
 		st =
 		    dmr_verbs_op_wait(vb, vb->ctlw, DMR_WR_READ, vb->cbuf, vb->rctl + CTL_XV, 8 * n,
 				      0, 0, 10000000000ull, "end barrier: committed deltas", err);
-		if (st == DMR_OK) {
-			uint64_t sum = 0; /* two's complement, as the verifier sums */
-			for (uint32_t k = 0; k < n; k++)
-				sum += vb->cbuf[k];
-			*r->xv_total = (int64_t)sum;
-			*r->xv_summed = n;
-			fprintf(stderr, "cn %u: committed delta %lld here, %lld over all %u CNs\n",
-				r->cl->cn[r->self].id, (long long)*r->xv_local, (long long)sum, n);
-		}
+		for (uint32_t k = 0; st == DMR_OK && k < n; k++)
+			sum += vb->cbuf[k];
 	}
 	if (st == DMR_OK && !r->keep_region)
 		st = role_copy(vb, DMR_WR_READ, region_len(vb), "reading the final state", err);
 	if (st != DMR_OK) {
 		/* never verify a stale image */
 		memset(vb->shadow, 0, vb->shadow_len);
-		g_role_st = st;
 		fprintf(stderr, "cn %u: error: %s (final state not read; not verified)\n",
-			r->cl->cn[r->self].id, err->msg);
+			r->cl->cn[r->self].id, err ? err->msg : "?");
+		return st;
 	}
+	fprintf(stderr, "cn %u: committed delta %lld here, %lld over all %u CNs\n",
+		r->cl->cn[r->self].id, (long long)b->value, (long long)sum, n);
+	*sum_p = (int64_t)sum;
+	return DMR_OK;
 }
 
 /* ---- MN role: a process that serves its region -------------------------- */
@@ -325,7 +312,7 @@ dmr_status_t dmr_verbs_mn_main(const dmr_verbs_role_t *role, dmr_err_t *err)
 	int all_arrived = 0, loaded = 0, all_done = 0, mn_err_shown = 0;
 	uint64_t done_at = 0;
 	for (;;) {
-		if (role->stop && *role->stop) {
+		if (dmr_sig_caught() || (role->stop && *role->stop)) {
 			st = dmr_err_set(err, DMR_ERR_INTERRUPTED, "mn %u: interrupted by a signal",
 					 me->id);
 			break;

@@ -71,7 +71,7 @@ dmr_status_t dmr_opt_u64(const char *opt, const char *s, uint64_t lo, uint64_t h
 dmr_status_t dmr_opt_u32(const char *opt, const char *s, uint32_t lo, uint32_t hi, unsigned flags,
 			 uint32_t *v_p, dmr_err_t *err)
 {
-	uint64_t x;
+	uint64_t x = 0; /* set on DMR_OK; gcc -O3 cannot see it */
 	dmr_status_t st = dmr_opt_u64(opt, s, lo, hi, flags, &x, err);
 	if (st == DMR_OK)
 		*v_p = (uint32_t)x;

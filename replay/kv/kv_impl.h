@@ -207,13 +207,13 @@ typedef struct kvc {
 typedef struct kvt {
 	kv_t *k;
 	dmr_be_t *be;
-	uint8_t *mem;		/* the MN region, when local (one process, MN process) */
-	uint32_t nc;		/* clients in all = mailboxes */
-	uint32_t nl, g0;	/* client threads of this process; global index of the first */
-	int mode;		/* KVM_* */
-	uint64_t nlocal;	/* requests taken by this process's clients (under mu) */
-	double w0;		/* dmr_wall_s() at the start */
-	int failed, stats_done; /* CN mode: run_failed for the end barrier; stats() called */
+	uint8_t *mem;	 /* the MN region, when local (one process, MN process) */
+	uint32_t nc;	 /* clients in all = mailboxes */
+	uint32_t nl, g0; /* client threads of this process; global index of the first */
+	int mode;	 /* KVM_* */
+	uint64_t nlocal; /* requests taken by this process's clients (under mu) */
+	double w0;	 /* dmr_wall_s() at the start */
+	int ended;	 /* CN mode: the END barrier was called */
 	dmr_kv_layout_t lay;
 	dmr_time_ps_t deadline_ps, t0;
 	tq_t **qh, **qt; /* per-client queues (under mu) */
@@ -254,11 +254,14 @@ void *kv_client_main(void *arg);
 /* CN mode: open the verbs backend as CN P->self of the cluster (its role
  * outlives the backend). */
 dmr_status_t kv_cn_open(kvt_t *T, dmr_be_config_t *cfg, const kv_proc_t *P, dmr_err_t *err);
-/* CN mode: READ the geometry header the master wrote (after the start
- * barrier, which the first post passes) and compare it with ours. */
+/* CN mode: READ the geometry header the master wrote (after the START
+ * barrier) and compare it with ours. */
 dmr_status_t kv_cn_check_geom(kvt_t *T, const dmr_kv_geom_t *mine, double secs, dmr_err_t *err);
-/* CN mode: the end barrier's status (DMR_OK without verbs). */
-dmr_status_t kv_cn_role_status(dmr_err_t *err);
+/* CN mode: one phase of the cluster barrier (dmr_be_barrier on T->k->be,
+ * the deadline the role's --barrier-timeout / --end-timeout; no value: the
+ * KV pool has no committed delta). END with `failed` tells the other CNs
+ * and the MN that this CN failed. Errors: dmr_be_barrier's. */
+dmr_status_t kv_cn_barrier(kvt_t *T, dmr_be_barrier_phase_t phase, int failed, dmr_err_t *err);
 /* verbs: the profile's RoCEv2 framing with the path's MTU and the port's
  * link rate (0 when unknown), and the device's name into dev (may be NULL);
  * 0 when the backend is not verbs or the profile does not load. */

@@ -5,7 +5,6 @@
  * --procs` / `--config` (one MN and the CNs as child processes). Every use
  * of the verbs backend's own API (roles, device info) is in this file.
  */
-#include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <sched.h>
@@ -73,7 +72,6 @@ dmr_status_t kv_cn_open(kvt_t *T, dmr_be_config_t *cfg, const kv_proc_t *P, dmr_
 	kv_role.need_bytes = DMR_KV_HDR;
 	kv_role.barrier_s = P->barrier_s;
 	kv_role.end_s = P->end_s;
-	kv_role.run_failed = &T->failed;
 	kv_role.keep_region = 1;
 	cfg->cns = 1;
 	cfg->mr_size = 64; /* the CN's image of the region: unused (keep_region) */
@@ -92,14 +90,13 @@ dmr_status_t kv_cn_open(kvt_t *T, dmr_be_config_t *cfg, const kv_proc_t *P, dmr_
 #endif
 }
 
-dmr_status_t kv_cn_role_status(dmr_err_t *err)
+dmr_status_t kv_cn_barrier(kvt_t *T, dmr_be_barrier_phase_t phase, int failed, dmr_err_t *err)
 {
-#ifdef DMR_HAVE_VERBS
-	return dmr_verbs_role_status(err);
-#else
-	(void)err;
-	return DMR_OK;
-#endif
+	dmr_be_barrier_t b = {.phase = phase, .failed = failed != 0};
+	int64_t sum;
+	if (phase == DMR_BE_BARRIER_END)
+		T->ended = 1;
+	return dmr_be_barrier(T->k->be, &b, &sum, err);
 }
 
 /* One READ of the region's start into buf, waited for. */
@@ -536,26 +533,12 @@ static int kv_launch_cluster(const dmr_kv_opts_t *o, const kv_proc_args_t *a,
 		return 2;
 	}
 	snprintf(cfgpath, cfglen, "%s/cluster.json", o->out_dir);
-	FILE *f = fopen(cfgpath, "w");
-	if (!f) {
-		fprintf(stderr, "%s: error: %s: %s\n", PFX, cfgpath, strerror(errno));
-		return 2;
-	}
-	/* mr_size: kv mn raises it to the pool's region */
-	fprintf(f,
-		"{\"mn\":[{\"id\":0,\"ip\":\"%s\",\"devname\":\"%s\",\"ibport\":%d,"
-		"\"gid\":%d,\"mr_size\":4096}],\"cn\":[",
-		vi.ip, vi.device, vi.port, vi.gid_index);
-	for (uint32_t k = 0; k < ncn; k++)
-		fprintf(f,
-			"%s{\"id\":%u,\"ip\":\"%s\",\"devname\":\"%s\",\"ibport\":%d,\"gid\":%d}",
-			k ? "," : "", k, vi.ip, vi.device, vi.port, vi.gid_index);
-	fprintf(f, "],\"retry_cnt\":6,\"rnr_retry\":7,\"timeout\":14,\"port\":%d}\n",
-		20000 + (int)(getpid() % 20000));
-	int bad = fclose(f) != 0;
-	if (bad || dmr_cluster_load(cfgpath, cl, note, sizeof(note), &err) != DMR_OK) {
-		fprintf(stderr, "%s: error: %s: %s\n", PFX, cfgpath,
-			err.msg[0] ? err.msg : strerror(errno));
+	/* mr_size: kv mn raises it to the pool's region; an rdma_cm port of
+	 * this run's own */
+	if (dmr_cluster_write_host(cfgpath, &vi, ncn, 4096, (uint16_t)(20000 + getpid() % 20000),
+				   &err) != DMR_OK ||
+	    dmr_cluster_load(cfgpath, cl, note, sizeof(note), &err) != DMR_OK) {
+		fprintf(stderr, "%s: error: %s\n", PFX, err.msg);
 		return 2;
 	}
 	return 0;

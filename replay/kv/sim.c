@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../models/model.h"
 #include "../../core/base/sig.h"
 #include "kv_impl.h"
 
@@ -29,22 +30,30 @@ dmr_status_t kv_sim_open(const dmr_be_config_t *cfg, uint32_t mtu, int folded, c
 		return dmr_err_set(err, DMR_ERR_UNSUPPORTED,
 				   "backend %s: %s runs on DRIVEN backends (sim) only so far",
 				   cfg->backend, what);
-	/* through dmr_be_control, so that a wrapper (fault:sim) passes them on */
-	if (mtu && (st = dmr_be_control(be, DMR_BE_CTL_SET_MTU, &mtu, NULL)) != DMR_OK)
+	if (mtu && (st = dmr_be_control(be, DMR_BE_CTL_SET_MTU, &mtu, NULL)) != DMR_OK) {
+		if (st == DMR_ERR_UNSUPPORTED)
+			return dmr_err_set(err, DMR_ERR_INVALID,
+					   "--mtu: backend %s does not model an MTU", cfg->backend);
 		return dmr_err_set(err, st, "--mtu %u: not an IB MTU (256..4096)", mtu);
+	}
 	int payload = 0;
-	if (folded) /* block contents are not kept: time the transfers only */
-		(void)dmr_be_control(be, DMR_BE_CTL_SET_PAYLOAD, &payload, NULL);
-	if (dmr_be_control(be, DMR_BE_CTL_MODEL, m_p, NULL) != DMR_OK)
-		*m_p = NULL;
+	/* block contents are not kept: time the transfers only (a backend
+	 * that always moves bytes, UNSUPPORTED, times them the same) */
+	if (folded && (st = dmr_be_control(be, DMR_BE_CTL_SET_PAYLOAD, &payload, err)) != DMR_OK &&
+	    st != DMR_ERR_UNSUPPORTED)
+		return st;
+	const dmr_model_t *m = NULL; /* set only on DMR_OK (UNSUPPORTED: no model) */
+	(void)dmr_be_control(be, DMR_BE_CTL_MODEL, &m, NULL);
+	*m_p = m;
 	return DMR_OK;
 }
 
-/* Global simulated time, ps (DMR_BE_CTL_SIM_TIME; DRIVEN backends answer). */
-static dmr_time_ps_t sim_time(dmr_be_t *be)
+/* Global simulated time, ps (DRIVEN backends answer DMR_BE_CTL_SIM_TIME;
+ * 0 from one that does not). */
+static dmr_time_ps_t sim_time(const kv_t *k)
 {
 	uint64_t t = 0;
-	(void)dmr_be_control(be, DMR_BE_CTL_SIM_TIME, &t, NULL);
+	(void)dmr_be_control(k->be, DMR_BE_CTL_SIM_TIME, &t, NULL);
 	return t;
 }
 
@@ -290,7 +299,7 @@ static dmr_status_t kv_loop(kv_t *k)
 		int n = dmr_be_poll(k->be, (uint32_t)w, wcs, 64);
 		dmr_progress_update(&k->prog, k->cnt[KV_COMPLETED]);
 		for (int i = 0; i < n && st == DMR_OK; i++) {
-			dmr_time_ps_t now = dmr_be_now(k->be, (uint32_t)w), t = sim_time(k->be);
+			dmr_time_ps_t now = dmr_be_now(k->be, (uint32_t)w), t = sim_time(k);
 			if (dmr_tseries_due(&k->ts, t)) {
 				sim_sample(k);
 				dmr_tseries_advance(&k->ts, t, k->cnt, NULL);
@@ -375,7 +384,7 @@ dmr_status_t kv_run_sim(kv_t *k, dmr_kv_result_t *res, double w0)
 	if (st == DMR_OK)
 		st = kv_loop(k);
 	res->partial = st != DMR_OK;
-	dmr_time_ps_t tend = res->partial ? max64(k->t_last, sim_time(k->be)) : k->t_last;
+	dmr_time_ps_t tend = res->partial ? max64(k->t_last, sim_time(k)) : k->t_last;
 	sim_sample(k);
 	dmr_tseries_finish(&k->ts, tend, k->cnt, NULL);
 	kv_fill_result(k, res, m, tend);

@@ -344,7 +344,7 @@ static dmr_status_t kvt_go(kvt_t *T, uint64_t c[KV_NCNT], uint32_t *started_p)
 }
 
 /* The clients' counters into k, the last window, the checks of the end,
- * the result (CN mode: stats() is the end barrier) and its files. */
+ * the END barrier (CN mode), the result and its files. */
 static dmr_status_t kvt_collect(kvt_t *T, dmr_kv_result_t *res, const dmr_model_t *m,
 				dmr_status_t st, const uint64_t c[KV_NCNT], double w0)
 {
@@ -406,19 +406,16 @@ static dmr_status_t kvt_collect(kvt_t *T, dmr_kv_result_t *res, const dmr_model_
 				 " slots used by segments, %" PRIu64 " used, %" PRIu64
 				 " mapped, %" PRIu64 " of %" PRIu64 " requests finished",
 				 pinned, segused, k->pool.used, k->pool.mapn, done, arrived);
-	/* CN mode: stats() (in kv_fill_result) is the end barrier: "done",
-	 * or "failed" when this CN's run failed (the others are told) */
-	T->failed = st != DMR_OK;
-	T->stats_done = 1;
+	/* CN mode: the END barrier: "done", or "failed" when this CN's run
+	 * failed (the others are told) */
+	if (T->mode == KVM_CN) {
+		dmr_err_t berr;
+		dmr_status_t bs = kv_cn_barrier(T, DMR_BE_BARRIER_END, st != DMR_OK, &berr);
+		if (bs != DMR_OK && st == DMR_OK)
+			st = dmr_err_set(err, bs, "%s", berr.msg);
+	}
 	res->partial = st != DMR_OK;
 	kv_fill_result(k, res, m, tend);
-	dmr_err_t rerr;
-	dmr_status_t rs;
-	if (T->mode == KVM_CN && st == DMR_OK && (rs = kv_cn_role_status(&rerr)) != DMR_OK) {
-		st = dmr_err_set(err, rs, "%s", rerr.msg);
-		res->partial = 1;
-		snprintf(res->status, sizeof(res->status), "partial");
-	}
 	snprintf(res->profile, sizeof(res->profile), "%s",
 		 o->device && *o->device ? o->device : "-");
 	res->events = 0;
@@ -434,13 +431,9 @@ static dmr_status_t kvt_collect(kvt_t *T, dmr_kv_result_t *res, const dmr_model_
 static void kvt_free(kvt_t *T, int mu)
 {
 	kv_t *k = T->k;
-	if (T->mode == KVM_CN && !T->stats_done && k->be) {
-		/* failed before the run: tell the other CNs and the MN (end barrier) */
-		dmr_be_stats_t bs;
-		T->failed = 1;
-		T->stats_done = 1;
-		dmr_be_stats(k->be, &bs);
-	}
+	if (T->mode == KVM_CN && !T->ended && k->be)
+		/* failed before the run: tell the other CNs and the MN (END) */
+		(void)kv_cn_barrier(T, DMR_BE_BARRIER_END, 1, NULL);
 	for (uint32_t c = 0; T->c && c < T->nl; c++) {
 		kvc_t *C = &T->c[c];
 		for (uint32_t i = 0; i < CREQ_MAX; i++)
@@ -498,8 +491,10 @@ dmr_status_t kv_run_threaded(kv_t *k, dmr_kv_result_t *res, double w0, const kv_
 		goto out;
 	k->rpc_ps = 0;
 	kv_ts_init(k, dmr_ps_from_ms_round(o->window_ms));
-	/* CN mode: the first post passes the start barrier; then the header */
-	if (T->mode == KVM_CN && (st = kv_cn_check_geom(T, gp, P->barrier_s, k->err)) != DMR_OK)
+	/* CN mode: the START barrier, then the header */
+	if (T->mode == KVM_CN &&
+	    ((st = kv_cn_barrier(T, DMR_BE_BARRIER_START, 0, k->err)) != DMR_OK ||
+	     (st = kv_cn_check_geom(T, gp, P->barrier_s, k->err)) != DMR_OK))
 		goto out;
 	dmr_sig_saved_t saved;
 	dmr_sig_install(&saved);

@@ -5,7 +5,6 @@
  * verifies the MN's final state); contract in replay/roles.h, docs/ROLES.md.
  */
 #include <getopt.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,32 +21,6 @@
 
 #define MNP "dmreplay mn"
 #define CNP "dmreplay cn"
-
-/* The verbs role polls a plain flag (dmr_verbs_role_t.stop in
- * backends/verbs/verbs.h is a volatile int *): SIGINT and SIGTERM set it as
- * well as the core/base/sig.h flag. */
-static volatile int role_stop;
-
-static void on_role_stop(int sig)
-{
-	role_stop = sig;
-	dmr_sig_raise_flag(sig);
-}
-
-/* SIGINT/SIGTERM as a stop request (both flags cleared, no SA_RESTART:
- * waits return EINTR), in place of dmr_sig_install's handler only so that
- * role_stop is set too. */
-static void role_sig_install(void)
-{
-	dmr_sig_install(NULL);
-	role_stop = 0;
-	struct sigaction sa;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_role_stop;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-}
 
 /* Option values (core/base/opt.h): 0, or "PFX: MESSAGE" printed and 2. */
 static int opt_u64(const char *pfx, const char *opt, const char *s, uint64_t lo, uint64_t hi,
@@ -201,9 +174,9 @@ int dmr_roles_mn_main(int argc, char **argv)
 			a.config, cl.nmn);
 #ifdef DMR_HAVE_VERBS
 	dmr_verbs_role_t role = {
-	    .cl = &cl, .self = idx, .barrier_s = a.barrier_s, .end_s = a.end_s, .stop = &role_stop};
+	    .cl = &cl, .self = idx, .barrier_s = a.barrier_s, .end_s = a.end_s};
 	dmr_err_t err = {{0}};
-	role_sig_install();
+	dmr_sig_install(NULL); /* the verbs role reads dmr_sig_caught() */
 	dmr_status_t st = dmr_verbs_mn_main(&role, &err);
 	if (st != DMR_OK)
 		fprintf(stderr, "dmreplay mn: error: %s\n", err.msg);
@@ -249,12 +222,12 @@ static dmr_status_t write_share(const char *in, const char *out, uint32_t total,
 		}
 		if (st != DMR_OK)
 			break;
-		if (role_stop) {
+		if (dmr_sig_caught()) {
 			st =
 			    dmr_err_set(err, DMR_ERR_INTERRUPTED,
 					"interrupted by signal %d while writing this CN's share of "
 					"the trace (%s; removed)",
-					(int)role_stop, out);
+					dmr_sig_caught(), out);
 			break;
 		}
 		uint32_t wk = (uint32_t)(i++ % total);
@@ -409,7 +382,7 @@ int dmr_roles_cn_main(int argc, char **argv)
 	/* SIGINT/SIGTERM during set-up (the share takes seconds, connecting
 	 * waits for the MN): stop cleanly with partial results; the replay
 	 * installs its own handler for the run and restores this one */
-	role_sig_install();
+	dmr_sig_install(NULL); /* the verbs role reads dmr_sig_caught() */
 	uint64_t kept = 0;
 	dmr_status_t st = write_share(trace, share, total, first, o.threads, o.txns, &kept, &err);
 	dmr_replay_result_t r;
@@ -448,35 +421,23 @@ int dmr_roles_cn_main(int argc, char **argv)
 				 .self = idx,
 				 .first_worker = first,
 				 .log_base = L.log_base,
-				 .log_bytes = L.log_bytes,
 				 .need_bytes = L.total,
 				 .barrier_s = a.barrier_s,
-				 .end_s = a.end_s,
-				 .stop = &role_stop};
-	dmr_replay_xv_t xv = {0};
-	o.xv = &xv;
-	role.xv_local = &xv.local;
-	role.xv_total = &xv.total;
-	role.xv_summed = &xv.summed;
-	role.run_failed = &xv.failed;
+				 .end_s = a.end_s};
 	dmr_verbs_set_role(&role);
+	/* the barriers are the engine's (dmr_be_barrier): their errors are
+	 * the run's */
 	st = dmr_replay_run(&o, &r, &err);
-	dmr_err_t rerr;
-	if (dmr_verbs_role_status(&rerr) != DMR_OK && (st == DMR_OK || st == DMR_ERR_VERIFY)) {
-		/* the end barrier's error says why the (zeroed) image failed */
-		st = dmr_err_set(&err, DMR_ERR_REMOTE, "%s", rerr.msg);
-		r.partial = 1;
-	}
 	dmr_verbs_set_role(NULL);
 #else
 	st = dmr_err_set(&err, DMR_ERR_UNSUPPORTED,
 			 "built without the verbs backend (libibverbs-dev, librdmacm-dev)");
 #endif
-	if (st == DMR_OK && role_stop)
+	if (st == DMR_OK && dmr_sig_caught())
 		fprintf(stderr,
-			CNP " %lld: note: signal %d came during set-up, after the run "
-			    "had started: the run was not stopped\n",
-			a.id, (int)role_stop);
+			CNP " %lld: note: signal %d came after the run had ended: the run "
+			    "was not stopped\n",
+			a.id, dmr_sig_caught());
 setup_failed:
 	if (!r.status[0]) { /* the engine wrote nothing (it sets status last) */
 		/* failed before the replay wrote anything: a partial summary anyway */

@@ -71,7 +71,10 @@ typedef struct dmr_bench_session {
 	size_t local_len; /* bytes of each local buffer */
 	uint8_t **local;  /* [workers], 64-byte aligned, registered */
 	uint32_t mtu;	  /* path MTU in use (sim: model; verbs: connection), 0 = none */
-	char desc[160];	  /* "sim (profile cx6dx-100g, MTU 4096)" */
+	/* the backend's performance model (DMR_BE_CTL_MODEL, with the MTU
+	 * override applied), owned by the backend; NULL: it has none */
+	const struct dmr_model *model;
+	char desc[160]; /* "sim (profile cx6dx-100g, MTU 4096)" */
 } dmr_bench_session_t;
 
 /*

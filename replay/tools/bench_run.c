@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../backends/sim/sim.h"
+#include "../../models/model.h"
 #include "../../core/base/timeps.h"
 #include "../../core/base/wrid.h"
 #include "bench_impl.h"
@@ -68,7 +68,8 @@ dmr_status_t dmr_bench_session_open(dmr_bench_session_t *s_p, const dmr_bench_ta
 	s.workers = workers;
 	s.mr_size = cfg.mr_size;
 	s.local_len = bench_round_up(local_len ? local_len : 64, 64);
-	if (sim && t->mtu && dmr_sim_set_mtu(s.be, t->mtu) != DMR_OK) {
+	uint32_t mtu = t->mtu;
+	if (sim && mtu && dmr_be_control(s.be, DMR_BE_CTL_SET_MTU, &mtu, NULL) != DMR_OK) {
 		st = dmr_err_set(err, DMR_ERR_INVALID, "mtu: %u rejected by the sim", t->mtu);
 		goto fail;
 	}
@@ -89,7 +90,9 @@ dmr_status_t dmr_bench_session_open(dmr_bench_session_t *s_p, const dmr_bench_ta
 		if ((st = dmr_be_mr_reg(s.be, w, p, s.local_len, err)) != DMR_OK)
 			goto fail;
 	}
-	const dmr_model_t *m = dmr_sim_model(s.be);
+	const dmr_model_t *m = NULL; /* set only on DMR_OK (UNSUPPORTED: no model) */
+	(void)dmr_be_control(s.be, DMR_BE_CTL_MODEL, &m, NULL);
+	s.model = m;
 	if (m) {
 		s.mtu = m->mtu;
 		snprintf(s.desc, sizeof(s.desc), "sim (profile %s, MTU %u)", m->name, m->mtu);

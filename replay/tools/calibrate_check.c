@@ -9,7 +9,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "../../backends/sim/sim.h"
+#include "../../models/model.h"
 #include "../../core/base/timeps.h"
 #include "calibrate_impl.h"
 
@@ -138,7 +138,7 @@ int dmr_cal_self_check(cal_t *c, const dmr_model_t *bm, int sim, json_t **checks
 {
 	const cal_opts_t *o = &c->o;
 	/* beside the profile (sim: verdict) or the base (other backends: information) */
-	const dmr_model_t *cm = sim ? dmr_sim_model(c->s.be) : bm;
+	const dmr_model_t *cm = sim ? c->s.model : bm;
 	int mtu_changed = sim && c->s.mtu != c->profile_mtu;
 	/* software NIC: the multi-QP atomic rates are bounded by the host CPUs
 	 * as well as by the unit: expected min(unit, min(K, qps) x the one-QP

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../backends/sim/sim.h"
+#include "../../models/model.h"
 #include "../../core/base/timeps.h"
 #include "calibrate_impl.h"
 #ifdef DMR_HAVE_VERBS
@@ -80,7 +80,7 @@ static void detect_host_cpus(cal_t *c)
 			 c->o.host_cpus);
 		return;
 	}
-	const dmr_model_t *sm = c->s.driven ? dmr_sim_model(c->s.be) : NULL;
+	const dmr_model_t *sm = c->s.driven ? c->s.model : NULL;
 	if (sm) {
 		c->host_cpus = sm->host_cpus;
 		snprintf(c->host_cpus_src, sizeof(c->host_cpus_src),
@@ -208,7 +208,7 @@ dmr_status_t dmr_cal_fit(cal_t *c, const dmr_model_t *bm, json_t *base_params, i
 	detect_host_cpus(c);
 	/* the values the profile gets: measured, or the base's when not
 	 * positive (dmr_cal_profile_json); on sim the model's own */
-	const dmr_model_t *sm = sim ? dmr_sim_model(c->s.be) : NULL;
+	const dmr_model_t *sm = sim ? c->s.model : NULL;
 	double D =
 	    c->db_doorbell.value > 0 ? c->db_doorbell.value : dmr_ps_to_ns(bm->post_doorbell_ps);
 	double W = c->db_wqe.value > 0 ? c->db_wqe.value : dmr_ps_to_ns(bm->post_wqe_ps);

@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../backends/sim/sim.h"
+#include "../../models/model.h"
 #include "calibrate_impl.h"
 #ifdef DMR_HAVE_VERBS
 #include "../../backends/verbs/verbs.h"
@@ -375,7 +375,7 @@ static void param_measured(cal_t *c, const dmr_model_t *bm, const char *nm, cons
 		x->have = 1;
 		return;
 	} else if (strcmp(nm, "qp_max_rd_atomic") == 0 && sim) {
-		x->value = dmr_sim_model(c->s.be)->qp_max_rd_atomic;
+		x->value = c->s.model->qp_max_rd_atomic;
 		snprintf(x->source, sizeof(x->source),
 			 "qp_max_rd_atomic of the sim run (profile %s)", c->profile_name);
 	} else {
@@ -433,7 +433,7 @@ static json_t *device_json(cal_t *c, int sim, int verbs)
 	json_object_set_new(dev, "description", json_string(c->s.desc));
 	json_object_set_new(link, "mtu", c->s.mtu ? json_integer(c->s.mtu) : json_null());
 	if (sim) {
-		const dmr_model_t *sm = dmr_sim_model(c->s.be);
+		const dmr_model_t *sm = c->s.model;
 		json_object_set_new(dev, "name", json_string("sim"));
 		json_object_set_new(dev, "profile", json_string(sm->name));
 		json_object_set_new(dev, "profile_path", json_string(sm->path));
@@ -487,7 +487,7 @@ dmr_status_t dmr_cal_profile_json(cal_t *c, const dmr_model_t *bm, json_t *base_
 	snprintf(sess, sizeof(sess), "dmreplay calibrate on %s", c->s.desc);
 	meas_t me[sizeof(cal_params) / sizeof(cal_params[0])];
 	memset(me, 0, sizeof(me));
-	const int sim = c->s.driven && dmr_sim_model(c->s.be) != NULL;
+	const int sim = c->s.driven && c->s.model != NULL;
 	int verbs = strcmp(c->o.t.backend, "verbs") == 0;
 	for (size_t i = 0; i < sizeof(cal_params) / sizeof(cal_params[0]); i++)
 		param_measured(c, bm, cal_params[i].name, sess, sim, verbs, &me[i]);

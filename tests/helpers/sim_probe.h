@@ -9,7 +9,8 @@
 
 #include <stdlib.h>
 
-#include "backends/sim/sim.h"
+#include "helpers/be.h"
+#include "models/model.h"
 
 static inline dmr_be_t *dmr_probe_open(uint32_t cns, uint32_t workers, const char *profile)
 {
@@ -47,7 +48,7 @@ static inline double dmr_probe_read_stream_gbps(uint32_t mtu, uint32_t size, uin
 						uint32_t total)
 {
 	dmr_be_t *be = dmr_probe_open(1, 1, NULL);
-	if (!be || dmr_sim_set_mtu(be, mtu) != DMR_OK)
+	if (!be || dmr_test_set_mtu(be, mtu) != DMR_OK)
 		return -1;
 	uint8_t *buf = malloc(size);
 	uint32_t posted = 0, done = 0;
@@ -62,8 +63,8 @@ static inline double dmr_probe_read_stream_gbps(uint32_t mtu, uint32_t size, uin
 			bad |= wc[i].status != DMR_WC_SUCCESS;
 			done++;
 			if (done == depth)
-				t_first = dmr_sim_time(be);
-			t_last = dmr_sim_time(be);
+				t_first = dmr_test_sim_time(be);
+			t_last = dmr_test_sim_time(be);
 			if (posted < total) {
 				bad |= dmr_be_post_one(be, 0, 0, DMR_WR_READ, posted, buf, 0, size,
 						       0, 0, NULL);
@@ -88,7 +89,7 @@ static inline double dmr_probe_same_addr_cas_mops(uint32_t workers, uint32_t dep
 	*profile_mops_p = 0;
 	if (!be)
 		return -1;
-	*profile_mops_p = dmr_sim_model(be)->atomic_addr_mops;
+	*profile_mops_p = dmr_test_model(be)->atomic_addr_mops;
 	uint64_t *old = calloc((size_t)workers * depth, sizeof(uint64_t));
 	uint32_t posted = 0, done = 0;
 	int bad = 0;
@@ -104,8 +105,8 @@ static inline double dmr_probe_same_addr_cas_mops(uint32_t workers, uint32_t dep
 		for (int i = 0; i < n; i++) {
 			done++;
 			if (done == 1000)
-				t_first = dmr_sim_time(be);
-			t_last = dmr_sim_time(be);
+				t_first = dmr_test_sim_time(be);
+			t_last = dmr_test_sim_time(be);
 			if (posted < total) {
 				bad |= dmr_be_post_one(be, (uint32_t)w, 0, DMR_WR_CAS, wc[i].wr_id,
 						       &old[wc[i].wr_id], 64, 8, 0, 1, NULL);

@@ -27,7 +27,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "backends/sim/sim.h"
 #include "helpers/proc.h"
 #include "helpers/suite.h"
 #include "models/model.h"

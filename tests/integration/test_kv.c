@@ -32,8 +32,8 @@
 #include <unistd.h>
 
 #include "backends/backend.h"
-#include "backends/sim/sim.h"
 #include "core/base/timeps.h"
+#include "models/model.h"
 #include "helpers/files.h"
 #include "helpers/suite.h"
 #include "replay/kv.h"

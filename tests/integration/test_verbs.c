@@ -284,6 +284,37 @@ START_TEST(refused_posts_produce_nothing)
 }
 END_TEST
 
+/* mr_dereg takes the region out of the lkey table: a WR on it is refused
+ * (DMR_ERR_INVALID, nothing posted); an address that is not a region's
+ * start, or a second dereg, is DMR_ERR_INVALID; a bad worker DMR_ERR_RANGE. */
+START_TEST(mr_dereg_removes_the_region)
+{
+	dmr_be_t *be = open_be(1);
+	static uint64_t a[8], b[8];
+	dmr_err_t err;
+	ck_assert_int_eq(dmr_be_mr_reg(be, 0, a, sizeof(a), NULL), DMR_OK);
+	ck_assert_int_eq(dmr_be_mr_reg(be, 0, b, sizeof(b), NULL), DMR_OK);
+	ck_assert_int_eq(dmr_be_mr_dereg(be, 0, &a[1], &err), DMR_ERR_INVALID);
+	ck_assert_int_eq(dmr_be_mr_dereg(be, 0, a, &err), DMR_OK);
+	ck_assert_int_eq(dmr_be_mr_dereg(be, 0, a, &err), DMR_ERR_INVALID);
+	ck_assert_ptr_nonnull(strstr(err.msg, "not a region registered"));
+	ck_assert_int_eq(dmr_be_mr_dereg(be, 9, b, &err), DMR_ERR_RANGE);
+	ck_assert_int_eq(dmr_be_post_one(be, 0, 0, DMR_WR_READ, 1, a, 0, 8, 0, 0, &err),
+			 DMR_ERR_INVALID);
+	ck_assert_ptr_nonnull(strstr(err.msg, "not in a region registered"));
+	dmr_wc_t wc;
+	ck_assert_int_eq(dmr_be_post_one(be, 0, 0, DMR_WR_READ, 2, b, 0, 8, 0, 0, &err), DMR_OK);
+	ck_assert_int_eq(dmr_test_wait_wc(be, 0, &wc, 1, DEADLINE_NS), 1);
+	ck_assert_uint_eq(wc.wr_id, 2);
+	ck_assert_int_eq(wc.status, DMR_WC_SUCCESS);
+	dmr_be_stats_t st;
+	dmr_be_stats(be, &st);
+	ck_assert_uint_eq(st.mr_regs, 2);
+	ck_assert_uint_eq(st.mr_deregs, 1);
+	dmr_be_close(be);
+}
+END_TEST
+
 typedef struct timer_arg {
 	dmr_be_t *be;
 	uint64_t at;
@@ -444,6 +475,7 @@ int main(void)
 	tcase_add_test(tc, batch_selective_signalling);
 	tcase_add_test(tc, unsignaled_failure_completes);
 	tcase_add_test(tc, refused_posts_produce_nothing);
+	tcase_add_test(tc, mr_dereg_removes_the_region);
 	tcase_add_test(tc, timers_in_order_and_cross_thread);
 	tcase_add_test(tc, gid_refusal_says_why);
 #ifdef DMR_HAVE_VERBS

@@ -184,7 +184,7 @@ static uint64_t idle_read(dmr_be_t *be, dmr_wc_t *wc)
 START_TEST(idle_read_rtt_matches_profile)
 {
 	dmr_be_t *be = open_sim(1, 1);
-	const dmr_model_t *m = dmr_sim_model(be);
+	const dmr_model_t *m = dmr_test_model(be);
 	dmr_wc_t wc;
 	double rtt = (double)idle_read(be, &wc);
 	ck_assert_uint_eq(wc.wr_id, 7);
@@ -240,7 +240,7 @@ START_TEST(outstanding_limit_per_qp)
 	static uint8_t buf[64 * 64];
 	for (int qps = 1; qps <= 4; qps *= 4) {
 		dmr_be_t *be = open_sim(1, (uint32_t)qps);
-		const dmr_model_t *m = dmr_sim_model(be);
+		const dmr_model_t *m = dmr_test_model(be);
 		ck_assert_uint_eq(m->qp_max_rd_atomic, 16);
 		for (uint32_t i = 0; i < N; i++)
 			ck_assert_int_eq(dmr_be_post_one(be, i % (uint32_t)qps, 0, DMR_WR_READ, i,
@@ -252,7 +252,7 @@ START_TEST(outstanding_limit_per_qp)
 		while ((w = dmr_be_progress(be, UINT64_MAX)) >= 0)
 			got += (uint32_t)dmr_be_poll(be, (uint32_t)w, wc, 64);
 		ck_assert_uint_eq(got, N);
-		uint64_t t = dmr_sim_time(be);
+		uint64_t t = dmr_test_sim_time(be);
 		if (qps == 1) {
 			t_one = t;
 			ck_assert_uint_ge(t, 4 * (dmr_model_read_rtt_ps(m, 64) - m->poll_ps) -
@@ -272,7 +272,7 @@ END_TEST
 START_TEST(large_write_takes_its_wire_time)
 {
 	dmr_be_t *be = open_sim(1, 1);
-	const dmr_model_t *m = dmr_sim_model(be);
+	const dmr_model_t *m = dmr_test_model(be);
 	uint32_t len = 4u << 20;
 	uint8_t *buf = calloc(1, len);
 	uint64_t t0 = dmr_be_now(be, 0);
@@ -335,7 +335,7 @@ START_TEST(same_input_same_times)
 		while ((w = dmr_be_progress(be, UINT64_MAX)) >= 0) {
 			int n = dmr_be_poll(be, (uint32_t)w, wc, 8);
 			for (int i = 0; i < n; i++)
-				sum = sum * 31 + dmr_sim_time(be) + wc[i].wr_id * 7 +
+				sum = sum * 31 + dmr_test_sim_time(be) + wc[i].wr_id * 7 +
 				      old[wc[i].wr_id];
 		}
 		t[r] = sum;
@@ -504,7 +504,7 @@ static uint64_t write_burst_ps(dmr_be_t *be, uint32_t workers, uint32_t n)
 	}
 	uint64_t t = 0;
 	while (dmr_be_progress(be, UINT64_MAX) >= 0)
-		t = dmr_sim_time(be);
+		t = dmr_test_sim_time(be);
 	uint32_t got = 0;
 	dmr_wc_t wc[64];
 	for (uint32_t w = 0; w < workers; w++) {
@@ -535,7 +535,7 @@ START_TEST(host_cpu_saturated_rate_closed_form)
 	const uint32_t n[2] = {100, 300};
 	for (int k = 0; k < 2; k++) {
 		dmr_be_t *be = open_profile(path, 1);
-		const dmr_model_t *m = dmr_sim_model(be);
+		const dmr_model_t *m = dmr_test_model(be);
 		ck_assert_uint_eq(m->host_cpus, 1);
 		ck_assert_uint_eq(m->host_write_ps, 1000000);
 		ck_assert_uint_eq(m->post_wqe_ps, 20000);
@@ -612,7 +612,7 @@ START_TEST(host_cpu_idle_read_and_stream)
 	double vals[] = {1, 5000, 0.5, 9000};
 	write_profile(dir, "hostrd", keys, vals, 4, path, sizeof(path));
 	dmr_be_t *be = open_profile(path, 1);
-	const dmr_model_t *m = dmr_sim_model(be);
+	const dmr_model_t *m = dmr_test_model(be);
 	ck_assert_uint_eq(m->host_ps_per_byte_x1000, 500000);
 	ck_assert_uint_eq(dmr_model_read_rtt_ps(m, 64), 9000000);
 	ck_assert_uint_eq(dmr_model_host_ps(m, DMR_WR_READ, 64), 5000000 + 32000);
@@ -632,7 +632,7 @@ START_TEST(host_cpu_idle_read_and_stream)
 	double v2[] = {1, 5000, 0.5, 9000, 1000};
 	write_profile(dir, "hostsw", k2, v2, 5, path, sizeof(path));
 	be = open_profile(path, 1);
-	m = dmr_sim_model(be);
+	m = dmr_test_model(be);
 	ck_assert_uint_eq(m->host_switch_ps, 1000000);
 	ck_assert_uint_eq(dmr_model_read_rtt_ps(m, 64), 9000000);
 	ck_assert_uint_eq(idle_read(be, &wc), 9000000);
@@ -726,7 +726,7 @@ START_TEST(host_cpus_zero_is_hardware_model)
 	uint64_t t[2];
 	for (int k = 0; k < 2; k++) {
 		dmr_be_t *be = k ? open_profile(path, 2) : open_sim(1, 2);
-		ck_assert_uint_eq(dmr_sim_model(be)->host_cpus, 0);
+		ck_assert_uint_eq(dmr_test_model(be)->host_cpus, 0);
 		t[k] = write_burst_ps(be, 2, 300);
 		dmr_be_close(be);
 	}
@@ -735,7 +735,7 @@ START_TEST(host_cpus_zero_is_hardware_model)
 	 * rate (100 Mmsg/s: 10 ns each), not by a CPU */
 	ck_assert_uint_lt(t[0], 300ull * 1020000);
 	dmr_be_t *hw = open_sim(1, 1);
-	ck_assert_uint_eq(dmr_model_host_ps(dmr_sim_model(hw), DMR_WR_READ, 64), 0);
+	ck_assert_uint_eq(dmr_model_host_ps(dmr_test_model(hw), DMR_WR_READ, 64), 0);
 	dmr_be_close(hw);
 	const char *bad[] = {"host_read_ns"};
 	double bv[] = {500};

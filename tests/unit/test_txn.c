@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backends/sim/sim.h"
+#include "models/model.h"
 #include "core/txn.h"
 #include "helpers/suite.h"
 
