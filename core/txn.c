@@ -348,6 +348,14 @@ static dmr_status_t commit(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 	return posted(post(c, n), out);
 }
 
+/* Op i is a read-only op whose records were READ (issued, not skipped):
+ * validation re-reads and checks them. */
+static inline int validated_read(const dmr_txn_ctx_t *c, const dmr_trace_op_t *op, uint32_t i)
+{
+	return op->kind == DMR_TOP_READ && (c->ops[i].flags & F_ISSUED) &&
+	       !(c->ops[i].flags & F_SKIPPED);
+}
+
 static dmr_status_t validate(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 {
 	const dmr_trace_txn_t *t = c->txn;
@@ -356,8 +364,7 @@ static dmr_status_t validate(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 	for (uint32_t i = 0; i < t->nops; i++) {
 		if (c->ops[i].flags & F_LOCKED)
 			nlocked++;
-		else if (t->ops[i].kind == DMR_TOP_READ && (c->ops[i].flags & F_ISSUED) &&
-			 !(c->ops[i].flags & F_SKIPPED))
+		else if (validated_read(c, &t->ops[i], i))
 			nread += t->ops[i].count;
 	}
 	if (nread == 0 || (nread == 1 && nlocked == 0))
@@ -365,8 +372,7 @@ static dmr_status_t validate(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < t->nops; i++) {
 		const dmr_trace_op_t *op = &t->ops[i];
-		if (op->kind != DMR_TOP_READ || !(c->ops[i].flags & F_ISSUED) ||
-		    (c->ops[i].flags & F_SKIPPED))
+		if (!validated_read(c, op, i))
 			continue;
 		uint32_t rb = l->t[op->table].rec_bytes;
 		dmr_wr_t *wr = &c->wrs[n++];
@@ -386,8 +392,7 @@ static dmr_status_t check_validation(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 	const dmr_layout_t *l = c->eng->layout;
 	for (uint32_t i = 0; i < t->nops; i++) {
 		const dmr_trace_op_t *op = &t->ops[i];
-		if (op->kind != DMR_TOP_READ || !(c->ops[i].flags & F_ISSUED) ||
-		    (c->ops[i].flags & F_SKIPPED))
+		if (!validated_read(c, op, i))
 			continue;
 		uint32_t rb = l->t[op->table].rec_bytes;
 		const uint8_t *a = c->buf + c->ops[i].buf;
