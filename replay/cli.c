@@ -6,7 +6,10 @@
  * starts until it exits, and never writes over finished results
  * (dmr_roles_clear_earlier, roles.h: refused, or moved with --force).
  */
+#include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
+#include <sys/stat.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -314,6 +317,8 @@ int dmr_replay_main(int argc, char **argv)
 		return 2;
 	/* DIR is this run's until it exits: a second run into it is refused */
 	dmr_err_t derr = {{0}};
+	struct stat sb;
+	int existed = stat(o->out_dir, &sb) == 0;
 	if (dmr_mkdir_p(o->out_dir, DMR_FS_PROBE, &derr) != DMR_OK) {
 		fprintf(stderr, "dmreplay run: error: --out %s\n", derr.msg);
 		return 2;
@@ -326,6 +331,19 @@ int dmr_replay_main(int argc, char **argv)
 	}
 	int rc = run_locked(&a);
 	close(lockfd);
+	if (rc == 2 && !existed) {
+		/* refused (bad input) before anything was written: the directory
+		 * this run made goes again (rmdir fails, harmlessly, when the run
+		 * left partial results in it) */
+		char lk[PATH_MAX + 16];
+		snprintf(lk, sizeof(lk), "%s/.dmr-lock", o->out_dir);
+		unlink(lk);
+		if (rmdir(o->out_dir) != 0) {
+			int fd = open(lk, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+			if (fd >= 0)
+				close(fd);
+		}
+	}
 	return rc;
 }
 

@@ -247,7 +247,9 @@ static int write_md(const dmr_report_t *r, FILE *f, int plots_ok, const unsigned
 				nts);
 		else
 			fprintf(f, "No time series plots: no cell has a readable "
-				   "`timeseries.csv` under the sweep's cells/ directory.\n");
+				   "`timeseries.csv` of at least 2 windows under the sweep's "
+				   "cells/ directory (a run shorter than two windows: give "
+				   "the sweep a smaller `window_ms`).\n");
 	}
 	return ferror(f) ? -1 : 0;
 }

@@ -582,6 +582,11 @@ START_TEST(test_empty_trace_and_no_out)
 	assert_has(&r, "no transactions");
 	ck_assert_msg(!dmr_test_exists(dir), "%s created for a refused trace", dir);
 	dmr_test_run_free(&r);
+	/* a bad option found after --out was made and locked: it goes again */
+	r = run_into(dir, sizeof(dir), "out-badmtu", base, "--mtu", "3000", NULL, NULL);
+	assert_refused(&r, dir, 0);
+	ck_assert_msg(!dmr_test_exists(dir), "%s left behind by a refused --mtu", dir);
+	dmr_test_run_free(&r);
 	dmr_test_path(t, sizeof(t), "no-such-trace.csv");
 	r = run_into(dir, sizeof(dir), "out-missing", t, NULL, NULL, NULL, NULL);
 	assert_refused(&r, dir, 0);
