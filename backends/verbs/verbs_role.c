@@ -116,6 +116,14 @@ static dmr_status_t ctl_wait_all(vb_t *vb, uint32_t base, int loaded, uint64_t d
 				    (size_t)snprintf(failed + foff, sizeof(failed) - foff,
 						     "%sCN %u (%s)", foff ? ", " : "", cl->cn[k].id,
 						     cl->cn[k].ip[0] ? cl->cn[k].ip : "?");
+		if (failed[0] && base == CTL_ARRIVE && nmiss)
+			/* before the start: say who is missing too (the CN that
+			 * failed first may have timed out waiting for them) */
+			return dmr_verbs_fail(
+			    vb, err, DMR_ERR_REMOTE, -1, 0,
+			    "%s: %s reported a failed run before the start; %u of "
+			    "%u CNs did not arrive: %s",
+			    what, failed, nmiss, cl->ncn, miss);
 		if (failed[0])
 			return dmr_verbs_fail(
 			    vb, err, DMR_ERR_REMOTE, -1, 0,
