@@ -155,7 +155,8 @@ int dmr_cal_self_check(cal_t *c, const dmr_model_t *bm, int sim, json_t **checks
 		au = au < c->cpu_bound_mops ? au : c->cpu_bound_mops;
 		ag = ag < c->cpu_bound_mops ? ag : c->cpu_bound_mops;
 	}
-	double t_read = c->rate[CAL_NDEPTHS - 1].value > 0 ? 1e3 / c->rate[CAL_NDEPTHS - 1].value : 0;
+	double t_read =
+	    c->rate[CAL_NDEPTHS - 1].value > 0 ? 1e3 / c->rate[CAL_NDEPTHS - 1].value : 0;
 	double t_write = c->rate_w.value > 0 ? 1e3 / c->rate_w.value : 0;
 	double t_cas = c->rate_cas.value > 0 ? 1e3 / c->rate_cas.value : 0;
 	cal_check_t ck[] = {

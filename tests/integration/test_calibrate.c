@@ -178,11 +178,12 @@ START_TEST(sim_reproduces_zero_host_cost)
 	ck_assert(eol && memmem(line, (size_t)(eol - line), "%* PASS", 7));
 	ck_assert_ptr_nonnull(strstr(c.out, "(* the difference as a share of the time per WR"));
 	/* the refit stays near 0: under 2 % of the WRITE stream's time per WR */
-	double t_w = 1e3 / json_number_value(json_object_get(
-			       json_object_get(json_object_get(json_object_get(w, "measured"),
-							       "rate_8b_depth16"),
-					       "write"),
-			       "value"));
+	double t_w =
+	    1e3 /
+	    json_number_value(json_object_get(
+		json_object_get(json_object_get(json_object_get(w, "measured"), "rate_8b_depth16"),
+				"write"),
+		"value"));
 	ck_assert_msg(param(w, "host_write_ns") <= 0.02 * t_w, "host_write_ns %.1f of %.1f ns",
 		      param(w, "host_write_ns"), t_w);
 	dmr_test_run_free(&c);
