@@ -102,7 +102,7 @@ const char *dmr_wr_opcode_string(int opcode);
 
 typedef struct dmr_be_config {
 	const char *backend; /* "sim" | "verbs" */
-	uint32_t mns;	     /* memory nodes (sim: 1) */
+	uint32_t mns;	     /* memory nodes, 1..DMR_BE_MAX_MNS */
 	uint32_t cns;	     /* compute nodes */
 	uint32_t workers;    /* workers per CN */
 	uint64_t mr_size;    /* bytes of each MN region */
@@ -169,7 +169,31 @@ typedef enum dmr_be_ctl {
 	 * backend that does not answer (DMR_ERR_UNSUPPORTED) is taken to hold
 	 * the whole cluster too. */
 	DMR_BE_CTL_ROLE = 5,
+	/* arg: dmr_be_mn_stats_t * pointing at cfg.mns entries. Out: each
+	 * MN's counters (dmr_be_mn_stats_t below) since open. sim: every
+	 * field; shm and verbs: the counts (the *_busy_ps fields 0: no model);
+	 * a backend that does not answer (DMR_ERR_UNSUPPORTED) has no per-MN
+	 * figures. */
+	DMR_BE_CTL_MN_STATS = 6,
 } dmr_be_ctl_t;
+
+/* The most memory nodes a cluster may have (issue 11: 1..16). */
+#define DMR_BE_MAX_MNS 16u
+
+/* DMR_BE_CTL_MN_STATS: one MN's load. Counts are of WRs this MN executed
+ * (completed without error), as seen by this handle's workers. Busy times
+ * are simulated time its resources were occupied, ps (sim only): divided
+ * by the run's simulated time they are utilisations in [0, 1]. */
+typedef struct dmr_be_mn_stats {
+	uint64_t verbs; /* one-sided operations executed at this MN */
+	uint64_t reads, writes, atomics;
+	uint64_t bytes_read, bytes_written; /* payload bytes */
+	uint64_t link_down_busy_ps;	    /* switch -> MN direction of its link */
+	uint64_t link_up_busy_ps;	    /* MN -> switch */
+	uint64_t nic_busy_ps;		    /* the MN NIC's message processing */
+	uint64_t dma_busy_ps;		    /* PCIe/DMA engines, read + write */
+	uint64_t atomic_busy_ps;	    /* the atomic unit(s) */
+} dmr_be_mn_stats_t;
 
 /* DMR_BE_CTL_ROLE: this handle runs CNs [cn, cn + cfg.cns) of a cluster of
  * `cns` CNs, and its worker w is worker first_worker + w of the cluster's

@@ -135,6 +135,8 @@ const char *dmr_be_ctl_string(int op)
 		return "set-payload";
 	case DMR_BE_CTL_ROLE:
 		return "role";
+	case DMR_BE_CTL_MN_STATS:
+		return "mn-stats";
 	}
 	return "?";
 }

@@ -22,6 +22,12 @@ static const char *cause_names[DMR_ABORT_NCAUSES] = {
     "lock", "read_locked", "validation", "duplicate", "full",
 };
 
+const char *dmr_txn_phase_name(int phase)
+{
+	static const char *const n[DMR_TXN_NPHASES] = {"execution", "validation", "log", "commit"};
+	return phase >= 0 && phase < DMR_TXN_NPHASES ? n[phase] : "?";
+}
+
 const char *dmr_abort_cause_name(int cause)
 {
 	return cause >= 0 && cause < DMR_ABORT_NCAUSES ? cause_names[cause] : "?";

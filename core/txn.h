@@ -75,6 +75,22 @@ typedef enum dmr_abort_cause {
 
 const char *dmr_abort_cause_name(int cause);
 
+/* The phases of a committed attempt, as FORD's and CREST's benchmarks
+ * break a transaction down: execution (start to the last execution round's
+ * completion), validation, the log write, commit (write-back and unlock).
+ * A phase a protocol does not have (no validation: nothing read-only)
+ * takes 0. */
+typedef enum dmr_txn_phase {
+	DMR_TXN_PHASE_EXEC = 0,
+	DMR_TXN_PHASE_VALIDATE,
+	DMR_TXN_PHASE_LOG,
+	DMR_TXN_PHASE_COMMIT,
+	DMR_TXN_NPHASES
+} dmr_txn_phase_t;
+
+/* "execution", "validation", "log", "commit" ("?" if unknown). */
+const char *dmr_txn_phase_name(int phase);
+
 /* Counters of one worker (summed by the replay). */
 typedef struct dmr_txn_stats {
 	uint64_t tried; /* attempts started */
@@ -91,6 +107,9 @@ typedef struct dmr_txn_stats {
 				  them finding the lock ours: an atomic executed
 				  twice by the responder ("Lock CAS results") */
 	int64_t committed_xv;
+	uint64_t index_reads;		    /* MN hash-index bucket READs */
+	uint64_t cache_hits, cache_misses;  /* CN address-cache lookups */
+	uint64_t phase_ps[DMR_TXN_NPHASES]; /* committed attempts: time per phase, ps */
 } dmr_txn_stats_t;
 
 /* Shared by all contexts of a run. */
