@@ -23,7 +23,7 @@ enum {
 /* A WR in flight, split by use: the fields every event of the WR touches
  * (32 bytes, one aligned half line) and those only its memory effect and
  * completion read (sim_opx_t, a parallel array). The endpoint (QP) of a WR
- * is its worker's. */
+ * is its worker's QP to its MN (one RC QP per worker and MN, backend.h). */
 typedef struct sim_op {
 	uint64_t remote;   /* byte offset in the MN region */
 	uint32_t length;   /* bytes */
@@ -35,6 +35,7 @@ typedef struct sim_op {
 	uint8_t flags;	   /* DMR_WR_SIGNALED */
 	uint8_t status;
 	uint8_t first_read; /* software NIC: the first READ of its doorbell */
+	uint8_t mn;	    /* target MN (< DMR_BE_MAX_MNS); QP = worker x mns + mn */
 } sim_op_t;
 _Static_assert(sizeof(sim_op_t) == 32, "sim_op_t is one 32-byte record");
 
@@ -93,6 +94,8 @@ typedef struct addr_ent {
 	uint64_t free;
 } addr_ent_t;
 
+/* One memory node: its own link (both directions), NIC, DMA engines,
+ * atomic unit and region; its counters (verbs is filled in when read). */
 typedef struct sim_mn {
 	uint8_t *mem;
 	uint64_t size;
@@ -101,6 +104,7 @@ typedef struct sim_mn {
 	uint64_t last_write_eff;
 	addr_ent_t *atab; /* per-address atomic servers, open addressing */
 	uint32_t amask, aused;
+	dmr_be_mn_stats_t st;
 } sim_mn_t;
 
 typedef struct sim {
@@ -110,9 +114,9 @@ typedef struct sim {
 	uint64_t now;
 	uint32_t nworkers;
 	sim_worker_t *workers;
+	uint32_t nmns;
 	sim_cn_t *cns;
-	sim_mn_t mn;
-	sim_qp_t *qps;
+	sim_qp_t *qps;	 /* nworkers x nmns: QP (w, mn) at w * nmns + mn */
 	uint64_t *cpus;	 /* software NIC: host CPUs, cns x host_cpus busy-until */
 	uint64_t *rings; /* per QP, rcap entries */
 	uint32_t rcap;	 /* power of two >= max_rd_atomic */
@@ -121,8 +125,9 @@ typedef struct sim {
 	sim_op_t *ops;	 /* nops, 64-byte aligned */
 	sim_opx_t *opx;	 /* nops, the cold halves */
 	uint32_t nops, free_head;
-	dmr_be_stats_t st;
+	dmr_be_stats_t st; /* reads, writes, bytes: summed over mn[] when read */
 	dmr_status_t fatal;
+	sim_mn_t mn[DMR_BE_MAX_MNS];
 } sim_t;
 
 static inline sim_t *to_sim(dmr_be_t *be)
@@ -160,8 +165,11 @@ static dmr_status_t sim_grow_ops(sim_t *s)
 static void sim_close(dmr_be_t *be)
 {
 	sim_t *s = to_sim(be);
-	if (s->mn.mem)
-		munmap(s->mn.mem, s->mn.size);
+	for (uint32_t i = 0; i < s->nmns; i++) {
+		if (s->mn[i].mem)
+			munmap(s->mn[i].mem, s->mn[i].size);
+		free(s->mn[i].atab);
+	}
 	for (uint32_t i = 0; i < s->nworkers; i++)
 		free(s->workers[i].cq);
 	free(s->workers);
@@ -171,16 +179,15 @@ static void sim_close(dmr_be_t *be)
 	free(s->rings);
 	free(s->ops);
 	free(s->opx);
-	free(s->mn.atab);
 	dmr_sim_eventq_fini(&s->q);
 	free(s);
 }
 
 static dmr_status_t sim_open(const dmr_be_config_t *cfg, dmr_be_t **be_p, dmr_err_t *err)
 {
-	if (cfg->mns != 1)
-		return dmr_err_set(err, DMR_ERR_INVALID,
-				   "sim: %u MNs requested; the model has one MN", cfg->mns);
+	if (cfg->mns == 0 || cfg->mns > DMR_BE_MAX_MNS)
+		return dmr_err_set(err, DMR_ERR_INVALID, "sim: mns %u out of range (1..%u)",
+				   cfg->mns, DMR_BE_MAX_MNS);
 	if (cfg->cns == 0 || cfg->workers == 0 || cfg->cns > 1024 || cfg->workers > 1024)
 		return dmr_err_set(err, DMR_ERR_INVALID,
 				   "sim: cns %u / workers %u out of range (1..1024)", cfg->cns,
@@ -199,25 +206,24 @@ static dmr_status_t sim_open(const dmr_be_config_t *cfg, dmr_be_t **be_p, dmr_er
 	if (st != DMR_OK)
 		goto fail;
 	s->nworkers = cfg->cns * cfg->workers;
+	s->nmns = cfg->mns;
+	size_t nqps = (size_t)s->nworkers * s->nmns;
 	s->workers = calloc(s->nworkers, sizeof(*s->workers));
 	s->cns = calloc(cfg->cns, sizeof(*s->cns));
-	s->qps = calloc(s->nworkers, sizeof(*s->qps));
+	s->qps = calloc(nqps, sizeof(*s->qps));
 	s->ready = -1;
 	for (s->rcap = 1; s->rcap < s->m.qp_max_rd_atomic; s->rcap <<= 1)
 		;
-	s->rings = calloc((size_t)s->nworkers * s->rcap, sizeof(uint64_t));
-	/* per-address atomic servers: 4096 entries (64 KiB) to start, grown by
-	 * atomic_gc when a quarter stays live; the former fixed 1 MiB table
-	 * was a cache miss per atomic */
-	s->mn.amask = (1u << 12) - 1;
-	s->mn.atab = calloc(s->mn.amask + 1, sizeof(*s->mn.atab));
-	if (!s->workers || !s->cns || !s->qps || !s->rings || !s->mn.atab) {
+	s->rings = calloc(nqps * s->rcap, sizeof(uint64_t));
+	if (!s->workers || !s->cns || !s->qps || !s->rings) {
 		st = dmr_err_set(err, DMR_ERR_NOMEM, "sim: out of memory");
 		goto fail;
 	}
-	for (uint32_t i = 0; i < s->nworkers; i++) {
+	for (size_t i = 0; i < nqps; i++) {
 		s->qps[i].pend_head = s->qps[i].pend_tail = NOIDX;
 		s->qps[i].fl_head = s->qps[i].fl_tail = NOIDX;
+	}
+	for (uint32_t i = 0; i < s->nworkers; i++) {
 		s->workers[i].cq_cap = 256;
 		s->workers[i].cq = malloc(sizeof(dmr_wc_t) * 256);
 		if (!s->workers[i].cq) {
@@ -239,15 +245,28 @@ static dmr_status_t sim_open(const dmr_be_config_t *cfg, dmr_be_t **be_p, dmr_er
 			s->workers[i].cpu =
 			    &s->cpus[(size_t)(i / cfg->workers) * k + (i % cfg->workers) % k];
 	}
-	s->mn.size = cfg->mr_size;
-	void *mem = mmap(NULL, cfg->mr_size, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (mem == MAP_FAILED) {
-		st = dmr_err_set(err, DMR_ERR_NOMEM, "sim: cannot map MN region of %llu bytes",
-				 (unsigned long long)cfg->mr_size);
-		goto fail;
+	for (uint32_t i = 0; i < s->nmns; i++) {
+		sim_mn_t *mn = &s->mn[i];
+		/* per-address atomic servers: 4096 entries (64 KiB) to start,
+		 * grown by atomic_gc when a quarter stays live; the former fixed
+		 * 1 MiB table was a cache miss per atomic */
+		mn->amask = (1u << 12) - 1;
+		mn->atab = calloc(mn->amask + 1, sizeof(*mn->atab));
+		if (!mn->atab) {
+			st = dmr_err_set(err, DMR_ERR_NOMEM, "sim: out of memory");
+			goto fail;
+		}
+		void *mem = mmap(NULL, cfg->mr_size, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (mem == MAP_FAILED) {
+			st = dmr_err_set(err, DMR_ERR_NOMEM,
+					 "sim: cannot map MN %u's region of %llu bytes", i,
+					 (unsigned long long)cfg->mr_size);
+			goto fail;
+		}
+		mn->mem = mem;
+		mn->size = cfg->mr_size;
 	}
-	s->mn.mem = mem;
 	/* no MADV_HUGEPAGE: tried; sparse tables (TPC-C history) then zero 2 MiB
 	 * per touched record and the run became 7x slower */
 	if (dmr_sim_eventq_init(&s->q, 1 << 14) != DMR_OK || sim_grow_ops(s) != DMR_OK) {
@@ -323,17 +342,25 @@ static inline uint64_t resp_wire_bytes(const dmr_model_t *m, const sim_op_t *wr)
 	}
 }
 
-/* CN side of a WR, computed when the NIC takes it at time t: NIC message
- * service and processing, then the CN uplink; schedules MN arrival. */
-static void issue(sim_t *s, uint32_t idx, uint64_t t)
+/* The index of WR op's QP in s->qps. */
+static inline uint32_t op_qp(const sim_t *s, const sim_op_t *op)
+{
+	return op->worker * s->nmns + op->mn;
+}
+
+/* CN side of a WR of QP q, computed when the NIC takes it at time t: NIC
+ * message service and processing, then the CN uplink (both shared by the
+ * CN's QPs to every MN); schedules MN arrival. */
+static void issue(sim_t *s, uint32_t q, uint32_t idx, uint64_t t)
 {
 	sim_op_t *op = &s->ops[idx];
 	const dmr_model_t *m = &s->m;
 	sim_cn_t *cn = &s->cns[op->cn];
+	sim_qp_t *qp = &s->qps[q];
 	uint64_t w = dmr_model_wire_ps(m, req_wire_bytes(m, op));
 	op->req_wire = (uint32_t)w;
 	if (is_rd_atomic(op->opcode))
-		s->qps[op->worker].inflight++;
+		qp->inflight++;
 	if (m->host_cpus) {
 		/* software NIC: the requester is the posting thread (its CPU time
 		 * is post_wqe_ns), so no CN NIC or uplink queue is shared between
@@ -343,7 +370,6 @@ static void issue(sim_t *s, uint32_t idx, uint64_t t)
 		/* RC: a QP's requests arrive in posting order (a WR released by
 		 * a credit at global time may be issued "before" an earlier WR
 		 * that its worker's clock put ahead) */
-		sim_qp_t *qp = &s->qps[op->worker];
 		t = max64(t, qp->last_arr);
 		qp->last_arr = t;
 		push(s, t, EV_MN_ARRIVE, idx);
@@ -389,7 +415,7 @@ static void qp_drain(sim_t *s, uint32_t q, uint64_t t)
 		qp->pend_head = s->ops[p].next;
 		if (qp->pend_head == NOIDX)
 			qp->pend_tail = NOIDX;
-		issue(s, p, t);
+		issue(s, q, p, t);
 	}
 	if (qp->pend_head != NOIDX)
 		qp_ensure_wake(s, q);
@@ -448,7 +474,7 @@ static void ev_mn_arrive(sim_t *s, uint32_t idx, uint64_t t)
 {
 	sim_op_t *op = &s->ops[idx];
 	const dmr_model_t *m = &s->m;
-	sim_mn_t *mn = &s->mn;
+	sim_mn_t *mn = &s->mn[op->mn];
 	/* the effect comes later: start fetching the touched line now */
 	if (op->remote < mn->size)
 		__builtin_prefetch(mn->mem + op->remote, 1, 3);
@@ -456,9 +482,11 @@ static void ev_mn_arrive(sim_t *s, uint32_t idx, uint64_t t)
 	 * link can carry it after the previous message. */
 	t = max64(t, mn->down_free + op->req_wire);
 	mn->down_free = t;
+	mn->st.link_down_busy_ps += op->req_wire;
 	t += m->prop_ps;
 	t = max64(t, mn->nic_free) + m->nic_msg_ps;
 	mn->nic_free = t;
+	mn->st.nic_busy_ps += m->nic_msg_ps;
 	t += m->nic_proc_ps;
 	uint64_t len = op->length, eff;
 	if (m->host_cpus) {
@@ -483,6 +511,7 @@ static void ev_mn_arrive(sim_t *s, uint32_t idx, uint64_t t)
 		uint64_t x = (len * m->dma_ps_per_byte_x1000 + 999) / 1000;
 		uint64_t start = max64(t, mn->dma_rd_free);
 		mn->dma_rd_free = start + x;
+		mn->st.dma_busy_ps += x;
 		eff = max64(start + m->dma_read_ps, mn->last_write_eff);
 		break;
 	}
@@ -493,6 +522,7 @@ static void ev_mn_arrive(sim_t *s, uint32_t idx, uint64_t t)
 		uint64_t x = (len * m->dma_ps_per_byte_x1000 + 999) / 1000;
 		uint64_t end = max64(t, mn->dma_wr_free + x);
 		mn->dma_wr_free = end;
+		mn->st.dma_busy_ps += x;
 		eff = max64(end + m->dma_write_ps, mn->last_write_eff);
 		mn->last_write_eff = eff;
 		break;
@@ -500,6 +530,7 @@ static void ev_mn_arrive(sim_t *s, uint32_t idx, uint64_t t)
 	default: {
 		t = max64(t, mn->atomic_free) + m->atomic_global_ps;
 		mn->atomic_free = t;
+		mn->st.atomic_busy_ps += m->atomic_global_ps;
 		if (mn->aused > (mn->amask + 1) / 2)
 			atomic_gc(mn, s->now);
 		addr_ent_t *e = atomic_slot(mn, op->remote, s->now);
@@ -511,7 +542,7 @@ static void ev_mn_arrive(sim_t *s, uint32_t idx, uint64_t t)
 	}
 	/* RC: the responder executes a QP's requests in order (IBTA vol. 1,
 	 * 9.5 and 9.7.5), so a READ posted after a CAS sees the CAS's effect */
-	sim_qp_t *qp = &s->qps[op->worker];
+	sim_qp_t *qp = &s->qps[op_qp(s, op)];
 	eff = max64(eff, qp->last_eff);
 	qp->last_eff = eff;
 	push(s, eff, EV_MN_EFFECT, idx);
@@ -576,27 +607,28 @@ static void ev_mn_effect(sim_t *s, uint32_t idx, uint64_t t)
 {
 	sim_op_t *op = &s->ops[idx];
 	const dmr_model_t *m = &s->m;
-	sim_mn_t *mn = &s->mn;
+	sim_mn_t *mn = &s->mn[op->mn];
+	const uint32_t q = op_qp(s, op);
 	const sim_op_t *wr = op;
 	const sim_opx_t *x = &s->opx[idx];
 	uint64_t len = wr->opcode == DMR_WR_READ || wr->opcode == DMR_WR_WRITE ? wr->length : 8;
 	if (wr->remote > mn->size || len > mn->size - wr->remote) {
 		op->status = DMR_WC_REM_ACCESS_ERR;
-		s->qps[op->worker].error = 1;
+		s->qps[q].error = 1;
 	} else {
 		uint8_t *p = mn->mem + wr->remote;
 		switch (wr->opcode) {
 		case DMR_WR_READ:
 			if (!s->no_payload)
 				memcpy(x->local, p, len);
-			s->st.reads++;
-			s->st.bytes_read += len;
+			mn->st.reads++;
+			mn->st.bytes_read += len;
 			break;
 		case DMR_WR_WRITE:
 			if (!s->no_payload)
 				memcpy(p, x->local, len);
-			s->st.writes++;
-			s->st.bytes_written += len;
+			mn->st.writes++;
+			mn->st.bytes_written += len;
 			break;
 		case DMR_WR_CAS: {
 			uint64_t old;
@@ -605,6 +637,7 @@ static void ev_mn_effect(sim_t *s, uint32_t idx, uint64_t t)
 				memcpy(p, &x->swap, 8);
 			memcpy(x->local, &old, 8);
 			s->st.cas++;
+			mn->st.atomics++;
 			break;
 		}
 		case DMR_WR_FAA: {
@@ -614,6 +647,7 @@ static void ev_mn_effect(sim_t *s, uint32_t idx, uint64_t t)
 			memcpy(p, &nv, 8);
 			memcpy(x->local, &old, 8);
 			s->st.faa++;
+			mn->st.atomics++;
 			break;
 		}
 		}
@@ -628,20 +662,21 @@ static void ev_mn_effect(sim_t *s, uint32_t idx, uint64_t t)
 		tl = max64(tl, t + (len * m->dma_ps_per_byte_x1000 + 999) / 1000);
 	t = tl;
 	mn->up_free = t;
+	mn->st.link_up_busy_ps += w;
 	sim_cn_t *cn = &s->cns[op->cn];
 	t = max64(t + m->prop_ps + m->switch_ps, cn->down_free + w);
 	cn->down_free = t;
 	t += m->prop_ps + m->nic_proc_ps;
-	sim_qp_t *qp = &s->qps[op->worker];
+	sim_qp_t *qp = &s->qps[q];
 	t = max64(t, qp->last_cqe);
 	qp->last_cqe = t;
 	if (--qp->open == 0 && qp->fl_head != NOIDX)
 		flush_ready(s, qp);
 	if (is_rd_atomic(wr->opcode)) {
-		s->rings[(size_t)op->worker * s->rcap + ((qp->rhead + qp->rn) & (s->rcap - 1))] = t;
+		s->rings[(size_t)q * s->rcap + ((qp->rhead + qp->rn) & (s->rcap - 1))] = t;
 		qp->rn++;
 		if (qp->pend_head != NOIDX)
-			qp_ensure_wake(s, op->worker);
+			qp_ensure_wake(s, q);
 	}
 	if ((wr->flags & DMR_WR_SIGNALED) || op->status) {
 		push(s, t, EV_CN_COMPLETE, idx);
@@ -660,7 +695,7 @@ static void ev_cn_complete(sim_t *s, uint32_t idx, uint64_t t)
 	dmr_wc_t wc = {.wr_id = s->opx[idx].wr_id,
 		       .opcode = op->opcode,
 		       .status = op->status,
-		       .mn = 0,
+		       .mn = op->mn,
 		       .byte_len = op->opcode == DMR_WR_READ ? op->length : 0};
 	uint32_t w = op->worker;
 	op_free(s, idx);
@@ -671,9 +706,9 @@ static dmr_status_t sim_post(dmr_be_t *be, uint32_t worker, uint32_t mn, const d
 			     uint32_t n, dmr_err_t *err)
 {
 	sim_t *s = to_sim(be);
-	(void)mn;
 	sim_worker_t *wk = &s->workers[worker];
-	sim_qp_t *qp = &s->qps[worker];
+	const uint32_t q = worker * s->nmns + mn; /* mn < mns: dmr_be_post checked */
+	sim_qp_t *qp = &s->qps[q];
 	const dmr_model_t *m = &s->m;
 	uint64_t t = cpu_start(s, wk) + m->post_doorbell_ps;
 	uint8_t first_read = 1;
@@ -690,6 +725,7 @@ static dmr_status_t sim_post(dmr_be_t *be, uint32_t worker, uint32_t mn, const d
 		op->length = wr->length;
 		op->worker = worker;
 		op->cn = cn;
+		op->mn = (uint8_t)mn;
 		op->opcode = wr->opcode;
 		op->flags = wr->flags;
 		op->status = 0;
@@ -720,7 +756,7 @@ static dmr_status_t sim_post(dmr_be_t *be, uint32_t worker, uint32_t mn, const d
 		qp->open++;
 		if (is_rd_atomic(op->opcode) && qp->pend_head == NOIDX &&
 		    qp->inflight >= m->qp_max_rd_atomic)
-			qp_retire(s, worker, t);
+			qp_retire(s, q, t);
 		if (qp->pend_head != NOIDX ||
 		    (is_rd_atomic(op->opcode) && qp->inflight >= m->qp_max_rd_atomic)) {
 			if (qp->pend_tail != NOIDX)
@@ -728,10 +764,10 @@ static dmr_status_t sim_post(dmr_be_t *be, uint32_t worker, uint32_t mn, const d
 			else
 				qp->pend_head = idx;
 			qp->pend_tail = idx;
-			qp_ensure_wake(s, worker);
+			qp_ensure_wake(s, q);
 			continue;
 		}
-		issue(s, idx, t);
+		issue(s, q, idx, t);
 	}
 	cpu_end(wk, t);
 	if (s->fatal)
@@ -853,16 +889,23 @@ static int sim_progress(dmr_be_t *be, uint64_t until_ps)
 static void *sim_mn_memory(dmr_be_t *be, uint32_t mn, uint64_t *len_p)
 {
 	sim_t *s = to_sim(be);
-	if (mn != 0)
+	if (mn >= s->nmns)
 		return NULL;
 	if (len_p)
-		*len_p = s->mn.size;
-	return s->mn.mem;
+		*len_p = s->mn[mn].size;
+	return s->mn[mn].mem;
 }
 
 static void sim_stats(dmr_be_t *be, dmr_be_stats_t *st)
 {
-	*st = to_sim(be)->st;
+	const sim_t *s = to_sim(be);
+	*st = s->st;
+	for (uint32_t i = 0; i < s->nmns; i++) {
+		st->reads += s->mn[i].st.reads;
+		st->writes += s->mn[i].st.writes;
+		st->bytes_read += s->mn[i].st.bytes_read;
+		st->bytes_written += s->mn[i].st.bytes_written;
+	}
 }
 
 static void sim_charge(dmr_be_t *be, uint32_t worker, uint64_t ps)
@@ -905,6 +948,14 @@ static dmr_status_t sim_control(dmr_be_t *be, int op, void *arg, dmr_err_t *err)
 		*(dmr_be_role_t *)arg = (dmr_be_role_t){
 		    .cn = 0, .cns = be->cfg.cns, .first_worker = 0, .workers = s->nworkers};
 		return DMR_OK;
+	case DMR_BE_CTL_MN_STATS: {
+		dmr_be_mn_stats_t *out = arg;
+		for (uint32_t i = 0; i < s->nmns; i++) {
+			out[i] = s->mn[i].st;
+			out[i].verbs = out[i].reads + out[i].writes + out[i].atomics;
+		}
+		return DMR_OK;
+	}
 	}
 	return dmr_be_ctl_unsupported(be, op, err);
 }
