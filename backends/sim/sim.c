@@ -28,14 +28,14 @@ typedef struct sim_op {
 	uint64_t remote;   /* byte offset in the MN region */
 	uint32_t length;   /* bytes */
 	uint32_t next;	   /* free list / QP pending list */
-	uint32_t worker;   /* posting worker = its QP, index into sim->qps */
+	uint32_t qp;	   /* its QP, index into sim->qps (a timer: its worker) */
 	uint32_t req_wire; /* wire time of the request, ps */
 	uint16_t cn;	   /* worker / workers per CN */
 	uint8_t opcode;	   /* dmr_wr_opcode_t */
 	uint8_t flags;	   /* DMR_WR_SIGNALED */
 	uint8_t status;
 	uint8_t first_read; /* software NIC: the first READ of its doorbell */
-	uint8_t mn;	    /* target MN (< DMR_BE_MAX_MNS); QP = worker x mns + mn */
+	uint8_t mn;	    /* target MN (< DMR_BE_MAX_MNS) */
 } sim_op_t;
 _Static_assert(sizeof(sim_op_t) == 32, "sim_op_t is one 32-byte record");
 
@@ -55,21 +55,23 @@ typedef struct sim_opx {
  * event at the oldest known completion time.
  */
 typedef struct sim_qp {
+	uint32_t worker; /* whose QP (QP q is worker q / mns's to MN q mod mns) */
 	uint32_t inflight;
 	uint32_t rhead, rn; /* ring of completion times */
 	uint32_t pend_head, pend_tail;
-	uint8_t wake_scheduled;
-	uint64_t last_cqe;
-	uint64_t last_eff; /* MN effect time of the previous WR (RC order) */
-	uint64_t last_arr; /* software NIC: MN arrival of the previous WR */
-	uint8_t error;
 	/* RC order across a failure: `open` counts the QP's WRs posted before
 	 * it (not flushed) whose completion time is not known yet; a WR
 	 * flushed while any is open waits in fl_head..fl_tail (via next) and
 	 * completes after the last of them (flush_ready) */
 	uint32_t open;
 	uint32_t fl_head, fl_tail;
+	uint8_t wake_scheduled;
+	uint8_t error;
+	uint64_t last_cqe;
+	uint64_t last_eff; /* MN effect time of the previous WR (RC order) */
+	uint64_t last_arr; /* software NIC: MN arrival of the previous WR */
 } sim_qp_t;
+_Static_assert(sizeof(sim_qp_t) == 64, "sim_qp_t is one cache line");
 
 /* backends/backend.h opcodes as dmr_model_host_ps (models/model.h) reads them */
 _Static_assert(DMR_WR_READ == 0 && DMR_WR_WRITE == 1 && DMR_WR_CAS == 2 && DMR_WR_FAA == 3,
@@ -127,6 +129,7 @@ typedef struct sim {
 	uint32_t nops, free_head;
 	dmr_be_stats_t st; /* reads, writes, bytes: summed over mn[] when read */
 	dmr_status_t fatal;
+	uint8_t *mem[DMR_BE_MAX_MNS]; /* mn[i].mem: for sim_mn_memory */
 	sim_mn_t mn[DMR_BE_MAX_MNS];
 } sim_t;
 
@@ -210,7 +213,9 @@ static dmr_status_t sim_open(const dmr_be_config_t *cfg, dmr_be_t **be_p, dmr_er
 	size_t nqps = (size_t)s->nworkers * s->nmns;
 	s->workers = calloc(s->nworkers, sizeof(*s->workers));
 	s->cns = calloc(cfg->cns, sizeof(*s->cns));
-	s->qps = calloc(nqps, sizeof(*s->qps));
+	s->qps = aligned_alloc(64, nqps * sizeof(*s->qps)); /* one line each */
+	if (s->qps)
+		memset(s->qps, 0, nqps * sizeof(*s->qps));
 	s->ready = -1;
 	for (s->rcap = 1; s->rcap < s->m.qp_max_rd_atomic; s->rcap <<= 1)
 		;
@@ -220,6 +225,7 @@ static dmr_status_t sim_open(const dmr_be_config_t *cfg, dmr_be_t **be_p, dmr_er
 		goto fail;
 	}
 	for (size_t i = 0; i < nqps; i++) {
+		s->qps[i].worker = (uint32_t)(i / s->nmns);
 		s->qps[i].pend_head = s->qps[i].pend_tail = NOIDX;
 		s->qps[i].fl_head = s->qps[i].fl_tail = NOIDX;
 	}
@@ -264,7 +270,7 @@ static dmr_status_t sim_open(const dmr_be_config_t *cfg, dmr_be_t **be_p, dmr_er
 					 (unsigned long long)cfg->mr_size);
 			goto fail;
 		}
-		mn->mem = mem;
+		mn->mem = s->mem[i] = mem;
 		mn->size = cfg->mr_size;
 	}
 	/* no MADV_HUGEPAGE: tried; sparse tables (TPC-C history) then zero 2 MiB
@@ -340,12 +346,6 @@ static inline uint64_t resp_wire_bytes(const dmr_model_t *m, const sim_op_t *wr)
 	default:
 		return m->pkt_overhead + m->aeth_bytes + m->atomicacketh_bytes;
 	}
-}
-
-/* The index of WR op's QP in s->qps. */
-static inline uint32_t op_qp(const sim_t *s, const sim_op_t *op)
-{
-	return op->worker * s->nmns + op->mn;
 }
 
 /* CN side of a WR of QP q, computed when the NIC takes it at time t: NIC
@@ -492,7 +492,7 @@ static void ev_mn_arrive(sim_t *s, uint32_t idx, uint64_t t)
 	if (m->host_cpus) {
 		/* software NIC: responder and completer work on the poster's CPU
 		 * (loopback: CN and MN on one host), FIFO with its other work */
-		uint64_t *cpu = s->workers[op->worker].cpu;
+		uint64_t *cpu = s->workers[s->qps[op->qp].worker].cpu;
 		/* busy CPU: the task waits; a READ's responder is deferred to
 		 * a kernel thread (rxe_resp_queue_pkt schedules the responder
 		 * for READ requests) and pays a switch with the busy worker */
@@ -542,7 +542,7 @@ static void ev_mn_arrive(sim_t *s, uint32_t idx, uint64_t t)
 	}
 	/* RC: the responder executes a QP's requests in order (IBTA vol. 1,
 	 * 9.5 and 9.7.5), so a READ posted after a CAS sees the CAS's effect */
-	sim_qp_t *qp = &s->qps[op_qp(s, op)];
+	sim_qp_t *qp = &s->qps[op->qp];
 	eff = max64(eff, qp->last_eff);
 	qp->last_eff = eff;
 	push(s, eff, EV_MN_EFFECT, idx);
@@ -608,7 +608,7 @@ static void ev_mn_effect(sim_t *s, uint32_t idx, uint64_t t)
 	sim_op_t *op = &s->ops[idx];
 	const dmr_model_t *m = &s->m;
 	sim_mn_t *mn = &s->mn[op->mn];
-	const uint32_t q = op_qp(s, op);
+	const uint32_t q = op->qp;
 	const sim_op_t *wr = op;
 	const sim_opx_t *x = &s->opx[idx];
 	uint64_t len = wr->opcode == DMR_WR_READ || wr->opcode == DMR_WR_WRITE ? wr->length : 8;
@@ -697,7 +697,7 @@ static void ev_cn_complete(sim_t *s, uint32_t idx, uint64_t t)
 		       .status = op->status,
 		       .mn = op->mn,
 		       .byte_len = op->opcode == DMR_WR_READ ? op->length : 0};
-	uint32_t w = op->worker;
+	uint32_t w = s->qps[op->qp].worker;
 	op_free(s, idx);
 	cq_push(s, w, &wc, t);
 }
@@ -723,7 +723,7 @@ static dmr_status_t sim_post(dmr_be_t *be, uint32_t worker, uint32_t mn, const d
 		const dmr_wr_t *wr = &wrs[i];
 		op->remote = wr->remote;
 		op->length = wr->length;
-		op->worker = worker;
+		op->qp = q;
 		op->cn = cn;
 		op->mn = (uint8_t)mn;
 		op->opcode = wr->opcode;
@@ -815,7 +815,7 @@ static dmr_status_t sim_timer(dmr_be_t *be, uint32_t worker, uint64_t at_ps, uin
 	memset(op, 0, sizeof(*op));
 	s->opx[idx].wr_id = wr_id;
 	op->opcode = DMR_WR_TIMER;
-	op->worker = worker;
+	op->qp = worker; /* a timer has no QP */
 	op->cn = (uint16_t)(worker / s->be.cfg.workers);
 	push(s, max64(at_ps, s->now), EV_TIMER, idx);
 	return s->fatal;
@@ -854,7 +854,7 @@ static int sim_progress(dmr_be_t *be, uint64_t until_ps)
 		case EV_TIMER: {
 			sim_op_t *op = &s->ops[ev.arg];
 			dmr_wc_t wc = {.wr_id = s->opx[ev.arg].wr_id, .opcode = DMR_WR_TIMER};
-			uint32_t w = op->worker;
+			uint32_t w = op->qp; /* a timer's worker */
 			op_free(s, ev.arg);
 			cq_push(s, w, &wc, ev.t);
 			break;
@@ -892,8 +892,8 @@ static void *sim_mn_memory(dmr_be_t *be, uint32_t mn, uint64_t *len_p)
 	if (mn >= s->nmns)
 		return NULL;
 	if (len_p)
-		*len_p = s->mn[mn].size;
-	return s->mn[mn].mem;
+		*len_p = s->be.cfg.mr_size;
+	return s->mem[mn];
 }
 
 static void sim_stats(dmr_be_t *be, dmr_be_stats_t *st)
