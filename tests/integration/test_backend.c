@@ -3,7 +3,9 @@
  * promise of backends/backend.h over every backend in DMR_TEST_BACKENDS
  * (default "sim,shm"; CTest: also "fault:sim,fault:shm", the fault wrapper
  * with no fault; "verbs" as test_backend_verbs), as UCX's
- * UCT_INSTANTIATE_TEST_CASE does. A backend that cannot open (no device) is
+ * UCT_INSTANTIATE_TEST_CASE does. $DMR_TEST_MNS (1..16, default 1) sets
+ * the cluster's MNs; the tests then post to the last MN (CTest
+ * test_backend_mns: sim and fault:sim with 4 MNs). A backend that cannot open (no device) is
  * reported SKIPPED with the reason; the process exits 77 if nothing ran.
  *
  * Promises and their tests:
@@ -46,6 +48,10 @@
 #include "helpers/suite.h"
 
 static const char *g_backend = "sim";
+/* The cluster's MNs ($DMR_TEST_MNS, default 1; CTest test_backend_mns runs
+ * sim and fault:sim with 4) and the MN every test posts to: the last one,
+ * so that a backend that ignores the MN index fails. */
+static uint32_t g_mns = 1, g_mn = 0;
 #define MR_SIZE (4u << 20)
 #define DEADLINE_NS 10000000000ull /* threaded: how long an expected completion may take */
 #define QUIET_NS 200000000ull	   /* threaded: how long "no completion" is watched */
@@ -54,7 +60,7 @@ static const char *g_backend = "sim";
 static dmr_be_t *open_be(uint32_t workers)
 {
 	dmr_be_config_t cfg = {.backend = g_backend,
-			       .mns = 1,
+			       .mns = g_mns,
 			       .cns = 1,
 			       .workers = workers,
 			       .mr_size = MR_SIZE,
@@ -113,7 +119,7 @@ static void one_ok(dmr_be_t *be, uint8_t opcode, void *local, uint64_t remote, u
 		   uint64_t compare_add, uint64_t swap)
 {
 	dmr_err_t err;
-	ck_assert_msg(dmr_be_post_one(be, 0, 0, opcode, 900, local, remote, length, compare_add,
+	ck_assert_msg(dmr_be_post_one(be, 0, g_mn, opcode, 900, local, remote, length, compare_add,
 				      swap, &err) == DMR_OK,
 		      "%s", err.msg);
 	dmr_wc_t wc;
@@ -121,6 +127,7 @@ static void one_ok(dmr_be_t *be, uint8_t opcode, void *local, uint64_t remote, u
 	ck_assert_msg(wc.status == DMR_WC_SUCCESS, "%s: %s", dmr_wr_opcode_string(opcode),
 		      dmr_wc_status_string(wc.status));
 	ck_assert_uint_eq(wc.wr_id, 900);
+	ck_assert_uint_eq(wc.mn, g_mn);
 }
 
 /* After a refused post: no completion on any of the `workers` workers and
@@ -150,12 +157,12 @@ static void rw_roundtrip(uint32_t len)
 	ck_assert_int_eq(dmr_be_mr_reg(be, 0, src, len + 1, NULL), DMR_OK);
 	ck_assert_int_eq(dmr_be_mr_reg(be, 0, dst, len + 1, NULL), DMR_OK);
 	dmr_wc_t wc[2];
-	ck_assert_int_eq(dmr_be_post_one(be, 0, 0, DMR_WR_WRITE, 1, src, 64, len, 0, 0, NULL),
+	ck_assert_int_eq(dmr_be_post_one(be, 0, g_mn, DMR_WR_WRITE, 1, src, 64, len, 0, 0, NULL),
 			 DMR_OK);
 	ck_assert_int_eq(wait_wc(be, 0, wc, 1), 1);
 	ck_assert_int_eq(wc[0].status, DMR_WC_SUCCESS);
 	ck_assert_int_eq(wc[0].opcode, DMR_WR_WRITE);
-	ck_assert_int_eq(dmr_be_post_one(be, 0, 0, DMR_WR_READ, 2, dst, 64, len, 0, 0, NULL),
+	ck_assert_int_eq(dmr_be_post_one(be, 0, g_mn, DMR_WR_READ, 2, dst, 64, len, 0, 0, NULL),
 			 DMR_OK);
 	ck_assert_int_eq(wait_wc(be, 0, wc, 1), 1);
 	ck_assert_int_eq(wc[0].status, DMR_WC_SUCCESS);
@@ -199,20 +206,20 @@ START_TEST(cas_returns_old_value)
 	dmr_be_mr_reg(be, 0, &old, 8, NULL);
 	dmr_wc_t wc;
 	v = 41;
-	dmr_be_post_one(be, 0, 0, DMR_WR_WRITE, 1, &v, 128, 8, 0, 0, NULL);
+	dmr_be_post_one(be, 0, g_mn, DMR_WR_WRITE, 1, &v, 128, 8, 0, 0, NULL);
 	ck_assert_int_eq(wait_wc(be, 0, &wc, 1), 1);
 	/* success: compare matches */
-	ck_assert_int_eq(dmr_be_post_one(be, 0, 0, DMR_WR_CAS, 2, &old, 128, 8, 41, 99, NULL),
+	ck_assert_int_eq(dmr_be_post_one(be, 0, g_mn, DMR_WR_CAS, 2, &old, 128, 8, 41, 99, NULL),
 			 DMR_OK);
 	ck_assert_int_eq(wait_wc(be, 0, &wc, 1), 1);
 	ck_assert_int_eq(wc.status, DMR_WC_SUCCESS);
 	ck_assert_uint_eq(old, 41);
 	/* failure: compare does not match, memory unchanged, old value returned */
-	ck_assert_int_eq(dmr_be_post_one(be, 0, 0, DMR_WR_CAS, 3, &old, 128, 8, 41, 7, NULL),
+	ck_assert_int_eq(dmr_be_post_one(be, 0, g_mn, DMR_WR_CAS, 3, &old, 128, 8, 41, 7, NULL),
 			 DMR_OK);
 	ck_assert_int_eq(wait_wc(be, 0, &wc, 1), 1);
 	ck_assert_uint_eq(old, 99);
-	dmr_be_post_one(be, 0, 0, DMR_WR_READ, 4, &v, 128, 8, 0, 0, NULL);
+	dmr_be_post_one(be, 0, g_mn, DMR_WR_READ, 4, &v, 128, 8, 0, 0, NULL);
 	ck_assert_int_eq(wait_wc(be, 0, &wc, 1), 1);
 	ck_assert_uint_eq(v, 99);
 	dmr_be_close(be);
@@ -227,11 +234,11 @@ START_TEST(faa_returns_old_value)
 	dmr_be_mr_reg(be, 0, &v, 8, NULL);
 	dmr_wc_t wc;
 	for (uint64_t i = 0; i < 5; i++) {
-		dmr_be_post_one(be, 0, 0, DMR_WR_FAA, i, &old, 256, 8, 10, 0, NULL);
+		dmr_be_post_one(be, 0, g_mn, DMR_WR_FAA, i, &old, 256, 8, 10, 0, NULL);
 		ck_assert_int_eq(wait_wc(be, 0, &wc, 1), 1);
 		ck_assert_uint_eq(old, 10 * i);
 	}
-	dmr_be_post_one(be, 0, 0, DMR_WR_READ, 9, &v, 256, 8, 0, 0, NULL);
+	dmr_be_post_one(be, 0, g_mn, DMR_WR_READ, 9, &v, 256, 8, 0, 0, NULL);
 	ck_assert_int_eq(wait_wc(be, 0, &wc, 1), 1);
 	ck_assert_uint_eq(v, 50);
 	dmr_be_close(be);
@@ -245,11 +252,11 @@ START_TEST(unaligned_atomic_refused)
 	dmr_err_t err;
 	for (uint64_t off = 1; off < 8; off++) {
 		ck_assert_int_eq(
-		    dmr_be_post_one(be, 0, 0, DMR_WR_CAS, 1, &old, 64 + off, 8, 0, 1, &err),
+		    dmr_be_post_one(be, 0, g_mn, DMR_WR_CAS, 1, &old, 64 + off, 8, 0, 1, &err),
 		    DMR_ERR_INVALID);
 		ck_assert_ptr_nonnull(strstr(err.msg, "aligned"));
 		ck_assert_int_eq(
-		    dmr_be_post_one(be, 0, 0, DMR_WR_FAA, 1, &old, 64 + off, 8, 1, 0, &err),
+		    dmr_be_post_one(be, 0, g_mn, DMR_WR_FAA, 1, &old, 64 + off, 8, 1, 0, &err),
 		    DMR_ERR_INVALID);
 	}
 	/* a batch with one bad WR posts nothing */
@@ -264,7 +271,7 @@ START_TEST(unaligned_atomic_refused)
 			    .remote = 4,
 			    .opcode = DMR_WR_CAS,
 			    .flags = DMR_WR_SIGNALED}};
-	ck_assert_int_eq(dmr_be_post(be, 0, 0, wrs, 2, &err), DMR_ERR_INVALID);
+	ck_assert_int_eq(dmr_be_post(be, 0, g_mn, wrs, 2, &err), DMR_ERR_INVALID);
 	ck_assert_ptr_nonnull(strstr(err.msg, "WR 1"));
 	dmr_wc_t wc;
 	ck_assert_int_eq(dmr_test_wait_wc(be, 0, &wc, 1, QUIET_NS), 0);
@@ -283,7 +290,7 @@ START_TEST(thousand_posts_thousand_completions)
 	dmr_wc_t wc[64];
 	for (uint32_t i = 0; i < 1000; i++) {
 		uint32_t w = i & 1;
-		ck_assert_int_eq(dmr_be_post_one(be, w, 0, i % 3 ? DMR_WR_READ : DMR_WR_FAA,
+		ck_assert_int_eq(dmr_be_post_one(be, w, g_mn, i % 3 ? DMR_WR_READ : DMR_WR_FAA,
 						 1000 * w + i, &buf[w][i % 64], 8 * (i % 512), 8, 1,
 						 0, NULL),
 				 DMR_OK);
@@ -319,14 +326,15 @@ START_TEST(access_outside_mr_fails_and_flushes)
 	static uint64_t buf[4];
 	dmr_be_mr_reg(be, 0, buf, sizeof(buf), NULL);
 	dmr_wc_t wc[2];
-	ck_assert_int_eq(dmr_be_post_one(be, 0, 0, DMR_WR_READ, 5, buf, MR_SIZE - 4, 8, 0, 0, NULL),
-			 DMR_OK);
+	ck_assert_int_eq(
+	    dmr_be_post_one(be, 0, g_mn, DMR_WR_READ, 5, buf, MR_SIZE - 4, 8, 0, 0, NULL), DMR_OK);
 	ck_assert_int_eq(wait_wc(be, 0, wc, 1), 1);
 	ck_assert_int_eq(wc[0].status, DMR_WC_REM_ACCESS_ERR);
 	ck_assert_uint_eq(wc[0].wr_id, 5);
 	ck_assert_str_eq(dmr_wc_status_string(wc[0].status), "remote access error");
 	/* the endpoint is in error: a later WR is flushed, not executed */
-	ck_assert_int_eq(dmr_be_post_one(be, 0, 0, DMR_WR_READ, 6, buf, 0, 8, 0, 0, NULL), DMR_OK);
+	ck_assert_int_eq(dmr_be_post_one(be, 0, g_mn, DMR_WR_READ, 6, buf, 0, 8, 0, 0, NULL),
+			 DMR_OK);
 	ck_assert_int_eq(wait_wc(be, 0, wc, 1), 1);
 	ck_assert_int_eq(wc[0].status, DMR_WC_FLUSH_ERR);
 	dmr_be_close(be);
@@ -351,14 +359,14 @@ START_TEST(batch_bounds_refused)
 	dmr_be_stats_t before;
 	dmr_be_stats(be, &before);
 	dmr_err_t err;
-	ck_assert_int_eq(dmr_be_post(be, 0, 0, wrs, 0, &err), DMR_ERR_INVALID);
+	ck_assert_int_eq(dmr_be_post(be, 0, g_mn, wrs, 0, &err), DMR_ERR_INVALID);
 	ck_assert_msg(strstr(err.msg, "batch of 0 WRs"), "%s", err.msg);
-	ck_assert_int_eq(dmr_be_post(be, 0, 0, wrs, 4097, &err), DMR_ERR_INVALID);
+	ck_assert_int_eq(dmr_be_post(be, 0, g_mn, wrs, 4097, &err), DMR_ERR_INVALID);
 	ck_assert_msg(strstr(err.msg, "batch of 4097 WRs"), "%s", err.msg);
-	ck_assert_int_eq(dmr_be_post(be, 0, 0, wrs, UINT32_MAX, &err), DMR_ERR_INVALID);
+	ck_assert_int_eq(dmr_be_post(be, 0, g_mn, wrs, UINT32_MAX, &err), DMR_ERR_INVALID);
 	assert_nothing_posted(be, 1, &before);
 
-	dmr_status_t st = dmr_be_post(be, 0, 0, wrs, 4096, &err);
+	dmr_status_t st = dmr_be_post(be, 0, g_mn, wrs, 4096, &err);
 	if (st == DMR_ERR_AGAIN) {
 		printf("%s: a batch of 4096 refused for a full queue: %s\n", g_backend, err.msg);
 		assert_nothing_posted(be, 1, &before);
@@ -389,7 +397,8 @@ START_TEST(out_of_range_refused)
 	ck_assert_int_eq(dmr_be_mr_reg(be, 1, buf, sizeof(buf), NULL), DMR_OK);
 	dmr_be_stats_t before;
 	dmr_be_stats(be, &before);
-	const uint32_t bad[][2] = {{2, 0}, {UINT32_MAX, 0}, {0, 1}, {1, UINT32_MAX}, {2, 1}};
+	const uint32_t bad[][2] = {
+	    {2, g_mn}, {UINT32_MAX, g_mn}, {0, g_mns}, {1, UINT32_MAX}, {2, g_mns}};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		dmr_err_t err;
 		ck_assert_int_eq(dmr_be_post_one(be, bad[i][0], bad[i][1], DMR_WR_READ, i, buf, 0,
@@ -419,7 +428,7 @@ START_TEST(unknown_opcode_refused)
 		dmr_wr_t wrs[2] = {wr_of(DMR_WR_WRITE, 1, &src, 256, 8, DMR_WR_SIGNALED),
 				   wr_of(bad[i], 2, &src, 264, 8, DMR_WR_SIGNALED)};
 		dmr_err_t err;
-		ck_assert_int_eq(dmr_be_post(be, 0, 0, wrs, 2, &err), DMR_ERR_INVALID);
+		ck_assert_int_eq(dmr_be_post(be, 0, g_mn, wrs, 2, &err), DMR_ERR_INVALID);
 		ck_assert_msg(strstr(err.msg, "WR 1") && strstr(err.msg, "unknown opcode"), "%s",
 			      err.msg);
 	}
@@ -446,7 +455,7 @@ START_TEST(unaligned_atomic_names_wr)
 	dmr_be_stats_t before;
 	dmr_be_stats(be, &before);
 	dmr_err_t err;
-	ck_assert_int_eq(dmr_be_post(be, 0, 0, wrs, 3, &err), DMR_ERR_INVALID);
+	ck_assert_int_eq(dmr_be_post(be, 0, g_mn, wrs, 3, &err), DMR_ERR_INVALID);
 	ck_assert_msg(strstr(err.msg, "FAA") && strstr(err.msg, "WR 2") &&
 			  strstr(err.msg, "wr_id 77") && strstr(err.msg, "0x1003") &&
 			  strstr(err.msg, "aligned"),
@@ -479,7 +488,7 @@ START_TEST(one_completion_per_signaled_wr)
 		if (sig)
 			want[nsig++] = i;
 	}
-	ck_assert_int_eq(dmr_be_post(be, 0, 0, wrs, 48, NULL), DMR_OK);
+	ck_assert_int_eq(dmr_be_post(be, 0, g_mn, wrs, 48, NULL), DMR_OK);
 	dmr_wc_t wc[48];
 	ck_assert_int_eq(wait_wc(be, 0, wc, nsig), nsig);
 	for (int k = 0; k < nsig; k++) {
@@ -498,7 +507,7 @@ START_TEST(one_completion_per_signaled_wr)
 		wrs[i] = wr_of(DMR_WR_WRITE, 100 + i, &loc[i], 1024 + 8 * i, 8, 0);
 	}
 	wrs[16] = wr_of(DMR_WR_READ, 116, &loc[40], 1024 + 8 * 15, 8, DMR_WR_SIGNALED);
-	ck_assert_int_eq(dmr_be_post(be, 0, 0, wrs, 17, NULL), DMR_OK);
+	ck_assert_int_eq(dmr_be_post(be, 0, g_mn, wrs, 17, NULL), DMR_OK);
 	ck_assert_int_eq(wait_wc(be, 0, wc, 1), 1);
 	ck_assert_uint_eq(wc[0].wr_id, 116);
 	ck_assert_uint_eq(loc[40], 5015);
@@ -507,7 +516,7 @@ START_TEST(one_completion_per_signaled_wr)
 	/* nothing signaled, nothing failing: no completion */
 	for (uint32_t i = 0; i < 8; i++)
 		wrs[i] = wr_of(DMR_WR_WRITE, 200 + i, &loc[i], 2048 + 8 * i, 8, 0);
-	ck_assert_int_eq(dmr_be_post(be, 0, 0, wrs, 8, NULL), DMR_OK);
+	ck_assert_int_eq(dmr_be_post(be, 0, g_mn, wrs, 8, NULL), DMR_OK);
 	ck_assert(no_wc(be, 0));
 	dmr_be_close(be);
 }
@@ -521,7 +530,7 @@ START_TEST(failed_unsignaled_wr_completes)
 	static uint64_t buf[2];
 	ck_assert_int_eq(dmr_be_mr_reg(be, 0, buf, sizeof(buf), NULL), DMR_OK);
 	dmr_wr_t wr = wr_of(DMR_WR_READ, 77, buf, MR_SIZE, 8, 0);
-	ck_assert_int_eq(dmr_be_post(be, 0, 0, &wr, 1, NULL), DMR_OK);
+	ck_assert_int_eq(dmr_be_post(be, 0, g_mn, &wr, 1, NULL), DMR_OK);
 	dmr_wc_t wc;
 	ck_assert_int_eq(wait_wc(be, 0, &wc, 1), 1);
 	ck_assert_uint_eq(wc.wr_id, 77);
@@ -529,7 +538,7 @@ START_TEST(failed_unsignaled_wr_completes)
 	ck_assert_int_eq(wc.status, DMR_WC_REM_ACCESS_ERR);
 	ck_assert(no_wc(be, 0));
 	wr = wr_of(DMR_WR_WRITE, 78, buf, 0, 8, 0);
-	ck_assert_int_eq(dmr_be_post(be, 0, 0, &wr, 1, NULL), DMR_OK);
+	ck_assert_int_eq(dmr_be_post(be, 0, g_mn, &wr, 1, NULL), DMR_OK);
 	ck_assert_int_eq(wait_wc(be, 0, &wc, 1), 1);
 	ck_assert_uint_eq(wc.wr_id, 78);
 	ck_assert_int_eq(wc.status, DMR_WC_FLUSH_ERR);
@@ -571,7 +580,7 @@ START_TEST(completions_in_posting_order)
 			wrs[i].swap = s + 1;
 			opc[w][s] = op;
 		}
-		ck_assert_int_eq(dmr_be_post(be, w, 0, wrs, n, NULL), DMR_OK);
+		ck_assert_int_eq(dmr_be_post(be, w, g_mn, wrs, n, NULL), DMR_OK);
 		posted[w] += n;
 	}
 	uint64_t end = dmr_test_mono_ns() + DEADLINE_NS;
@@ -611,12 +620,13 @@ START_TEST(order_kept_across_a_failure)
 	ck_assert_int_eq(dmr_be_mr_reg(be, 0, big, 1u << 20, NULL), DMR_OK);
 	dmr_wr_t wrs[2] = {wr_of(DMR_WR_READ, 1, big, MR_SIZE - 4, 8, DMR_WR_SIGNALED),
 			   wr_of(DMR_WR_READ, 2, big, 0, 1u << 20, DMR_WR_SIGNALED)};
-	ck_assert_int_eq(dmr_be_post(be, 0, 0, wrs, 2, NULL), DMR_OK);
+	ck_assert_int_eq(dmr_be_post(be, 0, g_mn, wrs, 2, NULL), DMR_OK);
 	dmr_wc_t wc[2];
 	ck_assert_int_eq(wait_wc(be, 0, wc, 1), 1);
 	ck_assert_uint_eq(wc[0].wr_id, 1);
 	ck_assert_int_eq(wc[0].status, DMR_WC_REM_ACCESS_ERR);
-	ck_assert_int_eq(dmr_be_post_one(be, 0, 0, DMR_WR_READ, 3, big, 0, 8, 0, 0, NULL), DMR_OK);
+	ck_assert_int_eq(dmr_be_post_one(be, 0, g_mn, DMR_WR_READ, 3, big, 0, 8, 0, 0, NULL),
+			 DMR_OK);
 	ck_assert_int_eq(wait_wc(be, 0, wc, 2), 2);
 	ck_assert_msg(wc[0].wr_id == 2 && wc[1].wr_id == 3, "completions %llu, %llu; want 2, 3",
 		      (unsigned long long)wc[0].wr_id, (unsigned long long)wc[1].wr_id);
@@ -646,7 +656,7 @@ START_TEST(zero_length_moves_nothing)
 	dmr_be_stats(be, &before);
 	dmr_wr_t wrs[2] = {wr_of(DMR_WR_WRITE, 1, other, 1024, 0, DMR_WR_SIGNALED),
 			   wr_of(DMR_WR_READ, 2, dst, 1024, 0, DMR_WR_SIGNALED)};
-	ck_assert_int_eq(dmr_be_post(be, 0, 0, wrs, 2, NULL), DMR_OK);
+	ck_assert_int_eq(dmr_be_post(be, 0, g_mn, wrs, 2, NULL), DMR_OK);
 	dmr_wc_t wc[2];
 	ck_assert_int_eq(wait_wc(be, 0, wc, 2), 2);
 	for (int i = 0; i < 2; i++) {
@@ -825,8 +835,9 @@ START_TEST(now_is_monotonic)
 		switch (i % 4) {
 		case 0:
 		case 1:
-			ck_assert_int_eq(dmr_be_post_one(be, w, 0, i % 8 ? DMR_WR_READ : DMR_WR_FAA,
-							 i, &buf[w][i % 8], 64 * w, 8, 1, 0, NULL),
+			ck_assert_int_eq(dmr_be_post_one(be, w, g_mn,
+							 i % 8 ? DMR_WR_READ : DMR_WR_FAA, i,
+							 &buf[w][i % 8], 64 * w, 8, 1, 0, NULL),
 					 DMR_OK);
 			break;
 		case 2: {
@@ -877,14 +888,14 @@ START_TEST(stats_count_what_was_posted)
 			   wr_of(DMR_WR_WRITE, 11, loc[1] + 16, 8224, 0, S)};
 	dmr_wr_t bad = wr_of(DMR_WR_CAS, 12, loc[1], 8212, 8, S);
 	dmr_err_t err;
-	ck_assert_int_eq(dmr_be_post(be, 0, 0, w0a, 3, NULL), DMR_OK);
-	ck_assert_int_eq(dmr_be_post(be, 1, 0, w1a, 1, NULL), DMR_OK);
-	ck_assert_int_eq(dmr_be_post(be, 1, 0, &bad, 1, &err), DMR_ERR_INVALID);
-	ck_assert_int_eq(dmr_be_post(be, 0, 0, w0b, 1, NULL), DMR_OK);
-	ck_assert_int_eq(dmr_be_post(be, 0, 0, w0c, 0, &err), DMR_ERR_INVALID);
-	ck_assert_int_eq(dmr_be_post(be, 0, 0, w0c, 2, NULL), DMR_OK);
-	ck_assert_int_eq(dmr_be_post(be, 1, 1, w1b, 4, &err), DMR_ERR_RANGE);
-	ck_assert_int_eq(dmr_be_post(be, 1, 0, w1b, 4, NULL), DMR_OK);
+	ck_assert_int_eq(dmr_be_post(be, 0, g_mn, w0a, 3, NULL), DMR_OK);
+	ck_assert_int_eq(dmr_be_post(be, 1, g_mn, w1a, 1, NULL), DMR_OK);
+	ck_assert_int_eq(dmr_be_post(be, 1, g_mn, &bad, 1, &err), DMR_ERR_INVALID);
+	ck_assert_int_eq(dmr_be_post(be, 0, g_mn, w0b, 1, NULL), DMR_OK);
+	ck_assert_int_eq(dmr_be_post(be, 0, g_mn, w0c, 0, &err), DMR_ERR_INVALID);
+	ck_assert_int_eq(dmr_be_post(be, 0, g_mn, w0c, 2, NULL), DMR_OK);
+	ck_assert_int_eq(dmr_be_post(be, 1, g_mns, w1b, 4, &err), DMR_ERR_RANGE);
+	ck_assert_int_eq(dmr_be_post(be, 1, g_mn, w1b, 4, NULL), DMR_OK);
 	dmr_wc_t wc[8];
 	ck_assert_int_eq(wait_wc(be, 0, wc, 6), 6);
 	ck_assert_int_eq(wait_wc(be, 1, wc, 5), 5);
@@ -929,7 +940,7 @@ START_TEST(full_queue)
 	dmr_status_t st = DMR_OK;
 	dmr_err_t err;
 	while (accepted < FULL_DOORBELLS) {
-		st = dmr_be_post_one(be, 0, 0, DMR_WR_READ, accepted, &loc[accepted % 4096],
+		st = dmr_be_post_one(be, 0, g_mn, DMR_WR_READ, accepted, &loc[accepted % 4096],
 				     8 * (accepted % 4096), 8, 0, 0, &err);
 		if (st != DMR_OK)
 			break;
@@ -1044,6 +1055,17 @@ END_TEST
 int main(void)
 {
 	const char *list = getenv("DMR_TEST_BACKENDS");
+	const char *mns = getenv("DMR_TEST_MNS");
+	if (mns && *mns) {
+		char *end;
+		unsigned long v = strtoul(mns, &end, 10);
+		if (*end || v < 1 || v > DMR_BE_MAX_MNS) {
+			fprintf(stderr, "DMR_TEST_MNS '%s': not 1..%u\n", mns, DMR_BE_MAX_MNS);
+			return 2;
+		}
+		g_mns = (uint32_t)v;
+		g_mn = g_mns - 1;
+	}
 	char buf[256];
 	snprintf(buf, sizeof(buf), "%s", list && *list ? list : "sim,shm");
 	int failed = 0, ran = 0;
@@ -1053,7 +1075,7 @@ int main(void)
 		dmr_be_t *be = NULL;
 		dmr_err_t err;
 		dmr_be_config_t cfg = {.backend = name,
-				       .mns = 1,
+				       .mns = g_mns,
 				       .cns = 1,
 				       .workers = 1,
 				       .mr_size = MR_SIZE,
