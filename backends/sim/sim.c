@@ -15,7 +15,8 @@ enum {
 	EV_CN_COMPLETE = 2, /* signaled or failed WR: deliver its WC */
 	EV_WORKER_RUN = 3,
 	EV_TIMER = 4,
-	EV_QP_WAKE = 5, /* a held WR may get a READ/atomic credit */
+	EV_QP_WAKE = 5,	  /* a held WR may get a READ/atomic credit */
+	EV_CN_ARRIVE = 6, /* several MNs: a response reaches its CN's downlink */
 };
 
 #define NOIDX UINT32_MAX
@@ -603,6 +604,40 @@ static void flush_ready(sim_t *s, sim_qp_t *qp)
 	qp->fl_tail = NOIDX;
 }
 
+/* The response of WR idx (wire time w, ps) reaches its CN's downlink at
+ * time t: CN downlink, CN NIC, CQ in posting order; the READ/atomic credit
+ * and the completion. */
+static inline void cn_arrive(sim_t *s, uint32_t idx, uint64_t t, uint64_t w)
+{
+	sim_op_t *op = &s->ops[idx];
+	const dmr_model_t *m = &s->m;
+	const uint32_t q = op->qp;
+	sim_cn_t *cn = &s->cns[op->cn];
+	t = max64(t, cn->down_free + w);
+	cn->down_free = t;
+	t += m->prop_ps + m->nic_proc_ps;
+	sim_qp_t *qp = &s->qps[q];
+	t = max64(t, qp->last_cqe);
+	qp->last_cqe = t;
+	qp->open--;
+	if (is_rd_atomic(op->opcode)) {
+		s->rings[(size_t)q * s->rcap + ((qp->rhead + qp->rn) & (s->rcap - 1))] = t;
+		qp->rn++;
+		if (qp->pend_head != NOIDX)
+			qp_ensure_wake(s, q);
+	}
+	if ((op->flags & DMR_WR_SIGNALED) || op->status) {
+		push(s, t, EV_CN_COMPLETE, idx);
+	} else {
+		s->st.verbs++;
+		op_free(s, idx);
+	}
+	/* WRs flushed while this one was open complete after it (pushed
+	 * after its completion: same time, later in the queue) */
+	if (qp->open == 0 && qp->fl_head != NOIDX)
+		flush_ready(s, qp);
+}
+
 static void ev_mn_effect(sim_t *s, uint32_t idx, uint64_t t)
 {
 	sim_op_t *op = &s->ops[idx];
@@ -663,27 +698,22 @@ static void ev_mn_effect(sim_t *s, uint32_t idx, uint64_t t)
 	t = tl;
 	mn->up_free = t;
 	mn->st.link_up_busy_ps += w;
-	sim_cn_t *cn = &s->cns[op->cn];
-	t = max64(t + m->prop_ps + m->switch_ps, cn->down_free + w);
-	cn->down_free = t;
-	t += m->prop_ps + m->nic_proc_ps;
-	sim_qp_t *qp = &s->qps[q];
-	t = max64(t, qp->last_cqe);
-	qp->last_cqe = t;
-	if (--qp->open == 0 && qp->fl_head != NOIDX)
-		flush_ready(s, qp);
-	if (is_rd_atomic(wr->opcode)) {
-		s->rings[(size_t)q * s->rcap + ((qp->rhead + qp->rn) & (s->rcap - 1))] = t;
-		qp->rn++;
-		if (qp->pend_head != NOIDX)
-			qp_ensure_wake(s, q);
+	t += m->prop_ps + m->switch_ps;
+	if (s->nmns > 1) {
+		/* responses of several MNs share the CN's downlink: served in
+		 * the order they reach it, an event (one MN: the order of the
+		 * effects is that order already) */
+		push(s, t, EV_CN_ARRIVE, idx);
+		return;
 	}
-	if ((wr->flags & DMR_WR_SIGNALED) || op->status) {
-		push(s, t, EV_CN_COMPLETE, idx);
-	} else {
-		s->st.verbs++;
-		op_free(s, idx);
-	}
+	cn_arrive(s, idx, t, w);
+}
+
+/* Several MNs: response of WR idx at its CN's downlink at time t. */
+static void ev_cn_arrive(sim_t *s, uint32_t idx, uint64_t t)
+{
+	const dmr_model_t *m = &s->m;
+	cn_arrive(s, idx, t, dmr_model_wire_ps(m, resp_wire_bytes(m, &s->ops[idx])));
 }
 
 static void ev_cn_complete(sim_t *s, uint32_t idx, uint64_t t)
@@ -846,6 +876,9 @@ static int sim_progress(dmr_be_t *be, uint64_t until_ps)
 			break;
 		case EV_CN_COMPLETE:
 			ev_cn_complete(s, ev.arg, ev.t);
+			break;
+		case EV_CN_ARRIVE:
+			ev_cn_arrive(s, ev.arg, ev.t);
 			break;
 		case EV_QP_WAKE:
 			s->qps[ev.arg].wake_scheduled = 0;

@@ -463,6 +463,77 @@ START_TEST(unreachable_mn1_named_in_bounded_time)
 }
 END_TEST
 
+/* The CN downlink serves responses of several MNs in the order they reach
+ * it: CN 1 keeps MN 0's uplink full of 64 KiB READ responses; CN 0's
+ * worker 0 then WRITEs 8 B to MN 0 (effect at once, its ACK queued behind
+ * the READ data being sent) and worker 1 READs 64 B from the idle MN 1. The READ
+ * reaches CN 0 first and completes in the idle round trip; it does not
+ * wait for the WRITE's ACK, which the MN's effects come first for. */
+START_TEST(cn_downlink_serves_mns_in_arrival_order)
+{
+	enum { DEPTH = 16, BIG = 65536 };
+	/* the idle READ on MN 1 alone */
+	dmr_be_t *be = open_mns("sim", NULL, 2, 2, 2);
+	uint64_t v = 0, w8 = 7;
+	dmr_wc_t wc[32];
+	uint64_t t0 = dmr_be_now(be, 1);
+	ck_assert_int_eq(dmr_be_post_one(be, 1, 1, DMR_WR_READ, 1, &v, 0, 64, 0, 0, NULL), DMR_OK);
+	ck_assert_int_eq(dmr_test_wait_wc(be, 1, wc, 1, 0), 1);
+	uint64_t idle = dmr_be_now(be, 1) - t0;
+	dmr_be_close(be);
+
+	be = open_mns("sim", NULL, 2, 2, 2);
+	uint8_t *big = malloc((size_t)2 * DEPTH * BIG);
+	ck_assert_ptr_nonnull(big);
+	for (uint32_t w = 2; w < 4; w++)
+		for (uint32_t d = 0; d < DEPTH; d++)
+			ck_assert_int_eq(dmr_be_post_one(be, w, 0, DMR_WR_READ, d,
+							 big + ((w - 2) * DEPTH + d) * (size_t)BIG,
+							 0, BIG, 0, 0, NULL),
+					 DMR_OK);
+	int w;
+	uint64_t t_probe = 0, t_read = 0, t_write = 0;
+	while ((w = dmr_be_progress(be, UINT64_MAX)) >= 0) {
+		int n = dmr_be_poll(be, (uint32_t)w, wc, 32);
+		for (int i = 0; i < n; i++) {
+			ck_assert_int_eq(wc[i].status, DMR_WC_SUCCESS);
+			if (w >= 2 && !t_write) /* the flood goes on until the probes are in */
+				ck_assert_int_eq(
+				    dmr_be_post_one(be, (uint32_t)w, 0, DMR_WR_READ, wc[i].wr_id,
+						    big + ((w - 2) * DEPTH + wc[i].wr_id) *
+							      (size_t)BIG,
+						    0, BIG, 0, 0, NULL),
+				    DMR_OK);
+			else if (w == 0)
+				t_write = dmr_be_now(be, 0);
+			else if (w == 1)
+				t_read = dmr_be_now(be, 1);
+		}
+		if (!t_probe && dmr_test_sim_time(be) > 100000000ull) { /* 100 us in */
+			t_probe = dmr_be_now(be, 0);
+			ck_assert_uint_eq(dmr_be_now(be, 1), t_probe);
+			ck_assert_int_eq(
+			    dmr_be_post_one(be, 0, 0, DMR_WR_WRITE, 10, &w8, 0, 8, 0, 0, NULL),
+			    DMR_OK);
+			ck_assert_int_eq(
+			    dmr_be_post_one(be, 1, 1, DMR_WR_READ, 11, &v, 0, 64, 0, 0, NULL),
+			    DMR_OK);
+		}
+	}
+	ck_assert(t_probe && t_read && t_write);
+	/* the READ: the idle round trip, plus at most the CN NIC's service of
+	 * the WRITE posted just before it */
+	ck_assert_msg(t_read - t_probe >= idle && t_read - t_probe <= idle + 50000,
+		      "READ from idle MN 1 took %llu ps, idle %llu ps",
+		      (unsigned long long)(t_read - t_probe), (unsigned long long)idle);
+	/* the WRITE's ACK waited behind MN 0's READ data */
+	ck_assert_msg(t_write - t_probe > 2 * idle, "WRITE to busy MN 0 took %llu ps",
+		      (unsigned long long)(t_write - t_probe));
+	free(big);
+	dmr_be_close(be);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("sim_mns");
@@ -475,6 +546,7 @@ int main(void)
 	tcase_add_test(tc, regions_are_separate);
 	tcase_add_test(tc, bad_mn_count_refused);
 	tcase_add_test(tc, unreachable_mn1_named_in_bounded_time);
+	tcase_add_test(tc, cn_downlink_serves_mns_in_arrival_order);
 	suite_add_tcase(s, tc);
 	return dmr_test_run(s);
 }
