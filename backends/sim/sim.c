@@ -606,8 +606,10 @@ static void flush_ready(sim_t *s, sim_qp_t *qp)
 
 /* The response of WR idx (wire time w, ps) reaches its CN's downlink at
  * time t: CN downlink, CN NIC, CQ in posting order; the READ/atomic credit
- * and the completion. */
-static inline void cn_arrive(sim_t *s, uint32_t idx, uint64_t t, uint64_t w)
+ * and the completion. Inlined into both callers: a call per WR on the one-MN
+ * path cost 20 instructions per verb (callgrind). */
+static inline __attribute__((always_inline)) void cn_arrive(sim_t *s, uint32_t idx, uint64_t t,
+							    uint64_t w)
 {
 	sim_op_t *op = &s->ops[idx];
 	const dmr_model_t *m = &s->m;
