@@ -474,10 +474,11 @@ START_TEST(cn_downlink_serves_mns_in_arrival_order)
 	enum { DEPTH = 16, BIG = 65536 };
 	/* the idle READ on MN 1 alone */
 	dmr_be_t *be = open_mns("sim", NULL, 2, 2, 2);
-	uint64_t v = 0, w8 = 7;
+	static uint8_t rd[64];
+	uint64_t w8 = 7;
 	dmr_wc_t wc[32];
 	uint64_t t0 = dmr_be_now(be, 1);
-	ck_assert_int_eq(dmr_be_post_one(be, 1, 1, DMR_WR_READ, 1, &v, 0, 64, 0, 0, NULL), DMR_OK);
+	ck_assert_int_eq(dmr_be_post_one(be, 1, 1, DMR_WR_READ, 1, rd, 0, 64, 0, 0, NULL), DMR_OK);
 	ck_assert_int_eq(dmr_test_wait_wc(be, 1, wc, 1, 0), 1);
 	uint64_t idle = dmr_be_now(be, 1) - t0;
 	dmr_be_close(be);
@@ -516,7 +517,7 @@ START_TEST(cn_downlink_serves_mns_in_arrival_order)
 			    dmr_be_post_one(be, 0, 0, DMR_WR_WRITE, 10, &w8, 0, 8, 0, 0, NULL),
 			    DMR_OK);
 			ck_assert_int_eq(
-			    dmr_be_post_one(be, 1, 1, DMR_WR_READ, 11, &v, 0, 64, 0, 0, NULL),
+			    dmr_be_post_one(be, 1, 1, DMR_WR_READ, 11, rd, 0, 64, 0, 0, NULL),
 			    DMR_OK);
 		}
 	}
