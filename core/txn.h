@@ -112,6 +112,42 @@ typedef struct dmr_txn_stats {
 	uint64_t phase_ps[DMR_TXN_NPHASES]; /* committed attempts: time per phase, ps */
 } dmr_txn_stats_t;
 
+/* The transaction protocols (--protocol; docs/PROTOCOLS.md).
+ *  OCC: the protocol above (this file's head). With replication the
+ *       write-backs go to the primary and every backup; the log record to
+ *       the primary of the first written record's table and its backups;
+ *       when the commit touches one MN it is one doorbell (RC order keeps
+ *       log < write-back < unlock), else the unlocks follow once every
+ *       write-back has completed (two rounds: no order holds across QPs).
+ *  FORD: minghust/ford with its defaults (core/flags.h READ_LOCK 1,
+ *       COMMIT_TOGETHER 1, RFLUSH 2): execution as OCC (DTX::ExeRW,
+ *       IssueReadRO, IssueReadLock); the undo log (old images of the locked
+ *       records, DTX::ParallelUndoLog) WRITten to every MN after execution,
+ *       together with validation (DTX::Validate, IssueRemoteValidate:
+ *       re-READ of the read-only headers); commit (CoalescentCommit,
+ *       IssueCommitAllSelectFlush): per written record on its primary a
+ *       WRITE of the lock word "locked | invisible" and a WRITE of the data,
+ *       on each backup "invisible" and the data, then one 1-byte READ per
+ *       backup behind the last record (selective flush); once those
+ *       completed, the release (CheckCommitAll): lock word 0 on the primary
+ *       and every backup.
+ * Both retry and abort the same way (locks released on the primary). */
+typedef enum dmr_txn_protocol {
+	DMR_TXN_PROTO_OCC = 0,
+	DMR_TXN_PROTO_FORD = 1,
+	DMR_TXN_NPROTOS
+} dmr_txn_protocol_t;
+
+/* "occ", "ford" ("?" if unknown). */
+const char *dmr_txn_protocol_name(int protocol);
+/* The protocol named s into *p; DMR_ERR_PARSE (err naming --protocol and
+ * the names known) otherwise. */
+dmr_status_t dmr_txn_protocol_parse(const char *s, int *p, dmr_err_t *err);
+
+/* FORD's lock word states (minghust/ford core/base/common.h): bit 63
+ * "invisible" (data being written); a locked record holds our tag. */
+#define DMR_LOCK_INVISIBLE (1ull << 63)
+
 /* Shared by all contexts of a run. */
 typedef struct dmr_txn_engine {
 	dmr_be_t *be;
@@ -123,6 +159,8 @@ typedef struct dmr_txn_engine {
 	const char *source;    /* the trace file, named in trace errors as
 				  FILE:LINE (NULL: "trace"); set by the caller
 				  after dmr_txn_engine_init */
+	int protocol;	       /* dmr_txn_protocol_t; OCC after init, set by
+				  the caller before the first context */
 } dmr_txn_engine_t;
 
 /* Fill *eng for a run on `be` with `layout` (borrowed for the run); cn and
@@ -169,6 +207,11 @@ typedef struct dmr_txn_ctx {
 	uint32_t buf_cap;
 	dmr_wr_t *wrs; /* doorbell under construction */
 	uint32_t wrs_cap;
+	uint8_t *wr_mn;		      /* per WR of wrs: the MN it goes to */
+	dmr_wr_t *wrs2;		      /* one MN's doorbell, gathered from wrs */
+	uint32_t pending;	      /* doorbells of this round not yet completed */
+	uint64_t t_phase;	      /* when the current phase began, ps */
+	uint64_t ph[DMR_TXN_NPHASES]; /* this attempt's time per phase, ps */
 	dmr_txn_opst_t ops[DMR_TRACE_MAX_OPS];
 	uint8_t *logbuf;
 	uint32_t logbuf_cap;

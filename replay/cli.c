@@ -88,9 +88,19 @@ static void run_usage(FILE *f)
 		"  --progress        a progress line on stderr (started/total transactions,\n"
 		"                    ETA) also when stderr is not a terminal (on a terminal\n"
 		"                    it is shown anyway; never with --quiet)\n"
+		"  --mns M           memory nodes (1..16, default 1; sim, shm); tables placed\n"
+		"                    as FORD does: primary of table t on MN t %% M\n"
+		"  --backups R       backups per table (0..2, default 0; R < M): backup i on\n"
+		"                    MN (t %% M + i) %% M; write-backs go to every replica\n"
+		"  --protocol P      occ (default: docs/PROTOCOLS.md) or ford (FORD's\n"
+		"                    public code: undo log to every MN, invisible-then-\n"
+		"                    release commit, selective flush)\n"
 		"  --help\n",
 		DEFAULT_TRACE);
 }
+
+/* Long-only options (no short letter). */
+enum { OPT_MNS = 1000, OPT_BACKUPS, OPT_PROTOCOL };
 
 /* What the options give besides the replay's own settings. */
 typedef struct run_args {
@@ -136,6 +146,15 @@ static dmr_status_t run_opt(int ch, const char *name, const char *arg, run_args_
 		break;
 	case 'X':
 		a->procs = 1;
+		break;
+	case OPT_MNS:
+		st = dmr_opt_u32(name, arg, 1, DMR_LAYOUT_MAX_MNS, 0, &o->mns, err);
+		break;
+	case OPT_BACKUPS:
+		st = dmr_opt_u32(name, arg, 0, DMR_LAYOUT_MAX_BACKUPS, 0, &o->backups, err);
+		break;
+	case OPT_PROTOCOL:
+		st = dmr_txn_protocol_parse(arg, &o->protocol, err);
 		break;
 	case 'N':
 		o->trace_cache.off = 1;
@@ -273,6 +292,9 @@ int dmr_replay_main(int argc, char **argv)
 					     {"force", no_argument, 0, 'F'},
 					     {"no-trace-cache", no_argument, 0, 'N'},
 					     {"trace-cache-dir", required_argument, 0, 'Y'},
+					     {"mns", required_argument, 0, OPT_MNS},
+					     {"backups", required_argument, 0, OPT_BACKUPS},
+					     {"protocol", required_argument, 0, OPT_PROTOCOL},
 					     {"help", no_argument, 0, 'h'},
 					     {0, 0, 0, 0}};
 	run_args_t a = {.deadline = 3600};
@@ -301,6 +323,13 @@ int dmr_replay_main(int argc, char **argv)
 	}
 	if (optind < argc) {
 		fprintf(stderr, "dmreplay run: unexpected argument '%s'\n", argv[optind]);
+		return 2;
+	}
+	if (o->backups >= o->mns) {
+		fprintf(stderr,
+			"dmreplay run: option --backups %u with --mns %u: a table and its "
+			"backups need %u distinct MNs (backups < mns)\n",
+			o->backups, o->mns, o->backups + 1);
 		return 2;
 	}
 	if (o->fault && strncmp(o->backend, "fault:", 6) != 0) {

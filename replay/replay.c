@@ -40,6 +40,8 @@ void dmr_replay_opts_default(dmr_replay_opts_t *o)
 	o->seed = 1;
 	o->retries = 0;
 	o->window_ms = 100;
+	o->mns = 1;
+	o->protocol = DMR_TXN_PROTO_OCC;
 	dmr_loop_cfg_default(&o->loop);
 }
 
@@ -521,7 +523,8 @@ static int mn_read(void *arg, int table, uint64_t slot, const uint64_t **payload
 	engine_t *e = arg;
 	if (table < 0 || (uint32_t)table >= e->layout.ntables || slot >= e->layout.t[table].rows)
 		return -1;
-	uint8_t *mem = dmr_be_mn_memory(e->be, 0, NULL);
+	/* the primary copy (core/layout.h placement) */
+	uint8_t *mem = dmr_be_mn_memory(e->be, e->layout.t[table].primary, NULL);
 	uint8_t *rec = mem + dmr_layout_rec(&e->layout, (unsigned)table, slot);
 	uint64_t ver;
 	memcpy(&ver, rec + 8, 8);
@@ -861,8 +864,17 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	e->coros = o->coros;
 	e->deadline_ps = 10 * DMR_PS_PER_S;
 	st = dmr_layout_init(&e->layout, h, e->nworkers, 64 * 1024, err);
+	if (st == DMR_OK)
+		st = dmr_layout_place(&e->layout, o->mns ? o->mns : 1, o->backups, err);
 	if (st != DMR_OK)
 		goto out_trace;
+	res->mns = e->layout.mns;
+	res->backups = e->layout.backups;
+	snprintf(res->protocol, sizeof(res->protocol), "%s", dmr_txn_protocol_name(o->protocol));
+	dmr_layout_placement(&e->layout, res->placement, sizeof(res->placement));
+	if (!o->quiet && (e->layout.mns > 1 || o->protocol != DMR_TXN_PROTO_OCC))
+		fprintf(stderr, "dmreplay run: protocol %s, placement %s\n", res->protocol,
+			res->placement);
 	uint64_t mr = o->mr_size ? o->mr_size : (e->layout.total + 4095) & ~4095ull;
 	if (e->layout.total > mr) {
 		st = dmr_err_set(err, DMR_ERR_RANGE,
@@ -905,7 +917,7 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 
 	dmr_be_config_t cfg = {.backend = o->backend,
 			       .fault = o->fault,
-			       .mns = 1,
+			       .mns = e->layout.mns,
 			       .cns = o->cns,
 			       .workers = o->threads,
 			       .mr_size = mr,
@@ -948,14 +960,17 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 			goto out_be;
 		}
 	}
-	uint8_t *mem = dmr_be_mn_memory(e->be, 0, NULL);
-	if (!mem) {
-		st = dmr_err_set(err, DMR_ERR_UNSUPPORTED,
-				 "backend %s: the MN region is not local; load it with the MN role",
-				 o->backend);
-		goto out_be;
+	for (uint32_t mn = 0; mn < e->layout.mns; mn++) {
+		uint8_t *mem = dmr_be_mn_memory(e->be, mn, NULL);
+		if (!mem) {
+			st = dmr_err_set(err, DMR_ERR_UNSUPPORTED,
+					 "backend %s: the region of MN %u is not local; load it "
+					 "with the MN role",
+					 o->backend, mn);
+			goto out_be;
+		}
+		dmr_layout_load_mn(&e->layout, mn, mem); /* its tables (layout.h) */
 	}
-	dmr_layout_load(&e->layout, mem);
 	/* the workload's invariants on the initial state, before the run: a
 	 * trace whose tables do not fit its workload is refused now, not after
 	 * the run; an unknown workload runs with its locks checked only */
@@ -989,6 +1004,7 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	if (st != DMR_OK)
 		goto out_be;
 	e->teng.source = o->trace; /* trace errors name FILE:LINE of the op */
+	e->teng.protocol = o->protocol;
 	e->nctx = e->nworkers * o->coros;
 	e->ctx = calloc(e->nctx, sizeof(*e->ctx));
 	e->cur = calloc(e->nctx, sizeof(*e->cur));
@@ -1249,6 +1265,18 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 					 "locks taken %llu != released %llu",
 					 (unsigned long long)tot.locks_taken,
 					 (unsigned long long)tot.locks_released);
+		}
+		/* replicas byte-identical, every lock word idle on every MN
+		 * (core/replica.h); regions that are not local: not checked */
+		dmr_err_t rerr;
+		if (vst == DMR_OK &&
+		    dmr_replica_verify_be(&e->layout, e->be, &res->replicas, &rerr) == DMR_OK &&
+		    !res->replicas.ok) {
+			if (res->verified)
+				snprintf(res->verify.first_failure,
+					 sizeof(res->verify.first_failure), "%s",
+					 res->replicas.first_failure);
+			res->verified = 0;
 		}
 	}
 	res->wall_s = dmr_wall_s() - w0;
