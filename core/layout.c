@@ -61,6 +61,41 @@ dmr_status_t dmr_layout_place(dmr_layout_t *l, uint32_t mns, uint32_t backups, d
 	return DMR_OK;
 }
 
+dmr_status_t dmr_layout_index(dmr_layout_t *l, uint64_t buckets, dmr_err_t *err)
+{
+	uint64_t off = (l->total + 63) & ~63ull, base[DMR_TRACE_MAX_TABLES],
+		 nb[DMR_TRACE_MAX_TABLES];
+	for (uint32_t t = 0; t < l->ntables; t++) {
+		uint64_t rows = l->t[t].rows;
+		uint64_t b =
+		    buckets ? buckets : (rows + DMR_IDX_SLOTS / 2 - 1) / (DMR_IDX_SLOTS / 2);
+		if (b == 0)
+			b = 1;
+		if (rows > b * DMR_IDX_SLOTS)
+			return dmr_err_set(
+			    err, DMR_ERR_RANGE,
+			    "--index-buckets %llu: table %s has %llu keys, more than "
+			    "its %llu slots (%u per bucket); it needs at least %llu "
+			    "buckets",
+			    (unsigned long long)buckets, l->names[t], (unsigned long long)rows,
+			    (unsigned long long)(b * DMR_IDX_SLOTS), DMR_IDX_SLOTS,
+			    (unsigned long long)((rows + DMR_IDX_SLOTS - 1) / DMR_IDX_SLOTS));
+		if (b > (UINT64_MAX / 2 - off) / DMR_IDX_BUCKET_BYTES)
+			return dmr_err_set(err, DMR_ERR_RANGE,
+					   "table %s: %llu index buckets overflow", l->names[t],
+					   (unsigned long long)b);
+		base[t] = off;
+		nb[t] = b;
+		off += b * DMR_IDX_BUCKET_BYTES;
+	}
+	for (uint32_t t = 0; t < l->ntables; t++) {
+		l->t[t].idx_base = base[t];
+		l->t[t].idx_buckets = nb[t];
+	}
+	l->total = off;
+	return DMR_OK;
+}
+
 int dmr_layout_holds(const dmr_layout_t *l, unsigned table, uint32_t mn)
 {
 	uint32_t r[1 + DMR_LAYOUT_MAX_BACKUPS];
@@ -112,5 +147,17 @@ void dmr_layout_load_mn(const dmr_layout_t *l, uint32_t mn, uint8_t *mem)
 		uint8_t *p = mem + t->base + 8;
 		for (uint64_t s = 0; s < t->loaded; s++, p += t->rec_bytes)
 			memcpy(p, &v, 8);
+		if (!t->idx_buckets)
+			continue;
+		/* key k in bucket k % B, slot k / B (B * SLOTS >= rows) */
+		uint8_t *ix = mem + t->idx_base;
+		memset(ix, 0xff, t->idx_buckets * DMR_IDX_BUCKET_BYTES);
+		for (uint64_t k = 0; k < t->rows; k++) {
+			uint8_t *e = ix + (k % t->idx_buckets) * DMR_IDX_BUCKET_BYTES +
+				     (k / t->idx_buckets) * 16;
+			uint64_t a = dmr_layout_rec(l, i, k);
+			memcpy(e, &k, 8);
+			memcpy(e + 8, &a, 8);
+		}
 	}
 }

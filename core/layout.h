@@ -33,12 +33,28 @@
 #define DMR_LAYOUT_MAX_MNS 16u	  /* = DMR_BE_MAX_MNS (backends/backend.h) */
 #define DMR_LAYOUT_MAX_BACKUPS 2u /* FORD's BACKUP_DEGREE (core/base/common.h) */
 
+/* The MN hash index (issue 11 item 3; --index hash). Per table, buckets of
+ * DMR_IDX_SLOTS slots {key u64, record address u64}, after the log rings;
+ * key k lives in bucket k % buckets (CREST src/db/PoolHashIndex.h kDirect:
+ * "key % bucket_num"), in the first free slot; an empty slot has key
+ * DMR_IDX_EMPTY. A bucket is DMR_IDX_BUCKET_BYTES: one READ fetches it
+ * (FORD and CREST READ a whole bucket, hash_store.h HashNode, to find a
+ * key). 8 slots x 16 bytes = 128 bytes, two cache lines. Keys are a table's
+ * slots, all indexed at load (a slot's address never changes; inserts set
+ * its present bit). The index is placed with its table (primary and
+ * backups, at the same offsets). */
+#define DMR_IDX_SLOTS 8u
+#define DMR_IDX_BUCKET_BYTES (16u * DMR_IDX_SLOTS)
+#define DMR_IDX_EMPTY UINT64_MAX
+
 typedef struct dmr_layout_table {
 	uint64_t base; /* byte offset in the MN region */
 	uint64_t rows;
 	uint32_t rec_bytes; /* 16 + payload_bytes */
 	uint32_t payload_bytes;
 	uint64_t loaded;
+	uint64_t idx_base;			/* hash index: first bucket (0 buckets: none) */
+	uint64_t idx_buckets;			/* buckets of DMR_IDX_SLOTS slots */
 	uint8_t primary;			/* MN holding the primary copy */
 	uint8_t backup[DMR_LAYOUT_MAX_BACKUPS]; /* MNs of backups 1..R */
 } dmr_layout_table_t;
@@ -73,6 +89,19 @@ dmr_status_t dmr_layout_place(dmr_layout_t *l, uint32_t mns, uint32_t backups, d
  * backups). Returns the length it needed (as snprintf: >= size means cut). */
 int dmr_layout_placement(const dmr_layout_t *l, char *buf, size_t size);
 
+/* Add the hash index: buckets buckets per table (0: ceil(rows / 4), a load
+ * of at most 1/2), after the log rings; total grows. Errors (l unchanged):
+ * DMR_ERR_RANGE when a table has more keys (rows) than buckets x
+ * DMR_IDX_SLOTS slots, err naming the table and the buckets it needs;
+ * DMR_ERR_RANGE on overflow. */
+dmr_status_t dmr_layout_index(dmr_layout_t *l, uint64_t buckets, dmr_err_t *err);
+
+/* Offset of the bucket holding key slot of table t in the MN region. */
+static inline uint64_t dmr_layout_bucket(const dmr_layout_t *l, unsigned table, uint64_t slot)
+{
+	return l->t[table].idx_base + (slot % l->t[table].idx_buckets) * DMR_IDX_BUCKET_BYTES;
+}
+
 /* The MNs holding table t: out[0] the primary, out[1..R] the backups;
  * returns 1 + R. */
 static inline uint32_t dmr_layout_replicas(const dmr_layout_t *l, unsigned table,
@@ -94,7 +123,8 @@ static inline uint64_t dmr_layout_rec(const dmr_layout_t *l, unsigned table, uin
 void dmr_layout_load(const dmr_layout_t *l, uint8_t *mem);
 
 /* The same for MN `mn` of a placed layout: only the tables whose primary or
- * backup is `mn` are loaded (the others stay zero there, never addressed). */
+ * backup is `mn` are loaded (the others stay zero there, never addressed),
+ * with their hash index when there is one (every key's slot filled). */
 void dmr_layout_load_mn(const dmr_layout_t *l, uint32_t mn, uint8_t *mem);
 
 /* 1 if MN `mn` holds a copy (primary or backup) of table t. */

@@ -16,6 +16,7 @@ enum {
 	ST_BACKOFF,
 	ST_COMMIT_WB, /* write-backs posted; the unlocks (release) follow */
 	ST_LOG,	      /* FORD: the undo log alone, before the commit */
+	ST_LOOKUP,    /* HASH: bucket READs before an execution round */
 };
 
 enum {
@@ -753,6 +754,79 @@ static int resolve(dmr_txn_ctx_t *c, uint32_t i, uint64_t *slot_p)
 	return 1;
 }
 
+static inline dmr_acache_t *acache(const dmr_txn_ctx_t *c)
+{
+	const dmr_txn_engine_t *e = c->eng;
+	return e->acache ? e->acache[c->worker / (e->workers_per_cn ? e->workers_per_cn : 1)]
+			 : NULL;
+}
+
+/* HASH: the records of the round starting at op i0 that will be issued:
+ * a cached address is a hit; else a bucket READ on the table's primary
+ * (added at *n). */
+static dmr_status_t lookup(dmr_txn_ctx_t *c, uint32_t i0, uint32_t *n)
+{
+	const dmr_trace_txn_t *t = c->txn;
+	const dmr_layout_t *l = c->eng->layout;
+	dmr_acache_t *ac = acache(c);
+	for (uint32_t i = i0; i < t->nops && t->ops[i].round == c->round; i++) {
+		uint64_t slot, addr;
+		if (resolve(c, i, &slot) != 1)
+			continue;
+		unsigned tb = t->ops[i].table;
+		if (ac && dmr_acache_get(ac, dmr_acache_key(tb, slot), &addr)) {
+			c->stats->cache_hits++;
+			continue;
+		}
+		if (ac)
+			c->stats->cache_misses++;
+		c->ops[i].lookup = 1;
+		c->ops[i].rec = slot; /* the key, until the bucket says where */
+		dmr_wr_t *wr = wr_to(c, n, prim(c, i));
+		wr->opcode = DMR_WR_READ;
+		wr->local = c->buf + c->lookup_off + i * DMR_IDX_BUCKET_BYTES;
+		wr->remote = dmr_layout_bucket(l, tb, slot);
+		wr->length = DMR_IDX_BUCKET_BYTES;
+		c->stats->reads++;
+		c->stats->index_reads++;
+	}
+	return DMR_OK;
+}
+
+/* HASH: the buckets came back: each looked-up key's address, checked
+ * against the layout, into the cache. */
+static dmr_status_t check_lookup(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
+{
+	const dmr_trace_txn_t *t = c->txn;
+	const dmr_layout_t *l = c->eng->layout;
+	dmr_acache_t *ac = acache(c);
+	for (uint32_t i = 0; i < t->nops; i++) {
+		dmr_txn_opst_t *os = &c->ops[i];
+		if (!os->lookup)
+			continue;
+		os->lookup = 0;
+		unsigned tb = t->ops[i].table;
+		uint64_t key = os->rec, addr = UINT64_MAX;
+		const uint8_t *b = c->buf + c->lookup_off + i * DMR_IDX_BUCKET_BYTES;
+		for (uint32_t s = 0; s < DMR_IDX_SLOTS; s++)
+			if (rd64(b + 16 * s) == key) {
+				addr = rd64(b + 16 * s + 8);
+				break;
+			}
+		if (addr != dmr_layout_rec(l, tb, key))
+			return dmr_err_set(&c->err, DMR_ERR_INVALID,
+					   "index: table %s key %llu: its bucket (MN %u offset "
+					   "%llu) gives address %llu, the layout %llu",
+					   l->names[tb], (unsigned long long)key, prim(c, i),
+					   (unsigned long long)dmr_layout_bucket(l, tb, key),
+					   (unsigned long long)addr,
+					   (unsigned long long)dmr_layout_rec(l, tb, key));
+		if (ac)
+			dmr_acache_put(ac, dmr_acache_key(tb, key), addr);
+	}
+	return exec_round(c, out);
+}
+
 static dmr_status_t exec_round(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 {
 	const dmr_trace_txn_t *t = c->txn;
@@ -766,6 +840,19 @@ static dmr_status_t exec_round(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 			i0++;
 		if (i0 == t->nops)
 			return validate(c, logdue, out);
+		if (c->eng->index == DMR_TXN_INDEX_HASH && c->looked_round != c->round + 1) {
+			c->looked_round = (uint16_t)(c->round + 1);
+			uint32_t nb = 0;
+			dmr_status_t st = lookup(c, i0, &nb);
+			if (st != DMR_OK)
+				return st;
+			if (nb) {
+				if (logdue && (st = undo_log(c, &nb)) != DMR_OK)
+					return st;
+				c->state = ST_LOOKUP;
+				return posted(post(c, nb), out);
+			}
+		}
 		uint32_t n = 0;
 		uint32_t i = i0;
 		for (; i < t->nops && t->ops[i].round == c->round; i++) {
@@ -904,6 +991,7 @@ static dmr_status_t begin_attempt(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 	c->attempts++;
 	c->stats->tried++;
 	c->round = 0;
+	c->looked_round = 0;
 	memset(c->ph, 0, sizeof(c->ph));
 	c->t_phase = dmr_be_now(c->eng->be, c->worker);
 	uint32_t off = BUF_BASE;
@@ -917,6 +1005,10 @@ static dmr_status_t begin_attempt(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 		else
 			off += 8 + rb;
 		off = (off + 7) & ~7u;
+	}
+	if (c->eng->index == DMR_TXN_INDEX_HASH) {
+		c->lookup_off = off;
+		off += t->nops * DMR_IDX_BUCKET_BYTES;
 	}
 	dmr_status_t st = grow(c, off, &c->err);
 	if (st != DMR_OK)
@@ -970,6 +1062,8 @@ dmr_status_t dmr_txn_on_wc(dmr_txn_ctx_t *c, const dmr_wc_t *wc, dmr_txn_outcome
 		return release(c, out_p);
 	case ST_LOG:
 		return commit(c, out_p);
+	case ST_LOOKUP:
+		return check_lookup(c, out_p);
 	case ST_ABORT:
 		return after_abort(c, out_p);
 	case ST_BACKOFF:

@@ -72,11 +72,12 @@ typedef struct engine {
 	const dmr_model_t *model; /* DMR_BE_CTL_MODEL; NULL: the backend has none */
 	dmr_txn_engine_t teng;
 	dmr_layout_t layout;
-	dmr_txn_stats_t *wst; /* per worker (written by its own thread only) */
-	dmr_txn_stats_t *pub; /* threaded: per worker, the copy the sampler reads
-				 (relaxed atomic words: publish_stats) */
-	dmr_adm_t *adm;	      /* admission loops, NULL = none */
-	uint64_t drift_ps;    /* > 0: hot set moves every drift_ps */
+	dmr_txn_stats_t *wst;  /* per worker (written by its own thread only) */
+	dmr_txn_stats_t *pub;  /* threaded: per worker, the copy the sampler reads
+				  (relaxed atomic words: publish_stats) */
+	dmr_adm_t *adm;	       /* admission loops, NULL = none */
+	dmr_acache_t **acache; /* --addr-cache: per CN, NULL = none */
+	uint64_t drift_ps;     /* > 0: hot set moves every drift_ps */
 	uint32_t drift_shift, parts;
 	uint32_t part_mask; /* bit t: table t is partitioned */
 	int threaded;	    /* one thread per worker (verbs, shm) */
@@ -293,6 +294,11 @@ static void sum_stats_from(const engine_t *e, int published, dmr_txn_stats_t *t)
 		t->skipped_ops += s->skipped_ops;
 		t->cas_replayed += s->cas_replayed;
 		t->committed_xv += s->committed_xv;
+		t->index_reads += s->index_reads; /* issue 11: index, cache, phases */
+		t->cache_hits += s->cache_hits;
+		t->cache_misses += s->cache_misses;
+		for (int p = 0; p < DMR_TXN_NPHASES; p++)
+			t->phase_ps[p] += s->phase_ps[p];
 	}
 }
 
@@ -871,6 +877,36 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	res->mns = e->layout.mns;
 	res->backups = e->layout.backups;
 	snprintf(res->protocol, sizeof(res->protocol), "%s", dmr_txn_protocol_name(o->protocol));
+	snprintf(res->index, sizeof(res->index), "%s",
+		 o->index == DMR_TXN_INDEX_HASH ? "hash" : "direct");
+	res->addr_cache = o->addr_cache;
+	if (o->index != DMR_TXN_INDEX_HASH && o->index_buckets) {
+		st = dmr_err_set(err, DMR_ERR_RANGE, "--index-buckets %llu: only with --index hash",
+				 (unsigned long long)o->index_buckets);
+		goto out_trace;
+	}
+	if (o->index == DMR_TXN_INDEX_HASH &&
+	    (st = dmr_layout_index(&e->layout, o->index_buckets, err)) != DMR_OK)
+		goto out_trace; /* a table with more keys than slots, named */
+	if (o->addr_cache) {
+		/* the CNs' address caches, against this machine's memory */
+		uint64_t per = dmr_acache_bytes(o->addr_cache);
+		if (o->index != DMR_TXN_INDEX_HASH) {
+			st = dmr_err_set(err, DMR_ERR_RANGE,
+					 "--addr-cache %llu: only with --index hash (direct "
+					 "addressing looks nothing up)",
+					 (unsigned long long)o->addr_cache);
+			goto out_trace;
+		}
+		if (per > phys_mem() / o->cns) {
+			st = dmr_err_set(err, DMR_ERR_RANGE,
+					 "--addr-cache %llu: %llu bytes per CN x %u CNs is more "
+					 "than this machine's memory (%llu bytes)",
+					 (unsigned long long)o->addr_cache, (unsigned long long)per,
+					 o->cns, (unsigned long long)phys_mem());
+			goto out_trace;
+		}
+	}
 	dmr_layout_placement(&e->layout, res->placement, sizeof(res->placement));
 	if (!o->quiet && (e->layout.mns > 1 || o->protocol != DMR_TXN_PROTO_OCC))
 		fprintf(stderr, "dmreplay run: protocol %s, placement %s\n", res->protocol,
@@ -1005,6 +1041,19 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 		goto out_be;
 	e->teng.source = o->trace; /* trace errors name FILE:LINE of the op */
 	e->teng.protocol = o->protocol;
+	e->teng.index = o->index;
+	e->teng.workers_per_cn = o->threads;
+	if (o->addr_cache) {
+		e->acache = calloc(o->cns, sizeof(*e->acache));
+		if (!e->acache) {
+			st = dmr_err_set(err, DMR_ERR_NOMEM, "replay: out of memory");
+			goto out_be;
+		}
+		for (uint32_t k = 0; k < o->cns; k++)
+			if ((st = dmr_acache_create(o->addr_cache, &e->acache[k], err)) != DMR_OK)
+				goto out_be;
+		e->teng.acache = e->acache;
+	}
 	e->nctx = e->nworkers * o->coros;
 	e->ctx = calloc(e->nctx, sizeof(*e->ctx));
 	e->cur = calloc(e->nctx, sizeof(*e->cur));
@@ -1269,7 +1318,7 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 		/* replicas byte-identical, every lock word idle on every MN
 		 * (core/replica.h); regions that are not local: not checked */
 		dmr_err_t rerr;
-		if (vst == DMR_OK &&
+		if (vst == DMR_OK && (e->layout.mns > 1 || e->layout.backups > 0) &&
 		    dmr_replica_verify_be(&e->layout, e->be, &res->replicas, &rerr) == DMR_OK &&
 		    !res->replicas.ok) {
 			if (res->verified)
@@ -1329,6 +1378,9 @@ out_ctx:
 	if (rng)
 		gsl_rng_free(rng);
 out_be:
+	for (uint32_t k = 0; e->acache && k < o->cns; k++)
+		dmr_acache_destroy(e->acache[k]);
+	free(e->acache);
 	dmr_be_close(e->be);
 out_trace:
 	dmr_trace_close(e->rd);

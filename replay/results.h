@@ -122,6 +122,8 @@ typedef struct dmr_replay_result {
 	char protocol[16];	       /* dmr_txn_protocol_name */
 	char placement[512];	       /* dmr_layout_placement: "mns=3 backups=2 t:0/1,2 ..." */
 	dmr_replica_result_t replicas; /* core/replica.h; checks 0: not run */
+	char index[8];		       /* "direct" | "hash" */
+	uint64_t addr_cache;	       /* entries per CN (0: none) */
 } dmr_replay_result_t;
 
 /* Write summary and time series into dir (final: summary.csv, else

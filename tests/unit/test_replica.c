@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/addrcache.h"
 #include "core/replica.h"
 #include "core/txn.h"
 #include "helpers/suite.h"
@@ -344,6 +345,186 @@ START_TEST(protocol_names)
 }
 END_TEST
 
+START_TEST(addr_cache_is_lru)
+{
+	dmr_acache_t *c;
+	dmr_err_t err;
+	ck_assert_int_eq(dmr_acache_create(0, &c, &err), DMR_ERR_RANGE);
+	ck_assert_int_eq(dmr_acache_create(3, &c, &err), DMR_OK);
+	uint64_t a = 0;
+	ck_assert_int_eq(dmr_acache_get(c, 1, &a), 0);
+	dmr_acache_put(c, 1, 100);
+	dmr_acache_put(c, 2, 200);
+	dmr_acache_put(c, 3, 300);
+	ck_assert_int_eq(dmr_acache_get(c, 1, &a), 1); /* 1 is now the most recent */
+	ck_assert_uint_eq(a, 100);
+	dmr_acache_put(c, 4, 400); /* evicts 2, the least recent */
+	ck_assert_int_eq(dmr_acache_get(c, 2, &a), 0);
+	ck_assert_int_eq(dmr_acache_get(c, 3, &a), 1);
+	ck_assert_int_eq(dmr_acache_get(c, 4, &a), 1);
+	ck_assert_uint_eq(a, 400);
+	dmr_acache_put(c, 4, 401); /* update: no eviction */
+	ck_assert_uint_eq(dmr_acache_size(c), 3);
+	ck_assert_int_eq(dmr_acache_get(c, 1, &a), 1);
+	ck_assert_int_eq(dmr_acache_get(c, 4, &a), 1);
+	ck_assert_uint_eq(a, 401);
+	dmr_acache_destroy(c);
+	/* against a model: 64 entries, 20000 random keys out of 200 */
+	ck_assert_int_eq(dmr_acache_create(64, &c, &err), DMR_OK);
+	uint64_t model[64], age[64], n = 0, now = 0, x = 88172645463325252ull;
+	for (int it = 0; it < 20000; it++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		uint64_t k = dmr_acache_key(x % 3, (x >> 8) % 67);
+		int in = -1;
+		for (uint64_t j = 0; j < n; j++)
+			if (model[j] == k)
+				in = (int)j;
+		int hit = dmr_acache_get(c, k, &a);
+		ck_assert_int_eq(hit, in >= 0);
+		if (hit) {
+			ck_assert_uint_eq(a, k * 7);
+			age[in] = ++now;
+			continue;
+		}
+		dmr_acache_put(c, k, k * 7);
+		if (n < 64) {
+			model[n] = k, age[n++] = ++now;
+		} else {
+			uint64_t old = 0;
+			for (uint64_t j = 1; j < n; j++)
+				if (age[j] < age[old])
+					old = j;
+			model[old] = k, age[old] = ++now;
+		}
+	}
+	dmr_acache_destroy(c);
+}
+END_TEST
+
+START_TEST(hash_index_layout_and_refusal)
+{
+	static dmr_trace_hdr_t h;
+	static dmr_layout_t l;
+	hdr3(&h);
+	h.tables[1].rows = 100;
+	dmr_err_t err;
+	ck_assert_int_eq(dmr_layout_init(&l, &h, 1, 4096, &err), DMR_OK);
+	uint64_t total = l.total;
+	ck_assert_int_eq(dmr_layout_index(&l, 10, &err), DMR_ERR_RANGE);
+	ck_assert_str_eq(err.msg, "--index-buckets 10: table t1 has 100 keys, more than its 80 "
+				  "slots (8 per bucket); it needs at least 13 buckets");
+	ck_assert_uint_eq(l.total, total);
+	ck_assert_int_eq(dmr_layout_index(&l, 0, &err), DMR_OK);
+	ck_assert_uint_eq(l.t[0].idx_buckets, 4);
+	ck_assert_uint_eq(l.t[1].idx_buckets, 25);
+	ck_assert_uint_ge(l.t[0].idx_base, total);
+	ck_assert_uint_eq(l.total, l.t[2].idx_base + 4 * DMR_IDX_BUCKET_BYTES);
+	uint8_t *mem = calloc(1, l.total);
+	dmr_layout_load_mn(&l, 0, mem);
+	for (uint64_t k = 0; k < 100; k++) { /* every key in its bucket */
+		const uint8_t *b = mem + dmr_layout_bucket(&l, 1, k);
+		int found = 0;
+		for (uint32_t s = 0; s < DMR_IDX_SLOTS; s++) {
+			uint64_t key, addr;
+			memcpy(&key, b + 16 * s, 8);
+			memcpy(&addr, b + 16 * s + 8, 8);
+			if (key == k) {
+				found++;
+				ck_assert_uint_eq(addr, dmr_layout_rec(&l, 1, k));
+			}
+		}
+		ck_assert_int_eq(found, 1);
+	}
+	free(mem);
+}
+END_TEST
+
+static void fx_index(fx_t *f, uint64_t cache)
+{
+	static dmr_trace_hdr_t h;
+	hdr3(&h);
+	memset(f, 0, sizeof(*f));
+	f->h = h;
+	dmr_err_t err;
+	ck_assert_int_eq(dmr_layout_init(&f->l, &f->h, 1, 64 * 1024, &err), DMR_OK);
+	ck_assert_int_eq(dmr_layout_place(&f->l, 3, 2, &err), DMR_OK);
+	ck_assert_int_eq(dmr_layout_index(&f->l, 0, &err), DMR_OK);
+	dmr_be_config_t cfg = {.backend = "shm",
+			       .mns = 3,
+			       .cns = 1,
+			       .workers = 1,
+			       .mr_size = (f->l.total + 4095) & ~4095ull};
+	ck_assert_int_eq(dmr_be_open(&cfg, &f->be, &err), DMR_OK);
+	for (uint32_t m = 0; m < 3; m++)
+		dmr_layout_load_mn(&f->l, m, dmr_be_mn_memory(f->be, m, NULL));
+	ck_assert_int_eq(dmr_txn_engine_init(&f->eng, f->be, &f->l, 0, 0, &err), DMR_OK);
+	f->eng.index = DMR_TXN_INDEX_HASH;
+	f->eng.workers_per_cn = 1;
+	static dmr_acache_t *ac[1];
+	ac[0] = NULL;
+	if (cache) {
+		ck_assert_int_eq(dmr_acache_create(cache, &ac[0], &err), DMR_OK);
+		f->eng.acache = ac;
+	}
+	ck_assert_int_eq(dmr_txn_ctx_init(&f->ctx, &f->eng, &f->st, 0, 0, &err), DMR_OK);
+}
+
+START_TEST(hash_index_reads_and_cache_hits)
+{
+	static fx_t f;
+	static dmr_trace_txn_t t;
+	txn_rru(&t);
+	/* no cache: each of the 3 records' buckets READ first, on its primary */
+	fx_index(&f, 0);
+	ck_assert_int_eq(run1(&f, &t), DMR_TXN_COMMITTED);
+	ck_assert_uint_eq(f.st.index_reads, 3);
+	ck_assert_uint_eq(f.st.reads, 5 + 3);
+	ck_assert_uint_eq(f.st.cache_hits + f.st.cache_misses, 0);
+	dmr_be_stats_t bs;
+	dmr_be_stats(f.be, &bs);
+	ck_assert_uint_eq(bs.doorbells, 9 + 3);
+	ck_assert_int_eq(run1(&f, &t), DMR_TXN_COMMITTED);
+	ck_assert_uint_eq(f.st.index_reads, 6);
+	ck_assert_uint_eq(rec_word(&f, 0, 2, 3, 2), 10);
+	fx_close(&f);
+	/* a cache of 2 entries: 3 misses, then the 2 most recent hit */
+	fx_index(&f, 2);
+	ck_assert_int_eq(run1(&f, &t), DMR_TXN_COMMITTED);
+	ck_assert_uint_eq(f.st.cache_misses, 3);
+	ck_assert_int_eq(run1(&f, &t), DMR_TXN_COMMITTED);
+	/* keys put in op order t0, t1, t2 once the buckets came back: t1 and
+	 * t2 stay; the next round looks all three up before it puts: t0
+	 * misses, t1 and t2 hit */
+	ck_assert_uint_eq(f.st.cache_hits, 2);
+	ck_assert_uint_eq(f.st.cache_misses, 4);
+	ck_assert_uint_eq(f.st.index_reads, 4);
+	dmr_acache_destroy(f.eng.acache[0]);
+	fx_close(&f);
+	fx_index(&f, 16);
+	ck_assert_int_eq(run1(&f, &t), DMR_TXN_COMMITTED);
+	ck_assert_int_eq(run1(&f, &t), DMR_TXN_COMMITTED);
+	ck_assert_uint_eq(f.st.cache_misses, 3);
+	ck_assert_uint_eq(f.st.cache_hits, 3);
+	ck_assert_uint_eq(f.st.index_reads, 3);
+	ck_assert_uint_eq(f.st.reads, 2 * 5 + 3);
+	/* a bucket that lost its key: the lookup fails naming table and key */
+	uint8_t *m0 = dmr_be_mn_memory(f.be, 0, NULL);
+	memset(m0 + dmr_layout_bucket(&f.l, 0, 5), 0xff, DMR_IDX_BUCKET_BYTES);
+	t.ops[0].key = 5;
+	dmr_txn_outcome_t out;
+	ck_assert_int_eq(dmr_txn_start(&f.ctx, &t, &out), DMR_OK);
+	dmr_wc_t wc[8];
+	int k = dmr_be_poll(f.be, 0, wc, 8);
+	dmr_status_t st = DMR_OK;
+	for (int i = 0; i < k && st == DMR_OK; i++)
+		st = dmr_txn_on_wc(&f.ctx, &wc[i], &out);
+	ck_assert_int_eq(st, DMR_ERR_INVALID);
+	ck_assert_ptr_nonnull(strstr(f.ctx.err.msg, "index: table t0 key 5"));
+	dmr_acache_destroy(f.eng.acache[0]);
+	fx_close(&f);
+}
+END_TEST
+
 int main(void)
 {
 	if (dmr_test_env_init("replica", 0, 0) != 0)
@@ -358,6 +539,9 @@ int main(void)
 	tcase_add_test(tc, occ_sample_counts_match_derivation);
 	tcase_add_test(tc, ford_sample_counts_match_derivation);
 	tcase_add_test(tc, protocol_names);
+	tcase_add_test(tc, addr_cache_is_lru);
+	tcase_add_test(tc, hash_index_layout_and_refusal);
+	tcase_add_test(tc, hash_index_reads_and_cache_hits);
 	suite_add_tcase(s, tc);
 	return dmr_test_run(s);
 }
