@@ -272,9 +272,17 @@ static void sample_counts(int proto)
 	fx_open(&f, dmr_trace_header(rd), 3, 2, proto);
 	static dmr_trace_txn_t t;
 	uint64_t compared = 0, types = 0;
-	for (int n = 0; n < 1500 && dmr_trace_next(rd, &t, &err) == DMR_OK; n++) {
+	uint64_t tn[DMR_TRACE_MAX_TYPES] = {0}, tr[DMR_TRACE_MAX_TYPES] = {0},
+		 tw[DMR_TRACE_MAX_TYPES] = {0}, ta[DMR_TRACE_MAX_TYPES] = {0};
+	for (int n = 0; n < 2500 && dmr_trace_next(rd, &t, &err) == DMR_OK; n++) {
 		dmr_txn_stats_t s0 = f.st;
 		int out = run1(&f, &t);
+		if (out == DMR_TXN_COMMITTED) { /* per type, for docs/PROTOCOLS.md */
+			tn[t.type]++;
+			tr[t.type] += f.st.reads - s0.reads;
+			tw[t.type] += f.st.writes - s0.writes;
+			ta[t.type] += f.st.atomics - s0.atomics;
+		}
 		if (out != DMR_TXN_COMMITTED || f.st.skipped_ops != s0.skipped_ops)
 			continue;
 		uint64_t o = 0, r = 0, L = 0, k = 0;
@@ -307,6 +315,15 @@ static void sample_counts(int proto)
 		compared++;
 		types |= 1u << t.type;
 	}
+	const dmr_trace_hdr_t *hd = dmr_trace_header(rd);
+	for (uint32_t y = 0; y < hd->ntypes; y++)
+		if (tn[y])
+			fprintf(stderr,
+				"%s %s: %llu committed, per commit %.2f READs %.2f WRITEs %.2f "
+				"atomics\n",
+				dmr_txn_protocol_name(proto), hd->types[y],
+				(unsigned long long)tn[y], (double)tr[y] / tn[y],
+				(double)tw[y] / tn[y], (double)ta[y] / tn[y]);
 	dmr_trace_close(rd);
 	fprintf(stderr, "%s: %llu committed transactions compared (types 0x%llx)\n",
 		dmr_txn_protocol_name(proto), (unsigned long long)compared,
