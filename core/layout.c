@@ -1,5 +1,6 @@
 #include "layout.h"
 
+#include <stdio.h>
 #include <string.h>
 
 dmr_status_t dmr_layout_init(dmr_layout_t *l, const dmr_trace_hdr_t *h, uint32_t nworkers,
@@ -8,6 +9,7 @@ dmr_status_t dmr_layout_init(dmr_layout_t *l, const dmr_trace_hdr_t *h, uint32_t
 	memset(l, 0, sizeof(*l));
 	uint64_t off = 0;
 	l->ntables = h->ntables;
+	l->mns = 1;
 	for (uint32_t i = 0; i < h->ntables; i++) {
 		const dmr_trace_table_t *t = &h->tables[i];
 		dmr_layout_table_t *lt = &l->t[i];
@@ -16,6 +18,7 @@ dmr_status_t dmr_layout_init(dmr_layout_t *l, const dmr_trace_hdr_t *h, uint32_t
 		lt->rows = t->rows;
 		lt->loaded = t->loaded;
 		lt->base = off;
+		snprintf(l->names[i], sizeof(l->names[i]), "%s", t->name);
 		if (t->rows > (UINT64_MAX / 2 - off) / lt->rec_bytes)
 			return dmr_err_set(err, DMR_ERR_RANGE,
 					   "table %s: %llu rows x %u bytes overflow", t->name,
@@ -31,6 +34,98 @@ dmr_status_t dmr_layout_init(dmr_layout_t *l, const dmr_trace_hdr_t *h, uint32_t
 	return DMR_OK;
 }
 
+dmr_status_t dmr_layout_place(dmr_layout_t *l, uint32_t mns, uint32_t backups, dmr_err_t *err)
+{
+	if (mns < 1 || mns > DMR_LAYOUT_MAX_MNS)
+		return dmr_err_set(err, DMR_ERR_RANGE, "--mns %u: the cluster has 1..%u MNs", mns,
+				   DMR_LAYOUT_MAX_MNS);
+	if (backups > DMR_LAYOUT_MAX_BACKUPS)
+		return dmr_err_set(err, DMR_ERR_RANGE,
+				   "--backups %u: at most %u backups per table (FORD's "
+				   "BACKUP_DEGREE)",
+				   backups, DMR_LAYOUT_MAX_BACKUPS);
+	if (backups >= mns)
+		return dmr_err_set(err, DMR_ERR_INVALID,
+				   "--backups %u with --mns %u: a table and its %u backups need "
+				   "%u distinct MNs (backups < mns)",
+				   backups, mns, backups, backups + 1);
+	l->mns = mns;
+	l->backups = backups;
+	/* FORD LoadTable: primary t % M; backup i on (t % M + i) % M */
+	for (uint32_t t = 0; t < l->ntables; t++) {
+		l->t[t].primary = (uint8_t)(t % mns);
+		memset(l->t[t].backup, 0, sizeof(l->t[t].backup));
+		for (uint32_t i = 0; i < backups; i++)
+			l->t[t].backup[i] = (uint8_t)((t % mns + i + 1) % mns);
+	}
+	return DMR_OK;
+}
+
+dmr_status_t dmr_layout_index(dmr_layout_t *l, uint64_t buckets, dmr_err_t *err)
+{
+	uint64_t off = (l->total + 63) & ~63ull, base[DMR_TRACE_MAX_TABLES],
+		 nb[DMR_TRACE_MAX_TABLES];
+	for (uint32_t t = 0; t < l->ntables; t++) {
+		uint64_t rows = l->t[t].rows;
+		uint64_t b =
+		    buckets ? buckets : (rows + DMR_IDX_SLOTS / 2 - 1) / (DMR_IDX_SLOTS / 2);
+		if (b == 0)
+			b = 1;
+		if (rows > b * DMR_IDX_SLOTS)
+			return dmr_err_set(
+			    err, DMR_ERR_RANGE,
+			    "--index-buckets %llu: table %s has %llu keys, more than "
+			    "its %llu slots (%u per bucket); it needs at least %llu "
+			    "buckets",
+			    (unsigned long long)buckets, l->names[t], (unsigned long long)rows,
+			    (unsigned long long)(b * DMR_IDX_SLOTS), DMR_IDX_SLOTS,
+			    (unsigned long long)((rows + DMR_IDX_SLOTS - 1) / DMR_IDX_SLOTS));
+		if (b > (UINT64_MAX / 2 - off) / DMR_IDX_BUCKET_BYTES)
+			return dmr_err_set(err, DMR_ERR_RANGE,
+					   "table %s: %llu index buckets overflow", l->names[t],
+					   (unsigned long long)b);
+		base[t] = off;
+		nb[t] = b;
+		off += b * DMR_IDX_BUCKET_BYTES;
+	}
+	for (uint32_t t = 0; t < l->ntables; t++) {
+		l->t[t].idx_base = base[t];
+		l->t[t].idx_buckets = nb[t];
+	}
+	l->total = off;
+	return DMR_OK;
+}
+
+int dmr_layout_holds(const dmr_layout_t *l, unsigned table, uint32_t mn)
+{
+	uint32_t r[1 + DMR_LAYOUT_MAX_BACKUPS];
+	uint32_t n = dmr_layout_replicas(l, table, r);
+	for (uint32_t i = 0; i < n; i++)
+		if (r[i] == mn)
+			return 1;
+	return 0;
+}
+
+int dmr_layout_placement(const dmr_layout_t *l, char *buf, size_t size)
+{
+	size_t pos = 0;
+	int n = snprintf(buf, size, "mns=%u backups=%u", l->mns, l->backups);
+	pos = n > 0 ? (size_t)n : 0;
+	for (uint32_t t = 0; t < l->ntables; t++) {
+		n = snprintf(pos < size ? buf + pos : NULL, pos < size ? size - pos : 0, " %s:%u",
+			     l->names[t], l->t[t].primary);
+		pos += n > 0 ? (size_t)n : 0;
+		for (uint32_t i = 0; i < l->backups; i++) {
+			n = snprintf(pos < size ? buf + pos : NULL, pos < size ? size - pos : 0,
+				     "%c%u", i ? ',' : '/', l->t[t].backup[i]);
+			pos += n > 0 ? (size_t)n : 0;
+		}
+	}
+	if (size && pos >= size)
+		buf[size - 1] = 0;
+	return (int)pos;
+}
+
 void dmr_layout_load(const dmr_layout_t *l, uint8_t *mem)
 {
 	const uint64_t v = DMR_VER_PRESENT | 1;
@@ -39,5 +134,30 @@ void dmr_layout_load(const dmr_layout_t *l, uint8_t *mem)
 		uint8_t *p = mem + t->base + 8;
 		for (uint64_t s = 0; s < t->loaded; s++, p += t->rec_bytes)
 			memcpy(p, &v, 8);
+	}
+}
+
+void dmr_layout_load_mn(const dmr_layout_t *l, uint32_t mn, uint8_t *mem)
+{
+	const uint64_t v = DMR_VER_PRESENT | 1;
+	for (uint32_t i = 0; i < l->ntables; i++) {
+		const dmr_layout_table_t *t = &l->t[i];
+		if (!dmr_layout_holds(l, i, mn))
+			continue;
+		uint8_t *p = mem + t->base + 8;
+		for (uint64_t s = 0; s < t->loaded; s++, p += t->rec_bytes)
+			memcpy(p, &v, 8);
+		if (!t->idx_buckets)
+			continue;
+		/* key k in bucket k % B, slot k / B (B * SLOTS >= rows) */
+		uint8_t *ix = mem + t->idx_base;
+		memset(ix, 0xff, t->idx_buckets * DMR_IDX_BUCKET_BYTES);
+		for (uint64_t k = 0; k < t->rows; k++) {
+			uint8_t *e = ix + (k % t->idx_buckets) * DMR_IDX_BUCKET_BYTES +
+				     (k / t->idx_buckets) * 16;
+			uint64_t a = dmr_layout_rec(l, i, k);
+			memcpy(e, &k, 8);
+			memcpy(e + 8, &a, 8);
+		}
 	}
 }

@@ -7,10 +7,22 @@
  * inserted, or deleted, is absent). Lock word 0 = free; a holder writes its
  * context tag (never 0). After the tables, each worker has a log ring of
  * log_bytes for commit log records.
+ *
+ * Several memory nodes (issue 11). A cluster has `mns` MNs (1..16) and each
+ * table a primary MN and `backups` backup MNs (0..2, fewer than mns). Every
+ * MN region has the same layout: a record sits at the same offset on its
+ * primary and on its backups (and the log rings at the same offsets on
+ * every MN), so an address names a record on any of its replicas. The
+ * placement follows FORD (minghust/ford, workload/<wl>/<wl>_db.cc
+ * LoadTable: the primary of table t is MN t % num_server; MN n holds a
+ * backup of t when t % num_server == (n - i + num_server) % num_server for
+ * i = 1..BACKUP_DEGREE), i.e. primary(t) = t % mns and backup i (1..R) of t
+ * is MN (t % mns + i) % mns: distinct MNs, since R < mns.
  */
 #ifndef DMR_LAYOUT_H
 #define DMR_LAYOUT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "../traces/trace.h"
@@ -18,6 +30,22 @@
 #define DMR_REC_HDR 16u
 #define DMR_VER_PRESENT (1ull << 63)
 #define DMR_VER_MASK (DMR_VER_PRESENT - 1)
+#define DMR_LAYOUT_MAX_MNS 16u	  /* = DMR_BE_MAX_MNS (backends/backend.h) */
+#define DMR_LAYOUT_MAX_BACKUPS 2u /* FORD's BACKUP_DEGREE (core/base/common.h) */
+
+/* The MN hash index (issue 11 item 3; --index hash). Per table, buckets of
+ * DMR_IDX_SLOTS slots {key u64, record address u64}, after the log rings;
+ * key k lives in bucket k % buckets (CREST src/db/PoolHashIndex.h kDirect:
+ * "key % bucket_num"), in the first free slot; an empty slot has key
+ * DMR_IDX_EMPTY. A bucket is DMR_IDX_BUCKET_BYTES: one READ fetches it
+ * (FORD and CREST READ a whole bucket, hash_store.h HashNode, to find a
+ * key). 8 slots x 16 bytes = 128 bytes, two cache lines. Keys are a table's
+ * slots, all indexed at load (a slot's address never changes; inserts set
+ * its present bit). The index is placed with its table (primary and
+ * backups, at the same offsets). */
+#define DMR_IDX_SLOTS 8u
+#define DMR_IDX_BUCKET_BYTES (16u * DMR_IDX_SLOTS)
+#define DMR_IDX_EMPTY UINT64_MAX
 
 typedef struct dmr_layout_table {
 	uint64_t base; /* byte offset in the MN region */
@@ -25,6 +53,10 @@ typedef struct dmr_layout_table {
 	uint32_t rec_bytes; /* 16 + payload_bytes */
 	uint32_t payload_bytes;
 	uint64_t loaded;
+	uint64_t idx_base;			/* hash index: first bucket (0 buckets: none) */
+	uint64_t idx_buckets;			/* buckets of DMR_IDX_SLOTS slots */
+	uint8_t primary;			/* MN holding the primary copy */
+	uint8_t backup[DMR_LAYOUT_MAX_BACKUPS]; /* MNs of backups 1..R */
 } dmr_layout_table_t;
 
 typedef struct dmr_layout {
@@ -33,13 +65,53 @@ typedef struct dmr_layout {
 	uint64_t log_base;  /* first log ring */
 	uint64_t log_bytes; /* per worker */
 	uint32_t nworkers;
-	uint64_t total; /* bytes needed in the MN region */
+	uint64_t total;	  /* bytes needed in each MN region */
+	uint32_t mns;	  /* memory nodes (1 after dmr_layout_init) */
+	uint32_t backups; /* backups per table (0 after dmr_layout_init) */
+	char names[DMR_TRACE_MAX_TABLES][DMR_TRACE_NAME_MAX]; /* table names */
 } dmr_layout_t;
 
 /* Compute the layout of the trace's tables plus nworkers log rings of
- * log_bytes each (tables 64-byte aligned). DMR_ERR_RANGE on overflow. */
+ * log_bytes each (tables 64-byte aligned), placed on one MN (mns 1,
+ * backups 0, every primary MN 0). DMR_ERR_RANGE on overflow. */
 dmr_status_t dmr_layout_init(dmr_layout_t *l, const dmr_trace_hdr_t *h, uint32_t nworkers,
 			     uint64_t log_bytes, dmr_err_t *err);
+
+/* Place the tables on `mns` MNs with `backups` backups each, by FORD's rule
+ * (above). Errors (l unchanged, err naming the values): DMR_ERR_RANGE for
+ * mns outside 1..DMR_LAYOUT_MAX_MNS or backups above
+ * DMR_LAYOUT_MAX_BACKUPS; DMR_ERR_INVALID for backups >= mns (a backup on
+ * its own primary's MN). */
+dmr_status_t dmr_layout_place(dmr_layout_t *l, uint32_t mns, uint32_t backups, dmr_err_t *err);
+
+/* The placement as text into buf (size bytes, always terminated):
+ * "mns=M backups=R name:P/B1,B2 name:P ..." (P the primary MN, Bi the
+ * backups). Returns the length it needed (as snprintf: >= size means cut). */
+int dmr_layout_placement(const dmr_layout_t *l, char *buf, size_t size);
+
+/* Add the hash index: buckets buckets per table (0: ceil(rows / 4), a load
+ * of at most 1/2), after the log rings; total grows. Errors (l unchanged):
+ * DMR_ERR_RANGE when a table has more keys (rows) than buckets x
+ * DMR_IDX_SLOTS slots, err naming the table and the buckets it needs;
+ * DMR_ERR_RANGE on overflow. */
+dmr_status_t dmr_layout_index(dmr_layout_t *l, uint64_t buckets, dmr_err_t *err);
+
+/* Offset of the bucket holding key slot of table t in the MN region. */
+static inline uint64_t dmr_layout_bucket(const dmr_layout_t *l, unsigned table, uint64_t slot)
+{
+	return l->t[table].idx_base + (slot % l->t[table].idx_buckets) * DMR_IDX_BUCKET_BYTES;
+}
+
+/* The MNs holding table t: out[0] the primary, out[1..R] the backups;
+ * returns 1 + R. */
+static inline uint32_t dmr_layout_replicas(const dmr_layout_t *l, unsigned table,
+					   uint32_t out[1 + DMR_LAYOUT_MAX_BACKUPS])
+{
+	out[0] = l->t[table].primary;
+	for (uint32_t i = 0; i < l->backups; i++)
+		out[1 + i] = l->t[table].backup[i];
+	return 1 + l->backups;
+}
 
 static inline uint64_t dmr_layout_rec(const dmr_layout_t *l, unsigned table, uint64_t slot)
 {
@@ -47,7 +119,15 @@ static inline uint64_t dmr_layout_rec(const dmr_layout_t *l, unsigned table, uin
 }
 
 /* Write the initial MN state into mem (the region, zeroed): the version word
- * of loaded rows gets DMR_VER_PRESENT | 1. */
+ * of loaded rows gets DMR_VER_PRESENT | 1, for every table (one MN). */
 void dmr_layout_load(const dmr_layout_t *l, uint8_t *mem);
+
+/* The same for MN `mn` of a placed layout: only the tables whose primary or
+ * backup is `mn` are loaded (the others stay zero there, never addressed),
+ * with their hash index when there is one (every key's slot filled). */
+void dmr_layout_load_mn(const dmr_layout_t *l, uint32_t mn, uint8_t *mem);
+
+/* 1 if MN `mn` holds a copy (primary or backup) of table t. */
+int dmr_layout_holds(const dmr_layout_t *l, unsigned table, uint32_t mn);
 
 #endif

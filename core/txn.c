@@ -7,7 +7,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { ST_IDLE = 0, ST_EXEC, ST_VALIDATE, ST_COMMIT, ST_ABORT, ST_BACKOFF };
+enum {
+	ST_IDLE = 0,
+	ST_EXEC,
+	ST_VALIDATE,
+	ST_COMMIT,
+	ST_ABORT,
+	ST_BACKOFF,
+	ST_COMMIT_WB, /* write-backs posted; the unlocks (release) follow */
+	ST_LOG,	      /* FORD: the undo log alone, before the commit */
+	ST_LOOKUP,    /* HASH: bucket READs before an execution round */
+};
 
 enum {
 	F_ISSUED = 1,
@@ -16,6 +26,8 @@ enum {
 	F_ABSENT = 8,
 	F_GUARDOFF = 16,
 	F_FULL = 32,
+	F_APPLIED = 64, /* its new image was written back (to every replica) */
+	F_LOGGED = 128, /* FORD: its old image is in an undo log */
 };
 
 static const char *cause_names[DMR_ABORT_NCAUSES] = {
@@ -28,13 +40,35 @@ const char *dmr_txn_phase_name(int phase)
 	return phase >= 0 && phase < DMR_TXN_NPHASES ? n[phase] : "?";
 }
 
+const char *dmr_txn_protocol_name(int protocol)
+{
+	static const char *const n[DMR_TXN_NPROTOS] = {"occ", "ford"};
+	return protocol >= 0 && protocol < DMR_TXN_NPROTOS ? n[protocol] : "?";
+}
+
+dmr_status_t dmr_txn_protocol_parse(const char *s, int *p, dmr_err_t *err)
+{
+	for (int i = 0; i < DMR_TXN_NPROTOS; i++)
+		if (s && strcmp(s, dmr_txn_protocol_name(i)) == 0) {
+			*p = i;
+			return DMR_OK;
+		}
+	return dmr_err_set(err, DMR_ERR_PARSE, "option --protocol: '%s': one of occ, ford",
+			   s ? s : "");
+}
+
 const char *dmr_abort_cause_name(int cause)
 {
 	return cause >= 0 && cause < DMR_ABORT_NCAUSES ? cause_names[cause] : "?";
 }
 
-/* Scratch: 8 zero bytes used as the source of unlock WRITEs. */
+/* Scratch: 8 zero bytes used as the source of unlock WRITEs; FORD's lock
+ * words "locked | invisible" (our tag | DMR_LOCK_INVISIBLE) and
+ * "invisible"; the destination of its 1-byte flush READs. */
 #define ZERO_OFF 0u
+#define INVLOCK_OFF 8u
+#define INVIS_OFF 16u
+#define FLUSH_OFF 24u
 #define BUF_BASE 64u
 
 /* Grow a registered buffer of the context to at least `need` bytes (powers
@@ -65,9 +99,20 @@ static dmr_status_t grow_reg(dmr_txn_ctx_t *c, uint8_t **buf, uint32_t *cap_p, u
 	return st;
 }
 
+static void wr64_init(uint8_t *p, uint64_t v)
+{
+	memcpy(p, &v, 8);
+}
+
 static dmr_status_t grow(dmr_txn_ctx_t *c, uint32_t need, dmr_err_t *err)
 {
-	return grow_reg(c, &c->buf, &c->buf_cap, &c->buf_reg, need, 1, err);
+	uint32_t cap = c->buf_cap;
+	dmr_status_t st = grow_reg(c, &c->buf, &c->buf_cap, &c->buf_reg, need, 1, err);
+	if (c->buf && c->buf_cap != cap) { /* a new buffer: its scratch words */
+		wr64_init(c->buf + INVLOCK_OFF, c->tag | DMR_LOCK_INVISIBLE);
+		wr64_init(c->buf + INVIS_OFF, DMR_LOCK_INVISIBLE);
+	}
+	return st;
 }
 
 static dmr_status_t grow_log(dmr_txn_ctx_t *c, uint32_t need, dmr_err_t *err)
@@ -111,13 +156,23 @@ dmr_status_t dmr_txn_ctx_init(dmr_txn_ctx_t *c, const dmr_txn_engine_t *eng, dmr
 				   id, DMR_WRID_INDEX_MAX + 1);
 	/* odd, never 0; unique over the cluster (txn.h "Cluster-wide names") */
 	c->tag = (((uint64_t)id + 1) << 1 | 1) + ((uint64_t)eng->cn << DMR_TXN_TAG_CN_SHIFT);
-	c->wrs_cap = 2 * DMR_TRACE_MAX_OPS + 2;
+	/* the largest doorbell: per op 2 WRs per replica (FORD's commit) + 1,
+	 * the undo log to every MN, a flush READ per backup */
+	const dmr_layout_t *l = eng->layout;
+	uint32_t per = 2 * (1 + l->backups) + 1;
+	c->wrs_cap = (per > 2 ? per : 2) * DMR_TRACE_MAX_OPS + l->mns + l->backups + 2;
 	c->wrs = calloc(c->wrs_cap, sizeof(*c->wrs));
-	if (!c->wrs)
+	c->wrs2 = l->mns > 1 ? calloc(c->wrs_cap, sizeof(*c->wrs2)) : NULL;
+	c->wr_mn = calloc(c->wrs_cap, 1);
+	if (!c->wrs || !c->wr_mn || (l->mns > 1 && !c->wrs2))
 		return dmr_err_set(err, DMR_ERR_NOMEM, "txn: out of memory");
 	dmr_status_t st = grow(c, 4096, err);
 	if (st == DMR_OK)
 		st = grow_log(c, 4096, err);
+	if (st == DMR_OK) {
+		wr64_init(c->buf + INVLOCK_OFF, c->tag | DMR_LOCK_INVISIBLE);
+		wr64_init(c->buf + INVIS_OFF, DMR_LOCK_INVISIBLE);
+	}
 	return st;
 }
 
@@ -130,9 +185,12 @@ void dmr_txn_ctx_fini(dmr_txn_ctx_t *c)
 	c->buf_reg = c->logbuf_reg = 0;
 	free(c->buf);
 	free(c->wrs);
+	free(c->wrs2);
+	free(c->wr_mn);
 	free(c->logbuf);
 	c->buf = c->logbuf = NULL;
-	c->wrs = NULL;
+	c->wrs = c->wrs2 = NULL;
+	c->wr_mn = NULL;
 }
 
 static inline uint64_t rd64(const uint8_t *p)
@@ -178,14 +236,111 @@ static int guard_true(dmr_txn_ctx_t *c, const dmr_trace_guard_t *g)
 	}
 }
 
+/* WR n of the doorbell under construction, to MN mn (*n advanced). */
+static inline dmr_wr_t *wr_to(dmr_txn_ctx_t *c, uint32_t *n, uint32_t mn)
+{
+	c->wr_mn[*n] = (uint8_t)mn;
+	return &c->wrs[(*n)++];
+}
+
+/* The MN of the primary copy of op i's table. */
+static inline uint32_t prim(const dmr_txn_ctx_t *c, uint32_t i)
+{
+	return c->eng->layout->t[c->txn->ops[i].table].primary;
+}
+
+/* Post the n WRs of c->wrs: one doorbell per MN they name (in their order,
+ * its last WR signaled); the context waits for all of them (c->pending). */
 static dmr_status_t post(dmr_txn_ctx_t *c, uint32_t n)
 {
 	c->seq++;
-	for (uint32_t i = 0; i < n; i++) {
-		c->wrs[i].wr_id = dmr_wrid(DMR_WRID_TXN, c->id, c->seq);
-		c->wrs[i].flags = i + 1 == n ? DMR_WR_SIGNALED : 0;
+	uint64_t id = dmr_wrid(DMR_WRID_TXN, c->id, c->seq);
+	uint32_t mns = c->eng->layout->mns;
+	if (mns == 1) {
+		for (uint32_t i = 0; i < n; i++) {
+			c->wrs[i].wr_id = id;
+			c->wrs[i].flags = i + 1 == n ? DMR_WR_SIGNALED : 0;
+		}
+		c->pending = 1;
+		return dmr_be_post(c->eng->be, c->worker, 0, c->wrs, n, &c->err);
 	}
-	return dmr_be_post(c->eng->be, c->worker, 0, c->wrs, n, &c->err);
+	c->pending = 0;
+	for (uint32_t mn = 0; mn < mns; mn++) {
+		uint32_t k = 0;
+		for (uint32_t i = 0; i < n; i++)
+			if (c->wr_mn[i] == mn) {
+				c->wrs2[k] = c->wrs[i];
+				c->wrs2[k].wr_id = id;
+				c->wrs2[k++].flags = 0;
+			}
+		if (k == 0)
+			continue;
+		c->wrs2[k - 1].flags = DMR_WR_SIGNALED;
+		dmr_status_t st = dmr_be_post(c->eng->be, c->worker, mn, c->wrs2, k, &c->err);
+		if (st != DMR_OK)
+			return st;
+		c->pending++;
+	}
+	return DMR_OK;
+}
+
+/* The time since the current phase began goes to `phase`. */
+static inline void phase_end(dmr_txn_ctx_t *c, int phase)
+{
+	uint64_t now = dmr_be_now(c->eng->be, c->worker);
+	c->ph[phase] += now - c->t_phase;
+	c->t_phase = now;
+}
+
+/* FORD (DTX::ParallelUndoLog, after each execution round of a read-write
+ * transaction): the undo log record -- 16 bytes of tx and thread id and the
+ * old image of each record locked since the last one -- WRITten to the same
+ * ring offset on every MN, added to the doorbell under construction at
+ * *n. A transaction with nothing locked writes none. */
+static dmr_status_t undo_log(dmr_txn_ctx_t *c, uint32_t *n)
+{
+	const dmr_trace_txn_t *t = c->txn;
+	const dmr_layout_t *l = c->eng->layout;
+	int rw = 0;
+	uint32_t need = 16;
+	for (uint32_t i = 0; i < t->nops; i++)
+		if (c->ops[i].flags & F_LOCKED) {
+			rw = 1;
+			if (!(c->ops[i].flags & F_LOGGED) && t->ops[i].kind != DMR_TOP_INSERT)
+				need += l->t[t->ops[i].table].rec_bytes;
+		}
+	if (!rw)
+		return DMR_OK;
+	dmr_status_t st = grow_log(c, need, &c->err);
+	if (st != DMR_OK)
+		return st;
+	wr64(c->logbuf, t->id);
+	wr64(c->logbuf + 8, (uint64_t)c->eng->first_worker + c->worker);
+	uint32_t pos = 16;
+	for (uint32_t i = 0; i < t->nops; i++) {
+		dmr_txn_opst_t *os = &c->ops[i];
+		if (!(os->flags & F_LOCKED) || (os->flags & F_LOGGED))
+			continue;
+		os->flags |= F_LOGGED;
+		if (t->ops[i].kind == DMR_TOP_INSERT)
+			continue;
+		uint32_t rb = l->t[t->ops[i].table].rec_bytes;
+		memcpy(c->logbuf + pos, image(c, i), rb);
+		pos += rb;
+	}
+	uint64_t ring = l->log_base + ((uint64_t)c->eng->first_worker + c->worker) * l->log_bytes;
+	if (c->log_off + pos > l->log_bytes)
+		c->log_off = 0;
+	for (uint32_t mn = 0; mn < l->mns; mn++) {
+		dmr_wr_t *wr = wr_to(c, n, mn);
+		wr->opcode = DMR_WR_WRITE;
+		wr->local = c->logbuf;
+		wr->remote = ring + c->log_off;
+		wr->length = pos;
+		c->stats->writes++;
+	}
+	c->log_off += (pos + 7) & ~7u;
+	return DMR_OK;
 }
 
 /* The transaction finished with `outcome` (COMMITTED or GAVE_UP). */
@@ -193,6 +348,9 @@ static dmr_status_t finish(dmr_txn_ctx_t *c, dmr_txn_outcome_t outcome, dmr_txn_
 {
 	c->state = ST_IDLE;
 	if (outcome == DMR_TXN_COMMITTED) {
+		phase_end(c, DMR_TXN_PHASE_COMMIT);
+		for (int p = 0; p < DMR_TXN_NPHASES; p++)
+			c->stats->phase_ps[p] += c->ph[p];
 		c->stats->committed++;
 		c->stats->committed_xv += c->txn->xv;
 	} else {
@@ -220,13 +378,17 @@ static dmr_status_t do_abort(dmr_txn_ctx_t *c, int cause, dmr_txn_outcome_t *out
 {
 	c->stats->aborts[cause]++;
 	c->last_cause = cause;
-	const dmr_layout_t *l = c->eng->layout;
-	(void)l;
 	uint32_t n = 0;
+	if (c->eng->protocol == DMR_TXN_PROTO_FORD && c->state == ST_EXEC) {
+		/* DTX::ExeRW writes the undo log before TxExe aborts */
+		dmr_status_t st = undo_log(c, &n);
+		if (st != DMR_OK)
+			return st;
+	}
 	for (uint32_t i = 0; i < c->txn->nops; i++) {
 		if (!(c->ops[i].flags & F_LOCKED))
 			continue;
-		dmr_wr_t *wr = &c->wrs[n++];
+		dmr_wr_t *wr = wr_to(c, &n, prim(c, i));
 		wr->opcode = DMR_WR_WRITE;
 		wr->local = c->buf + ZERO_OFF;
 		wr->remote = c->ops[i].rec;
@@ -260,98 +422,239 @@ static dmr_status_t after_abort(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 	return begin_attempt(c, out);
 }
 
-static dmr_status_t commit(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
+/* Stage op i's new image in logbuf at pos: [rec u64][len u64][version u64]
+ * [payload]; returns 1 (and sets F_APPLIED) when it is to be written back,
+ * 0 when not (absent and not an insert, or its guard is off). */
+static int stage(dmr_txn_ctx_t *c, uint32_t i, uint32_t pos)
 {
 	const dmr_trace_txn_t *t = c->txn;
 	const dmr_layout_t *l = c->eng->layout;
-	/* stage new images in logbuf: per written op [rec u64][len u64][version u64][payload] */
-	uint32_t need = 16;
-	for (uint32_t i = 0; i < t->nops; i++)
-		if (c->ops[i].flags & F_LOCKED)
-			need += 24 + l->t[t->ops[i].table].payload_bytes;
-	dmr_status_t st = grow_log(c, need, &c->err);
-	if (st != DMR_OK)
-		return st;
-	uint32_t n = 1, pos = 0, nw = 0;
-	dmr_wr_t *logwr = &c->wrs[0];
+	dmr_txn_opst_t *os = &c->ops[i];
+	const dmr_trace_op_t *op = &t->ops[i];
+	uint32_t pb = l->t[op->table].payload_bytes;
+	const uint8_t *img = image(c, i);
+	int apply = !(os->flags & F_ABSENT) || op->kind == DMR_TOP_INSERT;
+	if (apply && op->guard.kind != DMR_TGUARD_NONE && op->guard.op == (int16_t)i)
+		apply = guard_true(c, &op->guard) || (os->flags |= F_GUARDOFF, 0);
+	if (!apply)
+		return 0;
+	uint8_t *e = c->logbuf + pos;
+	uint64_t ver = rd64(img + 8);
+	uint64_t nver = ((ver & DMR_VER_MASK) + 1) & DMR_VER_MASK;
+	if (op->kind != DMR_TOP_DELETE)
+		nver |= DMR_VER_PRESENT;
+	wr64(e, os->rec);
+	wr64(e + 8, 8 + pb);
+	wr64(e + 16, nver);
+	uint8_t *pl = e + 24;
+	if (op->kind == DMR_TOP_INSERT)
+		memset(pl, 0, pb);
+	else
+		memcpy(pl, img + DMR_REC_HDR, pb);
+	for (uint32_t a = 0; a < op->nacts; a++) {
+		const dmr_trace_act_t *act = &op->acts[a];
+		uint64_t v;
+		if (act->val.op < 0) {
+			v = (uint64_t)act->val.lit;
+		} else {
+			if (!usable(c, act->val.op))
+				continue;
+			v = word(c, act->val.op, act->val.field);
+		}
+		uint8_t *f = pl + 8ull * act->field;
+		if (act->kind == DMR_TACT_ADD)
+			v += rd64(f);
+		wr64(f, v);
+	}
+	os->flags |= F_APPLIED;
+	return 1;
+}
+
+/* The unlocks (release) after the write-backs completed: lock word 0 on the
+ * primary; FORD (DTX::CheckCommitAll) also on every backup of a record it
+ * wrote (they hold "invisible"). */
+static dmr_status_t release(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
+{
+	const dmr_trace_txn_t *t = c->txn;
+	const dmr_layout_t *l = c->eng->layout;
+	int ford = c->eng->protocol == DMR_TXN_PROTO_FORD;
+	uint32_t n = 0;
 	for (uint32_t i = 0; i < t->nops; i++) {
 		dmr_txn_opst_t *os = &c->ops[i];
 		if (!(os->flags & F_LOCKED))
 			continue;
-		const dmr_trace_op_t *op = &t->ops[i];
-		uint32_t pb = l->t[op->table].payload_bytes;
-		const uint8_t *img = image(c, i);
-		int apply = !(os->flags & F_ABSENT) || op->kind == DMR_TOP_INSERT;
-		if (apply && op->guard.kind != DMR_TGUARD_NONE && op->guard.op == (int16_t)i)
-			apply = guard_true(c, &op->guard) || (os->flags |= F_GUARDOFF, 0);
-		if (apply) {
-			uint8_t *e = c->logbuf + pos;
-			uint64_t ver = rd64(img + 8);
-			uint64_t nver = ((ver & DMR_VER_MASK) + 1) & DMR_VER_MASK;
-			if (op->kind != DMR_TOP_DELETE)
-				nver |= DMR_VER_PRESENT;
-			wr64(e, os->rec);
-			wr64(e + 8, 8 + pb);
-			wr64(e + 16, nver);
-			uint8_t *pl = e + 24;
-			if (op->kind == DMR_TOP_INSERT)
-				memset(pl, 0, pb);
-			else
-				memcpy(pl, img + DMR_REC_HDR, pb);
-			for (uint32_t a = 0; a < op->nacts; a++) {
-				const dmr_trace_act_t *act = &op->acts[a];
-				uint64_t v;
-				if (act->val.op < 0) {
-					v = (uint64_t)act->val.lit;
-				} else {
-					if (!usable(c, act->val.op))
-						continue;
-					v = word(c, act->val.op, act->val.field);
-				}
-				uint8_t *f = pl + 8ull * act->field;
-				if (act->kind == DMR_TACT_ADD)
-					v += rd64(f);
-				wr64(f, v);
-			}
-			dmr_wr_t *wb = &c->wrs[n++];
-			wb->opcode = DMR_WR_WRITE;
-			wb->local = e + 16;
-			wb->remote = os->rec + 8;
-			wb->length = 8 + pb;
-			pos += 24 + pb;
-			nw++;
+		uint32_t r[1 + DMR_LAYOUT_MAX_BACKUPS];
+		uint32_t nr = ford && (os->flags & F_APPLIED)
+				  ? dmr_layout_replicas(l, t->ops[i].table, r)
+				  : (r[0] = prim(c, i), 1);
+		for (uint32_t j = 0; j < nr; j++) {
+			dmr_wr_t *ul = wr_to(c, &n, r[j]);
+			ul->opcode = DMR_WR_WRITE;
+			ul->local = c->buf + ZERO_OFF;
+			ul->remote = os->rec;
+			ul->length = 8;
 			c->stats->writes++;
 		}
-		dmr_wr_t *ul = &c->wrs[n++];
+		c->stats->locks_released++;
+	}
+	c->state = ST_COMMIT;
+	return posted(post(c, n), out);
+}
+
+/* FORD's commit (DTX::CoalescentCommit, IssueCommitAllSelectFlush): per
+ * record written, on its primary WRITE lock word := tag | invisible and
+ * WRITE the data; on each backup lock word := invisible and the data; one
+ * 1-byte READ per backup after the last record's writes (selective flush).
+ * The release follows their completion. */
+static dmr_status_t commit_ford(dmr_txn_ctx_t *c, uint32_t need, dmr_txn_outcome_t *out)
+{
+	const dmr_trace_txn_t *t = c->txn;
+	const dmr_layout_t *l = c->eng->layout;
+	dmr_status_t st = grow_log(c, need, &c->err);
+	if (st != DMR_OK)
+		return st;
+	uint32_t n = 0, pos = 0;
+	int last = -1;
+	for (uint32_t i = 0; i < t->nops; i++) {
+		dmr_txn_opst_t *os = &c->ops[i];
+		if (!(os->flags & F_LOCKED) || !stage(c, i, pos))
+			continue;
+		uint32_t pb = l->t[t->ops[i].table].payload_bytes;
+		uint32_t r[1 + DMR_LAYOUT_MAX_BACKUPS];
+		uint32_t nr = dmr_layout_replicas(l, t->ops[i].table, r);
+		for (uint32_t j = 0; j < nr; j++) {
+			dmr_wr_t *lk = wr_to(c, &n, r[j]);
+			lk->opcode = DMR_WR_WRITE;
+			lk->local = c->buf + (j == 0 ? INVLOCK_OFF : INVIS_OFF);
+			lk->remote = os->rec;
+			lk->length = 8;
+			dmr_wr_t *wb = wr_to(c, &n, r[j]);
+			wb->opcode = DMR_WR_WRITE;
+			wb->local = c->logbuf + pos + 16;
+			wb->remote = os->rec + 8;
+			wb->length = 8 + pb;
+			c->stats->writes += 2;
+		}
+		pos += 24 + pb;
+		last = (int)i;
+	}
+	if (last < 0) /* locked but nothing to write: release only */
+		return release(c, out);
+	uint32_t r[1 + DMR_LAYOUT_MAX_BACKUPS];
+	uint32_t nr = dmr_layout_replicas(l, t->ops[last].table, r);
+	for (uint32_t j = 1; j < nr; j++) {
+		dmr_wr_t *fl = wr_to(c, &n, r[j]);
+		fl->opcode = DMR_WR_READ;
+		fl->local = c->buf + FLUSH_OFF;
+		fl->remote = c->ops[last].rec;
+		fl->length = 1;
+		c->stats->reads++;
+	}
+	c->state = ST_COMMIT_WB;
+	return posted(post(c, n), out);
+}
+
+static dmr_status_t commit(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
+{
+	const dmr_trace_txn_t *t = c->txn;
+	const dmr_layout_t *l = c->eng->layout;
+	phase_end(c, c->state == ST_LOG ? DMR_TXN_PHASE_LOG : DMR_TXN_PHASE_VALIDATE);
+	/* stage new images in logbuf: per written op [rec u64][len u64][version u64][payload] */
+	uint32_t need = 16, nlocked = 0;
+	for (uint32_t i = 0; i < t->nops; i++)
+		if (c->ops[i].flags & F_LOCKED) {
+			need += 24 + l->t[t->ops[i].table].payload_bytes;
+			nlocked++;
+		}
+	if (nlocked == 0) /* read-only: nothing to write */
+		return finish(c, DMR_TXN_COMMITTED, out);
+	if (c->eng->protocol == DMR_TXN_PROTO_FORD)
+		return commit_ford(c, need, out);
+	dmr_status_t st = grow_log(c, need, &c->err);
+	if (st != DMR_OK)
+		return st;
+	/* the log record's slots first (RC order: log < write-back), one per
+	 * replica of the first written record's table */
+	uint32_t nlog = 1 + l->backups;
+	uint32_t n = nlog, pos = 0, nw = 0, first = UINT32_MAX;
+	for (uint32_t i = 0; i < t->nops; i++) {
+		dmr_txn_opst_t *os = &c->ops[i];
+		if (!(os->flags & F_LOCKED))
+			continue;
+		uint32_t pb = l->t[t->ops[i].table].payload_bytes;
+		if (stage(c, i, pos)) {
+			uint32_t r[1 + DMR_LAYOUT_MAX_BACKUPS];
+			uint32_t nr = dmr_layout_replicas(l, t->ops[i].table, r);
+			for (uint32_t j = 0; j < nr; j++) {
+				dmr_wr_t *wb = wr_to(c, &n, r[j]);
+				wb->opcode = DMR_WR_WRITE;
+				wb->local = c->logbuf + pos + 16;
+				wb->remote = os->rec + 8;
+				wb->length = 8 + pb;
+				c->stats->writes++;
+			}
+			if (first == UINT32_MAX)
+				first = i;
+			pos += 24 + pb;
+			nw++;
+		}
+		/* the unlock, in this doorbell if the commit is on one MN */
+		dmr_wr_t *ul = wr_to(c, &n, prim(c, i) | 0x80u);
 		ul->opcode = DMR_WR_WRITE;
 		ul->local = c->buf + ZERO_OFF;
 		ul->remote = os->rec;
 		ul->length = 8;
-		c->stats->writes++;
-		c->stats->locks_released++;
 	}
-	if (n == 1) /* read-only: nothing to write */
-		return finish(c, DMR_TXN_COMMITTED, out);
 	if (nw == 0) {
 		/* only unlocks: no log record needed */
-		memmove(&c->wrs[0], &c->wrs[1], sizeof(dmr_wr_t) * (n - 1));
-		n--;
+		memmove(&c->wrs[0], &c->wrs[nlog], sizeof(dmr_wr_t) * (n - nlog));
+		memmove(&c->wr_mn[0], &c->wr_mn[nlog], n - nlog);
+		n -= nlog;
 	} else {
-		/* log record to this worker's ring (wraps); rings are numbered
-		 * over the cluster (txn.h "Cluster-wide names") */
+		/* log record to this worker's ring (wraps) on each replica; rings
+		 * are numbered over the cluster (txn.h "Cluster-wide names") */
 		uint64_t ring =
 		    l->log_base + ((uint64_t)c->eng->first_worker + c->worker) * l->log_bytes;
 		if (c->log_off + pos > l->log_bytes)
 			c->log_off = 0;
-		logwr->opcode = DMR_WR_WRITE;
-		logwr->local = c->logbuf;
-		logwr->remote = ring + c->log_off;
-		logwr->length = pos;
+		uint32_t r[1 + DMR_LAYOUT_MAX_BACKUPS];
+		dmr_layout_replicas(l, t->ops[first].table, r);
+		for (uint32_t j = 0; j < nlog; j++) {
+			dmr_wr_t *logwr = &c->wrs[j];
+			c->wr_mn[j] = (uint8_t)r[j];
+			logwr->opcode = DMR_WR_WRITE;
+			logwr->local = c->logbuf;
+			logwr->remote = ring + c->log_off;
+			logwr->length = pos;
+			c->stats->writes++;
+		}
 		c->log_off += (pos + 7) & ~7u;
-		c->stats->writes++;
 	}
-	c->state = ST_COMMIT;
-	return posted(post(c, n), out);
+	/* one MN: one doorbell, RC order keeps log < write-back < unlock */
+	uint32_t mn0 = c->wr_mn[0] & 0x7fu, one = 1;
+	for (uint32_t i = 0; i < n; i++)
+		one &= (c->wr_mn[i] & 0x7fu) == mn0;
+	if (one) {
+		for (uint32_t i = 0; i < n; i++)
+			if (c->wr_mn[i] & 0x80u) {
+				c->wr_mn[i] &= 0x7fu;
+				c->stats->writes++;
+				c->stats->locks_released++;
+			}
+		c->state = ST_COMMIT;
+		return posted(post(c, n), out);
+	}
+	/* several MNs: the write-backs now, the unlocks when they completed */
+	uint32_t k = 0;
+	for (uint32_t i = 0; i < n; i++)
+		if (!(c->wr_mn[i] & 0x80u)) {
+			c->wrs[k] = c->wrs[i];
+			c->wr_mn[k++] = c->wr_mn[i];
+		}
+	if (k == 0)
+		return release(c, out);
+	c->state = ST_COMMIT_WB;
+	return posted(post(c, k), out);
 }
 
 /* Op i is a read-only op whose records were READ (issued, not skipped):
@@ -362,10 +665,15 @@ static inline int validated_read(const dmr_txn_ctx_t *c, const dmr_trace_op_t *o
 	       !(c->ops[i].flags & F_SKIPPED);
 }
 
-static dmr_status_t validate(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
+/* logdue (FORD): the undo log of the last execution round is still to be
+ * written; it goes with the validation READs (DTX::ExeRW logs, then
+ * DTX::Validate), or alone before the commit when there is nothing to
+ * validate (CoalescentCommit waits for the log's acknowledgements). */
+static dmr_status_t validate(dmr_txn_ctx_t *c, int logdue, dmr_txn_outcome_t *out)
 {
 	const dmr_trace_txn_t *t = c->txn;
 	const dmr_layout_t *l = c->eng->layout;
+	phase_end(c, DMR_TXN_PHASE_EXEC);
 	uint32_t nread = 0, nlocked = 0;
 	for (uint32_t i = 0; i < t->nops; i++) {
 		if (c->ops[i].flags & F_LOCKED)
@@ -373,21 +681,30 @@ static dmr_status_t validate(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 		else if (validated_read(c, &t->ops[i], i))
 			nread += t->ops[i].count;
 	}
-	if (nread == 0 || (nread == 1 && nlocked == 0))
-		return commit(c, out);
 	uint32_t n = 0;
+	dmr_status_t st;
+	if (nread == 0 || (nread == 1 && nlocked == 0)) {
+		if (logdue && (st = undo_log(c, &n)) != DMR_OK)
+			return st;
+		if (n == 0)
+			return commit(c, out);
+		c->state = ST_LOG;
+		return posted(post(c, n), out);
+	}
 	for (uint32_t i = 0; i < t->nops; i++) {
 		const dmr_trace_op_t *op = &t->ops[i];
 		if (!validated_read(c, op, i))
 			continue;
 		uint32_t rb = l->t[op->table].rec_bytes;
-		dmr_wr_t *wr = &c->wrs[n++];
+		dmr_wr_t *wr = wr_to(c, &n, prim(c, i));
 		wr->opcode = DMR_WR_READ;
 		wr->local = c->buf + c->ops[i].buf + op->count * rb;
 		wr->remote = c->ops[i].rec;
 		wr->length = op->count == 1 ? DMR_REC_HDR : op->count * rb;
 		c->stats->reads++;
 	}
+	if (logdue && (st = undo_log(c, &n)) != DMR_OK)
+		return st;
 	c->state = ST_VALIDATE;
 	return posted(post(c, n), out);
 }
@@ -437,17 +754,105 @@ static int resolve(dmr_txn_ctx_t *c, uint32_t i, uint64_t *slot_p)
 	return 1;
 }
 
+static inline dmr_acache_t *acache(const dmr_txn_ctx_t *c)
+{
+	const dmr_txn_engine_t *e = c->eng;
+	return e->acache ? e->acache[c->worker / (e->workers_per_cn ? e->workers_per_cn : 1)]
+			 : NULL;
+}
+
+/* HASH: the records of the round starting at op i0 that will be issued:
+ * a cached address is a hit; else a bucket READ on the table's primary
+ * (added at *n). */
+static dmr_status_t lookup(dmr_txn_ctx_t *c, uint32_t i0, uint32_t *n)
+{
+	const dmr_trace_txn_t *t = c->txn;
+	const dmr_layout_t *l = c->eng->layout;
+	dmr_acache_t *ac = acache(c);
+	for (uint32_t i = i0; i < t->nops && t->ops[i].round == c->round; i++) {
+		uint64_t slot, addr;
+		if (resolve(c, i, &slot) != 1)
+			continue;
+		unsigned tb = t->ops[i].table;
+		if (ac && dmr_acache_get(ac, dmr_acache_key(tb, slot), &addr)) {
+			c->stats->cache_hits++;
+			continue;
+		}
+		if (ac)
+			c->stats->cache_misses++;
+		c->ops[i].lookup = 1;
+		c->ops[i].rec = slot; /* the key, until the bucket says where */
+		dmr_wr_t *wr = wr_to(c, n, prim(c, i));
+		wr->opcode = DMR_WR_READ;
+		wr->local = c->buf + c->lookup_off + i * DMR_IDX_BUCKET_BYTES;
+		wr->remote = dmr_layout_bucket(l, tb, slot);
+		wr->length = DMR_IDX_BUCKET_BYTES;
+		c->stats->reads++;
+		c->stats->index_reads++;
+	}
+	return DMR_OK;
+}
+
+/* HASH: the buckets came back: each looked-up key's address, checked
+ * against the layout, into the cache. */
+static dmr_status_t check_lookup(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
+{
+	const dmr_trace_txn_t *t = c->txn;
+	const dmr_layout_t *l = c->eng->layout;
+	dmr_acache_t *ac = acache(c);
+	for (uint32_t i = 0; i < t->nops; i++) {
+		dmr_txn_opst_t *os = &c->ops[i];
+		if (!os->lookup)
+			continue;
+		os->lookup = 0;
+		unsigned tb = t->ops[i].table;
+		uint64_t key = os->rec, addr = UINT64_MAX;
+		const uint8_t *b = c->buf + c->lookup_off + i * DMR_IDX_BUCKET_BYTES;
+		for (uint32_t s = 0; s < DMR_IDX_SLOTS; s++)
+			if (rd64(b + 16 * s) == key) {
+				addr = rd64(b + 16 * s + 8);
+				break;
+			}
+		if (addr != dmr_layout_rec(l, tb, key))
+			return dmr_err_set(&c->err, DMR_ERR_INVALID,
+					   "index: table %s key %llu: its bucket (MN %u offset "
+					   "%llu) gives address %llu, the layout %llu",
+					   l->names[tb], (unsigned long long)key, prim(c, i),
+					   (unsigned long long)dmr_layout_bucket(l, tb, key),
+					   (unsigned long long)addr,
+					   (unsigned long long)dmr_layout_rec(l, tb, key));
+		if (ac)
+			dmr_acache_put(ac, dmr_acache_key(tb, key), addr);
+	}
+	return exec_round(c, out);
+}
+
 static dmr_status_t exec_round(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 {
 	const dmr_trace_txn_t *t = c->txn;
 	const dmr_layout_t *l = c->eng->layout;
+	/* FORD: a round was checked, its undo log goes with the next doorbell */
+	int logdue = c->eng->protocol == DMR_TXN_PROTO_FORD && c->state == ST_EXEC;
 	for (;;) {
 		/* first op of this round */
 		uint32_t i0 = 0;
 		while (i0 < t->nops && t->ops[i0].round < c->round)
 			i0++;
 		if (i0 == t->nops)
-			return validate(c, out);
+			return validate(c, logdue, out);
+		if (c->eng->index == DMR_TXN_INDEX_HASH && c->looked_round != c->round + 1) {
+			c->looked_round = (uint16_t)(c->round + 1);
+			uint32_t nb = 0;
+			dmr_status_t st = lookup(c, i0, &nb);
+			if (st != DMR_OK)
+				return st;
+			if (nb) {
+				if (logdue && (st = undo_log(c, &nb)) != DMR_OK)
+					return st;
+				c->state = ST_LOOKUP;
+				return posted(post(c, nb), out);
+			}
+		}
 		uint32_t n = 0;
 		uint32_t i = i0;
 		for (; i < t->nops && t->ops[i].round == c->round; i++) {
@@ -485,21 +890,21 @@ static dmr_status_t exec_round(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 			}
 			uint32_t rb = l->t[op->table].rec_bytes;
 			if (op->kind == DMR_TOP_READ) {
-				dmr_wr_t *wr = &c->wrs[n++];
+				dmr_wr_t *wr = wr_to(c, &n, prim(c, i));
 				wr->opcode = DMR_WR_READ;
 				wr->local = c->buf + os->buf;
 				wr->remote = os->rec;
 				wr->length = op->count * rb;
 				c->stats->reads++;
 			} else {
-				dmr_wr_t *cas = &c->wrs[n++];
+				dmr_wr_t *cas = wr_to(c, &n, prim(c, i));
 				cas->opcode = DMR_WR_CAS;
 				cas->local = c->buf + os->buf;
 				cas->remote = os->rec;
 				cas->compare_add = 0;
 				cas->swap = c->tag;
 				cas->length = 8;
-				dmr_wr_t *rd = &c->wrs[n++];
+				dmr_wr_t *rd = wr_to(c, &n, prim(c, i));
 				rd->opcode = DMR_WR_READ;
 				rd->local = c->buf + os->buf + 8;
 				rd->remote = os->rec;
@@ -511,6 +916,11 @@ static dmr_status_t exec_round(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 		if (n == 0) {
 			c->round++;
 			continue;
+		}
+		if (logdue) {
+			dmr_status_t st = undo_log(c, &n);
+			if (st != DMR_OK)
+				return st;
 		}
 		c->state = ST_EXEC;
 		return posted(post(c, n), out);
@@ -581,6 +991,9 @@ static dmr_status_t begin_attempt(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 	c->attempts++;
 	c->stats->tried++;
 	c->round = 0;
+	c->looked_round = 0;
+	memset(c->ph, 0, sizeof(c->ph));
+	c->t_phase = dmr_be_now(c->eng->be, c->worker);
 	uint32_t off = BUF_BASE;
 	for (uint32_t i = 0; i < t->nops; i++) {
 		const dmr_trace_op_t *op = &t->ops[i];
@@ -592,6 +1005,10 @@ static dmr_status_t begin_attempt(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 		else
 			off += 8 + rb;
 		off = (off + 7) & ~7u;
+	}
+	if (c->eng->index == DMR_TXN_INDEX_HASH) {
+		c->lookup_off = off;
+		off += t->nops * DMR_IDX_BUCKET_BYTES;
 	}
 	dmr_status_t st = grow(c, off, &c->err);
 	if (st != DMR_OK)
@@ -628,6 +1045,12 @@ dmr_status_t dmr_txn_on_wc(dmr_txn_ctx_t *c, const dmr_wc_t *wc, dmr_txn_outcome
 		*out_p = DMR_TXN_RUNNING; /* stale (cannot happen with in-order CQs) */
 		return DMR_OK;
 	}
+	if (c->pending > 1) { /* the round's doorbells to other MNs are due */
+		c->pending--;
+		*out_p = DMR_TXN_RUNNING;
+		return DMR_OK;
+	}
+	c->pending = 0;
 	switch (c->state) {
 	case ST_EXEC:
 		return check_round(c, out_p);
@@ -635,9 +1058,16 @@ dmr_status_t dmr_txn_on_wc(dmr_txn_ctx_t *c, const dmr_wc_t *wc, dmr_txn_outcome
 		return check_validation(c, out_p);
 	case ST_COMMIT:
 		return finish(c, DMR_TXN_COMMITTED, out_p);
+	case ST_COMMIT_WB:
+		return release(c, out_p);
+	case ST_LOG:
+		return commit(c, out_p);
+	case ST_LOOKUP:
+		return check_lookup(c, out_p);
 	case ST_ABORT:
 		return after_abort(c, out_p);
 	case ST_BACKOFF:
+		c->state = ST_IDLE; /* no round of this attempt checked yet */
 		return begin_attempt(c, out_p);
 	default:
 		return dmr_err_set(&c->err, DMR_ERR_INVALID, "context %u: completion in state %u",

@@ -61,6 +61,7 @@
 
 #include "../backends/backend.h"
 #include "../traces/trace.h"
+#include "addrcache.h"
 #include "base/wrid.h"
 #include "layout.h"
 
@@ -112,17 +113,75 @@ typedef struct dmr_txn_stats {
 	uint64_t phase_ps[DMR_TXN_NPHASES]; /* committed attempts: time per phase, ps */
 } dmr_txn_stats_t;
 
+/* The transaction protocols (--protocol; docs/PROTOCOLS.md).
+ *  OCC: the protocol above (this file's head). With replication the
+ *       write-backs go to the primary and every backup; the log record to
+ *       the primary of the first written record's table and its backups;
+ *       when the commit touches one MN it is one doorbell (RC order keeps
+ *       log < write-back < unlock), else the unlocks follow once every
+ *       write-back has completed (two rounds: no order holds across QPs).
+ *  FORD: minghust/ford with its defaults (core/flags.h READ_LOCK 1,
+ *       COMMIT_TOGETHER 1, RFLUSH 2): execution as OCC (DTX::ExeRW,
+ *       IssueReadRO, IssueReadLock); the undo log (old images of the locked
+ *       records, DTX::ParallelUndoLog) WRITten to every MN after execution,
+ *       together with validation (DTX::Validate, IssueRemoteValidate:
+ *       re-READ of the read-only headers); commit (CoalescentCommit,
+ *       IssueCommitAllSelectFlush): per written record on its primary a
+ *       WRITE of the lock word "locked | invisible" and a WRITE of the data,
+ *       on each backup "invisible" and the data, then one 1-byte READ per
+ *       backup behind the last record (selective flush); once those
+ *       completed, the release (CheckCommitAll): lock word 0 on the primary
+ *       and every backup.
+ * Both retry and abort the same way (locks released on the primary). */
+typedef enum dmr_txn_protocol {
+	DMR_TXN_PROTO_OCC = 0,
+	DMR_TXN_PROTO_FORD = 1,
+	DMR_TXN_NPROTOS
+} dmr_txn_protocol_t;
+
+/* "occ", "ford" ("?" if unknown). */
+const char *dmr_txn_protocol_name(int protocol);
+/* The protocol named s into *p; DMR_ERR_PARSE (err naming --protocol and
+ * the names known) otherwise. */
+dmr_status_t dmr_txn_protocol_parse(const char *s, int *p, dmr_err_t *err);
+
+/* FORD's lock word states (minghust/ford core/base/common.h): bit 63
+ * "invisible" (data being written); a locked record holds our tag. */
+#define DMR_LOCK_INVISIBLE (1ull << 63)
+
+/* How a record is found (--index). DIRECT: its address is computed from
+ * table and slot (core/layout.h), no verb. HASH: through the MN hash index
+ * (layout.h "The MN hash index"): the first access of an execution round
+ * to a record whose address the CN's cache (core/addrcache.h) does not
+ * hold READs its bucket from the table's primary first (one doorbell per
+ * MN before the round's own, index_reads and cache_misses counted), finds
+ * the key's slot and takes the address from it (checked against the
+ * layout: DMR_ERR_INVALID naming table and key if they differ), and puts
+ * it in the cache; a hit (cache_hits) goes straight to the record.
+ * Validation and commit use the addresses found. */
+typedef enum dmr_txn_index {
+	DMR_TXN_INDEX_DIRECT = 0,
+	DMR_TXN_INDEX_HASH = 1,
+} dmr_txn_index_t;
+
 /* Shared by all contexts of a run. */
 typedef struct dmr_txn_engine {
 	dmr_be_t *be;
 	const dmr_layout_t *layout;
-	uint32_t retries;      /* retry limit per transaction */
-	uint64_t backoff_ps;   /* wait before a retry (0: none) */
-	uint32_t cn;	       /* cluster index of this process's first CN (lock tags) */
-	uint32_t first_worker; /* cluster index of this process's worker 0 (log rings) */
-	const char *source;    /* the trace file, named in trace errors as
-				  FILE:LINE (NULL: "trace"); set by the caller
-				  after dmr_txn_engine_init */
+	uint32_t retries;	 /* retry limit per transaction */
+	uint64_t backoff_ps;	 /* wait before a retry (0: none) */
+	uint32_t cn;		 /* cluster index of this process's first CN (lock tags) */
+	uint32_t first_worker;	 /* cluster index of this process's worker 0 (log rings) */
+	const char *source;	 /* the trace file, named in trace errors as
+				    FILE:LINE (NULL: "trace"); set by the caller
+				    after dmr_txn_engine_init */
+	int protocol;		 /* dmr_txn_protocol_t; OCC after init, set by
+				    the caller before the first context */
+	int index;		 /* dmr_txn_index_t; DIRECT after init (HASH needs
+				    dmr_layout_index on the layout) */
+	dmr_acache_t **acache;	 /* HASH: per CN of this process its address cache
+				    (NULL, or a NULL entry: no cache) */
+	uint32_t workers_per_cn; /* worker w is on CN w / workers_per_cn */
 } dmr_txn_engine_t;
 
 /* Fill *eng for a run on `be` with `layout` (borrowed for the run); cn and
@@ -147,6 +206,7 @@ typedef struct dmr_txn_opst {
 	uint64_t rec; /* resolved record offset */
 	uint32_t buf; /* offset of this op's image in ctx->buf */
 	uint8_t flags;
+	uint8_t lookup; /* HASH: 1 while its bucket READ is in flight */
 } dmr_txn_opst_t;
 
 typedef struct dmr_txn_ctx {
@@ -169,6 +229,13 @@ typedef struct dmr_txn_ctx {
 	uint32_t buf_cap;
 	dmr_wr_t *wrs; /* doorbell under construction */
 	uint32_t wrs_cap;
+	uint8_t *wr_mn;		      /* per WR of wrs: the MN it goes to */
+	dmr_wr_t *wrs2;		      /* one MN's doorbell, gathered from wrs */
+	uint32_t pending;	      /* doorbells of this round not yet completed */
+	uint32_t lookup_off;	      /* HASH: bucket images at buf + lookup_off + i x bucket */
+	uint16_t looked_round;	      /* HASH: round + 1 whose lookups are done */
+	uint64_t t_phase;	      /* when the current phase began, ps */
+	uint64_t ph[DMR_TXN_NPHASES]; /* this attempt's time per phase, ps */
 	dmr_txn_opst_t ops[DMR_TRACE_MAX_OPS];
 	uint8_t *logbuf;
 	uint32_t logbuf_cap;

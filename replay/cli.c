@@ -88,9 +88,25 @@ static void run_usage(FILE *f)
 		"  --progress        a progress line on stderr (started/total transactions,\n"
 		"                    ETA) also when stderr is not a terminal (on a terminal\n"
 		"                    it is shown anyway; never with --quiet)\n"
+		"  --mns M           memory nodes (1..16, default 1; sim, shm); tables placed\n"
+		"                    as FORD does: primary of table t on MN t %% M\n"
+		"  --backups R       backups per table (0..2, default 0; R < M): backup i on\n"
+		"                    MN (t %% M + i) %% M; write-backs go to every replica\n"
+		"  --protocol P      occ (default: docs/PROTOCOLS.md) or ford (FORD's\n"
+		"                    public code: undo log to every MN, invisible-then-\n"
+		"                    release commit, selective flush)\n"
+		"  --index I         direct (default: addresses computed) or hash (an MN\n"
+		"                    hash index: a bucket READ finds a record not cached)\n"
+		"  --index-buckets N hash: buckets of 8 slots per table (default: rows / 4);\n"
+		"                    a table with more rows than slots is refused\n"
+		"  --addr-cache N    hash: address-cache entries per CN, LRU (default 0:\n"
+		"                    none, every first access READs the bucket)\n"
 		"  --help\n",
 		DEFAULT_TRACE);
 }
+
+/* Long-only options (no short letter). */
+enum { OPT_MNS = 1000, OPT_BACKUPS, OPT_PROTOCOL, OPT_INDEX, OPT_INDEX_BUCKETS, OPT_ADDR_CACHE };
 
 /* What the options give besides the replay's own settings. */
 typedef struct run_args {
@@ -136,6 +152,28 @@ static dmr_status_t run_opt(int ch, const char *name, const char *arg, run_args_
 		break;
 	case 'X':
 		a->procs = 1;
+		break;
+	case OPT_MNS:
+		st = dmr_opt_u32(name, arg, 1, DMR_LAYOUT_MAX_MNS, 0, &o->mns, err);
+		break;
+	case OPT_BACKUPS:
+		st = dmr_opt_u32(name, arg, 0, DMR_LAYOUT_MAX_BACKUPS, 0, &o->backups, err);
+		break;
+	case OPT_PROTOCOL:
+		st = dmr_txn_protocol_parse(arg, &o->protocol, err);
+		break;
+	case OPT_INDEX:
+		if (strcmp(arg, "direct") == 0 || strcmp(arg, "hash") == 0)
+			o->index = arg[0] == 'h' ? DMR_TXN_INDEX_HASH : DMR_TXN_INDEX_DIRECT;
+		else
+			st = dmr_err_set(err, DMR_ERR_PARSE,
+					 "option --index: '%s': one of direct, hash", arg);
+		break;
+	case OPT_INDEX_BUCKETS:
+		st = dmr_opt_u64(name, arg, 1, 1ull << 40, DMR_OPT_SIZE, &o->index_buckets, err);
+		break;
+	case OPT_ADDR_CACHE:
+		st = dmr_opt_u64(name, arg, 0, UINT64_MAX, DMR_OPT_SIZE, &o->addr_cache, err);
 		break;
 	case 'N':
 		o->trace_cache.off = 1;
@@ -241,40 +279,47 @@ static int trace_refused(const char *path);
 
 int dmr_replay_main(int argc, char **argv)
 {
-	static const struct option opts[] = {{"trace", required_argument, 0, 't'},
-					     {"backend", required_argument, 0, 'b'},
-					     {"fault", required_argument, 0, 'j'},
-					     {"profile", required_argument, 0, 'p'},
-					     {"cns", required_argument, 0, 'c'},
-					     {"threads", required_argument, 0, 'T'},
-					     {"coros", required_argument, 0, 'C'},
-					     {"seed", required_argument, 0, 's'},
-					     {"txns", required_argument, 0, 'n'},
-					     {"duration", required_argument, 0, 'd'},
-					     {"retries", required_argument, 0, 'r'},
-					     {"backoff-us", required_argument, 0, 'B'},
-					     {"mr-size", required_argument, 0, 'M'},
-					     {"mtu", required_argument, 0, 'm'},
-					     {"window-ms", required_argument, 0, 'w'},
-					     {"out", required_argument, 0, 'o'},
-					     {"quiet", no_argument, 0, 'q'},
-					     {"progress", no_argument, 0, 'g'},
-					     {"device", required_argument, 0, 'v'},
-					     {"port", required_argument, 0, 'P'},
-					     {"gid-index", required_argument, 0, 'G'},
-					     {"loop", required_argument, 0, 'L'},
-					     {"ai-step", required_argument, 0, 'A'},
-					     {"md-factor", required_argument, 0, 'D'},
-					     {"loop-window-ms", required_argument, 0, 'W'},
-					     {"loop-threshold", required_argument, 0, 'H'},
-					     {"procs", no_argument, 0, 'X'},
-					     {"config", required_argument, 0, 'K'},
-					     {"deadline", required_argument, 0, 'E'},
-					     {"force", no_argument, 0, 'F'},
-					     {"no-trace-cache", no_argument, 0, 'N'},
-					     {"trace-cache-dir", required_argument, 0, 'Y'},
-					     {"help", no_argument, 0, 'h'},
-					     {0, 0, 0, 0}};
+	static const struct option opts[] = {
+	    {"trace", required_argument, 0, 't'},
+	    {"backend", required_argument, 0, 'b'},
+	    {"fault", required_argument, 0, 'j'},
+	    {"profile", required_argument, 0, 'p'},
+	    {"cns", required_argument, 0, 'c'},
+	    {"threads", required_argument, 0, 'T'},
+	    {"coros", required_argument, 0, 'C'},
+	    {"seed", required_argument, 0, 's'},
+	    {"txns", required_argument, 0, 'n'},
+	    {"duration", required_argument, 0, 'd'},
+	    {"retries", required_argument, 0, 'r'},
+	    {"backoff-us", required_argument, 0, 'B'},
+	    {"mr-size", required_argument, 0, 'M'},
+	    {"mtu", required_argument, 0, 'm'},
+	    {"window-ms", required_argument, 0, 'w'},
+	    {"out", required_argument, 0, 'o'},
+	    {"quiet", no_argument, 0, 'q'},
+	    {"progress", no_argument, 0, 'g'},
+	    {"device", required_argument, 0, 'v'},
+	    {"port", required_argument, 0, 'P'},
+	    {"gid-index", required_argument, 0, 'G'},
+	    {"loop", required_argument, 0, 'L'},
+	    {"ai-step", required_argument, 0, 'A'},
+	    {"md-factor", required_argument, 0, 'D'},
+	    {"loop-window-ms", required_argument, 0, 'W'},
+	    {"loop-threshold", required_argument, 0, 'H'},
+	    {"procs", no_argument, 0, 'X'},
+	    {"config", required_argument, 0, 'K'},
+	    {"deadline", required_argument, 0, 'E'},
+	    {"force", no_argument, 0, 'F'},
+	    {"no-trace-cache", no_argument, 0, 'N'},
+	    {"trace-cache-dir", required_argument, 0, 'Y'},
+	    {"mns", required_argument, 0, OPT_MNS},
+	    {"backups", required_argument, 0, OPT_BACKUPS},
+	    {"protocol", required_argument, 0, OPT_PROTOCOL},
+	    {"index", required_argument, 0, OPT_INDEX},
+	    {"index-buckets", required_argument, 0, OPT_INDEX_BUCKETS},
+	    {"addr-cache", required_argument, 0, OPT_ADDR_CACHE},
+	    {"help", no_argument, 0, 'h'},
+	    {0, 0, 0, 0}};
 	run_args_t a = {.deadline = 3600};
 	dmr_replay_opts_t *o = &a.o;
 	dmr_replay_opts_default(o);
@@ -301,6 +346,13 @@ int dmr_replay_main(int argc, char **argv)
 	}
 	if (optind < argc) {
 		fprintf(stderr, "dmreplay run: unexpected argument '%s'\n", argv[optind]);
+		return 2;
+	}
+	if (o->backups >= o->mns) {
+		fprintf(stderr,
+			"dmreplay run: option --backups %u with --mns %u: a table and its "
+			"backups need %u distinct MNs (backups < mns)\n",
+			o->backups, o->mns, o->backups + 1);
 		return 2;
 	}
 	if (o->fault && strncmp(o->backend, "fault:", 6) != 0) {
@@ -366,6 +418,29 @@ static int trace_refused(const char *path)
 	return 1;
 }
 
+/* Issue 11's figures when the run used them: protocol and placement, the
+ * hash index and address cache, the replica checks. */
+static void print_cluster(const dmr_replay_result_t *r)
+{
+	const dmr_txn_stats_t *s = &r->st;
+	if (r->mns > 1 || strcmp(r->protocol, "occ") != 0)
+		printf("  cluster        protocol %s, %s\n", r->protocol, r->placement);
+	if (strcmp(r->index, "hash") == 0) {
+		uint64_t look = s->cache_hits + s->cache_misses;
+		printf("  index          hash: %llu bucket READs (%.2f per commit); address cache "
+		       "%llu entries per CN: %llu hits, %llu misses (hit ratio %.3f)\n",
+		       (unsigned long long)s->index_reads,
+		       s->committed ? (double)s->index_reads / s->committed : 0.0,
+		       (unsigned long long)r->addr_cache, (unsigned long long)s->cache_hits,
+		       (unsigned long long)s->cache_misses,
+		       look ? (double)s->cache_hits / look : 0.0);
+	}
+	if (r->backups > 0 && r->replicas.checks)
+		printf("  replicas       %s (%llu records and lock words checked on %u MNs)\n",
+		       r->replicas.ok ? "identical, locks idle" : r->replicas.first_failure,
+		       (unsigned long long)r->replicas.checks, r->mns);
+}
+
 /* The run, with its --out locked (dmr_replay_main). */
 static int run_locked(run_args_t *ap)
 {
@@ -384,8 +459,10 @@ static int run_locked(run_args_t *ap)
 	dmr_err_t err = {{0}};
 	dmr_status_t st = dmr_replay_run(o, &r, &err);
 	/* --quiet: nothing on stdout, only the error line(s) on stderr */
-	if ((st == DMR_OK || st == DMR_ERR_VERIFY || r.partial) && !o->quiet)
+	if ((st == DMR_OK || st == DMR_ERR_VERIFY || r.partial) && !o->quiet) {
 		dmr_replay_print(&r, stdout);
+		print_cluster(&r);
+	}
 	if (st != DMR_OK) {
 		fprintf(stderr, "dmreplay run: error: %s\n", err.msg);
 		return dmr_results_exit_status(st);

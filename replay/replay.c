@@ -40,6 +40,8 @@ void dmr_replay_opts_default(dmr_replay_opts_t *o)
 	o->seed = 1;
 	o->retries = 0;
 	o->window_ms = 100;
+	o->mns = 1;
+	o->protocol = DMR_TXN_PROTO_OCC;
 	dmr_loop_cfg_default(&o->loop);
 }
 
@@ -70,11 +72,12 @@ typedef struct engine {
 	const dmr_model_t *model; /* DMR_BE_CTL_MODEL; NULL: the backend has none */
 	dmr_txn_engine_t teng;
 	dmr_layout_t layout;
-	dmr_txn_stats_t *wst; /* per worker (written by its own thread only) */
-	dmr_txn_stats_t *pub; /* threaded: per worker, the copy the sampler reads
-				 (relaxed atomic words: publish_stats) */
-	dmr_adm_t *adm;	      /* admission loops, NULL = none */
-	uint64_t drift_ps;    /* > 0: hot set moves every drift_ps */
+	dmr_txn_stats_t *wst;  /* per worker (written by its own thread only) */
+	dmr_txn_stats_t *pub;  /* threaded: per worker, the copy the sampler reads
+				  (relaxed atomic words: publish_stats) */
+	dmr_adm_t *adm;	       /* admission loops, NULL = none */
+	dmr_acache_t **acache; /* --addr-cache: per CN, NULL = none */
+	uint64_t drift_ps;     /* > 0: hot set moves every drift_ps */
 	uint32_t drift_shift, parts;
 	uint32_t part_mask; /* bit t: table t is partitioned */
 	int threaded;	    /* one thread per worker (verbs, shm) */
@@ -291,6 +294,11 @@ static void sum_stats_from(const engine_t *e, int published, dmr_txn_stats_t *t)
 		t->skipped_ops += s->skipped_ops;
 		t->cas_replayed += s->cas_replayed;
 		t->committed_xv += s->committed_xv;
+		t->index_reads += s->index_reads; /* issue 11: index, cache, phases */
+		t->cache_hits += s->cache_hits;
+		t->cache_misses += s->cache_misses;
+		for (int p = 0; p < DMR_TXN_NPHASES; p++)
+			t->phase_ps[p] += s->phase_ps[p];
 	}
 }
 
@@ -521,7 +529,8 @@ static int mn_read(void *arg, int table, uint64_t slot, const uint64_t **payload
 	engine_t *e = arg;
 	if (table < 0 || (uint32_t)table >= e->layout.ntables || slot >= e->layout.t[table].rows)
 		return -1;
-	uint8_t *mem = dmr_be_mn_memory(e->be, 0, NULL);
+	/* the primary copy (core/layout.h placement) */
+	uint8_t *mem = dmr_be_mn_memory(e->be, e->layout.t[table].primary, NULL);
 	uint8_t *rec = mem + dmr_layout_rec(&e->layout, (unsigned)table, slot);
 	uint64_t ver;
 	memcpy(&ver, rec + 8, 8);
@@ -861,8 +870,47 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	e->coros = o->coros;
 	e->deadline_ps = 10 * DMR_PS_PER_S;
 	st = dmr_layout_init(&e->layout, h, e->nworkers, 64 * 1024, err);
+	if (st == DMR_OK)
+		st = dmr_layout_place(&e->layout, o->mns ? o->mns : 1, o->backups, err);
 	if (st != DMR_OK)
 		goto out_trace;
+	res->mns = e->layout.mns;
+	res->backups = e->layout.backups;
+	snprintf(res->protocol, sizeof(res->protocol), "%s", dmr_txn_protocol_name(o->protocol));
+	snprintf(res->index, sizeof(res->index), "%s",
+		 o->index == DMR_TXN_INDEX_HASH ? "hash" : "direct");
+	res->addr_cache = o->addr_cache;
+	if (o->index != DMR_TXN_INDEX_HASH && o->index_buckets) {
+		st = dmr_err_set(err, DMR_ERR_RANGE, "--index-buckets %llu: only with --index hash",
+				 (unsigned long long)o->index_buckets);
+		goto out_trace;
+	}
+	if (o->index == DMR_TXN_INDEX_HASH &&
+	    (st = dmr_layout_index(&e->layout, o->index_buckets, err)) != DMR_OK)
+		goto out_trace; /* a table with more keys than slots, named */
+	if (o->addr_cache) {
+		/* the CNs' address caches, against this machine's memory */
+		uint64_t per = dmr_acache_bytes(o->addr_cache);
+		if (o->index != DMR_TXN_INDEX_HASH) {
+			st = dmr_err_set(err, DMR_ERR_RANGE,
+					 "--addr-cache %llu: only with --index hash (direct "
+					 "addressing looks nothing up)",
+					 (unsigned long long)o->addr_cache);
+			goto out_trace;
+		}
+		if (per > phys_mem() / o->cns) {
+			st = dmr_err_set(err, DMR_ERR_RANGE,
+					 "--addr-cache %llu: %llu bytes per CN x %u CNs is more "
+					 "than this machine's memory (%llu bytes)",
+					 (unsigned long long)o->addr_cache, (unsigned long long)per,
+					 o->cns, (unsigned long long)phys_mem());
+			goto out_trace;
+		}
+	}
+	dmr_layout_placement(&e->layout, res->placement, sizeof(res->placement));
+	if (!o->quiet && (e->layout.mns > 1 || o->protocol != DMR_TXN_PROTO_OCC))
+		fprintf(stderr, "dmreplay run: protocol %s, placement %s\n", res->protocol,
+			res->placement);
 	uint64_t mr = o->mr_size ? o->mr_size : (e->layout.total + 4095) & ~4095ull;
 	if (e->layout.total > mr) {
 		st = dmr_err_set(err, DMR_ERR_RANGE,
@@ -905,7 +953,7 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 
 	dmr_be_config_t cfg = {.backend = o->backend,
 			       .fault = o->fault,
-			       .mns = 1,
+			       .mns = e->layout.mns,
 			       .cns = o->cns,
 			       .workers = o->threads,
 			       .mr_size = mr,
@@ -948,14 +996,17 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 			goto out_be;
 		}
 	}
-	uint8_t *mem = dmr_be_mn_memory(e->be, 0, NULL);
-	if (!mem) {
-		st = dmr_err_set(err, DMR_ERR_UNSUPPORTED,
-				 "backend %s: the MN region is not local; load it with the MN role",
-				 o->backend);
-		goto out_be;
+	for (uint32_t mn = 0; mn < e->layout.mns; mn++) {
+		uint8_t *mem = dmr_be_mn_memory(e->be, mn, NULL);
+		if (!mem) {
+			st = dmr_err_set(err, DMR_ERR_UNSUPPORTED,
+					 "backend %s: the region of MN %u is not local; load it "
+					 "with the MN role",
+					 o->backend, mn);
+			goto out_be;
+		}
+		dmr_layout_load_mn(&e->layout, mn, mem); /* its tables (layout.h) */
 	}
-	dmr_layout_load(&e->layout, mem);
 	/* the workload's invariants on the initial state, before the run: a
 	 * trace whose tables do not fit its workload is refused now, not after
 	 * the run; an unknown workload runs with its locks checked only */
@@ -989,6 +1040,20 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	if (st != DMR_OK)
 		goto out_be;
 	e->teng.source = o->trace; /* trace errors name FILE:LINE of the op */
+	e->teng.protocol = o->protocol;
+	e->teng.index = o->index;
+	e->teng.workers_per_cn = o->threads;
+	if (o->addr_cache) {
+		e->acache = calloc(o->cns, sizeof(*e->acache));
+		if (!e->acache) {
+			st = dmr_err_set(err, DMR_ERR_NOMEM, "replay: out of memory");
+			goto out_be;
+		}
+		for (uint32_t k = 0; k < o->cns; k++)
+			if ((st = dmr_acache_create(o->addr_cache, &e->acache[k], err)) != DMR_OK)
+				goto out_be;
+		e->teng.acache = e->acache;
+	}
 	e->nctx = e->nworkers * o->coros;
 	e->ctx = calloc(e->nctx, sizeof(*e->ctx));
 	e->cur = calloc(e->nctx, sizeof(*e->cur));
@@ -1250,6 +1315,18 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 					 (unsigned long long)tot.locks_taken,
 					 (unsigned long long)tot.locks_released);
 		}
+		/* replicas byte-identical, every lock word idle on every MN
+		 * (core/replica.h); regions that are not local: not checked */
+		dmr_err_t rerr;
+		if (vst == DMR_OK && (e->layout.mns > 1 || e->layout.backups > 0) &&
+		    dmr_replica_verify_be(&e->layout, e->be, &res->replicas, &rerr) == DMR_OK &&
+		    !res->replicas.ok) {
+			if (res->verified)
+				snprintf(res->verify.first_failure,
+					 sizeof(res->verify.first_failure), "%s",
+					 res->replicas.first_failure);
+			res->verified = 0;
+		}
 	}
 	res->wall_s = dmr_wall_s() - w0;
 	snprintf(res->status, sizeof(res->status), "%s",
@@ -1301,6 +1378,9 @@ out_ctx:
 	if (rng)
 		gsl_rng_free(rng);
 out_be:
+	for (uint32_t k = 0; e->acache && k < o->cns; k++)
+		dmr_acache_destroy(e->acache[k]);
+	free(e->acache);
 	dmr_be_close(e->be);
 out_trace:
 	dmr_trace_close(e->rd);

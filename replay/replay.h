@@ -61,6 +61,15 @@ typedef struct dmr_replay_opts {
 	 * backend's default (verbs CN role: its --barrier-timeout /
 	 * --end-timeout). */
 	double barrier_s, end_s;
+	/* issue 11: the cluster's MNs (1..16), backups per table (0..2, <
+	 * mns; placement core/layout.h), the protocol (core/txn.h) */
+	uint32_t mns, backups;
+	int protocol; /* dmr_txn_protocol_t */
+	/* how records are found (core/txn.h dmr_txn_index_t), index buckets
+	 * per table (0: sized to the table, core/layout.h), address-cache
+	 * entries per CN (0: none) */
+	int index;
+	uint64_t index_buckets, addr_cache;
 } dmr_replay_opts_t;
 
 void dmr_replay_opts_default(dmr_replay_opts_t *o);

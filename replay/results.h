@@ -26,6 +26,7 @@
 #include <stdio.h>
 
 #include "../core/loop.h"
+#include "../core/replica.h"
 #include "../core/txn.h"
 #include "../traces/workload.h"
 #include "timeseries.h"
@@ -116,6 +117,13 @@ typedef struct dmr_replay_result {
 	dmr_loop_cfg_t loop_cfg;
 	int verified; /* 1 passed, 0 failed, -1 n/a (no invariants known) */
 	int partial;
+	/* issue 11 (core): the cluster and protocol of the run */
+	uint32_t mns, backups;
+	char protocol[16];	       /* dmr_txn_protocol_name */
+	char placement[512];	       /* dmr_layout_placement: "mns=3 backups=2 t:0/1,2 ..." */
+	dmr_replica_result_t replicas; /* core/replica.h; checks 0: not run */
+	char index[8];		       /* "direct" | "hash" */
+	uint64_t addr_cache;	       /* entries per CN (0: none) */
 } dmr_replay_result_t;
 
 /* Write summary and time series into dir (final: summary.csv, else

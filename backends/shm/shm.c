@@ -12,6 +12,10 @@
  * races a WRITE may see a mix, as a real RDMA READ may; CAS/FAA are
  * sequentially consistent 8-byte atomics.
  *
+ * Several MNs (1..DMR_BE_MAX_MNS): one region of cfg.mr_size bytes per MN;
+ * a WR posted to MN m works on region m. DMR_BE_CTL_MN_STATS gives each
+ * MN's counts (the busy times 0: no model).
+ *
  * Fault injection (tests): DMR_SHM_CAS_TWICE=N executes every Nth CAS twice
  * and completes it with the second execution's old value, as a responder
  * that re-executes a retransmitted atomic instead of replaying its saved
@@ -40,8 +44,10 @@ typedef struct shm_cq {
 
 typedef struct shm {
 	dmr_be_t be;
-	uint8_t *mem;
+	uint8_t *mem[DMR_BE_MAX_MNS];
 	uint64_t size;
+	uint32_t mns;
+	dmr_be_mn_stats_t mst[DMR_BE_MAX_MNS]; /* under stmu */
 	uint64_t t0;
 	uint32_t nworkers;
 	shm_cq_t *cq;
@@ -54,8 +60,9 @@ typedef struct shm {
 static void shm_close(dmr_be_t *be)
 {
 	shm_t *s = (shm_t *)be;
-	if (s->mem)
-		munmap(s->mem, s->size);
+	for (uint32_t m = 0; m < s->mns; m++)
+		if (s->mem[m])
+			munmap(s->mem[m], s->size);
 	for (uint32_t i = 0; s->cq && i < s->nworkers; i++) {
 		free(s->cq[i].wc);
 		free(s->cq[i].tm);
@@ -68,9 +75,11 @@ static void shm_close(dmr_be_t *be)
 
 static dmr_status_t shm_be_open(const dmr_be_config_t *cfg, dmr_be_t **be_p, dmr_err_t *err)
 {
-	if (cfg->mns != 1 || cfg->cns == 0 || cfg->workers == 0 || cfg->mr_size == 0)
-		return dmr_err_set(err, DMR_ERR_INVALID,
-				   "shm: needs 1 MN, cns, workers and mr_size > 0");
+	if (cfg->mns < 1 || cfg->mns > DMR_BE_MAX_MNS)
+		return dmr_err_set(err, DMR_ERR_INVALID, "shm: %u MNs: takes 1..%u", cfg->mns,
+				   DMR_BE_MAX_MNS);
+	if (cfg->cns == 0 || cfg->workers == 0 || cfg->mr_size == 0)
+		return dmr_err_set(err, DMR_ERR_INVALID, "shm: needs cns, workers and mr_size > 0");
 	shm_t *s = calloc(1, sizeof(*s));
 	if (!s)
 		return dmr_err_set(err, DMR_ERR_NOMEM, "shm: out of memory");
@@ -79,17 +88,22 @@ static dmr_status_t shm_be_open(const dmr_be_config_t *cfg, dmr_be_t **be_p, dmr
 	s->be.cfg = *cfg;
 	s->nworkers = cfg->cns * cfg->workers;
 	s->cq = calloc(s->nworkers, sizeof(*s->cq));
-	void *mem = mmap(NULL, cfg->mr_size, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (!s->cq || mem == MAP_FAILED) {
-		s->mem = NULL;
+	s->size = cfg->mr_size;
+	int bad = !s->cq;
+	for (uint32_t m = 0; !bad && m < cfg->mns; m++) {
+		void *mem = mmap(NULL, cfg->mr_size, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (mem == MAP_FAILED)
+			bad = 1;
+		else
+			s->mem[s->mns++] = mem;
+	}
+	if (bad) {
 		s->nworkers = s->cq ? s->nworkers : 0;
 		shm_close(&s->be);
-		return dmr_err_set(err, DMR_ERR_NOMEM, "shm: cannot map %llu bytes",
+		return dmr_err_set(err, DMR_ERR_NOMEM, "shm: cannot map %u x %llu bytes", cfg->mns,
 				   (unsigned long long)cfg->mr_size);
 	}
-	s->mem = mem;
-	s->size = cfg->mr_size;
 	for (uint32_t i = 0; i < s->nworkers; i++)
 		pthread_mutex_init(&s->cq[i].mu, NULL);
 	s->t0 = dmr_mono_ps();
@@ -138,7 +152,7 @@ static dmr_status_t shm_post(dmr_be_t *be, uint32_t worker, uint32_t mn, const d
 			status = DMR_WC_REM_ACCESS_ERR;
 			q->error = 1;
 		} else {
-			uint8_t *p = s->mem + wr->remote;
+			uint8_t *p = s->mem[mn] + wr->remote;
 			switch (wr->opcode) {
 			case DMR_WR_READ:
 				memcpy(wr->local, p, len);
@@ -194,6 +208,13 @@ static dmr_status_t shm_post(dmr_be_t *be, uint32_t worker, uint32_t mn, const d
 	}
 	pthread_mutex_unlock(&q->mu);
 	pthread_mutex_lock(&s->stmu);
+	dmr_be_mn_stats_t *m = &s->mst[mn];
+	m->verbs += d.verbs - d.errors;
+	m->reads += d.reads;
+	m->writes += d.writes;
+	m->atomics += d.cas + d.faa;
+	m->bytes_read += d.bytes_read;
+	m->bytes_written += d.bytes_written;
 	s->st.verbs += d.verbs;
 	s->st.reads += d.reads;
 	s->st.writes += d.writes;
@@ -277,11 +298,11 @@ static dmr_status_t shm_timer(dmr_be_t *be, uint32_t worker, uint64_t at, uint64
 static void *shm_mn_memory(dmr_be_t *be, uint32_t mn, uint64_t *len_p)
 {
 	shm_t *s = (shm_t *)be;
-	if (mn)
+	if (mn >= s->mns)
 		return NULL;
 	if (len_p)
 		*len_p = s->size;
-	return s->mem;
+	return s->mem[mn];
 }
 
 static void shm_stats(dmr_be_t *be, dmr_be_stats_t *st)
@@ -292,10 +313,17 @@ static void shm_stats(dmr_be_t *be, dmr_be_stats_t *st)
 	pthread_mutex_unlock(&s->stmu);
 }
 
-/* Only ROLE: one process holds the whole cluster. No model, simulated time,
- * MTU or payload switch (DMR_ERR_UNSUPPORTED). */
+/* ROLE (one process holds the whole cluster) and MN_STATS (counts per MN).
+ * No model, simulated time, MTU or payload switch (DMR_ERR_UNSUPPORTED). */
 static dmr_status_t shm_control(dmr_be_t *be, int op, void *arg, dmr_err_t *err)
 {
+	if (op == DMR_BE_CTL_MN_STATS) {
+		shm_t *s = (shm_t *)be;
+		pthread_mutex_lock(&s->stmu);
+		memcpy(arg, s->mst, sizeof(s->mst[0]) * s->mns);
+		pthread_mutex_unlock(&s->stmu);
+		return DMR_OK;
+	}
 	if (op == DMR_BE_CTL_ROLE) {
 		shm_t *s = (shm_t *)be;
 		*(dmr_be_role_t *)arg = (dmr_be_role_t){

@@ -99,6 +99,11 @@ static void assert_has(const dmr_test_run_t *r, const char *what)
 	ck_assert_msg(strstr(r->err, what) != NULL, "stderr lacks '%s':\n%s", what, r->err);
 }
 
+static void assert_has_out(const dmr_test_run_t *r, const char *what)
+{
+	ck_assert_msg(strstr(r->out, what) != NULL, "stdout lacks '%s':\n%s", what, r->out);
+}
+
 /* The common verdict on a refused run: status 2, no summary.csv; a
  * summary.partial.csv only when the run started (and then status partial). */
 static void assert_refused(const dmr_test_run_t *r, const char *dir, int may_start)
@@ -511,6 +516,15 @@ START_TEST(test_bad_options)
 	    {"--window-ms", "1e-9"},
 	    {"--window-ms", "0"},
 	    {"--window-ms", "4e6"},
+	    /* issue 11: MNs, backups (R < M: --mns is 1 here), protocol, index */
+	    {"--mns", "17"},
+	    {"--mns", "0"},
+	    {"--backups", "3"},
+	    {"--backups", "1"},
+	    {"--protocol", "farm"},
+	    {"--index", "btree"},
+	    {"--addr-cache", "12"},
+	    {"--index-buckets", "64"},
 	};
 	char base[PATH_MAX], dir[PATH_MAX], name[64];
 	base_trace(base, sizeof(base));
@@ -527,6 +541,26 @@ START_TEST(test_bad_options)
 			assert_has(&r, cases[i].val);
 		dmr_test_run_free(&r);
 	}
+	/* issue 11, options that need another: an index with more keys than
+	 * slots (the trace's tables have 100 rows: 13 buckets needed), an
+	 * address cache larger than the machine, R >= M */
+	static const struct {
+		const char *o1, *v1, *o2, *v2, *says;
+	} pairs[] = {
+	    {"--index", "hash", "--index-buckets", "2", "it needs at least 13 buckets"},
+	    {"--index", "hash", "--addr-cache", "1T", "more than this machine's memory"},
+	    {"--mns", "2", "--backups", "2", "--backups 2 with --mns 2"},
+	};
+	for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
+		snprintf(name, sizeof(name), "out-pair%zu", i);
+		dmr_test_run_t p = run_into(dir, sizeof(dir), name, base, pairs[i].o1, pairs[i].v1,
+					    pairs[i].o2, pairs[i].v2);
+		ck_assert_msg(p.status == 2, "%s %s %s %s: exit %d\n%s", pairs[i].o1, pairs[i].v1,
+			      pairs[i].o2, pairs[i].v2, p.status, p.err);
+		assert_refused(&p, dir, 0);
+		assert_has(&p, pairs[i].says);
+		dmr_test_run_free(&p);
+	}
 	/* an unknown option and a stray argument */
 	dmr_test_run_t r =
 	    run_into(dir, sizeof(dir), "out-optx", base, "--no-such-option", NULL, NULL, NULL);
@@ -537,6 +571,36 @@ START_TEST(test_bad_options)
 	assert_refused(&r, dir, 0);
 	assert_has(&r, "stray");
 	dmr_test_run_free(&r);
+}
+END_TEST
+
+/* issue 11: a SmallBank run on shm with 3 MNs and 2 backups under both
+ * protocols and the hash index with a small address cache: verified (the
+ * sum on the primaries, backups identical, every lock idle on every MN),
+ * the placement printed, the cache hit in a real share of lookups. */
+START_TEST(test_replicated_runs_verified)
+{
+	char base[PATH_MAX], dir[PATH_MAX];
+	base_trace(base, sizeof(base));
+	const char *protos[] = {"occ", "ford"};
+	for (int i = 0; i < 2; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "out-repl-%s", protos[i]);
+		dmr_test_path(dir, sizeof(dir), name);
+		dmr_test_run_t r =
+		    dmr_test_dmr("run", "--trace", base, "--backend", "shm", SMALL, "--mns", "3",
+				 "--backups", "2", "--protocol", protos[i], "--index", "hash",
+				 "--addr-cache", "50", "--out", dir, NULL);
+		dmr_test_run_ok(&r);
+		assert_has_out(&r, "verification   PASSED");
+		assert_has_out(&r, "replicas       identical, locks idle");
+		assert_has_out(&r, "savings:0/1,2 checking:1/2,0");
+		char *p = strstr(r.out, "hit ratio ");
+		ck_assert_ptr_nonnull(p);
+		double ratio = atof(p + 10);
+		ck_assert_msg(ratio > 0.05 && ratio < 1, "hit ratio %f\n%s", ratio, r.out);
+		dmr_test_run_free(&r);
+	}
 }
 END_TEST
 
@@ -1176,6 +1240,7 @@ static Suite *cli_suite(void)
 	tcase_add_test(tc, test_profile_negative_param);
 	tcase_add_test(tc, test_mr_size_too_small);
 	tcase_add_test(tc, test_bad_options);
+	tcase_add_test(tc, test_replicated_runs_verified);
 	tcase_add_test(tc, test_window_rows_cap);
 	tcase_add_test(tc, test_exit_disk_full);
 	tcase_add_test(tc, test_coros_memory);

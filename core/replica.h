@@ -1,0 +1,41 @@
+/*
+ * core/replica.h - the replication invariants of a placed layout
+ * (core/layout.h), checked on the MN regions after a run (issue 11 item 6):
+ *  - every backup copy of every record is byte-identical to its primary
+ *    (version word and payload: bytes 8..rec_bytes of the record);
+ *  - every lock word of every table is idle (0) on every MN holding it
+ *    (primary and backups: FORD writes "invisible" to backup lock words
+ *    during its commit and clears them at release).
+ * The workload's own invariants (traces/workload.h) are checked on the
+ * primaries by the caller.
+ */
+#ifndef DMR_REPLICA_H
+#define DMR_REPLICA_H
+
+#include <stdint.h>
+
+#include "../backends/backend.h"
+#include "layout.h"
+
+typedef struct dmr_replica_result {
+	int ok;
+	uint64_t checks;	 /* records compared + lock words checked */
+	uint64_t failures;	 /* mismatching records + held lock words */
+	char first_failure[256]; /* names table, slot, MN */
+} dmr_replica_result_t;
+
+/* The MN region of MN mn (len bytes), NULL if it is not local. */
+typedef const uint8_t *(*dmr_replica_mem_fn)(void *arg, uint32_t mn, uint64_t *len_p);
+
+/* Check l's replicas and lock words on the regions mem(arg, mn) gives.
+ * Returns DMR_OK (res->ok says whether the invariants hold),
+ * DMR_ERR_UNSUPPORTED (err naming the MN) when a region is not local or
+ * smaller than l->total. */
+dmr_status_t dmr_replica_verify(const dmr_layout_t *l, dmr_replica_mem_fn mem, void *arg,
+				dmr_replica_result_t *res, dmr_err_t *err);
+
+/* The same on a backend's regions (dmr_be_mn_memory). */
+dmr_status_t dmr_replica_verify_be(const dmr_layout_t *l, dmr_be_t *be, dmr_replica_result_t *res,
+				   dmr_err_t *err);
+
+#endif

@@ -1,0 +1,577 @@
+/*
+ * tests/unit/test_replica.c - several MNs (issue 11): the placement rule of
+ * core/layout.c, the multi-MN doorbells and commit of core/txn.c for both
+ * protocols on shm with 3 MNs and 2 backups (counted verbs against the
+ * counts derived in docs/PROTOCOLS.md), and the replica and lock-word
+ * verifier of core/replica.c.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/addrcache.h"
+#include "core/replica.h"
+#include "core/txn.h"
+#include "helpers/proc.h"
+#include "helpers/suite.h"
+#include "traces/trace.h"
+
+/* 3 tables t0..t2 of 16 rows x 16 payload bytes, 8 loaded. */
+static void hdr3(dmr_trace_hdr_t *h)
+{
+	memset(h, 0, sizeof(*h));
+	h->version = 1;
+	h->ntables = 3;
+	for (int i = 0; i < 3; i++) {
+		snprintf(h->tables[i].name, sizeof(h->tables[i].name), "t%d", i);
+		h->tables[i].rows = 16;
+		h->tables[i].payload_bytes = 16;
+		h->tables[i].loaded = 8;
+	}
+}
+
+START_TEST(placement_follows_ford)
+{
+	static dmr_trace_hdr_t h;
+	static dmr_layout_t l;
+	hdr3(&h);
+	h.ntables = 9;
+	for (int i = 3; i < 9; i++)
+		h.tables[i] = h.tables[0], snprintf(h.tables[i].name, 8, "t%d", i);
+	dmr_err_t err;
+	ck_assert_int_eq(dmr_layout_init(&l, &h, 2, 4096, &err), DMR_OK);
+	ck_assert_uint_eq(l.mns, 1);
+	ck_assert_uint_eq(l.t[5].primary, 0);
+	ck_assert_int_eq(dmr_layout_place(&l, 3, 2, &err), DMR_OK);
+	/* FORD LoadTable: primary t % 3; MN n backs t when t % 3 == (n - i) % 3 */
+	for (uint32_t t = 0; t < 9; t++) {
+		ck_assert_uint_eq(l.t[t].primary, t % 3);
+		for (uint32_t n = 0; n < 3; n++)
+			for (uint32_t i = 1; i <= 2; i++)
+				if (t % 3 == (n - i + 3) % 3)
+					ck_assert_uint_eq(l.t[t].backup[i - 1], n);
+	}
+	char buf[512];
+	dmr_layout_placement(&l, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "mns=3 backups=2 t0:0/1,2 t1:1/2,0 t2:2/0,1 t3:0/1,2 t4:1/2,0 "
+			      "t5:2/0,1 t6:0/1,2 t7:1/2,0 t8:2/0,1");
+	ck_assert_int_eq(dmr_layout_place(&l, 4, 1, &err), DMR_OK);
+	ck_assert_uint_eq(l.t[7].primary, 3);
+	ck_assert_uint_eq(l.t[7].backup[0], 0);
+	ck_assert(dmr_layout_holds(&l, 7, 0) && dmr_layout_holds(&l, 7, 3));
+	ck_assert(!dmr_layout_holds(&l, 7, 1));
+	/* refused, naming the values, layout unchanged */
+	ck_assert_int_eq(dmr_layout_place(&l, 2, 2, &err), DMR_ERR_INVALID);
+	ck_assert_ptr_nonnull(strstr(err.msg, "--backups 2 with --mns 2"));
+	ck_assert_uint_eq(l.mns, 4);
+	ck_assert_int_eq(dmr_layout_place(&l, 1, 1, &err), DMR_ERR_INVALID);
+	ck_assert_int_eq(dmr_layout_place(&l, 0, 0, &err), DMR_ERR_RANGE);
+	ck_assert_int_eq(dmr_layout_place(&l, 17, 0, &err), DMR_ERR_RANGE);
+	ck_assert_ptr_nonnull(strstr(err.msg, "--mns 17"));
+	ck_assert_int_eq(dmr_layout_place(&l, 16, 3, &err), DMR_ERR_RANGE);
+	ck_assert_int_eq(dmr_layout_place(&l, 16, 2, &err), DMR_OK);
+	/* a short buffer is cut and terminated, the length needed returned */
+	char small[16];
+	int need = dmr_layout_placement(&l, small, sizeof(small));
+	ck_assert_int_gt(need, 15);
+	ck_assert_uint_eq(strlen(small), 15);
+}
+END_TEST
+
+typedef struct fx {
+	dmr_trace_hdr_t h;
+	dmr_layout_t l;
+	dmr_be_t *be;
+	dmr_txn_engine_t eng;
+	dmr_txn_stats_t st;
+	dmr_txn_ctx_t ctx;
+} fx_t;
+
+static void fx_open(fx_t *f, const dmr_trace_hdr_t *h, uint32_t mns, uint32_t backups, int proto)
+{
+	memset(f, 0, sizeof(*f));
+	f->h = *h;
+	dmr_err_t err;
+	ck_assert_int_eq(dmr_layout_init(&f->l, &f->h, 1, 64 * 1024, &err), DMR_OK);
+	ck_assert_int_eq(dmr_layout_place(&f->l, mns, backups, &err), DMR_OK);
+	dmr_be_config_t cfg = {.backend = "shm",
+			       .mns = mns,
+			       .cns = 1,
+			       .workers = 1,
+			       .mr_size = (f->l.total + 4095) & ~4095ull};
+	ck_assert_int_eq(dmr_be_open(&cfg, &f->be, &err), DMR_OK);
+	for (uint32_t m = 0; m < mns; m++)
+		dmr_layout_load_mn(&f->l, m, dmr_be_mn_memory(f->be, m, NULL));
+	ck_assert_int_eq(dmr_txn_engine_init(&f->eng, f->be, &f->l, 0, 0, &err), DMR_OK);
+	f->eng.protocol = proto;
+	ck_assert_int_eq(dmr_txn_ctx_init(&f->ctx, &f->eng, &f->st, 0, 0, &err), DMR_OK);
+}
+
+static void fx_close(fx_t *f)
+{
+	dmr_txn_ctx_fini(&f->ctx);
+	dmr_be_close(f->be);
+}
+
+/* Run t to its end on the single context (shm executes at post). */
+static int run1(fx_t *f, const dmr_trace_txn_t *t)
+{
+	dmr_txn_outcome_t out;
+	ck_assert_int_eq(dmr_txn_start(&f->ctx, t, &out), DMR_OK);
+	while (out == DMR_TXN_RUNNING) {
+		dmr_wc_t wc[8];
+		int k = dmr_be_poll(f->be, 0, wc, 8);
+		ck_assert_int_gt(k, 0); /* shm: every posted doorbell has completed */
+		for (int i = 0; i < k && out == DMR_TXN_RUNNING; i++)
+			ck_assert_int_eq(dmr_txn_on_wc(&f->ctx, &wc[i], &out), DMR_OK);
+	}
+	return (int)out;
+}
+
+static uint64_t rec_word(fx_t *f, uint32_t mn, unsigned table, uint64_t slot, int w)
+{
+	uint64_t v;
+	memcpy(&v,
+	       (uint8_t *)dmr_be_mn_memory(f->be, mn, NULL) + dmr_layout_rec(&f->l, table, slot) +
+		   8 * w,
+	       8);
+	return v;
+}
+
+/* R t0[1], R t1[2], U t2[3] += 5: one round, on 3 MNs with 2 backups
+ * (t0 0/1,2, t1 1/2,0, t2 2/0,1). Counts (docs/PROTOCOLS.md):
+ *  occ:  READs 2 + 1 (exec) + 2 (validation) = 5; CAS 1; WRITEs 3 log
+ *        (the replicas of t2) + 3 write-backs + 1 unlock = 7; doorbells
+ *        3 exec + 2 validation + 3 write-back + 1 unlock = 9.
+ *  ford: READs 5 + 2 flush (the backups of t2) = 7; CAS 1; WRITEs 3 undo
+ *        log (every MN) + 2 x 3 commit + 3 release = 12; doorbells 3 exec
+ *        + 3 validation/log + 3 commit + 3 release = 12. */
+static void txn_rru(dmr_trace_txn_t *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->id = 1;
+	dmr_trace_txn_op(t, 'R', 0, 0, 1);
+	dmr_trace_txn_op(t, 'R', 1, 0, 2);
+	int u = dmr_trace_txn_op(t, 'U', 2, 0, 3);
+	dmr_trace_op_act(&t->ops[u], DMR_TACT_ADD, 0, 5);
+}
+
+static void check_counts(int proto, uint64_t reads, uint64_t writes, uint64_t doorbells,
+			 const uint64_t mn_writes[3])
+{
+	static dmr_trace_hdr_t h;
+	static fx_t f;
+	static dmr_trace_txn_t t;
+	hdr3(&h);
+	fx_open(&f, &h, 3, 2, proto);
+	txn_rru(&t);
+	ck_assert_int_eq(run1(&f, &t), DMR_TXN_COMMITTED);
+	ck_assert_uint_eq(f.st.reads, reads);
+	ck_assert_uint_eq(f.st.writes, writes);
+	ck_assert_uint_eq(f.st.atomics, 1);
+	ck_assert_uint_eq(f.st.locks_taken, 1);
+	ck_assert_uint_eq(f.st.locks_released, 1);
+	dmr_be_stats_t bs;
+	dmr_be_stats(f.be, &bs);
+	ck_assert_uint_eq(bs.reads, reads);
+	ck_assert_uint_eq(bs.writes, writes);
+	ck_assert_uint_eq(bs.cas, 1);
+	ck_assert_uint_eq(bs.doorbells, doorbells);
+	dmr_be_mn_stats_t ms[3];
+	dmr_err_t err;
+	ck_assert_int_eq(dmr_be_control(f.be, DMR_BE_CTL_MN_STATS, ms, &err), DMR_OK);
+	for (int m = 0; m < 3; m++)
+		ck_assert_uint_eq(ms[m].writes, mn_writes[m]);
+	ck_assert_uint_eq(ms[2].atomics, 1);
+	ck_assert_uint_eq(ms[0].atomics + ms[1].atomics, 0);
+	/* the new image on the primary (MN 2) and both backups (MN 0, 1) */
+	for (uint32_t m = 0; m < 3; m++) {
+		ck_assert_uint_eq(rec_word(&f, m, 2, 3, 2), 5);
+		ck_assert_uint_eq(rec_word(&f, m, 2, 3, 1), DMR_VER_PRESENT | 2);
+		ck_assert_uint_eq(rec_word(&f, m, 2, 3, 0), 0);
+	}
+	ck_assert_uint_eq(f.st.phase_ps[DMR_TXN_PHASE_EXEC] > 0, 1);
+	dmr_replica_result_t rr;
+	ck_assert_int_eq(dmr_replica_verify_be(&f.l, f.be, &rr, &err), DMR_OK);
+	ck_assert_msg(rr.ok, "%s", rr.first_failure);
+	/* 3 tables x 16 rows: a lock word on each of 3 replicas, 2 compares */
+	ck_assert_uint_eq(rr.checks, 3 * 16 * 5);
+	fx_close(&f);
+}
+
+START_TEST(occ_counts_on_three_mns)
+{
+	/* MN 0: log + write-back (backup of t2); MN 1 the same; MN 2: log,
+	 * write-back, unlock */
+	const uint64_t w[3] = {2, 2, 3};
+	check_counts(DMR_TXN_PROTO_OCC, 5, 7, 9, w);
+}
+END_TEST
+
+START_TEST(ford_counts_on_three_mns)
+{
+	/* every MN: undo log 1, lock word + data 2, release 1 */
+	const uint64_t w[3] = {4, 4, 4};
+	check_counts(DMR_TXN_PROTO_FORD, 7, 12, 12, w);
+}
+END_TEST
+
+START_TEST(replica_verify_names_corrupted_backup_and_held_lock)
+{
+	static dmr_trace_hdr_t h;
+	static fx_t f;
+	static dmr_trace_txn_t t;
+	hdr3(&h);
+	fx_open(&f, &h, 3, 2, DMR_TXN_PROTO_OCC);
+	txn_rru(&t);
+	ck_assert_int_eq(run1(&f, &t), DMR_TXN_COMMITTED);
+	dmr_replica_result_t rr;
+	dmr_err_t err;
+	ck_assert_int_eq(dmr_replica_verify_be(&f.l, f.be, &rr, &err), DMR_OK);
+	ck_assert(rr.ok);
+	/* one payload byte of t2 slot 3 on its backup MN 1 */
+	uint8_t *m1 = dmr_be_mn_memory(f.be, 1, NULL);
+	m1[dmr_layout_rec(&f.l, 2, 3) + DMR_REC_HDR + 1] ^= 0x40;
+	ck_assert_int_eq(dmr_replica_verify_be(&f.l, f.be, &rr, &err), DMR_OK);
+	ck_assert(!rr.ok);
+	ck_assert_uint_eq(rr.failures, 1);
+	ck_assert_str_eq(rr.first_failure, "table t2 slot 3: backup on MN 1 differs from its "
+					   "primary on MN 2 (record byte 17: 0x40 != 0x00)");
+	m1[dmr_layout_rec(&f.l, 2, 3) + DMR_REC_HDR + 1] ^= 0x40;
+	/* a lock word left on a backup (MN 2 backs t0 as its second backup) */
+	uint8_t *m2 = dmr_be_mn_memory(f.be, 2, NULL);
+	uint64_t held = 0x8000000000000000ull;
+	memcpy(m2 + dmr_layout_rec(&f.l, 0, 7), &held, 8);
+	ck_assert_int_eq(dmr_replica_verify_be(&f.l, f.be, &rr, &err), DMR_OK);
+	ck_assert(!rr.ok);
+	ck_assert_str_eq(rr.first_failure, "table t0 slot 7 on MN 2 (backup): lock word "
+					   "0x8000000000000000 is held after the run");
+	fx_close(&f);
+}
+END_TEST
+
+/* The shipped TPC-C sample, each transaction alone on one context (no
+ * contention), on 3 MNs with 2 backups: every committed transaction's
+ * READs, WRITEs and atomics equal the counts derived from its ops
+ * (docs/PROTOCOLS.md "Derivation"): with o RO ops reading r records, L
+ * records locked, W of them written, k rounds from the first one that
+ * locks, M = 3, R = 2, V = o if validation runs (r > 1 or L > 0, r > 0):
+ *  occ:  READs o + L + V, atomics L, WRITEs (W ? 1 + R : 0) + W (1 + R) + L
+ *  ford: READs o + L + V + (W ? R : 0), atomics L,
+ *        WRITEs M k + 2 W (1 + R) + W (1 + R) + (L - W)
+ * Only transactions whose every op was issued and applied are compared
+ * (W = L); the test fails if fewer than 100 of them committed. */
+static void sample_counts(int proto)
+{
+	/* 2 warehouses: the shipped 40-warehouse sample's 5.2 GB on 3 MNs
+	 * would make this test a memory benchmark */
+	char path[DMR_TEST_TMP_MAX + 32];
+	dmr_test_path(path, sizeof(path), "tpcc2.csv");
+	if (access(path, R_OK) != 0) {
+		dmr_test_run_t g =
+		    dmr_test_dmr("gen", "tpcc", "--warehouses", "2", "--txns", "2500", "--regime",
+				 "uniform", "--seed", "3", "--quiet", "-o", path, NULL);
+		dmr_test_run_ok(&g);
+		dmr_test_run_free(&g);
+	}
+	dmr_trace_reader_t *rd;
+	dmr_err_t err;
+	ck_assert_int_eq(dmr_trace_open(path, &rd, &err), DMR_OK);
+	static fx_t f;
+	fx_open(&f, dmr_trace_header(rd), 3, 2, proto);
+	static dmr_trace_txn_t t;
+	uint64_t compared = 0, types = 0;
+	uint64_t tn[DMR_TRACE_MAX_TYPES] = {0}, tr[DMR_TRACE_MAX_TYPES] = {0},
+		 tw[DMR_TRACE_MAX_TYPES] = {0}, ta[DMR_TRACE_MAX_TYPES] = {0};
+	for (int n = 0; n < 2500 && dmr_trace_next(rd, &t, &err) == DMR_OK; n++) {
+		dmr_txn_stats_t s0 = f.st;
+		int out = run1(&f, &t);
+		if (out == DMR_TXN_COMMITTED) { /* per type, for docs/PROTOCOLS.md */
+			tn[t.type]++;
+			tr[t.type] += f.st.reads - s0.reads;
+			tw[t.type] += f.st.writes - s0.writes;
+			ta[t.type] += f.st.atomics - s0.atomics;
+		}
+		if (out != DMR_TXN_COMMITTED || f.st.skipped_ops != s0.skipped_ops)
+			continue;
+		uint64_t o = 0, r = 0, L = 0, k = 0;
+		int first = -1;
+		for (uint32_t i = 0; i < t.nops; i++) {
+			if (t.ops[i].kind == DMR_TOP_READ) {
+				o++;
+				r += t.ops[i].count;
+			} else {
+				L++;
+				if (first < 0)
+					first = t.ops[i].round;
+			}
+		}
+		for (uint32_t i = 0; first >= 0 && i < t.nops; i++)
+			if (t.ops[i].round >= first &&
+			    (i == 0 || t.ops[i].round != t.ops[i - 1].round))
+				k++; /* the rounds from the first that locks: one undo log each */
+		uint64_t W = L;	     /* all applied: checked through the writes below */
+		uint64_t V = (r == 0 || (r == 1 && L == 0)) ? 0 : o;
+		uint64_t reads = o + L + V, writes, atomics = L;
+		if (proto == DMR_TXN_PROTO_OCC)
+			writes = (W ? 3 : 0) + 3 * W + L;
+		else
+			reads += W ? 2 : 0, writes = 3 * k + 6 * W + 3 * W + (L - W);
+		ck_assert_uint_eq(f.st.atomics - s0.atomics, atomics);
+		ck_assert_uint_eq(f.st.reads - s0.reads, reads);
+		if (f.st.writes - s0.writes != writes)
+			continue; /* an absent record or a guard: W < L, not compared */
+		compared++;
+		types |= 1u << t.type;
+	}
+	const dmr_trace_hdr_t *hd = dmr_trace_header(rd);
+	for (uint32_t y = 0; y < hd->ntypes; y++)
+		if (tn[y])
+			fprintf(stderr,
+				"%s %s: %llu committed, per commit %.2f READs %.2f WRITEs %.2f "
+				"atomics\n",
+				dmr_txn_protocol_name(proto), hd->types[y],
+				(unsigned long long)tn[y], (double)tr[y] / tn[y],
+				(double)tw[y] / tn[y], (double)ta[y] / tn[y]);
+	dmr_trace_close(rd);
+	fprintf(stderr, "%s: %llu committed transactions compared (types 0x%llx)\n",
+		dmr_txn_protocol_name(proto), (unsigned long long)compared,
+		(unsigned long long)types);
+	ck_assert_uint_ge(compared, 100);
+	ck_assert_uint_ge(__builtin_popcountll(types), 3);
+	dmr_replica_result_t rr;
+	ck_assert_int_eq(dmr_replica_verify_be(&f.l, f.be, &rr, &err), DMR_OK);
+	ck_assert_msg(rr.ok, "%s", rr.first_failure);
+	fx_close(&f);
+}
+
+START_TEST(occ_sample_counts_match_derivation)
+{
+	sample_counts(DMR_TXN_PROTO_OCC);
+}
+END_TEST
+
+START_TEST(ford_sample_counts_match_derivation)
+{
+	sample_counts(DMR_TXN_PROTO_FORD);
+}
+END_TEST
+
+START_TEST(protocol_names)
+{
+	int p = -1;
+	dmr_err_t err;
+	ck_assert_int_eq(dmr_txn_protocol_parse("ford", &p, &err), DMR_OK);
+	ck_assert_int_eq(p, DMR_TXN_PROTO_FORD);
+	ck_assert_int_eq(dmr_txn_protocol_parse("occ", &p, &err), DMR_OK);
+	ck_assert_int_eq(p, DMR_TXN_PROTO_OCC);
+	ck_assert_int_eq(dmr_txn_protocol_parse("farm", &p, &err), DMR_ERR_PARSE);
+	ck_assert_ptr_nonnull(strstr(err.msg, "--protocol"));
+	ck_assert_str_eq(dmr_txn_protocol_name(DMR_TXN_PROTO_FORD), "ford");
+}
+END_TEST
+
+START_TEST(addr_cache_is_lru)
+{
+	dmr_acache_t *c;
+	dmr_err_t err;
+	ck_assert_int_eq(dmr_acache_create(0, &c, &err), DMR_ERR_RANGE);
+	ck_assert_int_eq(dmr_acache_create(3, &c, &err), DMR_OK);
+	uint64_t a = 0;
+	ck_assert_int_eq(dmr_acache_get(c, 1, &a), 0);
+	dmr_acache_put(c, 1, 100);
+	dmr_acache_put(c, 2, 200);
+	dmr_acache_put(c, 3, 300);
+	ck_assert_int_eq(dmr_acache_get(c, 1, &a), 1); /* 1 is now the most recent */
+	ck_assert_uint_eq(a, 100);
+	dmr_acache_put(c, 4, 400); /* evicts 2, the least recent */
+	ck_assert_int_eq(dmr_acache_get(c, 2, &a), 0);
+	ck_assert_int_eq(dmr_acache_get(c, 3, &a), 1);
+	ck_assert_int_eq(dmr_acache_get(c, 4, &a), 1);
+	ck_assert_uint_eq(a, 400);
+	dmr_acache_put(c, 4, 401); /* update: no eviction */
+	ck_assert_uint_eq(dmr_acache_size(c), 3);
+	ck_assert_int_eq(dmr_acache_get(c, 1, &a), 1);
+	ck_assert_int_eq(dmr_acache_get(c, 4, &a), 1);
+	ck_assert_uint_eq(a, 401);
+	dmr_acache_destroy(c);
+	/* against a model: 64 entries, 20000 random keys out of 200 */
+	ck_assert_int_eq(dmr_acache_create(64, &c, &err), DMR_OK);
+	uint64_t model[64], age[64], n = 0, now = 0, x = 88172645463325252ull;
+	for (int it = 0; it < 20000; it++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		uint64_t k = dmr_acache_key(x % 3, (x >> 8) % 67);
+		int in = -1;
+		for (uint64_t j = 0; j < n; j++)
+			if (model[j] == k)
+				in = (int)j;
+		int hit = dmr_acache_get(c, k, &a);
+		ck_assert_int_eq(hit, in >= 0);
+		if (hit) {
+			ck_assert_uint_eq(a, k * 7);
+			age[in] = ++now;
+			continue;
+		}
+		dmr_acache_put(c, k, k * 7);
+		if (n < 64) {
+			model[n] = k, age[n++] = ++now;
+		} else {
+			uint64_t old = 0;
+			for (uint64_t j = 1; j < n; j++)
+				if (age[j] < age[old])
+					old = j;
+			model[old] = k, age[old] = ++now;
+		}
+	}
+	dmr_acache_destroy(c);
+}
+END_TEST
+
+START_TEST(hash_index_layout_and_refusal)
+{
+	static dmr_trace_hdr_t h;
+	static dmr_layout_t l;
+	hdr3(&h);
+	h.tables[1].rows = 100;
+	dmr_err_t err;
+	ck_assert_int_eq(dmr_layout_init(&l, &h, 1, 4096, &err), DMR_OK);
+	uint64_t total = l.total;
+	ck_assert_int_eq(dmr_layout_index(&l, 10, &err), DMR_ERR_RANGE);
+	ck_assert_str_eq(err.msg, "--index-buckets 10: table t1 has 100 keys, more than its 80 "
+				  "slots (8 per bucket); it needs at least 13 buckets");
+	ck_assert_uint_eq(l.total, total);
+	ck_assert_int_eq(dmr_layout_index(&l, 0, &err), DMR_OK);
+	ck_assert_uint_eq(l.t[0].idx_buckets, 4);
+	ck_assert_uint_eq(l.t[1].idx_buckets, 25);
+	ck_assert_uint_ge(l.t[0].idx_base, total);
+	ck_assert_uint_eq(l.total, l.t[2].idx_base + 4 * DMR_IDX_BUCKET_BYTES);
+	uint8_t *mem = calloc(1, l.total);
+	dmr_layout_load_mn(&l, 0, mem);
+	for (uint64_t k = 0; k < 100; k++) { /* every key in its bucket */
+		const uint8_t *b = mem + dmr_layout_bucket(&l, 1, k);
+		int found = 0;
+		for (uint32_t s = 0; s < DMR_IDX_SLOTS; s++) {
+			uint64_t key, addr;
+			memcpy(&key, b + 16 * s, 8);
+			memcpy(&addr, b + 16 * s + 8, 8);
+			if (key == k) {
+				found++;
+				ck_assert_uint_eq(addr, dmr_layout_rec(&l, 1, k));
+			}
+		}
+		ck_assert_int_eq(found, 1);
+	}
+	free(mem);
+}
+END_TEST
+
+static void fx_index(fx_t *f, uint64_t cache)
+{
+	static dmr_trace_hdr_t h;
+	hdr3(&h);
+	memset(f, 0, sizeof(*f));
+	f->h = h;
+	dmr_err_t err;
+	ck_assert_int_eq(dmr_layout_init(&f->l, &f->h, 1, 64 * 1024, &err), DMR_OK);
+	ck_assert_int_eq(dmr_layout_place(&f->l, 3, 2, &err), DMR_OK);
+	ck_assert_int_eq(dmr_layout_index(&f->l, 0, &err), DMR_OK);
+	dmr_be_config_t cfg = {.backend = "shm",
+			       .mns = 3,
+			       .cns = 1,
+			       .workers = 1,
+			       .mr_size = (f->l.total + 4095) & ~4095ull};
+	ck_assert_int_eq(dmr_be_open(&cfg, &f->be, &err), DMR_OK);
+	for (uint32_t m = 0; m < 3; m++)
+		dmr_layout_load_mn(&f->l, m, dmr_be_mn_memory(f->be, m, NULL));
+	ck_assert_int_eq(dmr_txn_engine_init(&f->eng, f->be, &f->l, 0, 0, &err), DMR_OK);
+	f->eng.index = DMR_TXN_INDEX_HASH;
+	f->eng.workers_per_cn = 1;
+	static dmr_acache_t *ac[1];
+	ac[0] = NULL;
+	if (cache) {
+		ck_assert_int_eq(dmr_acache_create(cache, &ac[0], &err), DMR_OK);
+		f->eng.acache = ac;
+	}
+	ck_assert_int_eq(dmr_txn_ctx_init(&f->ctx, &f->eng, &f->st, 0, 0, &err), DMR_OK);
+}
+
+START_TEST(hash_index_reads_and_cache_hits)
+{
+	static fx_t f;
+	static dmr_trace_txn_t t;
+	txn_rru(&t);
+	/* no cache: each of the 3 records' buckets READ first, on its primary */
+	fx_index(&f, 0);
+	ck_assert_int_eq(run1(&f, &t), DMR_TXN_COMMITTED);
+	ck_assert_uint_eq(f.st.index_reads, 3);
+	ck_assert_uint_eq(f.st.reads, 5 + 3);
+	ck_assert_uint_eq(f.st.cache_hits + f.st.cache_misses, 0);
+	dmr_be_stats_t bs;
+	dmr_be_stats(f.be, &bs);
+	ck_assert_uint_eq(bs.doorbells, 9 + 3);
+	ck_assert_int_eq(run1(&f, &t), DMR_TXN_COMMITTED);
+	ck_assert_uint_eq(f.st.index_reads, 6);
+	ck_assert_uint_eq(rec_word(&f, 0, 2, 3, 2), 10);
+	fx_close(&f);
+	/* a cache of 2 entries: 3 misses, then the 2 most recent hit */
+	fx_index(&f, 2);
+	ck_assert_int_eq(run1(&f, &t), DMR_TXN_COMMITTED);
+	ck_assert_uint_eq(f.st.cache_misses, 3);
+	ck_assert_int_eq(run1(&f, &t), DMR_TXN_COMMITTED);
+	/* keys put in op order t0, t1, t2 once the buckets came back: t1 and
+	 * t2 stay; the next round looks all three up before it puts: t0
+	 * misses, t1 and t2 hit */
+	ck_assert_uint_eq(f.st.cache_hits, 2);
+	ck_assert_uint_eq(f.st.cache_misses, 4);
+	ck_assert_uint_eq(f.st.index_reads, 4);
+	dmr_acache_destroy(f.eng.acache[0]);
+	fx_close(&f);
+	fx_index(&f, 16);
+	ck_assert_int_eq(run1(&f, &t), DMR_TXN_COMMITTED);
+	ck_assert_int_eq(run1(&f, &t), DMR_TXN_COMMITTED);
+	ck_assert_uint_eq(f.st.cache_misses, 3);
+	ck_assert_uint_eq(f.st.cache_hits, 3);
+	ck_assert_uint_eq(f.st.index_reads, 3);
+	ck_assert_uint_eq(f.st.reads, 2 * 5 + 3);
+	/* a bucket that lost its key: the lookup fails naming table and key */
+	uint8_t *m0 = dmr_be_mn_memory(f.be, 0, NULL);
+	memset(m0 + dmr_layout_bucket(&f.l, 0, 5), 0xff, DMR_IDX_BUCKET_BYTES);
+	t.ops[0].key = 5;
+	dmr_txn_outcome_t out;
+	ck_assert_int_eq(dmr_txn_start(&f.ctx, &t, &out), DMR_OK);
+	dmr_wc_t wc[8];
+	int k = dmr_be_poll(f.be, 0, wc, 8);
+	dmr_status_t st = DMR_OK;
+	for (int i = 0; i < k && st == DMR_OK; i++)
+		st = dmr_txn_on_wc(&f.ctx, &wc[i], &out);
+	ck_assert_int_eq(st, DMR_ERR_INVALID);
+	ck_assert_ptr_nonnull(strstr(f.ctx.err.msg, "index: table t0 key 5"));
+	dmr_acache_destroy(f.eng.acache[0]);
+	fx_close(&f);
+}
+END_TEST
+
+int main(void)
+{
+	if (dmr_test_env_init("replica", 1, 1) != 0)
+		return EXIT_FAILURE;
+	Suite *s = suite_create("replica");
+	TCase *tc = tcase_create("mns");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, placement_follows_ford);
+	tcase_add_test(tc, occ_counts_on_three_mns);
+	tcase_add_test(tc, ford_counts_on_three_mns);
+	tcase_add_test(tc, replica_verify_names_corrupted_backup_and_held_lock);
+	tcase_add_test(tc, occ_sample_counts_match_derivation);
+	tcase_add_test(tc, ford_sample_counts_match_derivation);
+	tcase_add_test(tc, protocol_names);
+	tcase_add_test(tc, addr_cache_is_lru);
+	tcase_add_test(tc, hash_index_layout_and_refusal);
+	tcase_add_test(tc, hash_index_reads_and_cache_hits);
+	suite_add_tcase(s, tc);
+	int rc = dmr_test_run(s);
+	dmr_test_env_fini();
+	return rc;
+}
