@@ -61,6 +61,10 @@ typedef struct dmr_replay_opts {
 	 * backend's default (verbs CN role: its --barrier-timeout /
 	 * --end-timeout). */
 	double barrier_s, end_s;
+	/* --published-log: also print the per-type and per-CN figures as the
+	 * published benchmarks' logs do (DMR_PUBLOG_* bits of breakdown.h;
+	 * docs/RESULTS.md); 0 = no */
+	uint32_t published_log;
 } dmr_replay_opts_t;
 
 void dmr_replay_opts_default(dmr_replay_opts_t *o);
