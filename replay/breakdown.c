@@ -273,14 +273,17 @@ const char *dmr_breakdown_crest_name(const char *wl, const char *type, char *buf
 		}
 	/* CamelCase -> CAMEL_CASE (StockLevel -> STOCK_LEVEL, as CREST's) */
 	size_t o = 0;
-	for (size_t i = 0; type[i] && o + 2 < n; i++) {
+	for (size_t i = 0; type[i]; i++) {
 		unsigned char ch = (unsigned char)type[i];
-		if (i && isupper(ch) && islower((unsigned char)type[i - 1]))
+		int us = i && isupper(ch) && islower((unsigned char)type[i - 1]);
+		if (o + (size_t)us + 1 >= n)
+			break;
+		if (us)
 			buf[o++] = '_';
 		buf[o++] = (char)toupper(ch);
 	}
 	if (n)
-		buf[o < n ? o : n - 1] = 0;
+		buf[o] = 0;
 	return buf;
 }
 
