@@ -404,7 +404,8 @@ static int run_locked(run_args_t *ap)
 		return dmr_results_exit_status(st);
 	}
 	if (!o->quiet)
-		printf("  results        %s/summary.csv, %s/timeseries.csv\n", o->out_dir,
-		       o->out_dir);
+		printf("  results        %s/summary.csv, %s/timeseries.csv; per type, CN, MN: "
+		       "types.csv, cns.csv, mns.csv\n",
+		       o->out_dir, o->out_dir);
 	return 0;
 }
