@@ -82,6 +82,20 @@ dmr_status_t dmr_breakdown_collect(dmr_breakdown_t *bd, const dmr_trace_hdr_t *h
  * says why in mn_note. */
 void dmr_breakdown_mns(dmr_breakdown_t *bd, dmr_be_t *be, uint64_t run_ps, int modelled);
 
+/*
+ * The files of n CN processes' directories dirs[k] (each NAME.csv, else
+ * NAME.partial.csv; a missing file is skipped) combined into out (final:
+ * NAME.csv, else NAME.partial.csv): types.csv with the counts summed per
+ * type name, rates over secs (the slowest CN's run time), latencies the
+ * largest over the CNs (an upper bound, not a merged distribution, as the
+ * combined summary.csv), phase means weighted by committed; cns.csv the
+ * CNs' rows in order; mns.csv the counts summed per MN (each CN reports
+ * its own workers' WRs), not reported when a CN's is not. DMR_ERR_NOMEM,
+ * DMR_ERR_IO (a write, naming the path).
+ */
+dmr_status_t dmr_breakdown_combine(const char *out, int final, const char *const *dirs, uint32_t n,
+				   double secs, dmr_err_t *err);
+
 /* Free what *bd owns (the CN rows); *bd may be zeroed or half filled. */
 void dmr_breakdown_fini(dmr_breakdown_t *bd);
 

@@ -13,6 +13,8 @@
  *    equal summary.csv's (one MN), else every figure is empty and the note
  *    says "not reported" (no made-up values); utilisation = busy / run time
  *    from a written breakdown;
+ *  - several CN directories combined (dmr_breakdown_combine, as --procs):
+ *    counts summed, CN rows concatenated, latency the larger;
  *  - --published-log all: each line format of docs/RESULTS.md matched by
  *    the regex documented there, and its values equal the files' values;
  *    a bad format exits 2 naming the option.
@@ -473,6 +475,94 @@ START_TEST(test_crest_names)
 }
 END_TEST
 
+/* Two CN directories combined (dmreplay run --procs does this with its
+ * cnK/): counts summed per type, CN rows concatenated, latency the larger,
+ * MN counts summed or not reported. */
+START_TEST(test_combine)
+{
+	char tr[PATH_MAX], a[PATH_MAX], b[PATH_MAX], out[PATH_MAX];
+	gen(tr, sizeof(tr), "tpcc-c.csv", "tpcc", "--warehouses", "4", "--regime", "uniform",
+	    "--txns", "1500", "--seed", "6", NULL);
+	dmr_test_path(a, sizeof(a), "comb-a");
+	dmr_test_path(b, sizeof(b), "comb-b");
+	dmr_test_path(out, sizeof(out), "comb-out");
+	const char *seeds[2] = {"1", "2"};
+	char *dirs[2] = {a, b};
+	for (int k = 0; k < 2; k++) {
+		dmr_test_run_t r = dmr_test_dmr("run", "--trace", tr, SMALL, "--seed", seeds[k],
+						"--out", dirs[k], "--quiet", NULL);
+		dmr_test_run_ok(&r);
+		dmr_test_run_free(&r);
+	}
+	ck_assert_int_eq(mkdir(out, 0700), 0);
+	dmr_err_t err;
+	const char *const cd[2] = {a, b};
+	ck_assert_int_eq(dmr_breakdown_combine(out, 1, cd, 2, 0.5, &err), DMR_OK);
+	table_t ta, tb, tc;
+	table_load(&ta, a, "types.csv");
+	table_load(&tb, b, "types.csv");
+	table_load(&tc, out, "types.csv");
+	ck_assert_int_eq(tc.nrow, 5);
+	for (int i = 0; i < 5; i++) {
+		ck_assert_str_eq(cell(&tc, i, "type"), tpcc_types[i]);
+		static const char *const cols[] = {"tried",   "committed",  "reads",
+						   "atomics", "abort_lock", "locks_taken"};
+		for (size_t k = 0; k < sizeof(cols) / sizeof(cols[0]); k++)
+			ck_assert_uint_eq(cellu(&tc, i, cols[k]),
+					  cellu(&ta, i, cols[k]) + cellu(&tb, i, cols[k]));
+		double pa = celld(&ta, i, "p99_us"), pb = celld(&tb, i, "p99_us");
+		ck_assert_double_eq_tol(celld(&tc, i, "p99_us"), pa > pb ? pa : pb, 1e-9);
+		ck_assert_double_eq_tol(celld(&tc, i, "committed_tps"),
+					(double)cellu(&tc, i, "committed") / 0.5, 1e-3);
+	}
+	free(ta.buf);
+	free(tb.buf);
+	free(tc.buf);
+	table_load(&tc, out, "cns.csv");
+	ck_assert_int_eq(tc.nrow, 4);
+	table_load(&ta, a, "cns.csv");
+	ck_assert_uint_eq(cellu(&tc, 1, "committed"), cellu(&ta, 1, "committed"));
+	free(ta.buf);
+	free(tc.buf);
+	table_load(&tc, out, "mns.csv");
+	table_load(&ta, a, "mns.csv");
+	table_load(&tb, b, "mns.csv");
+	ck_assert_int_eq(tc.nrow, 1);
+	ck_assert_str_eq(cell(&tc, 0, "reported"), cell(&ta, 0, "reported"));
+	if (!strcmp(cell(&ta, 0, "reported"), "yes"))
+		ck_assert_uint_eq(cellu(&tc, 0, "verbs"),
+				  cellu(&ta, 0, "verbs") + cellu(&tb, 0, "verbs"));
+	else
+		ck_assert_str_eq(cell(&tc, 0, "verbs"), "");
+	free(ta.buf);
+	free(tb.buf);
+	free(tc.buf);
+}
+END_TEST
+
+/* --force moves an earlier run's per-type files with its summary: a
+ * finished types.csv is never overwritten. */
+START_TEST(test_force_moves)
+{
+	char tr[PATH_MAX], d[PATH_MAX], p[PATH_MAX + 32];
+	gen(tr, sizeof(tr), "tpcc-f.csv", "tpcc", "--warehouses", "2", "--txns", "500", NULL);
+	dmr_test_path(d, sizeof(d), "force");
+	for (int k = 0; k < 2; k++) {
+		dmr_test_run_t r = dmr_test_dmr("run", "--trace", tr, SMALL, "--out", d, "--quiet",
+						k ? "--force" : NULL, NULL);
+		dmr_test_run_ok(&r);
+		dmr_test_run_free(&r);
+	}
+	static const char *const f[] = {"types.csv", "cns.csv", "mns.csv"};
+	for (int i = 0; i < 3; i++) {
+		snprintf(p, sizeof(p), "%s/earlier-1/%s", d, f[i]);
+		ck_assert_msg(dmr_test_exists(p), "%s: not moved", p);
+		snprintf(p, sizeof(p), "%s/%s", d, f[i]);
+		ck_assert_msg(dmr_test_exists(p), "%s: not written", p);
+	}
+}
+END_TEST
+
 static Suite *breakdown_suite(void)
 {
 	Suite *s = suite_create("breakdown");
@@ -484,6 +574,8 @@ static Suite *breakdown_suite(void)
 	tcase_add_test(tc, test_bad_format);
 	tcase_add_test(tc, test_mns_writer);
 	tcase_add_test(tc, test_crest_names);
+	tcase_add_test(tc, test_combine);
+	tcase_add_test(tc, test_force_moves);
 	suite_add_tcase(s, tc);
 	return s;
 }
