@@ -44,9 +44,10 @@ static void stats_add(dmr_txn_stats_t *d, const dmr_txn_stats_t *s)
 }
 
 dmr_status_t dmr_breakdown_collect(dmr_breakdown_t *bd, const dmr_trace_hdr_t *h,
-				   const dmr_txn_stats_t *tst, uint32_t nworkers, uint32_t threads,
-				   uint32_t cn0, dmr_lathist_t *const *tlat, uint32_t nth,
-				   double run_s, int sim, dmr_err_t *err)
+				   const dmr_txn_stats_t *tst, const dmr_bd_first_t *first,
+				   uint32_t nworkers, uint32_t threads, uint32_t cn0,
+				   dmr_lathist_t *const *tlat, uint32_t nth, double run_s, int sim,
+				   dmr_err_t *err)
 {
 	uint32_t nt = h->ntypes ? h->ntypes : 1;
 	snprintf(bd->workload, sizeof(bd->workload), "%s", h->workload);
@@ -57,6 +58,7 @@ dmr_status_t dmr_breakdown_collect(dmr_breakdown_t *bd, const dmr_trace_hdr_t *h
 		snprintf(bd->type[t].name, sizeof(bd->type[t].name), "%s",
 			 h->ntypes ? h->types[t] : "-");
 		memset(&bd->type[t].st, 0, sizeof(bd->type[t].st));
+		memset(&bd->type[t].first, 0, sizeof(bd->type[t].first));
 	}
 	bd->ncns = threads ? (nworkers + threads - 1) / threads : 0;
 	bd->cn = calloc(bd->ncns ? bd->ncns : 1, sizeof(*bd->cn));
@@ -73,6 +75,13 @@ dmr_status_t dmr_breakdown_collect(dmr_breakdown_t *bd, const dmr_trace_hdr_t *h
 		for (uint32_t t = 0; t < nt; t++) {
 			stats_add(&bd->type[t].st, &tst[(size_t)w * nt + t]);
 			stats_add(&bd->cn[w / threads].st, &tst[(size_t)w * nt + t]);
+			const dmr_bd_first_t *x = &first[(size_t)w * nt + t];
+			dmr_bd_first_t *y = &bd->type[t].first;
+			y->commits += x->commits;
+			y->reads += x->reads;
+			y->writes += x->writes;
+			y->atomics += x->atomics;
+			y->index_reads += x->index_reads;
 		}
 	for (uint32_t t = 0; t < nt; t++) {
 		dmr_lathist_init(m);
@@ -113,7 +122,8 @@ static const char *types_header =
     "abort_duplicate,abort_full,abort_rate,tried_tps,committed_tps,reads,writes,atomics,"
     "index_reads,cache_hits,cache_misses,reads_per_commit,writes_per_commit,atomics_per_commit,"
     "index_reads_per_commit,p50_us,p90_us,p99_us,p999_us,mean_us,exec_us,validation_us,log_us,"
-    "commit_us,locks_taken,skipped_ops";
+    "commit_us,locks_taken,skipped_ops,first_commits,first_reads,first_writes,first_atomics,"
+    "first_index_reads";
 
 static int fill_types(FILE *f, const void *a)
 {
@@ -141,8 +151,12 @@ static int fill_types(FILE *f, const void *a)
 		/* phases: mean per committed transaction, us (phase_ps: ps) */
 		for (int p = 0; p < DMR_TXN_NPHASES; p++)
 			fprintf(f, ",%.3f", per(s->phase_ps[p], s->committed) / 1e6);
-		r = fprintf(f, ",%llu,%llu\n", (unsigned long long)s->locks_taken,
-			    (unsigned long long)s->skipped_ops);
+		const dmr_bd_first_t *x = &t->first;
+		r = fprintf(f, ",%llu,%llu,%llu,%.4f,%.4f,%.4f,%.4f\n",
+			    (unsigned long long)s->locks_taken, (unsigned long long)s->skipped_ops,
+			    (unsigned long long)x->commits, per(x->reads, x->commits),
+			    per(x->writes, x->commits), per(x->atomics, x->commits),
+			    per(x->index_reads, x->commits));
 	}
 	return r;
 }

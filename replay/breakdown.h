@@ -27,6 +27,14 @@
 #include "lathist.h"
 #include "results.h"
 
+/* Verbs of the transactions that committed on their first attempt (the
+ * cost of one committed attempt, aborted attempts' verbs excluded), summed;
+ * per (worker, type) in the engine, per type in dmr_bd_type_t. */
+typedef struct dmr_bd_first {
+	uint64_t commits; /* transactions committed on their first attempt */
+	uint64_t reads, writes, atomics, index_reads;
+} dmr_bd_first_t;
+
 /* One transaction type over the run. Latencies: committed transactions of
  * the type, from their first start (after admission) to commit, us, within
  * 1/256 of the exact quantile (lathist.h); 0 when none committed. */
@@ -35,6 +43,7 @@ typedef struct dmr_bd_type {
 	dmr_txn_stats_t st;	       /* summed over the workers */
 	double p50_us, p90_us, p99_us, p999_us;
 	double mean_us; /* from the histogram's bucket values (same bound) */
+	dmr_bd_first_t first;
 } dmr_bd_type_t;
 
 /* One CN of this process (cluster index cn). */
@@ -64,17 +73,18 @@ typedef struct dmr_breakdown {
 } dmr_breakdown_t;
 
 /*
- * Fill bd's per-type and per-CN parts from the engine's counters: tst has
- * nworkers * ntypes entries (worker w, type t at w * ntypes + t; ntypes =
+ * Fill bd's per-type and per-CN parts from the engine's counters: tst and
+ * first have nworkers * ntypes entries (worker w, type t at w * ntypes + t; ntypes =
  * h->ntypes, at least 1), worker w belongs to local CN w / threads
  * (cluster CN cn0 + w / threads); tlat[i] (i < nth, NULL entries skipped)
  * is driving thread i's array of ntypes latency histograms (ps). run_s:
  * the run's time (sim: simulated). DMR_ERR_NOMEM (bd left valid to fini).
  */
 dmr_status_t dmr_breakdown_collect(dmr_breakdown_t *bd, const dmr_trace_hdr_t *h,
-				   const dmr_txn_stats_t *tst, uint32_t nworkers, uint32_t threads,
-				   uint32_t cn0, dmr_lathist_t *const *tlat, uint32_t nth,
-				   double run_s, int sim, dmr_err_t *err);
+				   const dmr_txn_stats_t *tst, const dmr_bd_first_t *first,
+				   uint32_t nworkers, uint32_t threads, uint32_t cn0,
+				   dmr_lathist_t *const *tlat, uint32_t nth, double run_s, int sim,
+				   dmr_err_t *err);
 
 /* Fill bd's per-MN part: be's DMR_BE_CTL_MN_STATS for be->cfg.mns MNs
  * (utilisations over run_ps when `modelled`, i.e. the backend is the

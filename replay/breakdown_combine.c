@@ -115,6 +115,13 @@ static void add_type(dmr_bd_type_t *t, const csvf_t *c, char **f)
 	s->skipped_ops += colu(c, f, "skipped_ops");
 	for (int p = 0; p < DMR_TXN_NPHASES; p++)
 		s->phase_ps[p] += (uint64_t)(cold(c, f, ph[p]) * 1e6 * (double)committed + 0.5);
+	/* first-attempt commits: means back to sums */
+	uint64_t n1 = colu(c, f, "first_commits");
+	t->first.commits += n1;
+	t->first.reads += (uint64_t)(cold(c, f, "first_reads") * (double)n1 + 0.5);
+	t->first.writes += (uint64_t)(cold(c, f, "first_writes") * (double)n1 + 0.5);
+	t->first.atomics += (uint64_t)(cold(c, f, "first_atomics") * (double)n1 + 0.5);
+	t->first.index_reads += (uint64_t)(cold(c, f, "first_index_reads") * (double)n1 + 0.5);
 	maxd(&t->p50_us, cold(c, f, "p50_us"));
 	maxd(&t->p90_us, cold(c, f, "p90_us"));
 	maxd(&t->p99_us, cold(c, f, "p99_us"));

@@ -71,15 +71,18 @@ typedef struct engine {
 	const dmr_model_t *model; /* DMR_BE_CTL_MODEL; NULL: the backend has none */
 	dmr_txn_engine_t teng;
 	dmr_layout_t layout;
-	dmr_txn_stats_t *wst; /* per worker (written by its own thread only) */
-	dmr_txn_stats_t *pub; /* threaded: per worker, the copy the sampler reads
-				 (relaxed atomic words: publish_stats) */
-	uint32_t ntypes;      /* the trace's transaction types (>= 1) */
-	dmr_txn_stats_t *tst; /* per (worker, type), [w * ntypes + type]: what the
-				 core counted into wst[w] while running a
-				 transaction of that type (typed_begin/end) */
-	dmr_adm_t *adm;	      /* admission loops, NULL = none */
-	uint64_t drift_ps;    /* > 0: hot set moves every drift_ps */
+	dmr_txn_stats_t *wst;  /* per worker (written by its own thread only) */
+	dmr_txn_stats_t *pub;  /* threaded: per worker, the copy the sampler reads
+				  (relaxed atomic words: publish_stats) */
+	uint32_t ntypes;       /* the trace's transaction types (>= 1) */
+	dmr_txn_stats_t *tst;  /* per (worker, type), [w * ntypes + type]: what the
+				  core counted into wst[w] while running a
+				  transaction of that type (typed_begin/end) */
+	dmr_bd_first_t *first; /* per (worker, type): verbs of the transactions
+				  that committed on their first attempt */
+	dmr_bd_first_t *acc;   /* per context: verbs of its transaction so far */
+	dmr_adm_t *adm;	       /* admission loops, NULL = none */
+	uint64_t drift_ps;     /* > 0: hot set moves every drift_ps */
 	uint32_t drift_shift, parts;
 	uint32_t part_mask; /* bit t: table t is partitioned */
 	int threaded;	    /* one thread per worker (verbs, shm) */
@@ -278,7 +281,8 @@ static void load_published(const engine_t *e, uint32_t w, dmr_txn_stats_t *out)
  * writer meanwhile) the change of wst[w] is added to tst[w][t], word by
  * word. So the per-type sums equal the totals, field by field, whatever
  * the core counts. */
-typedef struct typed {
+typedef union typed {
+	dmr_txn_stats_t s;
 	uint64_t w[STAT_WORDS];
 } typed_t;
 
@@ -293,12 +297,20 @@ static inline void typed_begin(const engine_t *e, uint32_t w, typed_t *snap)
 	memcpy(snap->w, &e->wst[w], sizeof(snap->w));
 }
 
-static inline void typed_end(engine_t *e, uint32_t w, unsigned type, const typed_t *snap)
+/* ... and the verbs of context ci's transaction so far (acc). */
+static inline void typed_end(engine_t *e, uint32_t w, uint32_t ci, unsigned type,
+			     const typed_t *snap)
 {
-	const uint64_t *now = (const uint64_t *)(const void *)&e->wst[w];
+	const dmr_txn_stats_t *ns = &e->wst[w];
+	const uint64_t *now = (const uint64_t *)(const void *)ns;
 	uint64_t *d = (uint64_t *)(void *)&e->tst[(size_t)w * e->ntypes + type];
 	for (size_t i = 0; i < STAT_WORDS; i++)
 		d[i] += now[i] - snap->w[i];
+	dmr_bd_first_t *a = &e->acc[ci];
+	a->reads += ns->reads - snap->s.reads;
+	a->writes += ns->writes - snap->s.writes;
+	a->atomics += ns->atomics - snap->s.atomics;
+	a->index_reads += ns->index_reads - snap->s.index_reads;
 }
 
 /* The run's totals: from the workers' own counters (sim, or threaded
@@ -416,8 +428,18 @@ static dmr_status_t finish_ctx(thr_t *th, uint32_t ci, dmr_txn_outcome_t out, ui
 	if (out == DMR_TXN_COMMITTED) {
 		uint64_t now = dmr_be_now(e->be, c->worker), lps = dmr_txn_latency_ps(c);
 		uint64_t dps = now - e->cur[ci]->dispatch_ps;
-		dmr_status_t st =
-		    record_latency(th, type_of(e, e->cur[ci]), lps, dps > lps ? dps : lps);
+		unsigned type = type_of(e, e->cur[ci]);
+		dmr_status_t st = record_latency(th, type, lps, dps > lps ? dps : lps);
+		if (c->attempts == 1) {
+			/* committed on its first attempt: one attempt's verbs */
+			dmr_bd_first_t *x = &e->first[(size_t)c->worker * e->ntypes + type];
+			const dmr_bd_first_t *a = &e->acc[ci];
+			x->commits++;
+			x->reads += a->reads;
+			x->writes += a->writes;
+			x->atomics += a->atomics;
+			x->index_reads += a->index_reads;
+		}
 		if (st != DMR_OK)
 			return st;
 	}
@@ -493,9 +515,10 @@ static dmr_status_t run_ctx(thr_t *th, uint32_t ci0, ctx_why_t why0, dmr_txn_out
 						      m->txn_begin_ps +
 							  m->txn_op_ps * e->cur[ci]->t.nops);
 				typed_t snap;
+				memset(&e->acc[ci], 0, sizeof(e->acc[ci]));
 				typed_begin(e, c->worker, &snap);
 				st = dmr_txn_start(c, &e->cur[ci]->t, &out);
-				typed_end(e, c->worker, type_of(e, e->cur[ci]), &snap);
+				typed_end(e, c->worker, ci, type_of(e, e->cur[ci]), &snap);
 				if (st != DMR_OK)
 					return ctx_failed(th, c, st);
 				why = CTX_ANSWERED;
@@ -531,7 +554,7 @@ static dmr_status_t on_wc(thr_t *th, const dmr_wc_t *wc)
 	unsigned type = e->cur[ci] ? type_of(e, e->cur[ci]) : 0;
 	typed_begin(e, c->worker, &snap);
 	dmr_status_t st = dmr_txn_on_wc(c, wc, &out);
-	typed_end(e, c->worker, type, &snap);
+	typed_end(e, c->worker, ci, type, &snap);
 	if (st != DMR_OK)
 		return ctx_failed(th, c, st);
 	return run_ctx(th, ci, CTX_ANSWERED, out);
@@ -867,9 +890,9 @@ static dmr_status_t write_breakdown(engine_t *e, const dmr_replay_result_t *res,
 	for (uint32_t i = 0; st == DMR_OK && i < e->nth; i++)
 		tl[i] = e->th[i].tlat;
 	if (st == DMR_OK)
-		st = dmr_breakdown_collect(bd, dmr_trace_header(e->rd), e->tst, e->nworkers,
-					   o->threads, e->teng.cn, tl, e->nth, res->sim_time_s,
-					   !e->threaded, err);
+		st = dmr_breakdown_collect(bd, dmr_trace_header(e->rd), e->tst, e->first,
+					   e->nworkers, o->threads, e->teng.cn, tl, e->nth,
+					   res->sim_time_s, !e->threaded, err);
 	if (st == DMR_OK) {
 		snprintf(bd->backend, sizeof(bd->backend), "%s", o->backend);
 		bd->run_p90_us = lat ? dmr_lathist_quantile(lat, 0.90) / 1e6 : 0;
@@ -1076,6 +1099,7 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 		goto out_be;
 	e->teng.source = o->trace; /* trace errors name FILE:LINE of the op */
 	e->nctx = e->nworkers * o->coros;
+	e->acc = calloc(e->nctx, sizeof(*e->acc));
 	e->ctx = calloc(e->nctx, sizeof(*e->ctx));
 	e->cur = calloc(e->nctx, sizeof(*e->cur));
 	e->q = calloc(e->nworkers, sizeof(*e->q));
@@ -1084,6 +1108,7 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	e->pub = calloc(e->nworkers, sizeof(*e->pub));
 	e->ntypes = h->ntypes ? h->ntypes : 1;
 	e->tst = calloc((size_t)e->nworkers * e->ntypes, sizeof(*e->tst));
+	e->first = calloc((size_t)e->nworkers * e->ntypes, sizeof(*e->first));
 	if (e->threaded)
 		pthread_mutex_init(&e->mu, NULL);
 	e->nth = e->threaded ? e->nworkers : 1;
@@ -1092,8 +1117,8 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	for (uint32_t i = 0; e->th && i < e->nth; i++)
 		if (thr_init(&e->th[i], e, i) != DMR_OK)
 			e->nth = i; /* partial: caught below */
-	if (!e->ctx || !e->cur || !e->q || !e->scratch || !e->wst || !e->pub || !e->tst || !e->th ||
-	    e->nth != (e->threaded ? e->nworkers : 1) || !rng) {
+	if (!e->ctx || !e->cur || !e->q || !e->scratch || !e->wst || !e->pub || !e->tst ||
+	    !e->first || !e->acc || !e->th || e->nth != (e->threaded ? e->nworkers : 1) || !rng) {
 		st = dmr_err_set(err, DMR_ERR_NOMEM, "replay: out of memory");
 		goto out_ctx;
 	}
@@ -1385,6 +1410,8 @@ out_ctx:
 	free(e->wst);
 	free(e->pub);
 	free(e->tst);
+	free(e->first);
+	free(e->acc);
 	if (e->th)
 		for (uint32_t i = 0; i < e->nth; i++)
 			thr_fini(&e->th[i]);

@@ -284,6 +284,14 @@ START_TEST(test_tpcc_sim)
 		table_load(&t, d, "types.csv");
 		ck_assert_uint_gt(cellu(&t, row_of(&t, "type", "NewOrder"), "atomics"), 0);
 		ck_assert_uint_gt(colsum(&t, "retries"), 0); /* --retries 2 on extreme */
+		for (int i = 0; i < t.nrow; i++)
+			ck_assert_uint_le(cellu(&t, i, "first_commits"), cellu(&t, i, "committed"));
+		/* a first-attempt Payment locks warehouse, district, customer and
+		 * inserts history: 4 CAS, 4 x 2 + 1 WRITEs (core/txn.h) */
+		int pa = row_of(&t, "type", "Payment");
+		ck_assert_uint_gt(cellu(&t, pa, "first_commits"), 0);
+		ck_assert_double_eq(celld(&t, pa, "first_atomics"), 4);
+		ck_assert_double_eq(celld(&t, pa, "first_writes"), 9);
 		free(t.buf);
 	}
 
@@ -374,6 +382,27 @@ START_TEST(test_smallbank_sim)
 	check_cns(d, 2, 4);
 	check_mns(d);
 	check_readonly(d, "Balance");
+	{
+		/* one committed attempt's verbs (core/txn.h: a locked record costs a
+		 * CAS + READ in execution, a write-back WRITE and an unlock WRITE
+		 * at commit, plus one log WRITE; a read-only record a READ and a
+		 * validation re-READ; traces/GENERATORS.md for each type's ops) */
+		table_t t;
+		table_load(&t, d, "types.csv");
+		for (int i = 0; i < t.nrow; i++) /* --retries 0: every commit is a first */
+			ck_assert_uint_eq(cellu(&t, i, "first_commits"), cellu(&t, i, "committed"));
+		int sp = row_of(&t, "type", "SendPayment"); /* U checking A, U checking B */
+		ck_assert_double_eq(celld(&t, sp, "first_atomics"), 2);
+		ck_assert_double_eq(celld(&t, sp, "first_reads"), 2);
+		ck_assert_double_eq(celld(&t, sp, "first_writes"), 5);
+		int am = row_of(&t, "type", "Amalgamate"); /* 3 U */
+		ck_assert_double_eq(celld(&t, am, "first_atomics"), 3);
+		ck_assert_double_eq(celld(&t, am, "first_writes"), 7);
+		int ba = row_of(&t, "type", "Balance"); /* R savings, R checking */
+		ck_assert_double_eq(celld(&t, ba, "first_reads"), 4);
+		ck_assert_double_eq(celld(&t, ba, "first_writes"), 0);
+		free(t.buf);
+	}
 	/* FORD's name of TransactSavings (workload/smallbank/smallbank_db.h) */
 	double v[8][4];
 	ck_assert_int_eq(match_lines(r.out, "^TransactSaving " INT " " INT " " NUM "$", v, 8), 1);
@@ -505,8 +534,9 @@ START_TEST(test_combine)
 	ck_assert_int_eq(tc.nrow, 5);
 	for (int i = 0; i < 5; i++) {
 		ck_assert_str_eq(cell(&tc, i, "type"), tpcc_types[i]);
-		static const char *const cols[] = {"tried",   "committed",  "reads",
-						   "atomics", "abort_lock", "locks_taken"};
+		static const char *const cols[] = {"tried",	   "committed",	 "reads",
+						   "atomics",	   "abort_lock", "locks_taken",
+						   "first_commits"};
 		for (size_t k = 0; k < sizeof(cols) / sizeof(cols[0]); k++)
 			ck_assert_uint_eq(cellu(&tc, i, cols[k]),
 					  cellu(&ta, i, cols[k]) + cellu(&tb, i, cols[k]));
