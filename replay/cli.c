@@ -323,6 +323,13 @@ int dmr_replay_main(int argc, char **argv)
 			o->backend);
 		return 2;
 	}
+	if (o->published_log && (a.procs || a.config)) {
+		fprintf(stderr,
+			"dmreplay run: option --published-log: not with --procs or --config "
+			"(each CN process writes its types.csv and cns.csv in DIR/cnK/, "
+			"combined in DIR/; docs/RESULTS.md)\n");
+		return 2;
+	}
 	/* the trace before --out: a refused trace leaves no directory behind
 	 * (issue #15 D23); the replay opens it again (cheap: the scan is one
 	 * pass of memchr over the file, which is then in the page cache) */

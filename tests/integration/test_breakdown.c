@@ -441,6 +441,12 @@ START_TEST(test_bad_format)
 	ck_assert_msg(strstr(r.err, "--published-log") && strstr(r.err, "crestt"), "stderr: %s",
 		      r.err);
 	dmr_test_run_free(&r);
+	/* the CN processes of --procs do not print it: refused, not ignored */
+	r = dmr_test_dmr("run", "--procs", "--published-log", "crest", NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_msg(strstr(r.err, "--published-log") && strstr(r.err, "--procs"), "stderr: %s",
+		      r.err);
+	dmr_test_run_free(&r);
 }
 END_TEST
 
