@@ -19,6 +19,7 @@
 #include "../core/base/fs.h"
 #include "../core/base/opt.h"
 #include "../core/base/timeps.h"
+#include "breakdown.h"
 #include "replay.h"
 #include "results.h"
 #include "roles.h"
@@ -84,6 +85,10 @@ static void run_usage(FILE *f)
 		"                    (summary.csv), move them to DIR/earlier-N/ first (else\n"
 		"                    refused); a run into DIR that another run holds is\n"
 		"                    always refused\n"
+		"  --published-log F also print the per-type and per-CN figures as the\n"
+		"                    published benchmarks' logs do: crest (Tried Throughput,\n"
+		"                    per-type tickers), ford (abort_rate and result lines) or\n"
+		"                    all (docs/RESULTS.md); printed with --quiet too\n"
 		"  --quiet           nothing on stdout; errors only, on stderr\n"
 		"  --progress        a progress line on stderr (started/total transactions,\n"
 		"                    ETA) also when stderr is not a terminal (on a terminal\n"
@@ -107,6 +112,8 @@ static void run_usage(FILE *f)
 
 /* Long-only options (no short letter). */
 enum { OPT_MNS = 1000, OPT_BACKUPS, OPT_PROTOCOL, OPT_INDEX, OPT_INDEX_BUCKETS, OPT_ADDR_CACHE };
+/* Long options without a letter (getopt_long values above any char). */
+enum { OPT_PUBLISHED_LOG = 1101 };
 
 /* What the options give besides the replay's own settings. */
 typedef struct run_args {
@@ -265,6 +272,9 @@ static dmr_status_t run_opt(int ch, const char *name, const char *arg, run_args_
 	case 'H':
 		st = dmr_opt_double(name, arg, 0, 1, 0, &o->loop.threshold, err);
 		break;
+	case OPT_PUBLISHED_LOG:
+		st = dmr_breakdown_publog_parse(arg, &o->published_log, err);
+		break;
 	case 'w':
 		/* the bounds of kv run's --window-ms (replay/kv.h): 1 us to 1 h */
 		st = dmr_opt_double(name, arg, DMR_REPLAY_WINDOW_MS_MIN, DMR_REPLAY_WINDOW_MS_MAX,
@@ -318,6 +328,7 @@ int dmr_replay_main(int argc, char **argv)
 	    {"index", required_argument, 0, OPT_INDEX},
 	    {"index-buckets", required_argument, 0, OPT_INDEX_BUCKETS},
 	    {"addr-cache", required_argument, 0, OPT_ADDR_CACHE},
+	    {"published-log", required_argument, 0, OPT_PUBLISHED_LOG},
 	    {"help", no_argument, 0, 'h'},
 	    {0, 0, 0, 0}};
 	run_args_t a = {.deadline = 3600};
@@ -360,6 +371,13 @@ int dmr_replay_main(int argc, char **argv)
 			"dmreplay run: option --fault: only with --backend fault:INNER (got "
 			"--backend %s)\n",
 			o->backend);
+		return 2;
+	}
+	if (o->published_log && (a.procs || a.config)) {
+		fprintf(stderr,
+			"dmreplay run: option --published-log: not with --procs or --config "
+			"(each CN process writes its types.csv and cns.csv in DIR/cnK/, "
+			"combined in DIR/; docs/RESULTS.md)\n");
 		return 2;
 	}
 	/* the trace before --out: a refused trace leaves no directory behind
@@ -468,7 +486,8 @@ static int run_locked(run_args_t *ap)
 		return dmr_results_exit_status(st);
 	}
 	if (!o->quiet)
-		printf("  results        %s/summary.csv, %s/timeseries.csv\n", o->out_dir,
-		       o->out_dir);
+		printf("  results        %s/summary.csv, %s/timeseries.csv; per type, CN, MN: "
+		       "types.csv, cns.csv, mns.csv\n",
+		       o->out_dir, o->out_dir);
 	return 0;
 }

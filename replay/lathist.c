@@ -64,3 +64,14 @@ double dmr_lathist_quantile(const dmr_lathist_t *h, double f)
 	double hi = order_stat(h, lhs + 1, &b, &below);
 	return (1 - delta) * lo + delta * hi;
 }
+
+double dmr_lathist_mean(const dmr_lathist_t *h)
+{
+	if (h->n == 0)
+		return 0;
+	double s = 0;
+	for (uint32_t b = 0; b < DMR_LATHIST_NBUCKETS; b++)
+		if (h->count[b])
+			s += (double)h->count[b] * dmr_lathist_value(b);
+	return s / (double)h->n;
+}

@@ -63,5 +63,9 @@ double dmr_lathist_value(uint32_t b);
  * above of the exact quantile of the recorded values. 0 when h->n == 0.
  */
 double dmr_lathist_quantile(const dmr_lathist_t *h, double f);
+/* Mean of the recorded values in ps, each replaced by its bucket's
+ * representative value (within the relative error above of the exact
+ * mean); 0 when h->n == 0. O(DMR_LATHIST_NBUCKETS). */
+double dmr_lathist_mean(const dmr_lathist_t *h);
 
 #endif /* DMR_LATHIST_H */

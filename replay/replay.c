@@ -23,6 +23,7 @@
 #include "../core/base/timeps.h"
 #include "../core/loop.h"
 #include "../models/model.h"
+#include "breakdown.h"
 #include "lathist.h"
 #include "results.h"
 
@@ -77,6 +78,13 @@ typedef struct engine {
 				  (relaxed atomic words: publish_stats) */
 	dmr_adm_t *adm;	       /* admission loops, NULL = none */
 	dmr_acache_t **acache; /* --addr-cache: per CN, NULL = none */
+	uint32_t ntypes;       /* the trace's transaction types (>= 1) */
+	dmr_txn_stats_t *tst;  /* per (worker, type), [w * ntypes + type]: what the
+				  core counted into wst[w] while running a
+				  transaction of that type (typed_begin/end) */
+	dmr_bd_first_t *first; /* per (worker, type): verbs of the transactions
+				  that committed on their first attempt */
+	dmr_bd_first_t *acc;   /* per context: verbs of its transaction so far */
 	uint64_t drift_ps;     /* > 0: hot set moves every drift_ps */
 	uint32_t drift_shift, parts;
 	uint32_t part_mask; /* bit t: table t is partitioned */
@@ -106,6 +114,7 @@ typedef struct thr {
 	uint32_t *wake, *wake2, *stack;
 	dmr_lathist_t *lat;  /* from the first start (after admission) to commit */
 	dmr_lathist_t *dlat; /* from dispatch (incl. the admission wait) to commit */
+	dmr_lathist_t *tlat; /* per type (ntypes): as lat */
 	uint32_t worker;     /* threaded: the worker it drives */
 	dmr_status_t st;
 	dmr_err_t err;
@@ -221,8 +230,9 @@ static inline void unlock(engine_t *e)
 
 /* A committed transaction's latency: ps from its first start, dps from its
  * dispatch. */
-static dmr_status_t record_latency(thr_t *th, uint64_t ps, uint64_t dps)
+static dmr_status_t record_latency(thr_t *th, unsigned type, uint64_t ps, uint64_t dps)
 {
+	dmr_lathist_add(&th->tlat[type], ps);
 	dmr_lathist_add(th->lat, ps);
 	dmr_lathist_add(th->dlat, dps);
 	return DMR_OK;
@@ -266,6 +276,44 @@ static void load_published(const engine_t *e, uint32_t w, dmr_txn_stats_t *out)
 	uint64_t *dst = (uint64_t *)(void *)out;
 	for (size_t i = 0; i < STAT_WORDS; i++)
 		dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+}
+
+/* Per-type counters (results per type, breakdown.h): the core counts
+ * into wst[w]; around each call that runs a transaction of type t on
+ * worker w (dmr_txn_start, dmr_txn_on_wc: the worker's own thread, no other
+ * writer meanwhile) the change of wst[w] is added to tst[w][t], word by
+ * word. So the per-type sums equal the totals, field by field, whatever
+ * the core counts. */
+typedef union typed {
+	dmr_txn_stats_t s;
+	uint64_t w[STAT_WORDS];
+} typed_t;
+
+/* The type index of q (the reader refuses unknown types: < ntypes). */
+static inline unsigned type_of(const engine_t *e, const qtxn_t *q)
+{
+	return q->t.type < e->ntypes ? q->t.type : 0;
+}
+
+static inline void typed_begin(const engine_t *e, uint32_t w, typed_t *snap)
+{
+	memcpy(snap->w, &e->wst[w], sizeof(snap->w));
+}
+
+/* ... and the verbs of context ci's transaction so far (acc). */
+static inline void typed_end(engine_t *e, uint32_t w, uint32_t ci, unsigned type,
+			     const typed_t *snap)
+{
+	const dmr_txn_stats_t *ns = &e->wst[w];
+	const uint64_t *now = (const uint64_t *)(const void *)ns;
+	uint64_t *d = (uint64_t *)(void *)&e->tst[(size_t)w * e->ntypes + type];
+	for (size_t i = 0; i < STAT_WORDS; i++)
+		d[i] += now[i] - snap->w[i];
+	dmr_bd_first_t *a = &e->acc[ci];
+	a->reads += ns->reads - snap->s.reads;
+	a->writes += ns->writes - snap->s.writes;
+	a->atomics += ns->atomics - snap->s.atomics;
+	a->index_reads += ns->index_reads - snap->s.index_reads;
 }
 
 /* The run's totals: from the workers' own counters (sim, or threaded
@@ -388,7 +436,18 @@ static dmr_status_t finish_ctx(thr_t *th, uint32_t ci, dmr_txn_outcome_t out, ui
 	if (out == DMR_TXN_COMMITTED) {
 		uint64_t now = dmr_be_now(e->be, c->worker), lps = dmr_txn_latency_ps(c);
 		uint64_t dps = now - e->cur[ci]->dispatch_ps;
-		dmr_status_t st = record_latency(th, lps, dps > lps ? dps : lps);
+		unsigned type = type_of(e, e->cur[ci]);
+		dmr_status_t st = record_latency(th, type, lps, dps > lps ? dps : lps);
+		if (c->attempts == 1) {
+			/* committed on its first attempt: one attempt's verbs */
+			dmr_bd_first_t *x = &e->first[(size_t)c->worker * e->ntypes + type];
+			const dmr_bd_first_t *a = &e->acc[ci];
+			x->commits++;
+			x->reads += a->reads;
+			x->writes += a->writes;
+			x->atomics += a->atomics;
+			x->index_reads += a->index_reads;
+		}
 		if (st != DMR_OK)
 			return st;
 	}
@@ -463,7 +522,11 @@ static dmr_status_t run_ctx(thr_t *th, uint32_t ci0, ctx_why_t why0, dmr_txn_out
 					dmr_be_charge(e->be, c->worker,
 						      m->txn_begin_ps +
 							  m->txn_op_ps * e->cur[ci]->t.nops);
+				typed_t snap;
+				memset(&e->acc[ci], 0, sizeof(e->acc[ci]));
+				typed_begin(e, c->worker, &snap);
 				st = dmr_txn_start(c, &e->cur[ci]->t, &out);
+				typed_end(e, c->worker, ci, type_of(e, e->cur[ci]), &snap);
 				if (st != DMR_OK)
 					return ctx_failed(th, c, st);
 				why = CTX_ANSWERED;
@@ -495,7 +558,11 @@ static dmr_status_t on_wc(thr_t *th, const dmr_wc_t *wc)
 	if (kind == DMR_WRID_WAKE)
 		return resume_ctx(th, ci); /* start, or resume a parked context */
 	dmr_txn_outcome_t out;
+	typed_t snap;
+	unsigned type = e->cur[ci] ? type_of(e, e->cur[ci]) : 0;
+	typed_begin(e, c->worker, &snap);
 	dmr_status_t st = dmr_txn_on_wc(c, wc, &out);
+	typed_end(e, c->worker, ci, type, &snap);
 	if (st != DMR_OK)
 		return ctx_failed(th, c, st);
 	return run_ctx(th, ci, CTX_ANSWERED, out);
@@ -511,7 +578,10 @@ static dmr_status_t thr_init(thr_t *th, engine_t *e, uint32_t worker)
 	th->stack = calloc(2 * (size_t)e->nctx + 1, sizeof(*th->stack));
 	th->lat = calloc(1, sizeof(*th->lat));
 	th->dlat = calloc(1, sizeof(*th->dlat));
-	return th->wake && th->wake2 && th->stack && th->lat && th->dlat ? DMR_OK : DMR_ERR_NOMEM;
+	th->tlat = calloc(e->ntypes, sizeof(*th->tlat));
+	return th->wake && th->wake2 && th->stack && th->lat && th->dlat && th->tlat
+		   ? DMR_OK
+		   : DMR_ERR_NOMEM;
 }
 
 static void thr_fini(thr_t *th)
@@ -521,6 +591,7 @@ static void thr_fini(thr_t *th)
 	free(th->stack);
 	free(th->lat);
 	free(th->dlat);
+	free(th->tlat);
 }
 
 static int mn_read(void *arg, int table, uint64_t slot, const uint64_t **payload_p,
@@ -814,6 +885,44 @@ static dmr_status_t drive_threaded(engine_t *e)
 	return st;
 }
 
+/* types.csv, cns.csv, mns.csv into --out (final when summary.csv is), and
+ * the published-log lines on stdout with --published-log. DMR_ERR_NOMEM;
+ * DMR_ERR_WRITE (a failed write: the run's, not its input's). */
+static dmr_status_t write_breakdown(engine_t *e, const dmr_replay_result_t *res,
+				    const dmr_lathist_t *lat, uint64_t tend, dmr_err_t *err)
+{
+	const dmr_replay_opts_t *o = e->o;
+	dmr_breakdown_t *bd = calloc(1, sizeof(*bd));
+	dmr_lathist_t **tl = calloc(e->nth ? e->nth : 1, sizeof(*tl));
+	dmr_status_t st =
+	    bd && tl ? DMR_OK : dmr_err_set(err, DMR_ERR_NOMEM, "replay: out of memory");
+	for (uint32_t i = 0; st == DMR_OK && i < e->nth; i++)
+		tl[i] = e->th[i].tlat;
+	if (st == DMR_OK)
+		st = dmr_breakdown_collect(bd, dmr_trace_header(e->rd), e->tst, e->first,
+					   e->nworkers, o->threads, e->teng.cn, tl, e->nth,
+					   res->sim_time_s, !e->threaded, err);
+	if (st == DMR_OK) {
+		snprintf(bd->backend, sizeof(bd->backend), "%s", o->backend);
+		bd->run_p90_us = lat ? dmr_lathist_quantile(lat, 0.90) / 1e6 : 0;
+		bd->run_mean_us = lat ? dmr_lathist_mean(lat) / 1e6 : 0;
+		dmr_breakdown_mns(bd, e->be, tend, !e->threaded);
+		dmr_err_t werr;
+		if (dmr_breakdown_write(o->out_dir, !res->partial && res->verified, bd, &werr) !=
+		    DMR_OK)
+			st = dmr_err_set(err, DMR_ERR_WRITE, "%s", werr.msg);
+		if (o->published_log) {
+			dmr_breakdown_print_published(bd, res, o->published_log, stdout);
+			fflush(stdout);
+		}
+	}
+	if (bd)
+		dmr_breakdown_fini(bd);
+	free(bd);
+	free(tl);
+	return st;
+}
+
 dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res, dmr_err_t *err)
 {
 	dmr_lathist_t *lat = NULL, *dlat = NULL;
@@ -1055,12 +1164,16 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 		e->teng.acache = e->acache;
 	}
 	e->nctx = e->nworkers * o->coros;
+	e->acc = calloc(e->nctx, sizeof(*e->acc));
 	e->ctx = calloc(e->nctx, sizeof(*e->ctx));
 	e->cur = calloc(e->nctx, sizeof(*e->cur));
 	e->q = calloc(e->nworkers, sizeof(*e->q));
 	e->scratch = malloc(sizeof(*e->scratch));
 	e->wst = calloc(e->nworkers, sizeof(*e->wst));
 	e->pub = calloc(e->nworkers, sizeof(*e->pub));
+	e->ntypes = h->ntypes ? h->ntypes : 1;
+	e->tst = calloc((size_t)e->nworkers * e->ntypes, sizeof(*e->tst));
+	e->first = calloc((size_t)e->nworkers * e->ntypes, sizeof(*e->first));
 	if (e->threaded)
 		pthread_mutex_init(&e->mu, NULL);
 	e->nth = e->threaded ? e->nworkers : 1;
@@ -1069,8 +1182,8 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	for (uint32_t i = 0; e->th && i < e->nth; i++)
 		if (thr_init(&e->th[i], e, i) != DMR_OK)
 			e->nth = i; /* partial: caught below */
-	if (!e->ctx || !e->cur || !e->q || !e->scratch || !e->wst || !e->pub || !e->th ||
-	    e->nth != (e->threaded ? e->nworkers : 1) || !rng) {
+	if (!e->ctx || !e->cur || !e->q || !e->scratch || !e->wst || !e->pub || !e->tst ||
+	    !e->first || !e->acc || !e->th || e->nth != (e->threaded ? e->nworkers : 1) || !rng) {
 		st = dmr_err_set(err, DMR_ERR_NOMEM, "replay: out of memory");
 		goto out_ctx;
 	}
@@ -1342,6 +1455,14 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 		    st == DMR_OK) /* the run failed (disk full), not its input: exit 1 */
 			st = dmr_err_set(err, DMR_ERR_WRITE, "%s", werr.msg);
 	}
+	{
+		/* per type, per CN, per MN (breakdown.h): beside summary.csv,
+		 * final or partial as it is */
+		dmr_err_t berr;
+		dmr_status_t bst = write_breakdown(e, res, lat, tend, &berr);
+		if (bst != DMR_OK && st == DMR_OK)
+			st = dmr_err_set(err, bst, "%s", berr.msg);
+	}
 	if (st == DMR_OK && !res->verified)
 		st = dmr_err_set(err, DMR_ERR_VERIFY, "verification failed: %s",
 				 res->verify.first_failure);
@@ -1365,6 +1486,9 @@ out_ctx:
 	free(e->scratch);
 	free(e->wst);
 	free(e->pub);
+	free(e->tst);
+	free(e->first);
+	free(e->acc);
 	if (e->th)
 		for (uint32_t i = 0; i < e->nth; i++)
 			thr_fini(&e->th[i]);

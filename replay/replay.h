@@ -70,6 +70,10 @@ typedef struct dmr_replay_opts {
 	 * entries per CN (0: none) */
 	int index;
 	uint64_t index_buckets, addr_cache;
+	/* --published-log: also print the per-type and per-CN figures as the
+	 * published benchmarks' logs do (DMR_PUBLOG_* bits of breakdown.h;
+	 * docs/RESULTS.md); 0 = no */
+	uint32_t published_log;
 } dmr_replay_opts_t;
 
 void dmr_replay_opts_default(dmr_replay_opts_t *o);

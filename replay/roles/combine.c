@@ -2,12 +2,14 @@
  * replay/roles/combine.c - the results of `dmreplay run --procs` from its
  * CNs' own: each CN's summary row read back, and the combined
  * OUT/summary.csv (the standard columns, one row for the whole run) and
- * OUT/processes.csv (docs/ROLES.md).
+ * OUT/processes.csv (docs/ROLES.md), and OUT/types.csv, cns.csv, mns.csv
+ * from the CNs' own (replay/breakdown.h).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../breakdown.h"
 #include "../results.h"
 #include "../sweepdir.h"
 #include "roles_impl.h"
@@ -232,4 +234,21 @@ int dmr_roles_fill_processes(FILE *f, const void *a)
 		    s->committed, s->tried_tps, s->committed_tps, s->abort_rate, s->secs);
 	}
 	return rc;
+}
+
+dmr_status_t dmr_roles_combine_breakdown(const char *out, int final, const char (*outs)[1100],
+					 const dmr_roles_cnsum_t *cs, uint32_t ncn, dmr_err_t *err)
+{
+	const char **dirs = calloc(ncn ? ncn : 1, sizeof(*dirs));
+	if (!dirs)
+		return dmr_err_set(err, DMR_ERR_NOMEM, "combined results: out of memory");
+	double secs = 0;
+	for (uint32_t k = 0; k < ncn; k++) {
+		dirs[k] = outs[k];
+		if (cs[k].secs > secs)
+			secs = cs[k].secs;
+	}
+	dmr_status_t st = dmr_breakdown_combine(out, final, dirs, ncn, secs, err);
+	free(dirs);
+	return st;
 }

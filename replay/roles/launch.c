@@ -296,6 +296,8 @@ int dmr_roles_launch(const dmr_replay_opts_t *o, const char *config, int cns_giv
 					    dmr_roles_fill_standard, &co, &err);
 	if (st == DMR_OK && complete)
 		unlink(p);
+	if (st == DMR_OK) /* per type, CN and MN (docs/RESULTS.md) */
+		st = dmr_roles_combine_breakdown(o->out_dir, complete, outs, cs, cl.ncn, &err);
 	long long tried = 0, committed = 0;
 	double secs = 0;
 	for (uint32_t k = 0; k < cl.ncn; k++) {

@@ -13,13 +13,17 @@
 
 /* One of the entries a run leaves in its directory? The launcher's
  * (summary.csv, summary.partial.csv, cluster.json, mn.log, cnK.log, cnK/)
- * and a CN's (summary*.csv, timeseries*.csv, trace.cnK.csv[.tmp]). */
+ * and a CN's (summary*.csv, timeseries*.csv, types*.csv, cns*.csv,
+ * mns*.csv: docs/RESULTS.md, trace.cnK.csv[.tmp]). */
 static int run_entry(const char *name)
 {
-	static const char *const fixed[] = {"summary.csv",    "summary.partial.csv",
-					    "timeseries.csv", "timeseries.partial.csv",
-					    "cluster.json",   "mn.log",
-					    "processes.csv",  NULL};
+	static const char *const fixed[] = {"summary.csv",	 "summary.partial.csv",
+					    "timeseries.csv",	 "timeseries.partial.csv",
+					    "cluster.json",	 "mn.log",
+					    "processes.csv",	 "types.csv",
+					    "types.partial.csv", "cns.csv",
+					    "cns.partial.csv",	 "mns.csv",
+					    "mns.partial.csv",	 NULL};
 	if (dmr_roles_known(name, fixed))
 		return 1;
 	const char *p = NULL;

@@ -91,4 +91,11 @@ typedef struct dmr_roles_combo {
 int dmr_roles_fill_standard(FILE *f, const void *arg);
 int dmr_roles_fill_processes(FILE *f, const void *arg);
 
+/* OUT/types.csv, cns.csv, mns.csv from the CNs' own (outs[k]: CN k's
+ * directory; cs[k]: its summary, for the slowest CN's time), final when
+ * the combined summary.csv is (replay/breakdown.h dmr_breakdown_combine).
+ * DMR_ERR_NOMEM, DMR_ERR_IO naming the path. */
+dmr_status_t dmr_roles_combine_breakdown(const char *out, int final, const char (*outs)[1100],
+					 const dmr_roles_cnsum_t *cs, uint32_t ncn, dmr_err_t *err);
+
 #endif /* DMR_ROLES_IMPL_H */

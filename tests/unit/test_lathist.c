@@ -84,6 +84,15 @@ START_TEST(quantiles_match_gsl_within_bound)
 	dmr_lathist_t z;
 	dmr_lathist_init(&z);
 	ck_assert(dmr_lathist_quantile(&z, 0.5) == 0);
+	/* the mean: within the bound of gsl_stats_mean; exact below 256 ps */
+	double mex = gsl_stats_mean(x, 1, N);
+	ck_assert_msg(fabs(dmr_lathist_mean(h) - mex) <= mex / 256, "mean %f exact %f",
+		      dmr_lathist_mean(h), mex);
+	ck_assert(dmr_lathist_mean(&z) == 0);
+	dmr_lathist_add(&z, 10);
+	dmr_lathist_add(&z, 20);
+	dmr_lathist_add(&z, 36);
+	ck_assert(dmr_lathist_mean(&z) == 22.0);
 	free(h2);
 	free(h);
 	free(x);
