@@ -133,6 +133,7 @@ typedef struct dmr_verbs_node {
 	int ibport;	  /* 1-based */
 	int gid;	  /* GID index, -1 = automatic */
 	uint64_t mr_size; /* MN: bytes of the region */
+	uint16_t port;	  /* MN: its rdma_cm port (0: the cluster's port) */
 } dmr_verbs_node_t;
 
 typedef struct dmr_verbs_cluster {

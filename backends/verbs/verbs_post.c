@@ -114,11 +114,12 @@ dmr_status_t dmr_verbs_post(dmr_be_t *be, uint32_t worker, uint32_t mn, const dm
 	return DMR_OK;
 }
 
-/* One WR on `worker` / MN 0, waited for with a deadline. */
-dmr_status_t dmr_verbs_op_wait(vb_t *vb, uint32_t worker, uint8_t opcode, void *local,
+/* One WR on `worker` / MN `mn`, waited for with a deadline. */
+dmr_status_t dmr_verbs_op_wait(vb_t *vb, uint32_t worker, uint32_t mn, uint8_t opcode, void *local,
 			       uint64_t remote, uint32_t len, uint64_t cmp, uint64_t swp,
 			       uint64_t timeout_ns, const char *what, dmr_err_t *err)
 {
+	int im = (int)mn;
 	dmr_wr_t wr = {.wr_id = 0xCA11A7,
 		       .local = local,
 		       .remote = remote,
@@ -127,18 +128,18 @@ dmr_status_t dmr_verbs_op_wait(vb_t *vb, uint32_t worker, uint8_t opcode, void *
 		       .length = len,
 		       .opcode = opcode,
 		       .flags = DMR_WR_SIGNALED};
-	dmr_status_t st = dmr_verbs_post(&vb->be, worker, 0, &wr, 1, err);
+	dmr_status_t st = dmr_verbs_post(&vb->be, worker, mn, &wr, 1, err);
 	if (st != DMR_OK)
 		return st;
 	uint64_t deadline = vb_now_ns(vb) + timeout_ns;
 	dmr_wc_t wc;
 	while (dmr_verbs_poll(&vb->be, worker, &wc, 1) == 0)
 		if (vb_now_ns(vb) > deadline)
-			return dmr_verbs_fail(vb, err, DMR_ERR_TIMEOUT, (int)worker, 0,
+			return dmr_verbs_fail(vb, err, DMR_ERR_TIMEOUT, (int)worker, im,
 					      "%s %s: no completion within %.1f s", what,
 					      dmr_wr_opcode_string(opcode), timeout_ns / 1e9);
 	if (wc.status != DMR_WC_SUCCESS)
-		return dmr_verbs_fail(vb, err, DMR_ERR_REMOTE, (int)worker, 0, "%s %s failed: %s",
+		return dmr_verbs_fail(vb, err, DMR_ERR_REMOTE, (int)worker, im, "%s %s failed: %s",
 				      what, dmr_wr_opcode_string(opcode),
 				      dmr_wc_status_string(wc.status));
 	return DMR_OK;
