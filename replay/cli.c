@@ -52,6 +52,8 @@ static void run_usage(FILE *f)
 		"  --gid-index N     verbs: GID index (default: the RoCEv2 GID whose IPv4\n"
 		"                    address is this node's own)\n"
 		"  --cns N           compute nodes (default 4)\n"
+		"  --mns N           memory nodes, 1..16 (default 1; verbs --procs: one MN\n"
+		"                    process each, on ports P..P+N-1)\n"
 		"  --threads N       workers per CN (default 28)\n"
 		"  --coros N         transaction contexts per worker (default 3)\n"
 		"  --seed S          seed (default 1)\n"
@@ -154,6 +156,11 @@ static dmr_status_t run_opt(int ch, const char *name, const char *arg, run_args_
 		st = dmr_opt_double(name, arg, 0, HUGE_VAL, DMR_OPT_SECONDS | DMR_OPT_LO_OPEN,
 				    &a->deadline, err);
 		break;
+	case 'u':
+		st = dmr_opt_u32(name, arg, 1, DMR_BE_MAX_MNS, 0, &v, err);
+		if (st == DMR_OK)
+			o->mns = v;
+		break;
 	case 'c':
 	case 'T':
 	case 'C':
@@ -246,6 +253,7 @@ int dmr_replay_main(int argc, char **argv)
 					     {"fault", required_argument, 0, 'j'},
 					     {"profile", required_argument, 0, 'p'},
 					     {"cns", required_argument, 0, 'c'},
+					     {"mns", required_argument, 0, 'u'},
 					     {"threads", required_argument, 0, 'T'},
 					     {"coros", required_argument, 0, 'C'},
 					     {"seed", required_argument, 0, 's'},

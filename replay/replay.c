@@ -35,6 +35,7 @@ void dmr_replay_opts_default(dmr_replay_opts_t *o)
 	o->port = 1;
 	o->gid_index = -1;
 	o->cns = 4;
+	o->mns = 1;
 	o->threads = 28;
 	o->coros = 3;
 	o->seed = 1;
@@ -905,7 +906,7 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 
 	dmr_be_config_t cfg = {.backend = o->backend,
 			       .fault = o->fault,
-			       .mns = 1,
+			       .mns = o->mns ? o->mns : 1,
 			       .cns = o->cns,
 			       .workers = o->threads,
 			       .mr_size = mr,

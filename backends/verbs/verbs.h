@@ -96,7 +96,8 @@ dmr_status_t dmr_verbs_probe(const char *device, int port, int gid_index, dmr_ve
 /* ---- roles as processes (issue #3 item 2; docs/ROLES.md) ---------------
  *
  * A cluster config (parsed by replay/roles.c) lists memory nodes and
- * compute nodes. Only one MN is served in this phase. The MN process
+ * compute nodes; each MN is a process of its own (several may share a
+ * host on different ports), and every CN connects to all of them. The MN process
  * (dmr_verbs_mn_main) registers mr_size bytes plus a control page after
  * them (at the region's size rounded up to 64) and serves them to CN QPs
  * connected through rdma_cm on ip:port. A CN process runs the replay on a
@@ -136,13 +137,30 @@ typedef struct dmr_verbs_node {
 	uint16_t port;	  /* MN: its rdma_cm port (0: the cluster's port) */
 } dmr_verbs_node_t;
 
+/* A table's MNs in a cluster config's "placement": mn[0] the primary,
+ * mn[1..n) its backups (indices into dmr_verbs_cluster_t.mn). */
+#define DMR_VERBS_MAX_PLACE 32
+typedef struct dmr_verbs_place {
+	char table[32];
+	uint32_t n;	/* 1 + backups */
+	uint32_t mn[3]; /* primary, backups: MN indices */
+} dmr_verbs_place_t;
+
 typedef struct dmr_verbs_cluster {
-	uint32_t nmn, ncn;
+	uint32_t nmn, ncn; /* nmn: 1..DMR_BE_MAX_MNS */
 	dmr_verbs_node_t mn[DMR_VERBS_MAX_NODES], cn[DMR_VERBS_MAX_NODES];
 	int retry_cnt; /* 0..7 */
 	int rnr_retry; /* 0..7 */
 	int timeout;   /* 0..31: 4.096 us * 2^timeout (0 = infinite) */
-	uint16_t port; /* the MN's rdma_cm port */
+	uint16_t port; /* the MNs' rdma_cm port, unless an MN gives its own */
+	/* the file's shape (replay/roles.h): "dmreplay", "reference", "crest",
+	 * "ford-cn" (FORD's compute_node_config.json: every MN's address, no
+	 * region sizes), "ford-mn" (FORD's memory_node_config.json: one MN) */
+	char shape[16];
+	int ford_machine_id; /* ford-*: local_*_node.machine_id; else -1 */
+	int backups;	     /* "backups" (R, 0..2, < nmn); -1: not given */
+	uint32_t nplace;     /* "placement" entries */
+	dmr_verbs_place_t place[DMR_VERBS_MAX_PLACE];
 } dmr_verbs_cluster_t;
 
 typedef struct dmr_verbs_role {

@@ -168,7 +168,8 @@ int dmr_roles_launch(const dmr_replay_opts_t *o, const char *config, int cns_giv
 		int erc = dmr_roles_clear_earlier(o->out_dir, pfx, force, moved, sizeof(moved));
 		if (erc)
 			return erc;
-		if ((st = dmr_cluster_write_host(cfgpath, &vi, o->cns, mr, port, &err)) != DMR_OK ||
+		if ((st = dmr_cluster_write_host(cfgpath, &vi, o->mns ? o->mns : 1, o->cns, mr,
+						 port, &err)) != DMR_OK ||
 		    (st = dmr_cluster_load(cfgpath, &cl, note, sizeof(note), &err)) != DMR_OK) {
 			fprintf(stderr, "%s: error: %s\n", pfx, err.msg);
 			return 2;

@@ -27,6 +27,29 @@
 /* 1 when key is one of the NULL-terminated list. */
 int dmr_roles_known(const char *key, const char *const *list);
 
+/* ---- the cluster config's field checks (cluster.c), for cluster_ford.c ---
+ * Each returns DMR_ERR_PARSE with "NAME: field 'FIELD': ..." naming the
+ * legal range (dmr_roles_perr formats it); v is a jansson value. */
+struct json_t;
+dmr_status_t dmr_roles_perr(dmr_err_t *err, const char *name, const char *field, const char *fmt,
+			    ...) __attribute__((format(printf, 4, 5)));
+/* An integer in [lo, hi] into *out. */
+dmr_status_t dmr_roles_int(struct json_t *v, const char *name, const char *field, long long lo,
+			   long long hi, long long *out, dmr_err_t *err);
+/* A dotted IPv4 string into out (16 bytes). */
+dmr_status_t dmr_roles_ip(struct json_t *v, const char *name, const char *field, char *out,
+			  dmr_err_t *err);
+/* An array of n ports 1..65535 (one per entry of the array named `of`) into
+ * nodes[i].port (nodes NULL: checked only). */
+dmr_status_t dmr_roles_ports(struct json_t *v, const char *name, const char *key, uint32_t n,
+			     const char *of, dmr_verbs_node_t *nodes, dmr_err_t *err);
+/* "a, b, c" of a NULL-terminated list into buf. */
+void dmr_roles_list(const char *const *list, char *buf, size_t len);
+/* FORD's compute_node_config.json or memory_node_config.json (minghust/ford
+ * config/; cluster_ford.c) into cl (defaults already set). */
+dmr_status_t dmr_roles_parse_ford(struct json_t *root, const char *name, dmr_verbs_cluster_t *cl,
+				  char *note, size_t notelen, dmr_err_t *err);
+
 /* ---- child processes (children.c) ---------------------------------------- */
 
 typedef struct dmr_roles_child {
