@@ -65,6 +65,7 @@ dmr_status_t dmr_verbs_fail(const vb_t *vb, dmr_err_t *err, dmr_status_t st, int
 void dmr_verbs_close(dmr_be_t *be)
 {
 	vb_t *vb = to_vb(be);
+	dmr_verbs_watch_stop(vb);
 	uint64_t fl = atomic_load(&vb->flushed);
 	if (fl)
 		fprintf(stderr,
@@ -150,16 +151,28 @@ static dmr_status_t vb_barrier(dmr_be_t *be, const dmr_be_barrier_t *b, int64_t 
 		vb->started = 1;
 	else
 		vb->ended = 1;
-	if (!start && b->failed) /* tell the others, whatever happened before */
+	if (!start && b->failed) { /* tell the others, whatever happened before */
+		dmr_verbs_watch_stop(vb);
 		return dmr_verbs_role_end(vb, b, deadline_ns, sum_p, err);
+	}
 	if (vb->bar_st != DMR_OK)
 		return dmr_verbs_fail(vb, err, vb->bar_st, -1, 0,
 				      "barrier %s: an earlier barrier of this run failed",
 				      start ? "START" : "END");
 	if (!start && !vb->started)
 		return dmr_verbs_fail(vb, err, DMR_ERR_INVALID, -1, 0, "barrier: END before START");
-	dmr_status_t st = start ? dmr_verbs_role_start(vb, deadline_ns, err)
-				: dmr_verbs_role_end(vb, b, deadline_ns, sum_p, err);
+	dmr_status_t st;
+	if (start) {
+		st = dmr_verbs_role_start(vb, deadline_ns, err);
+		/* the run: every MN watched (a dead one stops the posts) */
+		if (st == DMR_OK)
+			st = dmr_verbs_watch_start(vb, err);
+	} else {
+		dmr_verbs_watch_stop(vb);
+		uint32_t dead = atomic_load_explicit(&vb->dead_mn, memory_order_acquire);
+		st = dead ? dmr_err_set(err, DMR_ERR_REMOTE, "end barrier: %s", vb->dead_msg)
+			  : dmr_verbs_role_end(vb, b, deadline_ns, sum_p, err);
+	}
 	vb->bar_st = st;
 	return st;
 }

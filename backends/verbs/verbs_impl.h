@@ -162,6 +162,15 @@ typedef struct vb {
 	int started, ended;		 /* barrier START / END called */
 	dmr_status_t bar_st;		 /* the first barrier error (none passes after it) */
 	uint64_t bar_t0;		 /* vb_now_ns when the current barrier was called */
+	/* CN role, between START and END: the MN watch (verbs_role.c) READs a
+	 * word of every MN over the control worker every VB_WATCH_NS; the
+	 * first that fails sets dead_mn (index + 1, release) after dead_msg,
+	 * and every later post() is refused with that message */
+	pthread_t watch;
+	int watching;
+	_Atomic int watch_stop;
+	_Atomic uint32_t dead_mn;
+	char dead_msg[sizeof(((dmr_err_t *)0)->msg)];
 } vb_t;
 
 /* Connection private data, network byte order. CN -> MN (REQ). */
@@ -372,6 +381,11 @@ void dmr_verbs_clock_calibrate(vb_t *vb);
 /* The role set by dmr_verbs_set_role, which the next open() takes (NULL:
  * loopback); not owned. */
 const dmr_verbs_role_t *dmr_verbs_role_next(void);
+/* CN role: start the MN watch (after START) / stop and join it (before
+ * END and at close; idempotent). Start: DMR_ERR_IO if the thread cannot be
+ * created. */
+dmr_status_t dmr_verbs_watch_start(vb_t *vb, dmr_err_t *err);
+void dmr_verbs_watch_stop(vb_t *vb);
 /* CN role, barrier START (once): arrive, CN index 0 loads the region (unless
  * keep_region), wait until every CN arrived and the region is loaded, by
  * deadline_ns (vb_now_ns time). Errors: backend.h's barrier errors, err

@@ -16,6 +16,11 @@ dmr_status_t dmr_verbs_post(dmr_be_t *be, uint32_t worker, uint32_t mn, const dm
 	vb_t *vb = to_vb(be);
 	vb_worker_t *wk = &vb->w[worker];
 	vb_qp_t *q = &wk->qps[mn];
+	/* CN role: an MN the watch found dead stops the run's workers (not the
+	 * control worker: it still tells the live MNs) */
+	if (__builtin_expect(atomic_load_explicit(&vb->dead_mn, memory_order_acquire) != 0, 0) &&
+	    worker < vb->nworkers)
+		return dmr_err_set(err, DMR_ERR_REMOTE, "%s", vb->dead_msg);
 	if (n > q->depth - q->outstanding)
 		return dmr_verbs_fail(
 		    vb, err, DMR_ERR_AGAIN, (int)worker, (int)mn,

@@ -281,6 +281,63 @@ dmr_status_t dmr_verbs_role_end(vb_t *vb, const dmr_be_barrier_t *b, uint64_t de
 	return DMR_OK;
 }
 
+/* ---- CN role: the MN watch during the run ------------------------------- */
+
+/* Period of the watch's READs: a dead MN is named within this plus the QP's
+ * retry time (retry_cnt + 1 times 4.096 us x 2^timeout; docs/ROLES.md "A
+ * dead MN"). */
+#define VB_WATCH_NS 200000000ull
+
+static void *watch_thread(void *arg)
+{
+	vb_t *vb = arg;
+	uint64_t *word = &vb->cbuf[DMR_VERBS_CTL_BYTES / 8 - 1]; /* not used by the barriers */
+	while (!atomic_load(&vb->watch_stop)) {
+		for (uint32_t m = 0; m < vb->be.cfg.mns; m++) {
+			dmr_err_t e;
+			if (dmr_verbs_op_wait(vb, vb->ctlw, m, DMR_WR_READ, word,
+					      vb->rctl[m] + CTL_LOADED, 8, 0, 0, 10000000000ull,
+					      "MN watch (a READ every 200 ms during the run)",
+					      &e) != DMR_OK) {
+				snprintf(vb->dead_msg, sizeof(vb->dead_msg),
+					 "%.400s: this MN is unreachable (killed or cut off); the "
+					 "run stops",
+					 e.msg);
+				atomic_store_explicit(&vb->dead_mn, m + 1, memory_order_release);
+				fprintf(stderr, "cn %u: error: %s\n",
+					vb->role->cl->cn[vb->role->self].id, vb->dead_msg);
+				return NULL;
+			}
+		}
+		for (uint64_t t = 0; t < VB_WATCH_NS && !atomic_load(&vb->watch_stop);
+		     t += 20000000ull) {
+			struct timespec ts = {0, 20000000};
+			nanosleep(&ts, NULL);
+		}
+	}
+	return NULL;
+}
+
+dmr_status_t dmr_verbs_watch_start(vb_t *vb, dmr_err_t *err)
+{
+	atomic_store(&vb->watch_stop, 0);
+	int e = pthread_create(&vb->watch, NULL, watch_thread, vb);
+	if (e)
+		return dmr_verbs_fail(vb, err, DMR_ERR_IO, -1, -1, "pthread_create (MN watch): %s",
+				      strerror(e));
+	vb->watching = 1;
+	return DMR_OK;
+}
+
+void dmr_verbs_watch_stop(vb_t *vb)
+{
+	if (!vb->watching)
+		return;
+	atomic_store(&vb->watch_stop, 1);
+	pthread_join(vb->watch, NULL);
+	vb->watching = 0;
+}
+
 /* ---- MN role: a process that serves its region -------------------------- */
 
 static void names_of(const dmr_verbs_cluster_t *cl, const volatile uint64_t *ctl, uint32_t base,

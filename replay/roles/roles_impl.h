@@ -70,12 +70,13 @@ void dmr_roles_signal_all(dmr_roles_child_t *c, uint32_t n, int sig);
  * NAME exited S after T s" for each: a SIGINT/SIGTERM (dmr_sig_caught, the
  * caller installs the handler) is forwarded; after deadline_s (0 = none),
  * or 10 s after a child failed (status != 0, including 127 = not started),
- * the rest get SIGTERM, and SIGKILL 10 s later. mn_first: ch[0] is the MN,
- * stopped at once when every CN (ch[1..n)) has exited and one failed. Sets
+ * the rest get SIGTERM, and SIGKILL 10 s later. mn_first: ch[0..mn_first)
+ * are MNs (0: none), stopped at once when every CN (ch[mn_first..n)) has
+ * exited and one failed. Sets
  * *interrupted_p / *timed_out_p.
  */
 void dmr_roles_wait_children(const char *pfx, dmr_roles_child_t *ch, uint32_t n, double deadline_s,
-			     int mn_first, int *interrupted_p, int *timed_out_p);
+			     uint32_t mn_first, int *interrupted_p, int *timed_out_p);
 /* The lines of a child's log that say what went wrong (those with "error",
  * else "fail", else "warning", at most 6; else its last 4 lines), indented,
  * to stderr. */
@@ -103,7 +104,8 @@ typedef struct dmr_roles_combo {
 	const dmr_replay_opts_t *o;
 	const dmr_verbs_cluster_t *cl;
 	const dmr_roles_cnsum_t *cs; /* [k]: CN k */
-	const dmr_roles_child_t *ch; /* [0] MN, [1 + k] CN k */
+	const dmr_roles_child_t *ch; /* [0, nmn) the MNs, [nmn + k] CN k */
+	uint32_t nmn;
 	int complete;
 	const char *workload; /* from the trace's header */
 } dmr_roles_combo_t;
