@@ -511,6 +511,10 @@ START_TEST(test_bad_options)
 	    {"--window-ms", "1e-9"},
 	    {"--window-ms", "0"},
 	    {"--window-ms", "4e6"},
+	    /* issue 11: 1..DMR_BE_MAX_MNS memory nodes */
+	    {"--mns", "0"},
+	    {"--mns", "17"},
+	    {"--mns", "2x"},
 	};
 	char base[PATH_MAX], dir[PATH_MAX], name[64];
 	base_trace(base, sizeof(base));
