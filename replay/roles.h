@@ -28,13 +28,12 @@
  *    "ib_dev_id", "ib_port", "gid_idx", "mr_size"(GiB), "memcached_ip"
  *    (accepted, ignored), ...};
  *   "ford-cn" / "ford-mn": FORD's compute_node_config.json (every MN's
- *    address, no region size) and memory_node_config.json (one MN of
- *    machine_num; its address is the automatic GID's), replay/roles/
- *    cluster_ford.c;
- * plus, in ours, CREST's and the reference's, "retry_cnt" 0..7 (7),
- * "rnr_retry" 0..7 (7), "timeout" 1..31 (14; 0, the verbs "no ACK timer",
- * is refused: a dead MN would never fail a request, docs/ROLES.md "A dead
- * MN"), "port" 1..65535 (18515; an MN's own "port" overrides it),
+ *    address, no region size) and memory_node_config.json (one MN of *    machine_num; its address
+ * is the automatic GID's), replay/roles/ cluster_ford.c; "motor-cn" / "motor-mn": Motor's
+ * cn_config.json and mn_config.json (the same shape, Motor's fields; the MN file also lists the
+ * other MNs); plus, in ours, CREST's and the reference's, "retry_cnt" 0..7 (7), "rnr_retry" 0..7
+ * (7), "timeout" 1..31 (14; 0, the verbs "no ACK timer", is refused: a dead MN would never fail a
+ * request, docs/ROLES.md "A dead MN"), "port" 1..65535 (18515; an MN's own "port" overrides it),
  * "backups" 0..2 (below the number of MNs) and "placement" {"TABLE":
  * [primary MN id, backup MN ids...]} (ids in the MN list, none twice, 1 +
  * backups long). 1..DMR_BE_MAX_MNS MNs, 1..DMR_VERBS_MAX_NODES CNs; two MNs

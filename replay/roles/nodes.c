@@ -90,6 +90,12 @@ static int bad_option(const char *pfx, const char *arg)
 	return 2;
 }
 
+/* A memory node file of FORD or Motor: one MN's settings. */
+static int one_mn_file(const char *shape)
+{
+	return strcmp(shape, "ford-mn") == 0 || strcmp(shape, "motor-mn") == 0;
+}
+
 /* Load config and find the MN (cn 0) or CN (cn 1) with this id (-1: the
  * first): 0 with *idx_p set, or the reason printed ("PFX: error: ...") and
  * 2. The parser's note goes to stderr unless quiet. */
@@ -105,12 +111,14 @@ static int load_node(const char *pfx, const char *config, int cn, long long id, 
 	if (note[0] && !quiet)
 		fprintf(stderr, "%s: note: %s\n", pfx, note);
 	/* FORD's memory_node_config.json is one MN's file: that MN by default */
-	if (id < 0 && !cn && strcmp(cl->shape, "ford-mn") == 0)
+	if (id < 0 && !cn && one_mn_file(cl->shape))
 		id = cl->ford_machine_id;
-	if (cn && strcmp(cl->shape, "ford-mn") == 0) {
+	if (cn && one_mn_file(cl->shape)) {
 		fprintf(stderr,
-			"%s: error: %s is FORD's memory_node_config.json (one MN's settings, "
-			"no MN addresses); a CN takes FORD's compute_node_config.json\n",
+			"%s: error: %s is FORD's memory_node_config.json or Motor's "
+			"mn_config.json (one MN's settings, not every MN's address); a CN "
+			"takes their compute node file (compute_node_config.json, "
+			"cn_config.json)\n",
 			pfx, config);
 		return 2;
 	}
@@ -200,7 +208,7 @@ int dmr_roles_mn_main(int argc, char **argv)
 		return 2;
 	if (mr_size)
 		cl.mn[idx].mr_size = mr_size;
-	if (strcmp(cl.shape, "ford-mn") == 0 && (int)idx != cl.ford_machine_id) {
+	if (one_mn_file(cl.shape) && (int)idx != cl.ford_machine_id) {
 		fprintf(stderr,
 			MNP ": error: %s: FORD's memory_node_config.json describes MN %d "
 			    "(local_memory_node.machine_id), not MN %u\n",
@@ -211,9 +219,9 @@ int dmr_roles_mn_main(int argc, char **argv)
 		fprintf(stderr,
 			MNP ": error: %s: MN %u has no region size (%s): give --mr-size BYTES\n",
 			a.config, cl.mn[idx].id,
-			strcmp(cl.shape, "ford-cn") == 0
-			    ? "FORD's compute_node_config.json lists the MNs' addresses only; "
-			      "their size is in each MN's memory_node_config.json"
+			strstr(cl.shape, "-cn") != NULL
+			    ? "FORD's / Motor's compute node file lists the MNs' addresses "
+			      "only; their size is in each MN's own file"
 			    : "mr_size");
 		return 2;
 	}

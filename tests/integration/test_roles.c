@@ -220,6 +220,30 @@ static const struct bad {
      {"'local_memory_node.mem_size_GB'", "missing", "1..65536"}},
     {FMN(FMN_L ",\"pm_root\":1"), {"'local_memory_node.pm_root'", "string", NULL}},
     {"{\"local_memory_node\":{" FMN_L "},\"local_compute_node\":{}}", {"two files", NULL, NULL}},
+/* Motor's files */
+#define MCN(l)                                                                                     \
+	"{\"local_compute_node\":{" l "},\"remote_mem_nodes\":{\"remote_ips\":[\"10.0.0.1\"],"     \
+	"\"remote_ports\":[1],\"remote_meta_ports\":[2]}}"
+    {MCN(FCN_L ",\"iso_level\":3"), {"'local_compute_node.iso_level'", "1..2", NULL}},
+    {MCN(FCN_L ",\"thread_num_per_machine\":4,\"crash_tnum\":4"),
+     {"'local_compute_node.crash_tnum'", "0..3", NULL}},
+    {MCN(FCN_L ",\"txn_system\":2"), {"'local_compute_node.txn_system'", "unknown field", NULL}},
+#define MMN(l, o)                                                                                  \
+	"{\"local_memory_node\":{\"machine_num\":3,\"machine_id\":0,\"local_port\":1," l "},"      \
+	"\"remote_compute_nodes\":{\"compute_node_ips\":[\"10.0.0.7\"],\"compute_node_ports\":[1]" \
+	"}" o "}"
+    {MMN("\"reserve_GB\":0", ""), {"'local_memory_node.reserve_GB'", "1..65536", NULL}},
+    {MMN("\"reserve_GB\":1,\"mem_size_GB\":1", ""),
+     {"'local_memory_node.mem_size_GB'", "unknown field", "reserve_GB"}},
+    {MMN("\"reserve_GB\":1", ",\"other_memory_nodes\":{\"memory_node_ips\":[\"10.0.0.3\"],"
+			     "\"memory_node_ids\":[0],\"memory_node_ports\":[1]}"),
+     {"'other_memory_nodes.memory_node_ids[0]'", "this file's MN", NULL}},
+    {MMN("\"reserve_GB\":1", ",\"other_memory_nodes\":{\"memory_node_ips\":[\"10.0.0.3\"],"
+			     "\"memory_node_ids\":[3],\"memory_node_ports\":[1]}"),
+     {"'other_memory_nodes.memory_node_ids[0]'", "0..2", NULL}},
+    {MMN("\"reserve_GB\":1", ",\"other_memory_nodes\":{\"memory_node_ips\":[\"10.0.0.3\"],"
+			     "\"memory_node_ids\":[1,2],\"memory_node_ports\":[1]}"),
+     {"'other_memory_nodes.memory_node_ids'", "1 MN ids", NULL}},
 };
 
 START_TEST(bad_values_refused)
@@ -343,6 +367,32 @@ START_TEST(ford_files)
 }
 END_TEST
 
+/* Motor's own files (minghust/motor config/, tests/data/configs/NOTICE). */
+START_TEST(motor_files)
+{
+	char msg[512];
+	ck_assert_msg(load_data("motor-cn_config.json", msg, sizeof(msg)) == DMR_OK, "%s", msg);
+	ck_assert_str_eq(cl.shape, "motor-cn");
+	ck_assert_uint_eq(cl.nmn, 3);
+	ck_assert_str_eq(cl.mn[1].ip, "10.0.0.3");
+	ck_assert_uint_eq(cl.mn[1].port, 12346);
+	ck_assert_uint_eq(cl.ncn, 1);
+	ck_assert_ptr_nonnull(strstr(msg, "iso_level 2 (serializability)"));
+	ck_assert_msg(load_data("motor-mn_config.json", msg, sizeof(msg)) == DMR_OK, "%s", msg);
+	ck_assert_str_eq(cl.shape, "motor-mn");
+	ck_assert_uint_eq(cl.nmn, 3);
+	ck_assert_int_eq(cl.ford_machine_id, 0);
+	ck_assert_uint_eq(cl.mn[0].port, 12346);
+	/* reserve_GB 6 + max_client_num_per_mn 50 x per_thread_delta_size_MB 50 */
+	ck_assert_uint_eq(cl.mn[0].mr_size, (6ull << 30) + (50ull * 50 << 20));
+	ck_assert_str_eq(cl.mn[0].ip, "");
+	ck_assert_str_eq(cl.mn[1].ip, "10.0.0.3"); /* other_memory_nodes */
+	ck_assert_str_eq(cl.mn[2].ip, "10.0.0.5");
+	ck_assert_uint_eq(cl.mn[2].port, 12346);
+	ck_assert_uint_eq(cl.ncn, 1);
+}
+END_TEST
+
 START_TEST(load_missing_file)
 {
 	dmr_err_t err = {{0}};
@@ -452,6 +502,7 @@ static Suite *roles_suite(void)
 	tcase_add_test(tc, several_mns);
 	tcase_add_test(tc, crest_files);
 	tcase_add_test(tc, ford_files);
+	tcase_add_test(tc, motor_files);
 	tcase_add_test(tc, load_missing_file);
 	tcase_add_test(tc, launch_bad_input);
 	tcase_add_test(tc, clear_earlier);
