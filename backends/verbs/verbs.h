@@ -172,9 +172,10 @@ typedef struct dmr_verbs_cluster {
 	uint16_t port; /* the MNs' rdma_cm port, unless an MN gives its own */
 	/* the file's shape (replay/roles.h): "dmreplay", "reference", "crest",
 	 * "ford-cn" (FORD's compute_node_config.json: every MN's address, no
-	 * region sizes), "ford-mn" (FORD's memory_node_config.json: one MN) */
+	 * region sizes), "ford-mn" (FORD's memory_node_config.json: one MN),
+	 * "motor-cn", "motor-mn" (Motor's cn_config.json, mn_config.json) */
 	char shape[16];
-	int ford_machine_id; /* ford-*: local_*_node.machine_id; else -1 */
+	int ford_machine_id; /* ford-*, motor-*: local_*_node.machine_id; else -1 */
 	int backups;	     /* "backups" (R, 0..2, < nmn); -1: not given */
 	uint32_t nplace;     /* "placement" entries */
 	dmr_verbs_place_t place[DMR_VERBS_MAX_PLACE];
