@@ -250,12 +250,12 @@ dmr_status_t dmr_verbs_cn_connect_retry(vb_t *vb, uint32_t w, uint32_t m, uint64
 			snprintf(last, sizeof(last), "%s", err->msg);
 			return dmr_err_set(
 			    err, DMR_ERR_REMOTE,
-			    "verbs: no MN listening at %s:%u (MN index %u of %u): every "
-			    "connection attempt was refused for %.1f s, until the start barrier "
-			    "deadline (--barrier-timeout %.0f s); is `dmreplay mn` running with "
-			    "this config? (last attempt: %.200s)",
-			    pip, pport, m, vb->role->cl->nmn, (vb_now_ns(vb) - t0) / 1e9,
-			    vb->role->barrier_s, last);
+			    "verbs: no MN listening at %s:%u: every connection attempt was "
+			    "refused for %.1f s, until the start barrier deadline "
+			    "(--barrier-timeout %.0f s); is `dmreplay mn` running with this "
+			    "config (MN index %u of %u)? (last attempt: %.200s)",
+			    pip, pport, (vb_now_ns(vb) - t0) / 1e9, vb->role->barrier_s, m,
+			    vb->role->cl->nmn, last);
 		}
 		vb_qp_t *q = &vb->w[w].qps[m];
 		if (q->qp)

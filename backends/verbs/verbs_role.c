@@ -295,14 +295,26 @@ static void *watch_thread(void *arg)
 	while (!atomic_load(&vb->watch_stop)) {
 		for (uint32_t m = 0; m < vb->be.cfg.mns; m++) {
 			dmr_err_t e;
+			uint64_t t0 = vb_now_ns(vb);
 			if (dmr_verbs_op_wait(vb, vb->ctlw, m, DMR_WR_READ, word,
 					      vb->rctl[m] + CTL_LOADED, 8, 0, 0, 10000000000ull,
 					      "MN watch (a READ every 200 ms during the run)",
 					      &e) != DMR_OK) {
-				snprintf(vb->dead_msg, sizeof(vb->dead_msg),
-					 "%.400s: this MN is unreachable (killed or cut off); the "
-					 "run stops",
-					 e.msg);
+				snprintf(
+				    vb->dead_msg, sizeof(vb->dead_msg),
+				    "%.400s: this MN is unreachable (killed or cut off); the "
+				    "run stops",
+				    e.msg); /* the workers' WRs to this MN, in flight as long as
+					     * this READ was, fail in about that time: they name the
+					     * transaction (trace line), so give them that long
+					     * (at most 5 s) before refusing their posts */
+				uint64_t grace = vb_now_ns(vb) - t0;
+				for (uint64_t t = 0; t < grace && t < 5000000000ull &&
+						     !atomic_load(&vb->watch_stop);
+				     t += 10000000ull) {
+					struct timespec ts = {0, 10000000};
+					nanosleep(&ts, NULL);
+				}
 				atomic_store_explicit(&vb->dead_mn, m + 1, memory_order_release);
 				fprintf(stderr, "cn %u: error: %s\n",
 					vb->role->cl->cn[vb->role->self].id, vb->dead_msg);
