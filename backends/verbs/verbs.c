@@ -170,8 +170,17 @@ static dmr_status_t vb_barrier(dmr_be_t *be, const dmr_be_barrier_t *b, int64_t 
 	} else {
 		dmr_verbs_watch_stop(vb);
 		uint32_t dead = atomic_load_explicit(&vb->dead_mn, memory_order_acquire);
-		st = dead ? dmr_err_set(err, DMR_ERR_REMOTE, "end barrier: %s", vb->dead_msg)
-			  : dmr_verbs_role_end(vb, b, deadline_ns, sum_p, err);
+		if (dead) {
+			/* an MN died after the last post: this run is not verified;
+			 * tell the others as a failed run would */
+			dmr_be_barrier_t fb = *b;
+			fb.failed = 1;
+			dmr_err_t e2;
+			dmr_verbs_role_end(vb, &fb, deadline_ns, sum_p, &e2);
+			st = dmr_err_set(err, DMR_ERR_REMOTE, "end barrier: %s", vb->dead_msg);
+		} else {
+			st = dmr_verbs_role_end(vb, b, deadline_ns, sum_p, err);
+		}
 	}
 	vb->bar_st = st;
 	return st;
