@@ -16,16 +16,31 @@
 #define DMR_ROLES_DEFAULT_PORT 18515
 
 /*
- * Parse a cluster config (JSON text; `name` is used in messages). Two shapes:
- *   {"mn":[{"id","ip","devname","ibport","gid","mr_size"(bytes)}],
- *    "cn":[{"id","ip","devname","ibport","gid"}], ...}
- *   {"MN_ips":[...], "CN_ips":[...], "ib_dev_id", "ib_port", "gid_idx",
- *    "mr_size"(GiB), "memcached_ip"(accepted, ignored), ...}
- * plus, in both, "retry_cnt" 0..7 (7), "rnr_retry" 0..7 (7), "timeout"
- * 1..31 (14; 0, the verbs "no ACK timer", is refused: a dead MN would never
- * fail a request, docs/ROLES.md "A dead MN"), "port" 1..65535 (18515). Unknown fields, duplicate
- * keys, wrong types and values out of range are refused (DMR_ERR_PARSE) naming the field and its
- * legal range. A note (e.g. memcached_ip ignored) goes into note (may be NULL).
+ * Parse a cluster config (JSON text; `name` is used in messages) into cl
+ * (cl->shape names the shape found). Shapes:
+ *   "dmreplay": {"mn":[{"id","ip","devname","ibport","gid","mr_size"(bytes),
+ *    "port"}], "cn":[{"id","ip","devname","ibport","gid"}], ...};
+ *   "crest" (adslabcuhk/crest config/ files): the same node objects with
+ *    mr_size in GiB on MN and CN entries and a workload section ("tpcc",
+ *    "smallbank", "ycsb", "tatp", "micro": objects, ignored); told apart by
+ *    that section;
+ *   "reference": {"MN_ips":[...], "CN_ips":[...], "MN_ports":[...],
+ *    "ib_dev_id", "ib_port", "gid_idx", "mr_size"(GiB), "memcached_ip"
+ *    (accepted, ignored), ...};
+ *   "ford-cn" / "ford-mn": FORD's compute_node_config.json (every MN's
+ *    address, no region size) and memory_node_config.json (one MN of *    machine_num; its address
+ * is the automatic GID's), replay/roles/ cluster_ford.c; "motor-cn" / "motor-mn": Motor's
+ * cn_config.json and mn_config.json (the same shape, Motor's fields; the MN file also lists the
+ * other MNs); plus, in ours, CREST's and the reference's, "retry_cnt" 0..7 (7), "rnr_retry" 0..7
+ * (7), "timeout" 1..31 (14; 0, the verbs "no ACK timer", is refused: a dead MN would never fail a
+ * request, docs/ROLES.md "A dead MN"), "port" 1..65535 (18515; an MN's own "port" overrides it),
+ * "backups" 0..2 (below the number of MNs) and "placement" {"TABLE":
+ * [primary MN id, backup MN ids...]} (ids in the MN list, none twice, 1 +
+ * backups long). 1..DMR_BE_MAX_MNS MNs, 1..DMR_VERBS_MAX_NODES CNs; two MNs
+ * at one ip:port are refused. Unknown fields, duplicate keys, wrong types
+ * and values out of range are refused (DMR_ERR_PARSE) naming the file, the
+ * field and its legal range. A note (e.g. memcached_ip ignored, the shape
+ * read) goes into note (may be NULL).
  */
 dmr_status_t dmr_cluster_parse(const char *text, const char *name, dmr_verbs_cluster_t *cl,
 			       char *note, size_t notelen, dmr_err_t *err);
@@ -35,16 +50,17 @@ dmr_status_t dmr_cluster_load(const char *path, dmr_verbs_cluster_t *cl, char *n
 
 /*
  * Write the cluster config of one host to path, in the "mn"/"cn" shape
- * dmr_cluster_parse reads: MN 0 with mr_size bytes (64..2^48, a multiple of
- * 8) and CNs 0..ncn-1 (1..DMR_VERBS_MAX_NODES), all on vi's ip, device,
- * port and GID index (as dmr_verbs_probe fills them); "port" (rdma_cm) =
+ * dmr_cluster_parse reads: MNs 0..nmn-1 (1..DMR_BE_MAX_MNS) with mr_size
+ * bytes each (64..2^48, a multiple of 8), MN k on rdma_cm port port + k
+ * (its "port"), and CNs 0..ncn-1 (1..DMR_VERBS_MAX_NODES), all on vi's ip,
+ * device, port and GID index (as dmr_verbs_probe fills them); "port" =
  * port; retry_cnt 6 (not 7: rxe retries forever with 7, docs/ROLES.md "A
  * dead MN"), rnr_retry 7, timeout 14. JSON through jansson (strings
  * escaped), written atomically (core/base/fs.h): a reader sees the old file
  * or the new one. DMR_ERR_INVALID (ncn), DMR_ERR_IO (path named).
  */
-dmr_status_t dmr_cluster_write_host(const char *path, const dmr_verbs_info_t *vi, uint32_t ncn,
-				    uint64_t mr_size, uint16_t port, dmr_err_t *err);
+dmr_status_t dmr_cluster_write_host(const char *path, const dmr_verbs_info_t *vi, uint32_t nmn,
+				    uint32_t ncn, uint64_t mr_size, uint16_t port, dmr_err_t *err);
 
 /* CLI entries: argv[0] is "mn" / "cn". Exit status: 0 ok, 1 failed run,
  * 2 bad input, 130 interrupted. */

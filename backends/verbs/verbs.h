@@ -10,14 +10,15 @@
  * the reason is given in the error. rdma_cm connects to that IPv4 address
  * (no side service), so the GID must carry one.
  *
- * Loopback mode (no role set, see below): open()
- * starts the memory node in the same process: a thread runs an rdma_cm
- * listener on the chosen address and registers an MR of cfg->mr_size bytes
- * (remote READ/WRITE/ATOMIC); then cfg->cns * cfg->workers RC QPs connect to
- * it, one per (worker, MN), each worker with its own CQ. mn_memory() returns
- * that region. Before returning, open() writes a canary, reads it back and
- * checks a CAS's returned old value (host order; a byte-swapped old value is
- * detected here and converted from then on).
+ * Loopback mode (no role set, see below): open() starts cfg->mns (1..
+ * DMR_BE_MAX_MNS) memory nodes in the same process: per MN a thread runs an
+ * rdma_cm listener on the chosen address (a port of its own) and registers
+ * an MR of cfg->mr_size bytes (remote READ/WRITE/ATOMIC); then each of the
+ * cfg->cns * cfg->workers workers connects one RC QP per MN, each worker
+ * with its own CQ (completions carry the MN). mn_memory(be, m) returns MN
+ * m's region. Before returning, open() writes a canary to every MN, reads
+ * it back and checks a CAS's returned old value (host order; a byte-swapped
+ * old value is detected here and converted from then on).
  *
  * Threading (caps = 0): each worker is driven by one thread that alone calls
  * post/poll/mr_reg for it; different workers may run at once. timer() may be
@@ -30,8 +31,10 @@
  * or with DMR_VERBS_CLOCK=monotonic CLOCK_MONOTONIC. stats() sums per-worker counters: call it when
  * the workers are quiet. progress() and charge() are the registry's stubs
  * (not a DRIVEN backend; the CPU is real). control() answers
- * DMR_BE_CTL_ROLE only (loopback: the whole cluster, {0, cns, 0, cns *
- * workers}). mr_dereg() removes what mr_reg() registered.
+ * DMR_BE_CTL_ROLE (loopback: the whole cluster, {0, cns, 0, cns *
+ * workers}) and DMR_BE_CTL_MN_STATS (per MN the WRs this handle's workers
+ * completed there, by opcode, and their bytes; busy times 0; call when the
+ * workers are quiet). mr_dereg() removes what mr_reg() registered.
  *
  * Fork: the backend opens its own device context in open(), so a process
  * forked after another instance was opened and closed (Check's fork mode)
@@ -95,13 +98,19 @@ dmr_status_t dmr_verbs_probe(const char *device, int port, int gid_index, dmr_ve
 
 /* ---- roles as processes (issue #3 item 2; docs/ROLES.md) ---------------
  *
- * A cluster config (parsed by replay/roles.c) lists memory nodes and
- * compute nodes. Only one MN is served in this phase. The MN process
+ * A cluster config (parsed by replay/roles/cluster.c) lists memory nodes and
+ * compute nodes; each MN is a process of its own (several may share a
+ * host on different ports), and every CN connects to all of them. The MN process
  * (dmr_verbs_mn_main) registers mr_size bytes plus a control page after
  * them (at the region's size rounded up to 64) and serves them to CN QPs
  * connected through rdma_cm on ip:port. A CN process runs the replay on a
- * verbs backend opened after dmr_verbs_set_role(): its workers' QPs and one
- * control QP connect to the MN; mn_memory() is a local shadow of the region.
+ * verbs backend opened after dmr_verbs_set_role(): each of its workers and
+ * one control worker connect one QP to every MN of the cluster (cfg->mns
+ * must be the cluster's nmn; MN m at its ip and its port, else the
+ * cluster's); mn_memory(be, m) is a local shadow of MN m's region (cfg->
+ * mr_size bytes; each MN region must hold need_bytes). The control words
+ * below are written to every MN's control page (each MN process follows
+ * the CNs through its own), MN 0 last; the barriers read MN 0's.
  * The CN answers DMR_BE_CTL_ROLE with {self, ncn, first_worker, ncn *
  * cfg.workers}: the core makes its lock tags and log-ring offsets unique
  * over the cluster from it, so this backend rewrites nothing. The barrier op
@@ -109,7 +118,8 @@ dmr_status_t dmr_verbs_probe(const char *device, int port, int gid_index, dmr_ve
  *  - START: the CN writes its arrival (its thread count) into the control
  *    page; CN index 0 waits until every CN has arrived, then WRITEs its
  *    shadow (the loaded initial state, up to log_base) into the MN region
- *    and sets the "loaded" word; every CN then READs the control page
+ *    and sets the "loaded" word (every MN from its own shadow, the tables
+ *    up to log_base of each); every CN then READs the control page
  *    until all CNs have arrived and the region is loaded, or the deadline
  *    passes (deadline_ps, else barrier_s after open(), as the MN's
  *    barrier_s + 5 after its start; the error names the CNs missing);
@@ -118,8 +128,16 @@ dmr_status_t dmr_verbs_probe(const char *device, int port, int gid_index, dmr_ve
  *    Else it writes its value (the committed delta) into its slot and
  *    "done", waits until every CN is done (deadline_ps, else end_s), sums
  *    the CNs' slots into *sum_p and READs the final region back into the
- *    shadow, which the verifier then reads. An error is returned and the
- *    shadow zeroed (verification cannot pass on stale data).
+ *    shadows, which the verifier then reads. An error is returned, the
+ *    shadows zeroed (verification cannot pass on stale data) and "failed"
+ *    written where it can be (the CNs still waiting stop at once).
+ *  - between START and END (the run) a thread READs a word of every MN
+ *    over the control worker every 200 ms: when one fails (the MN was
+ *    killed: "transport retry counter exceeded" after retry_cnt retries)
+ *    every later post() of a worker is refused with DMR_ERR_REMOTE naming
+ *    that MN's index and ip:port, and END fails with the same message, so
+ *    a dead MN stops the run in bounded time even when no transaction
+ *    touches it.
  * SIGINT/SIGTERM (core/base/sig.h's dmr_sig_caught; the caller installs the
  * handler) stop a CN that is connecting and the MN's loop.
  */
@@ -133,15 +151,34 @@ typedef struct dmr_verbs_node {
 	int ibport;	  /* 1-based */
 	int gid;	  /* GID index, -1 = automatic */
 	uint64_t mr_size; /* MN: bytes of the region */
+	uint16_t port;	  /* MN: its rdma_cm port (0: the cluster's port) */
 } dmr_verbs_node_t;
 
+/* A table's MNs in a cluster config's "placement": mn[0] the primary,
+ * mn[1..n) its backups (indices into dmr_verbs_cluster_t.mn). */
+#define DMR_VERBS_MAX_PLACE 32
+typedef struct dmr_verbs_place {
+	char table[32];
+	uint32_t n;	/* 1 + backups */
+	uint32_t mn[3]; /* primary, backups: MN indices */
+} dmr_verbs_place_t;
+
 typedef struct dmr_verbs_cluster {
-	uint32_t nmn, ncn;
+	uint32_t nmn, ncn; /* nmn: 1..DMR_BE_MAX_MNS */
 	dmr_verbs_node_t mn[DMR_VERBS_MAX_NODES], cn[DMR_VERBS_MAX_NODES];
 	int retry_cnt; /* 0..7 */
 	int rnr_retry; /* 0..7 */
 	int timeout;   /* 0..31: 4.096 us * 2^timeout (0 = infinite) */
-	uint16_t port; /* the MN's rdma_cm port */
+	uint16_t port; /* the MNs' rdma_cm port, unless an MN gives its own */
+	/* the file's shape (replay/roles.h): "dmreplay", "reference", "crest",
+	 * "ford-cn" (FORD's compute_node_config.json: every MN's address, no
+	 * region sizes), "ford-mn" (FORD's memory_node_config.json: one MN),
+	 * "motor-cn", "motor-mn" (Motor's cn_config.json, mn_config.json) */
+	char shape[16];
+	int ford_machine_id; /* ford-*, motor-*: local_*_node.machine_id; else -1 */
+	int backups;	     /* "backups" (R, 0..2, < nmn); -1: not given */
+	uint32_t nplace;     /* "placement" entries */
+	dmr_verbs_place_t place[DMR_VERBS_MAX_PLACE];
 } dmr_verbs_cluster_t;
 
 typedef struct dmr_verbs_role {

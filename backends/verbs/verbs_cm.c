@@ -42,11 +42,16 @@ static dmr_status_t cm_wait(vb_t *vb, struct rdma_cm_id *id, enum rdma_cm_event_
 			    (got == RDMA_CM_EVENT_REJECTED || got == RDMA_CM_EVENT_UNREACHABLE)
 				? DMR_ERR_REMOTE
 				: DMR_ERR_IO;
-			pthread_mutex_lock(&vb->mn.lock);
-			int mn_failed = vb->mn.st != DMR_OK;
-			char mn_msg[sizeof(vb->mn.err.msg)];
-			snprintf(mn_msg, sizeof(mn_msg), "%s", vb->mn.err.msg);
-			pthread_mutex_unlock(&vb->mn.lock);
+			/* a loopback MN's own error (none in the CN role) */
+			int mn_failed = 0;
+			char mn_msg[sizeof(vb->mn[0].err.msg)] = "";
+			if (mn >= 0 && (uint32_t)mn < vb->nmn_srv) {
+				vb_mn_t *srv = &vb->mn[mn];
+				pthread_mutex_lock(&srv->lock);
+				mn_failed = srv->st != DMR_OK;
+				snprintf(mn_msg, sizeof(mn_msg), "%s", srv->err.msg);
+				pthread_mutex_unlock(&srv->lock);
+			}
 			return dmr_verbs_fail(
 			    vb, err, st, worker, mn, "after %s: %s (status %d), expected %s%s%s",
 			    after, rdma_event_str(got), status, rdma_event_str(want),
@@ -115,7 +120,7 @@ dmr_status_t dmr_verbs_cn_connect(vb_t *vb, uint32_t w, uint32_t m, dmr_err_t *e
 	if (rdma_create_id(vb->ch, &q->id, NULL, RDMA_PS_TCP))
 		return dmr_verbs_fail(vb, err, DMR_ERR_IO, iw, im, "rdma_create_id: %s",
 				      strerror(errno));
-	struct sockaddr_in src = vb->addr, dst = vb->peer;
+	struct sockaddr_in src = vb->addr, dst = vb->peer[m];
 	src.sin_port = 0;
 	if (rdma_resolve_addr(q->id, (struct sockaddr *)&src, (struct sockaddr *)&dst,
 			      VB_CM_TIMEOUT_MS / 2))
@@ -223,33 +228,36 @@ dmr_status_t dmr_verbs_cn_connect(vb_t *vb, uint32_t w, uint32_t m, dmr_err_t *e
 }
 
 /* CN role: connect one QP with retries while the MN is not (yet) listening. */
-dmr_status_t dmr_verbs_cn_connect_retry(vb_t *vb, uint32_t w, uint64_t deadline, dmr_err_t *err)
+dmr_status_t dmr_verbs_cn_connect_retry(vb_t *vb, uint32_t w, uint32_t m, uint64_t deadline,
+					dmr_err_t *err)
 {
 	uint64_t t0 = vb_now_ns(vb);
+	char pip[INET_ADDRSTRLEN] = "?";
+	inet_ntop(AF_INET, &vb->peer[m].sin_addr, pip, sizeof(pip));
+	unsigned pport = ntohs(vb->peer[m].sin_port);
 	for (;;) {
-		dmr_status_t st = dmr_verbs_cn_connect(vb, w, 0, err);
+		dmr_status_t st = dmr_verbs_cn_connect(vb, w, m, err);
 		if (st == DMR_OK || !vb->role || st != DMR_ERR_REMOTE)
 			return st;
 		if (dmr_sig_caught())
-			return dmr_err_set(
-			    err, DMR_ERR_INTERRUPTED,
-			    "verbs: interrupted by signal %d while connecting to the "
-			    "MN at %s:%u",
-			    dmr_sig_caught(), vb->role->cl->mn[0].ip, vb->role->cl->port);
+			return dmr_err_set(err, DMR_ERR_INTERRUPTED,
+					   "verbs: interrupted by signal %d while connecting to "
+					   "MN %u at %s:%u",
+					   dmr_sig_caught(), m, pip, pport);
 		if (vb_now_ns(vb) >= deadline) {
 			/* rdma_cm's REJECTED here is the MN's port not listening */
 			char last[sizeof(err->msg)];
 			snprintf(last, sizeof(last), "%s", err->msg);
 			return dmr_err_set(
 			    err, DMR_ERR_REMOTE,
-			    "verbs: no MN listening at %s:%u: every connection "
-			    "attempt was refused for %.1f s, until the start barrier "
-			    "deadline (--barrier-timeout %.0f s); is `dmreplay mn` "
-			    "running with this config? (last attempt: %.200s)",
-			    vb->role->cl->mn[0].ip, vb->role->cl->port, (vb_now_ns(vb) - t0) / 1e9,
-			    vb->role->barrier_s, last);
+			    "verbs: no MN listening at %s:%u: every connection attempt was "
+			    "refused for %.1f s, until the start barrier deadline "
+			    "(--barrier-timeout %.0f s); is `dmreplay mn` running with this "
+			    "config (MN index %u of %u)? (last attempt: %.200s)",
+			    pip, pport, (vb_now_ns(vb) - t0) / 1e9, vb->role->barrier_s, m,
+			    vb->role->cl->nmn, last);
 		}
-		vb_qp_t *q = &vb->w[w].qps[0];
+		vb_qp_t *q = &vb->w[w].qps[m];
 		if (q->qp)
 			ibv_destroy_qp(q->qp);
 		if (q->id)

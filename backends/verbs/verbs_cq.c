@@ -97,9 +97,10 @@ static uint8_t wc_status(enum ibv_wc_status s)
 	}
 }
 
-/* Retire the oldest slot of q with status `status`; count it. */
-static vb_slot_t *retire(vb_t *vb, vb_worker_t *wk, vb_qp_t *q, uint8_t status)
+/* Retire the oldest slot of q (to MN m) with status `status`; count it. */
+static vb_slot_t *retire(vb_t *vb, vb_worker_t *wk, uint32_t m, vb_qp_t *q, uint8_t status)
 {
+	dmr_be_mn_stats_t *ms = &wk->mst[m];
 	vb_slot_t *s = &q->slots[q->tail];
 	q->tail = (q->tail + 1) % q->depth;
 	q->outstanding--;
@@ -111,17 +112,23 @@ static vb_slot_t *retire(vb_t *vb, vb_worker_t *wk, vb_qp_t *q, uint8_t status)
 		st->errors++;
 		return s;
 	}
+	ms->verbs++;
 	switch (s->opcode) {
 	case DMR_WR_READ:
 		st->reads++;
 		st->bytes_read += s->length;
+		ms->reads++;
+		ms->bytes_read += s->length;
 		break;
 	case DMR_WR_WRITE:
 		st->writes++;
 		st->bytes_written += s->length;
+		ms->writes++;
+		ms->bytes_written += s->length;
 		break;
 	case DMR_WR_CAS:
 	case DMR_WR_FAA:
+		ms->atomics++;
 		if (s->opcode == DMR_WR_CAS)
 			st->cas++;
 		else
@@ -174,7 +181,7 @@ static void log_failure(vb_t *vb, uint32_t worker, uint32_t m, const vb_qp_t *q,
 	if (wc->status != IBV_WC_WR_FLUSH_ERR && atomic_flag_test_and_set(&vb->failed_logged))
 		return;
 	char pip[INET_ADDRSTRLEN] = "?";
-	inet_ntop(AF_INET, &vb->peer.sin_addr, pip, sizeof(pip));
+	inet_ntop(AF_INET, &vb->peer[m].sin_addr, pip, sizeof(pip));
 	const vb_slot_t *s = &q->slots[q->tail];
 	fprintf(stderr,
 		"verbs: %s port %d: %s%s failed on QP %u (%s %u) -> MN %u (%s:%u): %s "
@@ -183,7 +190,7 @@ static void log_failure(vb_t *vb, uint32_t worker, uint32_t m, const vb_qp_t *q,
 		vb->dev, vb->port, worker == vb->ctlw && vb->role ? "control " : "",
 		dmr_wr_opcode_string(s->opcode), q->qp ? q->qp->qp_num : 0,
 		worker == vb->ctlw && vb->role ? "control worker" : "worker", worker, m, pip,
-		ntohs(vb->peer.sin_port), ibv_wc_status_str(wc->status), (int)wc->status,
+		ntohs(vb->peer[m].sin_port), ibv_wc_status_str(wc->status), (int)wc->status,
 		wc->vendor_err);
 }
 
@@ -209,12 +216,12 @@ int dmr_verbs_poll(dmr_be_t *be, uint32_t worker, dmr_wc_t *wcs, int max)
 			uint8_t status = wc_status(iwc[k].status);
 			/* RC: the unsignaled WRs before this one completed successfully */
 			while (q->tail != slot && q->outstanding)
-				retire(vb, wk, q, DMR_WC_SUCCESS);
+				retire(vb, wk, m, q, DMR_WC_SUCCESS);
 			if (!q->outstanding)
 				continue; /* cannot happen: a CQE for no WR */
 			if (status != DMR_WC_SUCCESS)
 				log_failure(vb, worker, m, q, &iwc[k]);
-			vb_slot_t *s = retire(vb, wk, q, status);
+			vb_slot_t *s = retire(vb, wk, m, q, status);
 			if (s->flags & SLOT_VOID)
 				continue;
 			if (status == DMR_WC_SUCCESS && !(s->flags & SLOT_USER_SIG))

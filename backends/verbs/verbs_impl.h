@@ -82,6 +82,7 @@ typedef struct vb_worker {
 	struct ibv_send_wr *wrs; /* batch scratch, [sq depth] */
 	struct ibv_sge *sges;
 	dmr_be_stats_t st;
+	dmr_be_mn_stats_t *mst; /* [mns]: what each MN executed for this worker */
 } vb_worker_t;
 
 typedef struct vb_conn {
@@ -89,9 +90,12 @@ typedef struct vb_conn {
 	struct ibv_qp *qp;
 } vb_conn_t;
 
-/* The memory node of loopback mode; its thread owns ch and conns until
- * close() has joined it. */
+/* A memory node served by this process (loopback: cfg.mns of them, each
+ * with its own listener, region and thread; MN role: one). Its thread owns
+ * ch and conns until close() has joined it. */
 typedef struct vb_mn {
+	struct vb *vb; /* back pointer, for the thread */
+	uint32_t idx;  /* MN index in the cluster */
 	struct rdma_event_channel *ch;
 	struct rdma_cm_id *listen;
 	struct ibv_pd *pd;
@@ -128,7 +132,8 @@ typedef struct vb {
 	struct ibv_pd *pd;
 	uint32_t nworkers;
 	vb_worker_t *w;
-	vb_mn_t mn;
+	vb_mn_t mn[DMR_BE_MAX_MNS]; /* loopback: [0, cfg.mns); MN role: [0] */
+	uint32_t nmn_srv;	    /* MNs this process serves (mn[] started) */
 	/* limits: asked and used */
 	uint32_t sq_ask, sq_depth, cq_depth, rd_atomic, dest_rd_atomic, inline_ask, inline_used;
 	uint32_t q_sq; /* dmr_verbs_set_queue at open (0: VB_ASK_SQ) */
@@ -141,22 +146,31 @@ typedef struct vb {
 	int clk_tsc;
 	uint64_t clk_tsc0, clk_tsc1, clk_ns1;
 	double clk_ns_per_tick;
-	/* peer MN address (loopback: our own address, the MN thread's port) */
-	struct sockaddr_in peer;
+	/* each MN's address (loopback: our own address, its thread's port) */
+	struct sockaddr_in peer[DMR_BE_MAX_MNS];
 	int retry_cnt, rnr_retry, timeout; /* timeout < 0: the route's */
 	uint32_t nwalloc;		   /* workers allocated: nworkers (+1 control in CN mode) */
 	_Atomic uint64_t flushed;	   /* flushed completions after the first failure */
 	atomic_flag failed_logged;
 	/* CN role */
 	const dmr_verbs_role_t *role;
-	uint32_t ctlw;	 /* the control worker (= nworkers) */
-	uint64_t rctl;	 /* control page offset in the MN region */
-	uint8_t *shadow; /* local image of the MN region */
-	size_t shadow_len;
-	uint64_t *cbuf;	     /* control scratch, DMR_VERBS_CTL_BYTES */
-	int started, ended;  /* barrier START / END called */
-	dmr_status_t bar_st; /* the first barrier error (none passes after it) */
-	uint64_t bar_t0;     /* vb_now_ns when the current barrier was called */
+	uint32_t ctlw;			 /* the control worker (= nworkers) */
+	uint64_t rctl[DMR_BE_MAX_MNS];	 /* control page offset in each MN's region */
+	uint8_t *shadow[DMR_BE_MAX_MNS]; /* local image of each MN's region */
+	size_t shadow_len;		 /* bytes of each image (cfg.mr_size) */
+	uint64_t *cbuf;			 /* control scratch, DMR_VERBS_CTL_BYTES */
+	int started, ended;		 /* barrier START / END called */
+	dmr_status_t bar_st;		 /* the first barrier error (none passes after it) */
+	uint64_t bar_t0;		 /* vb_now_ns when the current barrier was called */
+	/* CN role, between START and END: the MN watch (verbs_role.c) READs a
+	 * word of every MN over the control worker every VB_WATCH_NS; the
+	 * first that fails sets dead_mn (index + 1, release) after dead_msg,
+	 * and every later post() is refused with that message */
+	pthread_t watch;
+	int watching;
+	_Atomic int watch_stop;
+	_Atomic uint32_t dead_mn;
+	char dead_msg[sizeof(((dmr_err_t *)0)->msg)];
 } vb_t;
 
 /* Connection private data, network byte order. CN -> MN (REQ). */
@@ -250,7 +264,7 @@ static inline uint32_t lkey_of(const vb_worker_t *wk, const void *p, uint32_t le
 /* verbs.c: open, close, errors */
 
 /* Set *err to "verbs: DEV port P[, MN mn (ip:port)][, worker w]: " + the
- * message (worker or mn < 0: left out; the MN's address is vb->peer) and
+ * message (worker or mn < 0: left out; the MN's address is vb->peer[mn]) and
  * return st; err NULL: just return st. */
 dmr_status_t dmr_verbs_fail(const vb_t *vb, dmr_err_t *err, dmr_status_t st, int worker, int mn,
 			    const char *fmt, ...) __attribute__((format(printf, 6, 7)));
@@ -296,23 +310,25 @@ int dmr_verbs_qp_attr_for(struct rdma_cm_id *id, struct ibv_qp_attr *attr, enum 
  * DMR_ERR_IO: a failed call. On error the id and QP made
  * so far stay in the worker's vb_qp_t for close to destroy. */
 dmr_status_t dmr_verbs_cn_connect(vb_t *vb, uint32_t w, uint32_t m, dmr_err_t *err);
-/* dmr_verbs_cn_connect(vb, w, 0); in the CN role retried every 250 ms while
- * the MN refuses (DMR_ERR_REMOTE), until `deadline` (vb_now_ns: then
- * DMR_ERR_REMOTE naming the MN's address) or SIGINT/SIGTERM
+/* dmr_verbs_cn_connect(vb, w, m); in the CN role retried every 250 ms while
+ * MN m refuses (DMR_ERR_REMOTE), until `deadline` (vb_now_ns: then
+ * DMR_ERR_REMOTE naming the MN's index and address) or SIGINT/SIGTERM
  * (core/base/sig.h's dmr_sig_caught: DMR_ERR_INTERRUPTED). */
-dmr_status_t dmr_verbs_cn_connect_retry(vb_t *vb, uint32_t w, uint64_t deadline, dmr_err_t *err);
+dmr_status_t dmr_verbs_cn_connect_retry(vb_t *vb, uint32_t w, uint32_t m, uint64_t deadline,
+					dmr_err_t *err);
 
 /* verbs_mn.c: the MN's listener, region and thread */
 
-/* Map and register the MN region (cfg.mr_size bytes, plus the control page
- * when vb->mn.verbose, the MN role), listen on vb->addr port vb->mn.port
- * (0: any; the port chosen is written back) and start the MN thread.
- * DMR_ERR_RANGE: larger than max_mr_size or the memlock limit;
- * DMR_ERR_NOMEM, DMR_ERR_NODEV, DMR_ERR_IO. What was made stays in vb->mn
- * for dmr_verbs_mn_stop. */
-dmr_status_t dmr_verbs_mn_start(vb_t *vb, dmr_err_t *err);
-/* Stop and join the MN thread, destroy its connections, listener, region,
- * CQ, PD and channel, and vb->mn.lock (after any stage of mn_start). */
+/* Map and register MN m's region (cfg.mr_size bytes, plus the control page
+ * when vb->mn[m].verbose, the MN role), listen on vb->addr port
+ * vb->mn[m].port (0: any; the port chosen is written back) and start its
+ * thread. DMR_ERR_RANGE: larger than max_mr_size or the memlock limit;
+ * DMR_ERR_NOMEM, DMR_ERR_NODEV, DMR_ERR_IO. What was made stays in
+ * vb->mn[m] for dmr_verbs_mn_stop. */
+dmr_status_t dmr_verbs_mn_start(vb_t *vb, uint32_t m, dmr_err_t *err);
+/* Stop and join every MN thread this process started, destroy their
+ * connections, listeners, regions, CQs, PDs and channels (after any stage
+ * of mn_start); the locks are destroyed by close. */
 void dmr_verbs_mn_stop(vb_t *vb);
 
 /* verbs_mr.c: memory registration */
@@ -340,11 +356,11 @@ dmr_status_t dmr_verbs_memlock_check(const vb_t *vb, uint64_t bytes, const char 
 dmr_status_t dmr_verbs_post(dmr_be_t *be, uint32_t worker, uint32_t mn, const dmr_wr_t *wrs,
 			    uint32_t n, dmr_err_t *err);
 /* Post one signaled WR (`len` bytes; cmp/swp for atomics) on `worker` to
- * MN 0 and poll that worker until it completes or timeout_ns pass. Errors:
+ * MN `mn` and poll that worker until it completes or timeout_ns pass. Errors:
  * the post's, DMR_ERR_TIMEOUT, DMR_ERR_REMOTE (failed completion); `what`
  * begins the message. For a worker with nothing else in flight (the first
  * completion polled is taken as this WR's). */
-dmr_status_t dmr_verbs_op_wait(vb_t *vb, uint32_t worker, uint8_t opcode, void *local,
+dmr_status_t dmr_verbs_op_wait(vb_t *vb, uint32_t worker, uint32_t mn, uint8_t opcode, void *local,
 			       uint64_t remote, uint32_t len, uint64_t cmp, uint64_t swp,
 			       uint64_t timeout_ns, const char *what, dmr_err_t *err);
 
@@ -365,6 +381,11 @@ void dmr_verbs_clock_calibrate(vb_t *vb);
 /* The role set by dmr_verbs_set_role, which the next open() takes (NULL:
  * loopback); not owned. */
 const dmr_verbs_role_t *dmr_verbs_role_next(void);
+/* CN role: start the MN watch (after START) / stop and join it (before
+ * END and at close; idempotent). Start: DMR_ERR_IO if the thread cannot be
+ * created. */
+dmr_status_t dmr_verbs_watch_start(vb_t *vb, dmr_err_t *err);
+void dmr_verbs_watch_stop(vb_t *vb);
 /* CN role, barrier START (once): arrive, CN index 0 loads the region (unless
  * keep_region), wait until every CN arrived and the region is loaded, by
  * deadline_ns (vb_now_ns time). Errors: backend.h's barrier errors, err

@@ -16,6 +16,11 @@ dmr_status_t dmr_verbs_post(dmr_be_t *be, uint32_t worker, uint32_t mn, const dm
 	vb_t *vb = to_vb(be);
 	vb_worker_t *wk = &vb->w[worker];
 	vb_qp_t *q = &wk->qps[mn];
+	/* CN role: an MN the watch found dead stops the run's workers (not the
+	 * control worker: it still tells the live MNs) */
+	if (__builtin_expect(atomic_load_explicit(&vb->dead_mn, memory_order_acquire) != 0, 0) &&
+	    worker < vb->nworkers)
+		return dmr_err_set(err, DMR_ERR_REMOTE, "%s", vb->dead_msg);
 	if (n > q->depth - q->outstanding)
 		return dmr_verbs_fail(
 		    vb, err, DMR_ERR_AGAIN, (int)worker, (int)mn,
@@ -114,11 +119,12 @@ dmr_status_t dmr_verbs_post(dmr_be_t *be, uint32_t worker, uint32_t mn, const dm
 	return DMR_OK;
 }
 
-/* One WR on `worker` / MN 0, waited for with a deadline. */
-dmr_status_t dmr_verbs_op_wait(vb_t *vb, uint32_t worker, uint8_t opcode, void *local,
+/* One WR on `worker` / MN `mn`, waited for with a deadline. */
+dmr_status_t dmr_verbs_op_wait(vb_t *vb, uint32_t worker, uint32_t mn, uint8_t opcode, void *local,
 			       uint64_t remote, uint32_t len, uint64_t cmp, uint64_t swp,
 			       uint64_t timeout_ns, const char *what, dmr_err_t *err)
 {
+	int im = (int)mn;
 	dmr_wr_t wr = {.wr_id = 0xCA11A7,
 		       .local = local,
 		       .remote = remote,
@@ -127,18 +133,18 @@ dmr_status_t dmr_verbs_op_wait(vb_t *vb, uint32_t worker, uint8_t opcode, void *
 		       .length = len,
 		       .opcode = opcode,
 		       .flags = DMR_WR_SIGNALED};
-	dmr_status_t st = dmr_verbs_post(&vb->be, worker, 0, &wr, 1, err);
+	dmr_status_t st = dmr_verbs_post(&vb->be, worker, mn, &wr, 1, err);
 	if (st != DMR_OK)
 		return st;
 	uint64_t deadline = vb_now_ns(vb) + timeout_ns;
 	dmr_wc_t wc;
 	while (dmr_verbs_poll(&vb->be, worker, &wc, 1) == 0)
 		if (vb_now_ns(vb) > deadline)
-			return dmr_verbs_fail(vb, err, DMR_ERR_TIMEOUT, (int)worker, 0,
+			return dmr_verbs_fail(vb, err, DMR_ERR_TIMEOUT, (int)worker, im,
 					      "%s %s: no completion within %.1f s", what,
 					      dmr_wr_opcode_string(opcode), timeout_ns / 1e9);
 	if (wc.status != DMR_WC_SUCCESS)
-		return dmr_verbs_fail(vb, err, DMR_ERR_REMOTE, (int)worker, 0, "%s %s failed: %s",
+		return dmr_verbs_fail(vb, err, DMR_ERR_REMOTE, (int)worker, im, "%s %s failed: %s",
 				      what, dmr_wr_opcode_string(opcode),
 				      dmr_wc_status_string(wc.status));
 	return DMR_OK;

@@ -31,32 +31,68 @@ const dmr_verbs_role_t *dmr_verbs_role_next(void)
 
 /* ---- CN role: start and end barriers through the control page ----------- */
 
-/* WRITE or READ [off, off+len) of the region between the shadow and the MN. */
-static dmr_status_t role_copy(vb_t *vb, uint8_t opcode, uint64_t len, const char *what,
+/* WRITE or READ [off, off+len) of MN m's region between its shadow and the
+ * MN. */
+static dmr_status_t role_copy(vb_t *vb, uint32_t m, uint8_t opcode, uint64_t len, const char *what,
 			      dmr_err_t *err)
 {
 	for (uint64_t off = 0; off < len; off += VB_CHUNK) {
 		uint32_t n = (uint32_t)(len - off < VB_CHUNK ? len - off : VB_CHUNK);
-		dmr_status_t st = dmr_verbs_op_wait(vb, vb->ctlw, opcode, vb->shadow + off, off, n,
-						    0, 0, 30000000000ull, what, err);
+		dmr_status_t st = dmr_verbs_op_wait(vb, vb->ctlw, m, opcode, vb->shadow[m] + off,
+						    off, n, 0, 0, 30000000000ull, what, err);
 		if (st != DMR_OK)
 			return st;
 	}
 	return DMR_OK;
 }
 
-static dmr_status_t ctl_write(vb_t *vb, uint32_t off, uint64_t v, const char *what, dmr_err_t *err)
+/* WRITE v into word `off` of MN m's control page. */
+static dmr_status_t ctl_write_one(vb_t *vb, uint32_t m, uint32_t off, uint64_t v, const char *what,
+				  dmr_err_t *err)
 {
 	vb->cbuf[0] = v;
-	return dmr_verbs_op_wait(vb, vb->ctlw, DMR_WR_WRITE, &vb->cbuf[0], vb->rctl + off, 8, 0, 0,
-				 10000000000ull, what, err);
+	return dmr_verbs_op_wait(vb, vb->ctlw, m, DMR_WR_WRITE, &vb->cbuf[0], vb->rctl[m] + off, 8,
+				 0, 0, 10000000000ull, what, err);
 }
 
-/* READ the control page into cbuf. */
+/* The same word on every MN's control page (each MN process follows the
+ * CNs through its own page), MN 0 last: the CNs' barriers read MN 0's
+ * page, so a word there means it is on every MN. The first error (naming
+ * the MN) is returned. */
+static dmr_status_t ctl_write(vb_t *vb, uint32_t off, uint64_t v, const char *what, dmr_err_t *err)
+{
+	for (uint32_t m = vb->be.cfg.mns; m-- > 0;) {
+		dmr_status_t st = ctl_write_one(vb, m, off, v, what, err);
+		if (st != DMR_OK)
+			return st;
+	}
+	return DMR_OK;
+}
+
+/* Best effort after this CN's run failed: "failed" into its done word on
+ * every MN that answers; returns how many did not. */
+static uint32_t ctl_tell_failed(vb_t *vb, dmr_err_t *err)
+{
+	uint32_t bad = 0;
+	dmr_err_t e2;
+	for (uint32_t m = vb->be.cfg.mns; m-- > 0;)
+		if (ctl_write_one(vb, m, CTL_DONE + 8 * vb->role->self, CTL_DONE_FAILED,
+				  "end barrier: failed run", bad ? &e2 : err) != DMR_OK)
+			bad++;
+	return bad;
+}
+
+/* READ MN 0's control page (the barriers' page) into cbuf. */
 static dmr_status_t ctl_read(vb_t *vb, const char *what, dmr_err_t *err)
 {
-	return dmr_verbs_op_wait(vb, vb->ctlw, DMR_WR_READ, vb->cbuf, vb->rctl, CTL_CANARY, 0, 0,
-				 10000000000ull, what, err);
+	return dmr_verbs_op_wait(vb, vb->ctlw, 0, DMR_WR_READ, vb->cbuf, vb->rctl[0], CTL_CANARY, 0,
+				 0, 10000000000ull, what, err);
+}
+
+static void shadows_zero(vb_t *vb)
+{
+	for (uint32_t m = 0; m < vb->be.cfg.mns; m++)
+		memset(vb->shadow[m], 0, vb->shadow_len);
 }
 
 static uint64_t region_len(const vb_t *vb)
@@ -168,15 +204,17 @@ dmr_status_t dmr_verbs_role_start(vb_t *vb, uint64_t deadline_ns, dmr_err_t *err
 		st = ctl_wait_all(vb, CTL_ARRIVE, 0, deadline_ns, "start barrier", err);
 		double t0 = vb_now_ns(vb) / 1e9;
 		uint64_t n = region_len(vb);
-		if (st == DMR_OK)
-			st = role_copy(vb, DMR_WR_WRITE, n, "loading the initial state", err);
+		uint32_t mns = vb->be.cfg.mns;
+		for (uint32_t m = 0; st == DMR_OK && m < mns; m++)
+			st = role_copy(vb, m, DMR_WR_WRITE, n, "loading the initial state", err);
 		if (st == DMR_OK)
 			st = ctl_write(vb, CTL_LOADED, 1, "start barrier: loaded", err);
 		if (st == DMR_OK)
-			fprintf(
-			    stderr,
-			    "cn %u: loaded the initial state (%llu bytes) into the MN in %.2f s\n",
-			    r->cl->cn[r->self].id, (unsigned long long)n, vb_now_ns(vb) / 1e9 - t0);
+			fprintf(stderr,
+				"cn %u: loaded the initial state (%llu bytes per MN) into %u MN%s "
+				"in %.2f s\n",
+				r->cl->cn[r->self].id, (unsigned long long)n, mns,
+				mns == 1 ? "" : "s", vb_now_ns(vb) / 1e9 - t0);
 	}
 	if (st == DMR_OK)
 		st = ctl_wait_all(vb, CTL_ARRIVE, 1, deadline_ns, "start barrier", err);
@@ -194,16 +232,23 @@ dmr_status_t dmr_verbs_role_end(vb_t *vb, const dmr_be_barrier_t *b, uint64_t de
 	if (b->failed) {
 		/* tell the others at once (they stop waiting and name this CN);
 		 * this CN verifies nothing: the engine does not after a failure */
-		dmr_status_t ws = ctl_write(vb, CTL_DONE + 8 * r->self, CTL_DONE_FAILED,
-					    "end barrier: failed run", err);
-		memset(vb->shadow, 0, vb->shadow_len);
-		fprintf(stderr, "cn %u: the run failed: %s\n", r->cl->cn[r->self].id,
-			ws == DMR_OK ? "told the other CNs through the control page"
-				     : "could not tell the other CNs (the MN is unreachable)");
-		return ws;
+		uint32_t bad = ctl_tell_failed(vb, err);
+		shadows_zero(vb);
+		if (!bad)
+			fprintf(stderr,
+				"cn %u: the run failed: told the other CNs through the "
+				"control page\n",
+				r->cl->cn[r->self].id);
+		else
+			fprintf(
+			    stderr,
+			    "cn %u: the run failed: %u of %u MNs unreachable for the \"failed\" "
+			    "word (%s)\n",
+			    r->cl->cn[r->self].id, bad, vb->be.cfg.mns, err ? err->msg : "?");
+		return bad ? DMR_ERR_REMOTE : DMR_OK;
 	}
-	dmr_status_t st = ctl_write(vb, CTL_XV + 8 * r->self, (uint64_t)b->value,
-				    "end barrier: committed delta", err);
+	dmr_status_t st = ctl_write_one(vb, 0, CTL_XV + 8 * r->self, (uint64_t)b->value,
+					"end barrier: committed delta", err);
 	if (st == DMR_OK)
 		st = ctl_write(vb, CTL_DONE + 8 * r->self, 1, "end barrier: done", err);
 	if (st == DMR_OK)
@@ -212,17 +257,20 @@ dmr_status_t dmr_verbs_role_end(vb_t *vb, const dmr_be_barrier_t *b, uint64_t de
 	uint32_t n = r->cl->ncn;
 	if (st == DMR_OK) {
 		/* RC order: a CN's delta landed before its "done" word */
-		st =
-		    dmr_verbs_op_wait(vb, vb->ctlw, DMR_WR_READ, vb->cbuf, vb->rctl + CTL_XV, 8 * n,
-				      0, 0, 10000000000ull, "end barrier: committed deltas", err);
+		st = dmr_verbs_op_wait(vb, vb->ctlw, 0, DMR_WR_READ, vb->cbuf, vb->rctl[0] + CTL_XV,
+				       8 * n, 0, 0, 10000000000ull, "end barrier: committed deltas",
+				       err);
 		for (uint32_t k = 0; st == DMR_OK && k < n; k++)
 			sum += vb->cbuf[k];
 	}
-	if (st == DMR_OK && !r->keep_region)
-		st = role_copy(vb, DMR_WR_READ, region_len(vb), "reading the final state", err);
+	for (uint32_t m = 0; st == DMR_OK && !r->keep_region && m < vb->be.cfg.mns; m++)
+		st = role_copy(vb, m, DMR_WR_READ, region_len(vb), "reading the final state", err);
 	if (st != DMR_OK) {
-		/* never verify a stale image */
-		memset(vb->shadow, 0, vb->shadow_len);
+		/* never verify a stale image; tell the others (best effort: a dead
+		 * MN is named in err, the CNs still waiting stop at once) */
+		shadows_zero(vb);
+		dmr_err_t e2;
+		ctl_tell_failed(vb, &e2);
 		fprintf(stderr, "cn %u: error: %s (final state not read; not verified)\n",
 			r->cl->cn[r->self].id, err ? err->msg : "?");
 		return st;
@@ -231,6 +279,75 @@ dmr_status_t dmr_verbs_role_end(vb_t *vb, const dmr_be_barrier_t *b, uint64_t de
 		r->cl->cn[r->self].id, (long long)b->value, (long long)sum, n);
 	*sum_p = (int64_t)sum;
 	return DMR_OK;
+}
+
+/* ---- CN role: the MN watch during the run ------------------------------- */
+
+/* Period of the watch's READs: a dead MN is named within this plus the QP's
+ * retry time (retry_cnt + 1 times 4.096 us x 2^timeout; docs/ROLES.md "A
+ * dead MN"). */
+#define VB_WATCH_NS 200000000ull
+
+static void *watch_thread(void *arg)
+{
+	vb_t *vb = arg;
+	uint64_t *word = &vb->cbuf[DMR_VERBS_CTL_BYTES / 8 - 1]; /* not used by the barriers */
+	while (!atomic_load(&vb->watch_stop)) {
+		for (uint32_t m = 0; m < vb->be.cfg.mns; m++) {
+			dmr_err_t e;
+			uint64_t t0 = vb_now_ns(vb);
+			if (dmr_verbs_op_wait(vb, vb->ctlw, m, DMR_WR_READ, word,
+					      vb->rctl[m] + CTL_LOADED, 8, 0, 0, 10000000000ull,
+					      "MN watch (a READ every 200 ms during the run)",
+					      &e) != DMR_OK) {
+				snprintf(
+				    vb->dead_msg, sizeof(vb->dead_msg),
+				    "%.400s: this MN is unreachable (killed or cut off); the "
+				    "run stops",
+				    e.msg); /* the workers' WRs to this MN, in flight as long as
+					     * this READ was, fail in about that time: they name the
+					     * transaction (trace line), so give them that long
+					     * (at most 5 s) before refusing their posts */
+				uint64_t grace = vb_now_ns(vb) - t0;
+				for (uint64_t t = 0; t < grace && t < 5000000000ull &&
+						     !atomic_load(&vb->watch_stop);
+				     t += 10000000ull) {
+					struct timespec ts = {0, 10000000};
+					nanosleep(&ts, NULL);
+				}
+				atomic_store_explicit(&vb->dead_mn, m + 1, memory_order_release);
+				fprintf(stderr, "cn %u: error: %s\n",
+					vb->role->cl->cn[vb->role->self].id, vb->dead_msg);
+				return NULL;
+			}
+		}
+		for (uint64_t t = 0; t < VB_WATCH_NS && !atomic_load(&vb->watch_stop);
+		     t += 20000000ull) {
+			struct timespec ts = {0, 20000000};
+			nanosleep(&ts, NULL);
+		}
+	}
+	return NULL;
+}
+
+dmr_status_t dmr_verbs_watch_start(vb_t *vb, dmr_err_t *err)
+{
+	atomic_store(&vb->watch_stop, 0);
+	int e = pthread_create(&vb->watch, NULL, watch_thread, vb);
+	if (e)
+		return dmr_verbs_fail(vb, err, DMR_ERR_IO, -1, -1, "pthread_create (MN watch): %s",
+				      strerror(e));
+	vb->watching = 1;
+	return DMR_OK;
+}
+
+void dmr_verbs_watch_stop(vb_t *vb)
+{
+	if (!vb->watching)
+		return;
+	atomic_store(&vb->watch_stop, 1);
+	pthread_join(vb->watch, NULL);
+	vb->watching = 0;
 }
 
 /* ---- MN role: a process that serves its region -------------------------- */
@@ -279,12 +396,15 @@ dmr_status_t dmr_verbs_mn_main(const dmr_verbs_role_t *role, dmr_err_t *err)
 				       .gid_index = me->gid};
 	vb->port = me->ibport > 0 ? me->ibport : 1;
 	vb->gid_index = -1;
-	vb->mn.stop_fd = -1;
+	for (uint32_t m = 0; m < DMR_BE_MAX_MNS; m++) {
+		vb->mn[m].stop_fd = -1;
+		pthread_mutex_init(&vb->mn[m].lock, NULL);
+	}
+	uint16_t lport = me->port ? me->port : cl->port;
 	vb->retry_cnt = cl->retry_cnt;
 	vb->rnr_retry = cl->rnr_retry;
 	vb->timeout = cl->timeout;
 	atomic_flag_clear(&vb->failed_logged);
-	pthread_mutex_init(&vb->mn.lock, NULL);
 	clock_gettime(CLOCK_MONOTONIC, &vb->t0);
 	dmr_status_t st = dmr_verbs_find_device(vb, me->devname, err);
 	if (st == DMR_OK)
@@ -292,27 +412,26 @@ dmr_status_t dmr_verbs_mn_main(const dmr_verbs_role_t *role, dmr_err_t *err)
 	if (st != DMR_OK)
 		goto out;
 	dmr_verbs_clamp_limits(vb);
-	vb->mn.port = cl->port;
-	vb->mn.verbose = 1;
-	vb->peer = vb->addr;
-	vb->peer.sin_port = htons(cl->port);
-	if ((st = dmr_verbs_mn_start(vb, err)) != DMR_OK)
+	vb_mn_t *srv = &vb->mn[0]; /* this process serves one MN: slot 0 */
+	srv->idx = role->self;
+	srv->port = lport;
+	srv->verbose = 1;
+	if ((st = dmr_verbs_mn_start(vb, 0, err)) != DMR_OK)
 		goto out;
 	fprintf(stderr,
 		"mn %u: listening on %s:%u (rdma_cm; %s port %d, GID %d, active MTU %u, link "
 		"width/speed %u/%u); region %llu bytes + %u control bytes registered (max_mr_size "
 		"%llu); waiting for %u CNs (start barrier %.0f s)\n",
-		me->id, vb->ip, vb->mn.port, vb->dev, vb->port, vb->gid_index,
+		me->id, vb->ip, srv->port, vb->dev, vb->port, vb->gid_index,
 		mtu_bytes(vb->pattr.active_mtu), vb->pattr.active_width, vb->pattr.active_speed,
 		(unsigned long long)me->mr_size, DMR_VERBS_CTL_BYTES,
 		(unsigned long long)vb->dattr.max_mr_size, cl->ncn, role->barrier_s);
 	if (role->mn_region) {
 		region_cb = 1;
-		if ((st = role->mn_region(role->mn_arg, vb->mn.mem, me->mr_size, err)) != DMR_OK)
+		if ((st = role->mn_region(role->mn_arg, srv->mem, me->mr_size, err)) != DMR_OK)
 			goto out;
 	}
-	const volatile uint64_t *ctl =
-	    (const uint64_t *)(void *)((uint8_t *)vb->mn.mem + vb->mn.ctl);
+	const volatile uint64_t *ctl = (const uint64_t *)(void *)((uint8_t *)srv->mem + srv->ctl);
 	uint64_t bdeadline = vb_now_ns(vb) + secs_ns(role->barrier_s + 5);
 	uint8_t seen[DMR_VERBS_MAX_NODES] = {0}, failed[DMR_VERBS_MAX_NODES] = {0};
 	uint32_t nfailed = 0;
@@ -325,13 +444,13 @@ dmr_status_t dmr_verbs_mn_main(const dmr_verbs_role_t *role, dmr_err_t *err)
 					 me->id);
 			break;
 		}
-		pthread_mutex_lock(&vb->mn.lock);
-		uint32_t nconn = vb->mn.nconn, ndisc = vb->mn.ndisc;
-		if (vb->mn.st != DMR_OK && !mn_err_shown) {
+		pthread_mutex_lock(&srv->lock);
+		uint32_t nconn = srv->nconn, ndisc = srv->ndisc;
+		if (srv->st != DMR_OK && !mn_err_shown) {
 			mn_err_shown = 1;
-			fprintf(stderr, "mn %u: warning: %s\n", me->id, vb->mn.err.msg);
+			fprintf(stderr, "mn %u: warning: %s\n", me->id, srv->err.msg);
 		}
-		pthread_mutex_unlock(&vb->mn.lock);
+		pthread_mutex_unlock(&srv->lock);
 		uint64_t now = vb_now_ns(vb);
 		for (uint32_t k = 0; k < cl->ncn; k++)
 			if (!seen[k] &&

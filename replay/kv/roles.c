@@ -535,7 +535,7 @@ static int kv_launch_cluster(const dmr_kv_opts_t *o, const kv_proc_args_t *a,
 	snprintf(cfgpath, cfglen, "%s/cluster.json", o->out_dir);
 	/* mr_size: kv mn raises it to the pool's region; an rdma_cm port of
 	 * this run's own */
-	if (dmr_cluster_write_host(cfgpath, &vi, ncn, 4096, (uint16_t)(20000 + getpid() % 20000),
+	if (dmr_cluster_write_host(cfgpath, &vi, 1, ncn, 4096, (uint16_t)(20000 + getpid() % 20000),
 				   &err) != DMR_OK ||
 	    dmr_cluster_load(cfgpath, cl, note, sizeof(note), &err) != DMR_OK) {
 		fprintf(stderr, "%s: error: %s\n", PFX, err.msg);

@@ -46,7 +46,7 @@ void dmr_roles_signal_all(dmr_roles_child_t *c, uint32_t n, int sig)
 }
 
 void dmr_roles_wait_children(const char *pfx, dmr_roles_child_t *ch, uint32_t n, double deadline_s,
-			     int mn_first, int *interrupted_p, int *timed_out_p)
+			     uint32_t mn_first, int *interrupted_p, int *timed_out_p)
 {
 	double t0 = dmr_wall_s(), fail_at = 0, term_at = 0;
 	int forwarded = 0;
@@ -91,11 +91,14 @@ void dmr_roles_wait_children(const char *pfx, dmr_roles_child_t *ch, uint32_t n,
 			dmr_roles_signal_all(ch, n, SIGTERM);
 			term_at = now;
 		}
-		if (!forwarded && mn_first && ch[0].status < 0 && fail_at) {
-			/* every CN has exited and one failed: the MN has nobody to
-			 * serve (it would wait for its barrier); stop it now */
+		uint32_t mn_left = 0;
+		for (uint32_t k = 0; k < mn_first && k < n; k++)
+			mn_left += ch[k].status < 0;
+		if (!forwarded && mn_left && fail_at) {
+			/* every CN has exited and one failed: the MNs have nobody to
+			 * serve (they would wait for their barriers); stop them now */
 			uint32_t cn_left = 0;
-			for (uint32_t k = 1; k < n; k++)
+			for (uint32_t k = mn_first; k < n; k++)
 				cn_left += ch[k].status < 0;
 			if (!cn_left) {
 				forwarded = 1;

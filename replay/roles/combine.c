@@ -220,16 +220,24 @@ int dmr_roles_fill_processes(FILE *f, const void *a)
 		rg, c->cl->ncn, c->o->threads, c->o->coros, (unsigned long long)c->o->seed, tried,
 		committed, secs > 0 ? tried / secs : 0, secs > 0 ? committed / secs : 0,
 		tried ? aborts / tried : 0, secs);
-	fprintf(f, "mn,%s,-,%d,%s,%s,verbs,0,0,0,%llu,0,0,0,0,0,0\n",
-		c->ch[0].status == 0 ? "complete" : "failed", c->ch[0].status, wl, rg,
-		(unsigned long long)c->o->seed);
+	/* one row per MN: "mn" (one MN, as before) or "mnK" */
 	int rc = 0;
+	for (uint32_t m = 0; m < c->nmn && rc >= 0; m++) {
+		char scope[16];
+		if (c->nmn == 1)
+			snprintf(scope, sizeof(scope), "mn");
+		else
+			snprintf(scope, sizeof(scope), "mn%u", c->cl->mn[m].id);
+		rc = fprintf(f, "%s,%s,-,%d,%s,%s,verbs,0,0,0,%llu,0,0,0,0,0,0\n", scope,
+			     c->ch[m].status == 0 ? "complete" : "failed", c->ch[m].status, wl, rg,
+			     (unsigned long long)c->o->seed);
+	}
 	for (uint32_t k = 0; k < c->cl->ncn && rc >= 0; k++) {
 		const dmr_roles_cnsum_t *s = &c->cs[k];
 		rc = fprintf(
 		    f, "cn%u,%s,%lld,%d,%s,%s,verbs,1,%u,%u,%llu,%lld,%lld,%.3f,%.3f,%.6f,%.9f\n",
 		    c->cl->cn[k].id, s->have ? s->status : "missing", s->verified,
-		    c->ch[1 + k].status, s->have ? s->workload : wl, s->have ? s->regime : rg,
+		    c->ch[c->nmn + k].status, s->have ? s->workload : wl, s->have ? s->regime : rg,
 		    c->o->threads, c->o->coros, (unsigned long long)c->o->seed, s->tried,
 		    s->committed, s->tried_tps, s->committed_tps, s->abort_rate, s->secs);
 	}

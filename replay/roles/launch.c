@@ -117,14 +117,16 @@ int dmr_roles_launch(const dmr_replay_opts_t *o, const char *config, int cns_giv
 		}
 		footprint = L.total;
 	}
-	if (config && footprint > cl.mn[0].mr_size) {
-		fprintf(stderr,
-			"%s: error: %s: mn[0] mr_size %llu bytes is below the footprint of %s "
-			"with %u CNs x %u threads (%llu bytes): raise mr_size\n",
-			pfx, config, (unsigned long long)cl.mn[0].mr_size, o->trace, cl.ncn,
-			o->threads, (unsigned long long)footprint);
-		return 2;
-	}
+	for (uint32_t m = 0; config && m < cl.nmn; m++)
+		if (cl.mn[m].mr_size && footprint > cl.mn[m].mr_size) {
+			fprintf(
+			    stderr,
+			    "%s: error: %s: mn[%u] mr_size %llu bytes is below the footprint of "
+			    "%s with %u CNs x %u threads (%llu bytes): raise mr_size\n",
+			    pfx, config, m, (unsigned long long)cl.mn[m].mr_size, o->trace, cl.ncn,
+			    o->threads, (unsigned long long)footprint);
+			return 2;
+		}
 	/* same file as OUT/cluster.json? (it is moved with an earlier run) */
 	struct stat sa_, sb_;
 	int cfg_in_out = config && stat(config, &sa_) == 0 && stat(cfgpath, &sb_) == 0 &&
@@ -168,7 +170,8 @@ int dmr_roles_launch(const dmr_replay_opts_t *o, const char *config, int cns_giv
 		int erc = dmr_roles_clear_earlier(o->out_dir, pfx, force, moved, sizeof(moved));
 		if (erc)
 			return erc;
-		if ((st = dmr_cluster_write_host(cfgpath, &vi, o->cns, mr, port, &err)) != DMR_OK ||
+		if ((st = dmr_cluster_write_host(cfgpath, &vi, o->mns ? o->mns : 1, o->cns, mr,
+						 port, &err)) != DMR_OK ||
 		    (st = dmr_cluster_load(cfgpath, &cl, note, sizeof(note), &err)) != DMR_OK) {
 			fprintf(stderr, "%s: error: %s\n", pfx, err.msg);
 			return 2;
@@ -178,7 +181,17 @@ int dmr_roles_launch(const dmr_replay_opts_t *o, const char *config, int cns_giv
 		return 2;
 #endif
 	}
-	uint32_t n = 1 + cl.ncn;
+	/* children: the MNs first (ch[0..nmn)), then CN k at ch[nmn + k] */
+	uint32_t nmn = cl.nmn, n = nmn + cl.ncn;
+	for (uint32_t m = 0; m < nmn; m++)
+		if (!cl.mn[m].mr_size || !cl.mn[m].ip[0]) {
+			fprintf(stderr,
+				"%s: error: %s: MN %u has no %s: this launcher starts every MN of "
+				"the config on this host and needs each MN's address and size\n",
+				pfx, config ? config : cfgpath, cl.mn[m].id,
+				cl.mn[m].ip[0] ? "mr_size" : "ip");
+			return 2;
+		}
 	dmr_roles_child_t *ch = calloc(n, sizeof(*ch));
 	dmr_roles_cnsum_t *cs = calloc(cl.ncn, sizeof(*cs));
 	char(*outs)[1100] = calloc(cl.ncn, sizeof(*outs));
@@ -193,7 +206,7 @@ int dmr_roles_launch(const dmr_replay_opts_t *o, const char *config, int cns_giv
 	 * this run's only */
 	char p[1200];
 	snprintf(p, sizeof(p), "%s/summary.partial.csv", o->out_dir);
-	char a_id[16], a_thr[16], a_cor[16], a_seed[32], a_txns[32], a_ret[16];
+	char a_id[DMR_BE_MAX_MNS][16], a_thr[16], a_cor[16], a_seed[32], a_txns[32], a_ret[16];
 	snprintf(a_thr, sizeof(a_thr), "%u", o->threads);
 	snprintf(a_cor, sizeof(a_cor), "%u", o->coros);
 	snprintf(a_seed, sizeof(a_seed), "%llu", (unsigned long long)o->seed);
@@ -201,23 +214,37 @@ int dmr_roles_launch(const dmr_replay_opts_t *o, const char *config, int cns_giv
 	snprintf(a_ret, sizeof(a_ret), "%u", o->retries);
 	dmr_sig_saved_t saved;
 	dmr_sig_install(&saved);
+	char mnl[400];
+	size_t off = 0;
+	mnl[0] = 0;
+	for (uint32_t m = 0; m < nmn && off < sizeof(mnl); m++)
+		off += (size_t)snprintf(mnl + off, sizeof(mnl) - off, "%sMN %u at %s:%u",
+					m ? ", " : "", cl.mn[m].id, cl.mn[m].ip,
+					cl.mn[m].port ? cl.mn[m].port : cl.port);
 	fprintf(stderr,
-		"%s: MN %u at %s:%u (%s) and %u CN processes x %u threads; config %s; "
-		"logs %s/mn.log, %s/cnK.log\n",
-		pfx, cl.mn[0].id, cl.mn[0].ip, cl.port,
-		cl.mn[0].devname[0] ? cl.mn[0].devname : "device 0", cl.ncn, o->threads, cfgpath,
-		o->out_dir, o->out_dir);
-	snprintf(a_id, sizeof(a_id), "%u", cl.mn[0].id);
-	snprintf(ch[0].name, sizeof(ch[0].name), "mn %u", cl.mn[0].id);
-	snprintf(ch[0].log, sizeof(ch[0].log), "%s/mn.log", o->out_dir);
-	char *mn_argv[] = {"dmreplay", "mn", "--config", cfgpath, "--id", a_id, NULL};
-	ch[0].status = -1;
-	ch[0].pid = dmr_roles_spawn(mn_argv, ch[0].log);
-	for (uint32_t k = 0; k < cl.ncn && ch[0].pid > 0; k++) {
+		"%s: %s (%s) and %u CN processes x %u threads; config %s; logs %s/%s, "
+		"%s/cnK.log\n",
+		pfx, mnl, cl.mn[0].devname[0] ? cl.mn[0].devname : "device 0", cl.ncn, o->threads,
+		cfgpath, o->out_dir, nmn == 1 ? "mn.log" : "mnK.log", o->out_dir);
+	int spawned = 1;
+	for (uint32_t m = 0; m < nmn && spawned; m++) {
+		snprintf(a_id[m], sizeof(a_id[m]), "%u", cl.mn[m].id);
+		snprintf(ch[m].name, sizeof(ch[m].name), "mn %u", cl.mn[m].id);
+		if (nmn == 1)
+			snprintf(ch[m].log, sizeof(ch[m].log), "%s/mn.log", o->out_dir);
+		else
+			snprintf(ch[m].log, sizeof(ch[m].log), "%s/mn%u.log", o->out_dir,
+				 cl.mn[m].id);
+		char *mn_argv[] = {"dmreplay", "mn", "--config", cfgpath, "--id", a_id[m], NULL};
+		ch[m].status = -1;
+		ch[m].pid = dmr_roles_spawn(mn_argv, ch[m].log);
+		spawned = ch[m].pid > 0;
+	}
+	for (uint32_t k = 0; k < cl.ncn && spawned; k++) {
 		char id[16];
 		snprintf(id, sizeof(id), "%u", cl.cn[k].id);
 		snprintf(outs[k], sizeof(outs[k]), "%s/cn%u", o->out_dir, cl.cn[k].id);
-		dmr_roles_child_t *c = &ch[1 + k];
+		dmr_roles_child_t *c = &ch[nmn + k];
 		snprintf(c->name, sizeof(c->name), "cn %u", cl.cn[k].id);
 		c->status = -1;
 		snprintf(c->log, sizeof(c->log), "%s/cn%u.log", o->out_dir, cl.cn[k].id);
@@ -264,7 +291,7 @@ int dmr_roles_launch(const dmr_replay_opts_t *o, const char *config, int cns_giv
 	/* wait: deadline; a failed child gives the others 10 s (their own
 	 * deadlines write partial results), then SIGTERM; SIGKILL 10 s later */
 	int interrupted, timed_out;
-	dmr_roles_wait_children(pfx, ch, n, deadline_s, 1, &interrupted, &timed_out);
+	dmr_roles_wait_children(pfx, ch, n, deadline_s, nmn, &interrupted, &timed_out);
 	dmr_sig_restore(&saved);
 	/* a CN killed while writing its share leaves NAME.tmp: remove it */
 	for (uint32_t k = 0; k < cl.ncn; k++) {
@@ -286,8 +313,13 @@ int dmr_roles_launch(const dmr_replay_opts_t *o, const char *config, int cns_giv
 		    strcmp(cs[k].status, "complete") != 0)
 			complete = 0;
 	}
-	dmr_roles_combo_t co = {
-	    .o = o, .cl = &cl, .cs = cs, .ch = ch, .complete = complete, .workload = workload};
+	dmr_roles_combo_t co = {.o = o,
+				.cl = &cl,
+				.cs = cs,
+				.ch = ch,
+				.nmn = nmn,
+				.complete = complete,
+				.workload = workload};
 	st = dmr_results_write_file(o->out_dir, "processes.csv", dmr_roles_fill_processes, &co,
 				    &err);
 	if (st == DMR_OK)
@@ -311,14 +343,14 @@ int dmr_roles_launch(const dmr_replay_opts_t *o, const char *config, int cns_giv
 			    "  cn%-3u %-9s tried %lld, committed %lld (%s), verified %s, exit %d\n",
 			    cl.cn[k].id, cs[k].have ? cs[k].status : "missing", cs[k].tried,
 			    cs[k].committed, fmt_rate(cs[k].committed_tps, rb, sizeof(rb)),
-			    cs[k].verified == 1 ? "yes" : "no", ch[1 + k].status);
+			    cs[k].verified == 1 ? "yes" : "no", ch[nmn + k].status);
 	}
 	if (!o->quiet) {
 		char rb[48];
-		printf("dmreplay: %s on verbs (%s), MN + %u CN processes x %u threads x %u coros, "
-		       "seed %llu%s\n",
+		printf("dmreplay: %s on verbs (%s), %u MN + %u CN processes x %u threads x %u "
+		       "coros, seed %llu%s\n",
 		       cs[0].have ? cs[0].workload : workload,
-		       cl.mn[0].devname[0] ? cl.mn[0].devname : "device 0", cl.ncn, o->threads,
+		       cl.mn[0].devname[0] ? cl.mn[0].devname : "device 0", nmn, cl.ncn, o->threads,
 		       o->coros, (unsigned long long)o->seed, complete ? "" : "  [PARTIAL]");
 		printf("  transactions   %lld tried, %lld committed; %s committed over %.3f s (the "
 		       "slowest CN)\n",

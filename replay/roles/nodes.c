@@ -90,13 +90,19 @@ static int bad_option(const char *pfx, const char *arg)
 	return 2;
 }
 
+/* A memory node file of FORD or Motor: one MN's settings. */
+static int one_mn_file(const char *shape)
+{
+	return strcmp(shape, "ford-mn") == 0 || strcmp(shape, "motor-mn") == 0;
+}
+
 /* Load config and find the MN (cn 0) or CN (cn 1) with this id (-1: the
  * first): 0 with *idx_p set, or the reason printed ("PFX: error: ...") and
  * 2. The parser's note goes to stderr unless quiet. */
 static int load_node(const char *pfx, const char *config, int cn, long long id, int quiet,
 		     dmr_verbs_cluster_t *cl, uint32_t *idx_p)
 {
-	char note[256];
+	char note[512];
 	dmr_err_t err = {{0}};
 	if (dmr_cluster_load(config, cl, note, sizeof(note), &err) != DMR_OK) {
 		fprintf(stderr, "%s: error: %s\n", pfx, err.msg);
@@ -104,6 +110,18 @@ static int load_node(const char *pfx, const char *config, int cn, long long id, 
 	}
 	if (note[0] && !quiet)
 		fprintf(stderr, "%s: note: %s\n", pfx, note);
+	/* FORD's memory_node_config.json is one MN's file: that MN by default */
+	if (id < 0 && !cn && one_mn_file(cl->shape))
+		id = cl->ford_machine_id;
+	if (cn && one_mn_file(cl->shape)) {
+		fprintf(stderr,
+			"%s: error: %s is FORD's memory_node_config.json or Motor's "
+			"mn_config.json (one MN's settings, not every MN's address); a CN "
+			"takes their compute node file (compute_node_config.json, "
+			"cn_config.json)\n",
+			pfx, config);
+		return 2;
+	}
 	const dmr_verbs_node_t *nodes = cn ? cl->cn : cl->mn;
 	uint32_t n = cn ? cl->ncn : cl->nmn;
 	for (uint32_t i = 0; i < n; i++)
@@ -125,9 +143,12 @@ static int load_node(const char *pfx, const char *config, int cn, long long id, 
 
 int dmr_roles_mn_main(int argc, char **argv)
 {
-	static const struct option lo[] = {
-	    ROLE_OPTIONS, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+	static const struct option lo[] = {ROLE_OPTIONS,
+					   {"mr-size", required_argument, 0, 'M'},
+					   {"help", no_argument, 0, 'h'},
+					   {0, 0, 0, 0}};
 	role_args_t a = ROLE_ARGS_DEFAULT;
+	uint64_t mr_size = 0; /* --mr-size: 0 = the config's */
 	int c, ro;
 	optind = 1;
 	opterr = 0;
@@ -138,21 +159,39 @@ int dmr_roles_mn_main(int argc, char **argv)
 			continue;
 		}
 		switch (c) {
+		case 'M': {
+			dmr_err_t oerr;
+			if (dmr_opt_u64("--mr-size", optarg, 64, 1ull << 48, DMR_OPT_SIZE, &mr_size,
+					&oerr) != DMR_OK ||
+			    (mr_size & 7)) {
+				fprintf(stderr, MNP ": %s\n",
+					mr_size & 7 ? "--mr-size: must be a multiple of 8 bytes"
+						    : oerr.msg);
+				return 2;
+			}
+			break;
+		}
 		case 'h':
-			printf("usage: dmreplay mn --config CLUSTER.json [--id K] "
-			       "[--barrier-timeout S]"
-			       " [--end-timeout S]\n"
-			       "  The memory node as a process (docs/ROLES.md): registers mr_size "
-			       "bytes\n"
-			       "  (RLIMIT_MEMLOCK and max_mr_size checked first), listens with "
-			       "rdma_cm\n"
-			       "  on the MN entry's ip:port, serves the CNs, and exits when all "
-			       "are done\n"
-			       "  (0), when the start barrier (default 60 s + 5) passes with CNs "
-			       "missing\n"
-			       "  (1, naming them), or when every CN disconnected before the end "
-			       "(1).\n"
-			       "  --id: the MN entry's id (default the first MN).\n");
+			printf(
+			    "usage: dmreplay mn --config CLUSTER.json [--id K] "
+			    "[--barrier-timeout S]"
+			    " [--end-timeout S] [--mr-size BYTES]\n"
+			    "  The memory node as a process (docs/ROLES.md): registers mr_size "
+			    "bytes\n"
+			    "  (RLIMIT_MEMLOCK and max_mr_size checked first), listens with "
+			    "rdma_cm\n"
+			    "  on the MN entry's ip:port, serves the CNs, and exits when all "
+			    "are done\n"
+			    "  (0), when the start barrier (default 60 s + 5) passes with CNs "
+			    "missing\n"
+			    "  (1, naming them), or when every CN disconnected before the end "
+			    "(1).\n"
+			    "  --id: the MN entry's id (default the first MN; with FORD's\n"
+			    "  memory_node_config.json its machine_id). Several MNs on one "
+			    "host:\n"
+			    "  one process each, on the ports of their entries.\n"
+			    "  --mr-size: the region's bytes (K/M/G), over the config's (FORD's\n"
+			    "  compute_node_config.json gives none).\n");
 			return 0;
 		default:
 			return bad_option(MNP, argv[optind - 1]);
@@ -167,11 +206,25 @@ int dmr_roles_mn_main(int argc, char **argv)
 	uint32_t idx;
 	if (load_node(MNP, a.config, 0, a.id, 0, &cl, &idx))
 		return 2;
-	if (cl.nmn != 1)
+	if (mr_size)
+		cl.mn[idx].mr_size = mr_size;
+	if (one_mn_file(cl.shape) && (int)idx != cl.ford_machine_id) {
 		fprintf(stderr,
-			"dmreplay mn: note: %s lists %u MNs; CNs use only the first in "
-			"this version (docs/ROLES.md)\n",
-			a.config, cl.nmn);
+			MNP ": error: %s: FORD's memory_node_config.json describes MN %d "
+			    "(local_memory_node.machine_id), not MN %u\n",
+			a.config, cl.ford_machine_id, cl.mn[idx].id);
+		return 2;
+	}
+	if (!cl.mn[idx].mr_size) {
+		fprintf(stderr,
+			MNP ": error: %s: MN %u has no region size (%s): give --mr-size BYTES\n",
+			a.config, cl.mn[idx].id,
+			strstr(cl.shape, "-cn") != NULL
+			    ? "FORD's / Motor's compute node file lists the MNs' addresses "
+			      "only; their size is in each MN's own file"
+			    : "mr_size");
+		return 2;
+	}
 #ifdef DMR_HAVE_VERBS
 	dmr_verbs_role_t role = {
 	    .cl = &cl, .self = idx, .barrier_s = a.barrier_s, .end_s = a.end_s};
@@ -366,6 +419,7 @@ int dmr_roles_cn_main(int argc, char **argv)
 	o.port = cl.cn[idx].ibport;
 	o.gid_index = cl.cn[idx].gid;
 	o.cns = 1;
+	o.mns = cl.nmn; /* one RC QP per (worker, MN) to every MN of the config */
 	uint32_t total = cl.ncn * o.threads, first = idx * o.threads;
 	/* the output directory first (created, writable): the share, and
 	 * results on every path */
@@ -412,9 +466,10 @@ int dmr_roles_cn_main(int argc, char **argv)
 		fprintf(
 		    stderr,
 		    "cn %lld: index %u of %u CNs, workers %u..%u of %u: %llu transactions of %s "
-		    "(written to %s); MN %u at %s:%u; footprint %llu bytes\n",
+		    "(written to %s); %u MN%s, MN %u at %s:%u; footprint %llu bytes\n",
 		    a.id, idx, cl.ncn, first, first + o.threads - 1, total,
-		    (unsigned long long)kept, trace, share, cl.mn[0].id, cl.mn[0].ip, cl.port,
+		    (unsigned long long)kept, trace, share, cl.nmn, cl.nmn == 1 ? "" : "s",
+		    cl.mn[0].id, cl.mn[0].ip, cl.mn[0].port ? cl.mn[0].port : cl.port,
 		    (unsigned long long)L.total);
 #ifdef DMR_HAVE_VERBS
 	dmr_verbs_role_t role = {.cl = &cl,

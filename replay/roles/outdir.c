@@ -12,9 +12,9 @@
 #include "roles_impl.h"
 
 /* One of the entries a run leaves in its directory? The launcher's
- * (summary.csv, summary.partial.csv, cluster.json, mn.log, cnK.log, cnK/)
- * and a CN's (summary*.csv, timeseries*.csv, types*.csv, cns*.csv,
- * mns*.csv: docs/RESULTS.md, trace.cnK.csv[.tmp]). */
+ * (summary.csv, summary.partial.csv, cluster.json, mn.log or mnK.log,
+ * cnK.log, cnK/) and a CN's (summary*.csv, timeseries*.csv, types*.csv,
+ * cns*.csv, mns*.csv: docs/RESULTS.md, trace.cnK.csv[.tmp]). */
 static int run_entry(const char *name)
 {
 	static const char *const fixed[] = {"summary.csv",	 "summary.partial.csv",
@@ -27,7 +27,7 @@ static int run_entry(const char *name)
 	if (dmr_roles_known(name, fixed))
 		return 1;
 	const char *p = NULL;
-	if (strncmp(name, "cn", 2) == 0)
+	if (strncmp(name, "cn", 2) == 0 || strncmp(name, "mn", 2) == 0)
 		p = name + 2;
 	else if (strncmp(name, "trace.cn", 8) == 0)
 		p = name + 8;
@@ -35,6 +35,8 @@ static int run_entry(const char *name)
 		return 0;
 	while (*p >= '0' && *p <= '9')
 		p++;
+	if (name[0] == 'm') /* mnK.log: MN K of several */
+		return strcmp(p, ".log") == 0;
 	if (name[0] == 'c')
 		return !*p || strcmp(p, ".log") == 0;
 	return strcmp(p, ".csv") == 0 || strcmp(p, ".csv.tmp") == 0;

@@ -27,6 +27,29 @@
 /* 1 when key is one of the NULL-terminated list. */
 int dmr_roles_known(const char *key, const char *const *list);
 
+/* ---- the cluster config's field checks (cluster.c), for cluster_ford.c ---
+ * Each returns DMR_ERR_PARSE with "NAME: field 'FIELD': ..." naming the
+ * legal range (dmr_roles_perr formats it); v is a jansson value. */
+struct json_t;
+dmr_status_t dmr_roles_perr(dmr_err_t *err, const char *name, const char *field, const char *fmt,
+			    ...) __attribute__((format(printf, 4, 5)));
+/* An integer in [lo, hi] into *out. */
+dmr_status_t dmr_roles_int(struct json_t *v, const char *name, const char *field, long long lo,
+			   long long hi, long long *out, dmr_err_t *err);
+/* A dotted IPv4 string into out (16 bytes). */
+dmr_status_t dmr_roles_ip(struct json_t *v, const char *name, const char *field, char *out,
+			  dmr_err_t *err);
+/* An array of n ports 1..65535 (one per entry of the array named `of`) into
+ * nodes[i].port (nodes NULL: checked only). */
+dmr_status_t dmr_roles_ports(struct json_t *v, const char *name, const char *key, uint32_t n,
+			     const char *of, dmr_verbs_node_t *nodes, dmr_err_t *err);
+/* "a, b, c" of a NULL-terminated list into buf. */
+void dmr_roles_list(const char *const *list, char *buf, size_t len);
+/* FORD's compute_node_config.json or memory_node_config.json (minghust/ford
+ * config/; cluster_ford.c) into cl (defaults already set). */
+dmr_status_t dmr_roles_parse_ford(struct json_t *root, const char *name, dmr_verbs_cluster_t *cl,
+				  char *note, size_t notelen, dmr_err_t *err);
+
 /* ---- child processes (children.c) ---------------------------------------- */
 
 typedef struct dmr_roles_child {
@@ -47,12 +70,13 @@ void dmr_roles_signal_all(dmr_roles_child_t *c, uint32_t n, int sig);
  * NAME exited S after T s" for each: a SIGINT/SIGTERM (dmr_sig_caught, the
  * caller installs the handler) is forwarded; after deadline_s (0 = none),
  * or 10 s after a child failed (status != 0, including 127 = not started),
- * the rest get SIGTERM, and SIGKILL 10 s later. mn_first: ch[0] is the MN,
- * stopped at once when every CN (ch[1..n)) has exited and one failed. Sets
+ * the rest get SIGTERM, and SIGKILL 10 s later. mn_first: ch[0..mn_first)
+ * are MNs (0: none), stopped at once when every CN (ch[mn_first..n)) has
+ * exited and one failed. Sets
  * *interrupted_p / *timed_out_p.
  */
 void dmr_roles_wait_children(const char *pfx, dmr_roles_child_t *ch, uint32_t n, double deadline_s,
-			     int mn_first, int *interrupted_p, int *timed_out_p);
+			     uint32_t mn_first, int *interrupted_p, int *timed_out_p);
 /* The lines of a child's log that say what went wrong (those with "error",
  * else "fail", else "warning", at most 6; else its last 4 lines), indented,
  * to stderr. */
@@ -80,7 +104,8 @@ typedef struct dmr_roles_combo {
 	const dmr_replay_opts_t *o;
 	const dmr_verbs_cluster_t *cl;
 	const dmr_roles_cnsum_t *cs; /* [k]: CN k */
-	const dmr_roles_child_t *ch; /* [0] MN, [1 + k] CN k */
+	const dmr_roles_child_t *ch; /* [0, nmn) the MNs, [nmn + k] CN k */
+	uint32_t nmn;
 	int complete;
 	const char *workload; /* from the trace's header */
 } dmr_roles_combo_t;

@@ -525,6 +525,7 @@ START_TEST(test_bad_options)
 	    {"--index", "btree"},
 	    {"--addr-cache", "12"},
 	    {"--index-buckets", "64"},
+	    {"--mns", "2x"},
 	};
 	char base[PATH_MAX], dir[PATH_MAX], name[64];
 	base_trace(base, sizeof(base));

@@ -913,8 +913,10 @@ static const struct {
 	const char *what;
 } bad_cfgs[] = {
     {"{" MN1 "," CN1 ",\"foo\":1}", "field 'foo'", "unknown field"},
-    {"{\"mn\":[{\"ip\":\"10.0.0.1\",\"mr_size\":4096,\"port\":1}]," CN1 "}", "field 'mn[0].port'",
-     "unknown field (mn entries take: id, ip, devname, ibport, gid, mr_size)"},
+    {"{\"mn\":[{\"ip\":\"10.0.0.1\",\"mr_size\":4096,\"speed\":1}]," CN1 "}", "field 'mn[0].speed'",
+     "unknown field (mn entries take: id, ip, devname, ibport, gid, mr_size, port)"},
+    {"{\"mn\":[{\"ip\":\"10.0.0.1\",\"mr_size\":4096,\"port\":0}]," CN1 "}", "field 'mn[0].port'",
+     "legal 1..65535"},
     {"{" MN1 ",\"cn\":[{\"ip\":\"10.0.0.2\",\"ibport\":0}]}", "field 'cn[0].ibport'",
      "legal 1..255"},
     {"{\"mn\":[{\"ip\":\"10.0.0.1\",\"mr_size\":4096,\"gid\":300}]," CN1 "}", "field 'mn[0].gid'",
@@ -945,7 +947,7 @@ static const struct {
      "GiB"},
     {"{\"MN_ips\":[\"10.0.0.1\"],\"CN_ips\":[\"10.0.0.2\"]}", "field 'mr_size'", "missing"},
     {"{" B1 ",\"ib_devname\":\"mlx5_0\"}", "field 'ib_devname'", "unknown field"},
-    {"{\"MN_ips\":[],\"CN_ips\":[\"10.0.0.2\"],\"mr_size\":1}", "field 'MN_ips'", "1..64"},
+    {"{\"MN_ips\":[],\"CN_ips\":[\"10.0.0.2\"],\"mr_size\":1}", "field 'MN_ips'", "1..16"},
     {"{\"MN_ips\":[\"fd00::1\"],\"CN_ips\":[\"10.0.0.2\"],\"mr_size\":1}", "field 'MN_ips[0]'",
      "dotted IPv4"},
     {"{" MN1 "," CN1 ",\"MN_ips\":[\"10.0.0.1\"]}", "both shapes mixed", "\"MN_ips\""},

@@ -7,7 +7,9 @@
  * unregistered local buffers, timers (also set from another thread), the
  * GID refusal, and an MN process killed mid-run (the CN's next WR completes
  * with "transport retry counter exceeded" within its deadline, later ones
- * are flushed; retry_cnt 6: rxe retries forever with 7).
+ * are flushed; retry_cnt 6: rxe retries forever with 7); several MNs in
+ * loopback (a region per MN, per-MN counts) and a CN of two MN processes,
+ * one killed.
  *
  * Device: $DMR_TEST_DEVICE, else the first one. With no device (or no verbs
  * backend built) it prints "SKIPPED: no RDMA device (...)" and exits 77
@@ -433,6 +435,190 @@ START_TEST(mn_killed_mid_run)
 	dmr_be_close(be);
 }
 END_TEST
+
+/* Loopback with 3 MNs (issue 11): one region, listener and thread per MN,
+ * one QP per (worker, MN); each WR lands on its own MN; per-MN counts. */
+START_TEST(loopback_several_mns)
+{
+	dmr_be_config_t cfg = {.backend = "verbs",
+			       .mns = 3,
+			       .cns = 1,
+			       .workers = 2,
+			       .mr_size = MR_SIZE,
+			       .gid_index = -1,
+			       .port = 1,
+			       .device = getenv("DMR_TEST_DEVICE")};
+	dmr_be_t *be = NULL;
+	dmr_err_t err;
+	ck_assert_msg(dmr_be_open(&cfg, &be, &err) == DMR_OK, "open 3 MNs: %s", err.msg);
+	static uint64_t src[2][3], dst[2][3];
+	for (uint32_t w = 0; w < 2; w++) {
+		ck_assert_int_eq(dmr_be_mr_reg(be, w, src[w], sizeof(src[w]), NULL), DMR_OK);
+		ck_assert_int_eq(dmr_be_mr_reg(be, w, dst[w], sizeof(dst[w]), NULL), DMR_OK);
+		for (uint32_t m = 0; m < 3; m++) {
+			src[w][m] = 0x1000ull * (m + 1) + w;
+			dmr_wc_t wc;
+			ck_assert_int_eq(dmr_be_post_one(be, w, m, DMR_WR_WRITE, 10 + m, &src[w][m],
+							 4096 + 8 * w, 8, 0, 0, &err),
+					 DMR_OK);
+			ck_assert_int_eq(dmr_test_wait_wc(be, w, &wc, 1, DEADLINE_NS), 1);
+			ck_assert_int_eq(wc.status, DMR_WC_SUCCESS);
+			ck_assert_uint_eq(wc.mn, m);
+			ck_assert_int_eq(dmr_be_post_one(be, w, m, DMR_WR_READ, 20 + m, &dst[w][m],
+							 4096 + 8 * w, 8, 0, 0, &err),
+					 DMR_OK);
+			ck_assert_int_eq(dmr_test_wait_wc(be, w, &wc, 1, DEADLINE_NS), 1);
+			ck_assert_int_eq(wc.status, DMR_WC_SUCCESS);
+			ck_assert_uint_eq(dst[w][m], src[w][m]);
+		}
+	}
+	for (uint32_t m = 0; m < 3; m++) {
+		uint64_t len = 0, v[2];
+		uint8_t *mem = dmr_be_mn_memory(be, m, &len);
+		ck_assert_ptr_nonnull(mem);
+		ck_assert_uint_eq(len, MR_SIZE);
+		memcpy(v, mem + 4096, sizeof(v));
+		ck_assert_uint_eq(v[0], 0x1000ull * (m + 1));	  /* worker 0's, on this MN */
+		ck_assert_uint_eq(v[1], 0x1000ull * (m + 1) + 1); /* worker 1's */
+	}
+	ck_assert_ptr_null(dmr_be_mn_memory(be, 3, NULL));
+	dmr_be_mn_stats_t ms[3];
+	ck_assert_int_eq(dmr_be_control(be, DMR_BE_CTL_MN_STATS, ms, &err), DMR_OK);
+	for (uint32_t m = 0; m < 3; m++) {
+		ck_assert_uint_eq(ms[m].verbs, 4); /* 2 workers x (WRITE + READ) */
+		ck_assert_uint_eq(ms[m].writes, 2);
+		ck_assert_uint_eq(ms[m].reads, 2);
+		ck_assert_uint_eq(ms[m].atomics, 0);
+		ck_assert_uint_eq(ms[m].bytes_written, 16);
+		ck_assert_uint_eq(ms[m].bytes_read, 16);
+		ck_assert_uint_eq(ms[m].nic_busy_ps, 0);
+	}
+	dmr_be_close(be);
+	cfg.mns = DMR_BE_MAX_MNS + 1;
+	ck_assert_int_eq(dmr_be_open(&cfg, &be, &err), DMR_ERR_INVALID);
+	ck_assert_ptr_nonnull(strstr(err.msg, "1..16"));
+}
+END_TEST
+
+/* Two MN processes on one host (ports P, P+1) and a CN connected to both:
+ * the START barrier loads each MN from its own shadow; MN 1 killed: the
+ * next WR to it fails with "retry exceeded" in bounded time, and the MN
+ * watch then refuses every worker's post naming MN 1; the failed END
+ * barrier tells MN 0, which exits 1 (naming the failed run). */
+START_TEST(cn_two_mns_one_killed)
+{
+	dmr_verbs_info_t vi;
+	dmr_err_t err;
+	ck_assert_msg(dmr_verbs_probe(getenv("DMR_TEST_DEVICE"), 1, -1, &vi, &err) == DMR_OK, "%s",
+		      err.msg);
+	static dmr_verbs_cluster_t cl;
+	memset(&cl, 0, sizeof(cl));
+	cl.nmn = 2;
+	cl.ncn = 1;
+	cl.port = (uint16_t)(30000 + getpid() % 20000);
+	for (uint32_t m = 0; m < 2; m++) {
+		cl.mn[m] = (dmr_verbs_node_t){
+		    .id = m, .ibport = 1, .gid = -1, .mr_size = 65536, .port = cl.port + m};
+		snprintf(cl.mn[m].ip, sizeof(cl.mn[m].ip), "%s", vi.ip);
+		snprintf(cl.mn[m].devname, sizeof(cl.mn[m].devname), "%s", vi.device);
+	}
+	cl.cn[0] = cl.mn[0];
+	cl.retry_cnt = 6;
+	cl.rnr_retry = 7;
+	cl.timeout = 10;
+	pid_t mn[2];
+	for (uint32_t m = 0; m < 2; m++) {
+		mn[m] = fork();
+		ck_assert_int_ge(mn[m], 0);
+		if (mn[m] == 0) {
+			dmr_verbs_role_t r = {.cl = &cl, .self = m, .barrier_s = 30, .end_s = 30};
+			dmr_err_t e;
+			_exit(dmr_verbs_mn_main(&r, &e) == DMR_OK ? 0 : 1);
+		}
+	}
+	dmr_verbs_role_t role = {
+	    .cl = &cl, .self = 0, .log_base = 65536, .barrier_s = 30, .end_s = 30};
+	dmr_verbs_set_role(&role);
+	dmr_be_config_t cfg = {.backend = "verbs",
+			       .mns = 2,
+			       .cns = 1,
+			       .workers = 1,
+			       .mr_size = 65536,
+			       .gid_index = -1,
+			       .port = 1,
+			       .device = vi.device};
+	dmr_be_t *be = NULL;
+	dmr_status_t st = dmr_be_open(&cfg, &be, &err);
+	dmr_verbs_set_role(NULL);
+	if (st != DMR_OK) {
+		kill(mn[0], SIGKILL);
+		kill(mn[1], SIGKILL);
+	}
+	ck_assert_msg(st == DMR_OK, "open as CN of 2 MNs: %s", err.msg);
+	/* each MN's initial state from its own shadow */
+	for (uint32_t m = 0; m < 2; m++) {
+		uint64_t len = 0;
+		uint8_t *sh = dmr_be_mn_memory(be, m, &len);
+		ck_assert_ptr_nonnull(sh);
+		ck_assert_uint_eq(len, 65536);
+		uint64_t v = 0xabc0ull + m;
+		memcpy(sh + 128, &v, 8);
+	}
+	dmr_be_barrier_t b = {.phase = DMR_BE_BARRIER_START};
+	int64_t sum = 0;
+	ck_assert_msg(dmr_be_barrier(be, &b, &sum, &err) == DMR_OK, "START: %s", err.msg);
+	static uint64_t buf[4];
+	ck_assert_int_eq(dmr_be_mr_reg(be, 0, buf, sizeof(buf), NULL), DMR_OK);
+	dmr_wc_t wc;
+	for (uint32_t m = 0; m < 2; m++) {
+		ck_assert_int_eq(
+		    dmr_be_post_one(be, 0, m, DMR_WR_READ, 1, &buf[m], 128, 8, 0, 0, &err), DMR_OK);
+		ck_assert_int_eq(dmr_test_wait_wc(be, 0, &wc, 1, DEADLINE_NS), 1);
+		ck_assert_int_eq(wc.status, DMR_WC_SUCCESS);
+		ck_assert_uint_eq(buf[m], 0xabc0ull + m); /* loaded into MN m */
+	}
+	kill(mn[1], SIGKILL);
+	ck_assert_int_eq(waitpid(mn[1], NULL, 0), mn[1]);
+	uint64_t t0 = dmr_test_mono_ns();
+	st = dmr_be_post_one(be, 0, 1, DMR_WR_READ, 2, buf, 64, 8, 0, 0, &err);
+	if (st == DMR_OK) { /* the WR itself fails */
+		ck_assert_int_eq(dmr_test_wait_wc(be, 0, &wc, 1, DEADLINE_NS), 1);
+		ck_assert_uint_eq(wc.mn, 1);
+		ck_assert_msg(wc.status == DMR_WC_RETRY_EXC_ERR, "status %s",
+			      dmr_wc_status_string(wc.status));
+		printf("MN 1 of 2 killed: READ failed (%s) after %.3f s\n",
+		       dmr_wc_status_string(wc.status), (dmr_test_mono_ns() - t0) / 1e9);
+	} else { /* the MN watch was faster: the post is refused naming MN 1 */
+		ck_assert_int_eq(st, DMR_ERR_REMOTE);
+		ck_assert_msg(strstr(err.msg, "MN 1 (") != NULL, "%s", err.msg);
+	}
+	/* the MN watch names the dead MN within its period + the retries: every
+	 * post of a worker is refused then, also to the live MN 0 */
+	for (;;) {
+		st = dmr_be_post_one(be, 0, 0, DMR_WR_READ, 3, buf, 64, 8, 0, 0, &err);
+		if (st != DMR_OK)
+			break;
+		ck_assert_int_eq(dmr_test_wait_wc(be, 0, &wc, 1, DEADLINE_NS), 1);
+		ck_assert_int_eq(wc.status, DMR_WC_SUCCESS);
+		ck_assert_msg(dmr_test_mono_ns() - t0 < DEADLINE_NS, "MN 1 not named in 5 s");
+		struct timespec ts = {0, 20000000};
+		nanosleep(&ts, NULL);
+	}
+	ck_assert_int_eq(st, DMR_ERR_REMOTE);
+	ck_assert_msg(strstr(err.msg, "MN 1 (") && strstr(err.msg, "unreachable"), "%s", err.msg);
+	printf("MN 1 of 2 killed: the MN watch refused posts after %.3f s: %s\n",
+	       (dmr_test_mono_ns() - t0) / 1e9, err.msg);
+	/* the failed END tells MN 0 (MN 1 cannot be told: named) */
+	b = (dmr_be_barrier_t){.phase = DMR_BE_BARRIER_END, .failed = 1};
+	st = dmr_be_barrier(be, &b, &sum, &err);
+	ck_assert_int_eq(st, DMR_ERR_REMOTE);
+	ck_assert_msg(strstr(err.msg, "MN 1 (") != NULL, "END error names MN 1: %s", err.msg);
+	dmr_be_close(be);
+	int ws = 0;
+	ck_assert_int_eq(waitpid(mn[0], &ws, 0), mn[0]);
+	ck_assert_msg(WIFEXITED(ws) && WEXITSTATUS(ws) == 1, "MN 0 exit %d", ws);
+}
+END_TEST
 #endif
 
 int main(void)
@@ -480,6 +666,8 @@ int main(void)
 	tcase_add_test(tc, gid_refusal_says_why);
 #ifdef DMR_HAVE_VERBS
 	tcase_add_test(tc, mn_killed_mid_run);
+	tcase_add_test(tc, loopback_several_mns);
+	tcase_add_test(tc, cn_two_mns_one_killed);
 #endif
 	suite_add_tcase(s, tc);
 	return dmr_test_run(s);
