@@ -128,9 +128,12 @@ static int fid_side(const dmr_fid_cfg_t *cfg, const char *path, dmr_fid_row_t *r
 		fid_note(r, be, "interrupted");
 		return FID_SIDE_INTR;
 	}
-	if (!cfg->quiet)
-		fprintf(stderr, "dmreplay fidelity: %s on %s%s ...\n", r->trace, be,
-			k ? "" : (R > 1 ? " (a round)" : ""));
+	if (!cfg->quiet) {
+		char rb[48] = "";
+		if (!k && R > 1)
+			snprintf(rb, sizeof(rb), " (round %u of %u)", round + 1, R);
+		fprintf(stderr, "dmreplay fidelity: %s on %s ...%s\n", r->trace, be, rb);
+	}
 	dmr_hostload_snap_t snap;
 	if (hl)
 		dmr_hostload_begin(hl, &snap);
