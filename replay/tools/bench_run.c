@@ -98,7 +98,9 @@ dmr_status_t dmr_bench_session_open(dmr_bench_session_t *s_p, const dmr_bench_ta
 		snprintf(s.desc, sizeof(s.desc), "sim (profile %s, MTU %u)", m->name, m->mtu);
 	} else {
 #ifdef DMR_HAVE_VERBS
-		if (strcmp(dmr_be_base_name(t->backend), "verbs") == 0) {
+		/* the bare handle only: a wrapper's (fault:, record:) is not
+		 * the verbs backend's own */
+		if (strcmp(t->backend, "verbs") == 0) {
 			dmr_verbs_info_t vi;
 			dmr_verbs_info(s.be, &vi);
 			s.mtu = vi.path_mtu;
