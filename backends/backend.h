@@ -317,7 +317,8 @@ struct dmr_be {
 
 /* Look a backend up by name in the registry (backends/registry.c) and open
  * it (dmr_be_open_ops). "fault:INNER" opens the fault-injection wrapper
- * (backends/fault/fault.h) around INNER. Errors: DMR_ERR_NODEV (unknown
+ * (backends/fault/fault.h) around INNER, "record:INNER" the recording
+ * wrapper (backends/record/record.h; DMR_ERR_IO: its file). Errors: DMR_ERR_NODEV (unknown
  * name: err lists the known ones), DMR_ERR_INVALID (a bad fault spec: err
  * names the fault and the field), or dmr_be_open_ops's. */
 dmr_status_t dmr_be_open(const dmr_be_config_t *cfg, dmr_be_t **be_p, dmr_err_t *err);
@@ -330,7 +331,8 @@ dmr_status_t dmr_be_open_ops(const dmr_be_ops_t *ops, const dmr_be_config_t *cfg
 			     dmr_err_t *err);
 /* Comma-separated names of the registered backends (static string). */
 const char *dmr_be_names(void);
-/* The backend a name finally runs on: "fault:sim" -> "sim", "sim" -> "sim"
+/* The backend a name finally runs on: "fault:sim" -> "sim", "record:fault:shm"
+ * -> "shm", "sim" -> "sim"
  * (a pointer into name; NULL for NULL). */
 const char *dmr_be_base_name(const char *name);
 

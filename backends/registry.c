@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "fault/fault.h"
+#include "record/record.h"
 
 extern const dmr_be_ops_t dmr_sim_ops;
 extern const dmr_be_ops_t dmr_shm_ops;
@@ -25,18 +26,23 @@ static const dmr_be_ops_t *const registry[] = {
 const char *dmr_be_names(void)
 {
 #ifdef DMR_HAVE_VERBS
-	return "sim, shm, verbs, fault:INNER";
+	return "sim, shm, verbs, fault:INNER, record:INNER";
 #else
-	return "sim, shm, fault:INNER";
+	return "sim, shm, fault:INNER, record:INNER";
 #endif
 }
 
 const char *dmr_be_base_name(const char *name)
 {
-	size_t np = strlen(DMR_FAULT_PREFIX);
-	while (name && strncmp(name, DMR_FAULT_PREFIX, np) == 0)
-		name += np;
-	return name;
+	size_t nf = strlen(DMR_FAULT_PREFIX), nr = strlen(DMR_RECORD_PREFIX);
+	for (;;) {
+		if (name && strncmp(name, DMR_FAULT_PREFIX, nf) == 0)
+			name += nf;
+		else if (name && strncmp(name, DMR_RECORD_PREFIX, nr) == 0)
+			name += nr;
+		else
+			return name;
+	}
 }
 
 /* ---- the shared stubs: what an operation left NULL does (backend.h) ---- */
@@ -238,6 +244,10 @@ dmr_status_t dmr_be_open(const dmr_be_config_t *cfg, dmr_be_t **be_p, dmr_err_t 
 	/* fault:INNER, the wrapper (backends/fault/fault.h) */
 	if (cfg->backend && strncmp(cfg->backend, DMR_FAULT_PREFIX, strlen(DMR_FAULT_PREFIX)) == 0)
 		return dmr_be_open_ops(&dmr_fault_ops, cfg, be_p, err);
+	/* record:INNER, the recording wrapper (backends/record/record.h) */
+	if (cfg->backend &&
+	    strncmp(cfg->backend, DMR_RECORD_PREFIX, strlen(DMR_RECORD_PREFIX)) == 0)
+		return dmr_be_open_ops(&dmr_record_ops, cfg, be_p, err);
 	for (size_t i = 0; i < sizeof(registry) / sizeof(registry[0]); i++)
 		if (strcmp(registry[i]->name, cfg->backend) == 0)
 			return dmr_be_open_ops(registry[i], cfg, be_p, err);

@@ -11,6 +11,7 @@
 #include "tools/fidelity.h"
 #include "tools/bench.h"
 #include "tools/calibrate.h"
+#include "tools/recsim.h"
 #include "replay.h"
 #include "report.h"
 #include "roles.h"
@@ -37,6 +38,9 @@ static void usage(FILE *f)
 	    "  bench transfer   KV block transfers (= kv bench): per-op latency, Gb/s\n"
 	    "  calibrate        measure a backend and write a hardware profile\n"
 	    "  fidelity         sim predictions vs a device on the same traces (docs/fidelity.md)\n"
+	    "  replay-record F  a record:INNER recording replayed on the sim: measured vs "
+	    "simulated\n"
+	    "                   latency per opcode and size (docs/RECORD.md)\n"
 	    "  mn               the memory node as a process (cluster config; docs/ROLES.md)\n"
 	    "  cn               a compute node as a process: its share of a trace on the MN\n");
 }
@@ -90,6 +94,8 @@ int main(int argc, char **argv)
 		return dmr_calibrate_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "fidelity") == 0)
 		return dmr_fidelity_main(argc - 1, argv + 1);
+	if (strcmp(cmd, "replay-record") == 0)
+		return dmr_recsim_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "mn") == 0)
 		return dmr_roles_mn_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "cn") == 0)

@@ -109,6 +109,10 @@ typedef struct dmr_bench_spec {
 				  (once it has posted 16 WRs) and finish with the WRs posted;
 				  0 = run all iters. Ignored on DRIVEN backends (simulated
 				  time costs little). res->iters says how many completed. */
+	double duration_s;     /* perftest -D: stop posting duration_s seconds after a QP's
+				  first post (once it has posted 16 WRs), on every backend
+				  (DRIVEN: simulated seconds), or after iters WRs, whichever
+				  comes first; 0 = off. res->iters says how many completed. */
 } dmr_bench_spec_t;
 
 typedef struct dmr_bench_result {
@@ -137,7 +141,8 @@ size_t dmr_bench_local_need(const dmr_bench_spec_t *spec);
 dmr_status_t dmr_bench_run(dmr_bench_session_t *s, const dmr_bench_spec_t *spec,
 			   dmr_bench_result_t *res_p, dmr_err_t *err);
 
-/* Print the result as perftest's table (header, row, rules) to file. */
+/* Print the result as perftest's table (rule, column line in Gb/sec as
+ * perftest --report_gbits, row, rule) to file. */
 void dmr_bench_print(const dmr_bench_spec_t *spec, const dmr_bench_result_t *r, void *file);
 
 /* 1 if name is a registered backend (dmr_be_names()), else 0. */

@@ -80,8 +80,11 @@ int dmr_bench_topt(const char *cmd, int ch, const char *arg, dmr_bench_topts_t *
 int dmr_bench_topts_check(const char *cmd, const dmr_bench_topts_t *o, const char *profile_hint)
 {
 	const char *be = o->t.backend;
-	int sim = strcmp(be, "sim") == 0;
-	if (!dmr_bench_known_backend(be))
+	int sim = strcmp(dmr_be_base_name(be), "sim") == 0;
+	/* bench also runs on the wrappers (fault:INNER, record:INNER); calibrate
+	 * measures a backend itself */
+	int wrapped_ok = strcmp(cmd, "bench") == 0;
+	if (!dmr_bench_known_backend(wrapped_ok ? dmr_be_base_name(be) : be))
 		fprintf(stderr, "dmreplay %s: option --backend: unknown backend '%s' (known: %s)\n",
 			cmd, be, dmr_be_names());
 	else if (o->have_profile && !sim)
@@ -94,7 +97,8 @@ int dmr_bench_topts_check(const char *cmd, const dmr_bench_topts_t *o, const cha
 			"dmreplay %s: option --mtu: only the sim's path MTU can be set (backend %s "
 			"uses its ports' active MTU)\n",
 			cmd, be);
-	else if ((o->have_device || o->have_port || o->have_gid) && strcmp(be, "verbs") != 0)
+	else if ((o->have_device || o->have_port || o->have_gid) &&
+		 strcmp(dmr_be_base_name(be), "verbs") != 0)
 		fprintf(stderr,
 			"dmreplay %s: option %s: only the verbs backend has devices (backend %s)\n",
 			cmd,
@@ -124,86 +128,134 @@ static void bench_usage(FILE *f)
 {
 	fprintf(
 	    f,
-	    "usage: dmreplay bench read|write|cas|faa [options]\n\n"
-	    "perftest-style micro-benchmark through the backend interface: one worker,\n"
-	    "one QP to the MN, `depth` WRs outstanding, one WR in `cq-mod` signaled,\n"
-	    "`post-list` WRs per post (one doorbell).\n\n"
-	    "  --backend B     sim (default), shm, verbs\n"
-	    "  --profile P     sim: hardware profile (default cx6dx-100g)\n"
-	    "  --mtu M         sim: path MTU (256, 512, 1024, 2048, 4096; default the profile's)\n"
-	    "  --device D      verbs: device name or index (default index 0)\n"
-	    "  --port N        verbs: port (default 1)\n"
-	    "  --gid-index G   verbs: GID index (default: automatic RoCEv2 IPv4 GID)\n"
-	    "  --size B        bytes per READ/WRITE (1..1073741824; default 65536, latency 2);\n"
-	    "                  cas/faa are 8 bytes\n"
-	    "  --depth D       outstanding WRs (1..1024; default 16; latency mode: 1)\n"
-	    "  --iters N       WRs (5..10000000; default 5000, latency 1000)\n"
-	    "  --latency       latency mode (perftest *_lat columns), depth 1\n"
-	    "  --cq-mod N      signal one WR in N (and the last), as perftest --cq-mod\n"
-	    "                  (1..1024; default 100, clamped to depth; latency mode: 1)\n"
-	    "  --post-list N   WRs per post, one doorbell each (1..1024, clamped to depth;\n"
-	    "                  default 1; latency mode: 1)\n"
-	    "  --same-addr     cas/faa: every WR on one 8-byte word (default: 512 words)\n"
-	    "  --cycle-buffer B  perftest's address pattern: WR i at (i mod (B / inc)) x inc,\n"
-	    "                  local and remote, inc = size rounded up to 64; one buffer when\n"
-	    "                  size > B / 2 (perftest: B = the page size, 4096); default:\n"
-	    "                  depth slots of size bytes, atomics on 512 words\n"
-	    "  --timeout S     threaded backends: seconds without a completion before giving\n"
-	    "                  up (default 10)\n\n"
+	    "usage: dmreplay bench read|write|cas|faa|atomic [options]\n"
+	    "       dmreplay bench ib_read_bw|ib_read_lat|ib_write_bw|ib_write_lat|\n"
+	    "                      ib_atomic_bw|ib_atomic_lat [perftest options]\n\n"
+	    "perftest-style micro-benchmark through the backend interface: one CN, -q QPs to\n"
+	    "the MN (one worker each), `depth` WRs outstanding per QP, one WR in `cq-mod`\n"
+	    "signaled, `post-list` WRs per post (one doorbell). perftest's own spellings are\n"
+	    "taken for what it supports; any other perftest option is refused by name.\n\n"
+	    "  --backend B          sim (default; shm, verbs, fault:INNER, record:INNER);\n"
+	    "                       perftest's -d/-i/-x without --backend mean verbs\n"
+	    "  --profile P          sim: hardware profile (default cx6dx-100g)\n"
+	    "  --mtu M              sim: path MTU (256, 512, 1024, 2048, 4096)\n"
+	    "  -d, --ib-dev, --device D   verbs: device name or index (default index 0)\n"
+	    "  -i, --ib-port, --port N    verbs: port (default 1)\n"
+	    "  -x, --gid-index G    verbs: GID index (default: automatic RoCEv2 IPv4 GID)\n"
+	    "  -s, --size B         bytes per READ/WRITE (1..1073741824, K/M/G suffixes;\n"
+	    "                       default 65536, latency 2); atomics are 8 bytes\n"
+	    "  -a, --all            every size 2, 4, ..., 8388608 (perftest's -a), one row each\n"
+	    "  -t, --tx-depth, --depth D  outstanding WRs per QP (1..1024; default 16; "
+	    "ib_write_bw\n"
+	    "                       128; latency 1)\n"
+	    "  -n, --iters N        WRs per QP (5..10000000; default 5000; ib_*: perftest's\n"
+	    "                       1000, ib_write_bw 5000)\n"
+	    "  -D, --duration S     run S seconds (simulated on sim), or -n WRs per QP\n"
+	    "                       (default 2000000 / QPs), whichever comes first\n"
+	    "  -q, --qp N           QPs (1..256), one thread each on shm/verbs\n"
+	    "  --latency            latency mode (perftest *_lat columns), depth 1\n"
+	    "  -Q, --cq-mod N       signal one WR in N, and the last (1..1024; default 100,\n"
+	    "                       clamped to depth; latency 1)\n"
+	    "  -l, --post_list, --post-list N  WRs per post (1..1024, clamped to depth)\n"
+	    "  -A, --atomic_type T  CMP_AND_SWAP or FETCH_AND_ADD (atomic tests only)\n"
+	    "  -F, --CPU-freq       accepted: no CPU-frequency check to silence\n"
+	    "  --report_gbits       BW in Gb/sec (default MiB/sec, as perftest)\n"
+	    "  --same-addr          cas/faa: every WR on one 8-byte word (default: 512 words)\n"
+	    "  --cycle-buffer B     perftest's address pattern: WR i at (i mod (B / inc)) x inc,\n"
+	    "                       local and remote, inc = size rounded up to 64; one buffer\n"
+	    "                       when size > B / 2 (perftest: B = the page size, 4096)\n"
+	    "  --timeout S          shm/verbs: seconds without a completion before giving up\n"
+	    "                       (default 10)\n\n"
 	    "Times: dmr_be_now: simulated on sim; CLOCK_MONOTONIC on shm; on verbs the TSC\n"
 	    "at a rate measured against CLOCK_MONOTONIC (as perftest's get_cycles).\n"
+	    "Not yet: two-host server/client runs (perftest -p, a destination address).\n"
 	    "Exit status: 0 done, 1 the run failed, 2 bad options.\n");
 }
 
+/* The operation: dmreplay's name or perftest's binary name. */
+static int bench_op(const char *name, uint8_t *opc, int *lat, int *pt, int *atomic_any)
+{
+	static const struct {
+		const char *n;
+		uint8_t opc;
+		int lat, pt, any;
+	} ops[] = {
+	    {"read", DMR_WR_READ, 0, 0, 0},
+	    {"write", DMR_WR_WRITE, 0, 0, 0},
+	    {"cas", DMR_WR_CAS, 0, 0, 0},
+	    {"faa", DMR_WR_FAA, 0, 0, 0},
+	    {"atomic", DMR_WR_CAS, 0, 0, 1},
+	    {"ib_read_bw", DMR_WR_READ, 0, 1, 0},
+	    {"ib_read_lat", DMR_WR_READ, 1, 1, 0},
+	    {"ib_write_bw", DMR_WR_WRITE, 0, 1, 0},
+	    {"ib_write_lat", DMR_WR_WRITE, 1, 1, 0},
+	    {"ib_atomic_bw", DMR_WR_CAS, 0, 1, 1},
+	    {"ib_atomic_lat", DMR_WR_CAS, 1, 1, 1},
+	};
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+		if (strcmp(name, ops[i].n) == 0) {
+			*opc = ops[i].opc;
+			*lat = ops[i].lat;
+			*pt = ops[i].pt;
+			*atomic_any = ops[i].any;
+			return 0;
+		}
+	return -1;
+}
+
+#define BENCH_MAX_QPS 256u
+#define BENCH_DUR_WRS 2000000ull /* -D without -n: WRs over all QPs at most */
+#define BENCH_ALL_MAX (1u << 23) /* perftest MAX_SIZE, the last size of -a */
+
 int dmr_bench_main(int argc, char **argv)
 {
-	enum {
-		O_SIZE = DMR_BENCH_O_NEXT,
-		O_DEPTH,
-		O_ITERS,
-		O_LATENCY,
-		O_SAME,
-		O_TIMEOUT,
-		O_CQ_MOD,
-		O_POST_LIST,
-		O_CYCLE,
-		O_HELP
-	};
+	enum { O_LATENCY = DMR_BENCH_O_NEXT, O_SAME, O_TIMEOUT, O_CYCLE, O_GBITS, O_HELP };
 	static const struct option opts[] = {
 	    DMR_BENCH_TARGET_OPTIONS,
-	    {"size", required_argument, NULL, O_SIZE},
-	    {"depth", required_argument, NULL, O_DEPTH},
-	    {"iters", required_argument, NULL, O_ITERS},
+	    {"ib-dev", required_argument, NULL, 'd'},
+	    {"ib-port", required_argument, NULL, 'i'},
+	    {"size", required_argument, NULL, 's'},
+	    {"depth", required_argument, NULL, 't'},
+	    {"tx-depth", required_argument, NULL, 't'},
+	    {"iters", required_argument, NULL, 'n'},
+	    {"duration", required_argument, NULL, 'D'},
+	    {"all", no_argument, NULL, 'a'},
+	    {"qp", required_argument, NULL, 'q'},
 	    {"latency", no_argument, NULL, O_LATENCY},
 	    {"same-addr", no_argument, NULL, O_SAME},
 	    {"timeout", required_argument, NULL, O_TIMEOUT},
-	    {"cq-mod", required_argument, NULL, O_CQ_MOD},
-	    {"post-list", required_argument, NULL, O_POST_LIST},
+	    {"cq-mod", required_argument, NULL, 'Q'},
+	    {"post-list", required_argument, NULL, 'l'},
+	    {"post_list", required_argument, NULL, 'l'},
+	    {"atomic_type", required_argument, NULL, 'A'},
+	    {"CPU-freq", no_argument, NULL, 'F'},
+	    {"report_gbits", no_argument, NULL, O_GBITS},
 	    {"cycle-buffer", required_argument, NULL, O_CYCLE},
 	    {"help", no_argument, NULL, O_HELP},
 	    {NULL, 0, NULL, 0},
 	};
 	dmr_bench_topts_t to;
 	dmr_bench_topts_init(&to, DMR_OPT_SIZE);
-	int have_size = 0, have_depth = 0, have_iters = 0, latency = 0, same = 0;
-	int have_cq_mod = 0, have_post_list = 0;
-	uint64_t size = 0, depth = 0, iters = 0, cq_mod = 100, post_list = 1, cycle = 0;
-	double timeout = 10;
+	int have_size = 0, have_depth = 0, have_iters = 0, latency = 0, same = 0, all = 0;
+	int have_cq_mod = 0, have_post_list = 0, gbits = 0, have_backend = 0, pt_dev = 0;
+	const char *atype = NULL;
+	uint64_t size = 0, depth = 0, iters = 0, cq_mod = 100, post_list = 1, cycle = 0, qps = 1;
+	double timeout = 10, duration = 0;
 	/* every count takes K/M/G/T suffixes */
 	const dmr_tools_num_t nums[] = {
-	    {O_SIZE, "--size", 1, BENCH_MAX_SIZE, DMR_OPT_SIZE, &size, &have_size},
-	    {O_DEPTH, "--depth", 1, BENCH_MAX_DEPTH, DMR_OPT_SIZE, &depth, &have_depth},
-	    {O_ITERS, "--iters", 5, BENCH_MAX_ITERS, DMR_OPT_SIZE, &iters, &have_iters},
-	    {O_CQ_MOD, "--cq-mod", 1, BENCH_MAX_DEPTH, DMR_OPT_SIZE, &cq_mod, &have_cq_mod},
-	    {O_POST_LIST, "--post-list", 1, BENCH_MAX_DEPTH, DMR_OPT_SIZE, &post_list,
-	     &have_post_list},
+	    {'s', "--size", 1, BENCH_MAX_SIZE, DMR_OPT_SIZE, &size, &have_size},
+	    {'t', "--depth", 1, BENCH_MAX_DEPTH, DMR_OPT_SIZE, &depth, &have_depth},
+	    {'n', "--iters", 5, BENCH_MAX_ITERS, DMR_OPT_SIZE, &iters, &have_iters},
+	    {'Q', "--cq-mod", 1, BENCH_MAX_DEPTH, DMR_OPT_SIZE, &cq_mod, &have_cq_mod},
+	    {'l', "--post-list", 1, BENCH_MAX_DEPTH, DMR_OPT_SIZE, &post_list, &have_post_list},
+	    {'q', "--qp", 1, BENCH_MAX_QPS, DMR_OPT_SIZE, &qps, NULL},
 	    {O_CYCLE, "--cycle-buffer", 64, 1u << 30, DMR_OPT_SIZE, &cycle, NULL},
 	};
 	dmr_err_t err;
 	int ch;
 	optind = 0;
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, ":hd:i:x:s:t:n:D:aq:Q:l:A:Fb", opts, NULL)) != -1) {
 		switch (ch) {
 		case O_LATENCY:
 			latency = 1;
@@ -211,61 +263,134 @@ int dmr_bench_main(int argc, char **argv)
 		case O_SAME:
 			same = 1;
 			break;
+		case 'a':
+			all = 1;
+			break;
+		case 'F':
+			break; /* perftest: do not fail on a CPU-frequency mismatch; none here */
+		case O_GBITS:
+			gbits = 1;
+			break;
+		case 'A':
+			atype = optarg;
+			break;
+		case 'b':
+			dmr_bench_pt_refuse('b', NULL);
+			return 2;
 		case O_TIMEOUT:
-			if (dmr_opt_double("--timeout", optarg, 0, 86400, DMR_OPT_LO_OPEN, &timeout,
-					   &err) != DMR_OK) {
+		case 'D': {
+			const char *nm = ch == 'D' ? "-D/--duration" : "--timeout";
+			double *v = ch == 'D' ? &duration : &timeout;
+			if (dmr_opt_double(nm, optarg, 0, 86400, DMR_OPT_LO_OPEN | DMR_OPT_SECONDS,
+					   v, &err) != DMR_OK) {
 				fprintf(stderr, "dmreplay bench: %s\n", err.msg);
 				return 2;
 			}
 			break;
+		}
 		case 'h':
 		case O_HELP:
 			bench_usage(stdout);
 			return 0;
-		default:
-			if (dmr_bench_opt_rest("bench", ch, argv, &to, nums,
+		case '?':
+			if (dmr_bench_pt_refuse(optopt, argv[optind - 1]))
+				return 2;
+			dmr_tools_opt_error("bench", ch, argv);
+			return 2;
+		default: {
+			/* perftest's -d -i -x are the target's --device --port --gid-index */
+			int tch = ch == 'd'   ? DMR_BENCH_O_DEVICE
+				  : ch == 'i' ? DMR_BENCH_O_PORT
+				  : ch == 'x' ? DMR_BENCH_O_GID
+					      : ch;
+			if (tch == DMR_BENCH_O_BACKEND)
+				have_backend = 1;
+			if (tch != ch)
+				pt_dev = 1;
+			if (dmr_bench_opt_rest("bench", tch, argv, &to, nums,
 					       sizeof(nums) / sizeof(nums[0])) < 0)
 				return 2;
 			break;
 		}
+		}
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "dmreplay bench: missing operation (read, write, cas, faa)\n");
+		fprintf(stderr, "dmreplay bench: missing operation (read, write, cas, faa, atomic, "
+				"ib_read_bw, ...)\n");
 		bench_usage(stderr);
 		return 2;
 	}
 	if (optind + 1 < argc) {
-		fprintf(stderr, "dmreplay bench: unexpected argument '%s'\n", argv[optind + 1]);
+		fprintf(stderr,
+			"dmreplay bench: unexpected argument '%s' (a destination: two-host "
+			"server/client runs are not implemented yet)\n",
+			argv[optind + 1]);
 		return 2;
 	}
 	const char *opname = argv[optind];
-	dmr_bench_spec_t sp = {.qps = 1, .timeout_s = timeout};
-	if (strcmp(opname, "read") == 0)
-		sp.opcode = DMR_WR_READ;
-	else if (strcmp(opname, "write") == 0)
-		sp.opcode = DMR_WR_WRITE;
-	else if (strcmp(opname, "cas") == 0)
-		sp.opcode = DMR_WR_CAS;
-	else if (strcmp(opname, "faa") == 0)
-		sp.opcode = DMR_WR_FAA;
-	else {
-		fprintf(stderr, "dmreplay bench: unknown operation '%s' (read, write, cas, faa)\n",
+	dmr_bench_spec_t sp = {.qps = (uint32_t)qps, .timeout_s = timeout, .duration_s = duration};
+	int pt = 0, atomic_any = 0, oplat = 0;
+	if (bench_op(opname, &sp.opcode, &oplat, &pt, &atomic_any) != 0) {
+		fprintf(stderr,
+			"dmreplay bench: unknown operation '%s' (read, write, cas, faa, atomic, "
+			"ib_read_bw, ib_read_lat, ib_write_bw, ib_write_lat, ib_atomic_bw, "
+			"ib_atomic_lat)\n",
 			opname);
 		return 2;
 	}
+	latency |= oplat;
+	if (atype) {
+		/* perftest_parameters.c atomicTypesStr: exactly these two */
+		uint8_t want = strcmp(atype, "CMP_AND_SWAP") == 0    ? DMR_WR_CAS
+			       : strcmp(atype, "FETCH_AND_ADD") == 0 ? DMR_WR_FAA
+								     : 0xff;
+		if (want == 0xff) {
+			fprintf(stderr,
+				"dmreplay bench: option -A: '%s' is not an atomic type "
+				"(CMP_AND_SWAP, FETCH_AND_ADD)\n",
+				atype);
+			return 2;
+		}
+		if (!bench_is_atomic(sp.opcode) || (!atomic_any && want != sp.opcode)) {
+			fprintf(stderr,
+				"dmreplay bench: option -A: only for the atomic tests (atomic, "
+				"ib_atomic_bw, ib_atomic_lat; %s is %s)\n",
+				opname, dmr_wr_opcode_string(sp.opcode));
+			return 2;
+		}
+		sp.opcode = want;
+	}
+	/* perftest's -d/-i/-x name a device: verbs, unless --backend said otherwise
+	 * (dmreplay's --device alone on the default sim is refused as before) */
+	if (!have_backend && pt_dev)
+		to.t.backend = "verbs";
 	if (dmr_bench_topts_check("bench", &to, "") != 0)
 		return 2;
 	const dmr_bench_target_t t = to.t;
-	int sim = strcmp(t.backend, "sim") == 0;
+	int sim = strcmp(dmr_be_base_name(t.backend), "sim") == 0;
 #ifdef DMR_HAVE_VERBS
-	int verbs = strcmp(t.backend, "verbs") == 0;
+	/* verbs, or verbs under a wrapper (fault:, record:): its queue is sized
+	 * as perftest's; only the bare handle can be asked for its info */
+	int verbs = strcmp(dmr_be_base_name(t.backend), "verbs") == 0;
+	int bare_verbs = strcmp(t.backend, "verbs") == 0;
 #endif
+	if (all && have_size) {
+		fprintf(stderr, "dmreplay bench: option -a: runs every size 2..%u; not with -s\n",
+			BENCH_ALL_MAX);
+		return 2;
+	}
 	if (bench_is_atomic(sp.opcode)) {
 		if (have_size && size != 8) {
 			fprintf(stderr,
 				"dmreplay bench: option --size: %s operates on 8 bytes "
 				"(asked %" PRIu64 ")\n",
 				opname, size);
+			return 2;
+		}
+		if (all) { /* perftest: "Message size cannot be changed for Atomic tests" */
+			fprintf(
+			    stderr,
+			    "dmreplay bench: option -a: atomic tests have one size (8 bytes)\n");
 			return 2;
 		}
 		size = 8;
@@ -293,17 +418,28 @@ int dmr_bench_main(int argc, char **argv)
 				have_cq_mod && cq_mod != 1 ? "--cq-mod" : "--post-list");
 			return 2;
 		}
+		if (qps != 1) {
+			fprintf(stderr, "dmreplay bench: option -q: latency mode runs one QP\n");
+			return 2;
+		}
 		depth = 1;
 		cq_mod = post_list = 1;
 		if (!have_iters)
 			iters = 1000;
 	} else {
+		/* perftest: tx_depth 128 (DEF_TX_BW); READ and atomics outstanding
+		 * at most -o = max_qp_rd_atom, 16 on ConnectX and rxe */
 		if (!have_depth)
-			depth = 16;
-		if (!have_iters)
-			iters = 5000;
+			depth = pt && sp.opcode == DMR_WR_WRITE ? 128 : 16;
+		if (!have_iters) /* perftest DEF_ITERS 1000, DEF_ITERS_WB 5000 */
+			iters = pt && sp.opcode != DMR_WR_WRITE ? 1000 : 5000;
 	}
-	sp.size = (uint32_t)size;
+	if (duration > 0 && !have_iters) {
+		iters = BENCH_DUR_WRS / qps;
+		if (iters < 1000)
+			iters = 1000;
+	}
+	sp.size = (uint32_t)(all ? BENCH_ALL_MAX : size);
 	sp.depth = (uint32_t)depth;
 	sp.iters = iters;
 	sp.latency = latency;
@@ -316,9 +452,10 @@ int dmr_bench_main(int argc, char **argv)
 		/* what the run allocates and registers, checked before it is (issue
 		 * #15 D2: --size 1G touched 16.8 GB): the MN region (depth x size
 		 * per QP), the local buffers, two timestamps per iteration */
-		uint64_t need = dmr_bench_mr_need(&sp) + dmr_bench_local_need(&sp) + 16 * iters;
+		uint64_t need =
+		    dmr_bench_mr_need(&sp) + dmr_bench_local_need(&sp) * qps + 16 * iters * qps;
 		char what[96];
-		snprintf(what, sizeof(what), "--size %" PRIu64 " x --depth %" PRIu64, size, depth);
+		snprintf(what, sizeof(what), "--size %u x --depth %" PRIu64, sp.size, depth);
 		if (dmr_opt_fits_memory(what, need, "MN region, local buffers and timestamps",
 					&err) != DMR_OK) {
 			fprintf(stderr, "dmreplay bench: %s\n", err.msg);
@@ -332,7 +469,7 @@ int dmr_bench_main(int argc, char **argv)
 		dmr_verbs_set_queue(2 * (uint32_t)depth < 64 ? 64 : 2 * (uint32_t)depth,
 				    sp.opcode == DMR_WR_WRITE ? -1 : 0);
 #endif
-	dmr_status_t st = dmr_bench_session_open(&s, &t, 1, dmr_bench_mr_need(&sp),
+	dmr_status_t st = dmr_bench_session_open(&s, &t, (uint32_t)qps, dmr_bench_mr_need(&sp),
 						 dmr_bench_local_need(&sp), &err);
 #ifdef DMR_HAVE_VERBS
 	if (verbs)
@@ -342,12 +479,13 @@ int dmr_bench_main(int argc, char **argv)
 		/* a bad profile, or no such device / port / GID: bad input (2) */
 		int bad_input = (sim && (st == DMR_ERR_IO || st == DMR_ERR_PARSE)) ||
 				st == DMR_ERR_NODEV || st == DMR_ERR_RANGE;
-		fprintf(stderr, "dmreplay bench: %s%s\n", bad_input ? "option --profile: " : "",
+		int bad_profile = sim && (st == DMR_ERR_IO || st == DMR_ERR_PARSE);
+		fprintf(stderr, "dmreplay bench: %s%s\n", bad_profile ? "option --profile: " : "",
 			err.msg);
 		return bad_input ? 2 : 1;
 	}
 #ifdef DMR_HAVE_VERBS
-	if (verbs) {
+	if (bare_verbs) {
 		dmr_verbs_info_t vi;
 		dmr_verbs_info(s.be, &vi);
 		if (sp.depth > vi.sq_depth) {
@@ -360,19 +498,32 @@ int dmr_bench_main(int argc, char **argv)
 		}
 	}
 #endif
+	uint32_t first = all ? 2 : sp.size, last = sp.size;
+	sp.size = first;
 	dmr_bench_print_header(stdout, &s, &sp, (uint32_t)cq_mod, (uint32_t)post_list);
-	dmr_bench_result_t res;
-	st = dmr_bench_run_sel(&s, &sp, (uint32_t)cq_mod, (uint32_t)post_list, &res, &err);
-	if (st != DMR_OK) {
-		fprintf(stderr, "dmreplay bench: %s\n", err.msg);
-		dmr_bench_session_close(&s);
-		return 1;
+	if (duration > 0)
+		printf(" Duration        : %g s%s, or %" PRIu64
+		       " WRs per QP, whichever comes first\n",
+		       duration, s.driven ? " (simulated)" : "", iters);
+	dmr_bench_table_head(stdout, &sp, gbits);
+	int rc = 0;
+	for (uint64_t sz = first; sz <= last; sz *= 2) {
+		sp.size = (uint32_t)sz;
+		dmr_bench_result_t res;
+		st = dmr_bench_run_sel(&s, &sp, (uint32_t)cq_mod, (uint32_t)post_list, &res, &err);
+		if (st != DMR_OK) {
+			fflush(stdout);
+			fprintf(stderr, "dmreplay bench: %s (size %" PRIu64 ")\n", err.msg, sz);
+			rc = 1;
+			break;
+		}
+		dmr_bench_table_row(stdout, &sp, &res, gbits);
+		if (!s.driven && !all)
+			printf(" Clock check     : first post to last completion %.6f s by "
+			       "dmr_be_now; the whole loop %.6f s by CLOCK_MONOTONIC\n",
+			       res.seconds, res.mono_seconds);
 	}
-	dmr_bench_print(&sp, &res, stdout);
-	if (!s.driven)
-		printf(" Clock check     : first post to last completion %.6f s by dmr_be_now; the "
-		       "whole loop %.6f s by CLOCK_MONOTONIC\n",
-		       res.seconds, res.mono_seconds);
+	dmr_bench_table_foot(stdout);
 	dmr_bench_session_close(&s);
-	return 0;
+	return rc;
 }

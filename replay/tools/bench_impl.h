@@ -61,6 +61,22 @@ void dmr_bench_lat_stats(const uint64_t *tp, uint64_t iters, dmr_bench_result_t 
 void dmr_bench_print_header(FILE *f, const dmr_bench_session_t *s, const dmr_bench_spec_t *sp,
 			    uint32_t cq_mod, uint32_t post_list);
 
+/* perftest's result table (perftest_parameters.h's formats, verbatim):
+ * head = rule + the column line (BW: MiB/sec, gbits: Gb/sec as
+ * --report_gbits; latency: t_* columns, with duration_s perftest's
+ * "t_avg tps average" columns), one row per run (BW peak 0.00 when not
+ * computed: several QPs), foot = the closing rule. */
+void dmr_bench_table_head(FILE *f, const dmr_bench_spec_t *sp, int gbits);
+void dmr_bench_table_row(FILE *f, const dmr_bench_spec_t *sp, const dmr_bench_result_t *r,
+			 int gbits);
+void dmr_bench_table_foot(FILE *f);
+/* A perftest option dmreplay bench does not take: optopt_ch (getopt's
+ * optopt for an unknown short option, 0 for a long one) or arg (the long
+ * option as typed, "--name[=value]") names one: print "dmreplay bench:
+ * option X: perftest's -L/--NAME is not supported: WHY" and return 1;
+ * else 0 (bench_perftest.c). */
+int dmr_bench_pt_refuse(int optopt_ch, const char *arg);
+
 /* ---- the options that choose a target (bench_cli.c) ---- */
 
 /* getopt_long values of the target options; a tool's own start at

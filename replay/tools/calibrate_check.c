@@ -27,8 +27,34 @@ static void print_summ(const cal_t *c, const char *label, const summ_t *s, const
 	       s->value, unit, prec, s->stdev, prec, s->min, prec, s->max, s->n, cut);
 }
 
+/* The host's load per round and the verdict on it (hostload.h). */
+static void print_host_load(const cal_t *c)
+{
+	if (!c->hl_sampled) {
+		printf("host load: not sampled (simulated time does not depend on it)\n");
+		return;
+	}
+	uint32_t loaded = 0;
+	printf("host load per round (other = busy share of the host's CPU in a %d ms quiet "
+	       "window before the round, steal over the round; loaded above %.0f %%):\n",
+	       DMR_HOSTLOAD_IDLE_MS, 100 * DMR_HOSTLOAD_LIMIT);
+	for (uint32_t r = 0; r < c->rounds; r++) {
+		char hb[96];
+		dmr_hostload_format(&c->hl[r], hb, sizeof(hb));
+		printf("  round %-3u %s\n", r + 1, hb);
+		loaded += c->hl[r].loaded;
+	}
+	if (loaded)
+		printf("WARNING: %u of %u rounds ran on a loaded host: the medians below include "
+		       "them; measure again on a quiet host before trusting the profile\n",
+		       loaded, c->rounds);
+	else
+		printf("host quiet in every round\n");
+}
+
 void dmr_cal_print_results(const cal_t *c)
 {
+	print_host_load(c);
 	if (!c->s.driven && c->o.max_s > 0)
 		printf("(each run stops posting %.2f s after its first post, --max-run-s; the WRs "
 		       "completed are given per line and in the profile's iterations_done)\n",

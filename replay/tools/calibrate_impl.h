@@ -16,6 +16,7 @@
 #include "../../models/model.h"
 #include "bench_impl.h"
 #include "calibrate.h"
+#include "hostload.h"
 
 #define CAL_NSIZES 14 /* 8 B .. 64 KiB, powers of two */
 #define CAL_NDEPTHS 5
@@ -23,7 +24,10 @@
 #define CAL_BW_DEPTH 16u
 #define CAL_ATOMIC_DEPTH 16u
 #define CAL_JSON_FLAGS (JSON_INDENT(2) | JSON_REAL_PRECISION(10)) /* profiles */
-#define CAL_ENG_NTRACES 4 /* traces of the engine CPU fit (calibrate_engine.c) */
+#define CAL_ENG_NTRACES 4
+#define CAL_MAX_ROUNDS                                                                             \
+	100 /* --reps at most (calibrate_cli.c) */ /* traces of the engine CPU fit                 \
+						      (calibrate_engine.c) */
 
 extern const uint32_t dmr_cal_depths[CAL_NDEPTHS]; /* 1, 2, 4, 8, 16 */
 
@@ -71,6 +75,11 @@ typedef struct cal {
 	summ_t poll_one, poll_empty;			 /* ns */
 	uint32_t poll_late; /* threaded: completion not there yet when polled */
 	double wall_s;
+	/* the rounds measured and the host's load around each (hostload.h;
+	 * known 0 on DRIVEN backends: simulated time is not the host's) */
+	uint32_t rounds;
+	int hl_sampled; /* dmr_hostload_wanted */
+	dmr_hostload_t hl[CAL_MAX_ROUNDS];
 	/* software NIC (docs/CALIBRATION.md "Software NIC"): host_cpus 0 = none */
 	uint32_t host_cpus;
 	char host_cpus_src[200];

@@ -4,8 +4,12 @@
  * 64 KiB bandwidth, 8 B READ rate against depth, 8 B WRITE and CAS rate,
  * atomics, doorbell cost, poll cost and the READ batch, each repeated
  * o.reps (or db_reps / poll_reps) times and kept as a summary (median,
- * spread, the raw series). Runs go through replay/tools/bench.h; the timed
- * posts and polls here carry DMR_WRID_BENCH wr_ids (core/base/wrid.h).
+ * spread, the raw series). The bench streams run in rounds: round k runs
+ * every stream once, so the repetitions of a figure are spread over the
+ * whole calibration and a drift of the host's load falls on all figures
+ * alike; the host's load is sampled around each round (hostload.h). Runs go through
+ * replay/tools/bench.h; the timed posts and polls here carry DMR_WRID_BENCH wr_ids
+ * (core/base/wrid.h).
  */
 #include <gsl/gsl_fit.h>
 #include <gsl/gsl_sort.h>
@@ -87,37 +91,47 @@ typedef struct cal_buf {
 	dmr_bench_result_t *res;
 } cal_buf_t;
 
-/* Run sp (one QP unless it says more; capped at o.max_s) o.reps times into
- * b->res. */
+/* Run sp (one QP unless it says more; capped at o.max_s) once, this
+ * round's repetition, into b->res[0]: the rounds alternate over every
+ * stream (dmr_cal_measure), so a drift of the host's load falls on all. */
 static dmr_status_t run_reps(cal_t *c, dmr_bench_spec_t sp, cal_buf_t *b, dmr_err_t *err)
 {
 	sp.qps = sp.qps ? sp.qps : 1;
 	sp.max_s = c->o.max_s;
-	for (uint32_t i = 0; i < c->o.reps; i++) {
-		dmr_status_t st = dmr_bench_run(&c->s, &sp, &b->res[i], err);
-		if (st != DMR_OK)
-			return st;
-	}
-	return DMR_OK;
+	return dmr_bench_run(&c->s, &sp, &b->res[0], err);
 }
 
 #define RES_FIELD(f) offsetof(dmr_bench_result_t, f)
 
-/* *dst = the summary over the repetitions of the result's double at offset
- * off, times scale; with done, also how many WRs each run completed (max_s
- * may cut a run short). */
+/* Append this round's value (the result's double at offset off, times
+ * scale) to *dst and recompute its summary over the rounds so far; with
+ * done, also how many WRs the run completed (max_s may cut a run short). */
 static void summ_pick(cal_t *c, cal_buf_t *b, size_t off, double scale, int done, summ_t *dst)
 {
-	uint32_t n = c->o.reps;
-	for (uint32_t i = 0; i < n; i++)
-		b->v[i] = *(const double *)((const char *)&b->res[i] + off) * scale;
-	dmr_cal_summ_make(dst, b->v, n);
-	if (!done)
-		return;
-	dst->done = malloc(dst->n * sizeof(uint64_t));
-	if (dst->done)
-		for (uint32_t i = 0; i < dst->n; i++)
-			dst->done[i] = b->res[i].iters;
+	(void)c;
+	uint32_t n = dst->n;
+	double *v = malloc((n + 1) * sizeof(double));
+	uint64_t *d = done ? malloc((n + 1) * sizeof(uint64_t)) : NULL;
+	if (!v || (done && !d)) {
+		free(v);
+		free(d);
+		return; /* out of memory: the summary keeps the rounds it has */
+	}
+	if (n)
+		memcpy(v, dst->reps, n * sizeof(double));
+	if (d && n && dst->done)
+		memcpy(d, dst->done, n * sizeof(uint64_t));
+	v[n] = *(const double *)((const char *)&b->res[0] + off) * scale;
+	if (d)
+		d[n] = b->res[0].iters;
+	free(dst->reps);
+	free(dst->done);
+	if (dmr_cal_summ_make(dst, v, n + 1) != 0) {
+		free(d);
+		d = NULL;
+	}
+	dst->done = d;
+	free(v);
 }
 
 /* Wait for n completions of worker w (all must succeed). */
@@ -455,7 +469,8 @@ out:
 
 dmr_status_t dmr_cal_measure(cal_t *c, int sim, dmr_err_t *err)
 {
-	/* a phase runs bench streams (with scratch) or times posts and polls */
+	/* a phase runs bench streams (with scratch; once per round) or times
+	 * posts and polls (its own repetitions, in round 1) */
 	static const struct {
 		const char *name;
 		dmr_status_t (*streams)(cal_t *c, cal_buf_t *b, dmr_err_t *err);
@@ -472,28 +487,55 @@ dmr_status_t dmr_cal_measure(cal_t *c, int sim, dmr_err_t *err)
 	    {"engine CPU (shm)", NULL, dmr_cal_measure_engine},
 	};
 	double w0 = dmr_wall_s();
-	cal_buf_t b = {malloc(c->o.reps * sizeof(double)),
-		       malloc(c->o.reps * sizeof(dmr_bench_result_t))};
+	cal_buf_t b = {malloc(sizeof(double)), malloc(sizeof(dmr_bench_result_t))};
 	dmr_status_t st = DMR_OK;
 	if (!b.v || !b.res)
 		st = dmr_err_set(err, DMR_ERR_NOMEM, "out of memory");
 	else
 		st = measure_clock(c);
 	/* the engine's CPU is measured beside a device, not on the model */
-	int nph = sim ? 8 : 9;
-	dmr_progress_t prog; /* phases done of nph (issue #15 D20) */
+	int nph = sim ? 8 : 9, nstream = 5;
+	uint32_t R = c->o.reps ? c->o.reps : 1;
+	if (R > CAL_MAX_ROUNDS)
+		R = CAL_MAX_ROUNDS;
+	uint64_t total = (uint64_t)nph + (uint64_t)(R - 1) * nstream, ticks = 0;
+	dmr_progress_t prog; /* phases done (issue #15 D20) */
 	dmr_progress_init(&prog, c->o.progress ? DMR_PROGRESS_ON : DMR_PROGRESS_AUTO, "calibrate",
-			  "phases", (uint64_t)nph);
-	for (int ph = 0; ph < nph && st == DMR_OK; ph++) {
-		dmr_progress_tick(&prog, (uint64_t)ph);
-		double tp = dmr_wall_s();
-		st = phase[ph].streams ? phase[ph].streams(c, &b, err) : phase[ph].timed(c, err);
-		if (!c->s.driven)
-			fprintf(stderr, "%sdmreplay calibrate: %-24s %6.1f s wall\n",
-				prog.on && prog.tty && prog.shown ? "\r\033[K" : "", phase[ph].name,
-				dmr_wall_s() - tp);
+			  "phases", total);
+	c->rounds = 0;
+	for (uint32_t round = 0; round < R && st == DMR_OK; round++) {
+		/* the host's load around the round (hostload.h): wall-clock
+		 * figures only, the sim's time is its own */
+		dmr_hostload_snap_t snap;
+		dmr_hostload_t *hl = &c->hl[round];
+		memset(hl, 0, sizeof(*hl));
+		c->hl_sampled = dmr_hostload_wanted(c->s.driven);
+		if (c->hl_sampled)
+			dmr_hostload_begin(hl, &snap);
+		for (int ph = 0; ph < nph && st == DMR_OK; ph++) {
+			if (round > 0 && !phase[ph].streams)
+				continue;
+			dmr_progress_tick(&prog, ticks++);
+			double tp = dmr_wall_s();
+			st = phase[ph].streams ? phase[ph].streams(c, &b, err)
+					       : phase[ph].timed(c, err);
+			if (!c->s.driven)
+				fprintf(stderr,
+					"%sdmreplay calibrate: round %u %-24s %6.1f s wall\n",
+					prog.on && prog.tty && prog.shown ? "\r\033[K" : "",
+					round + 1, phase[ph].name, dmr_wall_s() - tp);
+		}
+		if (c->hl_sampled) {
+			dmr_hostload_end(hl, &snap);
+			char hb[96];
+			dmr_hostload_format(hl, hb, sizeof(hb));
+			fprintf(stderr, "dmreplay calibrate: round %u of %u: host %s\n", round + 1,
+				R, hb);
+		}
+		if (st == DMR_OK)
+			c->rounds = round + 1;
 	}
-	dmr_progress_end(&prog, st == DMR_OK ? (uint64_t)nph : 0);
+	dmr_progress_end(&prog, st == DMR_OK ? total : 0);
 	free(b.v);
 	free(b.res);
 	c->wall_s = dmr_wall_s() - w0;

@@ -578,6 +578,23 @@ dmr_status_t dmr_cal_profile_json(cal_t *c, const dmr_model_t *bm, json_t *base_
 		      (int)c->o.rate_iters, "atomic_iters", (int)c->o.atomic_iters, "qps",
 		      (int)c->o.qps, "doorbell_k", (int)c->o.batch, "poll_reps",
 		      (int)c->o.poll_reps, "max_run_s", c->o.max_s, "wall_s", c->wall_s));
+	/* the host's load around each round (hostload.h): a profile measured
+	 * on a loaded host says so */
+	json_t *hl = json_array();
+	uint32_t loaded = 0;
+	for (uint32_t r = 0; r < c->rounds; r++) {
+		const dmr_hostload_t *h = &c->hl[r];
+		loaded += h->loaded;
+		json_array_append_new(
+		    hl, h->known ? json_pack("{s:i, s:o, s:o, s:o, s:b}", "round", (int)r + 1,
+					     "other", jreal(h->other), "steal", jreal(h->steal),
+					     "loadavg1", jreal(h->loadavg1), "loaded", h->loaded)
+				 : json_pack("{s:i, s:n}", "round", (int)r + 1, "other"));
+	}
+	json_object_set_new(meas, "host_load",
+			    json_pack("{s:f, s:i, s:i, s:b, s:o}", "limit", DMR_HOSTLOAD_LIMIT,
+				      "rounds", (int)c->rounds, "loaded_rounds", (int)loaded,
+				      "sampled", c->hl_sampled, "per_round", hl));
 	json_object_set_new(root, "measured", meas);
 	*root_p = root;
 	return DMR_OK;

@@ -5,7 +5,13 @@
  *
  * For each trace the same replay (shape, seed) runs on the verbs backend on
  * the device (measured) and on the sim with the profile (predicted), both
- * through dmr_replay_run in this process. One table row per trace: committed
+ * through dmr_replay_run in this process. The measured side runs --rounds
+ * times (default 3), round by round over the traces (every other round in
+ * reverse order, so a drift of the host's load falls on every trace), each
+ * run after a quiet window that samples the host's load (hostload.h); the
+ * row has the medians, their spread, and how many rounds ran on a loaded
+ * host (marked "loaded": a verdict then says more about the host than the
+ * model). The sim is deterministic: it runs once per trace. One table row per trace: committed
  * throughput, p50 and p99 latency measured and predicted, the relative error
  * (predicted - measured) / measured, and PASS/FAIL against the tolerances.
  * DIR/fidelity.{csv,md} are only (atomically) replaced by a complete table;
@@ -40,6 +46,12 @@ typedef struct dmr_fid_row {
 	double meas_p50, pred_p50;     /* us */
 	double meas_p99, pred_p99;     /* us */
 	double meas_abort, pred_abort; /* aborts per attempt, 0..1 */
+	/* the measured side over its rounds (meas_* above are their medians) */
+	unsigned rounds;	       /* measured runs that gave numbers */
+	double spread_tps, spread_p50; /* (max - min) / median over them */
+	double host_other, host_steal; /* largest over them (replay/tools/hostload.h) */
+	double host_load;	       /* largest 1-minute load average */
+	unsigned loaded_rounds;	       /* rounds measured on a loaded host */
 	/* outputs of dmr_fid_row_compute */
 	double err_tps, err_p50, err_p99; /* (pred - meas) / meas; NAN when meas <= 0 */
 	int pass_tps, pass_p50;		  /* 1 within tolerance, 0 not (NAN fails) */

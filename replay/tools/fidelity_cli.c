@@ -39,6 +39,9 @@ static void usage(FILE *f)
 	    "  --txns N          transactions per generated trace (default 2000)\n"
 	    "  --cns N --threads N --coros N   shape (default 1 x 2 x 2)\n"
 	    "  --seed S          generator and replay seed (default 1)\n"
+	    "  --rounds R        measure each trace R times (1..15, default 3), the traces in\n"
+	    "                    turn, reversed every other round; the table has the medians,\n"
+	    "                    the spread and the host's load (docs/fidelity.md)\n"
 	    "  --quiet           only the table\n"
 	    "  --help\n\n"
 	    "The table goes to DIR/fidelity.{csv,md} only when every replay ran to the\n"
@@ -80,17 +83,29 @@ static int check_trace(const char *path)
 
 int dmr_fidelity_main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"profile", required_argument, 0, 'p'}, {"device", required_argument, 0, 'v'},
-	    {"port", required_argument, 0, 'P'},    {"gid-index", required_argument, 0, 'G'},
-	    {"out", required_argument, 0, 'o'},	    {"traces", required_argument, 0, 't'},
-	    {"txns", required_argument, 0, 'n'},    {"cns", required_argument, 0, 'c'},
-	    {"threads", required_argument, 0, 'T'}, {"coros", required_argument, 0, 'C'},
-	    {"seed", required_argument, 0, 's'},    {"quiet", no_argument, 0, 'q'},
-	    {"help", no_argument, 0, 'h'},	    {0, 0, 0, 0}};
+	static const struct option opts[] = {{"profile", required_argument, 0, 'p'},
+					     {"device", required_argument, 0, 'v'},
+					     {"port", required_argument, 0, 'P'},
+					     {"gid-index", required_argument, 0, 'G'},
+					     {"out", required_argument, 0, 'o'},
+					     {"traces", required_argument, 0, 't'},
+					     {"txns", required_argument, 0, 'n'},
+					     {"cns", required_argument, 0, 'c'},
+					     {"threads", required_argument, 0, 'T'},
+					     {"coros", required_argument, 0, 'C'},
+					     {"seed", required_argument, 0, 's'},
+					     {"quiet", no_argument, 0, 'q'},
+					     {"rounds", required_argument, 0, 'R'},
+					     {"help", no_argument, 0, 'h'},
+					     {0, 0, 0, 0}};
 	/* the defaults; the options fill in the rest */
-	dmr_fid_cfg_t cfg = {
-	    .out = "out/fidelity", .txns = 2000, .cns = 1, .threads = 2, .coros = 2, .seed = 1};
+	dmr_fid_cfg_t cfg = {.out = "out/fidelity",
+			     .txns = 2000,
+			     .cns = 1,
+			     .threads = 2,
+			     .coros = 2,
+			     .seed = 1,
+			     .rounds = 3};
 	uint64_t port = 1, gid = 0;
 	int have_gid = 0;
 	const dmr_tools_num_t nums[] = {
@@ -101,6 +116,7 @@ int dmr_fidelity_main(int argc, char **argv)
 	    {'T', "--threads", 1, 1024, 0, &cfg.threads, NULL},
 	    {'C', "--coros", 1, 1024, 0, &cfg.coros, NULL},
 	    {'s', "--seed", 0, UINT64_MAX, 0, &cfg.seed, NULL},
+	    {'R', "--rounds", 1, FID_MAX_ROUNDS, 0, &cfg.rounds, NULL},
 	};
 	const char *profile = NULL, *device = NULL;
 	char *tlist[FID_MAX_TRACES];

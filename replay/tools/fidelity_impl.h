@@ -12,6 +12,7 @@
 #include "fidelity.h"
 
 #define FID_MAX_TRACES 32
+#define FID_MAX_ROUNDS 15
 
 /* What `dmreplay fidelity` runs, from its options. */
 typedef struct dmr_fid_cfg {
@@ -23,6 +24,7 @@ typedef struct dmr_fid_cfg {
 	char **traces;	     /* ntraces trace files; 0: the generated set */
 	size_t ntraces;
 	uint64_t txns, cns, threads, coros, seed;
+	uint64_t rounds; /* measured runs per trace (alternating over the traces) */
 	int quiet;
 } dmr_fid_cfg_t;
 

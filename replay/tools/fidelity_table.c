@@ -9,6 +9,7 @@
 
 #include "../../core/base/fs.h"
 #include "fidelity_impl.h"
+#include "hostload.h"
 
 double dmr_fid_rel_err(double pred, double meas)
 {
@@ -43,22 +44,48 @@ static const char *pct(double e, char *buf, size_t len)
 	return buf;
 }
 
+/* "3: 4.1 %/2.0 %, 1.2 %/0.0 %, LOADED 1 of 3" (rounds measured, the
+ * spread of throughput and p50, the host's largest other and steal
+ * shares, the rounds on a loaded host); "-" for a row never measured. */
+static const char *host_text(const dmr_fid_row_t *r, char *buf, size_t len)
+{
+	if (!r->rounds) {
+		snprintf(buf, len, "-");
+		return buf;
+	}
+	char hs[64];
+	if (isnan(r->host_other))
+		snprintf(hs, sizeof(hs), "host not sampled");
+	else
+		snprintf(hs, sizeof(hs), "%.1f %%/%.1f %%", 100 * r->host_other,
+			 100 * r->host_steal);
+	char ld[48] = "quiet";
+	if (r->loaded_rounds)
+		snprintf(ld, sizeof(ld), "LOADED %u of %u", r->loaded_rounds, r->rounds);
+	else if (isnan(r->host_other))
+		snprintf(ld, sizeof(ld), "-");
+	snprintf(buf, len, "%u: %.1f %%/%.1f %%, %s, %s", r->rounds, 100 * r->spread_tps,
+		 100 * r->spread_p50, hs, ld);
+	return buf;
+}
+
 int dmr_fid_print(const dmr_fid_row_t *rows, size_t n, FILE *f)
 {
-	char a[32], b[32], c[32];
-	fprintf(f, "%-16s %11s %11s %8s %9s %9s %8s %9s %9s %8s %7s %7s  %-4s %-4s\n", "trace",
+	char a[32], b[32], c[32], h[160];
+	fprintf(f, "%-16s %11s %11s %8s %9s %9s %8s %9s %9s %8s %7s %7s  %-4s %-4s  %s\n", "trace",
 		"meas tps", "pred tps", "err", "meas p50", "pred p50", "err", "meas p99",
-		"pred p99", "err", "m abrt", "p abrt", "tps", "p50");
+		"pred p99", "err", "m abrt", "p abrt", "tps", "p50",
+		"rounds: spread tps/p50, host other/steal, loaded");
 	for (size_t i = 0; i < n; i++) {
 		const dmr_fid_row_t *r = &rows[i];
 		fprintf(f,
 			"%-16s %11.1f %11.1f %8s %9.1f %9.1f %8s %9.1f %9.1f %8s %6.1f%% %6.1f%%  "
-			"%-4s %-4s%s%s\n",
+			"%-4s %-4s  %s%s%s\n",
 			r->trace, r->meas_tps, r->pred_tps, pct(r->err_tps, a, sizeof(a)),
 			r->meas_p50, r->pred_p50, pct(r->err_p50, b, sizeof(b)), r->meas_p99,
 			r->pred_p99, pct(r->err_p99, c, sizeof(c)), 100 * r->meas_abort,
 			100 * r->pred_abort, pf(r->pass_tps), pf(r->pass_p50),
-			r->note[0] ? "  " : "", r->note);
+			host_text(r, h, sizeof(h)), r->note[0] ? "  " : "", r->note);
 	}
 	return ferror(f) ? -1 : 0;
 }
@@ -75,7 +102,8 @@ int dmr_fid_write_csv(const dmr_fid_row_t *rows, size_t n, FILE *f)
 {
 	fprintf(f, "trace,meas_tps,pred_tps,err_tps,meas_p50_us,pred_p50_us,err_p50,"
 		   "meas_p99_us,pred_p99_us,err_p99,meas_abort_rate,pred_abort_rate,"
-		   "tps_result,p50_result,result,tol_tps,tol_p50,note\n");
+		   "tps_result,p50_result,result,tol_tps,tol_p50,note,rounds,spread_tps,spread_p50,"
+		   "host_other,host_steal,host_loadavg,loaded_rounds,host_limit\n");
 	for (size_t i = 0; i < n; i++) {
 		const dmr_fid_row_t *r = &rows[i];
 		fprintf(f, "%s", r->trace);
@@ -91,31 +119,42 @@ int dmr_fid_write_csv(const dmr_fid_row_t *rows, size_t n, FILE *f)
 		csv_num(f, r->meas_abort);
 		csv_num(f, r->pred_abort);
 		/* the note never holds a comma or quote (fid_note strips them) */
-		fprintf(f, ",%s,%s,%s,%.2f,%.2f,%s\n", pf(r->pass_tps), pf(r->pass_p50),
-			pf(r->pass), DMR_FID_TOL_TPS, DMR_FID_TOL_P50, r->note);
+		fprintf(f, ",%s,%s,%s,%.2f,%.2f,%s,%u", pf(r->pass_tps), pf(r->pass_p50),
+			pf(r->pass), DMR_FID_TOL_TPS, DMR_FID_TOL_P50, r->note, r->rounds);
+		if (r->rounds) {
+			csv_num(f, r->spread_tps);
+			csv_num(f, r->spread_p50);
+			csv_num(f, r->host_other);
+			csv_num(f, r->host_steal);
+			csv_num(f, r->host_load);
+		} else {
+			fprintf(f, ",,,,,");
+		}
+		fprintf(f, ",%u,%.2f\n", r->loaded_rounds, DMR_HOSTLOAD_LIMIT);
 	}
 	return ferror(f) ? -1 : 0;
 }
 
 int dmr_fid_write_md(const dmr_fid_row_t *rows, size_t n, FILE *f)
 {
-	char a[32], b[32], c[32];
+	char a[32], b[32], c[32], h[160];
 	fprintf(f, "| trace | measured K txn/s | predicted K txn/s | error | measured p50 us | "
 		   "predicted p50 us | error | measured p99 us | predicted p99 us | error | "
-		   "aborts measured / predicted | throughput (15 %%) | p50 (20 %%) |\n"
+		   "aborts measured / predicted | throughput (15 %%) | p50 (20 %%) | "
+		   "rounds: spread tps/p50, host other/steal, loaded |\n"
 		   "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | "
-		   "--- | --- |\n");
+		   "--- | --- | --- |\n");
 	for (size_t i = 0; i < n; i++) {
 		const dmr_fid_row_t *r = &rows[i];
 		fprintf(f,
 			"| %s%s%s%s | %.2f | %.2f | %s | %.1f | %.1f | %s | %.1f | %.1f | %s | "
-			"%.1f %% / %.1f %% | %s | %s |\n",
+			"%.1f %% / %.1f %% | %s | %s | %s |\n",
 			r->trace, r->note[0] ? " (" : "", r->note[0] ? r->note : "",
 			r->note[0] ? ")" : "", r->meas_tps / 1e3, r->pred_tps / 1e3,
 			pct(r->err_tps, a, sizeof(a)), r->meas_p50, r->pred_p50,
 			pct(r->err_p50, b, sizeof(b)), r->meas_p99, r->pred_p99,
 			pct(r->err_p99, c, sizeof(c)), 100 * r->meas_abort, 100 * r->pred_abort,
-			pf(r->pass_tps), pf(r->pass_p50));
+			pf(r->pass_tps), pf(r->pass_p50), host_text(r, h, sizeof(h)));
 	}
 	return ferror(f) ? -1 : 0;
 }

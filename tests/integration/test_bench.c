@@ -95,9 +95,9 @@ START_TEST(sim_read_64k_bandwidth_mtu4096)
 	dmr_bench_session_close(&s);
 
 	/* the same through the command line, perftest's columns */
-	dmr_test_run_t c =
-	    dmr_test_call_main(dmr_bench_main, "bench", "read", "--size", "65536", "--depth", "16",
-			       "--iters", "5000", "--mtu", "4096", "--cq-mod", "1", NULL);
+	dmr_test_run_t c = dmr_test_call_main(dmr_bench_main, "bench", "read", "--size", "65536",
+					      "--depth", "16", "--iters", "5000", "--mtu", "4096",
+					      "--cq-mod", "1", "--report_gbits", NULL);
 	ck_assert_msg(c.status == 0, "status %d: %s", c.status, c.err);
 	double v[5];
 	ck_assert_int_eq(table_row(c.out,
@@ -121,9 +121,9 @@ END_TEST
  * counted. */
 START_TEST(sim_cq_mod_and_post_list)
 {
-	dmr_test_run_t c =
-	    dmr_test_call_main(dmr_bench_main, "bench", "read", "--size", "8", "--depth", "16",
-			       "--iters", "1000", "--cq-mod", "7", "--post-list", "4", NULL);
+	dmr_test_run_t c = dmr_test_call_main(dmr_bench_main, "bench", "read", "--size", "8",
+					      "--depth", "16", "--iters", "1000", "--cq-mod", "7",
+					      "--post-list", "4", "--report_gbits", NULL);
 	ck_assert_msg(c.status == 0, "status %d: %s", c.status, c.err);
 	ck_assert_ptr_nonnull(strstr(c.out, "one signaled WR in 7, 4 WRs per post"));
 	double v[5];
@@ -135,7 +135,7 @@ START_TEST(sim_cq_mod_and_post_list)
 	dmr_test_run_free(&c);
 	/* default cq-mod 100 is clamped to the depth; a count not a multiple of it */
 	c = dmr_test_call_main(dmr_bench_main, "bench", "cas", "--depth", "8", "--iters", "1001",
-			       NULL);
+			       "--report_gbits", NULL);
 	ck_assert_msg(c.status == 0, "status %d: %s", c.status, c.err);
 	ck_assert_ptr_nonnull(strstr(c.out, "one signaled WR in 8, 1 WR per post"));
 	ck_assert_int_eq(table_row(c.out, head, v, 5), 5);
@@ -144,7 +144,7 @@ START_TEST(sim_cq_mod_and_post_list)
 	/* shm (threaded): cq-mod and post-list with a remainder */
 	c = dmr_test_call_main(dmr_bench_main, "bench", "write", "--backend", "shm", "--size", "64",
 			       "--depth", "32", "--iters", "2003", "--cq-mod", "10", "--post-list",
-			       "3", NULL);
+			       "3", "--report_gbits", NULL);
 	ck_assert_msg(c.status == 0, "status %d: %s", c.status, c.err);
 	ck_assert_int_eq(table_row(c.out, head, v, 5), 5);
 	ck_assert_double_eq(v[1], 2003);
@@ -442,6 +442,211 @@ START_TEST(bad_options_refused)
 }
 END_TEST
 
+/* ---- perftest's spellings (issue 16 item 1) ------------------------------ */
+
+#define HEAD_MIB                                                                                   \
+	" #bytes     #iterations    BW peak[MiB/sec]    BW average[MiB/sec]   MsgRate[Mpps]"
+#define HEAD_GB " #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]"
+
+/* Up to max rows of 5 numbers under the header line `head`; their count. */
+static int table_rows(const char *out, const char *head, double (*v)[5], int max)
+{
+	const char *h = strstr(out, head);
+	if (!h)
+		return -1;
+	const char *p = strchr(h, '\n');
+	int k = 0;
+	while (p && k < max) {
+		p++;
+		char *end;
+		int j = 0;
+		const char *q = p;
+		for (; j < 5; j++) {
+			double x = strtod(q, &end);
+			if (end == q)
+				break;
+			v[k][j] = x;
+			q = end;
+		}
+		if (j < 5)
+			break;
+		k++;
+		p = strchr(p, '\n');
+	}
+	return k;
+}
+
+/* ib_read_bw's flags give the same run as dmreplay's own (the sim is
+ * deterministic: the same row), MiB/sec by default and Gb/sec with
+ * --report_gbits (perftest's format factors 2^20 bytes and 1.25e8 bytes). */
+START_TEST(perftest_spellings_same_run)
+{
+	dmr_test_run_t a =
+	    dmr_test_call_main(dmr_bench_main, "bench", "ib_read_bw", "-s", "8", "-n", "2000", "-t",
+			       "16", "-Q", "4", "-l", "2", "-F", NULL);
+	ck_assert_msg(a.status == 0, "status %d: %s", a.status, a.err);
+	dmr_test_run_t b = dmr_test_call_main(dmr_bench_main, "bench", "read", "--size", "8",
+					      "--iters", "2000", "--depth", "16", "--cq-mod", "4",
+					      "--post-list", "2", "--report_gbits", NULL);
+	ck_assert_msg(b.status == 0, "status %d: %s", b.status, b.err);
+	double va[1][5], vb[1][5];
+	ck_assert_int_eq(table_rows(a.out, HEAD_MIB, va, 1), 1);
+	ck_assert_int_eq(table_rows(b.out, HEAD_GB, vb, 1), 1);
+	ck_assert_double_eq(va[0][0], 8);
+	ck_assert_double_eq(va[0][1], 2000);
+	ck_assert_double_eq(va[0][4], vb[0][4]); /* the same message rate */
+	/* MiB/s x 2^20 x 8 / 1e9 = Gb/s (2 decimals printed on each side) */
+	ck_assert_msg(fabs(va[0][3] * 1048576 * 8 / 1e9 - vb[0][3]) < 0.02,
+		      "%.2f MiB/s vs %.2f Gb/s", va[0][3], vb[0][3]);
+	ck_assert_ptr_nonnull(strstr(a.out, "one signaled WR in 4, 2 WRs per post"));
+	dmr_test_run_free(&a);
+	dmr_test_run_free(&b);
+	/* ib_atomic_bw -A FETCH_AND_ADD is faa; perftest's defaults: 1000 iterations */
+	a = dmr_test_call_main(dmr_bench_main, "bench", "ib_atomic_bw", "-A", "FETCH_AND_ADD",
+			       NULL);
+	ck_assert_msg(a.status == 0, "status %d: %s", a.status, a.err);
+	ck_assert_ptr_nonnull(strstr(a.out, "Atomic FAA BW Test"));
+	ck_assert_int_eq(table_rows(a.out, HEAD_MIB, va, 1), 1);
+	ck_assert_double_eq(va[0][0], 8);
+	ck_assert_double_eq(va[0][1], 1000);
+	dmr_test_run_free(&a);
+	/* ib_read_lat: perftest's latency columns, 1000 iterations of 2 bytes */
+	a = dmr_test_call_main(dmr_bench_main, "bench", "ib_read_lat", NULL);
+	ck_assert_msg(a.status == 0, "status %d: %s", a.status, a.err);
+	ck_assert_int_eq(
+	    table_row(a.out, " #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]",
+		      vb[0], 5),
+	    5);
+	ck_assert_double_eq(vb[0][0], 2);
+	ck_assert_double_eq(vb[0][1], 1000);
+	ck_assert_ptr_nonnull(strstr(a.out, "99% percentile[usec]   99.9% percentile[usec]"));
+	dmr_test_run_free(&a);
+}
+END_TEST
+
+/* -a: every size 2..2^23 as perftest, one row each under one header; the
+ * 8 MiB READ runs at the wire's 93..96 Gb/s like 64 KiB. */
+START_TEST(perftest_all_sizes)
+{
+	dmr_test_run_t c = dmr_test_call_main(dmr_bench_main, "bench", "read", "-a", "-n", "40",
+					      "--report_gbits", NULL);
+	ck_assert_msg(c.status == 0, "status %d: %s", c.status, c.err);
+	double v[30][5];
+	ck_assert_int_eq(table_rows(c.out, HEAD_GB, v, 30), 23);
+	for (int i = 0; i < 23; i++) {
+		ck_assert_double_eq(v[i][0], (double)(2u << i));
+		ck_assert_double_eq(v[i][1], 40);
+		ck_assert(v[i][4] > 0);
+	}
+	ck_assert_msg(v[22][3] >= 93 && v[22][3] <= 96, "8 MiB: %.2f Gb/s", v[22][3]);
+	ck_assert(v[0][4] > v[22][4] * 1000); /* 2 bytes: message-rate bound */
+	dmr_test_run_free(&c);
+}
+END_TEST
+
+/* -q: several QPs, iterations per QP (perftest -n), one thread per QP on
+ * shm; -D: a duration, in simulated time on the sim. */
+START_TEST(perftest_qps_and_duration)
+{
+	dmr_test_run_t c = dmr_test_call_main(dmr_bench_main, "bench", "read", "-s", "8", "-n",
+					      "1000", "-q", "4", NULL);
+	ck_assert_msg(c.status == 0, "status %d: %s", c.status, c.err);
+	double v[1][5], one[1][5];
+	ck_assert_int_eq(table_rows(c.out, HEAD_MIB, v, 1), 1);
+	ck_assert_double_eq(v[0][1], 4000);
+	ck_assert_double_eq(v[0][2], 0); /* no peak with several QPs */
+	ck_assert_ptr_nonnull(strstr(c.out, "Number of qps   : 4"));
+	dmr_test_run_free(&c);
+	c = dmr_test_call_main(dmr_bench_main, "bench", "read", "-s", "8", "-n", "1000", NULL);
+	ck_assert_int_eq(table_rows(c.out, HEAD_MIB, one, 1), 1);
+	ck_assert_msg(v[0][4] > one[0][4], "4 QPs %.3f Mpps, 1 QP %.3f", v[0][4], one[0][4]);
+	dmr_test_run_free(&c);
+	c = dmr_test_call_main(dmr_bench_main, "bench", "faa", "-n", "3000", "-q", "3", "--backend",
+			       "shm", "--same-addr", NULL);
+	ck_assert_msg(c.status == 0, "status %d: %s", c.status, c.err);
+	ck_assert_int_eq(table_rows(c.out, HEAD_MIB, v, 1), 1);
+	ck_assert_double_eq(v[0][1], 9000);
+	dmr_test_run_free(&c);
+	/* 2 ms of simulated time: iterations = rate x 2 ms, give or take the
+	 * 16 outstanding at the end */
+	c = dmr_test_call_main(dmr_bench_main, "bench", "read", "-s", "8", "-D", "2ms", NULL);
+	ck_assert_msg(c.status == 0, "status %d: %s", c.status, c.err);
+	ck_assert_int_eq(table_rows(c.out, HEAD_MIB, v, 1), 1);
+	double secs = v[0][1] / (v[0][4] * 1e6);
+	ck_assert_msg(fabs(secs - 0.002) < 0.002 * 0.02, "%.0f WRs at %.3f Mpps = %.6f s", v[0][1],
+		      v[0][4], secs);
+	ck_assert_ptr_nonnull(strstr(c.out, "Duration        : 0.002 s (simulated)"));
+	dmr_test_run_free(&c);
+	c = dmr_test_call_main(dmr_bench_main, "bench", "ib_read_lat", "-D", "1ms", NULL);
+	ck_assert_msg(c.status == 0, "status %d: %s", c.status, c.err);
+	ck_assert_int_eq(table_row(c.out,
+				   " #bytes        #iterations       t_avg[usec]    tps average",
+				   one[0], 4),
+			 4);
+	/* the profile's 2 us READ round trip: 500 in 1 ms */
+	ck_assert_msg(one[0][1] >= 495 && one[0][1] <= 505, "%.0f iterations", one[0][1]);
+	ck_assert_double_eq_tol(one[0][2], 2.0, 0.05);
+	dmr_test_run_free(&c);
+}
+END_TEST
+
+/* Every perftest flag not supported is refused by name (exit 2), never
+ * ignored; the spellings' own bad values too. */
+START_TEST(perftest_refusals)
+{
+	static const struct {
+		const char *a[6];
+		const char *want;
+	} cases[] = {
+	    {{"ib_read_bw", "-c", "UD"}, "option -c: perftest's -c/--connection is not supported"},
+	    {{"ib_read_bw", "-b"}, "-b/--bidirectional is not supported"},
+	    {{"ib_read_bw", "--use-srq"}, "option --use-srq: perftest's --use-srq"},
+	    {{"ib_read_bw", "-R"}, "-R/--rdma_cm"},
+	    {{"ib_read_bw", "-o", "4"}, "-o/--outs"},
+	    {{"ib_read_bw", "--run_infinitely"}, "--run_infinitely"},
+	    {{"ib_read_bw", "-p", "18515"}, "two-host"},
+	    {{"ib_read_bw", "192.168.1.2"}, "two-host"},
+	    {{"ib_atomic_bw", "-A", "CMP_AND_SWP"}, "'CMP_AND_SWP' is not an atomic type"},
+	    {{"ib_read_bw", "-A", "CMP_AND_SWAP"}, "only for the atomic tests"},
+	    {{"cas", "-A", "FETCH_AND_ADD"}, "only for the atomic tests"},
+	    {{"ib_atomic_bw", "-a"}, "atomic tests have one size"},
+	    {{"read", "-a", "-s", "64"}, "not with -s"},
+	    {{"ib_read_lat", "-q", "2"}, "latency mode runs one QP"},
+	    {{"read", "-q", "0"}, "--qp"},
+	    {{"read", "-q", "257"}, "--qp"},
+	    {{"read", "-D", "0"}, "-D/--duration"},
+	    {{"read", "-s", "0"}, "--size"},
+	    {{"read", "-n", "3"}, "--iters"},
+	    {{"read", "-t", "0"}, "--depth"},
+	    {{"ib_read_bw", "-Z"}, "-Z/--server"},
+	    {{"ib_read_bw", "-X", "1"}, "-X/--vector"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *const *a = cases[i].a;
+		dmr_test_run_t c =
+		    dmr_test_call_main(dmr_bench_main, "bench", a[0], a[1], a[2], a[3], a[4], NULL);
+		ck_assert_msg(c.status == 2, "case %zu (%s): status %d, stderr: %s", i,
+			      cases[i].want, c.status, c.err);
+		ck_assert_msg(strstr(c.err, cases[i].want) != NULL,
+			      "case %zu: stderr does not name '%s': %s", i, cases[i].want, c.err);
+		ck_assert_msg(strstr(c.out, "#bytes") == NULL, "case %zu printed a table", i);
+		dmr_test_run_free(&c);
+	}
+	/* -d without --backend is the verbs backend (here: no such device) */
+	dmr_test_run_t c = dmr_test_call_main(dmr_bench_main, "bench", "ib_read_bw", "-d", "mlx5_9",
+					      "-i", "1", "-F", "--report_gbits", NULL);
+	ck_assert_int_eq(c.status, 2);
+	ck_assert_msg(strstr(c.err, "verbs") && !strstr(c.err, "--profile"), "%s", c.err);
+	dmr_test_run_free(&c);
+	/* -d with --backend sim: a device is for verbs only */
+	c = dmr_test_call_main(dmr_bench_main, "bench", "read", "--backend", "sim", "-d", "rxe0",
+			       NULL);
+	ck_assert_int_eq(c.status, 2);
+	ck_assert_ptr_nonnull(strstr(c.err, "--device: only the verbs backend"));
+	dmr_test_run_free(&c);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("bench");
@@ -457,6 +662,10 @@ int main(void)
 	tcase_add_test(tc, shm_cycle_buffer_pattern);
 	tcase_add_test(tc, verbs_counts_iterations_if_device);
 	tcase_add_test(tc, bad_options_refused);
+	tcase_add_test(tc, perftest_spellings_same_run);
+	tcase_add_test(tc, perftest_all_sizes);
+	tcase_add_test(tc, perftest_qps_and_duration);
+	tcase_add_test(tc, perftest_refusals);
 	suite_add_tcase(s, tc);
 	return dmr_test_run(s);
 }
