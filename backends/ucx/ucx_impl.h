@@ -1,0 +1,117 @@
+/*
+ * backends/ucx/ucx_impl.h - private to the ucx backend (backends/ucx/ucx.h
+ * says what it does): the handle, its endpoints and their WR rings.
+ */
+#ifndef DMR_UCX_IMPL_H
+#define DMR_UCX_IMPL_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include <ucp/api/ucp.h>
+
+#include "../backend.h"
+
+/* WRs one endpoint holds between post and poll: a post that does not fit is
+ * refused with DMR_ERR_AGAIN, nothing posted (as verbs at its send queue
+ * depth). 8192 = twice the largest batch dmr_be_post accepts (4096). */
+#define DMR_UCX_DEPTH 8192u
+
+/* A WR's place in its endpoint's ring. */
+typedef enum ucx_slot_state {
+	UCX_SLOT_QUEUED = 0, /* posted, not yet handed to UCP */
+	UCX_SLOT_ISSUED = 1, /* handed to UCP, its completion not yet seen */
+	UCX_SLOT_DONE = 2,   /* status known; delivered (or dropped) in order */
+} ucx_slot_state_t;
+
+typedef struct ucx_slot {
+	dmr_wr_t wr;
+	uint64_t operand; /* atomic operand: CAS compare value, FAA addend */
+	uint64_t reply;	  /* atomic reply buffer: CAS swap value in, old value out */
+	uint8_t state;	  /* ucx_slot_state_t */
+	uint8_t status;	  /* dmr_wc_status_t, when DONE */
+	struct ucx_ep *ep;
+} ucx_slot_t;
+
+/* One (worker, MN) endpoint: a UCP endpoint, the MN's unpacked rkey and the
+ * ring of WRs in posting order. head: oldest undelivered; issue: next to
+ * hand to UCP; tail: next free (all indices modulo DMR_UCX_DEPTH, counts
+ * kept as uint64_t sequence numbers). */
+typedef struct ucx_ep {
+	ucp_ep_h ep;
+	ucp_rkey_h rkey;
+	uint64_t base; /* the MN region's address in the MN's process */
+	uint64_t size; /* its length, bytes */
+	uint32_t mn;
+	ucx_slot_t *ring;
+	uint64_t head, issue, tail;
+	uint32_t inflight;	   /* ISSUED slots */
+	uint8_t inflight_nonread;  /* one of them is not a READ */
+	uint8_t error;		   /* endpoint in error: later WRs flushed */
+	uint8_t no_peer_errors;	   /* created without peer error handling (sm) */
+	ucs_status_t ucp_error;	   /* the UCP status that put it in error */
+	struct ucx_worker *worker; /* owner */
+} ucx_ep_t;
+
+typedef struct ucx_timer {
+	uint64_t at, wr_id;
+} ucx_timer_t;
+
+typedef struct ucx_mr {
+	void *addr;
+	size_t len;
+} ucx_mr_t;
+
+/* One dmreplay worker: its UCP worker, an endpoint per MN, its timers (any
+ * thread may set one: under mu) and its registrations. */
+typedef struct ucx_worker {
+	ucp_worker_h w;
+	ucx_ep_t *eps; /* [mns] */
+	pthread_mutex_t mu;
+	ucx_timer_t *tm; /* sorted by at; equal times in the order set */
+	uint32_t ntm, captm;
+	ucx_mr_t *mr;
+	uint32_t nmr, capmr;
+	dmr_be_stats_t st;     /* updated with relaxed atomics */
+	dmr_be_mn_stats_t *ms; /* [mns], likewise */
+	uint32_t id;
+} ucx_worker_t;
+
+/* The memory node side of loopback mode: a UCP worker per MN in a context
+ * of its own, each MN's region mapped with ucp_mem_map, and one thread that
+ * progresses them (sleeping on their event fds when idle). */
+typedef struct ucx_mn {
+	ucp_worker_h w;
+	ucp_mem_h memh;
+	uint8_t *mem;
+	uint64_t size;
+	void *rkey_buf; /* ucp_rkey_pack output, what a CN unpacks */
+	size_t rkey_len;
+	ucp_address_t *addr; /* the MN worker's address, what a CN connects to */
+	size_t addr_len;
+	int efd;
+} ucx_mn_t;
+
+typedef struct ucx {
+	dmr_be_t be;
+	ucp_context_h cn_ctx, mn_ctx;
+	uint32_t nworkers, mns;
+	ucx_worker_t *wk; /* [nworkers] */
+	ucx_mn_t *mn;	  /* [mns] */
+	pthread_t mn_thread;
+	int mn_thread_on;
+	int stop; /* atomic: the MN thread stops */
+	uint64_t t0;
+} ucx_t;
+
+/* ucx_post.c: the data path. */
+dmr_status_t dmr_ucx_post(dmr_be_t *be, uint32_t worker, uint32_t mn, const dmr_wr_t *wrs,
+			  uint32_t n, dmr_err_t *err);
+int dmr_ucx_poll(dmr_be_t *be, uint32_t worker, dmr_wc_t *wcs, int max);
+/* Hand every slot of ep that may go now to UCP (the ordering rule of
+ * ucx.h). */
+void dmr_ucx_issue(ucx_ep_t *e);
+/* The dmr_wc_status_t of a failed UCP request. */
+uint8_t dmr_ucx_wc_status(ucs_status_t st);
+
+#endif /* DMR_UCX_IMPL_H */
