@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "../../core/base/timeps.h"
 #include "ucx.h"
@@ -21,7 +22,7 @@
 #define MN_SLEEP_MS 50
 
 /* UCX_TLS as the messages quote it. */
-static const char *tls(void)
+const char *dmr_ucx_tls(void)
 {
 	const char *t = getenv("UCX_TLS");
 	return !t ? "(unset: UCX's choice)" : *t ? t : "\"\" (empty)";
@@ -53,7 +54,7 @@ static void *mn_thread(void *arg)
 	return NULL;
 }
 
-static ucs_status_t make_ctx(uint64_t features, int shared, ucp_context_h *ctx_p)
+ucs_status_t dmr_ucx_make_ctx(uint64_t features, int shared, ucp_context_h *ctx_p)
 {
 	ucp_config_t *conf = NULL;
 	ucs_status_t st = ucp_config_read(NULL, NULL, &conf);
@@ -68,18 +69,19 @@ static ucs_status_t make_ctx(uint64_t features, int shared, ucp_context_h *ctx_p
 	return st;
 }
 
-static ucs_status_t make_worker(ucp_context_h ctx, ucp_worker_h *w_p)
+ucs_status_t dmr_ucx_make_worker(ucp_context_h ctx, ucp_worker_h *w_p)
 {
 	ucp_worker_params_t wp = {.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE,
 				  .thread_mode = UCS_THREAD_MODE_SERIALIZED};
 	return ucp_worker_create(ctx, &wp, w_p);
 }
 
-static dmr_status_t mn_open(ucx_t *u, uint32_t m, uint64_t size, dmr_err_t *err)
+dmr_status_t dmr_ucx_mn_open(ucp_context_h ctx, ucx_mn_t *n, uint32_t m, uint64_t size,
+			     dmr_err_t *err)
 {
-	ucx_mn_t *n = &u->mn[m];
 	n->efd = -1;
-	ucs_status_t st = make_worker(u->mn_ctx, &n->w);
+	n->sock = -1;
+	ucs_status_t st = dmr_ucx_make_worker(ctx, &n->w);
 	if (st != UCS_OK)
 		return dmr_err_set(err, DMR_ERR_NODEV, "ucx: MN %u: ucp_worker_create: %s", m,
 				   ucs_status_string(st));
@@ -90,17 +92,18 @@ static dmr_status_t mn_open(ucx_t *u, uint32_t m, uint64_t size, dmr_err_t *err)
 				   (unsigned long long)size);
 	n->mem = mem;
 	n->size = size;
+	n->base = (uint64_t)(uintptr_t)mem;
 	ucp_mem_map_params_t mp = {.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS |
 						 UCP_MEM_MAP_PARAM_FIELD_LENGTH,
 				   .address = mem,
 				   .length = size};
-	if ((st = ucp_mem_map(u->mn_ctx, &mp, &n->memh)) != UCS_OK) {
+	if ((st = ucp_mem_map(ctx, &mp, &n->memh)) != UCS_OK) {
 		n->memh = NULL;
 		return dmr_err_set(err, DMR_ERR_NODEV,
 				   "ucx: MN %u: ucp_mem_map of %llu bytes: %s (UCX_TLS=%s)", m,
-				   (unsigned long long)size, ucs_status_string(st), tls());
+				   (unsigned long long)size, ucs_status_string(st), dmr_ucx_tls());
 	}
-	if ((st = ucp_rkey_pack(u->mn_ctx, n->memh, &n->rkey_buf, &n->rkey_len)) != UCS_OK) {
+	if ((st = ucp_rkey_pack(ctx, n->memh, &n->rkey_buf, &n->rkey_len)) != UCS_OK) {
 		n->rkey_buf = NULL;
 		return dmr_err_set(err, DMR_ERR_NODEV, "ucx: MN %u: ucp_rkey_pack: %s", m,
 				   ucs_status_string(st));
@@ -118,15 +121,24 @@ static dmr_status_t mn_open(ucx_t *u, uint32_t m, uint64_t size, dmr_err_t *err)
 	return DMR_OK;
 }
 
-static void mn_close(ucx_t *u, uint32_t m)
+void dmr_ucx_mn_close(ucp_context_h ctx, ucx_mn_t *n)
 {
-	ucx_mn_t *n = &u->mn[m];
+	if (n->remote) {
+		free(n->dirty);
+		free(n->addr);
+		free(n->rkey_buf);
+		if (n->sock >= 0)
+			close(n->sock);
+		if (n->mem)
+			munmap(n->mem, n->size);
+		return;
+	}
 	if (n->addr)
 		ucp_worker_release_address(n->w, n->addr);
 	if (n->rkey_buf)
 		ucp_rkey_buffer_release(n->rkey_buf);
 	if (n->memh)
-		ucp_mem_unmap(u->mn_ctx, n->memh);
+		ucp_mem_unmap(ctx, n->memh);
 	if (n->w)
 		ucp_worker_destroy(n->w);
 	if (n->mem)
@@ -135,13 +147,14 @@ static void mn_close(ucx_t *u, uint32_t m)
 
 /* ---- the CN workers and their endpoints ------------------------------- */
 
-/* UCP's endpoint error handler (peer failure): the endpoint is in error,
- * its later WRs are flushed (its in-flight requests fail on their own). */
+/* UCP's endpoint error handler (peer failure): the endpoint's cause of
+ * failure (its in-flight requests fail on their own). */
 static void ep_failed(void *arg, ucp_ep_h ep, ucs_status_t st)
 {
 	(void)ep;
 	ucx_ep_t *e = arg;
-	e->error = 1;
+	/* the next WR fails with this cause, those after it are flushed
+	 * (dmr_ucx_issue) */
 	if (e->ucp_error == UCS_OK)
 		e->ucp_error = st;
 }
@@ -152,7 +165,7 @@ static dmr_status_t ep_open(ucx_t *u, ucx_worker_t *k, uint32_t m, dmr_err_t *er
 	ucx_mn_t *n = &u->mn[m];
 	e->worker = k;
 	e->mn = m;
-	e->base = (uint64_t)(uintptr_t)n->mem;
+	e->base = n->base;
 	e->size = n->size;
 	e->ring = calloc(DMR_UCX_DEPTH, sizeof(*e->ring));
 	if (!e->ring)
@@ -178,13 +191,13 @@ static dmr_status_t ep_open(ucx_t *u, ucx_worker_t *k, uint32_t m, dmr_err_t *er
 		return dmr_err_set(err, DMR_ERR_NODEV,
 				   "ucx: worker %u -> MN %u: ucp_ep_create: %s: UCX_TLS=%s names "
 				   "no transport that reaches the MN with RMA and 64-bit atomics",
-				   k->id, m, ucs_status_string(st), tls());
+				   k->id, m, ucs_status_string(st), dmr_ucx_tls());
 	}
 	if ((st = ucp_ep_rkey_unpack(e->ep, n->rkey_buf, &e->rkey)) != UCS_OK) {
 		e->rkey = NULL;
 		return dmr_err_set(err, DMR_ERR_NODEV,
 				   "ucx: worker %u -> MN %u: ucp_ep_rkey_unpack: %s (UCX_TLS=%s)",
-				   k->id, m, ucs_status_string(st), tls());
+				   k->id, m, ucs_status_string(st), dmr_ucx_tls());
 	}
 	return DMR_OK;
 }
@@ -246,7 +259,7 @@ static dmr_status_t probe(ucx_t *u, dmr_err_t *err)
 					? ucs_status_string(e->ucp_error)
 					: dmr_wc_status_string(wc[0].status ? wc[0].status
 									    : wc[1].status),
-				    tls());
+				    dmr_ucx_tls());
 		}
 	/* the probes are not the run's: counters from zero */
 	for (uint32_t w = 0; w < u->nworkers; w++) {
@@ -298,7 +311,7 @@ static void ucx_close(dmr_be_t *be)
 		pthread_join(u->mn_thread, NULL);
 	}
 	for (uint32_t m = 0; u->mn && m < u->mns; m++)
-		mn_close(u, m);
+		dmr_ucx_mn_close(u->mn_ctx, &u->mn[m]);
 	free(u->mn);
 	if (u->cn_ctx)
 		ucp_cleanup(u->cn_ctx);
@@ -307,28 +320,65 @@ static void ucx_close(dmr_be_t *be)
 	free(u);
 }
 
+/* Open the MNs: from the MN processes of DMR_UCX_MN (a comma-separated
+ * host:port per MN), else in this process with their progress thread. */
+static dmr_status_t open_mns(ucx_t *u, const dmr_be_config_t *cfg, dmr_err_t *err)
+{
+	const char *list = getenv("DMR_UCX_MN");
+	dmr_status_t s;
+	if (list && *list) {
+		uint32_t count = 1;
+		for (const char *c = list; *c; c++)
+			count += *c == ',';
+		if (count != u->mns)
+			return dmr_err_set(err, DMR_ERR_INVALID,
+					   "ucx: DMR_UCX_MN=%s names %u MNs, the run has %u (one "
+					   "host:port per MN, comma-separated)",
+					   list, count, u->mns);
+		char buf[1024];
+		snprintf(buf, sizeof(buf), "%s", list);
+		uint32_t m = 0;
+		for (char *sv = NULL, *hp = strtok_r(buf, ",", &sv); hp && m < u->mns;
+		     hp = strtok_r(NULL, ",", &sv), m++)
+			if ((s = dmr_ucx_mn_connect(u, m, hp, cfg->mr_size, err)) != DMR_OK)
+				return s;
+		if (m != u->mns)
+			return dmr_err_set(err, DMR_ERR_INVALID,
+					   "ucx: DMR_UCX_MN=%s: an empty host:port", list);
+		return DMR_OK;
+	}
+	for (uint32_t m = 0; m < u->mns; m++)
+		if ((s = dmr_ucx_mn_open(u->mn_ctx, &u->mn[m], m, cfg->mr_size, err)) != DMR_OK)
+			return s;
+	if (pthread_create(&u->mn_thread, NULL, mn_thread, u) != 0)
+		return dmr_err_set(err, DMR_ERR_NOMEM, "ucx: cannot start the MN thread");
+	u->mn_thread_on = 1;
+	return DMR_OK;
+}
+
 static dmr_status_t ucx_open_all(ucx_t *u, const dmr_be_config_t *cfg, dmr_err_t *err)
 {
-	ucs_status_t st =
-	    make_ctx(UCP_FEATURE_RMA | UCP_FEATURE_AMO64 | UCP_FEATURE_WAKEUP, 0, &u->mn_ctx);
+	const char *remote = getenv("DMR_UCX_MN");
+	ucs_status_t st = UCS_OK;
+	if (!remote || !*remote)
+		st = dmr_ucx_make_ctx(UCP_FEATURE_RMA | UCP_FEATURE_AMO64 | UCP_FEATURE_WAKEUP, 0,
+				      &u->mn_ctx);
 	if (st == UCS_OK)
-		st = make_ctx(UCP_FEATURE_RMA | UCP_FEATURE_AMO64, 1, &u->cn_ctx);
+		st = dmr_ucx_make_ctx(UCP_FEATURE_RMA | UCP_FEATURE_AMO64, 1, &u->cn_ctx);
 	if (st != UCS_OK)
 		return dmr_err_set(err, DMR_ERR_NODEV,
 				   "ucx: ucp_init (RMA, 64-bit atomics): %s: UCX_TLS=%s names no "
 				   "usable transport",
-				   ucs_status_string(st), tls());
+				   ucs_status_string(st), dmr_ucx_tls());
 	u->mn = calloc(u->mns, sizeof(*u->mn));
 	u->wk = calloc(u->nworkers, sizeof(*u->wk));
 	if (!u->mn || !u->wk)
 		return dmr_err_set(err, DMR_ERR_NOMEM, "ucx: out of memory");
 	dmr_status_t s;
 	for (uint32_t m = 0; m < u->mns; m++)
-		if ((s = mn_open(u, m, cfg->mr_size, err)) != DMR_OK)
-			return s;
-	if (pthread_create(&u->mn_thread, NULL, mn_thread, u) != 0)
-		return dmr_err_set(err, DMR_ERR_NOMEM, "ucx: cannot start the MN thread");
-	u->mn_thread_on = 1;
+		u->mn[m].sock = -1;
+	if ((s = open_mns(u, cfg, err)) != DMR_OK)
+		return s;
 	for (uint32_t w = 0; w < u->nworkers; w++) {
 		ucx_worker_t *k = &u->wk[w];
 		k->id = w;
@@ -337,7 +387,7 @@ static dmr_status_t ucx_open_all(ucx_t *u, const dmr_be_config_t *cfg, dmr_err_t
 		k->ms = calloc(u->mns, sizeof(*k->ms));
 		if (!k->eps || !k->ms)
 			return dmr_err_set(err, DMR_ERR_NOMEM, "ucx: out of memory");
-		if ((st = make_worker(u->cn_ctx, &k->w)) != UCS_OK) {
+		if ((st = dmr_ucx_make_worker(u->cn_ctx, &k->w)) != UCS_OK) {
 			k->w = NULL;
 			return dmr_err_set(err, DMR_ERR_NODEV,
 					   "ucx: worker %u: ucp_worker_create: %s", w,
@@ -377,7 +427,7 @@ static dmr_status_t ucx_be_open(const dmr_be_config_t *cfg, dmr_be_t **be_p, dmr
 	const char *info = getenv("DMR_UCX_INFO");
 	if (info && strcmp(info, "1") == 0) {
 		fprintf(stderr, "ucx: UCX_TLS=%s; worker 0 -> MN 0 (peer error handling %s):\n",
-			tls(), u->wk[0].eps[0].no_peer_errors ? "off" : "on");
+			dmr_ucx_tls(), u->wk[0].eps[0].no_peer_errors ? "off" : "on");
 		ucp_ep_print_info(u->wk[0].eps[0].ep, stderr);
 	}
 	*be_p = &u->be;
@@ -550,6 +600,7 @@ const dmr_be_ops_t dmr_ucx_ops = {
     .poll = dmr_ucx_poll,
     .now = ucx_now,
     .timer = ucx_timer,
+    .barrier = dmr_ucx_barrier,
     .mn_memory = ucx_mn_memory,
     .stats = ucx_stats,
     .control = ucx_control,

@@ -68,6 +68,7 @@
 #define DMR_UCX_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "../backend.h"
 
@@ -80,5 +81,17 @@ extern const dmr_be_ops_t dmr_ucx_ops;
  * cannot be captured. */
 dmr_status_t dmr_ucx_transports(dmr_be_t *be, uint32_t worker, uint32_t mn, char *buf, size_t len,
 				dmr_err_t *err);
+
+/* The MN process (dmreplay-ucx-mn, docs/UCX.md "Two processes"): listen on
+ * hostport ("127.0.0.1:0" = an ephemeral port), print "ucx-mn: listening on
+ * IP:PORT" on stdout once bound, then serve one CN process at a time: its
+ * hello names the region size, the MN maps a region of it (ucp_mem_map),
+ * answers with its address, length, packed rkey and UCP worker address, and
+ * progresses its UCP worker until the CN closes the control connection;
+ * the region is unmapped then. once: return after the first session.
+ * Session messages go to log (NULL: none). Errors: DMR_ERR_INVALID (bad
+ * hostport), DMR_ERR_IO (bind, listen, accept), DMR_ERR_NODEV (ucp_init:
+ * UCX_TLS names no usable transport). */
+dmr_status_t dmr_ucx_mn_serve(const char *hostport, int once, FILE *log, dmr_err_t *err);
 
 #endif /* DMR_UCX_H */

@@ -17,6 +17,10 @@
  * depth). 8192 = twice the largest batch dmr_be_post accepts (4096). */
 #define DMR_UCX_DEPTH 8192u
 
+/* The unit in which the remote mode's barrier moves a region and tracks
+ * what changed: 1 MiB. */
+#define DMR_UCX_CHUNK (1u << 20)
+
 /* A WR's place in its endpoint's ring. */
 typedef enum ucx_slot_state {
 	UCX_SLOT_QUEUED = 0, /* posted, not yet handed to UCP */
@@ -81,6 +85,11 @@ typedef struct ucx_worker {
  * of its own, each MN's region mapped with ucp_mem_map, and one thread that
  * progresses them (sleeping on their event fds when idle). */
 typedef struct ucx_mn {
+	uint64_t base;	 /* the region's address in the MN's process */
+	int remote;	 /* 1: an MN process (DMR_UCX_MN); mem is the shadow */
+	int sock;	 /* remote: the control connection, else -1 */
+	uint64_t *dirty; /* remote: a bit per DMR_UCX_CHUNK of the region that a
+			    WRITE, CAS or FAA of this process may have changed */
 	ucp_worker_h w;
 	ucp_mem_h memh;
 	uint8_t *mem;
@@ -104,6 +113,28 @@ typedef struct ucx {
 	uint64_t t0;
 } ucx_t;
 
+/* ucx.c: a UCP context with features (mt_workers_shared = shared), a
+ * worker (UCS_THREAD_MODE_SERIALIZED); an MN's worker, region, memh, rkey,
+ * address and event fd in ctx (n zeroed first; mn_close undoes any part). */
+ucs_status_t dmr_ucx_make_ctx(uint64_t features, int shared, ucp_context_h *ctx_p);
+ucs_status_t dmr_ucx_make_worker(ucp_context_h ctx, ucp_worker_h *w_p);
+dmr_status_t dmr_ucx_mn_open(ucp_context_h ctx, ucx_mn_t *n, uint32_t m, uint64_t size,
+			     dmr_err_t *err);
+void dmr_ucx_mn_close(ucp_context_h ctx, ucx_mn_t *n);
+/* UCX_TLS as messages quote it. */
+const char *dmr_ucx_tls(void);
+
+/* ucx_remote.c: MN m of u from the MN process at "host:port" (DMR_UCX_MN):
+ * region of size bytes there, its address, rkey and worker address here,
+ * a local shadow of it in n->mem. */
+dmr_status_t dmr_ucx_mn_connect(ucx_t *u, uint32_t m, const char *hostport, uint64_t size,
+				dmr_err_t *err);
+/* The barrier of remote mode: START writes each MN's shadow into its
+ * region, END reads it back (backend.h's barrier contract, one CN
+ * process). Loopback: the single-process barrier. */
+dmr_status_t dmr_ucx_barrier(dmr_be_t *be, const dmr_be_barrier_t *b, int64_t *sum_p,
+			     dmr_err_t *err);
+
 /* ucx_post.c: the data path. */
 dmr_status_t dmr_ucx_post(dmr_be_t *be, uint32_t worker, uint32_t mn, const dmr_wr_t *wrs,
 			  uint32_t n, dmr_err_t *err);
@@ -111,6 +142,10 @@ int dmr_ucx_poll(dmr_be_t *be, uint32_t worker, dmr_wc_t *wcs, int max);
 /* Hand every slot of ep that may go now to UCP (the ordering rule of
  * ucx.h). */
 void dmr_ucx_issue(ucx_ep_t *e);
+/* Hand on what may go and move up to max completions at the head of e's
+ * ring into wcs (posting order); no progress, no timers. Returns the
+ * count. */
+int dmr_ucx_reap(ucx_ep_t *e, dmr_wc_t *wcs, int max);
 /* The dmr_wc_status_t of a failed UCP request. */
 uint8_t dmr_ucx_wc_status(ucs_status_t st);
 

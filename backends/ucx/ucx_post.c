@@ -44,7 +44,9 @@ static void slot_complete(ucx_slot_t *s, ucs_status_t st)
 	if (st != UCS_OK) {
 		/* the first failure of the endpoint carries its cause, the
 		 * ones behind it are flushes (RC) */
-		slot_fail(s, e->error ? DMR_WC_FLUSH_ERR : dmr_ucx_wc_status(st));
+		slot_fail(s, e->error
+				 ? DMR_WC_FLUSH_ERR
+				 : dmr_ucx_wc_status(e->ucp_error != UCS_OK ? e->ucp_error : st));
 		e->error = 1;
 		if (e->ucp_error == UCS_OK)
 			e->ucp_error = st;
@@ -129,8 +131,10 @@ void dmr_ucx_issue(ucx_ep_t *e)
 		const dmr_wr_t *wr = &s->wr;
 		int rw = wr->opcode == DMR_WR_READ || wr->opcode == DMR_WR_WRITE;
 		uint64_t len = rw ? wr->length : 8;
-		if (e->error) {
-			slot_fail(s, DMR_WC_FLUSH_ERR);
+		if (e->error || e->ucp_error != UCS_OK) {
+			/* the first WR after a peer failure carries its cause */
+			slot_fail(s, e->error ? DMR_WC_FLUSH_ERR : dmr_ucx_wc_status(e->ucp_error));
+			e->error = 1;
 			e->issue++;
 			continue;
 		}
@@ -176,7 +180,18 @@ dmr_status_t dmr_ucx_post(dmr_be_t *be, uint32_t worker, uint32_t mn, const dmr_
 				   "%u, batch of %u (poll first)",
 				   worker, mn, (unsigned long long)used, DMR_UCX_DEPTH, n);
 	dmr_be_stats_t d = {.doorbells = 1};
+	uint64_t *dirty = u->mn[mn].dirty;
 	for (uint32_t i = 0; i < n; i++) {
+		if (dirty && wrs[i].opcode != DMR_WR_READ) {
+			/* remote mode: what END reads back (ucx_remote.c) */
+			uint64_t len = wrs[i].opcode == DMR_WR_WRITE ? wrs[i].length : 8;
+			uint64_t last = u->mn[mn].size / DMR_UCX_CHUNK;
+			for (uint64_t c = wrs[i].remote / DMR_UCX_CHUNK;
+			     len && c <= (wrs[i].remote + len - 1) / DMR_UCX_CHUNK && c <= last;
+			     c++)
+				__atomic_fetch_or(&dirty[c / 64], 1ull << (c % 64),
+						  __ATOMIC_RELAXED);
+		}
 		ucx_slot_t *s = &e->ring[e->tail % DMR_UCX_DEPTH];
 		s->wr = wrs[i];
 		s->state = UCX_SLOT_QUEUED;
@@ -241,22 +256,27 @@ int dmr_ucx_poll(dmr_be_t *be, uint32_t worker, dmr_wc_t *wcs, int max)
 	int n = timers_due(k, dmr_mono_ps() - u->t0, wcs, max);
 	for (int i = 0; i < 64 && ucp_worker_progress(k->w); i++)
 		;
-	for (uint32_t m = 0; m < u->mns; m++) {
-		ucx_ep_t *e = &k->eps[m];
-		dmr_ucx_issue(e);
-		while (n < max && e->head < e->issue) {
-			ucx_slot_t *s = &e->ring[e->head % DMR_UCX_DEPTH];
-			if (s->state != UCX_SLOT_DONE)
-				break; /* posting order */
-			if ((s->wr.flags & DMR_WR_SIGNALED) || s->status != DMR_WC_SUCCESS)
-				wcs[n++] = (dmr_wc_t){
-				    .wr_id = s->wr.wr_id,
-				    .opcode = s->wr.opcode,
-				    .status = s->status,
-				    .mn = (uint16_t)m,
-				    .byte_len = s->wr.opcode == DMR_WR_READ ? s->wr.length : 0};
-			e->head++;
-		}
+	for (uint32_t m = 0; m < u->mns; m++)
+		n += dmr_ucx_reap(&k->eps[m], wcs + n, max - n);
+	return n;
+}
+
+int dmr_ucx_reap(ucx_ep_t *e, dmr_wc_t *wcs, int max)
+{
+	int n = 0;
+	dmr_ucx_issue(e);
+	while (n < max && e->head < e->issue) {
+		ucx_slot_t *s = &e->ring[e->head % DMR_UCX_DEPTH];
+		if (s->state != UCX_SLOT_DONE)
+			break; /* posting order */
+		if ((s->wr.flags & DMR_WR_SIGNALED) || s->status != DMR_WC_SUCCESS)
+			wcs[n++] =
+			    (dmr_wc_t){.wr_id = s->wr.wr_id,
+				       .opcode = s->wr.opcode,
+				       .status = s->status,
+				       .mn = (uint16_t)e->mn,
+				       .byte_len = s->wr.opcode == DMR_WR_READ ? s->wr.length : 0};
+		e->head++;
 	}
 	return n;
 }

@@ -15,6 +15,9 @@
  */
 #include <check.h>
 #include <pthread.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -276,8 +279,125 @@ START_TEST(replay_smallbank_verified)
 }
 END_TEST
 
+/* ---- two processes: dmreplay-ucx-mn and this one ------------------------ */
+
+typedef struct mn_proc {
+	pid_t pid;
+	char hostport[64];
+} mn_proc_t;
+
+/* Start dmreplay-ucx-mn (beside dmreplay) on an ephemeral loopback port
+ * with args (NULL-terminated extra options) and read the port it prints. */
+static mn_proc_t start_mn(const char *extra)
+{
+	char bin[DMR_TEST_DIR_MAX + 32];
+	snprintf(bin, sizeof(bin), "%s", dmr_test_bin);
+	char *slash = strrchr(bin, '/');
+	ck_assert_ptr_nonnull(slash);
+	snprintf(slash + 1, sizeof(bin) - (size_t)(slash + 1 - bin), "dmreplay-ucx-mn");
+	int fds[2];
+	ck_assert_int_eq(pipe(fds), 0);
+	mn_proc_t mp = {.pid = fork()};
+	ck_assert_int_ge(mp.pid, 0);
+	if (mp.pid == 0) {
+		dup2(fds[1], 1);
+		close(fds[0]);
+		execl(bin, bin, "--listen", "127.0.0.1:0", extra, (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	FILE *f = fdopen(fds[0], "r");
+	char line[256] = "";
+	ck_assert_msg(fgets(line, sizeof(line), f), "%s printed nothing", bin);
+	fclose(f);
+	char *at = strstr(line, "listening on ");
+	ck_assert_msg(at, "%s", line);
+	snprintf(mp.hostport, sizeof(mp.hostport), "%s", at + strlen("listening on "));
+	mp.hostport[strcspn(mp.hostport, "\n")] = 0;
+	return mp;
+}
+
+/* An MN process and `dmreplay run` as the CN process over UCX_TLS: TPC-C
+ * verified (the barrier moved the region to the MN and back); the MN's
+ * --once session ends with the CN and it exits 0. */
+START_TEST(two_processes_replay_verified)
+{
+	mn_proc_t mp = start_mn("--once");
+	setenv("DMR_UCX_MN", mp.hostport, 1);
+	char trace[DMR_TEST_DIR_MAX + 64], out[DMR_TEST_DIR_MAX];
+	snprintf(trace, sizeof(trace), "%s/traces/samples/tpcc-extreme.csv", dmr_test_src);
+	dmr_test_path(out, sizeof(out), "two");
+	dmr_test_run_t r =
+	    dmr_test_dmr("run", "--backend", "ucx", "--trace", trace, "--cns", "1", "--threads",
+			 "2", "--coros", "2", "--txns", "500", "--out", out, NULL);
+	unsetenv("DMR_UCX_MN");
+	dmr_test_run_ok(&r);
+	ck_assert_msg(strstr(r.out, "verification   PASSED (tpcc C1 C2 C3 ok)"), "%s", r.out);
+	printf("ucx two processes (UCX_TLS=%s, MN at %s):\n%s", g_tls, mp.hostport, r.out);
+	dmr_test_run_free(&r);
+	int ws = 0;
+	ck_assert_int_eq(waitpid(mp.pid, &ws, 0), mp.pid);
+	ck_assert_msg(WIFEXITED(ws) && WEXITSTATUS(ws) == 0, "dmreplay-ucx-mn: status 0x%x", ws);
+}
+END_TEST
+
+/* The MN process killed mid-run: the CN's next WR completes with an error
+ * within the deadline, the one after it is flushed. */
+START_TEST(mn_killed_mid_run)
+{
+	mn_proc_t mp = start_mn(NULL);
+	setenv("DMR_UCX_MN", mp.hostport, 1);
+	dmr_be_t *be = open_be(1, 1);
+	unsetenv("DMR_UCX_MN");
+	static uint64_t v = 7, got;
+	dmr_wc_t wc[2];
+	ck_assert_int_eq(dmr_be_post_one(be, 0, 0, DMR_WR_WRITE, 1, &v, 64, 8, 0, 0, NULL), DMR_OK);
+	ck_assert_int_eq(dmr_test_wait_wc(be, 0, wc, 1, DEADLINE_NS), 1);
+	ck_assert_int_eq(wc[0].status, DMR_WC_SUCCESS);
+	kill(mp.pid, SIGKILL);
+	waitpid(mp.pid, NULL, 0);
+	dmr_wr_t wrs[2] = {{.wr_id = 2,
+			    .local = &got,
+			    .remote = 64,
+			    .length = 8,
+			    .opcode = DMR_WR_FAA,
+			    .flags = DMR_WR_SIGNALED},
+			   {.wr_id = 3,
+			    .local = &got,
+			    .remote = 64,
+			    .length = 8,
+			    .opcode = DMR_WR_READ,
+			    .flags = DMR_WR_SIGNALED}};
+	ck_assert_int_eq(dmr_be_post(be, 0, 0, wrs, 2, NULL), DMR_OK);
+	ck_assert_int_eq(dmr_test_wait_wc(be, 0, wc, 2, 60 * DEADLINE_NS / 10), 2);
+	ck_assert_uint_eq(wc[0].wr_id, 2);
+	ck_assert_msg(wc[0].status == DMR_WC_RETRY_EXC_ERR, "an FAA to a dead MN: %s",
+		      dmr_wc_status_string(wc[0].status));
+	ck_assert_uint_eq(wc[1].wr_id, 3);
+	ck_assert_int_eq(wc[1].status, DMR_WC_FLUSH_ERR);
+	dmr_be_close(be);
+}
+END_TEST
+
+/* DMR_UCX_MN naming no MN process: open fails naming the address. */
+START_TEST(no_mn_process_refused)
+{
+	setenv("DMR_UCX_MN", "127.0.0.1:1", 1);
+	dmr_be_t *be = NULL;
+	dmr_err_t err;
+	ck_assert_int_eq(try_open(1, 1, &be, &err), DMR_ERR_REMOTE);
+	ck_assert_msg(strstr(err.msg, "127.0.0.1:1") && strstr(err.msg, "cannot connect"), "%s",
+		      err.msg);
+	setenv("DMR_UCX_MN", "127.0.0.1:1,127.0.0.1:2", 1);
+	ck_assert_int_eq(try_open(1, 1, &be, &err), DMR_ERR_INVALID);
+	ck_assert_msg(strstr(err.msg, "names 2 MNs, the run has 1"), "%s", err.msg);
+	unsetenv("DMR_UCX_MN");
+}
+END_TEST
+
 int main(void)
 {
+	unsetenv("DMR_UCX_MN"); /* loopback unless a test sets it */
 	const char *t = getenv("UCX_TLS");
 	snprintf(g_tls, sizeof(g_tls), "%s", t && *t ? t : "tcp");
 	setenv("UCX_TLS", g_tls, 1);
@@ -301,6 +421,9 @@ int main(void)
 	tcase_add_test(tc, mr_dereg_unknown_refused);
 	tcase_add_test(tc, replay_tpcc_verified);
 	tcase_add_test(tc, replay_smallbank_verified);
+	tcase_add_test(tc, two_processes_replay_verified);
+	tcase_add_test(tc, mn_killed_mid_run);
+	tcase_add_test(tc, no_mn_process_refused);
 	suite_add_tcase(s, tc);
 	int rc = dmr_test_run(s);
 	dmr_test_env_fini();
