@@ -2,7 +2,7 @@
  * backends/ucx/ucx.h - the UCX backend (issue 17 item 3) on the UCP API of
  * libucx (Debian 12: 1.13): `--backend ucx`. docs/UCX.md.
  *
- * Loopback mode (the only mode so far): open() starts the memory nodes in
+ * Loopback mode (DMR_UCX_MN unset): open() starts the memory nodes in
  * the same process, reached through UCX endpoints as a remote MN would be:
  * a UCP context of their own (features RMA, AMO64, WAKEUP), a UCP worker
  * per MN, each MN region (cfg->mr_size bytes, mmap'd) mapped with
@@ -18,6 +18,23 @@
  * at connect. Before returning, open() waits (10 s at most) for a READ and
  * an FAA of 0 on every endpoint: wireup done, both lanes proven; the
  * counters then start from zero. mn_memory() returns the region.
+ *
+ * Two processes (DMR_UCX_MN=HOST:PORT[,HOST:PORT...], one per MN): each MN
+ * is a dmreplay-ucx-mn process (dmr_ucx_mn_serve below); open() connects
+ * to its control socket, sends the region size, and receives the region's
+ * address, its packed rkey and the MN worker's address, then reaches the
+ * region over UCX only. This process is the cluster's only CN process
+ * (ROLE: the whole cluster). mn_memory() is a local shadow of each region:
+ * barrier START writes the shadow to the MN (chunks of DMR_UCX_CHUNK that
+ * are all zero skipped: the MN's region starts zeroed), barrier END (not
+ * failed) reads back every chunk that a WRITE, CAS or FAA of this process
+ * touched, so mn_memory() then holds the final state. The barrier's own
+ * WRs are not counted in stats. Errors at open: DMR_ERR_INVALID (a list
+ * that does not name one host:port per MN), DMR_ERR_REMOTE (no MN process
+ * there, a failed exchange, the MN's refusal with its message). A peer
+ * failure (the MN process gone: UCX reports it on the endpoint) makes the
+ * endpoint's next WR complete with DMR_WC_RETRY_EXC_ERR and later ones
+ * with DMR_WC_FLUSH_ERR.
  *
  * Transports: UCX reads UCX_TLS (and every other UCX_* variable) itself;
  * unset, UCX chooses. A UCX_TLS under which no transport can carry RMA and
@@ -62,7 +79,8 @@
  * DMR_BE_CTL_MN_STATS (the counts; busy times 0). mr_reg() records the
  * buffer (UCP registers local buffers itself, in its registration cache),
  * mr_dereg() removes it (DMR_ERR_INVALID for an address not registered for
- * that worker). barrier, progress, charge: the registry's stubs.
+ * that worker). barrier: one process in loopback mode, the region's moves
+ * in two-process mode; progress, charge: the registry's stubs.
  */
 #ifndef DMR_UCX_H
 #define DMR_UCX_H
