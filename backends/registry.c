@@ -14,6 +14,9 @@ extern const dmr_be_ops_t dmr_shm_ops;
 #ifdef DMR_HAVE_VERBS
 extern const dmr_be_ops_t dmr_verbs_ops;
 #endif
+#ifdef DMR_HAVE_UCX
+extern const dmr_be_ops_t dmr_ucx_ops;
+#endif
 
 static const dmr_be_ops_t *const registry[] = {
     &dmr_sim_ops,
@@ -21,15 +24,21 @@ static const dmr_be_ops_t *const registry[] = {
 #ifdef DMR_HAVE_VERBS
     &dmr_verbs_ops,
 #endif
+#ifdef DMR_HAVE_UCX
+    &dmr_ucx_ops,
+#endif
 };
 
 const char *dmr_be_names(void)
 {
+	return "sim, shm"
 #ifdef DMR_HAVE_VERBS
-	return "sim, shm, verbs, fault:INNER, record:INNER";
-#else
-	return "sim, shm, fault:INNER, record:INNER";
+	       ", verbs"
 #endif
+#ifdef DMR_HAVE_UCX
+	       ", ucx"
+#endif
+	       ", fault:INNER, record:INNER";
 }
 
 const char *dmr_be_base_name(const char *name)
