@@ -36,7 +36,6 @@ void dmr_replay_opts_default(dmr_replay_opts_t *o)
 	o->port = 1;
 	o->gid_index = -1;
 	o->cns = 4;
-	o->mns = 1;
 	o->threads = 28;
 	o->coros = 3;
 	o->seed = 1;

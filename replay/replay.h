@@ -42,7 +42,6 @@ typedef struct dmr_replay_opts {
 	int gid_index;	     /* verbs: GID index, -1 = the RoCEv2 GID of this node's IPv4 */
 	const char *out_dir; /* results directory (created) */
 	uint32_t cns, threads, coros;
-	uint32_t mns; /* memory nodes, 1..DMR_BE_MAX_MNS (default 1) */
 	uint64_t seed;
 	uint64_t txns;	     /* 0 = whole trace */
 	double duration_s;   /* > 0: stop at this simulated/wall time */
