@@ -98,7 +98,7 @@ static void run_usage(FILE *f)
 }
 
 /* Long options without a letter (getopt_long values above any char). */
-enum { OPT_PUBLISHED_LOG = 1101 };
+enum { OPT_PUBLOG = 1101 };
 
 /* What the options give besides the replay's own settings. */
 typedef struct run_args {
@@ -235,7 +235,7 @@ static dmr_status_t run_opt(int ch, const char *name, const char *arg, run_args_
 	case 'H':
 		st = dmr_opt_double(name, arg, 0, 1, 0, &o->loop.threshold, err);
 		break;
-	case OPT_PUBLISHED_LOG:
+	case OPT_PUBLOG:
 		st = dmr_breakdown_publog_parse(arg, &o->published_log, err);
 		break;
 	case 'w':
@@ -252,42 +252,41 @@ static int trace_refused(const char *path);
 
 int dmr_replay_main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"trace", required_argument, 0, 't'},
-	    {"backend", required_argument, 0, 'b'},
-	    {"fault", required_argument, 0, 'j'},
-	    {"profile", required_argument, 0, 'p'},
-	    {"cns", required_argument, 0, 'c'},
-	    {"threads", required_argument, 0, 'T'},
-	    {"coros", required_argument, 0, 'C'},
-	    {"seed", required_argument, 0, 's'},
-	    {"txns", required_argument, 0, 'n'},
-	    {"duration", required_argument, 0, 'd'},
-	    {"retries", required_argument, 0, 'r'},
-	    {"backoff-us", required_argument, 0, 'B'},
-	    {"mr-size", required_argument, 0, 'M'},
-	    {"mtu", required_argument, 0, 'm'},
-	    {"window-ms", required_argument, 0, 'w'},
-	    {"out", required_argument, 0, 'o'},
-	    {"quiet", no_argument, 0, 'q'},
-	    {"progress", no_argument, 0, 'g'},
-	    {"device", required_argument, 0, 'v'},
-	    {"port", required_argument, 0, 'P'},
-	    {"gid-index", required_argument, 0, 'G'},
-	    {"loop", required_argument, 0, 'L'},
-	    {"ai-step", required_argument, 0, 'A'},
-	    {"md-factor", required_argument, 0, 'D'},
-	    {"loop-window-ms", required_argument, 0, 'W'},
-	    {"loop-threshold", required_argument, 0, 'H'},
-	    {"procs", no_argument, 0, 'X'},
-	    {"config", required_argument, 0, 'K'},
-	    {"deadline", required_argument, 0, 'E'},
-	    {"force", no_argument, 0, 'F'},
-	    {"no-trace-cache", no_argument, 0, 'N'},
-	    {"trace-cache-dir", required_argument, 0, 'Y'},
-	    {"published-log", required_argument, 0, OPT_PUBLISHED_LOG},
-	    {"help", no_argument, 0, 'h'},
-	    {0, 0, 0, 0}};
+	static const struct option opts[] = {{"trace", required_argument, 0, 't'},
+					     {"backend", required_argument, 0, 'b'},
+					     {"fault", required_argument, 0, 'j'},
+					     {"profile", required_argument, 0, 'p'},
+					     {"cns", required_argument, 0, 'c'},
+					     {"threads", required_argument, 0, 'T'},
+					     {"coros", required_argument, 0, 'C'},
+					     {"seed", required_argument, 0, 's'},
+					     {"txns", required_argument, 0, 'n'},
+					     {"duration", required_argument, 0, 'd'},
+					     {"retries", required_argument, 0, 'r'},
+					     {"backoff-us", required_argument, 0, 'B'},
+					     {"mr-size", required_argument, 0, 'M'},
+					     {"mtu", required_argument, 0, 'm'},
+					     {"window-ms", required_argument, 0, 'w'},
+					     {"out", required_argument, 0, 'o'},
+					     {"quiet", no_argument, 0, 'q'},
+					     {"progress", no_argument, 0, 'g'},
+					     {"device", required_argument, 0, 'v'},
+					     {"port", required_argument, 0, 'P'},
+					     {"gid-index", required_argument, 0, 'G'},
+					     {"loop", required_argument, 0, 'L'},
+					     {"ai-step", required_argument, 0, 'A'},
+					     {"md-factor", required_argument, 0, 'D'},
+					     {"loop-window-ms", required_argument, 0, 'W'},
+					     {"loop-threshold", required_argument, 0, 'H'},
+					     {"procs", no_argument, 0, 'X'},
+					     {"config", required_argument, 0, 'K'},
+					     {"deadline", required_argument, 0, 'E'},
+					     {"force", no_argument, 0, 'F'},
+					     {"no-trace-cache", no_argument, 0, 'N'},
+					     {"trace-cache-dir", required_argument, 0, 'Y'},
+					     {"published-log", required_argument, 0, OPT_PUBLOG},
+					     {"help", no_argument, 0, 'h'},
+					     {0, 0, 0, 0}};
 	run_args_t a = {.deadline = 3600};
 	dmr_replay_opts_t *o = &a.o;
 	dmr_replay_opts_default(o);
