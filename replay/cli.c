@@ -116,7 +116,7 @@ static void run_usage(FILE *f)
 /* Long-only options (no short letter). */
 enum { OPT_MNS = 1000, OPT_BACKUPS, OPT_PROTOCOL, OPT_INDEX, OPT_INDEX_BUCKETS, OPT_ADDR_CACHE };
 /* Long options without a letter (getopt_long values above any char). */
-enum { OPT_PUBLISHED_LOG = 1101 };
+enum { OPT_PUBLOG = 1101 };
 
 /* What the options give besides the replay's own settings. */
 typedef struct run_args {
@@ -275,7 +275,7 @@ static dmr_status_t run_opt(int ch, const char *name, const char *arg, run_args_
 	case 'H':
 		st = dmr_opt_double(name, arg, 0, 1, 0, &o->loop.threshold, err);
 		break;
-	case OPT_PUBLISHED_LOG:
+	case OPT_PUBLOG:
 		st = dmr_breakdown_publog_parse(arg, &o->published_log, err);
 		break;
 	case 'w':
@@ -331,7 +331,7 @@ int dmr_replay_main(int argc, char **argv)
 	    {"index", required_argument, 0, OPT_INDEX},
 	    {"index-buckets", required_argument, 0, OPT_INDEX_BUCKETS},
 	    {"addr-cache", required_argument, 0, OPT_ADDR_CACHE},
-	    {"published-log", required_argument, 0, OPT_PUBLISHED_LOG},
+	    {"published-log", required_argument, 0, OPT_PUBLOG},
 	    {"help", no_argument, 0, 'h'},
 	    {0, 0, 0, 0}};
 	run_args_t a = {.deadline = 3600};

@@ -78,13 +78,6 @@ typedef struct engine {
 				  (relaxed atomic words: publish_stats) */
 	dmr_adm_t *adm;	       /* admission loops, NULL = none */
 	dmr_acache_t **acache; /* --addr-cache: per CN, NULL = none */
-	uint32_t ntypes;       /* the trace's transaction types (>= 1) */
-	dmr_txn_stats_t *tst;  /* per (worker, type), [w * ntypes + type]: what the
-				  core counted into wst[w] while running a
-				  transaction of that type (typed_begin/end) */
-	dmr_bd_first_t *first; /* per (worker, type): verbs of the transactions
-				  that committed on their first attempt */
-	dmr_bd_first_t *acc;   /* per context: verbs of its transaction so far */
 	uint64_t drift_ps;     /* > 0: hot set moves every drift_ps */
 	uint32_t drift_shift, parts;
 	uint32_t part_mask; /* bit t: table t is partitioned */
@@ -105,6 +98,15 @@ typedef struct engine {
 	double trace_wall;   /* wall time spent reading the trace */
 	uint64_t t_fail;     /* sim: time of the failed completion (0: none) */
 	dmr_progress_t prog; /* transactions started of the total */
+
+	/* results per type (breakdown.h; typed_begin/end) */
+	uint32_t ntypes;       /* the trace's transaction types (>= 1) */
+	dmr_txn_stats_t *tst;  /* per (worker, type), [w * ntypes + type]: what the
+				  core counted into wst[w] while running a
+				  transaction of that type */
+	dmr_bd_first_t *first; /* per (worker, type): verbs of the transactions
+				  that committed on their first attempt */
+	dmr_bd_first_t *acc;   /* per context: verbs of its transaction so far */
 } engine_t;
 
 /* Per driving thread (sim: one for all workers; threaded: one per worker):

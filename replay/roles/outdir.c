@@ -17,14 +17,15 @@
  * cns*.csv, mns*.csv: docs/RESULTS.md, trace.cnK.csv[.tmp]). */
 static int run_entry(const char *name)
 {
-	static const char *const fixed[] = {"summary.csv",	 "summary.partial.csv",
-					    "timeseries.csv",	 "timeseries.partial.csv",
-					    "cluster.json",	 "mn.log",
-					    "processes.csv",	 "types.csv",
-					    "types.partial.csv", "cns.csv",
-					    "cns.partial.csv",	 "mns.csv",
-					    "mns.partial.csv",	 NULL};
-	if (dmr_roles_known(name, fixed))
+	static const char *const fixed[] = {"summary.csv",    "summary.partial.csv",
+					    "timeseries.csv", "timeseries.partial.csv",
+					    "cluster.json",   "mn.log",
+					    "processes.csv",  NULL};
+	/* per type, CN and MN (replay/breakdown.h) */
+	static const char *const breakdown[] = {
+	    "types.csv", "types.partial.csv", "cns.csv", "cns.partial.csv",
+	    "mns.csv",	 "mns.partial.csv",   NULL};
+	if (dmr_roles_known(name, fixed) || dmr_roles_known(name, breakdown))
 		return 1;
 	const char *p = NULL;
 	if (strncmp(name, "cn", 2) == 0 || strncmp(name, "mn", 2) == 0)
