@@ -713,6 +713,7 @@ static dmr_status_t check_validation(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 {
 	const dmr_trace_txn_t *t = c->txn;
 	const dmr_layout_t *l = c->eng->layout;
+	int ford = c->eng->protocol == DMR_TXN_PROTO_FORD;
 	for (uint32_t i = 0; i < t->nops; i++) {
 		const dmr_trace_op_t *op = &t->ops[i];
 		if (!validated_read(c, op, i))
@@ -723,7 +724,8 @@ static dmr_status_t check_validation(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 		uint32_t stride_b = op->count == 1 ? 0 : rb;
 		for (uint32_t r = 0; r < op->count; r++) {
 			const uint8_t *ra = a + (uint64_t)r * rb, *rbp = b + (uint64_t)r * stride_b;
-			if (rd64(rbp) != 0 || rd64(rbp + 8) != rd64(ra + 8))
+			/* FORD compares the version only (CheckValidate) */
+			if ((rd64(rbp) != 0 && !ford) || rd64(rbp + 8) != rd64(ra + 8))
 				return do_abort(c, DMR_ABORT_VALIDATION, out);
 		}
 	}
@@ -941,8 +943,12 @@ static dmr_status_t check_round(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 		if (op->kind == DMR_TOP_READ) {
 			uint32_t rb = c->eng->layout->t[op->table].rec_bytes;
 			const uint8_t *img = c->buf + os->buf;
+			/* FORD reads a locked record unless it is invisible
+			 * (LOCK_REFUSE_READ_RO 0, INV_ABORT 1: CheckReadRO) */
+			uint64_t refuse =
+			    c->eng->protocol == DMR_TXN_PROTO_FORD ? DMR_LOCK_INVISIBLE : ~0ull;
 			for (uint32_t r = 0; r < op->count; r++)
-				if (rd64(img + (uint64_t)r * rb) != 0 && cause < 0)
+				if ((rd64(img + (uint64_t)r * rb) & refuse) != 0 && cause < 0)
 					cause = DMR_ABORT_READ_LOCKED;
 			if (!(rd64(img + 8) & DMR_VER_PRESENT))
 				os->flags |= F_ABSENT;

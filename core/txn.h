@@ -122,7 +122,10 @@ typedef struct dmr_txn_stats {
  *       write-back has completed (two rounds: no order holds across QPs).
  *  FORD: minghust/ford with its defaults (core/flags.h READ_LOCK 1,
  *       COMMIT_TOGETHER 1, RFLUSH 2): execution as OCC (DTX::ExeRW,
- *       IssueReadRO, IssueReadLock); the undo log (old images of the locked
+ *       IssueReadRO, IssueReadLock) except that a read-only record found
+ *       locked is read unless its lock word has DMR_LOCK_INVISIBLE
+ *       (CheckReadRO) and validation compares versions only
+ *       (CheckValidate); the undo log (old images of the locked
  *       records, DTX::ParallelUndoLog) WRITten to every MN after execution,
  *       together with validation (DTX::Validate, IssueRemoteValidate:
  *       re-READ of the read-only headers); commit (CoalescentCommit,

@@ -373,6 +373,38 @@ START_TEST(protocol_names)
 }
 END_TEST
 
+START_TEST(ford_reads_locked_but_not_invisible)
+{
+	static dmr_trace_hdr_t h;
+	static fx_t f;
+	static dmr_trace_txn_t t;
+	hdr3(&h);
+	/* t0[1] (read-only in txn_rru) held by another context's tag: occ
+	 * aborts (read_locked), FORD reads it and validates its version only;
+	 * with the invisible bit FORD aborts too (CheckReadRO, INV_ABORT 1) */
+	const struct {
+		int proto;
+		uint64_t lock;
+		int out;
+	} cases[] = {
+	    {DMR_TXN_PROTO_OCC, 0x1001, DMR_TXN_GAVE_UP},
+	    {DMR_TXN_PROTO_FORD, 0x1001, DMR_TXN_COMMITTED},
+	    {DMR_TXN_PROTO_FORD, 0x1001 | DMR_LOCK_INVISIBLE, DMR_TXN_GAVE_UP},
+	};
+	for (int i = 0; i < 3; i++) {
+		fx_open(&f, &h, 3, 2, cases[i].proto);
+		txn_rru(&t);
+		uint8_t *m0 = dmr_be_mn_memory(f.be, 0, NULL);
+		memcpy(m0 + dmr_layout_rec(&f.l, 0, 1), &cases[i].lock, 8);
+		ck_assert_int_eq(run1(&f, &t), cases[i].out);
+		ck_assert_uint_eq(f.st.aborts[DMR_ABORT_READ_LOCKED],
+				  cases[i].out == DMR_TXN_GAVE_UP);
+		ck_assert_uint_eq(f.st.locks_taken, f.st.locks_released);
+		fx_close(&f);
+	}
+}
+END_TEST
+
 START_TEST(addr_cache_is_lru)
 {
 	dmr_acache_t *c;
@@ -567,6 +599,7 @@ int main(void)
 	tcase_add_test(tc, occ_sample_counts_match_derivation);
 	tcase_add_test(tc, ford_sample_counts_match_derivation);
 	tcase_add_test(tc, protocol_names);
+	tcase_add_test(tc, ford_reads_locked_but_not_invisible);
 	tcase_add_test(tc, addr_cache_is_lru);
 	tcase_add_test(tc, hash_index_layout_and_refusal);
 	tcase_add_test(tc, hash_index_reads_and_cache_hits);
