@@ -111,7 +111,8 @@ static const char *summary_header =
     "bytes,"
     "skipped_ops,mtu,retries_limit,backoff_us,duration_s,ai_step,md_factor,loop_window_ms,"
     "loop_threshold,profile_path,trace,cas_replayed,p50_dispatch_us,p99_dispatch_us,"
-    "p999_dispatch_us";
+    "p999_dispatch_us,protocol,mns,backups,placement,index,addr_cache,index_reads_per_commit,"
+    "cache_hit_ratio";
 
 const char *dmr_results_header(void)
 {
@@ -163,11 +164,18 @@ static int fill_summary(FILE *f, const void *a)
 	const struct sum_arg *sa = a;
 	const dmr_replay_result_t *r = sa->r;
 	fprintf(f, "%s\n", summary_header);
-	return fprintf(
+	/* the placement as one CSV field: "t:0/1,2" -> "t:0/1/2" */
+	char place[sizeof(r->placement)];
+	snprintf(place, sizeof(place), "%s", r->placement[0] ? r->placement : "-");
+	for (char *p = place; *p; p++)
+		if (*p == ',' || *p == '"' || *p == '\n')
+			*p = '/';
+	uint64_t lookups = r->st.cache_hits + r->st.cache_misses;
+	int n = fprintf(
 	    f,
 	    "%s,%s,%s,%s,%s,%u,%u,%u,%llu,%llu,%llu,%llu,%llu,%llu,%.3f,%.3f,%.6f,%llu,%llu,"
 	    "%llu,%llu,%llu,%.4f,%.4f,%llu,%.3f,%.3f,%.3f,%d,%.9f,%.3f,%.3f,%.3f,%s,%llu,"
-	    "%llu,%u,%u,%g,%g,%u,%g,%g,%g,%s,%s,%llu,%.3f,%.3f,%.3f\n",
+	    "%llu,%u,%u,%g,%g,%u,%g,%g,%g,%s,%s,%llu,%.3f,%.3f,%.3f",
 	    r->workload, r->regime, r->loop, r->backend, r->profile, r->cns, r->threads, r->coros,
 	    (unsigned long long)r->seed, (unsigned long long)r->txns,
 	    (unsigned long long)r->st.tried, (unsigned long long)r->st.committed,
@@ -185,6 +193,13 @@ static int fill_summary(FILE *f, const void *a)
 	    r->profile_path[0] ? r->profile_path : "-", sa->trace,
 	    (unsigned long long)r->st.cas_replayed, r->p50_dispatch_us, r->p99_dispatch_us,
 	    r->p999_dispatch_us);
+	if (n < 0)
+		return n;
+	return fprintf(f, ",%s,%u,%u,%s,%s,%llu,%.4f,%.6f\n", r->protocol[0] ? r->protocol : "occ",
+		       r->mns ? r->mns : 1, r->backups, place, r->index[0] ? r->index : "direct",
+		       (unsigned long long)r->addr_cache,
+		       r->st.committed ? (double)r->st.index_reads / (double)r->st.committed : 0.0,
+		       lookups ? (double)r->st.cache_hits / (double)lookups : 0.0);
 }
 
 static int fill_ts(FILE *f, const void *a)
