@@ -139,6 +139,24 @@ START_TEST(test_tables)
 
 	char *txt = render(dmr_fid_print, rows, 2);
 	ck_assert_ptr_nonnull(strstr(txt, "tpcc-uniform"));
+	ck_assert_ptr_null(strstr(txt, "UNSTABLE"));
+	free(txt);
+	/* three rounds whose throughput spreads over more than the 15 %
+	 * tolerance: UNSTABLE, whatever the host's load said */
+	rows[0].rounds = 3;
+	rows[0].spread_tps = 0.44;
+	rows[0].spread_p50 = 0.05;
+	rows[0].host_other = 0.024;
+	rows[0].host_steal = 0;
+	txt = render(dmr_fid_print, rows, 1);
+	ck_assert_msg(strstr(txt, "3: 44.0 %/5.0 %, 2.4 %/0.0 %, quiet, UNSTABLE"), "%s", txt);
+	free(txt);
+	rows[0].spread_tps = 0.10;
+	txt = render(dmr_fid_print, rows, 1);
+	ck_assert_msg(strstr(txt, "3: 10.0 %/5.0 %, 2.4 %/0.0 %, quiet\n"), "%s", txt);
+	free(txt);
+	rows[0].rounds = 0;
+	txt = render(dmr_fid_print, rows, 2);
 	ck_assert_ptr_nonnull(strstr(txt, "+25.0 %"));
 	ck_assert_ptr_nonnull(strstr(txt, "FAIL PASS"));
 	free(txt);
