@@ -225,14 +225,16 @@ static dmr_status_t probe(ucx_t *u, dmr_err_t *err)
 {
 	for (uint32_t w = 0; w < u->nworkers; w++)
 		for (uint32_t m = 0; m < u->mns; m++) {
-			uint64_t rd = 0, old = 0;
+			/* in the handle: a probe that times out is still UCP's
+			 * while close() drains it */
+			uint64_t *rd = &u->probe[0], *old = &u->probe[1];
 			dmr_wr_t wrs[2] = {{.wr_id = 1,
-					    .local = &rd,
+					    .local = rd,
 					    .length = 8,
 					    .opcode = DMR_WR_READ,
 					    .flags = DMR_WR_SIGNALED},
 					   {.wr_id = 2,
-					    .local = &old,
+					    .local = old,
 					    .opcode = DMR_WR_FAA,
 					    .flags = DMR_WR_SIGNALED}};
 			dmr_status_t s = dmr_ucx_post(&u->be, w, m, wrs, 2, err);

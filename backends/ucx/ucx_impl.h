@@ -111,6 +111,7 @@ typedef struct ucx {
 	int mn_thread_on;
 	int stop; /* atomic: the MN thread stops */
 	uint64_t t0;
+	uint64_t probe[2]; /* open()'s first READ and FAA land here */
 } ucx_t;
 
 /* ucx.c: a UCP context with features (mt_workers_shared = shared), a

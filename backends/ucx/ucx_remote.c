@@ -159,8 +159,21 @@ dmr_status_t dmr_ucx_mn_connect(ucx_t *u, uint32_t m, const char *hostport, uint
 	return DMR_OK;
 }
 
-static int is_zero(const uint8_t *p, uint64_t len)
+/* 1 when the chunk [p, p + len) (page aligned: a DMR_UCX_CHUNK of an
+ * mmap'd shadow) holds only zeros. Pages never touched are not resident
+ * (mincore(2)) and read as zero without being read: a region of GiBs that
+ * the replay loaded a few MiB of is not scanned (nor paged in). */
+static int is_zero(uint8_t *p, uint64_t len)
 {
+	unsigned char vec[DMR_UCX_CHUNK / 4096];
+	long pg = sysconf(_SC_PAGESIZE);
+	if (pg == 4096 && len <= DMR_UCX_CHUNK && mincore(p, len, vec) == 0) {
+		int any = 0;
+		for (uint64_t i = 0; i < (len + 4095) / 4096; i++)
+			any |= vec[i] & 1;
+		if (!any)
+			return 1;
+	}
 	const uint64_t *q = (const uint64_t *)(const void *)p;
 	for (uint64_t i = 0; i < len / 8; i++)
 		if (q[i])
