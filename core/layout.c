@@ -61,6 +61,39 @@ dmr_status_t dmr_layout_place(dmr_layout_t *l, uint32_t mns, uint32_t backups, d
 	return DMR_OK;
 }
 
+dmr_status_t dmr_layout_pin(dmr_layout_t *l, const dmr_layout_pin_t *pin, dmr_err_t *err)
+{
+	uint32_t t = 0;
+	while (t < l->ntables && strcmp(l->names[t], pin->table) != 0)
+		t++;
+	if (t == l->ntables)
+		return dmr_err_set(err, DMR_ERR_INVALID,
+				   "placement: table '%s' is not a table of the trace", pin->table);
+	if (pin->n != 1 + l->backups)
+		return dmr_err_set(err, DMR_ERR_INVALID,
+				   "placement.%s: %u MNs listed, the run has 1 primary + %u "
+				   "backups",
+				   pin->table, pin->n, l->backups);
+	for (uint32_t i = 0; i < pin->n; i++) {
+		if (pin->mn[i] >= l->mns)
+			return dmr_err_set(err, DMR_ERR_INVALID,
+					   "placement.%s: MN %u does not exist (the cluster has "
+					   "MNs 0..%u)",
+					   pin->table, pin->mn[i], l->mns - 1);
+		for (uint32_t j = 0; j < i; j++)
+			if (pin->mn[j] == pin->mn[i])
+				return dmr_err_set(err, DMR_ERR_INVALID,
+						   "placement.%s: MN %u listed twice (a backup "
+						   "on its own primary's MN)",
+						   pin->table, pin->mn[i]);
+	}
+	l->t[t].primary = (uint8_t)pin->mn[0];
+	memset(l->t[t].backup, 0, sizeof(l->t[t].backup));
+	for (uint32_t i = 1; i < pin->n; i++)
+		l->t[t].backup[i - 1] = (uint8_t)pin->mn[i];
+	return DMR_OK;
+}
+
 dmr_status_t dmr_layout_index(dmr_layout_t *l, uint64_t buckets, dmr_err_t *err)
 {
 	uint64_t off = (l->total + 63) & ~63ull, base[DMR_TRACE_MAX_TABLES],

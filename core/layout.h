@@ -84,6 +84,20 @@ dmr_status_t dmr_layout_init(dmr_layout_t *l, const dmr_trace_hdr_t *h, uint32_t
  * its own primary's MN). */
 dmr_status_t dmr_layout_place(dmr_layout_t *l, uint32_t mns, uint32_t backups, dmr_err_t *err);
 
+/* An explicit placement of one table (a cluster config's "placement"
+ * entry): mn[0] its primary, mn[1..n) its backups. */
+typedef struct dmr_layout_pin {
+	char table[DMR_TRACE_NAME_MAX];
+	uint32_t n; /* 1 + backups */
+	uint32_t mn[1 + DMR_LAYOUT_MAX_BACKUPS];
+} dmr_layout_pin_t;
+
+/* After dmr_layout_place: put table pin->table on pin->mn[] instead of
+ * FORD's rule. Errors (l unchanged, err naming the table and the field):
+ * DMR_ERR_INVALID for a table the trace does not have, a count other than
+ * 1 + l->backups, an MN >= l->mns, or an MN listed twice. */
+dmr_status_t dmr_layout_pin(dmr_layout_t *l, const dmr_layout_pin_t *pin, dmr_err_t *err);
+
 /* The placement as text into buf (size bytes, always terminated):
  * "mns=M backups=R name:P/B1,B2 name:P ..." (P the primary MN, Bi the
  * backups). Returns the length it needed (as snprintf: >= size means cut). */

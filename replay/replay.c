@@ -983,6 +983,8 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	st = dmr_layout_init(&e->layout, h, e->nworkers, 64 * 1024, err);
 	if (st == DMR_OK)
 		st = dmr_layout_place(&e->layout, o->mns ? o->mns : 1, o->backups, err);
+	for (uint32_t i = 0; st == DMR_OK && i < o->npins; i++)
+		st = dmr_layout_pin(&e->layout, &o->pins[i], err);
 	if (st != DMR_OK)
 		goto out_trace;
 	res->mns = e->layout.mns;

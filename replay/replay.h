@@ -64,6 +64,10 @@ typedef struct dmr_replay_opts {
 	/* issue 11: the cluster's MNs (1..16), backups per table (0..2, <
 	 * mns; placement core/layout.h), the protocol (core/txn.h) */
 	uint32_t mns, backups;
+	/* explicit placements (a cluster config's "placement"), applied after
+	 * FORD's rule (dmr_layout_pin); borrowed for the run */
+	const dmr_layout_pin_t *pins;
+	uint32_t npins;
 	int protocol; /* dmr_txn_protocol_t */
 	/* how records are found (core/txn.h dmr_txn_index_t), index buckets
 	 * per table (0: sized to the table, core/layout.h), address-cache
