@@ -26,6 +26,7 @@
 #include "breakdown.h"
 #include "lathist.h"
 #include "results.h"
+#include "setup.h"
 
 void dmr_replay_opts_default(dmr_replay_opts_t *o)
 {
@@ -613,24 +614,6 @@ static int mn_read(void *arg, int table, uint64_t slot, const uint64_t **payload
 	return (ver & DMR_VER_PRESENT) ? 1 : 0;
 }
 
-static uint64_t phys_mem(void)
-{
-	return dmr_phys_mem(); /* core/base/opt.h: bench and calibrate check the same */
-}
-
-/* What the engine allocates for nctx transaction contexts driven by nth
- * threads, bytes: per context the core's context (core/txn.h: the doorbell
- * of 2 x DMR_TRACE_MAX_OPS + 2 WRs, the 4 KiB record buffer and 4 KiB log
- * buffer dmr_txn_ctx_init allocates first) and its current-transaction
- * slot, per driving thread three lists of nctx indices (thr_init). A lower
- * bound: the buffers grow with the transactions. */
-static uint64_t ctx_bytes(uint64_t nctx, uint64_t nth)
-{
-	uint64_t per = sizeof(dmr_txn_ctx_t) + (2 * DMR_TRACE_MAX_OPS + 2) * sizeof(dmr_wr_t) +
-		       2 * 4096 + sizeof(qtxn_t *);
-	return nctx * per + nth * (4 * nctx + 1) * sizeof(uint32_t);
-}
-
 /* Window bookkeeping: time series and the loops' windows of worker w. */
 static dmr_status_t tick(thr_t *th, uint32_t w, uint64_t now)
 {
@@ -980,89 +963,25 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	e->nworkers = o->cns * o->threads;
 	e->coros = o->coros;
 	e->deadline_ps = 10 * DMR_PS_PER_S;
-	st = dmr_layout_init(&e->layout, h, e->nworkers, 64 * 1024, err);
-	if (st == DMR_OK)
-		st = dmr_layout_place(&e->layout, o->mns ? o->mns : 1, o->backups, err);
-	for (uint32_t i = 0; st == DMR_OK && i < o->npins; i++)
-		st = dmr_layout_pin(&e->layout, &o->pins[i], err);
+	uint64_t mr;
+	dmr_replay_shape_t shape = {.trace = o->trace,
+				    .backend = o->backend,
+				    .cns = o->cns,
+				    .threads = o->threads,
+				    .coros = o->coros,
+				    .mns = o->mns,
+				    .backups = o->backups,
+				    .pins = o->pins,
+				    .npins = o->npins,
+				    .protocol = o->protocol,
+				    .index = o->index,
+				    .quiet = o->quiet,
+				    .index_buckets = o->index_buckets,
+				    .addr_cache = o->addr_cache,
+				    .mr_size = o->mr_size};
+	st = dmr_replay_setup_layout(&shape, h, e->nworkers, &e->layout, res, &mr, err);
 	if (st != DMR_OK)
 		goto out_trace;
-	res->mns = e->layout.mns;
-	res->backups = e->layout.backups;
-	snprintf(res->protocol, sizeof(res->protocol), "%s", dmr_txn_protocol_name(o->protocol));
-	snprintf(res->index, sizeof(res->index), "%s",
-		 o->index == DMR_TXN_INDEX_HASH ? "hash" : "direct");
-	res->addr_cache = o->addr_cache;
-	if (o->index != DMR_TXN_INDEX_HASH && o->index_buckets) {
-		st = dmr_err_set(err, DMR_ERR_RANGE, "--index-buckets %llu: only with --index hash",
-				 (unsigned long long)o->index_buckets);
-		goto out_trace;
-	}
-	if (o->index == DMR_TXN_INDEX_HASH &&
-	    (st = dmr_layout_index(&e->layout, o->index_buckets, err)) != DMR_OK)
-		goto out_trace; /* a table with more keys than slots, named */
-	if (o->addr_cache) {
-		/* the CNs' address caches, against this machine's memory */
-		uint64_t per = dmr_acache_bytes(o->addr_cache);
-		if (o->index != DMR_TXN_INDEX_HASH) {
-			st = dmr_err_set(err, DMR_ERR_RANGE,
-					 "--addr-cache %llu: only with --index hash (direct "
-					 "addressing looks nothing up)",
-					 (unsigned long long)o->addr_cache);
-			goto out_trace;
-		}
-		if (per > phys_mem() / o->cns) {
-			st = dmr_err_set(err, DMR_ERR_RANGE,
-					 "--addr-cache %llu: %llu bytes per CN x %u CNs is more "
-					 "than this machine's memory (%llu bytes)",
-					 (unsigned long long)o->addr_cache, (unsigned long long)per,
-					 o->cns, (unsigned long long)phys_mem());
-			goto out_trace;
-		}
-	}
-	dmr_layout_placement(&e->layout, res->placement, sizeof(res->placement));
-	if (!o->quiet && (e->layout.mns > 1 || o->protocol != DMR_TXN_PROTO_OCC))
-		fprintf(stderr, "dmreplay run: protocol %s, placement %s\n", res->protocol,
-			res->placement);
-	uint64_t mr = o->mr_size ? o->mr_size : (e->layout.total + 4095) & ~4095ull;
-	if (e->layout.total > mr) {
-		st = dmr_err_set(err, DMR_ERR_RANGE,
-				 "%s: footprint %llu bytes (%.1f MiB: tables + %u log rings) is "
-				 "larger than --mr-size %llu bytes",
-				 o->trace, (unsigned long long)e->layout.total,
-				 e->layout.total / 1048576.0, e->nworkers, (unsigned long long)mr);
-		goto out_trace;
-	}
-	if (e->layout.total > phys_mem()) {
-		st = dmr_err_set(err, DMR_ERR_RANGE,
-				 "%s: footprint %llu bytes is larger than this machine's memory "
-				 "(%llu bytes)",
-				 o->trace, (unsigned long long)e->layout.total,
-				 (unsigned long long)phys_mem());
-		goto out_trace;
-	}
-	{
-		/* the contexts' memory, checked before allocating it: --coros
-		 * 100000 said "out of memory" naming nothing (issue #15 D14) */
-		uint64_t nctx = (uint64_t)e->nworkers * o->coros;
-		int thr = strcmp(o->backend, "sim") != 0;
-		uint64_t cb = ctx_bytes(nctx, thr ? e->nworkers : 1);
-		if (nctx > (uint64_t)DMR_WRID_INDEX_MAX + 1 || cb + e->layout.total > phys_mem()) {
-			st = dmr_err_set(
-			    err, DMR_ERR_RANGE,
-			    "option --coros %u: %llu transaction contexts (--cns %u x --threads "
-			    "%u x --coros %u) need at least %llu bytes (%.1f GiB) besides the "
-			    "%llu-byte footprint; this machine has %llu bytes%s",
-			    o->coros, (unsigned long long)nctx, o->cns, o->threads, o->coros,
-			    (unsigned long long)cb, cb / 1073741824.0,
-			    (unsigned long long)e->layout.total, (unsigned long long)phys_mem(),
-			    nctx > (uint64_t)DMR_WRID_INDEX_MAX + 1 ? " (and a wr_id names at most "
-								      "2^28 contexts)"
-								    : "");
-			goto out_trace;
-		}
-	}
-	res->footprint = e->layout.total;
 
 	dmr_be_config_t cfg = {.backend = o->backend,
 			       .fault = o->fault,

@@ -1,0 +1,125 @@
+/*
+ * replay/setup.c - a run's shape, checked and laid out before anything is
+ * opened (dmr_replay_run's first step after the trace): the layout, FORD's
+ * placement and the config's pins, the hash index and the CN address
+ * caches, the footprint against --mr-size and this machine's memory, and
+ * the contexts' memory (issue #15 D14).
+ */
+#include "setup.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "../core/addrcache.h"
+#include "../core/base/opt.h"
+#include "../core/base/wrid.h"
+
+static uint64_t phys_mem(void)
+{
+	return dmr_phys_mem(); /* core/base/opt.h: bench and calibrate check the same */
+}
+
+/* What the engine allocates for nctx transaction contexts driven by nth
+ * threads, bytes: per context the core's context (core/txn.h: the doorbell
+ * of 2 x DMR_TRACE_MAX_OPS + 2 WRs, the 4 KiB record buffer and 4 KiB log
+ * buffer dmr_txn_ctx_init allocates first) and its current-transaction
+ * slot, per driving thread three lists of nctx indices (thr_init). A lower
+ * bound: the buffers grow with the transactions. */
+static uint64_t ctx_bytes(uint64_t nctx, uint64_t nth)
+{
+	uint64_t per = sizeof(dmr_txn_ctx_t) + (2 * DMR_TRACE_MAX_OPS + 2) * sizeof(dmr_wr_t) +
+		       2 * 4096 + sizeof(void *);
+	return nctx * per + nth * (4 * nctx + 1) * sizeof(uint32_t);
+}
+
+dmr_status_t dmr_replay_setup_layout(const dmr_replay_shape_t *o, const dmr_trace_hdr_t *h,
+				     uint32_t nworkers, dmr_layout_t *l, dmr_replay_result_t *res,
+				     uint64_t *mr_p, dmr_err_t *err)
+{
+	dmr_status_t st;
+	st = dmr_layout_init(l, h, nworkers, 64 * 1024, err);
+	if (st == DMR_OK)
+		st = dmr_layout_place(l, o->mns ? o->mns : 1, o->backups, err);
+	for (uint32_t i = 0; st == DMR_OK && i < o->npins; i++)
+		st = dmr_layout_pin(l, &o->pins[i], err);
+	if (st != DMR_OK)
+		return st;
+	res->mns = l->mns;
+	res->backups = l->backups;
+	snprintf(res->protocol, sizeof(res->protocol), "%s", dmr_txn_protocol_name(o->protocol));
+	snprintf(res->index, sizeof(res->index), "%s",
+		 o->index == DMR_TXN_INDEX_HASH ? "hash" : "direct");
+	res->addr_cache = o->addr_cache;
+	if (o->index != DMR_TXN_INDEX_HASH && o->index_buckets) {
+		st = dmr_err_set(err, DMR_ERR_RANGE, "--index-buckets %llu: only with --index hash",
+				 (unsigned long long)o->index_buckets);
+		return st;
+	}
+	if (o->index == DMR_TXN_INDEX_HASH &&
+	    (st = dmr_layout_index(l, o->index_buckets, err)) != DMR_OK)
+		return st; /* a table with more keys than slots, named */
+	if (o->addr_cache) {
+		/* the CNs' address caches, against this machine's memory */
+		uint64_t per = dmr_acache_bytes(o->addr_cache);
+		if (o->index != DMR_TXN_INDEX_HASH) {
+			st = dmr_err_set(err, DMR_ERR_RANGE,
+					 "--addr-cache %llu: only with --index hash (direct "
+					 "addressing looks nothing up)",
+					 (unsigned long long)o->addr_cache);
+			return st;
+		}
+		if (per > phys_mem() / o->cns) {
+			st = dmr_err_set(err, DMR_ERR_RANGE,
+					 "--addr-cache %llu: %llu bytes per CN x %u CNs is more "
+					 "than this machine's memory (%llu bytes)",
+					 (unsigned long long)o->addr_cache, (unsigned long long)per,
+					 o->cns, (unsigned long long)phys_mem());
+			return st;
+		}
+	}
+	dmr_layout_placement(l, res->placement, sizeof(res->placement));
+	if (!o->quiet && (l->mns > 1 || o->protocol != DMR_TXN_PROTO_OCC))
+		fprintf(stderr, "dmreplay run: protocol %s, placement %s\n", res->protocol,
+			res->placement);
+	uint64_t mr = o->mr_size ? o->mr_size : (l->total + 4095) & ~4095ull;
+	if (l->total > mr) {
+		st = dmr_err_set(err, DMR_ERR_RANGE,
+				 "%s: footprint %llu bytes (%.1f MiB: tables + %u log rings) is "
+				 "larger than --mr-size %llu bytes",
+				 o->trace, (unsigned long long)l->total, l->total / 1048576.0,
+				 nworkers, (unsigned long long)mr);
+		return st;
+	}
+	if (l->total > phys_mem()) {
+		st = dmr_err_set(err, DMR_ERR_RANGE,
+				 "%s: footprint %llu bytes is larger than this machine's memory "
+				 "(%llu bytes)",
+				 o->trace, (unsigned long long)l->total,
+				 (unsigned long long)phys_mem());
+		return st;
+	}
+	{
+		/* the contexts' memory, checked before allocating it: --coros
+		 * 100000 said "out of memory" naming nothing (issue #15 D14) */
+		uint64_t nctx = (uint64_t)nworkers * o->coros;
+		int thr = strcmp(o->backend, "sim") != 0;
+		uint64_t cb = ctx_bytes(nctx, thr ? nworkers : 1);
+		if (nctx > (uint64_t)DMR_WRID_INDEX_MAX + 1 || cb + l->total > phys_mem()) {
+			st = dmr_err_set(
+			    err, DMR_ERR_RANGE,
+			    "option --coros %u: %llu transaction contexts (--cns %u x --threads "
+			    "%u x --coros %u) need at least %llu bytes (%.1f GiB) besides the "
+			    "%llu-byte footprint; this machine has %llu bytes%s",
+			    o->coros, (unsigned long long)nctx, o->cns, o->threads, o->coros,
+			    (unsigned long long)cb, cb / 1073741824.0, (unsigned long long)l->total,
+			    (unsigned long long)phys_mem(),
+			    nctx > (uint64_t)DMR_WRID_INDEX_MAX + 1 ? " (and a wr_id names at most "
+								      "2^28 contexts)"
+								    : "");
+			return st;
+		}
+	}
+	res->footprint = l->total;
+	*mr_p = mr;
+	return DMR_OK;
+}
