@@ -57,7 +57,9 @@ static const keydef_t axis_defs[] = {
     {"seed", V_UINT, 0, NULL},	      {"retries", V_UINT, 0, NULL},
     {"profile", V_STR, 0, NULL},      {"ai_step", V_POS, 0, NULL},
     {"md_factor", V_NUMP, 0, NULL},   {"loop_window_ms", V_NUMP, 0, NULL},
-    {"duration", V_DUR, 0, NULL},
+    {"duration", V_DUR, 0, NULL},     {"protocol", V_STR, 0, NULL},
+    {"mns", V_POS, 0, NULL},	      {"backups", V_UINT, 0, NULL},
+    {"index", V_STR, 0, NULL},	      {"addr_cache", V_UINT, 0, NULL},
 };
 
 static const keydef_t run_defs[] = {
@@ -69,6 +71,9 @@ static const keydef_t run_defs[] = {
     {"mtu", V_POS, 0, NULL},	     {"window_ms", V_NUMP, 0, NULL},
     {"loop", V_STR, 0, NULL},	     {"ai_step", V_POS, 0, NULL},
     {"md_factor", V_NUMP, 0, NULL},  {"loop_window_ms", V_NUMP, 0, NULL},
+    {"protocol", V_STR, 0, NULL},    {"mns", V_POS, 0, NULL},
+    {"backups", V_UINT, 0, NULL},    {"index", V_STR, 0, NULL},
+    {"addr_cache", V_UINT, 0, NULL},
 };
 
 static const keydef_t wl_defs[] = {
