@@ -891,7 +891,11 @@ static dmr_status_t write_breakdown(engine_t *e, const dmr_replay_result_t *res,
 		snprintf(bd->backend, sizeof(bd->backend), "%s", o->backend);
 		bd->run_p90_us = lat ? dmr_lathist_quantile(lat, 0.90) / 1e6 : 0;
 		bd->run_mean_us = lat ? dmr_lathist_mean(lat) / 1e6 : 0;
-		dmr_breakdown_mns(bd, e->be, tend, !e->threaded);
+		/* utilisation over the simulated time of the last event: a run cut
+		 * by a failed completion (tend = its time) still served what was
+		 * queued before the cut */
+		uint64_t tu = !e->threaded && sim_time(e) > tend ? sim_time(e) : tend;
+		dmr_breakdown_mns(bd, e->be, tu, !e->threaded);
 		dmr_err_t werr;
 		if (dmr_breakdown_write(o->out_dir, !res->partial && res->verified, bd, &werr) !=
 		    DMR_OK)
@@ -937,6 +941,16 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 				   o->window_ms, o->duration_s,
 				   ceil(o->duration_s * 1e3 / o->window_ms),
 				   DMR_REPLAY_TS_MAX_ROWS);
+	/* SIGINT/SIGTERM from here to the end: caught, and the run ends
+	 * partial with exit 130 wherever it arrives (the loop stops; set-up,
+	 * loading, verification and the replica check are followed by a look
+	 * at the flag). A stop request an outer handler (fidelity, sweep)
+	 * caught before this replay began is kept: installing clears the flag */
+	dmr_sig_saved_t saved_sig;
+	int pending_sig = dmr_sig_caught();
+	dmr_sig_install(&saved_sig);
+	if (pending_sig)
+		dmr_sig_raise_flag(pending_sig);
 	dmr_err_t ferr;
 	/* the trace first: a refused trace leaves no --out behind (issue #15) */
 	dmr_trace_cache_opts_t tco = o->trace_cache;
@@ -1182,14 +1196,6 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	}
 	double loop0 = dmr_wall_s();
 	uint64_t tend;
-	dmr_sig_saved_t saved_sig;
-	/* a stop request an outer handler (fidelity, sweep) caught before this
-	 * replay began, e.g. while the trace was scanned, is kept: installing
-	 * clears the flag */
-	int pending_sig = dmr_sig_caught();
-	dmr_sig_install(&saved_sig);
-	if (pending_sig)
-		dmr_sig_raise_flag(pending_sig);
 	int64_t start_sum; /* START carries no value */
 	if (!e->threaded) {
 		st = engine_barrier(e, DMR_BE_BARRIER_START, o->barrier_s, 0, 0, &start_sum, err);
@@ -1227,7 +1233,6 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 				break;
 			}
 	}
-	dmr_sig_restore(&saved_sig);
 	dmr_progress_end(&e->prog, e->started);
 	res->loop_wall_s = dmr_wall_s() - loop0;
 	res->trace_wall_s = e->trace_wall;
@@ -1364,6 +1369,17 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 			res->verified = 0;
 		}
 	}
+	if (st == DMR_OK && dmr_sig_caught()) {
+		/* a stop after the loop (verification, the replica check):
+		 * nothing is reported as complete */
+		st = dmr_err_set(
+		    err, DMR_ERR_INTERRUPTED,
+		    "interrupted by signal %d outside the replay loop (set-up, loading or "
+		    "verification): "
+		    "results partial",
+		    dmr_sig_caught());
+		res->partial = 1;
+	}
 	res->wall_s = dmr_wall_s() - w0;
 	snprintf(res->status, sizeof(res->status), "%s",
 		 res->partial ? "partial" : (res->verified ? "complete" : "failed"));
@@ -1431,5 +1447,6 @@ out_be:
 	dmr_be_close(e->be);
 out_trace:
 	dmr_trace_close(e->rd);
+	dmr_sig_restore(&saved_sig);
 	return st;
 }
