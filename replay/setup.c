@@ -58,6 +58,13 @@ dmr_status_t dmr_replay_setup_layout(const dmr_replay_shape_t *o, const dmr_trac
 	if (o->index == DMR_TXN_INDEX_HASH &&
 	    (st = dmr_layout_index(l, o->index_buckets, err)) != DMR_OK)
 		return st; /* a table with more keys than slots, named */
+	if (o->index == DMR_TXN_INDEX_HASH && o->index_buckets && l->total > phys_mem())
+		return dmr_err_set(
+		    err, DMR_ERR_RANGE,
+		    "--index-buckets %llu: the index makes the footprint %llu bytes, "
+		    "more than this machine's memory (%llu bytes)",
+		    (unsigned long long)o->index_buckets, (unsigned long long)l->total,
+		    (unsigned long long)phys_mem());
 	if (o->addr_cache) {
 		/* the CNs' address caches, against this machine's memory */
 		uint64_t per = dmr_acache_bytes(o->addr_cache);

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../../core/base/fs.h"
 
@@ -184,7 +185,18 @@ static dmr_status_t rec_open(const dmr_be_config_t *cfg, dmr_be_t **be_p, dmr_er
 			rec_close(&r->be);
 			return dmr_err_set(err, DMR_ERR_NOMEM, "record: out of memory");
 		}
-	if ((st = dmr_afile_open(&r->af, path, err)) != DMR_OK) {
+	/* the recording is renamed over path at close, where a failure can only
+	 * be printed (close returns nothing): what would make the rename fail
+	 * is refused now, before the run */
+	struct stat sb;
+	if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
+		st = dmr_err_set(err, DMR_ERR_INVALID,
+				 "record: DMR_RECORD=%s is a directory or not a regular file: "
+				 "the recording could not be written there",
+				 path);
+	else
+		st = dmr_afile_open(&r->af, path, err);
+	if (st != DMR_OK) {
 		for (uint32_t i = 0; i < r->nworkers; i++)
 			free(r->w[i].buf);
 		free(r->w);

@@ -27,6 +27,7 @@ enum vtype {
 	V_NUM0,	  /* number >= 0 */
 	V_DUR,	  /* number of seconds > 0, or "Xs" / "Xms" */
 	V_SIZE,	  /* integer >= 1 or a string like "1G" */
+	V_SIZE0,  /* integer >= 0 or a string like "100K" */
 	V_SEED,	  /* integer >= 0 or "rep" */
 };
 
@@ -39,6 +40,7 @@ static const char *vtype_name[] = {
     [V_NUM0] = "a number >= 0",
     [V_DUR] = "a duration (seconds as a number, or \"0.5s\" / \"200ms\")",
     [V_SIZE] = "a size (bytes, or a string like \"1G\")",
+    [V_SIZE0] = "a count >= 0 (or a string like \"100K\")",
     [V_SEED] = "an integer >= 0 or \"rep\"",
 };
 
@@ -59,21 +61,21 @@ static const keydef_t axis_defs[] = {
     {"md_factor", V_NUMP, 0, NULL},   {"loop_window_ms", V_NUMP, 0, NULL},
     {"duration", V_DUR, 0, NULL},     {"protocol", V_STR, 0, NULL},
     {"mns", V_POS, 0, NULL},	      {"backups", V_UINT, 0, NULL},
-    {"index", V_STR, 0, NULL},	      {"addr_cache", V_UINT, 0, NULL},
+    {"index", V_STR, 0, NULL},	      {"addr_cache", V_SIZE0, 0, NULL},
 };
 
 static const keydef_t run_defs[] = {
-    {"backend", V_STR, 0, NULL},     {"profile", V_STR, 0, NULL},
-    {"cns", V_POS, 0, NULL},	     {"threads", V_POS, 0, NULL},
-    {"coros", V_POS, 0, NULL},	     {"txns", V_POS, 0, NULL},
-    {"duration", V_DUR, 0, NULL},    {"retries", V_UINT, 0, NULL},
-    {"backoff_us", V_NUM0, 0, NULL}, {"mr_size", V_SIZE, 0, NULL},
-    {"mtu", V_POS, 0, NULL},	     {"window_ms", V_NUMP, 0, NULL},
-    {"loop", V_STR, 0, NULL},	     {"ai_step", V_POS, 0, NULL},
-    {"md_factor", V_NUMP, 0, NULL},  {"loop_window_ms", V_NUMP, 0, NULL},
-    {"protocol", V_STR, 0, NULL},    {"mns", V_POS, 0, NULL},
-    {"backups", V_UINT, 0, NULL},    {"index", V_STR, 0, NULL},
-    {"addr_cache", V_UINT, 0, NULL},
+    {"backend", V_STR, 0, NULL},      {"profile", V_STR, 0, NULL},
+    {"cns", V_POS, 0, NULL},	      {"threads", V_POS, 0, NULL},
+    {"coros", V_POS, 0, NULL},	      {"txns", V_POS, 0, NULL},
+    {"duration", V_DUR, 0, NULL},     {"retries", V_UINT, 0, NULL},
+    {"backoff_us", V_NUM0, 0, NULL},  {"mr_size", V_SIZE, 0, NULL},
+    {"mtu", V_POS, 0, NULL},	      {"window_ms", V_NUMP, 0, NULL},
+    {"loop", V_STR, 0, NULL},	      {"ai_step", V_POS, 0, NULL},
+    {"md_factor", V_NUMP, 0, NULL},   {"loop_window_ms", V_NUMP, 0, NULL},
+    {"protocol", V_STR, 0, NULL},     {"mns", V_POS, 0, NULL},
+    {"backups", V_UINT, 0, NULL},     {"index", V_STR, 0, NULL},
+    {"addr_cache", V_SIZE0, 0, NULL},
 };
 
 static const keydef_t wl_defs[] = {
@@ -172,9 +174,10 @@ static dmr_status_t val_text(const json_t *v, enum vtype t, const char *field, c
 			   : dmr_err_set(err, DMR_ERR_PARSE, "%s: expected %s", field,
 					 vtype_name[t]);
 	case V_SIZE:
+	case V_SIZE0:
 		if (json_is_string(v))
 			return val_text(v, V_STR, field, out, err);
-		return val_text(v, V_POS, field, out, err) == DMR_OK
+		return val_text(v, t == V_SIZE ? V_POS : V_UINT, field, out, err) == DMR_OK
 			   ? DMR_OK
 			   : dmr_err_set(err, DMR_ERR_PARSE, "%s: expected %s", field,
 					 vtype_name[t]);

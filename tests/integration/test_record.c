@@ -21,6 +21,7 @@
  * (test_backend, DMR_TEST_BACKENDS).
  */
 #include <check.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -237,6 +238,13 @@ START_TEST(bad_recordings_refused)
 	dmr_err_t err;
 	ck_assert_int_eq(dmr_be_open(&cfg, &be, &err), DMR_ERR_IO);
 	ck_assert_msg(strstr(err.msg, "/nonexistent-dir/"), "%s", err.msg);
+	/* DMR_RECORD naming a directory: refused at open (its rename at close
+	 * would fail after the run, with exit 0: fresh-user trial) */
+	char dir[PATH_MAX];
+	dmr_test_path(dir, sizeof(dir), "");
+	setenv("DMR_RECORD", dir, 1);
+	ck_assert_int_eq(dmr_be_open(&cfg, &be, &err), DMR_ERR_INVALID);
+	ck_assert_msg(strstr(err.msg, "is a directory"), "%s", err.msg);
 	ck_assert_str_eq(dmr_be_base_name("record:fault:shm"), "shm");
 	cfg.backend = "record:record:sim";
 	ck_assert_int_eq(dmr_be_open(&cfg, &be, &err), DMR_ERR_INVALID);
