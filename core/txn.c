@@ -21,7 +21,7 @@ const char *dmr_txn_phase_name(int phase)
 
 const char *dmr_txn_protocol_name(int protocol)
 {
-	static const char *const n[DMR_TXN_NPROTOS] = {"occ", "ford"};
+	static const char *const n[DMR_TXN_NPROTOS] = {"occ", "ford", "farm", "drtmh"};
 	return protocol >= 0 && protocol < DMR_TXN_NPROTOS ? n[protocol] : "?";
 }
 
@@ -32,8 +32,8 @@ dmr_status_t dmr_txn_protocol_parse(const char *s, int *p, dmr_err_t *err)
 			*p = i;
 			return DMR_OK;
 		}
-	return dmr_err_set(err, DMR_ERR_PARSE, "option --protocol: '%s': one of occ, ford",
-			   s ? s : "");
+	return dmr_err_set(err, DMR_ERR_PARSE,
+			   "option --protocol: '%s': one of occ, ford, farm, drtmh", s ? s : "");
 }
 
 const char *dmr_abort_cause_name(int cause)
@@ -388,7 +388,8 @@ static dmr_status_t exec_round(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 		while (i0 < t->nops && t->ops[i0].round < c->round)
 			i0++;
 		if (i0 == t->nops)
-			return dmr_txn_validate(c, logdue, out);
+			return cmp_proto(c) ? dmr_txn_cmp_lock(c, out)
+					    : dmr_txn_validate(c, logdue, out);
 		if (c->eng->index == DMR_TXN_INDEX_HASH && c->looked_round != c->round + 1) {
 			c->looked_round = (uint16_t)(c->round + 1);
 			uint32_t nb = 0;
@@ -438,10 +439,12 @@ static dmr_status_t exec_round(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 						    t->line + j);
 			}
 			uint32_t rb = l->t[op->table].rec_bytes;
-			if (op->kind == DMR_TOP_READ) {
+			if (op->kind == DMR_TOP_READ || cmp_proto(c)) {
+				/* FARM, DRTMH: read-write records READ without a
+				 * lock too (CompareIssueReadRW), into their image */
 				dmr_wr_t *wr = wr_to(c, &n, prim(c, i));
 				wr->opcode = DMR_WR_READ;
-				wr->local = c->buf + os->buf;
+				wr->local = image(c, i);
 				wr->remote = os->rec;
 				wr->length = op->count * rb;
 				c->stats->reads++;
@@ -491,14 +494,29 @@ static dmr_status_t check_round(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 			uint32_t rb = c->eng->layout->t[op->table].rec_bytes;
 			const uint8_t *img = c->buf + os->buf;
 			/* FORD reads a locked record unless it is invisible
-			 * (LOCK_REFUSE_READ_RO 0, INV_ABORT 1: CheckReadRO) */
+			 * (LOCK_REFUSE_READ_RO 0, INV_ABORT 1: CheckReadRO;
+			 * its baselines too, CompareCheckReadRORW calls
+			 * CheckDirectRO) */
 			uint64_t refuse =
-			    c->eng->protocol == DMR_TXN_PROTO_FORD ? DMR_LOCK_INVISIBLE : ~0ull;
+			    c->eng->protocol == DMR_TXN_PROTO_OCC ? ~0ull : DMR_LOCK_INVISIBLE;
 			for (uint32_t r = 0; r < op->count; r++)
 				if ((rd64(img + (uint64_t)r * rb) & refuse) != 0 && cause < 0)
 					cause = DMR_ABORT_READ_LOCKED;
 			if (!(rd64(img + 8) & DMR_VER_PRESENT))
 				os->flags |= F_ABSENT;
+			continue;
+		}
+		if (cmp_proto(c)) {
+			/* FARM, DRTMH: READ without a lock, a locked one too
+			 * (LOCK_REFUSE_READ_RW 0, CompareCheckDirectRW); the
+			 * lock round follows execution */
+			int present = (rd64(image(c, i) + 8) & DMR_VER_PRESENT) != 0;
+			if (op->kind == DMR_TOP_INSERT) {
+				if (present && cause < 0)
+					cause = DMR_ABORT_DUPLICATE;
+			} else if (!present) {
+				os->flags |= F_ABSENT;
+			}
 			continue;
 		}
 		uint64_t old = rd64(c->buf + os->buf);
@@ -555,8 +573,8 @@ static dmr_status_t begin_attempt(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 		c->ops[i].buf = off;
 		if (op->kind == DMR_TOP_READ)
 			off += op->count * rb * 2;
-		else
-			off += 8 + rb;
+		else /* CAS result, image (FARM, DRTMH: and the version READ) */
+			off += 8 + rb + (cmp_proto(c) ? DMR_REC_HDR : 0);
 		off = (off + 7) & ~7u;
 	}
 	if (c->eng->index == DMR_TXN_INDEX_HASH) {
@@ -619,6 +637,12 @@ dmr_status_t dmr_txn_on_wc(dmr_txn_ctx_t *c, const dmr_wc_t *wc, dmr_txn_outcome
 		return check_lookup(c, out_p);
 	case ST_ABORT:
 		return after_abort(c, out_p);
+	case ST_CMP_LOCK:
+	case ST_CMP_VALIDATE:
+	case ST_CMP_BACKUP:
+	case ST_CMP_PRIMARY:
+	case ST_CMP_UNLOCK:
+		return dmr_txn_cmp_on_wc(c, out_p);
 	case ST_BACKOFF:
 		c->state = ST_IDLE; /* no round of this attempt checked yet */
 		return begin_attempt(c, out_p);

@@ -187,14 +187,6 @@ dmr_status_t dmr_txn_commit(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 	return posted(dmr_txn_post(c, k), out);
 }
 
-/* Op i is a read-only op whose records were READ (issued, not skipped):
- * validation re-reads and checks them. */
-static inline int validated_read(const dmr_txn_ctx_t *c, const dmr_trace_op_t *op, uint32_t i)
-{
-	return op->kind == DMR_TOP_READ && (c->ops[i].flags & F_ISSUED) &&
-	       !(c->ops[i].flags & F_SKIPPED);
-}
-
 /* logdue (FORD): the undo log of the last execution round is still to be
  * written; it goes with the validation READs (DTX::ExeRW logs, then
  * DTX::Validate), or alone before the commit when there is nothing to

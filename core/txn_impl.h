@@ -8,7 +8,9 @@
  *  - core/txn_commit.c: validation and the commit of occ (log, write-back,
  *    unlock), the release shared with ford;
  *  - core/txn_ford.c: FORD's undo log and commit (minghust/ford
- *    DTX::ParallelUndoLog, DTX::CoalescentCommit).
+ *    DTX::ParallelUndoLog, DTX::CoalescentCommit);
+ *  - core/txn_farm.c: the steps of FORD's baselines FaRM and DrTM+H after
+ *    execution (minghust/ford core/dtx/dtx_compare*.cc).
  * Every function returns as dmr_txn_on_wc (txn.h): a status, and on DMR_OK
  * the outcome in *out; c->err says why when it is not DMR_OK.
  */
@@ -27,9 +29,14 @@ enum {
 	ST_COMMIT,
 	ST_ABORT,
 	ST_BACKOFF,
-	ST_COMMIT_WB, /* write-backs posted; the unlocks (release) follow */
-	ST_LOG,	      /* FORD: the undo log alone, before the commit */
-	ST_LOOKUP,    /* HASH: bucket READs before an execution round */
+	ST_COMMIT_WB,	 /* write-backs posted; the unlocks (release) follow */
+	ST_LOG,		 /* FORD: the undo log alone, before the commit */
+	ST_LOOKUP,	 /* HASH: bucket READs before an execution round */
+	ST_CMP_LOCK,	 /* FARM: the lock CASes; DRTMH: CAS + version READs */
+	ST_CMP_VALIDATE, /* FARM: the version READs */
+	ST_CMP_BACKUP,	 /* FARM, DRTMH: redo log to the backups + flush */
+	ST_CMP_PRIMARY,	 /* FARM, DRTMH: data to the primaries and backups */
+	ST_CMP_UNLOCK,	 /* FARM, DRTMH: the unlocks (with the data: no backups) */
 };
 
 /* Per-op flags (dmr_txn_opst_t.flags). */
@@ -144,5 +151,33 @@ dmr_status_t dmr_txn_check_validation(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out);
 dmr_status_t dmr_txn_undo_log(dmr_txn_ctx_t *c, uint32_t *n);
 /* txn_ford.c: FORD's commit; need = bytes of the staged images. */
 dmr_status_t dmr_txn_commit_ford(dmr_txn_ctx_t *c, uint32_t need, dmr_txn_outcome_t *out);
+
+/* Op i is a read-only op whose records were READ (issued, not skipped):
+ * validation re-reads and checks them. */
+static inline int validated_read(const dmr_txn_ctx_t *c, const dmr_trace_op_t *op, uint32_t i)
+{
+	return op->kind == DMR_TOP_READ && (c->ops[i].flags & F_ISSUED) &&
+	       !(c->ops[i].flags & F_SKIPPED);
+}
+
+/* 1 for FORD's baselines (FARM, DRTMH): execution READs read-write
+ * records without a lock; the Compare* steps of txn_farm.c follow. */
+static inline int cmp_proto(const dmr_txn_ctx_t *c)
+{
+	return c->eng->protocol == DMR_TXN_PROTO_FARM || c->eng->protocol == DMR_TXN_PROTO_DRTMH;
+}
+
+/* FARM, DRTMH: where op i's version READ at validation lands (after its
+ * image; a read-write op's buffer has DMR_REC_HDR more bytes). */
+static inline uint8_t *cmp_val(dmr_txn_ctx_t *c, uint32_t i)
+{
+	return image(c, i) + c->eng->layout->t[c->txn->ops[i].table].rec_bytes;
+}
+
+/* txn_farm.c: after the last execution round: FARM's lock round, DRTMH's
+ * lock-and-validate round (or the commit when TxCommit skips them). */
+dmr_status_t dmr_txn_cmp_lock(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out);
+/* txn_farm.c: a completion in state ST_CMP_* (the next step). */
+dmr_status_t dmr_txn_cmp_on_wc(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out);
 
 #endif
