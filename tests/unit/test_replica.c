@@ -640,6 +640,48 @@ START_TEST(replica_verify_blocks_match_record_walk)
 }
 END_TEST
 
+/* A lock word that begins on a page never touched and ends on the next
+ * one (records of 36 bytes: not 8-byte aligned) is read all the same
+ * (no backups: no backup's bytes to differ from, only the lock word
+ * itself tells). */
+START_TEST(replica_verify_lock_across_pages)
+{
+	static dmr_trace_hdr_t h;
+	hdr3(&h);
+	for (int i = 0; i < 3; i++) {
+		h.tables[i].rows = 200000;
+		h.tables[i].payload_bytes = 20;
+		h.tables[i].loaded = 100000;
+	}
+	static dmr_layout_t l;
+	dmr_err_t err;
+	ck_assert_int_eq(dmr_layout_init(&l, &h, 1, 4096, &err), DMR_OK);
+	ck_assert_int_eq(dmr_layout_place(&l, 3, 0, &err), DMR_OK);
+	ck_assert_uint_eq(l.t[0].rec_bytes, 36);
+	uint8_t *m[3];
+	for (int i = 0; i < 3; i++) {
+		m[i] = calloc(1, l.total);
+		ck_assert_ptr_nonnull(m[i]);
+		dmr_layout_load_mn(&l, i, m[i]);
+	}
+	long pg = sysconf(_SC_PAGESIZE);
+	uint64_t s = 150000;
+	while ((uintptr_t)(m[0] + dmr_layout_rec(&l, 0, s)) % (uintptr_t)pg <= (uintptr_t)pg - 8)
+		s++;
+	uint8_t *lock = m[0] + dmr_layout_rec(&l, 0, s); /* t0's primary: MN 0 */
+	lock[7] = 0x80;					 /* on the second page */
+	dmr_replica_result_t rr;
+	ck_assert_int_eq(dmr_replica_verify(&l, regions_mem, m, &rr, &err), DMR_OK);
+	ck_assert_uint_eq(rr.failures, 1);
+	char want[96];
+	snprintf(want, sizeof(want), "table t0 slot %llu on MN 0 (primary): lock word",
+		 (unsigned long long)s);
+	ck_assert_msg(strstr(rr.first_failure, want) != NULL, "%s", rr.first_failure);
+	for (int i = 0; i < 3; i++)
+		free(m[i]);
+}
+END_TEST
+
 START_TEST(addr_cache_is_lru)
 {
 	dmr_acache_t *c;
@@ -841,6 +883,7 @@ int main(void)
 	tcase_add_test(tc, ford_reads_locked_but_not_invisible);
 	tcase_add_test(tc, farm_drtmh_lock_and_validation_aborts);
 	tcase_add_test(tc, replica_verify_blocks_match_record_walk);
+	tcase_add_test(tc, replica_verify_lock_across_pages);
 	tcase_add_test(tc, addr_cache_is_lru);
 	tcase_add_test(tc, hash_index_layout_and_refusal);
 	tcase_add_test(tc, hash_index_reads_and_cache_hits);
