@@ -1,34 +1,13 @@
 /*
- * core/txn.c - OCC transaction contexts as completion-driven state machines.
- * See txn.h for the protocol.
+ * core/txn.c - transaction contexts as completion-driven state machines:
+ * buffers, posting, execution rounds, abort and retry, the completion
+ * dispatch. The protocols' own steps are in txn_commit.c and txn_ford.c
+ * (txn_impl.h); txn.h and docs/PROTOCOLS.md describe them.
  */
-#include "txn.h"
-
 #include <stdlib.h>
 #include <string.h>
 
-enum {
-	ST_IDLE = 0,
-	ST_EXEC,
-	ST_VALIDATE,
-	ST_COMMIT,
-	ST_ABORT,
-	ST_BACKOFF,
-	ST_COMMIT_WB, /* write-backs posted; the unlocks (release) follow */
-	ST_LOG,	      /* FORD: the undo log alone, before the commit */
-	ST_LOOKUP,    /* HASH: bucket READs before an execution round */
-};
-
-enum {
-	F_ISSUED = 1,
-	F_SKIPPED = 2,
-	F_LOCKED = 4,
-	F_ABSENT = 8,
-	F_GUARDOFF = 16,
-	F_FULL = 32,
-	F_APPLIED = 64, /* its new image was written back (to every replica) */
-	F_LOGGED = 128, /* FORD: its old image is in an undo log */
-};
+#include "txn_impl.h"
 
 static const char *cause_names[DMR_ABORT_NCAUSES] = {
     "lock", "read_locked", "validation", "duplicate", "full",
@@ -42,7 +21,7 @@ const char *dmr_txn_phase_name(int phase)
 
 const char *dmr_txn_protocol_name(int protocol)
 {
-	static const char *const n[DMR_TXN_NPROTOS] = {"occ", "ford"};
+	static const char *const n[DMR_TXN_NPROTOS] = {"occ", "ford", "farm", "drtmh"};
 	return protocol >= 0 && protocol < DMR_TXN_NPROTOS ? n[protocol] : "?";
 }
 
@@ -53,23 +32,14 @@ dmr_status_t dmr_txn_protocol_parse(const char *s, int *p, dmr_err_t *err)
 			*p = i;
 			return DMR_OK;
 		}
-	return dmr_err_set(err, DMR_ERR_PARSE, "option --protocol: '%s': one of occ, ford",
-			   s ? s : "");
+	return dmr_err_set(err, DMR_ERR_PARSE,
+			   "option --protocol: '%s': one of occ, ford, farm, drtmh", s ? s : "");
 }
 
 const char *dmr_abort_cause_name(int cause)
 {
 	return cause >= 0 && cause < DMR_ABORT_NCAUSES ? cause_names[cause] : "?";
 }
-
-/* Scratch: 8 zero bytes used as the source of unlock WRITEs; FORD's lock
- * words "locked | invisible" (our tag | DMR_LOCK_INVISIBLE) and
- * "invisible"; the destination of its 1-byte flush READs. */
-#define ZERO_OFF 0u
-#define INVLOCK_OFF 8u
-#define INVIS_OFF 16u
-#define FLUSH_OFF 24u
-#define BUF_BASE 64u
 
 /* Grow a registered buffer of the context to at least `need` bytes (powers
  * of two from 4 KiB, 64-byte aligned, zeroed when `zero`): the old one is
@@ -115,7 +85,7 @@ static dmr_status_t grow(dmr_txn_ctx_t *c, uint32_t need, dmr_err_t *err)
 	return st;
 }
 
-static dmr_status_t grow_log(dmr_txn_ctx_t *c, uint32_t need, dmr_err_t *err)
+dmr_status_t dmr_txn_grow_log(dmr_txn_ctx_t *c, uint32_t need, dmr_err_t *err)
 {
 	return grow_reg(c, &c->logbuf, &c->logbuf_cap, &c->logbuf_reg, need, 0, err);
 }
@@ -168,7 +138,7 @@ dmr_status_t dmr_txn_ctx_init(dmr_txn_ctx_t *c, const dmr_txn_engine_t *eng, dmr
 		return dmr_err_set(err, DMR_ERR_NOMEM, "txn: out of memory");
 	dmr_status_t st = grow(c, 4096, err);
 	if (st == DMR_OK)
-		st = grow_log(c, 4096, err);
+		st = dmr_txn_grow_log(c, 4096, err);
 	if (st == DMR_OK) {
 		wr64_init(c->buf + INVLOCK_OFF, c->tag | DMR_LOCK_INVISIBLE);
 		wr64_init(c->buf + INVIS_OFF, DMR_LOCK_INVISIBLE);
@@ -193,38 +163,7 @@ void dmr_txn_ctx_fini(dmr_txn_ctx_t *c)
 	c->wr_mn = NULL;
 }
 
-static inline uint64_t rd64(const uint8_t *p)
-{
-	uint64_t v;
-	memcpy(&v, p, 8);
-	return v;
-}
-
-static inline void wr64(uint8_t *p, uint64_t v)
-{
-	memcpy(p, &v, 8);
-}
-
-/* Image (record bytes) of op i. For U/I/D it follows the 8-byte CAS result. */
-static inline uint8_t *image(dmr_txn_ctx_t *c, uint32_t i)
-{
-	uint8_t k = c->txn->ops[i].kind;
-	return c->buf + c->ops[i].buf + (k == DMR_TOP_READ ? 0 : 8);
-}
-
-/* Payload word f of op i's read image (first record). */
-static inline uint64_t word(dmr_txn_ctx_t *c, uint32_t i, uint32_t f)
-{
-	return rd64(image(c, i) + DMR_REC_HDR + 8ull * f);
-}
-
-static inline int usable(const dmr_txn_ctx_t *c, int i)
-{
-	return i >= 0 && (c->ops[i].flags & F_ISSUED) &&
-	       !(c->ops[i].flags & (F_SKIPPED | F_ABSENT));
-}
-
-static int guard_true(dmr_txn_ctx_t *c, const dmr_trace_guard_t *g)
+int dmr_txn_guard_true(dmr_txn_ctx_t *c, const dmr_trace_guard_t *g)
 {
 	switch (g->kind) {
 	case DMR_TGUARD_PRESENT:
@@ -236,22 +175,9 @@ static int guard_true(dmr_txn_ctx_t *c, const dmr_trace_guard_t *g)
 	}
 }
 
-/* WR n of the doorbell under construction, to MN mn (*n advanced). */
-static inline dmr_wr_t *wr_to(dmr_txn_ctx_t *c, uint32_t *n, uint32_t mn)
-{
-	c->wr_mn[*n] = (uint8_t)mn;
-	return &c->wrs[(*n)++];
-}
-
-/* The MN of the primary copy of op i's table. */
-static inline uint32_t prim(const dmr_txn_ctx_t *c, uint32_t i)
-{
-	return c->eng->layout->t[c->txn->ops[i].table].primary;
-}
-
 /* Post the n WRs of c->wrs: one doorbell per MN they name (in their order,
  * its last WR signaled); the context waits for all of them (c->pending). */
-static dmr_status_t post(dmr_txn_ctx_t *c, uint32_t n)
+dmr_status_t dmr_txn_post(dmr_txn_ctx_t *c, uint32_t n)
 {
 	c->seq++;
 	uint64_t id = dmr_wrid(DMR_WRID_TXN, c->id, c->seq);
@@ -284,67 +210,8 @@ static dmr_status_t post(dmr_txn_ctx_t *c, uint32_t n)
 	return DMR_OK;
 }
 
-/* The time since the current phase began goes to `phase`. */
-static inline void phase_end(dmr_txn_ctx_t *c, int phase)
-{
-	uint64_t now = dmr_be_now(c->eng->be, c->worker);
-	c->ph[phase] += now - c->t_phase;
-	c->t_phase = now;
-}
-
-/* FORD (DTX::ParallelUndoLog, after each execution round of a read-write
- * transaction): the undo log record -- 16 bytes of tx and thread id and the
- * old image of each record locked since the last one -- WRITten to the same
- * ring offset on every MN, added to the doorbell under construction at
- * *n. A transaction with nothing locked writes none. */
-static dmr_status_t undo_log(dmr_txn_ctx_t *c, uint32_t *n)
-{
-	const dmr_trace_txn_t *t = c->txn;
-	const dmr_layout_t *l = c->eng->layout;
-	int rw = 0;
-	uint32_t need = 16;
-	for (uint32_t i = 0; i < t->nops; i++)
-		if (c->ops[i].flags & F_LOCKED) {
-			rw = 1;
-			if (!(c->ops[i].flags & F_LOGGED) && t->ops[i].kind != DMR_TOP_INSERT)
-				need += l->t[t->ops[i].table].rec_bytes;
-		}
-	if (!rw)
-		return DMR_OK;
-	dmr_status_t st = grow_log(c, need, &c->err);
-	if (st != DMR_OK)
-		return st;
-	wr64(c->logbuf, t->id);
-	wr64(c->logbuf + 8, (uint64_t)c->eng->first_worker + c->worker);
-	uint32_t pos = 16;
-	for (uint32_t i = 0; i < t->nops; i++) {
-		dmr_txn_opst_t *os = &c->ops[i];
-		if (!(os->flags & F_LOCKED) || (os->flags & F_LOGGED))
-			continue;
-		os->flags |= F_LOGGED;
-		if (t->ops[i].kind == DMR_TOP_INSERT)
-			continue;
-		uint32_t rb = l->t[t->ops[i].table].rec_bytes;
-		memcpy(c->logbuf + pos, image(c, i), rb);
-		pos += rb;
-	}
-	uint64_t ring = l->log_base + ((uint64_t)c->eng->first_worker + c->worker) * l->log_bytes;
-	if (c->log_off + pos > l->log_bytes)
-		c->log_off = 0;
-	for (uint32_t mn = 0; mn < l->mns; mn++) {
-		dmr_wr_t *wr = wr_to(c, n, mn);
-		wr->opcode = DMR_WR_WRITE;
-		wr->local = c->logbuf;
-		wr->remote = ring + c->log_off;
-		wr->length = pos;
-		c->stats->writes++;
-	}
-	c->log_off += (pos + 7) & ~7u;
-	return DMR_OK;
-}
-
 /* The transaction finished with `outcome` (COMMITTED or GAVE_UP). */
-static dmr_status_t finish(dmr_txn_ctx_t *c, dmr_txn_outcome_t outcome, dmr_txn_outcome_t *out)
+dmr_status_t dmr_txn_finish(dmr_txn_ctx_t *c, dmr_txn_outcome_t outcome, dmr_txn_outcome_t *out)
 {
 	c->state = ST_IDLE;
 	if (outcome == DMR_TXN_COMMITTED) {
@@ -360,28 +227,18 @@ static dmr_status_t finish(dmr_txn_ctx_t *c, dmr_txn_outcome_t outcome, dmr_txn_
 	return DMR_OK;
 }
 
-/* A doorbell (or timer) was handed to the backend with status st: on
- * success the context waits for its completion. */
-static dmr_status_t posted(dmr_status_t st, dmr_txn_outcome_t *out)
-{
-	if (st != DMR_OK)
-		return st;
-	*out = DMR_TXN_RUNNING;
-	return DMR_OK;
-}
-
 static dmr_status_t begin_attempt(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out);
 static dmr_status_t exec_round(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out);
 
 /* Release the locks taken (abort). */
-static dmr_status_t do_abort(dmr_txn_ctx_t *c, int cause, dmr_txn_outcome_t *out)
+dmr_status_t dmr_txn_abort(dmr_txn_ctx_t *c, int cause, dmr_txn_outcome_t *out)
 {
 	c->stats->aborts[cause]++;
 	c->last_cause = cause;
 	uint32_t n = 0;
 	if (c->eng->protocol == DMR_TXN_PROTO_FORD && c->state == ST_EXEC) {
 		/* DTX::ExeRW writes the undo log before TxExe aborts */
-		dmr_status_t st = undo_log(c, &n);
+		dmr_status_t st = dmr_txn_undo_log(c, &n);
 		if (st != DMR_OK)
 			return st;
 	}
@@ -401,7 +258,7 @@ static dmr_status_t do_abort(dmr_txn_ctx_t *c, int cause, dmr_txn_outcome_t *out
 		dmr_wc_t wc = {.wr_id = dmr_wrid(DMR_WRID_TXN, c->id, c->seq)};
 		return dmr_txn_on_wc(c, &wc, out);
 	}
-	return posted(post(c, n), out);
+	return posted(dmr_txn_post(c, n), out);
 }
 
 static dmr_status_t after_abort(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
@@ -409,7 +266,7 @@ static dmr_status_t after_abort(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 	int cause = c->last_cause;
 	if (cause == DMR_ABORT_DUPLICATE || cause == DMR_ABORT_FULL ||
 	    c->attempts > c->eng->retries)
-		return finish(c, DMR_TXN_GAVE_UP, out);
+		return dmr_txn_finish(c, DMR_TXN_GAVE_UP, out);
 	c->stats->retries++;
 	if (c->eng->backoff_ps) {
 		c->state = ST_BACKOFF;
@@ -420,316 +277,6 @@ static dmr_status_t after_abort(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 		    out);
 	}
 	return begin_attempt(c, out);
-}
-
-/* Stage op i's new image in logbuf at pos: [rec u64][len u64][version u64]
- * [payload]; returns 1 (and sets F_APPLIED) when it is to be written back,
- * 0 when not (absent and not an insert, or its guard is off). */
-static int stage(dmr_txn_ctx_t *c, uint32_t i, uint32_t pos)
-{
-	const dmr_trace_txn_t *t = c->txn;
-	const dmr_layout_t *l = c->eng->layout;
-	dmr_txn_opst_t *os = &c->ops[i];
-	const dmr_trace_op_t *op = &t->ops[i];
-	uint32_t pb = l->t[op->table].payload_bytes;
-	const uint8_t *img = image(c, i);
-	int apply = !(os->flags & F_ABSENT) || op->kind == DMR_TOP_INSERT;
-	if (apply && op->guard.kind != DMR_TGUARD_NONE && op->guard.op == (int16_t)i)
-		apply = guard_true(c, &op->guard) || (os->flags |= F_GUARDOFF, 0);
-	if (!apply)
-		return 0;
-	uint8_t *e = c->logbuf + pos;
-	uint64_t ver = rd64(img + 8);
-	uint64_t nver = ((ver & DMR_VER_MASK) + 1) & DMR_VER_MASK;
-	if (op->kind != DMR_TOP_DELETE)
-		nver |= DMR_VER_PRESENT;
-	wr64(e, os->rec);
-	wr64(e + 8, 8 + pb);
-	wr64(e + 16, nver);
-	uint8_t *pl = e + 24;
-	if (op->kind == DMR_TOP_INSERT)
-		memset(pl, 0, pb);
-	else
-		memcpy(pl, img + DMR_REC_HDR, pb);
-	for (uint32_t a = 0; a < op->nacts; a++) {
-		const dmr_trace_act_t *act = &op->acts[a];
-		uint64_t v;
-		if (act->val.op < 0) {
-			v = (uint64_t)act->val.lit;
-		} else {
-			if (!usable(c, act->val.op))
-				continue;
-			v = word(c, act->val.op, act->val.field);
-		}
-		uint8_t *f = pl + 8ull * act->field;
-		if (act->kind == DMR_TACT_ADD)
-			v += rd64(f);
-		wr64(f, v);
-	}
-	os->flags |= F_APPLIED;
-	return 1;
-}
-
-/* The unlocks (release) after the write-backs completed: lock word 0 on the
- * primary; FORD (DTX::CheckCommitAll) also on every backup of a record it
- * wrote (they hold "invisible"). */
-static dmr_status_t release(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
-{
-	const dmr_trace_txn_t *t = c->txn;
-	const dmr_layout_t *l = c->eng->layout;
-	int ford = c->eng->protocol == DMR_TXN_PROTO_FORD;
-	uint32_t n = 0;
-	for (uint32_t i = 0; i < t->nops; i++) {
-		dmr_txn_opst_t *os = &c->ops[i];
-		if (!(os->flags & F_LOCKED))
-			continue;
-		uint32_t r[1 + DMR_LAYOUT_MAX_BACKUPS];
-		uint32_t nr = ford && (os->flags & F_APPLIED)
-				  ? dmr_layout_replicas(l, t->ops[i].table, r)
-				  : (r[0] = prim(c, i), 1);
-		for (uint32_t j = 0; j < nr; j++) {
-			dmr_wr_t *ul = wr_to(c, &n, r[j]);
-			ul->opcode = DMR_WR_WRITE;
-			ul->local = c->buf + ZERO_OFF;
-			ul->remote = os->rec;
-			ul->length = 8;
-			c->stats->writes++;
-		}
-		c->stats->locks_released++;
-	}
-	c->state = ST_COMMIT;
-	return posted(post(c, n), out);
-}
-
-/* FORD's commit (DTX::CoalescentCommit, IssueCommitAllSelectFlush): per
- * record written, on its primary WRITE lock word := tag | invisible and
- * WRITE the data; on each backup lock word := invisible and the data; one
- * 1-byte READ per backup after the last record's writes (selective flush).
- * The release follows their completion. */
-static dmr_status_t commit_ford(dmr_txn_ctx_t *c, uint32_t need, dmr_txn_outcome_t *out)
-{
-	const dmr_trace_txn_t *t = c->txn;
-	const dmr_layout_t *l = c->eng->layout;
-	dmr_status_t st = grow_log(c, need, &c->err);
-	if (st != DMR_OK)
-		return st;
-	uint32_t n = 0, pos = 0;
-	int last = -1;
-	for (uint32_t i = 0; i < t->nops; i++) {
-		dmr_txn_opst_t *os = &c->ops[i];
-		if (!(os->flags & F_LOCKED) || !stage(c, i, pos))
-			continue;
-		uint32_t pb = l->t[t->ops[i].table].payload_bytes;
-		uint32_t r[1 + DMR_LAYOUT_MAX_BACKUPS];
-		uint32_t nr = dmr_layout_replicas(l, t->ops[i].table, r);
-		for (uint32_t j = 0; j < nr; j++) {
-			dmr_wr_t *lk = wr_to(c, &n, r[j]);
-			lk->opcode = DMR_WR_WRITE;
-			lk->local = c->buf + (j == 0 ? INVLOCK_OFF : INVIS_OFF);
-			lk->remote = os->rec;
-			lk->length = 8;
-			dmr_wr_t *wb = wr_to(c, &n, r[j]);
-			wb->opcode = DMR_WR_WRITE;
-			wb->local = c->logbuf + pos + 16;
-			wb->remote = os->rec + 8;
-			wb->length = 8 + pb;
-			c->stats->writes += 2;
-		}
-		pos += 24 + pb;
-		last = (int)i;
-	}
-	if (last < 0) /* locked but nothing to write: release only */
-		return release(c, out);
-	uint32_t r[1 + DMR_LAYOUT_MAX_BACKUPS];
-	uint32_t nr = dmr_layout_replicas(l, t->ops[last].table, r);
-	for (uint32_t j = 1; j < nr; j++) {
-		dmr_wr_t *fl = wr_to(c, &n, r[j]);
-		fl->opcode = DMR_WR_READ;
-		fl->local = c->buf + FLUSH_OFF;
-		fl->remote = c->ops[last].rec;
-		fl->length = 1;
-		c->stats->reads++;
-	}
-	c->state = ST_COMMIT_WB;
-	return posted(post(c, n), out);
-}
-
-static dmr_status_t commit(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
-{
-	const dmr_trace_txn_t *t = c->txn;
-	const dmr_layout_t *l = c->eng->layout;
-	phase_end(c, c->state == ST_LOG ? DMR_TXN_PHASE_LOG : DMR_TXN_PHASE_VALIDATE);
-	/* stage new images in logbuf: per written op [rec u64][len u64][version u64][payload] */
-	uint32_t need = 16, nlocked = 0;
-	for (uint32_t i = 0; i < t->nops; i++)
-		if (c->ops[i].flags & F_LOCKED) {
-			need += 24 + l->t[t->ops[i].table].payload_bytes;
-			nlocked++;
-		}
-	if (nlocked == 0) /* read-only: nothing to write */
-		return finish(c, DMR_TXN_COMMITTED, out);
-	if (c->eng->protocol == DMR_TXN_PROTO_FORD)
-		return commit_ford(c, need, out);
-	dmr_status_t st = grow_log(c, need, &c->err);
-	if (st != DMR_OK)
-		return st;
-	/* the log record's slots first (RC order: log < write-back), one per
-	 * replica of the first written record's table */
-	uint32_t nlog = 1 + l->backups;
-	uint32_t n = nlog, pos = 0, nw = 0, first = UINT32_MAX;
-	for (uint32_t i = 0; i < t->nops; i++) {
-		dmr_txn_opst_t *os = &c->ops[i];
-		if (!(os->flags & F_LOCKED))
-			continue;
-		uint32_t pb = l->t[t->ops[i].table].payload_bytes;
-		if (stage(c, i, pos)) {
-			uint32_t r[1 + DMR_LAYOUT_MAX_BACKUPS];
-			uint32_t nr = dmr_layout_replicas(l, t->ops[i].table, r);
-			for (uint32_t j = 0; j < nr; j++) {
-				dmr_wr_t *wb = wr_to(c, &n, r[j]);
-				wb->opcode = DMR_WR_WRITE;
-				wb->local = c->logbuf + pos + 16;
-				wb->remote = os->rec + 8;
-				wb->length = 8 + pb;
-				c->stats->writes++;
-			}
-			if (first == UINT32_MAX)
-				first = i;
-			pos += 24 + pb;
-			nw++;
-		}
-		/* the unlock, in this doorbell if the commit is on one MN */
-		dmr_wr_t *ul = wr_to(c, &n, prim(c, i) | 0x80u);
-		ul->opcode = DMR_WR_WRITE;
-		ul->local = c->buf + ZERO_OFF;
-		ul->remote = os->rec;
-		ul->length = 8;
-	}
-	if (nw == 0) {
-		/* only unlocks: no log record needed */
-		memmove(&c->wrs[0], &c->wrs[nlog], sizeof(dmr_wr_t) * (n - nlog));
-		memmove(&c->wr_mn[0], &c->wr_mn[nlog], n - nlog);
-		n -= nlog;
-	} else {
-		/* log record to this worker's ring (wraps) on each replica; rings
-		 * are numbered over the cluster (txn.h "Cluster-wide names") */
-		uint64_t ring =
-		    l->log_base + ((uint64_t)c->eng->first_worker + c->worker) * l->log_bytes;
-		if (c->log_off + pos > l->log_bytes)
-			c->log_off = 0;
-		uint32_t r[1 + DMR_LAYOUT_MAX_BACKUPS];
-		dmr_layout_replicas(l, t->ops[first].table, r);
-		for (uint32_t j = 0; j < nlog; j++) {
-			dmr_wr_t *logwr = &c->wrs[j];
-			c->wr_mn[j] = (uint8_t)r[j];
-			logwr->opcode = DMR_WR_WRITE;
-			logwr->local = c->logbuf;
-			logwr->remote = ring + c->log_off;
-			logwr->length = pos;
-			c->stats->writes++;
-		}
-		c->log_off += (pos + 7) & ~7u;
-	}
-	/* one MN: one doorbell, RC order keeps log < write-back < unlock */
-	uint32_t mn0 = c->wr_mn[0] & 0x7fu, one = 1;
-	for (uint32_t i = 0; i < n; i++)
-		one &= (c->wr_mn[i] & 0x7fu) == mn0;
-	if (one) {
-		for (uint32_t i = 0; i < n; i++)
-			if (c->wr_mn[i] & 0x80u) {
-				c->wr_mn[i] &= 0x7fu;
-				c->stats->writes++;
-				c->stats->locks_released++;
-			}
-		c->state = ST_COMMIT;
-		return posted(post(c, n), out);
-	}
-	/* several MNs: the write-backs now, the unlocks when they completed */
-	uint32_t k = 0;
-	for (uint32_t i = 0; i < n; i++)
-		if (!(c->wr_mn[i] & 0x80u)) {
-			c->wrs[k] = c->wrs[i];
-			c->wr_mn[k++] = c->wr_mn[i];
-		}
-	if (k == 0)
-		return release(c, out);
-	c->state = ST_COMMIT_WB;
-	return posted(post(c, k), out);
-}
-
-/* Op i is a read-only op whose records were READ (issued, not skipped):
- * validation re-reads and checks them. */
-static inline int validated_read(const dmr_txn_ctx_t *c, const dmr_trace_op_t *op, uint32_t i)
-{
-	return op->kind == DMR_TOP_READ && (c->ops[i].flags & F_ISSUED) &&
-	       !(c->ops[i].flags & F_SKIPPED);
-}
-
-/* logdue (FORD): the undo log of the last execution round is still to be
- * written; it goes with the validation READs (DTX::ExeRW logs, then
- * DTX::Validate), or alone before the commit when there is nothing to
- * validate (CoalescentCommit waits for the log's acknowledgements). */
-static dmr_status_t validate(dmr_txn_ctx_t *c, int logdue, dmr_txn_outcome_t *out)
-{
-	const dmr_trace_txn_t *t = c->txn;
-	const dmr_layout_t *l = c->eng->layout;
-	phase_end(c, DMR_TXN_PHASE_EXEC);
-	uint32_t nread = 0, nlocked = 0;
-	for (uint32_t i = 0; i < t->nops; i++) {
-		if (c->ops[i].flags & F_LOCKED)
-			nlocked++;
-		else if (validated_read(c, &t->ops[i], i))
-			nread += t->ops[i].count;
-	}
-	uint32_t n = 0;
-	dmr_status_t st;
-	if (nread == 0 || (nread == 1 && nlocked == 0)) {
-		if (logdue && (st = undo_log(c, &n)) != DMR_OK)
-			return st;
-		if (n == 0)
-			return commit(c, out);
-		c->state = ST_LOG;
-		return posted(post(c, n), out);
-	}
-	for (uint32_t i = 0; i < t->nops; i++) {
-		const dmr_trace_op_t *op = &t->ops[i];
-		if (!validated_read(c, op, i))
-			continue;
-		uint32_t rb = l->t[op->table].rec_bytes;
-		dmr_wr_t *wr = wr_to(c, &n, prim(c, i));
-		wr->opcode = DMR_WR_READ;
-		wr->local = c->buf + c->ops[i].buf + op->count * rb;
-		wr->remote = c->ops[i].rec;
-		wr->length = op->count == 1 ? DMR_REC_HDR : op->count * rb;
-		c->stats->reads++;
-	}
-	if (logdue && (st = undo_log(c, &n)) != DMR_OK)
-		return st;
-	c->state = ST_VALIDATE;
-	return posted(post(c, n), out);
-}
-
-static dmr_status_t check_validation(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
-{
-	const dmr_trace_txn_t *t = c->txn;
-	const dmr_layout_t *l = c->eng->layout;
-	int ford = c->eng->protocol == DMR_TXN_PROTO_FORD;
-	for (uint32_t i = 0; i < t->nops; i++) {
-		const dmr_trace_op_t *op = &t->ops[i];
-		if (!validated_read(c, op, i))
-			continue;
-		uint32_t rb = l->t[op->table].rec_bytes;
-		const uint8_t *a = c->buf + c->ops[i].buf;
-		const uint8_t *b = a + op->count * rb;
-		uint32_t stride_b = op->count == 1 ? 0 : rb;
-		for (uint32_t r = 0; r < op->count; r++) {
-			const uint8_t *ra = a + (uint64_t)r * rb, *rbp = b + (uint64_t)r * stride_b;
-			/* FORD compares the version only (CheckValidate) */
-			if ((rd64(rbp) != 0 && !ford) || rd64(rbp + 8) != rd64(ra + 8))
-				return do_abort(c, DMR_ABORT_VALIDATION, out);
-		}
-	}
-	return commit(c, out);
 }
 
 /* Resolve op i's record; returns 1 issue, 0 skip, -1 insert range exhausted. */
@@ -750,7 +297,7 @@ static int resolve(dmr_txn_ctx_t *c, uint32_t i, uint64_t *slot_p)
 	if (slot < 0 || (uint64_t)slot + op->count > lt->rows)
 		return op->kind == DMR_TOP_INSERT ? -1 : 0;
 	if (op->guard.kind != DMR_TGUARD_NONE && op->guard.op != (int16_t)i &&
-	    !guard_true(c, &op->guard))
+	    !dmr_txn_guard_true(c, &op->guard))
 		return 0;
 	*slot_p = (uint64_t)slot;
 	return 1;
@@ -841,7 +388,8 @@ static dmr_status_t exec_round(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 		while (i0 < t->nops && t->ops[i0].round < c->round)
 			i0++;
 		if (i0 == t->nops)
-			return validate(c, logdue, out);
+			return cmp_proto(c) ? dmr_txn_cmp_lock(c, out)
+					    : dmr_txn_validate(c, logdue, out);
 		if (c->eng->index == DMR_TXN_INDEX_HASH && c->looked_round != c->round + 1) {
 			c->looked_round = (uint16_t)(c->round + 1);
 			uint32_t nb = 0;
@@ -849,10 +397,10 @@ static dmr_status_t exec_round(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 			if (st != DMR_OK)
 				return st;
 			if (nb) {
-				if (logdue && (st = undo_log(c, &nb)) != DMR_OK)
+				if (logdue && (st = dmr_txn_undo_log(c, &nb)) != DMR_OK)
 					return st;
 				c->state = ST_LOOKUP;
-				return posted(post(c, nb), out);
+				return posted(dmr_txn_post(c, nb), out);
 			}
 		}
 		uint32_t n = 0;
@@ -864,7 +412,7 @@ static dmr_status_t exec_round(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 			int r = resolve(c, i, &slot);
 			if (r < 0) {
 				os->flags = F_FULL;
-				return do_abort(c, DMR_ABORT_FULL, out);
+				return dmr_txn_abort(c, DMR_ABORT_FULL, out);
 			}
 			if (r == 0) {
 				os->flags = F_SKIPPED;
@@ -891,10 +439,12 @@ static dmr_status_t exec_round(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 						    t->line + j);
 			}
 			uint32_t rb = l->t[op->table].rec_bytes;
-			if (op->kind == DMR_TOP_READ) {
+			if (op->kind == DMR_TOP_READ || cmp_proto(c)) {
+				/* FARM, DRTMH: read-write records READ without a
+				 * lock too (CompareIssueReadRW), into their image */
 				dmr_wr_t *wr = wr_to(c, &n, prim(c, i));
 				wr->opcode = DMR_WR_READ;
-				wr->local = c->buf + os->buf;
+				wr->local = image(c, i);
 				wr->remote = os->rec;
 				wr->length = op->count * rb;
 				c->stats->reads++;
@@ -920,12 +470,12 @@ static dmr_status_t exec_round(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 			continue;
 		}
 		if (logdue) {
-			dmr_status_t st = undo_log(c, &n);
+			dmr_status_t st = dmr_txn_undo_log(c, &n);
 			if (st != DMR_OK)
 				return st;
 		}
 		c->state = ST_EXEC;
-		return posted(post(c, n), out);
+		return posted(dmr_txn_post(c, n), out);
 	}
 }
 
@@ -944,14 +494,29 @@ static dmr_status_t check_round(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 			uint32_t rb = c->eng->layout->t[op->table].rec_bytes;
 			const uint8_t *img = c->buf + os->buf;
 			/* FORD reads a locked record unless it is invisible
-			 * (LOCK_REFUSE_READ_RO 0, INV_ABORT 1: CheckReadRO) */
+			 * (LOCK_REFUSE_READ_RO 0, INV_ABORT 1: CheckReadRO;
+			 * its baselines too, CompareCheckReadRORW calls
+			 * CheckDirectRO) */
 			uint64_t refuse =
-			    c->eng->protocol == DMR_TXN_PROTO_FORD ? DMR_LOCK_INVISIBLE : ~0ull;
+			    c->eng->protocol == DMR_TXN_PROTO_OCC ? ~0ull : DMR_LOCK_INVISIBLE;
 			for (uint32_t r = 0; r < op->count; r++)
 				if ((rd64(img + (uint64_t)r * rb) & refuse) != 0 && cause < 0)
 					cause = DMR_ABORT_READ_LOCKED;
 			if (!(rd64(img + 8) & DMR_VER_PRESENT))
 				os->flags |= F_ABSENT;
+			continue;
+		}
+		if (cmp_proto(c)) {
+			/* FARM, DRTMH: READ without a lock, a locked one too
+			 * (LOCK_REFUSE_READ_RW 0, CompareCheckDirectRW); the
+			 * lock round follows execution */
+			int present = (rd64(image(c, i) + 8) & DMR_VER_PRESENT) != 0;
+			if (op->kind == DMR_TOP_INSERT) {
+				if (present && cause < 0)
+					cause = DMR_ABORT_DUPLICATE;
+			} else if (!present) {
+				os->flags |= F_ABSENT;
+			}
 			continue;
 		}
 		uint64_t old = rd64(c->buf + os->buf);
@@ -985,7 +550,7 @@ static dmr_status_t check_round(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 		}
 	}
 	if (cause >= 0)
-		return do_abort(c, cause, out);
+		return dmr_txn_abort(c, cause, out);
 	c->round++;
 	return exec_round(c, out);
 }
@@ -1008,8 +573,8 @@ static dmr_status_t begin_attempt(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 		c->ops[i].buf = off;
 		if (op->kind == DMR_TOP_READ)
 			off += op->count * rb * 2;
-		else
-			off += 8 + rb;
+		else /* CAS result, image (FARM, DRTMH: and the version READ) */
+			off += 8 + rb + (cmp_proto(c) ? DMR_REC_HDR : 0);
 		off = (off + 7) & ~7u;
 	}
 	if (c->eng->index == DMR_TXN_INDEX_HASH) {
@@ -1061,17 +626,23 @@ dmr_status_t dmr_txn_on_wc(dmr_txn_ctx_t *c, const dmr_wc_t *wc, dmr_txn_outcome
 	case ST_EXEC:
 		return check_round(c, out_p);
 	case ST_VALIDATE:
-		return check_validation(c, out_p);
+		return dmr_txn_check_validation(c, out_p);
 	case ST_COMMIT:
-		return finish(c, DMR_TXN_COMMITTED, out_p);
+		return dmr_txn_finish(c, DMR_TXN_COMMITTED, out_p);
 	case ST_COMMIT_WB:
-		return release(c, out_p);
+		return dmr_txn_release(c, out_p);
 	case ST_LOG:
-		return commit(c, out_p);
+		return dmr_txn_commit(c, out_p);
 	case ST_LOOKUP:
 		return check_lookup(c, out_p);
 	case ST_ABORT:
 		return after_abort(c, out_p);
+	case ST_CMP_LOCK:
+	case ST_CMP_VALIDATE:
+	case ST_CMP_BACKUP:
+	case ST_CMP_PRIMARY:
+	case ST_CMP_UNLOCK:
+		return dmr_txn_cmp_on_wc(c, out_p);
 	case ST_BACKOFF:
 		c->state = ST_IDLE; /* no round of this attempt checked yet */
 		return begin_attempt(c, out_p);

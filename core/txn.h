@@ -135,14 +135,29 @@ typedef struct dmr_txn_stats {
  *       backup behind the last record (selective flush); once those
  *       completed, the release (CheckCommitAll): lock word 0 on the primary
  *       and every backup.
- * Both retry and abort the same way (locks released on the primary). */
+ *  FARM, DRTMH: FORD's baselines (its txn_system 0 and 1: DTX::TxExe runs
+ *       CompareExeRO/RW, DTX::TxCommit the Compare* steps; core/txn_farm.c
+ *       names each): execution READs read-only and read-write records
+ *       alike, without a lock (CompareIssueReadRO/RW); then FARM locks the
+ *       read-write records with CAS (CompareLocking) and re-READs the
+ *       versions of every record read (CompareValidation), two rounds;
+ *       DRTMH does both in one round (CompareLockingValidation: CAS +
+ *       version READ per read-write record in one doorbell); both then
+ *       WRITE a redo log record per written record to each of its backups
+ *       with a 1-byte flush READ per backup after the last
+ *       (CompareCommitBackup, RFLUSH 2), WRITE data and unlock on the
+ *       primary (CompareCommitPrimary), and WRITE the data in place on the
+ *       backups (CompareTruncateAsync).
+ * All retry and abort the same way (locks released on the primary). */
 typedef enum dmr_txn_protocol {
 	DMR_TXN_PROTO_OCC = 0,
 	DMR_TXN_PROTO_FORD = 1,
+	DMR_TXN_PROTO_FARM = 2,
+	DMR_TXN_PROTO_DRTMH = 3,
 	DMR_TXN_NPROTOS
 } dmr_txn_protocol_t;
 
-/* "occ", "ford" ("?" if unknown). */
+/* "occ", "ford", "farm", "drtmh" ("?" if unknown). */
 const char *dmr_txn_protocol_name(int protocol);
 /* The protocol named s into *p; DMR_ERR_PARSE (err naming --protocol and
  * the names known) otherwise. */

@@ -521,7 +521,7 @@ START_TEST(test_bad_options)
 	    {"--mns", "0"},
 	    {"--backups", "3"},
 	    {"--backups", "1"},
-	    {"--protocol", "farm"},
+	    {"--protocol", "motor"},
 	    {"--index", "btree"},
 	    {"--addr-cache", "12"},
 	    {"--index-buckets", "64"},
@@ -575,23 +575,25 @@ START_TEST(test_bad_options)
 }
 END_TEST
 
-/* issue 11: a SmallBank run on shm with 3 MNs and 2 backups under both
- * protocols and the hash index with a small address cache: verified (the
- * sum on the primaries, backups identical, every lock idle on every MN),
- * the placement printed, the cache hit in a real share of lookups. */
+/* issue 11: a SmallBank run on shm and on sim with 3 MNs and 2 backups
+ * under every protocol and the hash index with a small address cache:
+ * verified (the sum on the primaries, backups identical, every lock idle on
+ * every MN), the placement printed, the cache hit in a real share of
+ * lookups. */
 START_TEST(test_replicated_runs_verified)
 {
 	char base[PATH_MAX], dir[PATH_MAX];
 	base_trace(base, sizeof(base));
-	const char *protos[] = {"occ", "ford"};
-	for (int i = 0; i < 2; i++) {
+	const char *protos[] = {"occ", "ford", "farm", "drtmh"};
+	const char *bes[] = {"shm", "sim"};
+	for (int i = 0; i < 8; i++) {
 		char name[32];
-		snprintf(name, sizeof(name), "out-repl-%s", protos[i]);
+		snprintf(name, sizeof(name), "out-repl-%s-%s", protos[i / 2], bes[i % 2]);
 		dmr_test_path(dir, sizeof(dir), name);
 		dmr_test_run_t r =
-		    dmr_test_dmr("run", "--trace", base, "--backend", "shm", SMALL, "--mns", "3",
-				 "--backups", "2", "--protocol", protos[i], "--index", "hash",
-				 "--addr-cache", "50", "--out", dir, NULL);
+		    dmr_test_dmr("run", "--trace", base, "--backend", bes[i % 2], SMALL, "--mns",
+				 "3", "--backups", "2", "--protocol", protos[i / 2], "--index",
+				 "hash", "--addr-cache", "50", "--out", dir, NULL);
 		dmr_test_run_ok(&r);
 		assert_has_out(&r, "verification   PASSED");
 		assert_has_out(&r, "replicas       identical, locks idle");
@@ -599,7 +601,39 @@ START_TEST(test_replicated_runs_verified)
 		char *p = strstr(r.out, "hit ratio ");
 		ck_assert_ptr_nonnull(p);
 		double ratio = atof(p + 10);
-		ck_assert_msg(ratio > 0.05 && ratio < 1, "hit ratio %f\n%s", ratio, r.out);
+		ck_assert_msg(ratio > 0.05 && ratio < 1, "%s %s: hit ratio %f\n%s", protos[i / 2],
+			      bes[i % 2], ratio, r.out);
+		dmr_test_run_free(&r);
+	}
+}
+END_TEST
+
+/* issue 11: TPC-C (1 warehouse, under contention: 4 CNs x 28 x 3 contexts)
+ * on shm and on sim with 3 MNs and 2 backups under every protocol:
+ * C1-C3 on the primaries, backups identical, every lock idle. */
+START_TEST(test_replicated_tpcc_verified)
+{
+	char tr[PATH_MAX], dir[PATH_MAX];
+	dmr_test_path(tr, sizeof(tr), "tpcc1.csv");
+	dmr_test_run_t g = dmr_test_dmr("gen", "tpcc", "--warehouses", "1", "--txns", "600",
+					"--seed", "5", "--quiet", "-o", tr, NULL);
+	dmr_test_run_ok(&g);
+	dmr_test_run_free(&g);
+	const char *protos[] = {"occ", "ford", "farm", "drtmh"};
+	const char *bes[] = {"shm", "sim"};
+	for (int i = 0; i < 8; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "out-tpcc-%s-%s", protos[i / 2], bes[i % 2]);
+		dmr_test_path(dir, sizeof(dir), name);
+		dmr_test_run_t r = dmr_test_dmr(
+		    "run", "--trace", tr, "--backend", bes[i % 2], "--mns", "3", "--backups", "2",
+		    "--protocol", protos[i / 2], "--retries", "3", "--out", dir, NULL);
+		dmr_test_run_ok(&r);
+		assert_has_out(&r, "verification   PASSED (tpcc C1 C2 C3 ok)");
+		assert_has_out(&r, "replicas       identical, locks idle");
+		char want[64];
+		snprintf(want, sizeof(want), "cluster        protocol %s,", protos[i / 2]);
+		assert_has_out(&r, want);
 		dmr_test_run_free(&r);
 	}
 }
@@ -1242,6 +1276,7 @@ static Suite *cli_suite(void)
 	tcase_add_test(tc, test_mr_size_too_small);
 	tcase_add_test(tc, test_bad_options);
 	tcase_add_test(tc, test_replicated_runs_verified);
+	tcase_add_test(tc, test_replicated_tpcc_verified);
 	tcase_add_test(tc, test_window_rows_cap);
 	tcase_add_test(tc, test_exit_disk_full);
 	tcase_add_test(tc, test_coros_memory);

@@ -147,7 +147,17 @@ static uint64_t rec_word(fx_t *f, uint32_t mn, unsigned table, uint64_t slot, in
  *        3 exec + 2 validation + 3 write-back + 1 unlock = 9.
  *  ford: READs 5 + 2 flush (the backups of t2) = 7; CAS 1; WRITEs 3 undo
  *        log (every MN) + 2 x 3 commit + 3 release = 12; doorbells 3 exec
- *        + 3 validation/log + 3 commit + 3 release = 12. */
+ *        + 3 validation/log + 3 commit + 3 release = 12.
+ *  farm: READs 3 (exec, t2 unlocked) + 3 (validation: t0, t1 and t2's
+ *        version) + 2 flush = 8; CAS 1 (its own round); WRITEs 2 redo log
+ *        (t2's backups) + 3 data (primary, backups) + 1 unlock = 6;
+ *        doorbells 3 exec + 1 lock + 3 validation + 2 log + 3 data + 1
+ *        unlock = 13.
+ *  drtmh: as farm with lock and validation in one round (CAS + version
+ *        READ on MN 2, the version READs on MN 0, 1): doorbells 12.
+ * READs per MN: occ 2, 2, 1 (MN 2: the READ behind the CAS); ford and
+ * farm/drtmh add the flush READ on the backups MN 0, 1: 3, 3, 1 and 3, 3, 2
+ * (farm/drtmh: t2's execution READ and its version READ). */
 static void txn_rru(dmr_trace_txn_t *t)
 {
 	memset(t, 0, sizeof(*t));
@@ -159,7 +169,7 @@ static void txn_rru(dmr_trace_txn_t *t)
 }
 
 static void check_counts(int proto, uint64_t reads, uint64_t writes, uint64_t doorbells,
-			 const uint64_t mn_writes[3])
+			 const uint64_t mn_writes[3], const uint64_t mn_reads[3])
 {
 	static dmr_trace_hdr_t h;
 	static fx_t f;
@@ -182,8 +192,10 @@ static void check_counts(int proto, uint64_t reads, uint64_t writes, uint64_t do
 	dmr_be_mn_stats_t ms[3];
 	dmr_err_t err;
 	ck_assert_int_eq(dmr_be_control(f.be, DMR_BE_CTL_MN_STATS, ms, &err), DMR_OK);
-	for (int m = 0; m < 3; m++)
+	for (int m = 0; m < 3; m++) {
 		ck_assert_uint_eq(ms[m].writes, mn_writes[m]);
+		ck_assert_uint_eq(ms[m].reads, mn_reads[m]);
+	}
 	ck_assert_uint_eq(ms[2].atomics, 1);
 	ck_assert_uint_eq(ms[0].atomics + ms[1].atomics, 0);
 	/* the new image on the primary (MN 2) and both backups (MN 0, 1) */
@@ -205,16 +217,31 @@ START_TEST(occ_counts_on_three_mns)
 {
 	/* MN 0: log + write-back (backup of t2); MN 1 the same; MN 2: log,
 	 * write-back, unlock */
-	const uint64_t w[3] = {2, 2, 3};
-	check_counts(DMR_TXN_PROTO_OCC, 5, 7, 9, w);
+	const uint64_t w[3] = {2, 2, 3}, r[3] = {2, 2, 1};
+	check_counts(DMR_TXN_PROTO_OCC, 5, 7, 9, w, r);
 }
 END_TEST
 
 START_TEST(ford_counts_on_three_mns)
 {
 	/* every MN: undo log 1, lock word + data 2, release 1 */
-	const uint64_t w[3] = {4, 4, 4};
-	check_counts(DMR_TXN_PROTO_FORD, 7, 12, 12, w);
+	const uint64_t w[3] = {4, 4, 4}, r[3] = {3, 3, 1};
+	check_counts(DMR_TXN_PROTO_FORD, 7, 12, 12, w, r);
+}
+END_TEST
+
+START_TEST(farm_counts_on_three_mns)
+{
+	/* MN 0, 1: redo log + data (backups of t2); MN 2: data + unlock */
+	const uint64_t w[3] = {2, 2, 2}, r[3] = {3, 3, 2};
+	check_counts(DMR_TXN_PROTO_FARM, 8, 6, 13, w, r);
+}
+END_TEST
+
+START_TEST(drtmh_counts_on_three_mns)
+{
+	const uint64_t w[3] = {2, 2, 2}, r[3] = {3, 3, 2};
+	check_counts(DMR_TXN_PROTO_DRTMH, 8, 6, 12, w, r);
 }
 END_TEST
 
@@ -261,6 +288,9 @@ END_TEST
  *  occ:  READs o + L + V, atomics L, WRITEs (W ? 1 + R : 0) + W (1 + R) + L
  *  ford: READs o + L + V + (W ? R : 0), atomics L,
  *        WRITEs M k + 2 W (1 + R) + W (1 + R) + (L - W)
+ *  farm, drtmh: V' = o + L unless L = 0 and r <= 1 (then 0);
+ *        READs o + L + V' + (W ? R : 0), atomics L,
+ *        WRITEs W R (redo log) + W (1 + R) (data) + L (unlock)
  * Only transactions whose every op was issued and applied are compared
  * (W = L); the test fails if fewer than 100 of them committed. */
 static void sample_counts(int proto)
@@ -317,8 +347,11 @@ static void sample_counts(int proto)
 		uint64_t reads = o + L + V, writes, atomics = L;
 		if (proto == DMR_TXN_PROTO_OCC)
 			writes = (W ? 3 : 0) + 3 * W + L;
-		else
+		else if (proto == DMR_TXN_PROTO_FORD)
 			reads += W ? 2 : 0, writes = 3 * k + 6 * W + 3 * W + (L - W);
+		else /* farm, drtmh: every read-write record's version validated */
+			reads = o + L + ((L == 0 && r <= 1) ? 0 : o + L) + (W ? 2 : 0),
+			writes = 2 * W + 3 * W + L;
 		ck_assert_uint_eq(f.st.atomics - s0.atomics, atomics);
 		ck_assert_uint_eq(f.st.reads - s0.reads, reads);
 		if (f.st.writes - s0.writes != writes)
@@ -359,6 +392,18 @@ START_TEST(ford_sample_counts_match_derivation)
 }
 END_TEST
 
+START_TEST(farm_sample_counts_match_derivation)
+{
+	sample_counts(DMR_TXN_PROTO_FARM);
+}
+END_TEST
+
+START_TEST(drtmh_sample_counts_match_derivation)
+{
+	sample_counts(DMR_TXN_PROTO_DRTMH);
+}
+END_TEST
+
 START_TEST(protocol_names)
 {
 	int p = -1;
@@ -367,7 +412,11 @@ START_TEST(protocol_names)
 	ck_assert_int_eq(p, DMR_TXN_PROTO_FORD);
 	ck_assert_int_eq(dmr_txn_protocol_parse("occ", &p, &err), DMR_OK);
 	ck_assert_int_eq(p, DMR_TXN_PROTO_OCC);
-	ck_assert_int_eq(dmr_txn_protocol_parse("farm", &p, &err), DMR_ERR_PARSE);
+	ck_assert_int_eq(dmr_txn_protocol_parse("farm", &p, &err), DMR_OK);
+	ck_assert_int_eq(p, DMR_TXN_PROTO_FARM);
+	ck_assert_int_eq(dmr_txn_protocol_parse("drtmh", &p, &err), DMR_OK);
+	ck_assert_int_eq(p, DMR_TXN_PROTO_DRTMH);
+	ck_assert_int_eq(dmr_txn_protocol_parse("motor", &p, &err), DMR_ERR_PARSE);
 	ck_assert_ptr_nonnull(strstr(err.msg, "--protocol"));
 	ck_assert_str_eq(dmr_txn_protocol_name(DMR_TXN_PROTO_FORD), "ford");
 }
@@ -402,6 +451,234 @@ START_TEST(ford_reads_locked_but_not_invisible)
 		ck_assert_uint_eq(f.st.locks_taken, f.st.locks_released);
 		fx_close(&f);
 	}
+}
+END_TEST
+
+/* farm and drtmh READ t2[3] (read-write in txn_rru) without a lock, so
+ * another context's lock on it does not stop execution; their lock round
+ * finds it held and aborts (CompareCheckLocking, CheckValidate: LOCK_WAIT
+ * 0) without touching that lock word. A version changed between execution
+ * and validation (here: t0[1]'s, by the test, before the first doorbell of
+ * the lock round) aborts at validation, the lock taken released. */
+START_TEST(farm_drtmh_lock_and_validation_aborts)
+{
+	static dmr_trace_hdr_t h;
+	static fx_t f;
+	static dmr_trace_txn_t t;
+	hdr3(&h);
+	const int protos[2] = {DMR_TXN_PROTO_FARM, DMR_TXN_PROTO_DRTMH};
+	for (int i = 0; i < 2; i++) {
+		fx_open(&f, &h, 3, 2, protos[i]);
+		txn_rru(&t);
+		uint8_t *m2 = dmr_be_mn_memory(f.be, 2, NULL);
+		uint64_t held = 0x1001;
+		memcpy(m2 + dmr_layout_rec(&f.l, 2, 3), &held, 8);
+		ck_assert_int_eq(run1(&f, &t), DMR_TXN_GAVE_UP);
+		ck_assert_uint_eq(f.st.aborts[DMR_ABORT_LOCK], 1);
+		ck_assert_uint_eq(f.st.locks_taken, 0);
+		ck_assert_uint_eq(rec_word(&f, 2, 2, 3, 0), held);
+		/* the execution READs, then farm's CAS alone, drtmh's CAS with
+		 * the version READs of t2[3], t0[1] and t1[2] */
+		ck_assert_uint_eq(f.st.reads, i == 0 ? 3 : 6);
+		ck_assert_uint_eq(f.st.atomics, 1);
+		fx_close(&f);
+
+		/* validation: t0[1]'s version moves after execution READ it */
+		fx_open(&f, &h, 3, 2, protos[i]);
+		txn_rru(&t);
+		dmr_txn_outcome_t out;
+		ck_assert_int_eq(dmr_txn_start(&f.ctx, &t, &out), DMR_OK);
+		ck_assert_int_eq(out, DMR_TXN_RUNNING);
+		uint8_t *m0 = dmr_be_mn_memory(f.be, 0, NULL);
+		uint64_t ver = DMR_VER_PRESENT | 7;
+		memcpy(m0 + dmr_layout_rec(&f.l, 0, 1) + 8, &ver, 8);
+		while (out == DMR_TXN_RUNNING) {
+			dmr_wc_t wc[8];
+			int k = dmr_be_poll(f.be, 0, wc, 8);
+			ck_assert_int_gt(k, 0);
+			for (int j = 0; j < k && out == DMR_TXN_RUNNING; j++)
+				ck_assert_int_eq(dmr_txn_on_wc(&f.ctx, &wc[j], &out), DMR_OK);
+		}
+		ck_assert_int_eq(out, DMR_TXN_GAVE_UP);
+		ck_assert_uint_eq(f.st.aborts[DMR_ABORT_VALIDATION], 1);
+		ck_assert_uint_eq(f.st.locks_taken, 1);
+		ck_assert_uint_eq(f.st.locks_released, 1);
+		ck_assert_uint_eq(rec_word(&f, 2, 2, 3, 0), 0);
+		ck_assert_uint_eq(rec_word(&f, 2, 2, 3, 2), 0); /* nothing written */
+		fx_close(&f);
+	}
+}
+END_TEST
+
+/* The reference walk core/replica.c makes fast: every record of every
+ * replica, one by one (the verifier's order: table, slot, replica). */
+static void replica_ref(const dmr_layout_t *l, uint8_t *const *m, uint64_t *checks,
+			uint64_t *failures, char *first, size_t size)
+{
+	*checks = *failures = 0;
+	first[0] = 0;
+	for (uint32_t t = 0; t < l->ntables; t++) {
+		uint32_t r[1 + DMR_LAYOUT_MAX_BACKUPS];
+		uint32_t nr = dmr_layout_replicas(l, t, r);
+		for (uint64_t s = 0; s < l->t[t].rows; s++) {
+			uint64_t off = dmr_layout_rec(l, t, s);
+			for (uint32_t j = 0; j < nr; j++) {
+				uint64_t lock;
+				memcpy(&lock, m[r[j]] + off, 8);
+				++*checks;
+				if (lock != 0 && (*failures)++ == 0)
+					snprintf(first, size, "lock %s %llu %u", l->names[t],
+						 (unsigned long long)s, r[j]);
+				if (j == 0)
+					continue;
+				++*checks;
+				if (memcmp(m[r[0]] + off + 8, m[r[j]] + off + 8,
+					   l->t[t].rec_bytes - 8) != 0 &&
+				    (*failures)++ == 0)
+					snprintf(first, size, "rec %s %llu %u", l->names[t],
+						 (unsigned long long)s, r[j]);
+			}
+		}
+	}
+}
+
+static const uint8_t *regions_mem(void *arg, uint32_t mn, uint64_t *len_p)
+{
+	uint8_t **m = arg;
+	*len_p = UINT64_MAX;
+	return m[mn];
+}
+
+/* core/replica.c compares blocks of about 1 MiB and walks a block record
+ * by record only when it is not clean: on tables of 200,000 rows (half
+ * loaded, the rest all zero) on 3 MNs with 2 backups, each fault planted
+ * (a backup byte in a block's middle, in the zero part, the last record;
+ * a lock word on a primary, on a backup; two faults in different blocks)
+ * gives the reference walk's count of checks and failures, and its first
+ * failure is the one the reference names first. */
+START_TEST(replica_verify_blocks_match_record_walk)
+{
+	static dmr_trace_hdr_t h;
+	hdr3(&h);
+	for (int i = 0; i < 3; i++) {
+		h.tables[i].rows = 200000;
+		h.tables[i].payload_bytes = 24 + 8 * i; /* records of 40, 48, 56 bytes */
+		h.tables[i].loaded = 100000;
+	}
+	static dmr_layout_t l;
+	dmr_err_t err;
+	ck_assert_int_eq(dmr_layout_init(&l, &h, 1, 4096, &err), DMR_OK);
+	ck_assert_int_eq(dmr_layout_place(&l, 3, 2, &err), DMR_OK);
+	uint8_t *m[3];
+	for (int i = 0; i < 3; i++) {
+		m[i] = calloc(1, l.total);
+		ck_assert_ptr_nonnull(m[i]);
+		dmr_layout_load_mn(&l, i, m[i]);
+	}
+	const struct {
+		int mn, table, word; /* word -1: lock word; else payload byte */
+		uint64_t slot;
+	} faults[][2] = {
+	    {{-1, 0, 0, 0}, {-1, 0, 0, 0}},	    /* none */
+	    {{1, 2, 3, 54321}, {-1, 0, 0, 0}},	    /* t2 backup, a block's middle */
+	    {{0, 1, 0, 150000}, {-1, 0, 0, 0}},	    /* t1 backup, the zero part */
+	    {{2, 0, 5, 199999}, {-1, 0, 0, 0}},	    /* t0 backup, the last record */
+	    {{0, 0, -1, 77777}, {-1, 0, 0, 0}},	    /* t0 primary lock */
+	    {{0, 2, -1, 190000}, {-1, 0, 0, 0}},    /* t2 backup lock, zero part */
+	    {{2, 1, 7, 30000}, {1, 1, -1, 170000}}, /* t1: two blocks */
+	    {{2, 2, -1, 12}, {1, 0, 2, 99999}},	    /* t2 primary lock, t0 backup */
+	};
+	for (size_t c = 0; c < sizeof(faults) / sizeof(faults[0]); c++) {
+		for (int k = 0; k < 2; k++) {
+			if (faults[c][k].mn < 0)
+				continue;
+			uint8_t *rec = m[faults[c][k].mn] +
+				       dmr_layout_rec(&l, faults[c][k].table, faults[c][k].slot);
+			if (faults[c][k].word < 0)
+				rec[3] ^= 0x11;
+			else
+				rec[DMR_REC_HDR + faults[c][k].word] ^= 0x22;
+		}
+		/* the verifier first: untouched pages are still untouched (its
+		 * mincore path) in the first case */
+		dmr_replica_result_t rr;
+		ck_assert_int_eq(dmr_replica_verify(&l, regions_mem, m, &rr, &err), DMR_OK);
+		uint64_t checks, failures;
+		char first[128];
+		replica_ref(&l, m, &checks, &failures, first, sizeof(first));
+		ck_assert_uint_eq(rr.checks, checks);
+		ck_assert_uint_eq(rr.checks, 3ull * 200000 * 5);
+		ck_assert_uint_eq(rr.failures, failures);
+		ck_assert_int_eq(rr.ok, failures == 0);
+		ck_assert_uint_eq(failures, c == 0 ? 0 : (c < 6 ? 1 : 2));
+		if (failures) { /* the same record named first */
+			char tbl[16];
+			unsigned long long slot;
+			unsigned mn;
+			ck_assert_int_eq(sscanf(first, "%*s %15s %llu %u", tbl, &slot, &mn), 3);
+			char want[64];
+			snprintf(want, sizeof(want), "table %s slot %llu", tbl, slot);
+			ck_assert_msg(strstr(rr.first_failure, want) != NULL, "%s: want %s",
+				      rr.first_failure, want);
+			snprintf(want, sizeof(want), "MN %u", mn);
+			ck_assert_msg(strstr(rr.first_failure, want) != NULL, "%s: want %s",
+				      rr.first_failure, want);
+		}
+		for (int k = 0; k < 2; k++) { /* undo */
+			if (faults[c][k].mn < 0)
+				continue;
+			uint8_t *rec = m[faults[c][k].mn] +
+				       dmr_layout_rec(&l, faults[c][k].table, faults[c][k].slot);
+			if (faults[c][k].word < 0)
+				rec[3] ^= 0x11;
+			else
+				rec[DMR_REC_HDR + faults[c][k].word] ^= 0x22;
+		}
+	}
+	for (int i = 0; i < 3; i++)
+		free(m[i]);
+}
+END_TEST
+
+/* A lock word that begins on a page never touched and ends on the next
+ * one (records of 36 bytes: not 8-byte aligned) is read all the same
+ * (no backups: no backup's bytes to differ from, only the lock word
+ * itself tells). */
+START_TEST(replica_verify_lock_across_pages)
+{
+	static dmr_trace_hdr_t h;
+	hdr3(&h);
+	for (int i = 0; i < 3; i++) {
+		h.tables[i].rows = 200000;
+		h.tables[i].payload_bytes = 20;
+		h.tables[i].loaded = 100000;
+	}
+	static dmr_layout_t l;
+	dmr_err_t err;
+	ck_assert_int_eq(dmr_layout_init(&l, &h, 1, 4096, &err), DMR_OK);
+	ck_assert_int_eq(dmr_layout_place(&l, 3, 0, &err), DMR_OK);
+	ck_assert_uint_eq(l.t[0].rec_bytes, 36);
+	uint8_t *m[3];
+	for (int i = 0; i < 3; i++) {
+		m[i] = calloc(1, l.total);
+		ck_assert_ptr_nonnull(m[i]);
+		dmr_layout_load_mn(&l, i, m[i]);
+	}
+	long pg = sysconf(_SC_PAGESIZE);
+	uint64_t s = 150000;
+	while ((uintptr_t)(m[0] + dmr_layout_rec(&l, 0, s)) % (uintptr_t)pg <= (uintptr_t)pg - 8)
+		s++;
+	uint8_t *lock = m[0] + dmr_layout_rec(&l, 0, s); /* t0's primary: MN 0 */
+	lock[7] = 0x80;					 /* on the second page */
+	dmr_replica_result_t rr;
+	ck_assert_int_eq(dmr_replica_verify(&l, regions_mem, m, &rr, &err), DMR_OK);
+	ck_assert_uint_eq(rr.failures, 1);
+	char want[96];
+	snprintf(want, sizeof(want), "table t0 slot %llu on MN 0 (primary): lock word",
+		 (unsigned long long)s);
+	ck_assert_msg(strstr(rr.first_failure, want) != NULL, "%s", rr.first_failure);
+	for (int i = 0; i < 3; i++)
+		free(m[i]);
 }
 END_TEST
 
@@ -598,8 +875,15 @@ int main(void)
 	tcase_add_test(tc, replica_verify_names_corrupted_backup_and_held_lock);
 	tcase_add_test(tc, occ_sample_counts_match_derivation);
 	tcase_add_test(tc, ford_sample_counts_match_derivation);
+	tcase_add_test(tc, farm_counts_on_three_mns);
+	tcase_add_test(tc, drtmh_counts_on_three_mns);
+	tcase_add_test(tc, farm_sample_counts_match_derivation);
+	tcase_add_test(tc, drtmh_sample_counts_match_derivation);
 	tcase_add_test(tc, protocol_names);
 	tcase_add_test(tc, ford_reads_locked_but_not_invisible);
+	tcase_add_test(tc, farm_drtmh_lock_and_validation_aborts);
+	tcase_add_test(tc, replica_verify_blocks_match_record_walk);
+	tcase_add_test(tc, replica_verify_lock_across_pages);
 	tcase_add_test(tc, addr_cache_is_lru);
 	tcase_add_test(tc, hash_index_layout_and_refusal);
 	tcase_add_test(tc, hash_index_reads_and_cache_hits);

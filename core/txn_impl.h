@@ -1,0 +1,183 @@
+/*
+ * core/txn_impl.h - what the files of the transaction core share (not a
+ * public interface: included by core/txn*.c only).
+ *
+ * The core is one state machine (core/txn.c: contexts, posting, execution
+ * rounds, abort and retry, the completion dispatch) with its protocol steps
+ * in the files below; docs/PROTOCOLS.md describes each protocol:
+ *  - core/txn_commit.c: validation and the commit of occ (log, write-back,
+ *    unlock), the release shared with ford;
+ *  - core/txn_ford.c: FORD's undo log and commit (minghust/ford
+ *    DTX::ParallelUndoLog, DTX::CoalescentCommit);
+ *  - core/txn_farm.c: the steps of FORD's baselines FaRM and DrTM+H after
+ *    execution (minghust/ford core/dtx/dtx_compare*.cc).
+ * Every function returns as dmr_txn_on_wc (txn.h): a status, and on DMR_OK
+ * the outcome in *out; c->err says why when it is not DMR_OK.
+ */
+#ifndef DMR_TXN_IMPL_H
+#define DMR_TXN_IMPL_H
+
+#include <string.h>
+
+#include "txn.h"
+
+/* Context states (dmr_txn_ctx_t.state). */
+enum {
+	ST_IDLE = 0,
+	ST_EXEC,
+	ST_VALIDATE,
+	ST_COMMIT,
+	ST_ABORT,
+	ST_BACKOFF,
+	ST_COMMIT_WB,	 /* write-backs posted; the unlocks (release) follow */
+	ST_LOG,		 /* FORD: the undo log alone, before the commit */
+	ST_LOOKUP,	 /* HASH: bucket READs before an execution round */
+	ST_CMP_LOCK,	 /* FARM: the lock CASes; DRTMH: CAS + version READs */
+	ST_CMP_VALIDATE, /* FARM: the version READs */
+	ST_CMP_BACKUP,	 /* FARM, DRTMH: redo log to the backups + flush */
+	ST_CMP_PRIMARY,	 /* FARM, DRTMH: data to the primaries and backups */
+	ST_CMP_UNLOCK,	 /* FARM, DRTMH: the unlocks (with the data: no backups) */
+};
+
+/* Per-op flags (dmr_txn_opst_t.flags). */
+enum {
+	F_ISSUED = 1,
+	F_SKIPPED = 2,
+	F_LOCKED = 4,
+	F_ABSENT = 8,
+	F_GUARDOFF = 16,
+	F_FULL = 32,
+	F_APPLIED = 64, /* its new image was written back (to every replica) */
+	F_LOGGED = 128, /* FORD: its old image is in an undo log */
+};
+
+/* Scratch: 8 zero bytes used as the source of unlock WRITEs; FORD's lock
+ * words "locked | invisible" (our tag | DMR_LOCK_INVISIBLE) and
+ * "invisible"; the destination of its 1-byte flush READs. */
+#define ZERO_OFF 0u
+#define INVLOCK_OFF 8u
+#define INVIS_OFF 16u
+#define FLUSH_OFF 24u
+#define BUF_BASE 64u
+static inline uint64_t rd64(const uint8_t *p)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+	return v;
+}
+
+static inline void wr64(uint8_t *p, uint64_t v)
+{
+	memcpy(p, &v, 8);
+}
+
+/* Image (record bytes) of op i. For U/I/D it follows the 8-byte CAS result. */
+static inline uint8_t *image(dmr_txn_ctx_t *c, uint32_t i)
+{
+	uint8_t k = c->txn->ops[i].kind;
+	return c->buf + c->ops[i].buf + (k == DMR_TOP_READ ? 0 : 8);
+}
+
+/* Payload word f of op i's read image (first record). */
+static inline uint64_t word(dmr_txn_ctx_t *c, uint32_t i, uint32_t f)
+{
+	return rd64(image(c, i) + DMR_REC_HDR + 8ull * f);
+}
+
+static inline int usable(const dmr_txn_ctx_t *c, int i)
+{
+	return i >= 0 && (c->ops[i].flags & F_ISSUED) &&
+	       !(c->ops[i].flags & (F_SKIPPED | F_ABSENT));
+}
+
+/* WR n of the doorbell under construction, to MN mn (*n advanced). */
+static inline dmr_wr_t *wr_to(dmr_txn_ctx_t *c, uint32_t *n, uint32_t mn)
+{
+	c->wr_mn[*n] = (uint8_t)mn;
+	return &c->wrs[(*n)++];
+}
+
+/* The MN of the primary copy of op i's table. */
+static inline uint32_t prim(const dmr_txn_ctx_t *c, uint32_t i)
+{
+	return c->eng->layout->t[c->txn->ops[i].table].primary;
+}
+
+/* The time since the current phase began goes to `phase`. */
+static inline void phase_end(dmr_txn_ctx_t *c, int phase)
+{
+	uint64_t now = dmr_be_now(c->eng->be, c->worker);
+	c->ph[phase] += now - c->t_phase;
+	c->t_phase = now;
+}
+
+/* A doorbell (or timer) was handed to the backend with status st: on
+ * success the context waits for its completion. */
+static inline dmr_status_t posted(dmr_status_t st, dmr_txn_outcome_t *out)
+{
+	if (st != DMR_OK)
+		return st;
+	*out = DMR_TXN_RUNNING;
+	return DMR_OK;
+}
+
+/* txn.c: grow the log buffer to `need` bytes (registered; DMR_ERR_NOMEM or
+ * the backend's mr_reg error). */
+dmr_status_t dmr_txn_grow_log(dmr_txn_ctx_t *c, uint32_t need, dmr_err_t *err);
+/* txn.c: 1 if guard g holds on the images read so far. */
+int dmr_txn_guard_true(dmr_txn_ctx_t *c, const dmr_trace_guard_t *g);
+/* txn.c: post the n WRs of c->wrs, one doorbell per MN (c->pending). */
+dmr_status_t dmr_txn_post(dmr_txn_ctx_t *c, uint32_t n);
+/* txn.c: the transaction finished with outcome (COMMITTED or GAVE_UP). */
+dmr_status_t dmr_txn_finish(dmr_txn_ctx_t *c, dmr_txn_outcome_t outcome, dmr_txn_outcome_t *out);
+/* txn.c: abort with cause (dmr_abort_cause_t): release the locks taken. */
+dmr_status_t dmr_txn_abort(dmr_txn_ctx_t *c, int cause, dmr_txn_outcome_t *out);
+
+/* txn_commit.c: stage op i's new image in logbuf at pos; 1 if it is to be
+ * written back. */
+int dmr_txn_stage(dmr_txn_ctx_t *c, uint32_t i, uint32_t pos);
+/* txn_commit.c: the unlocks after the write-backs completed. */
+dmr_status_t dmr_txn_release(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out);
+/* txn_commit.c: the commit (occ's; ford's through dmr_txn_commit_ford). */
+dmr_status_t dmr_txn_commit(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out);
+/* txn_commit.c: validation after the last execution round (logdue: FORD's
+ * undo log of that round still to be written). */
+dmr_status_t dmr_txn_validate(dmr_txn_ctx_t *c, int logdue, dmr_txn_outcome_t *out);
+/* txn_commit.c: the validation READs came back. */
+dmr_status_t dmr_txn_check_validation(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out);
+
+/* txn_ford.c: FORD's undo log added to the doorbell under construction at
+ * *n (nothing when nothing is locked). */
+dmr_status_t dmr_txn_undo_log(dmr_txn_ctx_t *c, uint32_t *n);
+/* txn_ford.c: FORD's commit; need = bytes of the staged images. */
+dmr_status_t dmr_txn_commit_ford(dmr_txn_ctx_t *c, uint32_t need, dmr_txn_outcome_t *out);
+
+/* Op i is a read-only op whose records were READ (issued, not skipped):
+ * validation re-reads and checks them. */
+static inline int validated_read(const dmr_txn_ctx_t *c, const dmr_trace_op_t *op, uint32_t i)
+{
+	return op->kind == DMR_TOP_READ && (c->ops[i].flags & F_ISSUED) &&
+	       !(c->ops[i].flags & F_SKIPPED);
+}
+
+/* 1 for FORD's baselines (FARM, DRTMH): execution READs read-write
+ * records without a lock; the Compare* steps of txn_farm.c follow. */
+static inline int cmp_proto(const dmr_txn_ctx_t *c)
+{
+	return c->eng->protocol == DMR_TXN_PROTO_FARM || c->eng->protocol == DMR_TXN_PROTO_DRTMH;
+}
+
+/* FARM, DRTMH: where op i's version READ at validation lands (after its
+ * image; a read-write op's buffer has DMR_REC_HDR more bytes). */
+static inline uint8_t *cmp_val(dmr_txn_ctx_t *c, uint32_t i)
+{
+	return image(c, i) + c->eng->layout->t[c->txn->ops[i].table].rec_bytes;
+}
+
+/* txn_farm.c: after the last execution round: FARM's lock round, DRTMH's
+ * lock-and-validate round (or the commit when TxCommit skips them). */
+dmr_status_t dmr_txn_cmp_lock(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out);
+/* txn_farm.c: a completion in state ST_CMP_* (the next step). */
+dmr_status_t dmr_txn_cmp_on_wc(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out);
+
+#endif
