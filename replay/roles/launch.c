@@ -17,6 +17,7 @@
 #include "../../core/base/fs.h"
 #include "../../core/base/sig.h"
 #include "../../core/layout.h"
+#include "../../core/txn.h"
 #include "../../traces/trace.h"
 #include "../results.h"
 #include "roles_impl.h"
@@ -212,6 +213,10 @@ int dmr_roles_launch(const dmr_replay_opts_t *o, const char *config, int cns_giv
 	snprintf(a_seed, sizeof(a_seed), "%llu", (unsigned long long)o->seed);
 	snprintf(a_txns, sizeof(a_txns), "%llu", (unsigned long long)o->txns);
 	snprintf(a_ret, sizeof(a_ret), "%u", o->retries);
+	/* --backups: the option when given, else the config's "backups" */
+	char a_bak[16];
+	snprintf(a_bak, sizeof(a_bak), "%u",
+		 o->backups || !config || cl.backups < 0 ? o->backups : (uint32_t)cl.backups);
 	dmr_sig_saved_t saved;
 	dmr_sig_install(&saved);
 	char mnl[400];
@@ -266,6 +271,12 @@ int dmr_roles_launch(const dmr_replay_opts_t *o, const char *config, int cns_giv
 		av[ac++] = a_seed;
 		av[ac++] = "--retries";
 		av[ac++] = a_ret;
+		/* issue 11: every CN the same backups and protocol (the MNs
+		 * are memory only: the CNs' layout places the tables) */
+		av[ac++] = "--backups";
+		av[ac++] = a_bak;
+		av[ac++] = "--protocol";
+		av[ac++] = (char *)dmr_txn_protocol_name(o->protocol);
 		if (o->txns) {
 			av[ac++] = "--txns";
 			av[ac++] = a_txns;

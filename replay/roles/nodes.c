@@ -15,6 +15,7 @@
 #include "../../core/base/sig.h"
 #include "../../core/base/timeps.h"
 #include "../../core/layout.h"
+#include "../../core/txn.h"
 #include "../../traces/trace.h"
 #include "../results.h"
 #include "roles_impl.h"
@@ -311,6 +312,8 @@ int dmr_roles_cn_main(int argc, char **argv)
 					   {"seed", required_argument, 0, 's'},
 					   {"txns", required_argument, 0, 'n'},
 					   {"retries", required_argument, 0, 'r'},
+					   {"backups", required_argument, 0, 'B'},
+					   {"protocol", required_argument, 0, 'P'},
 					   {"out", required_argument, 0, 'o'},
 					   {"quiet", no_argument, 0, 'q'},
 					   {"force", no_argument, 0, 'f'},
@@ -318,6 +321,7 @@ int dmr_roles_cn_main(int argc, char **argv)
 					   {0, 0, 0, 0}};
 	const char *trace = NULL, *out = NULL;
 	int force = 0;
+	long long backups = -1; /* --backups; -1: the config's "backups", else 0 */
 	role_args_t a = ROLE_ARGS_DEFAULT;
 	dmr_replay_opts_t o;
 	dmr_replay_opts_default(&o);
@@ -371,11 +375,25 @@ int dmr_roles_cn_main(int argc, char **argv)
 				return 2;
 			o.retries = (uint32_t)u;
 			break;
+		case 'B':
+			if (opt_u64(CNP, "--backups", optarg, 0, DMR_LAYOUT_MAX_BACKUPS, &u))
+				return 2;
+			backups = (long long)u;
+			break;
+		case 'P': {
+			dmr_err_t perr;
+			if (dmr_txn_protocol_parse(optarg, &o.protocol, &perr) != DMR_OK) {
+				fprintf(stderr, CNP ": %s\n", perr.msg);
+				return 2;
+			}
+			break;
+		}
 		case 'h':
 			printf(
 			    "usage: dmreplay cn --config CLUSTER.json --id K --trace FILE "
 			    "[--threads T]\n"
 			    "       [--coros C] [--seed S] [--txns N] [--retries N] [--out DIR]\n"
+			    "       [--backups R] [--protocol occ|ford]\n"
 			    "       [--barrier-timeout S] [--end-timeout S] [--quiet] [--force]\n"
 			    "  A compute node as a process (docs/ROLES.md): T workers (every CN "
 			    "must\n"
@@ -390,6 +408,11 @@ int dmr_roles_cn_main(int argc, char **argv)
 			    "s,\n"
 			    "  end 300 s. A DIR holding a finished summary.csv is refused unless\n"
 			    "  --force (that run's files are then moved to DIR/earlier-N/).\n"
+			    "  --backups: backups per table (default the config's \"backups\", "
+			    "else 0;\n"
+			    "  below the config's MNs); --protocol as dmreplay run's. Every CN "
+			    "must\n"
+			    "  use the same two (the launcher passes its own).\n"
 			    "  Exit: 0, 1 failed run, 2 bad input (options, config, trace, "
 			    "device,\n"
 			    "  port, GID), 130 SIGINT/SIGTERM (also during set-up).\n");
@@ -420,6 +443,16 @@ int dmr_roles_cn_main(int argc, char **argv)
 	o.gid_index = cl.cn[idx].gid;
 	o.cns = 1;
 	o.mns = cl.nmn; /* one RC QP per (worker, MN) to every MN of the config */
+	if (backups < 0)
+		backups = cl.backups > 0 ? cl.backups : 0;
+	if ((uint32_t)backups >= cl.nmn) {
+		fprintf(stderr,
+			CNP ": error: --backups %lld with the %u MN%s of %s: a table and its "
+			    "backups need %lld distinct MNs (backups < MNs)\n",
+			backups, cl.nmn, cl.nmn == 1 ? "" : "s", a.config, backups + 1);
+		return 2;
+	}
+	o.backups = (uint32_t)backups;
 	uint32_t total = cl.ncn * o.threads, first = idx * o.threads;
 	/* the output directory first (created, writable): the share, and
 	 * results on every path */
@@ -522,6 +555,15 @@ setup_failed:
 	}
 	if ((st == DMR_OK || st == DMR_ERR_VERIFY || r.partial) && !o.quiet)
 		dmr_replay_print(&r, stdout);
+	/* the replica check (core/replica.h) on the MNs' final state this CN
+	 * read back: printed also with --quiet, as the verification is */
+	if (r.backups > 0 && r.replicas.checks)
+		fprintf(stderr,
+			"cn %lld: protocol %s, %s; replicas %s (%llu records and lock words "
+			"checked on %u MNs)\n",
+			a.id, r.protocol, r.placement,
+			r.replicas.ok ? "identical, locks idle" : r.replicas.first_failure,
+			(unsigned long long)r.replicas.checks, r.mns);
 	if (st != DMR_OK) {
 		fprintf(stderr, "dmreplay cn %lld: error: %s (results: %s/summary.partial.csv)\n",
 			a.id, err.msg, out);
