@@ -385,6 +385,14 @@ int dmr_replay_main(int argc, char **argv)
 			"combined in DIR/; docs/RESULTS.md)\n");
 		return 2;
 	}
+	if ((o->index != DMR_TXN_INDEX_DIRECT || o->addr_cache) && (a.procs || a.config)) {
+		/* the CN processes take the cluster's shape (MNs, backups,
+		 * protocol, placement) but not an index: refused, not dropped */
+		fprintf(stderr, "dmreplay run: options --index hash and --addr-cache: not with "
+				"--procs or --config (the CN processes run direct addressing; "
+				"docs/ROLES.md)\n");
+		return 2;
+	}
 	/* the trace before --out: a refused trace leaves no directory behind
 	 * (issue #15 D23); the replay opens it again (cheap: the scan is one
 	 * pass of memchr over the file, which is then in the page cache) */

@@ -453,6 +453,17 @@ int dmr_roles_cn_main(int argc, char **argv)
 		return 2;
 	}
 	o.backups = (uint32_t)backups;
+	/* the config's "placement": each table pinned where it says (the run
+	 * refuses a table the trace lacks or a count that is not 1 + R) */
+	static dmr_layout_pin_t pins[DMR_VERBS_MAX_PLACE];
+	for (uint32_t i = 0; i < cl.nplace; i++) {
+		snprintf(pins[i].table, sizeof(pins[i].table), "%s", cl.place[i].table);
+		pins[i].n = cl.place[i].n;
+		for (uint32_t k = 0; k < cl.place[i].n && k < 1 + DMR_LAYOUT_MAX_BACKUPS; k++)
+			pins[i].mn[k] = cl.place[i].mn[k];
+	}
+	o.pins = pins;
+	o.npins = cl.nplace;
 	uint32_t total = cl.ncn * o.threads, first = idx * o.threads;
 	/* the output directory first (created, writable): the share, and
 	 * results on every path */
