@@ -460,13 +460,22 @@ static void print_cluster(const dmr_replay_result_t *r)
 		printf("  cluster        protocol %s, %s\n", r->protocol, r->placement);
 	if (strcmp(r->index, "hash") == 0) {
 		uint64_t look = s->cache_hits + s->cache_misses;
-		printf("  index          hash: %llu bucket READs (%.2f per commit); address cache "
-		       "%llu entries per CN: %llu hits, %llu misses (hit ratio %.3f)\n",
-		       (unsigned long long)s->index_reads,
-		       s->committed ? (double)s->index_reads / s->committed : 0.0,
-		       (unsigned long long)r->addr_cache, (unsigned long long)s->cache_hits,
-		       (unsigned long long)s->cache_misses,
-		       look ? (double)s->cache_hits / look : 0.0);
+		if (r->addr_cache)
+			printf(
+			    "  index          hash: %llu bucket READs (%.2f per commit); address "
+			    "cache %llu entries per CN: %llu hits, %llu misses (hit ratio "
+			    "%.3f)\n",
+			    (unsigned long long)s->index_reads,
+			    s->committed ? (double)s->index_reads / s->committed : 0.0,
+			    (unsigned long long)r->addr_cache, (unsigned long long)s->cache_hits,
+			    (unsigned long long)s->cache_misses,
+			    look ? (double)s->cache_hits / look : 0.0);
+		else
+			printf("  index          hash: %llu bucket READs (%.2f per commit); no "
+			       "address "
+			       "cache (--addr-cache 0: every first access READs its bucket)\n",
+			       (unsigned long long)s->index_reads,
+			       s->committed ? (double)s->index_reads / s->committed : 0.0);
 	}
 	if (r->backups > 0 && r->replicas.checks)
 		printf("  replicas       %s (%llu records and lock words checked on %u MNs)\n",
