@@ -310,12 +310,7 @@ static dmr_status_t cmp_primary(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 		uint32_t r[1 + DMR_LAYOUT_MAX_BACKUPS];
 		uint32_t nr = dmr_layout_replicas(l, t->ops[i].table, r);
 		for (uint32_t j = 0; j < nr; j++) {
-			dmr_wr_t *wb = wr_to(c, &n, r[j]);
-			wb->opcode = DMR_WR_WRITE;
-			wb->local = c->logbuf + p + 16;
-			wb->remote = os->rec + 8;
-			wb->length = 8 + pb;
-			c->stats->writes++;
+			wr_writeback(c, &n, r[j], os->rec, p, pb);
 		}
 		p += 24 + pb;
 	}

@@ -83,12 +83,8 @@ dmr_status_t dmr_txn_commit_ford(dmr_txn_ctx_t *c, uint32_t need, dmr_txn_outcom
 			lk->local = c->buf + (j == 0 ? INVLOCK_OFF : INVIS_OFF);
 			lk->remote = os->rec;
 			lk->length = 8;
-			dmr_wr_t *wb = wr_to(c, &n, r[j]);
-			wb->opcode = DMR_WR_WRITE;
-			wb->local = c->logbuf + pos + 16;
-			wb->remote = os->rec + 8;
-			wb->length = 8 + pb;
-			c->stats->writes += 2;
+			c->stats->writes++;
+			wr_writeback(c, &n, r[j], os->rec, pos, pb);
 		}
 		pos += 24 + pb;
 		last = (int)i;

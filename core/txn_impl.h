@@ -97,6 +97,20 @@ static inline dmr_wr_t *wr_to(dmr_txn_ctx_t *c, uint32_t *n, uint32_t mn)
 	return &c->wrs[(*n)++];
 }
 
+/* The write-back of op i's new image to MN mn: a WRITE from the version word
+ * on (8 + pb bytes) of the image staged at logbuf + pos (its version word at
+ * pos + 16), counted in stats->writes. */
+static inline void wr_writeback(dmr_txn_ctx_t *c, uint32_t *n, uint32_t mn, uint64_t rec,
+				uint32_t pos, uint32_t pb)
+{
+	dmr_wr_t *wb = wr_to(c, n, mn);
+	wb->opcode = DMR_WR_WRITE;
+	wb->local = c->logbuf + pos + 16;
+	wb->remote = rec + 8;
+	wb->length = 8 + pb;
+	c->stats->writes++;
+}
+
 /* The MN of the primary copy of op i's table. */
 static inline uint32_t prim(const dmr_txn_ctx_t *c, uint32_t i)
 {
