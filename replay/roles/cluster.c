@@ -252,7 +252,7 @@ dmr_status_t dmr_roles_ports(json_t *arr, const char *name, const char *key, uin
 	char field[64];
 	json_array_foreach(arr, i, v)
 	{
-		long long x;
+		long long x = 0;
 		snprintf(field, sizeof(field), "%s[%zu]", key, i);
 		dmr_status_t st = dmr_roles_int(v, name, field, 1, 65535, &x, err);
 		if (st != DMR_OK)
@@ -272,7 +272,7 @@ static dmr_status_t parse_placement(json_t *root, const char *name, dmr_verbs_cl
 	json_t *b = json_object_get(root, "backups"), *p = json_object_get(root, "placement");
 	char field[96];
 	if (b) {
-		long long x;
+		long long x = 0;
 		dmr_status_t st = dmr_roles_int(b, name, "backups", 0, 2, &x, err);
 		if (st != DMR_OK)
 			return st;
@@ -313,7 +313,7 @@ static dmr_status_t parse_placement(json_t *root, const char *name, dmr_verbs_cl
 		snprintf(pl->table, sizeof(pl->table), "%s", t);
 		pl->n = (uint32_t)json_array_size(l);
 		for (uint32_t k = 0; k < pl->n; k++) {
-			long long id;
+			long long id = 0;
 			char f2[112];
 			snprintf(f2, sizeof(f2), "%s[%u]", field, k);
 			dmr_status_t st =
