@@ -152,6 +152,8 @@ const char *dmr_be_ctl_string(int op)
 		return "role";
 	case DMR_BE_CTL_MN_STATS:
 		return "mn-stats";
+	case DMR_BE_CTL_DM_LOCKS:
+		return "dm-locks";
 	}
 	return "?";
 }

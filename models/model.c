@@ -69,6 +69,16 @@ static const param_spec_t specs[] = {
     {"txn_op_ns", 0, 0, 0, 1e6, 1},
     /* software NIC: READ responder scheduling, once per doorbell */
     {"host_read_post_ns", 0, 0, 0, 1e6, 1},
+    /* the NIC's QP-context cache (issue 16): optional, absent = not
+     * modelled; capacity in QPs per NIC, associativity, miss cost */
+    {"qpc_qps", 0, 1, 1, 1e6, 0},
+    {"qpc_ways", 0, 1, 1, 64, 0},
+    {"qpc_miss_ns", 0, 0, 0, 1e6, 1},
+    /* NIC device memory for lock words (issue 16): optional, absent = the
+     * NIC has none the model knows of */
+    {"dm_kib", 0, 1, 1, 1 << 20, 0},
+    {"dm_atomic_addr_mops", 0, 0, 0.001, 1e4, 0},
+    {"dm_atomic_global_mops", 0, 0, 0.001, 1e4, 0},
 };
 
 /* The unit each parameter is defined in, exactly as the profiles spell it
@@ -104,6 +114,12 @@ static const struct {
     {"txn_begin_ns", "ns"},
     {"txn_op_ns", "ns"},
     {"host_read_post_ns", "ns"},
+    {"qpc_qps", "QPs"},
+    {"qpc_ways", "ways"},
+    {"qpc_miss_ns", "ns"},
+    {"dm_kib", "KiB"},
+    {"dm_atomic_addr_mops", "Mops/s"},
+    {"dm_atomic_global_mops", "Mops/s"},
 };
 
 const char *dmr_model_param_unit(const char *name)
@@ -455,6 +471,67 @@ dmr_status_t dmr_model_load(const char *name_or_path, dmr_model_t *m_p, dmr_err_
 			m.host_switch_ps = ns_to_ps(hv[4]);
 			m.host_read_post_ps = ns_to_ps(hv[5]);
 		}
+		/* QP-context cache: capacity and miss cost together, or neither */
+		{
+			double q = IDX("qpc_qps"), w = IDX("qpc_ways"), ms = IDX("qpc_miss_ns");
+			const char *miss = isnan(q) && !isnan(ms)   ? "qpc_miss_ns"
+					   : isnan(q) && !isnan(w)  ? "qpc_ways"
+					   : !isnan(q) && isnan(ms) ? "qpc_qps"
+								    : NULL;
+			if (miss) {
+				st = dmr_err_set(err, DMR_ERR_PARSE,
+						 "%s:%d: parameter %s: the QP-context cache needs "
+						 "qpc_qps and qpc_miss_ns together (qpc_ways "
+						 "optional, default 8), or none of them",
+						 path, line_of(path, miss), miss);
+				goto out_root;
+			}
+			if (!isnan(q)) {
+				m.qpc_qps = (uint32_t)q;
+				m.qpc_ways = isnan(w) ? 8 : (uint32_t)w;
+				if (m.qpc_ways > m.qpc_qps || m.qpc_qps % m.qpc_ways) {
+					st = dmr_err_set(
+					    err, DMR_ERR_PARSE,
+					    "%s:%d: parameter qpc_ways: %u ways must divide "
+					    "qpc_qps (%u QPs) into whole sets",
+					    path, line_of(path, isnan(w) ? "qpc_qps" : "qpc_ways"),
+					    m.qpc_ways, m.qpc_qps);
+					goto out_root;
+				}
+				m.qpc_miss_ps = ns_to_ps(ms);
+			}
+		}
+		/* device memory: size and both atomic rates, or none */
+		{
+			static const char *const dn[] = {"dm_kib", "dm_atomic_addr_mops",
+							 "dm_atomic_global_mops"};
+			double dv[3];
+			int given = 0;
+			for (int d = 0; d < 3; d++)
+				given += !isnan(dv[d] = IDX(dn[d]));
+			if (given && given < 3) {
+				int d = 0;
+				while (!isnan(dv[d]))
+					d++;
+				int g = 0;
+				while (isnan(dv[g]))
+					g++;
+				st =
+				    dmr_err_set(err, DMR_ERR_PARSE,
+						"%s:%d: parameter %s: missing: device memory needs "
+						"dm_kib, dm_atomic_addr_mops and "
+						"dm_atomic_global_mops together (%s is given)",
+						path, line_of(path, dn[g]), dn[d], dn[g]);
+				goto out_root;
+			}
+			if (given) {
+				m.dm_bytes = (uint64_t)dv[0] * 1024;
+				m.dm_atomic_addr_mops = dv[1];
+				m.dm_atomic_global_mops = dv[2];
+				m.dm_atomic_addr_ps = (uint64_t)llround(1e6 / dv[1]);
+				m.dm_atomic_global_ps = (uint64_t)llround(1e6 / dv[2]);
+			}
+		}
 		double dma = IDX("dma_gbps");
 		/* Derived: the DMA engine's payload rate is what ib_read_bw at
 		 * 64 KiB measured (the wire is faster at MTU 4096). On a software
@@ -526,6 +603,16 @@ void dmr_model_print(const dmr_model_t *m, void *file)
 			"                    + %.1f ns per READ that finds its CPU busy, "
 			"+ %.1f ns per doorbell with READs\n",
 			m->host_switch_ps / 1e3, m->host_read_post_ps / 1e3);
+	if (m->qpc_qps)
+		fprintf(f, "  NIC QP contexts   %u cached per NIC (%u-way), %.1f ns per miss\n",
+			m->qpc_qps, m->qpc_ways, m->qpc_miss_ps / 1e3);
+	if (m->dm_bytes)
+		fprintf(
+		    f,
+		    "  MN device memory  %llu KiB; atomics %.2f Mops/s per address, %.2f Mops/s "
+		    "global\n",
+		    (unsigned long long)(m->dm_bytes / 1024), m->dm_atomic_addr_mops,
+		    m->dm_atomic_global_mops);
 	fprintf(f, "  idle 64 B READ    %.1f ns modelled (profile %.1f ns)\n",
 		dmr_model_read_rtt_ps(m, 64) / 1e3, m->read_rtt_ns);
 }

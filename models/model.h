@@ -85,6 +85,21 @@ typedef struct dmr_model {
 	uint64_t host_atomic_ps;	 /* NIC CPU time per CAS/FAA beyond the post, ps */
 	uint64_t host_ps_per_byte_x1000; /* NIC CPU time per READ/WRITE payload
 					    byte (copy + ICRC), ps x 1000 */
+	/* the NIC's QP-context cache (qpc_qps 0: not modelled): a set-
+	 * associative LRU cache of qpc_qps contexts per NIC (CN and MN), a
+	 * message whose QP misses holds the NIC's pipeline qpc_miss_ps longer
+	 * (the context fetched over PCIe); docs/MODEL.md "QP contexts" */
+	uint32_t qpc_qps;     /* contexts cached per NIC */
+	uint32_t qpc_ways;    /* associativity (divides qpc_qps) */
+	uint64_t qpc_miss_ps; /* NIC pipeline time per miss, ps */
+	/* NIC device memory (dm_bytes 0: none modelled): lock words of the
+	 * tables the run places there (--dm-locks) are served by the MN NIC's
+	 * device-memory atomic unit at these rates, not over PCIe */
+	uint64_t dm_bytes;	      /* device memory per MN NIC, bytes */
+	uint64_t dm_atomic_addr_ps;   /* same-address atomic service time, ps */
+	uint64_t dm_atomic_global_ps; /* device-memory atomic unit service time, ps */
+	double dm_atomic_addr_mops;   /* same-address rate, as given */
+	double dm_atomic_global_mops; /* unit rate, as given */
 	/* published figures kept for checks and reports */
 	double read_rtt_ns;	   /* idle 64 B READ round trip (ib_read_lat) */
 	double read_bw_64k_gbps;   /* ib_read_bw 64 KiB */

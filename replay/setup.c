@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../backends/backend.h"
 #include "../core/addrcache.h"
 #include "../core/base/opt.h"
 #include "../core/base/wrid.h"
@@ -129,4 +130,50 @@ dmr_status_t dmr_replay_setup_layout(const dmr_replay_shape_t *o, const dmr_trac
 	res->footprint = l->total;
 	*mr_p = mr;
 	return DMR_OK;
+}
+
+dmr_status_t dmr_replay_setup_dm_locks(struct dmr_be *be, const dmr_layout_t *l, const char *list,
+				       uint64_t *lock_bytes_p, dmr_err_t *err)
+{
+	dmr_be_dm_locks_t d;
+	memset(&d, 0, sizeof(d));
+	char names[512] = "";
+	size_t off = 0;
+	for (uint32_t t = 0; t < l->ntables && off < sizeof(names); t++)
+		off += (size_t)snprintf(names + off, sizeof(names) - off, "%s%s", t ? ", " : "",
+					l->names[t]);
+	const char *p = list;
+	for (;;) {
+		size_t n = strcspn(p, ",");
+		uint32_t t = 0;
+		while (t < l->ntables &&
+		       (strlen(l->names[t]) != n || strncmp(l->names[t], p, n) != 0))
+			t++;
+		if (n == 0 || t == l->ntables)
+			return dmr_err_set(err, DMR_ERR_PARSE,
+					   "option --dm-locks: '%.*s' is not a table of the trace "
+					   "(tables: %s)",
+					   (int)n, p, names);
+		for (uint32_t k = 0; k < d.n; k++)
+			if (d.off[k] == l->t[t].base)
+				return dmr_err_set(err, DMR_ERR_PARSE,
+						   "option --dm-locks: table %s given twice",
+						   l->names[t]);
+		d.off[d.n] = l->t[t].base;
+		d.len[d.n] = l->t[t].rows * l->t[t].rec_bytes;
+		d.lock_bytes += l->t[t].rows * 8;
+		d.n++;
+		if (p[n] == 0)
+			break;
+		p += n + 1;
+	}
+	dmr_status_t st = dmr_be_control(be, DMR_BE_CTL_DM_LOCKS, &d, err);
+	if (st == DMR_ERR_UNSUPPORTED) /* not the NIC's: the backend has none */
+		st = dmr_err_set(err, DMR_ERR_INVALID,
+				 "option --dm-locks: backend %s has no NIC device memory (the "
+				 "sim models it, verbs refuses naming the device)",
+				 be->ops->name);
+	if (st == DMR_OK && lock_bytes_p)
+		*lock_bytes_p = d.lock_bytes;
+	return st;
 }

@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 
 #include "eventq.h"
+#include "qpc.h"
 
 enum {
 	EV_MN_ARRIVE = 0,
@@ -90,6 +91,7 @@ typedef struct sim_worker {
 
 typedef struct sim_cn {
 	uint64_t nic_free, up_free, down_free;
+	dmr_sim_qpc_t qpc; /* its NIC's QP contexts (qpc_qps > 0) */
 } sim_cn_t;
 
 typedef struct addr_ent {
@@ -107,6 +109,8 @@ typedef struct sim_mn {
 	uint64_t last_write_eff;
 	addr_ent_t *atab; /* per-address atomic servers, open addressing */
 	uint32_t amask, aused;
+	uint64_t dm_atomic_free; /* the device-memory atomic unit (--dm-locks) */
+	dmr_sim_qpc_t qpc;	 /* its NIC's QP contexts (qpc_qps > 0) */
 	dmr_be_mn_stats_t st;
 } sim_mn_t;
 
@@ -131,6 +135,7 @@ typedef struct sim {
 	dmr_be_stats_t st; /* reads, writes, bytes: summed over mn[] when read */
 	dmr_status_t fatal;
 	uint8_t *mem[DMR_BE_MAX_MNS]; /* mn[i].mem: for sim_mn_memory */
+	dmr_be_dm_locks_t dm;	      /* lock words in device memory (dm.n 0: none) */
 	sim_mn_t mn[DMR_BE_MAX_MNS];
 } sim_t;
 
@@ -173,7 +178,10 @@ static void sim_close(dmr_be_t *be)
 		if (s->mn[i].mem)
 			munmap(s->mn[i].mem, s->mn[i].size);
 		free(s->mn[i].atab);
+		dmr_sim_qpc_free(&s->mn[i].qpc);
 	}
+	for (uint32_t i = 0; s->cns && i < s->be.cfg.cns; i++)
+		dmr_sim_qpc_free(&s->cns[i].qpc);
 	for (uint32_t i = 0; i < s->nworkers; i++)
 		free(s->workers[i].cq);
 	free(s->workers);
@@ -225,6 +233,16 @@ static dmr_status_t sim_open(const dmr_be_config_t *cfg, dmr_be_t **be_p, dmr_er
 		st = dmr_err_set(err, DMR_ERR_NOMEM, "sim: out of memory");
 		goto fail;
 	}
+	for (uint32_t i = 0; s->m.qpc_qps && i < cfg->cns; i++)
+		if (dmr_sim_qpc_init(&s->cns[i].qpc, s->m.qpc_qps, s->m.qpc_ways)) {
+			st = dmr_err_set(err, DMR_ERR_NOMEM, "sim: out of memory");
+			goto fail;
+		}
+	for (uint32_t i = 0; s->m.qpc_qps && i < s->nmns; i++)
+		if (dmr_sim_qpc_init(&s->mn[i].qpc, s->m.qpc_qps, s->m.qpc_ways)) {
+			st = dmr_err_set(err, DMR_ERR_NOMEM, "sim: out of memory");
+			goto fail;
+		}
 	for (size_t i = 0; i < nqps; i++) {
 		s->qps[i].worker = (uint32_t)(i / s->nmns);
 		s->qps[i].pend_head = s->qps[i].pend_tail = NOIDX;
@@ -376,7 +394,10 @@ static void issue(sim_t *s, uint32_t q, uint32_t idx, uint64_t t)
 		push(s, t, EV_MN_ARRIVE, idx);
 		return;
 	}
-	t = max64(t, cn->nic_free) + m->nic_msg_ps;
+	uint64_t svc = m->nic_msg_ps;
+	if (m->qpc_qps && !dmr_sim_qpc_touch(&cn->qpc, q) && is_rd_atomic(op->opcode))
+		svc += m->qpc_miss_ps; /* the context fetched over the CN's PCIe */
+	t = max64(t, cn->nic_free) + svc;
 	cn->nic_free = t;
 	t += m->nic_proc_ps;
 	t = max64(t, cn->up_free) + w;
@@ -471,6 +492,16 @@ static void atomic_gc(sim_mn_t *mn, uint64_t now)
 	free(old);
 }
 
+/* Is MN-region offset off in a range whose lock words are in device
+ * memory? (A few ranges, scanned only for atomics with --dm-locks.) */
+static inline int in_dm(const sim_t *s, uint64_t off)
+{
+	for (uint32_t i = 0; i < s->dm.n; i++)
+		if (off - s->dm.off[i] < s->dm.len[i])
+			return 1;
+	return 0;
+}
+
 static void ev_mn_arrive(sim_t *s, uint32_t idx, uint64_t t)
 {
 	sim_op_t *op = &s->ops[idx];
@@ -485,9 +516,12 @@ static void ev_mn_arrive(sim_t *s, uint32_t idx, uint64_t t)
 	mn->down_free = t;
 	mn->st.link_down_busy_ps += op->req_wire;
 	t += m->prop_ps;
-	t = max64(t, mn->nic_free) + m->nic_msg_ps;
+	uint64_t svc = m->nic_msg_ps;
+	if (m->qpc_qps && !dmr_sim_qpc_touch(&mn->qpc, op->qp) && is_rd_atomic(op->opcode))
+		svc += m->qpc_miss_ps; /* the context fetched over the MN's PCIe */
+	t = max64(t, mn->nic_free) + svc;
 	mn->nic_free = t;
-	mn->st.nic_busy_ps += m->nic_msg_ps;
+	mn->st.nic_busy_ps += svc;
 	t += m->nic_proc_ps;
 	uint64_t len = op->length, eff;
 	if (m->host_cpus) {
@@ -529,13 +563,23 @@ static void ev_mn_arrive(sim_t *s, uint32_t idx, uint64_t t)
 		break;
 	}
 	default: {
-		t = max64(t, mn->atomic_free) + m->atomic_global_ps;
-		mn->atomic_free = t;
-		mn->st.atomic_busy_ps += m->atomic_global_ps;
+		/* host memory: the NIC's atomic unit, then the address's
+		 * server; device memory (--dm-locks): the NIC's on-chip atomic
+		 * unit at its own rates, no PCIe (docs/MODEL.md) */
+		uint64_t *unit = &mn->atomic_free, gps = m->atomic_global_ps,
+			 aps = m->atomic_addr_ps;
+		if (s->dm.n && in_dm(s, op->remote)) {
+			unit = &mn->dm_atomic_free;
+			gps = m->dm_atomic_global_ps;
+			aps = m->dm_atomic_addr_ps;
+		}
+		t = max64(t, *unit) + gps;
+		*unit = t;
+		mn->st.atomic_busy_ps += gps;
 		if (mn->aused > (mn->amask + 1) / 2)
 			atomic_gc(mn, s->now);
 		addr_ent_t *e = atomic_slot(mn, op->remote, s->now);
-		t = max64(t, e->free) + m->atomic_addr_ps;
+		t = max64(t, e->free) + aps;
 		e->free = t;
 		eff = max64(t, mn->last_write_eff);
 		break;
@@ -988,7 +1032,30 @@ static dmr_status_t sim_control(dmr_be_t *be, int op, void *arg, dmr_err_t *err)
 		for (uint32_t i = 0; i < s->nmns; i++) {
 			out[i] = s->mn[i].st;
 			out[i].verbs = out[i].reads + out[i].writes + out[i].atomics;
+			out[i].qpc_misses = s->mn[i].qpc.misses;
 		}
+		return DMR_OK;
+	}
+	case DMR_BE_CTL_DM_LOCKS: {
+		const dmr_be_dm_locks_t *d = arg;
+		if (!s->m.dm_bytes)
+			return dmr_err_set(err, DMR_ERR_INVALID,
+					   "sim: profile %s has no device memory (give dm_kib, "
+					   "dm_atomic_addr_mops and dm_atomic_global_mops)",
+					   s->m.name);
+		if (d->n == 0 || d->n > DMR_BE_DM_MAX_RANGES)
+			return dmr_err_set(err, DMR_ERR_INVALID,
+					   "sim: %u device-memory ranges (1..%u)", d->n,
+					   DMR_BE_DM_MAX_RANGES);
+		if (d->lock_bytes > s->m.dm_bytes)
+			return dmr_err_set(
+			    err, DMR_ERR_INVALID,
+			    "sim: the lock words need %llu bytes of device memory per MN, "
+			    "profile %s offers %llu (dm_kib %llu)",
+			    (unsigned long long)d->lock_bytes, s->m.name,
+			    (unsigned long long)s->m.dm_bytes,
+			    (unsigned long long)(s->m.dm_bytes / 1024));
+		s->dm = *d;
 		return DMR_OK;
 	}
 	}

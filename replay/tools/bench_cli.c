@@ -161,6 +161,9 @@ static void bench_usage(FILE *f)
 	    "  -F, --CPU-freq       accepted: no CPU-frequency check to silence\n"
 	    "  --report_gbits       BW in Gb/sec (default MiB/sec, as perftest)\n"
 	    "  --same-addr          cas/faa: every WR on one 8-byte word (default: 512 words)\n"
+	    "  --dm                 cas/faa: the words in the MN NIC's device memory (sim:\n"
+	    "                       the profile's dm_* rates; verbs: refused, naming the\n"
+	    "                       device's max_dm_size)\n"
 	    "  --cycle-buffer B     perftest's address pattern: WR i at (i mod (B / inc)) x inc,\n"
 	    "                       local and remote, inc = size rounded up to 64; one buffer\n"
 	    "                       when size > B / 2 (perftest: B = the page size, 4096)\n"
@@ -209,7 +212,7 @@ static int bench_op(const char *name, uint8_t *opc, int *lat, int *pt, int *atom
 
 int dmr_bench_main(int argc, char **argv)
 {
-	enum { O_LATENCY = DMR_BENCH_O_NEXT, O_SAME, O_TIMEOUT, O_CYCLE, O_GBITS, O_HELP };
+	enum { O_LATENCY = DMR_BENCH_O_NEXT, O_SAME, O_TIMEOUT, O_CYCLE, O_GBITS, O_HELP, O_DM };
 	static const struct option opts[] = {
 	    DMR_BENCH_TARGET_OPTIONS,
 	    {"ib-dev", required_argument, NULL, 'd'},
@@ -223,6 +226,7 @@ int dmr_bench_main(int argc, char **argv)
 	    {"qp", required_argument, NULL, 'q'},
 	    {"latency", no_argument, NULL, O_LATENCY},
 	    {"same-addr", no_argument, NULL, O_SAME},
+	    {"dm", no_argument, NULL, O_DM},
 	    {"timeout", required_argument, NULL, O_TIMEOUT},
 	    {"cq-mod", required_argument, NULL, 'Q'},
 	    {"post-list", required_argument, NULL, 'l'},
@@ -236,7 +240,7 @@ int dmr_bench_main(int argc, char **argv)
 	};
 	dmr_bench_topts_t to;
 	dmr_bench_topts_init(&to, DMR_OPT_SIZE);
-	int have_size = 0, have_depth = 0, have_iters = 0, latency = 0, same = 0, all = 0;
+	int have_size = 0, have_depth = 0, have_iters = 0, latency = 0, same = 0, all = 0, dm = 0;
 	int have_cq_mod = 0, have_post_list = 0, gbits = 0, have_backend = 0, pt_dev = 0;
 	const char *atype = NULL;
 	uint64_t size = 0, depth = 0, iters = 0, cq_mod = 100, post_list = 1, cycle = 0, qps = 1;
@@ -262,6 +266,9 @@ int dmr_bench_main(int argc, char **argv)
 			break;
 		case O_SAME:
 			same = 1;
+			break;
+		case O_DM:
+			dm = 1;
 			break;
 		case 'a':
 			all = 1;
@@ -395,9 +402,9 @@ int dmr_bench_main(int argc, char **argv)
 		}
 		size = 8;
 	} else {
-		if (same) {
-			fprintf(stderr,
-				"dmreplay bench: option --same-addr: only for cas and faa\n");
+		if (same || dm) {
+			fprintf(stderr, "dmreplay bench: option --%s: only for cas and faa\n",
+				same ? "same-addr" : "dm");
 			return 2;
 		}
 		if (!have_size)
@@ -483,6 +490,18 @@ int dmr_bench_main(int argc, char **argv)
 		fprintf(stderr, "dmreplay bench: %s%s\n", bad_profile ? "option --profile: " : "",
 			err.msg);
 		return bad_input ? 2 : 1;
+	}
+	if (dm) {
+		/* the atomics' words in the MN NIC's device memory: the whole MR
+		 * (one range), footprint the words the WRs touch */
+		dmr_be_dm_locks_t d = {.n = 1, .len = {dmr_bench_mr_need(&sp)}};
+		d.lock_bytes = same ? 8 : (uint64_t)qps * BENCH_ATOMIC_WORDS * 8;
+		st = dmr_be_control(s.be, DMR_BE_CTL_DM_LOCKS, &d, &err);
+		if (st != DMR_OK) {
+			fprintf(stderr, "dmreplay bench: option --dm: %s\n", err.msg);
+			dmr_bench_session_close(&s);
+			return 2;
+		}
 	}
 #ifdef DMR_HAVE_VERBS
 	if (bare_verbs) {
