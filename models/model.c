@@ -17,6 +17,11 @@
  * UDP 8, BTH 12 (IBTA vol. 1, 9.2), ICRC 4 (IBTA annex A17), FCS 4,
  * inter-frame gap 12 (IEEE 802.3 clause 4.4.2). */
 #define ROCEV2_PKT_OVERHEAD 82u
+/* InfiniBand framing per packet ("link_layer": "ib"): LRH 8 (IBTA vol. 1,
+ * 7.7), BTH 12, ICRC 4, VCRC 2 (7.8); no GRH inside one subnet (a local
+ * route: LID addressing), no preamble or inter-frame gap (the link's
+ * 64b/66b coding is inside link_gbps, the data rate). */
+#define IB_PKT_OVERHEAD 26u
 #define IB_RETH_BYTES 16u	 /* IBTA vol. 1, 9.3.3.3 */
 #define IB_AETH_BYTES 4u	 /* IBTA vol. 1, 9.3.5 */
 #define IB_ATOMICETH_BYTES 28u	 /* IBTA vol. 1, 9.3.3.4 */
@@ -268,6 +273,19 @@ dmr_status_t dmr_model_load(const char *name_or_path, dmr_model_t *m_p, dmr_err_
 		goto out_root;
 	}
 	snprintf(m.name, sizeof(m.name), "%s", name);
+	{
+		/* the link layer: RoCEv2 (default) or InfiniBand */
+		json_t *ll = json_object_get(root, "link_layer");
+		const char *lls = json_string_value(ll);
+		if (ll && (!lls || (strcmp(lls, "roce") && strcmp(lls, "ib")))) {
+			st = dmr_err_set(err, DMR_ERR_PARSE,
+					 "%s:%d: field \"link_layer\": \"roce\" (RoCEv2, the "
+					 "default) or \"ib\" (InfiniBand)",
+					 path, line_of(path, "link_layer"));
+			goto out_root;
+		}
+		m.ib = lls && strcmp(lls, "ib") == 0;
+	}
 	if (!json_is_object(params)) {
 		st = dmr_err_set(err, DMR_ERR_PARSE,
 				 "%s: field \"params\": missing or not an object", path);
@@ -280,10 +298,11 @@ dmr_status_t dmr_model_load(const char *name_or_path, dmr_model_t *m_p, dmr_err_
 	json_object_foreach(root, key, val)
 	{
 		if (strcmp(key, "name") && strcmp(key, "description") && strcmp(key, "params") &&
-		    strcmp(key, "measured") && strcmp(key, "device") && strcmp(key, "date")) {
+		    strcmp(key, "measured") && strcmp(key, "device") && strcmp(key, "date") &&
+		    strcmp(key, "link_layer")) {
 			st = dmr_err_set(err, DMR_ERR_PARSE,
 					 "%s:%d: field \"%s\": unknown (name, description, params, "
-					 "measured, device, date)",
+					 "measured, device, date, link_layer)",
 					 path, line_of(path, key), key);
 			goto out_root;
 		}
@@ -405,7 +424,7 @@ dmr_status_t dmr_model_load(const char *name_or_path, dmr_model_t *m_p, dmr_err_
 					 path, m.mtu);
 			goto out_root;
 		}
-		m.pkt_overhead = ROCEV2_PKT_OVERHEAD;
+		m.pkt_overhead = m.ib ? IB_PKT_OVERHEAD : ROCEV2_PKT_OVERHEAD;
 		m.reth_bytes = IB_RETH_BYTES;
 		m.aeth_bytes = IB_AETH_BYTES;
 		m.atomiceth_bytes = IB_ATOMICETH_BYTES;
@@ -571,8 +590,8 @@ void dmr_model_print(const dmr_model_t *m, void *file)
 {
 	FILE *f = file;
 	fprintf(f, "profile %s (%s)\n", m->name, m->path);
-	fprintf(f, "  link              %.1f Gb/s per direction, MTU %u, %u B/pkt overhead\n",
-		m->link_gbps, m->mtu, m->pkt_overhead);
+	fprintf(f, "  link              %s, %.1f Gb/s per direction, MTU %u, %u B/pkt overhead\n",
+		m->ib ? "InfiniBand" : "RoCEv2", m->link_gbps, m->mtu, m->pkt_overhead);
 	fprintf(f, "  propagation       %.1f ns per link, switch %.1f ns\n", m->prop_ps / 1e3,
 		m->switch_ps / 1e3);
 	fprintf(f,

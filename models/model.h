@@ -36,12 +36,15 @@
 typedef struct dmr_model {
 	char name[64];
 	char path[256];
-	/* link: per direction, RoCEv2 over Ethernet */
+	/* link: per direction, RoCEv2 over Ethernet, or InfiniBand ("link_layer":
+	 * "ib": LRH/BTH/ICRC/VCRC framing, 26 bytes per packet) */
+	int ib;			     /* 1: InfiniBand framing */
 	double link_gbps;	     /* line rate per direction, Gb/s */
 	uint32_t mtu;		     /* path MTU, bytes of RDMA payload per packet */
 	uint32_t pkt_overhead;	     /* bytes on the wire per packet besides payload:
-					preamble+SFD 8, Ethernet 14, IPv4 20, UDP 8,
-					BTH 12, ICRC 4, FCS 4, IFG 12 = 82 */
+					RoCEv2: preamble+SFD 8, Ethernet 14, IPv4 20,
+					UDP 8, BTH 12, ICRC 4, FCS 4, IFG 12 = 82;
+					InfiniBand: LRH 8, BTH 12, ICRC 4, VCRC 2 = 26 */
 	uint32_t reth_bytes;	     /* RETH 16 (READ request, first WRITE packet) */
 	uint32_t aeth_bytes;	     /* AETH 4 (READ response first/last/only, ACK) */
 	uint32_t atomiceth_bytes;    /* AtomicETH 28 */
