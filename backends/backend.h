@@ -185,6 +185,12 @@ typedef enum dmr_be_ctl {
 	 * has none; a device with some is refused too, not implemented yet).
 	 * Others: DMR_ERR_UNSUPPORTED. */
 	DMR_BE_CTL_DM_LOCKS = 8,
+	/* arg: const dmr_be_dm_locks_t * (its lock_bytes ignored). The given
+	 * MN-region ranges (whole tables) live on the MN's CXL-attached memory
+	 * tier (issue 16; docs/MODEL.md "CXL"), before the first post. sim:
+	 * DMR_ERR_INVALID when the profile has no CXL tier (cxl_*). Others:
+	 * DMR_ERR_UNSUPPORTED. */
+	DMR_BE_CTL_CXL_TABLES = 9,
 } dmr_be_ctl_t;
 
 /* DMR_BE_CTL_DM_LOCKS: ranges of every MN region (the same offsets on each

@@ -154,6 +154,8 @@ const char *dmr_be_ctl_string(int op)
 		return "mn-stats";
 	case DMR_BE_CTL_DM_LOCKS:
 		return "dm-locks";
+	case DMR_BE_CTL_CXL_TABLES:
+		return "cxl-tables";
 	}
 	return "?";
 }

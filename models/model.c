@@ -84,6 +84,11 @@ static const param_spec_t specs[] = {
     {"dm_kib", 0, 1, 1, 1 << 20, 0},
     {"dm_atomic_addr_mops", 0, 0, 0.001, 1e4, 0},
     {"dm_atomic_global_mops", 0, 0, 0.001, 1e4, 0},
+    /* a CXL-attached memory tier at the MN (issue 16): optional, absent =
+     * none; latencies added to host DRAM's, the tier's bandwidth */
+    {"cxl_read_ns", 0, 0, 0, 1e6, 1},
+    {"cxl_write_ns", 0, 0, 0, 1e6, 1},
+    {"cxl_gbps", 0, 0, 0.001, 1e4, 0},
 };
 
 /* The unit each parameter is defined in, exactly as the profiles spell it
@@ -125,6 +130,9 @@ static const struct {
     {"dm_kib", "KiB"},
     {"dm_atomic_addr_mops", "Mops/s"},
     {"dm_atomic_global_mops", "Mops/s"},
+    {"cxl_read_ns", "ns"},
+    {"cxl_write_ns", "ns"},
+    {"cxl_gbps", "Gb/s"},
 };
 
 const char *dmr_model_param_unit(const char *name)
@@ -551,6 +559,34 @@ dmr_status_t dmr_model_load(const char *name_or_path, dmr_model_t *m_p, dmr_err_
 				m.dm_atomic_global_ps = (uint64_t)llround(1e6 / dv[2]);
 			}
 		}
+		/* CXL tier: all three or none */
+		{
+			static const char *const cn[] = {"cxl_read_ns", "cxl_write_ns", "cxl_gbps"};
+			double cv[3];
+			int given = 0, miss = -1, have = -1;
+			for (int c = 0; c < 3; c++) {
+				cv[c] = IDX(cn[c]);
+				if (isnan(cv[c]))
+					miss = c;
+				else
+					given++, have = c;
+			}
+			if (given && given < 3) {
+				st = dmr_err_set(
+				    err, DMR_ERR_PARSE,
+				    "%s:%d: parameter %s: missing: a CXL tier needs "
+				    "cxl_read_ns, cxl_write_ns and cxl_gbps together (%s "
+				    "is given)",
+				    path, line_of(path, cn[have]), cn[miss], cn[have]);
+				goto out_root;
+			}
+			if (given) {
+				m.cxl = 1;
+				m.cxl_read_ps = ns_to_ps(cv[0]);
+				m.cxl_write_ps = ns_to_ps(cv[1]);
+				m.cxl_ps_per_byte_x1000 = gbps_to_ps_per_byte_x1000(cv[2]);
+			}
+		}
 		double dma = IDX("dma_gbps");
 		/* Derived: the DMA engine's payload rate is what ib_read_bw at
 		 * 64 KiB measured (the wire is faster at MTU 4096). On a software
@@ -625,6 +661,12 @@ void dmr_model_print(const dmr_model_t *m, void *file)
 	if (m->qpc_qps)
 		fprintf(f, "  NIC QP contexts   %u cached per NIC (%u-way), %.1f ns per miss\n",
 			m->qpc_qps, m->qpc_ways, m->qpc_miss_ps / 1e3);
+	if (m->cxl)
+		fprintf(f,
+			"  MN CXL tier       +%.1f ns read, +%.1f ns write over host DRAM, %.2f "
+			"Gb/s\n",
+			m->cxl_read_ps / 1e3, m->cxl_write_ps / 1e3,
+			8.0 * 1e6 / m->cxl_ps_per_byte_x1000);
 	if (m->dm_bytes)
 		fprintf(
 		    f,

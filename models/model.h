@@ -103,6 +103,13 @@ typedef struct dmr_model {
 	uint64_t dm_atomic_global_ps; /* device-memory atomic unit service time, ps */
 	double dm_atomic_addr_mops;   /* same-address rate, as given */
 	double dm_atomic_global_mops; /* unit rate, as given */
+	/* a CXL-attached memory tier at the MN (cxl 0: none): the tables a run
+	 * places there (--cxl-tables) are read and written through it: DMA
+	 * latency + cxl_read_ps / cxl_write_ps, and the tier's own bandwidth
+	 * (a FIFO server beside the DMA engines); atomics there + cxl_read_ps */
+	int cxl;
+	uint64_t cxl_read_ps, cxl_write_ps; /* added to host DRAM's, ps */
+	uint64_t cxl_ps_per_byte_x1000;	    /* the tier's bandwidth, ps per byte x 1000 */
 	/* published figures kept for checks and reports */
 	double read_rtt_ns;	   /* idle 64 B READ round trip (ib_read_lat) */
 	double read_bw_64k_gbps;   /* ib_read_bw 64 KiB */

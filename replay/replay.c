@@ -1026,16 +1026,9 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 			goto out_be;
 		}
 	}
-	if (o->dm_locks) {
-		uint64_t lb = 0;
-		st = dmr_replay_setup_dm_locks(e->be, &e->layout, o->dm_locks, &lb, err);
-		if (st != DMR_OK)
-			goto out_be;
-		if (!o->quiet)
-			printf("dmreplay run: lock words of %s in device memory (%llu bytes per "
-			       "MN)\n",
-			       o->dm_locks, (unsigned long long)lb);
-	}
+	if ((st = dmr_replay_setup_tiers(e->be, &e->layout, o->dm_locks, o->cxl_tables, o->quiet,
+					 err)) != DMR_OK)
+		goto out_be;
 	/* the model's figures (sim: the CPU charges below, the results' profile
 	 * and MTU); a backend without one answers UNSUPPORTED */
 	if (dmr_be_control(e->be, DMR_BE_CTL_MODEL, &e->model, NULL) != DMR_OK)

@@ -54,4 +54,18 @@ struct dmr_be;
 dmr_status_t dmr_replay_setup_dm_locks(struct dmr_be *be, const dmr_layout_t *l, const char *list,
 				       uint64_t *lock_bytes_p, dmr_err_t *err);
 
+/* --cxl-tables TABLE[,TABLE...] (issue 16): the tables (whole: records and
+ * lock words) on the MN's CXL-attached memory tier (DMR_BE_CTL_CXL_TABLES),
+ * before the first post; *bytes_p = their bytes per MN region. Errors as
+ * dmr_replay_setup_dm_locks (DMR_ERR_INVALID: the backend or profile has
+ * no CXL tier). */
+dmr_status_t dmr_replay_setup_cxl(struct dmr_be *be, const dmr_layout_t *l, const char *list,
+				  uint64_t *bytes_p, dmr_err_t *err);
+
+/* Both of the above when given (NULL: not), each announced on stdout
+ * unless quiet ("dmreplay run: lock words of ... in device memory (N bytes
+ * per MN)", "dmreplay run: ... on the CXL tier (N bytes per MN)"). */
+dmr_status_t dmr_replay_setup_tiers(struct dmr_be *be, const dmr_layout_t *l, const char *dm_locks,
+				    const char *cxl_tables, int quiet, dmr_err_t *err);
+
 #endif

@@ -110,6 +110,7 @@ typedef struct sim_mn {
 	addr_ent_t *atab; /* per-address atomic servers, open addressing */
 	uint32_t amask, aused;
 	uint64_t dm_atomic_free; /* the device-memory atomic unit (--dm-locks) */
+	uint64_t cxl_free;	 /* the CXL tier's bandwidth (--cxl-tables) */
 	dmr_sim_qpc_t qpc;	 /* its NIC's QP contexts (qpc_qps > 0) */
 	dmr_be_mn_stats_t st;
 } sim_mn_t;
@@ -136,6 +137,7 @@ typedef struct sim {
 	dmr_status_t fatal;
 	uint8_t *mem[DMR_BE_MAX_MNS]; /* mn[i].mem: for sim_mn_memory */
 	dmr_be_dm_locks_t dm;	      /* lock words in device memory (dm.n 0: none) */
+	dmr_be_dm_locks_t cxl;	      /* tables on the CXL tier (cxl.n 0: none) */
 	sim_mn_t mn[DMR_BE_MAX_MNS];
 } sim_t;
 
@@ -494,12 +496,28 @@ static void atomic_gc(sim_mn_t *mn, uint64_t now)
 
 /* Is MN-region offset off in a range whose lock words are in device
  * memory? (A few ranges, scanned only for atomics with --dm-locks.) */
-static inline int in_dm(const sim_t *s, uint64_t off)
+static inline int in_ranges(const dmr_be_dm_locks_t *r, uint64_t off)
 {
-	for (uint32_t i = 0; i < s->dm.n; i++)
-		if (off - s->dm.off[i] < s->dm.len[i])
+	for (uint32_t i = 0; i < r->n; i++)
+		if (off - r->off[i] < r->len[i])
 			return 1;
 	return 0;
+}
+
+/* A READ or WRITE of len bytes at off whose DMA streams from `start` for
+ * dma_x ps: on the CXL tier (--cxl-tables) it also streams through the
+ * tier's bandwidth (FIFO, from `start`) and pays its added latency; returns
+ * the extra time to the data's effect: the latency, plus how much later
+ * the tier's stream ends than the DMA's (0 off the tier). */
+static inline uint64_t cxl_extra(sim_t *s, sim_mn_t *mn, uint64_t off, uint64_t len, uint64_t start,
+				 uint64_t dma_x, uint64_t lat_ps)
+{
+	if (!s->cxl.n || !in_ranges(&s->cxl, off))
+		return 0;
+	uint64_t x = (len * s->m.cxl_ps_per_byte_x1000 + 999) / 1000;
+	uint64_t st = max64(start, mn->cxl_free);
+	mn->cxl_free = st + x;
+	return max64(st + x, start + dma_x) - (start + dma_x) + lat_ps;
 }
 
 static void ev_mn_arrive(sim_t *s, uint32_t idx, uint64_t t)
@@ -547,7 +565,9 @@ static void ev_mn_arrive(sim_t *s, uint32_t idx, uint64_t t)
 		uint64_t start = max64(t, mn->dma_rd_free);
 		mn->dma_rd_free = start + x;
 		mn->st.dma_busy_ps += x;
-		eff = max64(start + m->dma_read_ps, mn->last_write_eff);
+		eff = max64(start + m->dma_read_ps +
+				cxl_extra(s, mn, op->remote, len, start, x, m->cxl_read_ps),
+			    mn->last_write_eff);
 		break;
 	}
 	case DMR_WR_WRITE: {
@@ -558,7 +578,9 @@ static void ev_mn_arrive(sim_t *s, uint32_t idx, uint64_t t)
 		uint64_t end = max64(t, mn->dma_wr_free + x);
 		mn->dma_wr_free = end;
 		mn->st.dma_busy_ps += x;
-		eff = max64(end + m->dma_write_ps, mn->last_write_eff);
+		eff = max64(end + m->dma_write_ps +
+				cxl_extra(s, mn, op->remote, len, end - x, x, m->cxl_write_ps),
+			    mn->last_write_eff);
 		mn->last_write_eff = eff;
 		break;
 	}
@@ -568,7 +590,7 @@ static void ev_mn_arrive(sim_t *s, uint32_t idx, uint64_t t)
 		 * unit at its own rates, no PCIe (docs/MODEL.md) */
 		uint64_t *unit = &mn->atomic_free, gps = m->atomic_global_ps,
 			 aps = m->atomic_addr_ps;
-		if (s->dm.n && in_dm(s, op->remote)) {
+		if (s->dm.n && in_ranges(&s->dm, op->remote)) {
 			unit = &mn->dm_atomic_free;
 			gps = m->dm_atomic_global_ps;
 			aps = m->dm_atomic_addr_ps;
@@ -581,6 +603,9 @@ static void ev_mn_arrive(sim_t *s, uint32_t idx, uint64_t t)
 		addr_ent_t *e = atomic_slot(mn, op->remote, s->now);
 		t = max64(t, e->free) + aps;
 		e->free = t;
+		/* on the CXL tier the read-modify-write reaches the word later */
+		if (s->cxl.n && in_ranges(&s->cxl, op->remote))
+			t += m->cxl_read_ps;
 		eff = max64(t, mn->last_write_eff);
 		break;
 	}
@@ -1034,6 +1059,19 @@ static dmr_status_t sim_control(dmr_be_t *be, int op, void *arg, dmr_err_t *err)
 			out[i].verbs = out[i].reads + out[i].writes + out[i].atomics;
 			out[i].qpc_misses = s->mn[i].qpc.misses;
 		}
+		return DMR_OK;
+	}
+	case DMR_BE_CTL_CXL_TABLES: {
+		const dmr_be_dm_locks_t *d = arg;
+		if (!s->m.cxl)
+			return dmr_err_set(err, DMR_ERR_INVALID,
+					   "sim: profile %s has no CXL tier (give cxl_read_ns, "
+					   "cxl_write_ns and cxl_gbps)",
+					   s->m.name);
+		if (d->n == 0 || d->n > DMR_BE_DM_MAX_RANGES)
+			return dmr_err_set(err, DMR_ERR_INVALID, "sim: %u CXL ranges (1..%u)", d->n,
+					   DMR_BE_DM_MAX_RANGES);
+		s->cxl = *d;
 		return DMR_OK;
 	}
 	case DMR_BE_CTL_DM_LOCKS: {

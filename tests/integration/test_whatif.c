@@ -15,6 +15,7 @@
 
 #include "backends/backend.h"
 #include "backends/sim/qpc.h"
+#include "helpers/be.h"
 #include "helpers/csv.h"
 #include "helpers/proc.h"
 #include "helpers/suite.h"
@@ -257,6 +258,59 @@ START_TEST(run_dm_locks)
 }
 END_TEST
 
+/* One READ's round trip (post to completion), simulated ps. */
+static uint64_t one_read(dmr_be_t *be, uint64_t remote, uint32_t len)
+{
+	static uint8_t buf[65536];
+	uint64_t t0 = dmr_test_sim_time(be);
+	dmr_err_t err;
+	ck_assert_msg(dmr_be_post_one(be, 0, 0, DMR_WR_READ, 1, buf, remote, len, 0, 0, &err) ==
+			  DMR_OK,
+		      "%s", err.msg);
+	dmr_wc_t wc;
+	int w;
+	while ((w = dmr_be_progress(be, UINT64_MAX)) >= 0)
+		if (dmr_be_poll(be, (uint32_t)w, &wc, 1) == 1)
+			break;
+	ck_assert_int_eq(wc.status, DMR_WC_SUCCESS);
+	return dmr_test_sim_time(be) - t0;
+}
+
+/* The CXL tier: a READ on it takes cxl_read_ns (200) longer, plus the
+ * tier's slower stream (256 against 380 Gb/s); off it nothing changes;
+ * refused by a profile without the tier and by a partial one. */
+START_TEST(cxl_tier_latency)
+{
+	dmr_be_t *be;
+	dmr_err_t err;
+	open_be("sim", "cx7-400g", &be);
+	dmr_be_dm_locks_t d = {.n = 1, .len = {65536}};
+	ck_assert_msg(dmr_be_control(be, DMR_BE_CTL_CXL_TABLES, &d, &err) == DMR_OK, "%s", err.msg);
+	one_read(be, 512 * 1024, 64); /* the first round trip has no poll before it */
+	uint64_t host = one_read(be, 512 * 1024, 64), cxl = one_read(be, 0, 64);
+	ck_assert_msg(cxl - host >= 200000 && cxl - host <= 201000, "CXL %llu ps, host %llu ps",
+		      (unsigned long long)cxl, (unsigned long long)host);
+	/* 64 KiB: the tier's stream (2048 ns at 256 Gb/s) ends 668 ns after
+	 * the DMA engine's (1380 ns at 380 Gb/s) */
+	uint64_t host64 = one_read(be, 512 * 1024, 65536), cxl64 = one_read(be, 0, 65536);
+	ck_assert_msg(cxl64 - host64 >= 200000 + 660000 && cxl64 - host64 <= 200000 + 680000,
+		      "64 KiB: CXL %llu ps, host %llu ps", (unsigned long long)cxl64,
+		      (unsigned long long)host64);
+	dmr_be_close(be);
+	open_be("sim", "cx6dx-100g", &be);
+	ck_assert_int_eq(dmr_be_control(be, DMR_BE_CTL_CXL_TABLES, &d, &err), DMR_ERR_INVALID);
+	ck_assert_ptr_nonnull(strstr(err.msg, "cx6dx-100g has no CXL tier"));
+	dmr_be_close(be);
+	dmr_model_t m;
+	char *p =
+	    write_profile("    \"dm_kib\": {\"value\": 256, \"unit\": \"KiB\"},\n"
+			  "    \"dm_atomic_addr_mops\": {\"value\": 8, \"unit\": \"Mops/s\"},\n"
+			  "    \"cxl_read_ns\": {\"value\": 200, \"unit\": \"ns\"},\n");
+	ck_assert_int_eq(dmr_model_load(p, &m, &err), DMR_ERR_PARSE);
+	ck_assert_msg(strstr(err.msg, "parameter cxl_gbps: missing") != NULL, "%s", err.msg);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("whatif");
@@ -268,6 +322,7 @@ int main(void)
 	tcase_add_test(tc, dm_refusals);
 	tcase_add_test(tc, profile_half_given_refused);
 	tcase_add_test(tc, run_dm_locks);
+	tcase_add_test(tc, cxl_tier_latency);
 	suite_add_tcase(s, tc);
 	if (dmr_test_env_init("whatif", 0, 1) != 0)
 		return EXIT_FAILURE;
