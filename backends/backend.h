@@ -175,7 +175,35 @@ typedef enum dmr_be_ctl {
 	 * a backend that does not answer (DMR_ERR_UNSUPPORTED) has no per-MN
 	 * figures. */
 	DMR_BE_CTL_MN_STATS = 6,
+	/* arg: const dmr_be_dm_locks_t * (below). Place the lock words of
+	 * the given MN-region ranges in the MN NICs' device memory (issue 16;
+	 * docs/MODEL.md "Device memory"), before the first post. sim: the
+	 * atomics on those ranges are served by the device-memory atomic unit
+	 * at the profile's dm_* rates; DMR_ERR_INVALID when the profile has no
+	 * device memory or the lock words do not fit (err gives both sizes).
+	 * verbs: DMR_ERR_INVALID naming the device and its max_dm_size (rxe
+	 * has none; a device with some is refused too, not implemented yet).
+	 * Others: DMR_ERR_UNSUPPORTED. */
+	DMR_BE_CTL_DM_LOCKS = 8,
+	/* arg: const dmr_be_dm_locks_t * (its lock_bytes ignored). The given
+	 * MN-region ranges (whole tables) live on the MN's CXL-attached memory
+	 * tier (issue 16; docs/MODEL.md "CXL"), before the first post. sim:
+	 * DMR_ERR_INVALID when the profile has no CXL tier (cxl_*). Others:
+	 * DMR_ERR_UNSUPPORTED. */
+	DMR_BE_CTL_CXL_TABLES = 9,
 } dmr_be_ctl_t;
+
+/* DMR_BE_CTL_DM_LOCKS: ranges of every MN region (the same offsets on each
+ * MN, core/layout.h) whose atomics target lock words in device memory, and
+ * the bytes of lock words they hold (8 per record: the device-memory
+ * footprint, checked against the NIC's). */
+#define DMR_BE_DM_MAX_RANGES 32u
+typedef struct dmr_be_dm_locks {
+	uint32_t n;			    /* ranges, 1..DMR_BE_DM_MAX_RANGES */
+	uint64_t off[DMR_BE_DM_MAX_RANGES]; /* start, bytes into the region */
+	uint64_t len[DMR_BE_DM_MAX_RANGES]; /* length, bytes */
+	uint64_t lock_bytes;		    /* device memory they need per MN */
+} dmr_be_dm_locks_t;
 
 /* The most memory nodes a cluster may have (issue 11: 1..16). */
 #define DMR_BE_MAX_MNS 16u
@@ -193,6 +221,8 @@ typedef struct dmr_be_mn_stats {
 	uint64_t nic_busy_ps;		    /* the MN NIC's message processing */
 	uint64_t dma_busy_ps;		    /* PCIe/DMA engines, read + write */
 	uint64_t atomic_busy_ps;	    /* the atomic unit(s) */
+	uint64_t qpc_misses;		    /* sim: QP-context cache misses at
+					       its NIC (0: not modelled) */
 } dmr_be_mn_stats_t;
 
 /* DMR_BE_CTL_ROLE: this handle runs CNs [cn, cn + cfg.cns) of a cluster of

@@ -152,6 +152,10 @@ const char *dmr_be_ctl_string(int op)
 		return "role";
 	case DMR_BE_CTL_MN_STATS:
 		return "mn-stats";
+	case DMR_BE_CTL_DM_LOCKS:
+		return "dm-locks";
+	case DMR_BE_CTL_CXL_TABLES:
+		return "cxl-tables";
 	}
 	return "?";
 }

@@ -17,6 +17,11 @@
  * UDP 8, BTH 12 (IBTA vol. 1, 9.2), ICRC 4 (IBTA annex A17), FCS 4,
  * inter-frame gap 12 (IEEE 802.3 clause 4.4.2). */
 #define ROCEV2_PKT_OVERHEAD 82u
+/* InfiniBand framing per packet ("link_layer": "ib"): LRH 8 (IBTA vol. 1,
+ * 7.7), BTH 12, ICRC 4, VCRC 2 (7.8); no GRH inside one subnet (a local
+ * route: LID addressing), no preamble or inter-frame gap (the link's
+ * 64b/66b coding is inside link_gbps, the data rate). */
+#define IB_PKT_OVERHEAD 26u
 #define IB_RETH_BYTES 16u	 /* IBTA vol. 1, 9.3.3.3 */
 #define IB_AETH_BYTES 4u	 /* IBTA vol. 1, 9.3.5 */
 #define IB_ATOMICETH_BYTES 28u	 /* IBTA vol. 1, 9.3.3.4 */
@@ -69,6 +74,21 @@ static const param_spec_t specs[] = {
     {"txn_op_ns", 0, 0, 0, 1e6, 1},
     /* software NIC: READ responder scheduling, once per doorbell */
     {"host_read_post_ns", 0, 0, 0, 1e6, 1},
+    /* the NIC's QP-context cache (issue 16): optional, absent = not
+     * modelled; capacity in QPs per NIC, associativity, miss cost */
+    {"qpc_qps", 0, 1, 1, 1e6, 0},
+    {"qpc_ways", 0, 1, 1, 64, 0},
+    {"qpc_miss_ns", 0, 0, 0, 1e6, 1},
+    /* NIC device memory for lock words (issue 16): optional, absent = the
+     * NIC has none the model knows of */
+    {"dm_kib", 0, 1, 1, 1 << 20, 0},
+    {"dm_atomic_addr_mops", 0, 0, 0.001, 1e4, 0},
+    {"dm_atomic_global_mops", 0, 0, 0.001, 1e4, 0},
+    /* a CXL-attached memory tier at the MN (issue 16): optional, absent =
+     * none; latencies added to host DRAM's, the tier's bandwidth */
+    {"cxl_read_ns", 0, 0, 0, 1e6, 1},
+    {"cxl_write_ns", 0, 0, 0, 1e6, 1},
+    {"cxl_gbps", 0, 0, 0.001, 1e4, 0},
 };
 
 /* The unit each parameter is defined in, exactly as the profiles spell it
@@ -104,6 +124,15 @@ static const struct {
     {"txn_begin_ns", "ns"},
     {"txn_op_ns", "ns"},
     {"host_read_post_ns", "ns"},
+    {"qpc_qps", "QPs"},
+    {"qpc_ways", "ways"},
+    {"qpc_miss_ns", "ns"},
+    {"dm_kib", "KiB"},
+    {"dm_atomic_addr_mops", "Mops/s"},
+    {"dm_atomic_global_mops", "Mops/s"},
+    {"cxl_read_ns", "ns"},
+    {"cxl_write_ns", "ns"},
+    {"cxl_gbps", "Gb/s"},
 };
 
 const char *dmr_model_param_unit(const char *name)
@@ -252,6 +281,19 @@ dmr_status_t dmr_model_load(const char *name_or_path, dmr_model_t *m_p, dmr_err_
 		goto out_root;
 	}
 	snprintf(m.name, sizeof(m.name), "%s", name);
+	{
+		/* the link layer: RoCEv2 (default) or InfiniBand */
+		json_t *ll = json_object_get(root, "link_layer");
+		const char *lls = json_string_value(ll);
+		if (ll && (!lls || (strcmp(lls, "roce") && strcmp(lls, "ib")))) {
+			st = dmr_err_set(err, DMR_ERR_PARSE,
+					 "%s:%d: field \"link_layer\": \"roce\" (RoCEv2, the "
+					 "default) or \"ib\" (InfiniBand)",
+					 path, line_of(path, "link_layer"));
+			goto out_root;
+		}
+		m.ib = lls && strcmp(lls, "ib") == 0;
+	}
 	if (!json_is_object(params)) {
 		st = dmr_err_set(err, DMR_ERR_PARSE,
 				 "%s: field \"params\": missing or not an object", path);
@@ -264,10 +306,11 @@ dmr_status_t dmr_model_load(const char *name_or_path, dmr_model_t *m_p, dmr_err_
 	json_object_foreach(root, key, val)
 	{
 		if (strcmp(key, "name") && strcmp(key, "description") && strcmp(key, "params") &&
-		    strcmp(key, "measured") && strcmp(key, "device") && strcmp(key, "date")) {
+		    strcmp(key, "measured") && strcmp(key, "device") && strcmp(key, "date") &&
+		    strcmp(key, "link_layer")) {
 			st = dmr_err_set(err, DMR_ERR_PARSE,
 					 "%s:%d: field \"%s\": unknown (name, description, params, "
-					 "measured, device, date)",
+					 "measured, device, date, link_layer)",
 					 path, line_of(path, key), key);
 			goto out_root;
 		}
@@ -389,7 +432,7 @@ dmr_status_t dmr_model_load(const char *name_or_path, dmr_model_t *m_p, dmr_err_
 					 path, m.mtu);
 			goto out_root;
 		}
-		m.pkt_overhead = ROCEV2_PKT_OVERHEAD;
+		m.pkt_overhead = m.ib ? IB_PKT_OVERHEAD : ROCEV2_PKT_OVERHEAD;
 		m.reth_bytes = IB_RETH_BYTES;
 		m.aeth_bytes = IB_AETH_BYTES;
 		m.atomiceth_bytes = IB_ATOMICETH_BYTES;
@@ -455,6 +498,95 @@ dmr_status_t dmr_model_load(const char *name_or_path, dmr_model_t *m_p, dmr_err_
 			m.host_switch_ps = ns_to_ps(hv[4]);
 			m.host_read_post_ps = ns_to_ps(hv[5]);
 		}
+		/* QP-context cache: capacity and miss cost together, or neither */
+		{
+			double q = IDX("qpc_qps"), w = IDX("qpc_ways"), ms = IDX("qpc_miss_ns");
+			const char *miss = isnan(q) && !isnan(ms)   ? "qpc_miss_ns"
+					   : isnan(q) && !isnan(w)  ? "qpc_ways"
+					   : !isnan(q) && isnan(ms) ? "qpc_qps"
+								    : NULL;
+			if (miss) {
+				st = dmr_err_set(err, DMR_ERR_PARSE,
+						 "%s:%d: parameter %s: the QP-context cache needs "
+						 "qpc_qps and qpc_miss_ns together (qpc_ways "
+						 "optional, default 8), or none of them",
+						 path, line_of(path, miss), miss);
+				goto out_root;
+			}
+			if (!isnan(q)) {
+				m.qpc_qps = (uint32_t)q;
+				m.qpc_ways = isnan(w) ? 8 : (uint32_t)w;
+				if (m.qpc_ways > m.qpc_qps || m.qpc_qps % m.qpc_ways) {
+					st = dmr_err_set(
+					    err, DMR_ERR_PARSE,
+					    "%s:%d: parameter qpc_ways: %u ways must divide "
+					    "qpc_qps (%u QPs) into whole sets",
+					    path, line_of(path, isnan(w) ? "qpc_qps" : "qpc_ways"),
+					    m.qpc_ways, m.qpc_qps);
+					goto out_root;
+				}
+				m.qpc_miss_ps = ns_to_ps(ms);
+			}
+		}
+		/* device memory: size and both atomic rates, or none */
+		{
+			static const char *const dn[] = {"dm_kib", "dm_atomic_addr_mops",
+							 "dm_atomic_global_mops"};
+			double dv[3];
+			int given = 0;
+			for (int d = 0; d < 3; d++)
+				given += !isnan(dv[d] = IDX(dn[d]));
+			if (given && given < 3) {
+				int d = 0;
+				while (!isnan(dv[d]))
+					d++;
+				int g = 0;
+				while (isnan(dv[g]))
+					g++;
+				st =
+				    dmr_err_set(err, DMR_ERR_PARSE,
+						"%s:%d: parameter %s: missing: device memory needs "
+						"dm_kib, dm_atomic_addr_mops and "
+						"dm_atomic_global_mops together (%s is given)",
+						path, line_of(path, dn[g]), dn[d], dn[g]);
+				goto out_root;
+			}
+			if (given) {
+				m.dm_bytes = (uint64_t)dv[0] * 1024;
+				m.dm_atomic_addr_mops = dv[1];
+				m.dm_atomic_global_mops = dv[2];
+				m.dm_atomic_addr_ps = (uint64_t)llround(1e6 / dv[1]);
+				m.dm_atomic_global_ps = (uint64_t)llround(1e6 / dv[2]);
+			}
+		}
+		/* CXL tier: all three or none */
+		{
+			static const char *const cn[] = {"cxl_read_ns", "cxl_write_ns", "cxl_gbps"};
+			double cv[3];
+			int given = 0, miss = -1, have = -1;
+			for (int c = 0; c < 3; c++) {
+				cv[c] = IDX(cn[c]);
+				if (isnan(cv[c]))
+					miss = c;
+				else
+					given++, have = c;
+			}
+			if (given && given < 3) {
+				st = dmr_err_set(
+				    err, DMR_ERR_PARSE,
+				    "%s:%d: parameter %s: missing: a CXL tier needs "
+				    "cxl_read_ns, cxl_write_ns and cxl_gbps together (%s "
+				    "is given)",
+				    path, line_of(path, cn[have]), cn[miss], cn[have]);
+				goto out_root;
+			}
+			if (given) {
+				m.cxl = 1;
+				m.cxl_read_ps = ns_to_ps(cv[0]);
+				m.cxl_write_ps = ns_to_ps(cv[1]);
+				m.cxl_ps_per_byte_x1000 = gbps_to_ps_per_byte_x1000(cv[2]);
+			}
+		}
 		double dma = IDX("dma_gbps");
 		/* Derived: the DMA engine's payload rate is what ib_read_bw at
 		 * 64 KiB measured (the wire is faster at MTU 4096). On a software
@@ -494,8 +626,8 @@ void dmr_model_print(const dmr_model_t *m, void *file)
 {
 	FILE *f = file;
 	fprintf(f, "profile %s (%s)\n", m->name, m->path);
-	fprintf(f, "  link              %.1f Gb/s per direction, MTU %u, %u B/pkt overhead\n",
-		m->link_gbps, m->mtu, m->pkt_overhead);
+	fprintf(f, "  link              %s, %.1f Gb/s per direction, MTU %u, %u B/pkt overhead\n",
+		m->ib ? "InfiniBand" : "RoCEv2", m->link_gbps, m->mtu, m->pkt_overhead);
 	fprintf(f, "  propagation       %.1f ns per link, switch %.1f ns\n", m->prop_ps / 1e3,
 		m->switch_ps / 1e3);
 	fprintf(f,
@@ -526,6 +658,22 @@ void dmr_model_print(const dmr_model_t *m, void *file)
 			"                    + %.1f ns per READ that finds its CPU busy, "
 			"+ %.1f ns per doorbell with READs\n",
 			m->host_switch_ps / 1e3, m->host_read_post_ps / 1e3);
+	if (m->qpc_qps)
+		fprintf(f, "  NIC QP contexts   %u cached per NIC (%u-way), %.1f ns per miss\n",
+			m->qpc_qps, m->qpc_ways, m->qpc_miss_ps / 1e3);
+	if (m->cxl)
+		fprintf(f,
+			"  MN CXL tier       +%.1f ns read, +%.1f ns write over host DRAM, %.2f "
+			"Gb/s\n",
+			m->cxl_read_ps / 1e3, m->cxl_write_ps / 1e3,
+			8.0 * 1e6 / m->cxl_ps_per_byte_x1000);
+	if (m->dm_bytes)
+		fprintf(
+		    f,
+		    "  MN device memory  %llu KiB; atomics %.2f Mops/s per address, %.2f Mops/s "
+		    "global\n",
+		    (unsigned long long)(m->dm_bytes / 1024), m->dm_atomic_addr_mops,
+		    m->dm_atomic_global_mops);
 	fprintf(f, "  idle 64 B READ    %.1f ns modelled (profile %.1f ns)\n",
 		dmr_model_read_rtt_ps(m, 64) / 1e3, m->read_rtt_ns);
 }

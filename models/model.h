@@ -36,12 +36,15 @@
 typedef struct dmr_model {
 	char name[64];
 	char path[256];
-	/* link: per direction, RoCEv2 over Ethernet */
+	/* link: per direction, RoCEv2 over Ethernet, or InfiniBand ("link_layer":
+	 * "ib": LRH/BTH/ICRC/VCRC framing, 26 bytes per packet) */
+	int ib;			     /* 1: InfiniBand framing */
 	double link_gbps;	     /* line rate per direction, Gb/s */
 	uint32_t mtu;		     /* path MTU, bytes of RDMA payload per packet */
 	uint32_t pkt_overhead;	     /* bytes on the wire per packet besides payload:
-					preamble+SFD 8, Ethernet 14, IPv4 20, UDP 8,
-					BTH 12, ICRC 4, FCS 4, IFG 12 = 82 */
+					RoCEv2: preamble+SFD 8, Ethernet 14, IPv4 20,
+					UDP 8, BTH 12, ICRC 4, FCS 4, IFG 12 = 82;
+					InfiniBand: LRH 8, BTH 12, ICRC 4, VCRC 2 = 26 */
 	uint32_t reth_bytes;	     /* RETH 16 (READ request, first WRITE packet) */
 	uint32_t aeth_bytes;	     /* AETH 4 (READ response first/last/only, ACK) */
 	uint32_t atomiceth_bytes;    /* AtomicETH 28 */
@@ -85,6 +88,28 @@ typedef struct dmr_model {
 	uint64_t host_atomic_ps;	 /* NIC CPU time per CAS/FAA beyond the post, ps */
 	uint64_t host_ps_per_byte_x1000; /* NIC CPU time per READ/WRITE payload
 					    byte (copy + ICRC), ps x 1000 */
+	/* the NIC's QP-context cache (qpc_qps 0: not modelled): a set-
+	 * associative LRU cache of qpc_qps contexts per NIC (CN and MN), a
+	 * message whose QP misses holds the NIC's pipeline qpc_miss_ps longer
+	 * (the context fetched over PCIe); docs/MODEL.md "QP contexts" */
+	uint32_t qpc_qps;     /* contexts cached per NIC */
+	uint32_t qpc_ways;    /* associativity (divides qpc_qps) */
+	uint64_t qpc_miss_ps; /* NIC pipeline time per miss, ps */
+	/* NIC device memory (dm_bytes 0: none modelled): lock words of the
+	 * tables the run places there (--dm-locks) are served by the MN NIC's
+	 * device-memory atomic unit at these rates, not over PCIe */
+	uint64_t dm_bytes;	      /* device memory per MN NIC, bytes */
+	uint64_t dm_atomic_addr_ps;   /* same-address atomic service time, ps */
+	uint64_t dm_atomic_global_ps; /* device-memory atomic unit service time, ps */
+	double dm_atomic_addr_mops;   /* same-address rate, as given */
+	double dm_atomic_global_mops; /* unit rate, as given */
+	/* a CXL-attached memory tier at the MN (cxl 0: none): the tables a run
+	 * places there (--cxl-tables) are read and written through it: DMA
+	 * latency + cxl_read_ps / cxl_write_ps, and the tier's own bandwidth
+	 * (a FIFO server beside the DMA engines); atomics there + cxl_read_ps */
+	int cxl;
+	uint64_t cxl_read_ps, cxl_write_ps; /* added to host DRAM's, ps */
+	uint64_t cxl_ps_per_byte_x1000;	    /* the tier's bandwidth, ps per byte x 1000 */
 	/* published figures kept for checks and reports */
 	double read_rtt_ns;	   /* idle 64 B READ round trip (ib_read_lat) */
 	double read_bw_64k_gbps;   /* ib_read_bw 64 KiB */

@@ -111,12 +111,26 @@ static void run_usage(FILE *f)
 		"                    a table with more rows than slots is refused\n"
 		"  --addr-cache N    hash: address-cache entries per CN, LRU (default 0:\n"
 		"                    none, every first access READs the bucket)\n"
+		"  --dm-locks T,...  the lock words of tables T in the MN NICs' device\n"
+		"                    memory (sim: profile's dm_* atomic rates; refused\n"
+		"                    where the profile or device has none)\n"
+		"  --cxl-tables T,...  tables T on the MN's CXL memory tier (sim, a\n"
+		"                    profile with cxl_*: e.g. cx7-400g)\n"
 		"  --help\n",
 		DEFAULT_TRACE);
 }
 
 /* Long-only options (no short letter). */
-enum { OPT_MNS = 1000, OPT_BACKUPS, OPT_PROTOCOL, OPT_INDEX, OPT_INDEX_BUCKETS, OPT_ADDR_CACHE };
+enum {
+	OPT_MNS = 1000,
+	OPT_BACKUPS,
+	OPT_PROTOCOL,
+	OPT_INDEX,
+	OPT_INDEX_BUCKETS,
+	OPT_ADDR_CACHE,
+	OPT_DM_LOCKS,
+	OPT_CXL_TABLES
+};
 /* Long options without a letter (getopt_long values above any char). */
 enum { OPT_PUBLOG = 1101 };
 
@@ -186,6 +200,12 @@ static dmr_status_t run_opt(int ch, const char *name, const char *arg, run_args_
 		break;
 	case OPT_ADDR_CACHE:
 		st = dmr_opt_u64(name, arg, 0, UINT64_MAX, DMR_OPT_SIZE, &o->addr_cache, err);
+		break;
+	case OPT_DM_LOCKS:
+		o->dm_locks = arg;
+		break;
+	case OPT_CXL_TABLES:
+		o->cxl_tables = arg;
 		break;
 	case 'N':
 		o->trace_cache.off = 1;
@@ -333,6 +353,8 @@ int dmr_replay_main(int argc, char **argv)
 	    {"index", required_argument, 0, OPT_INDEX},
 	    {"index-buckets", required_argument, 0, OPT_INDEX_BUCKETS},
 	    {"addr-cache", required_argument, 0, OPT_ADDR_CACHE},
+	    {"dm-locks", required_argument, 0, OPT_DM_LOCKS},
+	    {"cxl-tables", required_argument, 0, OPT_CXL_TABLES},
 	    {"published-log", required_argument, 0, OPT_PUBLOG},
 	    {"help", no_argument, 0, 'h'},
 	    {0, 0, 0, 0}};

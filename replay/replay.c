@@ -1026,6 +1026,9 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 			goto out_be;
 		}
 	}
+	if ((st = dmr_replay_setup_tiers(e->be, &e->layout, o->dm_locks, o->cxl_tables, o->quiet,
+					 err)) != DMR_OK)
+		goto out_be;
 	/* the model's figures (sim: the CPU charges below, the results' profile
 	 * and MTU); a backend without one answers UNSUPPORTED */
 	if (dmr_be_control(e->be, DMR_BE_CTL_MODEL, &e->model, NULL) != DMR_OK)

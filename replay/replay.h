@@ -78,6 +78,13 @@ typedef struct dmr_replay_opts {
 	 * published benchmarks' logs do (DMR_PUBLOG_* bits of breakdown.h;
 	 * docs/RESULTS.md); 0 = no */
 	uint32_t published_log;
+	/* --dm-locks: comma-separated tables whose lock words live in the MN
+	 * NICs' device memory (issue 16; dmr_replay_setup_dm_locks); NULL =
+	 * all in host memory */
+	const char *dm_locks;
+	/* --cxl-tables: comma-separated tables on the MN's CXL tier
+	 * (dmr_replay_setup_cxl); NULL = all in host DRAM */
+	const char *cxl_tables;
 } dmr_replay_opts_t;
 
 void dmr_replay_opts_default(dmr_replay_opts_t *o);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../backends/backend.h"
 #include "../core/addrcache.h"
 #include "../core/base/opt.h"
 #include "../core/base/wrid.h"
@@ -128,5 +129,105 @@ dmr_status_t dmr_replay_setup_layout(const dmr_replay_shape_t *o, const dmr_trac
 	}
 	res->footprint = l->total;
 	*mr_p = mr;
+	return DMR_OK;
+}
+
+/* The ranges of the comma-separated tables of list (whole tables; lock
+ * bytes 8 per record); `opt` names the option in errors. */
+static dmr_status_t table_ranges(const dmr_layout_t *l, const char *list, const char *opt,
+				 dmr_be_dm_locks_t *d, dmr_err_t *err)
+{
+	memset(d, 0, sizeof(*d));
+	char names[512] = "";
+	size_t off = 0;
+	for (uint32_t t = 0; t < l->ntables && off < sizeof(names); t++)
+		off += (size_t)snprintf(names + off, sizeof(names) - off, "%s%s", t ? ", " : "",
+					l->names[t]);
+	const char *p = list;
+	for (;;) {
+		size_t n = strcspn(p, ",");
+		uint32_t t = 0;
+		while (t < l->ntables &&
+		       (strlen(l->names[t]) != n || strncmp(l->names[t], p, n) != 0))
+			t++;
+		if (n == 0 || t == l->ntables)
+			return dmr_err_set(err, DMR_ERR_PARSE,
+					   "option %s: '%.*s' is not a table of the trace "
+					   "(tables: %s)",
+					   opt, (int)n, p, names);
+		for (uint32_t k = 0; k < d->n; k++)
+			if (d->off[k] == l->t[t].base)
+				return dmr_err_set(err, DMR_ERR_PARSE,
+						   "option %s: table %s given twice", opt,
+						   l->names[t]);
+		d->off[d->n] = l->t[t].base;
+		d->len[d->n] = l->t[t].rows * l->t[t].rec_bytes;
+		d->lock_bytes += l->t[t].rows * 8;
+		d->n++;
+		if (p[n] == 0)
+			return DMR_OK;
+		p += n + 1;
+	}
+}
+
+dmr_status_t dmr_replay_setup_dm_locks(struct dmr_be *be, const dmr_layout_t *l, const char *list,
+				       uint64_t *lock_bytes_p, dmr_err_t *err)
+{
+	dmr_be_dm_locks_t d;
+	dmr_status_t st = table_ranges(l, list, "--dm-locks", &d, err);
+	if (st != DMR_OK)
+		return st;
+	st = dmr_be_control(be, DMR_BE_CTL_DM_LOCKS, &d, err);
+	if (st == DMR_ERR_UNSUPPORTED) /* not the NIC's: the backend has none */
+		st = dmr_err_set(err, DMR_ERR_INVALID,
+				 "option --dm-locks: backend %s has no NIC device memory (the "
+				 "sim models it, verbs refuses naming the device)",
+				 be->ops->name);
+	if (st == DMR_OK && lock_bytes_p)
+		*lock_bytes_p = d.lock_bytes;
+	return st;
+}
+
+dmr_status_t dmr_replay_setup_cxl(struct dmr_be *be, const dmr_layout_t *l, const char *list,
+				  uint64_t *bytes_p, dmr_err_t *err)
+{
+	dmr_be_dm_locks_t d;
+	dmr_status_t st = table_ranges(l, list, "--cxl-tables", &d, err);
+	if (st != DMR_OK)
+		return st;
+	st = dmr_be_control(be, DMR_BE_CTL_CXL_TABLES, &d, err);
+	if (st == DMR_ERR_UNSUPPORTED)
+		st = dmr_err_set(err, DMR_ERR_INVALID,
+				 "option --cxl-tables: backend %s has no CXL tier (a what-if of "
+				 "the sim: --backend sim with a profile that has cxl_*)",
+				 be->ops->name);
+	uint64_t b = 0;
+	for (uint32_t i = 0; i < d.n; i++)
+		b += d.len[i];
+	if (st == DMR_OK && bytes_p)
+		*bytes_p = b;
+	return st;
+}
+
+dmr_status_t dmr_replay_setup_tiers(struct dmr_be *be, const dmr_layout_t *l, const char *dm_locks,
+				    const char *cxl_tables, int quiet, dmr_err_t *err)
+{
+	uint64_t b = 0;
+	dmr_status_t st;
+	if (dm_locks) {
+		if ((st = dmr_replay_setup_dm_locks(be, l, dm_locks, &b, err)) != DMR_OK)
+			return st;
+		if (!quiet)
+			printf("dmreplay run: lock words of %s in device memory (%llu bytes per "
+			       "MN)\n",
+			       dm_locks, (unsigned long long)b);
+	}
+	if (cxl_tables) {
+		if ((st = dmr_replay_setup_cxl(be, l, cxl_tables, &b, err)) != DMR_OK)
+			return st;
+		if (!quiet)
+			printf("dmreplay run: %s on the CXL tier (%llu bytes per MN)\n", cxl_tables,
+			       (unsigned long long)b);
+	}
 	return DMR_OK;
 }

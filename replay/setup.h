@@ -39,4 +39,33 @@ dmr_status_t dmr_replay_setup_layout(const dmr_replay_shape_t *o, const dmr_trac
 				     uint32_t nworkers, dmr_layout_t *l, dmr_replay_result_t *res,
 				     uint64_t *mr_p, dmr_err_t *err);
 
+/*
+ * --dm-locks TABLE[,TABLE...] (issue 16): ask the backend to keep the lock
+ * words of these tables in the MN NICs' device memory (DMR_BE_CTL_DM_LOCKS,
+ * backends/backend.h), before the first post. The device-memory footprint
+ * is 8 bytes per record of each table (one lock word), checked by the
+ * backend against the profile's dm_kib. On success *lock_bytes_p is that
+ * footprint. Errors: DMR_ERR_PARSE (a name that is not a table of the
+ * trace, a table twice, an empty name; err lists the tables),
+ * DMR_ERR_UNSUPPORTED / DMR_ERR_INVALID (the backend's reason: no device
+ * memory, the lock words do not fit). be and l are borrowed.
+ */
+struct dmr_be;
+dmr_status_t dmr_replay_setup_dm_locks(struct dmr_be *be, const dmr_layout_t *l, const char *list,
+				       uint64_t *lock_bytes_p, dmr_err_t *err);
+
+/* --cxl-tables TABLE[,TABLE...] (issue 16): the tables (whole: records and
+ * lock words) on the MN's CXL-attached memory tier (DMR_BE_CTL_CXL_TABLES),
+ * before the first post; *bytes_p = their bytes per MN region. Errors as
+ * dmr_replay_setup_dm_locks (DMR_ERR_INVALID: the backend or profile has
+ * no CXL tier). */
+dmr_status_t dmr_replay_setup_cxl(struct dmr_be *be, const dmr_layout_t *l, const char *list,
+				  uint64_t *bytes_p, dmr_err_t *err);
+
+/* Both of the above when given (NULL: not), each announced on stdout
+ * unless quiet ("dmreplay run: lock words of ... in device memory (N bytes
+ * per MN)", "dmreplay run: ... on the CXL tier (N bytes per MN)"). */
+dmr_status_t dmr_replay_setup_tiers(struct dmr_be *be, const dmr_layout_t *l, const char *dm_locks,
+				    const char *cxl_tables, int quiet, dmr_err_t *err);
+
 #endif

@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 
 #include "eventq.h"
+#include "qpc.h"
 
 enum {
 	EV_MN_ARRIVE = 0,
@@ -90,6 +91,7 @@ typedef struct sim_worker {
 
 typedef struct sim_cn {
 	uint64_t nic_free, up_free, down_free;
+	dmr_sim_qpc_t qpc; /* its NIC's QP contexts (qpc_qps > 0) */
 } sim_cn_t;
 
 typedef struct addr_ent {
@@ -107,6 +109,9 @@ typedef struct sim_mn {
 	uint64_t last_write_eff;
 	addr_ent_t *atab; /* per-address atomic servers, open addressing */
 	uint32_t amask, aused;
+	uint64_t dm_atomic_free; /* the device-memory atomic unit (--dm-locks) */
+	uint64_t cxl_free;	 /* the CXL tier's bandwidth (--cxl-tables) */
+	dmr_sim_qpc_t qpc;	 /* its NIC's QP contexts (qpc_qps > 0) */
 	dmr_be_mn_stats_t st;
 } sim_mn_t;
 
@@ -131,6 +136,8 @@ typedef struct sim {
 	dmr_be_stats_t st; /* reads, writes, bytes: summed over mn[] when read */
 	dmr_status_t fatal;
 	uint8_t *mem[DMR_BE_MAX_MNS]; /* mn[i].mem: for sim_mn_memory */
+	dmr_be_dm_locks_t dm;	      /* lock words in device memory (dm.n 0: none) */
+	dmr_be_dm_locks_t cxl;	      /* tables on the CXL tier (cxl.n 0: none) */
 	sim_mn_t mn[DMR_BE_MAX_MNS];
 } sim_t;
 
@@ -173,7 +180,10 @@ static void sim_close(dmr_be_t *be)
 		if (s->mn[i].mem)
 			munmap(s->mn[i].mem, s->mn[i].size);
 		free(s->mn[i].atab);
+		dmr_sim_qpc_free(&s->mn[i].qpc);
 	}
+	for (uint32_t i = 0; s->cns && i < s->be.cfg.cns; i++)
+		dmr_sim_qpc_free(&s->cns[i].qpc);
 	for (uint32_t i = 0; i < s->nworkers; i++)
 		free(s->workers[i].cq);
 	free(s->workers);
@@ -225,6 +235,16 @@ static dmr_status_t sim_open(const dmr_be_config_t *cfg, dmr_be_t **be_p, dmr_er
 		st = dmr_err_set(err, DMR_ERR_NOMEM, "sim: out of memory");
 		goto fail;
 	}
+	for (uint32_t i = 0; s->m.qpc_qps && i < cfg->cns; i++)
+		if (dmr_sim_qpc_init(&s->cns[i].qpc, s->m.qpc_qps, s->m.qpc_ways)) {
+			st = dmr_err_set(err, DMR_ERR_NOMEM, "sim: out of memory");
+			goto fail;
+		}
+	for (uint32_t i = 0; s->m.qpc_qps && i < s->nmns; i++)
+		if (dmr_sim_qpc_init(&s->mn[i].qpc, s->m.qpc_qps, s->m.qpc_ways)) {
+			st = dmr_err_set(err, DMR_ERR_NOMEM, "sim: out of memory");
+			goto fail;
+		}
 	for (size_t i = 0; i < nqps; i++) {
 		s->qps[i].worker = (uint32_t)(i / s->nmns);
 		s->qps[i].pend_head = s->qps[i].pend_tail = NOIDX;
@@ -376,7 +396,10 @@ static void issue(sim_t *s, uint32_t q, uint32_t idx, uint64_t t)
 		push(s, t, EV_MN_ARRIVE, idx);
 		return;
 	}
-	t = max64(t, cn->nic_free) + m->nic_msg_ps;
+	uint64_t svc = m->nic_msg_ps;
+	if (m->qpc_qps && !dmr_sim_qpc_touch(&cn->qpc, q) && is_rd_atomic(op->opcode))
+		svc += m->qpc_miss_ps; /* the context fetched over the CN's PCIe */
+	t = max64(t, cn->nic_free) + svc;
 	cn->nic_free = t;
 	t += m->nic_proc_ps;
 	t = max64(t, cn->up_free) + w;
@@ -471,6 +494,32 @@ static void atomic_gc(sim_mn_t *mn, uint64_t now)
 	free(old);
 }
 
+/* Is MN-region offset off in a range whose lock words are in device
+ * memory? (A few ranges, scanned only for atomics with --dm-locks.) */
+static inline int in_ranges(const dmr_be_dm_locks_t *r, uint64_t off)
+{
+	for (uint32_t i = 0; i < r->n; i++)
+		if (off - r->off[i] < r->len[i])
+			return 1;
+	return 0;
+}
+
+/* A READ or WRITE of len bytes at off whose DMA streams from `start` for
+ * dma_x ps: on the CXL tier (--cxl-tables) it also streams through the
+ * tier's bandwidth (FIFO, from `start`) and pays its added latency; returns
+ * the extra time to the data's effect: the latency, plus how much later
+ * the tier's stream ends than the DMA's (0 off the tier). */
+static inline uint64_t cxl_extra(sim_t *s, sim_mn_t *mn, uint64_t off, uint64_t len, uint64_t start,
+				 uint64_t dma_x, uint64_t lat_ps)
+{
+	if (!s->cxl.n || !in_ranges(&s->cxl, off))
+		return 0;
+	uint64_t x = (len * s->m.cxl_ps_per_byte_x1000 + 999) / 1000;
+	uint64_t st = max64(start, mn->cxl_free);
+	mn->cxl_free = st + x;
+	return max64(st + x, start + dma_x) - (start + dma_x) + lat_ps;
+}
+
 static void ev_mn_arrive(sim_t *s, uint32_t idx, uint64_t t)
 {
 	sim_op_t *op = &s->ops[idx];
@@ -485,9 +534,12 @@ static void ev_mn_arrive(sim_t *s, uint32_t idx, uint64_t t)
 	mn->down_free = t;
 	mn->st.link_down_busy_ps += op->req_wire;
 	t += m->prop_ps;
-	t = max64(t, mn->nic_free) + m->nic_msg_ps;
+	uint64_t svc = m->nic_msg_ps;
+	if (m->qpc_qps && !dmr_sim_qpc_touch(&mn->qpc, op->qp) && is_rd_atomic(op->opcode))
+		svc += m->qpc_miss_ps; /* the context fetched over the MN's PCIe */
+	t = max64(t, mn->nic_free) + svc;
 	mn->nic_free = t;
-	mn->st.nic_busy_ps += m->nic_msg_ps;
+	mn->st.nic_busy_ps += svc;
 	t += m->nic_proc_ps;
 	uint64_t len = op->length, eff;
 	if (m->host_cpus) {
@@ -513,7 +565,9 @@ static void ev_mn_arrive(sim_t *s, uint32_t idx, uint64_t t)
 		uint64_t start = max64(t, mn->dma_rd_free);
 		mn->dma_rd_free = start + x;
 		mn->st.dma_busy_ps += x;
-		eff = max64(start + m->dma_read_ps, mn->last_write_eff);
+		eff = max64(start + m->dma_read_ps +
+				cxl_extra(s, mn, op->remote, len, start, x, m->cxl_read_ps),
+			    mn->last_write_eff);
 		break;
 	}
 	case DMR_WR_WRITE: {
@@ -524,19 +578,34 @@ static void ev_mn_arrive(sim_t *s, uint32_t idx, uint64_t t)
 		uint64_t end = max64(t, mn->dma_wr_free + x);
 		mn->dma_wr_free = end;
 		mn->st.dma_busy_ps += x;
-		eff = max64(end + m->dma_write_ps, mn->last_write_eff);
+		eff = max64(end + m->dma_write_ps +
+				cxl_extra(s, mn, op->remote, len, end - x, x, m->cxl_write_ps),
+			    mn->last_write_eff);
 		mn->last_write_eff = eff;
 		break;
 	}
 	default: {
-		t = max64(t, mn->atomic_free) + m->atomic_global_ps;
-		mn->atomic_free = t;
-		mn->st.atomic_busy_ps += m->atomic_global_ps;
+		/* host memory: the NIC's atomic unit, then the address's
+		 * server; device memory (--dm-locks): the NIC's on-chip atomic
+		 * unit at its own rates, no PCIe (docs/MODEL.md) */
+		uint64_t *unit = &mn->atomic_free, gps = m->atomic_global_ps,
+			 aps = m->atomic_addr_ps;
+		if (s->dm.n && in_ranges(&s->dm, op->remote)) {
+			unit = &mn->dm_atomic_free;
+			gps = m->dm_atomic_global_ps;
+			aps = m->dm_atomic_addr_ps;
+		}
+		t = max64(t, *unit) + gps;
+		*unit = t;
+		mn->st.atomic_busy_ps += gps;
 		if (mn->aused > (mn->amask + 1) / 2)
 			atomic_gc(mn, s->now);
 		addr_ent_t *e = atomic_slot(mn, op->remote, s->now);
-		t = max64(t, e->free) + m->atomic_addr_ps;
+		t = max64(t, e->free) + aps;
 		e->free = t;
+		/* on the CXL tier the read-modify-write reaches the word later */
+		if (s->cxl.n && in_ranges(&s->cxl, op->remote))
+			t += m->cxl_read_ps;
 		eff = max64(t, mn->last_write_eff);
 		break;
 	}
@@ -988,7 +1057,43 @@ static dmr_status_t sim_control(dmr_be_t *be, int op, void *arg, dmr_err_t *err)
 		for (uint32_t i = 0; i < s->nmns; i++) {
 			out[i] = s->mn[i].st;
 			out[i].verbs = out[i].reads + out[i].writes + out[i].atomics;
+			out[i].qpc_misses = s->mn[i].qpc.misses;
 		}
+		return DMR_OK;
+	}
+	case DMR_BE_CTL_CXL_TABLES: {
+		const dmr_be_dm_locks_t *d = arg;
+		if (!s->m.cxl)
+			return dmr_err_set(err, DMR_ERR_INVALID,
+					   "sim: profile %s has no CXL tier (give cxl_read_ns, "
+					   "cxl_write_ns and cxl_gbps)",
+					   s->m.name);
+		if (d->n == 0 || d->n > DMR_BE_DM_MAX_RANGES)
+			return dmr_err_set(err, DMR_ERR_INVALID, "sim: %u CXL ranges (1..%u)", d->n,
+					   DMR_BE_DM_MAX_RANGES);
+		s->cxl = *d;
+		return DMR_OK;
+	}
+	case DMR_BE_CTL_DM_LOCKS: {
+		const dmr_be_dm_locks_t *d = arg;
+		if (!s->m.dm_bytes)
+			return dmr_err_set(err, DMR_ERR_INVALID,
+					   "sim: profile %s has no device memory (give dm_kib, "
+					   "dm_atomic_addr_mops and dm_atomic_global_mops)",
+					   s->m.name);
+		if (d->n == 0 || d->n > DMR_BE_DM_MAX_RANGES)
+			return dmr_err_set(err, DMR_ERR_INVALID,
+					   "sim: %u device-memory ranges (1..%u)", d->n,
+					   DMR_BE_DM_MAX_RANGES);
+		if (d->lock_bytes > s->m.dm_bytes)
+			return dmr_err_set(
+			    err, DMR_ERR_INVALID,
+			    "sim: the lock words need %llu bytes of device memory per MN, "
+			    "profile %s offers %llu (dm_kib %llu)",
+			    (unsigned long long)d->lock_bytes, s->m.name,
+			    (unsigned long long)s->m.dm_bytes,
+			    (unsigned long long)(s->m.dm_bytes / 1024));
+		s->dm = *d;
 		return DMR_OK;
 	}
 	}

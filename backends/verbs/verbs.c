@@ -204,6 +204,33 @@ static void vb_mn_stats(vb_t *vb, dmr_be_mn_stats_t *out)
 		}
 }
 
+/* DMR_BE_CTL_DM_LOCKS: device memory is what ibv_query_device_ex reports
+ * as max_dm_size (rdma-core libibverbs/man/ibv_alloc_dm.3). A device with
+ * none (rxe, older ConnectX) is refused naming it; one with some is refused
+ * too, for now: placing lock words there needs ibv_alloc_dm +
+ * ibv_reg_dm_mr and lock words kept apart from their records, which this
+ * backend does not do yet (the sim models it: docs/MODEL.md). */
+static dmr_status_t vb_dm_locks(vb_t *vb, dmr_err_t *err)
+{
+	struct ibv_device_attr_ex ax;
+	memset(&ax, 0, sizeof(ax));
+	uint64_t max_dm = 0;
+	const char *dev = vb->ctx ? ibv_get_device_name(vb->ctx->device) : "(no device)";
+	if (vb->ctx && ibv_query_device_ex(vb->ctx, NULL, &ax) == 0)
+		max_dm = ax.max_dm_size;
+	if (max_dm == 0)
+		return dmr_err_set(err, DMR_ERR_INVALID,
+				   "verbs: --dm-locks: device %s offers no device memory "
+				   "(ibv_query_device_ex: max_dm_size 0); lock words stay in "
+				   "host memory",
+				   dev);
+	return dmr_err_set(err, DMR_ERR_INVALID,
+			   "verbs: --dm-locks: device %s offers %llu bytes of device memory, "
+			   "but this backend does not place lock words there yet (the sim "
+			   "models it: --backend sim)",
+			   dev, (unsigned long long)max_dm);
+}
+
 /* DMR_BE_CTL_ROLE: the CN role is CN role->self of the cluster's ncn, its
  * worker 0 the cluster's first_worker; loopback holds the cluster.
  * DMR_BE_CTL_MN_STATS: vb_mn_stats. */
@@ -214,6 +241,8 @@ static dmr_status_t vb_control(dmr_be_t *be, int op, void *arg, dmr_err_t *err)
 		vb_mn_stats(vb, arg);
 		return DMR_OK;
 	}
+	if (op == DMR_BE_CTL_DM_LOCKS)
+		return vb_dm_locks(vb, err);
 	if (op != DMR_BE_CTL_ROLE)
 		return dmr_be_ctl_unsupported(be, op, err);
 	const dmr_be_config_t *c = &be->cfg;

@@ -9,6 +9,8 @@
  */
 #include "verbs_impl.h"
 
+#include "verbs_addr.h"
+
 #include "../../core/base/sig.h"
 
 #include <errno.h>
@@ -197,11 +199,11 @@ dmr_status_t dmr_verbs_cn_connect(vb_t *vb, uint32_t w, uint32_t m, dmr_err_t *e
 	if (dmr_verbs_qp_attr_for(q->id, &a, IBV_QPS_RTR, &mask))
 		return dmr_verbs_fail(vb, err, DMR_ERR_IO, iw, im, "rdma_init_qp_attr(RTR): %s",
 				      strerror(errno));
-	if (a.ah_attr.is_global && a.ah_attr.grh.sgid_index != vb->gid_index)
-		return dmr_verbs_fail(vb, err, DMR_ERR_NODEV, iw, im,
-				      "rdma_cm chose source GID index %u, not the chosen %d (check "
-				      "default_roce_mode in /sys/kernel/config/rdma_cm/%s)",
-				      a.ah_attr.grh.sgid_index, vb->gid_index, vb->dev);
+	char ahwhy[160];
+	if (dmr_verbs_ah_refusal(vb->pattr.link_layer, &a.ah_attr, vb->gid_index, ahwhy,
+				 sizeof(ahwhy)))
+		return dmr_verbs_fail(vb, err, DMR_ERR_NODEV, iw, im, "%s (device %s)", ahwhy,
+				      vb->dev);
 	a.path_mtu = mtu_min(mtu_min(a.path_mtu, vb->pattr.active_mtu), vb->peer_mtu);
 	vb->path_mtu = a.path_mtu;
 	if ((errno = ibv_modify_qp(q->qp, &a, mask | IBV_QP_PATH_MTU)))

@@ -8,8 +8,11 @@
  */
 #include "verbs_impl.h"
 
+#include "verbs_addr.h"
+
 #include <errno.h>
 #include <ifaddrs.h>
+#include <limits.h>
 #include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,39 +88,53 @@ dmr_status_t dmr_verbs_find_device(vb_t *vb, const char *want, dmr_err_t *err)
 		return dmr_verbs_fail(vb, err, DMR_ERR_NODEV, -1, -1,
 				      "port state is %s, not ACTIVE",
 				      ibv_port_state_str(vb->pattr.state));
-	if (vb->pattr.link_layer != IBV_LINK_LAYER_ETHERNET)
-		return dmr_verbs_fail(
-		    vb, err, DMR_ERR_UNSUPPORTED, -1, -1,
-		    "link layer is not Ethernet: only RoCE is supported in this phase");
+	if (vb->pattr.link_layer != IBV_LINK_LAYER_ETHERNET &&
+	    vb->pattr.link_layer != IBV_LINK_LAYER_INFINIBAND)
+		return dmr_verbs_fail(vb, err, DMR_ERR_UNSUPPORTED, -1, -1,
+				      "link layer %u is neither Ethernet (RoCE) nor InfiniBand",
+				      vb->pattr.link_layer);
 	if (vb->dattr.atomic_cap == IBV_ATOMIC_NONE)
 		return dmr_verbs_fail(vb, err, DMR_ERR_UNSUPPORTED, -1, -1,
 				      "device has no atomics (atomic_cap NONE)");
 	return DMR_OK;
 }
 
-/* Why a GID entry cannot be used, or NULL when it can (its IPv4 into *ip). */
-static const char *gid_refusal(const struct ibv_gid_entry *e, const struct ifaddrs *ifs,
-			       struct in_addr *ip)
+/* InfiniBand: the IPv4 address rdma_cm routes by, that of an IPoIB
+ * interface (/sys/class/net/IF/type 32) on vb's device (the same
+ * /sys/class/.../device); want (non-zero) must be it. NULL and *ip, or why
+ * not. */
+static const char *ipoib_addr(const vb_t *vb, const struct ifaddrs *ifs, struct in_addr want,
+			      struct in_addr *ip)
 {
-	static const uint8_t v4pfx[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-	if (e->gid_type != IBV_GID_TYPE_ROCE_V2)
-		return e->gid_type == IBV_GID_TYPE_ROCE_V1 ? "RoCEv1" : "not RoCE";
-	if (memcmp(e->gid.raw, v4pfx, 12) != 0)
-		return e->gid.raw[0] == 0xfe && (e->gid.raw[1] & 0xc0) == 0x80 ? "IPv6 link-local"
-									       : "IPv6";
-	memcpy(&ip->s_addr, e->gid.raw + 12, 4);
-	if ((ntohl(ip->s_addr) & 0xffff0000u) == 0xa9fe0000u)
-		return "IPv4 link-local (169.254/16)";
+	char p[256], dev_real[PATH_MAX], if_real[PATH_MAX];
+	snprintf(p, sizeof(p), "/sys/class/infiniband/%s/device", vb->dev);
+	if (!realpath(p, dev_real))
+		return "its device has no /sys/class/infiniband entry";
+	const char *why = "no IPoIB interface with an IPv4 address on this device";
 	for (const struct ifaddrs *a = ifs; a; a = a->ifa_next) {
 		if (!a->ifa_addr || a->ifa_addr->sa_family != AF_INET)
 			continue;
-		if (((const struct sockaddr_in *)(const void *)a->ifa_addr)->sin_addr.s_addr !=
-		    ip->s_addr)
+		snprintf(p, sizeof(p), "/sys/class/net/%s/device", a->ifa_name);
+		if (!realpath(p, if_real) || strcmp(if_real, dev_real) != 0)
 			continue;
-		if (e->ndev_ifindex == 0 || if_nametoindex(a->ifa_name) == e->ndev_ifindex)
+		snprintf(p, sizeof(p), "/sys/class/net/%s/type", a->ifa_name);
+		FILE *f = fopen(p, "r");
+		int type = -1;
+		if (f) {
+			if (fscanf(f, "%d", &type) != 1)
+				type = -1;
+			fclose(f);
+		}
+		struct in_addr v =
+		    ((const struct sockaddr_in *)(const void *)a->ifa_addr)->sin_addr;
+		const char *r = dmr_verbs_ipoib_refusal(type, v, want);
+		if (!r) {
+			*ip = v;
 			return NULL;
+		}
+		why = r;
 	}
-	return "foreign (not an address of this node)";
+	return why;
 }
 
 dmr_status_t dmr_verbs_choose_gid(vb_t *vb, int want, const char *want_ip, dmr_err_t *err)
@@ -151,8 +168,10 @@ dmr_status_t dmr_verbs_choose_gid(vb_t *vb, int want, const char *want_ip, dmr_e
 			continue;
 		if (want >= 0 && ent[i].gid_index != (uint32_t)want)
 			continue;
-		struct in_addr a;
-		const char *r = gid_refusal(&ent[i], ifs, &a);
+		struct in_addr a = {0};
+		const char *r = dmr_verbs_gid_refusal(vb->pattr.link_layer, &ent[i], ifs, &a);
+		if (!r && vb->pattr.link_layer == IBV_LINK_LAYER_INFINIBAND)
+			r = ipoib_addr(vb, ifs, wip, &a);
 		if (!r && wip.s_addr && a.s_addr != wip.s_addr)
 			r = "not the configured ip";
 		if (!r) {
@@ -173,6 +192,13 @@ dmr_status_t dmr_verbs_choose_gid(vb_t *vb, int want, const char *want_ip, dmr_e
 			return dmr_verbs_fail(vb, err, DMR_ERR_NODEV, -1, -1,
 					      "GID index %d refused: %s", want,
 					      why[0] ? why : "not populated");
+		if (vb->pattr.link_layer == IBV_LINK_LAYER_INFINIBAND)
+			return dmr_verbs_fail(vb, err, DMR_ERR_NODEV, -1, -1,
+					      "no InfiniBand GID with an IPoIB address%s%s on this "
+					      "device (%s; rdma_cm routes InfiniBand by the IPoIB "
+					      "interface's IPv4 address: ip addr add A/N dev ib0)",
+					      wip.s_addr ? " " : "", wip.s_addr ? want_ip : "",
+					      why[0] ? why : "GID table empty");
 		return dmr_verbs_fail(
 		    vb, err, DMR_ERR_NODEV, -1, -1, "no RoCEv2 GID with %s%s (%s)",
 		    wip.s_addr ? "the configured ip " : "an IPv4 address of this node",

@@ -153,6 +153,14 @@ static void bench_usage(FILE *f)
 	    "  -D, --duration S     run S seconds (simulated on sim), or -n WRs per QP\n"
 	    "                       (default 2000000 / QPs), whichever comes first\n"
 	    "  -q, --qp N           QPs (1..256), one thread each on shm/verbs\n"
+	    "  DESTINATION          verbs: run as the client of a bench server on that host\n"
+	    "                       (IPv4 address or name), both started with the same options\n"
+	    "  -Z, --server         verbs: serve one client (the MR; perftest's names on verbs\n"
+	    "                       without a destination serve too, unless --loopback)\n"
+	    "  -P, --client         needs a destination (perftest's spelling; optional)\n"
+	    "  -p, --cm-port N      the server's rdma_cm port (default 18515, perftest's)\n"
+	    "  --loopback           verbs: server and client in this process (the default\n"
+	    "                       for read/write/cas/faa/atomic)\n"
 	    "  --latency            latency mode (perftest *_lat columns), depth 1\n"
 	    "  -Q, --cq-mod N       signal one WR in N, and the last (1..1024; default 100,\n"
 	    "                       clamped to depth; latency 1)\n"
@@ -161,6 +169,9 @@ static void bench_usage(FILE *f)
 	    "  -F, --CPU-freq       accepted: no CPU-frequency check to silence\n"
 	    "  --report_gbits       BW in Gb/sec (default MiB/sec, as perftest)\n"
 	    "  --same-addr          cas/faa: every WR on one 8-byte word (default: 512 words)\n"
+	    "  --dm                 cas/faa: the words in the MN NIC's device memory (sim:\n"
+	    "                       the profile's dm_* rates; verbs: refused, naming the\n"
+	    "                       device's max_dm_size)\n"
 	    "  --cycle-buffer B     perftest's address pattern: WR i at (i mod (B / inc)) x inc,\n"
 	    "                       local and remote, inc = size rounded up to 64; one buffer\n"
 	    "                       when size > B / 2 (perftest: B = the page size, 4096)\n"
@@ -209,7 +220,17 @@ static int bench_op(const char *name, uint8_t *opc, int *lat, int *pt, int *atom
 
 int dmr_bench_main(int argc, char **argv)
 {
-	enum { O_LATENCY = DMR_BENCH_O_NEXT, O_SAME, O_TIMEOUT, O_CYCLE, O_GBITS, O_HELP };
+	enum {
+		O_LATENCY = DMR_BENCH_O_NEXT,
+		O_SAME,
+		O_TIMEOUT,
+		O_CYCLE,
+		O_GBITS,
+		O_HELP,
+		O_DM,
+		O_LOOPBACK,
+		O_CM_PORT
+	};
 	static const struct option opts[] = {
 	    DMR_BENCH_TARGET_OPTIONS,
 	    {"ib-dev", required_argument, NULL, 'd'},
@@ -223,6 +244,11 @@ int dmr_bench_main(int argc, char **argv)
 	    {"qp", required_argument, NULL, 'q'},
 	    {"latency", no_argument, NULL, O_LATENCY},
 	    {"same-addr", no_argument, NULL, O_SAME},
+	    {"dm", no_argument, NULL, O_DM},
+	    {"server", no_argument, NULL, 'Z'},
+	    {"client", no_argument, NULL, 'P'},
+	    {"loopback", no_argument, NULL, O_LOOPBACK},
+	    {"cm-port", required_argument, NULL, O_CM_PORT},
 	    {"timeout", required_argument, NULL, O_TIMEOUT},
 	    {"cq-mod", required_argument, NULL, 'Q'},
 	    {"post-list", required_argument, NULL, 'l'},
@@ -236,10 +262,12 @@ int dmr_bench_main(int argc, char **argv)
 	};
 	dmr_bench_topts_t to;
 	dmr_bench_topts_init(&to, DMR_OPT_SIZE);
-	int have_size = 0, have_depth = 0, have_iters = 0, latency = 0, same = 0, all = 0;
+	int have_size = 0, have_depth = 0, have_iters = 0, latency = 0, same = 0, all = 0, dm = 0;
 	int have_cq_mod = 0, have_post_list = 0, gbits = 0, have_backend = 0, pt_dev = 0;
 	const char *atype = NULL;
 	uint64_t size = 0, depth = 0, iters = 0, cq_mod = 100, post_list = 1, cycle = 0, qps = 1;
+	uint64_t cm_port = DMR_BENCH_DEFAULT_CM_PORT;
+	int server = 0, client = 0, loopback = 0, have_cm_port = 0;
 	double timeout = 10, duration = 0;
 	/* every count takes K/M/G/T suffixes */
 	const dmr_tools_num_t nums[] = {
@@ -250,18 +278,33 @@ int dmr_bench_main(int argc, char **argv)
 	    {'l', "--post-list", 1, BENCH_MAX_DEPTH, DMR_OPT_SIZE, &post_list, &have_post_list},
 	    {'q', "--qp", 1, BENCH_MAX_QPS, DMR_OPT_SIZE, &qps, NULL},
 	    {O_CYCLE, "--cycle-buffer", 64, 1u << 30, DMR_OPT_SIZE, &cycle, NULL},
+	    {'p', "--cm-port", 1, 65535, 0, &cm_port, &have_cm_port},
+	    {O_CM_PORT, "--cm-port", 1, 65535, 0, &cm_port, &have_cm_port},
 	};
 	dmr_err_t err;
 	int ch;
 	optind = 0;
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":hd:i:x:s:t:n:D:aq:Q:l:A:Fb", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, ":hd:i:x:s:t:n:D:aq:Q:l:A:FbZPp:", opts, NULL)) !=
+	       -1) {
 		switch (ch) {
 		case O_LATENCY:
 			latency = 1;
 			break;
 		case O_SAME:
 			same = 1;
+			break;
+		case O_DM:
+			dm = 1;
+			break;
+		case 'Z':
+			server = 1;
+			break;
+		case 'P':
+			client = 1;
+			break;
+		case O_LOOPBACK:
+			loopback = 1;
 			break;
 		case 'a':
 			all = 1;
@@ -320,13 +363,14 @@ int dmr_bench_main(int argc, char **argv)
 		bench_usage(stderr);
 		return 2;
 	}
-	if (optind + 1 < argc) {
+	if (optind + 2 < argc) {
 		fprintf(stderr,
-			"dmreplay bench: unexpected argument '%s' (a destination: two-host "
-			"server/client runs are not implemented yet)\n",
-			argv[optind + 1]);
+			"dmreplay bench: unexpected argument '%s' (one operation and at most "
+			"one destination)\n",
+			argv[optind + 2]);
 		return 2;
 	}
+	const char *dest = optind + 1 < argc ? argv[optind + 1] : NULL;
 	const char *opname = argv[optind];
 	dmr_bench_spec_t sp = {.qps = (uint32_t)qps, .timeout_s = timeout, .duration_s = duration};
 	int pt = 0, atomic_any = 0, oplat = 0;
@@ -374,6 +418,38 @@ int dmr_bench_main(int argc, char **argv)
 	int verbs = strcmp(dmr_be_base_name(t.backend), "verbs") == 0;
 	int bare_verbs = strcmp(t.backend, "verbs") == 0;
 #endif
+	/* two hosts: a destination makes a client; -Z a server; perftest's names
+	 * on verbs without a destination a server too (perftest's convention),
+	 * unless --loopback (dmreplay's own names run loopback) */
+	{
+		int is_verbs = strcmp(t.backend, "verbs") == 0;
+		if (!dest && !server && !loopback && pt && is_verbs)
+			server = 1;
+		char bad[160] = "";
+		if (server && dest)
+			snprintf(bad, sizeof(bad), "-Z/--server takes no destination ('%s')", dest);
+		else if (client && !dest)
+			snprintf(bad, sizeof(bad), "-P/--client needs a destination");
+		else if (loopback && (server || dest))
+			snprintf(bad, sizeof(bad),
+				 "--loopback is one process: no -Z or destination");
+		else if (dest && !is_verbs)
+			snprintf(bad, sizeof(bad),
+				 "a destination ('%s'): two-host runs need --backend verbs (or "
+				 "perftest's -d)",
+				 dest);
+		else if (server && !is_verbs)
+			snprintf(
+			    bad, sizeof(bad),
+			    "-Z/--server: two-host runs need --backend verbs (or perftest's -d)");
+		else if (have_cm_port && !server && !dest)
+			snprintf(bad, sizeof(bad),
+				 "-p/--cm-port: only for two-host runs (-Z, or a destination)");
+		if (bad[0]) {
+			fprintf(stderr, "dmreplay bench: %s\n", bad);
+			return 2;
+		}
+	}
 	if (all && have_size) {
 		fprintf(stderr, "dmreplay bench: option -a: runs every size 2..%u; not with -s\n",
 			BENCH_ALL_MAX);
@@ -395,9 +471,9 @@ int dmr_bench_main(int argc, char **argv)
 		}
 		size = 8;
 	} else {
-		if (same) {
-			fprintf(stderr,
-				"dmreplay bench: option --same-addr: only for cas and faa\n");
+		if (same || dm) {
+			fprintf(stderr, "dmreplay bench: option --%s: only for cas and faa\n",
+				same ? "same-addr" : "dm");
 			return 2;
 		}
 		if (!have_size)
@@ -462,6 +538,18 @@ int dmr_bench_main(int argc, char **argv)
 			return 2;
 		}
 	}
+	/* the MR both sides size from the same options (bench_run.c's rounding) */
+	uint64_t mr_size = (dmr_bench_mr_need(&sp) + 4095) & ~(uint64_t)4095;
+	if (server)
+		return dmr_bench_serve(&t, (uint16_t)cm_port, mr_size);
+	if (dest) {
+		char ip[64];
+		if (dmr_bench_resolve(dest, ip, sizeof(ip), &err) != DMR_OK ||
+		    dmr_bench_client_role(&t, ip, (uint16_t)cm_port, mr_size, &err) != DMR_OK) {
+			fprintf(stderr, "dmreplay bench: %s\n", err.msg);
+			return 2;
+		}
+	}
 	dmr_bench_session_t s;
 #ifdef DMR_HAVE_VERBS
 	/* perftest's QP: tx_depth WRs, inline data only for WRITE (verbs.h) */
@@ -482,7 +570,32 @@ int dmr_bench_main(int argc, char **argv)
 		int bad_profile = sim && (st == DMR_ERR_IO || st == DMR_ERR_PARSE);
 		fprintf(stderr, "dmreplay bench: %s%s\n", bad_profile ? "option --profile: " : "",
 			err.msg);
+		if (dest)
+			dmr_bench_client_done();
 		return bad_input ? 2 : 1;
+	}
+	if (dest) {
+		dmr_be_barrier_t b = {.phase = DMR_BE_BARRIER_START};
+		int64_t sum;
+		if ((st = dmr_be_barrier(s.be, &b, &sum, &err)) != DMR_OK) {
+			fprintf(stderr, "dmreplay bench: start barrier with the server %s: %s\n",
+				dest, err.msg);
+			dmr_bench_session_close(&s);
+			dmr_bench_client_done();
+			return 1;
+		}
+	}
+	if (dm) {
+		/* the atomics' words in the MN NIC's device memory: the whole MR
+		 * (one range), footprint the words the WRs touch */
+		dmr_be_dm_locks_t d = {.n = 1, .len = {dmr_bench_mr_need(&sp)}};
+		d.lock_bytes = same ? 8 : (uint64_t)qps * BENCH_ATOMIC_WORDS * 8;
+		st = dmr_be_control(s.be, DMR_BE_CTL_DM_LOCKS, &d, &err);
+		if (st != DMR_OK) {
+			fprintf(stderr, "dmreplay bench: option --dm: %s\n", err.msg);
+			dmr_bench_session_close(&s);
+			return 2;
+		}
 	}
 #ifdef DMR_HAVE_VERBS
 	if (bare_verbs) {
@@ -524,6 +637,18 @@ int dmr_bench_main(int argc, char **argv)
 			       res.seconds, res.mono_seconds);
 	}
 	dmr_bench_table_foot(stdout);
+	if (dest) {
+		/* the server ends when its client has said END */
+		dmr_be_barrier_t b = {.phase = DMR_BE_BARRIER_END, .failed = rc != 0};
+		int64_t sum;
+		if (dmr_be_barrier(s.be, &b, &sum, &err) != DMR_OK && rc == 0) {
+			fprintf(stderr, "dmreplay bench: end barrier with the server: %s\n",
+				err.msg);
+			rc = 1;
+		}
+	}
 	dmr_bench_session_close(&s);
+	if (dest)
+		dmr_bench_client_done();
 	return rc;
 }

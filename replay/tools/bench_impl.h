@@ -123,4 +123,30 @@ int dmr_bench_topts_check(const char *cmd, const dmr_bench_topts_t *o, const cha
 int dmr_bench_opt_rest(const char *cmd, int ch, char **argv, dmr_bench_topts_t *to,
 		       const dmr_tools_num_t *nums, size_t n);
 
+/* ---- two hosts (bench_remote.c; issue 16) ------------------------------ */
+
+/* perftest's default TCP port (perftest_parameters.h DEF_PORT), here the
+ * server's rdma_cm port. */
+#define DMR_BENCH_DEFAULT_CM_PORT 18515u
+
+/* host (a dotted IPv4 address or a name) -> dotted IPv4 in ip (len >= 16).
+ * DMR_ERR_INVALID naming host when it has no IPv4 address. */
+dmr_status_t dmr_bench_resolve(const char *host, char *ip, size_t len, dmr_err_t *err);
+
+/* Serve one bench client: an MN process (dmr_verbs_mn_main) with an
+ * mr_size-byte MR on t's device and port, rdma_cm on `port`, until the
+ * client has finished and disconnected. Returns the exit status (0; 1 the
+ * MN failed: printed; 130 a signal; 2 no such device, port or GID, or
+ * built without verbs). */
+int dmr_bench_serve(const dmr_bench_target_t *t, uint16_t port, uint64_t mr_size);
+
+/* Make the next verbs open a CN of a two-node cluster whose MN is the bench
+ * server at server_ip:port (dmr_verbs_set_role; the role lives in this
+ * file); the server's region must hold mr_size bytes. Undo with
+ * dmr_bench_client_done after the session is closed. DMR_ERR_UNSUPPORTED
+ * without verbs. */
+dmr_status_t dmr_bench_client_role(const dmr_bench_target_t *t, const char *server_ip,
+				   uint16_t port, uint64_t mr_size, dmr_err_t *err);
+void dmr_bench_client_done(void);
+
 #endif /* DMR_BENCH_IMPL_H */

@@ -177,9 +177,6 @@ static const struct {
 	const char *l;
 	const char *why;
 } pt_unsup[] = {
-    {'p', "port", "two-host server/client runs are not implemented yet (the IB port is -i)"},
-    {'Z', "server", "two-host server/client runs are not implemented yet"},
-    {'P', "client", "two-host server/client runs are not implemented yet"},
     {'b', "bidirectional",
      "one-sided WRs go from the CN to the MN only; the MN posts nothing back"},
     {'m', "mtu", "the verbs backend uses the port's active MTU (sim: --mtu)"},

@@ -415,7 +415,8 @@ START_TEST(bad_options_refused)
 	    {{"read", "--cq-mod", "0"}, "--cq-mod"},
 	    {{"read", "--post-list", "2000"}, "--post-list"},
 	    {{"read", "--latency", "--cq-mod", "4"}, "--cq-mod"},
-	    {{"read", "write"}, "unexpected argument 'write'"},
+	    {{"read", "write"}, "a destination ('write'): two-host runs need --backend verbs"},
+	    {{"read", "h1", "h2"}, "unexpected argument 'h2'"},
 	    /* a device that does not exist: bad input (2), as in run, mn and cn */
 	    {{"read", "--backend", "verbs", "--device", "mlx5_9"}, "verbs"},
 	    /* issue #15 D2: what the run allocates, checked against memory first
@@ -604,8 +605,11 @@ START_TEST(perftest_refusals)
 	    {{"ib_read_bw", "-R"}, "-R/--rdma_cm"},
 	    {{"ib_read_bw", "-o", "4"}, "-o/--outs"},
 	    {{"ib_read_bw", "--run_infinitely"}, "--run_infinitely"},
-	    {{"ib_read_bw", "-p", "18515"}, "two-host"},
-	    {{"ib_read_bw", "192.168.1.2"}, "two-host"},
+	    {{"ib_read_bw", "-p", "18515"}, "-p/--cm-port: only for two-host runs"},
+	    {{"ib_read_bw", "192.168.1.2"}, "two-host runs need --backend verbs"},
+	    {{"ib_read_bw", "-P"}, "-P/--client needs a destination"},
+	    {{"ib_read_bw", "--loopback", "-Z"}, "--loopback is one process"},
+	    {{"ib_read_bw", "-p", "0", "h"}, "--cm-port"},
 	    {{"ib_atomic_bw", "-A", "CMP_AND_SWP"}, "'CMP_AND_SWP' is not an atomic type"},
 	    {{"ib_read_bw", "-A", "CMP_AND_SWAP"}, "only for the atomic tests"},
 	    {{"cas", "-A", "FETCH_AND_ADD"}, "only for the atomic tests"},
