@@ -249,6 +249,37 @@ static dmr_status_t find_profile(const char *name, char *path, size_t len, dmr_e
 	return dmr_err_set(err, DMR_ERR_IO, "profile '%s': no %s.json in %s", name, name, tried);
 }
 
+/* A group of optional parameters given all together or not at all: v[i]
+ * NAN when names[i] is absent. Returns how many are given (0 or n), or -1
+ * with err naming the first missing one beside a given one ("what" says
+ * what the group is). */
+static int all_or_none(const char *path, const char *what, const char *const *names,
+		       const double *v, int n, dmr_err_t *err)
+{
+	int given = 0, miss = -1, have = -1;
+	for (int i = 0; i < n; i++) {
+		if (isnan(v[i])) {
+			if (miss < 0)
+				miss = i;
+		} else {
+			given++;
+			if (have < 0)
+				have = i;
+		}
+	}
+	if (given == 0 || given == n)
+		return given;
+	char list[160] = "";
+	size_t off = 0;
+	for (int i = 0; i < n && off < sizeof(list); i++)
+		off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%s",
+					i == 0 ? "" : (i == n - 1 ? " and " : ", "), names[i]);
+	dmr_err_set(err, DMR_ERR_PARSE,
+		    "%s:%d: parameter %s: missing: %s needs %s together (%s is given)", path,
+		    line_of(path, names[have]), names[miss], what, list, names[have]);
+	return -1;
+}
+
 dmr_status_t dmr_model_load(const char *name_or_path, dmr_model_t *m_p, dmr_err_t *err)
 {
 	char path[256];
@@ -532,23 +563,10 @@ dmr_status_t dmr_model_load(const char *name_or_path, dmr_model_t *m_p, dmr_err_
 		{
 			static const char *const dn[] = {"dm_kib", "dm_atomic_addr_mops",
 							 "dm_atomic_global_mops"};
-			double dv[3];
-			int given = 0;
-			for (int d = 0; d < 3; d++)
-				given += !isnan(dv[d] = IDX(dn[d]));
-			if (given && given < 3) {
-				int d = 0;
-				while (!isnan(dv[d]))
-					d++;
-				int g = 0;
-				while (isnan(dv[g]))
-					g++;
-				st =
-				    dmr_err_set(err, DMR_ERR_PARSE,
-						"%s:%d: parameter %s: missing: device memory needs "
-						"dm_kib, dm_atomic_addr_mops and "
-						"dm_atomic_global_mops together (%s is given)",
-						path, line_of(path, dn[g]), dn[d], dn[g]);
+			double dv[3] = {IDX(dn[0]), IDX(dn[1]), IDX(dn[2])};
+			int given = all_or_none(path, "device memory", dn, dv, 3, err);
+			if (given < 0) {
+				st = DMR_ERR_PARSE;
 				goto out_root;
 			}
 			if (given) {
@@ -562,22 +580,10 @@ dmr_status_t dmr_model_load(const char *name_or_path, dmr_model_t *m_p, dmr_err_
 		/* CXL tier: all three or none */
 		{
 			static const char *const cn[] = {"cxl_read_ns", "cxl_write_ns", "cxl_gbps"};
-			double cv[3];
-			int given = 0, miss = -1, have = -1;
-			for (int c = 0; c < 3; c++) {
-				cv[c] = IDX(cn[c]);
-				if (isnan(cv[c]))
-					miss = c;
-				else
-					given++, have = c;
-			}
-			if (given && given < 3) {
-				st = dmr_err_set(
-				    err, DMR_ERR_PARSE,
-				    "%s:%d: parameter %s: missing: a CXL tier needs "
-				    "cxl_read_ns, cxl_write_ns and cxl_gbps together (%s "
-				    "is given)",
-				    path, line_of(path, cn[have]), cn[miss], cn[have]);
+			double cv[3] = {IDX(cn[0]), IDX(cn[1]), IDX(cn[2])};
+			int given = all_or_none(path, "a CXL tier", cn, cv, 3, err);
+			if (given < 0) {
+				st = DMR_ERR_PARSE;
 				goto out_root;
 			}
 			if (given) {

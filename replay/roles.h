@@ -44,6 +44,10 @@
  */
 dmr_status_t dmr_cluster_parse(const char *text, const char *name, dmr_verbs_cluster_t *cl,
 			       char *note, size_t notelen, dmr_err_t *err);
+/* What a cluster config leaves unsaid: zero nodes, retry_cnt 7, rnr_retry
+ * 7, timeout 14, port DMR_ROLES_DEFAULT_PORT, no backups or FORD id given
+ * (-1). dmr_cluster_parse starts from it. */
+void dmr_cluster_defaults(dmr_verbs_cluster_t *cl);
 /* Read and parse a file (DMR_ERR_IO when it cannot be read). */
 dmr_status_t dmr_cluster_load(const char *path, dmr_verbs_cluster_t *cl, char *note, size_t notelen,
 			      dmr_err_t *err);

@@ -450,8 +450,7 @@ static dmr_status_t parse_reference(json_t *root, const char *name, dmr_verbs_cl
 	return DMR_OK;
 }
 
-dmr_status_t dmr_cluster_parse(const char *text, const char *name, dmr_verbs_cluster_t *cl,
-			       char *note, size_t notelen, dmr_err_t *err)
+void dmr_cluster_defaults(dmr_verbs_cluster_t *cl)
 {
 	memset(cl, 0, sizeof(*cl));
 	cl->retry_cnt = 7;
@@ -460,6 +459,12 @@ dmr_status_t dmr_cluster_parse(const char *text, const char *name, dmr_verbs_clu
 	cl->port = DMR_ROLES_DEFAULT_PORT;
 	cl->backups = -1;
 	cl->ford_machine_id = -1;
+}
+
+dmr_status_t dmr_cluster_parse(const char *text, const char *name, dmr_verbs_cluster_t *cl,
+			       char *note, size_t notelen, dmr_err_t *err)
+{
+	dmr_cluster_defaults(cl);
 	if (note && notelen)
 		note[0] = 0;
 	json_error_t je;

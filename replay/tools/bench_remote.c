@@ -14,22 +14,21 @@
 #include <string.h>
 
 #include "../../core/base/sig.h"
+#include "../roles.h"
 #include "../../backends/verbs/verbs.h"
 
 #ifdef DMR_HAVE_VERBS
-/* One MN (the server) and one CN (the client), as replay/roles/cluster.c
- * defaults them (retry_cnt 7, rnr_retry 7, timeout 14). */
+/* One MN (the server) and one CN (the client), a cluster config's defaults
+ * (dmr_cluster_defaults) but retry_cnt 6: rxe retries forever with 7, and
+ * a client whose server died must fail in bounded time (docs/ROLES.md "A
+ * dead MN"). */
 static void two_node_cluster(dmr_verbs_cluster_t *cl, const dmr_bench_target_t *t,
 			     const char *server_ip, uint16_t port, uint64_t mr_size, int server)
 {
-	memset(cl, 0, sizeof(*cl));
+	dmr_cluster_defaults(cl);
 	cl->nmn = cl->ncn = 1;
-	cl->retry_cnt = 7;
-	cl->rnr_retry = 7;
-	cl->timeout = 14;
+	cl->retry_cnt = 6;
 	cl->port = port;
-	cl->backups = -1;
-	cl->ford_machine_id = -1;
 	snprintf(cl->shape, sizeof(cl->shape), "dmreplay");
 	dmr_verbs_node_t *me = server ? &cl->mn[0] : &cl->cn[0];
 	snprintf(me->devname, sizeof(me->devname), "%s", t->device ? t->device : "");

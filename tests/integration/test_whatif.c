@@ -307,7 +307,7 @@ START_TEST(cxl_tier_latency)
 			  "    \"dm_atomic_addr_mops\": {\"value\": 8, \"unit\": \"Mops/s\"},\n"
 			  "    \"cxl_read_ns\": {\"value\": 200, \"unit\": \"ns\"},\n");
 	ck_assert_int_eq(dmr_model_load(p, &m, &err), DMR_ERR_PARSE);
-	ck_assert_msg(strstr(err.msg, "parameter cxl_gbps: missing") != NULL, "%s", err.msg);
+	ck_assert_msg(strstr(err.msg, "parameter cxl_write_ns: missing") != NULL, "%s", err.msg);
 }
 END_TEST
 
