@@ -40,9 +40,35 @@ START_TEST(parse_loops)
 	ck_assert_uint_eq(v, 0);
 	ck_assert_int_eq(dmr_loop_parse("aimd+perkey", &v, &err), DMR_OK);
 	ck_assert_uint_eq(v, DMR_LOOP_AIMD | DMR_LOOP_PERKEY);
-	ck_assert_str_eq(dmr_loop_name(v), "aimd+perkey");
+	char nb[DMR_LOOP_NAME_MAX];
+	ck_assert_str_eq(dmr_loop_name(v, nb, sizeof(nb)), "aimd+perkey");
+	/* any order in, the table's order out */
+	ck_assert_int_eq(dmr_loop_parse("perkey+aimd", &v, &err), DMR_OK);
+	ck_assert_str_eq(dmr_loop_name(v, nb, sizeof(nb)), "aimd+perkey");
+	ck_assert_int_eq(dmr_loop_parse("aimd-worker", &v, &err), DMR_OK);
+	ck_assert_uint_eq(v, DMR_LOOP_AIMD_WORKER);
+	ck_assert_str_eq(dmr_loop_name(0, nb, sizeof(nb)), "none");
 	ck_assert_int_eq(dmr_loop_parse("aimd+bogus", &v, &err), DMR_ERR_PARSE);
-	ck_assert_ptr_nonnull(strstr(err.msg, "bogus"));
+	ck_assert_ptr_nonnull(strstr(err.msg, "'bogus'"));
+	ck_assert_ptr_nonnull(strstr(err.msg, "aimd-worker")); /* the known ones listed */
+	ck_assert_int_eq(dmr_loop_parse("aimd+perkey+aura", &v, &err), DMR_ERR_PARSE);
+	ck_assert_ptr_nonnull(strstr(err.msg, "unknown loop 'aura'"));
+	ck_assert_int_eq(dmr_loop_parse("aimd++perkey", &v, &err), DMR_ERR_PARSE);
+	ck_assert_ptr_nonnull(strstr(err.msg, "empty part"));
+	ck_assert_int_eq(dmr_loop_parse("aimd+", &v, &err), DMR_ERR_PARSE);
+	ck_assert_int_eq(dmr_loop_parse("perkey+perkey", &v, &err), DMR_ERR_PARSE);
+	ck_assert_ptr_nonnull(strstr(err.msg, "named twice"));
+	ck_assert_int_eq(dmr_loop_parse("aimd+aimd-worker", &v, &err), DMR_ERR_PARSE);
+	ck_assert_ptr_nonnull(strstr(err.msg, "pick one"));
+	/* every loop of the table has its four parts */
+	size_t n;
+	const dmr_loop_info_t *li = dmr_loop_info(&n);
+	ck_assert_uint_ge(n, 3);
+	for (size_t i = 0; i < n; i++) {
+		ck_assert_int_eq(dmr_loop_parse(li[i].name, &v, &err), DMR_OK);
+		ck_assert_uint_eq(v, li[i].bit);
+		ck_assert(li[i].signal && li[i].actuator && li[i].window && li[i].constraint);
+	}
 }
 END_TEST
 
