@@ -165,7 +165,7 @@ struct dmr_adm {
 	uint64_t sig_n, inc, dec, deferred, moves;
 	/* over the run */
 	uint32_t gmin, gmax;
-	uint64_t up, down, windows;
+	uint64_t up, down, windows, key_deferred;
 };
 
 dmr_status_t dmr_adm_create(const dmr_loop_cfg_t *cfg, const dmr_layout_t *l, uint32_t nworkers,
@@ -358,6 +358,7 @@ int dmr_adm_admit(dmr_adm_t *a, uint32_t worker, uint32_t ctx, const dmr_trace_t
 					k->wq_head = ctx;
 				k->wq_tail = ctx;
 				a->deferred++;
+				a->key_deferred++;
 				return 0;
 			}
 		}
@@ -535,6 +536,7 @@ uint32_t dmr_adm_cn_slots(const dmr_adm_t *a, uint32_t cn)
 void dmr_adm_summary(const dmr_adm_t *a, dmr_adm_summary_t *s)
 {
 	memset(s, 0, sizeof(*s));
+	s->key_deferred = a->key_deferred;
 	if (!(a->cfg.loops & DMR_LOOP_SLOTS))
 		return;
 	s->min = a->gmin;

@@ -135,12 +135,14 @@ uint32_t dmr_adm_ncn(const dmr_adm_t *a);
  * its workers' limits; without a slot gate threads x coros. */
 uint32_t dmr_adm_cn_slots(const dmr_adm_t *a, uint32_t cn);
 
-/* The slot gate over the whole run: the least and largest limit any group
- * had (the start, threads x coros or coros, included), the bound, and the
- * moves up and down. All 0 without a slot gate. */
+/* The run so far: the slot gate's least and largest limit any group had
+ * (the start, threads x coros or coros, included), its bound, its moves up
+ * and down and the group windows that decided (all 0 without a slot gate);
+ * and perkey's deferrals behind a hot record (0 without perkey). */
 typedef struct dmr_adm_summary {
 	uint32_t min, max, cap;
 	uint64_t up, down, windows;
+	uint64_t key_deferred;
 } dmr_adm_summary_t;
 void dmr_adm_summary(const dmr_adm_t *a, dmr_adm_summary_t *s);
 

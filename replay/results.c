@@ -329,6 +329,9 @@ void dmr_replay_print(const dmr_replay_result_t *r, void *file)
 			(unsigned long long)(r->slots.up + r->slots.down),
 			(unsigned long long)r->slots.up, (unsigned long long)r->slots.down,
 			(unsigned long long)r->slots.windows);
+	if (r->loop_cfg.loops & DMR_LOOP_PERKEY)
+		fprintf(f, "  loop           perkey: %llu deferrals behind a hot record\n",
+			(unsigned long long)r->slots.key_deferred);
 	fprintf(f, "  per commit     %.2f atomics, %.2f READs\n", r->atomics_per_commit,
 		r->reads_per_commit);
 	fprintf(f,

@@ -222,6 +222,66 @@ START_TEST(test_worker_variant_and_bad_names)
 }
 END_TEST
 
+/* aimd+perkey (given as perkey+aimd) on the same trace: both gates act in
+ * one run: the slots move, perkey defers, the name is canonical. */
+START_TEST(test_composed_with_perkey)
+{
+	char tr[PATH_MAX], d[PATH_MAX];
+	phases_trace(tr, sizeof(tr));
+	dmr_test_path(d, sizeof(d), "run-comp");
+	dmr_test_run_t r =
+	    dmr_test_dmr("run", "--trace", tr, "--cns", "2", "--threads", "8", "--coros", "3",
+			 "--seed", "7", "--loop", "perkey+aimd", "--window-ms", "0.1",
+			 "--loop-window-ms", "0.1", "--out", d, NULL);
+	dmr_test_run_ok(&r);
+	ck_assert_msg(strstr(r.out, "verification   PASSED"), "stdout:\n%s", r.out);
+	const char *lp = strstr(r.out, "loop           aimd+perkey: slots per CN ");
+	ck_assert_msg(lp != NULL, "stdout:\n%s", r.out);
+	unsigned mn, mx, cap;
+	unsigned long long moves;
+	ck_assert_int_eq(sscanf(lp,
+				"loop           aimd+perkey: slots per CN %u..%u (bound %u), "
+				"%llu moves",
+				&mn, &mx, &cap, &moves),
+			 4);
+	lp = strstr(r.out, "loop           perkey: ");
+	ck_assert_msg(lp != NULL, "stdout:\n%s", r.out);
+	unsigned long long keyed = 0;
+	ck_assert_int_eq(sscanf(lp, "loop           perkey: %llu deferrals", &keyed), 1);
+	ck_assert_uint_gt(keyed, 0); /* perkey acted too */
+	dmr_test_run_free(&r);
+	ck_assert_uint_eq(cap, 24);
+	ck_assert_uint_lt(mn, 24);
+	ck_assert_uint_gt(moves, 0);
+	dmr_test_summary_t s;
+	dmr_test_summary_load(&s, d, "summary.csv");
+	ck_assert_str_eq(dmr_test_col(&s, "loop"), "aimd+perkey");
+	dmr_test_summary_free(&s);
+	char p[PATH_MAX + 32];
+	snprintf(p, sizeof(p), "%s/timeseries.csv", d);
+	char *ts = dmr_test_slurp(p, NULL);
+	ck_assert_ptr_nonnull(ts);
+	char *line = ts, *nl = strchr(line, '\n');
+	*nl = 0;
+	char *hdr[DMR_TEST_MAXCOL], *f[DMR_TEST_MAXCOL];
+	int nh = dmr_test_split(line, hdr, DMR_TEST_MAXCOL), idef = -1;
+	for (int i = 0; i < nh; i++)
+		if (!strcmp(hdr[i], "loop_deferred"))
+			idef = i;
+	ck_assert_int_ge(idef, 0);
+	unsigned long long deferred = 0;
+	for (line = nl + 1; *line; line = nl + 1) {
+		nl = strchr(line, '\n');
+		*nl = 0;
+		ck_assert_int_eq(dmr_test_split(line, f, DMR_TEST_MAXCOL), nh);
+		deferred += strtoull(f[idef], NULL, 10);
+	}
+	free(ts);
+	/* the series' deferrals are both gates': at least perkey's */
+	ck_assert_uint_ge(deferred, keyed);
+}
+END_TEST
+
 int main(void)
 {
 	if (dmr_test_env_init("loopa", 1, 1) != 0)
@@ -231,6 +291,7 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_slots_move_both_ways);
 	tcase_add_test(tc, test_worker_variant_and_bad_names);
+	tcase_add_test(tc, test_composed_with_perkey);
 	suite_add_tcase(s, tc);
 	int rc = dmr_test_run(s);
 	dmr_test_env_fini();
