@@ -52,16 +52,27 @@ typedef struct keydef {
 } keydef_t;
 
 static const keydef_t axis_defs[] = {
-    {"regime", V_REGIME, 1, ""},      {"mix", V_STR, 1, "tpcc"},
-    {"warehouses", V_POS, 1, "tpcc"}, {"txns", V_POS, 1, ""},
-    {"loop", V_STR, 0, NULL},	      {"threads", V_POS, 0, NULL},
-    {"coros", V_POS, 0, NULL},	      {"cns", V_POS, 0, NULL},
-    {"seed", V_UINT, 0, NULL},	      {"retries", V_UINT, 0, NULL},
-    {"profile", V_STR, 0, NULL},      {"ai_step", V_POS, 0, NULL},
-    {"md_factor", V_NUMP, 0, NULL},   {"loop_window_ms", V_NUMP, 0, NULL},
-    {"duration", V_DUR, 0, NULL},     {"protocol", V_STR, 0, NULL},
-    {"mns", V_POS, 0, NULL},	      {"backups", V_UINT, 0, NULL},
-    {"index", V_STR, 0, NULL},	      {"addr_cache", V_SIZE0, 0, NULL},
+    {"regime", V_REGIME, 1, ""},
+    {"mix", V_STR, 1, "tpcc"},
+    {"warehouses", V_POS, 1, "tpcc"},
+    {"txns", V_POS, 1, ""},
+    {"loop", V_STR, 0, NULL},
+    {"threads", V_POS, 0, NULL},
+    {"coros", V_POS, 0, NULL},
+    {"cns", V_POS, 0, NULL},
+    {"seed", V_UINT, 0, NULL},
+    {"retries", V_UINT, 0, NULL},
+    {"profile", V_STR, 0, NULL},
+    {"ai_step", V_POS, 0, NULL},
+    {"md_factor", V_NUMP, 0, NULL},
+    {"loop_window_ms", V_NUMP, 0, NULL},
+    {"duration", V_DUR, 0, NULL},
+    {"protocol", V_STR, 0, NULL},
+    {"mns", V_POS, 0, NULL},
+    {"backups", V_UINT, 0, NULL},
+    {"index", V_STR, 0, NULL},
+    {"addr_cache", V_SIZE0, 0, NULL},
+    {"loop_threshold", V_NUM0, 0, NULL},
 };
 
 static const keydef_t run_defs[] = {
@@ -75,7 +86,7 @@ static const keydef_t run_defs[] = {
     {"md_factor", V_NUMP, 0, NULL},   {"loop_window_ms", V_NUMP, 0, NULL},
     {"protocol", V_STR, 0, NULL},     {"mns", V_POS, 0, NULL},
     {"backups", V_UINT, 0, NULL},     {"index", V_STR, 0, NULL},
-    {"addr_cache", V_SIZE0, 0, NULL},
+    {"addr_cache", V_SIZE0, 0, NULL}, {"loop_threshold", V_NUM0, 0, NULL},
 };
 
 static const keydef_t wl_defs[] = {
