@@ -21,48 +21,100 @@ void dmr_loop_cfg_default(dmr_loop_cfg_t *c)
 	c->hot_windows = 2;
 }
 
+static const dmr_loop_info_t loops_tab[] = {
+    {"aimd", DMR_LOOP_AIMD, "the CN's aborts per attempt in the window",
+     "transaction slots the CN admits at once", "loop_window_ms (5 ms), per CN",
+     "1 <= slots <= threads x coros"},
+    {"perkey", DMR_LOOP_PERKEY, "failed lock CAS per record", "admission per hot record",
+     "a record stays hot hot_windows windows", "one admitted transaction per hot record per CN"},
+    {"aimd-worker", DMR_LOOP_AIMD_WORKER, "the worker's aborts per attempt in the window",
+     "transactions the worker admits at once", "loop_window_ms (5 ms), per worker",
+     "1 <= limit <= coros"},
+};
+#define NLOOPS (sizeof(loops_tab) / sizeof(loops_tab[0]))
+
+const dmr_loop_info_t *dmr_loop_info(size_t *n_p)
+{
+	*n_p = NLOOPS;
+	return loops_tab;
+}
+
+/* "aimd, perkey, aimd-worker" into buf. */
+static void known_names(char *buf, size_t len)
+{
+	size_t o = 0;
+	buf[0] = 0;
+	for (size_t i = 0; i < NLOOPS && o < len; i++) {
+		int k = snprintf(buf + o, len - o, "%s%s", i ? ", " : "", loops_tab[i].name);
+		if (k < 0)
+			break;
+		o += (size_t)k;
+	}
+}
+
 dmr_status_t dmr_loop_parse(const char *s, unsigned *loops_p, dmr_err_t *err)
 {
 	unsigned loops = 0;
 	const char *p = s;
+	char known[256];
 	if (strcmp(s, "none") == 0) {
 		*loops_p = 0;
 		return DMR_OK;
 	}
-	while (*p) {
+	known_names(known, sizeof(known));
+	if (!*s)
+		return dmr_err_set(err, DMR_ERR_PARSE, "--loop '': empty (none, or %s joined by +)",
+				   known);
+	for (;;) {
 		const char *e = strchr(p, '+');
 		size_t n = e ? (size_t)(e - p) : strlen(p);
-		if (n == 4 && memcmp(p, "aimd", 4) == 0)
-			loops |= DMR_LOOP_AIMD;
-		else if (n == 6 && memcmp(p, "perkey", 6) == 0)
-			loops |= DMR_LOOP_PERKEY;
-		else
+		const dmr_loop_info_t *li = NULL;
+		for (size_t i = 0; i < NLOOPS; i++)
+			if (strlen(loops_tab[i].name) == n && memcmp(p, loops_tab[i].name, n) == 0)
+				li = &loops_tab[i];
+		if (n == 0)
 			return dmr_err_set(err, DMR_ERR_PARSE,
-					   "--loop '%s': unknown loop '%.*s' (none, aimd, perkey, "
-					   "aimd+perkey)",
-					   s, (int)n, p);
-		p += n;
-		if (*p == '+')
-			p++;
+					   "--loop '%s': empty part (loops are joined by one +)",
+					   s);
+		if (!li)
+			return dmr_err_set(
+			    err, DMR_ERR_PARSE,
+			    "--loop '%s': unknown loop '%.*s' (none, or %s joined by "
+			    "+, e.g. aimd+perkey)",
+			    s, (int)n, p, known);
+		if (loops & li->bit)
+			return dmr_err_set(err, DMR_ERR_PARSE, "--loop '%s': loop '%s' named twice",
+					   s, li->name);
+		loops |= li->bit;
+		if (!e)
+			break;
+		p = e + 1;
 	}
-	if (!loops)
-		return dmr_err_set(err, DMR_ERR_PARSE, "--loop '%s': empty", s);
+	if ((loops & DMR_LOOP_SLOTS) == DMR_LOOP_SLOTS)
+		return dmr_err_set(err, DMR_ERR_PARSE,
+				   "--loop '%s': aimd and aimd-worker are one loop at two "
+				   "granularities (per CN, per worker): pick one",
+				   s);
 	*loops_p = loops;
 	return DMR_OK;
 }
 
-const char *dmr_loop_name(unsigned loops)
+const char *dmr_loop_name(unsigned loops, char *buf, size_t len)
 {
-	switch (loops & 3) {
-	case 0:
-		return "none";
-	case DMR_LOOP_AIMD:
-		return "aimd";
-	case DMR_LOOP_PERKEY:
-		return "perkey";
-	default:
-		return "aimd+perkey";
+	size_t o = 0;
+	if (!len)
+		return buf;
+	buf[0] = 0;
+	for (size_t i = 0; i < NLOOPS; i++) {
+		if (!(loops & loops_tab[i].bit) || o >= len)
+			continue;
+		int k = snprintf(buf + o, len - o, "%s%s", o ? "+" : "", loops_tab[i].name);
+		if (k > 0)
+			o += (size_t)k;
 	}
+	if (!buf[0])
+		snprintf(buf, len, "none");
+	return buf;
 }
 
 typedef struct kent {
@@ -79,12 +131,18 @@ typedef struct cnstate {
 	uint32_t nents, cap, free;
 } cnstate_t;
 
-typedef struct wstate {
+/* A group of the slot gate: a CN (aimd) or a worker (aimd-worker). */
+typedef struct gstate {
 	uint32_t limit, active;
-	uint32_t q_head, q_tail; /* contexts waiting for the aimd gate */
-	uint64_t wend;
-	uint64_t last_tried, last_aborts;
-} wstate_t;
+	uint32_t q_head, q_tail;	/* contexts waiting for the gate */
+	uint64_t wend;			/* end of its open window */
+	uint64_t win_tried, win_aborts; /* its workers' change in the open window */
+} gstate_t;
+
+/* A worker's counters at its last tick. */
+typedef struct wlast {
+	uint64_t tried, aborts;
+} wlast_t;
 
 typedef struct cstate {
 	uint8_t aimd_counted;
@@ -97,12 +155,17 @@ struct dmr_adm {
 	dmr_loop_cfg_t cfg;
 	const dmr_layout_t *l;
 	uint32_t nworkers, wpc, coros, ncn;
-	wstate_t *w;
+	uint32_t ngroups, gdiv, cap; /* slot gate: groups, workers per group, bound */
+	gstate_t *g;
+	wlast_t *wl;
 	cstate_t *c;
 	cnstate_t *cn;
 	/* samples */
 	double sig_sum;
-	uint64_t sig_n, inc, dec, deferred;
+	uint64_t sig_n, inc, dec, deferred, moves;
+	/* over the run */
+	uint32_t gmin, gmax;
+	uint64_t up, down, windows, key_deferred;
 };
 
 dmr_status_t dmr_adm_create(const dmr_loop_cfg_t *cfg, const dmr_layout_t *l, uint32_t nworkers,
@@ -118,16 +181,29 @@ dmr_status_t dmr_adm_create(const dmr_loop_cfg_t *cfg, const dmr_layout_t *l, ui
 	a->wpc = workers_per_cn;
 	a->coros = coros;
 	a->ncn = (nworkers + workers_per_cn - 1) / workers_per_cn;
-	a->w = calloc(nworkers, sizeof(*a->w));
+	if (cfg->loops & DMR_LOOP_AIMD_WORKER) {
+		a->gdiv = 1;
+		a->ngroups = nworkers;
+		a->cap = coros;
+	} else {
+		/* aimd, or no slot gate (groups unused but allocated: admit
+		 * and finish index them without a test) */
+		a->gdiv = workers_per_cn;
+		a->ngroups = a->ncn;
+		a->cap = workers_per_cn * coros;
+	}
+	a->g = calloc(a->ngroups ? a->ngroups : 1, sizeof(*a->g));
+	a->wl = calloc(nworkers ? nworkers : 1, sizeof(*a->wl));
 	a->c = calloc((size_t)nworkers * coros, sizeof(*a->c));
 	a->cn = calloc(a->ncn, sizeof(*a->cn));
-	if (!a->w || !a->c || !a->cn)
+	if (!a->g || !a->wl || !a->c || !a->cn)
 		goto nomem;
-	for (uint32_t i = 0; i < nworkers; i++) {
-		a->w[i].limit = coros;
-		a->w[i].q_head = a->w[i].q_tail = NIL;
-		a->w[i].wend = cfg->window_ps;
+	for (uint32_t i = 0; i < a->ngroups; i++) {
+		a->g[i].limit = a->cap;
+		a->g[i].q_head = a->g[i].q_tail = NIL;
+		a->g[i].wend = cfg->window_ps;
 	}
+	a->gmin = a->gmax = a->cap;
 	if (cfg->loops & DMR_LOOP_PERKEY) {
 		for (uint32_t i = 0; i < a->ncn; i++) {
 			a->cn[i].buckets = malloc(sizeof(uint32_t) << HBITS);
@@ -156,7 +232,8 @@ void dmr_adm_destroy(dmr_adm_t *a)
 			free(a->cn[i].buckets);
 			free(a->cn[i].ents);
 		}
-	free(a->w);
+	free(a->g);
+	free(a->wl);
 	free(a->c);
 	free(a->cn);
 	free(a);
@@ -242,8 +319,8 @@ int dmr_adm_admit(dmr_adm_t *a, uint32_t worker, uint32_t ctx, const dmr_trace_t
 		  uint64_t now)
 {
 	cstate_t *c = &a->c[ctx];
-	wstate_t *w = &a->w[worker];
-	if ((a->cfg.loops & DMR_LOOP_AIMD) && !c->aimd_counted) {
+	gstate_t *w = &a->g[worker / a->gdiv];
+	if ((a->cfg.loops & DMR_LOOP_SLOTS) && !c->aimd_counted) {
 		if (w->active >= w->limit) {
 			c->qnext = NIL;
 			if (w->q_tail != NIL)
@@ -281,6 +358,7 @@ int dmr_adm_admit(dmr_adm_t *a, uint32_t worker, uint32_t ctx, const dmr_trace_t
 					k->wq_head = ctx;
 				k->wq_tail = ctx;
 				a->deferred++;
+				a->key_deferred++;
 				return 0;
 			}
 		}
@@ -298,7 +376,7 @@ int dmr_adm_admit(dmr_adm_t *a, uint32_t worker, uint32_t ctx, const dmr_trace_t
 	return 1;
 }
 
-static uint32_t wake_aimd(dmr_adm_t *a, wstate_t *w, uint32_t *wake, uint32_t n, uint32_t max)
+static uint32_t wake_aimd(dmr_adm_t *a, gstate_t *w, uint32_t *wake, uint32_t n, uint32_t max)
 {
 	uint32_t room = w->limit > w->active ? w->limit - w->active : 0;
 	while (room && w->q_head != NIL && n < max) {
@@ -315,7 +393,7 @@ static uint32_t wake_aimd(dmr_adm_t *a, wstate_t *w, uint32_t *wake, uint32_t n,
 uint32_t dmr_adm_finish(dmr_adm_t *a, uint32_t worker, uint32_t ctx, uint32_t *wake, uint32_t max)
 {
 	cstate_t *c = &a->c[ctx];
-	wstate_t *w = &a->w[worker];
+	gstate_t *w = &a->g[worker / a->gdiv];
 	uint32_t n = 0;
 	if (c->aimd_counted) {
 		c->aimd_counted = 0;
@@ -338,7 +416,7 @@ uint32_t dmr_adm_finish(dmr_adm_t *a, uint32_t worker, uint32_t ctx, uint32_t *w
 		}
 		c->nheld = 0;
 	}
-	if (a->cfg.loops & DMR_LOOP_AIMD)
+	if (a->cfg.loops & DMR_LOOP_SLOTS)
 		n = wake_aimd(a, w, wake, n, max);
 	return n;
 }
@@ -357,30 +435,51 @@ void dmr_adm_lock_failed(dmr_adm_t *a, uint32_t worker, uint64_t rec, uint64_t n
 uint32_t dmr_adm_tick(dmr_adm_t *a, uint32_t worker, uint64_t now, const dmr_txn_stats_t *ws,
 		      uint32_t *wake, uint32_t max)
 {
-	wstate_t *w = &a->w[worker];
-	if (!(a->cfg.loops & DMR_LOOP_AIMD) || now < w->wend)
+	if (!(a->cfg.loops & DMR_LOOP_SLOTS))
 		return 0;
+	gstate_t *w = &a->g[worker / a->gdiv];
+	wlast_t *l = &a->wl[worker];
 	uint64_t aborts = 0;
 	for (int i = 0; i < DMR_ABORT_NCAUSES; i++)
 		aborts += ws->aborts[i];
-	uint64_t dt = ws->tried - w->last_tried, da = aborts - w->last_aborts;
-	w->last_tried = ws->tried;
-	w->last_aborts = aborts;
+	/* this worker's change since its last tick goes to the open window
+	 * of its group */
+	w->win_tried += ws->tried - l->tried;
+	w->win_aborts += aborts - l->aborts;
+	l->tried = ws->tried;
+	l->aborts = aborts;
+	if (now < w->wend)
+		return 0;
+	uint64_t dt = w->win_tried, da = w->win_aborts;
+	w->win_tried = w->win_aborts = 0;
 	while (w->wend <= now)
 		w->wend += a->cfg.window_ps;
 	if (dt == 0)
 		return 0;
 	double sig = (double)da / (double)dt;
+	uint32_t old = w->limit;
 	a->sig_sum += sig;
 	a->sig_n++;
+	a->windows++;
 	if (sig > a->cfg.threshold) {
 		uint32_t nl = (uint32_t)(w->limit / a->cfg.md_factor);
 		w->limit = nl ? nl : 1;
 		a->dec++;
 	} else {
-		uint32_t nl = w->limit + a->cfg.ai_step;
-		w->limit = nl < a->coros ? nl : a->coros;
+		uint64_t nl = (uint64_t)w->limit + a->cfg.ai_step;
+		w->limit = nl < a->cap ? (uint32_t)nl : a->cap;
 		a->inc++;
+	}
+	if (w->limit != old) {
+		a->moves++;
+		if (w->limit > old)
+			a->up++;
+		else
+			a->down++;
+		if (w->limit < a->gmin)
+			a->gmin = w->limit;
+		if (w->limit > a->gmax)
+			a->gmax = w->limit;
 	}
 	return wake_aimd(a, w, wake, 0, max);
 }
@@ -400,18 +499,50 @@ void dmr_adm_sample(dmr_adm_t *a, uint64_t now, dmr_adm_sample_t *s)
 {
 	memset(s, 0, sizeof(*s));
 	s->signal = a->sig_n ? a->sig_sum / a->sig_n : 0;
-	if (a->cfg.loops & DMR_LOOP_AIMD) {
+	if (a->cfg.loops & DMR_LOOP_SLOTS) {
 		double sum = 0;
-		for (uint32_t i = 0; i < a->nworkers; i++)
-			sum += a->w[i].limit;
-		s->actuator = sum / a->nworkers;
+		for (uint32_t i = 0; i < a->ngroups; i++)
+			sum += a->g[i].limit;
+		s->actuator = a->ngroups ? sum / a->ngroups : 0;
 	} else if (a->cfg.loops & DMR_LOOP_PERKEY) {
 		s->actuator = (double)hot_records(a, now);
 	}
 	s->increases = a->inc;
 	s->decreases = a->dec;
 	s->deferred = a->deferred;
+	s->moves = a->moves;
 	a->sig_sum = 0;
 	a->sig_n = 0;
-	a->inc = a->dec = a->deferred = 0;
+	a->inc = a->dec = a->deferred = a->moves = 0;
+}
+
+uint32_t dmr_adm_ncn(const dmr_adm_t *a)
+{
+	return a->ncn;
+}
+
+uint32_t dmr_adm_cn_slots(const dmr_adm_t *a, uint32_t cn)
+{
+	if (!(a->cfg.loops & DMR_LOOP_SLOTS) || cn >= a->ncn)
+		return a->wpc * a->coros;
+	if (a->cfg.loops & DMR_LOOP_AIMD)
+		return a->g[cn].limit;
+	uint32_t sum = 0;
+	for (uint32_t w = cn * a->wpc; w < (cn + 1) * a->wpc && w < a->nworkers; w++)
+		sum += a->g[w].limit;
+	return sum;
+}
+
+void dmr_adm_summary(const dmr_adm_t *a, dmr_adm_summary_t *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->key_deferred = a->key_deferred;
+	if (!(a->cfg.loops & DMR_LOOP_SLOTS))
+		return;
+	s->min = a->gmin;
+	s->max = a->gmax;
+	s->cap = a->cap;
+	s->up = a->up;
+	s->down = a->down;
+	s->windows = a->windows;
 }

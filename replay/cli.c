@@ -70,13 +70,19 @@ static void run_usage(FILE *f)
 		"  --window-ms X     time-series window (0.001..3600000, default 100; at most\n"
 		"                    1,000,000 rows: a run that needs more stops, partial)\n"
 		"  --out DIR         results directory (default out)\n"
-		"  --loop L          admission control: none (default), aimd, perkey,\n"
-		"                    aimd+perkey (core/loop.h)\n"
-		"  --ai-step N       aimd additive increase, contexts (default 4)\n"
+		"  --loop L          admission control: none (default), aimd (Loop A:\n"
+		"                    transaction slots per CN, 1..threads x coros), perkey\n"
+		"                    (per hot key), aimd-worker (Loop A per worker, 1..coros),\n"
+		"                    or several joined by + (aimd+perkey; core/loop.h)\n"
+		"  --ai-step N       aimd additive increase, slots per window (default 4)\n"
 		"  --md-factor X     aimd multiplicative decrease divisor (default 2)\n"
 		"  --loop-window-ms X  reaction window of the loops (default 5)\n"
 		"  --loop-threshold X  aimd: aborts per attempt above which it decreases\n"
 		"                    (default 0.5)\n"
+		"  --loop_a[=BOOL]   the published flag: true (or no value) adds aimd to\n"
+		"                    --loop, false removes it\n"
+		"  --loop_a_ai_step N  the published name of --ai-step\n"
+		"  --loop_a_nf X     the published name of --md-factor\n"
 		"  --procs           verbs: one MN and --cns CN processes on this host\n"
 		"                    (dmreplay mn / cn, fork + exec; docs/ROLES.md): writes\n"
 		"                    DIR/cluster.json, logs DIR/mn.log and DIR/cnK.log, results\n"
@@ -132,11 +138,12 @@ enum {
 	OPT_CXL_TABLES
 };
 /* Long options without a letter (getopt_long values above any char). */
-enum { OPT_PUBLOG = 1101 };
+enum { OPT_PUBLOG = 1101, OPT_LOOP_A };
 
 /* What the options give besides the replay's own settings. */
 typedef struct run_args {
 	dmr_replay_opts_t o;
+	int loop_a; /* --loop_a: 1 add aimd, -1 remove it, 0 not given */
 	int procs, cns_given, force;
 	const char *config;
 	double deadline; /* s */
@@ -300,6 +307,17 @@ static dmr_status_t run_opt(int ch, const char *name, const char *arg, run_args_
 	case OPT_PUBLOG:
 		st = dmr_breakdown_publog_parse(arg, &o->published_log, err);
 		break;
+	case OPT_LOOP_A:
+		/* the published benchmark's gflags boolean */
+		if (!arg || !strcmp(arg, "true") || !strcmp(arg, "1"))
+			a->loop_a = 1;
+		else if (!strcmp(arg, "false") || !strcmp(arg, "0"))
+			a->loop_a = -1;
+		else
+			st =
+			    dmr_err_set(err, DMR_ERR_PARSE,
+					"option --loop_a: '%s': expected true, false, 1 or 0", arg);
+		break;
 	case 'w':
 		/* the bounds of kv run's --window-ms (replay/kv.h): 1 us to 1 h */
 		st = dmr_opt_double(name, arg, DMR_REPLAY_WINDOW_MS_MIN, DMR_REPLAY_WINDOW_MS_MAX,
@@ -341,6 +359,9 @@ int dmr_replay_main(int argc, char **argv)
 	    {"md-factor", required_argument, 0, 'D'},
 	    {"loop-window-ms", required_argument, 0, 'W'},
 	    {"loop-threshold", required_argument, 0, 'H'},
+	    {"loop_a", optional_argument, 0, OPT_LOOP_A},
+	    {"loop_a_ai_step", required_argument, 0, 'A'},
+	    {"loop_a_nf", required_argument, 0, 'D'},
 	    {"procs", no_argument, 0, 'X'},
 	    {"config", required_argument, 0, 'K'},
 	    {"deadline", required_argument, 0, 'E'},
@@ -386,6 +407,15 @@ int dmr_replay_main(int argc, char **argv)
 		fprintf(stderr, "dmreplay run: unexpected argument '%s'\n", argv[optind]);
 		return 2;
 	}
+	if (a.loop_a > 0 && (o->loop.loops & DMR_LOOP_AIMD_WORKER)) {
+		fprintf(stderr, "dmreplay run: option --loop_a: aimd (per CN) with --loop "
+				"aimd-worker: one loop at two granularities, pick one\n");
+		return 2;
+	}
+	if (a.loop_a > 0)
+		o->loop.loops |= DMR_LOOP_AIMD;
+	else if (a.loop_a < 0)
+		o->loop.loops &= ~DMR_LOOP_AIMD;
 	/* with --config the MNs are the config's: the CN processes check
 	 * --backups against them */
 	if (!a.config && o->backups >= o->mns) {

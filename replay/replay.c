@@ -614,6 +614,24 @@ static int mn_read(void *arg, int table, uint64_t slot, const uint64_t **payload
 	return (ver & DMR_VER_PRESENT) ? 1 : 0;
 }
 
+/* The loops' state into the time series before a window closes: signal,
+ * actuator, each CN's slots (dmr_ts_cn_slots), and the decisions since the
+ * last sample added to what the series has not consumed yet. Caller holds
+ * the lock (threaded). */
+static void ts_loop_sample(engine_t *e, uint64_t now)
+{
+	dmr_adm_sample_t smp;
+	dmr_adm_sample(e->adm, now, &smp);
+	e->ts.signal = smp.signal;
+	e->ts.actuator = smp.actuator;
+	e->ts.increases += smp.increases;
+	e->ts.decreases += smp.decreases;
+	e->ts.deferred += smp.deferred;
+	e->ts.moves += smp.moves;
+	for (uint32_t k = 0; k < e->ts.ncn; k++)
+		e->ts.cn_slots[k] = dmr_adm_cn_slots(e->adm, k);
+}
+
 /* Window bookkeeping: time series and the loops' windows of worker w. */
 static dmr_status_t tick(thr_t *th, uint32_t w, uint64_t now)
 {
@@ -623,15 +641,8 @@ static dmr_status_t tick(thr_t *th, uint32_t w, uint64_t now)
 	else if (dmr_ts_due(&e->ts, now)) {
 		dmr_txn_stats_t tot;
 		sum_stats(e, &tot);
-		if (e->adm) {
-			dmr_adm_sample_t smp;
-			dmr_adm_sample(e->adm, now, &smp);
-			e->ts.signal = smp.signal;
-			e->ts.actuator = smp.actuator;
-			e->ts.increases = smp.increases;
-			e->ts.decreases = smp.decreases;
-			e->ts.deferred = smp.deferred;
-		}
+		if (e->adm)
+			ts_loop_sample(e, now);
 		dmr_ts_advance(&e->ts, now, &tot);
 	}
 	if (!e->adm)
@@ -855,6 +866,11 @@ static dmr_status_t drive_threaded(engine_t *e)
 		if (dmr_ts_due(&e->ts, now)) {
 			dmr_txn_stats_t tot;
 			sum_stats_from(e, 1, &tot);
+			if (e->adm) {
+				lock(e);
+				ts_loop_sample(e, now);
+				unlock(e);
+			}
 			dmr_ts_advance(&e->ts, now, &tot);
 			if (e->ts.s.overflow && !e->stop) {
 				st = ts_overflow(e, &e->th[0].err);
@@ -1180,6 +1196,15 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	dmr_ts_init(&e->ts, window_ps ? window_ps : 100 * DMR_PS_PER_MS);
 	e->ts.s.max_rows = DMR_REPLAY_TS_MAX_ROWS;
 	e->ts.drift_ps = e->drift_ps;
+	if (e->adm && (o->loop.loops & DMR_LOOP_SLOTS)) {
+		st = dmr_ts_cn_slots(&e->ts, dmr_adm_ncn(e->adm));
+		if (st != DMR_OK) {
+			dmr_err_set(err, st, "replay: out of memory (time series)");
+			goto out_ctx;
+		}
+		for (uint32_t k = 0; k < e->ts.ncn; k++)
+			e->ts.cn_slots[k] = dmr_adm_cn_slots(e->adm, k);
+	}
 
 	/* --duration: no transaction starts after it (run time, ps) */
 	e->until = o->duration_s > 0 ? dmr_ps_from_s(o->duration_s) : UINT64_MAX;
@@ -1243,17 +1268,10 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	{
 		sum_stats(e, &res->st);
 		e->ts.phase = e->drift_ps ? tend / e->drift_ps : 0;
-		if (e->adm && !e->threaded) {
+		if (e->adm && !e->threaded)
 			/* the last window's own loop signal and actuator, not the
 			 * previous window's (D9) */
-			dmr_adm_sample_t smp;
-			dmr_adm_sample(e->adm, tend, &smp);
-			e->ts.signal = smp.signal;
-			e->ts.actuator = smp.actuator;
-			e->ts.increases += smp.increases;
-			e->ts.decreases += smp.decreases;
-			e->ts.deferred += smp.deferred;
-		}
+			ts_loop_sample(e, tend);
 		dmr_ts_finish(&e->ts, tend, &res->st);
 		res->sim_time_s = dmr_ps_to_s(tend);
 	}
@@ -1299,7 +1317,9 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	dmr_be_stats(e->be, &res->be);
 	snprintf(res->workload, sizeof(res->workload), "%s", h->workload);
 	snprintf(res->regime, sizeof(res->regime), "%s", h->regime);
-	snprintf(res->loop, sizeof(res->loop), "%s", dmr_loop_name(o->loop.loops));
+	dmr_loop_name(o->loop.loops, res->loop, sizeof(res->loop));
+	if (e->adm)
+		dmr_adm_summary(e->adm, &res->slots);
 	snprintf(res->backend, sizeof(res->backend), "%s", o->backend);
 	const dmr_model_t *m = e->model;
 	snprintf(res->profile, sizeof(res->profile), "%s", m ? m->name : "-");

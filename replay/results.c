@@ -15,7 +15,7 @@
 #include "../core/base/timeps.h"
 
 /* the columns of the transaction time series (timeseries.h) */
-enum { TS_TRIED, TS_COMMITTED, TS_ABORTS, TS_GAVE_UP, TS_INC, TS_DEC, TS_DEF, TS_NCNT };
+enum { TS_TRIED, TS_COMMITTED, TS_ABORTS, TS_GAVE_UP, TS_INC, TS_DEC, TS_DEF, TS_MOVES, TS_NCNT };
 enum { TS_PHASE, TS_SIGNAL, TS_ACTUATOR, TS_NGAUGE };
 
 void dmr_ts_init(dmr_ts_t *ts, uint64_t window_ps)
@@ -27,6 +27,34 @@ void dmr_ts_init(dmr_ts_t *ts, uint64_t window_ps)
 void dmr_ts_fini(dmr_ts_t *ts)
 {
 	dmr_tseries_fini(&ts->s);
+	free(ts->cn_slots);
+	free(ts->cn_names);
+	ts->cn_slots = NULL;
+	ts->cn_names = NULL;
+	ts->ncn = 0;
+}
+
+dmr_status_t dmr_ts_cn_slots(dmr_ts_t *ts, uint32_t ncn)
+{
+	double *v = calloc(ncn ? ncn : 1, sizeof(*v));
+	char(*names)[32] = calloc(ncn ? ncn : 1, sizeof(*names));
+	if (!v || !names) {
+		free(v);
+		free(names);
+		return DMR_ERR_NOMEM;
+	}
+	for (uint32_t k = 0; k < ncn; k++)
+		snprintf(names[k], sizeof(names[k]), "loop_actuator_cn%u", k);
+	uint32_t max_rows = ts->s.max_rows;
+	dmr_time_ps_t w = ts->s.window_ps;
+	dmr_tseries_fini(&ts->s);
+	dmr_tseries_init(&ts->s, w, TS_NCNT, TS_NGAUGE + ncn, max_rows);
+	free(ts->cn_slots);
+	free(ts->cn_names);
+	ts->cn_slots = v;
+	ts->cn_names = names;
+	ts->ncn = ncn;
+	return DMR_OK;
 }
 
 static uint64_t aborts_of(const dmr_txn_stats_t *s)
@@ -40,15 +68,14 @@ static uint64_t aborts_of(const dmr_txn_stats_t *s)
 /* The counters and gauges now. The loop decisions the replay set are
  * consumed: done[] + the replay's value is their running total, so the
  * first window that closes gets the value and later ones none. */
-static void ts_sample(dmr_ts_t *ts, const dmr_txn_stats_t *st, uint64_t c[TS_NCNT],
-		      double g[TS_NGAUGE])
+static void ts_sample(dmr_ts_t *ts, const dmr_txn_stats_t *st, uint64_t c[TS_NCNT], double *g)
 {
-	uint64_t *set[3] = {&ts->increases, &ts->decreases, &ts->deferred};
+	uint64_t *set[4] = {&ts->increases, &ts->decreases, &ts->deferred, &ts->moves};
 	c[TS_TRIED] = st->tried;
 	c[TS_COMMITTED] = st->committed;
 	c[TS_ABORTS] = aborts_of(st);
 	c[TS_GAVE_UP] = st->gave_up;
-	for (int k = 0; k < 3; k++) {
+	for (int k = 0; k < 4; k++) {
 		ts->done[k] += *set[k];
 		*set[k] = 0;
 		c[TS_INC + k] = ts->done[k];
@@ -56,24 +83,48 @@ static void ts_sample(dmr_ts_t *ts, const dmr_txn_stats_t *st, uint64_t c[TS_NCN
 	g[TS_PHASE] = (double)ts->phase;
 	g[TS_SIGNAL] = ts->signal;
 	g[TS_ACTUATOR] = ts->actuator;
+	for (uint32_t k = 0; k < ts->ncn; k++)
+		g[TS_NGAUGE + k] = ts->cn_slots[k];
 }
+
+/* Gauges of one sample: TS_NGAUGE + ncn, on the stack when few. */
+#define TS_GAUGE_STACK 64
 
 void dmr_ts_advance(dmr_ts_t *ts, uint64_t now_ps, const dmr_txn_stats_t *st)
 {
 	if (!dmr_tseries_due(&ts->s, now_ps))
 		return; /* no window closes: the replay's loop decisions stay set */
 	uint64_t c[TS_NCNT];
-	double g[TS_NGAUGE];
+	double gs[TS_GAUGE_STACK], *g = gs;
+	if (TS_NGAUGE + ts->ncn > TS_GAUGE_STACK &&
+	    !(g = malloc(sizeof(*g) * (TS_NGAUGE + ts->ncn))))
+		return; /* out of memory: this sample is skipped, the next one
+			 * gets the counters' change */
 	ts_sample(ts, st, c, g);
 	dmr_tseries_advance(&ts->s, now_ps, c, g);
+	if (g != gs)
+		free(g);
 }
 
 void dmr_ts_finish(dmr_ts_t *ts, uint64_t end_ps, const dmr_txn_stats_t *st)
 {
 	uint64_t c[TS_NCNT];
-	double g[TS_NGAUGE];
-	ts_sample(ts, st, c, g);
+	double gs[TS_GAUGE_STACK], *g = gs;
+	if (TS_NGAUGE + ts->ncn > TS_GAUGE_STACK &&
+	    !(g = malloc(sizeof(*g) * (TS_NGAUGE + ts->ncn))))
+		g = NULL; /* out of memory: the last row's gauges are zeros */
+	if (g)
+		ts_sample(ts, st, c, g);
+	else {
+		double g0[TS_NGAUGE];
+		uint32_t n = ts->ncn;
+		ts->ncn = 0; /* only the fixed gauges */
+		ts_sample(ts, st, c, g0);
+		ts->ncn = n;
+	}
 	dmr_tseries_finish(&ts->s, end_ps, c, g);
+	if (g != gs)
+		free(g);
 }
 
 static int ts_phase(FILE *f, const dmr_tseries_t *s, uint32_t i, const void *arg)
@@ -100,7 +151,21 @@ int dmr_ts_write_csv(const dmr_ts_t *ts, FILE *f)
 	    {"loop_decreases", DMR_TSERIES_CNT, TS_DEC, NULL, NULL},
 	    {"loop_deferred", DMR_TSERIES_CNT, TS_DEF, NULL, NULL},
 	};
-	return dmr_tseries_write_csv(&ts->s, f, cols, sizeof(cols) / sizeof(cols[0]), ts);
+	uint32_t nbase = sizeof(cols) / sizeof(cols[0]);
+	if (!ts->ncn)
+		return dmr_tseries_write_csv(&ts->s, f, cols, nbase, ts);
+	uint32_t n = nbase + 1 + ts->ncn;
+	dmr_tseries_col_t *all = malloc(sizeof(*all) * n);
+	if (!all)
+		return -1;
+	memcpy(all, cols, sizeof(cols));
+	all[nbase] = (dmr_tseries_col_t){"loop_moves", DMR_TSERIES_CNT, TS_MOVES, NULL, NULL};
+	for (uint32_t k = 0; k < ts->ncn; k++)
+		all[nbase + 1 + k] = (dmr_tseries_col_t){ts->cn_names[k], DMR_TSERIES_GAUGE,
+							 TS_NGAUGE + k, "%.0f", NULL};
+	int rc = dmr_tseries_write_csv(&ts->s, f, all, n, ts);
+	free(all);
+	return rc;
 }
 
 static const char *summary_header =
@@ -255,6 +320,18 @@ void dmr_replay_print(const dmr_replay_result_t *r, void *file)
 		    "  note           the run lasted %.3f ms, less than one loop window (%.3f ms): "
 		    "loop %s never acted (--loop-window-ms)\n",
 		    r->sim_time_s * 1e3, dmr_ps_to_ms(r->loop_cfg.window_ps), r->loop);
+	if (r->slots.cap)
+		fprintf(f,
+			"  loop           %s: slots per %s %u..%u (bound %u), %llu moves (%llu up, "
+			"%llu down) in %llu windows\n",
+			r->loop, (r->loop_cfg.loops & DMR_LOOP_AIMD) ? "CN" : "worker",
+			r->slots.min, r->slots.max, r->slots.cap,
+			(unsigned long long)(r->slots.up + r->slots.down),
+			(unsigned long long)r->slots.up, (unsigned long long)r->slots.down,
+			(unsigned long long)r->slots.windows);
+	if (r->loop_cfg.loops & DMR_LOOP_PERKEY)
+		fprintf(f, "  loop           perkey: %llu deferrals behind a hot record\n",
+			(unsigned long long)r->slots.key_deferred);
 	fprintf(f, "  per commit     %.2f atomics, %.2f READs\n", r->atomics_per_commit,
 		r->reads_per_commit);
 	fprintf(f,

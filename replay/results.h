@@ -37,7 +37,9 @@
  * causes) and gave_up, the loop decisions of the window (increases,
  * decreases, deferred: the values the replay set, consumed by the first
  * window that closes), and the drift phase, loop signal and actuator when
- * the window closed.
+ * the window closed. With a slot gate (core/loop.h DMR_LOOP_SLOTS, after
+ * dmr_ts_cn_slots) also the moves of the window (decisions that changed a
+ * limit) and each CN's admitted-slot limit when the window closed.
  */
 typedef struct dmr_ts {
 	dmr_tseries_t s; /* the rows (timeseries.h) */
@@ -46,7 +48,11 @@ typedef struct dmr_ts {
 	uint64_t increases, decreases, deferred;
 	uint64_t drift_ps; /* > 0: phase of a row = its start / drift_ps */
 	double signal, actuator;
-	uint64_t done[3]; /* increases, decreases, deferred consumed so far */
+	uint64_t moves;	  /* like increases */
+	uint32_t ncn;	  /* per-CN columns (0: none) */
+	double *cn_slots; /* ncn: set by the replay before a window closes */
+	char (*cn_names)[32];
+	uint64_t done[4]; /* increases, decreases, deferred, moves consumed so far */
 } dmr_ts_t;
 
 static inline int dmr_ts_due(const dmr_ts_t *ts, uint64_t now_ps)
@@ -57,6 +63,10 @@ static inline int dmr_ts_due(const dmr_ts_t *ts, uint64_t now_ps)
 /* An empty series of windows of window_ps (cannot fail). */
 void dmr_ts_init(dmr_ts_t *ts, uint64_t window_ps);
 void dmr_ts_fini(dmr_ts_t *ts);
+/* Add the slot-gate columns for ncn CNs (before the first row; window and
+ * max_rows kept): loop_moves and loop_actuator_cn0..cnN-1, each CN's slot
+ * limit (cn_slots[], initially 0). DMR_ERR_NOMEM (the series unchanged). */
+dmr_status_t dmr_ts_cn_slots(dmr_ts_t *ts, uint32_t ncn);
 /* Close every window that ended at or before now_ps, attributing the
  * counters' change since the last window to it. */
 void dmr_ts_advance(dmr_ts_t *ts, uint64_t now_ps, const dmr_txn_stats_t *st);
@@ -64,7 +74,8 @@ void dmr_ts_advance(dmr_ts_t *ts, uint64_t now_ps, const dmr_txn_stats_t *st);
 void dmr_ts_finish(dmr_ts_t *ts, uint64_t end_ps, const dmr_txn_stats_t *st);
 /* Write the series as timeseries.csv's text to f (t_s, tried, committed,
  * aborts, gave_up, phase, loop_signal, loop_actuator, loop_increases,
- * loop_decreases, loop_deferred). Returns 0, or -1 when a write failed. */
+ * loop_decreases, loop_deferred; with dmr_ts_cn_slots also loop_moves and
+ * loop_actuator_cnK per CN). Returns 0, or -1 when a write failed. */
 int dmr_ts_write_csv(const dmr_ts_t *ts, FILE *f);
 
 /* The header line of summary.csv (column names, comma-separated, no
@@ -90,7 +101,8 @@ dmr_status_t dmr_results_write_file(const char *dir, const char *name,
 /* One run's figures: what summary.csv holds (dmr_results_columns) and
  * dmr_replay_print prints. Filled by the engine (replay.c). */
 typedef struct dmr_replay_result {
-	char workload[32], regime[64], loop[16], backend[16], profile[64], status[16];
+	char workload[32], regime[64], loop[DMR_LOOP_NAME_MAX], backend[16], profile[64],
+	    status[16];
 	char profile_path[256];
 	uint32_t cns, threads, coros;
 	uint64_t seed, txns;
@@ -115,7 +127,8 @@ typedef struct dmr_replay_result {
 	uint32_t retries_limit;
 	double backoff_us, duration_s;
 	dmr_loop_cfg_t loop_cfg;
-	int verified; /* 1 passed, 0 failed, -1 n/a (no invariants known) */
+	dmr_adm_summary_t slots; /* the slot gate over the run (core/loop.h; 0s: none) */
+	int verified;		 /* 1 passed, 0 failed, -1 n/a (no invariants known) */
 	int partial;
 	/* issue 11 (core): the cluster and protocol of the run */
 	uint32_t mns, backups;

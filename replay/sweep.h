@@ -8,12 +8,18 @@
  *     "workload": {"name": "tpcc", "mix": "dm", "warehouses": 40,
  *                  "txns": 200000},           generator settings
  *     "axes": {"regime": ["uniform", "extreme"], "loop": ["none", "aimd"]},
+ *     "cells": [{"name": "baseline"},         named option sets (optional)
+ *               {"name": "aimd", "loop": "aimd"}],
  *     "reps": 3,                              repetitions (default 1)
  *     "seed": 1,                              base seed (default 1)
  *     "run": {"cns": 4, "threads": 28} }      fixed `dmreplay run` options
  *
  * Cells are the cartesian product of the axes (first axis outermost); a cell
  * is named "axis=value;axis=value" in axis order ("default" without axes).
+ * With "cells" (named option sets: run options and generator settings, as
+ * the axes take them), each named set is crossed with the axes, outermost,
+ * and the cell's name starts with "cell=NAME" ("cell=aimd;regime=extreme");
+ * a set's options may be neither an axis nor fixed in run or workload.
  * Repetition r of a cell runs with seed base+r; when "seed" is an axis its
  * values are the repetitions instead (cells then exclude seed). The trace
  * seed follows the run seed unless workload.seed is an integer.
@@ -33,7 +39,8 @@
  *
  * Contract of the planning functions (tested without running anything):
  * dmr_sweep_spec_parse() refuses unknown keys, axes and value types naming
- * the JSON field ("axes.threads[2]: ..."); dmr_sweep_plan_build() expands
+ * the JSON field ("axes.threads[2]: ...", "cells[1] (aimd).ai_step: ...",
+ * a cell name given twice); dmr_sweep_plan_build() expands
  * cells x reps; dmr_sweep_plan_resume() marks finished jobs from an existing
  * summary.csv.
  */
@@ -64,6 +71,14 @@ typedef struct dmr_sweep_axis {
 	char (*vals)[DMR_SWEEP_VAL_MAX];
 } dmr_sweep_axis_t;
 
+/* One named option set of "cells". */
+typedef struct dmr_sweep_set {
+	char name[64];
+	dmr_sweep_opt_t opts[DMR_SWEEP_MAX_OPTS];
+	uint8_t gen[DMR_SWEEP_MAX_OPTS]; /* 1: a generator setting (a trace per value) */
+	size_t nopts;
+} dmr_sweep_set_t;
+
 typedef struct dmr_sweep_spec {
 	char name[64];
 	char workload[16];			/* tpcc, smallbank, ycsb */
@@ -75,7 +90,9 @@ typedef struct dmr_sweep_spec {
 	size_t nrun;
 	dmr_sweep_axis_t axes[DMR_SWEEP_MAX_AXES];
 	size_t naxes;
-	int seed_axis; /* index into axes, or -1 */
+	int seed_axis;	       /* index into axes, or -1 */
+	dmr_sweep_set_t *sets; /* "cells" (malloc'd), NULL = none */
+	size_t nsets;
 	uint32_t reps;
 	uint64_t seed_base;
 } dmr_sweep_spec_t;
@@ -86,6 +103,7 @@ typedef struct dmr_sweep_job {
 	char dir[600];	 /* "regime=extreme+loop=aimd-r0" (under cells/) */
 	char trace[600]; /* trace file name (under traces/) */
 	uint32_t cell_idx, rep;
+	int set; /* index into spec->sets, or -1 */
 	uint64_t seed, trace_seed;
 	size_t *vidx; /* value index per axis (seed axis: rep) */
 	int done;

@@ -316,10 +316,46 @@ static int base_matches(const dmr_report_t *r, const rcell_t *c, const rcell_t *
 	return 1;
 }
 
+static const char *spec_axis(const char *spec, const char *key, char *out, size_t len);
+
+/* Named cells (a sweep's "cells": an axis "cell" in the cell names): the
+ * default baseline is the first of them, in the spec's order
+ * (DIR/sweep.spec's axes.cell line) or, without it, the named cell of the
+ * first row. "cell=NAME" into out, or 0 when there are no named cells. */
+static int first_named_cell(const dmr_report_t *r, char *out, size_t len)
+{
+	const char *first = NULL;
+	/* the cell of the first row (a cell's rows are in file order) */
+	for (size_t c = 0; c < r->ncells && !first; c++)
+		if (r->cells[c].nrows && r->cells[c].rows[0] == 0)
+			for (size_t k = 0; k < r->cells[c].nkv; k++)
+				if (strcmp(r->cells[c].k[k], "cell") == 0)
+					first = r->cells[c].v[k];
+	if (!first)
+		return 0;
+	char specp[PATH_MAX + 16], ax[8192];
+	snprintf(specp, sizeof(specp), "%s/sweep.spec", r->sum_dir);
+	char *spec = NULL;
+	size_t slen;
+	dmr_err_t serr;
+	if (dmr_file_read_all(specp, 1 << 24, &spec, &slen, &serr) != DMR_OK)
+		spec = NULL;
+	const char *order = spec_axis(spec, "cell", ax, sizeof(ax));
+	if (order && *order)
+		snprintf(out, len, "cell=%.*s", (int)strcspn(order, ","), order);
+	else
+		snprintf(out, len, "cell=%s", first);
+	free(spec);
+	return 1;
+}
+
 static dmr_status_t resolve_baseline(dmr_report_t *r, dmr_err_t *err)
 {
 	const char *spec = r->cfg.baseline;
 	int given = spec != NULL;
+	char named[256];
+	if (!spec && first_named_cell(r, named, sizeof(named)))
+		spec = named;
 	if (!spec) {
 		int any = 0;
 		for (size_t c = 0; c < r->ncells && !any; c++)

@@ -35,14 +35,20 @@ static int opt_cmp(const void *a, const void *b)
 	return strcmp(((const dmr_sweep_opt_t *)a)->key, ((const dmr_sweep_opt_t *)b)->key);
 }
 
-/* The generator settings of a job, sorted by key (seed included). */
-static size_t gen_settings(const dmr_sweep_spec_t *s, const size_t *vidx, uint64_t trace_seed,
-			   dmr_sweep_opt_t *out)
+/* The generator settings of a job (named set `set`, -1 none), sorted by
+ * key (seed included). out holds DMR_SWEEP_MAX_OPTS x 2 +
+ * DMR_SWEEP_MAX_AXES + 1. */
+static size_t gen_settings(const dmr_sweep_spec_t *s, int set, const size_t *vidx,
+			   uint64_t trace_seed, dmr_sweep_opt_t *out)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < s->nwl; i++)
 		if (strcmp(s->wl[i].key, "seed") != 0)
 			out[n++] = s->wl[i];
+	if (set >= 0)
+		for (size_t i = 0; i < s->sets[set].nopts; i++)
+			if (s->sets[set].gen[i])
+				out[n++] = s->sets[set].opts[i];
 	for (size_t a = 0; a < s->naxes; a++)
 		if (s->axes[a].gen) {
 			snprintf(out[n].key, sizeof(out[n].key), "%s", s->axes[a].name);
@@ -157,7 +163,7 @@ dmr_status_t dmr_sweep_plan_build(const dmr_sweep_spec_t *s, dmr_sweep_plan_t *p
 {
 	dmr_sweep_plan_t p;
 	memset(&p, 0, sizeof(p));
-	size_t ncells = 1;
+	size_t ncells = s->nsets ? s->nsets : 1;
 	for (size_t a = 0; a < s->naxes; a++) {
 		if ((int)a == s->seed_axis)
 			continue;
@@ -176,7 +182,8 @@ dmr_status_t dmr_sweep_plan_build(const dmr_sweep_spec_t *s, dmr_sweep_plan_t *p
 		free(vidx);
 		return dmr_err_set(err, DMR_ERR_NOMEM, "out of memory");
 	}
-	dmr_sweep_opt_t g[DMR_SWEEP_MAX_OPTS + DMR_SWEEP_MAX_AXES + 1];
+	dmr_sweep_opt_t g[2 * DMR_SWEEP_MAX_OPTS + DMR_SWEEP_MAX_AXES + 1];
+	size_t per_set = ncells / (s->nsets ? s->nsets : 1); /* axis cells per named set */
 	for (uint32_t r = 0; r < s->reps; r++) {
 		if (dmr_sig_caught()) {
 			free(vidx);
@@ -188,7 +195,9 @@ dmr_status_t dmr_sweep_plan_build(const dmr_sweep_spec_t *s, dmr_sweep_plan_t *p
 			j->vidx = vidx + (r * ncells + c) * (s->naxes ? s->naxes : 1);
 			j->cell_idx = (uint32_t)c;
 			j->rep = r;
-			size_t rem = c;
+			/* the named set outermost, then the axes */
+			j->set = s->nsets ? (int)(c / per_set) : -1;
+			size_t rem = c % per_set;
 			for (size_t a = s->naxes; a-- > 0;) {
 				if ((int)a == s->seed_axis) {
 					j->vidx[a] = r;
@@ -198,6 +207,9 @@ dmr_status_t dmr_sweep_plan_build(const dmr_sweep_spec_t *s, dmr_sweep_plan_t *p
 				rem /= s->axes[a].nvals;
 			}
 			size_t o = 0;
+			if (j->set >= 0)
+				o = (size_t)snprintf(j->cell, sizeof(j->cell), "cell=%s",
+						     s->sets[j->set].name);
 			for (size_t a = 0; a < s->naxes; a++) {
 				if ((int)a == s->seed_axis)
 					continue;
@@ -217,7 +229,7 @@ dmr_status_t dmr_sweep_plan_build(const dmr_sweep_spec_t *s, dmr_sweep_plan_t *p
 				      ? strtoull(s->axes[s->seed_axis].vals[r], NULL, 10)
 				      : s->seed_base + r;
 			j->trace_seed = s->trace_seed_fixed ? s->trace_seed : j->seed;
-			size_t ng = gen_settings(s, j->vidx, j->trace_seed, g);
+			size_t ng = gen_settings(s, j->set, j->vidx, j->trace_seed, g);
 			char key[1024];
 			o = (size_t)snprintf(key, sizeof(key), "%s", s->workload);
 			for (size_t i = 0; i < ng && o < sizeof(key); i++)
@@ -248,8 +260,8 @@ dmr_status_t dmr_sweep_plan_build(const dmr_sweep_spec_t *s, dmr_sweep_plan_t *p
 			const dmr_sweep_job_t *lo = a < b ? a : b, *hi = a < b ? b : a;
 			dmr_status_t st =
 			    dmr_err_set(err, DMR_ERR_PARSE,
-					"axes: cells '%s' and '%s' map to the same directory %s",
-					lo->cell, hi->cell, a->dir);
+					"%s: cells '%s' and '%s' map to the same directory %s",
+					s->nsets ? "cells" : "axes", lo->cell, hi->cell, a->dir);
 			free(ix);
 			dmr_sweep_plan_free(&p);
 			return st;
@@ -301,6 +313,8 @@ char *dmr_sweep_spec_normalised(const dmr_sweep_spec_t *s)
 	size_t len = 8192;
 	for (size_t a = 0; a < s->naxes; a++)
 		len += 64 + s->axes[a].nvals * (DMR_SWEEP_VAL_MAX + 1);
+	for (size_t i = 0; i < s->nsets; i++)
+		len += 160 + s->sets[i].nopts * (DMR_SWEEP_VAL_MAX + 40);
 	char *out = malloc(len);
 	if (!out)
 		return NULL;
@@ -318,6 +332,29 @@ char *dmr_sweep_spec_normalised(const dmr_sweep_spec_t *s)
 					      s->axes[a].vals[i]);
 		if (o < len)
 			o += (size_t)snprintf(out + o, len - o, "\n");
+	}
+	if (s->nsets) {
+		/* the named cells: their order (the report's, as an axis's) and
+		 * each one's options sorted by key */
+		if (o < len)
+			o += (size_t)snprintf(out + o, len - o, "axes.cell=");
+		for (size_t i = 0; i < s->nsets && o < len; i++)
+			o += (size_t)snprintf(out + o, len - o, "%s%s", i ? "," : "",
+					      s->sets[i].name);
+		if (o < len)
+			o += (size_t)snprintf(out + o, len - o, "\n");
+		for (size_t i = 0; i < s->nsets && o < len; i++) {
+			dmr_sweep_opt_t so[DMR_SWEEP_MAX_OPTS];
+			size_t n = s->sets[i].nopts;
+			memcpy(so, s->sets[i].opts, n * sizeof(*so));
+			qsort(so, n, sizeof(*so), opt_cmp);
+			o += (size_t)snprintf(out + o, len - o, "cells.%s=", s->sets[i].name);
+			for (size_t k = 0; k < n && o < len; k++)
+				o += (size_t)snprintf(out + o, len - o, "%s%s=%s", k ? ";" : "",
+						      so[k].key, so[k].val);
+			if (o < len)
+				o += (size_t)snprintf(out + o, len - o, "\n");
+		}
 	}
 	if (o < len)
 		o += (size_t)snprintf(out + o, len - o, "reps=%u\n", s->reps);
@@ -612,8 +649,8 @@ char **dmr_sweep_gen_argv(const dmr_sweep_spec_t *s, const dmr_sweep_job_t *job,
 			  const char *trace_path)
 {
 	dmr_sweep_av_t b = {0};
-	dmr_sweep_opt_t g[DMR_SWEEP_MAX_OPTS + DMR_SWEEP_MAX_AXES + 1];
-	size_t ng = gen_settings(s, job->vidx, job->trace_seed, g);
+	dmr_sweep_opt_t g[2 * DMR_SWEEP_MAX_OPTS + DMR_SWEEP_MAX_AXES + 1];
+	size_t ng = gen_settings(s, job->set, job->vidx, job->trace_seed, g);
 	dmr_sweep_av_list(&b, exe, "gen", s->workload, (char *)NULL);
 	for (size_t i = 0; i < ng; i++)
 		dmr_sweep_av_opt(&b, g[i].key, g[i].val);
@@ -631,6 +668,11 @@ char **dmr_sweep_run_argv(const dmr_sweep_spec_t *s, const dmr_sweep_job_t *job,
 			  "--quiet", (char *)NULL);
 	for (size_t i = 0; i < s->nrun; i++)
 		dmr_sweep_av_opt(&b, s->run[i].key, s->run[i].val);
+	if (job->set >= 0)
+		for (size_t i = 0; i < s->sets[job->set].nopts; i++)
+			if (!s->sets[job->set].gen[i])
+				dmr_sweep_av_opt(&b, s->sets[job->set].opts[i].key,
+						 s->sets[job->set].opts[i].val);
 	for (size_t a = 0; a < s->naxes; a++)
 		if (!s->axes[a].gen && (int)a != s->seed_axis)
 			dmr_sweep_av_opt(&b, s->axes[a].name, s->axes[a].vals[job->vidx[a]]);

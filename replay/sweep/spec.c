@@ -52,16 +52,27 @@ typedef struct keydef {
 } keydef_t;
 
 static const keydef_t axis_defs[] = {
-    {"regime", V_REGIME, 1, ""},      {"mix", V_STR, 1, "tpcc"},
-    {"warehouses", V_POS, 1, "tpcc"}, {"txns", V_POS, 1, ""},
-    {"loop", V_STR, 0, NULL},	      {"threads", V_POS, 0, NULL},
-    {"coros", V_POS, 0, NULL},	      {"cns", V_POS, 0, NULL},
-    {"seed", V_UINT, 0, NULL},	      {"retries", V_UINT, 0, NULL},
-    {"profile", V_STR, 0, NULL},      {"ai_step", V_POS, 0, NULL},
-    {"md_factor", V_NUMP, 0, NULL},   {"loop_window_ms", V_NUMP, 0, NULL},
-    {"duration", V_DUR, 0, NULL},     {"protocol", V_STR, 0, NULL},
-    {"mns", V_POS, 0, NULL},	      {"backups", V_UINT, 0, NULL},
-    {"index", V_STR, 0, NULL},	      {"addr_cache", V_SIZE0, 0, NULL},
+    {"regime", V_REGIME, 1, ""},
+    {"mix", V_STR, 1, "tpcc"},
+    {"warehouses", V_POS, 1, "tpcc"},
+    {"txns", V_POS, 1, ""},
+    {"loop", V_STR, 0, NULL},
+    {"threads", V_POS, 0, NULL},
+    {"coros", V_POS, 0, NULL},
+    {"cns", V_POS, 0, NULL},
+    {"seed", V_UINT, 0, NULL},
+    {"retries", V_UINT, 0, NULL},
+    {"profile", V_STR, 0, NULL},
+    {"ai_step", V_POS, 0, NULL},
+    {"md_factor", V_NUMP, 0, NULL},
+    {"loop_window_ms", V_NUMP, 0, NULL},
+    {"duration", V_DUR, 0, NULL},
+    {"protocol", V_STR, 0, NULL},
+    {"mns", V_POS, 0, NULL},
+    {"backups", V_UINT, 0, NULL},
+    {"index", V_STR, 0, NULL},
+    {"addr_cache", V_SIZE0, 0, NULL},
+    {"loop_threshold", V_NUM0, 0, NULL},
 };
 
 static const keydef_t run_defs[] = {
@@ -75,7 +86,7 @@ static const keydef_t run_defs[] = {
     {"md_factor", V_NUMP, 0, NULL},   {"loop_window_ms", V_NUMP, 0, NULL},
     {"protocol", V_STR, 0, NULL},     {"mns", V_POS, 0, NULL},
     {"backups", V_UINT, 0, NULL},     {"index", V_STR, 0, NULL},
-    {"addr_cache", V_SIZE0, 0, NULL},
+    {"addr_cache", V_SIZE0, 0, NULL}, {"loop_threshold", V_NUM0, 0, NULL},
 };
 
 static const keydef_t wl_defs[] = {
@@ -230,6 +241,9 @@ void dmr_sweep_spec_free(dmr_sweep_spec_t *spec)
 		spec->axes[i].vals = NULL;
 	}
 	spec->naxes = 0;
+	free(spec->sets);
+	spec->sets = NULL;
+	spec->nsets = 0;
 }
 
 static dmr_status_t parse_opts(const json_t *obj, const char *what, const keydef_t *defs,
@@ -349,6 +363,133 @@ static dmr_status_t parse_axes(const json_t *obj, dmr_sweep_spec_t *s, dmr_err_t
 	return DMR_OK;
 }
 
+/* The options a named cell takes: the axes' (seed excepted: the sweep's),
+ * the run options that are no axis, and the generator settings of
+ * "workload"; "txns" is the generator's, as on an axis. */
+static const keydef_t *cell_def(const char *key)
+{
+	if (strcmp(key, "seed") == 0)
+		return NULL;
+	const keydef_t *d = find_def(axis_defs, NELEM(axis_defs), key);
+	if (!d)
+		d = find_def(run_defs, NELEM(run_defs), key);
+	return d ? d : find_def(wl_defs, NELEM(wl_defs), key);
+}
+
+static void cell_known(const char *wl, char *out, size_t len)
+{
+	size_t o = 0;
+	out[0] = '\0';
+	for (size_t i = 0; i < NELEM(axis_defs) && o < len; i++)
+		if (strcmp(axis_defs[i].name, "seed") != 0 &&
+		    (!axis_defs[i].gen || wl_takes(&axis_defs[i], wl)))
+			o += (size_t)snprintf(out + o, len - o, "%s%s", o ? ", " : "",
+					      axis_defs[i].name);
+	for (size_t i = 0; i < NELEM(run_defs) && o < len; i++)
+		if (!find_def(axis_defs, NELEM(axis_defs), run_defs[i].name))
+			o += (size_t)snprintf(out + o, len - o, ", %s", run_defs[i].name);
+	for (size_t i = 0; i < NELEM(wl_defs) && o < len; i++)
+		if (!find_def(axis_defs, NELEM(axis_defs), wl_defs[i].name) &&
+		    strcmp(wl_defs[i].name, "seed") != 0 && wl_takes(&wl_defs[i], wl))
+			o += (size_t)snprintf(out + o, len - o, ", %s", wl_defs[i].name);
+}
+
+#define MAX_SETS 10000
+
+/* "cells": a non-empty array of objects, each a "name" (unique, a safe
+ * string) and options. Messages name the field: cells[I] (NAME).KEY. */
+static dmr_status_t parse_cells(const json_t *arr, dmr_sweep_spec_t *s, dmr_err_t *err)
+{
+	char known[1024];
+	if (!json_is_array(arr) || json_array_size(arr) == 0)
+		return dmr_err_set(err, DMR_ERR_PARSE,
+				   "cells: expected a non-empty array of objects (each a "
+				   "\"name\" and options)");
+	size_t n = json_array_size(arr);
+	if (n > MAX_SETS)
+		return dmr_err_set(err, DMR_ERR_PARSE, "cells: more than %d cells", MAX_SETS);
+	s->sets = calloc(n, sizeof(*s->sets));
+	if (!s->sets)
+		return dmr_err_set(err, DMR_ERR_NOMEM, "out of memory");
+	size_t i;
+	json_t *obj;
+	json_array_foreach((json_t *)arr, i, obj)
+	{
+		dmr_sweep_set_t *set = &s->sets[i];
+		if (!json_is_object(obj))
+			return dmr_err_set(
+			    err, DMR_ERR_PARSE,
+			    "cells[%zu]: expected an object (a \"name\" and options)", i);
+		json_t *nm = json_object_get(obj, "name");
+		if (!nm)
+			return dmr_err_set(err, DMR_ERR_PARSE,
+					   "cells[%zu].name: missing (every cell needs a name)", i);
+		if (!json_is_string(nm) || !safe_string(json_string_value(nm)) ||
+		    strlen(json_string_value(nm)) >= sizeof(set->name))
+			return dmr_err_set(
+			    err, DMR_ERR_PARSE,
+			    "cells[%zu].name: expected a string of 1..%zu characters without a "
+			    "leading '-', space , ; = \" ' \\ ` $",
+			    i, sizeof(set->name) - 1);
+		snprintf(set->name, sizeof(set->name), "%s", json_string_value(nm));
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(s->sets[j].name, set->name) == 0)
+				return dmr_err_set(err, DMR_ERR_PARSE,
+						   "cells[%zu].name: '%s' also names cells[%zu] "
+						   "(cell names must be unique)",
+						   i, set->name, j);
+		s->nsets = i + 1;
+		const char *key;
+		json_t *v;
+		json_object_foreach(obj, key, v)
+		{
+			char field[200];
+			snprintf(field, sizeof(field), "cells[%zu] (%s).%.60s", i, set->name, key);
+			if (strcmp(key, "name") == 0)
+				continue;
+			if (strcmp(key, "seed") == 0 || strcmp(key, "trace") == 0 ||
+			    strcmp(key, "out") == 0 || strcmp(key, "quiet") == 0)
+				return dmr_err_set(err, DMR_ERR_PARSE,
+						   "%s: set by the sweep (use the top-level "
+						   "\"seed\" or a seed axis)",
+						   field);
+			const keydef_t *d = cell_def(key);
+			if (!d) {
+				cell_known(s->workload, known, sizeof(known));
+				return dmr_err_set(err, DMR_ERR_PARSE,
+						   "%s: unknown option (known: %s)", field, known);
+			}
+			if (d->gen && !wl_takes(d, s->workload))
+				return dmr_err_set(err, DMR_ERR_PARSE,
+						   "%s: not a setting of workload %s", field,
+						   s->workload);
+			for (size_t a = 0; a < s->naxes; a++)
+				if (strcmp(s->axes[a].name, key) == 0)
+					return dmr_err_set(err, DMR_ERR_PARSE,
+							   "%s: also an axis (axes.%s)", field,
+							   key);
+			if (find_opt(s->run, s->nrun, key))
+				return dmr_err_set(err, DMR_ERR_PARSE, "%s: also fixed in run.%s",
+						   field, key);
+			if (d->gen && find_opt(s->wl, s->nwl, key))
+				return dmr_err_set(err, DMR_ERR_PARSE,
+						   "%s: also fixed in workload.%s", field, key);
+			if (set->nopts >= DMR_SWEEP_MAX_OPTS)
+				return dmr_err_set(err, DMR_ERR_PARSE,
+						   "cells[%zu]: more than %d options", i,
+						   DMR_SWEEP_MAX_OPTS);
+			dmr_sweep_opt_t *o = &set->opts[set->nopts];
+			snprintf(o->key, sizeof(o->key), "%s", key);
+			dmr_status_t st = val_text(v, d->t, field, o->val, err);
+			if (st != DMR_OK)
+				return st;
+			set->gen[set->nopts] = (uint8_t)d->gen;
+			set->nopts++;
+		}
+	}
+	return DMR_OK;
+}
+
 dmr_status_t dmr_sweep_spec_parse(const char *text, const char *name, dmr_sweep_spec_t *spec_p,
 				  dmr_err_t *err)
 {
@@ -374,7 +515,7 @@ dmr_status_t dmr_sweep_spec_parse(const char *text, const char *name, dmr_sweep_
 	}
 	json_object_foreach(root, key, v)
 	{
-		static const char *known[] = {"name", "description", "workload", "axes",
+		static const char *known[] = {"name", "description", "workload", "axes",   "cells",
 					      "reps", "seed",	     "run",	 "comment"};
 		size_t i;
 		for (i = 0; i < NELEM(known); i++)
@@ -383,7 +524,7 @@ dmr_status_t dmr_sweep_spec_parse(const char *text, const char *name, dmr_sweep_
 		if (i == NELEM(known)) {
 			st = dmr_err_set(err, DMR_ERR_PARSE,
 					 "%s: %.60s: unknown field (known: name, description, "
-					 "workload, axes, reps, seed, run, comment)",
+					 "workload, axes, cells, reps, seed, run, comment)",
 					 name, key);
 			goto out;
 		}
@@ -453,6 +594,12 @@ dmr_status_t dmr_sweep_spec_parse(const char *text, const char *name, dmr_sweep_
 			}
 			goto out;
 		}
+	}
+	v = json_object_get(root, "cells");
+	if (v) {
+		st = parse_cells(v, s, err);
+		if (st != DMR_OK)
+			goto out; /* the file is added below */
 	}
 	v = json_object_get(root, "reps");
 	if (v) {
