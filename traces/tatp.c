@@ -18,7 +18,7 @@ const char *const dmr_tatp_type_names[DMR_TATP_NTYPES] = {
     "UpdateLocation",	 "InsertCallForwarding", "DeleteCallForwarding",
 };
 
-/* Percent per type (spec order). spec: TATP description 3.1 (FORD's
+/* Percent per type (spec order). spec: the TATP description (FORD's
  * FREQUENCY_* in tatp_db.h, the same in Motor); crest: adslabcuhk/crest
  * benchmark/TATP/TATPConstant.h FREQUENCY_* (no DELETE_CALL_FORWARDING). */
 static const unsigned tatp_mix_rows[2][DMR_TATP_NTYPES] = {
@@ -233,8 +233,9 @@ static uint64_t tatp_sub(tatp_gen_t *g)
 	return (dmr_gen_below(g->r, S) | dmr_gen_below(g->r, g->A + 1)) % S;
 }
 
-/* Random small fields (spec 2.3: sf_type, ai_type 1..4, start_time
- * {0, 8, 16}, end_time start + 1..24, bit 0..1, data_a 0..255). */
+/* Random small fields (TATP description; FORD tatp_txn.cc): sf_type and
+ * ai_type 1..4, start_time {0, 8, 16}, end_time 0..23, bit 0..1, data_a
+ * 0..255. */
 static unsigned tatp_type4(tatp_gen_t *g)
 {
 	return 1 + (unsigned)dmr_gen_below(g->r, 4);

@@ -34,7 +34,7 @@
 
 /* ---- schema ------------------------------------------------------------ */
 
-#define DMR_TATP_AI_TYPES 4		     /* ai_type 1..4 per subscriber (spec 2.2) */
+#define DMR_TATP_AI_TYPES 4		     /* ai_type 1..4 per subscriber (TATP description) */
 #define DMR_TATP_SF_TYPES 4		     /* sf_type 1..4 */
 #define DMR_TATP_STARTS 3		     /* start_time 0, 8, 16 */
 #define DMR_TATP_MAX_SUBSCRIBERS 1000000000u /* FORD's TATP_MAX_SUBSCRIBERS */
@@ -99,7 +99,7 @@ static inline uint64_t dmr_tatp_cf_slot(uint64_t S, uint64_t s, unsigned sf_type
 /* ---- generator --------------------------------------------------------- */
 
 enum dmr_tatp_mix {
-	DMR_TATP_MIX_SPEC = 0, /* 35/10/35/2/14/2/2 (spec 3.1; FORD, Motor) */
+	DMR_TATP_MIX_SPEC = 0, /* 35/10/35/2/14/2/2 (TATP description; FORD, Motor) */
 	DMR_TATP_MIX_CREST,    /* 36/10/36/2/14/2/0 (adslabcuhk/crest TATPConstant.h) */
 	DMR_TATP_MIX_CUSTOM,   /* dmr_tatp_cfg_t.mix_pct */
 };
@@ -137,7 +137,7 @@ const unsigned *dmr_tatp_mix_pct(const dmr_tatp_cfg_t *cfg);
 dmr_status_t dmr_tatp_mix_parse(const char *s, dmr_tatp_cfg_t *cfg, dmr_err_t *err);
 
 /*
- * The spec's NURand A for S subscribers (TATP description 2.3; the values
+ * The spec's NURand A for S subscribers (TATP description; the values
  * of FORD's tatp_db.h): 65535 up to 1,000,000, 1048575 up to 10,000,000,
  * else 2097151.
  */
