@@ -1,11 +1,11 @@
 /*
  * tests/integration/test_workloads.c - the workload knobs of issue 12
  * through the dmreplay binary: traces made by `dmreplay gen tatp`, `gen
- * tpcc --preset crest | --mix NO,P,OS,D,SL` and `gen ycsb --ops-per-txn
- * --theta` replay on sim and pass their verifier (summary.csv verified = 1,
- * committed > 0); the shipped TATP sample regenerates byte-identically; bad
- * parameters exit 2 naming the option and the allowed values, and leave no
- * file.
+ * tpcc --preset crest | --mix NO,P,OS,D,SL`, `gen ycsb --ops-per-txn
+ * --theta` and `gen smallbank --theta` replay on sim and pass their
+ * verifier (summary.csv verified = 1, committed > 0); the shipped TATP
+ * sample regenerates byte-identically; bad parameters exit 2 naming the
+ * option and the allowed values, and leave no file.
  */
 #include <check.h>
 #include <limits.h>
@@ -137,6 +137,9 @@ START_TEST(test_ycsb_knobs_run_verified)
 				   "--ops-per-txn", "3",	  "--theta", "0.99",   NULL};
 	gen_run("ycsb-multi.csv", multi);
 	gen_run("ycsb-rmw.csv", rmw); /* the RMW counters = committed xv */
+	static const char *const sb[] = {"smallbank", "--accounts", "1000", "--theta",
+					 "1.22",      "--txns",	    "3000", NULL};
+	gen_run("smallbank-theta.csv", sb); /* the balances' sum */
 }
 END_TEST
 
@@ -176,6 +179,8 @@ START_TEST(test_bad_parameters)
 	     "--ops-per-txn",
 	     "scans are only supported with one operation"},
 	    {{"ycsb", "--workload", wa, "--theta", "-0.5"}, "--theta", "[0, 5]"},
+	    {{"smallbank", "--theta", "7"}, "--theta", "[0, 5]"},
+	    {{"smallbank", "--theta", "1.1", "--zipf", "0.5"}, "--theta and --zipf", "give one"},
 	    {{"ycsb", "--workload", wa, "--theta", "1.2", "--regime", "extreme"},
 	     "--theta and --regime",
 	     "give one"},

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "traces/smallbank.h"
 #include "traces/tatp.h"
 #include "traces/tpcc.h"
 #include "traces/ycsb.h"
@@ -605,6 +606,57 @@ START_TEST(test_ycsb_refused)
 }
 END_TEST
 
+/* ---- SmallBank --theta ---------------------------------------------------- */
+
+static dmr_status_t sb_first(void *arg, const dmr_trace_txn_t *t, dmr_err_t *err)
+{
+	uint64_t *acc = arg;
+
+	(void)err;
+	acc[t->ops[0].key]++; /* every type's first op is on the first account */
+	return DMR_OK;
+}
+
+START_TEST(test_smallbank_theta)
+{
+	dmr_smallbank_cfg_t cfg;
+	dmr_trace_hdr_t h;
+	dmr_err_t err;
+	uint64_t *acc;
+	double zeta = 0;
+
+	dmr_smallbank_cfg_default(&cfg);
+	cfg.quiet = 1;
+	cfg.accounts = 1000;
+	cfg.txns = N_STAT;
+	cfg.theta_set = 1;
+	cfg.theta = 1.22;
+	ck_assert_int_eq(dmr_smallbank_header(&cfg, &h, &err), DMR_OK);
+	ck_assert_str_eq(h.regime, "zipf:1.22");
+	ck_assert_str_eq(dmr_trace_hdr_param(&h, "zipf_method"), "rejection-inversion");
+	ck_assert_ptr_nonnull(acc = calloc(1000, sizeof(*acc)));
+	ck_assert_int_eq(dmr_smallbank_generate(&cfg, sb_first, acc, NULL, &err), DMR_OK);
+	for (int k = 0; k < 1000; k++)
+		zeta += pow(k + 1, -1.22);
+	for (int k = 0; k < 3; k++)
+		assert_share("smallbank theta 1.22 first account", acc[k], N_STAT,
+			     pow(k + 1, -1.22) / zeta);
+	free(acc);
+
+	cfg.zipf_theta = 0.5;
+	ck_assert_int_eq(dmr_smallbank_header(&cfg, &h, &err), DMR_ERR_INVALID);
+	ck_assert_ptr_nonnull(strstr(err.msg, "--theta and --zipf"));
+	cfg.zipf_theta = -1;
+	cfg.theta = 5.5;
+	ck_assert_int_eq(dmr_smallbank_header(&cfg, &h, &err), DMR_ERR_INVALID);
+	ck_assert_ptr_nonnull(strstr(err.msg, "--theta 5.5 not in [0, 5]"));
+	cfg.theta = 1.0;
+	ck_assert_int_eq(dmr_regime_parse("hot:10/0.9", &cfg.regime, &err), DMR_OK);
+	ck_assert_int_eq(dmr_smallbank_header(&cfg, &h, &err), DMR_ERR_INVALID);
+	ck_assert_ptr_nonnull(strstr(err.msg, "--theta and --regime hot:10/0.9"));
+}
+END_TEST
+
 static Suite *gen_wl_suite(void)
 {
 	Suite *s = suite_create("gen_wl");
@@ -618,6 +670,7 @@ static Suite *gen_wl_suite(void)
 	tcase_add_test(tc, test_tatp_refused);
 	tcase_add_test(tc, test_ycsb_ops_per_txn);
 	tcase_add_test(tc, test_ycsb_refused);
+	tcase_add_test(tc, test_smallbank_theta);
 	suite_add_tcase(s, tc);
 	return s;
 }
