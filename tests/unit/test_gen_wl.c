@@ -81,7 +81,7 @@ START_TEST(test_zipf_exact)
 	zipf_check(1000, 0.99, 1000000);
 	zipf_check(1000, 1.0, 1000000);
 	zipf_check(1000, 1.22, 1000000);
-	zipf_check(1000, 0.0, 1000000); /* uniform */
+	zipf_check(1000, 0.0, 200000); /* uniform */
 	zipf_check(20, 2.5, 200000);
 
 	/* Gray et al.'s closed form (dmr_zipf_t, YCSB's; kept for the default
@@ -94,10 +94,10 @@ START_TEST(test_zipf_exact)
 		double zeta = dmr_zipf_zeta(0, 1000, 0.99, 0.0);
 
 		dmr_zipf_init(&gz, 0, 999, 0.99);
-		for (int i = 0; i < 1000000; i++)
+		for (int i = 0; i < 400000; i++)
 			two += dmr_zipf_next(&gz, gr) == 2;
-		ck_assert_msg((double)two / 1e6 > 1.1 * pow(3.0, -0.99) / zeta, "gray item 2 %g",
-			      (double)two / 1e6);
+		ck_assert_msg((double)two / 4e5 > 1.1 * pow(3.0, -0.99) / zeta, "gray item 2 %g",
+			      (double)two / 4e5);
 		gsl_rng_free(gr);
 	}
 
@@ -399,10 +399,18 @@ START_TEST(test_tatp_gen)
 		assert_share(dmr_tatp_type_names[i], c.by_type[i], c.n, spec[i] / 100.0);
 	/* NURand: P(s) exact by enumeration of (a | b) % S, a < S, b <= A */
 	A = dmr_tatp_nurand_a(S);
-	ck_assert_ptr_nonnull(p = calloc(S, sizeof(double)));
-	for (uint64_t a = 0; a < S; a++)
-		for (uint64_t b = 0; b <= A; b++)
-			p[(a | b) % S] += 1.0 / ((double)S * (double)(A + 1));
+	{
+		uint32_t *m = calloc(S, sizeof(*m)); /* (a, b) pairs per subscriber */
+
+		ck_assert_ptr_nonnull(m);
+		ck_assert_ptr_nonnull(p = calloc(S, sizeof(double)));
+		for (uint64_t a = 0; a < S; a++)
+			for (uint64_t b = 0; b <= A; b++)
+				m[(a | b) % S]++;
+		for (uint64_t s = 0; s < S; s++)
+			p[s] = (double)m[s] / ((double)S * (double)(A + 1));
+		free(m);
+	}
 	for (uint64_t s = 0; s < S; s++)
 		if (p[s] > p[best])
 			best = s;
