@@ -94,6 +94,34 @@ START_TEST(test_tatp_sample_regenerates)
 }
 END_TEST
 
+/* --preset crest: CREST's 1,000,000 subscribers and mix; explicit options
+ * win, before or after it. */
+START_TEST(test_tatp_preset)
+{
+	char trace[PATH_MAX];
+	char *text;
+
+	dmr_test_path(trace, sizeof(trace), "tatp-crest.csv");
+	dmr_test_run_t r = dmr_test_dmr("gen", "tatp", "--preset", "crest", "--txns", "10",
+					"--quiet", "-o", trace, NULL);
+	dmr_test_run_ok(&r);
+	dmr_test_run_free(&r);
+	text = dmr_test_read_text(trace);
+	ck_assert_ptr_nonnull(strstr(text, "# table subscriber 1000000 48 1000000\n"));
+	ck_assert_ptr_nonnull(strstr(text, "# param mix crest\n"));
+	ck_assert_ptr_nonnull(strstr(text, "# param preset crest\n"));
+	free(text);
+	r = dmr_test_dmr("gen", "tatp", "--subscribers", "5000", "--preset", "crest", "--mix",
+			 "spec", "--txns", "10", "--quiet", "-o", trace, NULL);
+	dmr_test_run_ok(&r);
+	dmr_test_run_free(&r);
+	text = dmr_test_read_text(trace);
+	ck_assert_ptr_nonnull(strstr(text, "# param subscribers 5000\n"));
+	ck_assert_ptr_nonnull(strstr(text, "# param mix spec\n"));
+	free(text);
+}
+END_TEST
+
 START_TEST(test_tpcc_knobs_run_verified)
 {
 	static const char *const crest[] = {"tpcc", "--preset", "crest", "--warehouses",
@@ -221,6 +249,7 @@ static Suite *workloads_suite(void)
 	tcase_add_checked_fixture(tc, dmr_test_tmp_make, dmr_test_tmp_remove);
 	tcase_add_test(tc, test_tatp_runs_verified);
 	tcase_add_test(tc, test_tatp_sample_regenerates);
+	tcase_add_test(tc, test_tatp_preset);
 	tcase_add_test(tc, test_tpcc_knobs_run_verified);
 	tcase_add_test(tc, test_ycsb_knobs_run_verified);
 	tcase_add_test(tc, test_bad_parameters);
