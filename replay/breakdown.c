@@ -275,6 +275,9 @@ static const struct {
     {"tpcc", "NewOrder", "NEWORDER", NULL},
     {"tpcc", "Delivery", "DELIVER", NULL},
     {"smallbank", "TransactSavings", NULL, "TransactSaving"},
+    /* CREST benchmark/TATP/TATPBenchmark.h TATP_TRANSACTION_NAMES; FORD
+     * workload/tatp/tatp_db.h TATP_TX_NAME (its spelling) */
+    {"tatp", "GetSubscriberData", "GET_SUBSCRIBER", "GetSubsciberData"},
 };
 
 const char *dmr_breakdown_crest_name(const char *wl, const char *type, char *buf, size_t n)

@@ -28,6 +28,7 @@ static void usage(FILE *f)
 	    "  gen tpcc         generate a TPC-C trace\n"
 	    "  gen smallbank    generate a SmallBank trace\n"
 	    "  gen ycsb         generate a YCSB trace from a YCSB workload file\n"
+	    "  gen tatp         generate a TATP trace\n"
 	    "  kv gen|run|bench|models  KV-cache pool workload (docs/KVCACHE.md)\n"
 	    "  sweep SPEC.json  run cells x repetitions of a sweep (docs/SWEEPS.md)\n"
 	    "  report SUMMARY   medians, bootstrap intervals, ratios, plots of a sweep\n"
@@ -111,7 +112,10 @@ int main(int argc, char **argv)
 			return dmr_gen_smallbank_main(argc - 2, argv + 2);
 		if (strcmp(argv[2], "ycsb") == 0)
 			return dmr_gen_ycsb_main(argc - 2, argv + 2);
-		fprintf(stderr, "dmreplay gen: unknown workload '%s' (tpcc, smallbank, ycsb)\n",
+		if (strcmp(argv[2], "tatp") == 0)
+			return dmr_gen_tatp_main(argc - 2, argv + 2);
+		fprintf(stderr,
+			"dmreplay gen: unknown workload '%s' (tpcc, smallbank, ycsb, tatp)\n",
 			argv[2]);
 		return 2;
 	}

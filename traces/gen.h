@@ -263,11 +263,11 @@ static inline uint64_t dmr_gen_footprint(const dmr_trace_hdr_t *h, FILE *print)
 
 		total += b;
 		if (print)
-			fprintf(print, "  %-12s %12" PRIu64 " rows x %4u B = %10.1f MiB\n", t->name,
+			fprintf(print, "  %-16s %12" PRIu64 " rows x %4u B = %10.1f MiB\n", t->name,
 				t->rows, 16 + t->payload_bytes, (double)b / 1048576.0);
 	}
 	if (print)
-		fprintf(print, "  %-12s %38s %10.1f MiB\n", "total", "", (double)total / 1048576.0);
+		fprintf(print, "  %-16s %38s %10.1f MiB\n", "total", "", (double)total / 1048576.0);
 	return total;
 }
 

@@ -21,7 +21,8 @@ typedef struct sb_gen {
 	gsl_rng *r;
 	dmr_trace_txn_t *t;
 	dmr_zipf_t zipf;
-	int use_zipf;
+	dmr_zipf_ri_t zri;
+	int use_zipf; /* 1 zipf (Gray), 2 zri (--theta) */
 } sb_gen_t;
 
 void dmr_smallbank_cfg_default(dmr_smallbank_cfg_t *cfg)
@@ -43,6 +44,16 @@ static dmr_status_t sb_check(const dmr_smallbank_cfg_t *cfg, dmr_err_t *err)
 	if (cfg->zipf_theta >= 1.0)
 		return dmr_err_set(err, DMR_ERR_INVALID, "smallbank: zipf theta %g not in [0, 1)",
 				   cfg->zipf_theta);
+	if (cfg->theta_set && !(cfg->theta >= 0.0 && cfg->theta <= 5.0))
+		return dmr_err_set(err, DMR_ERR_INVALID, "--theta %g not in [0, 5]", cfg->theta);
+	if (cfg->theta_set && cfg->zipf_theta >= 0)
+		return dmr_err_set(err, DMR_ERR_INVALID,
+				   "--theta and --zipf both choose the accounts: give one (--theta "
+				   "draws exactly, any theta; --zipf is YCSB's closed form, < 1)");
+	if (cfg->theta_set && !cfg->regime.uniform && cfg->regime.hot_k > 0)
+		return dmr_err_set(err, DMR_ERR_INVALID,
+				   "--theta and --regime %s both choose the accounts: give one",
+				   cfg->regime.name);
 	return DMR_OK;
 }
 
@@ -78,8 +89,14 @@ dmr_status_t dmr_smallbank_header(const dmr_smallbank_cfg_t *cfg, dmr_trace_hdr_
 	if (cfg->zipf_theta >= 0 &&
 	    (st = dmr_gen_hdr_setf(h, err, "zipf_theta", "%g", cfg->zipf_theta)) != DMR_OK)
 		goto out;
+	if (cfg->theta_set &&
+	    ((st = dmr_gen_hdr_setf(h, err, "zipf_theta", "%g", cfg->theta)) != DMR_OK ||
+	     (st = dmr_gen_hdr_setf(h, err, "zipf_method", "rejection-inversion")) != DMR_OK))
+		goto out;
 	if (cfg->zipf_theta >= 0)
 		snprintf(h->regime, sizeof(h->regime), "zipf:%g", cfg->zipf_theta);
+	if (cfg->theta_set)
+		snprintf(h->regime, sizeof(h->regime), "zipf:%g", cfg->theta);
 	/* drift (FORMAT.md "Drift"): the hot accounts are 0..K-1; both tables
 	 * are partitioned per account and the hot set moves by K accounts */
 	if (cfg->regime.drift_s > 0 &&
@@ -96,6 +113,8 @@ out:
 
 static uint64_t sb_account(sb_gen_t *g)
 {
+	if (g->use_zipf == 2)
+		return dmr_zipf_ri_next(&g->zri, g->r);
 	if (g->use_zipf)
 		return dmr_zipf_next(&g->zipf, g->r);
 	return dmr_gen_regime_draw(g->r, &g->cfg->regime, g->cfg->accounts);
@@ -193,6 +212,10 @@ dmr_status_t dmr_smallbank_generate(const dmr_smallbank_cfg_t *cfg, dmr_gen_emit
 		g.use_zipf = 1;
 		dmr_zipf_init(&g.zipf, 0, cfg->accounts - 1, cfg->zipf_theta);
 	}
+	if (cfg->theta_set) {
+		g.use_zipf = 2;
+		dmr_zipf_ri_init(&g.zri, cfg->accounts, cfg->theta);
+	}
 	for (uint64_t id = 0; id < cfg->txns; id++) {
 		int type = sb_type(&g);
 
@@ -212,7 +235,7 @@ out:
 
 /* ---- command line ------------------------------------------------------- */
 
-enum { OPT_ACCOUNTS = 256, OPT_ZIPF, OPT_QUIET };
+enum { OPT_ACCOUNTS = 256, OPT_ZIPF, OPT_QUIET, OPT_THETA };
 
 static void sb_usage(FILE *f)
 {
@@ -222,6 +245,8 @@ static void sb_usage(FILE *f)
 	      "  --accounts N      accounts (default 100000); tables savings, checking\n"
 	      "  --zipf THETA      Zipf(THETA) account popularity, 0 <= THETA < 1\n"
 	      "                    (account 0 hottest); excludes a non-uniform --regime\n"
+	      "  --theta T         Zipf(T) drawn exactly (rejection-inversion), any T in\n"
+	      "                    [0, 5] (1 and above included); instead of --zipf\n"
 	      "  --quiet           no footprint lines\n",
 	      f);
 	dmr_gen_common_help(f);
@@ -249,6 +274,9 @@ static int sb_opt(void *ctx, int c, const char *arg)
 	case OPT_QUIET:
 		cfg->quiet = 1;
 		return 0;
+	case OPT_THETA:
+		cfg->theta_set = 1;
+		return dmr_gen_parse_double("smallbank", "theta", arg, 0.0, 5.0, &cfg->theta);
 	}
 	return -1;
 }
@@ -281,6 +309,7 @@ int dmr_gen_smallbank_main(int argc, char **argv)
 	    {"accounts", required_argument, NULL, OPT_ACCOUNTS},
 	    {"zipf", required_argument, NULL, OPT_ZIPF},
 	    {"quiet", no_argument, NULL, OPT_QUIET},
+	    {"theta", required_argument, NULL, OPT_THETA},
 	    {NULL, 0, NULL, 0},
 	};
 	static const dmr_gen_cli_t cli = {.prog = "smallbank",

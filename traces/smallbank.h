@@ -44,16 +44,22 @@ typedef struct dmr_smallbank_cfg {
 	uint64_t accounts;   /* >= 2 */
 	dmr_regime_t regime; /* hot:K/P: a K-account hot set (accounts 0..K-1) */
 	double zipf_theta;   /* >= 0: Zipf(theta) over accounts (account 0 hottest),
-				overrides the regime; < 0: regime */
+				overrides the regime; < 0: regime. Gray et al.'s
+				closed form (zipf.h dmr_zipf_t), theta < 1 */
+	int theta_set;	     /* 1: Zipf(theta) drawn exactly (zipf.h dmr_zipf_ri_t),
+				any theta in [0, 5]; excludes zipf_theta >= 0 and a
+				non-uniform regime */
+	double theta;
 	int quiet;
 } dmr_smallbank_cfg_t;
 
 /* Defaults: 100000 accounts, 100000 txns, seed 1, uniform, no zipf. */
 void dmr_smallbank_cfg_default(dmr_smallbank_cfg_t *cfg);
 
-/* Header: tables savings, checking; 6 types; params accounts, zipf_theta,
- * footprint_bytes and the common ones. Errors: DMR_ERR_INVALID naming the
- * bad field (accounts < 2, theta >= 1). */
+/* Header: tables savings, checking; 6 types; params accounts, zipf_theta
+ * (with theta_set also zipf_method rejection-inversion), footprint_bytes
+ * and the common ones. Errors: DMR_ERR_INVALID naming the bad field
+ * (accounts < 2, zipf_theta >= 1, theta not in [0, 5], both given). */
 dmr_status_t dmr_smallbank_header(const dmr_smallbank_cfg_t *cfg, dmr_trace_hdr_t *hdr_p,
 				  dmr_err_t *err);
 

@@ -25,6 +25,84 @@ static const unsigned tpcc_mix_pct[2][DMR_TPCC_NTYPES] = {
 };
 static const char *const tpcc_mix_names[2] = {"spec", "dm"};
 
+const unsigned *dmr_tpcc_mix_pct(const dmr_tpcc_cfg_t *cfg)
+{
+	return cfg->mix == DMR_TPCC_MIX_CUSTOM ? cfg->mix_pct : tpcc_mix_pct[cfg->mix];
+}
+
+dmr_status_t dmr_tpcc_mix_parse(const char *s, dmr_tpcc_cfg_t *cfg, dmr_err_t *err)
+{
+	static const char *const what[DMR_TPCC_NTYPES] = {"NewOrder", "Payment", "OrderStatus",
+							  "Delivery", "StockLevel"};
+	unsigned pct[DMR_TPCC_NTYPES], sum = 0;
+	const char *p = s;
+
+	for (int m = 0; m < 2; m++)
+		if (strcmp(s, tpcc_mix_names[m]) == 0) {
+			cfg->mix = m;
+			return DMR_OK;
+		}
+	for (int i = 0; i < DMR_TPCC_NTYPES; i++) {
+		char *end;
+		unsigned long v;
+
+		if (*p < '0' || *p > '9')
+			return dmr_err_set(err, DMR_ERR_INVALID,
+					   "--mix: '%s': %s%sexpected spec, dm, or five "
+					   "percentages NO,P,OS,D,SL (integers 0..100 summing to "
+					   "100, e.g. 45,43,4,4,4)",
+					   s, i ? what[i] : "", i ? ": " : "");
+		errno = 0;
+		v = strtoul(p, &end, 10);
+		if (errno || v > 100)
+			return dmr_err_set(err, DMR_ERR_INVALID,
+					   "--mix: '%s': %s percentage not in 0..100", s, what[i]);
+		pct[i] = (unsigned)v;
+		sum += pct[i];
+		p = end;
+		if (i + 1 < DMR_TPCC_NTYPES) {
+			if (*p != ',')
+				return dmr_err_set(err, DMR_ERR_INVALID,
+						   "--mix: '%s': expected five comma-separated "
+						   "percentages NO,P,OS,D,SL (or spec, dm)",
+						   s);
+			p++;
+		}
+	}
+	if (*p != '\0')
+		return dmr_err_set(err, DMR_ERR_INVALID,
+				   "--mix: '%s': expected five comma-separated percentages "
+				   "NO,P,OS,D,SL (or spec, dm), got more",
+				   s);
+	if (sum != 100)
+		return dmr_err_set(err, DMR_ERR_INVALID,
+				   "--mix: '%s': the percentages sum to %u, not 100", s, sum);
+	for (int m = 0; m < 2; m++)
+		if (memcmp(pct, tpcc_mix_pct[m], sizeof(pct)) == 0) {
+			cfg->mix = m;
+			return DMR_OK;
+		}
+	cfg->mix = DMR_TPCC_MIX_CUSTOM;
+	memcpy(cfg->mix_pct, pct, sizeof(pct));
+	return DMR_OK;
+}
+
+dmr_status_t dmr_tpcc_preset(const char *name, dmr_tpcc_cfg_t *cfg, dmr_err_t *err)
+{
+	if (strcmp(name, "crest") != 0)
+		return dmr_err_set(err, DMR_ERR_INVALID, "--preset: '%s' unknown (known: crest)",
+				   name);
+	/* adslabcuhk/crest config/tpcc_config.json and
+	 * benchmark/TPCC/TpccConstant.h (tpcc.h) */
+	cfg->customers = 300;
+	cfg->items = 10000;
+	cfg->order_cap = 20000;
+	cfg->payment_cap = 1000;
+	cfg->mix = DMR_TPCC_MIX_DM;
+	cfg->preset = "crest";
+	return DMR_OK;
+}
+
 /* Clause 2.4.1.5 (1% remote supply), 2.5.1.2 (15% remote customer, 60% by
  * C_LAST), 2.6.1.2 (60% by C_LAST). */
 #define TPCC_REMOTE_OL 0.01
@@ -67,16 +145,21 @@ char *dmr_tpcc_last_name(unsigned num, char *buf)
 	return buf;
 }
 
-dmr_status_t dmr_tpcc_names_init(dmr_tpcc_names_t *n, dmr_err_t *err)
+dmr_status_t dmr_tpcc_names_init(dmr_tpcc_names_t *n, unsigned customers, dmr_err_t *err)
 {
-	gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+	gsl_rng *r;
 	unsigned seen[DMR_TPCC_NAMES] = {0};
 
-	if (r == NULL)
+	if (customers < 1 || customers > DMR_TPCC_CUSTOMERS)
+		return dmr_err_set(err, DMR_ERR_INVALID, "tpcc: customers %u not in [1, %d]",
+				   customers, DMR_TPCC_CUSTOMERS);
+	if ((r = gsl_rng_alloc(gsl_rng_mt19937)) == NULL)
 		return dmr_err_set(err, DMR_ERR_NOMEM, "tpcc: gsl_rng_alloc failed");
 	gsl_rng_set(r, DMR_TPCC_NAME_SEED);
 	memset(n, 0, sizeof(*n));
-	for (unsigned c = 0; c < DMR_TPCC_CUSTOMERS; c++) {
+	n->customers = customers;
+	n->nnames = customers < DMR_TPCC_NAMES ? customers : DMR_TPCC_NAMES;
+	for (unsigned c = 0; c < customers; c++) {
 		n->name[c] = (uint16_t)(c < DMR_TPCC_NAMES ? c
 							   : dmr_tpcc_nurand(r, 255, 0, 999,
 									     DMR_TPCC_C_LAST_LOAD));
@@ -84,7 +167,7 @@ dmr_status_t dmr_tpcc_names_init(dmr_tpcc_names_t *n, dmr_err_t *err)
 	}
 	gsl_rng_free(r);
 	/* clause 2.5.2.2: position ceil(count / 2) in C_ID order */
-	for (unsigned c = 0; c < DMR_TPCC_CUSTOMERS; c++) {
+	for (unsigned c = 0; c < customers; c++) {
 		unsigned num = n->name[c];
 
 		if (++seen[num] == (n->count[num] + 1u) / 2u)
@@ -123,8 +206,25 @@ static dmr_status_t tpcc_check(const dmr_tpcc_cfg_t *cfg, dmr_err_t *err)
 	if (cfg->warehouses < 1 || cfg->warehouses > 100000)
 		return dmr_err_set(err, DMR_ERR_INVALID, "tpcc: warehouses %u not in [1, 100000]",
 				   cfg->warehouses);
-	if (cfg->mix != DMR_TPCC_MIX_SPEC && cfg->mix != DMR_TPCC_MIX_DM)
+	if (cfg->mix != DMR_TPCC_MIX_SPEC && cfg->mix != DMR_TPCC_MIX_DM &&
+	    cfg->mix != DMR_TPCC_MIX_CUSTOM)
 		return dmr_err_set(err, DMR_ERR_INVALID, "tpcc: mix %d unknown", cfg->mix);
+	if (cfg->mix == DMR_TPCC_MIX_CUSTOM) {
+		unsigned sum = 0;
+
+		for (int i = 0; i < DMR_TPCC_NTYPES; i++)
+			sum += cfg->mix_pct[i];
+		if (sum != 100)
+			return dmr_err_set(err, DMR_ERR_INVALID,
+					   "tpcc: mix percentages sum to %u, not 100", sum);
+	}
+	if (cfg->customers < 1 || cfg->customers > DMR_TPCC_CUSTOMERS)
+		return dmr_err_set(err, DMR_ERR_INVALID,
+				   "tpcc: customers per district %u not in [1, %d]", cfg->customers,
+				   DMR_TPCC_CUSTOMERS);
+	if (cfg->items < DMR_TPCC_MIN_ITEMS || cfg->items > DMR_TPCC_ITEMS)
+		return dmr_err_set(err, DMR_ERR_INVALID, "tpcc: items %u not in [%d, %d]",
+				   cfg->items, DMR_TPCC_MIN_ITEMS, DMR_TPCC_ITEMS);
 	if (cfg->order_cap < 1 || cfg->order_cap > 10000000)
 		return dmr_err_set(err, DMR_ERR_INVALID, "tpcc: order_cap %u not in [1, 10000000]",
 				   cfg->order_cap);
@@ -146,6 +246,8 @@ void dmr_tpcc_cfg_default(dmr_tpcc_cfg_t *cfg)
 	cfg->mix = DMR_TPCC_MIX_SPEC;
 	cfg->order_cap = 3000;
 	cfg->payment_cap = 100;
+	cfg->customers = DMR_TPCC_CUSTOMERS;
+	cfg->items = DMR_TPCC_ITEMS;
 	dmr_gen_regime_uniform(&cfg->regime);
 }
 
@@ -164,10 +266,11 @@ void dmr_tpcc_cfg_default(dmr_tpcc_cfg_t *cfg)
 static void tpcc_warn(const dmr_tpcc_cfg_t *cfg, const tpcc_consts_t *k,
 		      const dmr_tpcc_names_t *names)
 {
-	const unsigned *pct = tpcc_mix_pct[cfg->mix];
+	const unsigned *pct = dmr_tpcc_mix_pct(cfg);
+	const uint64_t C = cfg->customers, nn = names->nnames;
 	double W = cfg->warehouses, pw = dmr_gen_regime_pmax(&cfg->regime, cfg->warehouses);
 	double no = (double)cfg->txns * pct[DMR_TPCC_T_NEW_ORDER] / 100.0 * pw;
-	double *pc = calloc(DMR_TPCC_CUSTOMERS, sizeof(*pc));
+	double *pc = calloc(C, sizeof(*pc));
 	double pmax = 0, cw, pay;
 
 	if (no / DMR_TPCC_DISTRICTS > cfg->order_cap)
@@ -180,14 +283,13 @@ static void tpcc_warn(const dmr_tpcc_cfg_t *cfg, const tpcc_consts_t *k,
 	if (pc == NULL)
 		return;
 	for (uint64_t a = 0; a <= 1023; a++)
-		for (uint64_t b = 1; b <= DMR_TPCC_CUSTOMERS; b++)
-			pc[((a | b) + k->c_id) % DMR_TPCC_CUSTOMERS] +=
-			    (1.0 - TPCC_BY_NAME) / (1024.0 * DMR_TPCC_CUSTOMERS);
+		for (uint64_t b = 1; b <= C; b++)
+			pc[((a | b) + k->c_id) % C] += (1.0 - TPCC_BY_NAME) / (1024.0 * (double)C);
 	for (uint64_t a = 0; a <= 255; a++)
-		for (uint64_t b = 0; b < DMR_TPCC_NAMES; b++)
-			pc[names->middle[((a | b) + k->c_last) % DMR_TPCC_NAMES]] +=
-			    TPCC_BY_NAME / (256.0 * DMR_TPCC_NAMES);
-	for (unsigned c = 0; c < DMR_TPCC_CUSTOMERS; c++)
+		for (uint64_t b = 0; b < nn; b++)
+			pc[names->middle[((a | b) + k->c_last) % nn]] +=
+			    TPCC_BY_NAME / (256.0 * (double)nn);
+	for (unsigned c = 0; c < C; c++)
 		if (pc[c] > pmax)
 			pmax = pc[c];
 	free(pc);
@@ -200,10 +302,20 @@ static void tpcc_warn(const dmr_tpcc_cfg_t *cfg, const tpcc_consts_t *k,
 			cfg->regime.name, pay, cfg->payment_cap);
 }
 
+/* Header param mix: the row's name, or the five percentages. */
+static dmr_status_t tpcc_hdr_mix(const dmr_tpcc_cfg_t *cfg, dmr_trace_hdr_t *h, dmr_err_t *err)
+{
+	const unsigned *p = cfg->mix_pct;
+
+	if (cfg->mix != DMR_TPCC_MIX_CUSTOM)
+		return dmr_gen_hdr_setf(h, err, "mix", "%s", tpcc_mix_names[cfg->mix]);
+	return dmr_gen_hdr_setf(h, err, "mix", "%u,%u,%u,%u,%u", p[0], p[1], p[2], p[3], p[4]);
+}
+
 static void tpcc_tables(const dmr_tpcc_cfg_t *cfg, dmr_trace_hdr_t *h)
 {
 	uint64_t W = cfg->warehouses, dists = W * DMR_TPCC_DISTRICTS;
-	uint64_t custs = dists * DMR_TPCC_CUSTOMERS, orders = dists * cfg->order_cap;
+	uint64_t custs = dists * cfg->customers, orders = dists * cfg->order_cap;
 	static const uint32_t words[DMR_TPCC_NTABLES] = {
 	    DMR_TPCC_W_WORDS,  DMR_TPCC_D_WORDS,  DMR_TPCC_C_WORDS,
 	    DMR_TPCC_H_WORDS,  DMR_TPCC_NO_WORDS, DMR_TPCC_O_WORDS,
@@ -217,8 +329,8 @@ static void tpcc_tables(const dmr_tpcc_cfg_t *cfg, dmr_trace_hdr_t *h)
 	    orders,
 	    orders,
 	    orders * DMR_TPCC_MAX_OL,
-	    DMR_TPCC_ITEMS,
-	    W * DMR_TPCC_ITEMS,
+	    cfg->items,
+	    W * cfg->items,
 	};
 
 	for (int i = 0; i < DMR_TPCC_NTABLES; i++) {
@@ -253,7 +365,7 @@ dmr_status_t dmr_tpcc_header(const dmr_tpcc_cfg_t *cfg, dmr_trace_hdr_t *hdr_p, 
 	}
 	gsl_rng_set(r, (unsigned long)cfg->seed);
 	tpcc_draw_consts(r, &k);
-	if ((st = dmr_tpcc_names_init(names, err)) != DMR_OK)
+	if ((st = dmr_tpcc_names_init(names, cfg->customers, err)) != DMR_OK)
 		goto out;
 	if ((st = dmr_gen_hdr_begin(h, "tpcc", cfg->txns, cfg->seed, &cfg->regime, err)) != DMR_OK)
 		goto out;
@@ -262,7 +374,7 @@ dmr_status_t dmr_tpcc_header(const dmr_tpcc_cfg_t *cfg, dmr_trace_hdr_t *hdr_p, 
 		fprintf(stderr, "tpcc: MN footprint (rows x (16 + payload)):\n");
 	fp = dmr_gen_footprint(h, cfg->quiet ? NULL : stderr);
 	if ((st = dmr_gen_hdr_setf(h, err, "warehouses", "%u", cfg->warehouses)) != DMR_OK ||
-	    (st = dmr_gen_hdr_setf(h, err, "mix", "%s", tpcc_mix_names[cfg->mix])) != DMR_OK ||
+	    (st = tpcc_hdr_mix(cfg, h, err)) != DMR_OK ||
 	    (st = dmr_gen_hdr_setf(h, err, "order_cap", "%u", cfg->order_cap)) != DMR_OK ||
 	    (st = dmr_gen_hdr_setf(h, err, "payment_cap", "%u", cfg->payment_cap)) != DMR_OK ||
 	    (st = dmr_gen_hdr_setf(h, err, "remote_ol_pct", "%g", TPCC_REMOTE_OL * 100)) !=
@@ -277,6 +389,15 @@ dmr_status_t dmr_tpcc_header(const dmr_tpcc_cfg_t *cfg, dmr_trace_hdr_t *hdr_p, 
 		DMR_OK ||
 	    (st = dmr_gen_hdr_setf(h, err, "name_seed", "%lu", DMR_TPCC_NAME_SEED)) != DMR_OK ||
 	    (st = dmr_gen_hdr_setf(h, err, "footprint_bytes", "%" PRIu64, fp)) != DMR_OK)
+		goto out;
+	/* the knobs added after the first shipped traces: written only when
+	 * not the default, so that a default trace stays byte-identical */
+	if ((cfg->customers != DMR_TPCC_CUSTOMERS &&
+	     (st = dmr_gen_hdr_setf(h, err, "customers_per_district", "%u", cfg->customers)) !=
+		 DMR_OK) ||
+	    (cfg->items != DMR_TPCC_ITEMS &&
+	     (st = dmr_gen_hdr_setf(h, err, "items", "%u", cfg->items)) != DMR_OK) ||
+	    (cfg->preset && (st = dmr_gen_hdr_setf(h, err, "preset", "%s", cfg->preset)) != DMR_OK))
 		goto out;
 	/* drift (issue #4): the hot warehouses are 0..K-1 in the trace; the
 	 * replay rotates warehouse partitions by K every drift_s seconds of run
@@ -310,8 +431,9 @@ static unsigned tpcc_pick_customer(tpcc_gen_t *g, int *by_name_p)
 {
 	*by_name_p = gsl_rng_uniform(g->r) < TPCC_BY_NAME;
 	if (*by_name_p)
-		return g->names.middle[dmr_tpcc_nurand(g->r, 255, 0, 999, g->c.c_last)];
-	return (unsigned)dmr_tpcc_nurand(g->r, 1023, 1, DMR_TPCC_CUSTOMERS, g->c.c_id) - 1;
+		return g->names
+		    .middle[dmr_tpcc_nurand(g->r, 255, 0, g->names.nnames - 1, g->c.c_last)];
+	return (unsigned)dmr_tpcc_nurand(g->r, 1023, 1, g->cfg->customers, g->c.c_id) - 1;
 }
 
 /*
@@ -324,7 +446,8 @@ static int tpcc_new_order(tpcc_gen_t *g, uint64_t w)
 {
 	const uint64_t cap = g->cfg->order_cap, W = g->cfg->warehouses;
 	uint64_t d = dmr_gen_below(g->r, DMR_TPCC_DISTRICTS), dist = dmr_tpcc_district_slot(w, d);
-	uint64_t c = dmr_tpcc_nurand(g->r, 1023, 1, DMR_TPCC_CUSTOMERS, g->c.c_id) - 1;
+	const uint64_t C = g->cfg->customers, I = g->cfg->items;
+	uint64_t c = dmr_tpcc_nurand(g->r, 1023, 1, C, g->c.c_id) - 1;
 	uint64_t n = dmr_gen_range(g->r, DMR_TPCC_MIN_OL, DMR_TPCC_MAX_OL);
 	uint64_t item[DMR_TPCC_MAX_OL], supply[DMR_TPCC_MAX_OL], qty[DMR_TPCC_MAX_OL];
 	int64_t amount[DMR_TPCC_MAX_OL], total = 0;
@@ -335,7 +458,7 @@ static int tpcc_new_order(tpcc_gen_t *g, uint64_t w)
 		uint64_t j;
 
 		do { /* distinct items: one record per txn */
-			item[k] = dmr_tpcc_nurand(g->r, 8191, 1, DMR_TPCC_ITEMS, g->c.ol_i_id) - 1;
+			item[k] = dmr_tpcc_nurand(g->r, 8191, 1, I, g->c.ol_i_id) - 1;
 			for (j = 0; j < k && item[j] != item[k]; j++)
 				;
 		} while (j < k);
@@ -355,7 +478,7 @@ static int tpcc_new_order(tpcc_gen_t *g, uint64_t w)
 		return -1;
 	dmr_trace_op_act(op, DMR_TACT_ADD, DMR_TPCC_D_NEXT_O_ID, 1);
 	dmr_trace_op_act(op, DMR_TACT_ADD, DMR_TPCC_D_NEXT_OL, DMR_TPCC_MAX_OL);
-	if (!(op = TPCC_OP(g, 'U', DMR_TPCC_CUSTOMER, 0, dmr_tpcc_customer_slot(dist, c), NULL)))
+	if (!(op = TPCC_OP(g, 'U', DMR_TPCC_CUSTOMER, 0, dmr_tpcc_customer_slot(dist, c, C), NULL)))
 		return -1;
 	dmr_trace_op_act_ref(op, DMR_TACT_SET, DMR_TPCC_C_LAST_O_ID_PLUS1, di,
 			     DMR_TPCC_D_NEXT_O_ID);
@@ -368,7 +491,7 @@ static int tpcc_new_order(tpcc_gen_t *g, uint64_t w)
 	for (uint64_t k = 0; k < n; k++) {
 		/* S_QUANTITY -= qty (no +91 refill: conditional on the read value) */
 		if (!(op = TPCC_OP(g, 'U', DMR_TPCC_STOCK, 0,
-				   dmr_tpcc_stock_slot(supply[k], item[k]), NULL)))
+				   dmr_tpcc_stock_slot(supply[k], item[k], I), NULL)))
 			return -1;
 		dmr_trace_op_act(op, DMR_TACT_ADD, DMR_TPCC_S_QUANTITY, -(int64_t)qty[k]);
 		dmr_trace_op_act(op, DMR_TACT_ADD, DMR_TPCC_S_YTD, (int64_t)qty[k]);
@@ -425,7 +548,7 @@ static int tpcc_payment(tpcc_gen_t *g, uint64_t w)
 	}
 	c = tpcc_pick_customer(g, &by_name);
 	g->st.payment_by_name += (uint64_t)by_name;
-	cs = dmr_tpcc_customer_slot(dmr_tpcc_district_slot(cw, cd), c);
+	cs = dmr_tpcc_customer_slot(dmr_tpcc_district_slot(cw, cd), c, g->cfg->customers);
 
 	if (!(op = TPCC_OP(g, 'U', DMR_TPCC_WAREHOUSE, 0, w, NULL)))
 		return -1;
@@ -461,7 +584,8 @@ static int tpcc_order_status(tpcc_gen_t *g, uint64_t w)
 	uint64_t c = tpcc_pick_customer(g, &by_name);
 
 	g->st.order_status_by_name += (uint64_t)by_name;
-	if (!TPCC_OP(g, 'R', DMR_TPCC_CUSTOMER, 0, dmr_tpcc_customer_slot(dist, c), &ci))
+	if (!TPCC_OP(g, 'R', DMR_TPCC_CUSTOMER, 0,
+		     dmr_tpcc_customer_slot(dist, c, g->cfg->customers), &ci))
 		return -1;
 	if (!(op = TPCC_OP(g, 'R', DMR_TPCC_ORDER, 1, (int64_t)dist * cap - 1, NULL)))
 		return -1;
@@ -525,10 +649,10 @@ static int tpcc_delivery(tpcc_gen_t *g, uint64_t w)
 	for (int d = 0; d < DMR_TPCC_DISTRICTS; d++) {
 		uint64_t dist = dmr_tpcc_district_slot(w, d);
 
-		if (!(op = TPCC_OP(g, 'U', DMR_TPCC_CUSTOMER, 2, dmr_tpcc_customer_slot(dist, 0),
-				   NULL)))
+		if (!(op = TPCC_OP(g, 'U', DMR_TPCC_CUSTOMER, 2,
+				   dmr_tpcc_customer_slot(dist, 0, g->cfg->customers), NULL)))
 			return -1;
-		dmr_gen_dep(op, oi[d], DMR_TPCC_O_C_ID, 0, DMR_TPCC_CUSTOMERS);
+		dmr_gen_dep(op, oi[d], DMR_TPCC_O_C_ID, 0, (int64_t)g->cfg->customers);
 		dmr_gen_guard(op, DMR_TGUARD_PRESENT, oi[d], 0, 0);
 		dmr_trace_op_act_ref(op, DMR_TACT_ADD, DMR_TPCC_C_BALANCE, oi[d],
 				     DMR_TPCC_O_TOTAL_AMOUNT);
@@ -564,7 +688,7 @@ static int tpcc_stock_level(tpcc_gen_t *g, uint64_t w)
 
 static int tpcc_draw_type(tpcc_gen_t *g)
 {
-	const unsigned *pct = tpcc_mix_pct[g->cfg->mix];
+	const unsigned *pct = dmr_tpcc_mix_pct(g->cfg);
 	uint64_t u = dmr_gen_below(g->r, 100), acc = 0;
 
 	for (int i = 0; i < DMR_TPCC_NTYPES; i++) {
@@ -596,7 +720,7 @@ dmr_status_t dmr_tpcc_generate(const dmr_tpcc_cfg_t *cfg, dmr_gen_emit_func_t em
 		st = dmr_err_set(err, DMR_ERR_NOMEM, "tpcc: out of memory");
 		goto out;
 	}
-	if ((st = dmr_tpcc_names_init(&g->names, err)) != DMR_OK)
+	if ((st = dmr_tpcc_names_init(&g->names, cfg->customers, err)) != DMR_OK)
 		goto out;
 	gsl_rng_set(g->r, (unsigned long)cfg->seed);
 	tpcc_draw_consts(g->r, &g->c);
@@ -630,7 +754,19 @@ out:
 
 /* ---- command line ------------------------------------------------------- */
 
-enum { OPT_WAREHOUSES = 256, OPT_MIX, OPT_ORDER_CAP, OPT_PAYMENT_CAP, OPT_QUIET };
+enum {
+	OPT_WAREHOUSES = 256,
+	OPT_MIX,
+	OPT_ORDER_CAP,
+	OPT_PAYMENT_CAP,
+	OPT_QUIET,
+	OPT_CUSTOMERS,
+	OPT_ITEMS,
+	OPT_PRESET
+};
+
+/* Options given explicitly (a --preset sets only the others). */
+enum { SET_MIX = 1, SET_ORDER_CAP = 2, SET_PAYMENT_CAP = 4, SET_CUSTOMERS = 8, SET_ITEMS = 16 };
 
 static void tpcc_usage(FILE *f)
 {
@@ -639,9 +775,16 @@ static void tpcc_usage(FILE *f)
 	      "StockLevel) as a dmreplay trace; see traces/GENERATORS.md.\n"
 	      "  --warehouses W    warehouses (default 40)\n"
 	      "  --mix M           spec = 45/43/4/4/4 NO/P/OS/D/SL (default),\n"
-	      "                    dm = 50/46/4/0/0 as in the published DM systems\n"
+	      "                    dm = 50/46/4/0/0 as in the published DM systems,\n"
+	      "                    or five percentages NO,P,OS,D,SL summing to 100\n"
 	      "  --order-cap N     order ids per district (default 3000)\n"
 	      "  --payment-cap N   history rows per customer (default 100)\n"
+	      "  --customers N     customers per district, 1..3000 (default 3000)\n"
+	      "  --items N         items (and stock rows per warehouse), 15..100000\n"
+	      "                    (default 100000)\n"
+	      "  --preset P        crest = adslabcuhk/crest's TPC-C: --customers 300\n"
+	      "                    --items 10000 --order-cap 20000 --payment-cap 1000\n"
+	      "                    --mix dm (options given explicitly win)\n"
 	      "  --quiet           no footprint / WARN lines\n",
 	      f);
 	dmr_gen_common_help(f);
@@ -654,6 +797,8 @@ static void tpcc_usage(FILE *f)
 typedef struct tpcc_cli {
 	dmr_tpcc_cfg_t cfg;
 	dmr_tpcc_stats_t stats;
+	const char *preset; /* --preset (argv storage) */
+	unsigned set;	    /* SET_* of the options given */
 } tpcc_cli_t;
 
 static dmr_status_t tpcc_run(void *ctx, dmr_gen_emit_func_t emit, void *emit_arg, dmr_err_t *err)
@@ -665,7 +810,9 @@ static dmr_status_t tpcc_run(void *ctx, dmr_gen_emit_func_t emit, void *emit_arg
 
 static int tpcc_opt(void *ctx, int c, const char *arg)
 {
-	dmr_tpcc_cfg_t *cfg = &((tpcc_cli_t *)ctx)->cfg;
+	tpcc_cli_t *t = ctx;
+	dmr_tpcc_cfg_t *cfg = &t->cfg;
+	dmr_err_t err;
 	uint64_t v;
 
 	switch (c) {
@@ -675,25 +822,48 @@ static int tpcc_opt(void *ctx, int c, const char *arg)
 		cfg->warehouses = (uint32_t)v;
 		return 0;
 	case OPT_MIX:
-		if (strcmp(arg, "spec") == 0) {
-			cfg->mix = DMR_TPCC_MIX_SPEC;
-		} else if (strcmp(arg, "dm") == 0) {
-			cfg->mix = DMR_TPCC_MIX_DM;
-		} else {
-			fprintf(stderr, "tpcc: --mix: '%s' is not spec or dm\n", arg);
+		if (dmr_tpcc_mix_parse(arg, cfg, &err) != DMR_OK) {
+			fprintf(stderr, "tpcc: %s\n", err.msg);
 			return -1;
 		}
+		t->set |= SET_MIX;
 		return 0;
 	case OPT_ORDER_CAP:
 		if (dmr_gen_parse_u64("tpcc", "order-cap", arg, 1, 10000000, &v) != 0)
 			return -1;
 		cfg->order_cap = (uint32_t)v;
+		t->set |= SET_ORDER_CAP;
 		return 0;
 	case OPT_PAYMENT_CAP:
 		if (dmr_gen_parse_u64("tpcc", "payment-cap", arg, 1, 1000000, &v) != 0)
 			return -1;
 		cfg->payment_cap = (uint32_t)v;
+		t->set |= SET_PAYMENT_CAP;
 		return 0;
+	case OPT_CUSTOMERS:
+		if (dmr_gen_parse_u64("tpcc", "customers", arg, 1, DMR_TPCC_CUSTOMERS, &v) != 0)
+			return -1;
+		cfg->customers = (uint32_t)v;
+		t->set |= SET_CUSTOMERS;
+		return 0;
+	case OPT_ITEMS:
+		if (dmr_gen_parse_u64("tpcc", "items", arg, DMR_TPCC_MIN_ITEMS, DMR_TPCC_ITEMS,
+				      &v) != 0)
+			return -1;
+		cfg->items = (uint32_t)v;
+		t->set |= SET_ITEMS;
+		return 0;
+	case OPT_PRESET: {
+		dmr_tpcc_cfg_t probe;
+
+		dmr_tpcc_cfg_default(&probe);
+		if (dmr_tpcc_preset(arg, &probe, &err) != DMR_OK) {
+			fprintf(stderr, "tpcc: %s\n", err.msg);
+			return -1;
+		}
+		t->preset = arg;
+		return 0;
+	}
 	case OPT_QUIET:
 		cfg->quiet = 1;
 		return 0;
@@ -703,9 +873,32 @@ static int tpcc_opt(void *ctx, int c, const char *arg)
 
 static int tpcc_prepare(void *ctx, const dmr_gen_common_t *cm, dmr_trace_hdr_t *hdr)
 {
-	dmr_tpcc_cfg_t *cfg = &((tpcc_cli_t *)ctx)->cfg;
+	tpcc_cli_t *t = ctx;
+	dmr_tpcc_cfg_t *cfg = &t->cfg;
 	dmr_err_t err = {{0}};
 
+	if (t->preset) {
+		/* the preset's values for the options not given explicitly */
+		dmr_tpcc_cfg_t p = *cfg;
+
+		if (dmr_tpcc_preset(t->preset, &p, &err) != DMR_OK) {
+			fprintf(stderr, "tpcc: %s\n", err.msg);
+			return 2;
+		}
+		if (!(t->set & SET_MIX)) {
+			cfg->mix = p.mix;
+			memcpy(cfg->mix_pct, p.mix_pct, sizeof(p.mix_pct));
+		}
+		if (!(t->set & SET_ORDER_CAP))
+			cfg->order_cap = p.order_cap;
+		if (!(t->set & SET_PAYMENT_CAP))
+			cfg->payment_cap = p.payment_cap;
+		if (!(t->set & SET_CUSTOMERS))
+			cfg->customers = p.customers;
+		if (!(t->set & SET_ITEMS))
+			cfg->items = p.items;
+		cfg->preset = p.preset;
+	}
 	if (cm->txns_set)
 		cfg->txns = cm->txns;
 	cfg->seed = cm->seed;
@@ -738,6 +931,9 @@ int dmr_gen_tpcc_main(int argc, char **argv)
 	    {"order-cap", required_argument, NULL, OPT_ORDER_CAP},
 	    {"payment-cap", required_argument, NULL, OPT_PAYMENT_CAP},
 	    {"quiet", no_argument, NULL, OPT_QUIET},
+	    {"customers", required_argument, NULL, OPT_CUSTOMERS},
+	    {"items", required_argument, NULL, OPT_ITEMS},
+	    {"preset", required_argument, NULL, OPT_PRESET},
 	    {NULL, 0, NULL, 0},
 	};
 	static const dmr_gen_cli_t cli = {.prog = "tpcc",

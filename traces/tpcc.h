@@ -6,7 +6,8 @@
  * each record's payload is a few 64-bit words (index enums below). Every id
  * stored in a record is a 0-based offset, not the spec's 1-based id:
  * warehouse w in [0, W), district d in [0, 10) of its warehouse, customer c
- * in [0, 3000) of its district, item i in [0, 100000), order o in
+ * in [0, customers) of its district (3000 by default), item i in
+ * [0, items) (100000 by default), order o in
  * [0, order_cap) of its district. Slot formulas are the inline functions
  * below; dist = w * 10 + d is a district's slot.
  *
@@ -28,10 +29,13 @@
 
 /* ---- schema ------------------------------------------------------------ */
 
-#define DMR_TPCC_DISTRICTS 10	/* per warehouse (clause 1.2) */
-#define DMR_TPCC_CUSTOMERS 3000 /* per district */
-#define DMR_TPCC_ITEMS 100000
-#define DMR_TPCC_MIN_OL 5 /* order lines per order (clause 2.4.1.3) */
+#define DMR_TPCC_DISTRICTS 10 /* per warehouse (clause 1.2) */
+#define DMR_TPCC_CUSTOMERS                                                                         \
+	3000		      /* per district (clause 1.2.1); the default and the                  \
+				 largest --customers */
+#define DMR_TPCC_ITEMS 100000 /* clause 1.2.1; the default and the largest --items */
+#define DMR_TPCC_MIN_ITEMS 15 /* a NewOrder takes up to 15 distinct items */
+#define DMR_TPCC_MIN_OL 5     /* order lines per order (clause 2.4.1.3) */
 #define DMR_TPCC_MAX_OL 15
 #define DMR_TPCC_STOCK_LEVEL_ORDERS 20 /* clause 2.8.2.2: last 20 orders */
 #define DMR_TPCC_NAMES 1000	       /* C_LAST name numbers 0..999 (clause 4.3.2.3) */
@@ -116,9 +120,10 @@ static inline uint64_t dmr_tpcc_district_slot(uint64_t w, uint64_t d)
 {
 	return w * DMR_TPCC_DISTRICTS + d;
 }
-static inline uint64_t dmr_tpcc_customer_slot(uint64_t dist, uint64_t c)
+/* customer c (< cpd, the customers per district) of district dist */
+static inline uint64_t dmr_tpcc_customer_slot(uint64_t dist, uint64_t c, uint64_t cpd)
 {
-	return dist * DMR_TPCC_CUSTOMERS + c;
+	return dist * cpd + c;
 }
 /* history: the n-th payment (n < payment_cap) of customer slot cs */
 static inline uint64_t dmr_tpcc_history_slot(uint64_t cs, uint64_t n, uint64_t payment_cap)
@@ -137,16 +142,18 @@ static inline uint64_t dmr_tpcc_order_line_slot(uint64_t dist, uint64_t o, uint6
 {
 	return (dist * order_cap + o) * DMR_TPCC_MAX_OL + ol;
 }
-static inline uint64_t dmr_tpcc_stock_slot(uint64_t w, uint64_t i)
+/* stock of item i (< items) at warehouse w */
+static inline uint64_t dmr_tpcc_stock_slot(uint64_t w, uint64_t i, uint64_t items)
 {
-	return w * DMR_TPCC_ITEMS + i;
+	return w * items + i;
 }
 
 /* ---- generator --------------------------------------------------------- */
 
 enum dmr_tpcc_mix {
-	DMR_TPCC_MIX_SPEC = 0, /* 45/43/4/4/4 NO/P/OS/D/SL (clause 5.2.3 minimums) */
-	DMR_TPCC_MIX_DM = 1,   /* 50/46/4/0/0, as run by the published DM systems */
+	DMR_TPCC_MIX_SPEC = 0,	 /* 45/43/4/4/4 NO/P/OS/D/SL (clause 5.2.3 minimums) */
+	DMR_TPCC_MIX_DM = 1,	 /* 50/46/4/0/0, as run by the published DM systems */
+	DMR_TPCC_MIX_CUSTOM = 2, /* dmr_tpcc_cfg_t.mix_pct */
 };
 
 typedef struct dmr_tpcc_cfg {
@@ -154,11 +161,42 @@ typedef struct dmr_tpcc_cfg {
 	uint64_t seed;
 	uint32_t warehouses;  /* W >= 1 */
 	int mix;	      /* enum dmr_tpcc_mix */
+	unsigned mix_pct[5];  /* DMR_TPCC_MIX_CUSTOM: percent per type (enum
+				 dmr_tpcc_type order), summing to 100 */
 	uint32_t order_cap;   /* order ids per district (>= 1) */
 	uint32_t payment_cap; /* history rows per customer (>= 1) */
+	uint32_t customers;   /* per district, 1 .. DMR_TPCC_CUSTOMERS (default 3000) */
+	uint32_t items;	      /* DMR_TPCC_MIN_ITEMS .. DMR_TPCC_ITEMS (default 100000);
+				 also the stock rows per warehouse */
+	const char *preset;   /* NULL, or the preset's name (header param) */
 	dmr_regime_t regime;  /* home warehouse draw */
 	int quiet;	      /* 1: no footprint / WARN lines on stderr */
 } dmr_tpcc_cfg_t;
+
+/*
+ * The mix of cfg in percent per type (enum dmr_tpcc_type order): the spec
+ * or dm rows, or cfg->mix_pct.
+ */
+const unsigned *dmr_tpcc_mix_pct(const dmr_tpcc_cfg_t *cfg);
+
+/*
+ * Parse a --mix value: "spec", "dm", or five percentages
+ * "NO,P,OS,D,SL" (integers 0..100, summing to 100; a list equal to the
+ * spec or dm row is taken as that name). Sets cfg->mix (and mix_pct).
+ * Errors (DMR_ERR_INVALID, message naming --mix, the value, the sum or the
+ * bad field, and the allowed values): anything else.
+ */
+dmr_status_t dmr_tpcc_mix_parse(const char *s, dmr_tpcc_cfg_t *cfg, dmr_err_t *err);
+
+/*
+ * Apply a named preset to cfg: "crest" = adslabcuhk/crest's TPC-C
+ * (config/tpcc_config.json: num_customer_per_district 300, num_item 10000,
+ * num_stock_per_warehouse 10000; benchmark/TPCC/TpccConstant.h:
+ * MAX_ORDERID_PER_DISTRICT 20000, MAX_PAYMENT_CNT_PER_CUSTOMER 1000,
+ * FREQUENCY_* 50/46/4/0/0 = the dm mix). Sets the fields the preset names
+ * only. Errors: DMR_ERR_INVALID naming the preset and the known ones.
+ */
+dmr_status_t dmr_tpcc_preset(const char *name, dmr_tpcc_cfg_t *cfg, dmr_err_t *err);
 
 /* Counters of what was generated (optional output of dmr_tpcc_generate). */
 typedef struct dmr_tpcc_stats {
@@ -172,15 +210,17 @@ typedef struct dmr_tpcc_stats {
 	uint64_t order_status_by_name;
 } dmr_tpcc_stats_t;
 
-/* Defaults: W 40, spec mix, order_cap 3000, payment_cap 100, txns 100000,
- * seed 1, uniform regime. */
+/* Defaults: W 40, spec mix, order_cap 3000, payment_cap 100, customers
+ * 3000, items 100000, txns 100000, seed 1, uniform regime. */
 void dmr_tpcc_cfg_default(dmr_tpcc_cfg_t *cfg);
 
 /*
  * Build the trace header of cfg: the 9 tables (rows, payload bytes, loaded
  * rows per the schema above), the 5 type names, and every parameter
  * (warehouses, mix, order_cap, payment_cap, seed, txns, regime, NURand C
- * constants, footprint_bytes). Unless cfg->quiet, prints the footprint
+ * constants, footprint_bytes; customers_per_district, items and preset
+ * only when they differ from the defaults, so that a default trace is
+ * byte-identical to one made before those knobs existed). Unless cfg->quiet, prints the footprint
  * (bytes = rows * (16 + payload) per table and total, MiB) and WARN lines
  * when the regime is expected to overflow order_cap (NewOrders per district
  * of the hottest warehouse) or payment_cap (Payments to the busiest
@@ -219,18 +259,26 @@ char *dmr_tpcc_last_name(unsigned num, char *buf);
  * DMR_TPCC_C_LAST_LOAD from an mt19937 seeded with DMR_TPCC_NAME_SEED
  * (independent of --seed). middle[num] is the customer selected by name num
  * per clause 2.5.2.2: of the customers with that C_LAST sorted (by C_ID, as
- * we keep no C_FIRST), position ceil(n / 2); count[num] >= 1 for all num.
+ * we keep no C_FIRST), position ceil(n / 2); count[num] >= 1 for all num <
+ * nnames. With fewer than 1000 customers per district (--customers, a
+ * scaled-down database as CREST's 300) only names 0 .. customers-1 exist:
+ * nnames = min(customers, 1000) and the run-time draw is
+ * NURand(255, 0, nnames - 1).
  */
 #define DMR_TPCC_C_LAST_LOAD 157
 #define DMR_TPCC_NAME_SEED 20240517UL
 typedef struct dmr_tpcc_names {
+	unsigned customers; /* per district */
+	unsigned nnames;    /* min(customers, DMR_TPCC_NAMES) */
 	uint16_t name[DMR_TPCC_CUSTOMERS];
 	uint16_t middle[DMR_TPCC_NAMES];
 	uint16_t count[DMR_TPCC_NAMES];
 } dmr_tpcc_names_t;
 
-/* Fill *n (caller-owned). Errors: DMR_ERR_NOMEM (no GSL generator). */
-dmr_status_t dmr_tpcc_names_init(dmr_tpcc_names_t *n, dmr_err_t *err);
+/* Fill *n (caller-owned) for `customers` per district (1 ..
+ * DMR_TPCC_CUSTOMERS). Errors: DMR_ERR_NOMEM (no GSL generator),
+ * DMR_ERR_INVALID (customers out of range). */
+dmr_status_t dmr_tpcc_names_init(dmr_tpcc_names_t *n, unsigned customers, dmr_err_t *err);
 
 /* Command line: see --help. argv[0] = "tpcc". */
 int dmr_gen_tpcc_main(int argc, char **argv);

@@ -168,7 +168,10 @@ dmr_status_t dmr_trace_write(dmr_trace_writer_t *w, const dmr_trace_txn_t *txn, 
 	const dmr_trace_hdr_t *h = &w->hdr;
 	const char *field;
 	char why[400];
-	char txnid[24], *idend;
+	/* "ID,TYPE," : up to 20 digits, a type name of up to
+	 * DMR_TRACE_NAME_MAX - 1 characters, two commas (24 bytes overflowed
+	 * with TATP's 20-character UpdateSubscriberData) */
+	char txnid[20 + DMR_TRACE_NAME_MAX + 2], *idend;
 	size_t idlen;
 
 	if (w->status)

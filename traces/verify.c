@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "smallbank.h"
+#include "tatp.h"
 #include "tpcc.h"
 #include "workload.h"
 #include "ycsb.h"
@@ -302,6 +303,114 @@ static dmr_status_t verify_ycsb(vctx_t *v)
 	return DMR_OK;
 }
 
+/* ---- TATP --------------------------------------------------------------- */
+
+/* Every loaded record of table t present (the tables no transaction
+ * deletes or inserts into); absences counted in *fail_p. */
+static dmr_status_t v_all_present(vctx_t *v, int t, uint64_t *fail_p)
+{
+	const dmr_trace_table_t *tb = &v->h->tables[t];
+	const uint64_t *p;
+	int present;
+	dmr_status_t st;
+
+	for (uint64_t s = 0; s < tb->loaded; s++) {
+		if ((st = v_read(v, t, s, &p, &present)) != DMR_OK)
+			return st;
+		if (!present) {
+			(*fail_p)++;
+			v_fail(v, "tatp: %s slot %" PRIu64 ": record absent", tb->name, s);
+		}
+	}
+	v->res->checks++;
+	return DMR_OK;
+}
+
+/*
+ * The call_forwarding balance (cf_check 1): per special facility (s,
+ * sf_type), the present call_forwarding rows among its DMR_TATP_STARTS
+ * slots = 1 (the row with start_time 0 loaded at start) + its CF_COUNT word
+ * (+1 per committed insert, -1 per committed delete that found a row).
+ */
+static dmr_status_t tatp_cf_balance(vctx_t *v, int tsf, int tcf, uint64_t S, uint64_t *fail_p)
+{
+	const uint64_t *p;
+	int present;
+	dmr_status_t st;
+
+	for (uint64_t s = 0; s < S; s++)
+		for (unsigned sf = 1; sf <= DMR_TATP_SF_TYPES; sf++) {
+			int64_t cnt, rows = 0;
+
+			v->res->checks++;
+			if ((st = v_read(v, tsf, dmr_tatp_sf_slot(s, sf), &p, &present)) != DMR_OK)
+				return st;
+			if (!present)
+				continue; /* counted by v_all_present */
+			cnt = (int64_t)p[DMR_TATP_SF_CF_COUNT];
+			for (unsigned t = 0; t < DMR_TATP_STARTS; t++) {
+				if ((st = v_read(v, tcf, dmr_tatp_cf_slot(S, s, sf, t), &p,
+						 &present)) != DMR_OK)
+					return st;
+				rows += present;
+			}
+			if (rows != 1 + cnt) {
+				(*fail_p)++;
+				v_fail(v,
+				       "tatp cf_balance: subscriber %" PRIu64
+				       " sf_type %u: %" PRId64 " call_forwarding rows present != 1 "
+				       "loaded + %" PRId64 " (inserts - deletes)",
+				       s, sf, rows, cnt);
+			}
+		}
+	return DMR_OK;
+}
+
+static dmr_status_t verify_tatp(vctx_t *v)
+{
+	int ts = v_table(v, "subscriber", DMR_TATP_S_WORDS);
+	int tsec = v_table(v, "sec_subscriber", DMR_TATP_SEC_WORDS);
+	int tai = v_table(v, "access_info", DMR_TATP_AI_WORDS);
+	int tsf = v_table(v, "special_facility", DMR_TATP_SF_WORDS);
+	int tcf = v_table(v, "call_forwarding", DMR_TATP_CF_WORDS);
+	const char *cf = dmr_trace_hdr_param(v->h, "cf_check");
+	uint64_t S, sum, f_upd = 0, f_pres = 0, f_cf = 0, before;
+	dmr_status_t st;
+
+	if (ts < 0 || tsec < 0 || tai < 0 || tsf < 0 || tcf < 0)
+		return DMR_ERR_INVALID;
+	S = v->h->tables[ts].rows;
+	if (S == 0 || v->h->tables[tsec].rows != S ||
+	    v->h->tables[tai].rows != S * DMR_TATP_AI_TYPES ||
+	    v->h->tables[tsf].rows != S * DMR_TATP_SF_TYPES ||
+	    v->h->tables[tcf].rows != S * DMR_TATP_SF_TYPES * DMR_TATP_STARTS ||
+	    v->h->tables[tcf].loaded != S * DMR_TATP_SF_TYPES)
+		return dmr_err_set(v->err, DMR_ERR_INVALID,
+				   "verify tatp: table sizes do not match the schema (tatp.h)");
+	before = v->res->failures;
+	if ((st = v_sum(v, ts, DMR_TATP_S_UPDATES, 1, &sum)) != DMR_OK)
+		return st;
+	v->res->checks++;
+	if (sum != (uint64_t)v->committed_xv)
+		v_fail(v,
+		       "tatp: sum of subscriber update counters %" PRId64
+		       " != committed_xv %" PRId64,
+		       (int64_t)sum, v->committed_xv);
+	f_upd = v->res->failures - before;
+	if ((st = v_all_present(v, tsec, &f_pres)) != DMR_OK ||
+	    (st = v_all_present(v, tai, &f_pres)) != DMR_OK ||
+	    (st = v_all_present(v, tsf, &f_pres)) != DMR_OK)
+		return st;
+	if (cf && strcmp(cf, "1") == 0 && (st = tatp_cf_balance(v, tsf, tcf, S, &f_cf)) != DMR_OK)
+		return st;
+	snprintf(v->res->summary, sizeof(v->res->summary), "tatp");
+	v_summary_part(v->res->summary, sizeof(v->res->summary), "updates", f_upd);
+	v_summary_part(v->res->summary, sizeof(v->res->summary), "present", f_pres);
+	if (cf && strcmp(cf, "1") == 0)
+		v_summary_part(v->res->summary, sizeof(v->res->summary), "cf_balance", f_cf);
+	return DMR_OK;
+}
+
 dmr_status_t dmr_wl_verify(const dmr_trace_hdr_t *hdr, dmr_wl_read_func_t read, void *arg,
 			   int64_t committed_xv, dmr_verify_result_t *res, dmr_err_t *err)
 {
@@ -315,6 +424,8 @@ dmr_status_t dmr_wl_verify(const dmr_trace_hdr_t *hdr, dmr_wl_read_func_t read, 
 		st = verify_smallbank(&v);
 	else if (strcmp(hdr->workload, "ycsb") == 0)
 		st = verify_ycsb(&v);
+	else if (strcmp(hdr->workload, "tatp") == 0)
+		st = verify_tatp(&v);
 	else
 		st = dmr_err_set(err, DMR_ERR_UNSUPPORTED,
 				 "verify: no invariants known for workload '%s'", hdr->workload);

@@ -55,6 +55,10 @@ typedef struct dmr_verify_result {
  *    NEW-ORDER), per warehouse / district.
  *  - smallbank: sum of all balances = initial total + committed_xv.
  *  - ycsb: sum of the per-record RMW counters = committed_xv.
+ *  - tatp: sum of the subscribers' update counters = committed_xv; every
+ *    loaded subscriber, sec_subscriber, access_info and special_facility
+ *    record present; with cf_check, per special facility, present
+ *    call_forwarding rows = 1 + its counter (tatp.h).
  * Returns DMR_OK (check res->ok) or an error from read().
  */
 dmr_status_t dmr_wl_verify(const dmr_trace_hdr_t *hdr, dmr_wl_read_func_t read, void *arg,
@@ -66,5 +70,6 @@ dmr_status_t dmr_wl_verify(const dmr_trace_hdr_t *hdr, dmr_wl_read_func_t read, 
 int dmr_gen_tpcc_main(int argc, char **argv);
 int dmr_gen_smallbank_main(int argc, char **argv);
 int dmr_gen_ycsb_main(int argc, char **argv);
+int dmr_gen_tatp_main(int argc, char **argv);
 
 #endif /* DMR_WORKLOAD_H */

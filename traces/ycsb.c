@@ -250,7 +250,13 @@ typedef struct ycsb_gen {
 	dmr_zipf_scrambled_t zs; /* zipfian */
 	dmr_zipf_t zl;		 /* latest */
 	dmr_zipf_t zscan;	 /* zipfian scan length */
+	dmr_zipf_ri_t zt;	 /* --theta */
 } ycsb_gen_t;
+
+static uint32_t ycsb_nops(const dmr_ycsb_cfg_t *cfg)
+{
+	return cfg->ops_per_txn ? cfg->ops_per_txn : 1;
+}
 
 static dmr_status_t ycsb_check(const dmr_ycsb_cfg_t *cfg, dmr_err_t *err)
 {
@@ -270,6 +276,28 @@ static dmr_status_t ycsb_check(const dmr_ycsb_cfg_t *cfg, dmr_err_t *err)
 				   "ycsb: fieldcount x fieldlength too large");
 	if (p->minscanlength < 1 || p->minscanlength > p->maxscanlength)
 		return dmr_err_set(err, DMR_ERR_INVALID, "ycsb: bad scan length range");
+	if (ycsb_nops(cfg) > DMR_YCSB_MAX_OPS_PER_TXN)
+		return dmr_err_set(err, DMR_ERR_INVALID, "--ops-per-txn %u not in [1, %d]",
+				   cfg->ops_per_txn, DMR_YCSB_MAX_OPS_PER_TXN);
+	if (ycsb_nops(cfg) > 1 && p->prop[DMR_YCSB_T_SCAN] > 0)
+		/* a scan's range may cover a record another op of the same
+		 * transaction locks: the read finds it locked and the
+		 * transaction aborts at every attempt */
+		return dmr_err_set(err, DMR_ERR_INVALID,
+				   "--ops-per-txn %u with scanproportion %g: scans are only "
+				   "supported with one operation per transaction",
+				   cfg->ops_per_txn, p->prop[DMR_YCSB_T_SCAN]);
+	if (ycsb_nops(cfg) > 1 && p->recordcount < 4 * (uint64_t)ycsb_nops(cfg))
+		return dmr_err_set(err, DMR_ERR_INVALID,
+				   "--ops-per-txn %u needs recordcount >= %u (distinct keys "
+				   "per transaction), have %" PRIu64,
+				   cfg->ops_per_txn, 4 * ycsb_nops(cfg), p->recordcount);
+	if (cfg->theta_set && !(cfg->theta >= 0 && cfg->theta <= DMR_YCSB_MAX_THETA))
+		return dmr_err_set(err, DMR_ERR_INVALID, "--theta %g not in [0, %g]", cfg->theta,
+				   DMR_YCSB_MAX_THETA);
+	if (cfg->theta_set && cfg->regime_override)
+		return dmr_err_set(err, DMR_ERR_INVALID,
+				   "--theta and --regime both choose the keys: give one");
 	return DMR_OK;
 }
 
@@ -311,7 +339,7 @@ static dmr_status_t ycsb_count_inserts(const dmr_ycsb_cfg_t *cfg, uint64_t *n_p,
 		return dmr_err_set(err, DMR_ERR_NOMEM, "ycsb: out of memory");
 	gsl_rng_set(r, (unsigned long)cfg->seed);
 	if (cfg->props.prop[DMR_YCSB_T_INSERT] > 0)
-		for (uint64_t i = 0; i < cfg->txns; i++)
+		for (uint64_t i = 0; i < cfg->txns * ycsb_nops(cfg); i++)
 			n += ycsb_type(r, &cfg->props, psum) == DMR_YCSB_T_INSERT;
 	gsl_rng_free(r);
 	*n_p = n;
@@ -354,10 +382,18 @@ dmr_status_t dmr_ycsb_header(const dmr_ycsb_cfg_t *cfg, dmr_trace_hdr_t *hdr_p, 
 			 p->requestdistribution == DMR_YCSB_ZIPFIAN  ? "zipfian:0.99"
 			 : p->requestdistribution == DMR_YCSB_LATEST ? "latest"
 								     : "uniform");
+	if (cfg->theta_set)
+		snprintf(h->regime, sizeof(h->regime), "zipf:%g", cfg->theta);
 	dmr_gen_hdr_table(h, "usertable", p->recordcount + inserts, ycsb_payload(p),
 			  p->recordcount);
-	for (int i = 0; i < DMR_YCSB_NTYPES; i++)
-		snprintf(h->types[h->ntypes++], DMR_TRACE_NAME_MAX, "%s", dmr_ycsb_type_names[i]);
+	if (ycsb_nops(cfg) > 1) {
+		snprintf(h->types[h->ntypes++], DMR_TRACE_NAME_MAX, "ReadOnly");
+		snprintf(h->types[h->ntypes++], DMR_TRACE_NAME_MAX, "ReadWrite");
+	} else {
+		for (int i = 0; i < DMR_YCSB_NTYPES; i++)
+			snprintf(h->types[h->ntypes++], DMR_TRACE_NAME_MAX, "%s",
+				 dmr_ycsb_type_names[i]);
+	}
 	if (!cfg->quiet)
 		fprintf(stderr, "ycsb: MN footprint (rows x (16 + payload)):\n");
 	fp = dmr_gen_footprint(h, cfg->quiet ? NULL : stderr);
@@ -369,9 +405,10 @@ dmr_status_t dmr_ycsb_header(const dmr_ycsb_cfg_t *cfg, dmr_trace_hdr_t *hdr_p, 
 	for (int i = 0; i < DMR_YCSB_NTYPES; i++)
 		if ((st = dmr_gen_hdr_setf(h, err, ycsb_prop_keys[i], "%g", p->prop[i])) != DMR_OK)
 			goto out;
-	if ((st = dmr_gen_hdr_setf(
-		 h, err, "requestdistribution", "%s",
-		 cfg->regime_override ? "regime" : ycsb_dist_names[p->requestdistribution])) !=
+	if ((st = dmr_gen_hdr_setf(h, err, "requestdistribution", "%s",
+				   cfg->regime_override ? "regime"
+				   : cfg->theta_set	? "zipf_theta"
+						    : ycsb_dist_names[p->requestdistribution])) !=
 		DMR_OK ||
 	    (st = dmr_gen_hdr_setf(h, err, "minscanlength", "%" PRIu64, p->minscanlength)) !=
 		DMR_OK ||
@@ -385,6 +422,13 @@ dmr_status_t dmr_ycsb_header(const dmr_ycsb_cfg_t *cfg, dmr_trace_hdr_t *hdr_p, 
 		DMR_OK ||
 	    (st = dmr_gen_hdr_setf(h, err, "inserts", "%" PRIu64, inserts)) != DMR_OK ||
 	    (st = dmr_gen_hdr_setf(h, err, "footprint_bytes", "%" PRIu64, fp)) != DMR_OK)
+		goto out;
+	/* added later: only when given, so that default traces are unchanged */
+	if ((ycsb_nops(cfg) > 1 &&
+	     (st = dmr_gen_hdr_setf(h, err, "ops_per_txn", "%u", ycsb_nops(cfg))) != DMR_OK) ||
+	    (cfg->theta_set &&
+	     ((st = dmr_gen_hdr_setf(h, err, "zipf_theta", "%g", cfg->theta)) != DMR_OK ||
+	      (st = dmr_gen_hdr_setf(h, err, "zipf_method", "rejection-inversion")) != DMR_OK)))
 		goto out;
 	*hdr_p = *h;
 out:
@@ -406,6 +450,8 @@ static uint64_t ycsb_key(ycsb_gen_t *g)
 
 	if (g->cfg->regime_override)
 		return dmr_gen_regime_draw(g->rkey, &g->cfg->regime, last + 1);
+	if (g->cfg->theta_set)
+		return dmr_zipf_ri_next(&g->zt, g->rkey);
 	switch (p->requestdistribution) {
 	case DMR_YCSB_ZIPFIAN:
 		do
@@ -417,6 +463,35 @@ static uint64_t ycsb_key(ycsb_gen_t *g)
 	default:
 		return dmr_gen_below(g->rkey, p->recordcount);
 	}
+}
+
+/* A key no earlier op of the transaction names (one op per transaction:
+ * the first draw, so the key stream is unchanged): redrawn, then after 64
+ * draws the next free key upward (ops_per_txn <= recordcount / 4 leaves
+ * one). */
+static int ycsb_taken(const dmr_trace_txn_t *t, uint64_t k)
+{
+	for (uint32_t i = 0; i < t->nops; i++)
+		if ((uint64_t)t->ops[i].key == k)
+			return 1;
+	return 0;
+}
+
+static uint64_t ycsb_key_free(ycsb_gen_t *g)
+{
+	uint64_t k = ycsb_key(g);
+
+	for (int tries = 0; ycsb_taken(g->t, k); tries++) {
+		if (tries == 64) {
+			const uint64_t n = g->cfg->props.recordcount;
+
+			while (ycsb_taken(g->t, k))
+				k = (k + 1) % n;
+			break;
+		}
+		k = ycsb_key(g);
+	}
+	return k;
 }
 
 static uint64_t ycsb_scan_len(ycsb_gen_t *g)
@@ -438,10 +513,10 @@ static void ycsb_txn(ycsb_gen_t *g, int type, uint64_t rows)
 
 	switch (type) {
 	case DMR_YCSB_T_READ:
-		dmr_gen_op(t, 'R', DMR_YCSB_TABLE, 0, (int64_t)ycsb_key(g), NULL);
+		dmr_gen_op(t, 'R', DMR_YCSB_TABLE, 0, (int64_t)ycsb_key_free(g), NULL);
 		break;
 	case DMR_YCSB_T_UPDATE:
-		k = ycsb_key(g);
+		k = ycsb_key_free(g);
 		op = dmr_gen_op(t, 'U', DMR_YCSB_TABLE, 0, (int64_t)k, &self);
 		if (k >= p->recordcount) /* inserted by this trace: may not be there yet */
 			dmr_gen_guard(op, DMR_TGUARD_PRESENT, self, 0, 0);
@@ -466,9 +541,11 @@ static void ycsb_txn(ycsb_gen_t *g, int type, uint64_t rows)
 	case DMR_YCSB_T_RMW:
 		/* loaded keys only, so the counter's xv never meets an absent record;
 		 * after 64 draws beyond them, uniform among them */
-		for (int tries = 0; (k = ycsb_key(g)) >= p->recordcount; tries++)
+		for (int tries = 0; (k = ycsb_key_free(g)) >= p->recordcount; tries++)
 			if (tries == 64) {
 				k = dmr_gen_below(g->rkey, p->recordcount);
+				while (ycsb_taken(t, k))
+					k = (k + 1) % p->recordcount;
 				break;
 			}
 		op = dmr_gen_op(t, 'U', DMR_YCSB_TABLE, 0, (int64_t)k, NULL);
@@ -476,7 +553,7 @@ static void ycsb_txn(ycsb_gen_t *g, int type, uint64_t rows)
 		dmr_trace_op_act(op, DMR_TACT_SET,
 				 ycsb_field_word(p, dmr_gen_below(g->rkey, p->fieldcount)),
 				 (int64_t)dmr_gen_u64(g->rkey));
-		t->xv = 1;
+		t->xv += 1;
 		break;
 	}
 }
@@ -520,12 +597,23 @@ dmr_status_t dmr_ycsb_generate(const dmr_ycsb_cfg_t *cfg, dmr_gen_emit_func_t em
 	    p->prop[DMR_YCSB_T_SCAN] > 0)
 		dmr_zipf_init(&g.zscan, p->minscanlength, p->maxscanlength, DMR_ZIPF_YCSB_THETA);
 
+	if (cfg->theta_set)
+		dmr_zipf_ri_init(&g.zt, p->recordcount, cfg->theta);
+
 	for (uint64_t id = 0; id < cfg->txns; id++) {
-		int type = ycsb_type(g.rtype, p, g.psum);
+		const uint32_t nops = ycsb_nops(cfg);
+		int type = ycsb_type(g.rtype, p, g.psum), writes = 0;
 
 		dmr_gen_txn_begin(g.t, id, type);
-		ycsb_txn(&g, type, rows);
-		by_type[type]++;
+		for (uint32_t i = 0; i < nops; i++) {
+			if (i > 0)
+				type = ycsb_type(g.rtype, p, g.psum);
+			ycsb_txn(&g, type, rows);
+			by_type[type]++;
+			writes += type != DMR_YCSB_T_READ;
+		}
+		if (nops > 1)
+			g.t->type = writes ? DMR_YCSB_T_READ_WRITE : DMR_YCSB_T_READ_ONLY;
 		if ((st = emit(arg, g.t, err)) != DMR_OK)
 			goto out;
 	}
@@ -540,17 +628,23 @@ out:
 
 /* ---- command line ------------------------------------------------------- */
 
-enum { OPT_WORKLOAD = 256, OPT_QUIET };
+enum { OPT_WORKLOAD = 256, OPT_QUIET, OPT_OPS_PER_TXN, OPT_THETA };
 
 static void ycsb_usage(FILE *f)
 {
 	fputs("usage: dmreplay gen ycsb --workload FILE -o FILE [options]\n"
 	      "YCSB core workload from one of YCSB's property files (workloada..f):\n"
-	      "one YCSB operation per transaction on table usertable.\n"
+	      "YCSB operations (one per transaction by default) on table usertable.\n"
 	      "  --workload FILE   YCSB property file (recordcount, operationcount,\n"
 	      "                    *proportion, requestdistribution zipfian|uniform|\n"
 	      "                    latest, min/maxscanlength, scanlengthdistribution,\n"
 	      "                    fieldcount, fieldlength; other keys ignored)\n"
+	      "  --ops-per-txn N   YCSB operations per transaction, 1..64 (default 1);\n"
+	      "                    the proportions apply per operation, keys are\n"
+	      "                    distinct within a transaction (no scans with N > 1)\n"
+	      "  --theta T         keys Zipf(T) over the loaded keys, key 0 the most\n"
+	      "                    popular, T in [0, 5] (1 and above included; exact,\n"
+	      "                    rejection-inversion), replacing requestdistribution\n"
 	      "  --quiet           no footprint lines\n",
 	      f);
 	dmr_gen_common_help(f);
@@ -579,6 +673,21 @@ static int ycsb_opt(void *ctx, int c, const char *arg)
 		return 0;
 	case OPT_QUIET:
 		y->cfg.quiet = 1;
+		return 0;
+	case OPT_OPS_PER_TXN: {
+		uint64_t v;
+
+		if (dmr_gen_parse_u64("ycsb", "ops-per-txn", arg, 1, DMR_YCSB_MAX_OPS_PER_TXN,
+				      &v) != 0)
+			return -1;
+		y->cfg.ops_per_txn = (uint32_t)v;
+		return 0;
+	}
+	case OPT_THETA:
+		if (dmr_gen_parse_double("ycsb", "theta", arg, 0.0, DMR_YCSB_MAX_THETA,
+					 &y->cfg.theta) != 0)
+			return -1;
+		y->cfg.theta_set = 1;
 		return 0;
 	}
 	return -1;
@@ -632,6 +741,8 @@ int dmr_gen_ycsb_main(int argc, char **argv)
 	    DMR_GEN_COMMON_LONGOPTS,
 	    {"workload", required_argument, NULL, OPT_WORKLOAD},
 	    {"quiet", no_argument, NULL, OPT_QUIET},
+	    {"ops-per-txn", required_argument, NULL, OPT_OPS_PER_TXN},
+	    {"theta", required_argument, NULL, OPT_THETA},
 	    {NULL, 0, NULL, 0},
 	};
 	static const dmr_gen_cli_t cli = {.prog = "ycsb",

@@ -74,9 +74,23 @@ void dmr_ycsb_props_default(dmr_ycsb_props_t *p);
  */
 dmr_status_t dmr_ycsb_props_load(const char *path, dmr_ycsb_props_t *p, dmr_err_t *err);
 
+/* Transaction types when ops_per_txn > 1 (every op still has its YCSB
+ * type; the transaction is ReadOnly when all its ops are Reads). */
+enum { DMR_YCSB_T_READ_ONLY = 0, DMR_YCSB_T_READ_WRITE, DMR_YCSB_NTXN_TYPES };
+#define DMR_YCSB_MAX_OPS_PER_TXN 64
+#define DMR_YCSB_MAX_THETA 5.0
+
 typedef struct dmr_ycsb_cfg {
 	dmr_ycsb_props_t props;
-	uint64_t txns; /* one YCSB operation per txn */
+	uint64_t txns;	      /* transactions */
+	uint32_t ops_per_txn; /* YCSB operations per transaction, 1 (0 = 1) ..
+				 DMR_YCSB_MAX_OPS_PER_TXN; the operation
+				 proportions apply per op, keys distinct within a
+				 transaction; > 1 refuses scans */
+	int theta_set;	      /* 1: keys Zipf(theta) over the recordcount loaded
+				 keys, key 0 the most popular (exact, zipf.h
+				 dmr_zipf_ri_t), replacing requestdistribution */
+	double theta;	      /* 0 .. DMR_YCSB_MAX_THETA */
 	uint64_t seed;
 	dmr_regime_t regime; /* used when regime_override */
 	int regime_override; /* 1: keys from the regime (hot:K/P: a K-record hot set
@@ -88,9 +102,12 @@ typedef struct dmr_ycsb_cfg {
 /*
  * Header: table usertable (rows = recordcount + number of inserts this
  * trace makes, counted beforehand from the operation-type stream), the 5
- * type names, params (workload_file, recordcount, the proportions,
- * requestdistribution, scan lengths, field sizes, inserts,
- * footprint_bytes, ...). Errors: DMR_ERR_INVALID.
+ * type names (ReadOnly, ReadWrite when ops_per_txn > 1), params
+ * (workload_file, recordcount, the proportions, requestdistribution, scan
+ * lengths, field sizes, inserts, footprint_bytes, ...; ops_per_txn and
+ * zipf_theta only when given, so that default traces are unchanged).
+ * Errors: DMR_ERR_INVALID naming the option (--ops-per-txn, --theta) and
+ * its allowed values.
  */
 dmr_status_t dmr_ycsb_header(const dmr_ycsb_cfg_t *cfg, dmr_trace_hdr_t *hdr_p, dmr_err_t *err);
 
@@ -102,8 +119,10 @@ dmr_status_t dmr_ycsb_header(const dmr_ycsb_cfg_t *cfg, dmr_trace_hdr_t *hdr_p, 
  * CoreWorkload: zipfian = ScrambledZipfian over recordcount +
  * 2 * txns * insertproportion keys, redrawn while beyond the last inserted
  * key; uniform over the recordcount loaded keys; latest =
- * SkewedLatest (last inserted key minus a Zipf draw). by_type_p (may be
- * NULL) receives DMR_YCSB_NTYPES counts.
+ * SkewedLatest (last inserted key minus a Zipf draw); theta >= 0: exact
+ * Zipf(theta) over the loaded keys. by_type_p (may be NULL) receives
+ * DMR_YCSB_NTYPES counts of operations (= transactions when
+ * ops_per_txn is 1).
  */
 #define DMR_YCSB_KEY_SEED_OFFSET 0x7F4A7C15UL
 dmr_status_t dmr_ycsb_generate(const dmr_ycsb_cfg_t *cfg, dmr_gen_emit_func_t emit, void *arg,

@@ -502,6 +502,11 @@ START_TEST(test_crest_names)
 	ck_assert_str_eq(dmr_breakdown_crest_name("ycsb", "ReadModifyWrite", b, sizeof(b)),
 			 "READ_MODIFY_WRITE");
 	ck_assert_str_eq(dmr_breakdown_crest_name("x", "abc", b, 3), "AB");
+	/* TATP: CREST's TATP_TRANSACTION_NAMES */
+	ck_assert_str_eq(dmr_breakdown_crest_name("tatp", "GetSubscriberData", b, sizeof(b)),
+			 "GET_SUBSCRIBER");
+	ck_assert_str_eq(dmr_breakdown_crest_name("tatp", "InsertCallForwarding", b, sizeof(b)),
+			 "INSERT_CALL_FORWARDING");
 	uint32_t f = 0;
 	dmr_err_t err;
 	ck_assert_int_eq(dmr_breakdown_publog_parse("all", &f, &err), DMR_OK);

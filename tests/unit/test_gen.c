@@ -344,7 +344,7 @@ START_TEST(test_tpcc_names)
 	ck_assert_str_eq(dmr_tpcc_last_name(371, buf), "PRICALLYOUGHT");
 	ck_assert_str_eq(dmr_tpcc_last_name(0, buf), "BARBARBAR");
 	ck_assert_str_eq(dmr_tpcc_last_name(999, buf), "EINGEINGEING");
-	ck_assert_int_eq(dmr_tpcc_names_init(&n, &err), DMR_OK);
+	ck_assert_int_eq(dmr_tpcc_names_init(&n, DMR_TPCC_CUSTOMERS, &err), DMR_OK);
 	for (unsigned c = 0; c < 1000; c++)
 		ck_assert_uint_eq(n.name[c], c);
 	for (unsigned num = 0; num < 1000; num++) {

@@ -240,6 +240,46 @@ START_TEST(test_roundtrip)
 }
 END_TEST
 
+/* The longest "ID,TYPE," prefix: a 20-digit id and a 31-character type
+ * name (the writer's prefix buffer was 24 bytes: TATP's
+ * UpdateSubscriberData overflowed it, found by ASan). */
+START_TEST(test_roundtrip_long_type_name)
+{
+	static dmr_trace_txn_t a, got;
+	static const char name[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcde";
+	dmr_trace_hdr_t h;
+	dmr_trace_writer_t *w;
+	dmr_trace_reader_t *r;
+	dmr_err_t err = {{0}};
+	char path[1024], want[200];
+	char *text;
+
+	ck_assert_uint_eq(strlen(name), DMR_TRACE_NAME_MAX - 1);
+	tmp_path(path, sizeof(path), "longtype");
+	make_hdr(&h, 1);
+	strcpy(h.types[1], name);
+	memset(&a, 0, sizeof(a));
+	a.id = UINT64_MAX - 1;
+	a.type = 1;
+	ck_assert_int_eq(dmr_trace_txn_op(&a, 'R', 0, 0, 5), 0);
+	ck_assert_int_eq(dmr_trace_txn_op(&a, 'U', 0, 1, 6), 1);
+	ck_assert_int_eq(dmr_trace_create(path, &h, &w, &err), DMR_OK);
+	ck_assert_msg(dmr_trace_write(w, &a, &err) == DMR_OK, "%s", err.msg);
+	ck_assert_int_eq(dmr_trace_finish(w, &err), DMR_OK);
+	text = dmr_test_read_text(path);
+	snprintf(want, sizeof(want),
+		 "18446744073709551614,%s,0,R,acct,5,,,,,,,\n"
+		 "18446744073709551614,%s,1,U,acct,6,,,,,,,\n",
+		 name, name);
+	ck_assert_msg(strstr(text, want) != NULL, "%s", text);
+	free(text);
+	ck_assert_int_eq(dmr_trace_open(path, &r, &err), DMR_OK);
+	ck_assert_msg(dmr_trace_next(r, &got, &err) == DMR_OK, "%s", err.msg);
+	assert_txn_eq(&got, &a);
+	dmr_trace_close(r);
+}
+END_TEST
+
 /* Many transactions across several read chunks, ids with gaps. */
 START_TEST(test_roundtrip_many)
 {
@@ -924,6 +964,7 @@ static Suite *trace_suite(void)
 
 	tcase_add_unchecked_fixture(tc, dmr_test_tmp_make, dmr_test_tmp_remove);
 	tcase_add_test(tc, test_roundtrip);
+	tcase_add_test(tc, test_roundtrip_long_type_name);
 	tcase_add_test(tc, test_roundtrip_many);
 	tcase_add_loop_test(tc, test_bad_rows, 0, (int)(sizeof(bad_rows) / sizeof(bad_rows[0])));
 	tcase_add_test(tc, test_too_many_ops);

@@ -9,7 +9,11 @@
  * message naming the right warehouse / district, once the state is
  * corrupted. The executor aborts the test on anything a correct generator
  * never produces (insert into a present slot, update of an absent record
- * without a guard, action reference to a skipped op).
+ * without a guard, action reference to a skipped op). TATP's inserts and
+ * deletes may meet a present / an absent row by design: with m->engine_dup
+ * the executor does what the engine does (core/txn.c check_round): an insert
+ * into a present slot gives the transaction up (DMR_ABORT_DUPLICATE), a
+ * delete of an absent row deletes nothing, and ops guarded on it are skipped.
  */
 #include <check.h>
 #include <stdio.h>
@@ -18,6 +22,7 @@
 #include <unistd.h>
 
 #include "traces/smallbank.h"
+#include "traces/tatp.h"
 #include "traces/tpcc.h"
 #include "traces/ycsb.h"
 #include "helpers/suite.h"
@@ -32,8 +37,9 @@ typedef struct mem {
 	uint32_t maxw;
 	uint64_t *img, *neu; /* DMR_TRACE_MAX_OPS x maxw each */
 	int fail_read;	     /* read() returns this when < 0 */
+	int engine_dup;	     /* TATP: the engine's duplicate / absent-delete semantics */
 	/* executor results */
-	uint64_t committed, full;
+	uint64_t committed, full, dup;
 	int64_t xv;
 } mem_t;
 
@@ -96,7 +102,8 @@ static int mem_read(void *arg, int table, uint64_t slot, const uint64_t **p, uin
 
 enum { W_NONE, W_WRITE, W_DELETE };
 
-/* Execute one txn; 1 committed, 0 failed as table full. */
+/* Execute one txn; 1 committed, 0 failed as table full, -1 gave up as a
+ * duplicate insert (engine_dup only). */
 static int exec_txn(mem_t *m, const dmr_trace_txn_t *t)
 {
 	uint8_t skipped[DMR_TRACE_MAX_OPS], present[DMR_TRACE_MAX_OPS], wr[DMR_TRACE_MAX_OPS];
@@ -150,6 +157,8 @@ static int exec_txn(mem_t *m, const dmr_trace_txn_t *t)
 		case DMR_TOP_READ:
 			break;
 		case DMR_TOP_INSERT:
+			if (present[i] && m->engine_dup)
+				return -1;
 			ck_assert_msg(!present[i],
 				      "txn %llu op %u: insert into present %s slot %llu",
 				      (unsigned long long)t->id, i, m->h.tables[o->table].name,
@@ -165,6 +174,8 @@ static int exec_txn(mem_t *m, const dmr_trace_txn_t *t)
 			wr[i] = W_WRITE;
 			break;
 		case DMR_TOP_DELETE:
+			if (!present[i] && m->engine_dup)
+				break; /* nothing to delete */
 			ck_assert_msg(present[i], "txn %llu op %u: delete of absent %s slot %llu",
 				      (unsigned long long)t->id, i, m->h.tables[o->table].name,
 				      (unsigned long long)slot[i]);
@@ -207,11 +218,16 @@ static dmr_status_t exec_emit(void *arg, const dmr_trace_txn_t *t, dmr_err_t *er
 	mem_t *m = arg;
 
 	(void)err;
-	if (exec_txn(m, t)) {
+	switch (exec_txn(m, t)) {
+	case 1:
 		m->committed++;
 		m->xv += t->xv;
-	} else {
+		break;
+	case 0:
 		m->full++;
+		break;
+	default:
+		m->dup++;
 	}
 	return DMR_OK;
 }
@@ -560,6 +576,95 @@ START_TEST(test_ycsb)
 }
 END_TEST
 
+/* ---- TATP --------------------------------------------------------------- */
+
+static mem_t *tatp_state(uint64_t S, const char *reg, uint64_t txns, int cf_check,
+			 uint64_t *by_type)
+{
+	dmr_tatp_cfg_t cfg;
+	dmr_trace_hdr_t h;
+	dmr_err_t err;
+	mem_t *m;
+
+	dmr_tatp_cfg_default(&cfg);
+	cfg.quiet = 1;
+	cfg.subscribers = S;
+	cfg.txns = txns;
+	cfg.seed = 3;
+	cfg.cf_check = cf_check;
+	ck_assert_int_eq(dmr_regime_parse(reg, &cfg.regime, &err), DMR_OK);
+	ck_assert_msg(dmr_tatp_header(&cfg, &h, &err) == DMR_OK, "%s", err.msg);
+	m = mem_new(&h);
+	m->engine_dup = 1;
+	ck_assert_msg(dmr_tatp_generate(&cfg, exec_emit, m, by_type, &err) == DMR_OK, "%s",
+		      err.msg);
+	ck_assert_uint_eq(m->committed + m->dup, txns);
+	ck_assert_uint_eq(m->full, 0);
+	return m;
+}
+
+START_TEST(test_tatp)
+{
+	uint64_t n[DMR_TATP_NTYPES], S = 500, upd = 0, cf = 0;
+	mem_t *m = tatp_state(S, "hot:5/0.5", 40000, 1, n);
+	dmr_verify_result_t res;
+
+	/* committed_xv = the committed subscriber updates; only inserts give up */
+	ck_assert_int_eq(
+	    m->xv, (int64_t)(n[DMR_TATP_T_UPDATE_SUBSCRIBER_DATA] + n[DMR_TATP_T_UPDATE_LOCATION]));
+	ck_assert_uint_gt(m->dup, 0);
+	ck_assert_uint_lt(m->dup, n[DMR_TATP_T_INSERT_CALL_FORWARDING]);
+	for (uint64_t s = 0; s < S; s++)
+		upd += rec(m, DMR_TATP_SUBSCRIBER, s)[DMR_TATP_S_UPDATES];
+	ck_assert_uint_eq(upd, (uint64_t)m->xv);
+	for (uint64_t r = 0; r < m->h.tables[DMR_TATP_CALL_FORWARDING].rows; r++)
+		cf += m->present[DMR_TATP_CALL_FORWARDING][r];
+	/* 4S loaded rows + committed inserts - deletes that found a row; the
+	 * hot 5 of 500 subscribers take half the draws: both moved */
+	ck_assert_uint_ne(cf, 4 * S);
+
+	verify(m, m->xv, &res);
+	ck_assert_msg(res.ok, "%s", res.first_failure);
+	ck_assert_str_eq(res.summary, "tatp updates ok present ok cf_balance ok");
+	/* subscriber + 3 present scans + 4S balances */
+	ck_assert_uint_eq(res.checks, 1 + 3 + 4 * S);
+
+	expect_fail(m, m->xv + 1, "tatp: sum of subscriber update counters", "committed_xv");
+	rec(m, DMR_TATP_SUBSCRIBER, 2)[DMR_TATP_S_UPDATES]++; /* a lost / doubled update */
+	expect_fail(m, m->xv, "subscriber update counters", NULL);
+	rec(m, DMR_TATP_SUBSCRIBER, 2)[DMR_TATP_S_UPDATES]--;
+
+	/* a call_forwarding row of subscriber 7, sf_type 3, start_time 8 flips */
+	{
+		uint64_t slot = dmr_tatp_cf_slot(S, 7, 3, 1);
+		uint8_t *p = &m->present[DMR_TATP_CALL_FORWARDING][slot];
+
+		*p = !*p;
+		expect_fail(m, m->xv, "cf_balance: subscriber 7 sf_type 3", "inserts - deletes");
+		verify(m, m->xv, &res);
+		ck_assert_str_eq(res.summary, "tatp updates ok present ok cf_balance FAIL(1)");
+		*p = !*p;
+	}
+	m->present[DMR_TATP_ACCESS_INFO][9] = 0;
+	expect_fail(m, m->xv, "access_info slot 9", "absent");
+	m->present[DMR_TATP_ACCESS_INFO][9] = 1;
+	verify(m, m->xv, &res);
+	ck_assert(res.ok);
+	mem_free(m);
+
+	/* cf_check off: the spec's shapes (INSERT only reads the special
+	 * facility), no balance to check */
+	m = tatp_state(S, "uniform", 5000, 0, n);
+	ck_assert_str_eq(dmr_trace_hdr_param(&m->h, "cf_check"), "0");
+	verify(m, m->xv, &res);
+	ck_assert_msg(res.ok, "%s", res.first_failure);
+	ck_assert_str_eq(res.summary, "tatp updates ok present ok");
+	for (uint64_t s = 0; s < 4 * S; s++)
+		ck_assert_uint_eq(rec(m, DMR_TATP_SPECIAL_FACILITY, s)[DMR_TATP_SF_CF_COUNT], 0);
+	mem_free(m);
+}
+END_TEST
+
 static Suite *verify_suite(void)
 {
 	Suite *s = suite_create("verify");
@@ -575,6 +680,7 @@ static Suite *verify_suite(void)
 	tcase_add_test(tc, test_tpcc_absent_and_errors);
 	tcase_add_test(tc, test_smallbank);
 	tcase_add_test(tc, test_ycsb);
+	tcase_add_test(tc, test_tatp);
 	suite_add_tcase(s, tc);
 	return s;
 }
