@@ -53,7 +53,7 @@ typedef struct keydef {
 
 static const keydef_t axis_defs[] = {
     {"regime", V_REGIME, 1, ""},
-    {"mix", V_STR, 1, "tpcc"},
+    {"mix", V_STR, 1, "tpcc,tatp"},
     {"warehouses", V_POS, 1, "tpcc"},
     {"txns", V_POS, 1, ""},
     {"loop", V_STR, 0, NULL},
@@ -73,6 +73,13 @@ static const keydef_t axis_defs[] = {
     {"index", V_STR, 0, NULL},
     {"addr_cache", V_SIZE0, 0, NULL},
     {"loop_threshold", V_NUM0, 0, NULL},
+    /* generator axes of issue 12's knobs */
+    {"customers", V_POS, 1, "tpcc"},
+    {"items", V_POS, 1, "tpcc"},
+    {"theta", V_NUM0, 1, "ycsb,smallbank"},
+    {"ops_per_txn", V_POS, 1, "ycsb"},
+    {"subscribers", V_POS, 1, "tatp"},
+    {"dist", V_STR, 1, "tatp"},
 };
 
 static const keydef_t run_defs[] = {
@@ -90,11 +97,25 @@ static const keydef_t run_defs[] = {
 };
 
 static const keydef_t wl_defs[] = {
-    {"regime", V_REGIME, 1, ""},       {"txns", V_POS, 1, ""},
-    {"seed", V_SEED, 1, ""},	       {"mix", V_STR, 1, "tpcc"},
-    {"warehouses", V_POS, 1, "tpcc"},  {"order_cap", V_POS, 1, "tpcc"},
-    {"payment_cap", V_POS, 1, "tpcc"}, {"accounts", V_POS, 1, "smallbank"},
-    {"zipf", V_NUMP, 1, "smallbank"},  {"workload", V_STR, 1, "ycsb"},
+    {"regime", V_REGIME, 1, ""},
+    {"txns", V_POS, 1, ""},
+    {"seed", V_SEED, 1, ""},
+    {"mix", V_STR, 1, "tpcc,tatp"},
+    {"warehouses", V_POS, 1, "tpcc"},
+    {"order_cap", V_POS, 1, "tpcc"},
+    {"payment_cap", V_POS, 1, "tpcc"},
+    {"accounts", V_POS, 1, "smallbank"},
+    {"zipf", V_NUMP, 1, "smallbank"},
+    {"workload", V_STR, 1, "ycsb"},
+    /* issue 12's knobs (traces/GENERATORS.md) */
+    {"customers", V_POS, 1, "tpcc"},
+    {"items", V_POS, 1, "tpcc"},
+    {"preset", V_STR, 1, "tpcc,tatp"},
+    {"theta", V_NUM0, 1, "ycsb,smallbank"},
+    {"ops_per_txn", V_POS, 1, "ycsb"},
+    {"subscribers", V_POS, 1, "tatp"},
+    {"dist", V_STR, 1, "tatp"},
+    {"cf_check", V_STR, 1, "tatp"},
 };
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
@@ -119,7 +140,14 @@ static int wl_takes(const keydef_t *d, const char *wl)
 {
 	if (!d->wls || !d->wls[0])
 		return 1;
-	return strcmp(d->wls, wl) == 0;
+	size_t n = strlen(wl);
+	for (const char *p = d->wls; *p;) { /* a comma-separated list */
+		size_t k = strcspn(p, ",");
+		if (k == n && strncmp(p, wl, n) == 0)
+			return 1;
+		p += k + (p[k] == ',');
+	}
+	return 0;
 }
 
 /* Characters allowed in a string value: it goes into a cell name (a CSV
@@ -551,10 +579,11 @@ dmr_status_t dmr_sweep_spec_parse(const char *text, const char *name, dmr_sweep_
 	v = json_object_get(wl, "name");
 	if (!v || !json_is_string(v) ||
 	    (strcmp(json_string_value(v), "tpcc") && strcmp(json_string_value(v), "smallbank") &&
-	     strcmp(json_string_value(v), "ycsb"))) {
-		st = dmr_err_set(err, DMR_ERR_PARSE,
-				 "%s: workload.name: expected \"tpcc\", \"smallbank\" or \"ycsb\"",
-				 name);
+	     strcmp(json_string_value(v), "ycsb") && strcmp(json_string_value(v), "tatp"))) {
+		st = dmr_err_set(
+		    err, DMR_ERR_PARSE,
+		    "%s: workload.name: expected \"tpcc\", \"smallbank\", \"ycsb\" or \"tatp\"",
+		    name);
 		goto out;
 	}
 	snprintf(s->workload, sizeof(s->workload), "%s", json_string_value(v));
