@@ -215,6 +215,8 @@ const char *dmr_wr_opcode_string(int opcode)
 		return "FAA";
 	case DMR_WR_TIMER:
 		return "TIMER";
+	case DMR_WR_MASKED_CAS:
+		return "MASKED_CAS";
 	}
 	return "?";
 }
@@ -278,6 +280,15 @@ dmr_status_t dmr_be_post(dmr_be_t *be, uint32_t worker, uint32_t mn, const dmr_w
 		case DMR_WR_READ:
 		case DMR_WR_WRITE:
 			break;
+		case DMR_WR_MASKED_CAS:
+			if (!dmr_be_has_masked_cas(be))
+				return dmr_err_set(
+				    err, DMR_ERR_UNSUPPORTED,
+				    "post: WR %u (wr_id %llu): backend %s has no masked "
+				    "compare-and-swap (upstream rdma-core has no masked "
+				    "CAS verb; use --crest-locks words)",
+				    i, (unsigned long long)wr->wr_id, be->ops->name);
+			/* fall through */
 		case DMR_WR_CAS:
 		case DMR_WR_FAA:
 			if (wr->remote & 7)
