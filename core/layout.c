@@ -10,6 +10,7 @@ dmr_status_t dmr_layout_init(dmr_layout_t *l, const dmr_trace_hdr_t *h, uint32_t
 	uint64_t off = 0;
 	l->ntables = h->ntables;
 	l->mns = 1;
+	l->lock_busy = ~0ull;
 	for (uint32_t i = 0; i < h->ntables; i++) {
 		const dmr_trace_table_t *t = &h->tables[i];
 		dmr_layout_table_t *lt = &l->t[i];

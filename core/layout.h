@@ -65,9 +65,12 @@ typedef struct dmr_layout {
 	uint64_t log_base;  /* first log ring */
 	uint64_t log_bytes; /* per worker */
 	uint32_t nworkers;
-	uint64_t total;	  /* bytes needed in each MN region */
-	uint32_t mns;	  /* memory nodes (1 after dmr_layout_init) */
-	uint32_t backups; /* backups per table (0 after dmr_layout_init) */
+	uint64_t total;	    /* bytes needed in each MN region */
+	uint32_t mns;	    /* memory nodes (1 after dmr_layout_init) */
+	uint32_t backups;   /* backups per table (0 after dmr_layout_init) */
+	uint64_t lock_busy; /* the bits of a lock word that mean held (~0 after
+			       dmr_layout_init; crest: its cell lock bits,
+			       core/txn_crest.h): core/replica.h's idle check */
 	char names[DMR_TRACE_MAX_TABLES][DMR_TRACE_NAME_MAX]; /* table names */
 } dmr_layout_t;
 

@@ -39,7 +39,7 @@ static void check_slots(const dmr_layout_t *l, const uint8_t *const *m, uint32_t
 			uint64_t lock;
 			memcpy(&lock, m[r[j]] + off, 8);
 			res->checks++;
-			if (lock != 0)
+			if (lock & l->lock_busy)
 				fail(res,
 				     "table %s slot %" PRIu64 " on MN %u (%s): lock word "
 				     "0x%" PRIx64 " is held after the run",
@@ -129,13 +129,13 @@ static int block_clean(const dmr_layout_t *l, const uint8_t *const *m, uint32_t 
 			for (; k < k1; k++) {
 				uint64_t w;
 				memcpy(&w, b[0] + k * lt->rec_bytes, 8);
-				locks |= w;
+				locks |= w & l->lock_busy;
 			}
 		} else if (k < k1 && (k1 - 1) * lt->rec_bytes + 8 > x) {
 			/* a lock word running on into the next page */
 			uint64_t w;
 			memcpy(&w, b[0] + (k1 - 1) * lt->rec_bytes, 8);
-			locks |= w;
+			locks |= w & l->lock_busy;
 		}
 		k = k1;
 		for (uint32_t j = 1; j < nr; j++)

@@ -21,7 +21,7 @@ const char *dmr_txn_phase_name(int phase)
 
 const char *dmr_txn_protocol_name(int protocol)
 {
-	static const char *const n[DMR_TXN_NPROTOS] = {"occ", "ford", "farm", "drtmh"};
+	static const char *const n[DMR_TXN_NPROTOS] = {"occ", "ford", "farm", "drtmh", "crest"};
 	return protocol >= 0 && protocol < DMR_TXN_NPROTOS ? n[protocol] : "?";
 }
 
@@ -33,7 +33,8 @@ dmr_status_t dmr_txn_protocol_parse(const char *s, int *p, dmr_err_t *err)
 			return DMR_OK;
 		}
 	return dmr_err_set(err, DMR_ERR_PARSE,
-			   "option --protocol: '%s': one of occ, ford, farm, drtmh", s ? s : "");
+			   "option --protocol: '%s': one of occ, ford, farm, drtmh, crest",
+			   s ? s : "");
 }
 
 const char *dmr_abort_cause_name(int cause)
@@ -245,6 +246,10 @@ dmr_status_t dmr_txn_abort(dmr_txn_ctx_t *c, int cause, dmr_txn_outcome_t *out)
 	for (uint32_t i = 0; i < c->txn->nops; i++) {
 		if (!(c->ops[i].flags & F_LOCKED))
 			continue;
+		if (crest_proto(c)) { /* the cells' bits only */
+			dmr_txn_crest_unlock(c, i, &n);
+			continue;
+		}
 		dmr_wr_t *wr = wr_to(c, &n, prim(c, i));
 		wr->opcode = DMR_WR_WRITE;
 		wr->local = c->buf + ZERO_OFF;
@@ -448,6 +453,8 @@ static dmr_status_t exec_round(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 				wr->remote = os->rec;
 				wr->length = op->count * rb;
 				c->stats->reads++;
+			} else if (crest_proto(c)) {
+				dmr_txn_crest_lock(c, i, &n);
 			} else {
 				dmr_wr_t *cas = wr_to(c, &n, prim(c, i));
 				cas->opcode = DMR_WR_CAS;
@@ -497,11 +504,16 @@ static dmr_status_t check_round(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 			 * (LOCK_REFUSE_READ_RO 0, INV_ABORT 1: CheckReadRO;
 			 * its baselines too, CompareCheckReadRORW calls
 			 * CheckDirectRO) */
-			uint64_t refuse =
-			    c->eng->protocol == DMR_TXN_PROTO_OCC ? ~0ull : DMR_LOCK_INVISIBLE;
+			uint64_t refuse = c->eng->protocol == DMR_TXN_PROTO_OCC ? ~0ull
+					  : crest_proto(c) /* the lock bits of its cells */
+					      ? os->cells & DMR_CREST_LOCK_BITS
+					      : DMR_LOCK_INVISIBLE;
 			for (uint32_t r = 0; r < op->count; r++)
-				if ((rd64(img + (uint64_t)r * rb) & refuse) != 0 && cause < 0)
+				if ((rd64(img + (uint64_t)r * rb) & refuse) != 0 && cause < 0) {
 					cause = DMR_ABORT_READ_LOCKED;
+					if (c->xstats)
+						c->xstats->read_locked_by_table[op->table]++;
+				}
 			if (!(rd64(img + 8) & DMR_VER_PRESENT))
 				os->flags |= F_ABSENT;
 			continue;
@@ -520,7 +532,10 @@ static dmr_status_t check_round(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 			continue;
 		}
 		uint64_t old = rd64(c->buf + os->buf);
-		if (old == c->tag) {
+		if (crest_proto(c)) {
+			/* the lock is ours when none of its cells was locked */
+			old &= os->cells & DMR_CREST_LOCK_BITS;
+		} else if (old == c->tag) {
 			/* our own tag, on a record this transaction does not hold
 			 * (exec_round refuses a record locked twice): this CAS was
 			 * executed twice by the responder and its first execution
@@ -537,6 +552,8 @@ static dmr_status_t check_round(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 			c->lockfail_rec = os->rec + 1;
 			if (cause < 0 || cause == DMR_ABORT_READ_LOCKED)
 				cause = DMR_ABORT_LOCK;
+			if (c->xstats)
+				c->xstats->lock_by_table[op->table]++;
 			continue;
 		}
 		os->flags |= F_LOCKED;
@@ -591,6 +608,8 @@ dmr_status_t dmr_txn_start(dmr_txn_ctx_t *c, const dmr_trace_txn_t *txn, dmr_txn
 {
 	c->txn = txn;
 	c->attempts = 0;
+	if (crest_proto(c))
+		dmr_txn_crest_masks(c);
 	c->t_start = dmr_be_now(c->eng->be, c->worker);
 	return begin_attempt(c, out_p);
 }

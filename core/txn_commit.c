@@ -61,6 +61,8 @@ dmr_status_t dmr_txn_release(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 	const dmr_trace_txn_t *t = c->txn;
 	const dmr_layout_t *l = c->eng->layout;
 	int ford = c->eng->protocol == DMR_TXN_PROTO_FORD;
+	if (crest_proto(c))
+		return dmr_txn_crest_release(c, out);
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < t->nops; i++) {
 		dmr_txn_opst_t *os = &c->ops[i];
@@ -100,6 +102,8 @@ dmr_status_t dmr_txn_commit(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 		return dmr_txn_finish(c, DMR_TXN_COMMITTED, out);
 	if (c->eng->protocol == DMR_TXN_PROTO_FORD)
 		return dmr_txn_commit_ford(c, need, out);
+	if (crest_proto(c))
+		return dmr_txn_crest_commit(c, need, out);
 	dmr_status_t st = dmr_txn_grow_log(c, need, &c->err);
 	if (st != DMR_OK)
 		return st;
@@ -230,7 +234,7 @@ dmr_status_t dmr_txn_check_validation(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 {
 	const dmr_trace_txn_t *t = c->txn;
 	const dmr_layout_t *l = c->eng->layout;
-	int ford = c->eng->protocol == DMR_TXN_PROTO_FORD;
+	int ford = c->eng->protocol == DMR_TXN_PROTO_FORD, crest = crest_proto(c);
 	for (uint32_t i = 0; i < t->nops; i++) {
 		const dmr_trace_op_t *op = &t->ops[i];
 		if (!validated_read(c, op, i))
@@ -241,6 +245,11 @@ dmr_status_t dmr_txn_check_validation(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 		uint32_t stride_b = op->count == 1 ? 0 : rb;
 		for (uint32_t r = 0; r < op->count; r++) {
 			const uint8_t *ra = a + (uint64_t)r * rb, *rbp = b + (uint64_t)r * stride_b;
+			if (crest) { /* the cells read: unlocked, same versions */
+				if (!dmr_txn_crest_valid(c, i, rd64(ra), rd64(rbp)))
+					return dmr_txn_abort(c, DMR_ABORT_VALIDATION, out);
+				continue;
+			}
 			/* FORD compares the version only (CheckValidate) */
 			if ((rd64(rbp) != 0 && !ford) || rd64(rbp + 8) != rd64(ra + 8))
 				return dmr_txn_abort(c, DMR_ABORT_VALIDATION, out);

@@ -10,7 +10,9 @@
  *  - core/txn_ford.c: FORD's undo log and commit (minghust/ford
  *    DTX::ParallelUndoLog, DTX::CoalescentCommit);
  *  - core/txn_farm.c: the steps of FORD's baselines FaRM and DrTM+H after
- *    execution (minghust/ford core/dtx/dtx_compare*.cc).
+ *    execution (minghust/ford core/dtx/dtx_compare*.cc);
+ *  - core/txn_crest.c: CREST's cell locks (adslabcuhk/crest): the per-op
+ *    cells, the masked lock and unlock, the commit.
  * Every function returns as dmr_txn_on_wc (txn.h): a status, and on DMR_OK
  * the outcome in *out; c->err says why when it is not DMR_OK.
  */
@@ -193,5 +195,26 @@ static inline uint8_t *cmp_val(dmr_txn_ctx_t *c, uint32_t i)
 dmr_status_t dmr_txn_cmp_lock(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out);
 /* txn_farm.c: a completion in state ST_CMP_* (the next step). */
 dmr_status_t dmr_txn_cmp_on_wc(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out);
+
+static inline int crest_proto(const dmr_txn_ctx_t *c)
+{
+	return c->eng->protocol == DMR_TXN_PROTO_CREST;
+}
+
+/* txn_crest.c: the cells each op of c->txn locks or reads (ops[].cells). */
+void dmr_txn_crest_masks(dmr_txn_ctx_t *c);
+/* txn_crest.c: op i's lock (masked CAS on its cells) and READ, at *n. */
+void dmr_txn_crest_lock(dmr_txn_ctx_t *c, uint32_t i, uint32_t *n);
+/* txn_crest.c: op i's unlock at *n, with the written cells' versions
+ * bumped when its image was written back (F_APPLIED). */
+void dmr_txn_crest_unlock(dmr_txn_ctx_t *c, uint32_t i, uint32_t *n);
+/* txn_crest.c: the commit after validation; need = bytes of the staged
+ * images. */
+dmr_status_t dmr_txn_crest_commit(dmr_txn_ctx_t *c, uint32_t need, dmr_txn_outcome_t *out);
+/* txn_crest.c: the unlocks once the write-backs to several MNs completed. */
+dmr_status_t dmr_txn_crest_release(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out);
+/* txn_crest.c: 1 if a record of read-only op i whose lock word was exec_lw
+ * at execution and is now_lw at validation is still valid. */
+int dmr_txn_crest_valid(const dmr_txn_ctx_t *c, uint32_t i, uint64_t exec_lw, uint64_t now_lw);
 
 #endif
