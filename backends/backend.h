@@ -347,6 +347,10 @@ dmr_status_t dmr_be_open(const dmr_be_config_t *cfg, dmr_be_t **be_p, dmr_err_t 
  * or the backend's own open error (nothing to close then). */
 dmr_status_t dmr_be_open_ops(const dmr_be_ops_t *ops, const dmr_be_config_t *cfg, dmr_be_t **be_p,
 			     dmr_err_t *err);
+/* The caps (DMR_BE_CAP_*) of the backend `name` would open, without
+ * opening it: a wrapper's ("fault:INNER", "record:INNER") are INNER's; 0
+ * for an unknown name. */
+uint32_t dmr_be_caps_of(const char *name);
 /* Comma-separated names of the registered backends (static string). */
 const char *dmr_be_names(void);
 /* The backend a name finally runs on: "fault:sim" -> "sim", "record:fault:shm"

@@ -250,6 +250,15 @@ dmr_status_t dmr_be_open_ops(const dmr_be_ops_t *ops, const dmr_be_config_t *cfg
 	return DMR_OK;
 }
 
+uint32_t dmr_be_caps_of(const char *name)
+{
+	const char *base = dmr_be_base_name(name);
+	for (size_t i = 0; base && i < sizeof(registry) / sizeof(registry[0]); i++)
+		if (strcmp(registry[i]->name, base) == 0)
+			return registry[i]->caps;
+	return 0;
+}
+
 dmr_status_t dmr_be_open(const dmr_be_config_t *cfg, dmr_be_t **be_p, dmr_err_t *err)
 {
 	/* fault:INNER, the wrapper (backends/fault/fault.h) */

@@ -53,8 +53,11 @@ typedef struct dmr_layout_table {
 	uint32_t rec_bytes; /* 16 + payload_bytes */
 	uint32_t payload_bytes;
 	uint64_t loaded;
-	uint64_t idx_base;			/* hash index: first bucket (0 buckets: none) */
-	uint64_t idx_buckets;			/* buckets of DMR_IDX_SLOTS slots */
+	uint64_t idx_base;    /* hash index: first bucket (0 buckets: none) */
+	uint64_t idx_buckets; /* buckets of DMR_IDX_SLOTS slots */
+	uint64_t cell_base;   /* crest --crest-locks words: the cell lock words,
+				 cell_words per record (0 words: none) */
+	uint32_t cell_words;
 	uint8_t primary;			/* MN holding the primary copy */
 	uint8_t backup[DMR_LAYOUT_MAX_BACKUPS]; /* MNs of backups 1..R */
 } dmr_layout_table_t;
@@ -112,6 +115,21 @@ int dmr_layout_placement(const dmr_layout_t *l, char *buf, size_t size);
  * DMR_IDX_SLOTS slots, err naming the table and the buckets it needs;
  * DMR_ERR_RANGE on overflow. */
 dmr_status_t dmr_layout_index(dmr_layout_t *l, uint64_t buckets, dmr_err_t *err);
+
+/* crest's portable variant (core/txn_crest.h, --crest-locks words): per
+ * table t, words[t] 8-byte cell lock words per record (0: none), after
+ * everything laid out so far (64-byte aligned); record s of t has its
+ * words at cell_base + s * 8 * cell_words, zero at load (free). Placed with
+ * the table (the same offsets on every MN; only the primary's are used).
+ * Errors (l unchanged): DMR_ERR_RANGE on overflow, err naming the table. */
+dmr_status_t dmr_layout_cells(dmr_layout_t *l, const uint8_t *words, dmr_err_t *err);
+
+/* Offset of cell lock word k of record slot of table t (dmr_layout_cells). */
+static inline uint64_t dmr_layout_cell_word(const dmr_layout_t *l, unsigned t, uint64_t slot,
+					    uint32_t k)
+{
+	return l->t[t].cell_base + (slot * l->t[t].cell_words + k) * 8;
+}
 
 /* Offset of the bucket holding key slot of table t in the MN region. */
 static inline uint64_t dmr_layout_bucket(const dmr_layout_t *l, unsigned table, uint64_t slot)

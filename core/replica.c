@@ -180,6 +180,23 @@ dmr_status_t dmr_replica_verify(const dmr_layout_t *l, dmr_replica_mem_fn mem, v
 				check_slots(l, m, t, s0, s1, res);
 		}
 	}
+	/* crest --crest-locks words: every cell lock word free (0) on the
+	 * primary (core/layout.h dmr_layout_cells) */
+	for (uint32_t t = 0; t < l->ntables; t++) {
+		const dmr_layout_table_t *lt = &l->t[t];
+		const uint8_t *b = m[lt->primary] + lt->cell_base;
+		for (uint64_t k = 0; lt->cell_words && k < lt->rows * lt->cell_words; k++) {
+			uint64_t w;
+			memcpy(&w, b + 8 * k, 8);
+			res->checks++;
+			if (w)
+				fail(res,
+				     "table %s slot %" PRIu64 " on MN %u: cell %" PRIu64
+				     " lock word 0x%" PRIx64 " is held after the run",
+				     l->names[t], k / lt->cell_words, lt->primary,
+				     k % lt->cell_words, w);
+		}
+	}
 	res->ok = res->failures == 0;
 	return DMR_OK;
 }

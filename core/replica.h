@@ -7,7 +7,9 @@
  *    (primary and backups: FORD writes "invisible" to backup lock words
  *    during its commit and clears them at release): no bit of
  *    layout.lock_busy set (every protocol but crest: ~0, idle = 0; crest:
- *    its cell lock bits, the word keeps the cells' versions, txn_crest.h).
+ *    its cell lock bits, the word keeps the cells' versions, txn_crest.h);
+ *    with crest's cell lock words (layout.h dmr_layout_cells) every one
+ *    of them 0 on the primary.
  * The workload's own invariants (traces/workload.h) are checked on the
  * primaries by the caller.
  */

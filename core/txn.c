@@ -131,6 +131,9 @@ dmr_status_t dmr_txn_ctx_init(dmr_txn_ctx_t *c, const dmr_txn_engine_t *eng, dmr
 	 * the undo log to every MN, a flush READ per backup */
 	const dmr_layout_t *l = eng->layout;
 	uint32_t per = 2 * (1 + l->backups) + 1;
+	if (eng->protocol == DMR_TXN_PROTO_CREST) /* crest words: a CAS per cell;
+						     release: FAA + a WRITE per cell */
+		per += DMR_CREST_MAX_CELLS;
 	c->wrs_cap = (per > 2 ? per : 2) * DMR_TRACE_MAX_OPS + l->mns + l->backups + 2;
 	c->wrs = calloc(c->wrs_cap, sizeof(*c->wrs));
 	c->wrs2 = l->mns > 1 ? calloc(c->wrs_cap, sizeof(*c->wrs2)) : NULL;
@@ -453,6 +456,8 @@ static dmr_status_t exec_round(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 				wr->remote = os->rec;
 				wr->length = op->count * rb;
 				c->stats->reads++;
+				if (l->t[op->table].cell_words) /* crest words */
+					dmr_txn_crest_cell_read(c, i, &n, 0);
 			} else if (crest_proto(c)) {
 				dmr_txn_crest_lock(c, i, &n);
 			} else {
@@ -490,6 +495,7 @@ static dmr_status_t check_round(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 {
 	const dmr_trace_txn_t *t = c->txn;
 	int cause = -1;
+	unsigned rl_table = 0, lk_table = 0;
 	for (uint32_t i = 0; i < t->nops; i++) {
 		const dmr_trace_op_t *op = &t->ops[i];
 		if (op->round != c->round)
@@ -504,16 +510,18 @@ static dmr_status_t check_round(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 			 * (LOCK_REFUSE_READ_RO 0, INV_ABORT 1: CheckReadRO;
 			 * its baselines too, CompareCheckReadRORW calls
 			 * CheckDirectRO) */
-			uint64_t refuse = c->eng->protocol == DMR_TXN_PROTO_OCC ? ~0ull
-					  : crest_proto(c) /* the lock bits of its cells */
-					      ? os->cells & DMR_CREST_LOCK_BITS
-					      : DMR_LOCK_INVISIBLE;
-			for (uint32_t r = 0; r < op->count; r++)
-				if ((rd64(img + (uint64_t)r * rb) & refuse) != 0 && cause < 0) {
-					cause = DMR_ABORT_READ_LOCKED;
-					if (c->xstats)
-						c->xstats->read_locked_by_table[op->table]++;
-				}
+			uint64_t refuse =
+			    c->eng->protocol == DMR_TXN_PROTO_OCC ? ~0ull : DMR_LOCK_INVISIBLE;
+			int locked = 0;
+			if (crest_proto(c)) /* the locks of the cells it reads */
+				locked = dmr_txn_crest_read_locked(c, i, 0);
+			else
+				for (uint32_t r = 0; r < op->count; r++)
+					locked |= (rd64(img + (uint64_t)r * rb) & refuse) != 0;
+			if (locked && cause < 0) {
+				cause = DMR_ABORT_READ_LOCKED;
+				rl_table = op->table;
+			}
 			if (!(rd64(img + 8) & DMR_VER_PRESENT))
 				os->flags |= F_ABSENT;
 			continue;
@@ -533,8 +541,15 @@ static dmr_status_t check_round(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 		}
 		uint64_t old = rd64(c->buf + os->buf);
 		if (crest_proto(c)) {
-			/* the lock is ours when none of its cells was locked */
-			old &= os->cells & DMR_CREST_LOCK_BITS;
+			/* the lock is ours when none of its cells was locked;
+			 * words: cells taken before one failed are released
+			 * at the abort (F_LOCKED) */
+			uint32_t held;
+			old = dmr_txn_crest_lock_failed(c, i, &held);
+			if (old && held) {
+				os->flags |= F_LOCKED;
+				c->stats->locks_taken++;
+			}
 		} else if (old == c->tag) {
 			/* our own tag, on a record this transaction does not hold
 			 * (exec_round refuses a record locked twice): this CAS was
@@ -550,10 +565,10 @@ static dmr_status_t check_round(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 		}
 		if (old != 0) {
 			c->lockfail_rec = os->rec + 1;
-			if (cause < 0 || cause == DMR_ABORT_READ_LOCKED)
+			if (cause < 0 || cause == DMR_ABORT_READ_LOCKED) {
 				cause = DMR_ABORT_LOCK;
-			if (c->xstats)
-				c->xstats->lock_by_table[op->table]++;
+				lk_table = op->table;
+			}
 			continue;
 		}
 		os->flags |= F_LOCKED;
@@ -566,8 +581,15 @@ static dmr_status_t check_round(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 			os->flags |= F_ABSENT;
 		}
 	}
-	if (cause >= 0)
+	if (cause >= 0) {
+		/* the abort's table: the read-only record found locked, or the
+		 * first record whose lock failed */
+		if (c->xstats && cause == DMR_ABORT_READ_LOCKED)
+			c->xstats->read_locked_by_table[rl_table]++;
+		else if (c->xstats && cause == DMR_ABORT_LOCK)
+			c->xstats->lock_by_table[lk_table]++;
 		return dmr_txn_abort(c, cause, out);
+	}
 	c->round++;
 	return exec_round(c, out);
 }
@@ -592,6 +614,9 @@ static dmr_status_t begin_attempt(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 			off += op->count * rb * 2;
 		else /* CAS result, image (FARM, DRTMH: and the version READ) */
 			off += 8 + rb + (cmp_proto(c) ? DMR_REC_HDR : 0);
+		if (l->t[op->table].cell_words) /* crest words: txn_crest.c cellbuf */
+			off += 8 * l->t[op->table].cell_words *
+			       (op->kind == DMR_TOP_READ ? 2 * op->count : 1);
 		off = (off + 7) & ~7u;
 	}
 	if (c->eng->index == DMR_TXN_INDEX_HASH) {

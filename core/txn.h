@@ -119,8 +119,11 @@ typedef struct dmr_txn_stats {
  * figures: these stay out of that loop), summed by the replay at the end. */
 typedef struct dmr_txn_xstats {
 	uint64_t read_locked_by_table[DMR_TRACE_MAX_TABLES]; /* read_locked aborts, by
-								the table of the op */
-	uint64_t lock_by_table[DMR_TRACE_MAX_TABLES];	     /* lock aborts, likewise */
+								the table of the
+								record found locked */
+	uint64_t lock_by_table[DMR_TRACE_MAX_TABLES];	     /* lock aborts, by the
+								table of the first
+								lock that failed */
 	uint64_t crest_waits;	/* CREST local execution: lock requests chained
 				   behind a transaction of the same CN (CREST's
 				   wait_dependent_txn ticker) */

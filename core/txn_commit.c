@@ -223,6 +223,8 @@ dmr_status_t dmr_txn_validate(dmr_txn_ctx_t *c, int logdue, dmr_txn_outcome_t *o
 		wr->remote = c->ops[i].rec;
 		wr->length = op->count == 1 ? DMR_REC_HDR : op->count * rb;
 		c->stats->reads++;
+		if (l->t[op->table].cell_words) /* crest words: its cell locks again */
+			dmr_txn_crest_cell_read(c, i, &n, 1);
 	}
 	if (logdue && (st = dmr_txn_undo_log(c, &n)) != DMR_OK)
 		return st;
@@ -243,13 +245,13 @@ dmr_status_t dmr_txn_check_validation(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 		const uint8_t *a = c->buf + c->ops[i].buf;
 		const uint8_t *b = a + op->count * rb;
 		uint32_t stride_b = op->count == 1 ? 0 : rb;
+		if (crest) { /* the cells read: unlocked, same versions */
+			if (!dmr_txn_crest_valid(c, i))
+				return dmr_txn_abort(c, DMR_ABORT_VALIDATION, out);
+			continue;
+		}
 		for (uint32_t r = 0; r < op->count; r++) {
 			const uint8_t *ra = a + (uint64_t)r * rb, *rbp = b + (uint64_t)r * stride_b;
-			if (crest) { /* the cells read: unlocked, same versions */
-				if (!dmr_txn_crest_valid(c, i, rd64(ra), rd64(rbp)))
-					return dmr_txn_abort(c, DMR_ABORT_VALIDATION, out);
-				continue;
-			}
 			/* FORD compares the version only (CheckValidate) */
 			if ((rd64(rbp) != 0 && !ford) || rd64(rbp + 8) != rd64(ra + 8))
 				return dmr_txn_abort(c, DMR_ABORT_VALIDATION, out);

@@ -131,38 +131,150 @@ void dmr_txn_crest_masks(dmr_txn_ctx_t *c)
 
 /* ---- execution ---------------------------------------------------------- */
 
+/* words: where op i's cell lock words land (txn.c begin_attempt sizes it):
+ * a read-only op's after its two images (count x cell_words words for
+ * execution, then as many for validation), a locking op's CAS results
+ * after its image (one per cell). */
+static uint8_t *cellbuf(dmr_txn_ctx_t *c, uint32_t i, int val)
+{
+	const dmr_trace_op_t *op = &c->txn->ops[i];
+	const dmr_layout_table_t *lt = &c->eng->layout->t[op->table];
+	if (op->kind != DMR_TOP_READ)
+		return image(c, i) + lt->rec_bytes;
+	return c->buf + c->ops[i].buf + 2ull * op->count * lt->rec_bytes +
+	       (val ? 8ull * op->count * lt->cell_words : 0);
+}
+
+/* The slot of op i's (first) record. */
+static uint64_t slot_of(const dmr_txn_ctx_t *c, uint32_t i)
+{
+	const dmr_layout_table_t *lt = &c->eng->layout->t[c->txn->ops[i].table];
+	return (c->ops[i].rec - lt->base) / lt->rec_bytes;
+}
+
+void dmr_txn_crest_cell_read(dmr_txn_ctx_t *c, uint32_t i, uint32_t *n, int val)
+{
+	const dmr_trace_op_t *op = &c->txn->ops[i];
+	const dmr_layout_t *l = c->eng->layout;
+	dmr_wr_t *wr = wr_to(c, n, prim(c, i));
+	wr->opcode = DMR_WR_READ;
+	wr->local = cellbuf(c, i, val);
+	wr->remote = dmr_layout_cell_word(l, op->table, slot_of(c, i), 0);
+	wr->length = 8u * op->count * l->t[op->table].cell_words;
+	c->stats->reads++;
+}
+
 void dmr_txn_crest_lock(dmr_txn_ctx_t *c, uint32_t i, uint32_t *n)
 {
 	const dmr_txn_opst_t *os = &c->ops[i];
+	const dmr_layout_t *l = c->eng->layout;
+	unsigned tb = c->txn->ops[i].table;
 	uint32_t m = os->cells & DMR_CREST_LOCK_BITS;
-	dmr_wr_t *cas = wr_to(c, n, prim(c, i));
-	if (c->eng->crest->locks == DMR_CREST_LOCKS_MASKED) {
+	if (!l->t[tb].cell_words) {
 		/* CREST's LockColumns: compare the cells' bits with 0, swap them
 		 * to 1 (Txn::IOManager::AcquireLockAndRead: compare 0, swap =
 		 * mask, compare_mask = swap_mask = mask) */
+		dmr_wr_t *cas = wr_to(c, n, prim(c, i));
 		cas->opcode = DMR_WR_MASKED_CAS;
 		cas->compare_add = 0;
 		cas->swap = m;
 		cas->compare_mask = m;
 		cas->swap_mask = m;
+		cas->local = c->buf + os->buf;
+		cas->remote = os->rec;
+		cas->length = 8;
+		c->stats->atomics++;
 	} else {
-		/* the portable variant on verbs: lock bits taken with a plain
-		 * CAS of the whole word, expecting no cell locked
-		 * (docs/PROTOCOLS.md "crest", --crest-locks words) */
-		cas->opcode = DMR_WR_CAS;
-		cas->compare_add = 0;
-		cas->swap = m;
+		/* words: a plain CAS 0 -> tag on each cell's own lock word */
+		uint64_t slot = slot_of(c, i);
+		uint8_t *res = cellbuf(c, i, 0);
+		for (uint32_t k = 0; k < DMR_CREST_MAX_CELLS; k++) {
+			if (!(m & (1u << k)))
+				continue;
+			dmr_wr_t *cas = wr_to(c, n, prim(c, i));
+			cas->opcode = DMR_WR_CAS;
+			cas->compare_add = 0;
+			cas->swap = c->tag;
+			cas->local = res + 8 * k;
+			cas->remote = dmr_layout_cell_word(l, tb, slot, k);
+			cas->length = 8;
+			c->stats->atomics++;
+		}
 	}
-	cas->local = c->buf + os->buf;
-	cas->remote = os->rec;
-	cas->length = 8;
 	dmr_wr_t *rd = wr_to(c, n, prim(c, i));
 	rd->opcode = DMR_WR_READ;
 	rd->local = c->buf + os->buf + 8;
 	rd->remote = os->rec;
-	rd->length = c->eng->layout->t[c->txn->ops[i].table].rec_bytes;
-	c->stats->atomics++;
+	rd->length = l->t[tb].rec_bytes;
 	c->stats->reads++;
+}
+
+uint32_t dmr_txn_crest_lock_failed(dmr_txn_ctx_t *c, uint32_t i, uint32_t *held)
+{
+	uint32_t m = c->ops[i].cells & DMR_CREST_LOCK_BITS;
+	if (!c->eng->layout->t[c->txn->ops[i].table].cell_words) {
+		uint32_t f = (uint32_t)(rd64(c->buf + c->ops[i].buf) & m);
+		*held = f ? 0 : m;
+		return f;
+	}
+	/* words: a cell CAS returning our own tag was executed twice by the
+	 * responder and its first execution took the cell for us (txn.h "Lock
+	 * CAS results": nothing else writes our tag into a lock word) */
+	const uint8_t *res = cellbuf(c, i, 0);
+	uint32_t h = 0;
+	for (uint32_t k = 0; k < DMR_CREST_MAX_CELLS; k++) {
+		if (!(m & (1u << k)))
+			continue;
+		uint64_t v = rd64(res + 8 * k);
+		if (v == c->tag)
+			c->stats->cas_replayed++;
+		if (v == 0 || v == c->tag)
+			h |= 1u << k;
+	}
+	*held = h;
+	return m & ~h;
+}
+
+int dmr_txn_crest_read_locked(dmr_txn_ctx_t *c, uint32_t i, int val)
+{
+	const dmr_trace_op_t *op = &c->txn->ops[i];
+	const dmr_layout_table_t *lt = &c->eng->layout->t[op->table];
+	uint32_t m = c->ops[i].cells & DMR_CREST_LOCK_BITS;
+	if (lt->cell_words) {
+		const uint8_t *w = cellbuf(c, i, val);
+		for (uint32_t r = 0; r < op->count; r++)
+			for (uint32_t k = 0; k < lt->cell_words; k++)
+				if ((m & (1u << k)) && rd64(w + 8ull * (r * lt->cell_words + k)))
+					return 1;
+		return 0;
+	}
+	/* masked: the lock bits in each record's lock word (validation READs
+	 * one header when count is 1, else the whole range) */
+	const uint8_t *img =
+	    c->buf + c->ops[i].buf + (val ? (uint64_t)op->count * lt->rec_bytes : 0);
+	uint64_t stride = val && op->count == 1 ? 0 : lt->rec_bytes;
+	for (uint32_t r = 0; r < op->count; r++)
+		if (rd64(img + r * stride) & m)
+			return 1;
+	return 0;
+}
+
+int dmr_txn_crest_valid(dmr_txn_ctx_t *c, uint32_t i)
+{
+	const dmr_trace_op_t *op = &c->txn->ops[i];
+	const dmr_layout_table_t *lt = &c->eng->layout->t[op->table];
+	uint32_t m = c->ops[i].cells & DMR_CREST_LOCK_BITS;
+	/* CREST's CheckROColumnsUnlocked and its consistent-snapshot check
+	 * (Txn.cc): the cells read are unlocked and their versions are those
+	 * execution read */
+	if (dmr_txn_crest_read_locked(c, i, 1))
+		return 0;
+	const uint8_t *a = c->buf + c->ops[i].buf, *b = a + (uint64_t)op->count * lt->rec_bytes;
+	uint64_t stride_b = op->count == 1 ? 0 : lt->rec_bytes, vb = dmr_crest_ver_bits(m);
+	for (uint32_t r = 0; r < op->count; r++)
+		if ((rd64(a + (uint64_t)r * lt->rec_bytes) ^ rd64(b + r * stride_b)) & vb)
+			return 0;
+	return 1;
 }
 
 /* ---- release ------------------------------------------------------------ */
@@ -170,27 +282,65 @@ void dmr_txn_crest_lock(dmr_txn_ctx_t *c, uint32_t i, uint32_t *n)
 void dmr_txn_crest_unlock(dmr_txn_ctx_t *c, uint32_t i, uint32_t *n)
 {
 	dmr_txn_opst_t *os = &c->ops[i];
+	const dmr_layout_t *l = c->eng->layout;
+	unsigned tb = c->txn->ops[i].table;
 	uint32_t m = os->cells & DMR_CREST_LOCK_BITS;
 	/* the cells written get their versions bumped (only when the new
-	 * image was written back); the lock word the lock CAS returned holds
-	 * their versions, unchanged since: we held their locks */
+	 * image was written back) */
 	uint32_t bump = (os->flags & F_APPLIED) ? (uint32_t)(os->cells >> 4) : 0;
-	uint64_t lw = rd64(c->buf + os->buf);
-	uint64_t nv = dmr_crest_bump(lw, bump) & dmr_crest_ver_bits(bump);
-	dmr_wr_t *ul = wr_to(c, n, prim(c, i));
-	/* CREST's ReleaseWriteLock: compare the cells' bits with 1, swap them
-	 * to 0; ours also swaps in the written cells' new versions */
-	ul->opcode =
-	    c->eng->crest->locks == DMR_CREST_LOCKS_MASKED ? DMR_WR_MASKED_CAS : DMR_WR_CAS;
-	ul->compare_add = m;
-	ul->swap = nv;
-	ul->compare_mask = m;
-	ul->swap_mask = m | dmr_crest_ver_bits(bump);
-	ul->local = c->buf + os->buf;
-	ul->remote = os->rec;
-	ul->length = 8;
-	c->stats->atomics++;
 	c->stats->locks_released++;
+	if (!l->t[tb].cell_words) {
+		/* the lock word the lock CAS returned holds the written cells'
+		 * versions, unchanged since: we held their locks */
+		uint64_t lw = rd64(c->buf + os->buf);
+		uint64_t nv = dmr_crest_bump(lw, bump) & dmr_crest_ver_bits(bump);
+		dmr_wr_t *ul = wr_to(c, n, prim(c, i));
+		/* CREST's ReleaseWriteLock: compare the cells' bits with 1,
+		 * swap them to 0; ours also swaps in the written cells' new
+		 * versions */
+		ul->opcode = DMR_WR_MASKED_CAS;
+		ul->compare_add = m;
+		ul->swap = nv;
+		ul->compare_mask = m;
+		ul->swap_mask = m | dmr_crest_ver_bits(bump);
+		ul->local = c->buf + os->buf;
+		ul->remote = os->rec;
+		ul->length = 8;
+		c->stats->atomics++;
+		return;
+	}
+	/* words: the versions with one FAA on the record's lock word (a
+	 * version at 2^14 - 1 carries into the next cell's: that cell's readers
+	 * abort once, spuriously), then each cell taken := 0; in this order
+	 * on the primary's QP (RC) */
+	if (bump) {
+		uint64_t add = 0;
+		for (uint32_t k = 0; k < DMR_CREST_MAX_CELLS; k++)
+			if (bump & (1u << k))
+				add += 1ull << (DMR_CREST_VER_SHIFT + DMR_CREST_VER_BITS * k);
+		dmr_wr_t *faa = wr_to(c, n, prim(c, i));
+		faa->opcode = DMR_WR_FAA;
+		faa->compare_add = add;
+		faa->local = c->buf + os->buf;
+		faa->remote = os->rec;
+		faa->length = 8;
+		c->stats->atomics++;
+	}
+	const uint8_t *res = cellbuf(c, i, 0);
+	uint64_t slot = slot_of(c, i);
+	for (uint32_t k = 0; k < DMR_CREST_MAX_CELLS; k++) {
+		if (!(m & (1u << k)))
+			continue;
+		uint64_t v = rd64(res + 8 * k);
+		if (v != 0 && v != c->tag)
+			continue; /* not taken */
+		dmr_wr_t *ul = wr_to(c, n, prim(c, i));
+		ul->opcode = DMR_WR_WRITE;
+		ul->local = c->buf + ZERO_OFF;
+		ul->remote = dmr_layout_cell_word(l, tb, slot, k);
+		ul->length = 8;
+		c->stats->writes++;
+	}
 }
 
 dmr_status_t dmr_txn_crest_release(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
@@ -301,15 +451,4 @@ dmr_status_t dmr_txn_crest_commit(dmr_txn_ctx_t *c, uint32_t need, dmr_txn_outco
 	}
 	c->state = ST_COMMIT_WB;
 	return posted(dmr_txn_post(c, n), out);
-}
-
-/* ---- checks ------------------------------------------------------------- */
-
-int dmr_txn_crest_valid(const dmr_txn_ctx_t *c, uint32_t i, uint64_t exec_lw, uint64_t now_lw)
-{
-	uint32_t m = c->ops[i].cells & DMR_CREST_LOCK_BITS;
-	/* CREST's CheckROColumnsUnlocked and its consistent-snapshot check
-	 * (Txn.cc): the cells read are unlocked and their versions are those
-	 * execution read */
-	return (now_lw & m) == 0 && ((now_lw ^ exec_lw) & dmr_crest_ver_bits(m)) == 0;
 }

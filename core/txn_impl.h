@@ -213,8 +213,17 @@ void dmr_txn_crest_unlock(dmr_txn_ctx_t *c, uint32_t i, uint32_t *n);
 dmr_status_t dmr_txn_crest_commit(dmr_txn_ctx_t *c, uint32_t need, dmr_txn_outcome_t *out);
 /* txn_crest.c: the unlocks once the write-backs to several MNs completed. */
 dmr_status_t dmr_txn_crest_release(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out);
-/* txn_crest.c: 1 if a record of read-only op i whose lock word was exec_lw
- * at execution and is now_lw at validation is still valid. */
-int dmr_txn_crest_valid(const dmr_txn_ctx_t *c, uint32_t i, uint64_t exec_lw, uint64_t now_lw);
+/* txn_crest.c: 1 if every record of read-only op i is still valid at
+ * validation: its cells unlocked, their versions those of execution. */
+int dmr_txn_crest_valid(dmr_txn_ctx_t *c, uint32_t i);
+/* txn_crest.c: 1 if a record of read-only op i has a cell it reads locked
+ * in its execution (val 0) or validation (val 1) images. */
+int dmr_txn_crest_read_locked(dmr_txn_ctx_t *c, uint32_t i, int val);
+/* txn_crest.c, words: the READ of read-only op i's cell lock words, for
+ * execution (val 0) or validation (val 1), at *n. */
+void dmr_txn_crest_cell_read(dmr_txn_ctx_t *c, uint32_t i, uint32_t *n, int val);
+/* txn_crest.c: after op i's lock came back: the cells it failed to take
+ * (0: the lock is ours); *held the cells it holds. */
+uint32_t dmr_txn_crest_lock_failed(dmr_txn_ctx_t *c, uint32_t i, uint32_t *held);
 
 #endif

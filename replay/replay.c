@@ -981,6 +981,27 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	e->coros = o->coros;
 	e->deadline_ps = 10 * DMR_PS_PER_S;
 	uint64_t mr;
+	if (o->protocol == DMR_TXN_PROTO_CREST) {
+		/* the cells from the trace; masked CAS where the backend has it
+		 * (DMR_BE_CAP_MASKED_CAS, asked before opening it: the words
+		 * variant needs room in the MN region), else the portable words */
+		int masked = (dmr_be_caps_of(o->backend) & DMR_BE_CAP_MASKED_CAS) != 0;
+		if (o->crest_locks == DMR_CREST_LOCKS_MASKED && !masked) {
+			st = dmr_err_set(err, DMR_ERR_INVALID,
+					 "option --crest-locks masked: backend %s has no masked "
+					 "compare-and-swap (upstream rdma-core has none); use "
+					 "--crest-locks words",
+					 o->backend);
+			goto out_trace;
+		}
+		e->crest.locks = o->crest_locks >= 0 ? o->crest_locks
+				 : masked	     ? DMR_CREST_LOCKS_MASKED
+						     : DMR_CREST_LOCKS_WORDS;
+		if ((st = dmr_crest_init(&e->crest, h, o->trace, err)) != DMR_OK)
+			goto out_trace;
+		snprintf(res->crest_locks, sizeof(res->crest_locks), "%s",
+			 e->crest.locks == DMR_CREST_LOCKS_MASKED ? "masked" : "words");
+	}
 	dmr_replay_shape_t shape = {.trace = o->trace,
 				    .backend = o->backend,
 				    .cns = o->cns,
@@ -991,6 +1012,10 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 				    .pins = o->pins,
 				    .npins = o->npins,
 				    .protocol = o->protocol,
+				    .cell_words = o->protocol == DMR_TXN_PROTO_CREST &&
+							  e->crest.locks == DMR_CREST_LOCKS_WORDS
+						      ? e->crest.cells
+						      : NULL,
 				    .index = o->index,
 				    .quiet = o->quiet,
 				    .index_buckets = o->index_buckets,
@@ -1091,25 +1116,8 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	e->teng.source = o->trace; /* trace errors name FILE:LINE of the op */
 	e->teng.protocol = o->protocol;
 	if (o->protocol == DMR_TXN_PROTO_CREST) {
-		/* masked CAS where the backend has it, else the portable words */
-		int masked = dmr_be_has_masked_cas(e->be);
-		if (o->crest_locks == DMR_CREST_LOCKS_MASKED && !masked) {
-			st = dmr_err_set(err, DMR_ERR_INVALID,
-					 "option --crest-locks masked: backend %s has no masked "
-					 "compare-and-swap (upstream rdma-core has none); use "
-					 "--crest-locks words",
-					 o->backend);
-			goto out_be;
-		}
-		e->crest.locks = o->crest_locks >= 0 ? o->crest_locks
-				 : masked	     ? DMR_CREST_LOCKS_MASKED
-						     : DMR_CREST_LOCKS_WORDS;
-		if ((st = dmr_crest_init(&e->crest, h, o->trace, err)) != DMR_OK)
-			goto out_be;
 		e->teng.crest = &e->crest;
 		e->layout.lock_busy = DMR_CREST_LOCK_BITS;
-		snprintf(res->crest_locks, sizeof(res->crest_locks), "%s",
-			 e->crest.locks == DMR_CREST_LOCKS_MASKED ? "masked" : "words");
 	}
 	res->ntables = h->ntables;
 	for (uint32_t t = 0; t < h->ntables; t++)

@@ -5,7 +5,9 @@
  * interleaved completion by completion): a reader of one cell is not
  * aborted by a writer of another (occ's reader is), two writers of
  * different cells of one record both commit, their words and versions
- * land, the counted verbs, every lock idle after.
+ * land, the counted verbs, every lock idle after; the same with the
+ * portable variant (--crest-locks words); masked refused where the backend
+ * has no masked CAS.
  */
 #include <check.h>
 #include <stdio.h>
@@ -106,6 +108,8 @@ typedef struct fx {
 	dmr_txn_ctx_t ctx[2];
 } fx_t;
 
+static int g_words; /* the fixture's crest variant: 1 = --crest-locks words */
+
 static void fx_open(fx_t *f, int proto, const char *reads_t0)
 {
 	memset(f, 0, sizeof(*f));
@@ -114,6 +118,12 @@ static void fx_open(fx_t *f, int proto, const char *reads_t0)
 		ck_assert_int_eq(dmr_trace_hdr_set(&f->h, "reads.T.t0", reads_t0), DMR_OK);
 	dmr_err_t err;
 	ck_assert_int_eq(dmr_layout_init(&f->l, &f->h, 2, 64 * 1024, &err), DMR_OK);
+	if (proto == DMR_TXN_PROTO_CREST) {
+		f->cr.locks = g_words ? DMR_CREST_LOCKS_WORDS : DMR_CREST_LOCKS_MASKED;
+		ck_assert_int_eq(dmr_crest_init(&f->cr, &f->h, NULL, &err), DMR_OK);
+		if (g_words)
+			ck_assert_int_eq(dmr_layout_cells(&f->l, f->cr.cells, &err), DMR_OK);
+	}
 	dmr_be_config_t cfg = {.backend = "shm",
 			       .mns = 1,
 			       .cns = 1,
@@ -124,7 +134,6 @@ static void fx_open(fx_t *f, int proto, const char *reads_t0)
 	ck_assert_int_eq(dmr_txn_engine_init(&f->eng, f->be, &f->l, 0, 0, &err), DMR_OK);
 	f->eng.protocol = proto;
 	if (proto == DMR_TXN_PROTO_CREST) {
-		ck_assert_int_eq(dmr_crest_init(&f->cr, &f->h, NULL, &err), DMR_OK);
 		f->eng.crest = &f->cr;
 		f->l.lock_busy = DMR_CREST_LOCK_BITS;
 	}
@@ -196,14 +205,18 @@ static void payment_vs_neworder(int proto, const char *reads, int *b_out, uint64
 	if (proto == DMR_TXN_PROTO_CREST) {
 		/* idle lock word: no lock bit, cell 0 at version 1, cell 1 at 0 */
 		ck_assert_uint_eq(word(&f, 0, 3, 0), 1ull << DMR_CREST_VER_SHIFT);
-		/* 2 atomics (masked lock and unlock), WRITEs: log + cell 0 */
+		/* masked: 2 atomics (masked lock and unlock), WRITEs log + cell
+		 * 0; words: the cell's CAS and the versions' FAA, WRITEs log +
+		 * cell 0 + the cell lock word's release */
 		ck_assert_uint_eq(f.st[0].atomics, 2);
-		ck_assert_uint_eq(f.st[0].writes, 2);
+		ck_assert_uint_eq(f.st[0].writes, g_words ? 3 : 2);
 		dmr_be_stats_t bs;
 		dmr_be_stats(f.be, &bs);
-		ck_assert_uint_eq(bs.cas, 2);
-		/* B: 2 READs in execution, 2 in validation (when it validates) */
-		ck_assert_uint_eq(f.st[1].reads, reads ? 4 : 2);
+		ck_assert_uint_eq(bs.cas, g_words ? 1 : 2);
+		ck_assert_uint_eq(bs.faa, g_words ? 1 : 0);
+		/* B: 2 READs in execution, 2 in validation (when it validates);
+		 * words: each with the READ of the record's cell lock words */
+		ck_assert_uint_eq(f.st[1].reads, (reads ? 4 : 2) * (g_words ? 2 : 1));
 	}
 	dmr_replica_result_t rr;
 	dmr_err_t err;
@@ -233,7 +246,7 @@ END_TEST
 /* The reader's cell written between its execution and its validation: B
  * reads cell 0 (reads.T.t0 = 0) and starts before A locks; A commits; B's
  * validation sees cell 0's version changed and aborts. */
-START_TEST(reader_of_the_written_cell_aborts_at_validation)
+static void validation_body(void)
 {
 	static fx_t f;
 	static dmr_trace_txn_t a, b;
@@ -254,6 +267,11 @@ START_TEST(reader_of_the_written_cell_aborts_at_validation)
 	ck_assert_uint_eq(f.st[1].aborts[DMR_ABORT_READ_LOCKED], 0);
 	fx_close(&f);
 }
+
+START_TEST(reader_of_the_written_cell_aborts_at_validation)
+{
+	validation_body();
+}
 END_TEST
 
 /* Two writers of different cells of one district row, both holding their
@@ -261,7 +279,7 @@ END_TEST
  * 3). Both commit; each one's words land, neither clobbers the other's;
  * the versions of cells 0, 1, 3 are 1, cell 2's 0. Then a writer of cell 0
  * while A holds it fails its lock. */
-START_TEST(writers_of_different_cells_both_commit)
+static void writers_body(void)
 {
 	static fx_t f;
 	static dmr_trace_txn_t a, b, c;
@@ -277,8 +295,21 @@ START_TEST(writers_of_different_cells_both_commit)
 	dmr_txn_outcome_t oa, ob;
 	ck_assert_int_eq(dmr_txn_start(&f.ctx[0], &a, &oa), DMR_OK);
 	ck_assert_int_eq(dmr_txn_start(&f.ctx[1], &b, &ob), DMR_OK);
-	/* both locks held: the lock word has bits 0, 1 and 3 */
-	ck_assert_uint_eq(word(&f, 1, 7, 0) & DMR_CREST_LOCK_BITS, 0xB);
+	/* both locks held: the lock word has bits 0, 1 and 3 (words: the cell
+	 * lock words 0, 1 and 3 hold the tags) */
+	if (g_words) {
+		uint64_t cw[4];
+		memcpy(cw,
+		       (uint8_t *)dmr_be_mn_memory(f.be, 0, NULL) +
+			   dmr_layout_cell_word(&f.l, 1, 7, 0),
+		       32);
+		ck_assert_uint_eq(cw[0], f.ctx[0].tag);
+		ck_assert_uint_eq(cw[1], f.ctx[1].tag);
+		ck_assert_uint_eq(cw[2], 0);
+		ck_assert_uint_eq(cw[3], f.ctx[1].tag);
+	} else {
+		ck_assert_uint_eq(word(&f, 1, 7, 0) & DMR_CREST_LOCK_BITS, 0xB);
+	}
 	ck_assert_int_eq(finish(&f, 0, oa), DMR_TXN_COMMITTED);
 	ck_assert_int_eq(finish(&f, 1, ob), DMR_TXN_COMMITTED);
 	ck_assert_uint_eq(word(&f, 1, 7, 2), 11);
@@ -288,8 +319,10 @@ START_TEST(writers_of_different_cells_both_commit)
 	uint64_t lw = word(&f, 1, 7, 0);
 	ck_assert_uint_eq(lw & DMR_CREST_LOCK_BITS, 0);
 	ck_assert_uint_eq(lw, 1ull << 8 | 1ull << 22 | 1ull << 50);
-	/* B: one WRITE per run of written cells (cell 1, cell 3) + the log */
-	ck_assert_uint_eq(f.st[1].writes, 3);
+	/* B: one WRITE per run of written cells (cell 1, cell 3) + the log;
+	 * words: + the release of its 2 cell lock words */
+	ck_assert_uint_eq(f.st[1].writes, g_words ? 5 : 3);
+	ck_assert_uint_eq(f.st[1].atomics, g_words ? 3 : 2);
 	/* a second writer of cell 0 while A holds it: lock abort */
 	memset(&c, 0, sizeof(c));
 	c.id = 3;
@@ -301,7 +334,16 @@ START_TEST(writers_of_different_cells_both_commit)
 	ck_assert_int_eq(finish(&f, 0, oa), DMR_TXN_COMMITTED);
 	ck_assert_uint_eq(word(&f, 1, 7, 2), 22);
 	ck_assert_uint_eq(word(&f, 1, 7, 0), 2ull << 8 | 1ull << 22 | 1ull << 50);
+	dmr_replica_result_t rr;
+	dmr_err_t err;
+	ck_assert_int_eq(dmr_replica_verify_be(&f.l, f.be, &rr, &err), DMR_OK);
+	ck_assert_msg(rr.ok, "%s", rr.first_failure);
 	fx_close(&f);
+}
+
+START_TEST(writers_of_different_cells_both_commit)
+{
+	writers_body();
 }
 END_TEST
 
@@ -328,19 +370,21 @@ START_TEST(workloads_verified_under_crest)
 	}
 	const char *want[3] = {"verification   PASSED (tpcc C1 C2 C3 ok)", "verification   PASSED",
 			       "verification   PASSED"};
-	const char *bes[2] = {"sim", "shm"};
-	for (int i = 0; i < 6; i++) {
-		char name[32];
-		snprintf(name, sizeof(name), "out-crest-%d-%s", i / 2, bes[i % 2]);
+	const char *bes[2] = {"sim", "shm"}, *var[2] = {"masked", "words"};
+	for (int i = 0; i < 12; i++) {
+		int wl = i / 4, be = i % 2, v = (i / 2) % 2;
+		char name[48], cl[48];
+		snprintf(name, sizeof(name), "out-crest-%d-%s-%s", wl, bes[be], var[v]);
 		dmr_test_path(dir, sizeof(dir), name);
 		dmr_test_run_t r =
-		    dmr_test_dmr("run", "--trace", tr[i / 2], "--backend", bes[i % 2], "--cns", "2",
+		    dmr_test_dmr("run", "--trace", tr[wl], "--backend", bes[be], "--cns", "2",
 				 "--threads", "4", "--coros", "2", "--protocol", "crest",
-				 "--retries", "3", "--out", dir, NULL);
+				 "--crest-locks", var[v], "--retries", "3", "--out", dir, NULL);
 		dmr_test_run_ok(&r);
-		ck_assert_msg(strstr(r.out, want[i / 2]), "%s", r.out);
+		ck_assert_msg(strstr(r.out, want[wl]), "%s", r.out);
 		ck_assert_msg(strstr(r.out, "replicas       identical, locks idle"), "%s", r.out);
-		ck_assert_msg(strstr(r.out, "crest          cell locks masked"), "%s", r.out);
+		snprintf(cl, sizeof(cl), "crest          cell locks %s", var[v]);
+		ck_assert_msg(strstr(r.out, cl), "%s", r.out);
 		const char *rl = strstr(r.out, "read_locked by");
 		if (rl) {
 			const char *eol = strchr(rl, '\n');
@@ -349,6 +393,58 @@ START_TEST(workloads_verified_under_crest)
 		}
 		dmr_test_run_free(&r);
 	}
+}
+END_TEST
+
+/* --crest-locks masked on a backend without masked CAS: refused before
+ * anything runs (exit 2), naming the option and the backend; the default
+ * there is words. A bad value is refused naming the allowed ones. */
+START_TEST(masked_refused_where_unsupported)
+{
+	char tr[PATH_MAX], dir[PATH_MAX];
+	dmr_test_path(tr, sizeof(tr), "crest-r.csv");
+	dmr_test_path(dir, sizeof(dir), "out-crest-r");
+	dmr_test_run_t g = dmr_test_dmr("gen", "smallbank", "--accounts", "100", "--txns", "50",
+					"--seed", "5", "--quiet", "-o", tr, NULL);
+	dmr_test_run_ok(&g);
+	dmr_test_run_free(&g);
+	dmr_test_run_t r = dmr_test_dmr("run", "--trace", tr, "--backend", "verbs", "--protocol",
+					"crest", "--crest-locks", "masked", "--out", dir, NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_msg(strstr(r.err, "--crest-locks masked: backend verbs has no masked"), "%s",
+		      r.err);
+	dmr_test_run_free(&r);
+	r = dmr_test_dmr("run", "--trace", tr, "--protocol", "crest", "--crest-locks", "bits",
+			 "--out", dir, NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_msg(strstr(r.err, "--crest-locks: 'bits': one of masked, words"), "%s", r.err);
+	dmr_test_run_free(&r);
+	ck_assert_uint_eq(dmr_be_caps_of("verbs") & DMR_BE_CAP_MASKED_CAS, 0);
+	ck_assert_uint_ne(dmr_be_caps_of("fault:sim") & DMR_BE_CAP_MASKED_CAS, 0);
+	ck_assert_uint_ne(dmr_be_caps_of("shm") & DMR_BE_CAP_MASKED_CAS, 0);
+}
+END_TEST
+
+/* The same interleavings with the portable variant (--crest-locks words). */
+START_TEST(words_variant_same_conflicts)
+{
+	g_words = 1;
+	int out;
+	uint64_t ab;
+	payment_vs_neworder(DMR_TXN_PROTO_CREST, "1", &out, &ab);
+	ck_assert_int_eq(out, DMR_TXN_COMMITTED);
+	ck_assert_uint_eq(ab, 0);
+	payment_vs_neworder(DMR_TXN_PROTO_CREST, NULL, &out, &ab);
+	ck_assert_int_eq(out, DMR_TXN_GAVE_UP);
+	ck_assert_uint_eq(ab, 1);
+}
+END_TEST
+
+START_TEST(words_variant_writers)
+{
+	g_words = 1;
+	writers_body();
+	validation_body();
 }
 END_TEST
 
@@ -364,6 +460,9 @@ int main(void)
 	tcase_add_test(tc, reader_of_the_written_cell_aborts_at_validation);
 	tcase_add_test(tc, writers_of_different_cells_both_commit);
 	tcase_add_test(tc, workloads_verified_under_crest);
+	tcase_add_test(tc, masked_refused_where_unsupported);
+	tcase_add_test(tc, words_variant_same_conflicts);
+	tcase_add_test(tc, words_variant_writers);
 	tcase_set_timeout(tc, 300);
 	suite_add_tcase(s, tc);
 	int rc = dmr_test_run(s);
