@@ -218,6 +218,8 @@ dmr_status_t dmr_txn_post(dmr_txn_ctx_t *c, uint32_t n)
 dmr_status_t dmr_txn_finish(dmr_txn_ctx_t *c, dmr_txn_outcome_t outcome, dmr_txn_outcome_t *out)
 {
 	c->state = ST_IDLE;
+	if (crest_proto(c))
+		dmr_txn_crest_local_release(c);
 	if (outcome == DMR_TXN_COMMITTED) {
 		phase_end(c, DMR_TXN_PHASE_COMMIT);
 		for (int p = 0; p < DMR_TXN_NPHASES; p++)
@@ -272,6 +274,8 @@ dmr_status_t dmr_txn_abort(dmr_txn_ctx_t *c, int cause, dmr_txn_outcome_t *out)
 static dmr_status_t after_abort(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 {
 	int cause = c->last_cause;
+	if (crest_proto(c)) /* the unlocks completed: the CN's waiters may go */
+		dmr_txn_crest_local_release(c);
 	if (cause == DMR_ABORT_DUPLICATE || cause == DMR_ABORT_FULL ||
 	    c->attempts > c->eng->retries)
 		return dmr_txn_finish(c, DMR_TXN_GAVE_UP, out);
@@ -390,6 +394,7 @@ static dmr_status_t exec_round(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 	const dmr_layout_t *l = c->eng->layout;
 	/* FORD: a round was checked, its undo log goes with the next doorbell */
 	int logdue = c->eng->protocol == DMR_TXN_PROTO_FORD && c->state == ST_EXEC;
+	const int crest = crest_proto(c);
 	for (;;) {
 		/* first op of this round */
 		uint32_t i0 = 0;
@@ -410,6 +415,22 @@ static dmr_status_t exec_round(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 				c->state = ST_LOOKUP;
 				return posted(dmr_txn_post(c, nb), out);
 			}
+		}
+		if (crest && c->eng->crest->local) {
+			/* CREST's local execution: wait for this CN's holders
+			 * of the round's cells before posting the CASes */
+			uint64_t rec[DMR_TRACE_MAX_OPS];
+			uint32_t opi[DMR_TRACE_MAX_OPS], nl = 0;
+			for (uint32_t k = i0; k < t->nops && t->ops[k].round == c->round; k++) {
+				uint64_t slot;
+				if (t->ops[k].kind != DMR_TOP_READ && resolve(c, k, &slot) == 1) {
+					rec[nl] = dmr_layout_rec(l, t->ops[k].table, slot);
+					opi[nl++] = k;
+				}
+			}
+			dmr_status_t st;
+			if (dmr_txn_crest_local_gate(c, nl, rec, opi, &st, out))
+				return st;
 		}
 		uint32_t n = 0;
 		uint32_t i = i0;
@@ -456,9 +477,9 @@ static dmr_status_t exec_round(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 				wr->remote = os->rec;
 				wr->length = op->count * rb;
 				c->stats->reads++;
-				if (l->t[op->table].cell_words) /* crest words */
+				if (crest && l->t[op->table].cell_words) /* crest words */
 					dmr_txn_crest_cell_read(c, i, &n, 0);
-			} else if (crest_proto(c)) {
+			} else if (crest) {
 				dmr_txn_crest_lock(c, i, &n);
 			} else {
 				dmr_wr_t *cas = wr_to(c, &n, prim(c, i));
@@ -496,9 +517,14 @@ static dmr_status_t check_round(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 	const dmr_trace_txn_t *t = c->txn;
 	int cause = -1;
 	unsigned rl_table = 0, lk_table = 0;
-	for (uint32_t i = 0; i < t->nops; i++) {
+	const int crest = crest_proto(c);
+	const uint64_t refuse = c->eng->protocol == DMR_TXN_PROTO_OCC ? ~0ull : DMR_LOCK_INVISIBLE;
+	/* in locals: the crest calls below could change them, as far as the
+	 * compiler knows, which would reload them every op */
+	const uint32_t nops = t->nops, round = c->round;
+	for (uint32_t i = 0; i < nops; i++) {
 		const dmr_trace_op_t *op = &t->ops[i];
-		if (op->round != c->round)
+		if (op->round != round)
 			continue;
 		dmr_txn_opst_t *os = &c->ops[i];
 		if (!(os->flags & F_ISSUED))
@@ -510,10 +536,8 @@ static dmr_status_t check_round(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 			 * (LOCK_REFUSE_READ_RO 0, INV_ABORT 1: CheckReadRO;
 			 * its baselines too, CompareCheckReadRORW calls
 			 * CheckDirectRO) */
-			uint64_t refuse =
-			    c->eng->protocol == DMR_TXN_PROTO_OCC ? ~0ull : DMR_LOCK_INVISIBLE;
 			int locked = 0;
-			if (crest_proto(c)) /* the locks of the cells it reads */
+			if (crest) /* the locks of the cells it reads */
 				locked = dmr_txn_crest_read_locked(c, i, 0);
 			else
 				for (uint32_t r = 0; r < op->count; r++)
@@ -540,7 +564,7 @@ static dmr_status_t check_round(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 			continue;
 		}
 		uint64_t old = rd64(c->buf + os->buf);
-		if (crest_proto(c)) {
+		if (crest) {
 			/* the lock is ours when none of its cells was locked;
 			 * words: cells taken before one failed are released
 			 * at the abort (F_LOCKED) */
@@ -605,6 +629,7 @@ static dmr_status_t begin_attempt(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 	memset(c->ph, 0, sizeof(c->ph));
 	c->t_phase = dmr_be_now(c->eng->be, c->worker);
 	uint32_t off = BUF_BASE;
+	const int crest_w = crest_proto(c) && c->eng->crest->locks == DMR_CREST_LOCKS_WORDS;
 	for (uint32_t i = 0; i < t->nops; i++) {
 		const dmr_trace_op_t *op = &t->ops[i];
 		uint32_t rb = l->t[op->table].rec_bytes;
@@ -614,7 +639,7 @@ static dmr_status_t begin_attempt(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 			off += op->count * rb * 2;
 		else /* CAS result, image (FARM, DRTMH: and the version READ) */
 			off += 8 + rb + (cmp_proto(c) ? DMR_REC_HDR : 0);
-		if (l->t[op->table].cell_words) /* crest words: txn_crest.c cellbuf */
+		if (crest_w) /* crest words: txn_crest.c cellbuf */
 			off += 8 * l->t[op->table].cell_words *
 			       (op->kind == DMR_TOP_READ ? 2 * op->count : 1);
 		off = (off + 7) & ~7u;
@@ -690,6 +715,8 @@ dmr_status_t dmr_txn_on_wc(dmr_txn_ctx_t *c, const dmr_wc_t *wc, dmr_txn_outcome
 	case ST_BACKOFF:
 		c->state = ST_IDLE; /* no round of this attempt checked yet */
 		return begin_attempt(c, out_p);
+	case ST_LOCAL_WAIT:
+		return exec_round(c, out_p);
 	default:
 		return dmr_err_set(&c->err, DMR_ERR_INVALID, "context %u: completion in state %u",
 				   c->id, c->state);

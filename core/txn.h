@@ -165,6 +165,15 @@ typedef struct dmr_txn_xstats {
  *       (CompareCommitBackup, RFLUSH 2), WRITE data and unlock on the
  *       primary (CompareCommitPrimary), and WRITE the data in place on the
  *       backups (CompareTruncateAsync).
+ *  CREST: adslabcuhk/crest's cell-level locks (core/txn_crest.h for the
+ *       cells and the lock word, core/txn_crest.c): execution as OCC with
+ *       a masked CAS on the lock bits of the cells an op writes (or, with
+ *       --crest-locks words, a CAS per cell lock word), a read-only
+ *       record aborting only when a cell it reads is locked; validation
+ *       compares the cells' versions; the commit writes back only the
+ *       written cells and the unlock bumps their versions; localized
+ *       execution (--crest-local) chains the CN's conflicting
+ *       transactions before their CASes.
  * All retry and abort the same way (locks released on the primary). */
 typedef enum dmr_txn_protocol {
 	DMR_TXN_PROTO_OCC = 0,
@@ -247,6 +256,7 @@ typedef struct dmr_txn_opst {
 	uint8_t lookup; /* HASH: 1 while its bucket READ is in flight */
 	uint8_t cells;	/* CREST: bits 0..3 the cells locked (U/I/D) or read (R),
 			   bits 4..7 those written (txn_crest.h) */
+	uint8_t local;	/* CREST --crest-local: the cells taken on its CN */
 } dmr_txn_opst_t;
 
 typedef struct dmr_txn_ctx {
@@ -276,6 +286,7 @@ typedef struct dmr_txn_ctx {
 	uint32_t pending;	      /* doorbells of this round not yet completed */
 	uint32_t lookup_off;	      /* HASH: bucket images at buf + lookup_off + i x bucket */
 	uint16_t looked_round;	      /* HASH: round + 1 whose lookups are done */
+	uint64_t t_wait;	      /* CREST --crest-local: waiting since, ps (0: not) */
 	uint64_t t_phase;	      /* when the current phase began, ps */
 	uint64_t ph[DMR_TXN_NPHASES]; /* this attempt's time per phase, ps */
 	dmr_txn_opst_t ops[DMR_TRACE_MAX_OPS];

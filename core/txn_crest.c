@@ -5,6 +5,7 @@
  * Execution, validation and abort are txn.c's and txn_commit.c's with the
  * hooks below; the commit and release are here.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -21,8 +22,10 @@ dmr_status_t dmr_crest_init(dmr_crest_t *cr, const dmr_trace_hdr_t *h, const cha
 			    dmr_err_t *err)
 {
 	int locks = cr->locks;
+	dmr_crest_local_t **local = cr->local;
 	memset(cr, 0, sizeof(*cr));
 	cr->locks = locks;
+	cr->local = local;
 	for (uint32_t t = 0; t < h->ntables; t++) {
 		uint32_t w = h->tables[t].payload_bytes / 8;
 		cr->words[t] = w ? w : 1;
@@ -451,4 +454,175 @@ dmr_status_t dmr_txn_crest_commit(dmr_txn_ctx_t *c, uint32_t need, dmr_txn_outco
 	}
 	c->state = ST_COMMIT_WB;
 	return posted(dmr_txn_post(c, n), out);
+}
+
+/* ---- localized execution ------------------------------------------------ */
+
+typedef struct lent {
+	uint64_t rec1; /* record offset + 1; 0 = empty slot */
+	uint8_t mask;  /* cells held by the CN's transactions (0: none) */
+} lent_t;
+
+struct dmr_crest_local {
+	pthread_mutex_t mu;
+	lent_t *e;
+	uint32_t cap, used; /* slots (a power of two), slots with a key */
+};
+
+dmr_status_t dmr_crest_local_create(dmr_crest_local_t **lp, dmr_err_t *err)
+{
+	dmr_crest_local_t *l = calloc(1, sizeof(*l));
+	if (l)
+		l->e = calloc(1024, sizeof(*l->e));
+	if (!l || !l->e) {
+		free(l);
+		return dmr_err_set(err, DMR_ERR_NOMEM, "crest: out of memory (local lock table)");
+	}
+	l->cap = 1024;
+	pthread_mutex_init(&l->mu, NULL);
+	*lp = l;
+	return DMR_OK;
+}
+
+void dmr_crest_local_destroy(dmr_crest_local_t *l)
+{
+	if (!l)
+		return;
+	pthread_mutex_destroy(&l->mu);
+	free(l->e);
+	free(l);
+}
+
+/* The slot of rec (its own, or the empty one where it would go). */
+static lent_t *lslot(dmr_crest_local_t *l, uint64_t rec)
+{
+	uint64_t h = (rec + 1) * 0x9E3779B97F4A7C15ull;
+	for (uint32_t k = (uint32_t)(h >> 32) & (l->cap - 1);; k = (k + 1) & (l->cap - 1))
+		if (l->e[k].rec1 == rec + 1 || l->e[k].rec1 == 0)
+			return &l->e[k];
+}
+
+/* Room for a round's keys, the table at most half full: rehash without the
+ * records no cell of which is held, doubling while that is not enough. */
+static int lgrow(dmr_crest_local_t *l)
+{
+	if (l->used + DMR_TRACE_MAX_OPS <= l->cap / 2)
+		return 0;
+	uint32_t live = 0;
+	for (uint32_t k = 0; k < l->cap; k++)
+		live += l->e[k].mask != 0;
+	uint32_t cap = l->cap;
+	while (live + DMR_TRACE_MAX_OPS > cap / 4)
+		cap *= 2;
+	lent_t *old = l->e, *ne = calloc(cap, sizeof(*ne));
+	if (!ne)
+		return -1;
+	uint32_t ocap = l->cap;
+	l->e = ne;
+	l->cap = cap;
+	l->used = 0;
+	for (uint32_t k = 0; k < ocap; k++)
+		if (old[k].mask) {
+			*lslot(l, old[k].rec1 - 1) = old[k];
+			l->used++;
+		}
+	free(old);
+	return 0;
+}
+
+int dmr_crest_local_take(dmr_crest_local_t *l, const uint64_t *rec, const uint8_t *mask, uint32_t n)
+{
+	pthread_mutex_lock(&l->mu);
+	int ok = 1;
+	for (uint32_t k = 0; k < n && ok; k++) {
+		const lent_t *e = lslot(l, rec[k]);
+		ok = e->rec1 == 0 || !(e->mask & mask[k]);
+	}
+	if (ok && lgrow(l) != 0)
+		ok = -1;
+	for (uint32_t k = 0; k < n && ok == 1; k++) {
+		lent_t *e = lslot(l, rec[k]);
+		if (e->rec1 == 0) {
+			e->rec1 = rec[k] + 1;
+			l->used++;
+		}
+		e->mask |= mask[k];
+	}
+	pthread_mutex_unlock(&l->mu);
+	return ok;
+}
+
+void dmr_crest_local_drop(dmr_crest_local_t *l, uint64_t rec, uint8_t mask)
+{
+	pthread_mutex_lock(&l->mu);
+	lent_t *e = lslot(l, rec);
+	if (e->rec1)
+		e->mask &= (uint8_t)~mask;
+	pthread_mutex_unlock(&l->mu);
+}
+
+static dmr_crest_local_t *local_of(const dmr_txn_ctx_t *c)
+{
+	const dmr_txn_engine_t *e = c->eng;
+	return e->crest->local[c->worker / (e->workers_per_cn ? e->workers_per_cn : 1)];
+}
+
+void dmr_txn_crest_local_release(dmr_txn_ctx_t *c)
+{
+	if (!c->eng->crest || !c->eng->crest->local)
+		return;
+	dmr_crest_local_t *l = local_of(c);
+	for (uint32_t i = 0; i < c->txn->nops; i++)
+		if (c->ops[i].local) {
+			dmr_crest_local_drop(l, c->ops[i].rec, c->ops[i].local);
+			c->ops[i].local = 0;
+		}
+}
+
+int dmr_txn_crest_local_gate(dmr_txn_ctx_t *c, uint32_t n, const uint64_t *rec, const uint32_t *op,
+			     dmr_status_t *st, dmr_txn_outcome_t *out)
+{
+	uint8_t mask[DMR_TRACE_MAX_OPS];
+	for (uint32_t k = 0; k < n; k++)
+		mask[k] = c->ops[op[k]].cells & DMR_CREST_LOCK_BITS;
+	int r = n ? dmr_crest_local_take(local_of(c), rec, mask, n) : 1;
+	uint64_t now = dmr_be_now(c->eng->be, c->worker);
+	if (r < 0) {
+		*st = dmr_err_set(&c->err, DMR_ERR_NOMEM, "crest: out of memory (local locks)");
+		return 1;
+	}
+	if (r == 1) {
+		for (uint32_t k = 0; k < n; k++) {
+			c->ops[op[k]].rec = rec[k];
+			c->ops[op[k]].local = mask[k];
+		}
+		if (c->t_wait) { /* the local holder is done: our turn */
+			if (c->xstats)
+				c->xstats->crest_wait_ps += now - c->t_wait;
+			c->t_wait = 0;
+		}
+		return 0;
+	}
+	/* a transaction of this CN holds one of the cells: wait for it
+	 * (CREST's wait_dependent_txn), polling, at most DMR_CREST_WAIT_MAX_PS */
+	if (!c->t_wait) {
+		c->t_wait = now;
+		if (c->xstats)
+			c->xstats->crest_waits++;
+	} else if (now - c->t_wait >= DMR_CREST_WAIT_MAX_PS) {
+		if (c->xstats) {
+			c->xstats->crest_wait_ps += now - c->t_wait;
+			c->xstats->lock_by_table[c->txn->ops[op[0]].table]++;
+		}
+		c->t_wait = 0;
+		c->lockfail_rec = rec[0] + 1;
+		*st = dmr_txn_abort(c, DMR_ABORT_LOCK, out);
+		return 1;
+	}
+	c->state = ST_LOCAL_WAIT;
+	c->seq++;
+	*st = posted(dmr_be_timer(c->eng->be, c->worker, now + DMR_CREST_WAIT_POLL_PS,
+				  dmr_wrid(DMR_WRID_TXN, c->id, c->seq)),
+		     out);
+	return 1;
 }

@@ -57,7 +57,38 @@ typedef enum dmr_crest_locks {
 	DMR_CREST_LOCKS_WORDS = 1,
 } dmr_crest_locks_t;
 
+/* CREST's localized execution (TxnConfig.h ENABLE_LOCAL_EXECUTION;
+ * --crest-local on): per CN, the cells of each record that its
+ * transactions hold or are taking. A transaction about to lock cells of a
+ * record that another transaction of its CN holds waits for it (polls the
+ * table every DMR_CREST_WAIT_POLL_PS) instead of posting a CAS that would
+ * fail on the MN; after DMR_CREST_WAIT_MAX_PS it aborts (lock), which
+ * breaks a wait cycle among the CN's transactions. Thread-safe (a mutex:
+ * the CN's workers are threads on shm and verbs). */
+typedef struct dmr_crest_local dmr_crest_local_t;
+
+/* A table for one CN (*lp; free with dmr_crest_local_destroy).
+ * DMR_ERR_NOMEM. */
+dmr_status_t dmr_crest_local_create(dmr_crest_local_t **lp, dmr_err_t *err);
+void dmr_crest_local_destroy(dmr_crest_local_t *l);
+/* If none of the n records rec[k] has a cell of mask[k] in the table, add
+ * them all and return 1; else add nothing and return 0; -1: out of memory
+ * (table growth). */
+int dmr_crest_local_take(dmr_crest_local_t *l, const uint64_t *rec, const uint8_t *mask,
+			 uint32_t n);
+/* Remove cells mask of record rec (taken before). */
+void dmr_crest_local_drop(dmr_crest_local_t *l, uint64_t rec, uint8_t mask);
+
+#define DMR_CREST_WAIT_POLL_PS                                                                     \
+	1000000ull			    /* 1 us: about half an RDMA round trip                 \
+					       (the profiles' idle READ, ~2 us;                    \
+					       CREST's coroutines yield a                          \
+					       scheduler round) */
+#define DMR_CREST_WAIT_MAX_PS 1000000000ull /* 1 ms, then a lock abort */
+
 typedef struct dmr_crest {
+	dmr_crest_local_t **local;	      /* per CN of this process (NULL: no local
+						 execution); owned by the caller */
 	int locks;			      /* dmr_crest_locks_t */
 	uint8_t cells[DMR_TRACE_MAX_TABLES];  /* G per table, 1..DMR_CREST_MAX_CELLS */
 	uint32_t words[DMR_TRACE_MAX_TABLES]; /* payload words per table */

@@ -39,6 +39,7 @@ enum {
 	ST_CMP_BACKUP,	 /* FARM, DRTMH: redo log to the backups + flush */
 	ST_CMP_PRIMARY,	 /* FARM, DRTMH: data to the primaries and backups */
 	ST_CMP_UNLOCK,	 /* FARM, DRTMH: the unlocks (with the data: no backups) */
+	ST_LOCAL_WAIT,	 /* CREST --crest-local: waiting for a local holder */
 };
 
 /* Per-op flags (dmr_txn_opst_t.flags). */
@@ -222,6 +223,14 @@ int dmr_txn_crest_read_locked(dmr_txn_ctx_t *c, uint32_t i, int val);
 /* txn_crest.c, words: the READ of read-only op i's cell lock words, for
  * execution (val 0) or validation (val 1), at *n. */
 void dmr_txn_crest_cell_read(dmr_txn_ctx_t *c, uint32_t i, uint32_t *n, int val);
+/* txn_crest.c, local execution: the round's n locking ops op[k] on records
+ * rec[k]: 0 when their cells are free on this CN (now taken there: the
+ * context goes on), else 1 with *st the result of waiting (a poll timer,
+ * ST_LOCAL_WAIT) or of the lock abort after the longest wait. */
+int dmr_txn_crest_local_gate(dmr_txn_ctx_t *c, uint32_t n, const uint64_t *rec, const uint32_t *op,
+			     dmr_status_t *st, dmr_txn_outcome_t *out);
+/* txn_crest.c, local execution: drop what the context took on its CN. */
+void dmr_txn_crest_local_release(dmr_txn_ctx_t *c);
 /* txn_crest.c: after op i's lock came back: the cells it failed to take
  * (0: the lock is ours); *held the cells it holds. */
 uint32_t dmr_txn_crest_lock_failed(dmr_txn_ctx_t *c, uint32_t i, uint32_t *held);

@@ -109,6 +109,8 @@ static void run_usage(FILE *f)
 		"  --crest-locks L   crest: masked (one masked CAS per record; sim, shm) or\n"
 		"                    words (the portable variant for verbs); default masked\n"
 		"                    where the backend has masked CAS, else words\n"
+		"  --crest-local X   crest: on (default, CREST's localized execution: a\n"
+		"                    transaction waits for its CN's holder of a cell) or off\n"
 		"  --index I         direct (default: addresses computed) or hash (an MN\n"
 		"                    hash index: a bucket READ finds a record not cached)\n"
 		"  --index-buckets N hash: buckets of 8 slots per table (default: rows / 4);\n"
@@ -127,7 +129,8 @@ enum {
 	OPT_INDEX,
 	OPT_INDEX_BUCKETS,
 	OPT_ADDR_CACHE,
-	OPT_CREST_LOCKS
+	OPT_CREST_LOCKS,
+	OPT_CREST_LOCAL
 };
 /* Long options without a letter (getopt_long values above any char). */
 enum { OPT_PUBLOG = 1101 };
@@ -193,6 +196,13 @@ static dmr_status_t run_opt(int ch, const char *name, const char *arg, run_args_
 		else
 			st = dmr_err_set(err, DMR_ERR_INVALID,
 					 "option --crest-locks: '%s': one of masked, words", arg);
+		break;
+	case OPT_CREST_LOCAL:
+		if (strcmp(arg, "on") == 0 || strcmp(arg, "off") == 0)
+			o->crest_local = arg[1] == 'n';
+		else
+			st = dmr_err_set(err, DMR_ERR_INVALID,
+					 "option --crest-local: '%s': one of on, off", arg);
 		break;
 	case OPT_INDEX:
 		if (strcmp(arg, "direct") == 0 || strcmp(arg, "hash") == 0)
@@ -352,6 +362,7 @@ int dmr_replay_main(int argc, char **argv)
 	    {"protocol", required_argument, 0, OPT_PROTOCOL},
 	    {"index", required_argument, 0, OPT_INDEX},
 	    {"crest-locks", required_argument, 0, OPT_CREST_LOCKS},
+	    {"crest-local", required_argument, 0, OPT_CREST_LOCAL},
 	    {"index-buckets", required_argument, 0, OPT_INDEX_BUCKETS},
 	    {"addr-cache", required_argument, 0, OPT_ADDR_CACHE},
 	    {"published-log", required_argument, 0, OPT_PUBLOG},
@@ -514,9 +525,10 @@ static void print_cluster(const dmr_replay_result_t *r)
 			printf("  %-14s %s\n", k ? "lock by table" : "read_locked by", line);
 	}
 	if (r->crest_locks[0])
-		printf("  crest          cell locks %s; read_column_locked %llu, "
-		       "wait_dependent_txn %llu (%.1f us waited), %.2f atomics per commit\n",
-		       r->crest_locks, (unsigned long long)s->aborts[DMR_ABORT_READ_LOCKED],
+		printf("  crest          cell locks %s, local execution %s; read_column_locked "
+		       "%llu, wait_dependent_txn %llu (%.1f us waited), %.2f atomics per commit\n",
+		       r->crest_locks, r->crest_local ? "on" : "off",
+		       (unsigned long long)s->aborts[DMR_ABORT_READ_LOCKED],
 		       (unsigned long long)x->crest_waits, x->crest_wait_ps / 1e6,
 		       s->committed ? (double)s->atomics / s->committed : 0.0);
 	if ((r->backups > 0 || r->crest_locks[0]) && r->replicas.checks)

@@ -45,6 +45,7 @@ void dmr_replay_opts_default(dmr_replay_opts_t *o)
 	o->mns = 1;
 	o->protocol = DMR_TXN_PROTO_OCC;
 	o->crest_locks = -1;
+	o->crest_local = 1;
 	dmr_loop_cfg_default(&o->loop);
 }
 
@@ -999,6 +1000,7 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 						     : DMR_CREST_LOCKS_WORDS;
 		if ((st = dmr_crest_init(&e->crest, h, o->trace, err)) != DMR_OK)
 			goto out_trace;
+		res->crest_local = o->crest_local;
 		snprintf(res->crest_locks, sizeof(res->crest_locks), "%s",
 			 e->crest.locks == DMR_CREST_LOCKS_MASKED ? "masked" : "words");
 	}
@@ -1118,6 +1120,17 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	if (o->protocol == DMR_TXN_PROTO_CREST) {
 		e->teng.crest = &e->crest;
 		e->layout.lock_busy = DMR_CREST_LOCK_BITS;
+		if (o->crest_local) { /* CREST's localized execution: per CN */
+			e->crest.local = calloc(o->cns, sizeof(*e->crest.local));
+			if (!e->crest.local) {
+				st = dmr_err_set(err, DMR_ERR_NOMEM, "replay: out of memory");
+				goto out_be;
+			}
+			for (uint32_t k = 0; k < o->cns; k++)
+				if ((st = dmr_crest_local_create(&e->crest.local[k], err)) !=
+				    DMR_OK)
+					goto out_be;
+		}
 	}
 	res->ntables = h->ntables;
 	for (uint32_t t = 0; t < h->ntables; t++)
@@ -1490,6 +1503,9 @@ out_ctx:
 out_be:
 	for (uint32_t k = 0; e->acache && k < o->cns; k++)
 		dmr_acache_destroy(e->acache[k]);
+	for (uint32_t k = 0; e->crest.local && k < o->cns; k++)
+		dmr_crest_local_destroy(e->crest.local[k]);
+	free(e->crest.local);
 	free(e->acache);
 	dmr_be_close(e->be);
 out_trace:

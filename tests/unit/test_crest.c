@@ -16,6 +16,7 @@
 
 #include "core/replica.h"
 #include "core/txn.h"
+#include "helpers/be.h"
 #include "helpers/proc.h"
 #include "helpers/suite.h"
 #include "traces/trace.h"
@@ -153,7 +154,13 @@ static void fx_close(fx_t *f)
 static dmr_txn_outcome_t step(fx_t *f, uint32_t w)
 {
 	dmr_wc_t wc;
-	ck_assert_int_eq(dmr_be_poll(f->be, w, &wc, 1), 1);
+	int k;
+	/* a WR's completion is there at once; a timer's (local execution's
+	 * poll) when it is due */
+	uint64_t t0 = dmr_test_mono_ns();
+	while ((k = dmr_be_poll(f->be, w, &wc, 1)) == 0 && dmr_test_mono_ns() - t0 < 2000000000ull)
+		;
+	ck_assert_int_eq(k, 1);
 	dmr_txn_outcome_t out;
 	ck_assert_int_eq(dmr_txn_on_wc(&f->ctx[w], &wc, &out), DMR_OK);
 	return out;
@@ -440,6 +447,106 @@ START_TEST(words_variant_same_conflicts)
 }
 END_TEST
 
+/* Local execution (--crest-local on): A and B on one CN both add to cell
+ * 0 of one record. A holds it; B, instead of posting a CAS that would fail
+ * on the MN, waits for A (wait_dependent_txn), then takes the cell and
+ * commits: both additions land, B posted no failed CAS. Off, B's CAS
+ * fails (a lock abort). */
+static void local_pair(int local, int *b_out, uint64_t *word0, uint64_t *waits, uint64_t *atomics)
+{
+	static fx_t f;
+	static dmr_trace_txn_t a, b;
+	static dmr_crest_local_t *tab[1];
+	static dmr_txn_xstats_t xs[2];
+	fx_open(&f, DMR_TXN_PROTO_CREST, NULL);
+	memset(xs, 0, sizeof(xs));
+	f.eng.workers_per_cn = 2;
+	if (local) {
+		dmr_err_t err;
+		ck_assert_int_eq(dmr_crest_local_create(&tab[0], &err), DMR_OK);
+		f.cr.local = tab;
+	}
+	f.ctx[0].xstats = &xs[0];
+	f.ctx[1].xstats = &xs[1];
+	memset(&a, 0, sizeof(a));
+	a.id = 1;
+	dmr_trace_op_act(&a.ops[dmr_trace_txn_op(&a, 'U', 0, 0, 5)], DMR_TACT_ADD, 0, 3);
+	b = a;
+	b.id = 2;
+	b.ops[0].acts[0].val.lit = 4;
+	dmr_txn_outcome_t oa, ob;
+	ck_assert_int_eq(dmr_txn_start(&f.ctx[0], &a, &oa), DMR_OK);
+	ck_assert_int_eq(dmr_txn_start(&f.ctx[1], &b, &ob), DMR_OK);
+	ck_assert_int_eq(finish(&f, 0, oa), DMR_TXN_COMMITTED);
+	*b_out = (int)finish(&f, 1, ob);
+	*word0 = word(&f, 0, 5, 2);
+	*waits = xs[1].crest_waits;
+	*atomics = f.st[1].atomics;
+	dmr_replica_result_t rr;
+	dmr_err_t err;
+	ck_assert_int_eq(dmr_replica_verify_be(&f.l, f.be, &rr, &err), DMR_OK);
+	ck_assert_msg(rr.ok, "%s", rr.first_failure);
+	fx_close(&f);
+	if (local) {
+		/* everything dropped: the cell is free again on the CN */
+		uint64_t rec = dmr_layout_rec(&f.l, 0, 5);
+		uint8_t m = 1;
+		ck_assert_int_eq(dmr_crest_local_take(tab[0], &rec, &m, 1), 1);
+		dmr_crest_local_destroy(tab[0]);
+	}
+}
+
+START_TEST(local_execution_chains_the_cn)
+{
+	int out;
+	uint64_t w0, waits, at;
+	local_pair(1, &out, &w0, &waits, &at);
+	ck_assert_int_eq(out, DMR_TXN_COMMITTED);
+	ck_assert_uint_eq(w0, 7);
+	ck_assert_uint_eq(waits, 1);
+	ck_assert_uint_eq(at, 2); /* its lock and unlock: no failed CAS */
+	local_pair(0, &out, &w0, &waits, &at);
+	ck_assert_int_eq(out, DMR_TXN_GAVE_UP);
+	ck_assert_uint_eq(w0, 3);
+	ck_assert_uint_eq(waits, 0);
+	ck_assert_uint_eq(at, 1); /* the failed lock */
+}
+END_TEST
+
+START_TEST(local_table_takes_all_or_nothing)
+{
+	dmr_crest_local_t *l;
+	dmr_err_t err;
+	ck_assert_int_eq(dmr_crest_local_create(&l, &err), DMR_OK);
+	uint64_t r[3] = {64, 128, 192};
+	uint8_t m[3] = {0x1, 0x3, 0x8};
+	ck_assert_int_eq(dmr_crest_local_take(l, r, m, 2), 1);
+	/* record 128 cell 1 is held: nothing of this batch is taken */
+	uint8_t m2[3] = {0x2, 0x2, 0x8};
+	ck_assert_int_eq(dmr_crest_local_take(l, r, m2, 3), 0);
+	ck_assert_int_eq(dmr_crest_local_take(l, &r[2], &m[2], 1), 1);
+	/* record 64's other cells are free */
+	ck_assert_int_eq(dmr_crest_local_take(l, r, &m2[0], 1), 1);
+	dmr_crest_local_drop(l, 128, 0x3);
+	ck_assert_int_eq(dmr_crest_local_take(l, &r[1], &m2[1], 1), 1);
+	/* many records: the table grows, what is held stays held */
+	for (uint64_t k = 0; k < 20000; k++) {
+		uint64_t rec = 4096 + 64 * k;
+		uint8_t one = 1;
+		ck_assert_int_eq(dmr_crest_local_take(l, &rec, &one, 1), 1);
+		if (k % 2)
+			dmr_crest_local_drop(l, rec, 1);
+	}
+	for (uint64_t k = 0; k < 20000; k++) {
+		uint64_t rec = 4096 + 64 * k;
+		uint8_t one = 1;
+		ck_assert_int_eq(dmr_crest_local_take(l, &rec, &one, 1), k % 2 ? 1 : 0);
+	}
+	ck_assert_int_eq(dmr_crest_local_take(l, &r[2], &m[2], 1), 0);
+	dmr_crest_local_destroy(l);
+}
+END_TEST
+
 START_TEST(words_variant_writers)
 {
 	g_words = 1;
@@ -463,6 +570,8 @@ int main(void)
 	tcase_add_test(tc, masked_refused_where_unsupported);
 	tcase_add_test(tc, words_variant_same_conflicts);
 	tcase_add_test(tc, words_variant_writers);
+	tcase_add_test(tc, local_execution_chains_the_cn);
+	tcase_add_test(tc, local_table_takes_all_or_nothing);
 	tcase_set_timeout(tc, 300);
 	suite_add_tcase(s, tc);
 	int rc = dmr_test_run(s);
