@@ -36,7 +36,7 @@
  * wr_id: the backend returns each WR's wr_id unchanged in its completion and
  * never interprets it; callers encode it with core/base/wrid.h.
  *
- * Atomics (CAS, FAA) operate on 8 bytes at an 8-byte aligned remote offset;
+ * Atomics (CAS, FAA, MASKED_CAS) operate on 8 bytes at an 8-byte aligned remote offset;
  * the old value is written to the WR's local buffer (8 bytes, host order).
  * An unaligned atomic is refused by dmr_be_post() itself, on every backend,
  * with DMR_ERR_INVALID before anything is posted (InfiniBand Architecture
@@ -63,6 +63,17 @@ typedef enum dmr_wr_opcode {
 	DMR_WR_CAS = 2,
 	DMR_WR_FAA = 3,
 	DMR_WR_TIMER = 4, /* completion-only: produced by dmr_be_timer() */
+	/* Masked compare-and-swap (Mellanox/NVIDIA mlx5 extended atomics,
+	 * MLNX_OFED's IBV_EXP_WR_EXT_MASKED_ATOMIC_CMP_AND_SWP with 8-byte
+	 * operands, as CREST's src/rdma/Doorbell.h LockColumns posts it): with
+	 * old the remote word, if ((old ^ compare_add) & compare_mask) == 0
+	 * the word becomes (old & ~swap_mask) | (swap & swap_mask); either way
+	 * old goes to local. Only the bits of compare_mask are compared, only
+	 * those of swap_mask swapped. Timed as a CAS (one atomic). Only on a
+	 * backend whose caps have DMR_BE_CAP_MASKED_CAS (sim, shm; upstream
+	 * rdma-core and UCX have no masked CAS verb): dmr_be_post refuses it on
+	 * the others with DMR_ERR_UNSUPPORTED naming the backend. */
+	DMR_WR_MASKED_CAS = 5,
 } dmr_wr_opcode_t;
 
 #define DMR_WR_SIGNALED 0x1u
@@ -73,12 +84,14 @@ typedef enum dmr_wr_opcode {
 typedef struct dmr_wr {
 	uint64_t wr_id;
 	void *local;
-	uint64_t remote;      /* byte offset in the MN region */
-	uint64_t compare_add; /* CAS: compare value; FAA: addend */
-	uint64_t swap;	      /* CAS: swap value */
-	uint32_t length;      /* bytes */
-	uint8_t opcode;	      /* dmr_wr_opcode_t */
-	uint8_t flags;	      /* DMR_WR_SIGNALED */
+	uint64_t remote;       /* byte offset in the MN region */
+	uint64_t compare_add;  /* CAS: compare value; FAA: addend */
+	uint64_t swap;	       /* CAS: swap value */
+	uint64_t compare_mask; /* MASKED_CAS: bits compared (others: unused) */
+	uint64_t swap_mask;    /* MASKED_CAS: bits swapped (others: unused) */
+	uint32_t length;       /* bytes */
+	uint8_t opcode;	       /* dmr_wr_opcode_t */
+	uint8_t flags;	       /* DMR_WR_SIGNALED */
 } dmr_wr_t;
 
 typedef enum dmr_wc_status {
@@ -131,6 +144,11 @@ typedef struct dmr_be_stats {
 #define DMR_BE_CAP_DRIVEN                                                                          \
 	0x1u /* single-threaded, advanced by progress()                                            \
 		(sim); else one thread per worker (verbs) */
+#define DMR_BE_CAP_MASKED_CAS                                                                      \
+	0x2u /* executes DMR_WR_MASKED_CAS (sim, shm; wrappers follow their inner backend) */
+
+/* 1 if be executes DMR_WR_MASKED_CAS (its caps have DMR_BE_CAP_MASKED_CAS). */
+#define dmr_be_has_masked_cas(be) (((be)->ops->caps & DMR_BE_CAP_MASKED_CAS) != 0)
 
 typedef struct dmr_be dmr_be_t;
 
@@ -359,6 +377,10 @@ dmr_status_t dmr_be_open(const dmr_be_config_t *cfg, dmr_be_t **be_p, dmr_err_t 
  * or the backend's own open error (nothing to close then). */
 dmr_status_t dmr_be_open_ops(const dmr_be_ops_t *ops, const dmr_be_config_t *cfg, dmr_be_t **be_p,
 			     dmr_err_t *err);
+/* The caps (DMR_BE_CAP_*) of the backend `name` would open, without
+ * opening it: a wrapper's ("fault:INNER", "record:INNER") are INNER's; 0
+ * for an unknown name. */
+uint32_t dmr_be_caps_of(const char *name);
 /* Comma-separated names of the registered backends (static string). */
 const char *dmr_be_names(void);
 /* The backend a name finally runs on: "fault:sim" -> "sim", "record:fault:shm"
@@ -394,7 +416,9 @@ static inline dmr_status_t dmr_be_mr_dereg(dmr_be_t *be, uint32_t worker, void *
  * Post a doorbell batch. Refuses, before posting anything: n == 0 or
  * n > 4096 (DMR_ERR_INVALID), an unknown opcode, an atomic whose remote
  * offset is not 8-byte aligned (DMR_ERR_INVALID, naming the WR's index,
- * wr_id and offset), worker or mn out of range (DMR_ERR_RANGE).
+ * wr_id and offset), worker or mn out of range (DMR_ERR_RANGE), a
+ * DMR_WR_MASKED_CAS on a backend without DMR_BE_CAP_MASKED_CAS
+ * (DMR_ERR_UNSUPPORTED, naming the backend).
  */
 dmr_status_t dmr_be_post(dmr_be_t *be, uint32_t worker, uint32_t mn, const dmr_wr_t *wrs,
 			 uint32_t n, dmr_err_t *err);

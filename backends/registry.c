@@ -219,6 +219,8 @@ const char *dmr_wr_opcode_string(int opcode)
 		return "FAA";
 	case DMR_WR_TIMER:
 		return "TIMER";
+	case DMR_WR_MASKED_CAS:
+		return "MASKED_CAS";
 	}
 	return "?";
 }
@@ -252,6 +254,15 @@ dmr_status_t dmr_be_open_ops(const dmr_be_ops_t *ops, const dmr_be_config_t *cfg
 	return DMR_OK;
 }
 
+uint32_t dmr_be_caps_of(const char *name)
+{
+	const char *base = dmr_be_base_name(name);
+	for (size_t i = 0; base && i < sizeof(registry) / sizeof(registry[0]); i++)
+		if (strcmp(registry[i]->name, base) == 0)
+			return registry[i]->caps;
+	return 0;
+}
+
 dmr_status_t dmr_be_open(const dmr_be_config_t *cfg, dmr_be_t **be_p, dmr_err_t *err)
 {
 	/* fault:INNER, the wrapper (backends/fault/fault.h) */
@@ -282,6 +293,15 @@ dmr_status_t dmr_be_post(dmr_be_t *be, uint32_t worker, uint32_t mn, const dmr_w
 		case DMR_WR_READ:
 		case DMR_WR_WRITE:
 			break;
+		case DMR_WR_MASKED_CAS:
+			if (!dmr_be_has_masked_cas(be))
+				return dmr_err_set(
+				    err, DMR_ERR_UNSUPPORTED,
+				    "post: WR %u (wr_id %llu): backend %s has no masked "
+				    "compare-and-swap (upstream rdma-core has no masked "
+				    "CAS verb; use --crest-locks words)",
+				    i, (unsigned long long)wr->wr_id, be->ops->name);
+			/* fall through */
 		case DMR_WR_CAS:
 		case DMR_WR_FAA:
 			if (wr->remote & 7)

@@ -10,6 +10,7 @@ dmr_status_t dmr_layout_init(dmr_layout_t *l, const dmr_trace_hdr_t *h, uint32_t
 	uint64_t off = 0;
 	l->ntables = h->ntables;
 	l->mns = 1;
+	l->lock_busy = ~0ull;
 	for (uint32_t i = 0; i < h->ntables; i++) {
 		const dmr_trace_table_t *t = &h->tables[i];
 		dmr_layout_table_t *lt = &l->t[i];
@@ -124,6 +125,26 @@ dmr_status_t dmr_layout_index(dmr_layout_t *l, uint64_t buckets, dmr_err_t *err)
 	for (uint32_t t = 0; t < l->ntables; t++) {
 		l->t[t].idx_base = base[t];
 		l->t[t].idx_buckets = nb[t];
+	}
+	l->total = off;
+	return DMR_OK;
+}
+
+dmr_status_t dmr_layout_cells(dmr_layout_t *l, const uint8_t *words, dmr_err_t *err)
+{
+	uint64_t off = (l->total + 63) & ~63ull, base[DMR_TRACE_MAX_TABLES];
+	for (uint32_t t = 0; t < l->ntables; t++) {
+		uint64_t per = 8ull * words[t];
+		if (per && l->t[t].rows > (UINT64_MAX / 2 - off) / per)
+			return dmr_err_set(err, DMR_ERR_RANGE,
+					   "table %s: %llu rows x %u cell lock words overflow",
+					   l->names[t], (unsigned long long)l->t[t].rows, words[t]);
+		base[t] = off;
+		off = (off + l->t[t].rows * per + 63) & ~63ull;
+	}
+	for (uint32_t t = 0; t < l->ntables; t++) {
+		l->t[t].cell_base = base[t];
+		l->t[t].cell_words = words[t];
 	}
 	l->total = off;
 	return DMR_OK;

@@ -53,8 +53,11 @@ typedef struct dmr_layout_table {
 	uint32_t rec_bytes; /* 16 + payload_bytes */
 	uint32_t payload_bytes;
 	uint64_t loaded;
-	uint64_t idx_base;			/* hash index: first bucket (0 buckets: none) */
-	uint64_t idx_buckets;			/* buckets of DMR_IDX_SLOTS slots */
+	uint64_t idx_base;    /* hash index: first bucket (0 buckets: none) */
+	uint64_t idx_buckets; /* buckets of DMR_IDX_SLOTS slots */
+	uint64_t cell_base;   /* crest --crest-locks words: the cell lock words,
+				 cell_words per record (0 words: none) */
+	uint32_t cell_words;
 	uint8_t primary;			/* MN holding the primary copy */
 	uint8_t backup[DMR_LAYOUT_MAX_BACKUPS]; /* MNs of backups 1..R */
 } dmr_layout_table_t;
@@ -65,9 +68,12 @@ typedef struct dmr_layout {
 	uint64_t log_base;  /* first log ring */
 	uint64_t log_bytes; /* per worker */
 	uint32_t nworkers;
-	uint64_t total;	  /* bytes needed in each MN region */
-	uint32_t mns;	  /* memory nodes (1 after dmr_layout_init) */
-	uint32_t backups; /* backups per table (0 after dmr_layout_init) */
+	uint64_t total;	    /* bytes needed in each MN region */
+	uint32_t mns;	    /* memory nodes (1 after dmr_layout_init) */
+	uint32_t backups;   /* backups per table (0 after dmr_layout_init) */
+	uint64_t lock_busy; /* the bits of a lock word that mean held (~0 after
+			       dmr_layout_init; crest: its cell lock bits,
+			       core/txn_crest.h): core/replica.h's idle check */
 	char names[DMR_TRACE_MAX_TABLES][DMR_TRACE_NAME_MAX]; /* table names */
 } dmr_layout_t;
 
@@ -109,6 +115,21 @@ int dmr_layout_placement(const dmr_layout_t *l, char *buf, size_t size);
  * DMR_IDX_SLOTS slots, err naming the table and the buckets it needs;
  * DMR_ERR_RANGE on overflow. */
 dmr_status_t dmr_layout_index(dmr_layout_t *l, uint64_t buckets, dmr_err_t *err);
+
+/* crest's portable variant (core/txn_crest.h, --crest-locks words): per
+ * table t, words[t] 8-byte cell lock words per record (0: none), after
+ * everything laid out so far (64-byte aligned); record s of t has its
+ * words at cell_base + s * 8 * cell_words, zero at load (free). Placed with
+ * the table (the same offsets on every MN; only the primary's are used).
+ * Errors (l unchanged): DMR_ERR_RANGE on overflow, err naming the table. */
+dmr_status_t dmr_layout_cells(dmr_layout_t *l, const uint8_t *words, dmr_err_t *err);
+
+/* Offset of cell lock word k of record slot of table t (dmr_layout_cells). */
+static inline uint64_t dmr_layout_cell_word(const dmr_layout_t *l, unsigned t, uint64_t slot,
+					    uint32_t k)
+{
+	return l->t[t].cell_base + (slot * l->t[t].cell_words + k) * 8;
+}
 
 /* Offset of the bucket holding key slot of table t in the MN region. */
 static inline uint64_t dmr_layout_bucket(const dmr_layout_t *l, unsigned table, uint64_t slot)

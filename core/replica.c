@@ -39,7 +39,7 @@ static void check_slots(const dmr_layout_t *l, const uint8_t *const *m, uint32_t
 			uint64_t lock;
 			memcpy(&lock, m[r[j]] + off, 8);
 			res->checks++;
-			if (lock != 0)
+			if (lock & l->lock_busy)
 				fail(res,
 				     "table %s slot %" PRIu64 " on MN %u (%s): lock word "
 				     "0x%" PRIx64 " is held after the run",
@@ -129,13 +129,13 @@ static int block_clean(const dmr_layout_t *l, const uint8_t *const *m, uint32_t 
 			for (; k < k1; k++) {
 				uint64_t w;
 				memcpy(&w, b[0] + k * lt->rec_bytes, 8);
-				locks |= w;
+				locks |= w & l->lock_busy;
 			}
 		} else if (k < k1 && (k1 - 1) * lt->rec_bytes + 8 > x) {
 			/* a lock word running on into the next page */
 			uint64_t w;
 			memcpy(&w, b[0] + (k1 - 1) * lt->rec_bytes, 8);
-			locks |= w;
+			locks |= w & l->lock_busy;
 		}
 		k = k1;
 		for (uint32_t j = 1; j < nr; j++)
@@ -178,6 +178,23 @@ dmr_status_t dmr_replica_verify(const dmr_layout_t *l, dmr_replica_mem_fn mem, v
 				res->checks += (s1 - s0) * (2ull * nr - 1);
 			else
 				check_slots(l, m, t, s0, s1, res);
+		}
+	}
+	/* crest --crest-locks words: every cell lock word free (0) on the
+	 * primary (core/layout.h dmr_layout_cells) */
+	for (uint32_t t = 0; t < l->ntables; t++) {
+		const dmr_layout_table_t *lt = &l->t[t];
+		const uint8_t *b = m[lt->primary] + lt->cell_base;
+		for (uint64_t k = 0; lt->cell_words && k < lt->rows * lt->cell_words; k++) {
+			uint64_t w;
+			memcpy(&w, b + 8 * k, 8);
+			res->checks++;
+			if (w)
+				fail(res,
+				     "table %s slot %" PRIu64 " on MN %u: cell %" PRIu64
+				     " lock word 0x%" PRIx64 " is held after the run",
+				     l->names[t], k / lt->cell_words, lt->primary,
+				     k % lt->cell_words, w);
 		}
 	}
 	res->ok = res->failures == 0;

@@ -3,9 +3,13 @@
  * (core/layout.h), checked on the MN regions after a run (issue 11 item 6):
  *  - every backup copy of every record is byte-identical to its primary
  *    (version word and payload: bytes 8..rec_bytes of the record);
- *  - every lock word of every table is idle (0) on every MN holding it
+ *  - every lock word of every table is idle on every MN holding it
  *    (primary and backups: FORD writes "invisible" to backup lock words
- *    during its commit and clears them at release).
+ *    during its commit and clears them at release): no bit of
+ *    layout.lock_busy set (every protocol but crest: ~0, idle = 0; crest:
+ *    its cell lock bits, the word keeps the cells' versions, txn_crest.h);
+ *    with crest's cell lock words (layout.h dmr_layout_cells) every one
+ *    of them 0 on the primary.
  * The workload's own invariants (traces/workload.h) are checked on the
  * primaries by the caller.
  */

@@ -21,7 +21,7 @@ const char *dmr_txn_phase_name(int phase)
 
 const char *dmr_txn_protocol_name(int protocol)
 {
-	static const char *const n[DMR_TXN_NPROTOS] = {"occ", "ford", "farm", "drtmh"};
+	static const char *const n[DMR_TXN_NPROTOS] = {"occ", "ford", "farm", "drtmh", "crest"};
 	return protocol >= 0 && protocol < DMR_TXN_NPROTOS ? n[protocol] : "?";
 }
 
@@ -33,7 +33,8 @@ dmr_status_t dmr_txn_protocol_parse(const char *s, int *p, dmr_err_t *err)
 			return DMR_OK;
 		}
 	return dmr_err_set(err, DMR_ERR_PARSE,
-			   "option --protocol: '%s': one of occ, ford, farm, drtmh", s ? s : "");
+			   "option --protocol: '%s': one of occ, ford, farm, drtmh, crest",
+			   s ? s : "");
 }
 
 const char *dmr_abort_cause_name(int cause)
@@ -130,6 +131,9 @@ dmr_status_t dmr_txn_ctx_init(dmr_txn_ctx_t *c, const dmr_txn_engine_t *eng, dmr
 	 * the undo log to every MN, a flush READ per backup */
 	const dmr_layout_t *l = eng->layout;
 	uint32_t per = 2 * (1 + l->backups) + 1;
+	if (eng->protocol == DMR_TXN_PROTO_CREST) /* crest words: a CAS per cell;
+						     release: FAA + a WRITE per cell */
+		per += DMR_CREST_MAX_CELLS;
 	c->wrs_cap = (per > 2 ? per : 2) * DMR_TRACE_MAX_OPS + l->mns + l->backups + 2;
 	c->wrs = calloc(c->wrs_cap, sizeof(*c->wrs));
 	c->wrs2 = l->mns > 1 ? calloc(c->wrs_cap, sizeof(*c->wrs2)) : NULL;
@@ -214,6 +218,8 @@ dmr_status_t dmr_txn_post(dmr_txn_ctx_t *c, uint32_t n)
 dmr_status_t dmr_txn_finish(dmr_txn_ctx_t *c, dmr_txn_outcome_t outcome, dmr_txn_outcome_t *out)
 {
 	c->state = ST_IDLE;
+	if (crest_proto(c))
+		dmr_txn_crest_local_release(c);
 	if (outcome == DMR_TXN_COMMITTED) {
 		phase_end(c, DMR_TXN_PHASE_COMMIT);
 		for (int p = 0; p < DMR_TXN_NPHASES; p++)
@@ -245,6 +251,10 @@ dmr_status_t dmr_txn_abort(dmr_txn_ctx_t *c, int cause, dmr_txn_outcome_t *out)
 	for (uint32_t i = 0; i < c->txn->nops; i++) {
 		if (!(c->ops[i].flags & F_LOCKED))
 			continue;
+		if (crest_proto(c)) { /* the cells' bits only */
+			dmr_txn_crest_unlock(c, i, &n);
+			continue;
+		}
 		dmr_wr_t *wr = wr_to(c, &n, prim(c, i));
 		wr->opcode = DMR_WR_WRITE;
 		wr->local = c->buf + ZERO_OFF;
@@ -264,6 +274,8 @@ dmr_status_t dmr_txn_abort(dmr_txn_ctx_t *c, int cause, dmr_txn_outcome_t *out)
 static dmr_status_t after_abort(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 {
 	int cause = c->last_cause;
+	if (crest_proto(c)) /* the unlocks completed: the CN's waiters may go */
+		dmr_txn_crest_local_release(c);
 	if (cause == DMR_ABORT_DUPLICATE || cause == DMR_ABORT_FULL ||
 	    c->attempts > c->eng->retries)
 		return dmr_txn_finish(c, DMR_TXN_GAVE_UP, out);
@@ -382,6 +394,7 @@ static dmr_status_t exec_round(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 	const dmr_layout_t *l = c->eng->layout;
 	/* FORD: a round was checked, its undo log goes with the next doorbell */
 	int logdue = c->eng->protocol == DMR_TXN_PROTO_FORD && c->state == ST_EXEC;
+	const int crest = crest_proto(c);
 	for (;;) {
 		/* first op of this round */
 		uint32_t i0 = 0;
@@ -402,6 +415,22 @@ static dmr_status_t exec_round(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 				c->state = ST_LOOKUP;
 				return posted(dmr_txn_post(c, nb), out);
 			}
+		}
+		if (crest && c->eng->crest->local) {
+			/* CREST's local execution: wait for this CN's holders
+			 * of the round's cells before posting the CASes */
+			uint64_t rec[DMR_TRACE_MAX_OPS];
+			uint32_t opi[DMR_TRACE_MAX_OPS], nl = 0;
+			for (uint32_t k = i0; k < t->nops && t->ops[k].round == c->round; k++) {
+				uint64_t slot;
+				if (t->ops[k].kind != DMR_TOP_READ && resolve(c, k, &slot) == 1) {
+					rec[nl] = dmr_layout_rec(l, t->ops[k].table, slot);
+					opi[nl++] = k;
+				}
+			}
+			dmr_status_t st;
+			if (dmr_txn_crest_local_gate(c, nl, rec, opi, &st, out))
+				return st;
 		}
 		uint32_t n = 0;
 		uint32_t i = i0;
@@ -448,6 +477,10 @@ static dmr_status_t exec_round(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 				wr->remote = os->rec;
 				wr->length = op->count * rb;
 				c->stats->reads++;
+				if (crest && l->t[op->table].cell_words) /* crest words */
+					dmr_txn_crest_cell_read(c, i, &n, 0);
+			} else if (crest) {
+				dmr_txn_crest_lock(c, i, &n);
 			} else {
 				dmr_wr_t *cas = wr_to(c, &n, prim(c, i));
 				cas->opcode = DMR_WR_CAS;
@@ -483,9 +516,15 @@ static dmr_status_t check_round(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 {
 	const dmr_trace_txn_t *t = c->txn;
 	int cause = -1;
-	for (uint32_t i = 0; i < t->nops; i++) {
+	unsigned rl_table = 0, lk_table = 0;
+	const int crest = crest_proto(c);
+	const uint64_t refuse = c->eng->protocol == DMR_TXN_PROTO_OCC ? ~0ull : DMR_LOCK_INVISIBLE;
+	/* in locals: the crest calls below could change them, as far as the
+	 * compiler knows, which would reload them every op */
+	const uint32_t nops = t->nops, round = c->round;
+	for (uint32_t i = 0; i < nops; i++) {
 		const dmr_trace_op_t *op = &t->ops[i];
-		if (op->round != c->round)
+		if (op->round != round)
 			continue;
 		dmr_txn_opst_t *os = &c->ops[i];
 		if (!(os->flags & F_ISSUED))
@@ -497,11 +536,16 @@ static dmr_status_t check_round(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 			 * (LOCK_REFUSE_READ_RO 0, INV_ABORT 1: CheckReadRO;
 			 * its baselines too, CompareCheckReadRORW calls
 			 * CheckDirectRO) */
-			uint64_t refuse =
-			    c->eng->protocol == DMR_TXN_PROTO_OCC ? ~0ull : DMR_LOCK_INVISIBLE;
-			for (uint32_t r = 0; r < op->count; r++)
-				if ((rd64(img + (uint64_t)r * rb) & refuse) != 0 && cause < 0)
-					cause = DMR_ABORT_READ_LOCKED;
+			int locked = 0;
+			if (crest) /* the locks of the cells it reads */
+				locked = dmr_txn_crest_read_locked(c, i, 0);
+			else
+				for (uint32_t r = 0; r < op->count; r++)
+					locked |= (rd64(img + (uint64_t)r * rb) & refuse) != 0;
+			if (locked && cause < 0) {
+				cause = DMR_ABORT_READ_LOCKED;
+				rl_table = op->table;
+			}
 			if (!(rd64(img + 8) & DMR_VER_PRESENT))
 				os->flags |= F_ABSENT;
 			continue;
@@ -520,7 +564,17 @@ static dmr_status_t check_round(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 			continue;
 		}
 		uint64_t old = rd64(c->buf + os->buf);
-		if (old == c->tag) {
+		if (crest) {
+			/* the lock is ours when none of its cells was locked;
+			 * words: cells taken before one failed are released
+			 * at the abort (F_LOCKED) */
+			uint32_t held;
+			old = dmr_txn_crest_lock_failed(c, i, &held);
+			if (old && held) {
+				os->flags |= F_LOCKED;
+				c->stats->locks_taken++;
+			}
+		} else if (old == c->tag) {
 			/* our own tag, on a record this transaction does not hold
 			 * (exec_round refuses a record locked twice): this CAS was
 			 * executed twice by the responder and its first execution
@@ -535,8 +589,10 @@ static dmr_status_t check_round(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 		}
 		if (old != 0) {
 			c->lockfail_rec = os->rec + 1;
-			if (cause < 0 || cause == DMR_ABORT_READ_LOCKED)
+			if (cause < 0 || cause == DMR_ABORT_READ_LOCKED) {
 				cause = DMR_ABORT_LOCK;
+				lk_table = op->table;
+			}
 			continue;
 		}
 		os->flags |= F_LOCKED;
@@ -549,8 +605,15 @@ static dmr_status_t check_round(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 			os->flags |= F_ABSENT;
 		}
 	}
-	if (cause >= 0)
+	if (cause >= 0) {
+		/* the abort's table: the read-only record found locked, or the
+		 * first record whose lock failed */
+		if (c->xstats && cause == DMR_ABORT_READ_LOCKED)
+			c->xstats->read_locked_by_table[rl_table]++;
+		else if (c->xstats && cause == DMR_ABORT_LOCK)
+			c->xstats->lock_by_table[lk_table]++;
 		return dmr_txn_abort(c, cause, out);
+	}
 	c->round++;
 	return exec_round(c, out);
 }
@@ -566,6 +629,7 @@ static dmr_status_t begin_attempt(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 	memset(c->ph, 0, sizeof(c->ph));
 	c->t_phase = dmr_be_now(c->eng->be, c->worker);
 	uint32_t off = BUF_BASE;
+	const int crest_w = crest_proto(c) && c->eng->crest->locks == DMR_CREST_LOCKS_WORDS;
 	for (uint32_t i = 0; i < t->nops; i++) {
 		const dmr_trace_op_t *op = &t->ops[i];
 		uint32_t rb = l->t[op->table].rec_bytes;
@@ -575,6 +639,9 @@ static dmr_status_t begin_attempt(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 			off += op->count * rb * 2;
 		else /* CAS result, image (FARM, DRTMH: and the version READ) */
 			off += 8 + rb + (cmp_proto(c) ? DMR_REC_HDR : 0);
+		if (crest_w) /* crest words: txn_crest.c cellbuf */
+			off += 8 * l->t[op->table].cell_words *
+			       (op->kind == DMR_TOP_READ ? 2 * op->count : 1);
 		off = (off + 7) & ~7u;
 	}
 	if (c->eng->index == DMR_TXN_INDEX_HASH) {
@@ -591,6 +658,8 @@ dmr_status_t dmr_txn_start(dmr_txn_ctx_t *c, const dmr_trace_txn_t *txn, dmr_txn
 {
 	c->txn = txn;
 	c->attempts = 0;
+	if (crest_proto(c))
+		dmr_txn_crest_masks(c);
 	c->t_start = dmr_be_now(c->eng->be, c->worker);
 	return begin_attempt(c, out_p);
 }
@@ -646,6 +715,8 @@ dmr_status_t dmr_txn_on_wc(dmr_txn_ctx_t *c, const dmr_wc_t *wc, dmr_txn_outcome
 	case ST_BACKOFF:
 		c->state = ST_IDLE; /* no round of this attempt checked yet */
 		return begin_attempt(c, out_p);
+	case ST_LOCAL_WAIT:
+		return exec_round(c, out_p);
 	default:
 		return dmr_err_set(&c->err, DMR_ERR_INVALID, "context %u: completion in state %u",
 				   c->id, c->state);

@@ -64,6 +64,7 @@
 #include "addrcache.h"
 #include "base/wrid.h"
 #include "layout.h"
+#include "txn_crest.h"
 
 typedef enum dmr_abort_cause {
 	DMR_ABORT_LOCK = 0,    /* lock CAS failed */
@@ -113,6 +114,22 @@ typedef struct dmr_txn_stats {
 	uint64_t phase_ps[DMR_TXN_NPHASES]; /* committed attempts: time per phase, ps */
 } dmr_txn_stats_t;
 
+/* Counters kept beside dmr_txn_stats_t, per worker (the replay diffs
+ * dmr_txn_stats_t word by word around every call for its per-type
+ * figures: these stay out of that loop), summed by the replay at the end. */
+typedef struct dmr_txn_xstats {
+	uint64_t read_locked_by_table[DMR_TRACE_MAX_TABLES]; /* read_locked aborts, by
+								the table of the
+								record found locked */
+	uint64_t lock_by_table[DMR_TRACE_MAX_TABLES];	     /* lock aborts, by the
+								table of the first
+								lock that failed */
+	uint64_t crest_waits;	/* CREST local execution: lock requests chained
+				   behind a transaction of the same CN (CREST's
+				   wait_dependent_txn ticker) */
+	uint64_t crest_wait_ps; /* their time waiting, ps */
+} dmr_txn_xstats_t;
+
 /* The transaction protocols (--protocol; docs/PROTOCOLS.md).
  *  OCC: the protocol above (this file's head). With replication the
  *       write-backs go to the primary and every backup; the log record to
@@ -148,16 +165,26 @@ typedef struct dmr_txn_stats {
  *       (CompareCommitBackup, RFLUSH 2), WRITE data and unlock on the
  *       primary (CompareCommitPrimary), and WRITE the data in place on the
  *       backups (CompareTruncateAsync).
+ *  CREST: adslabcuhk/crest's cell-level locks (core/txn_crest.h for the
+ *       cells and the lock word, core/txn_crest.c): execution as OCC with
+ *       a masked CAS on the lock bits of the cells an op writes (or, with
+ *       --crest-locks words, a CAS per cell lock word), a read-only
+ *       record aborting only when a cell it reads is locked; validation
+ *       compares the cells' versions; the commit writes back only the
+ *       written cells and the unlock bumps their versions; localized
+ *       execution (--crest-local) chains the CN's conflicting
+ *       transactions before their CASes.
  * All retry and abort the same way (locks released on the primary). */
 typedef enum dmr_txn_protocol {
 	DMR_TXN_PROTO_OCC = 0,
 	DMR_TXN_PROTO_FORD = 1,
 	DMR_TXN_PROTO_FARM = 2,
 	DMR_TXN_PROTO_DRTMH = 3,
+	DMR_TXN_PROTO_CREST = 4, /* core/txn_crest.c, docs/PROTOCOLS.md "crest" */
 	DMR_TXN_NPROTOS
 } dmr_txn_protocol_t;
 
-/* "occ", "ford", "farm", "drtmh" ("?" if unknown). */
+/* "occ", "ford", "farm", "drtmh", "crest" ("?" if unknown). */
 const char *dmr_txn_protocol_name(int protocol);
 /* The protocol named s into *p; DMR_ERR_PARSE (err naming --protocol and
  * the names known) otherwise. */
@@ -186,20 +213,22 @@ typedef enum dmr_txn_index {
 typedef struct dmr_txn_engine {
 	dmr_be_t *be;
 	const dmr_layout_t *layout;
-	uint32_t retries;	 /* retry limit per transaction */
-	uint64_t backoff_ps;	 /* wait before a retry (0: none) */
-	uint32_t cn;		 /* cluster index of this process's first CN (lock tags) */
-	uint32_t first_worker;	 /* cluster index of this process's worker 0 (log rings) */
-	const char *source;	 /* the trace file, named in trace errors as
-				    FILE:LINE (NULL: "trace"); set by the caller
-				    after dmr_txn_engine_init */
-	int protocol;		 /* dmr_txn_protocol_t; OCC after init, set by
-				    the caller before the first context */
-	int index;		 /* dmr_txn_index_t; DIRECT after init (HASH needs
-				    dmr_layout_index on the layout) */
-	dmr_acache_t **acache;	 /* HASH: per CN of this process its address cache
-				    (NULL, or a NULL entry: no cache) */
-	uint32_t workers_per_cn; /* worker w is on CN w / workers_per_cn */
+	uint32_t retries;	       /* retry limit per transaction */
+	uint64_t backoff_ps;	       /* wait before a retry (0: none) */
+	uint32_t cn;		       /* cluster index of this process's first CN (lock tags) */
+	uint32_t first_worker;	       /* cluster index of this process's worker 0 (log rings) */
+	const char *source;	       /* the trace file, named in trace errors as
+					  FILE:LINE (NULL: "trace"); set by the caller
+					  after dmr_txn_engine_init */
+	int protocol;		       /* dmr_txn_protocol_t; OCC after init, set by
+					  the caller before the first context */
+	int index;		       /* dmr_txn_index_t; DIRECT after init (HASH needs
+					  dmr_layout_index on the layout) */
+	dmr_acache_t **acache;	       /* HASH: per CN of this process its address cache
+					  (NULL, or a NULL entry: no cache) */
+	uint32_t workers_per_cn;       /* worker w is on CN w / workers_per_cn */
+	const struct dmr_crest *crest; /* CREST: cells and lock variant (txn_crest.h);
+					  set by the caller with protocol */
 } dmr_txn_engine_t;
 
 /* Fill *eng for a run on `be` with `layout` (borrowed for the run); cn and
@@ -225,11 +254,16 @@ typedef struct dmr_txn_opst {
 	uint32_t buf; /* offset of this op's image in ctx->buf */
 	uint8_t flags;
 	uint8_t lookup; /* HASH: 1 while its bucket READ is in flight */
+	uint8_t cells;	/* CREST: bits 0..3 the cells locked (U/I/D) or read (R),
+			   bits 4..7 those written (txn_crest.h) */
+	uint8_t local;	/* CREST --crest-local: the cells taken on its CN */
 } dmr_txn_opst_t;
 
 typedef struct dmr_txn_ctx {
 	const dmr_txn_engine_t *eng;
 	dmr_txn_stats_t *stats;
+	dmr_txn_xstats_t *xstats; /* this worker's (NULL: not counted); set by the
+				     caller after dmr_txn_ctx_init */
 	uint32_t id, worker;
 	uint64_t tag; /* lock tag (CAS swap value), cluster-wide */
 	const dmr_trace_txn_t *txn;
@@ -252,6 +286,7 @@ typedef struct dmr_txn_ctx {
 	uint32_t pending;	      /* doorbells of this round not yet completed */
 	uint32_t lookup_off;	      /* HASH: bucket images at buf + lookup_off + i x bucket */
 	uint16_t looked_round;	      /* HASH: round + 1 whose lookups are done */
+	uint64_t t_wait;	      /* CREST --crest-local: waiting since, ps (0: not) */
 	uint64_t t_phase;	      /* when the current phase began, ps */
 	uint64_t ph[DMR_TXN_NPHASES]; /* this attempt's time per phase, ps */
 	dmr_txn_opst_t ops[DMR_TRACE_MAX_OPS];

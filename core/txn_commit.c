@@ -61,6 +61,8 @@ dmr_status_t dmr_txn_release(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 	const dmr_trace_txn_t *t = c->txn;
 	const dmr_layout_t *l = c->eng->layout;
 	int ford = c->eng->protocol == DMR_TXN_PROTO_FORD;
+	if (crest_proto(c))
+		return dmr_txn_crest_release(c, out);
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < t->nops; i++) {
 		dmr_txn_opst_t *os = &c->ops[i];
@@ -100,6 +102,8 @@ dmr_status_t dmr_txn_commit(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 		return dmr_txn_finish(c, DMR_TXN_COMMITTED, out);
 	if (c->eng->protocol == DMR_TXN_PROTO_FORD)
 		return dmr_txn_commit_ford(c, need, out);
+	if (crest_proto(c))
+		return dmr_txn_crest_commit(c, need, out);
 	dmr_status_t st = dmr_txn_grow_log(c, need, &c->err);
 	if (st != DMR_OK)
 		return st;
@@ -219,6 +223,8 @@ dmr_status_t dmr_txn_validate(dmr_txn_ctx_t *c, int logdue, dmr_txn_outcome_t *o
 		wr->remote = c->ops[i].rec;
 		wr->length = op->count == 1 ? DMR_REC_HDR : op->count * rb;
 		c->stats->reads++;
+		if (l->t[op->table].cell_words) /* crest words: its cell locks again */
+			dmr_txn_crest_cell_read(c, i, &n, 1);
 	}
 	if (logdue && (st = dmr_txn_undo_log(c, &n)) != DMR_OK)
 		return st;
@@ -230,7 +236,7 @@ dmr_status_t dmr_txn_check_validation(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 {
 	const dmr_trace_txn_t *t = c->txn;
 	const dmr_layout_t *l = c->eng->layout;
-	int ford = c->eng->protocol == DMR_TXN_PROTO_FORD;
+	int ford = c->eng->protocol == DMR_TXN_PROTO_FORD, crest = crest_proto(c);
 	for (uint32_t i = 0; i < t->nops; i++) {
 		const dmr_trace_op_t *op = &t->ops[i];
 		if (!validated_read(c, op, i))
@@ -239,6 +245,11 @@ dmr_status_t dmr_txn_check_validation(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 		const uint8_t *a = c->buf + c->ops[i].buf;
 		const uint8_t *b = a + op->count * rb;
 		uint32_t stride_b = op->count == 1 ? 0 : rb;
+		if (crest) { /* the cells read: unlocked, same versions */
+			if (!dmr_txn_crest_valid(c, i))
+				return dmr_txn_abort(c, DMR_ABORT_VALIDATION, out);
+			continue;
+		}
 		for (uint32_t r = 0; r < op->count; r++) {
 			const uint8_t *ra = a + (uint64_t)r * rb, *rbp = b + (uint64_t)r * stride_b;
 			/* FORD compares the version only (CheckValidate) */

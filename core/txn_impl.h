@@ -10,7 +10,9 @@
  *  - core/txn_ford.c: FORD's undo log and commit (minghust/ford
  *    DTX::ParallelUndoLog, DTX::CoalescentCommit);
  *  - core/txn_farm.c: the steps of FORD's baselines FaRM and DrTM+H after
- *    execution (minghust/ford core/dtx/dtx_compare*.cc).
+ *    execution (minghust/ford core/dtx/dtx_compare*.cc);
+ *  - core/txn_crest.c: CREST's cell locks (adslabcuhk/crest): the per-op
+ *    cells, the masked lock and unlock, the commit.
  * Every function returns as dmr_txn_on_wc (txn.h): a status, and on DMR_OK
  * the outcome in *out; c->err says why when it is not DMR_OK.
  */
@@ -37,6 +39,7 @@ enum {
 	ST_CMP_BACKUP,	 /* FARM, DRTMH: redo log to the backups + flush */
 	ST_CMP_PRIMARY,	 /* FARM, DRTMH: data to the primaries and backups */
 	ST_CMP_UNLOCK,	 /* FARM, DRTMH: the unlocks (with the data: no backups) */
+	ST_LOCAL_WAIT,	 /* CREST --crest-local: waiting for a local holder */
 };
 
 /* Per-op flags (dmr_txn_opst_t.flags). */
@@ -193,5 +196,43 @@ static inline uint8_t *cmp_val(dmr_txn_ctx_t *c, uint32_t i)
 dmr_status_t dmr_txn_cmp_lock(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out);
 /* txn_farm.c: a completion in state ST_CMP_* (the next step). */
 dmr_status_t dmr_txn_cmp_on_wc(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out);
+
+static inline int crest_proto(const dmr_txn_ctx_t *c)
+{
+	return c->eng->protocol == DMR_TXN_PROTO_CREST;
+}
+
+/* txn_crest.c: the cells each op of c->txn locks or reads (ops[].cells). */
+void dmr_txn_crest_masks(dmr_txn_ctx_t *c);
+/* txn_crest.c: op i's lock (masked CAS on its cells) and READ, at *n. */
+void dmr_txn_crest_lock(dmr_txn_ctx_t *c, uint32_t i, uint32_t *n);
+/* txn_crest.c: op i's unlock at *n, with the written cells' versions
+ * bumped when its image was written back (F_APPLIED). */
+void dmr_txn_crest_unlock(dmr_txn_ctx_t *c, uint32_t i, uint32_t *n);
+/* txn_crest.c: the commit after validation; need = bytes of the staged
+ * images. */
+dmr_status_t dmr_txn_crest_commit(dmr_txn_ctx_t *c, uint32_t need, dmr_txn_outcome_t *out);
+/* txn_crest.c: the unlocks once the write-backs to several MNs completed. */
+dmr_status_t dmr_txn_crest_release(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out);
+/* txn_crest.c: 1 if every record of read-only op i is still valid at
+ * validation: its cells unlocked, their versions those of execution. */
+int dmr_txn_crest_valid(dmr_txn_ctx_t *c, uint32_t i);
+/* txn_crest.c: 1 if a record of read-only op i has a cell it reads locked
+ * in its execution (val 0) or validation (val 1) images. */
+int dmr_txn_crest_read_locked(dmr_txn_ctx_t *c, uint32_t i, int val);
+/* txn_crest.c, words: the READ of read-only op i's cell lock words, for
+ * execution (val 0) or validation (val 1), at *n. */
+void dmr_txn_crest_cell_read(dmr_txn_ctx_t *c, uint32_t i, uint32_t *n, int val);
+/* txn_crest.c, local execution: the round's n locking ops op[k] on records
+ * rec[k]: 0 when their cells are free on this CN (now taken there: the
+ * context goes on), else 1 with *st the result of waiting (a poll timer,
+ * ST_LOCAL_WAIT) or of the lock abort after the longest wait. */
+int dmr_txn_crest_local_gate(dmr_txn_ctx_t *c, uint32_t n, const uint64_t *rec, const uint32_t *op,
+			     dmr_status_t *st, dmr_txn_outcome_t *out);
+/* txn_crest.c, local execution: drop what the context took on its CN. */
+void dmr_txn_crest_local_release(dmr_txn_ctx_t *c);
+/* txn_crest.c: after op i's lock came back: the cells it failed to take
+ * (0: the lock is ours); *held the cells it holds. */
+uint32_t dmr_txn_crest_lock_failed(dmr_txn_ctx_t *c, uint32_t i, uint32_t *held);
 
 #endif

@@ -110,7 +110,13 @@ static void run_usage(FILE *f)
 		"                    public code: undo log to every MN, invisible-then-\n"
 		"                    release commit, selective flush), farm or drtmh\n"
 		"                    (FORD's baselines: lock after execution, redo log\n"
-		"                    to the backups, primary, then backups in place)\n"
+		"                    to the backups, primary, then backups in place),\n"
+		"                    crest (CREST's cell-level locks and per-cell versions)\n"
+		"  --crest-locks L   crest: masked (one masked CAS per record; sim, shm) or\n"
+		"                    words (the portable variant for verbs); default masked\n"
+		"                    where the backend has masked CAS, else words\n"
+		"  --crest-local X   crest: on (default, CREST's localized execution: a\n"
+		"                    transaction waits for its CN's holder of a cell) or off\n"
 		"  --index I         direct (default: addresses computed) or hash (an MN\n"
 		"                    hash index: a bucket READ finds a record not cached)\n"
 		"  --index-buckets N hash: buckets of 8 slots per table (default: rows / 4);\n"
@@ -135,7 +141,9 @@ enum {
 	OPT_INDEX_BUCKETS,
 	OPT_ADDR_CACHE,
 	OPT_DM_LOCKS,
-	OPT_CXL_TABLES
+	OPT_CXL_TABLES,
+	OPT_CREST_LOCKS,
+	OPT_CREST_LOCAL
 };
 /* Long options without a letter (getopt_long values above any char). */
 enum { OPT_PUBLOG = 1101, OPT_LOOP_A };
@@ -194,6 +202,21 @@ static dmr_status_t run_opt(int ch, const char *name, const char *arg, run_args_
 		break;
 	case OPT_PROTOCOL:
 		st = dmr_txn_protocol_parse(arg, &o->protocol, err);
+		break;
+	case OPT_CREST_LOCKS:
+		if (strcmp(arg, "masked") == 0 || strcmp(arg, "words") == 0)
+			o->crest_locks =
+			    arg[0] == 'm' ? DMR_CREST_LOCKS_MASKED : DMR_CREST_LOCKS_WORDS;
+		else
+			st = dmr_err_set(err, DMR_ERR_INVALID,
+					 "option --crest-locks: '%s': one of masked, words", arg);
+		break;
+	case OPT_CREST_LOCAL:
+		if (strcmp(arg, "on") == 0 || strcmp(arg, "off") == 0)
+			o->crest_local = arg[1] == 'n';
+		else
+			st = dmr_err_set(err, DMR_ERR_INVALID,
+					 "option --crest-local: '%s': one of on, off", arg);
 		break;
 	case OPT_INDEX:
 		if (strcmp(arg, "direct") == 0 || strcmp(arg, "hash") == 0)
@@ -372,6 +395,8 @@ int dmr_replay_main(int argc, char **argv)
 	    {"backups", required_argument, 0, OPT_BACKUPS},
 	    {"protocol", required_argument, 0, OPT_PROTOCOL},
 	    {"index", required_argument, 0, OPT_INDEX},
+	    {"crest-locks", required_argument, 0, OPT_CREST_LOCKS},
+	    {"crest-local", required_argument, 0, OPT_CREST_LOCAL},
 	    {"index-buckets", required_argument, 0, OPT_INDEX_BUCKETS},
 	    {"addr-cache", required_argument, 0, OPT_ADDR_CACHE},
 	    {"dm-locks", required_argument, 0, OPT_DM_LOCKS},
@@ -529,7 +554,29 @@ static void print_cluster(const dmr_replay_result_t *r)
 			       (unsigned long long)s->index_reads,
 			       s->committed ? (double)s->index_reads / s->committed : 0.0);
 	}
-	if (r->backups > 0 && r->replicas.checks)
+	/* aborts by the table of the record found locked (the cause issue 12
+	 * names: read_locked on warehouse rows) */
+	const dmr_txn_xstats_t *x = &r->xst;
+	for (int k = 0; k < 2; k++) {
+		const uint64_t *v = k ? x->lock_by_table : x->read_locked_by_table;
+		char line[1024];
+		int len = 0;
+		for (uint32_t t = 0; t < r->ntables && len < (int)sizeof(line) - 64; t++)
+			if (v[t])
+				len += snprintf(line + len, sizeof(line) - (size_t)len, "%s%s %llu",
+						len ? ", " : "", r->table_names[t],
+						(unsigned long long)v[t]);
+		if (len)
+			printf("  %-14s %s\n", k ? "lock by table" : "read_locked by", line);
+	}
+	if (r->crest_locks[0])
+		printf("  crest          cell locks %s, local execution %s; read_column_locked "
+		       "%llu, wait_dependent_txn %llu (%.1f us waited), %.2f atomics per commit\n",
+		       r->crest_locks, r->crest_local ? "on" : "off",
+		       (unsigned long long)s->aborts[DMR_ABORT_READ_LOCKED],
+		       (unsigned long long)x->crest_waits, x->crest_wait_ps / 1e6,
+		       s->committed ? (double)s->atomics / s->committed : 0.0);
+	if ((r->backups > 0 || r->crest_locks[0]) && r->replicas.checks)
 		printf("  replicas       %s (%llu records and lock words checked on %u MNs)\n",
 		       r->replicas.ok ? "identical, locks idle" : r->replicas.first_failure,
 		       (unsigned long long)r->replicas.checks, r->mns);

@@ -44,6 +44,8 @@ void dmr_replay_opts_default(dmr_replay_opts_t *o)
 	o->window_ms = 100;
 	o->mns = 1;
 	o->protocol = DMR_TXN_PROTO_OCC;
+	o->crest_locks = -1;
+	o->crest_local = 1;
 	dmr_loop_cfg_default(&o->loop);
 }
 
@@ -74,7 +76,9 @@ typedef struct engine {
 	const dmr_model_t *model; /* DMR_BE_CTL_MODEL; NULL: the backend has none */
 	dmr_txn_engine_t teng;
 	dmr_layout_t layout;
+	dmr_crest_t crest;     /* --protocol crest: its cells (core/txn_crest.h) */
 	dmr_txn_stats_t *wst;  /* per worker (written by its own thread only) */
+	dmr_txn_xstats_t *xst; /* per worker, likewise (core/txn.h) */
 	dmr_txn_stats_t *pub;  /* threaded: per worker, the copy the sampler reads
 				  (relaxed atomic words: publish_stats) */
 	dmr_adm_t *adm;	       /* admission loops, NULL = none */
@@ -994,6 +998,28 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	e->coros = o->coros;
 	e->deadline_ps = 10 * DMR_PS_PER_S;
 	uint64_t mr;
+	if (o->protocol == DMR_TXN_PROTO_CREST) {
+		/* the cells from the trace; masked CAS where the backend has it
+		 * (DMR_BE_CAP_MASKED_CAS, asked before opening it: the words
+		 * variant needs room in the MN region), else the portable words */
+		int masked = (dmr_be_caps_of(o->backend) & DMR_BE_CAP_MASKED_CAS) != 0;
+		if (o->crest_locks == DMR_CREST_LOCKS_MASKED && !masked) {
+			st = dmr_err_set(err, DMR_ERR_INVALID,
+					 "option --crest-locks masked: backend %s has no masked "
+					 "compare-and-swap (upstream rdma-core has none); use "
+					 "--crest-locks words",
+					 o->backend);
+			goto out_trace;
+		}
+		e->crest.locks = o->crest_locks >= 0 ? o->crest_locks
+				 : masked	     ? DMR_CREST_LOCKS_MASKED
+						     : DMR_CREST_LOCKS_WORDS;
+		if ((st = dmr_crest_init(&e->crest, h, o->trace, err)) != DMR_OK)
+			goto out_trace;
+		res->crest_local = o->crest_local;
+		snprintf(res->crest_locks, sizeof(res->crest_locks), "%s",
+			 e->crest.locks == DMR_CREST_LOCKS_MASKED ? "masked" : "words");
+	}
 	dmr_replay_shape_t shape = {.trace = o->trace,
 				    .backend = o->backend,
 				    .cns = o->cns,
@@ -1004,6 +1030,10 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 				    .pins = o->pins,
 				    .npins = o->npins,
 				    .protocol = o->protocol,
+				    .cell_words = o->protocol == DMR_TXN_PROTO_CREST &&
+							  e->crest.locks == DMR_CREST_LOCKS_WORDS
+						      ? e->crest.cells
+						      : NULL,
 				    .index = o->index,
 				    .quiet = o->quiet,
 				    .index_buckets = o->index_buckets,
@@ -1106,6 +1136,24 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 		goto out_be;
 	e->teng.source = o->trace; /* trace errors name FILE:LINE of the op */
 	e->teng.protocol = o->protocol;
+	if (o->protocol == DMR_TXN_PROTO_CREST) {
+		e->teng.crest = &e->crest;
+		e->layout.lock_busy = DMR_CREST_LOCK_BITS;
+		if (o->crest_local) { /* CREST's localized execution: per CN */
+			e->crest.local = calloc(o->cns, sizeof(*e->crest.local));
+			if (!e->crest.local) {
+				st = dmr_err_set(err, DMR_ERR_NOMEM, "replay: out of memory");
+				goto out_be;
+			}
+			for (uint32_t k = 0; k < o->cns; k++)
+				if ((st = dmr_crest_local_create(&e->crest.local[k], err)) !=
+				    DMR_OK)
+					goto out_be;
+		}
+	}
+	res->ntables = h->ntables;
+	for (uint32_t t = 0; t < h->ntables; t++)
+		snprintf(res->table_names[t], DMR_TRACE_NAME_MAX, "%s", h->tables[t].name);
 	e->teng.index = o->index;
 	e->teng.workers_per_cn = o->threads;
 	if (o->addr_cache) {
@@ -1126,6 +1174,7 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	e->q = calloc(e->nworkers, sizeof(*e->q));
 	e->scratch = malloc(sizeof(*e->scratch));
 	e->wst = calloc(e->nworkers, sizeof(*e->wst));
+	e->xst = calloc(e->nworkers, sizeof(*e->xst));
 	e->pub = calloc(e->nworkers, sizeof(*e->pub));
 	e->ntypes = h->ntypes ? h->ntypes : 1;
 	e->tst = calloc((size_t)e->nworkers * e->ntypes, sizeof(*e->tst));
@@ -1138,8 +1187,9 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	for (uint32_t i = 0; e->th && i < e->nth; i++)
 		if (thr_init(&e->th[i], e, i) != DMR_OK)
 			e->nth = i; /* partial: caught below */
-	if (!e->ctx || !e->cur || !e->q || !e->scratch || !e->wst || !e->pub || !e->tst ||
-	    !e->first || !e->acc || !e->th || e->nth != (e->threaded ? e->nworkers : 1) || !rng) {
+	if (!e->ctx || !e->cur || !e->q || !e->scratch || !e->wst || !e->xst || !e->pub ||
+	    !e->tst || !e->first || !e->acc || !e->th ||
+	    e->nth != (e->threaded ? e->nworkers : 1) || !rng) {
 		st = dmr_err_set(err, DMR_ERR_NOMEM, "replay: out of memory");
 		goto out_ctx;
 	}
@@ -1149,6 +1199,7 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 				      err);
 		if (st != DMR_OK)
 			goto out_ctx;
+		e->ctx[i].xstats = &e->xst[i / o->coros];
 	}
 	if (o->loop.loops) {
 		st = dmr_adm_create(&o->loop, &e->layout, e->nworkers, o->threads, o->coros,
@@ -1267,6 +1318,12 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	res->partial = st != DMR_OK;
 	{
 		sum_stats(e, &res->st);
+		for (uint32_t w = 0; w < e->nworkers; w++) {
+			const uint64_t *a = (const uint64_t *)(const void *)&e->xst[w];
+			uint64_t *b = (uint64_t *)(void *)&res->xst;
+			for (size_t k = 0; k < sizeof(res->xst) / 8; k++)
+				b[k] += a[k];
+		}
 		e->ts.phase = e->drift_ps ? tend / e->drift_ps : 0;
 		if (e->adm && !e->threaded)
 			/* the last window's own loop signal and actuator, not the
@@ -1382,7 +1439,9 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 		/* replicas byte-identical, every lock word idle on every MN
 		 * (core/replica.h); regions that are not local: not checked */
 		dmr_err_t rerr;
-		if (vst == DMR_OK && (e->layout.mns > 1 || e->layout.backups > 0) &&
+		if (vst == DMR_OK &&
+		    (e->layout.mns > 1 || e->layout.backups > 0 ||
+		     o->protocol == DMR_TXN_PROTO_CREST) &&
 		    dmr_replica_verify_be(&e->layout, e->be, &res->replicas, &rerr) == DMR_OK &&
 		    !res->replicas.ok) {
 			if (res->verified)
@@ -1447,6 +1506,7 @@ out_ctx:
 	free(e->q);
 	free(e->scratch);
 	free(e->wst);
+	free(e->xst);
 	free(e->pub);
 	free(e->tst);
 	free(e->first);
@@ -1466,6 +1526,9 @@ out_ctx:
 out_be:
 	for (uint32_t k = 0; e->acache && k < o->cns; k++)
 		dmr_acache_destroy(e->acache[k]);
+	for (uint32_t k = 0; e->crest.local && k < o->cns; k++)
+		dmr_crest_local_destroy(e->crest.local[k]);
+	free(e->crest.local);
 	free(e->acache);
 	dmr_be_close(e->be);
 out_trace:

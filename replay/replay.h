@@ -69,6 +69,13 @@ typedef struct dmr_replay_opts {
 	const dmr_layout_pin_t *pins;
 	uint32_t npins;
 	int protocol; /* dmr_txn_protocol_t */
+	/* crest: how its cell locks are taken (--crest-locks; core/txn_crest.h
+	 * dmr_crest_locks_t), -1 = masked when the backend has masked CAS
+	 * (DMR_BE_CAP_MASKED_CAS), else words */
+	int crest_locks;
+	/* crest: CREST's localized execution (--crest-local on|off, default
+	 * on as CREST's TxnConfig.h ENABLE_LOCAL_EXECUTION; core/txn_crest.h) */
+	int crest_local;
 	/* how records are found (core/txn.h dmr_txn_index_t), index buckets
 	 * per table (0: sized to the table, core/layout.h), address-cache
 	 * entries per CN (0: none) */

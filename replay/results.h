@@ -107,6 +107,11 @@ typedef struct dmr_replay_result {
 	uint32_t cns, threads, coros;
 	uint64_t seed, txns;
 	dmr_txn_stats_t st;
+	dmr_txn_xstats_t xst; /* core/txn.h: aborts by table, crest's counters */
+	char crest_locks[8];  /* crest: "masked" | "words" ("" otherwise) */
+	int crest_local;      /* crest: localized execution on (1) or off */
+	uint32_t ntables;     /* the trace's tables, named in table_names */
+	char table_names[DMR_TRACE_MAX_TABLES][DMR_TRACE_NAME_MAX];
 	dmr_be_stats_t be;
 	double tried_tps, committed_tps, abort_rate;
 	double atomics_per_commit, reads_per_commit;

@@ -85,6 +85,8 @@ dmr_status_t dmr_replay_setup_layout(const dmr_replay_shape_t *o, const dmr_trac
 			return st;
 		}
 	}
+	if (o->cell_words && (st = dmr_layout_cells(l, o->cell_words, err)) != DMR_OK)
+		return st;
 	dmr_layout_placement(l, res->placement, sizeof(res->placement));
 	if (!o->quiet && (l->mns > 1 || o->protocol != DMR_TXN_PROTO_OCC))
 		fprintf(stderr, "dmreplay run: protocol %s, placement %s\n", res->protocol,

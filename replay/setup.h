@@ -18,8 +18,11 @@ typedef struct dmr_replay_shape {
 	uint32_t cns, threads, coros, mns, backups;
 	const dmr_layout_pin_t *pins; /* borrowed */
 	uint32_t npins;
-	int protocol; /* dmr_txn_protocol_t */
-	int index;    /* dmr_txn_index_t */
+	int protocol;		   /* dmr_txn_protocol_t */
+	const uint8_t *cell_words; /* crest --crest-locks words: per table the cell
+				      lock words per record (dmr_layout_cells);
+				      NULL: none */
+	int index;		   /* dmr_txn_index_t */
 	int quiet;
 	uint64_t index_buckets, addr_cache, mr_size;
 } dmr_replay_shape_t;

@@ -388,7 +388,12 @@ dmr_status_t dmr_tpcc_header(const dmr_tpcc_cfg_t *cfg, dmr_trace_hdr_t *hdr_p, 
 	    (st = dmr_gen_hdr_setf(h, err, "nurand_c_last_load", "%d", DMR_TPCC_C_LAST_LOAD)) !=
 		DMR_OK ||
 	    (st = dmr_gen_hdr_setf(h, err, "name_seed", "%lu", DMR_TPCC_NAME_SEED)) != DMR_OK ||
-	    (st = dmr_gen_hdr_setf(h, err, "footprint_bytes", "%" PRIu64, fp)) != DMR_OK)
+	    (st = dmr_gen_hdr_setf(h, err, "footprint_bytes", "%" PRIu64, fp)) != DMR_OK ||
+	    /* the cell annotation (FORMAT.md "Cell annotation"): NewOrder
+	     * reads W_TAX of its warehouse row (clause 2.4.2.2), not W_YTD,
+	     * which Payment updates; --protocol crest locks cells by it */
+	    (st = dmr_gen_hdr_setf(h, err, "reads.NewOrder.warehouse", "%d", DMR_TPCC_W_TAX)) !=
+		DMR_OK)
 		goto out;
 	/* the knobs added after the first shipped traces: written only when
 	 * not the default, so that a default trace stays byte-identical */

@@ -130,7 +130,7 @@ dmr_status_t dmr_rec_read(const char *path, dmr_rec_t *r_p, dmr_err_t *err)
 		const char *bad = NULL;
 		if (e->type != DMR_REC_POST && e->type != DMR_REC_COMPLETION)
 			bad = "unknown record type";
-		else if (e->opcode > DMR_WR_FAA)
+		else if (e->opcode > DMR_WR_FAA && e->opcode != DMR_WR_MASKED_CAS)
 			bad = "unknown opcode";
 		else if (e->worker >= nw)
 			bad = "worker out of the header's shape";

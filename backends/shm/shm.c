@@ -181,6 +181,21 @@ static dmr_status_t shm_post(dmr_be_t *be, uint32_t worker, uint32_t mn, const d
 				d.cas++;
 				break;
 			}
+			case DMR_WR_MASKED_CAS: {
+				/* backend.h: compare the bits of compare_mask, swap
+				 * those of swap_mask; a CAS loop makes it one atomic */
+				uint64_t *w = (uint64_t *)(void *)p;
+				uint64_t old = __atomic_load_n(w, __ATOMIC_SEQ_CST), nv;
+				do {
+					if ((old ^ wr->compare_add) & wr->compare_mask)
+						break;
+					nv = (old & ~wr->swap_mask) | (wr->swap & wr->swap_mask);
+				} while (!__atomic_compare_exchange_n(
+				    w, &old, nv, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST));
+				memcpy(wr->local, &old, 8);
+				d.cas++;
+				break;
+			}
 			case DMR_WR_FAA: {
 				uint64_t old = __atomic_fetch_add(
 				    (uint64_t *)(void *)p, wr->compare_add, __ATOMIC_SEQ_CST);
@@ -338,7 +353,7 @@ static dmr_status_t shm_control(dmr_be_t *be, int op, void *arg, dmr_err_t *err)
 const dmr_be_ops_t dmr_shm_ops = {
     .size = sizeof(dmr_be_ops_t),
     .name = "shm",
-    .caps = 0,
+    .caps = DMR_BE_CAP_MASKED_CAS,
     .open = shm_be_open,
     .close = shm_close,
     .post = shm_post,

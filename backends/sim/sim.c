@@ -48,6 +48,12 @@ typedef struct sim_opx {
 	uint64_t t_post; /* a flushed WR: when it was posted, ps */
 } sim_opx_t;
 
+/* A MASKED_CAS's masks (s->opm, parallel to ops; written only for that
+ * opcode, so the other WRs' post path is unchanged). */
+typedef struct sim_opm {
+	uint64_t compare_mask, swap_mask;
+} sim_opm_t;
+
 /*
  * Credits for READ/atomic WRs (max_rd_atomic) are accounted without an
  * event per WR: `inflight` counts issued READ/atomics not yet retired; the
@@ -132,6 +138,7 @@ typedef struct sim {
 	int no_payload;	 /* timing only: READ/WRITE move no bytes */
 	sim_op_t *ops;	 /* nops, 64-byte aligned */
 	sim_opx_t *opx;	 /* nops, the cold halves */
+	sim_opm_t *opm;	 /* nops, MASKED_CAS masks */
 	uint32_t nops, free_head;
 	dmr_be_stats_t st; /* reads, writes, bytes: summed over mn[] when read */
 	dmr_status_t fatal;
@@ -153,22 +160,27 @@ static dmr_status_t sim_grow_ops(sim_t *s)
 		return DMR_ERR_NOMEM; /* an event's argument holds the index */
 	sim_op_t *o = aligned_alloc(64, sizeof(*o) * n);
 	sim_opx_t *x = aligned_alloc(64, sizeof(*x) * n);
-	if (!o || !x) {
+	sim_opm_t *mk = aligned_alloc(64, sizeof(*mk) * n);
+	if (!o || !x || !mk) {
 		free(o);
 		free(x);
+		free(mk);
 		return DMR_ERR_NOMEM;
 	}
 	if (s->nops) {
 		memcpy(o, s->ops, sizeof(*o) * s->nops);
 		memcpy(x, s->opx, sizeof(*x) * s->nops);
+		memcpy(mk, s->opm, sizeof(*mk) * s->nops);
 	}
 	free(s->ops);
 	free(s->opx);
+	free(s->opm);
 	for (uint32_t i = s->nops; i < n; i++)
 		o[i].next = i + 1 < n ? i + 1 : NOIDX; /* only grown when empty */
 	s->free_head = s->nops;
 	s->ops = o;
 	s->opx = x;
+	s->opm = mk;
 	s->nops = n;
 	return DMR_OK;
 }
@@ -193,6 +205,7 @@ static void sim_close(dmr_be_t *be)
 	free(s->rings);
 	free(s->ops);
 	free(s->opx);
+	free(s->opm);
 	dmr_sim_eventq_fini(&s->q);
 	free(s);
 }
@@ -709,6 +722,24 @@ static inline __attribute__((always_inline)) void cn_arrive(sim_t *s, uint32_t i
 		flush_ready(s, qp);
 }
 
+/* A MASKED_CAS's memory effect (backend.h: compare the bits of
+ * compare_mask, swap those of swap_mask); out of line, so that the
+ * effects of the other opcodes compile as before. */
+static __attribute__((noinline, cold)) void masked_cas(sim_t *s, uint32_t idx, uint8_t *p,
+						       const sim_opx_t *x)
+{
+	const sim_opm_t *mk = &s->opm[idx];
+	uint64_t old, nv;
+	memcpy(&old, p, 8);
+	if (((old ^ x->compare_add) & mk->compare_mask) == 0) {
+		nv = (old & ~mk->swap_mask) | (x->swap & mk->swap_mask);
+		memcpy(p, &nv, 8);
+	}
+	memcpy(x->local, &old, 8);
+	s->st.cas++;
+	s->mn[s->ops[idx].mn].st.atomics++;
+}
+
 static void ev_mn_effect(sim_t *s, uint32_t idx, uint64_t t)
 {
 	sim_op_t *op = &s->ops[idx];
@@ -756,6 +787,9 @@ static void ev_mn_effect(sim_t *s, uint32_t idx, uint64_t t)
 			mn->st.atomics++;
 			break;
 		}
+		default: /* DMR_WR_MASKED_CAS (dmr_be_post admits nothing else) */
+			masked_cas(s, idx, p, x);
+			break;
 		}
 	}
 	/* response: MN NIC, MN uplink, switch, CN downlink, CN NIC. A READ
@@ -834,6 +868,8 @@ static dmr_status_t sim_post(dmr_be_t *be, uint32_t worker, uint32_t mn, const d
 					  .local = wr->local,
 					  .compare_add = wr->compare_add,
 					  .swap = wr->swap};
+		if (__builtin_expect(op->opcode == DMR_WR_MASKED_CAS, 0))
+			s->opm[idx] = (sim_opm_t){wr->compare_mask, wr->swap_mask};
 		op->first_read = op->opcode == DMR_WR_READ && first_read;
 		first_read &= op->opcode != DMR_WR_READ;
 		op->next = NOIDX;
@@ -1105,7 +1141,7 @@ static dmr_status_t sim_control(dmr_be_t *be, int op, void *arg, dmr_err_t *err)
 const dmr_be_ops_t dmr_sim_ops = {
     .size = sizeof(dmr_be_ops_t),
     .name = "sim",
-    .caps = DMR_BE_CAP_DRIVEN,
+    .caps = DMR_BE_CAP_DRIVEN | DMR_BE_CAP_MASKED_CAS,
     .open = sim_open,
     .close = sim_close,
     .post = sim_post,

@@ -23,7 +23,9 @@
  *  - READ/WRITE move exactly their bytes, 0 bytes nothing (rw_*,
  *    zero_length_moves_nothing);
  *  - CAS/FAA on 8 bytes, old value to the local buffer (cas_returns_old_value,
- *    faa_returns_old_value, atomics_are_8_bytes);
+ *    faa_returns_old_value, atomics_are_8_bytes); MASKED_CAS with the mlx5
+ *    semantics on a backend with DMR_BE_CAP_MASKED_CAS, refused
+ *    (UNSUPPORTED, nothing posted) on one without (masked_cas_exact);
  *  - timers: to their worker with their wr_id, not early, in time order
  *    (timer_on_its_worker_not_early, timers_due_together_in_time_order);
  *  - now() in ps since the run began, never back; charge() on driven
@@ -226,6 +228,90 @@ START_TEST(cas_returns_old_value)
 }
 END_TEST
 
+/* A masked CAS of (compare, swap, compare_mask, swap_mask) on the word at
+ * offset 512 holding `v`: returns the old value, leaves the word in *now. */
+static uint64_t mc_w, mc_old, mc_rd; /* the masked CAS tests' buffers */
+static uint64_t mcas(dmr_be_t *be, uint64_t v, uint64_t cmp, uint64_t swp, uint64_t cm, uint64_t sm,
+		     uint64_t *now)
+{
+	dmr_wc_t wc;
+	mc_w = v;
+	dmr_be_post_one(be, 0, g_mn, DMR_WR_WRITE, 1, &mc_w, 512, 8, 0, 0, NULL);
+	ck_assert_int_eq(wait_wc(be, 0, &wc, 1), 1);
+	dmr_wr_t wr = {.wr_id = 2,
+		       .local = &mc_old,
+		       .remote = 512,
+		       .compare_add = cmp,
+		       .swap = swp,
+		       .compare_mask = cm,
+		       .swap_mask = sm,
+		       .length = 8,
+		       .opcode = DMR_WR_MASKED_CAS,
+		       .flags = DMR_WR_SIGNALED};
+	ck_assert_int_eq(dmr_be_post(be, 0, g_mn, &wr, 1, NULL), DMR_OK);
+	ck_assert_int_eq(wait_wc(be, 0, &wc, 1), 1);
+	ck_assert_int_eq(wc.status, DMR_WC_SUCCESS);
+	ck_assert_int_eq(wc.opcode, DMR_WR_MASKED_CAS);
+	dmr_be_post_one(be, 0, g_mn, DMR_WR_READ, 3, &mc_rd, 512, 8, 0, 0, NULL);
+	ck_assert_int_eq(wait_wc(be, 0, &wc, 1), 1);
+	*now = mc_rd;
+	return mc_old;
+}
+
+START_TEST(masked_cas_exact)
+{
+	dmr_be_t *be = open_be(1);
+	dmr_be_mr_reg(be, 0, &mc_w, 8, NULL);
+	dmr_be_mr_reg(be, 0, &mc_old, 8, NULL);
+	dmr_be_mr_reg(be, 0, &mc_rd, 8, NULL);
+	if (!dmr_be_has_masked_cas(be)) {
+		dmr_be_stats_t before;
+		dmr_be_stats(be, &before);
+		dmr_wr_t wr = {.wr_id = 9,
+			       .local = &mc_old,
+			       .remote = 512,
+			       .compare_mask = 1,
+			       .swap_mask = 1,
+			       .opcode = DMR_WR_MASKED_CAS,
+			       .flags = DMR_WR_SIGNALED};
+		dmr_err_t err;
+		ck_assert_int_eq(dmr_be_post(be, 0, g_mn, &wr, 1, &err), DMR_ERR_UNSUPPORTED);
+		ck_assert_msg(strstr(err.msg, "masked"), "%s", err.msg);
+		assert_nothing_posted(be, 1, &before);
+		dmr_be_close(be);
+		return;
+	}
+	uint64_t now;
+	/* lock cell bits 0x3 of a word whose bit 2 is held: compared bits are
+	 * free, so only the swap_mask bits change */
+	ck_assert_uint_eq(mcas(be, 0x4, 0, 0x3, 0x3, 0x3, &now), 0x4);
+	ck_assert_uint_eq(now, 0x7);
+	/* the same on a word with bit 1 held: the compare fails, no change */
+	ck_assert_uint_eq(mcas(be, 0x2, 0, 0x3, 0x3, 0x3, &now), 0x2);
+	ck_assert_uint_eq(now, 0x2);
+	/* bits outside compare_mask never take part in the compare */
+	ck_assert_uint_eq(mcas(be, 0xF0F0, 0x00F0, 0x1, 0x00FF, 0x1, &now), 0xF0F0);
+	ck_assert_uint_eq(now, 0xF0F1);
+	/* compare_mask 0: always swaps; swap_mask selects the bits written
+	 * (here: clears bits 0..7, sets bits 8..15 to 0xAB) */
+	ck_assert_uint_eq(mcas(be, 0xFFFFFFFFull, 0x1234, 0xAB00, 0, 0xFFFF, &now), 0xFFFFFFFFull);
+	ck_assert_uint_eq(now, 0xFFFFAB00ull);
+	/* swap_mask 0: nothing changes even when the compare holds */
+	ck_assert_uint_eq(mcas(be, 0x55, 0x55, 0, ~0ull, 0, &now), 0x55);
+	ck_assert_uint_eq(now, 0x55);
+	/* full masks: a plain CAS (top bit included) */
+	ck_assert_uint_eq(mcas(be, 1ull << 63, 1ull << 63, 9, ~0ull, ~0ull, &now), 1ull << 63);
+	ck_assert_uint_eq(now, 9);
+	/* compare bits differ only outside swap_mask: still refused */
+	ck_assert_uint_eq(mcas(be, 0x10, 0x00, 0x1, 0x10, 0x1, &now), 0x10);
+	ck_assert_uint_eq(now, 0x10);
+	dmr_be_stats_t st;
+	dmr_be_stats(be, &st);
+	ck_assert_uint_eq(st.cas, 7); /* counted as CASes */
+	dmr_be_close(be);
+}
+END_TEST
+
 START_TEST(faa_returns_old_value)
 {
 	dmr_be_t *be = open_be(1);
@@ -421,7 +507,7 @@ START_TEST(unknown_opcode_refused)
 	static uint64_t src = 0xABABABABABABABABull, got = 1;
 	ck_assert_int_eq(dmr_be_mr_reg(be, 0, &src, 8, NULL), DMR_OK);
 	ck_assert_int_eq(dmr_be_mr_reg(be, 0, &got, 8, NULL), DMR_OK);
-	const uint8_t bad[] = {DMR_WR_TIMER, 5, 255};
+	const uint8_t bad[] = {DMR_WR_TIMER, 6, 255};
 	dmr_be_stats_t before;
 	dmr_be_stats(be, &before);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -1098,6 +1184,7 @@ int main(void)
 		tcase_add_test(tc, rw_1_mib);
 		tcase_add_test(tc, cas_returns_old_value);
 		tcase_add_test(tc, faa_returns_old_value);
+		tcase_add_test(tc, masked_cas_exact);
 		tcase_add_test(tc, unaligned_atomic_refused);
 		tcase_add_test(tc, thousand_posts_thousand_completions);
 		tcase_add_test(tc, access_outside_mr_fails_and_flushes);

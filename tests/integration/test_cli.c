@@ -584,9 +584,9 @@ START_TEST(test_replicated_runs_verified)
 {
 	char base[PATH_MAX], dir[PATH_MAX];
 	base_trace(base, sizeof(base));
-	const char *protos[] = {"occ", "ford", "farm", "drtmh"};
+	const char *protos[] = {"occ", "ford", "farm", "drtmh", "crest"};
 	const char *bes[] = {"shm", "sim"};
-	for (int i = 0; i < 8; i++) {
+	for (int i = 0; i < 10; i++) {
 		char name[32];
 		snprintf(name, sizeof(name), "out-repl-%s-%s", protos[i / 2], bes[i % 2]);
 		dmr_test_path(dir, sizeof(dir), name);
@@ -619,9 +619,9 @@ START_TEST(test_replicated_tpcc_verified)
 					"--seed", "5", "--quiet", "-o", tr, NULL);
 	dmr_test_run_ok(&g);
 	dmr_test_run_free(&g);
-	const char *protos[] = {"occ", "ford", "farm", "drtmh"};
+	const char *protos[] = {"occ", "ford", "farm", "drtmh", "crest"};
 	const char *bes[] = {"shm", "sim"};
-	for (int i = 0; i < 8; i++) {
+	for (int i = 0; i < 10; i++) {
 		char name[32];
 		snprintf(name, sizeof(name), "out-tpcc-%s-%s", protos[i / 2], bes[i % 2]);
 		dmr_test_path(dir, sizeof(dir), name);
