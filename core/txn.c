@@ -21,7 +21,7 @@ const char *dmr_txn_phase_name(int phase)
 
 const char *dmr_txn_protocol_name(int protocol)
 {
-	static const char *const n[DMR_TXN_NPROTOS] = {"occ", "ford", "farm", "drtmh"};
+	static const char *const n[DMR_TXN_NPROTOS] = {"occ", "ford", "farm", "drtmh", "motor"};
 	return protocol >= 0 && protocol < DMR_TXN_NPROTOS ? n[protocol] : "?";
 }
 
@@ -33,7 +33,27 @@ dmr_status_t dmr_txn_protocol_parse(const char *s, int *p, dmr_err_t *err)
 			return DMR_OK;
 		}
 	return dmr_err_set(err, DMR_ERR_PARSE,
-			   "option --protocol: '%s': one of occ, ford, farm, drtmh", s ? s : "");
+			   "option --protocol: '%s': one of occ, ford, farm, drtmh, motor",
+			   s ? s : "");
+}
+
+dmr_status_t dmr_txn_isolation_parse(const char *s, int protocol, int *iso, dmr_err_t *err)
+{
+	int v;
+	if (s && strcmp(s, "sr") == 0)
+		v = DMR_TXN_ISO_SR;
+	else if (s && strcmp(s, "si") == 0)
+		v = DMR_TXN_ISO_SI;
+	else
+		return dmr_err_set(err, DMR_ERR_PARSE, "option --isolation: '%s': one of si, sr",
+				   s ? s : "");
+	if (v == DMR_TXN_ISO_SI && protocol != DMR_TXN_PROTO_MOTOR)
+		return dmr_err_set(err, DMR_ERR_PARSE,
+				   "option --isolation si: only with --protocol motor (--protocol "
+				   "%s is serializable: --isolation sr)",
+				   dmr_txn_protocol_name(protocol));
+	*iso = v;
+	return DMR_OK;
 }
 
 const char *dmr_abort_cause_name(int cause)
@@ -98,6 +118,7 @@ dmr_status_t dmr_txn_engine_init(dmr_txn_engine_t *eng, dmr_be_t *be, const dmr_
 	eng->layout = layout;
 	eng->retries = retries;
 	eng->backoff_ps = backoff_ps;
+	eng->ts_clock = 1; /* Motor: tx_id_generator = 1 (gen_output.cc) */
 	dmr_be_role_t role;
 	dmr_status_t st = dmr_be_control(be, DMR_BE_CTL_ROLE, &role, err);
 	if (st == DMR_ERR_UNSUPPORTED)
@@ -220,6 +241,8 @@ dmr_status_t dmr_txn_finish(dmr_txn_ctx_t *c, dmr_txn_outcome_t outcome, dmr_txn
 			c->stats->phase_ps[p] += c->ph[p];
 		c->stats->committed++;
 		c->stats->committed_xv += c->txn->xv;
+		c->stats->mv_versions_read += c->mv_reads;
+		c->stats->mv_old_reads += c->mv_old;
 	} else {
 		c->stats->gave_up++;
 	}
@@ -387,9 +410,12 @@ static dmr_status_t exec_round(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 		uint32_t i0 = 0;
 		while (i0 < t->nops && t->ops[i0].round < c->round)
 			i0++;
-		if (i0 == t->nops)
+		if (i0 == t->nops) {
+			if (c->eng->protocol == DMR_TXN_PROTO_MOTOR)
+				return dmr_txn_mv_commit_start(c, out);
 			return cmp_proto(c) ? dmr_txn_cmp_lock(c, out)
 					    : dmr_txn_validate(c, logdue, out);
+		}
 		if (c->eng->index == DMR_TXN_INDEX_HASH && c->looked_round != c->round + 1) {
 			c->looked_round = (uint16_t)(c->round + 1);
 			uint32_t nb = 0;
@@ -439,12 +465,14 @@ static dmr_status_t exec_round(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 						    t->line + j);
 			}
 			uint32_t rb = l->t[op->table].rec_bytes;
+			/* MOTOR: the CVT lands after the view (txn_impl.h mv_cvt) */
+			int mv = c->eng->protocol == DMR_TXN_PROTO_MOTOR;
 			if (op->kind == DMR_TOP_READ || cmp_proto(c)) {
 				/* FARM, DRTMH: read-write records READ without a
 				 * lock too (CompareIssueReadRW), into their image */
 				dmr_wr_t *wr = wr_to(c, &n, prim(c, i));
 				wr->opcode = DMR_WR_READ;
-				wr->local = image(c, i);
+				wr->local = mv ? mv_cvt(c, i) : image(c, i);
 				wr->remote = os->rec;
 				wr->length = op->count * rb;
 				c->stats->reads++;
@@ -458,7 +486,7 @@ static dmr_status_t exec_round(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 				cas->length = 8;
 				dmr_wr_t *rd = wr_to(c, &n, prim(c, i));
 				rd->opcode = DMR_WR_READ;
-				rd->local = c->buf + os->buf + 8;
+				rd->local = mv ? mv_cvt(c, i) : c->buf + os->buf + 8;
 				rd->remote = os->rec;
 				rd->length = rb;
 				c->stats->atomics++;
@@ -483,6 +511,10 @@ static dmr_status_t check_round(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 {
 	const dmr_trace_txn_t *t = c->txn;
 	int cause = -1;
+	/* MOTOR: the visible versions into the views first (a reason to
+	 * abort counts only when no lock failed) */
+	int motor = c->eng->protocol == DMR_TXN_PROTO_MOTOR;
+	int mv = motor ? dmr_txn_mv_views(c) : -1;
 	for (uint32_t i = 0; i < t->nops; i++) {
 		const dmr_trace_op_t *op = &t->ops[i];
 		if (op->round != c->round)
@@ -499,7 +531,8 @@ static dmr_status_t check_round(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 			 * CheckDirectRO) */
 			uint64_t refuse =
 			    c->eng->protocol == DMR_TXN_PROTO_OCC ? ~0ull : DMR_LOCK_INVISIBLE;
-			for (uint32_t r = 0; r < op->count; r++)
+			/* MOTOR reads a version whatever the lock (MVCC) */
+			for (uint32_t r = 0; r < op->count && !motor; r++)
 				if ((rd64(img + (uint64_t)r * rb) & refuse) != 0 && cause < 0)
 					cause = DMR_ABORT_READ_LOCKED;
 			if (!(rd64(img + 8) & DMR_VER_PRESENT))
@@ -549,6 +582,10 @@ static dmr_status_t check_round(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 			os->flags |= F_ABSENT;
 		}
 	}
+	if (cause < 0 && mv >= 0) {
+		c->stats->mv_aborts[mv]++;
+		cause = DMR_ABORT_VALIDATION;
+	}
 	if (cause >= 0)
 		return dmr_txn_abort(c, cause, out);
 	c->round++;
@@ -565,13 +602,18 @@ static dmr_status_t begin_attempt(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 	c->looked_round = 0;
 	memset(c->ph, 0, sizeof(c->ph));
 	c->t_phase = dmr_be_now(c->eng->be, c->worker);
+	int motor = c->eng->protocol == DMR_TXN_PROTO_MOTOR;
+	if (motor)
+		dmr_txn_mv_begin(c);
 	uint32_t off = BUF_BASE;
 	for (uint32_t i = 0; i < t->nops; i++) {
 		const dmr_trace_op_t *op = &t->ops[i];
 		uint32_t rb = l->t[op->table].rec_bytes;
 		c->ops[i].flags = 0;
 		c->ops[i].buf = off;
-		if (op->kind == DMR_TOP_READ)
+		if (motor)
+			off += dmr_txn_mv_buf_bytes(c, i);
+		else if (op->kind == DMR_TOP_READ)
 			off += op->count * rb * 2;
 		else /* CAS result, image (FARM, DRTMH: and the version READ) */
 			off += 8 + rb + (cmp_proto(c) ? DMR_REC_HDR : 0);
@@ -627,6 +669,8 @@ dmr_status_t dmr_txn_on_wc(dmr_txn_ctx_t *c, const dmr_wc_t *wc, dmr_txn_outcome
 		return check_round(c, out_p);
 	case ST_VALIDATE:
 		return dmr_txn_check_validation(c, out_p);
+	case ST_MV_VALIDATE:
+		return dmr_txn_mv_check_validation(c, out_p);
 	case ST_COMMIT:
 		return dmr_txn_finish(c, DMR_TXN_COMMITTED, out_p);
 	case ST_COMMIT_WB:

@@ -111,7 +111,25 @@ typedef struct dmr_txn_stats {
 	uint64_t index_reads;		    /* MN hash-index bucket READs */
 	uint64_t cache_hits, cache_misses;  /* CN address-cache lookups */
 	uint64_t phase_ps[DMR_TXN_NPHASES]; /* committed attempts: time per phase, ps */
+	/* MOTOR: why its aborts counted as DMR_ABORT_VALIDATION happened
+	 * (DMR_MV_*), the versions read by committed attempts (vcells
+	 * selected), and committed attempts that read an older version than
+	 * the newest */
+	uint64_t mv_aborts[4];
+	uint64_t mv_versions_read, mv_old_reads;
 } dmr_txn_stats_t;
+
+/* MOTOR abort reasons (dmr_txn_stats_t.mv_aborts), as Motor's event
+ * counters name them (RegEvent in txn/process/): NEWER: a version newer
+ * than the start timestamp on a record a writer reads (SR: any record of
+ * a read-write transaction, Motor's FindReadPos EarlyAbort; SI: a record
+ * it writes, first committer wins); NOVIS: no version visible at the start
+ * timestamp (NoReadPos); NOSLOT: no vcell to write (every one newer than
+ * the start timestamp, FindWritePos NoWritePos); CHANGED: SR validation
+ * found a read-only record locked or its visible version changed at the
+ * commit timestamp (CheckValidate), or a vcell read while being written
+ * (VcellIsWritten: anchors differ). */
+enum { DMR_MV_NEWER = 0, DMR_MV_NOVIS, DMR_MV_NOSLOT, DMR_MV_CHANGED };
 
 /* The transaction protocols (--protocol; docs/PROTOCOLS.md).
  *  OCC: the protocol above (this file's head). With replication the
@@ -154,14 +172,36 @@ typedef enum dmr_txn_protocol {
 	DMR_TXN_PROTO_FORD = 1,
 	DMR_TXN_PROTO_FARM = 2,
 	DMR_TXN_PROTO_DRTMH = 3,
+	DMR_TXN_PROTO_MOTOR = 4,
 	DMR_TXN_NPROTOS
 } dmr_txn_protocol_t;
 
-/* "occ", "ford", "farm", "drtmh" ("?" if unknown). */
+/* MOTOR (minghust/motor, OSDI'24; core/txn_motor.c, docs/PROTOCOLS.md
+ * "motor"): multi-version records (consecutive version tuples,
+ * core/layout.h), a start and a commit timestamp per transaction from the
+ * process's counter (Motor's tx_id_generator); reads pick the newest
+ * version at or before the start timestamp, writers lock the record,
+ * install a new version in a free or the oldest vcell on the primary and
+ * every backup, and unlock; --isolation si|sr (dmr_txn_isolation_t). */
+
+/* "occ", "ford", "farm", "drtmh", "motor" ("?" if unknown). */
 const char *dmr_txn_protocol_name(int protocol);
 /* The protocol named s into *p; DMR_ERR_PARSE (err naming --protocol and
  * the names known) otherwise. */
 dmr_status_t dmr_txn_protocol_parse(const char *s, int *p, dmr_err_t *err);
+
+/* Isolation levels (--isolation; MOTOR only, the others are
+ * serializable). Motor's config/cn_config.json "iso_level": 1 snapshot
+ * isolation, 2 serializability (its default). */
+typedef enum dmr_txn_isolation {
+	DMR_TXN_ISO_SR = 0,
+	DMR_TXN_ISO_SI = 1,
+} dmr_txn_isolation_t;
+
+/* The level named s ("si", "sr") into *iso for `protocol`: DMR_ERR_PARSE
+ * (err naming --isolation and the values allowed) for another name, or si
+ * with a protocol other than motor. */
+dmr_status_t dmr_txn_isolation_parse(const char *s, int protocol, int *iso, dmr_err_t *err);
 
 /* FORD's lock word states (minghust/ford core/base/common.h): bit 63
  * "invisible" (data being written); a locked record holds our tag. */
@@ -200,6 +240,10 @@ typedef struct dmr_txn_engine {
 	dmr_acache_t **acache;	 /* HASH: per CN of this process its address cache
 				    (NULL, or a NULL entry: no cache) */
 	uint32_t workers_per_cn; /* worker w is on CN w / workers_per_cn */
+	int isolation;		 /* MOTOR: dmr_txn_isolation_t (SR after init) */
+	uint64_t ts_clock;	 /* MOTOR: the timestamp counter of this process
+				    (Motor's tx_id_generator, 1 after init),
+				    advanced atomically by the contexts */
 } dmr_txn_engine_t;
 
 /* Fill *eng for a run on `be` with `layout` (borrowed for the run); cn and
@@ -225,6 +269,9 @@ typedef struct dmr_txn_opst {
 	uint32_t buf; /* offset of this op's image in ctx->buf */
 	uint8_t flags;
 	uint8_t lookup; /* HASH: 1 while its bucket READ is in flight */
+	uint8_t wslot;	/* MOTOR: the vcell its new version goes to */
+	uint64_t rts;	/* MOTOR: timestamp of the version read (first record;
+			   0: none visible, absent) */
 } dmr_txn_opst_t;
 
 typedef struct dmr_txn_ctx {
@@ -252,6 +299,9 @@ typedef struct dmr_txn_ctx {
 	uint32_t pending;	      /* doorbells of this round not yet completed */
 	uint32_t lookup_off;	      /* HASH: bucket images at buf + lookup_off + i x bucket */
 	uint16_t looked_round;	      /* HASH: round + 1 whose lookups are done */
+	uint64_t start_ts, commit_ts; /* MOTOR: this attempt's timestamps */
+	uint32_t mv_reads;	      /* MOTOR: vcells selected this attempt */
+	uint32_t mv_old;	      /* MOTOR: of them older than the newest */
 	uint64_t t_phase;	      /* when the current phase began, ps */
 	uint64_t ph[DMR_TXN_NPHASES]; /* this attempt's time per phase, ps */
 	dmr_txn_opst_t ops[DMR_TRACE_MAX_OPS];

@@ -10,7 +10,9 @@
  *  - core/txn_ford.c: FORD's undo log and commit (minghust/ford
  *    DTX::ParallelUndoLog, DTX::CoalescentCommit);
  *  - core/txn_farm.c: the steps of FORD's baselines FaRM and DrTM+H after
- *    execution (minghust/ford core/dtx/dtx_compare*.cc).
+ *    execution (minghust/ford core/dtx/dtx_compare*.cc);
+ *  - core/txn_motor.c: Motor's version selection, validation and commit
+ *    (minghust/motor txn/process/).
  * Every function returns as dmr_txn_on_wc (txn.h): a status, and on DMR_OK
  * the outcome in *out; c->err says why when it is not DMR_OK.
  */
@@ -37,6 +39,7 @@ enum {
 	ST_CMP_BACKUP,	 /* FARM, DRTMH: redo log to the backups + flush */
 	ST_CMP_PRIMARY,	 /* FARM, DRTMH: data to the primaries and backups */
 	ST_CMP_UNLOCK,	 /* FARM, DRTMH: the unlocks (with the data: no backups) */
+	ST_MV_VALIDATE,	 /* MOTOR (SR): the read-only records' CVTs re-READ */
 };
 
 /* Per-op flags (dmr_txn_opst_t.flags). */
@@ -193,5 +196,30 @@ static inline uint8_t *cmp_val(dmr_txn_ctx_t *c, uint32_t i)
 dmr_status_t dmr_txn_cmp_lock(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out);
 /* txn_farm.c: a completion in state ST_CMP_* (the next step). */
 dmr_status_t dmr_txn_cmp_on_wc(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out);
+
+/* MOTOR: op i's CVT images as READ (count records of rec_bytes): after
+ * its view, the record(s) in the single-version format the rest of the
+ * core reads (image(), word()). */
+static inline uint8_t *mv_cvt(dmr_txn_ctx_t *c, uint32_t i)
+{
+	const dmr_trace_op_t *op = &c->txn->ops[i];
+	uint32_t vb = DMR_REC_HDR + c->eng->layout->t[op->table].payload_bytes;
+	return image(c, i) + (uint64_t)op->count * vb;
+}
+
+/* txn_motor.c: bytes of op i's buffer (view, CVT images, SR's re-READ). */
+uint32_t dmr_txn_mv_buf_bytes(const dmr_txn_ctx_t *c, uint32_t i);
+/* txn_motor.c: the start timestamp of a new attempt. */
+void dmr_txn_mv_begin(dmr_txn_ctx_t *c);
+/* txn_motor.c: after a round's completion, every issued op of the round:
+ * its visible version chosen by the start timestamp and copied into its
+ * view, a writer's vcell chosen; returns the abort cause (-1: none), the
+ * reason counted in stats->mv_aborts. */
+int dmr_txn_mv_views(dmr_txn_ctx_t *c);
+/* txn_motor.c: after the last execution round: the commit timestamp, SR's
+ * validation, then the commit. */
+dmr_status_t dmr_txn_mv_commit_start(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out);
+/* txn_motor.c: SR's validation READs came back. */
+dmr_status_t dmr_txn_mv_check_validation(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out);
 
 #endif

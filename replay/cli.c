@@ -57,6 +57,9 @@ static void run_usage(FILE *f)
 		"  --cns N           compute nodes (default 4)\n"
 		"  --threads N       workers per CN (default 28)\n"
 		"  --coros N         transaction contexts per worker (default 3)\n"
+		"  --coro_num N      Motor's and FORD's spelling: N coroutines per thread,\n"
+		"                    one of them their poller, so --coros N-1 (N >= 2;\n"
+		"                    docs/PROTOCOLS.md \"Coroutines\")\n"
 		"  --seed S          seed (default 1)\n"
 		"  --txns N          replay the first N transactions (default: all)\n"
 		"  --duration T      start no transaction after T of run time (0.5, 200ms,\n"
@@ -104,7 +107,12 @@ static void run_usage(FILE *f)
 		"                    public code: undo log to every MN, invisible-then-\n"
 		"                    release commit, selective flush), farm or drtmh\n"
 		"                    (FORD's baselines: lock after execution, redo log\n"
-		"                    to the backups, primary, then backups in place)\n"
+		"                    to the backups, primary, then backups in place),\n"
+		"                    motor (Motor's multi-version records, timestamps,\n"
+		"                    commit to primary and backups; needs --backups >= 1)\n"
+		"  --isolation L     motor: sr (default, Motor's) or si (snapshot isolation:\n"
+		"                    read-only records not validated); the other protocols\n"
+		"                    are serializable: sr only\n"
 		"  --index I         direct (default: addresses computed) or hash (an MN\n"
 		"                    hash index: a bucket READ finds a record not cached)\n"
 		"  --index-buckets N hash: buckets of 8 slots per table (default: rows / 4);\n"
@@ -116,7 +124,16 @@ static void run_usage(FILE *f)
 }
 
 /* Long-only options (no short letter). */
-enum { OPT_MNS = 1000, OPT_BACKUPS, OPT_PROTOCOL, OPT_INDEX, OPT_INDEX_BUCKETS, OPT_ADDR_CACHE };
+enum {
+	OPT_MNS = 1000,
+	OPT_BACKUPS,
+	OPT_PROTOCOL,
+	OPT_INDEX,
+	OPT_INDEX_BUCKETS,
+	OPT_ADDR_CACHE,
+	OPT_ISOLATION,
+	OPT_CORO_NUM
+};
 /* Long options without a letter (getopt_long values above any char). */
 enum { OPT_PUBLOG = 1101 };
 
@@ -125,7 +142,8 @@ typedef struct run_args {
 	dmr_replay_opts_t o;
 	int procs, cns_given, force;
 	const char *config;
-	double deadline; /* s */
+	const char *isolation; /* --isolation, parsed once --protocol is known */
+	double deadline;       /* s */
 } run_args_t;
 
 /* One option (ch as in the table, name "--NAME") into a; DMR_ERR_PARSE with
@@ -173,6 +191,17 @@ static dmr_status_t run_opt(int ch, const char *name, const char *arg, run_args_
 		break;
 	case OPT_PROTOCOL:
 		st = dmr_txn_protocol_parse(arg, &o->protocol, err);
+		break;
+	case OPT_ISOLATION:
+		a->isolation = arg;
+		break;
+	case OPT_CORO_NUM:
+		/* Motor's and FORD's coroutine_num counts their poller
+		 * (POLL_ROUTINE_ID 0, compute_node/handler/worker.cc and
+		 * compute_pool/worker/worker.cc): N - 1 run transactions */
+		st = dmr_opt_u32(name, arg, 2, 100001, 0, &v, err);
+		if (st == DMR_OK)
+			o->coros = v - 1;
 		break;
 	case OPT_INDEX:
 		if (strcmp(arg, "direct") == 0 || strcmp(arg, "hash") == 0)
@@ -330,6 +359,8 @@ int dmr_replay_main(int argc, char **argv)
 	    {"mns", required_argument, 0, OPT_MNS},
 	    {"backups", required_argument, 0, OPT_BACKUPS},
 	    {"protocol", required_argument, 0, OPT_PROTOCOL},
+	    {"isolation", required_argument, 0, OPT_ISOLATION},
+	    {"coro_num", required_argument, 0, OPT_CORO_NUM},
 	    {"index", required_argument, 0, OPT_INDEX},
 	    {"index-buckets", required_argument, 0, OPT_INDEX_BUCKETS},
 	    {"addr-cache", required_argument, 0, OPT_ADDR_CACHE},
@@ -362,6 +393,20 @@ int dmr_replay_main(int argc, char **argv)
 	}
 	if (optind < argc) {
 		fprintf(stderr, "dmreplay run: unexpected argument '%s'\n", argv[optind]);
+		return 2;
+	}
+	dmr_err_t ierr;
+	if (a.isolation &&
+	    dmr_txn_isolation_parse(a.isolation, o->protocol, &o->isolation, &ierr) != DMR_OK) {
+		fprintf(stderr, "dmreplay run: %s\n", ierr.msg);
+		return 2;
+	}
+	if (o->protocol == DMR_TXN_PROTO_MOTOR && (a.procs || a.config)) {
+		/* the MN processes lay out single-version records and the
+		 * timestamps are one process's counter (Motor's tx_id_generator) */
+		fprintf(stderr, "dmreplay run: option --protocol motor: not with --procs or "
+				"--config (one process: its timestamp counter is the process's, "
+				"docs/PROTOCOLS.md \"motor\")\n");
 		return 2;
 	}
 	/* with --config the MNs are the config's: the CN processes check

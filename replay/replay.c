@@ -350,6 +350,10 @@ static void sum_stats_from(const engine_t *e, int published, dmr_txn_stats_t *t)
 		t->cache_misses += s->cache_misses;
 		for (int p = 0; p < DMR_TXN_NPHASES; p++)
 			t->phase_ps[p] += s->phase_ps[p];
+		for (int k = 0; k < 4; k++) /* motor (core/txn.h DMR_MV_*) */
+			t->mv_aborts[k] += s->mv_aborts[k];
+		t->mv_versions_read += s->mv_versions_read;
+		t->mv_old_reads += s->mv_old_reads;
 	}
 }
 
@@ -607,6 +611,19 @@ static int mn_read(void *arg, int table, uint64_t slot, const uint64_t **payload
 	uint8_t *mem = dmr_be_mn_memory(e->be, e->layout.t[table].primary, NULL);
 	uint8_t *rec = mem + dmr_layout_rec(&e->layout, (unsigned)table, slot);
 	uint64_t ver;
+	if (e->layout.vcells) {
+		/* version tuples: the newest committed version (layout.h) */
+		uint32_t pb = e->layout.t[table].payload_bytes;
+		int k = dmr_cvt_newest(rec, pb, e->layout.vcells);
+		if (k < 0)
+			return 0;
+		const uint8_t *vc = rec + dmr_cvt_vcell_off(pb, (uint32_t)k);
+		memcpy(&ver, vc, 8);
+		if (version_p)
+			*version_p = ver & DMR_CVT_TS_MASK;
+		*payload_p = (const uint64_t *)(const void *)(vc + 8);
+		return (ver & DMR_VER_PRESENT) ? 1 : 0;
+	}
 	memcpy(&ver, rec + 8, 8);
 	if (version_p)
 		*version_p = ver & DMR_VER_MASK;
@@ -1087,6 +1104,7 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 		goto out_be;
 	e->teng.source = o->trace; /* trace errors name FILE:LINE of the op */
 	e->teng.protocol = o->protocol;
+	e->teng.isolation = o->isolation;
 	e->teng.index = o->index;
 	e->teng.workers_per_cn = o->threads;
 	if (o->addr_cache) {
