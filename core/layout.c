@@ -200,7 +200,7 @@ static void load_rows(const dmr_layout_t *l, const dmr_layout_table_t *t, uint8_
 	uint8_t *p = mem + t->base + DMR_REC_HDR;
 	for (uint64_t s = 0; s < t->loaded; s++, p += t->rec_bytes) {
 		memcpy(p, &v, 8);
-		memcpy(p + 8 + t->payload_bytes, &v, 8);
+		memcpy(p + 16 + t->payload_bytes, &v, 8);
 	}
 }
 

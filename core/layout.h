@@ -76,24 +76,28 @@ typedef struct dmr_layout {
 /* Consecutive version tuples (--protocol motor; minghust/motor
  * txn/memstore/cvt.h CVT: a Header with the lock, then MAX_VCELL_NUM
  * VCells, 4 in its default TPC-C build, txn/flags.h). With l->vcells = V a
- * record is {lock u64, 0 u64, V vcells}, a vcell {word u64, payload,
- * anchor u64}: word = DMR_VER_PRESENT (the row exists in this version) |
- * DMR_CVT_VALID (the vcell holds a committed version) | commit timestamp
- * (bits 0..61); anchor = word once the whole vcell is written (Motor's
- * sa/ea anchors: a reader finding them different read a vcell being
- * written). Loaded rows: vcell 0 = PRESENT | VALID | 1 (Motor's
- * tx_id_generator starts at 1), the others 0 (invalid). Unlike Motor, the
- * payload sits in its vcell (Motor keeps one full value and per-version
- * attribute deltas elsewhere, cvt.h remote_full_value_offset). */
+ * record is {lock u64, 0 u64, V vcells}, a vcell {word u64, base u64,
+ * payload, anchor u64}: word = DMR_VER_PRESENT (the row exists in this
+ * version) | DMR_CVT_VALID (the vcell holds a committed version) | commit
+ * timestamp (bits 0..61); base = the timestamp of the version the writer
+ * read and built this one from (0: none, an insert into an absent row);
+ * anchor = word once the whole vcell is written (Motor's sa/ea anchors: a
+ * reader finding them different read a vcell being written). Loaded rows:
+ * vcell 0 = PRESENT | VALID | 1 (Motor's tx_id_generator starts at 1),
+ * base 0, the others 0 (invalid). Unlike Motor, the payload sits in its
+ * vcell (Motor keeps one full value and per-version attribute deltas
+ * elsewhere, cvt.h remote_full_value_offset), and base is ours (Motor's
+ * VCell has none): it lets core/replica.c check that every version of a
+ * chain was built from the one before it (no lost update). */
 #define DMR_CVT_VALID (1ull << 62)
 #define DMR_CVT_TS_MASK (DMR_CVT_VALID - 1)
 #define DMR_CVT_VCELLS 4u     /* Motor's MAX_VCELL_NUM for TPC-C (txn/flags.h) */
 #define DMR_CVT_MAX_VCELLS 8u /* the most dmr_layout_cvt accepts */
 
-/* Bytes of one vcell of table t: word, payload, anchor. */
+/* Bytes of one vcell of table t: word, base, payload, anchor. */
 static inline uint32_t dmr_cvt_vcell_bytes(uint32_t payload_bytes)
 {
-	return 16u + payload_bytes;
+	return 24u + payload_bytes;
 }
 
 /* Offset of vcell k in a record (from its lock word). */
@@ -128,7 +132,7 @@ dmr_status_t dmr_layout_init(dmr_layout_t *l, const dmr_trace_hdr_t *h, uint32_t
 
 /* Re-lay a layout fresh from dmr_layout_init with `vcells` versions per
  * record (consecutive version tuples, above): rec_bytes = 16 + vcells x
- * (16 + payload), table bases, log rings and total recomputed. Call before
+ * (24 + payload), table bases, log rings and total recomputed. Call before
  * dmr_layout_place and dmr_layout_index. Errors (l unchanged, err naming
  * the value): DMR_ERR_RANGE for vcells outside 1..DMR_CVT_MAX_VCELLS or an
  * overflow. */

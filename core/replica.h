@@ -5,7 +5,11 @@
  *    (version word and payload: bytes 8..rec_bytes of the record);
  *  - every lock word of every table is idle (0) on every MN holding it
  *    (primary and backups: FORD writes "invisible" to backup lock words
- *    during its commit and clears them at release).
+ *    during its commit and clears them at release);
+ *  - with version tuples (l->vcells > 0, --protocol motor): every version
+ *    chain on the primaries idle and totally ordered, no version lost
+ *    (replica.c check_chain; the backups equal their primary byte for
+ *    byte, so theirs too).
  * The workload's own invariants (traces/workload.h) are checked on the
  * primaries by the caller.
  */
@@ -20,7 +24,9 @@
 typedef struct dmr_replica_result {
 	int ok;
 	uint64_t checks;	 /* records compared + lock words checked */
-	uint64_t failures;	 /* mismatching records + held lock words */
+	uint64_t failures;	 /* mismatching records + held lock words
+				    + broken version chains */
+	uint64_t chains;	 /* version chains checked (0: single-version) */
 	char first_failure[256]; /* names table, slot, MN */
 } dmr_replica_result_t;
 

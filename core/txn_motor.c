@@ -128,11 +128,11 @@ int dmr_txn_mv_views(dmr_txn_ctx_t *c)
 			} else {
 				const uint8_t *vc = rec + dmr_cvt_vcell_off(pb, (uint32_t)sel);
 				uint64_t w = rd64(vc);
-				if (rd64(vc + 8 + pb) != w)
+				if (rd64(vc + 16 + pb) != w)
 					MV_REASON(DMR_MV_CHANGED); /* being written */
 				ts = w & DMR_CVT_TS_MASK;
 				wr64(v + 8, (w & DMR_VER_PRESENT) | ts);
-				memcpy(v + DMR_REC_HDR, vc + 8, pb);
+				memcpy(v + DMR_REC_HDR, vc + 16, pb);
 				c->mv_reads++;
 				c->mv_old += sel != newest;
 			}
@@ -162,7 +162,7 @@ static dmr_status_t mv_commit(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 	uint32_t need = 16;
 	for (uint32_t i = 0; i < t->nops; i++)
 		if (c->ops[i].flags & F_LOCKED)
-			need += 40 + l->t[t->ops[i].table].payload_bytes;
+			need += 48 + l->t[t->ops[i].table].payload_bytes;
 	dmr_status_t st = dmr_txn_grow_log(c, need, &c->err);
 	if (st != DMR_OK)
 		return st;
@@ -172,13 +172,15 @@ static dmr_status_t mv_commit(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 		if (!(os->flags & F_LOCKED))
 			continue;
 		uint32_t pb = l->t[t->ops[i].table].payload_bytes;
-		if (dmr_txn_stage(c, i, pos)) {
-			/* [rec][len][word][payload][anchor]: the vcell from word on */
+		if (dmr_txn_stage(c, i, pos + 8)) {
+			/* stage wrote [rec][len][version][payload] at pos + 8; the
+			 * vcell [word][base][payload][anchor] starts at pos + 16 */
 			uint8_t *e = c->logbuf + pos;
-			uint64_t w = (rd64(e + 16) & DMR_VER_PRESENT) | DMR_CVT_VALID |
+			uint64_t w = (rd64(e + 24) & DMR_VER_PRESENT) | DMR_CVT_VALID |
 				     (c->commit_ts & DMR_CVT_TS_MASK);
 			wr64(e + 16, w);
-			wr64(e + 24 + pb, w);
+			wr64(e + 24, os->rts);
+			wr64(e + 32 + pb, w);
 			uint32_t r[1 + DMR_LAYOUT_MAX_BACKUPS];
 			uint32_t nr = dmr_layout_replicas(l, t->ops[i].table, r);
 			for (uint32_t j = 0; j < nr; j++) {
@@ -189,7 +191,7 @@ static dmr_status_t mv_commit(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 				wr->length = dmr_cvt_vcell_bytes(pb);
 				c->stats->writes++;
 			}
-			pos += (32 + pb + 7) & ~7u;
+			pos += (40 + pb + 7) & ~7u;
 		}
 		dmr_wr_t *ul = wr_to(c, &n, prim(c, i));
 		ul->opcode = DMR_WR_WRITE;

@@ -498,7 +498,7 @@ static int trace_refused(const char *path)
 
 /* Issue 11's figures when the run used them: protocol and placement, the
  * hash index and address cache, the replica checks. */
-static void print_cluster(const dmr_replay_result_t *r)
+static void print_cluster(const dmr_replay_result_t *r, int isolation)
 {
 	const dmr_txn_stats_t *s = &r->st;
 	if (r->mns > 1 || strcmp(r->protocol, "occ") != 0)
@@ -526,6 +526,25 @@ static void print_cluster(const dmr_replay_result_t *r)
 		printf("  replicas       %s (%llu records and lock words checked on %u MNs)\n",
 		       r->replicas.ok ? "identical, locks idle" : r->replicas.first_failure,
 		       (unsigned long long)r->replicas.checks, r->mns);
+	if (strcmp(r->protocol, "motor") == 0) {
+		/* core/txn.h DMR_MV_*: Motor's abort events, its versions read */
+		printf("  motor          isolation %s, %u versions per record; validation "
+		       "aborts: newer %llu, no visible %llu, no slot %llu, changed %llu; "
+		       "%.2f versions read per commit, %.2f of them older than the newest\n",
+		       isolation == DMR_TXN_ISO_SI ? "si" : "sr", DMR_CVT_VCELLS,
+		       (unsigned long long)s->mv_aborts[DMR_MV_NEWER],
+		       (unsigned long long)s->mv_aborts[DMR_MV_NOVIS],
+		       (unsigned long long)s->mv_aborts[DMR_MV_NOSLOT],
+		       (unsigned long long)s->mv_aborts[DMR_MV_CHANGED],
+		       s->committed ? (double)s->mv_versions_read / s->committed : 0.0,
+		       s->committed ? (double)s->mv_old_reads / s->committed : 0.0);
+		if (r->replicas.chains)
+			printf("  versions       %llu version chains %s\n",
+			       (unsigned long long)r->replicas.chains,
+			       r->replicas.ok ? "idle, totally ordered, each version built from "
+						"the one before (no lost update)"
+					      : "checked: see replicas");
+	}
 }
 
 /* The run, with its --out locked (dmr_replay_main). */
@@ -548,7 +567,7 @@ static int run_locked(run_args_t *ap)
 	/* --quiet: nothing on stdout, only the error line(s) on stderr */
 	if ((st == DMR_OK || st == DMR_ERR_VERIFY || r.partial) && !o->quiet) {
 		dmr_replay_print(&r, stdout);
-		print_cluster(&r);
+		print_cluster(&r, o->isolation);
 	}
 	if (st != DMR_OK) {
 		fprintf(stderr, "dmreplay run: error: %s\n", err.msg);

@@ -621,7 +621,7 @@ static int mn_read(void *arg, int table, uint64_t slot, const uint64_t **payload
 		memcpy(&ver, vc, 8);
 		if (version_p)
 			*version_p = ver & DMR_CVT_TS_MASK;
-		*payload_p = (const uint64_t *)(const void *)(vc + 8);
+		*payload_p = (const uint64_t *)(const void *)(vc + 16);
 		return (ver & DMR_VER_PRESENT) ? 1 : 0;
 	}
 	memcpy(&ver, rec + 8, 8);
