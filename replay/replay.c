@@ -1008,6 +1008,7 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 				    .index = o->index,
 				    .quiet = o->quiet,
 				    .index_buckets = o->index_buckets,
+				    .versions = o->versions,
 				    .addr_cache = o->addr_cache,
 				    .mr_size = o->mr_size};
 	st = dmr_replay_setup_layout(&shape, h, e->nworkers, &e->layout, res, &mr, err);

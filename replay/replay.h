@@ -68,8 +68,10 @@ typedef struct dmr_replay_opts {
 	 * FORD's rule (dmr_layout_pin); borrowed for the run */
 	const dmr_layout_pin_t *pins;
 	uint32_t npins;
-	int protocol;  /* dmr_txn_protocol_t */
-	int isolation; /* dmr_txn_isolation_t (--isolation; motor only) */
+	int protocol;	   /* dmr_txn_protocol_t */
+	int isolation;	   /* dmr_txn_isolation_t (--isolation; motor only) */
+	uint32_t versions; /* motor: vcells per record (--versions; 0: Motor's
+			      TPC-C default, DMR_CVT_VCELLS) */
 	/* how records are found (core/txn.h dmr_txn_index_t), index buckets
 	 * per table (0: sized to the table, core/layout.h), address-cache
 	 * entries per CN (0: none) */

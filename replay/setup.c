@@ -47,7 +47,7 @@ dmr_status_t dmr_replay_setup_layout(const dmr_replay_shape_t *o, const dmr_trac
 					   "each version to its primary and its backups; its "
 					   "BACKUP_NUM is never 0), got --backups %u",
 					   o->backups);
-		st = dmr_layout_cvt(l, DMR_CVT_VCELLS, err);
+		st = dmr_layout_cvt(l, o->versions ? o->versions : DMR_CVT_VCELLS, err);
 	}
 	if (st == DMR_OK)
 		st = dmr_layout_place(l, o->mns ? o->mns : 1, o->backups, err);

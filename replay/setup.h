@@ -18,8 +18,9 @@ typedef struct dmr_replay_shape {
 	uint32_t cns, threads, coros, mns, backups;
 	const dmr_layout_pin_t *pins; /* borrowed */
 	uint32_t npins;
-	int protocol; /* dmr_txn_protocol_t */
-	int index;    /* dmr_txn_index_t */
+	int protocol;	   /* dmr_txn_protocol_t */
+	uint32_t versions; /* motor: vcells per record (0: DMR_CVT_VCELLS) */
+	int index;	   /* dmr_txn_index_t */
 	int quiet;
 	uint64_t index_buckets, addr_cache, mr_size;
 } dmr_replay_shape_t;
