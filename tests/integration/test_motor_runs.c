@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "helpers/csv.h"
 #include "helpers/files.h"
 #include "helpers/proc.h"
 #include "helpers/suite.h"
@@ -41,6 +42,42 @@ static void gen(const char *name, char *path, size_t len)
 	}
 	dmr_test_run_ok(&r);
 	dmr_test_run_free(&r);
+}
+
+/* DIR/motor.csv against DIR/summary.csv: its header, one row per type,
+ * tried and committed summed over the types equal to the run's, and every
+ * validation abort with exactly one reason (newer + no_visible + no_slot +
+ * changed = abort_validation, per type). */
+static void check_motor_csv(const char *dir)
+{
+	char path[PATH_MAX + 16];
+	snprintf(path, sizeof(path), "%s/motor.csv", dir);
+	char *text = dmr_test_read_text(path);
+	ck_assert_ptr_nonnull(text);
+	char *save = NULL, *line = strtok_r(text, "\n", &save);
+	ck_assert_str_eq(line, "type,tried,committed,abort_rate,abort_lock,abort_validation,newer,"
+			       "no_visible,no_slot,changed,versions_read_per_commit,"
+			       "old_versions_per_commit,atomics_per_commit,wrs_per_commit");
+	unsigned long long tried = 0, committed = 0, rows = 0;
+	while ((line = strtok_r(NULL, "\n", &save)) != NULL) {
+		char *f[DMR_TEST_MAXCOL];
+		ck_assert_int_eq(dmr_test_split(line, f, DMR_TEST_MAXCOL), 14);
+		tried += strtoull(f[1], NULL, 10);
+		committed += strtoull(f[2], NULL, 10);
+		unsigned long long why = 0;
+		for (int k = 6; k < 10; k++)
+			why += strtoull(f[k], NULL, 10);
+		ck_assert_uint_eq(why, strtoull(f[5], NULL, 10));
+		rows++;
+	}
+	ck_assert_uint_ge(rows, 1);
+	dmr_test_summary_t s;
+	dmr_test_summary_load(&s, dir, "summary.csv");
+	ck_assert_uint_eq(tried, dmr_test_colu(&s, "tried"));
+	ck_assert_uint_eq(committed, dmr_test_colu(&s, "committed"));
+	ck_assert_str_eq(dmr_test_col(&s, "protocol"), "motor");
+	dmr_test_summary_free(&s);
+	free(text);
 }
 
 /* One motor run: exit 0, verified (`verified` in the output), replicas
@@ -72,6 +109,7 @@ static void run_motor(const char *be, const char *iso, const char *trace, const 
 		 versions);
 	ck_assert_msg(strstr(r.out, line) != NULL, "no '%s' in:\n%s", line, r.out);
 	dmr_test_run_free(&r);
+	check_motor_csv(dir);
 }
 
 static void all(const char *be)
