@@ -155,7 +155,9 @@ dmr_status_t dmr_txn_ctx_init(dmr_txn_ctx_t *c, const dmr_txn_engine_t *eng, dmr
 	c->wrs = calloc(c->wrs_cap, sizeof(*c->wrs));
 	c->wrs2 = l->mns > 1 ? calloc(c->wrs_cap, sizeof(*c->wrs2)) : NULL;
 	c->wr_mn = calloc(c->wrs_cap, 1);
-	if (!c->wrs || !c->wr_mn || (l->mns > 1 && !c->wrs2))
+	int motor = eng->protocol == DMR_TXN_PROTO_MOTOR;
+	c->mv = motor ? calloc(DMR_TRACE_MAX_TYPES, sizeof(*c->mv)) : NULL;
+	if (!c->wrs || !c->wr_mn || (l->mns > 1 && !c->wrs2) || (motor && !c->mv))
 		return dmr_err_set(err, DMR_ERR_NOMEM, "txn: out of memory");
 	dmr_status_t st = grow(c, 4096, err);
 	if (st == DMR_OK)
@@ -178,6 +180,8 @@ void dmr_txn_ctx_fini(dmr_txn_ctx_t *c)
 	free(c->wrs);
 	free(c->wrs2);
 	free(c->wr_mn);
+	free(c->mv);
+	c->mv = NULL;
 	free(c->logbuf);
 	c->buf = c->logbuf = NULL;
 	c->wrs = c->wrs2 = NULL;
@@ -241,8 +245,10 @@ dmr_status_t dmr_txn_finish(dmr_txn_ctx_t *c, dmr_txn_outcome_t outcome, dmr_txn
 			c->stats->phase_ps[p] += c->ph[p];
 		c->stats->committed++;
 		c->stats->committed_xv += c->txn->xv;
-		c->stats->mv_versions_read += c->mv_reads;
-		c->stats->mv_old_reads += c->mv_old;
+		if (c->mv) {
+			mv_of(c)->versions_read += c->mv_reads;
+			mv_of(c)->old_reads += c->mv_old;
+		}
 	} else {
 		c->stats->gave_up++;
 	}
@@ -399,7 +405,10 @@ static dmr_status_t check_lookup(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 	return exec_round(c, out);
 }
 
-static dmr_status_t exec_round(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
+/* The execution round; motor (a constant where it is inlined, below):
+ * --protocol motor, whose CVT READs land after the views (mv_cvt). */
+static inline __attribute__((always_inline)) dmr_status_t exec_round_as(dmr_txn_ctx_t *c, int motor,
+									dmr_txn_outcome_t *out)
 {
 	const dmr_trace_txn_t *t = c->txn;
 	const dmr_layout_t *l = c->eng->layout;
@@ -465,14 +474,14 @@ static dmr_status_t exec_round(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 						    t->line + j);
 			}
 			uint32_t rb = l->t[op->table].rec_bytes;
-			/* MOTOR: the CVT lands after the view (txn_impl.h mv_cvt) */
-			int mv = c->eng->protocol == DMR_TXN_PROTO_MOTOR;
 			if (op->kind == DMR_TOP_READ || cmp_proto(c)) {
 				/* FARM, DRTMH: read-write records READ without a
 				 * lock too (CompareIssueReadRW), into their image */
 				dmr_wr_t *wr = wr_to(c, &n, prim(c, i));
 				wr->opcode = DMR_WR_READ;
-				wr->local = mv ? mv_cvt(c, i) : image(c, i);
+				/* MOTOR (c->mv set): the CVT lands after the view
+				 * (txn_impl.h mv_cvt) */
+				wr->local = motor ? mv_cvt(c, i) : image(c, i);
 				wr->remote = os->rec;
 				wr->length = op->count * rb;
 				c->stats->reads++;
@@ -486,7 +495,7 @@ static dmr_status_t exec_round(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 				cas->length = 8;
 				dmr_wr_t *rd = wr_to(c, &n, prim(c, i));
 				rd->opcode = DMR_WR_READ;
-				rd->local = mv ? mv_cvt(c, i) : c->buf + os->buf + 8;
+				rd->local = motor ? mv_cvt(c, i) : c->buf + os->buf + 8;
 				rd->remote = os->rec;
 				rd->length = rb;
 				c->stats->atomics++;
@@ -507,14 +516,23 @@ static dmr_status_t exec_round(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 	}
 }
 
-static dmr_status_t check_round(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
+/* A round's completion. motor: --protocol motor, its views filled
+ * (dmr_txn_mv_views), mvr the reason they give to abort (-1: none); both
+ * constants at the other protocols' call. */
+static dmr_status_t exec_round(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
+{
+	if (__builtin_expect(c->mv != NULL, 0))
+		return exec_round_as(c, 1, out);
+	return exec_round_as(c, 0, out);
+}
+
+static inline __attribute__((always_inline)) dmr_status_t
+check_round(dmr_txn_ctx_t *c, int motor, int mvr, dmr_txn_outcome_t *out)
 {
 	const dmr_trace_txn_t *t = c->txn;
 	int cause = -1;
 	/* MOTOR: the visible versions into the views first (a reason to
 	 * abort counts only when no lock failed) */
-	int motor = c->eng->protocol == DMR_TXN_PROTO_MOTOR;
-	int mv = motor ? dmr_txn_mv_views(c) : -1;
 	for (uint32_t i = 0; i < t->nops; i++) {
 		const dmr_trace_op_t *op = &t->ops[i];
 		if (op->round != c->round)
@@ -529,10 +547,13 @@ static dmr_status_t check_round(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 			 * (LOCK_REFUSE_READ_RO 0, INV_ABORT 1: CheckReadRO;
 			 * its baselines too, CompareCheckReadRORW calls
 			 * CheckDirectRO) */
+			/* MOTOR reads a version whatever the lock (MVCC): its
+			 * views' lock words are not looked at */
 			uint64_t refuse =
-			    c->eng->protocol == DMR_TXN_PROTO_OCC ? ~0ull : DMR_LOCK_INVISIBLE;
-			/* MOTOR reads a version whatever the lock (MVCC) */
-			for (uint32_t r = 0; r < op->count && !motor; r++)
+			    motor ? 0
+				  : (c->eng->protocol == DMR_TXN_PROTO_OCC ? ~0ull
+									   : DMR_LOCK_INVISIBLE);
+			for (uint32_t r = 0; r < op->count; r++)
 				if ((rd64(img + (uint64_t)r * rb) & refuse) != 0 && cause < 0)
 					cause = DMR_ABORT_READ_LOCKED;
 			if (!(rd64(img + 8) & DMR_VER_PRESENT))
@@ -582,8 +603,8 @@ static dmr_status_t check_round(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 			os->flags |= F_ABSENT;
 		}
 	}
-	if (cause < 0 && mv >= 0) {
-		c->stats->mv_aborts[mv]++;
+	if (motor && cause < 0 && mvr >= 0) {
+		mv_of(c)->aborts[mvr]++;
 		cause = DMR_ABORT_VALIDATION;
 	}
 	if (cause >= 0)
@@ -602,23 +623,21 @@ static dmr_status_t begin_attempt(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 	c->looked_round = 0;
 	memset(c->ph, 0, sizeof(c->ph));
 	c->t_phase = dmr_be_now(c->eng->be, c->worker);
-	int motor = c->eng->protocol == DMR_TXN_PROTO_MOTOR;
-	if (motor)
-		dmr_txn_mv_begin(c);
 	uint32_t off = BUF_BASE;
-	for (uint32_t i = 0; i < t->nops; i++) {
-		const dmr_trace_op_t *op = &t->ops[i];
-		uint32_t rb = l->t[op->table].rec_bytes;
-		c->ops[i].flags = 0;
-		c->ops[i].buf = off;
-		if (motor)
-			off += dmr_txn_mv_buf_bytes(c, i);
-		else if (op->kind == DMR_TOP_READ)
-			off += op->count * rb * 2;
-		else /* CAS result, image (FARM, DRTMH: and the version READ) */
-			off += 8 + rb + (cmp_proto(c) ? DMR_REC_HDR : 0);
-		off = (off + 7) & ~7u;
-	}
+	if (__builtin_expect(c->eng->protocol == DMR_TXN_PROTO_MOTOR, 0))
+		off = dmr_txn_mv_begin(c, off);
+	else
+		for (uint32_t i = 0; i < t->nops; i++) {
+			const dmr_trace_op_t *op = &t->ops[i];
+			uint32_t rb = l->t[op->table].rec_bytes;
+			c->ops[i].flags = 0;
+			c->ops[i].buf = off;
+			if (op->kind == DMR_TOP_READ)
+				off += op->count * rb * 2;
+			else /* CAS result, image (FARM, DRTMH: and the version READ) */
+				off += 8 + rb + (cmp_proto(c) ? DMR_REC_HDR : 0);
+			off = (off + 7) & ~7u;
+		}
 	if (c->eng->index == DMR_TXN_INDEX_HASH) {
 		c->lookup_off = off;
 		off += t->nops * DMR_IDX_BUCKET_BYTES;
@@ -666,7 +685,9 @@ dmr_status_t dmr_txn_on_wc(dmr_txn_ctx_t *c, const dmr_wc_t *wc, dmr_txn_outcome
 	c->pending = 0;
 	switch (c->state) {
 	case ST_EXEC:
-		return check_round(c, out_p);
+		if (__builtin_expect(c->mv != NULL, 0))
+			return check_round(c, 1, dmr_txn_mv_views(c), out_p);
+		return check_round(c, 0, -1, out_p);
 	case ST_VALIDATE:
 		return dmr_txn_check_validation(c, out_p);
 	case ST_MV_VALIDATE:

@@ -111,15 +111,27 @@ typedef struct dmr_txn_stats {
 	uint64_t index_reads;		    /* MN hash-index bucket READs */
 	uint64_t cache_hits, cache_misses;  /* CN address-cache lookups */
 	uint64_t phase_ps[DMR_TXN_NPHASES]; /* committed attempts: time per phase, ps */
-	/* MOTOR: why its aborts counted as DMR_ABORT_VALIDATION happened
-	 * (DMR_MV_*), the versions read by committed attempts (vcells
-	 * selected), and committed attempts that read an older version than
-	 * the newest */
-	uint64_t mv_aborts[4];
-	uint64_t mv_versions_read, mv_old_reads;
 } dmr_txn_stats_t;
 
-/* MOTOR abort reasons (dmr_txn_stats_t.mv_aborts), as Motor's event
+/* MOTOR's own counters, per context and transaction type (the context's
+ * mv[type]; kept out of dmr_txn_stats_t, which the engine snapshots
+ * around every call into the core: occ's cost stays as it was). */
+typedef struct dmr_txn_mv_stats {
+	uint64_t aborts[4];	/* why DMR_ABORT_VALIDATION aborts happened (DMR_MV_*) */
+	uint64_t versions_read; /* vcells selected by committed attempts */
+	uint64_t old_reads;	/* of them older than the record's newest version */
+} dmr_txn_mv_stats_t;
+
+/* Add s to d, field by field. */
+static inline void dmr_txn_mv_add(dmr_txn_mv_stats_t *d, const dmr_txn_mv_stats_t *s)
+{
+	for (int k = 0; k < 4; k++)
+		d->aborts[k] += s->aborts[k];
+	d->versions_read += s->versions_read;
+	d->old_reads += s->old_reads;
+}
+
+/* MOTOR abort reasons (dmr_txn_mv_stats_t.aborts), as Motor's event
  * counters name them (RegEvent in txn/process/): NEWER: a version newer
  * than the start timestamp on a record a writer reads (SR: any record of
  * a read-write transaction, Motor's FindReadPos EarlyAbort; SI: a record
@@ -269,9 +281,6 @@ typedef struct dmr_txn_opst {
 	uint32_t buf; /* offset of this op's image in ctx->buf */
 	uint8_t flags;
 	uint8_t lookup; /* HASH: 1 while its bucket READ is in flight */
-	uint8_t wslot;	/* MOTOR: the vcell its new version goes to */
-	uint64_t rts;	/* MOTOR: timestamp of the version read (first record;
-			   0: none visible, absent) */
 } dmr_txn_opst_t;
 
 typedef struct dmr_txn_ctx {
@@ -305,6 +314,9 @@ typedef struct dmr_txn_ctx {
 	uint64_t t_phase;	      /* when the current phase began, ps */
 	uint64_t ph[DMR_TXN_NPHASES]; /* this attempt's time per phase, ps */
 	dmr_txn_opst_t ops[DMR_TRACE_MAX_OPS];
+	dmr_txn_mv_stats_t *mv; /* MOTOR: DMR_TRACE_MAX_TYPES entries, per
+				   transaction type (allocated by ctx_init when
+				   eng->protocol is MOTOR, else NULL) */
 	uint8_t *logbuf;
 	uint32_t logbuf_cap;
 	uint8_t buf_reg, logbuf_reg; /* registered with the backend (mr_reg) */

@@ -207,14 +207,28 @@ static inline uint8_t *mv_cvt(dmr_txn_ctx_t *c, uint32_t i)
 	return image(c, i) + (uint64_t)op->count * vb;
 }
 
+/* MOTOR: the counters of the running transaction's type. */
+static inline dmr_txn_mv_stats_t *mv_of(const dmr_txn_ctx_t *c)
+{
+	return &c->mv[c->txn->type < DMR_TRACE_MAX_TYPES ? c->txn->type : 0];
+}
+
+/* MOTOR: the vcell op i (a written record) puts its new version in,
+ * kept in the word after its CVT image. */
+static inline uint8_t *mv_wslot(dmr_txn_ctx_t *c, uint32_t i)
+{
+	return mv_cvt(c, i) + c->eng->layout->t[c->txn->ops[i].table].rec_bytes;
+}
+
 /* txn_motor.c: bytes of op i's buffer (view, CVT images, SR's re-READ). */
 uint32_t dmr_txn_mv_buf_bytes(const dmr_txn_ctx_t *c, uint32_t i);
-/* txn_motor.c: the start timestamp of a new attempt. */
-void dmr_txn_mv_begin(dmr_txn_ctx_t *c);
+/* txn_motor.c: a new attempt: its start timestamp, each op's buffer from
+ * off (flags cleared); returns the end of the last. */
+uint32_t dmr_txn_mv_begin(dmr_txn_ctx_t *c, uint32_t off);
 /* txn_motor.c: after a round's completion, every issued op of the round:
  * its visible version chosen by the start timestamp and copied into its
  * view, a writer's vcell chosen; returns the abort cause (-1: none), the
- * reason counted in stats->mv_aborts. */
+ * reason counted by the caller in mv_of(c)->aborts. */
 int dmr_txn_mv_views(dmr_txn_ctx_t *c);
 /* txn_motor.c: after the last execution round: the commit timestamp, SR's
  * validation, then the commit. */

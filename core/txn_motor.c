@@ -20,18 +20,24 @@ uint32_t dmr_txn_mv_buf_bytes(const dmr_txn_ctx_t *c, uint32_t i)
 	uint32_t vb = DMR_REC_HDR + lt->payload_bytes;
 	if (op->kind == DMR_TOP_READ) /* view, CVTs, SR's re-READ of the CVTs */
 		return op->count * (vb + 2 * lt->rec_bytes);
-	return 8 + vb + lt->rec_bytes; /* CAS result, view, CVT */
+	return 8 + vb + lt->rec_bytes + 8; /* CAS result, view, CVT, write vcell */
 }
 
 /* Motor: start_time = tx_id = ++tx_id_generator (worker.cc, TXN::Begin),
  * a counter of the CN process: no verb. A retried attempt takes a new
  * one (Motor's loop starts a new transaction instead). */
-void dmr_txn_mv_begin(dmr_txn_ctx_t *c)
+uint32_t dmr_txn_mv_begin(dmr_txn_ctx_t *c, uint32_t off)
 {
 	uint64_t *clk = (uint64_t *)(uintptr_t)&c->eng->ts_clock;
 	c->start_ts = __atomic_add_fetch(clk, 1, __ATOMIC_SEQ_CST);
 	c->commit_ts = 0;
 	c->mv_reads = c->mv_old = 0;
+	for (uint32_t i = 0; i < c->txn->nops; i++) {
+		c->ops[i].flags = 0;
+		c->ops[i].buf = off;
+		off = (off + dmr_txn_mv_buf_bytes(c, i) + 7) & ~7u;
+	}
+	return off;
 }
 
 /* The vcell of the CVT image rec visible at ts: the valid one with the
@@ -136,14 +142,12 @@ int dmr_txn_mv_views(dmr_txn_ctx_t *c)
 				c->mv_reads++;
 				c->mv_old += sel != newest;
 			}
-			if (r == 0)
-				os->rts = ts;
 		}
 		if (writer) {
 			int ws = write_slot(cvt, pb, l->vcells, c->start_ts);
 			if (ws < 0)
 				MV_REASON(DMR_MV_NOSLOT);
-			os->wslot = (uint8_t)(ws < 0 ? 0 : ws);
+			*mv_wslot(c, i) = (uint8_t)(ws < 0 ? 0 : ws);
 		}
 	}
 #undef MV_REASON
@@ -179,7 +183,8 @@ static dmr_status_t mv_commit(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 			uint64_t w = (rd64(e + 24) & DMR_VER_PRESENT) | DMR_CVT_VALID |
 				     (c->commit_ts & DMR_CVT_TS_MASK);
 			wr64(e + 16, w);
-			wr64(e + 24, os->rts);
+			/* base: the version read (the view's, txn_impl.h) */
+			wr64(e + 24, rd64(image(c, i) + 8) & DMR_CVT_TS_MASK);
 			wr64(e + 32 + pb, w);
 			uint32_t r[1 + DMR_LAYOUT_MAX_BACKUPS];
 			uint32_t nr = dmr_layout_replicas(l, t->ops[i].table, r);
@@ -187,7 +192,7 @@ static dmr_status_t mv_commit(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 				dmr_wr_t *wr = wr_to(c, &n, r[j]);
 				wr->opcode = DMR_WR_WRITE;
 				wr->local = e + 16;
-				wr->remote = os->rec + dmr_cvt_vcell_off(pb, os->wslot);
+				wr->remote = os->rec + dmr_cvt_vcell_off(pb, *mv_wslot(c, i));
 				wr->length = dmr_cvt_vcell_bytes(pb);
 				c->stats->writes++;
 			}
@@ -269,7 +274,7 @@ dmr_status_t dmr_txn_mv_check_validation(dmr_txn_ctx_t *c, dmr_txn_outcome_t *ou
 						     DMR_CVT_TS_MASK;
 			uint64_t was = rd64(image(c, i) + (uint64_t)r * vb + 8) & DMR_CVT_TS_MASK;
 			if ((lock != 0 && lock != c->tag) || now != was) {
-				c->stats->mv_aborts[DMR_MV_CHANGED]++;
+				mv_of(c)->aborts[DMR_MV_CHANGED]++;
 				return dmr_txn_abort(c, DMR_ABORT_VALIDATION, out);
 			}
 		}

@@ -242,19 +242,20 @@ static int fill_motor(FILE *f, const void *a)
 	int r = fprintf(f, "%s\n", motor_header);
 	for (uint32_t i = 0; r >= 0 && i < bd->ntypes; i++) {
 		const dmr_txn_stats_t *s = &bd->type[i].st;
+		const dmr_txn_mv_stats_t *m = &bd->type[i].mv;
 		uint64_t wrs = s->reads + s->writes + s->atomics;
-		r = fprintf(
-		    f, "%s,%llu,%llu,%.6f,%llu,%llu,%llu,%llu,%llu,%llu,%.4f,%.4f,%.4f,%.4f\n",
-		    bd->type[i].name, (unsigned long long)s->tried,
-		    (unsigned long long)s->committed, per(aborts_of(s), s->tried),
-		    (unsigned long long)s->aborts[DMR_ABORT_LOCK],
-		    (unsigned long long)s->aborts[DMR_ABORT_VALIDATION],
-		    (unsigned long long)s->mv_aborts[DMR_MV_NEWER],
-		    (unsigned long long)s->mv_aborts[DMR_MV_NOVIS],
-		    (unsigned long long)s->mv_aborts[DMR_MV_NOSLOT],
-		    (unsigned long long)s->mv_aborts[DMR_MV_CHANGED],
-		    per(s->mv_versions_read, s->committed), per(s->mv_old_reads, s->committed),
-		    per(s->atomics, s->committed), per(wrs, s->committed));
+		r = fprintf(f,
+			    "%s,%llu,%llu,%.6f,%llu,%llu,%llu,%llu,%llu,%llu,%.4f,%.4f,%.4f,%.4f\n",
+			    bd->type[i].name, (unsigned long long)s->tried,
+			    (unsigned long long)s->committed, per(aborts_of(s), s->tried),
+			    (unsigned long long)s->aborts[DMR_ABORT_LOCK],
+			    (unsigned long long)s->aborts[DMR_ABORT_VALIDATION],
+			    (unsigned long long)m->aborts[DMR_MV_NEWER],
+			    (unsigned long long)m->aborts[DMR_MV_NOVIS],
+			    (unsigned long long)m->aborts[DMR_MV_NOSLOT],
+			    (unsigned long long)m->aborts[DMR_MV_CHANGED],
+			    per(m->versions_read, s->committed), per(m->old_reads, s->committed),
+			    per(s->atomics, s->committed), per(wrs, s->committed));
 	}
 	return r;
 }

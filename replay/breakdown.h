@@ -41,6 +41,7 @@ typedef struct dmr_bd_first {
 typedef struct dmr_bd_type {
 	char name[DMR_TRACE_NAME_MAX]; /* the trace header's `# type NAME` */
 	dmr_txn_stats_t st;	       /* summed over the workers */
+	dmr_txn_mv_stats_t mv;	       /* motor: summed over the contexts */
 	double p50_us, p90_us, p99_us, p999_us;
 	double mean_us; /* from the histogram's bucket values (same bound) */
 	dmr_bd_first_t first;

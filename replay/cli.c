@@ -547,12 +547,12 @@ static void print_cluster(const dmr_replay_result_t *r, int isolation, uint32_t 
 		       "%.2f versions read per commit, %.2f of them older than the newest\n",
 		       isolation == DMR_TXN_ISO_SI ? "si" : "sr",
 		       versions ? versions : DMR_CVT_VCELLS,
-		       (unsigned long long)s->mv_aborts[DMR_MV_NEWER],
-		       (unsigned long long)s->mv_aborts[DMR_MV_NOVIS],
-		       (unsigned long long)s->mv_aborts[DMR_MV_NOSLOT],
-		       (unsigned long long)s->mv_aborts[DMR_MV_CHANGED],
-		       s->committed ? (double)s->mv_versions_read / s->committed : 0.0,
-		       s->committed ? (double)s->mv_old_reads / s->committed : 0.0);
+		       (unsigned long long)r->mv.aborts[DMR_MV_NEWER],
+		       (unsigned long long)r->mv.aborts[DMR_MV_NOVIS],
+		       (unsigned long long)r->mv.aborts[DMR_MV_NOSLOT],
+		       (unsigned long long)r->mv.aborts[DMR_MV_CHANGED],
+		       s->committed ? (double)r->mv.versions_read / s->committed : 0.0,
+		       s->committed ? (double)r->mv.old_reads / s->committed : 0.0);
 		if (r->replicas.chains)
 			printf("  versions       %llu version chains %s\n",
 			       (unsigned long long)r->replicas.chains,

@@ -350,10 +350,6 @@ static void sum_stats_from(const engine_t *e, int published, dmr_txn_stats_t *t)
 		t->cache_misses += s->cache_misses;
 		for (int p = 0; p < DMR_TXN_NPHASES; p++)
 			t->phase_ps[p] += s->phase_ps[p];
-		for (int k = 0; k < 4; k++) /* motor (core/txn.h DMR_MV_*) */
-			t->mv_aborts[k] += s->mv_aborts[k];
-		t->mv_versions_read += s->mv_versions_read;
-		t->mv_old_reads += s->mv_old_reads;
 	}
 }
 
@@ -611,23 +607,33 @@ static int mn_read(void *arg, int table, uint64_t slot, const uint64_t **payload
 	uint8_t *mem = dmr_be_mn_memory(e->be, e->layout.t[table].primary, NULL);
 	uint8_t *rec = mem + dmr_layout_rec(&e->layout, (unsigned)table, slot);
 	uint64_t ver;
-	if (e->layout.vcells) {
-		/* version tuples: the newest committed version (layout.h) */
-		uint32_t pb = e->layout.t[table].payload_bytes;
-		int k = dmr_cvt_newest(rec, pb, e->layout.vcells);
-		if (k < 0)
-			return 0;
-		const uint8_t *vc = rec + dmr_cvt_vcell_off(pb, (uint32_t)k);
-		memcpy(&ver, vc, 8);
-		if (version_p)
-			*version_p = ver & DMR_CVT_TS_MASK;
-		*payload_p = (const uint64_t *)(const void *)(vc + 16);
-		return (ver & DMR_VER_PRESENT) ? 1 : 0;
-	}
 	memcpy(&ver, rec + 8, 8);
 	if (version_p)
 		*version_p = ver & DMR_VER_MASK;
 	*payload_p = (const uint64_t *)(void *)(rec + DMR_REC_HDR);
+	return (ver & DMR_VER_PRESENT) ? 1 : 0;
+}
+
+/* mn_read for records with version tuples (--protocol motor; layout.h):
+ * the newest committed version of the primary's record. */
+static int mn_read_cvt(void *arg, int table, uint64_t slot, const uint64_t **payload_p,
+		       uint64_t *version_p)
+{
+	engine_t *e = arg;
+	if (table < 0 || (uint32_t)table >= e->layout.ntables || slot >= e->layout.t[table].rows)
+		return -1;
+	const uint8_t *mem = dmr_be_mn_memory(e->be, e->layout.t[table].primary, NULL);
+	const uint8_t *rec = mem + dmr_layout_rec(&e->layout, (unsigned)table, slot);
+	uint32_t pb = e->layout.t[table].payload_bytes;
+	int k = dmr_cvt_newest(rec, pb, e->layout.vcells);
+	if (k < 0)
+		return 0;
+	const uint8_t *vc = rec + dmr_cvt_vcell_off(pb, (uint32_t)k);
+	uint64_t ver;
+	memcpy(&ver, vc, 8);
+	if (version_p)
+		*version_p = ver & DMR_CVT_TS_MASK;
+	*payload_p = (const uint64_t *)(const void *)(vc + 16);
 	return (ver & DMR_VER_PRESENT) ? 1 : 0;
 }
 
@@ -907,6 +913,10 @@ static dmr_status_t write_breakdown(engine_t *e, const dmr_replay_result_t *res,
 	if (st == DMR_OK) {
 		snprintf(bd->backend, sizeof(bd->backend), "%s", o->backend);
 		bd->motor = o->protocol == DMR_TXN_PROTO_MOTOR;
+		for (uint32_t i = 0; i < e->nctx; i++) /* type t >= ntypes: counted as 0 */
+			for (uint32_t t = 0; e->ctx[i].mv && t < DMR_TRACE_MAX_TYPES; t++)
+				dmr_txn_mv_add(&bd->type[t < bd->ntypes ? t : 0].mv,
+					       &e->ctx[i].mv[t]);
 		bd->run_p90_us = lat ? dmr_lathist_quantile(lat, 0.90) / 1e6 : 0;
 		bd->run_mean_us = lat ? dmr_lathist_mean(lat) / 1e6 : 0;
 		/* utilisation over the simulated time of the last event: a run cut
@@ -1078,7 +1088,8 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	{
 		dmr_verify_result_t v0;
 		dmr_err_t verr;
-		dmr_status_t vst = dmr_wl_verify(h, mn_read, e, 0, &v0, &verr);
+		dmr_status_t vst =
+		    dmr_wl_verify(h, e->layout.vcells ? mn_read_cvt : mn_read, e, 0, &v0, &verr);
 		if (vst == DMR_ERR_UNSUPPORTED) {
 			e->no_invariants = 1;
 			if (!o->quiet)
@@ -1259,6 +1270,10 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	res->partial = st != DMR_OK;
 	{
 		sum_stats(e, &res->st);
+		memset(&res->mv, 0, sizeof(res->mv));
+		for (uint32_t i = 0; i < e->nctx; i++) /* motor's, per context and type */
+			for (uint32_t t = 0; e->ctx[i].mv && t < DMR_TRACE_MAX_TYPES; t++)
+				dmr_txn_mv_add(&res->mv, &e->ctx[i].mv[t]);
 		e->ts.phase = e->drift_ps ? tend / e->drift_ps : 0;
 		if (e->adm && !e->threaded) {
 			/* the last window's own loop signal and actuator, not the
@@ -1360,7 +1375,8 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 			snprintf(res->verify.summary, sizeof(res->verify.summary),
 				 "no invariants known for workload '%s': locks only", h->workload);
 		} else {
-			vst = dmr_wl_verify(h, mn_read, e, tot.committed_xv, &res->verify, err);
+			vst = dmr_wl_verify(h, e->layout.vcells ? mn_read_cvt : mn_read, e,
+					    tot.committed_xv, &res->verify, err);
 		}
 		if (vst != DMR_OK) {
 			st = vst;

@@ -95,6 +95,7 @@ typedef struct dmr_replay_result {
 	uint32_t cns, threads, coros;
 	uint64_t seed, txns;
 	dmr_txn_stats_t st;
+	dmr_txn_mv_stats_t mv; /* --protocol motor: its counters (zero otherwise) */
 	dmr_be_stats_t be;
 	double tried_tps, committed_tps, abort_rate;
 	double atomics_per_commit, reads_per_commit;

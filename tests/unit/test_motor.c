@@ -111,6 +111,17 @@ static void drive(fixture_t *f, int *out, uint32_t n)
 	}
 }
 
+/* Motor's counters summed over the contexts and types. */
+static dmr_txn_mv_stats_t mvs(const fixture_t *f)
+{
+	dmr_txn_mv_stats_t m;
+	memset(&m, 0, sizeof(m));
+	for (uint32_t i = 0; i < 2; i++)
+		for (uint32_t t = 0; f->ctx[i].mv && t < DMR_TRACE_MAX_TYPES; t++)
+			dmr_txn_mv_add(&m, &f->ctx[i].mv[t]);
+	return m;
+}
+
 /* Run t alone on context 0 whose start timestamp will be start. */
 static int run1(fixture_t *f, const dmr_trace_txn_t *t, uint64_t start)
 {
@@ -143,15 +154,16 @@ START_TEST(read_picks_the_newest_version_at_its_start_timestamp)
 	dmr_trace_txn_op(&t, 'R', 0, 0, 2);
 	ck_assert_int_eq(run1(&f, &t, 6), DMR_TXN_COMMITTED);
 	ck_assert_uint_eq(seen(&f), 50);
-	ck_assert_uint_eq(f.ctx[0].ops[0].rts, 5);
-	ck_assert_uint_eq(f.st.mv_versions_read, 1);
-	ck_assert_uint_eq(f.st.mv_old_reads, 1); /* 9 is newer */
+	/* the view's version word: present, timestamp 5 */
+	ck_assert_uint_eq(rd(f.ctx[0].buf + f.ctx[0].ops[0].buf + 8), DMR_VER_PRESENT | 5);
+	ck_assert_uint_eq(mvs(&f).versions_read, 1);
+	ck_assert_uint_eq(mvs(&f).old_reads, 1); /* 9 is newer */
 	ck_assert_int_eq(run1(&f, &t, 9), DMR_TXN_COMMITTED);
 	ck_assert_uint_eq(seen(&f), 90);
 	ck_assert_int_eq(run1(&f, &t, 4), DMR_TXN_COMMITTED);
 	ck_assert_uint_eq(seen(&f), 10);
-	ck_assert_uint_eq(f.st.mv_versions_read, 3);
-	ck_assert_uint_eq(f.st.mv_old_reads, 2);
+	ck_assert_uint_eq(mvs(&f).versions_read, 3);
+	ck_assert_uint_eq(mvs(&f).old_reads, 2);
 	/* a read-only transaction commits without a verb after its READ
 	 * (Motor's TXN::Commit: no timestamp, no validation) */
 	ck_assert_uint_eq(f.ctx[0].commit_ts, 0);
@@ -160,7 +172,7 @@ START_TEST(read_picks_the_newest_version_at_its_start_timestamp)
 	set_vcell(&f, 2, 0, 0, 0, 0);
 	ck_assert_int_eq(run1(&f, &t, 3), DMR_TXN_GAVE_UP);
 	ck_assert_uint_eq(f.st.aborts[DMR_ABORT_VALIDATION], 1);
-	ck_assert_uint_eq(f.st.mv_aborts[DMR_MV_NOVIS], 1);
+	ck_assert_uint_eq(mvs(&f).aborts[DMR_MV_NOVIS], 1);
 	/* every vcell invalid: the row is absent, not an abort */
 	for (uint32_t k = 0; k < DMR_CVT_VCELLS; k++)
 		set_vcell(&f, 2, k, 0, 0, 0);
@@ -227,7 +239,7 @@ START_TEST(writer_aborts_on_a_newer_version_or_no_free_vcell)
 	/* SI too: a version (5) newer than the snapshot (3) of a record it
 	 * writes: first committer wins */
 	ck_assert_int_eq(run1(&f, &t, 3), DMR_TXN_GAVE_UP);
-	ck_assert_uint_eq(f.st.mv_aborts[DMR_MV_NEWER], 1);
+	ck_assert_uint_eq(mvs(&f).aborts[DMR_MV_NEWER], 1);
 	ck_assert_uint_eq(rd(f.mem[0] + dmr_layout_rec(&f.l, 0, 1)), 0); /* released */
 	/* 4 versions, the oldest (7) above the start timestamp (6): Motor's
 	 * FindWritePos finds no vcell (and the newest 9 is newer too: the
@@ -237,8 +249,8 @@ START_TEST(writer_aborts_on_a_newer_version_or_no_free_vcell)
 	set_vcell(&f, 1, 2, 5, 4, 0);
 	set_vcell(&f, 1, 3, 6, 5, 0);
 	ck_assert_int_eq(run1(&f, &t, 2), DMR_TXN_GAVE_UP);
-	ck_assert_uint_eq(f.st.mv_aborts[DMR_MV_NEWER], 2);
-	ck_assert_uint_eq(f.st.mv_aborts[DMR_MV_NOSLOT], 0);
+	ck_assert_uint_eq(mvs(&f).aborts[DMR_MV_NEWER], 2);
+	ck_assert_uint_eq(mvs(&f).aborts[DMR_MV_NOSLOT], 0);
 	fx_fini(&f, 1);
 }
 END_TEST
@@ -292,7 +304,7 @@ START_TEST(write_skew_commits_under_si_aborts_under_sr)
 	ck_assert_int_eq(out[1], DMR_TXN_GAVE_UP);
 	ck_assert_uint_eq(f.st.committed, 0);
 	ck_assert_uint_eq(f.st.aborts[DMR_ABORT_VALIDATION], 2);
-	ck_assert_uint_eq(f.st.mv_aborts[DMR_MV_CHANGED], 2);
+	ck_assert_uint_eq(mvs(&f).aborts[DMR_MV_CHANGED], 2);
 	ck_assert_uint_eq(rd(vcell(&f, 0, 0, 1)), 0); /* nothing installed */
 	ck_assert_uint_eq(f.st.locks_taken, f.st.locks_released);
 	fx_fini(&f, 2);
