@@ -177,6 +177,35 @@ START_TEST(test_motor_refusals_and_coro_num)
 }
 END_TEST
 
+/* The sim is deterministic: the same trace and seed twice, byte-identical
+ * types.csv and motor.csv. */
+START_TEST(test_sim_motor_deterministic)
+{
+	char sb[PATH_MAX], dir[2][PATH_MAX];
+	gen("sb.csv", sb, sizeof(sb));
+	char *text[2][2];
+	for (int k = 0; k < 2; k++) {
+		dmr_test_path(dir[k], sizeof(dir[k]), k ? "det-2" : "det-1");
+		dmr_test_run_t r =
+		    dmr_test_dmr("run", "--trace", sb, "--protocol", "motor", "--isolation", "si",
+				 "--mns", "2", "--backups", "1", "--cns", "2", "--threads", "4",
+				 "--retries", "2", "--seed", "5", "--out", dir[k], "--quiet", NULL);
+		dmr_test_run_ok(&r);
+		dmr_test_run_free(&r);
+		char p[PATH_MAX + 16];
+		snprintf(p, sizeof(p), "%s/types.csv", dir[k]);
+		text[k][0] = dmr_test_read_text(p);
+		snprintf(p, sizeof(p), "%s/motor.csv", dir[k]);
+		text[k][1] = dmr_test_read_text(p);
+	}
+	for (int f = 0; f < 2; f++) {
+		ck_assert_str_eq(text[0][f], text[1][f]);
+		free(text[0][f]);
+		free(text[1][f]);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	if (dmr_test_env_init("motor-runs", 1, 1) != 0)
@@ -187,6 +216,7 @@ int main(void)
 	tcase_add_test(tc, test_sim_motor_invariants);
 	tcase_add_test(tc, test_shm_motor_invariants);
 	tcase_add_test(tc, test_motor_refusals_and_coro_num);
+	tcase_add_test(tc, test_sim_motor_deterministic);
 	suite_add_tcase(s, tc);
 	int rc = dmr_test_run(s);
 	dmr_test_env_fini();
