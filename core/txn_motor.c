@@ -155,10 +155,14 @@ int dmr_txn_mv_views(dmr_txn_ctx_t *c)
 }
 
 /* Motor's CommitAll (txn/process/commit.cc): per written record, its new
- * vcell WRITten to the primary together with the unlock (WriteReplica's
- * doorbell: SetVCellReq ... UnlockReq), and to each backup (not locked
- * there); one round. A late backup WRITE cannot be overtaken on its vcell:
- * the next writer picks another (the oldest, and ours is the newest). */
+ * vcell WRITten to the primary and to each backup (not locked there); the
+ * unlocks on the primaries once every WRITE completed (dmr_txn_release).
+ * Motor puts the unlock in the primary's doorbell (WriteReplica:
+ * SetVCellReq ... UnlockReq): a backup WRITE still in flight after the
+ * unlock can then be overtaken on its vcell by a later writer's (the V-th
+ * next version of the record lands in the same vcell), found on shm with 2
+ * versions by the replica check; so the unlocks are a round later, as
+ * occ's across MNs. */
 static dmr_status_t mv_commit(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 {
 	const dmr_trace_txn_t *t = c->txn;
@@ -198,15 +202,10 @@ static dmr_status_t mv_commit(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 			}
 			pos += (40 + pb + 7) & ~7u;
 		}
-		dmr_wr_t *ul = wr_to(c, &n, prim(c, i));
-		ul->opcode = DMR_WR_WRITE;
-		ul->local = c->buf + ZERO_OFF;
-		ul->remote = os->rec;
-		ul->length = 8;
-		c->stats->writes++;
-		c->stats->locks_released++;
 	}
-	c->state = ST_COMMIT;
+	if (n == 0) /* locked, nothing to write: the unlocks only */
+		return dmr_txn_release(c, out);
+	c->state = ST_COMMIT_WB;
 	return posted(dmr_txn_post(c, n), out);
 }
 
