@@ -136,8 +136,9 @@ static inline void dmr_txn_mv_add(dmr_txn_mv_stats_t *d, const dmr_txn_mv_stats_
  * than the start timestamp on a record a writer reads (SR: any record of
  * a read-write transaction, Motor's FindReadPos EarlyAbort; SI: a record
  * it writes, first committer wins); NOVIS: no version visible at the start
- * timestamp (NoReadPos); NOSLOT: no vcell to write (every one newer than
- * the start timestamp, FindWritePos NoWritePos); CHANGED: SR validation
+ * timestamp (NoReadPos); NOSLOT: no vcell to write (none invalid, the
+ * oldest newer than the start timestamp: FindWritePos NoWritePos);
+ * CHANGED: SR validation
  * found a read-only record locked or its visible version changed at the
  * commit timestamp (CheckValidate), or a vcell read while being written
  * (VcellIsWritten: anchors differ). */

@@ -165,6 +165,18 @@ START_TEST(test_motor_refusals_and_coro_num)
 	refused("option --versions: only with --protocol motor", "--versions", "3", "--backups",
 		"1");
 	refused("--coro_num", "--coro_num", "1", "--backups", "1");
+	/* one process only: its timestamp counter (Motor's tx_id_generator) */
+	char sb0[PATH_MAX], d0[PATH_MAX];
+	gen("sb.csv", sb0, sizeof(sb0));
+	dmr_test_path(d0, sizeof(d0), "refused-procs");
+	dmr_test_run_t rp =
+	    dmr_test_dmr("run", "--trace", sb0, "--out", d0, "--mns", "2", "--backups", "1",
+			 "--protocol", "motor", "--procs", "--backend", "verbs", NULL);
+	ck_assert_msg(rp.status == 2, "status %d:\n%s", rp.status, rp.err);
+	ck_assert_ptr_nonnull(
+	    strstr(rp.err, "option --protocol motor: not with --procs or --config"));
+	ck_assert(!dmr_test_exists(d0));
+	dmr_test_run_free(&rp);
 	/* Motor's and FORD's coroutine_num 4: 3 transaction coroutines */
 	char sb[PATH_MAX], dir[PATH_MAX];
 	gen("sb.csv", sb, sizeof(sb));
