@@ -124,6 +124,14 @@ static inline int dmr_cvt_newest(const uint8_t *rec, uint32_t payload_bytes, uin
 	return best;
 }
 
+/* The newest committed version of record `slot` of table t in mem (an MN
+ * region holding t) for a reader of the final state (the workload
+ * verifiers): *payload_p its payload, *version_p (may be NULL) its
+ * timestamp; returns 1 present, 0 absent (no valid vcell, or a delete). Defined at the end of this
+ * file (it uses dmr_layout_rec). */
+static inline int dmr_cvt_read(const dmr_layout_t *l, const uint8_t *mem, unsigned t, uint64_t slot,
+			       const uint64_t **payload_p, uint64_t *version_p);
+
 /* Compute the layout of the trace's tables plus nworkers log rings of
  * log_bytes each (tables 64-byte aligned), placed on one MN (mns 1,
  * backups 0, every primary MN 0). DMR_ERR_RANGE on overflow. */
@@ -204,5 +212,22 @@ void dmr_layout_load_mn(const dmr_layout_t *l, uint32_t mn, uint8_t *mem);
 
 /* 1 if MN `mn` holds a copy (primary or backup) of table t. */
 int dmr_layout_holds(const dmr_layout_t *l, unsigned table, uint32_t mn);
+
+static inline int dmr_cvt_read(const dmr_layout_t *l, const uint8_t *mem, unsigned t, uint64_t slot,
+			       const uint64_t **payload_p, uint64_t *version_p)
+{
+	const uint8_t *rec = mem + dmr_layout_rec(l, t, slot);
+	uint32_t pb = l->t[t].payload_bytes;
+	int k = dmr_cvt_newest(rec, pb, l->vcells);
+	if (k < 0)
+		return 0;
+	const uint8_t *vc = rec + dmr_cvt_vcell_off(pb, (uint32_t)k);
+	uint64_t w;
+	__builtin_memcpy(&w, vc, 8);
+	if (version_p)
+		*version_p = w & DMR_CVT_TS_MASK;
+	*payload_p = (const uint64_t *)(const void *)(vc + 16);
+	return (w & DMR_VER_PRESENT) ? 1 : 0;
+}
 
 #endif

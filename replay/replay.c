@@ -623,18 +623,7 @@ static int mn_read_cvt(void *arg, int table, uint64_t slot, const uint64_t **pay
 	if (table < 0 || (uint32_t)table >= e->layout.ntables || slot >= e->layout.t[table].rows)
 		return -1;
 	const uint8_t *mem = dmr_be_mn_memory(e->be, e->layout.t[table].primary, NULL);
-	const uint8_t *rec = mem + dmr_layout_rec(&e->layout, (unsigned)table, slot);
-	uint32_t pb = e->layout.t[table].payload_bytes;
-	int k = dmr_cvt_newest(rec, pb, e->layout.vcells);
-	if (k < 0)
-		return 0;
-	const uint8_t *vc = rec + dmr_cvt_vcell_off(pb, (uint32_t)k);
-	uint64_t ver;
-	memcpy(&ver, vc, 8);
-	if (version_p)
-		*version_p = ver & DMR_CVT_TS_MASK;
-	*payload_p = (const uint64_t *)(const void *)(vc + 16);
-	return (ver & DMR_VER_PRESENT) ? 1 : 0;
+	return dmr_cvt_read(&e->layout, mem, (unsigned)table, slot, payload_p, version_p);
 }
 
 /* Window bookkeeping: time series and the loops' windows of worker w. */
