@@ -127,8 +127,8 @@ static inline int dmr_cvt_newest(const uint8_t *rec, uint32_t payload_bytes, uin
 /* The newest committed version of record `slot` of table t in mem (an MN
  * region holding t) for a reader of the final state (the workload
  * verifiers): *payload_p its payload, *version_p (may be NULL) its
- * timestamp; returns 1 present, 0 absent (no valid vcell, or a delete). Defined at the end of this
- * file (it uses dmr_layout_rec). */
+ * timestamp; returns 1 present, 0 absent (no valid vcell, or a delete).
+ * Defined at the end of this file (it uses dmr_layout_rec). */
 static inline int dmr_cvt_read(const dmr_layout_t *l, const uint8_t *mem, unsigned t, uint64_t slot,
 			       const uint64_t **payload_p, uint64_t *version_p);
 
