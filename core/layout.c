@@ -35,6 +35,32 @@ dmr_status_t dmr_layout_init(dmr_layout_t *l, const dmr_trace_hdr_t *h, uint32_t
 	return DMR_OK;
 }
 
+dmr_status_t dmr_layout_cvt(dmr_layout_t *l, uint32_t vcells, dmr_err_t *err)
+{
+	if (vcells < 1 || vcells > DMR_CVT_MAX_VCELLS)
+		return dmr_err_set(err, DMR_ERR_RANGE, "versions per record %u: 1..%u", vcells,
+				   DMR_CVT_MAX_VCELLS);
+	dmr_layout_t n = *l;
+	uint64_t off = 0;
+	for (uint32_t i = 0; i < n.ntables; i++) {
+		dmr_layout_table_t *lt = &n.t[i];
+		lt->rec_bytes = DMR_REC_HDR + vcells * dmr_cvt_vcell_bytes(lt->payload_bytes);
+		lt->base = off;
+		if (lt->rows > (UINT64_MAX / 2 - off) / lt->rec_bytes)
+			return dmr_err_set(err, DMR_ERR_RANGE,
+					   "table %s: %llu rows x %u bytes overflow", n.names[i],
+					   (unsigned long long)lt->rows, lt->rec_bytes);
+		off += lt->rows * lt->rec_bytes;
+		off = (off + 63) & ~63ull;
+	}
+	n.log_base = off;
+	off += (uint64_t)n.nworkers * n.log_bytes;
+	n.total = off;
+	n.vcells = vcells;
+	*l = n;
+	return DMR_OK;
+}
+
 dmr_status_t dmr_layout_place(dmr_layout_t *l, uint32_t mns, uint32_t backups, dmr_err_t *err)
 {
 	if (mns < 1 || mns > DMR_LAYOUT_MAX_MNS)
@@ -180,27 +206,38 @@ int dmr_layout_placement(const dmr_layout_t *l, char *buf, size_t size)
 	return (int)pos;
 }
 
-void dmr_layout_load(const dmr_layout_t *l, uint8_t *mem)
+/* The loaded rows of table t: version word PRESENT | 1, or with version
+ * tuples vcell 0 = PRESENT | VALID | 1 with its anchor (layout.h). */
+static void load_rows(const dmr_layout_t *l, const dmr_layout_table_t *t, uint8_t *mem)
 {
-	const uint64_t v = DMR_VER_PRESENT | 1;
-	for (uint32_t i = 0; i < l->ntables; i++) {
-		const dmr_layout_table_t *t = &l->t[i];
+	if (l->vcells == 0) {
+		const uint64_t v = DMR_VER_PRESENT | 1;
 		uint8_t *p = mem + t->base + 8;
 		for (uint64_t s = 0; s < t->loaded; s++, p += t->rec_bytes)
 			memcpy(p, &v, 8);
+		return;
 	}
+	const uint64_t v = DMR_VER_PRESENT | DMR_CVT_VALID | 1;
+	uint8_t *p = mem + t->base + DMR_REC_HDR;
+	for (uint64_t s = 0; s < t->loaded; s++, p += t->rec_bytes) {
+		memcpy(p, &v, 8);
+		memcpy(p + 16 + t->payload_bytes, &v, 8);
+	}
+}
+
+void dmr_layout_load(const dmr_layout_t *l, uint8_t *mem)
+{
+	for (uint32_t i = 0; i < l->ntables; i++)
+		load_rows(l, &l->t[i], mem);
 }
 
 void dmr_layout_load_mn(const dmr_layout_t *l, uint32_t mn, uint8_t *mem)
 {
-	const uint64_t v = DMR_VER_PRESENT | 1;
 	for (uint32_t i = 0; i < l->ntables; i++) {
 		const dmr_layout_table_t *t = &l->t[i];
 		if (!dmr_layout_holds(l, i, mn))
 			continue;
-		uint8_t *p = mem + t->base + 8;
-		for (uint64_t s = 0; s < t->loaded; s++, p += t->rec_bytes)
-			memcpy(p, &v, 8);
+		load_rows(l, t, mem);
 		if (!t->idx_buckets)
 			continue;
 		/* key k in bucket k % B, slot k / B (B * SLOTS >= rows) */

@@ -74,14 +74,83 @@ typedef struct dmr_layout {
 	uint64_t lock_busy; /* the bits of a lock word that mean held (~0 after
 			       dmr_layout_init; crest: its cell lock bits,
 			       core/txn_crest.h): core/replica.h's idle check */
+	uint32_t vcells;  /* versions per record (0: the single-version record
+			     above; V > 0: consecutive version tuples, below) */
 	char names[DMR_TRACE_MAX_TABLES][DMR_TRACE_NAME_MAX]; /* table names */
 } dmr_layout_t;
+
+/* Consecutive version tuples (--protocol motor; minghust/motor
+ * txn/memstore/cvt.h CVT: a Header with the lock, then MAX_VCELL_NUM
+ * VCells, 4 in its default TPC-C build, txn/flags.h). With l->vcells = V a
+ * record is {lock u64, 0 u64, V vcells}, a vcell {word u64, base u64,
+ * payload, anchor u64}: word = DMR_VER_PRESENT (the row exists in this
+ * version) | DMR_CVT_VALID (the vcell holds a committed version) | commit
+ * timestamp (bits 0..61); base = the timestamp of the version the writer
+ * read and built this one from (0: none, an insert into an absent row);
+ * anchor = word once the whole vcell is written (Motor's sa/ea anchors: a
+ * reader finding them different read a vcell being written). Loaded rows:
+ * vcell 0 = PRESENT | VALID | 1 (Motor's tx_id_generator starts at 1),
+ * base 0, the others 0 (invalid). Unlike Motor, the payload sits in its
+ * vcell (Motor keeps one full value and per-version attribute deltas
+ * elsewhere, cvt.h remote_full_value_offset), and base is ours (Motor's
+ * VCell has none): it lets core/replica.c check that every version of a
+ * chain was built from the one before it (no lost update). */
+#define DMR_CVT_VALID (1ull << 62)
+#define DMR_CVT_TS_MASK (DMR_CVT_VALID - 1)
+#define DMR_CVT_VCELLS 4u     /* Motor's MAX_VCELL_NUM for TPC-C (txn/flags.h) */
+#define DMR_CVT_MAX_VCELLS 8u /* the most dmr_layout_cvt accepts */
+
+/* Bytes of one vcell of table t: word, base, payload, anchor. */
+static inline uint32_t dmr_cvt_vcell_bytes(uint32_t payload_bytes)
+{
+	return 24u + payload_bytes;
+}
+
+/* Offset of vcell k in a record (from its lock word). */
+static inline uint32_t dmr_cvt_vcell_off(uint32_t payload_bytes, uint32_t k)
+{
+	return DMR_REC_HDR + k * dmr_cvt_vcell_bytes(payload_bytes);
+}
+
+/* The vcell of rec (a record's bytes, V vcells) holding its newest
+ * committed version: its index, or -1 when no vcell is valid (the row is
+ * absent). */
+static inline int dmr_cvt_newest(const uint8_t *rec, uint32_t payload_bytes, uint32_t vcells)
+{
+	int best = -1;
+	uint64_t bts = 0;
+	for (uint32_t k = 0; k < vcells; k++) {
+		uint64_t w;
+		__builtin_memcpy(&w, rec + dmr_cvt_vcell_off(payload_bytes, k), 8);
+		if ((w & DMR_CVT_VALID) && (best < 0 || (w & DMR_CVT_TS_MASK) > bts)) {
+			best = (int)k;
+			bts = w & DMR_CVT_TS_MASK;
+		}
+	}
+	return best;
+}
+
+/* The newest committed version of record `slot` of table t in mem (an MN
+ * region holding t) for a reader of the final state (the workload
+ * verifiers): *payload_p its payload, *version_p (may be NULL) its
+ * timestamp; returns 1 present, 0 absent (no valid vcell, or a delete).
+ * Defined at the end of this file (it uses dmr_layout_rec). */
+static inline int dmr_cvt_read(const dmr_layout_t *l, const uint8_t *mem, unsigned t, uint64_t slot,
+			       const uint64_t **payload_p, uint64_t *version_p);
 
 /* Compute the layout of the trace's tables plus nworkers log rings of
  * log_bytes each (tables 64-byte aligned), placed on one MN (mns 1,
  * backups 0, every primary MN 0). DMR_ERR_RANGE on overflow. */
 dmr_status_t dmr_layout_init(dmr_layout_t *l, const dmr_trace_hdr_t *h, uint32_t nworkers,
 			     uint64_t log_bytes, dmr_err_t *err);
+
+/* Re-lay a layout fresh from dmr_layout_init with `vcells` versions per
+ * record (consecutive version tuples, above): rec_bytes = 16 + vcells x
+ * (24 + payload), table bases, log rings and total recomputed. Call before
+ * dmr_layout_place and dmr_layout_index. Errors (l unchanged, err naming
+ * the value): DMR_ERR_RANGE for vcells outside 1..DMR_CVT_MAX_VCELLS or an
+ * overflow. */
+dmr_status_t dmr_layout_cvt(dmr_layout_t *l, uint32_t vcells, dmr_err_t *err);
 
 /* Place the tables on `mns` MNs with `backups` backups each, by FORD's rule
  * (above). Errors (l unchanged, err naming the values): DMR_ERR_RANGE for
@@ -164,5 +233,22 @@ void dmr_layout_load_mn(const dmr_layout_t *l, uint32_t mn, uint8_t *mem);
 
 /* 1 if MN `mn` holds a copy (primary or backup) of table t. */
 int dmr_layout_holds(const dmr_layout_t *l, unsigned table, uint32_t mn);
+
+static inline int dmr_cvt_read(const dmr_layout_t *l, const uint8_t *mem, unsigned t, uint64_t slot,
+			       const uint64_t **payload_p, uint64_t *version_p)
+{
+	const uint8_t *rec = mem + dmr_layout_rec(l, t, slot);
+	uint32_t pb = l->t[t].payload_bytes;
+	int k = dmr_cvt_newest(rec, pb, l->vcells);
+	if (k < 0)
+		return 0;
+	const uint8_t *vc = rec + dmr_cvt_vcell_off(pb, (uint32_t)k);
+	uint64_t w;
+	__builtin_memcpy(&w, vc, 8);
+	if (version_p)
+		*version_p = w & DMR_CVT_TS_MASK;
+	*payload_p = (const uint64_t *)(const void *)(vc + 16);
+	return (w & DMR_VER_PRESENT) ? 1 : 0;
+}
 
 #endif

@@ -146,6 +146,78 @@ static int block_clean(const dmr_layout_t *l, const uint8_t *const *m, uint32_t 
 	return locks == 0;
 }
 
+/* Version tuples (l->vcells > 0; layout.h): the chain of the record at
+ * rec (table t, slot s, on its primary) is idle and totally ordered: every
+ * valid vcell's anchor equals its word (none half-written), no two valid
+ * vcells share a timestamp, and each version's base is the timestamp of
+ * the version before it in timestamp order (the writer read the latest
+ * committed version: no lost update; the oldest one kept is not checked,
+ * its predecessor was overwritten). */
+static void check_chain(const dmr_layout_t *l, uint32_t t, uint64_t s, const uint8_t *rec,
+			dmr_replica_result_t *res)
+{
+	uint32_t pb = l->t[t].payload_bytes, nv = 0;
+	uint64_t ts[DMR_CVT_MAX_VCELLS], base[DMR_CVT_MAX_VCELLS];
+	res->chains++;
+	for (uint32_t k = 0; k < l->vcells; k++) {
+		const uint8_t *vc = rec + dmr_cvt_vcell_off(pb, k);
+		uint64_t w, b, a;
+		memcpy(&w, vc, 8);
+		if (!(w & DMR_CVT_VALID))
+			continue;
+		memcpy(&b, vc + 8, 8);
+		memcpy(&a, vc + 16 + pb, 8);
+		if (a != w)
+			fail(res,
+			     "table %s slot %" PRIu64 " vcell %u: anchor 0x%" PRIx64
+			     " != word 0x%" PRIx64 " (a version half-written after the run)",
+			     l->names[t], s, k, a, w);
+		/* insertion by timestamp */
+		uint32_t j = nv++;
+		while (j > 0 && ts[j - 1] > (w & DMR_CVT_TS_MASK)) {
+			ts[j] = ts[j - 1];
+			base[j] = base[j - 1];
+			j--;
+		}
+		ts[j] = w & DMR_CVT_TS_MASK;
+		base[j] = b;
+	}
+	for (uint32_t j = 1; j < nv; j++) {
+		if (ts[j] == ts[j - 1])
+			fail(res,
+			     "table %s slot %" PRIu64 ": two versions with timestamp %" PRIu64
+			     " (the version chain is not totally ordered)",
+			     l->names[t], s, ts[j]);
+		else if (base[j] != ts[j - 1])
+			fail(res,
+			     "table %s slot %" PRIu64 ": version %" PRIu64
+			     " was built from version %" PRIu64
+			     ", not from the latest committed before it, %" PRIu64
+			     " (a lost update)",
+			     l->names[t], s, ts[j], base[j], ts[j - 1]);
+	}
+}
+
+/* check_chain for records [s0, s1) of table t on its primary, skipping
+ * the pages never touched (zero: no valid vcell) when hint. */
+static void check_chains(const dmr_layout_t *l, const uint8_t *const *m, uint32_t t, uint64_t s0,
+			 uint64_t s1, long pg, int hint, dmr_replica_result_t *res)
+{
+	const dmr_layout_table_t *lt = &l->t[t];
+	uint64_t off = dmr_layout_rec(l, t, s0), len = (s1 - s0) * lt->rec_bytes;
+	const uint8_t *b = m[lt->primary] + off;
+	unsigned char vec[VEC_PAGES];
+	hint = hint && len <= BLOCK_BYTES && touched_pages(b, len, pg, vec, VEC_PAGES);
+	for (uint64_t s = s0; s < s1; s++) {
+		uint64_t x0 = (s - s0) * lt->rec_bytes;
+		if (hint && !touched(b, vec, pg, x0, x0 + lt->rec_bytes)) {
+			res->chains++;
+			continue;
+		}
+		check_chain(l, t, s, b + x0, res);
+	}
+}
+
 dmr_status_t dmr_replica_verify(const dmr_layout_t *l, dmr_replica_mem_fn mem, void *arg,
 				dmr_replica_result_t *res, dmr_err_t *err)
 {
@@ -178,6 +250,8 @@ dmr_status_t dmr_replica_verify(const dmr_layout_t *l, dmr_replica_mem_fn mem, v
 				res->checks += (s1 - s0) * (2ull * nr - 1);
 			else
 				check_slots(l, m, t, s0, s1, res);
+			if (l->vcells)
+				check_chains(l, m, t, s0, s1, pg, hint, res);
 		}
 	}
 	/* crest --crest-locks words: every cell lock word free (0) on the

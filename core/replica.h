@@ -10,6 +10,10 @@
  *    its cell lock bits, the word keeps the cells' versions, txn_crest.h);
  *    with crest's cell lock words (layout.h dmr_layout_cells) every one
  *    of them 0 on the primary.
+ *  - with version tuples (l->vcells > 0, --protocol motor): every version
+ *    chain on the primaries idle and totally ordered, no version lost
+ *    (replica.c check_chain; the backups equal their primary byte for
+ *    byte, so theirs too).
  * The workload's own invariants (traces/workload.h) are checked on the
  * primaries by the caller.
  */
@@ -24,7 +28,9 @@
 typedef struct dmr_replica_result {
 	int ok;
 	uint64_t checks;	 /* records compared + lock words checked */
-	uint64_t failures;	 /* mismatching records + held lock words */
+	uint64_t failures;	 /* mismatching records + held lock words
+				    + broken version chains */
+	uint64_t chains;	 /* version chains checked (0: single-version) */
 	char first_failure[256]; /* names table, slot, MN */
 } dmr_replica_result_t;
 

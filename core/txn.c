@@ -21,7 +21,8 @@ const char *dmr_txn_phase_name(int phase)
 
 const char *dmr_txn_protocol_name(int protocol)
 {
-	static const char *const n[DMR_TXN_NPROTOS] = {"occ", "ford", "farm", "drtmh", "crest"};
+	static const char *const n[DMR_TXN_NPROTOS] = {"occ",	"ford",	 "farm",
+							 "drtmh", "crest", "motor"};
 	return protocol >= 0 && protocol < DMR_TXN_NPROTOS ? n[protocol] : "?";
 }
 
@@ -33,8 +34,27 @@ dmr_status_t dmr_txn_protocol_parse(const char *s, int *p, dmr_err_t *err)
 			return DMR_OK;
 		}
 	return dmr_err_set(err, DMR_ERR_PARSE,
-			   "option --protocol: '%s': one of occ, ford, farm, drtmh, crest",
+			   "option --protocol: '%s': one of occ, ford, farm, drtmh, crest, motor",
 			   s ? s : "");
+}
+
+dmr_status_t dmr_txn_isolation_parse(const char *s, int protocol, int *iso, dmr_err_t *err)
+{
+	int v;
+	if (s && strcmp(s, "sr") == 0)
+		v = DMR_TXN_ISO_SR;
+	else if (s && strcmp(s, "si") == 0)
+		v = DMR_TXN_ISO_SI;
+	else
+		return dmr_err_set(err, DMR_ERR_PARSE, "option --isolation: '%s': one of si, sr",
+				   s ? s : "");
+	if (v == DMR_TXN_ISO_SI && protocol != DMR_TXN_PROTO_MOTOR)
+		return dmr_err_set(err, DMR_ERR_PARSE,
+				   "option --isolation si: only with --protocol motor (--protocol "
+				   "%s is serializable: --isolation sr)",
+				   dmr_txn_protocol_name(protocol));
+	*iso = v;
+	return DMR_OK;
 }
 
 const char *dmr_abort_cause_name(int cause)
@@ -99,6 +119,7 @@ dmr_status_t dmr_txn_engine_init(dmr_txn_engine_t *eng, dmr_be_t *be, const dmr_
 	eng->layout = layout;
 	eng->retries = retries;
 	eng->backoff_ps = backoff_ps;
+	eng->ts_clock = 1; /* Motor: tx_id_generator = 1 (gen_output.cc) */
 	dmr_be_role_t role;
 	dmr_status_t st = dmr_be_control(be, DMR_BE_CTL_ROLE, &role, err);
 	if (st == DMR_ERR_UNSUPPORTED)
@@ -138,7 +159,9 @@ dmr_status_t dmr_txn_ctx_init(dmr_txn_ctx_t *c, const dmr_txn_engine_t *eng, dmr
 	c->wrs = calloc(c->wrs_cap, sizeof(*c->wrs));
 	c->wrs2 = l->mns > 1 ? calloc(c->wrs_cap, sizeof(*c->wrs2)) : NULL;
 	c->wr_mn = calloc(c->wrs_cap, 1);
-	if (!c->wrs || !c->wr_mn || (l->mns > 1 && !c->wrs2))
+	int motor = eng->protocol == DMR_TXN_PROTO_MOTOR;
+	c->mv = motor ? calloc(DMR_TRACE_MAX_TYPES, sizeof(*c->mv)) : NULL;
+	if (!c->wrs || !c->wr_mn || (l->mns > 1 && !c->wrs2) || (motor && !c->mv))
 		return dmr_err_set(err, DMR_ERR_NOMEM, "txn: out of memory");
 	dmr_status_t st = grow(c, 4096, err);
 	if (st == DMR_OK)
@@ -161,6 +184,8 @@ void dmr_txn_ctx_fini(dmr_txn_ctx_t *c)
 	free(c->wrs);
 	free(c->wrs2);
 	free(c->wr_mn);
+	free(c->mv);
+	c->mv = NULL;
 	free(c->logbuf);
 	c->buf = c->logbuf = NULL;
 	c->wrs = c->wrs2 = NULL;
@@ -226,6 +251,10 @@ dmr_status_t dmr_txn_finish(dmr_txn_ctx_t *c, dmr_txn_outcome_t outcome, dmr_txn
 			c->stats->phase_ps[p] += c->ph[p];
 		c->stats->committed++;
 		c->stats->committed_xv += c->txn->xv;
+		if (c->mv) {
+			mv_of(c)->versions_read += c->mv_reads;
+			mv_of(c)->old_reads += c->mv_old;
+		}
 	} else {
 		c->stats->gave_up++;
 	}
@@ -388,7 +417,10 @@ static dmr_status_t check_lookup(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 	return exec_round(c, out);
 }
 
-static dmr_status_t exec_round(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
+/* The execution round; motor (a constant where it is inlined, below):
+ * --protocol motor, whose CVT READs land after the views (mv_cvt). */
+static inline __attribute__((always_inline)) dmr_status_t exec_round_as(dmr_txn_ctx_t *c, int motor,
+									dmr_txn_outcome_t *out)
 {
 	const dmr_trace_txn_t *t = c->txn;
 	const dmr_layout_t *l = c->eng->layout;
@@ -400,9 +432,12 @@ static dmr_status_t exec_round(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 		uint32_t i0 = 0;
 		while (i0 < t->nops && t->ops[i0].round < c->round)
 			i0++;
-		if (i0 == t->nops)
+		if (i0 == t->nops) {
+			if (c->eng->protocol == DMR_TXN_PROTO_MOTOR)
+				return dmr_txn_mv_commit_start(c, out);
 			return cmp_proto(c) ? dmr_txn_cmp_lock(c, out)
 					    : dmr_txn_validate(c, logdue, out);
+		}
 		if (c->eng->index == DMR_TXN_INDEX_HASH && c->looked_round != c->round + 1) {
 			c->looked_round = (uint16_t)(c->round + 1);
 			uint32_t nb = 0;
@@ -473,7 +508,9 @@ static dmr_status_t exec_round(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 				 * lock too (CompareIssueReadRW), into their image */
 				dmr_wr_t *wr = wr_to(c, &n, prim(c, i));
 				wr->opcode = DMR_WR_READ;
-				wr->local = image(c, i);
+				/* MOTOR (c->mv set): the CVT lands after the view
+				 * (txn_impl.h mv_cvt) */
+				wr->local = motor ? mv_cvt(c, i) : image(c, i);
 				wr->remote = os->rec;
 				wr->length = op->count * rb;
 				c->stats->reads++;
@@ -491,7 +528,7 @@ static dmr_status_t exec_round(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 				cas->length = 8;
 				dmr_wr_t *rd = wr_to(c, &n, prim(c, i));
 				rd->opcode = DMR_WR_READ;
-				rd->local = c->buf + os->buf + 8;
+				rd->local = motor ? mv_cvt(c, i) : c->buf + os->buf + 8;
 				rd->remote = os->rec;
 				rd->length = rb;
 				c->stats->atomics++;
@@ -512,13 +549,27 @@ static dmr_status_t exec_round(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 	}
 }
 
-static dmr_status_t check_round(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
+/* A round's completion. motor: --protocol motor, its views filled
+ * (dmr_txn_mv_views), mvr the reason they give to abort (-1: none); both
+ * constants at the other protocols' call. */
+static dmr_status_t exec_round(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
+{
+	if (__builtin_expect(c->mv != NULL, 0))
+		return exec_round_as(c, 1, out);
+	return exec_round_as(c, 0, out);
+}
+
+static inline __attribute__((always_inline)) dmr_status_t
+check_round(dmr_txn_ctx_t *c, int motor, int mvr, dmr_txn_outcome_t *out)
 {
 	const dmr_trace_txn_t *t = c->txn;
 	int cause = -1;
 	unsigned rl_table = 0, lk_table = 0;
 	const int crest = crest_proto(c);
-	const uint64_t refuse = c->eng->protocol == DMR_TXN_PROTO_OCC ? ~0ull : DMR_LOCK_INVISIBLE;
+	/* MOTOR reads a version whatever the lock (MVCC): its views' lock
+	 * words are not looked at (the views were filled before this call) */
+	const uint64_t refuse =
+	    motor ? 0 : (c->eng->protocol == DMR_TXN_PROTO_OCC ? ~0ull : DMR_LOCK_INVISIBLE);
 	/* in locals: the crest calls below could change them, as far as the
 	 * compiler knows, which would reload them every op */
 	const uint32_t nops = t->nops, round = c->round;
@@ -605,6 +656,10 @@ static dmr_status_t check_round(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 			os->flags |= F_ABSENT;
 		}
 	}
+	if (motor && cause < 0 && mvr >= 0) {
+		mv_of(c)->aborts[mvr]++;
+		cause = DMR_ABORT_VALIDATION;
+	}
 	if (cause >= 0) {
 		/* the abort's table: the read-only record found locked, or the
 		 * first record whose lock failed */
@@ -630,20 +685,23 @@ static dmr_status_t begin_attempt(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 	c->t_phase = dmr_be_now(c->eng->be, c->worker);
 	uint32_t off = BUF_BASE;
 	const int crest_w = crest_proto(c) && c->eng->crest->locks == DMR_CREST_LOCKS_WORDS;
-	for (uint32_t i = 0; i < t->nops; i++) {
-		const dmr_trace_op_t *op = &t->ops[i];
-		uint32_t rb = l->t[op->table].rec_bytes;
-		c->ops[i].flags = 0;
-		c->ops[i].buf = off;
-		if (op->kind == DMR_TOP_READ)
-			off += op->count * rb * 2;
-		else /* CAS result, image (FARM, DRTMH: and the version READ) */
-			off += 8 + rb + (cmp_proto(c) ? DMR_REC_HDR : 0);
-		if (crest_w) /* crest words: txn_crest.c cellbuf */
-			off += 8 * l->t[op->table].cell_words *
-			       (op->kind == DMR_TOP_READ ? 2 * op->count : 1);
-		off = (off + 7) & ~7u;
-	}
+	if (__builtin_expect(c->eng->protocol == DMR_TXN_PROTO_MOTOR, 0))
+		off = dmr_txn_mv_begin(c, off);
+	else
+		for (uint32_t i = 0; i < t->nops; i++) {
+			const dmr_trace_op_t *op = &t->ops[i];
+			uint32_t rb = l->t[op->table].rec_bytes;
+			c->ops[i].flags = 0;
+			c->ops[i].buf = off;
+			if (op->kind == DMR_TOP_READ)
+				off += op->count * rb * 2;
+			else /* CAS result, image (FARM, DRTMH: and the version READ) */
+				off += 8 + rb + (cmp_proto(c) ? DMR_REC_HDR : 0);
+			if (crest_w) /* crest words: txn_crest.c cellbuf */
+				off += 8 * l->t[op->table].cell_words *
+				       (op->kind == DMR_TOP_READ ? 2 * op->count : 1);
+			off = (off + 7) & ~7u;
+		}
 	if (c->eng->index == DMR_TXN_INDEX_HASH) {
 		c->lookup_off = off;
 		off += t->nops * DMR_IDX_BUCKET_BYTES;
@@ -693,9 +751,13 @@ dmr_status_t dmr_txn_on_wc(dmr_txn_ctx_t *c, const dmr_wc_t *wc, dmr_txn_outcome
 	c->pending = 0;
 	switch (c->state) {
 	case ST_EXEC:
-		return check_round(c, out_p);
+		if (__builtin_expect(c->mv != NULL, 0))
+			return check_round(c, 1, dmr_txn_mv_views(c), out_p);
+		return check_round(c, 0, -1, out_p);
 	case ST_VALIDATE:
 		return dmr_txn_check_validation(c, out_p);
+	case ST_MV_VALIDATE:
+		return dmr_txn_mv_check_validation(c, out_p);
 	case ST_COMMIT:
 		return dmr_txn_finish(c, DMR_TXN_COMMITTED, out_p);
 	case ST_COMMIT_WB:

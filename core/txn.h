@@ -129,6 +129,36 @@ typedef struct dmr_txn_xstats {
 				   wait_dependent_txn ticker) */
 	uint64_t crest_wait_ps; /* their time waiting, ps */
 } dmr_txn_xstats_t;
+/* MOTOR's own counters, per context and transaction type (the context's
+ * mv[type]; kept out of dmr_txn_stats_t, which the engine snapshots
+ * around every call into the core: occ's cost stays as it was). */
+typedef struct dmr_txn_mv_stats {
+	uint64_t aborts[4];	/* why DMR_ABORT_VALIDATION aborts happened (DMR_MV_*) */
+	uint64_t versions_read; /* vcells selected by committed attempts */
+	uint64_t old_reads;	/* of them older than the record's newest version */
+} dmr_txn_mv_stats_t;
+
+/* Add s to d, field by field. */
+static inline void dmr_txn_mv_add(dmr_txn_mv_stats_t *d, const dmr_txn_mv_stats_t *s)
+{
+	for (int k = 0; k < 4; k++)
+		d->aborts[k] += s->aborts[k];
+	d->versions_read += s->versions_read;
+	d->old_reads += s->old_reads;
+}
+
+/* MOTOR abort reasons (dmr_txn_mv_stats_t.aborts), as Motor's event
+ * counters name them (RegEvent in txn/process/): NEWER: a version newer
+ * than the start timestamp on a record a writer reads (SR: any record of
+ * a read-write transaction, Motor's FindReadPos EarlyAbort; SI: a record
+ * it writes, first committer wins); NOVIS: no version visible at the start
+ * timestamp (NoReadPos); NOSLOT: no vcell to write (none invalid, the
+ * oldest newer than the start timestamp: FindWritePos NoWritePos);
+ * CHANGED: SR validation
+ * found a read-only record locked or its visible version changed at the
+ * commit timestamp (CheckValidate), or a vcell read while being written
+ * (VcellIsWritten: anchors differ). */
+enum { DMR_MV_NEWER = 0, DMR_MV_NOVIS, DMR_MV_NOSLOT, DMR_MV_CHANGED };
 
 /* The transaction protocols (--protocol; docs/PROTOCOLS.md).
  *  OCC: the protocol above (this file's head). With replication the
@@ -181,14 +211,36 @@ typedef enum dmr_txn_protocol {
 	DMR_TXN_PROTO_FARM = 2,
 	DMR_TXN_PROTO_DRTMH = 3,
 	DMR_TXN_PROTO_CREST = 4, /* core/txn_crest.c, docs/PROTOCOLS.md "crest" */
+	DMR_TXN_PROTO_MOTOR = 5,
 	DMR_TXN_NPROTOS
 } dmr_txn_protocol_t;
 
-/* "occ", "ford", "farm", "drtmh", "crest" ("?" if unknown). */
+/* MOTOR (minghust/motor, OSDI'24; core/txn_motor.c, docs/PROTOCOLS.md
+ * "motor"): multi-version records (consecutive version tuples,
+ * core/layout.h), a start and a commit timestamp per transaction from the
+ * process's counter (Motor's tx_id_generator); reads pick the newest
+ * version at or before the start timestamp, writers lock the record,
+ * install a new version in a free or the oldest vcell on the primary and
+ * every backup, and unlock; --isolation si|sr (dmr_txn_isolation_t). */
+
+/* "occ", "ford", "farm", "drtmh", "crest", "motor" ("?" if unknown). */
 const char *dmr_txn_protocol_name(int protocol);
 /* The protocol named s into *p; DMR_ERR_PARSE (err naming --protocol and
  * the names known) otherwise. */
 dmr_status_t dmr_txn_protocol_parse(const char *s, int *p, dmr_err_t *err);
+
+/* Isolation levels (--isolation; MOTOR only, the others are
+ * serializable). Motor's config/cn_config.json "iso_level": 1 snapshot
+ * isolation, 2 serializability (its default). */
+typedef enum dmr_txn_isolation {
+	DMR_TXN_ISO_SR = 0,
+	DMR_TXN_ISO_SI = 1,
+} dmr_txn_isolation_t;
+
+/* The level named s ("si", "sr") into *iso for `protocol`: DMR_ERR_PARSE
+ * (err naming --isolation and the values allowed) for another name, or si
+ * with a protocol other than motor. */
+dmr_status_t dmr_txn_isolation_parse(const char *s, int protocol, int *iso, dmr_err_t *err);
 
 /* FORD's lock word states (minghust/ford core/base/common.h): bit 63
  * "invisible" (data being written); a locked record holds our tag. */
@@ -229,6 +281,10 @@ typedef struct dmr_txn_engine {
 	uint32_t workers_per_cn;       /* worker w is on CN w / workers_per_cn */
 	const struct dmr_crest *crest; /* CREST: cells and lock variant (txn_crest.h);
 					  set by the caller with protocol */
+	int isolation;		 /* MOTOR: dmr_txn_isolation_t (SR after init) */
+	uint64_t ts_clock;	 /* MOTOR: the timestamp counter of this process
+				    (Motor's tx_id_generator, 1 after init),
+				    advanced atomically by the contexts */
 } dmr_txn_engine_t;
 
 /* Fill *eng for a run on `be` with `layout` (borrowed for the run); cn and
@@ -287,9 +343,15 @@ typedef struct dmr_txn_ctx {
 	uint32_t lookup_off;	      /* HASH: bucket images at buf + lookup_off + i x bucket */
 	uint16_t looked_round;	      /* HASH: round + 1 whose lookups are done */
 	uint64_t t_wait;	      /* CREST --crest-local: waiting since, ps (0: not) */
+	uint64_t start_ts, commit_ts; /* MOTOR: this attempt's timestamps */
+	uint32_t mv_reads;	      /* MOTOR: vcells selected this attempt */
+	uint32_t mv_old;	      /* MOTOR: of them older than the newest */
 	uint64_t t_phase;	      /* when the current phase began, ps */
 	uint64_t ph[DMR_TXN_NPHASES]; /* this attempt's time per phase, ps */
 	dmr_txn_opst_t ops[DMR_TRACE_MAX_OPS];
+	dmr_txn_mv_stats_t *mv; /* MOTOR: DMR_TRACE_MAX_TYPES entries, per
+				   transaction type (allocated by ctx_init when
+				   eng->protocol is MOTOR, else NULL) */
 	uint8_t *logbuf;
 	uint32_t logbuf_cap;
 	uint8_t buf_reg, logbuf_reg; /* registered with the backend (mr_reg) */

@@ -13,6 +13,8 @@
  *    execution (minghust/ford core/dtx/dtx_compare*.cc);
  *  - core/txn_crest.c: CREST's cell locks (adslabcuhk/crest): the per-op
  *    cells, the masked lock and unlock, the commit.
+ *  - core/txn_motor.c: Motor's version selection, validation and commit
+ *    (minghust/motor txn/process/).
  * Every function returns as dmr_txn_on_wc (txn.h): a status, and on DMR_OK
  * the outcome in *out; c->err says why when it is not DMR_OK.
  */
@@ -40,6 +42,7 @@ enum {
 	ST_CMP_PRIMARY,	 /* FARM, DRTMH: data to the primaries and backups */
 	ST_CMP_UNLOCK,	 /* FARM, DRTMH: the unlocks (with the data: no backups) */
 	ST_LOCAL_WAIT,	 /* CREST --crest-local: waiting for a local holder */
+	ST_MV_VALIDATE,	 /* MOTOR (SR): the read-only records' CVTs re-READ */
 };
 
 /* Per-op flags (dmr_txn_opst_t.flags). */
@@ -234,5 +237,43 @@ void dmr_txn_crest_local_release(dmr_txn_ctx_t *c);
 /* txn_crest.c: after op i's lock came back: the cells it failed to take
  * (0: the lock is ours); *held the cells it holds. */
 uint32_t dmr_txn_crest_lock_failed(dmr_txn_ctx_t *c, uint32_t i, uint32_t *held);
+/* MOTOR: op i's CVT images as READ (count records of rec_bytes): after
+ * its view, the record(s) in the single-version format the rest of the
+ * core reads (image(), word()). */
+static inline uint8_t *mv_cvt(dmr_txn_ctx_t *c, uint32_t i)
+{
+	const dmr_trace_op_t *op = &c->txn->ops[i];
+	uint32_t vb = DMR_REC_HDR + c->eng->layout->t[op->table].payload_bytes;
+	return image(c, i) + (uint64_t)op->count * vb;
+}
+
+/* MOTOR: the counters of the running transaction's type. */
+static inline dmr_txn_mv_stats_t *mv_of(const dmr_txn_ctx_t *c)
+{
+	return &c->mv[c->txn->type < DMR_TRACE_MAX_TYPES ? c->txn->type : 0];
+}
+
+/* MOTOR: the vcell op i (a written record) puts its new version in,
+ * kept in the word after its CVT image. */
+static inline uint8_t *mv_wslot(dmr_txn_ctx_t *c, uint32_t i)
+{
+	return mv_cvt(c, i) + c->eng->layout->t[c->txn->ops[i].table].rec_bytes;
+}
+
+/* txn_motor.c: bytes of op i's buffer (view, CVT images, SR's re-READ). */
+uint32_t dmr_txn_mv_buf_bytes(const dmr_txn_ctx_t *c, uint32_t i);
+/* txn_motor.c: a new attempt: its start timestamp, each op's buffer from
+ * off (flags cleared); returns the end of the last. */
+uint32_t dmr_txn_mv_begin(dmr_txn_ctx_t *c, uint32_t off);
+/* txn_motor.c: after a round's completion, every issued op of the round:
+ * its visible version chosen by the start timestamp and copied into its
+ * view, a writer's vcell chosen; returns the abort cause (-1: none), the
+ * reason counted by the caller in mv_of(c)->aborts. */
+int dmr_txn_mv_views(dmr_txn_ctx_t *c);
+/* txn_motor.c: after the last execution round: the commit timestamp, SR's
+ * validation, then the commit. */
+dmr_status_t dmr_txn_mv_commit_start(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out);
+/* txn_motor.c: SR's validation READs came back. */
+dmr_status_t dmr_txn_mv_check_validation(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out);
 
 #endif

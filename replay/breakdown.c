@@ -227,12 +227,46 @@ static int fill_mns(FILE *f, const void *a)
 	return r;
 }
 
+/* motor.csv: per type, as Motor's abort_rate.txt (compute_node/handler/
+ * gen_output.cc: "tx_type try_num commit_num abort_rate") with the reasons
+ * of its validation aborts (core/txn.h DMR_MV_*), the versions read and the
+ * verbs per committed transaction. */
+static const char *motor_header =
+    "type,tried,committed,abort_rate,abort_lock,abort_validation,newer,no_visible,no_slot,"
+    "changed,versions_read_per_commit,old_versions_per_commit,atomics_per_commit,"
+    "wrs_per_commit";
+
+static int fill_motor(FILE *f, const void *a)
+{
+	const dmr_breakdown_t *bd = a;
+	int r = fprintf(f, "%s\n", motor_header);
+	for (uint32_t i = 0; r >= 0 && i < bd->ntypes; i++) {
+		const dmr_txn_stats_t *s = &bd->type[i].st;
+		const dmr_txn_mv_stats_t *m = &bd->type[i].mv;
+		uint64_t wrs = s->reads + s->writes + s->atomics;
+		r = fprintf(f,
+			    "%s,%llu,%llu,%.6f,%llu,%llu,%llu,%llu,%llu,%llu,%.4f,%.4f,%.4f,%.4f\n",
+			    bd->type[i].name, (unsigned long long)s->tried,
+			    (unsigned long long)s->committed, per(aborts_of(s), s->tried),
+			    (unsigned long long)s->aborts[DMR_ABORT_LOCK],
+			    (unsigned long long)s->aborts[DMR_ABORT_VALIDATION],
+			    (unsigned long long)m->aborts[DMR_MV_NEWER],
+			    (unsigned long long)m->aborts[DMR_MV_NOVIS],
+			    (unsigned long long)m->aborts[DMR_MV_NOSLOT],
+			    (unsigned long long)m->aborts[DMR_MV_CHANGED],
+			    per(m->versions_read, s->committed), per(m->old_reads, s->committed),
+			    per(s->atomics, s->committed), per(wrs, s->committed));
+	}
+	return r;
+}
+
 dmr_status_t dmr_breakdown_write(const char *dir, int final, const dmr_breakdown_t *bd,
 				 dmr_err_t *err)
 {
-	static const char *const names[3] = {"types", "cns", "mns"};
-	int (*const fill[3])(FILE *, const void *) = {fill_types, fill_cns, fill_mns};
-	for (int i = 0; i < 3; i++) {
+	static const char *const names[4] = {"types", "cns", "mns", "motor"};
+	int (*const fill[4])(FILE *, const void *) = {fill_types, fill_cns, fill_mns, fill_motor};
+	int nf = bd->motor ? 4 : 3;
+	for (int i = 0; i < nf; i++) {
 		char n[64];
 		snprintf(n, sizeof(n), "%s%s.csv", names[i], final ? "" : ".partial");
 		dmr_status_t st = dmr_results_write_file(dir, n, fill[i], bd, err);
@@ -240,7 +274,7 @@ dmr_status_t dmr_breakdown_write(const char *dir, int final, const dmr_breakdown
 			return st;
 	}
 	if (final)
-		for (int i = 0; i < 3; i++) {
+		for (int i = 0; i < nf; i++) {
 			/* a finished run supersedes an older partial one */
 			char p[1200];
 			snprintf(p, sizeof(p), "%s/%s.partial.csv", dir, names[i]);

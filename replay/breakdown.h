@@ -41,6 +41,7 @@ typedef struct dmr_bd_first {
 typedef struct dmr_bd_type {
 	char name[DMR_TRACE_NAME_MAX]; /* the trace header's `# type NAME` */
 	dmr_txn_stats_t st;	       /* summed over the workers */
+	dmr_txn_mv_stats_t mv;	       /* motor: summed over the contexts */
 	double p50_us, p90_us, p99_us, p999_us;
 	double mean_us; /* from the histogram's bucket values (same bound) */
 	dmr_bd_first_t first;
@@ -70,6 +71,7 @@ typedef struct dmr_breakdown {
 	double run_p90_us;  /* the whole run's p90 and mean latency, us (the */
 	double run_mean_us; /*   others are in dmr_replay_result_t) */
 	dmr_be_mn_stats_t mn[DMR_BE_MAX_MNS];
+	int motor; /* 1: --protocol motor, motor.csv is written too */
 } dmr_breakdown_t;
 
 /*
@@ -109,8 +111,10 @@ dmr_status_t dmr_breakdown_combine(const char *out, int final, const char *const
 /* Free what *bd owns (the CN rows); *bd may be zeroed or half filled. */
 void dmr_breakdown_fini(dmr_breakdown_t *bd);
 
-/* Write dir/types.csv, dir/cns.csv and dir/mns.csv (final = 0: the
- * .partial.csv names; final = 1 also removes older .partial files).
+/* Write dir/types.csv, dir/cns.csv and dir/mns.csv, and with bd->motor
+ * dir/motor.csv (per type: Motor's abort reasons, versions read, atomics
+ * and WRs per commit; docs/RESULTS.md) (final = 0: the .partial.csv names;
+ * final = 1 also removes older .partial files).
  * DMR_ERR_IO naming the path; a file already written stays. */
 dmr_status_t dmr_breakdown_write(const char *dir, int final, const dmr_breakdown_t *bd,
 				 dmr_err_t *err);

@@ -57,6 +57,9 @@ static void run_usage(FILE *f)
 		"  --cns N           compute nodes (default 4)\n"
 		"  --threads N       workers per CN (default 28)\n"
 		"  --coros N         transaction contexts per worker (default 3)\n"
+		"  --coro_num N      Motor's and FORD's spelling: N coroutines per thread,\n"
+		"                    one of them their poller, so --coros N-1 (N >= 2;\n"
+		"                    docs/PROTOCOLS.md \"Coroutines\")\n"
 		"  --seed S          seed (default 1)\n"
 		"  --txns N          replay the first N transactions (default: all)\n"
 		"  --duration T      start no transaction after T of run time (0.5, 200ms,\n"
@@ -117,6 +120,13 @@ static void run_usage(FILE *f)
 		"                    where the backend has masked CAS, else words\n"
 		"  --crest-local X   crest: on (default, CREST's localized execution: a\n"
 		"                    transaction waits for its CN's holder of a cell) or off\n"
+		"                    motor (Motor's multi-version records, timestamps,\n"
+		"                    commit to primary and backups; needs --backups >= 1)\n"
+		"  --isolation L     motor: sr (default, Motor's) or si (snapshot isolation:\n"
+		"                    read-only records not validated); the other protocols\n"
+		"                    are serializable: sr only\n"
+		"  --versions V      motor: versions per record (2..8, default 4: Motor's\n"
+		"                    MAX_VCELL_NUM for TPC-C; 3 SmallBank, 2 TATP)\n"
 		"  --index I         direct (default: addresses computed) or hash (an MN\n"
 		"                    hash index: a bucket READ finds a record not cached)\n"
 		"  --index-buckets N hash: buckets of 8 slots per table (default: rows / 4);\n"
@@ -143,7 +153,10 @@ enum {
 	OPT_DM_LOCKS,
 	OPT_CXL_TABLES,
 	OPT_CREST_LOCKS,
-	OPT_CREST_LOCAL
+	OPT_CREST_LOCAL,
+	OPT_ISOLATION,
+	OPT_CORO_NUM,
+	OPT_VERSIONS
 };
 /* Long options without a letter (getopt_long values above any char). */
 enum { OPT_PUBLOG = 1101, OPT_LOOP_A };
@@ -154,7 +167,8 @@ typedef struct run_args {
 	int loop_a; /* --loop_a: 1 add aimd, -1 remove it, 0 not given */
 	int procs, cns_given, force;
 	const char *config;
-	double deadline; /* s */
+	const char *isolation; /* --isolation, parsed once --protocol is known */
+	double deadline;       /* s */
 } run_args_t;
 
 /* One option (ch as in the table, name "--NAME") into a; DMR_ERR_PARSE with
@@ -217,6 +231,22 @@ static dmr_status_t run_opt(int ch, const char *name, const char *arg, run_args_
 		else
 			st = dmr_err_set(err, DMR_ERR_INVALID,
 					 "option --crest-local: '%s': one of on, off", arg);
+		break;
+	case OPT_ISOLATION:
+		a->isolation = arg;
+		break;
+	case OPT_VERSIONS:
+		/* Motor's MAX_VCELL_NUM (txn/flags.h: 4 TPC-C and micro, 3
+		 * SmallBank, 2 TATP); 1 would leave a writer no older vcell */
+		st = dmr_opt_u32(name, arg, 2, DMR_CVT_MAX_VCELLS, 0, &o->versions, err);
+		break;
+	case OPT_CORO_NUM:
+		/* Motor's and FORD's coroutine_num counts their poller
+		 * (POLL_ROUTINE_ID 0, compute_node/handler/worker.cc and
+		 * compute_pool/worker/worker.cc): N - 1 run transactions */
+		st = dmr_opt_u32(name, arg, 2, 100001, 0, &v, err);
+		if (st == DMR_OK)
+			o->coros = v - 1;
 		break;
 	case OPT_INDEX:
 		if (strcmp(arg, "direct") == 0 || strcmp(arg, "hash") == 0)
@@ -394,6 +424,9 @@ int dmr_replay_main(int argc, char **argv)
 	    {"mns", required_argument, 0, OPT_MNS},
 	    {"backups", required_argument, 0, OPT_BACKUPS},
 	    {"protocol", required_argument, 0, OPT_PROTOCOL},
+	    {"isolation", required_argument, 0, OPT_ISOLATION},
+	    {"versions", required_argument, 0, OPT_VERSIONS},
+	    {"coro_num", required_argument, 0, OPT_CORO_NUM},
 	    {"index", required_argument, 0, OPT_INDEX},
 	    {"crest-locks", required_argument, 0, OPT_CREST_LOCKS},
 	    {"crest-local", required_argument, 0, OPT_CREST_LOCAL},
@@ -441,6 +474,25 @@ int dmr_replay_main(int argc, char **argv)
 		o->loop.loops |= DMR_LOOP_AIMD;
 	else if (a.loop_a < 0)
 		o->loop.loops &= ~DMR_LOOP_AIMD;
+	dmr_err_t ierr;
+	if (a.isolation &&
+	    dmr_txn_isolation_parse(a.isolation, o->protocol, &o->isolation, &ierr) != DMR_OK) {
+		fprintf(stderr, "dmreplay run: %s\n", ierr.msg);
+		return 2;
+	}
+	if (o->versions && o->protocol != DMR_TXN_PROTO_MOTOR) {
+		fprintf(stderr, "dmreplay run: option --versions: only with --protocol motor (the "
+				"other protocols keep one version per record)\n");
+		return 2;
+	}
+	if (o->protocol == DMR_TXN_PROTO_MOTOR && (a.procs || a.config)) {
+		/* the MN processes lay out single-version records and the
+		 * timestamps are one process's counter (Motor's tx_id_generator) */
+		fprintf(stderr, "dmreplay run: option --protocol motor: not with --procs or "
+				"--config (one process: its timestamp counter is the process's, "
+				"docs/PROTOCOLS.md \"motor\")\n");
+		return 2;
+	}
 	/* with --config the MNs are the config's: the CN processes check
 	 * --backups against them */
 	if (!a.config && o->backups >= o->mns) {
@@ -530,7 +582,7 @@ static int trace_refused(const char *path)
 
 /* Issue 11's figures when the run used them: protocol and placement, the
  * hash index and address cache, the replica checks. */
-static void print_cluster(const dmr_replay_result_t *r)
+static void print_cluster(const dmr_replay_result_t *r, int isolation, uint32_t versions)
 {
 	const dmr_txn_stats_t *s = &r->st;
 	if (r->mns > 1 || strcmp(r->protocol, "occ") != 0)
@@ -580,6 +632,26 @@ static void print_cluster(const dmr_replay_result_t *r)
 		printf("  replicas       %s (%llu records and lock words checked on %u MNs)\n",
 		       r->replicas.ok ? "identical, locks idle" : r->replicas.first_failure,
 		       (unsigned long long)r->replicas.checks, r->mns);
+	if (strcmp(r->protocol, "motor") == 0) {
+		/* core/txn.h DMR_MV_*: Motor's abort events, its versions read */
+		printf("  motor          isolation %s, %u versions per record; validation "
+		       "aborts: newer %llu, no visible %llu, no slot %llu, changed %llu; "
+		       "%.2f versions read per commit, %.2f of them older than the newest\n",
+		       isolation == DMR_TXN_ISO_SI ? "si" : "sr",
+		       versions ? versions : DMR_CVT_VCELLS,
+		       (unsigned long long)r->mv.aborts[DMR_MV_NEWER],
+		       (unsigned long long)r->mv.aborts[DMR_MV_NOVIS],
+		       (unsigned long long)r->mv.aborts[DMR_MV_NOSLOT],
+		       (unsigned long long)r->mv.aborts[DMR_MV_CHANGED],
+		       s->committed ? (double)r->mv.versions_read / s->committed : 0.0,
+		       s->committed ? (double)r->mv.old_reads / s->committed : 0.0);
+		if (r->replicas.chains)
+			printf("  versions       %llu version chains %s\n",
+			       (unsigned long long)r->replicas.chains,
+			       r->replicas.ok ? "idle, totally ordered, each version built from "
+						"the one before (no lost update)"
+					      : "checked: see replicas");
+	}
 }
 
 /* The run, with its --out locked (dmr_replay_main). */
@@ -602,7 +674,7 @@ static int run_locked(run_args_t *ap)
 	/* --quiet: nothing on stdout, only the error line(s) on stderr */
 	if ((st == DMR_OK || st == DMR_ERR_VERIFY || r.partial) && !o->quiet) {
 		dmr_replay_print(&r, stdout);
-		print_cluster(&r);
+		print_cluster(&r, o->isolation, o->versions);
 	}
 	if (st != DMR_OK) {
 		fprintf(stderr, "dmreplay run: error: %s\n", err.msg);

@@ -636,6 +636,18 @@ static void ts_loop_sample(engine_t *e, uint64_t now)
 		e->ts.cn_slots[k] = dmr_adm_cn_slots(e->adm, k);
 }
 
+/* mn_read for records with version tuples (--protocol motor; layout.h):
+ * the newest committed version of the primary's record. */
+static int mn_read_cvt(void *arg, int table, uint64_t slot, const uint64_t **payload_p,
+		       uint64_t *version_p)
+{
+	engine_t *e = arg;
+	if (table < 0 || (uint32_t)table >= e->layout.ntables || slot >= e->layout.t[table].rows)
+		return -1;
+	const uint8_t *mem = dmr_be_mn_memory(e->be, e->layout.t[table].primary, NULL);
+	return dmr_cvt_read(&e->layout, mem, (unsigned)table, slot, payload_p, version_p);
+}
+
 /* Window bookkeeping: time series and the loops' windows of worker w. */
 static dmr_status_t tick(thr_t *th, uint32_t w, uint64_t now)
 {
@@ -909,6 +921,11 @@ static dmr_status_t write_breakdown(engine_t *e, const dmr_replay_result_t *res,
 					   res->sim_time_s, !e->threaded, err);
 	if (st == DMR_OK) {
 		snprintf(bd->backend, sizeof(bd->backend), "%s", o->backend);
+		bd->motor = o->protocol == DMR_TXN_PROTO_MOTOR;
+		for (uint32_t i = 0; i < e->nctx; i++) /* type t >= ntypes: counted as 0 */
+			for (uint32_t t = 0; e->ctx[i].mv && t < DMR_TRACE_MAX_TYPES; t++)
+				dmr_txn_mv_add(&bd->type[t < bd->ntypes ? t : 0].mv,
+					       &e->ctx[i].mv[t]);
 		bd->run_p90_us = lat ? dmr_lathist_quantile(lat, 0.90) / 1e6 : 0;
 		bd->run_mean_us = lat ? dmr_lathist_mean(lat) / 1e6 : 0;
 		/* utilisation over the simulated time of the last event: a run cut
@@ -1037,6 +1054,7 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 				    .index = o->index,
 				    .quiet = o->quiet,
 				    .index_buckets = o->index_buckets,
+				    .versions = o->versions,
 				    .addr_cache = o->addr_cache,
 				    .mr_size = o->mr_size};
 	st = dmr_replay_setup_layout(&shape, h, e->nworkers, &e->layout, res, &mr, err);
@@ -1108,7 +1126,8 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	{
 		dmr_verify_result_t v0;
 		dmr_err_t verr;
-		dmr_status_t vst = dmr_wl_verify(h, mn_read, e, 0, &v0, &verr);
+		dmr_status_t vst =
+		    dmr_wl_verify(h, e->layout.vcells ? mn_read_cvt : mn_read, e, 0, &v0, &verr);
 		if (vst == DMR_ERR_UNSUPPORTED) {
 			e->no_invariants = 1;
 			if (!o->quiet)
@@ -1154,6 +1173,7 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	res->ntables = h->ntables;
 	for (uint32_t t = 0; t < h->ntables; t++)
 		snprintf(res->table_names[t], DMR_TRACE_NAME_MAX, "%s", h->tables[t].name);
+	e->teng.isolation = o->isolation;
 	e->teng.index = o->index;
 	e->teng.workers_per_cn = o->threads;
 	if (o->addr_cache) {
@@ -1324,6 +1344,10 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 			for (size_t k = 0; k < sizeof(res->xst) / 8; k++)
 				b[k] += a[k];
 		}
+		memset(&res->mv, 0, sizeof(res->mv));
+		for (uint32_t i = 0; i < e->nctx; i++) /* motor's, per context and type */
+			for (uint32_t t = 0; e->ctx[i].mv && t < DMR_TRACE_MAX_TYPES; t++)
+				dmr_txn_mv_add(&res->mv, &e->ctx[i].mv[t]);
 		e->ts.phase = e->drift_ps ? tend / e->drift_ps : 0;
 		if (e->adm && !e->threaded)
 			/* the last window's own loop signal and actuator, not the
@@ -1420,7 +1444,8 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 			snprintf(res->verify.summary, sizeof(res->verify.summary),
 				 "no invariants known for workload '%s': locks only", h->workload);
 		} else {
-			vst = dmr_wl_verify(h, mn_read, e, tot.committed_xv, &res->verify, err);
+			vst = dmr_wl_verify(h, e->layout.vcells ? mn_read_cvt : mn_read, e,
+					    tot.committed_xv, &res->verify, err);
 		}
 		if (vst != DMR_OK) {
 			st = vst;

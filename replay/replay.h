@@ -76,6 +76,9 @@ typedef struct dmr_replay_opts {
 	/* crest: CREST's localized execution (--crest-local on|off, default
 	 * on as CREST's TxnConfig.h ENABLE_LOCAL_EXECUTION; core/txn_crest.h) */
 	int crest_local;
+	int isolation;	   /* dmr_txn_isolation_t (--isolation; motor only) */
+	uint32_t versions; /* motor: vcells per record (--versions; 0: Motor's
+			      TPC-C default, DMR_CVT_VCELLS) */
 	/* how records are found (core/txn.h dmr_txn_index_t), index buckets
 	 * per table (0: sized to the table, core/layout.h), address-cache
 	 * entries per CN (0: none) */

@@ -112,6 +112,7 @@ typedef struct dmr_replay_result {
 	int crest_local;      /* crest: localized execution on (1) or off */
 	uint32_t ntables;     /* the trace's tables, named in table_names */
 	char table_names[DMR_TRACE_MAX_TABLES][DMR_TRACE_NAME_MAX];
+	dmr_txn_mv_stats_t mv; /* --protocol motor: its counters (zero otherwise) */
 	dmr_be_stats_t be;
 	double tried_tps, committed_tps, abort_rate;
 	double atomics_per_commit, reads_per_commit;

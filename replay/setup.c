@@ -39,6 +39,17 @@ dmr_status_t dmr_replay_setup_layout(const dmr_replay_shape_t *o, const dmr_trac
 {
 	dmr_status_t st;
 	st = dmr_layout_init(l, h, nworkers, 64 * 1024, err);
+	if (st == DMR_OK && o->protocol == DMR_TXN_PROTO_MOTOR) {
+		/* Motor's txn/flags.h: "BACKUP_NUM 2 // Backup memory node
+		 * number. **NOT** 0" */
+		if (o->backups < 1)
+			return dmr_err_set(err, DMR_ERR_INVALID,
+					   "--protocol motor needs --backups >= 1 (Motor commits "
+					   "each version to its primary and its backups; its "
+					   "BACKUP_NUM is never 0), got --backups %u",
+					   o->backups);
+		st = dmr_layout_cvt(l, o->versions ? o->versions : DMR_CVT_VCELLS, err);
+	}
 	if (st == DMR_OK)
 		st = dmr_layout_place(l, o->mns ? o->mns : 1, o->backups, err);
 	for (uint32_t i = 0; st == DMR_OK && i < o->npins; i++)

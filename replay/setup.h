@@ -22,6 +22,7 @@ typedef struct dmr_replay_shape {
 	const uint8_t *cell_words; /* crest --crest-locks words: per table the cell
 				      lock words per record (dmr_layout_cells);
 				      NULL: none */
+	uint32_t versions;	   /* motor: vcells per record (0: DMR_CVT_VCELLS) */
 	int index;		   /* dmr_txn_index_t */
 	int quiet;
 	uint64_t index_buckets, addr_cache, mr_size;

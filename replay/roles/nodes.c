@@ -386,6 +386,12 @@ int dmr_roles_cn_main(int argc, char **argv)
 				fprintf(stderr, CNP ": %s\n", perr.msg);
 				return 2;
 			}
+			if (o.protocol == DMR_TXN_PROTO_MOTOR) {
+				/* the MN processes lay out single-version records */
+				fprintf(stderr, CNP ": option --protocol motor: one process "
+						    "only (dmreplay run; docs/PROTOCOLS.md)\n");
+				return 2;
+			}
 			break;
 		}
 		case 'h':

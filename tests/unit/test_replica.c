@@ -416,7 +416,9 @@ START_TEST(protocol_names)
 	ck_assert_int_eq(p, DMR_TXN_PROTO_FARM);
 	ck_assert_int_eq(dmr_txn_protocol_parse("drtmh", &p, &err), DMR_OK);
 	ck_assert_int_eq(p, DMR_TXN_PROTO_DRTMH);
-	ck_assert_int_eq(dmr_txn_protocol_parse("motor", &p, &err), DMR_ERR_PARSE);
+	ck_assert_int_eq(dmr_txn_protocol_parse("motor", &p, &err), DMR_OK);
+	ck_assert_int_eq(p, DMR_TXN_PROTO_MOTOR);
+	ck_assert_int_eq(dmr_txn_protocol_parse("nosuch", &p, &err), DMR_ERR_PARSE);
 	ck_assert_ptr_nonnull(strstr(err.msg, "--protocol"));
 	ck_assert_str_eq(dmr_txn_protocol_name(DMR_TXN_PROTO_FORD), "ford");
 }
