@@ -74,8 +74,8 @@ typedef struct dmr_layout {
 	uint64_t lock_busy; /* the bits of a lock word that mean held (~0 after
 			       dmr_layout_init; crest: its cell lock bits,
 			       core/txn_crest.h): core/replica.h's idle check */
-	uint32_t vcells;  /* versions per record (0: the single-version record
-			     above; V > 0: consecutive version tuples, below) */
+	uint32_t vcells;    /* versions per record (0: the single-version record
+			       above; V > 0: consecutive version tuples, below) */
 	char names[DMR_TRACE_MAX_TABLES][DMR_TRACE_NAME_MAX]; /* table names */
 } dmr_layout_t;
 

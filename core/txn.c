@@ -22,7 +22,7 @@ const char *dmr_txn_phase_name(int phase)
 const char *dmr_txn_protocol_name(int protocol)
 {
 	static const char *const n[DMR_TXN_NPROTOS] = {"occ",	"ford",	 "farm",
-							 "drtmh", "crest", "motor"};
+						       "drtmh", "crest", "motor"};
 	return protocol >= 0 && protocol < DMR_TXN_NPROTOS ? n[protocol] : "?";
 }
 

@@ -281,10 +281,10 @@ typedef struct dmr_txn_engine {
 	uint32_t workers_per_cn;       /* worker w is on CN w / workers_per_cn */
 	const struct dmr_crest *crest; /* CREST: cells and lock variant (txn_crest.h);
 					  set by the caller with protocol */
-	int isolation;		 /* MOTOR: dmr_txn_isolation_t (SR after init) */
-	uint64_t ts_clock;	 /* MOTOR: the timestamp counter of this process
-				    (Motor's tx_id_generator, 1 after init),
-				    advanced atomically by the contexts */
+	int isolation;		       /* MOTOR: dmr_txn_isolation_t (SR after init) */
+	uint64_t ts_clock;	       /* MOTOR: the timestamp counter of this process
+					  (Motor's tx_id_generator, 1 after init),
+					  advanced atomically by the contexts */
 } dmr_txn_engine_t;
 
 /* Fill *eng for a run on `be` with `layout` (borrowed for the run); cn and
