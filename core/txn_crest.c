@@ -626,3 +626,16 @@ int dmr_txn_crest_local_gate(dmr_txn_ctx_t *c, uint32_t n, const uint64_t *rec, 
 		     out);
 	return 1;
 }
+
+dmr_status_t dmr_crest_local_alloc(dmr_crest_t *cr, uint32_t cns, dmr_err_t *err)
+{
+	cr->local = calloc(cns, sizeof(*cr->local));
+	if (!cr->local)
+		return dmr_err_set(err, DMR_ERR_NOMEM, "crest: out of memory");
+	for (uint32_t k = 0; k < cns; k++) {
+		dmr_status_t st = dmr_crest_local_create(&cr->local[k], err);
+		if (st != DMR_OK)
+			return st;
+	}
+	return DMR_OK;
+}

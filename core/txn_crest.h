@@ -106,6 +106,12 @@ typedef struct dmr_crest {
 dmr_status_t dmr_crest_init(dmr_crest_t *cr, const dmr_trace_hdr_t *h, const char *source,
 			    dmr_err_t *err);
 
+/* CREST's localized execution for cns CNs: cr->local, an array of cns
+ * tables (dmr_crest_local_create), owned by the caller (each table freed
+ * with dmr_crest_local_destroy, the array with free()). DMR_ERR_NOMEM;
+ * tables made before the failure stay in cr->local for the caller to free. */
+dmr_status_t dmr_crest_local_alloc(dmr_crest_t *cr, uint32_t cns, dmr_err_t *err);
+
 /* The cell of payload word f of table t. */
 static inline uint32_t dmr_crest_cell(const dmr_crest_t *cr, unsigned t, uint32_t f)
 {

@@ -1015,28 +1015,10 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	e->coros = o->coros;
 	e->deadline_ps = 10 * DMR_PS_PER_S;
 	uint64_t mr;
-	if (o->protocol == DMR_TXN_PROTO_CREST) {
-		/* the cells from the trace; masked CAS where the backend has it
-		 * (DMR_BE_CAP_MASKED_CAS, asked before opening it: the words
-		 * variant needs room in the MN region), else the portable words */
-		int masked = (dmr_be_caps_of(o->backend) & DMR_BE_CAP_MASKED_CAS) != 0;
-		if (o->crest_locks == DMR_CREST_LOCKS_MASKED && !masked) {
-			st = dmr_err_set(err, DMR_ERR_INVALID,
-					 "option --crest-locks masked: backend %s has no masked "
-					 "compare-and-swap (upstream rdma-core has none); use "
-					 "--crest-locks words",
-					 o->backend);
-			goto out_trace;
-		}
-		e->crest.locks = o->crest_locks >= 0 ? o->crest_locks
-				 : masked	     ? DMR_CREST_LOCKS_MASKED
-						     : DMR_CREST_LOCKS_WORDS;
-		if ((st = dmr_crest_init(&e->crest, h, o->trace, err)) != DMR_OK)
-			goto out_trace;
-		res->crest_local = o->crest_local;
-		snprintf(res->crest_locks, sizeof(res->crest_locks), "%s",
-			 e->crest.locks == DMR_CREST_LOCKS_MASKED ? "masked" : "words");
-	}
+	if (o->protocol == DMR_TXN_PROTO_CREST &&
+	    (st = dmr_replay_setup_crest(o->backend, o->crest_locks, o->crest_local, h, o->trace,
+					 &e->crest, res, err)) != DMR_OK)
+		goto out_trace;
 	dmr_replay_shape_t shape = {.trace = o->trace,
 				    .backend = o->backend,
 				    .cns = o->cns,
@@ -1158,17 +1140,10 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	if (o->protocol == DMR_TXN_PROTO_CREST) {
 		e->teng.crest = &e->crest;
 		e->layout.lock_busy = DMR_CREST_LOCK_BITS;
-		if (o->crest_local) { /* CREST's localized execution: per CN */
-			e->crest.local = calloc(o->cns, sizeof(*e->crest.local));
-			if (!e->crest.local) {
-				st = dmr_err_set(err, DMR_ERR_NOMEM, "replay: out of memory");
-				goto out_be;
-			}
-			for (uint32_t k = 0; k < o->cns; k++)
-				if ((st = dmr_crest_local_create(&e->crest.local[k], err)) !=
-				    DMR_OK)
-					goto out_be;
-		}
+		/* CREST's localized execution: a table per CN */
+		if (o->crest_local &&
+		    (st = dmr_crest_local_alloc(&e->crest, o->cns, err)) != DMR_OK)
+			goto out_be;
 	}
 	res->ntables = h->ntables;
 	for (uint32_t t = 0; t < h->ntables; t++)
@@ -1228,39 +1203,13 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 			goto out_ctx;
 	}
 	{
-		const char *ds = dmr_trace_hdr_param(h, "drift_s");
-		if (ds) {
-			const char *sh = dmr_trace_hdr_param(h, "drift_shift");
-			const char *pa = dmr_trace_hdr_param(h, "partitions");
-			const char *pt = dmr_trace_hdr_param(h, "partitioned");
-			double d = atof(ds);
-			e->drift_shift = sh ? (uint32_t)atoi(sh) : 0;
-			e->parts = pa ? (uint32_t)atoi(pa) : 0;
-			if (!(d > 0) || !e->drift_shift || !e->parts || !pt) {
-				st =
-				    dmr_err_set(err, DMR_ERR_PARSE,
-						"%s: header: drift_s needs drift_shift, partitions "
-						"and partitioned (FORMAT.md \"Drift\")",
-						o->trace);
-				goto out_ctx;
-			}
-			char buf[128];
-			snprintf(buf, sizeof(buf), "%s", pt);
-			for (char *sv = NULL, *t = strtok_r(buf, ",", &sv); t;
-			     t = strtok_r(NULL, ",", &sv)) {
-				int ti = dmr_trace_hdr_table(h, t);
-				if (ti < 0 || h->tables[ti].rows % e->parts) {
-					st = dmr_err_set(
-					    err, DMR_ERR_PARSE,
-					    "%s: header: partitioned table '%s' unknown "
-					    "or not divisible into %u partitions",
-					    o->trace, t, e->parts);
-					goto out_ctx;
-				}
-				e->part_mask |= 1u << ti;
-			}
-			e->drift_ps = dmr_ps_from_s(d);
-		}
+		dmr_replay_drift_t dr;
+		if ((st = dmr_replay_setup_drift(h, o->trace, &dr, err)) != DMR_OK)
+			goto out_ctx;
+		e->drift_ps = dr.ps;
+		e->drift_shift = dr.shift;
+		e->parts = dr.parts;
+		e->part_mask = dr.part_mask;
 	}
 	e->limit = o->txns ? o->txns : UINT64_MAX;
 	uint64_t window_ps = dmr_ps_from_ms(o->window_ms);
@@ -1396,25 +1345,11 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 			tot.committed_xv = xv_sum;
 	}
 	dmr_be_stats(e->be, &res->be);
-	snprintf(res->workload, sizeof(res->workload), "%s", h->workload);
-	snprintf(res->regime, sizeof(res->regime), "%s", h->regime);
-	dmr_loop_name(o->loop.loops, res->loop, sizeof(res->loop));
 	if (e->adm)
 		dmr_adm_summary(e->adm, &res->slots);
-	snprintf(res->backend, sizeof(res->backend), "%s", o->backend);
 	const dmr_model_t *m = e->model;
-	snprintf(res->profile, sizeof(res->profile), "%s", m ? m->name : "-");
-	snprintf(res->profile_path, sizeof(res->profile_path), "%s", m ? m->path : "-");
-	res->cns = o->cns;
-	res->threads = o->threads;
-	res->coros = o->coros;
-	res->seed = o->seed;
-	res->txns = e->started;
-	res->mtu = m ? m->mtu : 0;
-	res->retries_limit = o->retries;
-	res->backoff_us = o->backoff_us;
-	res->duration_s = o->duration_s;
-	res->loop_cfg = o->loop;
+	dmr_replay_run_knobs_t kn = {o->loop, o->seed, o->retries, o->backoff_us, o->duration_s};
+	dmr_replay_result_shape(res, &shape, &kn, h, m, e->started);
 	if (res->sim_time_s > 0) {
 		res->tried_tps = tot.tried / res->sim_time_s;
 		res->committed_tps = tot.committed / res->sim_time_s;

@@ -8,12 +8,16 @@
 #include "setup.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../backends/backend.h"
 #include "../core/addrcache.h"
 #include "../core/base/opt.h"
+#include "../core/base/timeps.h"
 #include "../core/base/wrid.h"
+#include "../core/txn_crest.h"
+#include "../models/model.h"
 
 static uint64_t phys_mem(void)
 {
@@ -243,4 +247,83 @@ dmr_status_t dmr_replay_setup_tiers(struct dmr_be *be, const dmr_layout_t *l, co
 			       (unsigned long long)b);
 	}
 	return DMR_OK;
+}
+
+dmr_status_t dmr_replay_setup_crest(const char *backend, int locks, int local,
+				    const dmr_trace_hdr_t *h, const char *trace, dmr_crest_t *cr,
+				    dmr_replay_result_t *res, dmr_err_t *err)
+{
+	/* the cells from the trace; masked CAS where the backend has it
+	 * (DMR_BE_CAP_MASKED_CAS, asked before opening it: the words variant
+	 * needs room in the MN region), else the portable words */
+	int masked = (dmr_be_caps_of(backend) & DMR_BE_CAP_MASKED_CAS) != 0;
+	if (locks == DMR_CREST_LOCKS_MASKED && !masked)
+		return dmr_err_set(err, DMR_ERR_INVALID,
+				   "option --crest-locks masked: backend %s has no masked "
+				   "compare-and-swap (upstream rdma-core has none); use "
+				   "--crest-locks words",
+				   backend);
+	cr->locks = locks >= 0 ? locks : masked ? DMR_CREST_LOCKS_MASKED : DMR_CREST_LOCKS_WORDS;
+	dmr_status_t st = dmr_crest_init(cr, h, trace, err);
+	if (st != DMR_OK)
+		return st;
+	res->crest_local = local;
+	snprintf(res->crest_locks, sizeof(res->crest_locks), "%s",
+		 cr->locks == DMR_CREST_LOCKS_MASKED ? "masked" : "words");
+	return DMR_OK;
+}
+
+dmr_status_t dmr_replay_setup_drift(const dmr_trace_hdr_t *h, const char *trace,
+				    dmr_replay_drift_t *d, dmr_err_t *err)
+{
+	memset(d, 0, sizeof(*d));
+	const char *ds = dmr_trace_hdr_param(h, "drift_s");
+	if (!ds)
+		return DMR_OK;
+	const char *sh = dmr_trace_hdr_param(h, "drift_shift");
+	const char *pa = dmr_trace_hdr_param(h, "partitions");
+	const char *pt = dmr_trace_hdr_param(h, "partitioned");
+	double s = atof(ds);
+	d->shift = sh ? (uint32_t)atoi(sh) : 0;
+	d->parts = pa ? (uint32_t)atoi(pa) : 0;
+	if (!(s > 0) || !d->shift || !d->parts || !pt)
+		return dmr_err_set(err, DMR_ERR_PARSE,
+				   "%s: header: drift_s needs drift_shift, partitions and "
+				   "partitioned (FORMAT.md \"Drift\")",
+				   trace);
+	char buf[128];
+	snprintf(buf, sizeof(buf), "%s", pt);
+	for (char *sv = NULL, *t = strtok_r(buf, ",", &sv); t; t = strtok_r(NULL, ",", &sv)) {
+		int ti = dmr_trace_hdr_table(h, t);
+		if (ti < 0 || h->tables[ti].rows % d->parts)
+			return dmr_err_set(err, DMR_ERR_PARSE,
+					   "%s: header: partitioned table '%s' unknown or not "
+					   "divisible into %u partitions",
+					   trace, t, d->parts);
+		d->part_mask |= 1u << ti;
+	}
+	d->ps = dmr_ps_from_s(s);
+	return DMR_OK;
+}
+
+void dmr_replay_result_shape(dmr_replay_result_t *res, const dmr_replay_shape_t *o,
+			     const dmr_replay_run_knobs_t *k, const dmr_trace_hdr_t *h,
+			     const dmr_model_t *m, uint64_t started)
+{
+	snprintf(res->workload, sizeof(res->workload), "%s", h->workload);
+	snprintf(res->regime, sizeof(res->regime), "%s", h->regime);
+	dmr_loop_name(k->loop.loops, res->loop, sizeof(res->loop));
+	snprintf(res->backend, sizeof(res->backend), "%s", o->backend);
+	snprintf(res->profile, sizeof(res->profile), "%s", m ? m->name : "-");
+	snprintf(res->profile_path, sizeof(res->profile_path), "%s", m ? m->path : "-");
+	res->cns = o->cns;
+	res->threads = o->threads;
+	res->coros = o->coros;
+	res->seed = k->seed;
+	res->txns = started;
+	res->mtu = m ? m->mtu : 0;
+	res->retries_limit = k->retries;
+	res->backoff_us = k->backoff_us;
+	res->duration_s = k->duration_s;
+	res->loop_cfg = k->loop;
 }

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "../core/layout.h"
+#include "../core/loop.h"
 #include "results.h" /* dmr_replay_result_t */
 
 /* What of the run's options the shape depends on (dmr_replay_opts_t's
@@ -71,5 +72,45 @@ dmr_status_t dmr_replay_setup_cxl(struct dmr_be *be, const dmr_layout_t *l, cons
  * per MN)", "dmreplay run: ... on the CXL tier (N bytes per MN)"). */
 dmr_status_t dmr_replay_setup_tiers(struct dmr_be *be, const dmr_layout_t *l, const char *dm_locks,
 				    const char *cxl_tables, int quiet, dmr_err_t *err);
+
+/* --protocol crest before the layout (issue 12): the lock variant (locks:
+ * DMR_CREST_LOCKS_*, or -1 = masked where the backend has masked CAS,
+ * DMR_BE_CAP_MASKED_CAS, else words), the cells from the trace's header
+ * (dmr_crest_init), and the run's crest columns in res. DMR_ERR_INVALID:
+ * masked asked of a backend without it (err names it); dmr_crest_init's
+ * errors. cr is the caller's. */
+struct dmr_crest;
+dmr_status_t dmr_replay_setup_crest(const char *backend, int locks, int local,
+				    const dmr_trace_hdr_t *h, const char *trace,
+				    struct dmr_crest *cr, dmr_replay_result_t *res, dmr_err_t *err);
+
+/* A drift trace's header (traces/FORMAT.md "Drift": drift_s, drift_shift,
+ * partitions, partitioned): every drift_ps the hot set moves by `shift`
+ * partitions of the tables in part_mask (bit t: table t). A trace without
+ * drift_s: all 0. DMR_ERR_PARSE naming the trace when one is missing or a
+ * partitioned table is unknown or not divisible into the partitions. */
+typedef struct dmr_replay_drift {
+	uint64_t ps;
+	uint32_t shift, parts, part_mask;
+} dmr_replay_drift_t;
+dmr_status_t dmr_replay_setup_drift(const dmr_trace_hdr_t *h, const char *trace,
+				    dmr_replay_drift_t *d, dmr_err_t *err);
+
+/* The run's settings besides its shape (dmr_replay_opts_t's fields of the
+ * same names), for dmr_replay_result_shape. */
+typedef struct dmr_replay_run_knobs {
+	dmr_loop_cfg_t loop;
+	uint64_t seed;
+	uint32_t retries;
+	double backoff_us, duration_s;
+} dmr_replay_run_knobs_t;
+
+/* The run's shape into res after the run: workload and regime (h), loop
+ * name and settings, backend, profile (m: NULL = "-"), CNs x threads x
+ * coros, seed, transactions started, MTU, retry limit, backoff, duration. */
+struct dmr_model;
+void dmr_replay_result_shape(dmr_replay_result_t *res, const dmr_replay_shape_t *o,
+			     const dmr_replay_run_knobs_t *k, const dmr_trace_hdr_t *h,
+			     const struct dmr_model *m, uint64_t started);
 
 #endif
