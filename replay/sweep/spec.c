@@ -73,6 +73,11 @@ static const keydef_t axis_defs[] = {
     {"index", V_STR, 0, NULL},
     {"addr_cache", V_SIZE0, 0, NULL},
     {"loop_threshold", V_NUM0, 0, NULL},
+    /* issue 12's protocol options */
+    {"isolation", V_STR, 0, NULL},
+    {"versions", V_POS, 0, NULL},
+    {"crest_locks", V_STR, 0, NULL},
+    {"crest_local", V_STR, 0, NULL},
     /* generator axes of issue 12's knobs */
     {"customers", V_POS, 1, "tpcc"},
     {"items", V_POS, 1, "tpcc"},
@@ -94,6 +99,8 @@ static const keydef_t run_defs[] = {
     {"protocol", V_STR, 0, NULL},     {"mns", V_POS, 0, NULL},
     {"backups", V_UINT, 0, NULL},     {"index", V_STR, 0, NULL},
     {"addr_cache", V_SIZE0, 0, NULL}, {"loop_threshold", V_NUM0, 0, NULL},
+    {"isolation", V_STR, 0, NULL},    {"versions", V_POS, 0, NULL},
+    {"crest_locks", V_STR, 0, NULL},  {"crest_local", V_STR, 0, NULL},
 };
 
 static const keydef_t wl_defs[] = {
