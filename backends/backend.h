@@ -238,7 +238,9 @@ typedef struct dmr_be_mn_stats {
 	uint64_t link_up_busy_ps;	    /* MN -> switch */
 	uint64_t nic_busy_ps;		    /* the MN NIC's message processing */
 	uint64_t dma_busy_ps;		    /* PCIe/DMA engines, read + write */
-	uint64_t atomic_busy_ps;	    /* the atomic unit(s) */
+	uint64_t atomic_busy_ps;	    /* the atomic unit on host memory */
+	uint64_t dm_atomic_busy_ps;	    /* sim: the device-memory atomic unit
+					       (--dm-locks; 0: not used) */
 	uint64_t qpc_misses;		    /* sim: QP-context cache misses at
 					       its NIC (0: not modelled) */
 } dmr_be_mn_stats_t;

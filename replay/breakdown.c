@@ -221,6 +221,12 @@ static int fill_mns(FILE *f, const void *a)
 			}
 			fputc(',', f);
 		}
+		if (bd->mn_reported && bd->mn_modelled && bd->run_ps && m->dm_atomic_busy_ps) {
+			/* --dm-locks: the device-memory unit's own utilisation */
+			fprintf(f, "device-memory atomic_util %.6f%s",
+				(double)m->dm_atomic_busy_ps / (double)bd->run_ps,
+				bd->mn_note[0] ? "; " : "");
+		}
 		put_note(f, bd->mn_note);
 		r = fputc('\n', f) == EOF ? -1 : 0;
 	}

@@ -165,6 +165,9 @@ enum { OPT_PUBLOG = 1101, OPT_LOOP_A };
 typedef struct run_args {
 	dmr_replay_opts_t o;
 	int loop_a; /* --loop_a: 1 add aimd, -1 remove it, 0 not given */
+	/* given on the command line: checked against each other after parsing
+	 * (a value never silently wins over another) */
+	int loop_given, coros_given, coro_num_given, crest_given;
 	int procs, cns_given, force;
 	const char *config;
 	const char *isolation; /* --isolation, parsed once --protocol is known */
@@ -218,6 +221,7 @@ static dmr_status_t run_opt(int ch, const char *name, const char *arg, run_args_
 		st = dmr_txn_protocol_parse(arg, &o->protocol, err);
 		break;
 	case OPT_CREST_LOCKS:
+		a->crest_given = 1;
 		if (strcmp(arg, "masked") == 0 || strcmp(arg, "words") == 0)
 			o->crest_locks =
 			    arg[0] == 'm' ? DMR_CREST_LOCKS_MASKED : DMR_CREST_LOCKS_WORDS;
@@ -226,6 +230,7 @@ static dmr_status_t run_opt(int ch, const char *name, const char *arg, run_args_
 					 "option --crest-locks: '%s': one of masked, words", arg);
 		break;
 	case OPT_CREST_LOCAL:
+		a->crest_given = 1;
 		if (strcmp(arg, "on") == 0 || strcmp(arg, "off") == 0)
 			o->crest_local = arg[1] == 'n';
 		else
@@ -246,7 +251,7 @@ static dmr_status_t run_opt(int ch, const char *name, const char *arg, run_args_
 		 * compute_pool/worker/worker.cc): N - 1 run transactions */
 		st = dmr_opt_u32(name, arg, 2, 100001, 0, &v, err);
 		if (st == DMR_OK)
-			o->coros = v - 1;
+			o->coros = v - 1, a->coro_num_given = 1;
 		break;
 	case OPT_INDEX:
 		if (strcmp(arg, "direct") == 0 || strcmp(arg, "hash") == 0)
@@ -298,7 +303,7 @@ static dmr_status_t run_opt(int ch, const char *name, const char *arg, run_args_
 		if (ch == 'T')
 			o->threads = v;
 		if (ch == 'C')
-			o->coros = v;
+			o->coros = v, a->coros_given = 1;
 		if (ch == 'r')
 			o->retries = v;
 		if (ch == 'm')
@@ -341,6 +346,7 @@ static dmr_status_t run_opt(int ch, const char *name, const char *arg, run_args_
 		break;
 	case 'L':
 		st = dmr_loop_parse(arg, &o->loop.loops, err);
+		a->loop_given = 1;
 		break;
 	case 'A':
 		st = dmr_opt_u32(name, arg, 1, 1000000, DMR_OPT_SIZE, &o->loop.ai_step, err);
@@ -463,6 +469,25 @@ int dmr_replay_main(int argc, char **argv)
 	}
 	if (optind < argc) {
 		fprintf(stderr, "dmreplay run: unexpected argument '%s'\n", argv[optind]);
+		return 2;
+	}
+	if (a.coros_given && a.coro_num_given) {
+		fprintf(stderr, "dmreplay run: options --coros and --coro_num: one count given "
+				"twice (--coro_num N is --coros N-1), give one\n");
+		return 2;
+	}
+	if (a.crest_given && o->protocol != DMR_TXN_PROTO_CREST) {
+		fprintf(stderr, "dmreplay run: options --crest-locks and --crest-local: only with "
+				"--protocol crest\n");
+		return 2;
+	}
+	if (a.loop_given && a.loop_a && (a.loop_a > 0) != ((o->loop.loops & DMR_LOOP_AIMD) != 0)) {
+		char ln[64];
+		dmr_loop_name(o->loop.loops, ln, sizeof(ln));
+		fprintf(stderr,
+			"dmreplay run: options --loop_a=%s and --loop %s disagree about aimd: give "
+			"one\n",
+			a.loop_a > 0 ? "true" : "false", ln);
 		return 2;
 	}
 	if (a.loop_a > 0 && (o->loop.loops & DMR_LOOP_AIMD_WORKER)) {

@@ -149,12 +149,15 @@ dmr_status_t dmr_replay_setup_layout(const dmr_replay_shape_t *o, const dmr_trac
 	return DMR_OK;
 }
 
-/* The ranges of the comma-separated tables of list (whole tables; lock
- * bytes 8 per record); `opt` names the option in errors. */
+/* The ranges of the comma-separated tables of list (whole tables); lock
+ * bytes: the most any one MN needs, 8 per record of the tables whose
+ * primary it holds (lock words live on the primary); `opt` names the
+ * option in errors. */
 static dmr_status_t table_ranges(const dmr_layout_t *l, const char *list, const char *opt,
 				 dmr_be_dm_locks_t *d, dmr_err_t *err)
 {
 	memset(d, 0, sizeof(*d));
+	uint64_t per_mn[DMR_BE_MAX_MNS] = {0};
 	char names[512] = "";
 	size_t off = 0;
 	for (uint32_t t = 0; t < l->ntables && off < sizeof(names); t++)
@@ -179,12 +182,17 @@ static dmr_status_t table_ranges(const dmr_layout_t *l, const char *list, const 
 						   l->names[t]);
 		d->off[d->n] = l->t[t].base;
 		d->len[d->n] = l->t[t].rows * l->t[t].rec_bytes;
-		d->lock_bytes += l->t[t].rows * 8;
+		per_mn[l->t[t].primary] += l->t[t].rows * 8; /* locks on the primary */
 		d->n++;
 		if (p[n] == 0)
-			return DMR_OK;
+			break;
 		p += n + 1;
 	}
+	/* the device memory one MN needs: its primaries' lock words */
+	for (uint32_t m = 0; m < DMR_BE_MAX_MNS; m++)
+		if (per_mn[m] > d->lock_bytes)
+			d->lock_bytes = per_mn[m];
+	return DMR_OK;
 }
 
 dmr_status_t dmr_replay_setup_dm_locks(struct dmr_be *be, const dmr_layout_t *l, const char *list,
@@ -199,7 +207,7 @@ dmr_status_t dmr_replay_setup_dm_locks(struct dmr_be *be, const dmr_layout_t *l,
 		st = dmr_err_set(err, DMR_ERR_INVALID,
 				 "option --dm-locks: backend %s has no NIC device memory (the "
 				 "sim models it, verbs refuses naming the device)",
-				 be->ops->name);
+				 be->cfg.backend);
 	if (st == DMR_OK && lock_bytes_p)
 		*lock_bytes_p = d.lock_bytes;
 	return st;
@@ -217,7 +225,7 @@ dmr_status_t dmr_replay_setup_cxl(struct dmr_be *be, const dmr_layout_t *l, cons
 		st = dmr_err_set(err, DMR_ERR_INVALID,
 				 "option --cxl-tables: backend %s has no CXL tier (a what-if of "
 				 "the sim: --backend sim with a profile that has cxl_*)",
-				 be->ops->name);
+				 be->cfg.backend);
 	uint64_t b = 0;
 	for (uint32_t i = 0; i < d.n; i++)
 		b += d.len[i];
@@ -235,8 +243,8 @@ dmr_status_t dmr_replay_setup_tiers(struct dmr_be *be, const dmr_layout_t *l, co
 		if ((st = dmr_replay_setup_dm_locks(be, l, dm_locks, &b, err)) != DMR_OK)
 			return st;
 		if (!quiet)
-			printf("dmreplay run: lock words of %s in device memory (%llu bytes per "
-			       "MN)\n",
+			printf("dmreplay run: lock words of %s in device memory (%llu bytes on "
+			       "the MN that needs most)\n",
 			       dm_locks, (unsigned long long)b);
 	}
 	if (cxl_tables) {

@@ -136,7 +136,7 @@ static dmr_status_t tatp_check(const dmr_tatp_cfg_t *cfg, dmr_err_t *err)
 		/* call_forwarding is start_time-major: a subscriber partition is not
 		 * one contiguous block of every table (FORMAT.md "Drift") */
 		return dmr_err_set(err, DMR_ERR_INVALID,
-				   "tatp: --regime %s: drift is not supported for TATP (use tpcc "
+				   "--regime %s: drift is not supported for TATP (use tpcc "
 				   "or smallbank)",
 				   cfg->regime.name);
 	return dmr_gen_regime_check(&cfg->regime, cfg->subscribers, "subscribers", err);

@@ -610,14 +610,18 @@ static void ev_mn_arrive(sim_t *s, uint32_t idx, uint64_t t)
 		}
 		t = max64(t, *unit) + gps;
 		*unit = t;
-		mn->st.atomic_busy_ps += gps;
+		if (unit == &mn->atomic_free)
+			mn->st.atomic_busy_ps += gps;
+		else
+			mn->st.dm_atomic_busy_ps += gps;
 		if (mn->aused > (mn->amask + 1) / 2)
 			atomic_gc(mn, s->now);
 		addr_ent_t *e = atomic_slot(mn, op->remote, s->now);
 		t = max64(t, e->free) + aps;
 		e->free = t;
-		/* on the CXL tier the read-modify-write reaches the word later */
-		if (s->cxl.n && in_ranges(&s->cxl, op->remote))
+		/* on the CXL tier the read-modify-write reaches the word later
+		 * (not when the word is in device memory: --dm-locks) */
+		if (s->cxl.n && unit == &mn->atomic_free && in_ranges(&s->cxl, op->remote))
 			t += m->cxl_read_ps;
 		eff = max64(t, mn->last_write_eff);
 		break;
@@ -1124,8 +1128,8 @@ static dmr_status_t sim_control(dmr_be_t *be, int op, void *arg, dmr_err_t *err)
 		if (d->lock_bytes > s->m.dm_bytes)
 			return dmr_err_set(
 			    err, DMR_ERR_INVALID,
-			    "sim: the lock words need %llu bytes of device memory per MN, "
-			    "profile %s offers %llu (dm_kib %llu)",
+			    "sim: option --dm-locks: the lock words need %llu bytes of device "
+			    "memory on one MN, profile %s offers %llu per MN (dm_kib %llu)",
 			    (unsigned long long)d->lock_bytes, s->m.name,
 			    (unsigned long long)s->m.dm_bytes,
 			    (unsigned long long)(s->m.dm_bytes / 1024));

@@ -591,6 +591,10 @@ int dmr_bench_main(int argc, char **argv)
 		dmr_be_dm_locks_t d = {.n = 1, .len = {dmr_bench_mr_need(&sp)}};
 		d.lock_bytes = same ? 8 : (uint64_t)qps * BENCH_ATOMIC_WORDS * 8;
 		st = dmr_be_control(s.be, DMR_BE_CTL_DM_LOCKS, &d, &err);
+		if (st == DMR_ERR_UNSUPPORTED)
+			snprintf(err.msg, sizeof(err.msg),
+				 "backend %s has no NIC device memory (the sim models it)",
+				 t.backend);
 		if (st != DMR_OK) {
 			fprintf(stderr, "dmreplay bench: option --dm: %s\n", err.msg);
 			dmr_bench_session_close(&s);

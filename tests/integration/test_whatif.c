@@ -219,8 +219,8 @@ START_TEST(run_dm_locks)
 	dmr_test_run_free(&r);
 	r = dmr_test_dmrv(b);
 	dmr_test_run_ok(&r);
-	ck_assert_ptr_nonnull(
-	    strstr(r.out, "lock words of warehouse,district in device memory (3520 bytes per MN)"));
+	ck_assert_ptr_nonnull(strstr(r.out, "lock words of warehouse,district in device memory "
+					    "(3520 bytes on the MN that needs most)"));
 	dmr_test_run_free(&r);
 	dmr_test_summary_t s1, s2;
 	dmr_test_summary_load(&s1, out1, "summary.csv");
@@ -311,6 +311,51 @@ START_TEST(cxl_tier_latency)
 }
 END_TEST
 
+/* Options that only mean something together are refused when they
+ * disagree (fresh-user trial): crest's options without crest, --coros and
+ * --coro_num both, --loop_a against --loop; and --dm-locks counts one MN's
+ * lock words (the tables whose primary it holds), not all of them. */
+START_TEST(options_that_disagree)
+{
+	char trace[DMR_TEST_DIR_MAX], out[DMR_TEST_DIR_MAX];
+	dmr_test_path(trace, sizeof(trace), "tatp.csv");
+	dmr_test_path(out, sizeof(out), "o");
+	dmr_test_run_t r = dmr_test_dmr("gen", "tatp", "--subscribers", "20000", "--txns", "300",
+					"--quiet", "-o", trace, NULL);
+	dmr_test_run_ok(&r);
+	dmr_test_run_free(&r);
+	static const struct {
+		const char *a[6];
+		const char *want;
+	} bad[] = {
+	    {{"--crest-locks", "words"}, "only with --protocol crest"},
+	    {{"--crest-local", "off", "--protocol", "ford"}, "only with --protocol crest"},
+	    {{"--coros", "3", "--coro_num", "5"}, "--coros and --coro_num"},
+	    {{"--loop_a=false", "--loop", "aimd"}, "--loop_a=false and --loop aimd disagree"},
+	    {{"--loop_a", "--loop", "perkey"}, "--loop_a=true and --loop perkey disagree"},
+	    /* one MN holds both tables' 160,000 bytes of lock words each */
+	    {{"--dm-locks", "subscriber,sec_subscriber"}, "need 320000 bytes"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		const char *a[24] = {"run",   "--trace", trace,	      "--out", out,
+				     "--cns", "1",	 "--threads", "2"};
+		int n = 9;
+		for (int k = 0; k < 6 && bad[i].a[k]; k++)
+			a[n++] = bad[i].a[k];
+		r = dmr_test_dmrv(a);
+		ck_assert_msg(r.status == 2, "case %zu: status %d: %s", i, r.status, r.err);
+		ck_assert_msg(strstr(r.err, bad[i].want) != NULL, "case %zu: %s", i, r.err);
+		dmr_test_run_free(&r);
+	}
+	/* on 2 MNs each table's primary is another MN: both fit */
+	r = dmr_test_dmr("run", "--trace", trace, "--out", out, "--cns", "1", "--threads", "2",
+			 "--mns", "2", "--dm-locks", "subscriber,sec_subscriber", NULL);
+	dmr_test_run_ok(&r);
+	ck_assert_ptr_nonnull(strstr(r.out, "(160000 bytes on the MN that needs most)"));
+	dmr_test_run_free(&r);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("whatif");
@@ -323,6 +368,7 @@ int main(void)
 	tcase_add_test(tc, profile_half_given_refused);
 	tcase_add_test(tc, run_dm_locks);
 	tcase_add_test(tc, cxl_tier_latency);
+	tcase_add_test(tc, options_that_disagree);
 	suite_add_tcase(s, tc);
 	if (dmr_test_env_init("whatif", 0, 1) != 0)
 		return EXIT_FAILURE;
