@@ -1348,7 +1348,9 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	if (e->adm)
 		dmr_adm_summary(e->adm, &res->slots);
 	const dmr_model_t *m = e->model;
-	dmr_replay_run_knobs_t kn = {o->loop, o->seed, o->retries, o->backoff_us, o->duration_s};
+	dmr_replay_run_knobs_t kn = {o->loop,	       o->seed,	      o->retries,
+				     o->backoff_us,    o->duration_s, o->isolation,
+				     e->layout.vcells, o->dm_locks,   o->cxl_tables};
 	dmr_replay_result_shape(res, &shape, &kn, h, m, e->started);
 	if (res->sim_time_s > 0) {
 		res->tried_tps = tot.tried / res->sim_time_s;

@@ -177,7 +177,7 @@ static const char *summary_header =
     "skipped_ops,mtu,retries_limit,backoff_us,duration_s,ai_step,md_factor,loop_window_ms,"
     "loop_threshold,profile_path,trace,cas_replayed,p50_dispatch_us,p99_dispatch_us,"
     "p999_dispatch_us,protocol,mns,backups,placement,index,addr_cache,index_reads_per_commit,"
-    "cache_hit_ratio";
+    "cache_hit_ratio,isolation,versions,crest_locks,crest_local,dm_locks,cxl_tables";
 
 const char *dmr_results_header(void)
 {
@@ -260,11 +260,23 @@ static int fill_summary(FILE *f, const void *a)
 	    r->p999_dispatch_us);
 	if (n < 0)
 		return n;
-	return fprintf(f, ",%s,%u,%u,%s,%s,%llu,%.4f,%.6f\n", r->protocol[0] ? r->protocol : "occ",
-		       r->mns ? r->mns : 1, r->backups, place, r->index[0] ? r->index : "direct",
-		       (unsigned long long)r->addr_cache,
+	/* table lists as one CSV field: "a,b" -> "a/b" */
+	char dm[sizeof(r->dm_locks)], cxl[sizeof(r->cxl_tables)];
+	snprintf(dm, sizeof(dm), "%s", r->dm_locks[0] ? r->dm_locks : "-");
+	snprintf(cxl, sizeof(cxl), "%s", r->cxl_tables[0] ? r->cxl_tables : "-");
+	for (char *p = dm; *p; p++)
+		*p = *p == ',' ? '/' : *p;
+	for (char *p = cxl; *p; p++)
+		*p = *p == ',' ? '/' : *p;
+	int crest = r->crest_locks[0] != 0;
+	return fprintf(f, ",%s,%u,%u,%s,%s,%llu,%.4f,%.6f,%s,%u,%s,%s,%s,%s\n",
+		       r->protocol[0] ? r->protocol : "occ", r->mns ? r->mns : 1, r->backups, place,
+		       r->index[0] ? r->index : "direct", (unsigned long long)r->addr_cache,
 		       r->st.committed ? (double)r->st.index_reads / (double)r->st.committed : 0.0,
-		       lookups ? (double)r->st.cache_hits / (double)lookups : 0.0);
+		       lookups ? (double)r->st.cache_hits / (double)lookups : 0.0,
+		       r->isolation[0] ? r->isolation : "sr", r->versions,
+		       crest ? r->crest_locks : "-", crest ? (r->crest_local ? "on" : "off") : "-",
+		       dm, cxl);
 }
 
 static int fill_ts(FILE *f, const void *a)

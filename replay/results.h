@@ -109,6 +109,10 @@ typedef struct dmr_replay_result {
 	dmr_txn_stats_t st;
 	dmr_txn_xstats_t xst; /* core/txn.h: aborts by table, crest's counters */
 	char crest_locks[8];  /* crest: "masked" | "words" ("" otherwise) */
+	char isolation[4];    /* "sr" | "si" (motor's --isolation; the others sr) */
+	uint32_t versions;    /* motor: vcells per record (0 otherwise) */
+	char dm_locks[96];    /* --dm-locks tables ("" none) */
+	char cxl_tables[96];  /* --cxl-tables tables ("" none) */
 	int crest_local;      /* crest: localized execution on (1) or off */
 	uint32_t ntables;     /* the trace's tables, named in table_names */
 	char table_names[DMR_TRACE_MAX_TABLES][DMR_TRACE_NAME_MAX];

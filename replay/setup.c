@@ -334,4 +334,10 @@ void dmr_replay_result_shape(dmr_replay_result_t *res, const dmr_replay_shape_t 
 	res->backoff_us = k->backoff_us;
 	res->duration_s = k->duration_s;
 	res->loop_cfg = k->loop;
+	snprintf(res->isolation, sizeof(res->isolation), "%s",
+		 k->isolation == DMR_TXN_ISO_SI ? "si" : "sr");
+	res->versions = k->versions;
+	snprintf(res->dm_locks, sizeof(res->dm_locks), "%s", k->dm_locks ? k->dm_locks : "");
+	snprintf(res->cxl_tables, sizeof(res->cxl_tables), "%s",
+		 k->cxl_tables ? k->cxl_tables : "");
 }

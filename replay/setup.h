@@ -103,6 +103,9 @@ typedef struct dmr_replay_run_knobs {
 	uint64_t seed;
 	uint32_t retries;
 	double backoff_us, duration_s;
+	int isolation;			   /* dmr_txn_isolation_t */
+	uint32_t versions;		   /* motor's vcells (layout.vcells) */
+	const char *dm_locks, *cxl_tables; /* NULL: none */
 } dmr_replay_run_knobs_t;
 
 /* The run's shape into res after the run: workload and regime (h), loop
