@@ -503,6 +503,9 @@ static inline __attribute__((always_inline)) dmr_status_t exec_round_as(dmr_txn_
 						    t->line + j);
 			}
 			uint32_t rb = l->t[op->table].rec_bytes;
+			if (crest && op->kind == DMR_TOP_READ && c->eng->crest->cache &&
+			    dmr_txn_crest_cache_hit(c, i))
+				continue; /* CREST's CN cache: no READ */
 			if (op->kind == DMR_TOP_READ || cmp_proto(c)) {
 				/* FARM, DRTMH: read-write records READ without a
 				 * lock too (CompareIssueReadRW), into their image */
@@ -681,6 +684,7 @@ static dmr_status_t begin_attempt(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 	c->stats->tried++;
 	c->round = 0;
 	c->looked_round = 0;
+	c->crest_hits = 0;
 	memset(c->ph, 0, sizeof(c->ph));
 	c->t_phase = dmr_be_now(c->eng->be, c->worker);
 	uint32_t off = BUF_BASE;

@@ -128,6 +128,9 @@ typedef struct dmr_txn_xstats {
 				   behind a transaction of the same CN (CREST's
 				   wait_dependent_txn ticker) */
 	uint64_t crest_wait_ps; /* their time waiting, ps */
+	uint64_t crest_hits;	/* CREST --crest-cache: read-only ops served from
+				   the CN record cache (no READ posted) */
+	uint64_t crest_misses;	/* read-only ops of one record that READ it */
 } dmr_txn_xstats_t;
 /* MOTOR's own counters, per context and transaction type (the context's
  * mv[type]; kept out of dmr_txn_stats_t, which the engine snapshots
@@ -343,6 +346,7 @@ typedef struct dmr_txn_ctx {
 	uint32_t lookup_off;	      /* HASH: bucket images at buf + lookup_off + i x bucket */
 	uint16_t looked_round;	      /* HASH: round + 1 whose lookups are done */
 	uint64_t t_wait;	      /* CREST --crest-local: waiting since, ps (0: not) */
+	uint32_t crest_hits;	      /* CREST --crest-cache: this attempt's cache hits */
 	uint64_t start_ts, commit_ts; /* MOTOR: this attempt's timestamps */
 	uint32_t mv_reads;	      /* MOTOR: vcells selected this attempt */
 	uint32_t mv_old;	      /* MOTOR: of them older than the newest */
