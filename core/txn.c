@@ -161,7 +161,10 @@ dmr_status_t dmr_txn_ctx_init(dmr_txn_ctx_t *c, const dmr_txn_engine_t *eng, dmr
 	c->wr_mn = calloc(c->wrs_cap, 1);
 	int motor = eng->protocol == DMR_TXN_PROTO_MOTOR;
 	c->mv = motor ? calloc(DMR_TRACE_MAX_TYPES, sizeof(*c->mv)) : NULL;
-	if (!c->wrs || !c->wr_mn || (l->mns > 1 && !c->wrs2) || (motor && !c->mv))
+	int crest = eng->protocol == DMR_TXN_PROTO_CREST;
+	c->cr = crest ? calloc(DMR_TRACE_MAX_TYPES, sizeof(*c->cr)) : NULL;
+	if (!c->wrs || !c->wr_mn || (l->mns > 1 && !c->wrs2) || (motor && !c->mv) ||
+	    (crest && !c->cr))
 		return dmr_err_set(err, DMR_ERR_NOMEM, "txn: out of memory");
 	dmr_status_t st = grow(c, 4096, err);
 	if (st == DMR_OK)
@@ -186,6 +189,8 @@ void dmr_txn_ctx_fini(dmr_txn_ctx_t *c)
 	free(c->wr_mn);
 	free(c->mv);
 	c->mv = NULL;
+	free(c->cr);
+	c->cr = NULL;
 	free(c->logbuf);
 	c->buf = c->logbuf = NULL;
 	c->wrs = c->wrs2 = NULL;

@@ -250,7 +250,8 @@ dmr_status_t dmr_txn_check_validation(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 		if (crest) { /* the cells read: unlocked, same versions */
 			if (!dmr_txn_crest_valid(c, i)) {
 				if (c->eng->crest->cache) /* stale: not served again */
-					dmr_txn_crest_cache_drop(c, c->ops[i].rec);
+					dmr_txn_crest_cache_drop(c, c->ops[i].rec,
+								 DMR_CREST_LOCK_BITS);
 				return dmr_txn_abort(c, DMR_ABORT_VALIDATION, out);
 			}
 			continue;

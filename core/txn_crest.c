@@ -402,10 +402,11 @@ dmr_status_t dmr_txn_crest_commit(dmr_txn_ctx_t *c, uint32_t need, dmr_txn_outco
 	dmr_status_t st = dmr_txn_grow_log(c, need, &c->err);
 	if (st != DMR_OK)
 		return st;
-	if (c->eng->crest->cache) /* the CN's cache: the records written are not served */
+	if (c->eng->crest->cache) /* the CN's cache: the cells written are not served */
 		for (uint32_t i = 0; i < t->nops; i++)
 			if (c->ops[i].flags & F_LOCKED)
-				dmr_txn_crest_cache_drop(c, c->ops[i].rec);
+				dmr_txn_crest_cache_drop(c, c->ops[i].rec,
+							 (uint32_t)c->ops[i].cells >> 4);
 	/* as occ (txn_commit.c): the log record's slots first, one per
 	 * replica of the first written record's table */
 	uint32_t nlog = 1 + l->backups;
@@ -603,6 +604,7 @@ int dmr_txn_crest_local_gate(dmr_txn_ctx_t *c, uint32_t n, const uint64_t *rec, 
 			c->ops[op[k]].local = mask[k];
 		}
 		if (c->t_wait) { /* the local holder is done: our turn */
+			cr_of(c)->wait_ps += now - c->t_wait;
 			if (c->xstats)
 				c->xstats->crest_wait_ps += now - c->t_wait;
 			c->t_wait = 0;
@@ -613,9 +615,11 @@ int dmr_txn_crest_local_gate(dmr_txn_ctx_t *c, uint32_t n, const uint64_t *rec, 
 	 * (CREST's wait_dependent_txn), polling, at most DMR_CREST_WAIT_MAX_PS */
 	if (!c->t_wait) {
 		c->t_wait = now;
+		cr_of(c)->waits++;
 		if (c->xstats)
 			c->xstats->crest_waits++;
 	} else if (now - c->t_wait >= DMR_CREST_WAIT_MAX_PS) {
+		cr_of(c)->wait_ps += now - c->t_wait;
 		if (c->xstats) {
 			c->xstats->crest_wait_ps += now - c->t_wait;
 			c->xstats->lock_by_table[c->txn->ops[op[0]].table]++;
@@ -756,6 +760,7 @@ int dmr_txn_crest_cache_hit(dmr_txn_ctx_t *c, uint32_t i)
 	if (hit && lt->cell_words == 0)
 		hit = !(rd64(img) & m); /* masked: the cells' lock bits clear */
 	if (!hit) {
+		cr_of(c)->misses++;
 		if (c->xstats)
 			c->xstats->crest_misses++;
 		return 0;
@@ -765,18 +770,21 @@ int dmr_txn_crest_cache_hit(dmr_txn_ctx_t *c, uint32_t i)
 	if (!(rd64(img + 8) & DMR_VER_PRESENT))
 		c->ops[i].flags |= F_ABSENT;
 	c->crest_hits++;
+	cr_of(c)->hits++;
 	if (c->xstats)
 		c->xstats->crest_hits++;
 	return 1;
 }
 
-void dmr_txn_crest_cache_drop(dmr_txn_ctx_t *c, uint64_t rec)
+void dmr_txn_crest_cache_drop(dmr_txn_ctx_t *c, uint64_t rec, uint32_t mask)
 {
 	dmr_crest_cache_t *k = cache_of(c);
 	uint32_t s = kslot(rec);
 	pthread_mutex_lock(&k->mu);
 	if (k->e[s].rec1 == rec + 1)
-		k->e[s].rec1 = 0;
+		for (uint32_t b = 0; b < DMR_CREST_MAX_CELLS; b++)
+			if (mask & (1u << b))
+				k->e[s].t[b] = 0;
 	pthread_mutex_unlock(&k->mu);
 }
 

@@ -94,8 +94,9 @@ void dmr_crest_local_drop(dmr_crest_local_t *l, uint64_t rec, uint8_t mask);
  * within DMR_CREST_CACHE_TTL_PS, its image's lock bits clear) copies the
  * image instead of posting its READ; validation still re-READs the
  * record's header (a transaction with such a hit always validates) and
- * aborts on a changed version or a locked cell, dropping the entry. The
- * CN's own commits drop the records they write. Direct-mapped,
+ * aborts on a changed version or a locked cell, dropping the entry's
+ * cells. The CN's own commits drop the cells they write (a reader of the
+ * record's other cells still hits). Direct-mapped,
  * DMR_CREST_CACHE_SLOTS entries; thread-safe (a mutex). */
 typedef struct dmr_crest_cache dmr_crest_cache_t;
 

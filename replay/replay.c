@@ -922,11 +922,7 @@ static dmr_status_t write_breakdown(engine_t *e, const dmr_replay_result_t *res,
 					   res->sim_time_s, !e->threaded, err);
 	if (st == DMR_OK) {
 		snprintf(bd->backend, sizeof(bd->backend), "%s", o->backend);
-		bd->motor = o->protocol == DMR_TXN_PROTO_MOTOR;
-		for (uint32_t i = 0; i < e->nctx; i++) /* type t >= ntypes: counted as 0 */
-			for (uint32_t t = 0; e->ctx[i].mv && t < DMR_TRACE_MAX_TYPES; t++)
-				dmr_txn_mv_add(&bd->type[t < bd->ntypes ? t : 0].mv,
-					       &e->ctx[i].mv[t]);
+		dmr_breakdown_protocol(bd, o->protocol, e->ctx, e->nctx);
 		bd->run_p90_us = lat ? dmr_lathist_quantile(lat, 0.90) / 1e6 : 0;
 		bd->run_mean_us = lat ? dmr_lathist_mean(lat) / 1e6 : 0;
 		/* utilisation over the simulated time of the last event: a run cut
