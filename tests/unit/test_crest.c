@@ -354,10 +354,50 @@ START_TEST(writers_of_different_cells_both_commit)
 }
 END_TEST
 
+/* dir/crest.csv (CREST's per-type tickers): its header, one row per type
+ * (ntypes; 0: not checked), and its columns summed equal the run's
+ * figures: tried (the transactions line), read_column_locked (the crest
+ * line), read_from_cache = hits, read_from_remote = misses. */
+static void crest_csv_matches(const char *dir, const dmr_test_run_t *r, unsigned long long hits,
+			      unsigned long long misses, int ntypes)
+{
+	char p[PATH_MAX + 16], line[1024];
+	snprintf(p, sizeof(p), "%s/crest.csv", dir);
+	FILE *f = fopen(p, "r");
+	ck_assert_msg(f != NULL, "%s", p);
+	ck_assert_ptr_nonnull(fgets(line, sizeof(line), f));
+	ck_assert_str_eq(line, "type,tried,committed,abort_rate,read_column_locked,fail_lock,"
+			       "abort_validation,wait_dependent_txn,wait_dependent_txn_us,"
+			       "read_from_cache,read_from_remote,atomics_per_commit,"
+			       "reads_per_commit\n");
+	unsigned long long sum[13] = {0};
+	int rows = 0;
+	while (fgets(line, sizeof(line), f)) {
+		char *save = NULL, *tok = strtok_r(line, ",", &save);
+		for (int k = 0; tok && k < 13; k++, tok = strtok_r(NULL, ",", &save))
+			if (k > 0)
+				sum[k] += strtoull(tok, NULL, 10);
+		rows++;
+	}
+	fclose(f);
+	if (ntypes)
+		ck_assert_int_eq(rows, ntypes);
+	unsigned long long tried = 0, rl = 0;
+	const char *t = strstr(r->out, " dispatched, ");
+	ck_assert_msg(t && sscanf(t, " dispatched, %llu tried", &tried) == 1, "%s", r->out);
+	const char *c = strstr(r->out, "read_column_locked ");
+	ck_assert_msg(c && sscanf(c, "read_column_locked %llu", &rl) == 1, "%s", r->out);
+	ck_assert_uint_eq(sum[1], tried);
+	ck_assert_uint_eq(sum[4], rl);
+	ck_assert_uint_eq(sum[9], hits);
+	ck_assert_uint_eq(sum[10], misses);
+}
+
 /* The workloads' invariants under crest on sim and shm (TPC-C C1-C3, the
  * SmallBank sum, YCSB), every lock idle at the end, the warehouse rows
  * never read_locked (the generator's cell annotation); with the CN record
- * cache on (both lock variants) and off. */
+ * cache on (both lock variants) and off; crest.csv's per-type tickers
+ * summing to the run's. */
 START_TEST(workloads_verified_under_crest)
 {
 	char tr[3][PATH_MAX], dir[PATH_MAX];
@@ -403,6 +443,7 @@ START_TEST(workloads_verified_under_crest)
 			ck_assert_uint_eq(hits + misses, 0);
 		else if (wl == 0)
 			ck_assert_msg(hits > 0 && misses > 0, "%s", r.out);
+		crest_csv_matches(dir, &r, hits, misses, wl == 0 ? 5 : 0);
 		ck_assert_msg(strstr(r.out, want[wl]), "%s", r.out);
 		ck_assert_msg(strstr(r.out, "replicas       identical, locks idle"), "%s", r.out);
 		snprintf(cl, sizeof(cl), "crest          cell locks %s", var[v]);
