@@ -161,7 +161,10 @@ dmr_status_t dmr_txn_ctx_init(dmr_txn_ctx_t *c, const dmr_txn_engine_t *eng, dmr
 	c->wr_mn = calloc(c->wrs_cap, 1);
 	int motor = eng->protocol == DMR_TXN_PROTO_MOTOR;
 	c->mv = motor ? calloc(DMR_TRACE_MAX_TYPES, sizeof(*c->mv)) : NULL;
-	if (!c->wrs || !c->wr_mn || (l->mns > 1 && !c->wrs2) || (motor && !c->mv))
+	int crest = eng->protocol == DMR_TXN_PROTO_CREST;
+	c->cr = crest ? calloc(DMR_TRACE_MAX_TYPES, sizeof(*c->cr)) : NULL;
+	if (!c->wrs || !c->wr_mn || (l->mns > 1 && !c->wrs2) || (motor && !c->mv) ||
+	    (crest && !c->cr))
 		return dmr_err_set(err, DMR_ERR_NOMEM, "txn: out of memory");
 	dmr_status_t st = grow(c, 4096, err);
 	if (st == DMR_OK)
@@ -186,6 +189,8 @@ void dmr_txn_ctx_fini(dmr_txn_ctx_t *c)
 	free(c->wr_mn);
 	free(c->mv);
 	c->mv = NULL;
+	free(c->cr);
+	c->cr = NULL;
 	free(c->logbuf);
 	c->buf = c->logbuf = NULL;
 	c->wrs = c->wrs2 = NULL;
@@ -503,6 +508,9 @@ static inline __attribute__((always_inline)) dmr_status_t exec_round_as(dmr_txn_
 						    t->line + j);
 			}
 			uint32_t rb = l->t[op->table].rec_bytes;
+			if (crest && op->kind == DMR_TOP_READ && c->eng->crest->cache &&
+			    dmr_txn_crest_cache_hit(c, i))
+				continue; /* CREST's CN cache: no READ */
 			if (op->kind == DMR_TOP_READ || cmp_proto(c)) {
 				/* FARM, DRTMH: read-write records READ without a
 				 * lock too (CompareIssueReadRW), into their image */
@@ -681,6 +689,7 @@ static dmr_status_t begin_attempt(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 	c->stats->tried++;
 	c->round = 0;
 	c->looked_round = 0;
+	c->crest_hits = 0;
 	memset(c->ph, 0, sizeof(c->ph));
 	c->t_phase = dmr_be_now(c->eng->be, c->worker);
 	uint32_t off = BUF_BASE;

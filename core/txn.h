@@ -128,6 +128,9 @@ typedef struct dmr_txn_xstats {
 				   behind a transaction of the same CN (CREST's
 				   wait_dependent_txn ticker) */
 	uint64_t crest_wait_ps; /* their time waiting, ps */
+	uint64_t crest_hits;	/* CREST --crest-cache: read-only ops served from
+				   the CN record cache (no READ posted) */
+	uint64_t crest_misses;	/* read-only ops of one record that READ it */
 } dmr_txn_xstats_t;
 /* MOTOR's own counters, per context and transaction type (the context's
  * mv[type]; kept out of dmr_txn_stats_t, which the engine snapshots
@@ -137,6 +140,28 @@ typedef struct dmr_txn_mv_stats {
 	uint64_t versions_read; /* vcells selected by committed attempts */
 	uint64_t old_reads;	/* of them older than the record's newest version */
 } dmr_txn_mv_stats_t;
+
+/* CREST's per-type tickers (adslabcuhk/crest benchmark/TPCC/TpccBenchmark.h
+ * tpcc.TYPE.wait_dependent_txn.lat, read_from_cache.cnt,
+ * read_from_remote.cnt), per context and transaction type (the context's
+ * cr[type]; out of dmr_txn_stats_t as motor's): read_column_locked and
+ * fail_lock are dmr_txn_stats_t's aborts[]. */
+typedef struct dmr_txn_cr_stats {
+	uint64_t waits;	  /* --crest-local: lock requests chained behind the CN's
+			     holder (wait_dependent_txn) */
+	uint64_t wait_ps; /* their time waiting, ps */
+	uint64_t hits;	  /* --crest-cache: read-only ops served from the CN cache */
+	uint64_t misses;  /* read-only ops of one record that READ it */
+} dmr_txn_cr_stats_t;
+
+/* Add s to d, field by field. */
+static inline void dmr_txn_cr_add(dmr_txn_cr_stats_t *d, const dmr_txn_cr_stats_t *s)
+{
+	d->waits += s->waits;
+	d->wait_ps += s->wait_ps;
+	d->hits += s->hits;
+	d->misses += s->misses;
+}
 
 /* Add s to d, field by field. */
 static inline void dmr_txn_mv_add(dmr_txn_mv_stats_t *d, const dmr_txn_mv_stats_t *s)
@@ -343,6 +368,7 @@ typedef struct dmr_txn_ctx {
 	uint32_t lookup_off;	      /* HASH: bucket images at buf + lookup_off + i x bucket */
 	uint16_t looked_round;	      /* HASH: round + 1 whose lookups are done */
 	uint64_t t_wait;	      /* CREST --crest-local: waiting since, ps (0: not) */
+	uint32_t crest_hits;	      /* CREST --crest-cache: this attempt's cache hits */
 	uint64_t start_ts, commit_ts; /* MOTOR: this attempt's timestamps */
 	uint32_t mv_reads;	      /* MOTOR: vcells selected this attempt */
 	uint32_t mv_old;	      /* MOTOR: of them older than the newest */
@@ -352,6 +378,7 @@ typedef struct dmr_txn_ctx {
 	dmr_txn_mv_stats_t *mv; /* MOTOR: DMR_TRACE_MAX_TYPES entries, per
 				   transaction type (allocated by ctx_init when
 				   eng->protocol is MOTOR, else NULL) */
+	dmr_txn_cr_stats_t *cr; /* CREST: likewise, when eng->protocol is CREST */
 	uint8_t *logbuf;
 	uint32_t logbuf_cap;
 	uint8_t buf_reg, logbuf_reg; /* registered with the backend (mr_reg) */

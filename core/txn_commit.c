@@ -204,7 +204,9 @@ dmr_status_t dmr_txn_validate(dmr_txn_ctx_t *c, int logdue, dmr_txn_outcome_t *o
 	}
 	uint32_t n = 0;
 	dmr_status_t st;
-	if (nread == 0 || (nread == 1 && nlocked == 0)) {
+	/* one read and nothing locked: no validation, unless the read came
+	 * from CREST's CN cache (a hit is always validated) */
+	if (nread == 0 || (nread == 1 && nlocked == 0 && !c->crest_hits)) {
 		if (logdue && (st = dmr_txn_undo_log(c, &n)) != DMR_OK)
 			return st;
 		if (n == 0)
@@ -246,8 +248,12 @@ dmr_status_t dmr_txn_check_validation(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 		const uint8_t *b = a + op->count * rb;
 		uint32_t stride_b = op->count == 1 ? 0 : rb;
 		if (crest) { /* the cells read: unlocked, same versions */
-			if (!dmr_txn_crest_valid(c, i))
+			if (!dmr_txn_crest_valid(c, i)) {
+				if (c->eng->crest->cache) /* stale: not served again */
+					dmr_txn_crest_cache_drop(c, c->ops[i].rec,
+								 DMR_CREST_LOCK_BITS);
 				return dmr_txn_abort(c, DMR_ABORT_VALIDATION, out);
+			}
 			continue;
 		}
 		for (uint32_t r = 0; r < op->count; r++) {
@@ -257,5 +263,7 @@ dmr_status_t dmr_txn_check_validation(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 				return dmr_txn_abort(c, DMR_ABORT_VALIDATION, out);
 		}
 	}
+	if (crest && c->eng->crest->cache) /* t_phase: when validation was posted */
+		dmr_txn_crest_cache_put(c, c->t_phase);
 	return dmr_txn_commit(c, out);
 }

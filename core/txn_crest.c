@@ -23,9 +23,11 @@ dmr_status_t dmr_crest_init(dmr_crest_t *cr, const dmr_trace_hdr_t *h, const cha
 {
 	int locks = cr->locks;
 	dmr_crest_local_t **local = cr->local;
+	dmr_crest_cache_t **cache = cr->cache;
 	memset(cr, 0, sizeof(*cr));
 	cr->locks = locks;
 	cr->local = local;
+	cr->cache = cache;
 	for (uint32_t t = 0; t < h->ntables; t++) {
 		uint32_t w = h->tables[t].payload_bytes / 8;
 		cr->words[t] = w ? w : 1;
@@ -400,6 +402,11 @@ dmr_status_t dmr_txn_crest_commit(dmr_txn_ctx_t *c, uint32_t need, dmr_txn_outco
 	dmr_status_t st = dmr_txn_grow_log(c, need, &c->err);
 	if (st != DMR_OK)
 		return st;
+	if (c->eng->crest->cache) /* the CN's cache: the cells written are not served */
+		for (uint32_t i = 0; i < t->nops; i++)
+			if (c->ops[i].flags & F_LOCKED)
+				dmr_txn_crest_cache_drop(c, c->ops[i].rec,
+							 (uint32_t)c->ops[i].cells >> 4);
 	/* as occ (txn_commit.c): the log record's slots first, one per
 	 * replica of the first written record's table */
 	uint32_t nlog = 1 + l->backups;
@@ -597,6 +604,7 @@ int dmr_txn_crest_local_gate(dmr_txn_ctx_t *c, uint32_t n, const uint64_t *rec, 
 			c->ops[op[k]].local = mask[k];
 		}
 		if (c->t_wait) { /* the local holder is done: our turn */
+			cr_of(c)->wait_ps += now - c->t_wait;
 			if (c->xstats)
 				c->xstats->crest_wait_ps += now - c->t_wait;
 			c->t_wait = 0;
@@ -607,9 +615,11 @@ int dmr_txn_crest_local_gate(dmr_txn_ctx_t *c, uint32_t n, const uint64_t *rec, 
 	 * (CREST's wait_dependent_txn), polling, at most DMR_CREST_WAIT_MAX_PS */
 	if (!c->t_wait) {
 		c->t_wait = now;
+		cr_of(c)->waits++;
 		if (c->xstats)
 			c->xstats->crest_waits++;
 	} else if (now - c->t_wait >= DMR_CREST_WAIT_MAX_PS) {
+		cr_of(c)->wait_ps += now - c->t_wait;
 		if (c->xstats) {
 			c->xstats->crest_wait_ps += now - c->t_wait;
 			c->xstats->lock_by_table[c->txn->ops[op[0]].table]++;
@@ -638,4 +648,171 @@ dmr_status_t dmr_crest_local_alloc(dmr_crest_t *cr, uint32_t cns, dmr_err_t *err
 			return st;
 	}
 	return DMR_OK;
+}
+
+/* ---- the CN record cache ------------------------------------------------ */
+
+typedef struct kent {
+	uint64_t rec1;			 /* record offset + 1; 0 = empty */
+	uint64_t t[DMR_CREST_MAX_CELLS]; /* per cell: when a validation found it
+					    current (0: not servable) */
+} kent_t;
+
+struct dmr_crest_cache {
+	pthread_mutex_t mu;
+	uint32_t rb; /* image bytes per slot */
+	kent_t *e;
+	uint8_t *img; /* DMR_CREST_CACHE_SLOTS x rb */
+};
+
+dmr_status_t dmr_crest_cache_create(dmr_crest_cache_t **kp, uint32_t rec_bytes, dmr_err_t *err)
+{
+	dmr_crest_cache_t *k = calloc(1, sizeof(*k));
+	if (k) {
+		k->rb = rec_bytes;
+		k->e = calloc(DMR_CREST_CACHE_SLOTS, sizeof(*k->e));
+		k->img = malloc((size_t)DMR_CREST_CACHE_SLOTS * rec_bytes);
+	}
+	if (!k || !k->e || !k->img) {
+		if (k) {
+			free(k->e);
+			free(k->img);
+		}
+		free(k);
+		return dmr_err_set(err, DMR_ERR_NOMEM, "crest: out of memory (CN record cache)");
+	}
+	pthread_mutex_init(&k->mu, NULL);
+	*kp = k;
+	return DMR_OK;
+}
+
+void dmr_crest_cache_destroy(dmr_crest_cache_t *k)
+{
+	if (!k)
+		return;
+	pthread_mutex_destroy(&k->mu);
+	free(k->e);
+	free(k->img);
+	free(k);
+}
+
+dmr_status_t dmr_crest_cache_alloc(dmr_crest_t *cr, uint32_t cns, const dmr_layout_t *l,
+				   dmr_err_t *err)
+{
+	uint32_t rec_bytes = 0;
+	for (uint32_t t = 0; t < l->ntables; t++)
+		if (l->t[t].rec_bytes > rec_bytes)
+			rec_bytes = l->t[t].rec_bytes;
+	cr->cache = calloc(cns, sizeof(*cr->cache));
+	if (!cr->cache)
+		return dmr_err_set(err, DMR_ERR_NOMEM, "crest: out of memory");
+	for (uint32_t k = 0; k < cns; k++) {
+		dmr_status_t st = dmr_crest_cache_create(&cr->cache[k], rec_bytes, err);
+		if (st != DMR_OK)
+			return st;
+	}
+	return DMR_OK;
+}
+
+void dmr_crest_free(dmr_crest_t *cr, uint32_t cns)
+{
+	for (uint32_t k = 0; cr->local && k < cns; k++)
+		dmr_crest_local_destroy(cr->local[k]);
+	for (uint32_t k = 0; cr->cache && k < cns; k++)
+		dmr_crest_cache_destroy(cr->cache[k]);
+	free(cr->local);
+	free(cr->cache);
+	cr->local = NULL;
+	cr->cache = NULL;
+}
+
+static dmr_crest_cache_t *cache_of(const dmr_txn_ctx_t *c)
+{
+	const dmr_txn_engine_t *e = c->eng;
+	return e->crest->cache[c->worker / (e->workers_per_cn ? e->workers_per_cn : 1)];
+}
+
+static uint32_t kslot(uint64_t rec)
+{
+	return (uint32_t)(((rec + 1) * 0x9E3779B97F4A7C15ull) >> 32) & (DMR_CREST_CACHE_SLOTS - 1);
+}
+
+int dmr_txn_crest_cache_hit(dmr_txn_ctx_t *c, uint32_t i)
+{
+	const dmr_trace_op_t *op = &c->txn->ops[i];
+	const dmr_layout_table_t *lt = &c->eng->layout->t[op->table];
+	dmr_crest_cache_t *k = cache_of(c);
+	if (op->count != 1 || lt->rec_bytes > k->rb)
+		return 0;
+	uint64_t rec = c->ops[i].rec, now = dmr_be_now(c->eng->be, c->worker);
+	uint32_t m = c->ops[i].cells & DMR_CREST_LOCK_BITS, s = kslot(rec);
+	uint8_t *img = image(c, i);
+	pthread_mutex_lock(&k->mu);
+	const kent_t *e = &k->e[s];
+	int hit = e->rec1 == rec + 1;
+	/* every cell read fresh (a clock behind the entry's: not fresh) */
+	for (uint32_t b = 0; b < DMR_CREST_MAX_CELLS && hit; b++)
+		if (m & (1u << b))
+			hit = e->t[b] && now >= e->t[b] && now - e->t[b] < DMR_CREST_CACHE_TTL_PS;
+	if (hit)
+		memcpy(img, k->img + (size_t)s * k->rb, lt->rec_bytes);
+	pthread_mutex_unlock(&k->mu);
+	if (hit && lt->cell_words == 0)
+		hit = !(rd64(img) & m); /* masked: the cells' lock bits clear */
+	if (!hit) {
+		cr_of(c)->misses++;
+		if (c->xstats)
+			c->xstats->crest_misses++;
+		return 0;
+	}
+	if (lt->cell_words) /* words: the cells were unlocked when validated */
+		memset(cellbuf(c, i, 0), 0, 8ull * lt->cell_words);
+	if (!(rd64(img + 8) & DMR_VER_PRESENT))
+		c->ops[i].flags |= F_ABSENT;
+	c->crest_hits++;
+	cr_of(c)->hits++;
+	if (c->xstats)
+		c->xstats->crest_hits++;
+	return 1;
+}
+
+void dmr_txn_crest_cache_drop(dmr_txn_ctx_t *c, uint64_t rec, uint32_t mask)
+{
+	dmr_crest_cache_t *k = cache_of(c);
+	uint32_t s = kslot(rec);
+	pthread_mutex_lock(&k->mu);
+	if (k->e[s].rec1 == rec + 1)
+		for (uint32_t b = 0; b < DMR_CREST_MAX_CELLS; b++)
+			if (mask & (1u << b))
+				k->e[s].t[b] = 0;
+	pthread_mutex_unlock(&k->mu);
+}
+
+void dmr_txn_crest_cache_put(dmr_txn_ctx_t *c, uint64_t t_val)
+{
+	const dmr_trace_txn_t *t = c->txn;
+	dmr_crest_cache_t *k = cache_of(c);
+	pthread_mutex_lock(&k->mu);
+	for (uint32_t i = 0; i < t->nops; i++) {
+		const dmr_trace_op_t *op = &t->ops[i];
+		uint32_t rb = c->eng->layout->t[op->table].rec_bytes;
+		if (!validated_read(c, op, i) || op->count != 1 || rb > k->rb)
+			continue;
+		uint64_t rec = c->ops[i].rec;
+		uint32_t m = c->ops[i].cells & DMR_CREST_LOCK_BITS, s = kslot(rec);
+		kent_t *e = &k->e[s];
+		uint8_t *dst = k->img + (size_t)s * k->rb;
+		const uint8_t *src = image(c, i);
+		/* another image (or another record): only the cells this
+		 * validation vouched for are servable from it */
+		if (e->rec1 != rec + 1 || memcmp(dst, src, rb) != 0) {
+			memcpy(dst, src, rb);
+			e->rec1 = rec + 1;
+			memset(e->t, 0, sizeof(e->t));
+		}
+		for (uint32_t b = 0; b < DMR_CREST_MAX_CELLS; b++)
+			if (m & (1u << b))
+				e->t[b] = t_val;
+	}
+	pthread_mutex_unlock(&k->mu);
 }

@@ -86,9 +86,40 @@ void dmr_crest_local_drop(dmr_crest_local_t *l, uint64_t rec, uint8_t mask);
 					       scheduler round) */
 #define DMR_CREST_WAIT_MAX_PS 1000000000ull /* 1 ms, then a lock abort */
 
+/* CREST's CN record cache (--crest-cache on, the default as CREST's
+ * TxnConfig.h ENABLE_CN_CACHE; docs/PROTOCOLS.md "crest"): per CN, the
+ * images of records read by read-only ops (one record per op), each cell
+ * with the time a validation last found it unlocked at the image's
+ * version. A read-only op whose cells are all fresh in the cache (found
+ * within DMR_CREST_CACHE_TTL_PS, its image's lock bits clear) copies the
+ * image instead of posting its READ; validation still re-READs the
+ * record's header (a transaction with such a hit always validates) and
+ * aborts on a changed version or a locked cell, dropping the entry's
+ * cells. The CN's own commits drop the cells they write (a reader of the
+ * record's other cells still hits). Direct-mapped,
+ * DMR_CREST_CACHE_SLOTS entries; thread-safe (a mutex). */
+typedef struct dmr_crest_cache dmr_crest_cache_t;
+
+#define DMR_CREST_CACHE_SLOTS                                                                      \
+	8192u /* entries per CN (CREST's HandleCache reserves                                      \
+		 100,000 record handles, src/db/AddressCache.h;                                    \
+		 ours holds images: slots x rec_bytes bytes) */
+/* A cell served from the cache was validated at most this long ago: the
+ * cell's 14-bit version cannot wrap within it (16,384 commits to one cell
+ * in 100 us would be one per 6 ns; each takes a lock CAS and, after its
+ * result came back, the unlock: at least one round trip). */
+#define DMR_CREST_CACHE_TTL_PS 100000000ull /* 100 us */
+
+/* A cache for one CN holding records of up to rec_bytes bytes (*kp; free
+ * with dmr_crest_cache_destroy). DMR_ERR_NOMEM. */
+dmr_status_t dmr_crest_cache_create(dmr_crest_cache_t **kp, uint32_t rec_bytes, dmr_err_t *err);
+void dmr_crest_cache_destroy(dmr_crest_cache_t *k);
+
 typedef struct dmr_crest {
 	dmr_crest_local_t **local;	      /* per CN of this process (NULL: no local
 						 execution); owned by the caller */
+	dmr_crest_cache_t **cache;	      /* per CN of this process (NULL: no CN
+						 record cache); owned by the caller */
 	int locks;			      /* dmr_crest_locks_t */
 	uint8_t cells[DMR_TRACE_MAX_TABLES];  /* G per table, 1..DMR_CREST_MAX_CELLS */
 	uint32_t words[DMR_TRACE_MAX_TABLES]; /* payload words per table */
@@ -111,6 +142,16 @@ dmr_status_t dmr_crest_init(dmr_crest_t *cr, const dmr_trace_hdr_t *h, const cha
  * with dmr_crest_local_destroy, the array with free()). DMR_ERR_NOMEM;
  * tables made before the failure stay in cr->local for the caller to free. */
 dmr_status_t dmr_crest_local_alloc(dmr_crest_t *cr, uint32_t cns, dmr_err_t *err);
+
+/* The CN record caches of cns CNs (dmr_crest_cache_create, for the largest
+ * record of layout l, borrowed during the call) in cr->cache, owned by the
+ * caller (dmr_crest_free). DMR_ERR_NOMEM. */
+struct dmr_layout;
+dmr_status_t dmr_crest_cache_alloc(dmr_crest_t *cr, uint32_t cns, const struct dmr_layout *l,
+				   dmr_err_t *err);
+/* Free cr's per-CN tables of cns CNs (local execution and cache; NULL
+ * entries and arrays allowed) and set both to NULL. */
+void dmr_crest_free(dmr_crest_t *cr, uint32_t cns);
 
 /* The cell of payload word f of table t. */
 static inline uint32_t dmr_crest_cell(const dmr_crest_t *cr, unsigned t, uint32_t f)

@@ -205,6 +205,12 @@ static inline int crest_proto(const dmr_txn_ctx_t *c)
 	return c->eng->protocol == DMR_TXN_PROTO_CREST;
 }
 
+/* CREST: the tickers of the running transaction's type. */
+static inline dmr_txn_cr_stats_t *cr_of(const dmr_txn_ctx_t *c)
+{
+	return &c->cr[c->txn->type < DMR_TRACE_MAX_TYPES ? c->txn->type : 0];
+}
+
 /* txn_crest.c: the cells each op of c->txn locks or reads (ops[].cells). */
 void dmr_txn_crest_masks(dmr_txn_ctx_t *c);
 /* txn_crest.c: op i's lock (masked CAS on its cells) and READ, at *n. */
@@ -234,6 +240,18 @@ int dmr_txn_crest_local_gate(dmr_txn_ctx_t *c, uint32_t n, const uint64_t *rec, 
 			     dmr_status_t *st, dmr_txn_outcome_t *out);
 /* txn_crest.c, local execution: drop what the context took on its CN. */
 void dmr_txn_crest_local_release(dmr_txn_ctx_t *c);
+/* txn_crest.c, CN record cache: 1 if read-only op i (its record resolved
+ * in ops[i].rec) is served from this CN's cache: its image (and, words,
+ * its cell lock words as unlocked) filled, F_ABSENT set from it; 0: a miss
+ * (its READ is to be posted). Counts xstats hits and misses. */
+int dmr_txn_crest_cache_hit(dmr_txn_ctx_t *c, uint32_t i);
+/* txn_crest.c, CN record cache: validation passed at t_val (ps; when its
+ * READs were posted): each validated read of one record puts its image,
+ * its cells read servable from t_val. */
+void dmr_txn_crest_cache_put(dmr_txn_ctx_t *c, uint64_t t_val);
+/* txn_crest.c, CN record cache: the cells in mask (bit c = cell c) of
+ * record rec are no longer served (until a validation vouches for them). */
+void dmr_txn_crest_cache_drop(dmr_txn_ctx_t *c, uint64_t rec, uint32_t mask);
 /* txn_crest.c: after op i's lock came back: the cells it failed to take
  * (0: the lock is ours); *held the cells it holds. */
 uint32_t dmr_txn_crest_lock_failed(dmr_txn_ctx_t *c, uint32_t i, uint32_t *held);

@@ -266,12 +266,57 @@ static int fill_motor(FILE *f, const void *a)
 	return r;
 }
 
+void dmr_breakdown_protocol(dmr_breakdown_t *bd, int protocol, const dmr_txn_ctx_t *ctx, uint32_t n)
+{
+	bd->motor = protocol == DMR_TXN_PROTO_MOTOR;
+	bd->crest = protocol == DMR_TXN_PROTO_CREST;
+	for (uint32_t i = 0; i < n; i++)
+		for (uint32_t t = 0; t < DMR_TRACE_MAX_TYPES; t++) {
+			dmr_bd_type_t *bt = &bd->type[t < bd->ntypes ? t : 0];
+			if (ctx[i].mv)
+				dmr_txn_mv_add(&bt->mv, &ctx[i].mv[t]);
+			if (ctx[i].cr)
+				dmr_txn_cr_add(&bt->cr, &ctx[i].cr[t]);
+		}
+}
+
+/* crest.csv: per type, CREST's tickers (adslabcuhk/crest
+ * benchmark/TPCC/TpccBenchmark.h: tpcc.TYPE.abort, fail_lock,
+ * read_column_locked, wait_dependent_txn.lat, read_from_cache.cnt,
+ * read_from_remote.cnt) beside tried and committed. */
+static const char *crest_header =
+    "type,tried,committed,abort_rate,read_column_locked,fail_lock,abort_validation,"
+    "wait_dependent_txn,wait_dependent_txn_us,read_from_cache,read_from_remote,"
+    "atomics_per_commit,reads_per_commit";
+
+static int fill_crest(FILE *f, const void *a)
+{
+	const dmr_breakdown_t *bd = a;
+	int r = fprintf(f, "%s\n", crest_header);
+	for (uint32_t i = 0; r >= 0 && i < bd->ntypes; i++) {
+		const dmr_txn_stats_t *s = &bd->type[i].st;
+		const dmr_txn_cr_stats_t *k = &bd->type[i].cr;
+		r = fprintf(f, "%s,%llu,%llu,%.6f,%llu,%llu,%llu,%llu,%.3f,%llu,%llu,%.4f,%.4f\n",
+			    bd->type[i].name, (unsigned long long)s->tried,
+			    (unsigned long long)s->committed, per(aborts_of(s), s->tried),
+			    (unsigned long long)s->aborts[DMR_ABORT_READ_LOCKED],
+			    (unsigned long long)s->aborts[DMR_ABORT_LOCK],
+			    (unsigned long long)s->aborts[DMR_ABORT_VALIDATION],
+			    (unsigned long long)k->waits, k->wait_ps / 1e6,
+			    (unsigned long long)k->hits, (unsigned long long)k->misses,
+			    per(s->atomics, s->committed), per(s->reads, s->committed));
+	}
+	return r;
+}
+
 dmr_status_t dmr_breakdown_write(const char *dir, int final, const dmr_breakdown_t *bd,
 				 dmr_err_t *err)
 {
-	static const char *const names[4] = {"types", "cns", "mns", "motor"};
-	int (*const fill[4])(FILE *, const void *) = {fill_types, fill_cns, fill_mns, fill_motor};
-	int nf = bd->motor ? 4 : 3;
+	/* the protocol's own file last: motor.csv or crest.csv */
+	const char *names[4] = {"types", "cns", "mns", bd->crest ? "crest" : "motor"};
+	int (*const fill[4])(FILE *, const void *) = {fill_types, fill_cns, fill_mns,
+						      bd->crest ? fill_crest : fill_motor};
+	int nf = bd->motor || bd->crest ? 4 : 3;
 	for (int i = 0; i < nf; i++) {
 		char n[64];
 		snprintf(n, sizeof(n), "%s%s.csv", names[i], final ? "" : ".partial");

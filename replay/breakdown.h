@@ -42,6 +42,7 @@ typedef struct dmr_bd_type {
 	char name[DMR_TRACE_NAME_MAX]; /* the trace header's `# type NAME` */
 	dmr_txn_stats_t st;	       /* summed over the workers */
 	dmr_txn_mv_stats_t mv;	       /* motor: summed over the contexts */
+	dmr_txn_cr_stats_t cr;	       /* crest: summed over the contexts */
 	double p50_us, p90_us, p99_us, p999_us;
 	double mean_us; /* from the histogram's bucket values (same bound) */
 	dmr_bd_first_t first;
@@ -72,6 +73,7 @@ typedef struct dmr_breakdown {
 	double run_mean_us; /*   others are in dmr_replay_result_t) */
 	dmr_be_mn_stats_t mn[DMR_BE_MAX_MNS];
 	int motor; /* 1: --protocol motor, motor.csv is written too */
+	int crest; /* 1: --protocol crest, crest.csv is written too */
 } dmr_breakdown_t;
 
 /*
@@ -111,9 +113,18 @@ dmr_status_t dmr_breakdown_combine(const char *out, int final, const char *const
 /* Free what *bd owns (the CN rows); *bd may be zeroed or half filled. */
 void dmr_breakdown_fini(dmr_breakdown_t *bd);
 
+/* The protocol's own per-type counters into bd (after
+ * dmr_breakdown_collect): bd->motor and bd->crest from protocol
+ * (dmr_txn_protocol_t), and motor's (ctx[i].mv) or crest's (ctx[i].cr)
+ * counters of the n contexts ctx summed per type (a type >= bd->ntypes
+ * counted as type 0). */
+void dmr_breakdown_protocol(dmr_breakdown_t *bd, int protocol, const dmr_txn_ctx_t *ctx,
+			    uint32_t n);
+
 /* Write dir/types.csv, dir/cns.csv and dir/mns.csv, and with bd->motor
  * dir/motor.csv (per type: Motor's abort reasons, versions read, atomics
- * and WRs per commit; docs/RESULTS.md) (final = 0: the .partial.csv names;
+ * and WRs per commit), with bd->crest dir/crest.csv (per type: CREST's
+ * tickers; docs/RESULTS.md) (final = 0: the .partial.csv names;
  * final = 1 also removes older .partial files).
  * DMR_ERR_IO naming the path; a file already written stays. */
 dmr_status_t dmr_breakdown_write(const char *dir, int final, const dmr_breakdown_t *bd,

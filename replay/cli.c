@@ -120,6 +120,9 @@ static void run_usage(FILE *f)
 		"                    where the backend has masked CAS, else words\n"
 		"  --crest-local X   crest: on (default, CREST's localized execution: a\n"
 		"                    transaction waits for its CN's holder of a cell) or off\n"
+		"  --crest-cache X   crest: on (default, CREST's CN record cache: a read of a\n"
+		"                    record validated recently on the CN posts no READ; it is\n"
+		"                    validated at commit as any read) or off\n"
 		"                    motor (Motor's multi-version records, timestamps,\n"
 		"                    commit to primary and backups; needs --backups >= 1)\n"
 		"  --isolation L     motor: sr (default, Motor's) or si (snapshot isolation:\n"
@@ -154,6 +157,7 @@ enum {
 	OPT_CXL_TABLES,
 	OPT_CREST_LOCKS,
 	OPT_CREST_LOCAL,
+	OPT_CREST_CACHE,
 	OPT_ISOLATION,
 	OPT_CORO_NUM,
 	OPT_VERSIONS
@@ -236,6 +240,13 @@ static dmr_status_t run_opt(int ch, const char *name, const char *arg, run_args_
 		else
 			st = dmr_err_set(err, DMR_ERR_INVALID,
 					 "option --crest-local: '%s': one of on, off", arg);
+		break;
+	case OPT_CREST_CACHE:
+		if (strcmp(arg, "on") == 0 || strcmp(arg, "off") == 0)
+			o->crest_cache = arg[1] == 'n';
+		else
+			st = dmr_err_set(err, DMR_ERR_INVALID,
+					 "option --crest-cache: '%s': one of on, off", arg);
 		break;
 	case OPT_ISOLATION:
 		a->isolation = arg;
@@ -436,6 +447,7 @@ int dmr_replay_main(int argc, char **argv)
 	    {"index", required_argument, 0, OPT_INDEX},
 	    {"crest-locks", required_argument, 0, OPT_CREST_LOCKS},
 	    {"crest-local", required_argument, 0, OPT_CREST_LOCAL},
+	    {"crest-cache", required_argument, 0, OPT_CREST_CACHE},
 	    {"index-buckets", required_argument, 0, OPT_INDEX_BUCKETS},
 	    {"addr-cache", required_argument, 0, OPT_ADDR_CACHE},
 	    {"dm-locks", required_argument, 0, OPT_DM_LOCKS},
@@ -648,11 +660,14 @@ static void print_cluster(const dmr_replay_result_t *r, int isolation, uint32_t 
 	}
 	if (r->crest_locks[0])
 		printf("  crest          cell locks %s, local execution %s; read_column_locked "
-		       "%llu, wait_dependent_txn %llu (%.1f us waited), %.2f atomics per commit\n",
+		       "%llu, wait_dependent_txn %llu (%.1f us waited), %.2f atomics per commit; "
+		       "cache %s, %llu hits, %llu misses\n",
 		       r->crest_locks, r->crest_local ? "on" : "off",
 		       (unsigned long long)s->aborts[DMR_ABORT_READ_LOCKED],
 		       (unsigned long long)x->crest_waits, x->crest_wait_ps / 1e6,
-		       s->committed ? (double)s->atomics / s->committed : 0.0);
+		       s->committed ? (double)s->atomics / s->committed : 0.0,
+		       r->crest_cache ? "on" : "off", (unsigned long long)x->crest_hits,
+		       (unsigned long long)x->crest_misses);
 	if ((r->backups > 0 || r->crest_locks[0]) && r->replicas.checks)
 		printf("  replicas       %s (%llu records and lock words checked on %u MNs)\n",
 		       r->replicas.ok ? "identical, locks idle" : r->replicas.first_failure,

@@ -46,6 +46,7 @@ void dmr_replay_opts_default(dmr_replay_opts_t *o)
 	o->protocol = DMR_TXN_PROTO_OCC;
 	o->crest_locks = -1;
 	o->crest_local = 1;
+	o->crest_cache = 1;
 	dmr_loop_cfg_default(&o->loop);
 }
 
@@ -921,11 +922,7 @@ static dmr_status_t write_breakdown(engine_t *e, const dmr_replay_result_t *res,
 					   res->sim_time_s, !e->threaded, err);
 	if (st == DMR_OK) {
 		snprintf(bd->backend, sizeof(bd->backend), "%s", o->backend);
-		bd->motor = o->protocol == DMR_TXN_PROTO_MOTOR;
-		for (uint32_t i = 0; i < e->nctx; i++) /* type t >= ntypes: counted as 0 */
-			for (uint32_t t = 0; e->ctx[i].mv && t < DMR_TRACE_MAX_TYPES; t++)
-				dmr_txn_mv_add(&bd->type[t < bd->ntypes ? t : 0].mv,
-					       &e->ctx[i].mv[t]);
+		dmr_breakdown_protocol(bd, o->protocol, e->ctx, e->nctx);
 		bd->run_p90_us = lat ? dmr_lathist_quantile(lat, 0.90) / 1e6 : 0;
 		bd->run_mean_us = lat ? dmr_lathist_mean(lat) / 1e6 : 0;
 		/* utilisation over the simulated time of the last event: a run cut
@@ -1016,8 +1013,8 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	e->deadline_ps = 10 * DMR_PS_PER_S;
 	uint64_t mr;
 	if (o->protocol == DMR_TXN_PROTO_CREST &&
-	    (st = dmr_replay_setup_crest(o->backend, o->crest_locks, o->crest_local, h, o->trace,
-					 &e->crest, res, err)) != DMR_OK)
+	    (st = dmr_replay_setup_crest(o->backend, o->crest_locks, o->crest_local, o->crest_cache,
+					 h, o->trace, &e->crest, res, err)) != DMR_OK)
 		goto out_trace;
 	dmr_replay_shape_t shape = {.trace = o->trace,
 				    .backend = o->backend,
@@ -1141,8 +1138,10 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 		e->teng.crest = &e->crest;
 		e->layout.lock_busy = DMR_CREST_LOCK_BITS;
 		/* CREST's localized execution: a table per CN */
-		if (o->crest_local &&
-		    (st = dmr_crest_local_alloc(&e->crest, o->cns, err)) != DMR_OK)
+		if ((o->crest_local &&
+		     (st = dmr_crest_local_alloc(&e->crest, o->cns, err)) != DMR_OK) ||
+		    (o->crest_cache &&
+		     (st = dmr_crest_cache_alloc(&e->crest, o->cns, &e->layout, err)) != DMR_OK))
 			goto out_be;
 	}
 	res->ntables = h->ntables;
@@ -1488,9 +1487,7 @@ out_ctx:
 out_be:
 	for (uint32_t k = 0; e->acache && k < o->cns; k++)
 		dmr_acache_destroy(e->acache[k]);
-	for (uint32_t k = 0; e->crest.local && k < o->cns; k++)
-		dmr_crest_local_destroy(e->crest.local[k]);
-	free(e->crest.local);
+	dmr_crest_free(&e->crest, o->cns);
 	free(e->acache);
 	dmr_be_close(e->be);
 out_trace:

@@ -76,6 +76,9 @@ typedef struct dmr_replay_opts {
 	/* crest: CREST's localized execution (--crest-local on|off, default
 	 * on as CREST's TxnConfig.h ENABLE_LOCAL_EXECUTION; core/txn_crest.h) */
 	int crest_local;
+	/* crest: CREST's CN record cache (--crest-cache on|off, default on as
+	 * CREST's TxnConfig.h ENABLE_CN_CACHE; core/txn_crest.h) */
+	int crest_cache;
 	int isolation;	   /* dmr_txn_isolation_t (--isolation; motor only) */
 	uint32_t versions; /* motor: vcells per record (--versions; 0: Motor's
 			      TPC-C default, DMR_CVT_VCELLS) */

@@ -114,6 +114,7 @@ typedef struct dmr_replay_result {
 	char dm_locks[96];    /* --dm-locks tables ("" none) */
 	char cxl_tables[96];  /* --cxl-tables tables ("" none) */
 	int crest_local;      /* crest: localized execution on (1) or off */
+	int crest_cache;      /* crest: CN record cache on (1) or off */
 	uint32_t ntables;     /* the trace's tables, named in table_names */
 	char table_names[DMR_TRACE_MAX_TABLES][DMR_TRACE_NAME_MAX];
 	dmr_txn_mv_stats_t mv; /* --protocol motor: its counters (zero otherwise) */

@@ -257,7 +257,7 @@ dmr_status_t dmr_replay_setup_tiers(struct dmr_be *be, const dmr_layout_t *l, co
 	return DMR_OK;
 }
 
-dmr_status_t dmr_replay_setup_crest(const char *backend, int locks, int local,
+dmr_status_t dmr_replay_setup_crest(const char *backend, int locks, int local, int cache,
 				    const dmr_trace_hdr_t *h, const char *trace, dmr_crest_t *cr,
 				    dmr_replay_result_t *res, dmr_err_t *err)
 {
@@ -276,6 +276,7 @@ dmr_status_t dmr_replay_setup_crest(const char *backend, int locks, int local,
 	if (st != DMR_OK)
 		return st;
 	res->crest_local = local;
+	res->crest_cache = cache;
 	snprintf(res->crest_locks, sizeof(res->crest_locks), "%s",
 		 cr->locks == DMR_CREST_LOCKS_MASKED ? "masked" : "words");
 	return DMR_OK;

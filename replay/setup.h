@@ -76,11 +76,12 @@ dmr_status_t dmr_replay_setup_tiers(struct dmr_be *be, const dmr_layout_t *l, co
 /* --protocol crest before the layout (issue 12): the lock variant (locks:
  * DMR_CREST_LOCKS_*, or -1 = masked where the backend has masked CAS,
  * DMR_BE_CAP_MASKED_CAS, else words), the cells from the trace's header
- * (dmr_crest_init), and the run's crest columns in res. DMR_ERR_INVALID:
+ * (dmr_crest_init), and the run's crest columns in res (local: its
+ * localized execution, cache: its CN record cache, each 1 = on). DMR_ERR_INVALID:
  * masked asked of a backend without it (err names it); dmr_crest_init's
  * errors. cr is the caller's. */
 struct dmr_crest;
-dmr_status_t dmr_replay_setup_crest(const char *backend, int locks, int local,
+dmr_status_t dmr_replay_setup_crest(const char *backend, int locks, int local, int cache,
 				    const dmr_trace_hdr_t *h, const char *trace,
 				    struct dmr_crest *cr, dmr_replay_result_t *res, dmr_err_t *err);
 

@@ -354,9 +354,50 @@ START_TEST(writers_of_different_cells_both_commit)
 }
 END_TEST
 
+/* dir/crest.csv (CREST's per-type tickers): its header, one row per type
+ * (ntypes; 0: not checked), and its columns summed equal the run's
+ * figures: tried (the transactions line), read_column_locked (the crest
+ * line), read_from_cache = hits, read_from_remote = misses. */
+static void crest_csv_matches(const char *dir, const dmr_test_run_t *r, unsigned long long hits,
+			      unsigned long long misses, int ntypes)
+{
+	char p[PATH_MAX + 16], line[1024];
+	snprintf(p, sizeof(p), "%s/crest.csv", dir);
+	FILE *f = fopen(p, "r");
+	ck_assert_msg(f != NULL, "%s", p);
+	ck_assert_ptr_nonnull(fgets(line, sizeof(line), f));
+	ck_assert_str_eq(line, "type,tried,committed,abort_rate,read_column_locked,fail_lock,"
+			       "abort_validation,wait_dependent_txn,wait_dependent_txn_us,"
+			       "read_from_cache,read_from_remote,atomics_per_commit,"
+			       "reads_per_commit\n");
+	unsigned long long sum[13] = {0};
+	int rows = 0;
+	while (fgets(line, sizeof(line), f)) {
+		char *save = NULL, *tok = strtok_r(line, ",", &save);
+		for (int k = 0; tok && k < 13; k++, tok = strtok_r(NULL, ",", &save))
+			if (k > 0)
+				sum[k] += strtoull(tok, NULL, 10);
+		rows++;
+	}
+	fclose(f);
+	if (ntypes)
+		ck_assert_int_eq(rows, ntypes);
+	unsigned long long tried = 0, rl = 0;
+	const char *t = strstr(r->out, " dispatched, ");
+	ck_assert_msg(t && sscanf(t, " dispatched, %llu tried", &tried) == 1, "%s", r->out);
+	const char *c = strstr(r->out, "read_column_locked ");
+	ck_assert_msg(c && sscanf(c, "read_column_locked %llu", &rl) == 1, "%s", r->out);
+	ck_assert_uint_eq(sum[1], tried);
+	ck_assert_uint_eq(sum[4], rl);
+	ck_assert_uint_eq(sum[9], hits);
+	ck_assert_uint_eq(sum[10], misses);
+}
+
 /* The workloads' invariants under crest on sim and shm (TPC-C C1-C3, the
  * SmallBank sum, YCSB), every lock idle at the end, the warehouse rows
- * never read_locked (the generator's cell annotation). */
+ * never read_locked (the generator's cell annotation); with the CN record
+ * cache on (both lock variants) and off; crest.csv's per-type tickers
+ * summing to the run's. */
 START_TEST(workloads_verified_under_crest)
 {
 	char tr[3][PATH_MAX], dir[PATH_MAX];
@@ -378,16 +419,31 @@ START_TEST(workloads_verified_under_crest)
 	const char *want[3] = {"verification   PASSED (tpcc C1 C2 C3 ok)", "verification   PASSED",
 			       "verification   PASSED"};
 	const char *bes[2] = {"sim", "shm"}, *var[2] = {"masked", "words"};
-	for (int i = 0; i < 12; i++) {
-		int wl = i / 4, be = i % 2, v = (i / 2) % 2;
+	/* runs 0..11: the CN record cache on (the default), 12..17 off */
+	for (int i = 0; i < 18; i++) {
+		int wl = i < 12 ? i / 4 : (i - 12) / 2, be = i % 2, v = i < 12 ? (i / 2) % 2 : 0,
+		    cache = i < 12;
 		char name[48], cl[48];
-		snprintf(name, sizeof(name), "out-crest-%d-%s-%s", wl, bes[be], var[v]);
+		snprintf(name, sizeof(name), "out-crest-%d-%s-%s-%d", wl, bes[be], var[v], cache);
 		dmr_test_path(dir, sizeof(dir), name);
-		dmr_test_run_t r =
-		    dmr_test_dmr("run", "--trace", tr[wl], "--backend", bes[be], "--cns", "2",
-				 "--threads", "4", "--coros", "2", "--protocol", "crest",
-				 "--crest-locks", var[v], "--retries", "3", "--out", dir, NULL);
+		dmr_test_run_t r = dmr_test_dmr(
+		    "run", "--trace", tr[wl], "--backend", bes[be], "--cns", "2", "--threads", "4",
+		    "--coros", "2", "--protocol", "crest", "--crest-locks", var[v], "--crest-cache",
+		    cache ? "on" : "off", "--retries", "3", "--out", dir, NULL);
 		dmr_test_run_ok(&r);
+		/* the cache's figures: TPC-C's hot rows hit; off, none */
+		const char *cf = strstr(r.out, "; cache o");
+		unsigned long long hits = 0, misses = 0;
+		char onoff[4] = "";
+		ck_assert_msg(cf && sscanf(cf, "; cache %3[onf], %llu hits, %llu misses", onoff,
+					   &hits, &misses) == 3,
+			      "%s", r.out);
+		ck_assert_str_eq(onoff, cache ? "on" : "off");
+		if (!cache)
+			ck_assert_uint_eq(hits + misses, 0);
+		else if (wl == 0)
+			ck_assert_msg(hits > 0 && misses > 0, "%s", r.out);
+		crest_csv_matches(dir, &r, hits, misses, wl == 0 ? 5 : 0);
 		ck_assert_msg(strstr(r.out, want[wl]), "%s", r.out);
 		ck_assert_msg(strstr(r.out, "replicas       identical, locks idle"), "%s", r.out);
 		snprintf(cl, sizeof(cl), "crest          cell locks %s", var[v]);
@@ -555,6 +611,125 @@ START_TEST(words_variant_writers)
 }
 END_TEST
 
+/* CREST's CN record cache (--crest-cache on), both contexts on one CN
+ * sharing it; B: R t0[3] (cell 0, reads.T.t0 = 0), R t2[0].
+ *  1. B misses both records: 2 READs in execution, 2 in validation, then
+ *     puts both images.
+ *  2. B again: both hits, no execution READ; validation still re-READs
+ *     both headers (2 READs of DMR_REC_HDR bytes at the backend).
+ *  3. A writer on another CN (its own engine, no cache) adds 5 to t0[3]
+ *     word 0: B's cached image is stale; B hits, its validation sees cell
+ *     0's version changed and aborts (the entry dropped), the retry misses,
+ *     READs word 0 = 5 and commits.
+ *  4. A writer on B's CN (ctx 0) adds 1: its commit drops the entry; B
+ *     misses (no abort), reads 6.
+ *  5. A single read that hits still validates (no skipped validation).
+ * words (--crest-locks words): every READ with that of the record's cell
+ * lock words (t0 has 2, t2 1). */
+static void cache_body(int words)
+{
+	g_words = words;
+	const uint64_t k = words ? 2 : 1; /* words: each READ with its cell lock words' */
+	static fx_t f;
+	static dmr_crest_cache_t *tab[1];
+	static dmr_txn_xstats_t xs[2];
+	static dmr_trace_txn_t a, b, one;
+	static dmr_crest_t cr2;
+	static dmr_txn_engine_t eng2;
+	static dmr_txn_stats_t st2;
+	static dmr_txn_ctx_t other;
+	dmr_err_t err;
+	fx_open(&f, DMR_TXN_PROTO_CREST, "0");
+	memset(xs, 0, sizeof(xs));
+	f.eng.workers_per_cn = 2;
+	f.eng.retries = 1;
+	cr2 = f.cr; /* another CN: same cells, no cache */
+	ck_assert_int_eq(dmr_crest_cache_create(&tab[0], 64, &err), DMR_OK);
+	f.cr.cache = tab;
+	eng2 = f.eng;
+	eng2.crest = &cr2;
+	ck_assert_int_eq(dmr_txn_ctx_init(&other, &eng2, &st2, 0, 2, &err), DMR_OK);
+	f.ctx[0].xstats = &xs[0];
+	f.ctx[1].xstats = &xs[1];
+	memset(&b, 0, sizeof(b));
+	b.id = 2;
+	dmr_trace_txn_op(&b, 'R', 0, 0, 3);
+	dmr_trace_txn_op(&b, 'R', 2, 0, 0);
+	memset(&a, 0, sizeof(a));
+	a.id = 1;
+	dmr_trace_op_act(&a.ops[dmr_trace_txn_op(&a, 'U', 0, 0, 3)], DMR_TACT_ADD, 0, 5);
+	dmr_txn_outcome_t o;
+	dmr_be_stats_t b0, b1;
+	uint64_t w0;
+	/* 1 */
+	ck_assert_int_eq(dmr_txn_start(&f.ctx[1], &b, &o), DMR_OK);
+	ck_assert_int_eq(finish(&f, 1, o), DMR_TXN_COMMITTED);
+	ck_assert_uint_eq(f.st[1].reads, 4 * k);
+	ck_assert_uint_eq(xs[1].crest_misses, 2);
+	ck_assert_uint_eq(xs[1].crest_hits, 0);
+	/* 2 */
+	dmr_be_stats(f.be, &b0);
+	ck_assert_int_eq(dmr_txn_start(&f.ctx[1], &b, &o), DMR_OK);
+	ck_assert_int_eq(finish(&f, 1, o), DMR_TXN_COMMITTED);
+	dmr_be_stats(f.be, &b1);
+	ck_assert_uint_eq(xs[1].crest_hits, 2);
+	ck_assert_uint_eq(xs[1].crest_misses, 2);
+	ck_assert_uint_eq(f.st[1].reads, 6 * k);
+	ck_assert_uint_eq(b1.reads - b0.reads, 2 * k);
+	ck_assert_uint_eq(b1.bytes_read - b0.bytes_read, 2 * DMR_REC_HDR + (words ? 8 * 3 : 0));
+	/* 3 */
+	ck_assert_int_eq(dmr_txn_start(&other, &a, &o), DMR_OK);
+	while (o == DMR_TXN_RUNNING) { /* worker 0's completions, the other CN's context */
+		dmr_wc_t wc;
+		if (dmr_be_poll(f.be, 0, &wc, 1) == 1)
+			ck_assert_int_eq(dmr_txn_on_wc(&other, &wc, &o), DMR_OK);
+	}
+	ck_assert_int_eq(o, DMR_TXN_COMMITTED);
+	ck_assert_uint_eq(word(&f, 0, 3, 2), 5);
+	ck_assert_int_eq(dmr_txn_start(&f.ctx[1], &b, &o), DMR_OK);
+	ck_assert_int_eq(finish(&f, 1, o), DMR_TXN_COMMITTED);
+	ck_assert_uint_eq(f.st[1].aborts[DMR_ABORT_VALIDATION], 1);
+	ck_assert_uint_eq(xs[1].crest_hits, 2 + 2 + 1); /* the retry: t2[0] hits */
+	ck_assert_uint_eq(xs[1].crest_misses, 3);
+	memcpy(&w0, f.ctx[1].buf + f.ctx[1].ops[0].buf + DMR_REC_HDR, 8);
+	ck_assert_uint_eq(w0, 5);
+	/* 4 */
+	a.ops[0].acts[0].val.lit = 1;
+	ck_assert_int_eq(dmr_txn_start(&f.ctx[0], &a, &o), DMR_OK);
+	ck_assert_int_eq(finish(&f, 0, o), DMR_TXN_COMMITTED);
+	ck_assert_int_eq(dmr_txn_start(&f.ctx[1], &b, &o), DMR_OK);
+	ck_assert_int_eq(finish(&f, 1, o), DMR_TXN_COMMITTED);
+	ck_assert_uint_eq(f.st[1].aborts[DMR_ABORT_VALIDATION], 1);
+	ck_assert_uint_eq(xs[1].crest_misses, 4);
+	ck_assert_uint_eq(xs[1].crest_hits, 6);
+	memcpy(&w0, f.ctx[1].buf + f.ctx[1].ops[0].buf + DMR_REC_HDR, 8);
+	ck_assert_uint_eq(w0, 6);
+	/* 5: R t2[0] alone hits; its validation READ is posted */
+	memset(&one, 0, sizeof(one));
+	one.id = 3;
+	dmr_trace_txn_op(&one, 'R', 2, 0, 0);
+	uint64_t r0 = f.st[1].reads;
+	ck_assert_int_eq(dmr_txn_start(&f.ctx[1], &one, &o), DMR_OK);
+	ck_assert_int_eq(o, DMR_TXN_RUNNING);
+	ck_assert_int_eq(finish(&f, 1, o), DMR_TXN_COMMITTED);
+	ck_assert_uint_eq(xs[1].crest_hits, 7);
+	ck_assert_uint_eq(f.st[1].reads - r0, k);
+	dmr_replica_result_t rr;
+	ck_assert_int_eq(dmr_replica_verify_be(&f.l, f.be, &rr, &err), DMR_OK);
+	ck_assert_msg(rr.ok, "%s", rr.first_failure);
+	dmr_txn_ctx_fini(&other);
+	fx_close(&f);
+	dmr_crest_cache_destroy(tab[0]);
+}
+
+START_TEST(cache_hits_validated_never_stale)
+{
+	cache_body(0);
+	cache_body(1); /* the same with the portable lock words */
+	g_words = 0;
+}
+END_TEST
+
 int main(void)
 {
 	if (dmr_test_env_init("crest", 1, 1) != 0)
@@ -572,6 +747,7 @@ int main(void)
 	tcase_add_test(tc, words_variant_writers);
 	tcase_add_test(tc, local_execution_chains_the_cn);
 	tcase_add_test(tc, local_table_takes_all_or_nothing);
+	tcase_add_test(tc, cache_hits_validated_never_stale);
 	tcase_set_timeout(tc, 300);
 	suite_add_tcase(s, tc);
 	int rc = dmr_test_run(s);
