@@ -747,13 +747,15 @@ int dmr_txn_crest_cache_hit(dmr_txn_ctx_t *c, uint32_t i)
 	uint64_t rec = c->ops[i].rec, now = dmr_be_now(c->eng->be, c->worker);
 	uint32_t m = c->ops[i].cells & DMR_CREST_LOCK_BITS, s = kslot(rec);
 	uint8_t *img = image(c, i);
+	const uint64_t ttl =
+	    c->eng->crest->cache_ttl_ps ? c->eng->crest->cache_ttl_ps : DMR_CREST_CACHE_TTL_PS;
 	pthread_mutex_lock(&k->mu);
 	const kent_t *e = &k->e[s];
 	int hit = e->rec1 == rec + 1;
 	/* every cell read fresh (a clock behind the entry's: not fresh) */
 	for (uint32_t b = 0; b < DMR_CREST_MAX_CELLS && hit; b++)
 		if (m & (1u << b))
-			hit = e->t[b] && now >= e->t[b] && now - e->t[b] < DMR_CREST_CACHE_TTL_PS;
+			hit = e->t[b] && now >= e->t[b] && now - e->t[b] < ttl;
 	if (hit)
 		memcpy(img, k->img + (size_t)s * k->rb, lt->rec_bytes);
 	pthread_mutex_unlock(&k->mu);

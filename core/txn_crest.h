@@ -120,6 +120,10 @@ typedef struct dmr_crest {
 						 execution); owned by the caller */
 	dmr_crest_cache_t **cache;	      /* per CN of this process (NULL: no CN
 						 record cache); owned by the caller */
+	uint64_t cache_ttl_ps;		      /* how long a validated cell may be served from the
+						 cache, ps of dmr_be_now; 0: DMR_CREST_CACHE_TTL_PS
+						 (a test on a wall-clock backend under a slow
+						 sanitizer sets it longer) */
 	int locks;			      /* dmr_crest_locks_t */
 	uint8_t cells[DMR_TRACE_MAX_TABLES];  /* G per table, 1..DMR_CREST_MAX_CELLS */
 	uint32_t words[DMR_TRACE_MAX_TABLES]; /* payload words per table */
