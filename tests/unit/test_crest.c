@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/base/timeps.h"
 #include "core/replica.h"
 #include "core/txn.h"
 #include "helpers/be.h"
