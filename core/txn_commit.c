@@ -140,24 +140,8 @@ dmr_status_t dmr_txn_commit(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 		memmove(&c->wr_mn[0], &c->wr_mn[nlog], n - nlog);
 		n -= nlog;
 	} else {
-		/* log record to this worker's ring (wraps) on each replica; rings
-		 * are numbered over the cluster (txn.h "Cluster-wide names") */
-		uint64_t ring =
-		    l->log_base + ((uint64_t)c->eng->first_worker + c->worker) * l->log_bytes;
-		if (c->log_off + pos > l->log_bytes)
-			c->log_off = 0;
-		uint32_t r[1 + DMR_LAYOUT_MAX_BACKUPS];
-		dmr_layout_replicas(l, t->ops[first].table, r);
-		for (uint32_t j = 0; j < nlog; j++) {
-			dmr_wr_t *logwr = &c->wrs[j];
-			c->wr_mn[j] = (uint8_t)r[j];
-			logwr->opcode = DMR_WR_WRITE;
-			logwr->local = c->logbuf;
-			logwr->remote = ring + c->log_off;
-			logwr->length = pos;
-			c->stats->writes++;
-		}
-		c->log_off += (pos + 7) & ~7u;
+		/* log record to this worker's ring (wraps) on each replica */
+		wr_redo_log(c, nlog, t->ops[first].table, pos);
 	}
 	/* one MN: one doorbell, RC order keeps log < write-back < unlock */
 	uint32_t mn0 = c->wr_mn[0] & 0x7fu, one = 1;

@@ -427,22 +427,7 @@ dmr_status_t dmr_txn_crest_commit(dmr_txn_ctx_t *c, uint32_t need, dmr_txn_outco
 	if (first == UINT32_MAX) {
 		n = 0; /* nothing written back: no log record, the unlocks only */
 	} else {
-		uint64_t ring =
-		    l->log_base + ((uint64_t)c->eng->first_worker + c->worker) * l->log_bytes;
-		if (c->log_off + pos > l->log_bytes)
-			c->log_off = 0;
-		uint32_t r[1 + DMR_LAYOUT_MAX_BACKUPS];
-		dmr_layout_replicas(l, t->ops[first].table, r);
-		for (uint32_t j = 0; j < nlog; j++) {
-			dmr_wr_t *logwr = &c->wrs[j];
-			c->wr_mn[j] = (uint8_t)r[j];
-			logwr->opcode = DMR_WR_WRITE;
-			logwr->local = c->logbuf;
-			logwr->remote = ring + c->log_off;
-			logwr->length = pos;
-			c->stats->writes++;
-		}
-		c->log_off += (pos + 7) & ~7u;
+		wr_redo_log(c, nlog, t->ops[first].table, pos);
 	}
 	/* one MN: the unlocks in the same doorbell (RC order: log <
 	 * write-back < unlock); several: once the write-backs completed */

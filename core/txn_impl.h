@@ -117,6 +117,31 @@ static inline void wr_writeback(dmr_txn_ctx_t *c, uint32_t *n, uint32_t mn, uint
 	c->stats->writes++;
 }
 
+/* The redo log record (pos bytes staged at logbuf) into WRs 0..nlog-1,
+ * one per replica of `table` (nlog = 1 + backups), at this worker's ring
+ * offset, which wraps to 0 when the record does not fit and then advances
+ * by pos rounded up to 8; rings are numbered over the cluster (txn.h
+ * "Cluster-wide names"). Counted in stats->writes. */
+static inline void wr_redo_log(dmr_txn_ctx_t *c, uint32_t nlog, unsigned table, uint32_t pos)
+{
+	const dmr_layout_t *l = c->eng->layout;
+	uint64_t ring = l->log_base + ((uint64_t)c->eng->first_worker + c->worker) * l->log_bytes;
+	if (c->log_off + pos > l->log_bytes)
+		c->log_off = 0;
+	uint32_t r[1 + DMR_LAYOUT_MAX_BACKUPS];
+	dmr_layout_replicas(l, table, r);
+	for (uint32_t j = 0; j < nlog; j++) {
+		dmr_wr_t *logwr = &c->wrs[j];
+		c->wr_mn[j] = (uint8_t)r[j];
+		logwr->opcode = DMR_WR_WRITE;
+		logwr->local = c->logbuf;
+		logwr->remote = ring + c->log_off;
+		logwr->length = pos;
+		c->stats->writes++;
+	}
+	c->log_off += (pos + 7) & ~7u;
+}
+
 /* The MN of the primary copy of op i's table. */
 static inline uint32_t prim(const dmr_txn_ctx_t *c, uint32_t i)
 {
