@@ -114,7 +114,9 @@ static void run_usage(FILE *f)
 		"                    release commit, selective flush), farm or drtmh\n"
 		"                    (FORD's baselines: lock after execution, redo log\n"
 		"                    to the backups, primary, then backups in place),\n"
-		"                    crest (CREST's cell-level locks and per-cell versions)\n"
+		"                    crest (CREST's cell-level locks and per-cell versions),\n"
+		"                    motor (Motor's multi-version records, timestamps,\n"
+		"                    commit to primary and backups; needs --backups >= 1)\n"
 		"  --crest-locks L   crest: masked (one masked CAS per record; sim, shm) or\n"
 		"                    words (the portable variant for verbs); default masked\n"
 		"                    where the backend has masked CAS, else words\n"
@@ -123,8 +125,10 @@ static void run_usage(FILE *f)
 		"  --crest-cache X   crest: on (default, CREST's CN record cache: a read of a\n"
 		"                    record validated recently on the CN posts no READ; it is\n"
 		"                    validated at commit as any read) or off\n"
-		"                    motor (Motor's multi-version records, timestamps,\n"
-		"                    commit to primary and backups; needs --backups >= 1)\n"
+		"  --crest-cache-ttl US  crest: how long a validated record is served from\n"
+		"                    the CN record cache, in us, up to 10 s (default 100,\n"
+		"                    within which a cell's 14-bit version cannot wrap; on\n"
+		"                    shm and verbs the clock is the wall clock)\n"
 		"  --isolation L     motor: sr (default, Motor's) or si (snapshot isolation:\n"
 		"                    read-only records not validated); the other protocols\n"
 		"                    are serializable: sr only\n"
@@ -158,6 +162,7 @@ enum {
 	OPT_CREST_LOCKS,
 	OPT_CREST_LOCAL,
 	OPT_CREST_CACHE,
+	OPT_CREST_CACHE_TTL,
 	OPT_ISOLATION,
 	OPT_CORO_NUM,
 	OPT_VERSIONS
@@ -240,6 +245,12 @@ static dmr_status_t run_opt(int ch, const char *name, const char *arg, run_args_
 		else
 			st = dmr_err_set(err, DMR_ERR_INVALID,
 					 "option --crest-local: '%s': one of on, off", arg);
+		break;
+	case OPT_CREST_CACHE_TTL:
+		a->crest_given = 1;
+		st = dmr_opt_double(name, arg, 0, 10e6, DMR_OPT_LO_OPEN, &ms, err);
+		if (st == DMR_OK)
+			o->crest_cache_ttl_ps = dmr_ps_from_us(ms);
 		break;
 	case OPT_CREST_CACHE:
 		if (strcmp(arg, "on") == 0 || strcmp(arg, "off") == 0)
@@ -448,6 +459,7 @@ int dmr_replay_main(int argc, char **argv)
 	    {"crest-locks", required_argument, 0, OPT_CREST_LOCKS},
 	    {"crest-local", required_argument, 0, OPT_CREST_LOCAL},
 	    {"crest-cache", required_argument, 0, OPT_CREST_CACHE},
+	    {"crest-cache-ttl", required_argument, 0, OPT_CREST_CACHE_TTL},
 	    {"index-buckets", required_argument, 0, OPT_INDEX_BUCKETS},
 	    {"addr-cache", required_argument, 0, OPT_ADDR_CACHE},
 	    {"dm-locks", required_argument, 0, OPT_DM_LOCKS},
@@ -489,7 +501,8 @@ int dmr_replay_main(int argc, char **argv)
 		return 2;
 	}
 	if (a.crest_given && o->protocol != DMR_TXN_PROTO_CREST) {
-		fprintf(stderr, "dmreplay run: options --crest-locks and --crest-local: only with "
+		fprintf(stderr, "dmreplay run: options --crest-locks, --crest-local and "
+				"--crest-cache-ttl: only with "
 				"--protocol crest\n");
 		return 2;
 	}

@@ -1016,6 +1016,7 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	    (st = dmr_replay_setup_crest(o->backend, o->crest_locks, o->crest_local, o->crest_cache,
 					 h, o->trace, &e->crest, res, err)) != DMR_OK)
 		goto out_trace;
+	e->crest.cache_ttl_ps = o->crest_cache_ttl_ps;
 	dmr_replay_shape_t shape = {.trace = o->trace,
 				    .backend = o->backend,
 				    .cns = o->cns,

@@ -79,6 +79,9 @@ typedef struct dmr_replay_opts {
 	/* crest: CREST's CN record cache (--crest-cache on|off, default on as
 	 * CREST's TxnConfig.h ENABLE_CN_CACHE; core/txn_crest.h) */
 	int crest_cache;
+	/* crest: the cache's TTL (--crest-cache-ttl, ps; 0: the default,
+	 * DMR_CREST_CACHE_TTL_PS in core/txn_crest.h) */
+	uint64_t crest_cache_ttl_ps;
 	int isolation;	   /* dmr_txn_isolation_t (--isolation; motor only) */
 	uint32_t versions; /* motor: vcells per record (--versions; 0: Motor's
 			      TPC-C default, DMR_CVT_VCELLS) */
