@@ -250,7 +250,8 @@ static dmr_status_t probe(ucx_t *u, dmr_err_t *err)
 			ucx_ep_t *e = &u->wk[w].eps[m];
 			int ok = got == 2 && wc[0].status == DMR_WC_SUCCESS &&
 				 wc[1].status == DMR_WC_SUCCESS;
-			if (!ok)
+			if (!ok) {
+				u->unwired = got < 2;
 				return dmr_err_set(
 				    err, DMR_ERR_NODEV,
 				    "ucx: worker %u -> MN %u: the first READ and FAA %s (%s; "
@@ -262,6 +263,7 @@ static dmr_status_t probe(ucx_t *u, dmr_err_t *err)
 					: dmr_wc_status_string(wc[0].status ? wc[0].status
 									    : wc[1].status),
 				    dmr_ucx_tls());
+			}
 		}
 	/* the probes are not the run's: counters from zero */
 	for (uint32_t w = 0; w < u->nworkers; w++) {
@@ -293,6 +295,15 @@ static void drain(ucx_t *u, ucx_worker_t *k)
 static void ucx_close(dmr_be_t *be)
 {
 	ucx_t *u = (ucx_t *)be;
+	if (u->unwired) {
+		/* see ucx_t.unwired: the MN thread stopped, UCP's objects and
+		 * the handle left to the process's exit */
+		if (u->mn_thread_on) {
+			__atomic_store_n(&u->stop, 1, __ATOMIC_RELEASE);
+			pthread_join(u->mn_thread, NULL);
+		}
+		return;
+	}
 	for (uint32_t w = 0; u->wk && w < u->nworkers; w++) {
 		ucx_worker_t *k = &u->wk[w];
 		if (k->w)

@@ -112,6 +112,14 @@ typedef struct ucx {
 	int stop; /* atomic: the MN thread stops */
 	uint64_t t0;
 	uint64_t probe[2]; /* open()'s first READ and FAA land here */
+	/* open()'s probe did not complete (wireup unfinished): close() leaves
+	 * every UCP object to the process's exit, since UCX 1.13 asserts while
+	 * purging an endpoint's pending wireup request (ucp_request.c
+	 * ucp_request_send_state_ff "got REQ message"; the assertion was
+	 * relaxed upstream by openucx/ucx PR #8175). Seen with UCX_TLS=rc on
+	 * rxe in the VM, whose UD wireup datagrams were never acknowledged
+	 * (docs/UCX.md "rc on rxe"). */
+	int unwired;
 } ucx_t;
 
 /* ucx.c: a UCP context with features (mt_workers_shared = shared), a
