@@ -253,6 +253,7 @@ static dmr_status_t run_opt(int ch, const char *name, const char *arg, run_args_
 			o->crest_cache_ttl_ps = dmr_ps_from_us(ms);
 		break;
 	case OPT_CREST_CACHE:
+		a->crest_given = 1;
 		if (strcmp(arg, "on") == 0 || strcmp(arg, "off") == 0)
 			o->crest_cache = arg[1] == 'n';
 		else
@@ -501,8 +502,8 @@ int dmr_replay_main(int argc, char **argv)
 		return 2;
 	}
 	if (a.crest_given && o->protocol != DMR_TXN_PROTO_CREST) {
-		fprintf(stderr, "dmreplay run: options --crest-locks, --crest-local and "
-				"--crest-cache-ttl: only with "
+		fprintf(stderr, "dmreplay run: options --crest-locks, --crest-local, "
+				"--crest-cache and --crest-cache-ttl: only with "
 				"--protocol crest\n");
 		return 2;
 	}

@@ -85,20 +85,22 @@ dmr_status_t dmr_tatp_mix_parse(const char *s, dmr_tatp_cfg_t *cfg, dmr_err_t *e
 		sum += pct[i];
 		p = end;
 		if (i + 1 < DMR_TATP_NTYPES) {
-			if (*p != ',')
-				return dmr_err_set(err, DMR_ERR_INVALID,
-						   "--mix: '%s': expected seven comma-separated "
-						   "percentages GSD,GND,GAD,USD,UL,ICF,DCF (or "
-						   "spec, crest)",
-						   s);
+			if (*p != ',' && *p != ':')
+				return dmr_err_set(
+				    err, DMR_ERR_INVALID,
+				    "--mix: '%s': expected seven comma- (or colon-) separated "
+				    "percentages GSD,GND,GAD,USD,UL,ICF,DCF (or "
+				    "spec, crest)",
+				    s);
 			p++;
 		}
 	}
 	if (*p != '\0')
-		return dmr_err_set(err, DMR_ERR_INVALID,
-				   "--mix: '%s': expected seven comma-separated percentages "
-				   "GSD,GND,GAD,USD,UL,ICF,DCF (or spec, crest), got more",
-				   s);
+		return dmr_err_set(
+		    err, DMR_ERR_INVALID,
+		    "--mix: '%s': expected seven comma- (or colon-) separated percentages "
+		    "GSD,GND,GAD,USD,UL,ICF,DCF (or spec, crest), got more",
+		    s);
 	if (sum != 100)
 		return dmr_err_set(err, DMR_ERR_INVALID,
 				   "--mix: '%s': the percentages sum to %u, not 100", s, sum);

@@ -61,19 +61,21 @@ dmr_status_t dmr_tpcc_mix_parse(const char *s, dmr_tpcc_cfg_t *cfg, dmr_err_t *e
 		sum += pct[i];
 		p = end;
 		if (i + 1 < DMR_TPCC_NTYPES) {
-			if (*p != ',')
-				return dmr_err_set(err, DMR_ERR_INVALID,
-						   "--mix: '%s': expected five comma-separated "
-						   "percentages NO,P,OS,D,SL (or spec, dm)",
-						   s);
+			if (*p != ',' && *p != ':')
+				return dmr_err_set(
+				    err, DMR_ERR_INVALID,
+				    "--mix: '%s': expected five comma- (or colon-) separated "
+				    "percentages NO,P,OS,D,SL (or spec, dm)",
+				    s);
 			p++;
 		}
 	}
 	if (*p != '\0')
-		return dmr_err_set(err, DMR_ERR_INVALID,
-				   "--mix: '%s': expected five comma-separated percentages "
-				   "NO,P,OS,D,SL (or spec, dm), got more",
-				   s);
+		return dmr_err_set(
+		    err, DMR_ERR_INVALID,
+		    "--mix: '%s': expected five comma- (or colon-) separated percentages "
+		    "NO,P,OS,D,SL (or spec, dm), got more",
+		    s);
 	if (sum != 100)
 		return dmr_err_set(err, DMR_ERR_INVALID,
 				   "--mix: '%s': the percentages sum to %u, not 100", s, sum);

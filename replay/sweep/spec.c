@@ -78,6 +78,8 @@ static const keydef_t axis_defs[] = {
     {"versions", V_POS, 0, NULL},
     {"crest_locks", V_STR, 0, NULL},
     {"crest_local", V_STR, 0, NULL},
+    {"crest_cache", V_STR, 0, NULL},
+    {"crest_cache_ttl", V_NUMP, 0, NULL},
     /* generator axes of issue 12's knobs */
     {"customers", V_POS, 1, "tpcc"},
     {"items", V_POS, 1, "tpcc"},
@@ -101,6 +103,7 @@ static const keydef_t run_defs[] = {
     {"addr_cache", V_SIZE0, 0, NULL}, {"loop_threshold", V_NUM0, 0, NULL},
     {"isolation", V_STR, 0, NULL},    {"versions", V_POS, 0, NULL},
     {"crest_locks", V_STR, 0, NULL},  {"crest_local", V_STR, 0, NULL},
+    {"crest_cache", V_STR, 0, NULL},  {"crest_cache_ttl", V_NUMP, 0, NULL},
 };
 
 static const keydef_t wl_defs[] = {

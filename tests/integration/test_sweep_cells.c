@@ -225,6 +225,29 @@ START_TEST(test_cells_end_to_end)
 }
 END_TEST
 
+/* A percentage mix as a generator axis: colons for the commas a cell name
+ * cannot hold; the two cells' traces are generated and replayed, the
+ * custom mix's header records its percentages with commas. */
+START_TEST(test_percent_mix_axis)
+{
+	char p[PATH_MAX], dir[PATH_MAX], sum[PATH_MAX + 16];
+	dmr_test_path(p, sizeof(p), "mix.json");
+	dmr_test_path(dir, sizeof(dir), "swmix");
+	dmr_test_write_file(p, "{\"workload\": {\"name\": \"tpcc\", \"txns\": 300, "
+			       "\"warehouses\": 2}, \"axes\": {\"mix\": [\"dm\", "
+			       "\"30:30:20:10:10\"]}, \"reps\": 1, \"run\": {\"cns\": 1, "
+			       "\"threads\": 2}}");
+	dmr_test_run_t r = dmr_test_dmr("sweep", p, "--out", dir, "--jobs", "1", NULL);
+	dmr_test_run_ok(&r);
+	dmr_test_run_free(&r);
+	snprintf(sum, sizeof(sum), "%s/summary.csv", dir);
+	char *t = dmr_test_slurp(sum, NULL);
+	ck_assert_ptr_nonnull(t);
+	ck_assert_msg(strstr(t, "\nmix=dm,") && strstr(t, "\nmix=30:30:20:10:10,"), "%s", t);
+	free(t);
+}
+END_TEST
+
 int main(void)
 {
 	if (dmr_test_env_init("sweep-cells", 1, 1) != 0)
@@ -235,6 +258,7 @@ int main(void)
 	tcase_add_test(tc, test_cells_parse_and_plan);
 	tcase_add_loop_test(tc, test_cells_bad, 0, sizeof(bad_cells) / sizeof(bad_cells[0]));
 	tcase_add_test(tc, test_cells_end_to_end);
+	tcase_add_test(tc, test_percent_mix_axis);
 	suite_add_tcase(s, tc);
 	int rc = dmr_test_run(s);
 	dmr_test_env_fini();

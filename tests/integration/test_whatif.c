@@ -331,6 +331,7 @@ START_TEST(options_that_disagree)
 	    {{"--crest-locks", "words"}, "only with --protocol crest"},
 	    {{"--crest-local", "off", "--protocol", "ford"}, "only with --protocol crest"},
 	    {{"--crest-cache-ttl", "50", "--protocol", "occ"}, "only with --protocol crest"},
+	    {{"--crest-cache", "off"}, "only with --protocol crest"},
 	    {{"--protocol", "crest", "--crest-cache-ttl", "0"}, "--crest-cache-ttl"},
 	    {{"--coros", "3", "--coro_num", "5"}, "--coros and --coro_num"},
 	    {{"--loop_a=false", "--loop", "aimd"}, "--loop_a=false and --loop aimd disagree"},

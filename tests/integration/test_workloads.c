@@ -187,7 +187,7 @@ START_TEST(test_bad_parameters)
 	    {{"tpcc", "--mix", "50,40,4,0,0"}, "--mix", "sum to 94, not 100"},
 	    {{"tpcc", "--mix", "50,46,4"},
 	     "--mix",
-	     "five comma-separated percentages NO,P,OS,D,SL"},
+	     "five comma- (or colon-) separated percentages NO,P,OS,D,SL"},
 	    {{"tpcc", "--mix", "cres"}, "--mix", "expected spec, dm, or five percentages"},
 	    {{"tpcc", "--customers", "3001"}, "--customers", "1..3000"},
 	    {{"tpcc", "--items", "10"}, "--items", "15..100000"},

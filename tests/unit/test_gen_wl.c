@@ -223,7 +223,7 @@ START_TEST(test_tpcc_knobs_refused)
 		const char *mix, *msg;
 	} bad[] = {
 	    {"50,40,4,0,0", "sum to 94, not 100"},
-	    {"50,46,4,0", "five comma-separated"},
+	    {"50,46,4,0", "five comma- (or colon-) separated"},
 	    {"50,46,4,0,0,0", "got more"},
 	    {"101,0,0,0,0", "NewOrder percentage not in 0..100"},
 	    {"50,46,x,0,0", "OrderStatus: expected spec, dm"},
@@ -246,6 +246,14 @@ START_TEST(test_tpcc_knobs_refused)
 	ck_assert_int_eq(cfg.mix, DMR_TPCC_MIX_SPEC);
 	ck_assert_int_eq(dmr_tpcc_mix_parse("50,46,4,0,0", &cfg, &err), DMR_OK);
 	ck_assert_int_eq(cfg.mix, DMR_TPCC_MIX_DM);
+	/* colons as commas (a sweep's cell names cannot hold commas) */
+	ck_assert_int_eq(dmr_tpcc_mix_parse("45:43:4:4:4", &cfg, &err), DMR_OK);
+	ck_assert_int_eq(cfg.mix, DMR_TPCC_MIX_SPEC);
+	ck_assert_int_eq(dmr_tpcc_mix_parse("30:30,20:10,10", &cfg, &err), DMR_OK);
+	ck_assert_int_eq(cfg.mix, DMR_TPCC_MIX_CUSTOM);
+	ck_assert_uint_eq(cfg.mix_pct[2], 20);
+	ck_assert_uint_eq(cfg.mix_pct[4], 10);
+	ck_assert_int_eq(dmr_tpcc_mix_parse("30;30;20;10;10", &cfg, &err), DMR_ERR_INVALID);
 
 	dmr_tpcc_cfg_default(&cfg);
 	cfg.quiet = 1;
@@ -456,12 +464,17 @@ START_TEST(test_tatp_refused)
 	ck_assert_ptr_nonnull(strstr(err.msg, "--mix: '35,10,35,2,14,2,1': the percentages sum "
 					      "to 99, not 100"));
 	ck_assert_int_eq(dmr_tatp_mix_parse("35,10,35", &cfg, &err), DMR_ERR_INVALID);
-	ck_assert_ptr_nonnull(strstr(err.msg, "seven comma-separated"));
+	ck_assert_ptr_nonnull(strstr(err.msg, "seven comma- (or colon-) separated"));
 	ck_assert_int_eq(dmr_tatp_mix_parse("ford", &cfg, &err), DMR_ERR_INVALID);
 	ck_assert_ptr_nonnull(strstr(err.msg, "expected spec, crest, or seven percentages"));
 	ck_assert_int_eq(dmr_tatp_mix_parse("36,10,36,2,14,2,0", &cfg, &err), DMR_OK);
 	ck_assert_int_eq(cfg.mix, DMR_TATP_MIX_CREST);
 	ck_assert_int_eq(dmr_tatp_mix_parse("50,0,50,0,0,0,0", &cfg, &err), DMR_OK);
+	ck_assert_int_eq(cfg.mix, DMR_TATP_MIX_CUSTOM);
+	ck_assert_int_eq(dmr_tatp_header(&cfg, &h, &err), DMR_OK);
+	ck_assert_str_eq(dmr_trace_hdr_param(&h, "mix"), "50,0,50,0,0,0,0");
+	/* the header keeps commas whichever separator was given */
+	ck_assert_int_eq(dmr_tatp_mix_parse("50:0:50:0:0:0:0", &cfg, &err), DMR_OK);
 	ck_assert_int_eq(cfg.mix, DMR_TATP_MIX_CUSTOM);
 	ck_assert_int_eq(dmr_tatp_header(&cfg, &h, &err), DMR_OK);
 	ck_assert_str_eq(dmr_trace_hdr_param(&h, "mix"), "50,0,50,0,0,0,0");
