@@ -388,7 +388,7 @@ static dmr_status_t mn_region(void *arg, void *base, uint64_t len, dmr_err_t *er
 static void mn_region_end(void *arg)
 {
 	dmr_kv_local_t *L = ((mn_ctx_t *)arg)->L;
-	L->stop = 1;
+	__atomic_store_n(&L->stop, 1, __ATOMIC_RELAXED);
 	dmr_kv_master_join(&L->m);
 }
 #endif

@@ -109,7 +109,7 @@ dmr_status_t dmr_kv_local_open(dmr_kv_local_t *L, const dmr_kv_local_opts_t *o, 
 
 void dmr_kv_local_close(dmr_kv_local_t *L)
 {
-	L->stop = 1;
+	__atomic_store_n(&L->stop, 1, __ATOMIC_RELAXED);
 	dmr_kv_master_join(&L->m);
 	for (uint32_t i = 0; L->cli && i < L->nc; i++)
 		if (L->cli[i].cfg.be)
@@ -120,6 +120,18 @@ void dmr_kv_local_close(dmr_kv_local_t *L)
 	dmr_kv_store_fini(&L->store);
 	dmr_kv_pool_fini(&L->pool);
 	memset(L, 0, sizeof(*L));
+}
+
+dmr_status_t dmr_kv_local_sync(dmr_kv_local_t *L, dmr_err_t *err)
+{
+	if (!L->threaded)
+		return DMR_OK;
+	__atomic_store_n(&L->stop, 1, __ATOMIC_RELAXED);
+	dmr_kv_master_join(&L->m);
+	if (L->m.st != DMR_OK)
+		return dmr_err_set(err, L->m.st, "%s", L->m.err.msg);
+	__atomic_store_n(&L->stop, 0, __ATOMIC_RELAXED);
+	return dmr_kv_master_start(&L->m, "kv", err);
 }
 
 uint64_t dmr_kv_local_now(dmr_kv_local_t *L, uint32_t i)
