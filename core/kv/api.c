@@ -275,8 +275,15 @@ static dmr_status_t xfer(dmr_kv_cli_t *c, int write, const uint64_t *off, uint8_
 		}
 		dmr_wc_t wc;
 		dmr_status_t st = wait_wc(c, &wc, what, err);
-		if (st != DMR_OK)
+		if (st != DMR_OK) {
+			/* collect what is still in flight (flushed after an error
+			 * completion), so the next RPC sees only its own */
+			dmr_err_t e2;
+			while (--inflight > 0 && st != DMR_ERR_TIMEOUT &&
+			       wait_wc(c, &wc, what, &e2) != DMR_ERR_TIMEOUT)
+				;
 			return st;
+		}
 		if (dmr_wrid_get_n(wc.wr_id) != ndone)
 			return dmr_err_set(err, DMR_ERR_REMOTE,
 					   "kv: %s: completion of WR %" PRIu64

@@ -252,6 +252,35 @@ START_TEST(test_bad_input)
 }
 END_TEST
 
+/* the get READs the region's bytes: a byte flipped in the MN region after
+ * the set (the pool slot of the value's second block) is what the get
+ * returns, and dmr_kvops_check finds it */
+START_TEST(test_get_reads_the_region)
+{
+	const char *be = backends[_i];
+	dmr_kv_local_t L;
+	open_local(&L, be, 8ull << 20, 1 << 20, 1);
+	dmr_err_t err = {{0}};
+	uint64_t len = (1 << 20) + 4096;
+	uint8_t *v = pattern(42, len);
+	ck_assert_int_eq(dmr_kv_set(&L.cli[0], "c", 1, v, len, &err), DMR_OK);
+	sync_local(&L);
+	uint64_t memlen;
+	uint8_t *mem = dmr_be_mn_memory(L.be, 0, &memlen);
+	ck_assert_ptr_nonnull(mem);
+	/* the value's blocks are the first two slots of a fresh pool */
+	mem[L.lay.pool_base + (1 << 20) + 100] ^= 0xff;
+	dmr_kv_value_t out;
+	get_one(&L.cli[0], "c", &out, DMR_OK);
+	uint64_t badb = 0;
+	ck_assert_int_eq(dmr_kvops_check(42, out.data, out.len, &badb), 0);
+	ck_assert_uint_eq(badb, (1 << 20) + 100);
+	dmr_kv_values_free(&out, 1);
+	free(v);
+	dmr_kv_local_close(&L);
+}
+END_TEST
+
 /* a hand-written kvops trace on sim and shm: the counts are the model's */
 START_TEST(test_ops_small)
 {
@@ -449,6 +478,7 @@ static Suite *kvstore_suite(void)
 	tcase_add_loop_test(tc, test_multi_get_overwrite, 0, 2);
 	tcase_add_loop_test(tc, test_failed_set_keeps_old, 0, 2);
 	tcase_add_loop_test(tc, test_bad_input, 0, 2);
+	tcase_add_loop_test(tc, test_get_reads_the_region, 0, 2);
 	tcase_add_loop_test(tc, test_ops_small, 0, 2);
 	tcase_add_test(tc, test_ops_generated);
 	tcase_add_loop_test(tc, test_ops_reader_refuses, 0,
