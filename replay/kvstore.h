@@ -65,11 +65,13 @@ typedef struct dmr_kv_local {
 dmr_status_t dmr_kv_local_open(dmr_kv_local_t *L, const dmr_kv_local_opts_t *o, dmr_err_t *err);
 /* Stop the master, close the clients and the backend. */
 void dmr_kv_local_close(dmr_kv_local_t *L);
-/* Let this thread read the store's and the pool's state (tests): a
- * threaded master is stopped and joined (the join orders its writes before
- * the caller's reads), then started again; a no-op on sim. Errors: the
- * thread's start (DMR_ERR_NOMEM). */
-dmr_status_t dmr_kv_local_sync(dmr_kv_local_t *L, dmr_err_t *err);
+/* The pool's blocks in use and the keys mapped, read from the master's
+ * state (tests): a threaded master is stopped and joined (ordering its
+ * writes before these reads), then started again (ordering the reads
+ * before its next writes). Errors: the thread's (its failure, or
+ * DMR_ERR_NOMEM at its restart). */
+dmr_status_t dmr_kv_local_state(dmr_kv_local_t *L, uint64_t *blocks_p, uint64_t *keys_p,
+				dmr_err_t *err);
 /* The time of client i's worker, ps (sim: simulated). */
 uint64_t dmr_kv_local_now(dmr_kv_local_t *L, uint32_t i);
 

@@ -122,14 +122,19 @@ void dmr_kv_local_close(dmr_kv_local_t *L)
 	memset(L, 0, sizeof(*L));
 }
 
-dmr_status_t dmr_kv_local_sync(dmr_kv_local_t *L, dmr_err_t *err)
+dmr_status_t dmr_kv_local_state(dmr_kv_local_t *L, uint64_t *blocks_p, uint64_t *keys_p,
+				dmr_err_t *err)
 {
+	if (L->threaded) {
+		__atomic_store_n(&L->stop, 1, __ATOMIC_RELAXED);
+		dmr_kv_master_join(&L->m);
+		if (L->m.st != DMR_OK)
+			return dmr_err_set(err, L->m.st, "%s", L->m.err.msg);
+	}
+	*blocks_p = L->pool.used;
+	*keys_p = L->store.keys;
 	if (!L->threaded)
 		return DMR_OK;
-	__atomic_store_n(&L->stop, 1, __ATOMIC_RELAXED);
-	dmr_kv_master_join(&L->m);
-	if (L->m.st != DMR_OK)
-		return dmr_err_set(err, L->m.st, "%s", L->m.err.msg);
 	__atomic_store_n(&L->stop, 0, __ATOMIC_RELAXED);
 	return dmr_kv_master_start(&L->m, "kv", err);
 }

@@ -36,11 +36,13 @@ static void open_local(dmr_kv_local_t *L, const char *be, uint64_t cap, uint64_t
 	ck_assert_msg(st == DMR_OK, "open %s: %s", be, err.msg);
 }
 
-/* the master's state, readable by this thread (replay/kvstore.h) */
-static void sync_local(dmr_kv_local_t *L)
+/* the pool's blocks in use and the keys mapped (replay/kvstore.h) */
+static uint64_t state_of(dmr_kv_local_t *L, int keys)
 {
 	dmr_err_t err = {{0}};
-	ck_assert_msg(dmr_kv_local_sync(L, &err) == DMR_OK, "%s", err.msg);
+	uint64_t b = 0, k = 0;
+	ck_assert_msg(dmr_kv_local_state(L, &b, &k, &err) == DMR_OK, "%s", err.msg);
+	return keys ? k : b;
 }
 
 static uint8_t *pattern(uint64_t seed, uint64_t len)
@@ -84,14 +86,12 @@ START_TEST(test_round_trip)
 		free(v);
 	}
 	/* the pool holds exactly the values' blocks: 1 + 1 + 64 + 4 + 0 */
-	sync_local(&L);
-	ck_assert_uint_eq(L.pool.used, 70);
-	ck_assert_uint_eq(L.store.keys, 5);
+	ck_assert_uint_eq(state_of(&L, 0), 70);
+	ck_assert_uint_eq(state_of(&L, 1), 5);
 	/* del: gone, its blocks free; a second del and a get are not found */
 	dmr_err_t err = {{0}};
 	ck_assert_int_eq(dmr_kv_del(&L.cli[0], "key-2", 5, &err), DMR_OK);
-	sync_local(&L);
-	ck_assert_uint_eq(L.pool.used, 6);
+	ck_assert_uint_eq(state_of(&L, 0), 6);
 	ck_assert_int_eq(dmr_kv_del(&L.cli[1], "key-2", 5, &err), DMR_ERR_NOTFOUND);
 	ck_assert_ptr_nonnull(strstr(err.msg, "kv del 'key-2': not found"));
 	dmr_kv_value_t out;
@@ -134,9 +134,8 @@ START_TEST(test_multi_get_overwrite)
 	ck_assert_uint_eq(out[0].len, 777);
 	ck_assert(memcmp(out[0].data, a2, 777) == 0);
 	dmr_kv_values_free(out, 1);
-	sync_local(&L);
-	ck_assert_uint_eq(L.pool.used, 1 + 5);
-	ck_assert_uint_eq(L.store.keys, 2);
+	ck_assert_uint_eq(state_of(&L, 0), 1 + 5);
+	ck_assert_uint_eq(state_of(&L, 1), 2);
 	free(a);
 	free(b);
 	free(a2);
@@ -170,15 +169,13 @@ START_TEST(test_failed_set_keeps_old)
 	}
 	/* with ABORT the 4 blocks were freed; without, they stay allocated
 	 * (a dead setter's): 2 + 4 in use */
-	sync_local(&L);
-	ck_assert_uint_eq(L.pool.used, 6);
+	ck_assert_uint_eq(state_of(&L, 0), 6);
 	/* 4 MiB more does not fit in the 2 free slots: FULL, nothing changed */
 	dmr_status_t st = dmr_kv_set(c, "k", 1, nv, 4 << 20, &err);
 	ck_assert_int_eq(st, DMR_ERR_FULL);
 	ck_assert_ptr_nonnull(strstr(err.msg, "the pool has no room"));
 	ck_assert_ptr_nonnull(strstr(err.msg, "the old value (if any) is kept"));
-	sync_local(&L);
-	ck_assert_uint_eq(L.pool.used, 6);
+	ck_assert_uint_eq(state_of(&L, 0), 6);
 	dmr_kv_value_t out;
 	get_one(c, "k", &out, DMR_OK);
 	ck_assert(out.len == (2u << 20) && memcmp(out.data, old, 2 << 20) == 0);
@@ -200,8 +197,7 @@ START_TEST(test_bad_input)
 	dmr_err_t err = {{0}};
 	uint8_t v[16] = {1, 2, 3};
 	ck_assert_int_eq(dmr_kv_set(c, "k", 1, v, 16, &err), DMR_OK);
-	sync_local(&L);
-	uint64_t rpcs = c->st.rpcs, used = L.pool.used;
+	uint64_t rpcs = c->st.rpcs, used = state_of(&L, 0);
 	char longkey[300];
 	memset(longkey, 'x', sizeof(longkey));
 	static const struct {
@@ -234,8 +230,7 @@ START_TEST(test_bad_input)
 	ck_assert_ptr_nonnull(strstr(err.msg, "nothing was written"));
 	free(bv);
 	ck_assert_uint_eq(c->st.rpcs, rpcs);
-	sync_local(&L);
-	ck_assert_uint_eq(L.pool.used, used);
+	ck_assert_uint_eq(state_of(&L, 0), used);
 	/* the old value is still there */
 	dmr_kv_value_t out;
 	get_one(c, "k", &out, DMR_OK);
@@ -245,7 +240,6 @@ START_TEST(test_bad_input)
 	dmr_kv_rpc_req_t q = {.op = DMR_KV_OP_GET, .n = 1, .b0 = 3};
 	uint8_t slot[DMR_KV_MB_SLOT] = {0};
 	memcpy(slot + DMR_KV_MB_REQ_HDR, "a\0b", 3);
-	sync_local(&L);
 	ck_assert_int_eq(dmr_kv_store_serve(&L.store, 0, slot, 99, &q, &err), DMR_OK);
 	ck_assert_uint_eq(dmr_kv_ld_u32(slot + DMR_KV_MB_RESP + 8), DMR_KV_S_BADKEY);
 	dmr_kv_local_close(&L);
@@ -264,7 +258,6 @@ START_TEST(test_get_reads_the_region)
 	uint64_t len = (1 << 20) + 4096;
 	uint8_t *v = pattern(42, len);
 	ck_assert_int_eq(dmr_kv_set(&L.cli[0], "c", 1, v, len, &err), DMR_OK);
-	sync_local(&L);
 	uint64_t memlen;
 	uint8_t *mem = dmr_be_mn_memory(L.be, 0, &memlen);
 	ck_assert_ptr_nonnull(mem);
