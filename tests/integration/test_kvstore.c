@@ -12,6 +12,7 @@
  * scripts/rxe-kv-check runs it in the VM.
  */
 #include <check.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -274,6 +275,92 @@ START_TEST(test_get_reads_the_region)
 }
 END_TEST
 
+/* shm: one thread overwrites a key while another gets it; every get
+ * returns one whole value (every word the same version number, the length
+ * that version's): never a mix of two sets, never a torn one */
+typedef struct race_arg {
+	dmr_kv_cli_t *c;
+	int rounds;
+	uint64_t whole, bad;
+	dmr_status_t st;
+	char msg[512];
+} race_arg_t;
+
+static int race_done; /* the setter finished */
+
+static uint64_t race_len(uint64_t ver)
+{
+	return 8 * (1000 + (ver * 7919) % 40000); /* 8 KB .. 328 KB, several blocks */
+}
+
+static void *race_setter(void *p)
+{
+	race_arg_t *a = p;
+	dmr_err_t err = {{0}};
+	uint64_t *v = malloc(8 * 41000);
+	for (int i = 1; v && i <= a->rounds && a->st == DMR_OK; i++) {
+		uint64_t n = race_len((uint64_t)i) / 8;
+		for (uint64_t w = 0; w < n; w++)
+			v[w] = (uint64_t)i;
+		a->st = dmr_kv_set(a->c, "x", 1, v, n * 8, &err);
+	}
+	if (a->st != DMR_OK)
+		snprintf(a->msg, sizeof(a->msg), "%s", err.msg);
+	free(v);
+	__atomic_store_n(&race_done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void *race_getter(void *p)
+{
+	race_arg_t *a = p;
+	dmr_err_t err = {{0}};
+	const void *k[1] = {"x"};
+	uint64_t kl[1] = {1};
+	/* until the setter is done, then once more (the last value) */
+	for (int last = 0; a->st == DMR_OK && !last;) {
+		last = __atomic_load_n(&race_done, __ATOMIC_ACQUIRE);
+		dmr_kv_value_t out;
+		dmr_status_t st = dmr_kv_get(a->c, 1, k, kl, &out, &err);
+		if (st == DMR_ERR_NOTFOUND)
+			continue; /* before the first set */
+		if ((a->st = st) != DMR_OK) {
+			snprintf(a->msg, sizeof(a->msg), "%s", err.msg);
+			break;
+		}
+		const uint64_t *w = out.data;
+		uint64_t ver = out.len >= 8 ? w[0] : 0, ok = out.len == race_len(ver);
+		for (uint64_t j = 0; ok && j < out.len / 8; j++)
+			ok = w[j] == ver;
+		a->whole += ok;
+		a->bad += !ok;
+		dmr_kv_values_free(&out, 1);
+	}
+	return NULL;
+}
+
+START_TEST(test_concurrent_set_get)
+{
+	dmr_kv_local_t L;
+	open_local(&L, "shm", 64ull << 20, 64 << 10, 2);
+	race_arg_t s = {.c = &L.cli[0], .rounds = 150}, g = {.c = &L.cli[1]};
+	race_done = 0;
+	pthread_t ts, tg;
+	ck_assert_int_eq(pthread_create(&ts, NULL, race_setter, &s), 0);
+	ck_assert_int_eq(pthread_create(&tg, NULL, race_getter, &g), 0);
+	pthread_join(ts, NULL);
+	pthread_join(tg, NULL);
+	ck_assert_msg(s.st == DMR_OK, "setter: %s", s.msg);
+	ck_assert_msg(g.st == DMR_OK, "getter: %s", g.msg);
+	ck_assert_uint_eq(g.bad, 0);
+	ck_assert(g.whole > 0); /* at least the last get, after the setter */
+	/* only the last value is left: its blocks, one key */
+	ck_assert_uint_eq(state_of(&L, 0), (race_len(150) + (64 << 10) - 1) / (64 << 10));
+	ck_assert_uint_eq(state_of(&L, 1), 1);
+	dmr_kv_local_close(&L);
+}
+END_TEST
+
 /* a hand-written kvops trace on sim and shm: the counts are the model's */
 START_TEST(test_ops_small)
 {
@@ -472,6 +559,7 @@ static Suite *kvstore_suite(void)
 	tcase_add_loop_test(tc, test_failed_set_keeps_old, 0, 2);
 	tcase_add_loop_test(tc, test_bad_input, 0, 2);
 	tcase_add_loop_test(tc, test_get_reads_the_region, 0, 2);
+	tcase_add_test(tc, test_concurrent_set_get);
 	tcase_add_loop_test(tc, test_ops_small, 0, 2);
 	tcase_add_test(tc, test_ops_generated);
 	tcase_add_loop_test(tc, test_ops_reader_refuses, 0,
