@@ -579,6 +579,7 @@ int dmr_kv_ops_run_main(int argc, char **argv)
 					     {"seed", required_argument, NULL, 's'},
 					     {"out", required_argument, NULL, 'o'},
 					     {"quiet", no_argument, NULL, 'q'},
+					     {"help", no_argument, NULL, 'h'},
 					     {NULL, 0, NULL, 0}};
 	dmr_kv_local_opts_t o = {.backend = "sim", .gid_index = -1, .timeout_s = 30};
 	const char *trace = NULL, *out = NULL;
@@ -641,6 +642,14 @@ int dmr_kv_ops_run_main(int argc, char **argv)
 		case 'q':
 			quiet = 1;
 			break;
+		case 'h':
+			printf(
+			    "usage: dmreplay kv run --trace OPS.kvops [--backend sim|shm|verbs] "
+			    "[--profile P] [--device D] [--capacity 256M] [--block-bytes 1M] "
+			    "[--max-value B] [--chunk 1M] [--depth 8] [--out DIR] [--quiet]\n"
+			    "  replay a set/get/del trace against the key/value store, every get "
+			    "checked byte for byte (docs/KVCACHE.md 10.3)\n");
+			return 0;
 		default:
 			fprintf(stderr,
 				"dmreplay kv run: a kvops trace takes --trace, --backend, "
@@ -673,12 +682,17 @@ int dmr_kv_ops_run_main(int argc, char **argv)
 
 int dmr_kv_ops_gen_main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"kvops", no_argument, NULL, 'K'},	     {"ops", required_argument, NULL, 'n'},
-	    {"keys", required_argument, NULL, 'k'},  {"theta", required_argument, NULL, 't'},
-	    {"sizes", required_argument, NULL, 'z'}, {"value-max", required_argument, NULL, 'v'},
-	    {"mix", required_argument, NULL, 'x'},   {"get-keys", required_argument, NULL, 'g'},
-	    {"seed", required_argument, NULL, 's'},  {NULL, 0, NULL, 0}};
+	static const struct option opts[] = {{"kvops", no_argument, NULL, 'K'},
+					     {"ops", required_argument, NULL, 'n'},
+					     {"keys", required_argument, NULL, 'k'},
+					     {"theta", required_argument, NULL, 't'},
+					     {"sizes", required_argument, NULL, 'z'},
+					     {"value-max", required_argument, NULL, 'v'},
+					     {"mix", required_argument, NULL, 'x'},
+					     {"get-keys", required_argument, NULL, 'g'},
+					     {"seed", required_argument, NULL, 's'},
+					     {"help", no_argument, NULL, 'h'},
+					     {NULL, 0, NULL, 0}};
 	dmr_kvops_gen_t g = {.ops = 10000,
 			     .keys = 1000,
 			     .theta = 0.99,
@@ -741,6 +755,14 @@ int dmr_kv_ops_gen_main(int argc, char **argv)
 		case 'o':
 			outp = optarg;
 			break;
+		case 'h':
+			printf(
+			    "usage: dmreplay kv gen --kvops -o OUT [--ops 10000] [--keys 1000] "
+			    "[--theta 0.99] [--sizes fixed:4K|uniform:A:B|lognormal:MEDIAN:SIGMA] "
+			    "[--value-max 1M] [--mix 0.5,0.45,0.05] [--get-keys 1] [--seed 1]\n"
+			    "  a set/get/del trace: keys user<rank> Zipf(theta), sizes from the "
+			    "distribution (docs/KVCACHE.md 10.3)\n");
+			return 0;
 		default:
 			fprintf(stderr, "dmreplay kv gen --kvops: options --ops, --keys, --theta, "
 					"--sizes, --value-max, --mix, --get-keys, --seed, -o\n");
