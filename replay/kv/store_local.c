@@ -13,6 +13,10 @@
 #include "../../traces/kvops.h"
 #include "../kvstore.h"
 
+/* the trace layer cannot include core/kv: its copies of the limits */
+_Static_assert(DMR_KVOPS_KEY_MAX == DMR_KV_KEY_MAX, "kvops key limit = the store's");
+_Static_assert(DMR_KVOPS_VALUE_MAX == DMR_KV_VALUE_LIMIT, "kvops value limit = the store's");
+
 static dmr_status_t serve_inline(void *arg, dmr_err_t *err)
 {
 	dmr_kv_local_t *L = arg;
