@@ -200,6 +200,11 @@ typedef struct dmr_verbs_role {
 	 * barriers themselves are unchanged). The image may then be as small as
 	 * 64 bytes (cfg->mr_size); need_bytes still checks the MN's region. */
 	int keep_region;
+	/* MN: non-zero = a service that CNs connect to and leave at any time
+	 * (the key/value store, replay/kv/store_cli.c): no start barrier and no
+	 * end on the CNs' control words or disconnections; only a signal or
+	 * *stop ends dmr_verbs_mn_main. CNs of a service call no barrier. */
+	int service;
 	/* MN: called once by dmr_verbs_mn_main, with the region's base and length
 	 * (mr_size bytes, zeroed, registered for remote READ/WRITE/ATOMIC; valid
 	 * until dmr_verbs_mn_main returns), after rdma_cm listens and before the
@@ -219,7 +224,8 @@ typedef struct dmr_verbs_role {
 /* CN: the role the next verbs open() takes (NULL: loopback). The struct and
  * its cluster must outlive the backend. */
 void dmr_verbs_set_role(const dmr_verbs_role_t *role);
-/* MN: serve until every CN is done and disconnected (DMR_OK), the start
+/* MN: serve until every CN is done and disconnected (DMR_OK; role->service:
+ * never), the start
  * barrier passes its deadline (DMR_ERR_TIMEOUT, naming the missing CNs),
  * every CN disconnected before finishing (DMR_ERR_REMOTE), a signal
  * (dmr_sig_caught) or *stop (DMR_ERR_INTERRUPTED). Progress lines go to stderr. */

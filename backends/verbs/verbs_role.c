@@ -451,6 +451,11 @@ dmr_status_t dmr_verbs_mn_main(const dmr_verbs_role_t *role, dmr_err_t *err)
 			fprintf(stderr, "mn %u: warning: %s\n", me->id, srv->err.msg);
 		}
 		pthread_mutex_unlock(&srv->lock);
+		if (role->service) { /* CNs come and go: no barriers, no end */
+			struct timespec ts = {0, 20000000};
+			nanosleep(&ts, NULL);
+			continue;
+		}
 		uint64_t now = vb_now_ns(vb);
 		for (uint32_t k = 0; k < cl->ncn; k++)
 			if (!seen[k] &&

@@ -21,6 +21,8 @@ const char *dmr_status_string(dmr_status_t st)
 		return "resource temporarily exhausted";
 	case DMR_ERR_RANGE:
 		return "out of range";
+	case DMR_ERR_NOTFOUND:
+		return "not found";
 	case DMR_ERR_ABORT:
 		return "transaction aborted";
 	case DMR_ERR_FULL:

@@ -28,6 +28,7 @@ typedef enum dmr_status {
 	DMR_ERR_UNSUPPORTED = -2, /* operation not supported by backend */
 	DMR_ERR_AGAIN = -3,	  /* resource temporarily exhausted */
 	DMR_ERR_RANGE = -4,	  /* address or value out of range */
+	DMR_ERR_NOTFOUND = -5,	  /* no such key (the KV store's get, del) */
 	/* transaction level */
 	DMR_ERR_ABORT = -10, /* transaction aborted (conflict) */
 	DMR_ERR_FULL = -11,  /* a table ran out of slots */

@@ -44,6 +44,13 @@ void dmr_kv_master_region(dmr_kv_master_t *m, const dmr_kv_geom_t *g)
 	__atomic_store_n((uint64_t *)(void *)m->mem, DMR_KV_MAGIC, __ATOMIC_RELEASE);
 }
 
+void dmr_kv_master_region_store(dmr_kv_master_t *m, const dmr_kv_store_geom_t *g)
+{
+	memset(m->mem, 0, m->lay.pool_base);
+	memcpy(m->mem + 8, g, sizeof(*g));
+	__atomic_store_n((uint64_t *)(void *)m->mem, DMR_KV_STORE_MAGIC, __ATOMIC_RELEASE);
+}
+
 /* ps since the start: the backend's clock, or the wall clock in the MN
  * process (no backend there: the master only touches local memory) */
 static dmr_time_ps_t master_now(const dmr_kv_master_t *m)
@@ -180,7 +187,14 @@ static dmr_status_t master_slot(dmr_kv_master_t *m, uint32_t c, uint32_t s, int 
 	m->bad_since[i] = 0;
 	int done = 1;
 	dmr_status_t st;
-	if (q.op == DMR_KV_OP_LOOKUP)
+	if (m->store && q.op >= DMR_KV_OP_SET)
+		st = dmr_kv_store_serve(m->store, c, slot, seq, &q, &m->err);
+	else if (m->store || q.op >= DMR_KV_OP_SET)
+		st = dmr_err_set(&m->err, DMR_ERR_INVALID,
+				 "kv master: client %u slot %u: op %u on %s", c, s, q.op,
+				 m->store ? "a key/value store (a trace replay's client?)"
+					  : "a trace replay's master (a key/value client?)");
+	else if (q.op == DMR_KV_OP_LOOKUP)
 		st = master_lookup(m, c, slot, seq, &q, &done);
 	else if (q.op == DMR_KV_OP_FINISH)
 		st = master_finish(m, c, slot, seq, &q);
@@ -194,6 +208,18 @@ static dmr_status_t master_slot(dmr_kv_master_t *m, uint32_t c, uint32_t s, int 
 	return st;
 }
 
+dmr_status_t dmr_kv_master_serve(dmr_kv_master_t *m, int *progress_p)
+{
+	dmr_status_t st = DMR_OK;
+	int progress = 0;
+	for (uint32_t c = 0; c < m->nc && st == DMR_OK; c++)
+		for (uint32_t s = 0; s < DMR_KV_MB_SLOTS && st == DMR_OK; s++)
+			st = master_slot(m, c, s, &progress);
+	if (progress_p)
+		*progress_p = progress;
+	return st;
+}
+
 static void *master_main(void *arg)
 {
 	dmr_kv_master_t *m = arg;
@@ -203,9 +229,7 @@ static void *master_main(void *arg)
 		if (m->stop_ext && !*m->stop_ext && dmr_sig_caught())
 			*m->stop_ext = dmr_sig_caught(); /* the MN loop ends on it */
 		int progress = 0;
-		for (uint32_t c = 0; c < m->nc && st == DMR_OK; c++)
-			for (uint32_t s = 0; s < DMR_KV_MB_SLOTS && st == DMR_OK; s++)
-				st = master_slot(m, c, s, &progress);
+		st = dmr_kv_master_serve(m, &progress);
 		if (progress)
 			idle = 0;
 		else if (++idle > 64)

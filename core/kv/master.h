@@ -10,6 +10,7 @@
  *    region and its ready word's index.
  *  - FINISH: the request's entries are released; its puts become READY and
  *    their ready words get dmr_kv_ready_tag(id) (release stores).
+ *  - with m->store: the key/value store's ops (store.h) instead.
  * A request body whose checksum does not match its sequence word for longer
  * than deadline_ps is an error (DMR_ERR_REMOTE). A protocol error
  * (DMR_ERR_INVALID) or out of memory ends the thread with m->st / m->err
@@ -29,10 +30,14 @@
 #include "../base/timeps.h"
 #include "pool.h"
 #include "rpc.h"
+#include "store.h"
 
 typedef struct dmr_kv_master {
-	dmr_kv_pool_t *pool; /* borrowed */
-	uint8_t *mem;	     /* the MN region (local memory), laid out as lay */
+	dmr_kv_pool_t *pool;   /* borrowed */
+	dmr_kv_store_t *store; /* borrowed; set: a key/value store (ops SET .. DEL
+				  only; LOOKUP and FINISH refused), else a
+				  trace replay's master (LOOKUP, FINISH only) */
+	uint8_t *mem;	       /* the MN region (local memory), laid out as lay */
 	dmr_kv_layout_t lay;
 	uint32_t nc;		   /* clients = mailboxes served */
 	dmr_time_ps_t deadline_ps; /* longest a request body may stay inconsistent */
@@ -64,6 +69,14 @@ dmr_status_t dmr_kv_master_init(dmr_kv_master_t *m, dmr_kv_pool_t *pool, uint32_
  * (everything below lay.pool_base); with g, the geometry header, then the
  * magic word (release store) so a reader sees the header whole. */
 void dmr_kv_master_region(dmr_kv_master_t *m, const dmr_kv_geom_t *g);
+/* The same for a key/value store: the store's header g, then
+ * DMR_KV_STORE_MAGIC (release store). */
+void dmr_kv_master_region_store(dmr_kv_master_t *m, const dmr_kv_store_geom_t *g);
+/* One pass over every mailbox slot, serving what is new (the thread's loop
+ * body; the sim runs the master inline by calling it while a client
+ * waits: no thread touches the simulated region). *progress_p (may be
+ * NULL) = 1 when a request was served. Errors: the thread's (m->err). */
+dmr_status_t dmr_kv_master_serve(dmr_kv_master_t *m, int *progress_p);
 /* Start the thread. Errors: DMR_ERR_NOMEM ("WHO: cannot start the master
  * thread"). */
 dmr_status_t dmr_kv_master_start(dmr_kv_master_t *m, const char *who, dmr_err_t *err);

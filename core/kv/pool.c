@@ -340,6 +340,18 @@ void dmr_kv_pool_release(dmr_kv_pool_t *p, uint32_t ei, int put_done)
 		p->e[ei].state = DMR_KV_E_READY;
 }
 
+void dmr_kv_pool_remove(dmr_kv_pool_t *p, uint32_t ei)
+{
+	dmr_kv_pentry_t *e = &p->e[ei];
+	lru_unlink(p, ei);
+	map_remove(p, e->id);
+	slot_free(p, e->seg, e->slot);
+	e->state = DMR_KV_E_FREE;
+	e->pins = 0;
+	e->next = p->efree;
+	p->efree = ei;
+}
+
 /* -- request records -- */
 
 uint32_t dmr_kv_pool_rq_new(dmr_kv_pool_t *p, uint32_t nblocks)

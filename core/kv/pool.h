@@ -134,6 +134,11 @@ dmr_status_t dmr_kv_pool_lookup(dmr_kv_pool_t *p, uint64_t id, dmr_kv_hit_t *kin
  * finished (the block becomes READY: evictable once unpinned). */
 void dmr_kv_pool_release(dmr_kv_pool_t *p, uint32_t ei, int put_done);
 
+/* Free entry ei now, pinned or not (its slot back to its segment, its id
+ * out of the map; not counted as an eviction): the key/value store
+ * (store.h) frees a value's blocks this way when nothing refers to them. */
+void dmr_kv_pool_remove(dmr_kv_pool_t *p, uint32_t ei);
+
 /* A new request record for nblocks blocks (ent and put allocated, other
  * fields zero); DMR_KV_NOIDX when out of memory. Pointers into p->rq move
  * on the next call. */

@@ -53,6 +53,14 @@
 typedef enum dmr_kv_op {
 	DMR_KV_OP_LOOKUP = 1, /* look up (and allocate) n blocks of request a, from b0 */
 	DMR_KV_OP_FINISH = 2, /* request record a is done: unpin, mark its puts ready */
+	/* the key/value store (store.h; docs/KVCACHE.md section 10): the key's
+	 * bytes are the body (n words, b0 = key bytes) */
+	DMR_KV_OP_SET = 3,     /* a = value bytes: allocate the value's blocks (pending) */
+	DMR_KV_OP_COMMIT = 4,  /* a = the pending value: the key now maps to it */
+	DMR_KV_OP_ABORT = 5,   /* a = the pending value: drop it (the key unchanged) */
+	DMR_KV_OP_GET = 6,     /* the key's value: its blocks, held until RELEASE */
+	DMR_KV_OP_RELEASE = 7, /* a = the value a GET held */
+	DMR_KV_OP_DEL = 8,     /* the key no longer maps to a value */
 } dmr_kv_op_t;
 
 /* What the master answers per block of a LOOKUP. */

@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include "../../core/base/opt.h"
+#include "../../traces/kvops.h"
+#include "../kvstore.h"
 #include "kv_impl.h"
 
 /* ---- option values ------------------------------------------------------ */
@@ -180,8 +182,13 @@ static void kv_usage(FILE *f)
 		   "  run      replay a KV trace over a pool of KV blocks on a backend\n"
 		   "  bench    transfer benchmark: per-op latency and Gb/s of large READ/WRITE\n"
 		   "  models   list the model presets (KV bytes per token and per block)\n"
-		   "  mn       verbs: the MN process hosting the pool and its master\n"
-		   "  cn       verbs: a client process (CN) replaying its share of the trace\n");
+		   "  mn       verbs: the MN process hosting the pool and its master (without\n"
+		   "           --trace: the key/value store, until SIGINT/SIGTERM)\n"
+		   "  cn       verbs: a client process (CN) replaying its share of the trace\n\n"
+		   "Key/value store over the pool (docs/KVCACHE.md section 10):\n"
+		   "  set KEY FILE|-, get KEY... [-o FILE], del KEY   clients of `kv mn`\n"
+		   "  gen --kvops   a set/get/del trace (YCSB-like zipf keys, value sizes)\n"
+		   "  run --trace OPS.kvops   replay it on sim, shm or verbs, every get checked\n");
 }
 
 static void gen_usage(FILE *f)
@@ -312,6 +319,9 @@ static void bench_usage(FILE *f)
 
 static int kv_gen_main(int argc, char **argv)
 {
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--kvops") == 0) /* a set/get/del trace */
+			return dmr_kv_ops_gen_main(argc, argv);
 	static const struct option opts[] = {
 	    {"mooncake", required_argument, 0, 'i'}, {"out", required_argument, 0, 'o'},
 	    {"kv-model", required_argument, 0, 'm'}, {"block-bytes", required_argument, 0, 'b'},
@@ -728,14 +738,45 @@ static int kv_models_main(int argc, char **argv)
 	return 0;
 }
 
+/* The value of option `name` ("--name V" or "--name=V"), NULL when absent;
+ * has_flag: 1 when a bare `name` is present. */
+static const char *arg_of(int argc, char **argv, const char *name, int *has_flag)
+{
+	size_t n = strlen(name);
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0)
+			break;
+		if (strcmp(argv[i], name) == 0) {
+			if (has_flag)
+				*has_flag = 1;
+			return i + 1 < argc ? argv[i + 1] : NULL;
+		}
+		if (strncmp(argv[i], name, n) == 0 && argv[i][n] == '=')
+			return argv[i] + n + 1;
+	}
+	return NULL;
+}
+
 static int kv_run_one(int argc, char **argv)
 {
+	const char *t = arg_of(argc, argv, "--trace", NULL);
+	if (t && dmr_kvops_is(t)) /* a set/get/del trace: the key/value store */
+		return dmr_kv_ops_run_main(argc, argv);
 	return kv_run_main(argc, argv, KVM_ONE);
 }
 
 static int kv_mn_main(int argc, char **argv)
 {
+	int help = 0;
+	arg_of(argc, argv, "--help", &help);
+	if (!help && !arg_of(argc, argv, "--trace", NULL)) /* no trace: the store */
+		return dmr_kv_store_mn_main(argc, argv);
 	return kv_run_main(argc, argv, KVM_MN);
+}
+
+static int kv_store_main(int argc, char **argv)
+{
+	return dmr_kv_store_cli_main(argc, argv);
 }
 
 static int kv_cn_main(int argc, char **argv)
@@ -756,9 +797,10 @@ int dmr_kv_main(int argc, char **argv)
 	static const struct {
 		const char *name;
 		int (*main)(int, char **);
-	} cmds[] = {{"--help", kv_help_main}, {"-h", kv_help_main}, {"help", kv_help_main},
-		    {"gen", kv_gen_main},     {"run", kv_run_one},  {"bench", kv_bench_main},
-		    {"mn", kv_mn_main},	      {"cn", kv_cn_main},   {"models", kv_models_main}};
+	} cmds[] = {{"--help", kv_help_main}, {"-h", kv_help_main},   {"help", kv_help_main},
+		    {"gen", kv_gen_main},     {"run", kv_run_one},    {"bench", kv_bench_main},
+		    {"mn", kv_mn_main},	      {"cn", kv_cn_main},     {"models", kv_models_main},
+		    {"set", kv_store_main},   {"get", kv_store_main}, {"del", kv_store_main}};
 	const char *cmd = argc < 2 ? NULL : argv[1];
 	for (size_t i = 0; cmd && i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		if (strcmp(cmd, cmds[i].name) == 0)
