@@ -36,6 +36,9 @@ static const dmr_loop_info_t loops_tab[] = {
      "utilisation of the MN links, MN PCIe/DMA and the CN's doorbell MMIOs in the window",
      "WRs the CN rings per doorbell", "loop_window_ms (5 ms), per CN",
      "1 <= WRs per doorbell <= doorbell_max (32)"},
+    {"prefetch", DMR_LOOP_PREFETCH, "the KV pool's hit ratio in the window",
+     "prefetch depth of the blocks predicted next", "kv run --loop-window-ms (1000 ms)",
+     "0 <= depth <= --prefetch-max (8)"},
 };
 #define NLOOPS (sizeof(loops_tab) / sizeof(loops_tab[0]))
 

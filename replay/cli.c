@@ -373,6 +373,11 @@ static dmr_status_t run_opt(int ch, const char *name, const char *arg, run_args_
 		break;
 	case 'L':
 		st = dmr_loop_parse(arg, &o->loop.loops, err);
+		if (st == DMR_OK && (o->loop.loops & ~DMR_LOOP_TXN))
+			st = dmr_err_set(err, DMR_ERR_PARSE,
+					 "--loop '%s': prefetch is the KV pool's loop (dmreplay kv "
+					 "run --loop prefetch), not a transaction loop",
+					 arg);
 		a->loop_given = 1;
 		break;
 	case 'A':
