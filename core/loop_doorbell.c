@@ -31,7 +31,11 @@ struct dmr_doorbell {
 	dbcn_t *cn;
 	dmr_be_mn_stats_t *ms; /* scratch: mns */
 	int have_ms;	       /* the backend answers DMR_BE_CTL_MN_STATS */
-	pthread_mutex_t mu;    /* window closes, the fields below */
+	int driven;	       /* one thread drives every worker: flush rings all */
+	uint32_t *dirty;       /* driven: workers with staged WRs (ndirty) */
+	uint8_t *isdirty;      /* driven: per worker */
+	uint32_t ndirty;
+	pthread_mutex_t mu; /* window closes, the fields below */
 	double sig_sum;
 	uint64_t sig_n;
 	uint32_t bmin, bmax;
@@ -43,7 +47,7 @@ struct dmr_doorbell {
 
 dmr_status_t dmr_doorbell_create(const dmr_loop_cfg_t *cfg, dmr_be_t *be, uint32_t nworkers,
 				 uint32_t workers_per_cn, uint32_t mns, uint64_t mmio_ps,
-				 dmr_doorbell_t **db_p, dmr_err_t *err)
+				 int driven, dmr_doorbell_t **db_p, dmr_err_t *err)
 {
 	dmr_doorbell_t *d = calloc(1, sizeof(*d));
 	if (!d)
@@ -60,7 +64,10 @@ dmr_status_t dmr_doorbell_create(const dmr_loop_cfg_t *cfg, dmr_be_t *be, uint32
 	d->st = calloc((size_t)nworkers * d->mns, sizeof(*d->st));
 	d->cn = calloc(d->ncn ? d->ncn : 1, sizeof(*d->cn));
 	d->ms = calloc(d->mns, sizeof(*d->ms));
-	if (!d->st || !d->cn || !d->ms)
+	d->driven = driven;
+	d->dirty = calloc(nworkers ? nworkers : 1, sizeof(*d->dirty));
+	d->isdirty = calloc(nworkers ? nworkers : 1, 1);
+	if (!d->st || !d->cn || !d->ms || !d->dirty || !d->isdirty)
 		goto nomem;
 	for (size_t i = 0; i < (size_t)nworkers * d->mns; i++)
 		if (!(d->st[i].wr = malloc(sizeof(dmr_wr_t) * cfg->doorbell_max)))
@@ -93,6 +100,8 @@ void dmr_doorbell_destroy(dmr_doorbell_t *d)
 	free(d->st);
 	free(d->cn);
 	free(d->ms);
+	free(d->dirty);
+	free(d->isdirty);
 	free(d);
 }
 
@@ -136,6 +145,10 @@ dmr_status_t dmr_doorbell_post(dmr_doorbell_t *d, uint32_t worker, uint32_t mn, 
 		return ring(d, worker, mn, wrs, n, err);
 	memcpy(s->wr + s->n, wrs, sizeof(*wrs) * n);
 	s->n += n;
+	if (d->driven && !d->isdirty[worker]) {
+		d->isdirty[worker] = 1;
+		d->dirty[d->ndirty++] = worker;
+	}
 	return DMR_OK;
 }
 
@@ -211,15 +224,34 @@ static dmr_status_t close_window(dmr_doorbell_t *d, uint32_t c, uint64_t now, dm
 	return DMR_OK;
 }
 
+/* Ring the stages of worker w, MNs in order. */
+static dmr_status_t ring_worker(dmr_doorbell_t *d, uint32_t w, dmr_err_t *err)
+{
+	for (uint32_t mn = 0; mn < d->mns; mn++) {
+		dmr_status_t st = ring_stage(d, w, mn, err);
+		if (st != DMR_OK)
+			return st;
+	}
+	return DMR_OK;
+}
+
 dmr_status_t dmr_doorbell_flush(dmr_doorbell_t *d, uint32_t worker, uint64_t now, dmr_err_t *err)
 {
 	if (worker >= d->nworkers)
 		return DMR_OK;
-	for (uint32_t mn = 0; mn < d->mns; mn++) {
-		dmr_status_t st = ring_stage(d, worker, mn, err);
-		if (st != DMR_OK)
-			return st;
+	dmr_status_t st0 = ring_worker(d, worker, err);
+	/* driven: a context the batch woke on another worker (a loop's wake)
+	 * posted on that worker: its doorbell is rung now too, in the order
+	 * the workers first staged */
+	for (uint32_t i = 0; d->driven && i < d->ndirty; i++) {
+		uint32_t w = d->dirty[i];
+		d->isdirty[w] = 0;
+		if (st0 == DMR_OK && w != worker)
+			st0 = ring_worker(d, w, err);
 	}
+	d->ndirty = 0;
+	if (st0 != DMR_OK)
+		return st0;
 	uint32_t c = worker / d->wpc;
 	if (now < __atomic_load_n(&d->cn[c].wend, __ATOMIC_RELAXED))
 		return DMR_OK;

@@ -48,10 +48,13 @@ typedef struct dmr_doorbell dmr_doorbell_t;
 /* A stager and controller for nworkers workers (workers_per_cn per CN)
  * posting to `mns` MNs of be (borrowed). mmio_ps: the CPU/PCIe cost of one
  * doorbell (models/model.h post_doorbell_ps; 0 without a model: the CN part
- * of the signal is then 0). DMR_ERR_NOMEM. */
+ * of the signal is then 0). driven: one thread drives every worker (sim):
+ * a flush rings every worker's stage (a loop may have woken a context of
+ * another worker, which staged there); else each thread flushes its own.
+ * DMR_ERR_NOMEM. */
 dmr_status_t dmr_doorbell_create(const dmr_loop_cfg_t *cfg, dmr_be_t *be, uint32_t nworkers,
 				 uint32_t workers_per_cn, uint32_t mns, uint64_t mmio_ps,
-				 dmr_doorbell_t **db_p, dmr_err_t *err);
+				 int driven, dmr_doorbell_t **db_p, dmr_err_t *err);
 void dmr_doorbell_destroy(dmr_doorbell_t *db);
 
 /* Stage the n WRs of one post of `worker` to `mn` (copied; the caller may
@@ -61,9 +64,10 @@ void dmr_doorbell_destroy(dmr_doorbell_t *db);
 dmr_status_t dmr_doorbell_post(dmr_doorbell_t *db, uint32_t worker, uint32_t mn,
 			       const dmr_wr_t *wrs, uint32_t n, dmr_err_t *err);
 
-/* Ring every staged doorbell of `worker` (MNs in order), then, when the
- * window of its CN has ended at now_ps (the backend's time), close it:
- * signal, decision. Errors: dmr_be_post's or DMR_BE_CTL_MN_STATS's. */
+/* Ring every staged doorbell of `worker` (MNs in order; driven: then those
+ * of every other worker that staged since the last flush), then, when the
+ * window of worker's CN has ended at now_ps (the backend's time), close
+ * it: signal, decision. Errors: dmr_be_post's or DMR_BE_CTL_MN_STATS's. */
 dmr_status_t dmr_doorbell_flush(dmr_doorbell_t *db, uint32_t worker, uint64_t now_ps,
 				dmr_err_t *err);
 

@@ -1190,9 +1190,10 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 		st = dmr_adm_create(&o->loop, &e->layout, e->nworkers, o->threads, o->coros,
 				    &e->adm, err);
 		if (st == DMR_OK && (o->loop.loops & DMR_LOOP_DOORBELL))
-			st = dmr_doorbell_create(
-			    &o->loop, e->be, e->nworkers, o->threads, e->layout.mns,
-			    e->model ? e->model->post_doorbell_ps : 0, &e->teng.doorbell, err);
+			st = dmr_doorbell_create(&o->loop, e->be, e->nworkers, o->threads,
+						 e->layout.mns,
+						 e->model ? e->model->post_doorbell_ps : 0,
+						 !e->threaded, &e->teng.doorbell, err);
 		if (st != DMR_OK)
 			goto out_ctx;
 	}

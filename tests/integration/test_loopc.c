@@ -226,6 +226,40 @@ START_TEST(test_composes_with_aimd)
 }
 END_TEST
 
+/* aimd+doorbell where aimd's gate closes and wakes contexts of other
+ * workers of the CN (SmallBank, 4 hot accounts): their posts are staged on
+ * their own workers and rung by the flush of the batch that woke them; the
+ * run neither stalls nor fails verification. */
+START_TEST(test_gate_wakes_and_batches)
+{
+	char tr[PATH_MAX], d[PATH_MAX];
+	dmr_test_path(tr, sizeof(tr), "sb-hot.csv");
+	dmr_test_run_t r =
+	    dmr_test_dmr("gen", "smallbank", "--accounts", "100000", "--regime", "hot:4/0.95",
+			 "--txns", "6000", "--seed", "4", "--quiet", "-o", tr, NULL);
+	dmr_test_run_ok(&r);
+	dmr_test_run_free(&r);
+	dmr_test_path(d, sizeof(d), "c-gate");
+	r = dmr_test_dmr("run", "--trace", tr, "--cns", "2", "--threads", "8", "--coros", "3",
+			 "--seed", "7", "--loop", "aimd+doorbell", "--doorbell-util", "0.01",
+			 "--loop-window-ms", "0.05", "--out", d, NULL);
+	dmr_test_run_ok(&r);
+	ck_assert_msg(strstr(r.out, "verification   PASSED"), "stdout:\n%s", r.out);
+	const char *lp = strstr(r.out, "loop           aimd+doorbell: slots per CN ");
+	ck_assert_msg(lp != NULL, "stdout:\n%s", r.out);
+	unsigned mn, mx, cap;
+	ck_assert_int_eq(sscanf(lp, "loop           aimd+doorbell: slots per CN %u..%u (bound %u)",
+				&mn, &mx, &cap),
+			 3);
+	ck_assert_uint_lt(mn, cap); /* the gate closed */
+	dbline_t b;
+	parse_db(r.out, &b);
+	ck_assert_uint_gt(b.mx, 1);
+	ck_assert_uint_lt(b.rings, b.posts);
+	dmr_test_run_free(&r);
+}
+END_TEST
+
 /* shm (threaded: the flush before each poll): no model and no busy times,
  * so the signal is 0 and the batch stays 1; every post is rung (the
  * backend counts as many doorbells) and the run verifies. */
@@ -298,6 +332,7 @@ int main(void)
 	tcase_add_test(tc, test_batches_on_a_cpu_bound_cn);
 	tcase_add_test(tc, test_batch_one_is_no_loop);
 	tcase_add_test(tc, test_composes_with_aimd);
+	tcase_add_test(tc, test_gate_wakes_and_batches);
 	tcase_add_test(tc, test_threaded_rings_every_post);
 	tcase_add_test(tc, test_bad_options);
 	suite_add_tcase(s, tc);

@@ -117,7 +117,7 @@ START_TEST(stager_rings_batches_on_sim)
 	cfg.doorbell_max = 4;
 	dmr_doorbell_t *db;
 	dmr_err_t err;
-	ck_assert_int_eq(dmr_doorbell_create(&cfg, be, 1, 1, 1, m->post_doorbell_ps, &db, &err),
+	ck_assert_int_eq(dmr_doorbell_create(&cfg, be, 1, 1, 1, m->post_doorbell_ps, 1, &db, &err),
 			 DMR_OK);
 	uint64_t ids[64];
 	/* batch 1 (the start): 3 posts ring 3 doorbells at once */
@@ -170,7 +170,7 @@ START_TEST(stager_batch_comes_down_when_idle)
 	cfg.doorbell_util = 1e-9;
 	dmr_doorbell_t *db;
 	dmr_err_t err;
-	ck_assert_int_eq(dmr_doorbell_create(&cfg, be, 1, 1, 1, m->post_doorbell_ps, &db, &err),
+	ck_assert_int_eq(dmr_doorbell_create(&cfg, be, 1, 1, 1, m->post_doorbell_ps, 1, &db, &err),
 			 DMR_OK);
 	uint64_t ids[64];
 	for (int k = 0; k < 3; k++) {
@@ -194,6 +194,61 @@ START_TEST(stager_batch_comes_down_when_idle)
 	ck_assert_uint_eq(sm.up, 3);
 	ck_assert_uint_eq(sm.down, 3); /* 8 -> 4 -> 2 -> 1, then kept at 1 */
 	ck_assert_uint_eq(sm.windows, 7);
+	dmr_doorbell_destroy(db);
+	dmr_be_close(be);
+}
+END_TEST
+
+/* Driven (one thread for every worker): a flush of worker 0 rings what
+ * worker 1 staged (a loop woke one of its contexts during worker 0's
+ * batch), so no staged post waits for a batch of its own worker. */
+START_TEST(driven_flush_rings_every_worker)
+{
+	dmr_be_t *be = open_sim(2);
+	const dmr_model_t *m = dmr_test_model(be);
+	dmr_loop_cfg_t cfg;
+	dmr_loop_cfg_default(&cfg);
+	cfg.loops = DMR_LOOP_DOORBELL;
+	cfg.window_ps = 1;
+	cfg.doorbell_util = 1e-9;
+	dmr_doorbell_t *db;
+	dmr_err_t err;
+	ck_assert_int_eq(dmr_doorbell_create(&cfg, be, 2, 2, 1, m->post_doorbell_ps, 1, &db, &err),
+			 DMR_OK);
+	uint64_t ids[64];
+	post_reads(db, 1, 1);
+	ck_assert_int_eq(flush_and_drain(be, db, ids), 1);
+	ck_assert_uint_eq(dmr_doorbell_batch(db, 0), 2); /* the CN of both workers */
+	dmr_wr_t wr = {.wr_id = 77,
+		       .local = buf,
+		       .remote = 8192,
+		       .length = 64,
+		       .opcode = DMR_WR_READ,
+		       .flags = DMR_WR_SIGNALED};
+	ck_assert_int_eq(dmr_doorbell_post(db, 1, 0, &wr, 1, &err), DMR_OK);
+	dmr_be_stats_t bs;
+	dmr_be_stats(be, &bs);
+	ck_assert_uint_eq(bs.doorbells, 1); /* staged on worker 1 */
+	ck_assert_int_eq(dmr_doorbell_flush(db, 0, dmr_test_sim_time(be), &err), DMR_OK);
+	dmr_be_stats(be, &bs);
+	ck_assert_uint_eq(bs.doorbells, 2);
+	dmr_wc_t wc;
+	ck_assert_int_eq(dmr_test_wait_wc(be, 1, &wc, 1, 0), 1);
+	ck_assert_uint_eq(wc.wr_id, 77);
+	dmr_doorbell_destroy(db);
+	/* not driven (threaded): each worker's thread rings its own */
+	ck_assert_int_eq(dmr_doorbell_create(&cfg, be, 2, 2, 1, m->post_doorbell_ps, 0, &db, &err),
+			 DMR_OK);
+	post_reads(db, 1, 1);
+	ck_assert_int_eq(flush_and_drain(be, db, ids), 1);
+	ck_assert_int_eq(dmr_doorbell_post(db, 1, 0, &wr, 1, &err), DMR_OK);
+	ck_assert_int_eq(dmr_doorbell_flush(db, 0, dmr_test_sim_time(be), &err), DMR_OK);
+	dmr_be_stats(be, &bs);
+	ck_assert_uint_eq(bs.doorbells, 3); /* worker 1's post still staged */
+	ck_assert_int_eq(dmr_doorbell_flush(db, 1, dmr_test_sim_time(be), &err), DMR_OK);
+	dmr_be_stats(be, &bs);
+	ck_assert_uint_eq(bs.doorbells, 4);
+	ck_assert_int_eq(dmr_test_wait_wc(be, 1, &wc, 1, 0), 1);
 	dmr_doorbell_destroy(db);
 	dmr_be_close(be);
 }
@@ -233,6 +288,7 @@ int main(void)
 	tcase_add_test(tc, signal_is_the_busiest_part);
 	tcase_add_test(tc, stager_rings_batches_on_sim);
 	tcase_add_test(tc, stager_batch_comes_down_when_idle);
+	tcase_add_test(tc, driven_flush_rings_every_worker);
 	tcase_add_test(tc, parse_doorbell);
 	suite_add_tcase(s, tc);
 	return dmr_test_run(s);
