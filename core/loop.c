@@ -19,6 +19,8 @@ void dmr_loop_cfg_default(dmr_loop_cfg_t *c)
 	c->window_ps = 5 * DMR_PS_PER_MS;
 	c->threshold = 0.5;
 	c->hot_windows = 2;
+	c->doorbell_max = 32;
+	c->doorbell_util = 0.2;
 }
 
 static const dmr_loop_info_t loops_tab[] = {
@@ -30,6 +32,13 @@ static const dmr_loop_info_t loops_tab[] = {
     {"aimd-worker", DMR_LOOP_AIMD_WORKER, "the worker's aborts per attempt in the window",
      "transactions the worker admits at once", "loop_window_ms (5 ms), per worker",
      "1 <= limit <= coros"},
+    {"doorbell", DMR_LOOP_DOORBELL,
+     "utilisation of the MN links, MN PCIe/DMA and the CN's doorbell MMIOs in the window",
+     "WRs the CN rings per doorbell", "loop_window_ms (5 ms), per CN",
+     "1 <= WRs per doorbell <= doorbell_max (32)"},
+    {"prefetch", DMR_LOOP_PREFETCH, "the KV pool's hit ratio in the window",
+     "prefetch depth of the blocks predicted next", "kv run --loop-window-ms (1000 ms)",
+     "0 <= depth <= --prefetch-max (8)"},
 };
 #define NLOOPS (sizeof(loops_tab) / sizeof(loops_tab[0]))
 

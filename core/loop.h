@@ -35,6 +35,16 @@
  *    the same CN also locks is deferred until that one finishes; others go
  *    on. The constraint: at most one admitted transaction per hot record per
  *    CN (deferred ones wait in FIFO order).
+ *  - doorbell ("Loop C"): per compute node. Signal = the utilisation of the
+ *    MN links, the MN PCIe/DMA engines and the CN's doorbell MMIOs in the
+ *    window; actuator = the WRs the CN rings per doorbell, 1..doorbell_max
+ *    (core/loop_doorbell.h: the stager, the rule and its sources). It
+ *    admits every transaction: it acts on posts, not on admission.
+ *  - prefetch ("Loop X"): the KV pool's loop (`dmreplay kv run`, sim):
+ *    signal = the pool's hit ratio in the window; actuator = the prefetch
+ *    depth of the blocks predicted next, 0..--prefetch-max
+ *    (core/kv/prefetch.h). `dmreplay run` refuses it and kv run refuses the
+ *    transaction loops (DMR_LOOP_TXN).
  *
  * Single-threaded (sim replay); the threaded replay takes a lock around
  * these calls.
@@ -53,15 +63,23 @@
 #define DMR_LOOP_PERKEY 0x2u				      /* per hot key, per CN */
 #define DMR_LOOP_AIMD_WORKER 0x4u			      /* Loop A, contexts per worker */
 #define DMR_LOOP_SLOTS (DMR_LOOP_AIMD | DMR_LOOP_AIMD_WORKER) /* an AIMD slot gate */
-#define DMR_LOOP_NAME_MAX 64				      /* dmr_loop_name's buffer */
+#define DMR_LOOP_DOORBELL 0x10u /* Loop C, WRs per doorbell per CN (loop_doorbell.h) */
+#define DMR_LOOP_PREFETCH 0x20u /* Loop X, KV prefetch depth (core/kv/prefetch.h; kv run only) */
+#define DMR_LOOP_TXN                                                                               \
+	(DMR_LOOP_AIMD | DMR_LOOP_PERKEY | DMR_LOOP_AIMD_WORKER |                                  \
+	 DMR_LOOP_DOORBELL)  /* dmreplay run's */
+#define DMR_LOOP_NAME_MAX 64 /* dmr_loop_name's buffer */
 
 typedef struct dmr_loop_cfg {
-	unsigned loops;	      /* DMR_LOOP_* bits; 0 = none */
-	uint32_t ai_step;     /* slots added per window */
-	double md_factor;     /* divisor on decrease, > 1 */
-	uint64_t window_ps;   /* reaction window */
-	double threshold;     /* aimd: aborts per attempt above which it decreases */
-	uint32_t hot_windows; /* perkey: windows a record stays hot */
+	unsigned loops;	       /* DMR_LOOP_* bits; 0 = none */
+	uint32_t ai_step;      /* slots added per window */
+	double md_factor;      /* divisor on decrease, > 1 */
+	uint64_t window_ps;    /* reaction window */
+	double threshold;      /* aimd: aborts per attempt above which it decreases */
+	uint32_t hot_windows;  /* perkey: windows a record stays hot */
+	uint32_t doorbell_max; /* doorbell: the most WRs per doorbell, 1..4096 (32) */
+	double doorbell_util;  /* doorbell: utilisation at or above which the batch
+				  doubles (below half of it, it halves), (0, 1] (0.2) */
 } dmr_loop_cfg_t;
 
 void dmr_loop_cfg_default(dmr_loop_cfg_t *c);

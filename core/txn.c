@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "loop_doorbell.h"
 #include "txn_impl.h"
 
 static const char *cause_names[DMR_ABORT_NCAUSES] = {
@@ -209,8 +210,17 @@ int dmr_txn_guard_true(dmr_txn_ctx_t *c, const dmr_trace_guard_t *g)
 	}
 }
 
-/* Post the n WRs of c->wrs: one doorbell per MN they name (in their order,
- * its last WR signaled); the context waits for all of them (c->pending). */
+/* One post of worker to mn: its own doorbell, or staged by Loop C. */
+static dmr_status_t post_one(dmr_txn_ctx_t *c, uint32_t mn, const dmr_wr_t *wrs, uint32_t n)
+{
+	if (c->eng->doorbell)
+		return dmr_doorbell_post(c->eng->doorbell, c->worker, mn, wrs, n, &c->err);
+	return dmr_be_post(c->eng->be, c->worker, mn, wrs, n, &c->err);
+}
+
+/* Post the n WRs of c->wrs: one post per MN they name (in their order, its
+ * last WR signaled; a doorbell each, or staged by Loop C); the context
+ * waits for all of them (c->pending). */
 dmr_status_t dmr_txn_post(dmr_txn_ctx_t *c, uint32_t n)
 {
 	c->seq++;
@@ -222,7 +232,7 @@ dmr_status_t dmr_txn_post(dmr_txn_ctx_t *c, uint32_t n)
 			c->wrs[i].flags = i + 1 == n ? DMR_WR_SIGNALED : 0;
 		}
 		c->pending = 1;
-		return dmr_be_post(c->eng->be, c->worker, 0, c->wrs, n, &c->err);
+		return post_one(c, 0, c->wrs, n);
 	}
 	c->pending = 0;
 	for (uint32_t mn = 0; mn < mns; mn++) {
@@ -236,7 +246,7 @@ dmr_status_t dmr_txn_post(dmr_txn_ctx_t *c, uint32_t n)
 		if (k == 0)
 			continue;
 		c->wrs2[k - 1].flags = DMR_WR_SIGNALED;
-		dmr_status_t st = dmr_be_post(c->eng->be, c->worker, mn, c->wrs2, k, &c->err);
+		dmr_status_t st = post_one(c, mn, c->wrs2, k);
 		if (st != DMR_OK)
 			return st;
 		c->pending++;

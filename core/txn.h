@@ -310,6 +310,9 @@ typedef struct dmr_txn_engine {
 	uint64_t ts_clock;	       /* MOTOR: the timestamp counter of this process
 					  (Motor's tx_id_generator, 1 after init),
 					  advanced atomically by the contexts */
+	struct dmr_doorbell *doorbell; /* Loop C (core/loop_doorbell.h): posts are
+					  staged and rung by it; NULL after init:
+					  every post rings its own doorbell */
 } dmr_txn_engine_t;
 
 /* Fill *eng for a run on `be` with `layout` (borrowed for the run); cn and

@@ -76,12 +76,17 @@ static void run_usage(FILE *f)
 		"  --loop L          admission control: none (default), aimd (Loop A:\n"
 		"                    transaction slots per CN, 1..threads x coros), perkey\n"
 		"                    (per hot key), aimd-worker (Loop A per worker, 1..coros),\n"
-		"                    or several joined by + (aimd+perkey; core/loop.h)\n"
+		"                    doorbell (Loop C: WRs per doorbell per CN, 1..doorbell-max,\n"
+		"                    on MN link/PCIe and doorbell MMIO utilisation), or several\n"
+		"                    joined by + (aimd+perkey, aimd+doorbell; core/loop.h)\n"
 		"  --ai-step N       aimd additive increase, slots per window (default 4)\n"
 		"  --md-factor X     aimd multiplicative decrease divisor (default 2)\n"
 		"  --loop-window-ms X  reaction window of the loops (default 5)\n"
 		"  --loop-threshold X  aimd: aborts per attempt above which it decreases\n"
 		"                    (default 0.5)\n"
+		"  --doorbell-max N  doorbell: the most WRs per doorbell, 1..4096 (default 32)\n"
+		"  --doorbell-util X doorbell: utilisation in (0, 1] at or above which the\n"
+		"                    batch doubles; below X / 2 it halves (default 0.2)\n"
 		"  --loop_a[=BOOL]   the published flag: true (or no value) adds aimd to\n"
 		"                    --loop, false removes it\n"
 		"  --loop_a_ai_step N  the published name of --ai-step\n"
@@ -168,7 +173,7 @@ enum {
 	OPT_VERSIONS
 };
 /* Long options without a letter (getopt_long values above any char). */
-enum { OPT_PUBLOG = 1101, OPT_LOOP_A };
+enum { OPT_PUBLOG = 1101, OPT_LOOP_A, OPT_DB_MAX, OPT_DB_UTIL };
 
 /* What the options give besides the replay's own settings. */
 typedef struct run_args {
@@ -369,6 +374,11 @@ static dmr_status_t run_opt(int ch, const char *name, const char *arg, run_args_
 		break;
 	case 'L':
 		st = dmr_loop_parse(arg, &o->loop.loops, err);
+		if (st == DMR_OK && (o->loop.loops & ~DMR_LOOP_TXN))
+			st = dmr_err_set(err, DMR_ERR_PARSE,
+					 "--loop '%s': prefetch is the KV pool's loop (dmreplay kv "
+					 "run --loop prefetch), not a transaction loop",
+					 arg);
 		a->loop_given = 1;
 		break;
 	case 'A':
@@ -385,6 +395,13 @@ static dmr_status_t run_opt(int ch, const char *name, const char *arg, run_args_
 		break;
 	case 'H':
 		st = dmr_opt_double(name, arg, 0, 1, 0, &o->loop.threshold, err);
+		break;
+	case OPT_DB_MAX:
+		/* dmr_be_post's largest doorbell (backends/backend.h) */
+		st = dmr_opt_u32(name, arg, 1, 4096, 0, &o->loop.doorbell_max, err);
+		break;
+	case OPT_DB_UTIL:
+		st = dmr_opt_double(name, arg, 0, 1, DMR_OPT_LO_OPEN, &o->loop.doorbell_util, err);
 		break;
 	case OPT_PUBLOG:
 		st = dmr_breakdown_publog_parse(arg, &o->published_log, err);
@@ -442,6 +459,8 @@ int dmr_replay_main(int argc, char **argv)
 	    {"loop-window-ms", required_argument, 0, 'W'},
 	    {"loop-threshold", required_argument, 0, 'H'},
 	    {"loop_a", optional_argument, 0, OPT_LOOP_A},
+	    {"doorbell-max", required_argument, 0, OPT_DB_MAX},
+	    {"doorbell-util", required_argument, 0, OPT_DB_UTIL},
 	    {"loop_a_ai_step", required_argument, 0, 'A'},
 	    {"loop_a_nf", required_argument, 0, 'D'},
 	    {"procs", no_argument, 0, 'X'},

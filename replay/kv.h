@@ -54,8 +54,9 @@
 
 #include "../backends/backend.h"
 #include "../core/base/status.h"
-#include "../core/kv/pool.h" /* dmr_kv_place_t */
-#include "../core/kv/rpc.h"  /* dmr_kv_geom_t, dmr_kv_geom_compare */
+#include "../core/kv/pool.h"	 /* dmr_kv_place_t */
+#include "../core/kv/prefetch.h" /* Loop X */
+#include "../core/kv/rpc.h"	 /* dmr_kv_geom_t, dmr_kv_geom_compare */
 
 /* Option ranges of kv run (docs/KVCACHE.md section 5):
  * --time-scale 0..100 (x the trace's pace; the synthetic trace's 1,022 s
@@ -77,27 +78,30 @@
 #define DMR_KV_MAX_SLICES 1000000000ull
 
 typedef struct dmr_kv_opts {
-	const char *trace;    /* KV trace (dmreplay kv gen) */
-	const char *backend;  /* "sim" */
-	const char *profile;  /* sim profile */
-	const char *out_dir;  /* results directory (created); NULL = no files */
-	uint32_t cns;	      /* compute nodes */
-	uint32_t clients;     /* client workers per CN */
-	uint32_t segments;    /* pool segments; 0 = cns x clients */
-	int unbounded;	      /* no capacity limit, no eviction */
-	uint64_t capacity;    /* pool bytes over all segments (bounded) */
-	double high_water;    /* fraction of capacity that triggers eviction */
-	double low_water;     /* eviction stops at this fraction */
-	int placement;	      /* dmr_kv_place_t */
-	double time_scale;    /* open loop: arrival = t_us x time_scale */
-	uint32_t outstanding; /* > 0: closed loop with this many in flight */
-	uint64_t slice;	      /* slice bytes; 0 = one WR per block */
-	uint32_t qp_depth;    /* slices in flight per client */
-	double rpc_us;	      /* master RPC; < 0 = profile's read_rtt_ns */
-	uint64_t sim_region;  /* bytes of real MN memory on sim */
-	uint32_t mtu;	      /* 0 = profile's */
-	uint64_t requests;    /* 0 = whole trace (the CLI refuses --requests 0) */
-	double window_ms;     /* time-series window */
+	const char *trace;     /* KV trace (dmreplay kv gen) */
+	const char *backend;   /* "sim" */
+	const char *profile;   /* sim profile */
+	const char *out_dir;   /* results directory (created); NULL = no files */
+	uint32_t cns;	       /* compute nodes */
+	uint32_t clients;      /* client workers per CN */
+	uint32_t segments;     /* pool segments; 0 = cns x clients */
+	int unbounded;	       /* no capacity limit, no eviction */
+	uint64_t capacity;     /* pool bytes over all segments (bounded) */
+	double high_water;     /* fraction of capacity that triggers eviction */
+	double low_water;      /* eviction stops at this fraction */
+	int placement;	       /* dmr_kv_place_t */
+	double time_scale;     /* open loop: arrival = t_us x time_scale */
+	uint32_t outstanding;  /* > 0: closed loop with this many in flight */
+	uint64_t slice;	       /* slice bytes; 0 = one WR per block */
+	uint32_t qp_depth;     /* slices in flight per client */
+	double rpc_us;	       /* master RPC; < 0 = profile's read_rtt_ns */
+	uint64_t sim_region;   /* bytes of real MN memory on sim */
+	uint32_t mtu;	       /* 0 = profile's */
+	uint64_t requests;     /* 0 = whole trace (the CLI refuses --requests 0) */
+	double window_ms;      /* time-series window */
+	unsigned loop;	       /* DMR_LOOP_PREFETCH (core/loop.h) or 0 (--loop) */
+	dmr_kv_pf_cfg_t pf;    /* Loop X: --prefetch-max, --prefetch-buffer */
+	double loop_window_ms; /* Loop X's window (default 1000) */
 	int quiet;
 	int progress; /* 1: the progress line also off a terminal (--progress) */
 	/* threaded backends (shm, verbs) */
@@ -141,6 +145,13 @@ typedef struct dmr_kv_result {
 	 * blocks placed in a segment over the run (bytes = x block_bytes), the
 	 * fewest and most over the segments; most blocks a segment held at once */
 	uint64_t seg_blocks_min, seg_blocks_max, seg_peak_min, seg_peak_max;
+	/* Loop X (prefetch = 0: off; not in summary.csv, printed and in the
+	 * time series): its counters over the run (wasted includes the
+	 * prefetches unused at the end), bytes its READs moved, the bound */
+	int prefetch;
+	dmr_kv_pf_stats_t pf;
+	uint64_t pf_bytes;
+	uint32_t pf_cap;
 } dmr_kv_result_t;
 
 /*

@@ -22,6 +22,7 @@
 #include "../core/base/sig.h"
 #include "../core/base/timeps.h"
 #include "../core/loop.h"
+#include "../core/loop_doorbell.h"
 #include "../models/model.h"
 #include "breakdown.h"
 #include "lathist.h"
@@ -619,24 +620,6 @@ static int mn_read(void *arg, int table, uint64_t slot, const uint64_t **payload
 	return (ver & DMR_VER_PRESENT) ? 1 : 0;
 }
 
-/* The loops' state into the time series before a window closes: signal,
- * actuator, each CN's slots (dmr_ts_cn_slots), and the decisions since the
- * last sample added to what the series has not consumed yet. Caller holds
- * the lock (threaded). */
-static void ts_loop_sample(engine_t *e, uint64_t now)
-{
-	dmr_adm_sample_t smp;
-	dmr_adm_sample(e->adm, now, &smp);
-	e->ts.signal = smp.signal;
-	e->ts.actuator = smp.actuator;
-	e->ts.increases += smp.increases;
-	e->ts.decreases += smp.decreases;
-	e->ts.deferred += smp.deferred;
-	e->ts.moves += smp.moves;
-	for (uint32_t k = 0; k < e->ts.ncn; k++)
-		e->ts.cn_slots[k] = dmr_adm_cn_slots(e->adm, k);
-}
-
 /* mn_read for records with version tuples (--protocol motor; layout.h):
  * the newest committed version of the primary's record. */
 static int mn_read_cvt(void *arg, int table, uint64_t slot, const uint64_t **payload_p,
@@ -659,7 +642,7 @@ static dmr_status_t tick(thr_t *th, uint32_t w, uint64_t now)
 		dmr_txn_stats_t tot;
 		sum_stats(e, &tot);
 		if (e->adm)
-			ts_loop_sample(e, now);
+			dmr_ts_loop_sample(&e->ts, e->adm, e->teng.doorbell, now);
 		dmr_ts_advance(&e->ts, now, &tot);
 	}
 	if (!e->adm)
@@ -800,8 +783,12 @@ static dmr_status_t drive_sim(engine_t *e, thr_t *th)
 				return st;
 			}
 		}
-		if (e->ts.s.overflow)
-			return ts_overflow(e, &th->err);
+		dmr_status_t fst =
+		    e->teng.doorbell
+			? dmr_doorbell_flush(e->teng.doorbell, (uint32_t)w, sim_time(e), &th->err)
+			: DMR_OK;
+		if (fst != DMR_OK || e->ts.s.overflow)
+			return fst != DMR_OK ? fst : ts_overflow(e, &th->err);
 	}
 	return check_quiet(e, th);
 }
@@ -826,6 +813,9 @@ static void *worker_main(void *arg)
 					 dmr_sig_caught());
 			break;
 		}
+		if (e->teng.doorbell && /* ring what the last batch posted */
+		    (st = dmr_doorbell_flush(e->teng.doorbell, w, dmr_be_now(e->be, w), &th->err)))
+			break;
 		int n = dmr_be_poll(e->be, w, wcs, 32);
 		uint64_t now = dmr_be_now(e->be, w);
 		if (n < 0) {
@@ -885,7 +875,7 @@ static dmr_status_t drive_threaded(engine_t *e)
 			sum_stats_from(e, 1, &tot);
 			if (e->adm) {
 				lock(e);
-				ts_loop_sample(e, now);
+				dmr_ts_loop_sample(&e->ts, e->adm, e->teng.doorbell, now);
 				unlock(e);
 			}
 			dmr_ts_advance(&e->ts, now, &tot);
@@ -1199,6 +1189,11 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	if (o->loop.loops) {
 		st = dmr_adm_create(&o->loop, &e->layout, e->nworkers, o->threads, o->coros,
 				    &e->adm, err);
+		if (st == DMR_OK && (o->loop.loops & DMR_LOOP_DOORBELL))
+			st = dmr_doorbell_create(&o->loop, e->be, e->nworkers, o->threads,
+						 e->layout.mns,
+						 e->model ? e->model->post_doorbell_ps : 0,
+						 !e->threaded, &e->teng.doorbell, err);
 		if (st != DMR_OK)
 			goto out_ctx;
 	}
@@ -1216,6 +1211,7 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	dmr_ts_init(&e->ts, window_ps ? window_ps : 100 * DMR_PS_PER_MS);
 	e->ts.s.max_rows = DMR_REPLAY_TS_MAX_ROWS;
 	e->ts.drift_ps = e->drift_ps;
+	e->ts.doorbell = e->teng.doorbell != NULL;
 	if (e->adm && (o->loop.loops & DMR_LOOP_SLOTS)) {
 		st = dmr_ts_cn_slots(&e->ts, dmr_adm_ncn(e->adm));
 		if (st != DMR_OK) {
@@ -1301,7 +1297,7 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 		if (e->adm && !e->threaded)
 			/* the last window's own loop signal and actuator, not the
 			 * previous window's (D9) */
-			ts_loop_sample(e, tend);
+			dmr_ts_loop_sample(&e->ts, e->adm, e->teng.doorbell, tend);
 		dmr_ts_finish(&e->ts, tend, &res->st);
 		res->sim_time_s = dmr_ps_to_s(tend);
 	}
@@ -1347,6 +1343,8 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	dmr_be_stats(e->be, &res->be);
 	if (e->adm)
 		dmr_adm_summary(e->adm, &res->slots);
+	if (e->teng.doorbell)
+		dmr_doorbell_summary(e->teng.doorbell, &res->doorbell);
 	const dmr_model_t *m = e->model;
 	dmr_replay_run_knobs_t kn = {o->loop,	       o->seed,	      o->retries,
 				     o->backoff_us,    o->duration_s, o->isolation,
@@ -1482,6 +1480,7 @@ out_ctx:
 	if (e->threaded)
 		pthread_mutex_destroy(&e->mu);
 	dmr_adm_destroy(e->adm);
+	dmr_doorbell_destroy(e->teng.doorbell);
 	dmr_ts_fini(&e->ts);
 	if (rng)
 		gsl_rng_free(rng);

@@ -15,8 +15,21 @@
 #include "../core/base/timeps.h"
 
 /* the columns of the transaction time series (timeseries.h) */
-enum { TS_TRIED, TS_COMMITTED, TS_ABORTS, TS_GAVE_UP, TS_INC, TS_DEC, TS_DEF, TS_MOVES, TS_NCNT };
-enum { TS_PHASE, TS_SIGNAL, TS_ACTUATOR, TS_NGAUGE };
+enum {
+	TS_TRIED,
+	TS_COMMITTED,
+	TS_ABORTS,
+	TS_GAVE_UP,
+	TS_INC,
+	TS_DEC,
+	TS_DEF,
+	TS_MOVES,
+	TS_DB_POSTS,
+	TS_DB_RINGS,
+	TS_DB_WRS,
+	TS_NCNT
+};
+enum { TS_PHASE, TS_SIGNAL, TS_ACTUATOR, TS_DB_SIGNAL, TS_DB_BATCH, TS_NGAUGE };
 
 void dmr_ts_init(dmr_ts_t *ts, uint64_t window_ps)
 {
@@ -80,6 +93,11 @@ static void ts_sample(dmr_ts_t *ts, const dmr_txn_stats_t *st, uint64_t c[TS_NCN
 		*set[k] = 0;
 		c[TS_INC + k] = ts->done[k];
 	}
+	c[TS_DB_POSTS] = ts->db_posts;
+	c[TS_DB_RINGS] = ts->db_rings;
+	c[TS_DB_WRS] = ts->db_wrs;
+	g[TS_DB_SIGNAL] = ts->db_signal;
+	g[TS_DB_BATCH] = ts->db_batch;
 	g[TS_PHASE] = (double)ts->phase;
 	g[TS_SIGNAL] = ts->signal;
 	g[TS_ACTUATOR] = ts->actuator;
@@ -127,6 +145,29 @@ void dmr_ts_finish(dmr_ts_t *ts, uint64_t end_ps, const dmr_txn_stats_t *st)
 		free(g);
 }
 
+void dmr_ts_loop_sample(dmr_ts_t *ts, dmr_adm_t *adm, dmr_doorbell_t *db, uint64_t now)
+{
+	dmr_adm_sample_t smp;
+	dmr_adm_sample(adm, now, &smp);
+	ts->signal = smp.signal;
+	ts->actuator = smp.actuator;
+	ts->increases += smp.increases;
+	ts->decreases += smp.decreases;
+	ts->deferred += smp.deferred;
+	ts->moves += smp.moves;
+	for (uint32_t k = 0; k < ts->ncn; k++)
+		ts->cn_slots[k] = dmr_adm_cn_slots(adm, k);
+	if (db) {
+		dmr_doorbell_sample_t d;
+		dmr_doorbell_sample(db, &d);
+		ts->db_signal = d.signal;
+		ts->db_batch = d.batch;
+		ts->db_posts = d.posts;
+		ts->db_rings = d.rings;
+		ts->db_wrs = d.wrs;
+	}
+}
+
 static int ts_phase(FILE *f, const dmr_tseries_t *s, uint32_t i, const void *arg)
 {
 	const dmr_ts_t *ts = arg;
@@ -151,18 +192,29 @@ int dmr_ts_write_csv(const dmr_ts_t *ts, FILE *f)
 	    {"loop_decreases", DMR_TSERIES_CNT, TS_DEC, NULL, NULL},
 	    {"loop_deferred", DMR_TSERIES_CNT, TS_DEF, NULL, NULL},
 	};
-	uint32_t nbase = sizeof(cols) / sizeof(cols[0]);
-	if (!ts->ncn)
+	static const dmr_tseries_col_t dbcols[] = {
+	    {"doorbell_signal", DMR_TSERIES_GAUGE, TS_DB_SIGNAL, "%.4f", NULL},
+	    {"doorbell_batch", DMR_TSERIES_GAUGE, TS_DB_BATCH, "%.4f", NULL},
+	    {"doorbell_posts", DMR_TSERIES_CNT, TS_DB_POSTS, NULL, NULL},
+	    {"doorbell_rings", DMR_TSERIES_CNT, TS_DB_RINGS, NULL, NULL},
+	    {"doorbell_wrs", DMR_TSERIES_CNT, TS_DB_WRS, NULL, NULL},
+	};
+	uint32_t nbase = sizeof(cols) / sizeof(cols[0]), ndb = sizeof(dbcols) / sizeof(dbcols[0]);
+	if (!ts->ncn && !ts->doorbell)
 		return dmr_tseries_write_csv(&ts->s, f, cols, nbase, ts);
-	uint32_t n = nbase + 1 + ts->ncn;
+	uint32_t n = nbase + (ts->ncn ? 1 + ts->ncn : 0) + (ts->doorbell ? ndb : 0);
 	dmr_tseries_col_t *all = malloc(sizeof(*all) * n);
 	if (!all)
 		return -1;
 	memcpy(all, cols, sizeof(cols));
-	all[nbase] = (dmr_tseries_col_t){"loop_moves", DMR_TSERIES_CNT, TS_MOVES, NULL, NULL};
+	uint32_t o = nbase;
+	if (ts->ncn)
+		all[o++] = (dmr_tseries_col_t){"loop_moves", DMR_TSERIES_CNT, TS_MOVES, NULL, NULL};
 	for (uint32_t k = 0; k < ts->ncn; k++)
-		all[nbase + 1 + k] = (dmr_tseries_col_t){ts->cn_names[k], DMR_TSERIES_GAUGE,
-							 TS_NGAUGE + k, "%.0f", NULL};
+		all[o++] = (dmr_tseries_col_t){ts->cn_names[k], DMR_TSERIES_GAUGE, TS_NGAUGE + k,
+					       "%.0f", NULL};
+	if (ts->doorbell)
+		memcpy(all + o, dbcols, sizeof(dbcols));
 	int rc = dmr_tseries_write_csv(&ts->s, f, all, n, ts);
 	free(all);
 	return rc;
@@ -344,6 +396,17 @@ void dmr_replay_print(const dmr_replay_result_t *r, void *file)
 	if (r->loop_cfg.loops & DMR_LOOP_PERKEY)
 		fprintf(f, "  loop           perkey: %llu deferrals behind a hot record\n",
 			(unsigned long long)r->slots.key_deferred);
+	if (r->doorbell.cap) {
+		const dmr_doorbell_summary_t *d = &r->doorbell;
+		fprintf(f,
+			"  loop           doorbell: WRs per doorbell %u..%u (bound %u), %llu moves "
+			"(%llu up, %llu down) in %llu windows; %llu posts rung as %llu doorbells "
+			"(%.2f WRs per doorbell)\n",
+			d->min, d->max, d->cap, (unsigned long long)(d->up + d->down),
+			(unsigned long long)d->up, (unsigned long long)d->down,
+			(unsigned long long)d->windows, (unsigned long long)d->posts,
+			(unsigned long long)d->rings, d->rings ? (double)d->wrs / d->rings : 0.0);
+	}
 	fprintf(f, "  per commit     %.2f atomics, %.2f READs\n", r->atomics_per_commit,
 		r->reads_per_commit);
 	fprintf(f,

@@ -26,6 +26,7 @@
 #include <stdio.h>
 
 #include "../core/loop.h"
+#include "../core/loop_doorbell.h"
 #include "../core/replica.h"
 #include "../core/txn.h"
 #include "../traces/workload.h"
@@ -53,6 +54,11 @@ typedef struct dmr_ts {
 	double *cn_slots; /* ncn: set by the replay before a window closes */
 	char (*cn_names)[32];
 	uint64_t done[4]; /* increases, decreases, deferred, moves consumed so far */
+	/* Loop C (doorbell, set by the replay): its columns doorbell_signal,
+	 * doorbell_batch, doorbell_posts, doorbell_rings, doorbell_wrs */
+	int doorbell;			     /* 1: the columns are written */
+	double db_signal, db_batch;	     /* the gauges when the window closed */
+	uint64_t db_posts, db_rings, db_wrs; /* running totals (the rows: their change) */
 } dmr_ts_t;
 
 static inline int dmr_ts_due(const dmr_ts_t *ts, uint64_t now_ps)
@@ -72,10 +78,19 @@ dmr_status_t dmr_ts_cn_slots(dmr_ts_t *ts, uint32_t ncn);
 void dmr_ts_advance(dmr_ts_t *ts, uint64_t now_ps, const dmr_txn_stats_t *st);
 /* Close the last (possibly short) window at end_ps. */
 void dmr_ts_finish(dmr_ts_t *ts, uint64_t end_ps, const dmr_txn_stats_t *st);
+/* The loops' state into ts before a window closes: adm's signal, actuator,
+ * each CN's slots (dmr_ts_cn_slots) and its decisions since the last sample
+ * added to what the series has not consumed yet; with db (Loop C, NULL:
+ * none) its signal, batch and totals. Caller holds the replay's lock
+ * (threaded). */
+void dmr_ts_loop_sample(dmr_ts_t *ts, dmr_adm_t *adm, dmr_doorbell_t *db, uint64_t now_ps);
 /* Write the series as timeseries.csv's text to f (t_s, tried, committed,
  * aborts, gave_up, phase, loop_signal, loop_actuator, loop_increases,
  * loop_decreases, loop_deferred; with dmr_ts_cn_slots also loop_moves and
- * loop_actuator_cnK per CN). Returns 0, or -1 when a write failed. */
+ * loop_actuator_cnK per CN; with ts->doorbell at the end doorbell_signal,
+ * doorbell_batch (mean WRs per doorbell bound over the CNs), and the
+ * window's doorbell_posts, doorbell_rings, doorbell_wrs). Returns 0, or -1
+ * when a write failed. */
 int dmr_ts_write_csv(const dmr_ts_t *ts, FILE *f);
 
 /* The header line of summary.csv (column names, comma-separated, no
@@ -138,8 +153,9 @@ typedef struct dmr_replay_result {
 	uint32_t retries_limit;
 	double backoff_us, duration_s;
 	dmr_loop_cfg_t loop_cfg;
-	dmr_adm_summary_t slots; /* the slot gate over the run (core/loop.h; 0s: none) */
-	int verified;		 /* 1 passed, 0 failed, -1 n/a (no invariants known) */
+	dmr_adm_summary_t slots;	 /* the slot gate over the run (core/loop.h; 0s: none) */
+	dmr_doorbell_summary_t doorbell; /* Loop C over the run (0s: off) */
+	int verified;			 /* 1 passed, 0 failed, -1 n/a (no invariants known) */
 	int partial;
 	/* issue 11 (core): the cluster and protocol of the run */
 	uint32_t mns, backups;

@@ -333,6 +333,18 @@ dmr_status_t dmr_kv_pool_lookup(dmr_kv_pool_t *p, uint64_t id, dmr_kv_hit_t *kin
 	return DMR_OK;
 }
 
+int dmr_kv_pool_touch(dmr_kv_pool_t *p, uint64_t id, uint32_t *ei_p)
+{
+	uint32_t ei = map_find(p, id);
+	if (ei == NOIDX || p->e[ei].state != DMR_KV_E_READY)
+		return 0;
+	p->e[ei].pins++;
+	lru_unlink(p, ei);
+	lru_append(p, ei);
+	*ei_p = ei;
+	return 1;
+}
+
 void dmr_kv_pool_release(dmr_kv_pool_t *p, uint32_t ei, int put_done)
 {
 	p->e[ei].pins--;

@@ -130,6 +130,10 @@ void dmr_kv_pool_fini(dmr_kv_pool_t *p);
  */
 dmr_status_t dmr_kv_pool_lookup(dmr_kv_pool_t *p, uint64_t id, dmr_kv_hit_t *kind_p, uint32_t *ei_p,
 				dmr_err_t *err);
+/* A prefetch (core/kv/prefetch.h) of block id: when it is present and
+ * READY, pinned once and made the most recently used, *ei_p its entry,
+ * returns 1; else 0, nothing changed. Counts nothing (not a request). */
+int dmr_kv_pool_touch(dmr_kv_pool_t *p, uint64_t id, uint32_t *ei_p);
 /* A request is done with entry ei: one pin less; put_done: its put has
  * finished (the block becomes READY: evictable once unpinned). */
 void dmr_kv_pool_release(dmr_kv_pool_t *p, uint32_t ei, int put_done);

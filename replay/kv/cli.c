@@ -14,6 +14,7 @@
 #include "../../core/base/opt.h"
 #include "../../traces/kvops.h"
 #include "../kvstore.h"
+#include "../../core/loop.h"
 #include "kv_impl.h"
 
 /* ---- option values ------------------------------------------------------ */
@@ -105,6 +106,10 @@ enum {
 	O_END,
 	O_PROCS,
 	O_DEADLINE, /* kv run */
+	O_LOOP,	    /* kv run: Loop X */
+	O_PF_MAX,
+	O_PF_BUF,
+	O_LOOP_WIN,
 	O_SIZE,
 	O_OPS,
 	O_THREADS,
@@ -249,6 +254,12 @@ static void run_usage(FILE *f)
 	    "  --progress          a progress line on stderr (requests done of the\n"
 	    "                      trace's, ETA) also off a terminal; never with --quiet\n"
 	    "  --window-ms X       time-series window (0.001..3600000, default 1000)\n"
+	    "  --loop L            none (default) or prefetch (Loop X, sim: the pool's hit\n"
+	    "                      ratio per window -> prefetch depth of the blocks the\n"
+	    "                      chains predict next; docs/KVCACHE.md)\n"
+	    "  --prefetch-max N    prefetch: the deepest, 0..64 (default 8)\n"
+	    "  --prefetch-buffer N prefetch: blocks a client buffers, 1..65536 (default 64)\n"
+	    "  --loop-window-ms X  prefetch: the loop's window (0.001..3600000, default 1000)\n"
 	    "  --out DIR           results directory (default out/kv)\n"
 	    "  --quiet\n"
 	    "  --procs             verbs: run `kv mn` (the master) and --cns `kv cn` processes\n"
@@ -509,6 +520,32 @@ static int kv_run_opt(int ch, const char *name, const char *arg, dmr_kv_opts_t *
 	case O_PROGRESS:
 		o->progress = 1;
 		return 0;
+	case O_LOOP: {
+		dmr_err_t e;
+		unsigned l = 0;
+		if (opt_bad(cmd, dmr_loop_parse(arg, &l, &e), &e))
+			return 1;
+		if (l & ~DMR_LOOP_PREFETCH) {
+			fprintf(stderr,
+				"dmreplay %s: --loop '%s': kv run takes none or prefetch (Loop X); "
+				"the others are transaction loops (dmreplay run --loop)\n",
+				cmd, arg);
+			return 1;
+		}
+		o->loop = l;
+		return 0;
+	}
+	case O_PF_MAX:
+		return opt_u32(cmd, name, arg, &o->pf.max_depth, 0, DMR_KV_PF_MAX_DEPTH);
+	case O_PF_BUF:
+		return opt_u32(cmd, name, arg, &o->pf.buffer, 1, 1u << 16);
+	case O_LOOP_WIN: {
+		dmr_err_t e;
+		return opt_bad(cmd,
+			       dmr_opt_double(name, arg, DMR_KV_WINDOW_MS_MIN, DMR_KV_WINDOW_MS_MAX,
+					      0, &o->loop_window_ms, &e),
+			       &e);
+	}
 	case O_PLACEMENT:
 		if (strcmp(arg, "round-robin") == 0 || strcmp(arg, "rr") == 0)
 			o->placement = DMR_KV_PLACE_RR;
@@ -564,6 +601,10 @@ static int kv_run_main(int argc, char **argv, int mode)
 					     {"end-timeout", required_argument, 0, O_END},
 					     {"procs", no_argument, 0, O_PROCS},
 					     {"deadline", required_argument, 0, O_DEADLINE},
+					     {"loop", required_argument, 0, O_LOOP},
+					     {"prefetch-max", required_argument, 0, O_PF_MAX},
+					     {"prefetch-buffer", required_argument, 0, O_PF_BUF},
+					     {"loop-window-ms", required_argument, 0, O_LOOP_WIN},
 					     {0, 0, 0, 0}};
 	kv_proc_args_t a = {.mode = mode,
 			    .id = -1,

@@ -18,6 +18,7 @@
 #include "../../core/kv/pool.h"
 #include "../../core/kv/rpc.h"
 #include "../../core/kv/xfer.h"
+#include "../../core/loop.h"
 #include "../../traces/kvcache.h"
 #include "../kv.h"
 #include "../timeseries.h"
@@ -59,8 +60,13 @@ enum {
 	KV_BYTES_PUT,
 	KV_WIRE_TO,
 	KV_WIRE_FROM,
+	KV_PF_ISSUED, /* Loop X (written only with --loop prefetch) */
+	KV_PF_USED,
+	KV_PF_WASTED,
+	KV_PF_BYTES,
 	KV_NCNT
 };
+enum { KV_G_PF_SIGNAL, KV_G_PF_DEPTH, KV_NGAUGE }; /* Loop X's gauges */
 
 typedef struct kv {
 	dmr_progress_t prog; /* requests completed of the run's */
@@ -84,8 +90,15 @@ typedef struct kv {
 	/* results */
 	uint64_t cnt[KV_NCNT];
 	uint64_t requested, max_used, waited;
-	dmr_tseries_t ts; /* KV_NCNT counters per row */
-	kv_lat_t lat;	  /* per request, us */
+	dmr_tseries_t ts; /* KV_NCNT counters per row (+ KV_NGAUGE with pf) */
+	/* Loop X (sim; NULL: off): kv/prefetch.c */
+	dmr_kv_pf_t *pf;
+	dmr_time_ps_t pf_window, pf_wend;
+	uint64_t pf_bytes;
+	double pf_signal; /* the signal of the windows closed since the last row */
+	uint64_t pf_sig_n;
+	double pf_sig_sum;
+	kv_lat_t lat; /* per request, us */
 } kv_t;
 
 /* run.c */
@@ -116,6 +129,24 @@ dmr_status_t kv_write_results(const kv_t *k, const dmr_kv_result_t *res, dmr_err
 /* Open dir/name for an atomic write (core/base/fs.h); commit with
  * dmr_afile_commit. */
 dmr_status_t kv_afile_open(dmr_afile_t *a, const char *dir, const char *name, dmr_err_t *err);
+
+/* prefetch.c (Loop X on the sim runner) */
+/* Create k->pf when o->loop has prefetch (windows of o->loop_window_ms). */
+dmr_status_t kv_pf_setup(kv_t *k);
+/* A request of client c whose last block is `last` got its answer (its
+ * gets queued): issue the prefetches `last` predicts (present and READY in
+ * the pool, not buffered by c), queued after those gets. */
+dmr_status_t kv_pf_after_rpc(kv_t *k, uint32_t c, uint64_t last);
+/* Request ri's get of block b: 1 when the client's buffer has it (no READ:
+ * the pin is released here), else 0. */
+int kv_pf_serve(kv_t *k, uint32_t ri, uint32_t b);
+/* A transfer owned by Loop X completed (its pin released, the buffer told). */
+void kv_pf_done(kv_t *k, const dmr_kv_xfer_t *x);
+/* The loop's windows ended at or before t: decide. */
+void kv_pf_tick(kv_t *k, dmr_time_ps_t t);
+/* The counters and gauges of the time series. */
+void kv_pf_sample(kv_t *k, double *g);
+#define KV_PF_OWNER 0xFFFFFFFEu /* dmr_kv_xfer_t.owner of a prefetch */
 
 /* sim.c */
 dmr_status_t kv_run_sim(kv_t *k, dmr_kv_result_t *res, double w0);

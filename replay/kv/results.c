@@ -61,7 +61,7 @@ void kv_fmt_bytes(char *b, size_t n, double x)
 
 void kv_ts_init(kv_t *k, dmr_time_ps_t window_ps)
 {
-	dmr_tseries_init(&k->ts, window_ps, KV_NCNT, 0, DMR_KV_TS_MAX_ROWS);
+	dmr_tseries_init(&k->ts, window_ps, KV_NCNT, k->pf ? KV_NGAUGE : 0, DMR_KV_TS_MAX_ROWS);
 }
 
 dmr_status_t kv_ts_overflow(const kv_t *k)
@@ -76,6 +76,7 @@ dmr_status_t kv_ts_overflow(const kv_t *k)
 struct kv_ts_arg {
 	double link_gbps;
 	uint64_t block; /* blocks = bytes / block (both at completion); 0: counted blocks */
+	int pf;		/* Loop X's columns */
 };
 
 static int ts_blocks(FILE *f, const dmr_tseries_t *ts, uint32_t i, const void *a, int bytes,
@@ -137,8 +138,16 @@ static int write_ts(FILE *f, const dmr_tseries_t *ts, const struct kv_ts_arg *ta
 	    {"gbps_to_mn", DMR_TSERIES_FN, 0, NULL, ts_to},
 	    {"gbps_from_mn", DMR_TSERIES_FN, 0, NULL, ts_from},
 	    {"link_util", DMR_TSERIES_FN, 0, NULL, ts_util},
+	    /* Loop X (--loop prefetch) only */
+	    {"prefetch_signal", DMR_TSERIES_GAUGE, KV_G_PF_SIGNAL, "%.6f", NULL},
+	    {"prefetch_depth", DMR_TSERIES_GAUGE, KV_G_PF_DEPTH, "%.0f", NULL},
+	    {"prefetch_issued", DMR_TSERIES_CNT, KV_PF_ISSUED, NULL, NULL},
+	    {"prefetch_used", DMR_TSERIES_CNT, KV_PF_USED, NULL, NULL},
+	    {"prefetch_wasted", DMR_TSERIES_CNT, KV_PF_WASTED, NULL, NULL},
+	    {"prefetch_bytes", DMR_TSERIES_CNT, KV_PF_BYTES, NULL, NULL},
 	};
-	return dmr_tseries_write_csv(ts, f, cols, sizeof(cols) / sizeof(cols[0]), ta);
+	uint32_t n = sizeof(cols) / sizeof(cols[0]);
+	return dmr_tseries_write_csv(ts, f, cols, ta->pf ? n : n - 6, ta);
 }
 
 /* ---- the summary -------------------------------------------------------- */
@@ -225,6 +234,12 @@ void kv_fill_result(kv_t *k, dmr_kv_result_t *res, const dmr_model_t *m, dmr_tim
 	dmr_kv_pool_seg_stats(&k->pool, &res->seg_blocks_min, &res->seg_blocks_max,
 			      &res->seg_peak_min, &res->seg_peak_max);
 	res->hit_ratio = k->requested ? (double)c[KV_HITS] / k->requested : 0;
+	if (k->pf) {
+		res->prefetch = 1;
+		dmr_kv_pf_stats(k->pf, 1, &res->pf);
+		res->pf_bytes = k->pf_bytes;
+		res->pf_cap = o->pf.max_depth;
+	}
 	double dummy;
 	kv_lat_stats(&k->lat, &res->p50_us, &res->p99_us, &res->p999_us, &res->mean_us, &dummy,
 		     &res->max_us);
@@ -264,7 +279,7 @@ dmr_status_t kv_afile_open(dmr_afile_t *a, const char *dir, const char *name, dm
 dmr_status_t kv_write_results(const kv_t *k, const dmr_kv_result_t *res, dmr_err_t *err)
 {
 	const char *dir = k->o->out_dir;
-	struct kv_ts_arg ta = {res->link_gbps, k->be ? k->block : 0};
+	struct kv_ts_arg ta = {res->link_gbps, k->be ? k->block : 0, k->pf != NULL};
 	dmr_afile_t a;
 	dmr_status_t st = dmr_mkdir_p(dir, 0, err);
 	if (st == DMR_OK &&
@@ -347,6 +362,18 @@ void dmr_kv_print(const dmr_kv_result_t *r, void *file)
 		sim ? ""
 		    : " (measured mean LOOKUP round trip over WRITE/READ; "
 		      "content of every get checked)");
+	if (r->prefetch) {
+		const dmr_kv_pf_stats_t *p = &r->pf;
+		char pb[32];
+		kv_fmt_bytes(pb, sizeof(pb), (double)r->pf_bytes);
+		fprintf(f,
+			"  loop           prefetch: depth 0..%u (bound %u), %" PRIu64
+			" moves (%" PRIu64 " up, %" PRIu64 " down) in %" PRIu64 " windows; %" PRIu64
+			" prefetches issued, %" PRIu64 " used, %" PRIu64
+			" wasted (%s read ahead)\n",
+			p->max_seen, r->pf_cap, p->up + p->down, p->up, p->down, p->windows,
+			p->issued, p->used, p->wasted, pb);
+	}
 	fprintf(f,
 		"  latency        per request (arrival to last block): p50 %.1f us, p99 %.1f us, "
 		"p99.9 %.1f us, mean %.1f us, max %.1f us\n",

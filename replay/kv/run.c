@@ -26,9 +26,11 @@ void dmr_kv_opts_default(dmr_kv_opts_t *o)
 			     .rpc_us = -1,
 			     .sim_region = 16ull << 20,
 			     .window_ms = 1000,
+			     .loop_window_ms = 1000,
 			     .port = 1,
 			     .gid_index = -1,
 			     .timeout_s = 60};
+	dmr_kv_pf_cfg_default(&o->pf);
 }
 
 dmr_status_t kv_check_opts(const dmr_kv_opts_t *o, dmr_err_t *err)
@@ -42,6 +44,10 @@ dmr_status_t kv_check_opts(const dmr_kv_opts_t *o, dmr_err_t *err)
 				   o->backend ? o->backend : "(none)");
 	if (!o->trace)
 		return dmr_err_set(err, DMR_ERR_INVALID, "kv run: --trace FILE is required");
+	if (o->loop && strcmp(base, "sim") != 0)
+		return dmr_err_set(
+		    err, DMR_ERR_INVALID,
+		    "kv run: --loop prefetch: runs on sim only so far (--backend %s)", o->backend);
 	if (o->cns == 0 || o->clients == 0 || o->qp_depth == 0)
 		return dmr_err_set(err, DMR_ERR_INVALID,
 				   "kv run: --cns, --clients and --qp-depth must be >= 1");
@@ -167,6 +173,8 @@ void kv_free(kv_t *k)
 {
 	dmr_kv_pool_fini(&k->pool);
 	dmr_tseries_fini(&k->ts);
+	dmr_kv_pf_destroy(k->pf);
+	k->pf = NULL;
 	free(k->lat.v);
 	k->lat.v = NULL;
 }

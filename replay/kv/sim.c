@@ -57,12 +57,13 @@ static dmr_time_ps_t sim_time(const kv_t *k)
 	return t;
 }
 
-/* The counters of the time series now. */
-static void sim_sample(kv_t *k)
+/* The counters (and, with Loop X, gauges g) of the time series now. */
+static void sim_sample(kv_t *k, double *g)
 {
 	kv_take_pool(k);
 	k->cnt[KV_WIRE_TO] = k->X.wire_to;
 	k->cnt[KV_WIRE_FROM] = k->X.wire_from;
+	kv_pf_sample(k, g);
 }
 
 /* Schedule the read-ahead request's arrival (open loop). */
@@ -105,6 +106,8 @@ static dmr_status_t start_request(kv_t *k, dmr_time_ps_t t)
 			return st;
 		r->put[b] = hk != DMR_KV_HIT;
 	}
+	if (k->pf && dmr_kv_pf_learn(k->pf, q->blocks, q->nblocks) != 0)
+		return dmr_err_set(k->err, DMR_ERR_NOMEM, "kv: out of memory (prefetch chains)");
 	dmr_status_t st =
 	    dmr_be_timer(k->be, r->client, t + k->rpc_ps, dmr_wrid_n(DMR_WRID_KV_RPC, ri));
 	if (st != DMR_OK)
@@ -122,6 +125,8 @@ static dmr_status_t queue_blocks(kv_t *k, uint32_t ri, int puts, uint32_t *n_p)
 		const dmr_kv_preq_t *r = &k->pool.rq[ri];
 		if (r->put[b] != puts || (puts && r->ent[b] == NOIDX))
 			continue;
+		if (!puts && kv_pf_serve(k, ri, b))
+			continue; /* Loop X: this client prefetched it */
 		uint32_t xi = dmr_kv_xeng_alloc(&k->X);
 		if (xi == NOIDX)
 			return dmr_err_set(k->err, DMR_ERR_NOMEM, "kv: out of memory (transfers)");
@@ -162,12 +167,22 @@ static dmr_status_t start_xfers(kv_t *k, uint32_t ri, int puts, dmr_time_ps_t no
 	return dmr_kv_xeng_pump(&k->X, k->pool.rq[ri].client);
 }
 
-/* The master's answer arrived: READ the hits (or wait for their put). */
+/* The master's answer arrived: READ the hits (or wait for their put);
+ * Loop X: then the prefetches it predicts (queued behind the gets). */
 static dmr_status_t on_rpc(kv_t *k, uint32_t ri, dmr_time_ps_t now)
 {
 	if (ri >= k->pool.caprq || !k->pool.rq[ri].ent)
 		return dmr_err_set(k->err, DMR_ERR_INVALID, "kv: RPC for unknown request %u", ri);
-	return start_xfers(k, ri, 0, now);
+	uint64_t last = 0;
+	const dmr_kv_preq_t *r = &k->pool.rq[ri];
+	uint32_t c = r->client;
+	int pf = k->pf && r->nblocks && r->ent[r->nblocks - 1] != NOIDX; /* stored last block */
+	if (pf)
+		last = k->pool.e[r->ent[r->nblocks - 1]].id;
+	dmr_status_t st = start_xfers(k, ri, 0, now); /* may finish and free ri */
+	if (st == DMR_OK && pf)
+		st = kv_pf_after_rpc(k, c, last);
+	return st;
 }
 
 static dmr_status_t finish_request(kv_t *k, uint32_t ri, dmr_time_ps_t now)
@@ -191,6 +206,10 @@ static dmr_status_t on_xfer_done(kv_t *k, uint32_t xi, dmr_time_ps_t now)
 {
 	dmr_kv_xfer_t x = k->X.x[xi];
 	dmr_kv_xeng_free(&k->X, xi);
+	if (x.owner == KV_PF_OWNER) {
+		kv_pf_done(k, &x);
+		return DMR_OK;
+	}
 	dmr_kv_pool_release(&k->pool, x.entry, x.opcode == DMR_WR_WRITE);
 	dmr_kv_preq_t *r = &k->pool.rq[x.owner];
 	if (x.opcode == DMR_WR_READ) {
@@ -300,9 +319,11 @@ static dmr_status_t kv_loop(kv_t *k)
 		dmr_progress_update(&k->prog, k->cnt[KV_COMPLETED]);
 		for (int i = 0; i < n && st == DMR_OK; i++) {
 			dmr_time_ps_t now = dmr_be_now(k->be, (uint32_t)w), t = sim_time(k);
+			kv_pf_tick(k, t);
 			if (dmr_tseries_due(&k->ts, t)) {
-				sim_sample(k);
-				dmr_tseries_advance(&k->ts, t, k->cnt, NULL);
+				double g[KV_NGAUGE];
+				sim_sample(k, g);
+				dmr_tseries_advance(&k->ts, t, k->cnt, k->pf ? g : NULL);
 			}
 			st = on_wc(k, (uint32_t)w, &wcs[i], now);
 		}
@@ -354,6 +375,8 @@ static dmr_status_t sim_setup(kv_t *k, const dmr_model_t **m_p)
 		return st;
 	double rpc_us = o->rpc_us >= 0 ? o->rpc_us : (*m_p ? (*m_p)->read_rtt_ns / 1e3 : 2.0);
 	k->rpc_ps = dmr_ps_from_us_round(rpc_us);
+	if ((st = kv_pf_setup(k)) != DMR_OK)
+		return st;
 	kv_ts_init(k, dmr_ps_from_ms_round(o->window_ms));
 	return DMR_OK;
 }
@@ -385,8 +408,9 @@ dmr_status_t kv_run_sim(kv_t *k, dmr_kv_result_t *res, double w0)
 		st = kv_loop(k);
 	res->partial = st != DMR_OK;
 	dmr_time_ps_t tend = res->partial ? max64(k->t_last, sim_time(k)) : k->t_last;
-	sim_sample(k);
-	dmr_tseries_finish(&k->ts, tend, k->cnt, NULL);
+	double g[KV_NGAUGE];
+	sim_sample(k, g);
+	dmr_tseries_finish(&k->ts, tend, k->cnt, k->pf ? g : NULL);
 	kv_fill_result(k, res, m, tend);
 	res->wall_s = dmr_wall_s() - w0;
 	if (o->out_dir) {

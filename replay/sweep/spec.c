@@ -73,6 +73,8 @@ static const keydef_t axis_defs[] = {
     {"index", V_STR, 0, NULL},
     {"addr_cache", V_SIZE0, 0, NULL},
     {"loop_threshold", V_NUM0, 0, NULL},
+    {"doorbell_max", V_POS, 0, NULL}, /* Loop C (docs/LOOPS.md) */
+    {"doorbell_util", V_NUMP, 0, NULL},
     /* issue 12's protocol options */
     {"isolation", V_STR, 0, NULL},
     {"versions", V_POS, 0, NULL},
@@ -104,6 +106,7 @@ static const keydef_t run_defs[] = {
     {"isolation", V_STR, 0, NULL},    {"versions", V_POS, 0, NULL},
     {"crest_locks", V_STR, 0, NULL},  {"crest_local", V_STR, 0, NULL},
     {"crest_cache", V_STR, 0, NULL},  {"crest_cache_ttl", V_NUMP, 0, NULL},
+    {"doorbell_max", V_POS, 0, NULL}, {"doorbell_util", V_NUMP, 0, NULL},
 };
 
 static const keydef_t wl_defs[] = {
