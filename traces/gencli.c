@@ -4,6 +4,7 @@
 
 #include "../core/base/opt.h"
 #include "../core/base/progress.h"
+#include "../core/base/sig.h"
 
 int dmr_gen_parse_u64(const char *prog, const char *opt, const char *s, uint64_t min, uint64_t max,
 		      uint64_t *v_p)
@@ -67,6 +68,7 @@ int dmr_gen_common_opt(const char *prog, int c, const char *arg, dmr_gen_common_
 /* The file sink with the progress line. */
 typedef struct gen_sink {
 	dmr_trace_writer_t *w;
+	const char *path;
 	dmr_progress_t prog;
 	uint64_t n;
 } gen_sink_t;
@@ -74,6 +76,14 @@ typedef struct gen_sink {
 static dmr_status_t emit_progress(void *arg, const dmr_trace_txn_t *txn, dmr_err_t *err)
 {
 	gen_sink_t *s = arg;
+	/* SIGINT/SIGTERM (dmr_sig_install in dmr_gen_write_file): stop; the
+	 * caller abandons the file (its .tmp removed) and exits 130 */
+	int sig = dmr_sig_caught();
+	if (sig)
+		return dmr_err_set(
+		    err, DMR_ERR_INTERRUPTED,
+		    "interrupted by signal %d after %llu transactions: %s not written", sig,
+		    (unsigned long long)s->n, s->path);
 	dmr_progress_update(&s->prog, ++s->n);
 	return dmr_trace_write(s->w, txn, err);
 }
@@ -85,11 +95,14 @@ int dmr_gen_write_file(const char *prog, const char *path, const dmr_trace_hdr_t
 	dmr_err_t err = {{0}};
 	dmr_status_t st;
 	gen_sink_t sink = {0};
+	dmr_sig_saved_t saved;
 
+	dmr_sig_install(&saved);
 	st = dmr_trace_create(path, hdr, &w, &err);
 	if (st != DMR_OK)
 		goto fail;
 	sink.w = w;
+	sink.path = path;
 	dmr_progress_init(&sink.prog,
 			  !cm || cm->quiet ? DMR_PROGRESS_OFF
 			  : cm->progress   ? DMR_PROGRESS_ON
@@ -102,11 +115,13 @@ int dmr_gen_write_file(const char *prog, const char *path, const dmr_trace_hdr_t
 	st = dmr_trace_finish(w, &err);
 	if (st != DMR_OK)
 		goto fail;
+	dmr_sig_restore(&saved);
 	return 0;
 
 fail_abandon:
 	dmr_trace_abandon(w);
 fail:
+	dmr_sig_restore(&saved);
 	if (err.msg[0])
 		fprintf(stderr, "%s: %s\n", prog, err.msg);
 	else
