@@ -1004,9 +1004,9 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	uint64_t mr;
 	if (o->protocol == DMR_TXN_PROTO_CREST &&
 	    (st = dmr_replay_setup_crest(o->backend, o->crest_locks, o->crest_local, o->crest_cache,
-					 h, o->trace, &e->crest, res, err)) != DMR_OK)
+					 o->crest_cache_ttl_ps, h, o->trace, &e->crest, res,
+					 err)) != DMR_OK)
 		goto out_trace;
-	e->crest.cache_ttl_ps = o->crest_cache_ttl_ps;
 	dmr_replay_shape_t shape = {.trace = o->trace,
 				    .backend = o->backend,
 				    .cns = o->cns,

@@ -229,7 +229,8 @@ static const char *summary_header =
     "skipped_ops,mtu,retries_limit,backoff_us,duration_s,ai_step,md_factor,loop_window_ms,"
     "loop_threshold,profile_path,trace,cas_replayed,p50_dispatch_us,p99_dispatch_us,"
     "p999_dispatch_us,protocol,mns,backups,placement,index,addr_cache,index_reads_per_commit,"
-    "cache_hit_ratio,isolation,versions,crest_locks,crest_local,dm_locks,cxl_tables";
+    "cache_hit_ratio,isolation,versions,crest_locks,crest_local,dm_locks,cxl_tables,"
+    "crest_cache,crest_cache_ttl_us";
 
 const char *dmr_results_header(void)
 {
@@ -321,14 +322,17 @@ static int fill_summary(FILE *f, const void *a)
 	for (char *p = cxl; *p; p++)
 		*p = *p == ',' ? '/' : *p;
 	int crest = r->crest_locks[0] != 0;
-	return fprintf(f, ",%s,%u,%u,%s,%s,%llu,%.4f,%.6f,%s,%u,%s,%s,%s,%s\n",
+	char ttl[32] = "-";
+	if (crest && r->crest_cache)
+		snprintf(ttl, sizeof(ttl), "%g", dmr_ps_to_us(r->crest_cache_ttl_ps));
+	return fprintf(f, ",%s,%u,%u,%s,%s,%llu,%.4f,%.6f,%s,%u,%s,%s,%s,%s,%s,%s\n",
 		       r->protocol[0] ? r->protocol : "occ", r->mns ? r->mns : 1, r->backups, place,
 		       r->index[0] ? r->index : "direct", (unsigned long long)r->addr_cache,
 		       r->st.committed ? (double)r->st.index_reads / (double)r->st.committed : 0.0,
 		       lookups ? (double)r->st.cache_hits / (double)lookups : 0.0,
 		       r->isolation[0] ? r->isolation : "sr", r->versions,
 		       crest ? r->crest_locks : "-", crest ? (r->crest_local ? "on" : "off") : "-",
-		       dm, cxl);
+		       dm, cxl, crest ? (r->crest_cache ? "on" : "off") : "-", ttl);
 }
 
 static int fill_ts(FILE *f, const void *a)

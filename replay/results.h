@@ -122,15 +122,16 @@ typedef struct dmr_replay_result {
 	uint32_t cns, threads, coros;
 	uint64_t seed, txns;
 	dmr_txn_stats_t st;
-	dmr_txn_xstats_t xst; /* core/txn.h: aborts by table, crest's counters */
-	char crest_locks[8];  /* crest: "masked" | "words" ("" otherwise) */
-	char isolation[4];    /* "sr" | "si" (motor's --isolation; the others sr) */
-	uint32_t versions;    /* motor: vcells per record (0 otherwise) */
-	char dm_locks[96];    /* --dm-locks tables ("" none) */
-	char cxl_tables[96];  /* --cxl-tables tables ("" none) */
-	int crest_local;      /* crest: localized execution on (1) or off */
-	int crest_cache;      /* crest: CN record cache on (1) or off */
-	uint32_t ntables;     /* the trace's tables, named in table_names */
+	dmr_txn_xstats_t xst;	     /* core/txn.h: aborts by table, crest's counters */
+	char crest_locks[8];	     /* crest: "masked" | "words" ("" otherwise) */
+	char isolation[4];	     /* "sr" | "si" (motor's --isolation; the others sr) */
+	uint32_t versions;	     /* motor: vcells per record (0 otherwise) */
+	char dm_locks[96];	     /* --dm-locks tables ("" none) */
+	char cxl_tables[96];	     /* --cxl-tables tables ("" none) */
+	int crest_local;	     /* crest: localized execution on (1) or off */
+	int crest_cache;	     /* crest: CN record cache on (1) or off */
+	uint64_t crest_cache_ttl_ps; /* crest: the cache's TTL (ps) */
+	uint32_t ntables;	     /* the trace's tables, named in table_names */
 	char table_names[DMR_TRACE_MAX_TABLES][DMR_TRACE_NAME_MAX];
 	dmr_txn_mv_stats_t mv; /* --protocol motor: its counters (zero otherwise) */
 	dmr_be_stats_t be;

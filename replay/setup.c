@@ -258,8 +258,8 @@ dmr_status_t dmr_replay_setup_tiers(struct dmr_be *be, const dmr_layout_t *l, co
 }
 
 dmr_status_t dmr_replay_setup_crest(const char *backend, int locks, int local, int cache,
-				    const dmr_trace_hdr_t *h, const char *trace, dmr_crest_t *cr,
-				    dmr_replay_result_t *res, dmr_err_t *err)
+				    uint64_t ttl_ps, const dmr_trace_hdr_t *h, const char *trace,
+				    dmr_crest_t *cr, dmr_replay_result_t *res, dmr_err_t *err)
 {
 	/* the cells from the trace; masked CAS where the backend has it
 	 * (DMR_BE_CAP_MASKED_CAS, asked before opening it: the words variant
@@ -277,6 +277,8 @@ dmr_status_t dmr_replay_setup_crest(const char *backend, int locks, int local, i
 		return st;
 	res->crest_local = local;
 	res->crest_cache = cache;
+	cr->cache_ttl_ps = ttl_ps;
+	res->crest_cache_ttl_ps = ttl_ps ? ttl_ps : DMR_CREST_CACHE_TTL_PS;
 	snprintf(res->crest_locks, sizeof(res->crest_locks), "%s",
 		 cr->locks == DMR_CREST_LOCKS_MASKED ? "masked" : "words");
 	return DMR_OK;

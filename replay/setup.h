@@ -77,12 +77,13 @@ dmr_status_t dmr_replay_setup_tiers(struct dmr_be *be, const dmr_layout_t *l, co
  * DMR_CREST_LOCKS_*, or -1 = masked where the backend has masked CAS,
  * DMR_BE_CAP_MASKED_CAS, else words), the cells from the trace's header
  * (dmr_crest_init), and the run's crest columns in res (local: its
- * localized execution, cache: its CN record cache, each 1 = on). DMR_ERR_INVALID:
+ * localized execution, cache: its CN record cache, each 1 = on; ttl_ps:
+ * the cache's TTL in ps, 0 = DMR_CREST_CACHE_TTL_PS). DMR_ERR_INVALID:
  * masked asked of a backend without it (err names it); dmr_crest_init's
  * errors. cr is the caller's. */
 struct dmr_crest;
 dmr_status_t dmr_replay_setup_crest(const char *backend, int locks, int local, int cache,
-				    const dmr_trace_hdr_t *h, const char *trace,
+				    uint64_t ttl_ps, const dmr_trace_hdr_t *h, const char *trace,
 				    struct dmr_crest *cr, dmr_replay_result_t *res, dmr_err_t *err);
 
 /* A drift trace's header (traces/FORMAT.md "Drift": drift_s, drift_shift,

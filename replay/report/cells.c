@@ -117,18 +117,33 @@ int dmr_report_cell_stat(const dmr_report_t *r, size_t i, const char *metric, dm
 	return -1;
 }
 
-/* The cell name of a row without a cell column. */
-static void synth_cell(const dmr_report_t *r, size_t row, char *out, size_t len)
+/* The cell name of a row without a cell column: the run's shape, then
+ * every cluster and protocol setting whose value differs between the rows
+ * (a file with occ and crest rows, or one and three MNs, is never pooled
+ * into one cell; a file where they are equal keeps its short names).
+ * varies[i]: extra[i] differs between rows (group_cells). */
+static const char *const shape_keys[] = {"workload", "regime",	"backend", "profile",
+					 "cns",	     "threads", "coros",   "loop"};
+static const char *const extra_keys[] = {
+    "protocol",		  "mns",      "backups",     "index",	    "addr_cache",
+    "isolation",	  "versions", "crest_locks", "crest_local", "crest_cache",
+    "crest_cache_ttl_us", "dm_locks", "cxl_tables"};
+#define NEXTRA (sizeof(extra_keys) / sizeof(extra_keys[0]))
+
+static void synth_cell(const dmr_report_t *r, size_t row, const int *varies, char *out, size_t len)
 {
-	static const char *keys[] = {"workload", "regime",  "backend", "profile",
-				     "cns",	 "threads", "coros",   "loop"};
 	size_t o = 0;
 	out[0] = '\0';
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-		int col = dmr_report_csv_col(&r->csv, keys[i]);
+	for (size_t i = 0; i < sizeof(shape_keys) / sizeof(shape_keys[0]) + NEXTRA; i++) {
+		int extra = i >= sizeof(shape_keys) / sizeof(shape_keys[0]);
+		size_t x = extra ? i - sizeof(shape_keys) / sizeof(shape_keys[0]) : 0;
+		if (extra && !varies[x])
+			continue;
+		const char *key = extra ? extra_keys[x] : shape_keys[i];
+		int col = dmr_report_csv_col(&r->csv, key);
 		if (col < 0)
 			continue;
-		o += (size_t)snprintf(out + o, len - o, "%s%s=%s", o ? ";" : "", keys[i],
+		o += (size_t)snprintf(out + o, len - o, "%s%s=%s", o ? ";" : "", key,
 				      r->csv.rows[row][col]);
 		if (o >= len)
 			return;
@@ -190,12 +205,18 @@ static dmr_status_t group_cells(dmr_report_t *r, dmr_err_t *err)
 	r->cells = calloc(csv->nrows, sizeof(*r->cells));
 	if (!r->cells)
 		return dmr_err_set(err, DMR_ERR_NOMEM, "out of memory");
+	int varies[NEXTRA] = {0};
+	for (size_t x = 0; x < NEXTRA && r->cell_col < 0; x++) {
+		int col = dmr_report_csv_col(csv, extra_keys[x]);
+		for (size_t i = 1; col >= 0 && i < csv->nrows && !varies[x]; i++)
+			varies[x] = strcmp(csv->rows[i][col], csv->rows[0][col]) != 0;
+	}
 	for (size_t i = 0; i < csv->nrows; i++) {
 		char nm[1024];
 		if (r->cell_col >= 0)
 			snprintf(nm, sizeof(nm), "%s", csv->rows[i][r->cell_col]);
 		else
-			synth_cell(r, i, nm, sizeof(nm));
+			synth_cell(r, i, varies, nm, sizeof(nm));
 		size_t c;
 		for (c = 0; c < r->ncells; c++)
 			if (strcmp(r->cells[c].name, nm) == 0)

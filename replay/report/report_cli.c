@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../core/base/fs.h"
 #include "../../core/base/opt.h"
 #include "report_impl.h"
 
@@ -100,6 +101,13 @@ int dmr_report_main(int argc, char **argv)
 	if (st != DMR_OK) {
 		fprintf(stderr, "dmreplay report: error: %s\n", err.msg);
 		return st == DMR_ERR_NOMEM ? 1 : 2;
+	}
+	/* an --out that cannot be a directory is bad input (exit 2, as run,
+	 * sweep and gen); a failed write inside it is a failed run (exit 1) */
+	if ((st = dmr_mkdir_p(r->out_dir, DMR_FS_PROBE, &err)) != DMR_OK) {
+		fprintf(stderr, "dmreplay report: error: --out %s\n", err.msg);
+		dmr_report_free(r);
+		return 2;
 	}
 	st = dmr_report_write(r, &err);
 	if (st != DMR_OK) {

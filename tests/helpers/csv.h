@@ -6,7 +6,7 @@
 #ifndef DMR_TEST_CSV_H
 #define DMR_TEST_CSV_H
 
-#define DMR_TEST_MAXCOL 64
+#define DMR_TEST_MAXCOL 128
 
 /* Split line in place at every ',' into f[0..max); returns the count;
  * more than max fields fail the test. */

@@ -307,6 +307,31 @@ START_TEST(test_report_plain_summary)
 	ck_assert_ptr_null(strstr(md, "plots/ts-"));
 	if (cfg.plots)
 		ck_assert_ptr_nonnull(strstr(md, "No time series plots"));
+	free(md);
+
+	/* runs of two protocols, one MN count: never pooled (the fresh-user
+	 * trial of session 6 found occ and crest rows in one cell); the
+	 * constant column stays out of the names */
+	dmr_test_write_file(sum, "workload,regime,loop,cns,committed_tps,abort_rate,"
+				 "atomics_per_commit,protocol,mns,crest_local\n"
+				 "tpcc,extreme,none,4,100,0.9,12,occ,1,-\n"
+				 "tpcc,extreme,none,4,120,0.8,10,crest,1,on\n"
+				 "tpcc,extreme,none,4,90,0.9,11,crest,1,off\n"
+				 "tpcc,extreme,none,4,104,0.9,12,occ,1,-\n");
+	cfg.out_dir = NULL;
+	ck_assert_int_eq(dmr_report_compute(&cfg, &r, &err), DMR_OK);
+	ck_assert_uint_eq(dmr_report_ncells(r), 3);
+	ck_assert_str_eq(dmr_report_cell_name(r, 0),
+			 "workload=tpcc;regime=extreme;cns=4;loop=none;protocol=occ;crest_local=-");
+	ck_assert_str_eq(
+	    dmr_report_cell_name(r, 1),
+	    "workload=tpcc;regime=extreme;cns=4;loop=none;protocol=crest;crest_local=on");
+	ck_assert_str_eq(
+	    dmr_report_cell_name(r, 2),
+	    "workload=tpcc;regime=extreme;cns=4;loop=none;protocol=crest;crest_local=off");
+	ck_assert_int_eq(dmr_report_cell_stat(r, 0, "committed_tps", &ci, NULL, NULL), 0);
+	ck_assert_double_eq_tol(ci.est, 102.0, 1e-12);
+	dmr_report_free(r);
 }
 END_TEST
 
@@ -439,6 +464,23 @@ static char *slurp_in(const char *dir, const char *name)
 	snprintf(p, sizeof(p), "%s/%s", dir, name);
 	return dmr_test_slurp(p, NULL);
 }
+
+/* an --out that cannot be a directory (a file, /dev/null) is bad input:
+ * exit 2, as run, sweep and gen (the fresh-user trial of session 6 got 1) */
+START_TEST(test_report_out_not_dir)
+{
+	char sum[300], out[300];
+	snprintf(sum, sizeof(sum), "%s/summary-nd.csv", dmr_test_tmp);
+	snprintf(out, sizeof(out), "%s/a-file", dmr_test_tmp);
+	synth_summary(sum);
+	dmr_test_write_file(out, "not a directory\n");
+	ck_assert_int_eq(report_into(sum, out, NULL), 2);
+	ck_assert_int_eq(report_into(sum, "/dev/null", NULL), 2);
+	char *t = dmr_test_slurp(out, NULL);
+	ck_assert_str_eq(t, "not a directory\n");
+	free(t);
+}
+END_TEST
 
 /* report.md cannot be put in place (a directory of that name): the new
  * report.csv must not stay without its report.md. */
@@ -609,6 +651,7 @@ static Suite *report_suite(void)
 	tcase_add_loop_test(tc, test_bad_input, 0,
 			    (int)(sizeof(bad_inputs) / sizeof(bad_inputs[0])));
 	tcase_add_test(tc, test_cli_usage);
+	tcase_add_test(tc, test_report_out_not_dir);
 	tcase_add_test(tc, test_report_all_or_nothing);
 	tcase_add_test(tc, test_report_full_disk);
 	tcase_add_test(tc, test_report_order);
