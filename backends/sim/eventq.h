@@ -57,15 +57,19 @@ typedef struct dmr_sim_qslot {
 #define DMR_SIM_EVQ_ARG_BITS 26
 #define DMR_SIM_EVQ_TYPE_BITS 3
 #define DMR_SIM_EVQ_MAX_ARG ((1u << DMR_SIM_EVQ_ARG_BITS) - 1)
-/* 16.4 ns slots, 65536 of them: one turn is 1.07 ms. On TPC-C extreme
- * (cx6dx-100g, 28 threads x 3 contexts per CN) a turn of 67 us left 29 % of
- * the events to the heap at 4 CNs (waits at the hot warehouse's lock
- * addresses), 268 us none at 4 CNs but 12 % of the instructions in the heap
- * at 16 CNs (longer lock queues); 1.07 ms none. A slot holds about 1.2
- * events at the 4-CN load (75 events per simulated us); about 5 % of pushes
- * land before an event already in their slot (a short walk). */
-#define DMR_SIM_EVQ_SLOT_SHIFT 14
-#define DMR_SIM_EVQ_SLOTS (1u << 16)
+/* 65.5 ns slots, 16384 of them: one turn is 1.07 ms, the slot array 128 KiB.
+ * On TPC-C extreme (cx6dx-100g, 28 threads x 3 contexts per CN) a turn of
+ * 67 us left 29 % of the events to the heap at 4 CNs (waits at the hot
+ * warehouse's lock addresses), 268 us none at 4 CNs but 12 % of the
+ * instructions in the heap at 16 CNs (longer lock queues); 1.07 ms none.
+ * The turn being fixed, 16.4 ns slots (512 KiB of them) cost a cache miss
+ * per far push (callgrind with a 2 MiB last level, 16 CNs: 1.76 M misses
+ * in sim_progress, 65.5 ns slots 1.55 M, 131 ns 1.51 M) and more bitmap work:
+ * instructions per verb at 1 / 4 / 16 CNs 941 / 951 / 969 with 16.4 ns,
+ * 926 / 939 / 958 with 65.5 ns, 936 / 950 / 966 with 131 ns (a slot's
+ * sorted insert walks further). docs/MODEL.md, "The event engine". */
+#define DMR_SIM_EVQ_SLOT_SHIFT 16
+#define DMR_SIM_EVQ_SLOTS (1u << 14)
 
 typedef struct dmr_sim_eventq {
 	dmr_sim_qslot_t *slot;			   /* DMR_SIM_EVQ_SLOTS */
