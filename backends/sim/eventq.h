@@ -66,7 +66,7 @@ typedef struct dmr_sim_qslot {
  * per far push (callgrind with a 2 MiB last level, 16 CNs: 1.76 M misses
  * in sim_progress, 65.5 ns slots 1.55 M, 131 ns 1.51 M) and more bitmap work:
  * instructions per verb at 1 / 4 / 16 CNs 941 / 951 / 969 with 16.4 ns,
- * 926 / 939 / 958 with 65.5 ns, 936 / 950 / 966 with 131 ns (a slot's
+ * 926 / 939 / 959 with 65.5 ns, 936 / 950 / 966 with 131 ns (a slot's
  * sorted insert walks further). docs/MODEL.md, "The event engine". */
 #define DMR_SIM_EVQ_SLOT_SHIFT 16
 #define DMR_SIM_EVQ_SLOTS (1u << 14)
