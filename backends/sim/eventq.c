@@ -143,7 +143,7 @@ uint64_t dmr_sim_eventq_peek_time(const dmr_sim_eventq_t *q)
 {
 	uint64_t t = q->n ? q->heap[0].t : UINT64_MAX;
 	if (q->nwheel) {
-		uint64_t tw = q->node[q->slot[dmr_sim_eventq_wheel_first(q)].head].t;
+		uint64_t tw = q->node[q->slot[q->first].head].t;
 		t = tw < t ? tw : t;
 	}
 	return t;

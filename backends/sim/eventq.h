@@ -57,15 +57,19 @@ typedef struct dmr_sim_qslot {
 #define DMR_SIM_EVQ_ARG_BITS 26
 #define DMR_SIM_EVQ_TYPE_BITS 3
 #define DMR_SIM_EVQ_MAX_ARG ((1u << DMR_SIM_EVQ_ARG_BITS) - 1)
-/* 16.4 ns slots, 65536 of them: one turn is 1.07 ms. On TPC-C extreme
- * (cx6dx-100g, 28 threads x 3 contexts per CN) a turn of 67 us left 29 % of
- * the events to the heap at 4 CNs (waits at the hot warehouse's lock
- * addresses), 268 us none at 4 CNs but 12 % of the instructions in the heap
- * at 16 CNs (longer lock queues); 1.07 ms none. A slot holds about 1.2
- * events at the 4-CN load (75 events per simulated us); about 5 % of pushes
- * land before an event already in their slot (a short walk). */
-#define DMR_SIM_EVQ_SLOT_SHIFT 14
-#define DMR_SIM_EVQ_SLOTS (1u << 16)
+/* 65.5 ns slots, 16384 of them: one turn is 1.07 ms, the slot array 128 KiB.
+ * On TPC-C extreme (cx6dx-100g, 28 threads x 3 contexts per CN) a turn of
+ * 67 us left 29 % of the events to the heap at 4 CNs (waits at the hot
+ * warehouse's lock addresses), 268 us none at 4 CNs but 12 % of the
+ * instructions in the heap at 16 CNs (longer lock queues); 1.07 ms none.
+ * The turn being fixed, 16.4 ns slots (512 KiB of them) cost a cache miss
+ * per far push (callgrind with a 2 MiB last level, 16 CNs: 1.76 M misses
+ * in sim_progress, 65.5 ns slots 1.55 M, 131 ns 1.51 M) and more bitmap work:
+ * instructions per verb at 1 / 4 / 16 CNs 941 / 951 / 969 with 16.4 ns,
+ * 926 / 939 / 959 with 65.5 ns, 936 / 950 / 966 with 131 ns (a slot's
+ * sorted insert walks further). docs/MODEL.md, "The event engine". */
+#define DMR_SIM_EVQ_SLOT_SHIFT 16
+#define DMR_SIM_EVQ_SLOTS (1u << 14)
 
 typedef struct dmr_sim_eventq {
 	dmr_sim_qslot_t *slot;			   /* DMR_SIM_EVQ_SLOTS */
@@ -74,6 +78,7 @@ typedef struct dmr_sim_eventq {
 	dmr_sim_qnode_t *node;
 	uint32_t ncap, nfree; /* node pool, free list through next */
 	uint32_t nwheel;      /* events in the wheel */
+	uint32_t first;	      /* slot of the wheel's earliest event (nwheel > 0) */
 	uint64_t cur;	      /* absolute slot of the last event popped */
 	uint64_t last_t;      /* time of the last event popped */
 	dmr_sim_qent_t *heap; /* far events */
@@ -82,6 +87,9 @@ typedef struct dmr_sim_eventq {
 } dmr_sim_eventq_t;
 
 #define DMR_SIM_EVQ_NIL UINT32_MAX
+/* The push and pop below are always inlined: gcc -O2 kept the push out of
+ * line, a call per event. */
+#define DMR_SIM_EVQ_INLINE static inline __attribute__((always_inline))
 #define DMR_SIM_EVQ_SEQ_SHIFT (DMR_SIM_EVQ_ARG_BITS + DMR_SIM_EVQ_TYPE_BITS)
 
 /* Initialise with an initial capacity in events (grows by doubling).
@@ -103,8 +111,8 @@ void dmr_sim_eventq_pop_heap(dmr_sim_eventq_t *q, dmr_sim_event_t *out);
  * space (2^35 events) is exhausted. Inline: the simulator pushes about 2.7
  * events per simulated verb, and the call overhead was a fifth of the cost.
  */
-static inline dmr_status_t dmr_sim_eventq_push(dmr_sim_eventq_t *q, uint64_t t, uint32_t type,
-					       uint32_t arg)
+DMR_SIM_EVQ_INLINE dmr_status_t dmr_sim_eventq_push(dmr_sim_eventq_t *q, uint64_t t, uint32_t type,
+						    uint32_t arg)
 {
 	if (type >= (1u << DMR_SIM_EVQ_TYPE_BITS) || arg > DMR_SIM_EVQ_MAX_ARG ||
 	    q->next_seq >> (64 - DMR_SIM_EVQ_SEQ_SHIFT) || t < q->last_t)
@@ -127,6 +135,11 @@ static inline dmr_status_t dmr_sim_eventq_push(dmr_sim_eventq_t *q, uint64_t t, 
 		sl->head = sl->tail = i;
 		q->bits[si >> 6] |= 1ull << (si & 63);
 		q->sum[si >> 12] |= 1ull << ((si >> 6) & 63);
+		/* earlier than the wheel's first slot (both within one turn of
+		 * cur: compare their distances from it) */
+		if (!q->nwheel || ((si - (uint32_t)q->cur) & (DMR_SIM_EVQ_SLOTS - 1)) <
+				      ((q->first - (uint32_t)q->cur) & (DMR_SIM_EVQ_SLOTS - 1)))
+			q->first = si;
 	} else if (q->node[sl->tail].t <= t) {
 		/* the common case: not before anything in the slot (a tie goes
 		 * after, its sequence being the largest yet) */
@@ -141,7 +154,7 @@ static inline dmr_status_t dmr_sim_eventq_push(dmr_sim_eventq_t *q, uint64_t t, 
 
 /* First occupied slot at or after pos (linear order), DMR_SIM_EVQ_SLOTS if
  * none. */
-static inline uint32_t dmr_sim_eventq_find_from(const dmr_sim_eventq_t *q, uint32_t pos)
+DMR_SIM_EVQ_INLINE uint32_t dmr_sim_eventq_find_from(const dmr_sim_eventq_t *q, uint32_t pos)
 {
 	uint32_t w = pos >> 6;
 	uint64_t m = q->bits[w] & (~0ull << (pos & 63));
@@ -159,16 +172,17 @@ static inline uint32_t dmr_sim_eventq_find_from(const dmr_sim_eventq_t *q, uint3
 	return DMR_SIM_EVQ_SLOTS;
 }
 
-/* The slot of the wheel's earliest event (q->nwheel > 0): its events are
- * due within one turn from the current slot, so the first occupied slot at
- * or after that one, else the first from the start. */
-static inline uint32_t dmr_sim_eventq_wheel_first(const dmr_sim_eventq_t *q)
+/* The first occupied slot at or after slot pos in the wheel's circular
+ * order (some slot is occupied): its events are due within one turn of the
+ * current slot, so the first at or after pos, else the first from the
+ * start. */
+DMR_SIM_EVQ_INLINE uint32_t dmr_sim_eventq_next_slot(const dmr_sim_eventq_t *q, uint32_t pos)
 {
-	uint32_t s = dmr_sim_eventq_find_from(q, (uint32_t)q->cur & (DMR_SIM_EVQ_SLOTS - 1));
+	uint32_t s = dmr_sim_eventq_find_from(q, pos);
 	return s < DMR_SIM_EVQ_SLOTS ? s : dmr_sim_eventq_find_from(q, 0);
 }
 
-static inline void dmr_sim_eventq_unpack(uint64_t t, uint64_t key, dmr_sim_event_t *out)
+DMR_SIM_EVQ_INLINE void dmr_sim_eventq_unpack(uint64_t t, uint64_t key, dmr_sim_event_t *out)
 {
 	out->t = t;
 	out->seq = key >> DMR_SIM_EVQ_SEQ_SHIFT;
@@ -177,7 +191,7 @@ static inline void dmr_sim_eventq_unpack(uint64_t t, uint64_t key, dmr_sim_event
 }
 
 /* Remove the earliest event into *ev. Returns 0 when empty, 1 otherwise. */
-static inline int dmr_sim_eventq_pop(dmr_sim_eventq_t *q, dmr_sim_event_t *out)
+DMR_SIM_EVQ_INLINE int dmr_sim_eventq_pop(dmr_sim_eventq_t *q, dmr_sim_event_t *out)
 {
 	if (!q->nwheel) {
 		if (!q->n)
@@ -185,7 +199,7 @@ static inline int dmr_sim_eventq_pop(dmr_sim_eventq_t *q, dmr_sim_event_t *out)
 		dmr_sim_eventq_pop_heap(q, out);
 		return 1;
 	}
-	uint32_t si = dmr_sim_eventq_wheel_first(q);
+	uint32_t si = q->first; /* kept by push and pop: no search here */
 	dmr_sim_qslot_t *sl = &q->slot[si];
 	uint32_t i = sl->head;
 	dmr_sim_qnode_t *nd = &q->node[i];
@@ -200,6 +214,8 @@ static inline int dmr_sim_eventq_pop(dmr_sim_eventq_t *q, dmr_sim_event_t *out)
 		q->bits[si >> 6] &= ~(1ull << (si & 63));
 		if (!q->bits[si >> 6])
 			q->sum[si >> 12] &= ~(1ull << ((si >> 6) & 63));
+		if (q->nwheel > 1) /* the next occupied slot (all are after si) */
+			q->first = dmr_sim_eventq_next_slot(q, si);
 	}
 	nd->next = q->nfree;
 	q->nfree = i;
@@ -210,18 +226,15 @@ static inline int dmr_sim_eventq_pop(dmr_sim_eventq_t *q, dmr_sim_event_t *out)
 	return 1;
 }
 
-/* Argument of the event that the next pop likely returns, or UINT32_MAX:
- * the wheel's first event if it is in the slot of the last pop or later in
- * the same bitmap word (no summary scan; the heap is not looked at). To
- * prefetch its record while the current event is handled. */
-static inline uint32_t dmr_sim_eventq_peek_arg(const dmr_sim_eventq_t *q)
+/* Type and argument of the event that the next pop likely returns, as
+ * type << DMR_SIM_EVQ_ARG_BITS | arg, or UINT32_MAX when the wheel is
+ * empty: the wheel's first event (the heap is not looked at; no search).
+ * To prefetch its records while the current event is handled. */
+DMR_SIM_EVQ_INLINE uint32_t dmr_sim_eventq_peek_key(const dmr_sim_eventq_t *q)
 {
-	uint32_t pos = (uint32_t)q->cur & (DMR_SIM_EVQ_SLOTS - 1);
-	uint64_t m = q->bits[pos >> 6] & (~0ull << (pos & 63));
-	if (!m)
+	if (!q->nwheel)
 		return DMR_SIM_EVQ_NIL;
-	uint32_t si = (pos & ~63u) + (uint32_t)__builtin_ctzll(m);
-	return (uint32_t)q->node[q->slot[si].head].key & DMR_SIM_EVQ_MAX_ARG;
+	return (uint32_t)q->node[q->slot[q->first].head].key & ((1u << DMR_SIM_EVQ_SEQ_SHIFT) - 1);
 }
 
 /* Events pending. */

@@ -16,7 +16,8 @@ enum {
 	EV_CN_COMPLETE = 2, /* signaled or failed WR: deliver its WC */
 	EV_WORKER_RUN = 3,
 	EV_TIMER = 4,
-	EV_QP_WAKE = 5,	  /* a held WR may get a READ/atomic credit */
+	EV_QP_WAKE = 5,	  /* a held WR may get a READ/atomic credit (arg: the
+			     QP's first held WR, which stays first until then) */
 	EV_CN_ARRIVE = 6, /* several MNs: a response reaches its CN's downlink */
 };
 
@@ -45,13 +46,14 @@ typedef struct sim_opx {
 	uint64_t wr_id;
 	void *local;
 	uint64_t compare_add, swap;
-	uint64_t t_post; /* a flushed WR: when it was posted, ps */
 } sim_opx_t;
+_Static_assert(sizeof(sim_opx_t) == 32, "sim_opx_t is one 32-byte record");
 
-/* A MASKED_CAS's masks (s->opm, parallel to ops; written only for that
- * opcode, so the other WRs' post path is unchanged). */
+/* What few WRs use (s->opm, parallel to ops; each field written only for
+ * the WRs that read it): a MASKED_CAS's masks, a flushed WR's post time. */
 typedef struct sim_opm {
 	uint64_t compare_mask, swap_mask;
+	uint64_t t_post; /* a flushed WR: when it was posted, ps */
 } sim_opm_t;
 
 /*
@@ -138,7 +140,7 @@ typedef struct sim {
 	int no_payload;	 /* timing only: READ/WRITE move no bytes */
 	sim_op_t *ops;	 /* nops, 64-byte aligned */
 	sim_opx_t *opx;	 /* nops, the cold halves */
-	sim_opm_t *opm;	 /* nops, MASKED_CAS masks */
+	sim_opm_t *opm;	 /* nops, MASKED_CAS masks and flush times */
 	uint32_t nops, free_head;
 	dmr_be_stats_t st; /* reads, writes, bytes: summed over mn[] when read */
 	dmr_status_t fatal;
@@ -320,7 +322,10 @@ fail:
 	return st;
 }
 
-static inline void push(sim_t *s, uint64_t t, uint32_t type, uint32_t arg)
+/* Inlined everywhere: out of line (gcc's choice at -O2) a call per event
+ * cost 10 instructions of the 62 of a push (callgrind). */
+static inline __attribute__((always_inline)) void push(sim_t *s, uint64_t t, uint32_t type,
+						       uint32_t arg)
 {
 	dmr_status_t st = dmr_sim_eventq_push(&s->q, t, type, arg);
 	if (st != DMR_OK && !s->fatal)
@@ -431,12 +436,12 @@ static inline void qp_retire(sim_t *s, uint32_t q, uint64_t t)
 	}
 }
 
-static inline void qp_ensure_wake(sim_t *s, uint32_t q)
+static inline __attribute__((always_inline)) void qp_ensure_wake(sim_t *s, uint32_t q)
 {
 	sim_qp_t *qp = &s->qps[q];
 	if (!qp->wake_scheduled && qp->rn) {
 		qp->wake_scheduled = 1;
-		push(s, s->rings[(size_t)q * s->rcap + qp->rhead], EV_QP_WAKE, q);
+		push(s, s->rings[(size_t)q * s->rcap + qp->rhead], EV_QP_WAKE, qp->pend_head);
 	}
 }
 
@@ -538,9 +543,11 @@ static void ev_mn_arrive(sim_t *s, uint32_t idx, uint64_t t)
 	sim_op_t *op = &s->ops[idx];
 	const dmr_model_t *m = &s->m;
 	sim_mn_t *mn = &s->mn[op->mn];
-	/* the effect comes later: start fetching the touched line now */
+	/* the effect comes later: start fetching the touched line and the
+	 * WR's cold half (local buffer, operands) now */
 	if (op->remote < mn->size)
 		__builtin_prefetch(mn->mem + op->remote, 1, 3);
+	__builtin_prefetch(&s->opx[idx]);
 	/* MN downlink, cut-through: the last byte leaves no earlier than the
 	 * link can carry it after the previous message. */
 	t = max64(t, mn->down_free + op->req_wire);
@@ -672,7 +679,7 @@ static void op_free(sim_t *s, uint32_t idx)
  * completion (RC order, backend.h); it becomes the last. */
 static void flush_complete(sim_t *s, sim_qp_t *qp, uint32_t idx)
 {
-	uint64_t t = max64(s->opx[idx].t_post, qp->last_cqe);
+	uint64_t t = max64(s->opm[idx].t_post, qp->last_cqe);
 	qp->last_cqe = t;
 	push(s, t, EV_CN_COMPLETE, idx);
 }
@@ -859,6 +866,10 @@ static dmr_status_t sim_post(dmr_be_t *be, uint32_t worker, uint32_t mn, const d
 		uint32_t idx = s->free_head;
 		sim_op_t *op = &s->ops[idx];
 		s->free_head = op->next;
+		if (s->free_head != NOIDX) { /* the next WR's records (LIFO: cold) */
+			__builtin_prefetch(&s->ops[s->free_head], 1);
+			__builtin_prefetch(&s->opx[s->free_head], 1);
+		}
 		const dmr_wr_t *wr = &wrs[i];
 		op->remote = wr->remote;
 		op->length = wr->length;
@@ -873,7 +884,7 @@ static dmr_status_t sim_post(dmr_be_t *be, uint32_t worker, uint32_t mn, const d
 					  .compare_add = wr->compare_add,
 					  .swap = wr->swap};
 		if (__builtin_expect(op->opcode == DMR_WR_MASKED_CAS, 0))
-			s->opm[idx] = (sim_opm_t){wr->compare_mask, wr->swap_mask};
+			s->opm[idx] = (sim_opm_t){wr->compare_mask, wr->swap_mask, 0};
 		op->first_read = op->opcode == DMR_WR_READ && first_read;
 		first_read &= op->opcode != DMR_WR_READ;
 		op->next = NOIDX;
@@ -882,7 +893,7 @@ static dmr_status_t sim_post(dmr_be_t *be, uint32_t worker, uint32_t mn, const d
 			/* QP in error: flushed, completes with FLUSH_ERR after the
 			 * QP's earlier WRs (wait for those still open) */
 			op->status = DMR_WC_FLUSH_ERR;
-			s->opx[idx].t_post = t;
+			s->opm[idx].t_post = t;
 			if (qp->open == 0) {
 				flush_complete(s, qp, idx);
 			} else {
@@ -971,9 +982,11 @@ static int sim_progress(dmr_be_t *be, uint64_t until_ps)
 			return -1;
 		if (!dmr_sim_eventq_pop(&s->q, &ev))
 			return -1;
-		/* the next event's WR record (its argument is a WR index for
-		 * most types; a useless prefetch of another type is harmless) */
-		uint32_t na = dmr_sim_eventq_peek_arg(&s->q);
+		/* the next event's WR record while this one is handled (its
+		 * argument is a WR index for most types; a useless prefetch of
+		 * another type, or past a heap event that pops first, is
+		 * harmless) */
+		uint32_t na = dmr_sim_eventq_peek_key(&s->q) & DMR_SIM_EVQ_MAX_ARG;
 		if (na < s->nops)
 			__builtin_prefetch(&s->ops[na]);
 		s->now = ev.t;
@@ -991,10 +1004,12 @@ static int sim_progress(dmr_be_t *be, uint64_t until_ps)
 		case EV_CN_ARRIVE:
 			ev_cn_arrive(s, ev.arg, ev.t);
 			break;
-		case EV_QP_WAKE:
-			s->qps[ev.arg].wake_scheduled = 0;
-			qp_drain(s, ev.arg, ev.t);
+		case EV_QP_WAKE: {
+			const uint32_t q = s->ops[ev.arg].qp; /* its first held WR's */
+			s->qps[q].wake_scheduled = 0;
+			qp_drain(s, q, ev.t);
 			break;
+		}
 		case EV_TIMER: {
 			sim_op_t *op = &s->ops[ev.arg];
 			dmr_wc_t wc = {.wr_id = s->opx[ev.arg].wr_id, .opcode = DMR_WR_TIMER};
