@@ -186,6 +186,7 @@ typedef struct run_args {
 	const char *config;
 	const char *isolation; /* --isolation, parsed once --protocol is known */
 	double deadline;       /* s */
+	int deadline_given;
 } run_args_t;
 
 /* One option (ch as in the table, name "--NAME") into a; DMR_ERR_PARSE with
@@ -314,6 +315,7 @@ static dmr_status_t run_opt(int ch, const char *name, const char *arg, run_args_
 		a->procs = 1;
 		break;
 	case 'E':
+		a->deadline_given = 1;
 		st = dmr_opt_double(name, arg, 0, HUGE_VAL, DMR_OPT_SECONDS | DMR_OPT_LO_OPEN,
 				    &a->deadline, err);
 		break;
@@ -524,6 +526,18 @@ int dmr_replay_main(int argc, char **argv)
 		fprintf(stderr, "dmreplay run: options --crest-locks, --crest-local, "
 				"--crest-cache and --crest-cache-ttl: only with "
 				"--protocol crest\n");
+		return 2;
+	}
+	if (o->crest_cache_ttl_ps && !o->crest_cache) {
+		fprintf(stderr,
+			"dmreplay run: option --crest-cache-ttl: the CN record cache is off "
+			"(--crest-cache off): give one\n");
+		return 2;
+	}
+	if (a.deadline_given && !a.procs) {
+		fprintf(stderr,
+			"dmreplay run: option --deadline: only with --procs or --config (it "
+			"stops the MN and CN processes)\n");
 		return 2;
 	}
 	if (a.loop_given && a.loop_a && (a.loop_a > 0) != ((o->loop.loops & DMR_LOOP_AIMD) != 0)) {

@@ -13,6 +13,8 @@
 
 #include "../../core/base/fs.h"
 #include "../../core/base/opt.h"
+#include "../../traces/tatp.h"
+#include "../../traces/tpcc.h"
 #include "../../traces/workload.h"
 #include "sweep_impl.h"
 
@@ -200,8 +202,11 @@ static dmr_status_t val_text(const json_t *v, enum vtype t, const char *field, c
 			return dmr_err_set(
 			    err, DMR_ERR_PARSE,
 			    "%s: '%s' is not allowed (empty, longer than %d, a leading "
-			    "'-', or one of: space , ; = \" ' \\ ` $)",
-			    field, json_string_value(v), DMR_SWEEP_VAL_MAX - 1);
+			    "'-', or one of: space , ; = \" ' \\ ` $)%s",
+			    field, json_string_value(v), DMR_SWEEP_VAL_MAX - 1,
+			    strchr(json_string_value(v), ',') && strstr(field, "mix")
+				? "; a percentage mix takes colons: \"45:43:4:4:4\""
+				: "");
 		snprintf(out, DMR_SWEEP_VAL_MAX, "%s", json_string_value(v));
 		if (t == V_REGIME) {
 			dmr_regime_t r;
@@ -342,6 +347,25 @@ static const dmr_sweep_opt_t *find_opt(const dmr_sweep_opt_t *o, size_t n, const
 	return NULL;
 }
 
+/* A mix axis value checked as `dmreplay gen WL --mix` would (tpcc: five
+ * percentages, tatp: seven, or a named row), at plan time: a bad value is
+ * refused before any cell runs. */
+static dmr_status_t mix_ok(const char *wl, const char *val, const char *field, dmr_err_t *err)
+{
+	dmr_err_t e2;
+	dmr_status_t st = DMR_OK;
+	if (strcmp(wl, "tpcc") == 0) {
+		dmr_tpcc_cfg_t c;
+		dmr_tpcc_cfg_default(&c);
+		st = dmr_tpcc_mix_parse(val, &c, &e2);
+	} else if (strcmp(wl, "tatp") == 0) {
+		dmr_tatp_cfg_t c;
+		dmr_tatp_cfg_default(&c);
+		st = dmr_tatp_mix_parse(val, &c, &e2);
+	}
+	return st == DMR_OK ? DMR_OK : dmr_err_set(err, DMR_ERR_PARSE, "%s: %s", field, e2.msg);
+}
+
 static dmr_status_t parse_axes(const json_t *obj, dmr_sweep_spec_t *s, dmr_err_t *err)
 {
 	const char *key;
@@ -389,6 +413,8 @@ static dmr_status_t parse_axes(const json_t *obj, dmr_sweep_spec_t *s, dmr_err_t
 			char vf[200];
 			snprintf(vf, sizeof(vf), "%s[%zu]", field, i);
 			dmr_status_t st = val_text(v, d->t, vf, a->vals[i], err);
+			if (st == DMR_OK && strcmp(key, "mix") == 0)
+				st = mix_ok(s->workload, a->vals[i], vf, err);
 			if (st != DMR_OK)
 				return st;
 			for (size_t j = 0; j < i; j++)

@@ -333,12 +333,12 @@ START_TEST(test_latency_from_dispatch)
 	snprintf(p, sizeof(p), "%s/summary.csv", d0);
 	char *t = dmr_test_slurp(p, NULL);
 	ck_assert_ptr_nonnull(t);
-	ck_assert_ptr_nonnull(strstr(t,
-				     ",cas_replayed,p50_dispatch_us,p99_dispatch_us,"
-				     "p999_dispatch_us,protocol,mns,backups,placement,index,"
-				     "addr_cache,index_reads_per_commit,cache_hit_ratio,isolation,"
-				     "versions,crest_locks,crest_local,dm_locks,cxl_tables,crest_cache,"
-				     "crest_cache_ttl_us\n"));
+	ck_assert_ptr_nonnull(
+	    strstr(t, ",cas_replayed,p50_dispatch_us,p99_dispatch_us,"
+		      "p999_dispatch_us,protocol,mns,backups,placement,index,"
+		      "addr_cache,index_reads_per_commit,cache_hit_ratio,isolation,"
+		      "versions,crest_locks,crest_local,dm_locks,cxl_tables,crest_cache,"
+		      "crest_cache_ttl_us\n"));
 	/* the cluster columns of a default run: today's protocol, one MN */
 	ck_assert_ptr_nonnull(strstr(t, ",occ,1,0,mns=1 backups=0 "));
 	free(t);

@@ -245,6 +245,24 @@ START_TEST(test_percent_mix_axis)
 	ck_assert_ptr_nonnull(t);
 	ck_assert_msg(strstr(t, "\nmix=dm,") && strstr(t, "\nmix=30:30:20:10:10,"), "%s", t);
 	free(t);
+	/* a bad percentage mix refused at plan time, naming the axis value;
+	 * commas in a fixed workload mix: the hint to use colons */
+	dmr_test_path(p, sizeof(p), "badmix.json");
+	dmr_test_write_file(p, "{\"workload\": {\"name\": \"tpcc\", \"txns\": 300}, \"axes\": "
+			       "{\"mix\": [\"dm\", \"30:30:20:10:11\"]}}");
+	dmr_test_path(dir, sizeof(dir), "swbadmix");
+	r = dmr_test_dmr("sweep", p, "--out", dir, "--dry-run", NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_msg(strstr(r.err, "axes.mix[1]: --mix: '30:30:20:10:11': the percentages sum to "
+				    "101, not 100"),
+		      "%s", r.err);
+	dmr_test_run_free(&r);
+	dmr_test_write_file(p, "{\"workload\": {\"name\": \"tpcc\", \"mix\": \"30,30,20,10,10\"}, "
+			       "\"axes\": {\"loop\": [\"none\"]}}");
+	r = dmr_test_dmr("sweep", p, "--out", dir, "--dry-run", NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_msg(strstr(r.err, "a percentage mix takes colons"), "%s", r.err);
+	dmr_test_run_free(&r);
 }
 END_TEST
 
