@@ -537,6 +537,11 @@ dmr_status_t dmr_trace_open_cached(const char *path, const dmr_trace_cache_opts_
 		if (attempt)
 			break;
 		dmr_err_t berr;
+		/* a large CSV takes a while to compile (seconds per GiB):
+		 * say so, so that a long silence is not taken for a hang */
+		if (!co->quiet && size >= (64ull << 20))
+			fprintf(stderr, "note: compiling %s (%.0f MiB) into its trace cache %s\n",
+				path, (double)size / (1 << 20), cache);
 		st = dmr_trace_cache_build(path, cache, &berr);
 		if (st == DMR_ERR_IO && !co->dir) {
 			/* beside the CSV is not writable: read the CSV */
@@ -545,11 +550,14 @@ dmr_status_t dmr_trace_open_cached(const char *path, const dmr_trace_cache_opts_
 					berr.msg);
 			return dmr_trace_open(path, r_p, err);
 		}
-		if (st == DMR_ERR_PARSE || st == DMR_ERR_INTERRUPTED)
+		if (st == DMR_ERR_PARSE)
 			/* a bad CSV: stream it, so that its error comes where it
-			 * would without a cache (mid-run, partial results kept);
-			 * a stop request: the caller sees the flag and stops */
+			 * would without a cache (mid-run, partial results kept) */
 			return dmr_trace_open(path, r_p, err);
+		if (st == DMR_ERR_INTERRUPTED)
+			/* a stop request while compiling: nothing has run, nothing
+			 * is written (the half-built cache is removed) */
+			return dmr_err_set(err, st, "%s: nothing run", berr.msg);
 		if (st != DMR_OK)
 			return dmr_err_set(err, st, "%s", berr.msg);
 	}

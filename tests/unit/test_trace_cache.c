@@ -18,6 +18,7 @@
 #include "helpers/files.h"
 #include "helpers/proc.h"
 #include "helpers/suite.h"
+#include "core/base/sig.h"
 #include "traces/trace.h"
 
 static void gen(const char *wl, const char *seed, const char *txns, const char *path)
@@ -273,6 +274,32 @@ START_TEST(corrupt_or_truncated_cache_refused)
 }
 END_TEST
 
+/* A stop request while the cache is compiled: DMR_ERR_INTERRUPTED ("nothing
+ * run"), no cache and no half-built file left; it used to fall back to the
+ * CSV and start a run that stopped at once (a 0-transaction partial run). */
+START_TEST(interrupted_build_runs_nothing)
+{
+	char csv[1024], cache[1100];
+	dmr_trace_cache_opts_t co = {.quiet = 1};
+	dmr_trace_reader_t *r = NULL;
+	dmr_err_t err;
+	snprintf(csv, 900, "%s/sig.csv", dmr_test_tmp);
+	cache_of(cache, sizeof(cache), csv);
+	gen("smallbank", "3", "20000", csv);
+	dmr_sig_install(NULL);
+	dmr_sig_raise_flag(SIGINT);
+	ck_assert_int_eq(dmr_trace_open_cached(csv, &co, &r, &err), DMR_ERR_INTERRUPTED);
+	ck_assert_ptr_nonnull(strstr(err.msg, "interrupted while building its trace cache"));
+	ck_assert_ptr_nonnull(strstr(err.msg, "nothing run"));
+	ck_assert_ptr_null(r);
+	ck_assert_int_eq(access(cache, F_OK), -1);
+	dmr_sig_raise_flag(0);
+	ck_assert_int_eq(dmr_trace_open_cached(csv, &co, &r, &err), DMR_OK);
+	ck_assert_int_eq(access(cache, F_OK), 0);
+	dmr_trace_close(r);
+}
+END_TEST
+
 START_TEST(concurrent_builders_leave_one_valid_cache)
 {
 	char csv[1024], cache[1100];
@@ -366,6 +393,7 @@ int main(void)
 	tcase_add_test(tc, same_transactions_from_csv_and_cache);
 	tcase_add_test(tc, stale_cache_rebuilt);
 	tcase_add_test(tc, corrupt_or_truncated_cache_refused);
+	tcase_add_test(tc, interrupted_build_runs_nothing);
 	tcase_add_test(tc, concurrent_builders_leave_one_valid_cache);
 	tcase_add_test(tc, cache_dir_and_off);
 	suite_add_tcase(s, tc);
