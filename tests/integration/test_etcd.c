@@ -275,6 +275,45 @@ START_TEST(lease_expiry)
 }
 END_TEST
 
+/* The lease lost (revoked behind the MN's back, as when etcd forgot it
+ * while unreachable): the next renewal registers the key again. */
+START_TEST(lease_lost_reregisters)
+{
+	dmr_etcd_t e = ep(g_ep);
+	dmr_err_t err;
+	dmr_etcd_mn_t m = mn_of(4, "10.0.2.15", 18515);
+	dmr_etcd_reg_t *r = NULL;
+	ck_assert_int_eq(dmr_etcd_register(&e, "lost", &m, 3, 5, "t", &r, NULL, &err), DMR_OK);
+	dmr_etcd_kv_t *kvs = NULL;
+	size_t n = 0;
+	ck_assert_int_eq(dmr_etcd_list(&e, "/dmreplay/lost/mn/", &kvs, &n, &err), DMR_OK);
+	ck_assert_uint_eq(n, 1);
+	int64_t lease = kvs[0].lease;
+	dmr_etcd_kvs_free(kvs, n);
+	ck_assert_int_ne(lease, 0);
+	ck_assert_int_eq(dmr_etcd_lease_revoke(&e, lease, &err), DMR_OK);
+	ck_assert_uint_eq(count(&e, "/dmreplay/lost/mn/"), 0);
+	double t0 = dmr_wall_s(), back = -1;
+	while (dmr_wall_s() - t0 < 5) { /* renewals every 1 s */
+		kvs = NULL;
+		n = 0;
+		ck_assert_int_eq(dmr_etcd_list(&e, "/dmreplay/lost/mn/", &kvs, &n, &err), DMR_OK);
+		if (n == 1) {
+			ck_assert_int_ne(kvs[0].lease, lease);
+			ck_assert_ptr_nonnull(strstr(kvs[0].val, "\"id\":4"));
+			back = dmr_wall_s() - t0;
+		}
+		dmr_etcd_kvs_free(kvs, n);
+		if (back >= 0)
+			break;
+		usleep(50000);
+	}
+	ck_assert_msg(back >= 0 && back < 2.5, "the key came back after %.2f s", back);
+	ck_assert_int_eq(dmr_etcd_unregister(r, 1, &err), DMR_OK);
+	ck_assert_uint_eq(count(&e, "/dmreplay/lost/mn/"), 0);
+}
+END_TEST
+
 START_TEST(unreachable_bounded)
 {
 	dmr_etcd_t e = ep(g_dead);
@@ -586,6 +625,7 @@ static Suite *etcd_suite(void)
 	tcase_add_test(tc, put_list_delete);
 	tcase_add_test(tc, register_find_keepalive_revoke);
 	tcase_add_test(tc, lease_expiry);
+	tcase_add_test(tc, lease_lost_reregisters);
 	tcase_add_test(tc, unreachable_bounded);
 	tcase_add_test(tc, malformed_entry_refused);
 	tcase_add_test(tc, missing_mn_bounded);
