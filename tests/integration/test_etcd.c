@@ -15,6 +15,7 @@
 #include <arpa/inet.h>
 #include <check.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -369,6 +370,21 @@ START_TEST(malformed_entry_refused)
 }
 END_TEST
 
+typedef struct late_put {
+	dmr_etcd_t e;
+	dmr_status_t st;
+} late_put_t;
+
+static void *late_put(void *arg)
+{
+	late_put_t *lp = arg;
+	dmr_err_t err;
+	usleep(600000);
+	const char *v = "{\"id\":2,\"ip\":\"10.0.2.18\",\"port\":1,\"mr_size\":64}";
+	lp->st = dmr_etcd_put(&lp->e, "/dmreplay/miss/mn/2", v, strlen(v), 0, &err);
+	return NULL;
+}
+
 START_TEST(missing_mn_bounded)
 {
 	dmr_etcd_t e = ep(g_ep);
@@ -392,21 +408,16 @@ START_TEST(missing_mn_bounded)
 	dmr_etcd_mn_t m0 = mn_of(0, "10.0.2.17", 18517);
 	dmr_etcd_reg_t *r0 = NULL;
 	ck_assert_int_eq(dmr_etcd_register(&e, "miss", &m0, 5, 5, "t", &r0, NULL, &err), DMR_OK);
-	pid_t p = fork();
-	if (p == 0) {
-		usleep(600000);
-		const char *v = "{\"id\":2,\"ip\":\"10.0.2.18\",\"port\":1,\"mr_size\":64}";
-		_exit(dmr_etcd_put(&e, "/dmreplay/miss/mn/2", v, strlen(v), 0, &err) == DMR_OK ? 0
-											       : 1);
-	}
+	pthread_t th; /* MN 2 registers 0.6 s into the wait */
+	late_put_t lp = {.e = e, .st = DMR_ERR_INVALID};
+	ck_assert_int_eq(pthread_create(&th, NULL, late_put, &lp), 0);
 	t0 = dmr_wall_s();
 	ck_assert_msg(dmr_etcd_find_mns(&e, "miss", ids, 3, 10, got, NULL, &err) == DMR_OK, "%s",
 		      err.msg);
 	ck_assert_double_ge(dmr_wall_s() - t0, 0.4);
 	ck_assert_str_eq(got[2].ip, "10.0.2.18");
-	int ws = -1;
-	waitpid(p, &ws, 0);
-	ck_assert_int_eq(ws, 0);
+	pthread_join(th, NULL);
+	ck_assert_int_eq(lp.st, DMR_OK);
 	ck_assert_int_eq(dmr_etcd_del(&e, "/dmreplay/miss/mn/2", &err), DMR_OK);
 	ck_assert_int_eq(dmr_etcd_unregister(r0, 1, &err), DMR_OK);
 	ck_assert_int_eq(dmr_etcd_unregister(r, 1, &err), DMR_OK);
