@@ -96,7 +96,8 @@ dmr_status_t dmr_etcd_mn_parse(const char *prefix, const char *key, const char *
 	char *end;
 	errno = 0;
 	unsigned long kid = strtoul(tail, &end, 10);
-	if (!*tail || *end || errno || kid > INT32_MAX || tail[0] < '0' || tail[0] > '9')
+	if (!*tail || *end || errno || kid > INT32_MAX || tail[0] < '0' || tail[0] > '9' ||
+	    (tail[0] == '0' && tail[1])) /* one key per MN: no "01" beside "1" */
 		return dmr_err_set(err, DMR_ERR_PARSE,
 				   "etcd key %s: not an MN key (%sK, K the MN id 0..2^31-1)", key,
 				   prefix);

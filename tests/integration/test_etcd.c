@@ -152,6 +152,8 @@ START_TEST(entry_round_trip_and_malformed)
 	     "unknown field"},
 	    {"/dmreplay/c/mn/zero", "{}", "not an MN key", NULL},
 	    {"/dmreplay/c/mn/", "{}", "not an MN key", NULL},
+	    {"/dmreplay/c/mn/01", "{}", "not an MN key", NULL},
+	    {"/dmreplay/c/mn/-1", "{}", "not an MN key", NULL},
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		ck_assert_int_eq(dmr_etcd_mn_parse("/dmreplay/c/mn/", bad[i].key, bad[i].val,
