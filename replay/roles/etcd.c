@@ -196,6 +196,11 @@ static dmr_status_t http_post(const dmr_etcd_t *e, const char *path, const char 
 			  "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\n"
 			  "Content-Length: %zu\r\nConnection: close\r\n\r\n",
 			  path, e->endpoint, jl);
+	if (hl < 0 || hl >= 256) { /* cannot happen: endpoint < 80, our paths short */
+		st = dmr_err_set(err, DMR_ERR_INVALID, "etcd at %s: POST %s: header too long",
+				 e->endpoint, path);
+		goto out;
+	}
 	memcpy(req + hl, json, jl);
 	size_t rl = (size_t)hl + jl, sent = 0;
 	step = "send";
