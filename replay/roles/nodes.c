@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../../core/base/fs.h"
 #include "../../core/base/opt.h"
@@ -18,6 +19,7 @@
 #include "../../core/txn.h"
 #include "../../traces/trace.h"
 #include "../results.h"
+#include "etcd.h"
 #include "roles_impl.h"
 
 #define MNP "dmreplay mn"
@@ -44,23 +46,29 @@ static int opt_secs(const char *pfx, const char *opt, const char *s, double *v)
 	return 2;
 }
 
-/* The options mn and cn share: --config, --id, --barrier-timeout, --end-timeout. */
+/* The options mn and cn share: --config, --id, --barrier-timeout,
+ * --end-timeout, and membership in etcd (etcd.h): --etcd, --cluster,
+ * --etcd-wait. */
 #define ROLE_OPTIONS                                                                               \
 	{"config", required_argument, 0, 'c'}, {"id", required_argument, 0, 'i'},                  \
 	    {"barrier-timeout", required_argument, 0, 'b'},                                        \
+	    {"end-timeout", required_argument, 0, 'e'}, {"etcd", required_argument, 0, 'E'},       \
+	    {"cluster", required_argument, 0, 'N'},                                                \
 	{                                                                                          \
-		"end-timeout", required_argument, 0, 'e'                                           \
+		"etcd-wait", required_argument, 0, 'W'                                             \
 	}
 
 typedef struct role_args {
 	const char *config;
 	long long id; /* -1: none given */
 	double barrier_s, end_s;
+	const char *etcd, *cluster; /* --etcd HOST:PORT, --cluster NAME (NULL: none) */
+	double etcd_wait_s;	    /* --etcd-wait */
 } role_args_t;
 
 #define ROLE_ARGS_DEFAULT                                                                          \
 	{                                                                                          \
-		.id = -1, .barrier_s = 60, .end_s = 300                                            \
+		.id = -1, .barrier_s = 60, .end_s = 300, .etcd_wait_s = DMR_ETCD_DEFAULT_WAIT      \
 	}
 
 /* One of the shared options into a: 1, 0 when c is not one of them, -1
@@ -81,9 +89,88 @@ static int role_opt(const char *pfx, int c, const char *arg, role_args_t *a)
 		return opt_secs(pfx, "--barrier-timeout", arg, &a->barrier_s) ? -1 : 1;
 	case 'e':
 		return opt_secs(pfx, "--end-timeout", arg, &a->end_s) ? -1 : 1;
+	case 'E':
+		a->etcd = arg;
+		return 1;
+	case 'N':
+		a->cluster = arg;
+		return 1;
+	case 'W':
+		return opt_secs(pfx, "--etcd-wait", arg, &a->etcd_wait_s) ? -1 : 1;
 	}
 	return 0;
 }
+
+/* --etcd and --cluster: both or neither; the endpoint and the name checked.
+ * 0 (*on = 1 when given, e filled), or the reason printed and 2. */
+static int role_etcd(const char *pfx, const role_args_t *a, dmr_etcd_t *e, int *on)
+{
+	dmr_err_t err;
+	*on = 0;
+	if (!a->etcd && !a->cluster)
+		return 0;
+	if (!a->etcd || !a->cluster) {
+		fprintf(stderr, "%s: %s needs %s too (membership in etcd: docs/ROLES.md)\n", pfx,
+			a->etcd ? "--etcd" : "--cluster",
+			a->etcd ? "--cluster NAME" : "--etcd HOST:PORT");
+		return 2;
+	}
+	if (dmr_etcd_open(e, a->etcd, &err) != DMR_OK ||
+	    dmr_etcd_check_name(a->cluster, &err) != DMR_OK) {
+		fprintf(stderr, "%s: %s\n", pfx, err.msg);
+		return 2;
+	}
+	*on = 1;
+	return 0;
+}
+
+#ifdef DMR_HAVE_VERBS
+/* The MN's registration in etcd, made once rdma_cm listens and the region
+ * exists (the verbs role's mn_region hook), revoked when the MN ends. */
+typedef struct mn_etcd {
+	dmr_etcd_t e;
+	const char *cluster;
+	dmr_etcd_mn_t me;
+	double ttl_s, wait_s;
+	dmr_etcd_reg_t *reg;
+} mn_etcd_t;
+
+static dmr_status_t mn_etcd_up(void *arg, void *base, uint64_t len, dmr_err_t *err)
+{
+	mn_etcd_t *m = arg;
+	(void)base;
+	(void)len;
+	int64_t ttl = 0;
+	dmr_status_t st = dmr_etcd_register(&m->e, m->cluster, &m->me, m->ttl_s, m->wait_s, MNP,
+					    &m->reg, &ttl, err);
+	if (st == DMR_OK) {
+		char prefix[128];
+		dmr_etcd_mn_prefix(m->cluster, prefix, sizeof(prefix));
+		fprintf(stderr,
+			MNP ": registered in etcd at %s: %s%u = %s:%u (mr_size %llu) under a "
+			    "lease of %lld s\n",
+			m->e.endpoint, prefix, m->me.id, m->me.ip, m->me.port,
+			(unsigned long long)m->me.mr_size, (long long)ttl);
+	}
+	return st;
+}
+
+static void mn_etcd_down(void *arg)
+{
+	mn_etcd_t *m = arg;
+	dmr_err_t err;
+	if (!m->reg)
+		return;
+	if (dmr_etcd_unregister(m->reg, 1, &err) != DMR_OK)
+		fprintf(stderr,
+			MNP ": warning: could not revoke the etcd lease (%s): the key expires "
+			    "with it (%.0f s)\n",
+			err.msg, m->ttl_s);
+	else
+		fprintf(stderr, MNP ": etcd lease revoked: MN %u unregistered\n", m->me.id);
+	m->reg = NULL;
+}
+#endif
 
 static int bad_option(const char *pfx, const char *arg)
 {
@@ -146,10 +233,12 @@ int dmr_roles_mn_main(int argc, char **argv)
 {
 	static const struct option lo[] = {ROLE_OPTIONS,
 					   {"mr-size", required_argument, 0, 'M'},
+					   {"etcd-ttl", required_argument, 0, 'L'},
 					   {"help", no_argument, 0, 'h'},
 					   {0, 0, 0, 0}};
 	role_args_t a = ROLE_ARGS_DEFAULT;
 	uint64_t mr_size = 0; /* --mr-size: 0 = the config's */
+	double ttl_s = DMR_ETCD_DEFAULT_TTL;
 	int c, ro;
 	optind = 1;
 	opterr = 0;
@@ -172,11 +261,21 @@ int dmr_roles_mn_main(int argc, char **argv)
 			}
 			break;
 		}
+		case 'L':
+			if (opt_secs(MNP, "--etcd-ttl", optarg, &ttl_s))
+				return 2;
+			if (ttl_s < 1) {
+				fprintf(stderr, MNP ": --etcd-ttl %g s: legal 1..86400 s\n", ttl_s);
+				return 2;
+			}
+			break;
 		case 'h':
 			printf(
 			    "usage: dmreplay mn --config CLUSTER.json [--id K] "
 			    "[--barrier-timeout S]"
 			    " [--end-timeout S] [--mr-size BYTES]\n"
+			    "       [--etcd HOST:PORT --cluster NAME [--etcd-ttl S] "
+			    "[--etcd-wait S]]\n"
 			    "  The memory node as a process (docs/ROLES.md): registers mr_size "
 			    "bytes\n"
 			    "  (RLIMIT_MEMLOCK and max_mr_size checked first), listens with "
@@ -192,7 +291,11 @@ int dmr_roles_mn_main(int argc, char **argv)
 			    "host:\n"
 			    "  one process each, on the ports of their entries.\n"
 			    "  --mr-size: the region's bytes (K/M/G), over the config's (FORD's\n"
-			    "  compute_node_config.json gives none).\n");
+			    "  compute_node_config.json gives none).\n"
+			    "  --etcd, --cluster: also register this MN's address in etcd as\n"
+			    "  /dmreplay/NAME/mn/K under a lease of --etcd-ttl (default 5 s)\n"
+			    "  kept alive by a thread and revoked at exit; etcd unreachable for\n"
+			    "  --etcd-wait (default 30 s): exit 1.\n");
 			return 0;
 		default:
 			return bad_option(MNP, argv[optind - 1]);
@@ -226,9 +329,36 @@ int dmr_roles_mn_main(int argc, char **argv)
 			    : "mr_size");
 		return 2;
 	}
+	dmr_etcd_t etcd;
+	int use_etcd = 0;
+	if (role_etcd(MNP, &a, &etcd, &use_etcd))
+		return 2;
+	if (use_etcd && !cl.mn[idx].ip[0]) {
+		fprintf(stderr,
+			MNP ": error: %s: MN %u has no \"ip\": --etcd registers the address the "
+			    "MN listens on; give it in the config\n",
+			a.config, cl.mn[idx].id);
+		return 2;
+	}
 #ifdef DMR_HAVE_VERBS
 	dmr_verbs_role_t role = {
 	    .cl = &cl, .self = idx, .barrier_s = a.barrier_s, .end_s = a.end_s};
+	static mn_etcd_t me;
+	if (use_etcd) {
+		me = (mn_etcd_t){.e = etcd,
+				 .cluster = a.cluster,
+				 .ttl_s = ttl_s,
+				 .wait_s = a.etcd_wait_s,
+				 .me = {.id = cl.mn[idx].id,
+					.port = cl.mn[idx].port ? cl.mn[idx].port : cl.port,
+					.mr_size = cl.mn[idx].mr_size,
+					.pid = (long long)getpid()}};
+		snprintf(me.me.ip, sizeof(me.me.ip), "%s", cl.mn[idx].ip);
+		snprintf(me.me.devname, sizeof(me.me.devname), "%s", cl.mn[idx].devname);
+		role.mn_region = mn_etcd_up;
+		role.mn_region_end = mn_etcd_down;
+		role.mn_arg = &me;
+	}
 	dmr_err_t err = {{0}};
 	dmr_sig_install(NULL); /* the verbs role reads dmr_sig_caught() */
 	dmr_status_t st = dmr_verbs_mn_main(&role, &err);
@@ -301,6 +431,37 @@ static dmr_status_t write_share(const char *in, const char *out, uint32_t total,
 	free(h);
 	*kept_p = kept;
 	return st;
+}
+
+/* The addresses of cl's MNs (their ids) from etcd, into cl (ip, port,
+ * mr_size); a line naming them unless quiet. */
+static dmr_status_t cn_etcd_mns(long long id, const dmr_etcd_t *e, const char *cluster,
+				double wait_s, int quiet, dmr_verbs_cluster_t *cl, dmr_err_t *err)
+{
+	uint32_t ids[DMR_BE_MAX_MNS], extra = 0;
+	static dmr_etcd_mn_t got[DMR_BE_MAX_MNS];
+	for (uint32_t m = 0; m < cl->nmn; m++)
+		ids[m] = cl->mn[m].id;
+	double t0 = dmr_wall_s();
+	dmr_status_t st = dmr_etcd_find_mns(e, cluster, ids, cl->nmn, wait_s, got, &extra, err);
+	if (st != DMR_OK)
+		return st;
+	char list[DMR_BE_MAX_MNS * 48];
+	size_t off = 0;
+	list[0] = 0;
+	for (uint32_t m = 0; m < cl->nmn; m++) {
+		snprintf(cl->mn[m].ip, sizeof(cl->mn[m].ip), "%s", got[m].ip);
+		cl->mn[m].port = got[m].port;
+		cl->mn[m].mr_size = got[m].mr_size;
+		if (off < sizeof(list))
+			off += (size_t)snprintf(list + off, sizeof(list) - off, "%sMN %u at %s:%u",
+						m ? ", " : "", got[m].id, got[m].ip, got[m].port);
+	}
+	if (!quiet)
+		fprintf(stderr, "cn %lld: from etcd at %s, cluster '%s' (%.1f s): %s%s\n", id,
+			e->endpoint, cluster, dmr_wall_s() - t0, list,
+			extra ? " (other MN ids registered there: ignored)" : "");
+	return DMR_OK;
 }
 
 int dmr_roles_cn_main(int argc, char **argv)
@@ -401,6 +562,7 @@ int dmr_roles_cn_main(int argc, char **argv)
 			    "       [--coros C] [--seed S] [--txns N] [--retries N] [--out DIR]\n"
 			    "       [--backups R] [--protocol occ|ford]\n"
 			    "       [--barrier-timeout S] [--end-timeout S] [--quiet] [--force]\n"
+			    "       [--etcd HOST:PORT --cluster NAME [--etcd-wait S]]\n"
 			    "  A compute node as a process (docs/ROLES.md): T workers (every CN "
 			    "must\n"
 			    "  use the same T), each an RC QP to the MN, run transactions i of "
@@ -419,6 +581,12 @@ int dmr_roles_cn_main(int argc, char **argv)
 			    "  below the config's MNs); --protocol as dmreplay run's. Every CN "
 			    "must\n"
 			    "  use the same two (the launcher passes its own).\n"
+			    "  --etcd, --cluster: the MNs' addresses (ip, port, mr_size) from "
+			    "etcd\n"
+			    "  (/dmreplay/NAME/mn/K, registered by `dmreplay mn --etcd`) instead\n"
+			    "  of the config, for the config's MN ids; waits up to --etcd-wait\n"
+			    "  (default 30 s) for all of them (exit 1 naming the missing ones,\n"
+			    "  or etcd unreachable; a malformed entry: exit 2).\n"
 			    "  Exit: 0, 1 failed run, 2 bad input (options, config, trace, "
 			    "device,\n"
 			    "  port, GID), 130 SIGINT/SIGTERM (also during set-up).\n");
@@ -435,6 +603,10 @@ int dmr_roles_cn_main(int argc, char **argv)
 	static dmr_verbs_cluster_t cl;
 	uint32_t idx;
 	if (load_node(CNP, a.config, 1, a.id, o.quiet, &cl, &idx))
+		return 2;
+	dmr_etcd_t etcd;
+	int use_etcd = 0;
+	if (role_etcd(CNP, &a, &etcd, &use_etcd))
 		return 2;
 	dmr_err_t err = {{0}};
 	char outbuf[512], share[1024];
@@ -488,9 +660,13 @@ int dmr_roles_cn_main(int argc, char **argv)
 	 * installs its own handler for the run and restores this one */
 	dmr_sig_install(NULL); /* the verbs role reads dmr_sig_caught() */
 	uint64_t kept = 0;
-	dmr_status_t st = write_share(trace, share, total, first, o.threads, o.txns, &kept, &err);
 	dmr_replay_result_t r;
 	memset(&r, 0, sizeof(r));
+	dmr_status_t st = DMR_OK;
+	if (use_etcd &&
+	    (st = cn_etcd_mns(a.id, &etcd, a.cluster, a.etcd_wait_s, o.quiet, &cl, &err)) != DMR_OK)
+		goto setup_failed; /* a partial summary, the error, its exit status */
+	st = write_share(trace, share, total, first, o.threads, o.txns, &kept, &err);
 	if (st == DMR_ERR_INTERRUPTED)
 		goto setup_failed;
 	if (st != DMR_OK) {
