@@ -110,6 +110,12 @@ int dmr_kv_store_mn_main(int argc, char **argv);
 /* `dmreplay kv run --trace OPS.kvops ...` (kv run dispatches here when the
  * trace is a kvops trace) and `kv gen --kvops ...`. */
 int dmr_kv_ops_run_main(int argc, char **argv);
+/* Before `kv run` writes into out: finished results there (summary.csv) are
+ * refused (2, the message printed) unless the command line had --force,
+ * which moves them and any unfinished run's files to out/earlier-N/
+ * (replay/roles.h dmr_roles_clear_earlier); 0: go on (out absent or not a
+ * directory: nothing to move, the run reports it). replay/kv/cli.c. */
+int dmr_kv_out_claim(const char *out);
 int dmr_kv_ops_gen_main(int argc, char **argv);
 
 #endif /* DMR_KVSTORE_H */

@@ -10,9 +10,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../../core/base/opt.h"
 #include "../../traces/kvops.h"
+#include "../roles.h"
 #include "../kvstore.h"
 #include "../../core/loop.h"
 #include "kv_impl.h"
@@ -260,7 +262,9 @@ static void run_usage(FILE *f)
 	    "  --prefetch-max N    prefetch: the deepest, 0..64 (default 8)\n"
 	    "  --prefetch-buffer N prefetch: blocks a client buffers, 1..65536 (default 64)\n"
 	    "  --loop-window-ms X  prefetch: the loop's window (0.001..3600000, default 1000)\n"
-	    "  --out DIR           results directory (default out/kv)\n"
+	    "  --out DIR           results directory (default out/kv); one that holds a\n"
+	    "                      finished run is refused unless --force (moves it to\n"
+	    "                      DIR/earlier-N/)\n"
 	    "  --quiet\n"
 	    "  --procs             verbs: run `kv mn` (the master) and --cns `kv cn` processes\n"
 	    "                      (default 2) on this host (docs/KVCACHE.md 9.7); "
@@ -644,6 +648,10 @@ static int kv_run_main(int argc, char **argv, int mode)
 			a.cmd);
 		return 2;
 	}
+	/* a finished run in --out is never overwritten (--force moves it) */
+	int crc;
+	if (mode == KVM_ONE && (crc = dmr_kv_out_claim(o.out_dir)) != 0)
+		return crc;
 	if (mode == KVM_ONE && (a.procs || a.config))
 		return kv_launch(argc, argv, &o, &a);
 	dmr_kv_result_t r;
@@ -798,12 +806,43 @@ static const char *arg_of(int argc, char **argv, const char *name, int *has_flag
 	return NULL;
 }
 
+/* --force of `kv run` (taken out of argv by kv_run_one, read by
+ * dmr_kv_out_claim). */
+static int kv_force;
+
+int dmr_kv_out_claim(const char *out)
+{
+	struct stat sb;
+	/* an --out that is not there yet holds nothing; one that is not a
+	 * directory is left to the run's own message */
+	if (!out || !*out || stat(out, &sb) != 0 || !S_ISDIR(sb.st_mode))
+		return 0;
+	return dmr_roles_clear_earlier(out, "dmreplay kv run", kv_force, NULL, 0);
+}
+
+/* `kv run`: --force taken out of argv (dmr_kv_out_claim reads it), then
+ * the KV-cache replay or, for a kvops trace, the key/value store's. */
 static int kv_run_one(int argc, char **argv)
 {
-	const char *t = arg_of(argc, argv, "--trace", NULL);
-	if (t && dmr_kvops_is(t)) /* a set/get/del trace: the key/value store */
-		return dmr_kv_ops_run_main(argc, argv);
-	return kv_run_main(argc, argv, KVM_ONE);
+	int n = 0;
+	char **av = calloc((size_t)argc + 1, sizeof(*av));
+	if (!av) {
+		fprintf(stderr, "dmreplay kv run: out of memory\n");
+		return 1;
+	}
+	kv_force = 0;
+	for (int i = 0; i < argc; i++) {
+		if (strcmp(argv[i], "--force") == 0 && i > 0) {
+			kv_force = 1;
+			continue;
+		}
+		av[n++] = argv[i];
+	}
+	const char *t = arg_of(n, av, "--trace", NULL);
+	int rc = t && dmr_kvops_is(t) ? dmr_kv_ops_run_main(n, av) /* the key/value store */
+				      : kv_run_main(n, av, KVM_ONE);
+	free(av);
+	return rc;
 }
 
 static int kv_mn_main(int argc, char **argv)

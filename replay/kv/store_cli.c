@@ -646,7 +646,8 @@ int dmr_kv_ops_run_main(int argc, char **argv)
 			printf(
 			    "usage: dmreplay kv run --trace OPS.kvops [--backend sim|shm|verbs] "
 			    "[--profile P] [--device D] [--capacity 256M] [--block-bytes 1M] "
-			    "[--max-value B] [--chunk 1M] [--depth 8] [--out DIR] [--quiet]\n"
+			    "[--max-value B] [--chunk 1M] [--depth 8] [--out DIR [--force]] "
+			    "[--quiet]\n"
 			    "  replay a set/get/del trace against the key/value store, every get "
 			    "checked byte for byte (docs/KVCACHE.md 10.3)\n");
 			return 0;
@@ -669,6 +670,9 @@ int dmr_kv_ops_run_main(int argc, char **argv)
 			optind < argc ? argv[optind] : "");
 		return 2;
 	}
+	int crc = dmr_kv_out_claim(out); /* a finished run is never overwritten */
+	if (crc)
+		return crc;
 	dmr_kv_ops_result_t r;
 	dmr_status_t st = dmr_kv_ops_run(trace, &o, out, &r, &err);
 	if (!quiet || st != DMR_OK)

@@ -874,30 +874,59 @@ START_TEST(test_cli)
 		 "kv gen --mooncake %s -o %s --block-bytes 4K --requests 40 --quiet", in, kv);
 	ck_assert_int_eq(run_cli(line), 0);
 	snprintf(line, sizeof(line),
-		 "kv run --trace %s --out %s --quiet --capacity 1M "
+		 "kv run --trace %s --force --out %s --quiet --capacity 1M "
 		 "--unbounded-pool",
 		 kv, out);
 	ck_assert_int_eq(run_cli(line), 2);
-	snprintf(line, sizeof(line), "kv run --trace %s --out %s --quiet --placement nope", kv,
-		 out);
+	snprintf(line, sizeof(line), "kv run --trace %s --force --out %s --quiet --placement nope",
+		 kv, out);
 	ck_assert_int_eq(run_cli(line), 2);
-	snprintf(line, sizeof(line), "kv run --trace %s --out %s --quiet --cns 0", kv, out);
+	snprintf(line, sizeof(line), "kv run --trace %s --force --out %s --quiet --cns 0", kv, out);
 	ck_assert_int_eq(run_cli(line), 2);
 	snprintf(line, sizeof(line),
-		 "kv run --trace %s --out %s --quiet --capacity 64K --clients 2 "
+		 "kv run --trace %s --force --out %s --quiet --capacity 64K --clients 2 "
 		 "--placement least-loaded --slice 1K --qp-depth 4",
 		 kv, out);
 	ck_assert_int_eq(run_cli(line), 0);
-	snprintf(line, sizeof(line), "kv run --trace %s --out %s --quiet --capacity 4K", kv, out);
+	/* the same --out again without --force: refused, the finished run kept
+	 * (the fresh-user trial of session 6 found it overwritten); with
+	 * --force: moved to earlier-1/ */
+	{
+		char sum[700], before[4096], moved[720];
+		snprintf(sum, sizeof(sum), "%s/summary.csv", out);
+		FILE *f = fopen(sum, "r");
+		ck_assert_ptr_nonnull(f);
+		size_t nb = fread(before, 1, sizeof(before) - 1, f);
+		before[nb] = 0;
+		fclose(f);
+		snprintf(line, sizeof(line), "kv run --trace %s --out %s --quiet --capacity 64K",
+			 kv, out);
+		ck_assert_int_eq(run_cli(line), 2);
+		char *now = dmr_test_read_text(sum);
+		ck_assert_ptr_nonnull(now);
+		ck_assert_str_eq(now, before);
+		free(now);
+		snprintf(line, sizeof(line),
+			 "kv run --trace %s --out %s --quiet --capacity 64K --force", kv, out);
+		ck_assert_int_eq(run_cli(line), 0);
+		snprintf(moved, sizeof(moved), "%s/earlier-1/summary.csv", out);
+		now = dmr_test_read_text(moved);
+		ck_assert_ptr_nonnull(now);
+		ck_assert_str_eq(now, before);
+		free(now);
+	}
+	snprintf(line, sizeof(line), "kv run --trace %s --force --out %s --quiet --capacity 4K", kv,
+		 out);
 	ck_assert_int_eq(run_cli(line), 2); /* block larger than a segment */
-	snprintf(line, sizeof(line), "kv run --trace %s --out %s --quiet --backend nope", kv, out);
+	snprintf(line, sizeof(line), "kv run --trace %s --force --out %s --quiet --backend nope",
+		 kv, out);
 	ck_assert_int_ne(run_cli(line), 0);
 	ck_assert_int_eq(run_cli("kv bench --size 1M --ops 4 --threads 2 --batch 2"), 0);
 	ck_assert_int_eq(run_cli("kv bench --size 1M --ops 4 --threads 2 --batch 2 --backend shm"),
 			 0);
 	ck_assert_int_eq(run_cli("kv bench --backend shm --timeout-s 0"), 2);
-	snprintf(line, sizeof(line), "kv run --trace %s --out %s --quiet --backend shm --clients 2",
-		 kv, out);
+	snprintf(line, sizeof(line),
+		 "kv run --trace %s --force --out %s --quiet --backend shm --clients 2", kv, out);
 	ck_assert_int_eq(run_cli(line), 0);
 	ck_assert_int_eq(run_cli("kv bench --size 1X"), 2);
 	ck_assert_int_eq(run_cli("kv bench --op cas"), 2);
@@ -940,7 +969,8 @@ START_TEST(test_cli_work_bounds)
 	dmr_test_path(out, sizeof(out), "wout");
 	snprintf(line, sizeof(line), "kv gen --mooncake %s -o %s --quiet", in, kv);
 	ck_assert_int_eq(run_cli(line), 0);
-	snprintf(line, sizeof(line), "kv run --trace %s --out %s --slice 1 --quiet", kv, out);
+	snprintf(line, sizeof(line), "kv run --trace %s --force --out %s --slice 1 --quiet", kv,
+		 out);
 	double t0 = dmr_wall_s();
 	int rc = run_cli_err(line, err, sizeof(err));
 	ck_assert_msg(rc == 2, "'%s' exited %d: %s", line, rc, err);
@@ -949,18 +979,20 @@ START_TEST(test_cli_work_bounds)
 		      "%s", err);
 	ck_assert_msg(dmr_wall_s() - t0 < 5, "refused after %.1f s", dmr_wall_s() - t0);
 	/* 20 of 200 requests: 533 blocks, 2.2e9 slices of 16 bytes: refused */
-	snprintf(line, sizeof(line), "kv run --trace %s --out %s --slice 16 --requests 20 --quiet",
-		 kv, out);
+	snprintf(line, sizeof(line),
+		 "kv run --trace %s --force --out %s --slice 16 --requests 20 --quiet", kv, out);
 	ck_assert_int_eq(run_cli_err(line, err, sizeof(err)), 2);
 	ck_assert_msg(strstr(err, "option --slice 16: 533 blocks"), "%s", err);
-	snprintf(line, sizeof(line), "kv run --trace %s --out %s --requests 0 --quiet", kv, out);
+	snprintf(line, sizeof(line), "kv run --trace %s --force --out %s --requests 0 --quiet", kv,
+		 out);
 	ck_assert_int_eq(run_cli_err(line, err, sizeof(err)), 2);
 	ck_assert_msg(strstr(err, "option --requests: must be >= 1"), "%s", err);
-	snprintf(line, sizeof(line), "kv run --trace %s --out %s --requests 5 --progress", kv, out);
+	snprintf(line, sizeof(line), "kv run --trace %s --force --out %s --requests 5 --progress",
+		 kv, out);
 	ck_assert_int_eq(run_cli_err(line, err, sizeof(err)), 0);
 	ck_assert_msg(strstr(err, "kv run: 5/5 requests (100.0 %)"), "%s", err);
-	snprintf(line, sizeof(line), "kv run --trace %s --out %s --requests 5 --progress --quiet",
-		 kv, out);
+	snprintf(line, sizeof(line),
+		 "kv run --trace %s --force --out %s --requests 5 --progress --quiet", kv, out);
 	ck_assert_int_eq(run_cli_err(line, err, sizeof(err)), 0);
 	ck_assert_msg(strstr(err, "requests (") == NULL, "%s", err);
 	/* kv gen on a full disk (files limited to 4 KiB): a failed run, exit 1 */
@@ -1137,7 +1169,8 @@ START_TEST(test_sim_signal)
 	snprintf(line, sizeof(line), "kv gen --mooncake %s -o %s --kv-model llama-3-8b --quiet", in,
 		 kv);
 	ck_assert_int_eq(run_cli(line), 0);
-	snprintf(line, sizeof(line), "kv run --trace %s --out %s --quiet --slice 4K", kv, out);
+	snprintf(line, sizeof(line), "kv run --trace %s --force --out %s --quiet --slice 4K", kv,
+		 out);
 	for (int sig = SIGINT; sig; sig = sig == SIGINT ? SIGTERM : 0) {
 		fflush(stdout);
 		fflush(stderr);
@@ -1186,7 +1219,7 @@ START_TEST(test_block_limit)
 		write_kv_block(kv, sizes[i]);
 		for (size_t b = 0; b < 2; b++) {
 			snprintf(line, sizeof(line),
-				 "kv run --trace %s --out %s --quiet --backend %s", kv, out,
+				 "kv run --trace %s --force --out %s --quiet --backend %s", kv, out,
 				 backends[b]);
 			ck_assert_int_eq(run_cli_err(line, err, sizeof(err)), 2);
 			ck_assert_msg(strstr(err, ":3: header 'block_bytes'") &&
@@ -1196,10 +1229,12 @@ START_TEST(test_block_limit)
 	}
 	/* the limit itself is accepted (one 1 GiB block, timing only on sim) */
 	write_kv_block(kv, "1073741824");
-	snprintf(line, sizeof(line), "kv run --trace %s --out %s --quiet --time-scale 0", kv, out);
+	snprintf(line, sizeof(line), "kv run --trace %s --force --out %s --quiet --time-scale 0",
+		 kv, out);
 	ck_assert_int_eq(run_cli(line), 0);
 	/* a block larger than a worker's region (segment): named and refused */
-	snprintf(line, sizeof(line), "kv run --trace %s --out %s --quiet --capacity 512M", kv, out);
+	snprintf(line, sizeof(line), "kv run --trace %s --force --out %s --quiet --capacity 512M",
+		 kv, out);
 	ck_assert_int_eq(run_cli_err(line, err, sizeof(err)), 2);
 	ck_assert_msg(strstr(err, "larger than a segment"), "%s", err);
 }
@@ -1259,26 +1294,27 @@ START_TEST(test_option_ranges)
 	    {"--backend nope", "--backend nope: unknown (sim, shm, verbs or fault:"},
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		snprintf(line, sizeof(line), "kv run --trace %s --out %s --quiet %s", kv, out,
-			 bad[i].args);
+		snprintf(line, sizeof(line), "kv run --trace %s --force --out %s --quiet %s", kv,
+			 out, bad[i].args);
 		int rc = run_cli_err(line, err, sizeof(err));
 		ck_assert_msg(rc == 2, "'%s' exited %d", line, rc);
 		ck_assert_msg(strstr(err, bad[i].want), "'%s': '%s' lacks '%s'", line, err,
 			      bad[i].want);
 	}
 	/* the unknown backend is named before the 64 MiB pool's region error */
-	snprintf(line, sizeof(line), "kv run --trace %s --out %s --quiet --backend nope", big, out);
+	snprintf(line, sizeof(line), "kv run --trace %s --force --out %s --quiet --backend nope",
+		 big, out);
 	ck_assert_int_eq(run_cli_err(line, err, sizeof(err)), 2);
 	ck_assert_msg(strstr(err, "--backend nope: unknown"), "%s", err);
 	/* the bounds themselves are accepted */
 	snprintf(line, sizeof(line),
-		 "kv run --trace %s --out %s --quiet --requests 5 "
+		 "kv run --trace %s --force --out %s --quiet --requests 5 "
 		 "--time-scale 100 --window-ms 3600000",
 		 kv, out);
 	ck_assert_int_eq(run_cli(line), 0);
 	/* a series of more than DMR_KV_TS_MAX_ROWS rows stops the run, partial */
-	snprintf(line, sizeof(line), "kv run --trace %s --out %s --quiet --window-ms 0.001", kv,
-		 out);
+	snprintf(line, sizeof(line), "kv run --trace %s --force --out %s --quiet --window-ms 0.001",
+		 kv, out);
 	ck_assert_int_eq(run_cli_err(line, err, sizeof(err)), 2);
 	ck_assert_msg(strstr(err, "the time series reached 1000000 rows"), "%s", err);
 	snprintf(p, sizeof(p), "%s/summary.partial.csv", out);
@@ -1335,7 +1371,7 @@ START_TEST(test_results_consistency)
 	snprintf(p, sizeof(p), "%s/timeseries.partial.csv", out);
 	dmr_test_write_file(p, "stale\n");
 	snprintf(line, sizeof(line),
-		 "kv run --trace %s --out %s --quiet --window-ms 10 --cns 1 "
+		 "kv run --trace %s --force --out %s --quiet --window-ms 10 --cns 1 "
 		 "--clients 2 --slice 16K",
 		 kv, out);
 	ck_assert_int_eq(run_cli(line), 0);

@@ -447,6 +447,26 @@ START_TEST(test_ops_generated)
 	ck_assert_str_eq(s1, s3);
 	free(s1);
 	free(s3);
+	/* o3 again: refused (exit 2), its finished summary kept; --force
+	 * moves it to o3/earlier-1/ */
+	s3 = dmr_test_read_text(p3);
+	r = dmr_test_dmr("kv", "run", "--trace", tr, "--backend", "sim", "--out", o3, NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_msg(strstr(r.err, "holds the finished results of an earlier run"), "%s", r.err);
+	dmr_test_run_free(&r);
+	char *again = dmr_test_read_text(p3);
+	ck_assert_str_eq(again, s3);
+	free(again);
+	r = dmr_test_dmr("kv", "run", "--trace", tr, "--backend", "sim", "--capacity", "64M",
+			 "--block-bytes", "64K", "--out", o3, "--force", NULL);
+	dmr_test_run_ok(&r);
+	dmr_test_run_free(&r);
+	snprintf(p3, sizeof(p3), "%s/earlier-1/summary.csv", o3);
+	again = dmr_test_read_text(p3);
+	ck_assert_ptr_nonnull(again);
+	ck_assert_str_eq(again, s3);
+	free(again);
+	free(s3);
 }
 END_TEST
 
