@@ -204,8 +204,12 @@ static dmr_status_t close_window(dmr_doorbell_t *d, uint32_t c, uint64_t now, dm
 		workers = d->nworkers - c * d->wpc;
 	double sig = dmr_doorbell_signal(busy, nb, rings, d->mmio_ps, workers, len);
 	cn->wstart = now;
-	if (cn->wend <= now) /* the next window end after now */
-		cn->wend += ((now - cn->wend) / d->cfg.window_ps + 1) * d->cfg.window_ps;
+	if (cn->wend <= now) /* the next window end after now (read unlocked by
+				dmr_doorbell_flush: an atomic store) */
+		__atomic_store_n(&cn->wend,
+				 cn->wend +
+				     ((now - cn->wend) / d->cfg.window_ps + 1) * d->cfg.window_ps,
+				 __ATOMIC_RELAXED);
 	if (!len)
 		return DMR_OK;
 	uint32_t old = cn->batch, nbat = dmr_doorbell_decide(&d->cfg, old, sig);
@@ -243,13 +247,15 @@ dmr_status_t dmr_doorbell_flush(dmr_doorbell_t *d, uint32_t worker, uint64_t now
 	/* driven: a context the batch woke on another worker (a loop's wake)
 	 * posted on that worker: its doorbell is rung now too, in the order
 	 * the workers first staged */
-	for (uint32_t i = 0; d->driven && i < d->ndirty; i++) {
-		uint32_t w = d->dirty[i];
-		d->isdirty[w] = 0;
-		if (st0 == DMR_OK && w != worker)
-			st0 = ring_worker(d, w, err);
+	if (d->driven) { /* one thread: the dirty list is its own */
+		for (uint32_t i = 0; i < d->ndirty; i++) {
+			uint32_t w = d->dirty[i];
+			d->isdirty[w] = 0;
+			if (st0 == DMR_OK && w != worker)
+				st0 = ring_worker(d, w, err);
+		}
+		d->ndirty = 0;
 	}
-	d->ndirty = 0;
 	if (st0 != DMR_OK)
 		return st0;
 	uint32_t c = worker / d->wpc;
