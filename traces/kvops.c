@@ -156,6 +156,9 @@ dmr_status_t dmr_kvops_next(dmr_kvops_reader_t *rd, dmr_kvops_row_t *row, dmr_er
 		unsigned long long n = strtoull(ln + 6, &e, 10);
 		if (errno || *e || e == ln + 6)
 			return bad(rd, err, "trailer: '%.60s' is not '# end OPS'%s", ln, "");
+		if (n == 0 && rd->rows == 0)
+			return bad(rd, err, "no operations: an empty trace replays nothing%s%s", "",
+				   "");
 		if (n != rd->rows) {
 			char a[64], b[64];
 			snprintf(a, sizeof(a), "%llu", n);

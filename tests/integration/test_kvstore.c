@@ -485,6 +485,7 @@ static const struct {
     {"# dmreplay-kvops v1\n# value_max 10\nop,key,bytes\nget,a,3\n# end 1\n",
      "must be empty for get"},
     {"# dmreplay-kvops v1\n# value_max 10\nop,key,bytes\nget,a,\n", "truncated"},
+    {"# dmreplay-kvops v1\n# value_max 10\nop,key,bytes\n# end 0\n", ":4: no operations"},
     {"# dmreplay-kvops v1\n# value_max 10\nop,key,bytes\nget,a,\n# end 2\n",
      "trailer says 2 ops, the file has 1"},
     {"# dmreplay-kvops v1\n# value_max 10\nop,key,bytes\nget,a,\n# end 1\nget,a,\n",
