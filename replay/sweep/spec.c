@@ -13,6 +13,7 @@
 
 #include "../../core/base/fs.h"
 #include "../../core/base/opt.h"
+#include "../../core/loop.h"
 #include "../../traces/tatp.h"
 #include "../../traces/tpcc.h"
 #include "../../traces/workload.h"
@@ -179,6 +180,25 @@ static int safe_string(const char *s)
 	return 1;
 }
 
+/* A loop value checked as `dmreplay run --loop` would at plan time (known
+ * names joined by '+', transaction loops only): a bad one is refused before
+ * any cell runs. */
+static dmr_status_t loop_ok(const char *key, const char *val, const char *field, dmr_err_t *err)
+{
+	if (strcmp(key, "loop") != 0)
+		return DMR_OK;
+	unsigned loops;
+	dmr_err_t e2;
+	if (dmr_loop_parse(val, &loops, &e2) != DMR_OK)
+		return dmr_err_set(err, DMR_ERR_PARSE, "%s: %s", field, e2.msg);
+	if (loops & ~DMR_LOOP_TXN)
+		return dmr_err_set(err, DMR_ERR_PARSE,
+				   "%s: '%s': prefetch is a loop of `dmreplay kv run`, not of a "
+				   "transaction replay",
+				   field, val);
+	return DMR_OK;
+}
+
 /* A duration as `dmreplay run --duration` takes it: seconds > 0, with an
  * optional unit (s, ms, us, ns). */
 static int duration_text(const char *s)
@@ -332,6 +352,8 @@ static dmr_status_t parse_opts(const json_t *obj, const char *what, const keydef
 		dmr_sweep_opt_t *o = &out[*n_p];
 		snprintf(o->key, sizeof(o->key), "%s", key);
 		dmr_status_t st = val_text(v, d->t, field, o->val, err);
+		if (st == DMR_OK)
+			st = loop_ok(key, o->val, field, err);
 		if (st != DMR_OK)
 			return st;
 		(*n_p)++;
@@ -415,6 +437,8 @@ static dmr_status_t parse_axes(const json_t *obj, dmr_sweep_spec_t *s, dmr_err_t
 			dmr_status_t st = val_text(v, d->t, vf, a->vals[i], err);
 			if (st == DMR_OK && strcmp(key, "mix") == 0)
 				st = mix_ok(s->workload, a->vals[i], vf, err);
+			if (st == DMR_OK)
+				st = loop_ok(key, a->vals[i], vf, err);
 			if (st != DMR_OK)
 				return st;
 			for (size_t j = 0; j < i; j++)
@@ -548,6 +572,8 @@ static dmr_status_t parse_cells(const json_t *arr, dmr_sweep_spec_t *s, dmr_err_
 			dmr_sweep_opt_t *o = &set->opts[set->nopts];
 			snprintf(o->key, sizeof(o->key), "%s", key);
 			dmr_status_t st = val_text(v, d->t, field, o->val, err);
+			if (st == DMR_OK)
+				st = loop_ok(key, o->val, field, err);
 			if (st != DMR_OK)
 				return st;
 			set->gen[set->nopts] = (uint8_t)d->gen;

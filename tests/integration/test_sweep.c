@@ -419,7 +419,8 @@ END_TEST
 
 /* gen: writes the -o file. run: writes --out/summary.csv (a header and one
  * row with the seed and loop) and timeseries.csv, after FAKE_SLEEP seconds;
- * --loop bad fails with status 2. */
+ * --loop aimd-worker fails with status 2 (a valid name: the sweep checks loop
+ * names when it plans). */
 static const char *fake_exe =
     "#!/bin/sh\n"
     "cmd=$1; shift\n"
@@ -432,7 +433,8 @@ static const char *fake_exe =
     "  case $1 in --out) out=$2;; --seed) seed=$2;; --loop) loop=$2;; --trace) trace=$2;; esac\n"
     "  shift\n"
     "done\n"
-    "[ \"$loop\" = bad ] && { echo \"dmreplay run: --loop: 'bad' unknown\" >&2; exit 2; }\n"
+    "[ \"$loop\" = aimd-worker ] && { echo \"dmreplay run: --loop: 'aimd-worker' fails here\" "
+    ">&2; exit 2; }\n"
     "sleep ${FAKE_SLEEP:-0}\n"
     "printf 'workload,loop,seed,committed_tps,trace\\ntpcc,%s,%s,%s000,%s\\n' \"$loop\" \"$seed\" "
     "\"$seed\" \"$trace\" > \"$out/summary.csv\"\n"
@@ -524,13 +526,24 @@ START_TEST(test_run_and_resume)
 	ck_assert_int_eq(count_rows(sum, 7), 8);
 
 	/* a run that fails: reported, exit 1, the others land */
-	setup_fake(spec, sizeof(spec), "\"none\", \"bad\"", 1);
+	setup_fake(spec, sizeof(spec), "\"none\", \"aimd-worker\"", 1);
 	snprintf(out, sizeof(out), "%s/sw2", dmr_test_tmp);
 	snprintf(sum, sizeof(sum), "%s/summary.csv", out);
 	ck_assert_int_eq(run_sweep(spec, out, NULL), 1);
 	ck_assert_int_eq(count_rows(sum, 7), 2);
-	snprintf(path, sizeof(path), "%s/cells/regime=uniform+loop=bad-r0/run.log", out);
-	ck_assert_ptr_nonnull(strstr(dmr_test_read_file(path), "'bad' unknown"));
+	snprintf(path, sizeof(path), "%s/cells/regime=uniform+loop=aimd-worker-r0/run.log", out);
+	ck_assert_ptr_nonnull(strstr(dmr_test_read_file(path), "'aimd-worker' fails here"));
+
+	/* an unknown loop name, or kv run's prefetch: refused when the sweep
+	 * is planned (exit 2), no cell run */
+	const char *badloops[2] = {"\"none\", \"bad\"", "\"aimd+prefetch\""};
+	for (int k = 0; k < 2; k++) {
+		setup_fake(spec, sizeof(spec), badloops[k], 1);
+		snprintf(out, sizeof(out), "%s/sw3-%d", dmr_test_tmp, k);
+		ck_assert_int_eq(run_sweep(spec, out, NULL), 2);
+		snprintf(sum, sizeof(sum), "%s/summary.csv", out);
+		ck_assert(!dmr_test_exists(sum));
+	}
 }
 END_TEST
 
