@@ -181,7 +181,7 @@ typedef struct run_args {
 	int loop_a; /* --loop_a: 1 add aimd, -1 remove it, 0 not given */
 	/* given on the command line: checked against each other after parsing
 	 * (a value never silently wins over another) */
-	int loop_given, coros_given, coro_num_given, crest_given;
+	int loop_given, coros_given, coro_num_given, crest_given, db_given;
 	int procs, cns_given, force;
 	const char *config;
 	const char *isolation; /* --isolation, parsed once --protocol is known */
@@ -399,10 +399,12 @@ static dmr_status_t run_opt(int ch, const char *name, const char *arg, run_args_
 		st = dmr_opt_double(name, arg, 0, 1, 0, &o->loop.threshold, err);
 		break;
 	case OPT_DB_MAX:
+		a->db_given = 1;
 		/* dmr_be_post's largest doorbell (backends/backend.h) */
 		st = dmr_opt_u32(name, arg, 1, 4096, 0, &o->loop.doorbell_max, err);
 		break;
 	case OPT_DB_UTIL:
+		a->db_given = 1;
 		st = dmr_opt_double(name, arg, 0, 1, DMR_OPT_LO_OPEN, &o->loop.doorbell_util, err);
 		break;
 	case OPT_PUBLOG:
@@ -538,6 +540,12 @@ int dmr_replay_main(int argc, char **argv)
 		fprintf(stderr,
 			"dmreplay run: option --deadline: only with --procs or --config (it "
 			"stops the MN and CN processes)\n");
+		return 2;
+	}
+	if (a.db_given && !(o->loop.loops & DMR_LOOP_DOORBELL)) {
+		fprintf(stderr,
+			"dmreplay run: options --doorbell-max and --doorbell-util: only with "
+			"--loop doorbell (Loop C)\n");
 		return 2;
 	}
 	if (a.loop_given && a.loop_a && (a.loop_a > 0) != ((o->loop.loops & DMR_LOOP_AIMD) != 0)) {

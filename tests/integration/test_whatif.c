@@ -335,6 +335,8 @@ START_TEST(options_that_disagree)
 	    {{"--protocol", "crest", "--crest-cache", "off", "--crest-cache-ttl", "500"},
 	     "the CN record cache is off"},
 	    {{"--deadline", "5"}, "--deadline: only with --procs"},
+	    {{"--doorbell-max", "8"}, "only with --loop doorbell"},
+	    {{"--loop", "aimd", "--doorbell-util", "0.5"}, "only with --loop doorbell"},
 	    {{"--protocol", "crest", "--crest-cache-ttl", "0"}, "--crest-cache-ttl"},
 	    {{"--coros", "3", "--coro_num", "5"}, "--coros and --coro_num"},
 	    {{"--loop_a=false", "--loop", "aimd"}, "--loop_a=false and --loop aimd disagree"},
