@@ -43,6 +43,11 @@
 #include "../backends/backend.h"
 #include "loop.h"
 
+/* Threads: with driven, one thread makes every call; otherwise each worker's
+ * post and flush come from that worker's thread only (its stages are its
+ * own), window closes take the handle's mutex, and the counters, batches
+ * and window ends read without it are atomics (checked under TSan by
+ * test_loopc on shm). */
 typedef struct dmr_doorbell dmr_doorbell_t;
 
 /* A stager and controller for nworkers workers (workers_per_cn per CN)
