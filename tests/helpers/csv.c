@@ -79,3 +79,44 @@ void dmr_test_summary_free(dmr_test_summary_t *s)
 {
 	free(s->buf);
 }
+
+double dmr_test_ts_col(const char *dir, const char *name, int *rows_p, double *lo_p, double *hi_p,
+		       int *found_p)
+{
+	char p[PATH_MAX + 32];
+	snprintf(p, sizeof(p), "%s/timeseries.csv", dir);
+	char *ts = dmr_test_slurp(p, NULL);
+	ck_assert_ptr_nonnull(ts);
+	char *line = ts, *nl = strchr(line, '\n');
+	ck_assert_msg(nl != NULL, "%s: no header line", p);
+	*nl = 0;
+	char *hdr[DMR_TEST_MAXCOL], *f[DMR_TEST_MAXCOL];
+	int nh = dmr_test_split(line, hdr, DMR_TEST_MAXCOL), ic = -1, rows = 0;
+	for (int i = 0; i < nh; i++)
+		if (!strcmp(hdr[i], name))
+			ic = i;
+	if (found_p)
+		*found_p = ic >= 0;
+	ck_assert_msg(ic >= 0 || found_p, "%s: no column %s", p, name);
+	double sum = ic < 0 ? -1 : 0, lo = 0, hi = 0;
+	for (line = nl + 1; ic >= 0 && *line; line = nl + 1, rows++) {
+		nl = strchr(line, '\n');
+		ck_assert_ptr_nonnull(nl);
+		*nl = 0;
+		ck_assert_int_eq(dmr_test_split(line, f, DMR_TEST_MAXCOL), nh);
+		double v = strtod(f[ic], NULL);
+		sum += v;
+		if (!rows || v < lo)
+			lo = v;
+		if (!rows || v > hi)
+			hi = v;
+	}
+	free(ts);
+	if (rows_p)
+		*rows_p = rows;
+	if (lo_p)
+		*lo_p = lo;
+	if (hi_p)
+		*hi_p = hi;
+	return sum;
+}

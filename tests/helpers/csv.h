@@ -26,6 +26,14 @@ void dmr_test_summary_load(dmr_test_summary_t *s, const char *dir, const char *n
 /* The value of column name (into s->buf); a missing column fails the test. */
 const char *dmr_test_col(const dmr_test_summary_t *s, const char *name);
 
+/* DIR/timeseries.csv's column name over every row: returns the sum, *rows_p
+ * the rows, *lo_p / *hi_p (each may be NULL) the least and largest value
+ * (0 without rows). A missing column: *found_p = 0 and -1 returned when
+ * found_p is given, else the test fails. Rows with another field count
+ * than the header fail the test. */
+double dmr_test_ts_col(const char *dir, const char *name, int *rows_p, double *lo_p, double *hi_p,
+		       int *found_p);
+
 /* Column name as an unsigned integer / a number; anything else fails. */
 unsigned long long dmr_test_colu(const dmr_test_summary_t *s, const char *name);
 double dmr_test_cold(const dmr_test_summary_t *s, const char *name);

@@ -6,6 +6,7 @@
 #include <check.h>
 #include <errno.h>
 #include <ftw.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,4 +95,17 @@ int dmr_test_rmtree(const char *dir)
 	if (!dir[0] || (lstat(dir, &sb) != 0 && errno == ENOENT))
 		return 0; /* nothing to remove (as rm -rf) */
 	return nftw(dir, rm_cb, 16, FTW_DEPTH | FTW_PHYS) == 0 ? 0 : -1;
+}
+
+void dmr_test_assert_same_file(const char *dir1, const char *dir2, const char *name)
+{
+	char p1[PATH_MAX + 64], p2[PATH_MAX + 64];
+	snprintf(p1, sizeof(p1), "%s/%s", dir1, name);
+	snprintf(p2, sizeof(p2), "%s/%s", dir2, name);
+	size_t n1 = 0, n2 = 0;
+	char *t1 = dmr_test_slurp(p1, &n1), *t2 = dmr_test_slurp(p2, &n2);
+	ck_assert_msg(t1 && t2, "%s or %s missing", p1, p2);
+	ck_assert_msg(n1 == n2 && memcmp(t1, t2, n1) == 0, "%s and %s differ", p1, p2);
+	free(t1);
+	free(t2);
 }

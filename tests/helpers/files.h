@@ -30,6 +30,10 @@ void dmr_test_write_file(const char *path, const char *text);
 /* 1 when path exists (stat succeeds), else 0. */
 int dmr_test_exists(const char *path);
 
+/* DIR1/NAME and DIR2/NAME exist and are byte-identical (a deterministic
+ * run twice); otherwise the test fails naming both. */
+void dmr_test_assert_same_file(const char *dir1, const char *dir2, const char *name);
+
 /* Remove dir and everything below it (nftw, symlinks not followed), as
  * rm -rf: 0 (also when dir is "" or does not exist), or -1 when anything
  * could not be removed. */

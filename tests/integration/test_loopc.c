@@ -73,38 +73,7 @@ static void parse_db(const char *out, dbline_t *b)
  * *lo_p / *hi_p its least and largest value. */
 static double ts_col(const char *dir, const char *name, int *rows_p, double *lo_p, double *hi_p)
 {
-	char p[PATH_MAX + 32];
-	snprintf(p, sizeof(p), "%s/timeseries.csv", dir);
-	char *ts = dmr_test_slurp(p, NULL);
-	ck_assert_ptr_nonnull(ts);
-	char *line = ts, *nl = strchr(line, '\n');
-	*nl = 0;
-	char *hdr[DMR_TEST_MAXCOL], *f[DMR_TEST_MAXCOL];
-	int nh = dmr_test_split(line, hdr, DMR_TEST_MAXCOL), ic = -1, rows = 0;
-	for (int i = 0; i < nh; i++)
-		if (!strcmp(hdr[i], name))
-			ic = i;
-	ck_assert_msg(ic >= 0, "%s: no column %s", p, name);
-	double sum = 0, lo = 0, hi = 0;
-	for (line = nl + 1; *line; line = nl + 1, rows++) {
-		nl = strchr(line, '\n');
-		ck_assert_ptr_nonnull(nl);
-		*nl = 0;
-		ck_assert_int_eq(dmr_test_split(line, f, DMR_TEST_MAXCOL), nh);
-		double v = strtod(f[ic], NULL);
-		sum += v;
-		if (!rows || v < lo)
-			lo = v;
-		if (!rows || v > hi)
-			hi = v;
-	}
-	free(ts);
-	*rows_p = rows;
-	if (lo_p)
-		*lo_p = lo;
-	if (hi_p)
-		*hi_p = hi;
-	return sum;
+	return dmr_test_ts_col(dir, name, rows_p, lo_p, hi_p, NULL);
 }
 
 START_TEST(test_batches_on_a_cpu_bound_cn)
@@ -151,14 +120,7 @@ START_TEST(test_batches_on_a_cpu_bound_cn)
 	dmr_test_summary_free(&s1);
 	/* deterministic: the same run twice, the same time series */
 	run_sim(&r2, tr, d2, "doorbell", NULL, NULL);
-	char p1[PATH_MAX + 32], p2[PATH_MAX + 32];
-	snprintf(p1, sizeof(p1), "%s/timeseries.csv", d1);
-	snprintf(p2, sizeof(p2), "%s/timeseries.csv", d2);
-	char *t1 = dmr_test_slurp(p1, NULL), *t2 = dmr_test_slurp(p2, NULL);
-	ck_assert(t1 && t2);
-	ck_assert_str_eq(t1, t2);
-	free(t1);
-	free(t2);
+	dmr_test_assert_same_file(d1, d2, "timeseries.csv");
 	dmr_test_run_free(&r0);
 	dmr_test_run_free(&r1);
 	dmr_test_run_free(&r2);

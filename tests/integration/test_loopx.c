@@ -99,28 +99,11 @@ static void parse_pf(const char *out, pfline_t *p)
 }
 
 /* Sum of a column of dir/timeseries.csv (-1: no such column). */
+/* a column's sum over the time series; -1 when it has no such column */
 static double ts_sum(const char *dir, const char *name)
 {
-	char p[PATH_MAX + 32];
-	snprintf(p, sizeof(p), "%s/timeseries.csv", dir);
-	char *ts = dmr_test_slurp(p, NULL);
-	ck_assert_ptr_nonnull(ts);
-	char *line = ts, *nl = strchr(line, '\n');
-	*nl = 0;
-	char *hdr[DMR_TEST_MAXCOL], *f[DMR_TEST_MAXCOL];
-	int nh = dmr_test_split(line, hdr, DMR_TEST_MAXCOL), ic = -1;
-	for (int i = 0; i < nh; i++)
-		if (!strcmp(hdr[i], name))
-			ic = i;
-	double sum = ic < 0 ? -1 : 0;
-	for (line = nl + 1; ic >= 0 && *line; line = nl + 1) {
-		nl = strchr(line, '\n');
-		*nl = 0;
-		ck_assert_int_eq(dmr_test_split(line, f, DMR_TEST_MAXCOL), nh);
-		sum += strtod(f[ic], NULL);
-	}
-	free(ts);
-	return sum;
+	int found;
+	return dmr_test_ts_col(dir, name, NULL, NULL, NULL, &found);
 }
 
 START_TEST(test_prefetch_on_predictable_chains)
@@ -164,14 +147,7 @@ START_TEST(test_prefetch_on_predictable_chains)
 	dmr_test_summary_free(&s1);
 	/* deterministic */
 	kv_run(&r2, tr, d2, "prefetch");
-	char p1[PATH_MAX + 32], p2[PATH_MAX + 32];
-	snprintf(p1, sizeof(p1), "%s/timeseries.csv", d1);
-	snprintf(p2, sizeof(p2), "%s/timeseries.csv", d2);
-	char *t1 = dmr_test_slurp(p1, NULL), *t2 = dmr_test_slurp(p2, NULL);
-	ck_assert(t1 && t2);
-	ck_assert_str_eq(t1, t2);
-	free(t1);
-	free(t2);
+	dmr_test_assert_same_file(d1, d2, "timeseries.csv");
 	dmr_test_run_free(&r0);
 	dmr_test_run_free(&r1);
 	dmr_test_run_free(&r2);
