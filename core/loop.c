@@ -21,6 +21,7 @@ void dmr_loop_cfg_default(dmr_loop_cfg_t *c)
 	c->hot_windows = 2;
 	c->doorbell_max = 32;
 	c->doorbell_util = 0.2;
+	dmr_aura_cfg_default(&c->aura);
 }
 
 static const dmr_loop_info_t loops_tab[] = {
@@ -36,6 +37,13 @@ static const dmr_loop_info_t loops_tab[] = {
      "utilisation of the MN links, MN PCIe/DMA and the CN's doorbell MMIOs in the window",
      "WRs the CN rings per doorbell", "loop_window_ms (5 ms), per CN",
      "1 <= WRs per doorbell <= doorbell_max (32)"},
+    {"aura", DMR_LOOP_AURA,
+     "per record group: atomics, RPCs, ownership moves, CN imbalance, abort rate; per table: "
+     "reads and writes",
+     "per group: access path (A1), owner CN (A2, A4); per table: CN cache (A3)",
+     "loop_window_ms (5 ms), per cluster",
+     "a group is one-sided, by RPC or owned by one CN; an inbox holds at most a CN's slots "
+     "(A4)"},
     {"prefetch", DMR_LOOP_PREFETCH, "the KV pool's hit ratio in the window",
      "prefetch depth of the blocks predicted next", "kv run --loop-window-ms (1000 ms)",
      "0 <= depth <= --prefetch-max (8)"},
@@ -155,6 +163,7 @@ typedef struct wlast {
 
 typedef struct cstate {
 	uint8_t aimd_counted;
+	uint8_t local;	/* aura A2: admitted as a transaction of a group its CN owns */
 	uint32_t qnext; /* next in whichever queue it waits */
 	uint32_t *held; /* key entries held (perkey) */
 	uint32_t nheld, capheld;
@@ -169,12 +178,13 @@ struct dmr_adm {
 	wlast_t *wl;
 	cstate_t *c;
 	cnstate_t *cn;
+	dmr_aura_t *aura;
 	/* samples */
 	double sig_sum;
 	uint64_t sig_n, inc, dec, deferred, moves;
 	/* over the run */
 	uint32_t gmin, gmax;
-	uint64_t up, down, windows, key_deferred;
+	uint64_t up, down, windows, key_deferred, local_deferred;
 };
 
 dmr_status_t dmr_adm_create(const dmr_loop_cfg_t *cfg, const dmr_layout_t *l, uint32_t nworkers,
@@ -213,7 +223,15 @@ dmr_status_t dmr_adm_create(const dmr_loop_cfg_t *cfg, const dmr_layout_t *l, ui
 		a->g[i].wend = cfg->window_ps;
 	}
 	a->gmin = a->gmax = a->cap;
-	if (cfg->loops & DMR_LOOP_PERKEY) {
+	if (cfg->loops & DMR_LOOP_AURA) {
+		dmr_status_t st = dmr_aura_create(&cfg->aura, a->ncn, workers_per_cn * coros, l,
+						  cfg->window_ps, &a->aura, err);
+		if (st != DMR_OK) {
+			dmr_adm_destroy(a);
+			return st;
+		}
+	}
+	if (cfg->loops & (DMR_LOOP_PERKEY | DMR_LOOP_AURA)) {
 		for (uint32_t i = 0; i < a->ncn; i++) {
 			a->cn[i].buckets = malloc(sizeof(uint32_t) << HBITS);
 			if (!a->cn[i].buckets)
@@ -241,6 +259,7 @@ void dmr_adm_destroy(dmr_adm_t *a)
 			free(a->cn[i].buckets);
 			free(a->cn[i].ents);
 		}
+	dmr_aura_destroy(a->aura);
 	free(a->g);
 	free(a->wl);
 	free(a->c);
@@ -343,7 +362,13 @@ int dmr_adm_admit(dmr_adm_t *a, uint32_t worker, uint32_t ctx, const dmr_trace_t
 		w->active++;
 		c->aimd_counted = 1;
 	}
-	if (a->cfg.loops & DMR_LOOP_PERKEY) {
+	/* aura A2: every admitted transaction of a CN holds its records'
+	 * entries (a woken transaction that is no longer local keeps the chain
+	 * of waiters going); only a local one is deferred behind a holder */
+	int a2 = a->aura && (a->cfg.aura.levers & DMR_AURA_A2), local = 0;
+	if (a2)
+		local = dmr_aura_owner(a->aura, dmr_aura_group(a->aura, txn)) == worker / a->wpc;
+	if ((a->cfg.loops & DMR_LOOP_PERKEY) || a2) {
 		cnstate_t *cn = &a->cn[worker / a->wpc];
 		for (uint32_t i = 0; i < txn->nops; i++) {
 			const dmr_trace_op_t *op = &txn->ops[i];
@@ -354,7 +379,7 @@ int dmr_adm_admit(dmr_adm_t *a, uint32_t worker, uint32_t ctx, const dmr_trace_t
 			if (e == NIL)
 				continue;
 			kent_t *k = &cn->ents[e];
-			if (k->hot_until > now && k->holders > 0) {
+			if ((local || k->hot_until > now) && k->holders > 0) {
 				/* defer behind the holder; give back the aimd slot */
 				if (c->aimd_counted) {
 					c->aimd_counted = 0;
@@ -367,7 +392,10 @@ int dmr_adm_admit(dmr_adm_t *a, uint32_t worker, uint32_t ctx, const dmr_trace_t
 					k->wq_head = ctx;
 				k->wq_tail = ctx;
 				a->deferred++;
-				a->key_deferred++;
+				if (local)
+					a->local_deferred++;
+				else
+					a->key_deferred++;
 				return 0;
 			}
 		}
@@ -382,6 +410,7 @@ int dmr_adm_admit(dmr_adm_t *a, uint32_t worker, uint32_t ctx, const dmr_trace_t
 			cn->ents[e].holders++;
 		}
 	}
+	c->local = (uint8_t)local;
 	return 1;
 }
 
@@ -408,23 +437,29 @@ uint32_t dmr_adm_finish(dmr_adm_t *a, uint32_t worker, uint32_t ctx, uint32_t *w
 		c->aimd_counted = 0;
 		w->active--;
 	}
-	if (a->cfg.loops & DMR_LOOP_PERKEY) {
+	if (c->nheld) {
 		cnstate_t *cn = &a->cn[worker / a->wpc];
 		for (uint32_t i = 0; i < c->nheld; i++) {
 			uint32_t e = c->held[i];
 			kent_t *k = &cn->ents[e];
 			k->holders--;
-			if (k->holders == 0 && k->wq_head != NIL && n < max) {
+			/* perkey wakes the first waiter; aura all of them (a woken
+			 * one may defer on another record: the rest must not wait
+			 * on an entry nobody holds) */
+			while (k->holders == 0 && k->wq_head != NIL && n < max) {
 				uint32_t x = k->wq_head;
 				k->wq_head = a->c[x].qnext;
 				if (k->wq_head == NIL)
 					k->wq_tail = NIL;
 				wake[n++] = x;
+				if (!a->aura)
+					break;
 			}
 			kput(cn, e, 0);
 		}
 		c->nheld = 0;
 	}
+	c->local = 0;
 	if (a->cfg.loops & DMR_LOOP_SLOTS)
 		n = wake_aimd(a, w, wake, n, max);
 	return n;
@@ -444,6 +479,8 @@ void dmr_adm_lock_failed(dmr_adm_t *a, uint32_t worker, uint64_t rec, uint64_t n
 uint32_t dmr_adm_tick(dmr_adm_t *a, uint32_t worker, uint64_t now, const dmr_txn_stats_t *ws,
 		      uint32_t *wake, uint32_t max)
 {
+	if (a->aura)
+		dmr_aura_tick(a->aura, now);
 	if (!(a->cfg.loops & DMR_LOOP_SLOTS))
 		return 0;
 	gstate_t *w = &a->g[worker / a->gdiv];
@@ -525,6 +562,11 @@ void dmr_adm_sample(dmr_adm_t *a, uint64_t now, dmr_adm_sample_t *s)
 	a->inc = a->dec = a->deferred = a->moves = 0;
 }
 
+dmr_aura_t *dmr_adm_aura(dmr_adm_t *a)
+{
+	return a->aura;
+}
+
 uint32_t dmr_adm_ncn(const dmr_adm_t *a)
 {
 	return a->ncn;
@@ -546,6 +588,7 @@ void dmr_adm_summary(const dmr_adm_t *a, dmr_adm_summary_t *s)
 {
 	memset(s, 0, sizeof(*s));
 	s->key_deferred = a->key_deferred;
+	s->local_deferred = a->local_deferred;
 	if (!(a->cfg.loops & DMR_LOOP_SLOTS))
 		return;
 	s->min = a->gmin;

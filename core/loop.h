@@ -45,6 +45,15 @@
  *    depth of the blocks predicted next, 0..--prefetch-max
  *    (core/kv/prefetch.h). `dmreplay run` refuses it and kv run refuses the
  *    transaction loops (DMR_LOOP_TXN).
+ *  - aura (issue 14): per record group, per window: the levers A1 (RPC
+ *    path), A2 (ownership with localized execution at the owner CN: a
+ *    transaction of a group this CN owns is deferred while an admitted
+ *    transaction of the same CN locks one of its records, as perkey does
+ *    for hot records), A3 (CN cache of read-mostly tables), A4 (load
+ *    balance), chosen by a cost model whose weights a tuner moves
+ *    (core/aura.h). The admission gate is A2's; routing (which CN runs a
+ *    transaction), the RPC switch and the cache mask are the replay's, asked
+ *    of dmr_adm_aura().
  *
  * Single-threaded (sim replay); the threaded replay takes a lock around
  * these calls.
@@ -54,6 +63,7 @@
 
 #include <stdint.h>
 
+#include "aura.h"
 #include "layout.h"
 #include "txn.h"
 
@@ -65,9 +75,10 @@
 #define DMR_LOOP_SLOTS (DMR_LOOP_AIMD | DMR_LOOP_AIMD_WORKER) /* an AIMD slot gate */
 #define DMR_LOOP_DOORBELL 0x10u /* Loop C, WRs per doorbell per CN (loop_doorbell.h) */
 #define DMR_LOOP_PREFETCH 0x20u /* Loop X, KV prefetch depth (core/kv/prefetch.h; kv run only) */
+#define DMR_LOOP_AURA 0x40u	/* AURA levers and cost model (core/aura.h) */
 #define DMR_LOOP_TXN                                                                               \
-	(DMR_LOOP_AIMD | DMR_LOOP_PERKEY | DMR_LOOP_AIMD_WORKER |                                  \
-	 DMR_LOOP_DOORBELL)  /* dmreplay run's */
+	(DMR_LOOP_AIMD | DMR_LOOP_PERKEY | DMR_LOOP_AIMD_WORKER | DMR_LOOP_DOORBELL |              \
+	 DMR_LOOP_AURA)	     /* dmreplay run's */
 #define DMR_LOOP_NAME_MAX 64 /* dmr_loop_name's buffer */
 
 typedef struct dmr_loop_cfg {
@@ -80,6 +91,8 @@ typedef struct dmr_loop_cfg {
 	uint32_t doorbell_max; /* doorbell: the most WRs per doorbell, 1..4096 (32) */
 	double doorbell_util;  /* doorbell: utilisation at or above which the batch
 				  doubles (below half of it, it halves), (0, 1] (0.2) */
+	dmr_aura_cfg_t aura;   /* aura: levers, tuner, weights (core/aura.h); its
+				  window is window_ps */
 } dmr_loop_cfg_t;
 
 void dmr_loop_cfg_default(dmr_loop_cfg_t *c);
@@ -147,6 +160,10 @@ typedef struct dmr_adm_sample {
 } dmr_adm_sample_t;
 void dmr_adm_sample(dmr_adm_t *a, uint64_t now_ps, dmr_adm_sample_t *s);
 
+/* aura's controller (NULL without aura): the replay routes, switches A1
+ * and A3 by it and reports what it finished (core/aura.h). Owned by a. */
+dmr_aura_t *dmr_adm_aura(dmr_adm_t *a);
+
 /* Compute nodes of the controller (the per-CN columns of the series). */
 uint32_t dmr_adm_ncn(const dmr_adm_t *a);
 /* Slots CN cn admits at once now: aimd its limit, aimd-worker the sum of
@@ -161,6 +178,7 @@ typedef struct dmr_adm_summary {
 	uint32_t min, max, cap;
 	uint64_t up, down, windows;
 	uint64_t key_deferred;
+	uint64_t local_deferred; /* aura A2: deferrals behind the owner CN's holder */
 } dmr_adm_summary_t;
 void dmr_adm_summary(const dmr_adm_t *a, dmr_adm_summary_t *s);
 

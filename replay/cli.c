@@ -77,14 +77,23 @@ static void run_usage(FILE *f)
 		"                    transaction slots per CN, 1..threads x coros), perkey\n"
 		"                    (per hot key), aimd-worker (Loop A per worker, 1..coros),\n"
 		"                    doorbell (Loop C: WRs per doorbell per CN, 1..doorbell-max,\n"
-		"                    on MN link/PCIe and doorbell MMIO utilisation), or several\n"
-		"                    joined by + (aimd+perkey, aimd+doorbell; core/loop.h)\n"
+		"                    on MN link/PCIe and doorbell MMIO utilisation), aura\n"
+		"                    (levers A1..A4 by a self-tuned cost model; docs/AURA.md),\n"
+		"                    or several joined by + (aimd+perkey, aimd+aura; core/loop.h)\n"
 		"  --ai-step N       aimd additive increase, slots per window (default 4)\n"
 		"  --md-factor X     aimd multiplicative decrease divisor (default 2)\n"
 		"  --loop-window-ms X  reaction window of the loops (default 5)\n"
 		"  --loop-threshold X  aimd: aborts per attempt above which it decreases\n"
 		"                    (default 0.5)\n"
 		"  --doorbell-max N  doorbell: the most WRs per doorbell, 1..4096 (default 32)\n"
+		"  --aura-levers L   aura: none, all (default) or a1..a4 joined by , or +\n"
+		"                    (a1 RPC path, a2 ownership, a3 CN cache, a4 balance)\n"
+		"  --aura-tuner T    aura: fixed, rule or sgd (default; docs/AURA.md)\n"
+		"  --aura-weights W  aura: start weights, e.g. atomic=0.5,rpc=1,move=2.5,\n"
+		"                    load=0.18 (the defaults; numbers >= 0)\n"
+		"  --aura-lr X       aura sgd: step in (0, 1] (default 0.1)\n"
+		"  --aura-groups N   aura: record groups, 1..4096 (default: the trace's\n"
+		"                    warehouses, else 64)\n"
 		"  --doorbell-util X doorbell: utilisation in (0, 1] at or above which the\n"
 		"                    batch doubles; below X / 2 it halves (default 0.2)\n"
 		"  --loop_a[=BOOL]   the published flag: true (or no value) adds aimd to\n"
@@ -173,7 +182,17 @@ enum {
 	OPT_VERSIONS
 };
 /* Long options without a letter (getopt_long values above any char). */
-enum { OPT_PUBLOG = 1101, OPT_LOOP_A, OPT_DB_MAX, OPT_DB_UTIL };
+enum {
+	OPT_PUBLOG = 1101,
+	OPT_LOOP_A,
+	OPT_DB_MAX,
+	OPT_DB_UTIL,
+	OPT_AURA_LEVERS,
+	OPT_AURA_TUNER,
+	OPT_AURA_WEIGHTS,
+	OPT_AURA_LR,
+	OPT_AURA_GROUPS,
+};
 
 /* What the options give besides the replay's own settings. */
 typedef struct run_args {
@@ -181,7 +200,7 @@ typedef struct run_args {
 	int loop_a; /* --loop_a: 1 add aimd, -1 remove it, 0 not given */
 	/* given on the command line: checked against each other after parsing
 	 * (a value never silently wins over another) */
-	int loop_given, coros_given, coro_num_given, crest_given, db_given;
+	int loop_given, coros_given, coro_num_given, crest_given, db_given, aura_given;
 	int procs, cns_given, force;
 	const char *config;
 	const char *isolation; /* --isolation, parsed once --protocol is known */
@@ -407,6 +426,26 @@ static dmr_status_t run_opt(int ch, const char *name, const char *arg, run_args_
 		a->db_given = 1;
 		st = dmr_opt_double(name, arg, 0, 1, DMR_OPT_LO_OPEN, &o->loop.doorbell_util, err);
 		break;
+	case OPT_AURA_LEVERS:
+		a->aura_given = 1;
+		st = dmr_aura_parse_levers(arg, &o->loop.aura.levers, err);
+		break;
+	case OPT_AURA_TUNER:
+		a->aura_given = 1;
+		st = dmr_aura_parse_tuner(arg, &o->loop.aura.tuner, err);
+		break;
+	case OPT_AURA_WEIGHTS:
+		a->aura_given = 1;
+		st = dmr_aura_parse_weights(arg, o->loop.aura.w, err);
+		break;
+	case OPT_AURA_LR:
+		a->aura_given = 1;
+		st = dmr_opt_double(name, arg, 0, 1, DMR_OPT_LO_OPEN, &o->loop.aura.lr, err);
+		break;
+	case OPT_AURA_GROUPS:
+		a->aura_given = 1;
+		st = dmr_opt_u32(name, arg, 1, DMR_AURA_MAX_GROUPS, 0, &o->loop.aura.groups, err);
+		break;
 	case OPT_PUBLOG:
 		st = dmr_breakdown_publog_parse(arg, &o->published_log, err);
 		break;
@@ -465,6 +504,11 @@ int dmr_replay_main(int argc, char **argv)
 	    {"loop_a", optional_argument, 0, OPT_LOOP_A},
 	    {"doorbell-max", required_argument, 0, OPT_DB_MAX},
 	    {"doorbell-util", required_argument, 0, OPT_DB_UTIL},
+	    {"aura-levers", required_argument, 0, OPT_AURA_LEVERS},
+	    {"aura-tuner", required_argument, 0, OPT_AURA_TUNER},
+	    {"aura-weights", required_argument, 0, OPT_AURA_WEIGHTS},
+	    {"aura-lr", required_argument, 0, OPT_AURA_LR},
+	    {"aura-groups", required_argument, 0, OPT_AURA_GROUPS},
 	    {"loop_a_ai_step", required_argument, 0, 'A'},
 	    {"loop_a_nf", required_argument, 0, 'D'},
 	    {"procs", no_argument, 0, 'X'},
@@ -546,6 +590,11 @@ int dmr_replay_main(int argc, char **argv)
 		fprintf(stderr,
 			"dmreplay run: options --doorbell-max and --doorbell-util: only with "
 			"--loop doorbell (Loop C)\n");
+		return 2;
+	}
+	if (a.aura_given && !(o->loop.loops & DMR_LOOP_AURA)) {
+		fprintf(stderr, "dmreplay run: options --aura-*: only with --loop aura "
+				"(docs/AURA.md)\n");
 		return 2;
 	}
 	if (a.loop_given && a.loop_a && (a.loop_a > 0) != ((o->loop.loops & DMR_LOOP_AIMD) != 0)) {

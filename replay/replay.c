@@ -55,6 +55,8 @@ void dmr_replay_opts_default(dmr_replay_opts_t *o)
 typedef struct qtxn {
 	struct qtxn *next;
 	uint64_t dispatch_ps; /* when a context took it (before admission), run time */
+	uint32_t group;	      /* aura: its record group (core/aura.h) */
+	uint8_t remapped;     /* drift already applied (aura routes after it) */
 	dmr_trace_txn_t t;    /* ops[] truncated to nops */
 } qtxn_t;
 
@@ -84,6 +86,9 @@ typedef struct engine {
 	dmr_txn_stats_t *pub;  /* threaded: per worker, the copy the sampler reads
 				  (relaxed atomic words: publish_stats) */
 	dmr_adm_t *adm;	       /* admission loops, NULL = none */
+	dmr_aura_t *aura;      /* aura: adm's controller, NULL = none (core/aura.h) */
+	wqueue_t *inbox;       /* aura: per CN, transactions routed to it */
+	uint32_t *inbox_len;   /* aura: per CN, transactions in its inbox */
 	dmr_acache_t **acache; /* --addr-cache: per CN, NULL = none */
 	uint64_t drift_ps;     /* > 0: hot set moves every drift_ps */
 	uint32_t drift_shift, parts;
@@ -141,6 +146,8 @@ static qtxn_t *qtxn_copy(const dmr_trace_txn_t *t)
 	if (!q)
 		return NULL;
 	q->next = NULL;
+	q->remapped = 0;
+	q->group = 0;
 	memcpy(&q->t, t, offsetof(dmr_trace_txn_t, ops) + sizeof(dmr_trace_op_t) * t->nops);
 	return q;
 }
@@ -157,10 +164,15 @@ static dmr_status_t next_for(engine_t *e, uint32_t w, qtxn_t **q_p)
 	return st;
 }
 
+static void drift_remap(engine_t *e, dmr_trace_txn_t *t, uint64_t now);
+
 /* Read one transaction of the trace into its worker's queue (worker =
- * trace index mod workers); *bytes_p += its queued size. Sets e->eof at the
- * end of the trace (DMR_OK, nothing queued). */
-static dmr_status_t read_one_locked(engine_t *e, size_t *bytes_p)
+ * trace index mod workers), or with aura into the inbox of the CN its
+ * group is routed to (core/aura.h: A2 ownership, A4 balance; drift is then
+ * applied here, at now_ps, so that the group is the one it runs in);
+ * *bytes_p += its queued size. Sets e->eof at the end of the trace (DMR_OK,
+ * nothing queued). */
+static dmr_status_t read_one_locked(engine_t *e, size_t *bytes_p, uint64_t now_ps)
 {
 	double t0 = dmr_wall_s();
 	dmr_status_t st = dmr_trace_next(e->rd, e->scratch, e->err);
@@ -179,6 +191,21 @@ static dmr_status_t read_one_locked(engine_t *e, size_t *bytes_p)
 	uint32_t dw = (uint32_t)(e->next_index % e->nworkers);
 	e->next_index++;
 	wqueue_t *wq = &e->q[dw];
+	if (e->inbox) {
+		if (e->drift_ps) {
+			drift_remap(e, &q->t, now_ps);
+			q->remapped = 1;
+		}
+		q->group = dmr_aura_group(e->aura, &q->t);
+		uint32_t rc = dw / e->o->threads, o = dmr_aura_owner(e->aura, q->group);
+		if (o != UINT32_MAX && o != rc) {
+			uint32_t to = dmr_aura_route(e->aura, q->group, rc, e->inbox_len[o]);
+			if (to != rc) {
+				wq = &e->inbox[to];
+				e->inbox_len[to]++;
+			}
+		}
+	}
 	if (wq->tail)
 		wq->tail->next = q;
 	else
@@ -200,28 +227,41 @@ static dmr_status_t preload(engine_t *e, uint64_t *n_p)
 	dmr_status_t st = DMR_OK;
 	while (st == DMR_OK && !e->eof && e->next_index < e->limit && bytes < DMR_PRELOAD_BYTES &&
 	       !dmr_sig_caught())
-		st = read_one_locked(e, &bytes);
+		st = read_one_locked(e, &bytes, 0);
 	*n_p = e->next_index - n0;
 	return st;
 }
 
+static qtxn_t *wq_pop(wqueue_t *wq)
+{
+	qtxn_t *q = wq->head;
+	wq->head = q->next;
+	if (!q->next)
+		wq->tail = NULL;
+	return q;
+}
+
+/* Worker w's next transaction: its own queue's head, or with aura its CN's
+ * inbox's when that is older in the trace (both in trace order). */
 static dmr_status_t next_for_locked(engine_t *e, uint32_t w, qtxn_t **q_p)
 {
 	size_t bytes = 0;
-	while (!e->q[w].head) {
+	wqueue_t *ib = e->inbox ? &e->inbox[w / e->o->threads] : NULL;
+	while (!e->q[w].head && !(ib && ib->head)) {
 		if (e->eof || e->next_index >= e->limit) {
 			*q_p = NULL;
 			return DMR_OK;
 		}
-		dmr_status_t st = read_one_locked(e, &bytes);
+		dmr_status_t st = read_one_locked(e, &bytes, dmr_be_now(e->be, w));
 		if (st != DMR_OK)
 			return st;
 	}
-	qtxn_t *q = e->q[w].head;
-	e->q[w].head = q->next;
-	if (!q->next)
-		e->q[w].tail = NULL;
-	*q_p = q;
+	if (ib && ib->head && (!e->q[w].head || ib->head->t.id < e->q[w].head->t.id)) {
+		e->inbox_len[w / e->o->threads]--;
+		*q_p = wq_pop(ib);
+	} else {
+		*q_p = wq_pop(&e->q[w]);
+	}
 	return DMR_OK;
 }
 
@@ -460,6 +500,22 @@ static dmr_status_t finish_ctx(thr_t *th, uint32_t ci, dmr_txn_outcome_t out, ui
 		if (st != DMR_OK)
 			return st;
 	}
+	if (e->aura && e->cur[ci]) {
+		dmr_aura_done_t d = {
+		    .cn = c->worker / e->o->threads,
+		    .group = e->cur[ci]->group,
+		    .committed = out == DMR_TXN_COMMITTED,
+		    .rpc = 0,
+		    .attempts = c->attempts,
+		    .atomics = e->acc[ci].atomics,
+		    .rpcs = 0,
+		    .latency_ps = out == DMR_TXN_COMMITTED ? dmr_txn_latency_ps(c) : 0,
+		};
+		lock(e);
+		dmr_aura_txn_done(e->aura, &d);
+		dmr_aura_txn_tables(e->aura, &e->cur[ci]->t);
+		unlock(e);
+	}
 	if (e->adm && e->cur[ci]) {
 		lock(e);
 		uint32_t n = dmr_adm_finish(e->adm, c->worker, ci, th->wake, e->nctx);
@@ -507,8 +563,10 @@ static dmr_status_t run_ctx(thr_t *th, uint32_t ci0, ctx_why_t why0, dmr_txn_out
 					__atomic_add_fetch(&e->started, 1, __ATOMIC_RELAXED);
 					e->cur[ci] = q;
 					q->dispatch_ps = dmr_be_now(e->be, c->worker);
-					if (e->drift_ps)
+					if (e->drift_ps && !q->remapped)
 						drift_remap(e, &q->t, dmr_be_now(e->be, c->worker));
+					if (e->aura && !e->inbox)
+						q->group = dmr_aura_group(e->aura, &q->t);
 				}
 			}
 			int admitted = 0;
@@ -727,6 +785,9 @@ static dmr_status_t check_quiet(engine_t *e, thr_t *th)
 	for (uint32_t w = 0; w < e->nworkers; w++)
 		for (const qtxn_t *q = e->q[w].head; q; q = q->next)
 			queued++;
+	if (e->inbox)
+		for (uint32_t k = 0; k * e->o->threads < e->nworkers; k++)
+			queued += e->inbox_len[k];
 	int more = !e->eof && e->next_index < e->limit;
 	if (sim_time(e) >= e->until)
 		queued = 0, more = 0; /* --duration: no transaction starts after it */
@@ -1187,8 +1248,23 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 		e->ctx[i].xstats = &e->xst[i / o->coros];
 	}
 	if (o->loop.loops) {
-		st = dmr_adm_create(&o->loop, &e->layout, e->nworkers, o->threads, o->coros,
-				    &e->adm, err);
+		dmr_loop_cfg_t lc = o->loop;
+		if ((lc.loops & DMR_LOOP_AURA) && !lc.aura.groups) {
+			/* record groups: the trace's warehouses (TPC-C), else 64 */
+			const char *wh = dmr_trace_hdr_param(h, "warehouses");
+			long v = wh ? atol(wh) : 0;
+			lc.aura.groups = v > 0 && v <= (long)DMR_AURA_MAX_GROUPS ? (uint32_t)v : 64;
+		}
+		st = dmr_adm_create(&lc, &e->layout, e->nworkers, o->threads, o->coros, &e->adm,
+				    err);
+		if (st == DMR_OK && (e->aura = dmr_adm_aura(e->adm)) &&
+		    (lc.aura.levers & DMR_AURA_A2)) {
+			uint32_t ncn = (e->nworkers + o->threads - 1) / o->threads;
+			e->inbox = calloc(ncn, sizeof(*e->inbox));
+			e->inbox_len = calloc(ncn, sizeof(*e->inbox_len));
+			if (!e->inbox || !e->inbox_len)
+				st = dmr_err_set(err, DMR_ERR_NOMEM, "replay: out of memory");
+		}
 		if (st == DMR_OK && (o->loop.loops & DMR_LOOP_DOORBELL))
 			st = dmr_doorbell_create(&o->loop, e->be, e->nworkers, o->threads,
 						 e->layout.mns,
@@ -1212,6 +1288,7 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	e->ts.s.max_rows = DMR_REPLAY_TS_MAX_ROWS;
 	e->ts.drift_ps = e->drift_ps;
 	e->ts.doorbell = e->teng.doorbell != NULL;
+	e->ts.aura = e->aura != NULL;
 	if (e->adm && (o->loop.loops & DMR_LOOP_SLOTS)) {
 		st = dmr_ts_cn_slots(&e->ts, dmr_adm_ncn(e->adm));
 		if (st != DMR_OK) {
@@ -1343,6 +1420,8 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	dmr_be_stats(e->be, &res->be);
 	if (e->adm)
 		dmr_adm_summary(e->adm, &res->slots);
+	if (e->aura)
+		dmr_aura_summary(e->aura, &res->aura);
 	if (e->teng.doorbell)
 		dmr_doorbell_summary(e->teng.doorbell, &res->doorbell);
 	const dmr_model_t *m = e->model;
@@ -1461,6 +1540,12 @@ out_ctx:
 				e->q[w2].head = q->next;
 				free(q);
 			}
+	if (e->inbox)
+		for (uint32_t k = 0; k * e->o->threads < e->nworkers; k++)
+			while (e->inbox[k].head)
+				free(wq_pop(&e->inbox[k]));
+	free(e->inbox);
+	free(e->inbox_len);
 	free(e->ctx);
 	free(e->cur);
 	free(e->q);

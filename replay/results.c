@@ -27,9 +27,27 @@ enum {
 	TS_DB_POSTS,
 	TS_DB_RINGS,
 	TS_DB_WRS,
+	TS_A_MOVES,
+	TS_A_SPILLS,
 	TS_NCNT
 };
-enum { TS_PHASE, TS_SIGNAL, TS_ACTUATOR, TS_DB_SIGNAL, TS_DB_BATCH, TS_NGAUGE };
+enum {
+	TS_PHASE,
+	TS_SIGNAL,
+	TS_ACTUATOR,
+	TS_DB_SIGNAL,
+	TS_DB_BATCH,
+	TS_AW_ATOMIC,
+	TS_AW_RPC,
+	TS_AW_MOVE,
+	TS_AW_LOAD,
+	TS_A_RPCG,
+	TS_A_OWNG,
+	TS_A_CACHET,
+	TS_A_CPRED,
+	TS_A_COBS,
+	TS_NGAUGE
+};
 
 void dmr_ts_init(dmr_ts_t *ts, uint64_t window_ps)
 {
@@ -96,6 +114,15 @@ static void ts_sample(dmr_ts_t *ts, const dmr_txn_stats_t *st, uint64_t c[TS_NCN
 	c[TS_DB_POSTS] = ts->db_posts;
 	c[TS_DB_RINGS] = ts->db_rings;
 	c[TS_DB_WRS] = ts->db_wrs;
+	c[TS_A_MOVES] = ts->a_moves;
+	c[TS_A_SPILLS] = ts->a_spills;
+	for (int k = 0; k < 4; k++)
+		g[TS_AW_ATOMIC + k] = ts->a_w[k];
+	g[TS_A_RPCG] = ts->a_rpc_groups;
+	g[TS_A_OWNG] = ts->a_owned_groups;
+	g[TS_A_CACHET] = ts->a_cached_tables;
+	g[TS_A_CPRED] = ts->a_cost_pred;
+	g[TS_A_COBS] = ts->a_cost_obs;
 	g[TS_DB_SIGNAL] = ts->db_signal;
 	g[TS_DB_BATCH] = ts->db_batch;
 	g[TS_PHASE] = (double)ts->phase;
@@ -157,6 +184,19 @@ void dmr_ts_loop_sample(dmr_ts_t *ts, dmr_adm_t *adm, dmr_doorbell_t *db, uint64
 	ts->moves += smp.moves;
 	for (uint32_t k = 0; k < ts->ncn; k++)
 		ts->cn_slots[k] = dmr_adm_cn_slots(adm, k);
+	dmr_aura_t *au = dmr_adm_aura(adm);
+	if (au) {
+		dmr_aura_sample_t x;
+		dmr_aura_sample(au, &x);
+		memcpy(ts->a_w, x.w, sizeof(ts->a_w));
+		ts->a_rpc_groups = x.rpc_groups;
+		ts->a_owned_groups = x.owned_groups;
+		ts->a_cached_tables = x.cached_tables;
+		ts->a_cost_pred = x.cost_pred;
+		ts->a_cost_obs = x.cost_obs;
+		ts->a_moves += x.moves;
+		ts->a_spills += x.spills;
+	}
 	if (db) {
 		dmr_doorbell_sample_t d;
 		dmr_doorbell_sample(db, &d);
@@ -199,10 +239,25 @@ int dmr_ts_write_csv(const dmr_ts_t *ts, FILE *f)
 	    {"doorbell_rings", DMR_TSERIES_CNT, TS_DB_RINGS, NULL, NULL},
 	    {"doorbell_wrs", DMR_TSERIES_CNT, TS_DB_WRS, NULL, NULL},
 	};
+	static const dmr_tseries_col_t acols[] = {
+	    {"aura_w_atomic", DMR_TSERIES_GAUGE, TS_AW_ATOMIC, "%.6g", NULL},
+	    {"aura_w_rpc", DMR_TSERIES_GAUGE, TS_AW_RPC, "%.6g", NULL},
+	    {"aura_w_move", DMR_TSERIES_GAUGE, TS_AW_MOVE, "%.6g", NULL},
+	    {"aura_w_load", DMR_TSERIES_GAUGE, TS_AW_LOAD, "%.6g", NULL},
+	    {"aura_rpc_groups", DMR_TSERIES_GAUGE, TS_A_RPCG, "%.0f", NULL},
+	    {"aura_owned_groups", DMR_TSERIES_GAUGE, TS_A_OWNG, "%.0f", NULL},
+	    {"aura_cached_tables", DMR_TSERIES_GAUGE, TS_A_CACHET, "%.0f", NULL},
+	    {"aura_moves", DMR_TSERIES_CNT, TS_A_MOVES, NULL, NULL},
+	    {"aura_spills", DMR_TSERIES_CNT, TS_A_SPILLS, NULL, NULL},
+	    {"aura_cost_pred_us", DMR_TSERIES_GAUGE, TS_A_CPRED, "%.4f", NULL},
+	    {"aura_cost_obs_us", DMR_TSERIES_GAUGE, TS_A_COBS, "%.4f", NULL},
+	};
 	uint32_t nbase = sizeof(cols) / sizeof(cols[0]), ndb = sizeof(dbcols) / sizeof(dbcols[0]);
-	if (!ts->ncn && !ts->doorbell)
+	uint32_t na = sizeof(acols) / sizeof(acols[0]);
+	if (!ts->ncn && !ts->doorbell && !ts->aura)
 		return dmr_tseries_write_csv(&ts->s, f, cols, nbase, ts);
-	uint32_t n = nbase + (ts->ncn ? 1 + ts->ncn : 0) + (ts->doorbell ? ndb : 0);
+	uint32_t n =
+	    nbase + (ts->ncn ? 1 + ts->ncn : 0) + (ts->doorbell ? ndb : 0) + (ts->aura ? na : 0);
 	dmr_tseries_col_t *all = malloc(sizeof(*all) * n);
 	if (!all)
 		return -1;
@@ -213,8 +268,12 @@ int dmr_ts_write_csv(const dmr_ts_t *ts, FILE *f)
 	for (uint32_t k = 0; k < ts->ncn; k++)
 		all[o++] = (dmr_tseries_col_t){ts->cn_names[k], DMR_TSERIES_GAUGE, TS_NGAUGE + k,
 					       "%.0f", NULL};
-	if (ts->doorbell)
+	if (ts->doorbell) {
 		memcpy(all + o, dbcols, sizeof(dbcols));
+		o += ndb;
+	}
+	if (ts->aura)
+		memcpy(all + o, acols, sizeof(acols));
 	int rc = dmr_tseries_write_csv(&ts->s, f, all, n, ts);
 	free(all);
 	return rc;
@@ -400,6 +459,23 @@ void dmr_replay_print(const dmr_replay_result_t *r, void *file)
 	if (r->loop_cfg.loops & DMR_LOOP_PERKEY)
 		fprintf(f, "  loop           perkey: %llu deferrals behind a hot record\n",
 			(unsigned long long)r->slots.key_deferred);
+	if (r->loop_cfg.loops & DMR_LOOP_AURA) {
+		const dmr_aura_summary_t *a = &r->aura;
+		char lv[32];
+		fprintf(f,
+			"  loop           aura: levers %s, tuner %s, %llu windows: groups by RPC "
+			"%.2f, owned %.2f, tables cached %.2f (mean per window); %llu ownership "
+			"moves, %llu spills, %llu deferrals behind the owner's holder; weights "
+			"atomic %.4g rpc %.4g move %.4g load %.4g\n",
+			dmr_aura_levers_name(r->loop_cfg.aura.levers, lv, sizeof(lv)),
+			dmr_aura_tuner_name(r->loop_cfg.aura.tuner), (unsigned long long)a->windows,
+			a->windows ? (double)a->rpc_gw / a->windows : 0.0,
+			a->windows ? (double)a->owned_gw / a->windows : 0.0,
+			a->windows ? (double)a->cached_tw / a->windows : 0.0,
+			(unsigned long long)a->moves, (unsigned long long)a->spills,
+			(unsigned long long)r->slots.local_deferred, a->w[0], a->w[1], a->w[2],
+			a->w[3]);
+	}
 	if (r->doorbell.cap) {
 		const dmr_doorbell_summary_t *d = &r->doorbell;
 		fprintf(f,

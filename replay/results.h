@@ -59,6 +59,14 @@ typedef struct dmr_ts {
 	int doorbell;			     /* 1: the columns are written */
 	double db_signal, db_batch;	     /* the gauges when the window closed */
 	uint64_t db_posts, db_rings, db_wrs; /* running totals (the rows: their change) */
+	/* aura (core/aura.h): its columns aura_w_atomic, aura_w_rpc,
+	 * aura_w_move, aura_w_load (the weights when the window closed),
+	 * aura_rpc_groups, aura_owned_groups, aura_cached_tables (levers in
+	 * force), aura_moves, aura_spills (the window's), aura_cost_pred_us,
+	 * aura_cost_obs_us (the last decision window's cost per commit) */
+	int aura;
+	double a_w[4], a_rpc_groups, a_owned_groups, a_cached_tables, a_cost_pred, a_cost_obs;
+	uint64_t a_moves, a_spills; /* running totals */
 } dmr_ts_t;
 
 static inline int dmr_ts_due(const dmr_ts_t *ts, uint64_t now_ps)
@@ -89,7 +97,8 @@ void dmr_ts_loop_sample(dmr_ts_t *ts, dmr_adm_t *adm, dmr_doorbell_t *db, uint64
  * loop_decreases, loop_deferred; with dmr_ts_cn_slots also loop_moves and
  * loop_actuator_cnK per CN; with ts->doorbell at the end doorbell_signal,
  * doorbell_batch (mean WRs per doorbell bound over the CNs), and the
- * window's doorbell_posts, doorbell_rings, doorbell_wrs). Returns 0, or -1
+ * window's doorbell_posts, doorbell_rings, doorbell_wrs; with ts->aura
+ * after them the aura columns above). Returns 0, or -1
  * when a write failed. */
 int dmr_ts_write_csv(const dmr_ts_t *ts, FILE *f);
 
@@ -156,6 +165,7 @@ typedef struct dmr_replay_result {
 	dmr_loop_cfg_t loop_cfg;
 	dmr_adm_summary_t slots;	 /* the slot gate over the run (core/loop.h; 0s: none) */
 	dmr_doorbell_summary_t doorbell; /* Loop C over the run (0s: off) */
+	dmr_aura_summary_t aura;	 /* aura over the run (0s: off; core/aura.h) */
 	int verified;			 /* 1 passed, 0 failed, -1 n/a (no invariants known) */
 	int partial;
 	/* issue 11 (core): the cluster and protocol of the run */
