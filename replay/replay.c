@@ -1422,6 +1422,20 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 		dmr_adm_summary(e->adm, &res->slots);
 	if (e->aura)
 		dmr_aura_summary(e->aura, &res->aura);
+	{
+		/* CN balance: (max - mean) / mean of the commits per CN */
+		uint32_t ncn = (e->nworkers + o->threads - 1) / o->threads;
+		double mx = 0, sum = 0;
+		for (uint32_t k = 0; k < ncn; k++) {
+			double c = 0;
+			for (uint32_t w = k * o->threads;
+			     w < (k + 1) * o->threads && w < e->nworkers; w++)
+				c += (double)e->wst[w].committed;
+			sum += c;
+			mx = c > mx ? c : mx;
+		}
+		res->cn_imbalance = sum > 0 ? (mx - sum / ncn) / (sum / ncn) : 0;
+	}
 	if (e->teng.doorbell)
 		dmr_doorbell_summary(e->teng.doorbell, &res->doorbell);
 	const dmr_model_t *m = e->model;

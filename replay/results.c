@@ -289,7 +289,8 @@ static const char *summary_header =
     "loop_threshold,profile_path,trace,cas_replayed,p50_dispatch_us,p99_dispatch_us,"
     "p999_dispatch_us,protocol,mns,backups,placement,index,addr_cache,index_reads_per_commit,"
     "cache_hit_ratio,isolation,versions,crest_locks,crest_local,dm_locks,cxl_tables,"
-    "crest_cache,crest_cache_ttl_us";
+    "crest_cache,crest_cache_ttl_us,doorbell_max,doorbell_util,aura_levers,aura_tuner,"
+    "cn_imbalance";
 
 const char *dmr_results_header(void)
 {
@@ -384,14 +385,26 @@ static int fill_summary(FILE *f, const void *a)
 	char ttl[32] = "-";
 	if (crest && r->crest_cache)
 		snprintf(ttl, sizeof(ttl), "%g", dmr_ps_to_us(r->crest_cache_ttl_ps));
-	return fprintf(f, ",%s,%u,%u,%s,%s,%llu,%.4f,%.6f,%s,%u,%s,%s,%s,%s,%s,%s\n",
-		       r->protocol[0] ? r->protocol : "occ", r->mns ? r->mns : 1, r->backups, place,
-		       r->index[0] ? r->index : "direct", (unsigned long long)r->addr_cache,
-		       r->st.committed ? (double)r->st.index_reads / (double)r->st.committed : 0.0,
-		       lookups ? (double)r->st.cache_hits / (double)lookups : 0.0,
-		       r->isolation[0] ? r->isolation : "sr", r->versions,
-		       crest ? r->crest_locks : "-", crest ? (r->crest_local ? "on" : "off") : "-",
-		       dm, cxl, crest ? (r->crest_cache ? "on" : "off") : "-", ttl);
+	char dbm[16] = "-", dbu[32] = "-", alv[32] = "-";
+	if (r->loop_cfg.loops & DMR_LOOP_DOORBELL) {
+		snprintf(dbm, sizeof(dbm), "%u", r->loop_cfg.doorbell_max);
+		snprintf(dbu, sizeof(dbu), "%g", r->loop_cfg.doorbell_util);
+	}
+	int aura = (r->loop_cfg.loops & DMR_LOOP_AURA) != 0;
+	if (aura)
+		dmr_aura_levers_name(r->loop_cfg.aura.levers, alv, sizeof(alv));
+	n = fprintf(f, ",%s,%u,%u,%s,%s,%llu,%.4f,%.6f,%s,%u,%s,%s,%s,%s,%s,%s",
+		    r->protocol[0] ? r->protocol : "occ", r->mns ? r->mns : 1, r->backups, place,
+		    r->index[0] ? r->index : "direct", (unsigned long long)r->addr_cache,
+		    r->st.committed ? (double)r->st.index_reads / (double)r->st.committed : 0.0,
+		    lookups ? (double)r->st.cache_hits / (double)lookups : 0.0,
+		    r->isolation[0] ? r->isolation : "sr", r->versions,
+		    crest ? r->crest_locks : "-", crest ? (r->crest_local ? "on" : "off") : "-", dm,
+		    cxl, crest ? (r->crest_cache ? "on" : "off") : "-", ttl);
+	if (n < 0)
+		return n;
+	return fprintf(f, ",%s,%s,%s,%s,%.4f\n", dbm, dbu, alv,
+		       aura ? dmr_aura_tuner_name(r->loop_cfg.aura.tuner) : "-", r->cn_imbalance);
 }
 
 static int fill_ts(FILE *f, const void *a)

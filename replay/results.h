@@ -166,6 +166,7 @@ typedef struct dmr_replay_result {
 	dmr_adm_summary_t slots;	 /* the slot gate over the run (core/loop.h; 0s: none) */
 	dmr_doorbell_summary_t doorbell; /* Loop C over the run (0s: off) */
 	dmr_aura_summary_t aura;	 /* aura over the run (0s: off; core/aura.h) */
+	double cn_imbalance;		 /* (max - mean) / mean of the CNs' commits */
 	int verified;			 /* 1 passed, 0 failed, -1 n/a (no invariants known) */
 	int partial;
 	/* issue 11 (core): the cluster and protocol of the run */

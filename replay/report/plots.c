@@ -254,3 +254,81 @@ int dmr_report_plot_timeseries(const dmr_report_t *r, const rcell_t *c, const ch
 	fclose(f);
 	return run_gnuplot(gp, log);
 }
+
+int dmr_report_plot_weights(const dmr_report_t *r, const rcell_t *c, const char *pdir,
+			    const char *log)
+{
+	static const char *const wname[4] = {"atomic", "rpc", "move", "load"};
+	char d[600], stem[PATH_MAX + 700], gp[PATH_MAX + 720];
+	dmr_sweep_cell_dirname(c->name, d, sizeof(d));
+	snprintf(stem, sizeof(stem), "%s/weights-%s", pdir, d);
+	if (snprintf(gp, sizeof(gp), "%s.gp", stem) >= (int)sizeof(gp))
+		return -1;
+	char dats[8][PATH_MAX + 720];
+	unsigned reps[8];
+	size_t nd = 0;
+	double shifts[512];
+	size_t nshift = 0;
+	for (size_t k = 0; k < c->nrows && nd < 8; k++) {
+		char path[PATH_MAX + 700];
+		tseries_t ts;
+		dmr_report_cell_ts_path(r, c, k, path, sizeof(path), &reps[nd]);
+		if (dmr_report_ts_load(path, &ts) != 0)
+			continue;
+		if (!ts.has_w) {
+			dmr_report_ts_free(&ts);
+			continue;
+		}
+		snprintf(dats[nd], sizeof(dats[nd]), "%s-r%u.dat", stem, reps[nd]);
+		FILE *f = fopen(dats[nd], "w");
+		if (!f) {
+			dmr_report_ts_free(&ts);
+			continue;
+		}
+		fprintf(f, "# t_s w_atomic w_rpc w_move w_load phase\n");
+		for (size_t i = 0; i < ts.n; i++)
+			fprintf(f, "%.9g %.9g %.9g %.9g %.9g %.9g\n", ts.t[i], ts.w[0][i],
+				ts.w[1][i], ts.w[2][i], ts.w[3][i], ts.phase[i]);
+		fclose(f);
+		if (nd == 0 && ts.has_phase)
+			for (size_t i = 1; i < ts.n && nshift < 512; i++)
+				if (ts.phase[i] != ts.phase[i - 1])
+					shifts[nshift++] = ts.t[i];
+		nd++;
+		dmr_report_ts_free(&ts);
+	}
+	if (!nd)
+		return 1; /* no aura weights: nothing to plot */
+	FILE *f = fopen(gp, "w");
+	if (!f)
+		return -1;
+	for (int svg = 0; svg < 2; svg++) {
+		term_lines(f, stem, svg);
+		fprintf(f, "set title ");
+		gq2(f, c->name, ": aura weights");
+		fprintf(f, " noenhanced\nset xlabel 'run time (s)'\n"
+			   "set ylabel 'weight'\nset logscale y\nset grid\nset key outside bottom "
+			   "center horizontal noenhanced\nunset arrow\n");
+		for (size_t i = 0; i < nshift; i++)
+			fprintf(f,
+				"set arrow from %.9g, graph 0 to %.9g, graph 1 nohead dt 3 lc "
+				"rgb 'gray40'\n",
+				shifts[i], shifts[i]);
+		fprintf(f, "plot ");
+		for (size_t i = 0; i < nd; i++)
+			for (int k = 0; k < 4; k++) {
+				fprintf(f, "%s", i || k ? ", " : "");
+				gq(f, base(dats[i]));
+				/* a weight at 0 has no place on a log axis: drawn at
+				 * 1e-6 (the table of the final weights has them) */
+				fprintf(
+				    f,
+				    " using 1:($%d > 0 ? $%d : 1e-6) with steps lw 1.5 lc %d dt "
+				    "%zu title '%s r%u'",
+				    k + 2, k + 2, k + 1, i + 1, wname[k], reps[i]);
+			}
+		fprintf(f, "\nunset output\n");
+	}
+	fclose(f);
+	return run_gnuplot(gp, log);
+}

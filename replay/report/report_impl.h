@@ -88,6 +88,8 @@ typedef struct tseries {
 	size_t n;
 	double *t, *tps, *act, *phase;
 	int has_act, has_phase;
+	double *w[4]; /* aura's weights aura_w_atomic, _rpc, _move, _load (has_w) */
+	int has_w;
 } tseries_t;
 
 /* Load a timeseries.csv; 0, or -1 when it is missing or unusable (no t_s
@@ -107,6 +109,11 @@ void dmr_report_ts_recovery(dmr_report_t *r);
  * data beside them), gnuplot's output appended to log. Returns gnuplot's
  * exit status (0 ok, 127 not found) or -1 (a file could not be written). */
 int dmr_report_plot_metric(const dmr_report_t *r, size_t m, const char *pdir, const char *log);
+/* Cell c's aura weights over time (aura_w_* of its rows' series, phase
+ * changes marked) into pdir/weights-CELL.{png,svg}; 1 when no row has them.
+ * Returns as dmr_report_plot_timeseries. */
+int dmr_report_plot_weights(const dmr_report_t *r, const rcell_t *c, const char *pdir,
+			    const char *log);
 /* Cell c's time series (committed, actuator, phase changes) into
  * pdir/ts-D.{png,svg}. As dmr_report_plot_metric, and 1: nothing to plot. */
 int dmr_report_plot_timeseries(const dmr_report_t *r, const rcell_t *c, const char *pdir,

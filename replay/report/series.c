@@ -20,6 +20,8 @@ void dmr_report_ts_free(tseries_t *ts)
 	free(ts->tps);
 	free(ts->act);
 	free(ts->phase);
+	for (int k = 0; k < 4; k++)
+		free(ts->w[k]);
 	memset(ts, 0, sizeof(*ts));
 }
 
@@ -54,6 +56,23 @@ int dmr_report_ts_load(const char *path, tseries_t *ts)
 		dmr_report_csv_free(&csv);
 		return -1;
 	}
+	static const char *const wcol[4] = {"aura_w_atomic", "aura_w_rpc", "aura_w_move",
+					    "aura_w_load"};
+	int cw[4];
+	ts->has_w = 1;
+	for (int k = 0; k < 4; k++) {
+		cw[k] = dmr_report_csv_col(&csv, wcol[k]);
+		ts->has_w &= cw[k] >= 0;
+	}
+	for (int k = 0; k < 4 && ts->has_w; k++)
+		if (!(ts->w[k] = calloc(n, sizeof(double)))) {
+			dmr_report_ts_free(ts);
+			dmr_report_csv_free(&csv);
+			return -1;
+		}
+	for (size_t i = 0; i < n && ts->has_w; i++)
+		for (int k = 0; k < 4; k++)
+			ts->w[k][i] = num_or_nan(csv.rows[i][cw[k]]);
 	ts->n = n;
 	ts->has_act = ca >= 0;
 	ts->has_phase = cp >= 0;

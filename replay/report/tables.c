@@ -312,6 +312,13 @@ static void draw_plots(dmr_report_t *r, const char *pdir, int *plots_ok, unsigne
 				"dmreplay report: warning: gnuplot failed for the time "
 				"series of %s (see plots/gnuplot.log)\n",
 				r->cells[c].name);
+		rc = dmr_report_plot_weights(r, &r->cells[c], pdir, log);
+		*nts += rc == 0;
+		if (rc != 0 && rc != 1)
+			fprintf(stderr,
+				"dmreplay report: warning: gnuplot failed for the aura "
+				"weights of %s (see plots/gnuplot.log)\n",
+				r->cells[c].name);
 	}
 }
 

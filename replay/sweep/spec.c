@@ -78,6 +78,14 @@ static const keydef_t axis_defs[] = {
     {"loop_threshold", V_NUM0, 0, NULL},
     {"doorbell_max", V_POS, 0, NULL}, /* Loop C (docs/LOOPS.md) */
     {"doorbell_util", V_NUMP, 0, NULL},
+    {"aura_levers", V_STR, 0, NULL}, /* aura (docs/AURA.md) */
+    {"aura_tuner", V_STR, 0, NULL},
+    {"aura_lr", V_NUMP, 0, NULL},
+    {"aura_groups", V_POS, 0, NULL},
+    {"aura_w_atomic", V_NUM0, 0, NULL},
+    {"aura_w_rpc", V_NUM0, 0, NULL},
+    {"aura_w_move", V_NUM0, 0, NULL},
+    {"aura_w_load", V_NUM0, 0, NULL},
     /* issue 12's protocol options */
     {"isolation", V_STR, 0, NULL},
     {"versions", V_POS, 0, NULL},
@@ -95,21 +103,44 @@ static const keydef_t axis_defs[] = {
 };
 
 static const keydef_t run_defs[] = {
-    {"backend", V_STR, 0, NULL},      {"profile", V_STR, 0, NULL},
-    {"cns", V_POS, 0, NULL},	      {"threads", V_POS, 0, NULL},
-    {"coros", V_POS, 0, NULL},	      {"txns", V_POS, 0, NULL},
-    {"duration", V_DUR, 0, NULL},     {"retries", V_UINT, 0, NULL},
-    {"backoff_us", V_NUM0, 0, NULL},  {"mr_size", V_SIZE, 0, NULL},
-    {"mtu", V_POS, 0, NULL},	      {"window_ms", V_NUMP, 0, NULL},
-    {"loop", V_STR, 0, NULL},	      {"ai_step", V_POS, 0, NULL},
-    {"md_factor", V_NUMP, 0, NULL},   {"loop_window_ms", V_NUMP, 0, NULL},
-    {"protocol", V_STR, 0, NULL},     {"mns", V_POS, 0, NULL},
-    {"backups", V_UINT, 0, NULL},     {"index", V_STR, 0, NULL},
-    {"addr_cache", V_SIZE0, 0, NULL}, {"loop_threshold", V_NUM0, 0, NULL},
-    {"isolation", V_STR, 0, NULL},    {"versions", V_POS, 0, NULL},
-    {"crest_locks", V_STR, 0, NULL},  {"crest_local", V_STR, 0, NULL},
-    {"crest_cache", V_STR, 0, NULL},  {"crest_cache_ttl", V_NUMP, 0, NULL},
-    {"doorbell_max", V_POS, 0, NULL}, {"doorbell_util", V_NUMP, 0, NULL},
+    {"backend", V_STR, 0, NULL},
+    {"profile", V_STR, 0, NULL},
+    {"cns", V_POS, 0, NULL},
+    {"threads", V_POS, 0, NULL},
+    {"coros", V_POS, 0, NULL},
+    {"txns", V_POS, 0, NULL},
+    {"duration", V_DUR, 0, NULL},
+    {"retries", V_UINT, 0, NULL},
+    {"backoff_us", V_NUM0, 0, NULL},
+    {"mr_size", V_SIZE, 0, NULL},
+    {"mtu", V_POS, 0, NULL},
+    {"window_ms", V_NUMP, 0, NULL},
+    {"loop", V_STR, 0, NULL},
+    {"ai_step", V_POS, 0, NULL},
+    {"md_factor", V_NUMP, 0, NULL},
+    {"loop_window_ms", V_NUMP, 0, NULL},
+    {"protocol", V_STR, 0, NULL},
+    {"mns", V_POS, 0, NULL},
+    {"backups", V_UINT, 0, NULL},
+    {"index", V_STR, 0, NULL},
+    {"addr_cache", V_SIZE0, 0, NULL},
+    {"loop_threshold", V_NUM0, 0, NULL},
+    {"isolation", V_STR, 0, NULL},
+    {"versions", V_POS, 0, NULL},
+    {"crest_locks", V_STR, 0, NULL},
+    {"crest_local", V_STR, 0, NULL},
+    {"crest_cache", V_STR, 0, NULL},
+    {"crest_cache_ttl", V_NUMP, 0, NULL},
+    {"doorbell_max", V_POS, 0, NULL},
+    {"doorbell_util", V_NUMP, 0, NULL},
+    {"aura_levers", V_STR, 0, NULL},
+    {"aura_tuner", V_STR, 0, NULL},
+    {"aura_lr", V_NUMP, 0, NULL},
+    {"aura_groups", V_POS, 0, NULL},
+    {"aura_w_atomic", V_NUM0, 0, NULL},
+    {"aura_w_rpc", V_NUM0, 0, NULL},
+    {"aura_w_move", V_NUM0, 0, NULL},
+    {"aura_w_load", V_NUM0, 0, NULL},
 };
 
 static const keydef_t wl_defs[] = {
@@ -185,6 +216,19 @@ static int safe_string(const char *s)
  * any cell runs. */
 static dmr_status_t loop_ok(const char *key, const char *val, const char *field, dmr_err_t *err)
 {
+	dmr_err_t e1;
+	if (strcmp(key, "aura_levers") == 0) {
+		unsigned lv;
+		if (dmr_aura_parse_levers(val, &lv, &e1) != DMR_OK)
+			return dmr_err_set(err, DMR_ERR_PARSE, "%s: %s", field, e1.msg);
+		return DMR_OK;
+	}
+	if (strcmp(key, "aura_tuner") == 0) {
+		dmr_aura_tuner_t t;
+		if (dmr_aura_parse_tuner(val, &t, &e1) != DMR_OK)
+			return dmr_err_set(err, DMR_ERR_PARSE, "%s: %s", field, e1.msg);
+		return DMR_OK;
+	}
 	if (strcmp(key, "loop") != 0)
 		return DMR_OK;
 	unsigned loops;

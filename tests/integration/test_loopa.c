@@ -207,9 +207,9 @@ START_TEST(test_worker_variant_and_bad_names)
 	ck_assert_str_eq(dmr_test_col(&s, "loop"), "perkey+aimd-worker");
 	dmr_test_summary_free(&s);
 	/* unknown parts are named; exit 2 */
-	r = dmr_test_dmr("run", "--trace", tr, "--loop", "aimd+perkey+aura", "--out", d, NULL);
+	r = dmr_test_dmr("run", "--trace", tr, "--loop", "aimd+perkey+aurora", "--out", d, NULL);
 	ck_assert_int_eq(r.status, 2);
-	ck_assert_msg(strstr(r.err, "unknown loop 'aura'"), "stderr:\n%s", r.err);
+	ck_assert_msg(strstr(r.err, "unknown loop 'aurora'"), "stderr:\n%s", r.err);
 	dmr_test_run_free(&r);
 	r = dmr_test_dmr("run", "--trace", tr, "--loop_a=maybe", "--out", d, NULL);
 	ck_assert_int_eq(r.status, 2);

@@ -51,8 +51,12 @@ START_TEST(parse_loops)
 	ck_assert_int_eq(dmr_loop_parse("aimd+bogus", &v, &err), DMR_ERR_PARSE);
 	ck_assert_ptr_nonnull(strstr(err.msg, "'bogus'"));
 	ck_assert_ptr_nonnull(strstr(err.msg, "aimd-worker")); /* the known ones listed */
-	ck_assert_int_eq(dmr_loop_parse("aimd+perkey+aura", &v, &err), DMR_ERR_PARSE);
-	ck_assert_ptr_nonnull(strstr(err.msg, "unknown loop 'aura'"));
+	ck_assert_int_eq(dmr_loop_parse("aimd+perkey+aurora", &v, &err), DMR_ERR_PARSE);
+	ck_assert_ptr_nonnull(strstr(err.msg, "unknown loop 'aurora'"));
+	/* issue 14 item 6: the loops compose */
+	ck_assert_int_eq(dmr_loop_parse("aura+perkey+aimd", &v, &err), DMR_OK);
+	ck_assert_uint_eq(v, DMR_LOOP_AIMD | DMR_LOOP_PERKEY | DMR_LOOP_AURA);
+	ck_assert_str_eq(dmr_loop_name(v, nb, sizeof(nb)), "aimd+perkey+aura");
 	ck_assert_int_eq(dmr_loop_parse("aimd++perkey", &v, &err), DMR_ERR_PARSE);
 	ck_assert_ptr_nonnull(strstr(err.msg, "empty part"));
 	ck_assert_int_eq(dmr_loop_parse("aimd+", &v, &err), DMR_ERR_PARSE);
