@@ -290,7 +290,8 @@ static const char *summary_header =
     "p999_dispatch_us,protocol,mns,backups,placement,index,addr_cache,index_reads_per_commit,"
     "cache_hit_ratio,isolation,versions,crest_locks,crest_local,dm_locks,cxl_tables,"
     "crest_cache,crest_cache_ttl_us,doorbell_max,doorbell_util,aura_levers,aura_tuner,"
-    "cn_imbalance";
+    "cn_imbalance,aura_windows,aura_rpc_groups,aura_owned_groups,aura_cached_tables,aura_moves,"
+    "aura_spills,aura_local_waits";
 
 const char *dmr_results_header(void)
 {
@@ -403,8 +404,14 @@ static int fill_summary(FILE *f, const void *a)
 		    cxl, crest ? (r->crest_cache ? "on" : "off") : "-", ttl);
 	if (n < 0)
 		return n;
-	return fprintf(f, ",%s,%s,%s,%s,%.4f\n", dbm, dbu, alv,
-		       aura ? dmr_aura_tuner_name(r->loop_cfg.aura.tuner) : "-", r->cn_imbalance);
+	const dmr_aura_summary_t *au = &r->aura;
+	double nw = au->windows ? (double)au->windows : 1;
+	return fprintf(f, ",%s,%s,%s,%s,%.4f,%llu,%.3f,%.3f,%.3f,%llu,%llu,%llu\n", dbm, dbu, alv,
+		       aura ? dmr_aura_tuner_name(r->loop_cfg.aura.tuner) : "-", r->cn_imbalance,
+		       (unsigned long long)au->windows, (double)au->rpc_gw / nw,
+		       (double)au->owned_gw / nw, (double)au->cached_tw / nw,
+		       (unsigned long long)au->moves, (unsigned long long)au->spills,
+		       (unsigned long long)r->slots.local_deferred);
 }
 
 static int fill_ts(FILE *f, const void *a)

@@ -102,6 +102,12 @@ START_TEST(ownership_commits_more_at_extreme_and_verifies)
 	ck_assert_msg(dmr_test_cold(&s1, "abort_rate") < dmr_test_cold(&s0, "abort_rate"),
 		      "abort rate none %s, aura %s", dmr_test_col(&s0, "abort_rate"),
 		      dmr_test_col(&s1, "abort_rate"));
+	/* lever activity: owned groups on average, moves, waits at the owner */
+	ck_assert(dmr_test_cold(&s1, "aura_owned_groups") > 0);
+	ck_assert_uint_ge(dmr_test_colu(&s1, "aura_moves"), 1);
+	ck_assert_uint_ge(dmr_test_colu(&s1, "aura_local_waits"), 1);
+	ck_assert_uint_ge(dmr_test_colu(&s1, "aura_windows"), 5);
+	ck_assert_uint_eq(dmr_test_colu(&s0, "aura_windows"), 0);
 	double imb = dmr_test_cold(&s1, "cn_imbalance");
 	ck_assert(imb >= 0 && imb < 2.0);
 	dmr_test_summary_free(&s0);
