@@ -295,6 +295,11 @@ uint32_t dmr_aura_cache_mask(const dmr_aura_t *a)
 	return m;
 }
 
+uint32_t dmr_aura_inbox_bound(const dmr_aura_t *a)
+{
+	return a->slots;
+}
+
 uint32_t dmr_aura_route(dmr_aura_t *a, uint32_t g, uint32_t reader_cn, uint32_t inbox_len)
 {
 	if (g >= a->ngroups || !(a->cfg.levers & DMR_AURA_A2))
@@ -302,9 +307,7 @@ uint32_t dmr_aura_route(dmr_aura_t *a, uint32_t g, uint32_t reader_cn, uint32_t 
 	uint32_t o = a->g[g].owner;
 	if (o == NIL || o == reader_cn)
 		return reader_cn;
-	uint64_t cap =
-	    (uint64_t)a->slots * ((a->cfg.levers & DMR_AURA_A4) ? 1 : DMR_AURA_INBOX_HARD);
-	if (inbox_len >= cap) {
+	if ((a->cfg.levers & DMR_AURA_A4) && inbox_len >= a->slots) {
 		a->s_spills++;
 		a->sum.spills++;
 		return reader_cn;

@@ -29,10 +29,11 @@
  *      validated at commit.
  *   A4 load balance: the owner of a group is the CN of least predicted load
  *      (without A4: group mod CNs, a static placement as FORD's tables on
- *      MNs), and an owner's inbox is bounded by its transaction slots: a
- *      transaction routed to a full inbox runs where it was read (a spill,
- *      counted). Without A4 the inbox is bounded only by memory
- *      (DMR_AURA_INBOX_HARD x slots).
+ *      MNs), and a transaction routed to an owner whose inbox is full (its
+ *      transaction slots) runs where it was read (a spill, counted).
+ *      Without A4 routing is strict: the reader waits (backpressure: the
+ *      replay parks the reading context until the owner takes from its
+ *      inbox).
  *
  * Cost model (per window, totals):
  *   C = w_atomic x atomics + w_rpc x RPCs + w_move x moves
@@ -81,7 +82,6 @@
 #define DMR_AURA_A4 0x8u
 #define DMR_AURA_ALL 0xfu
 #define DMR_AURA_MAX_GROUPS 4096u
-#define DMR_AURA_INBOX_HARD 64u /* without A4: inbox bound, x slots per CN */
 
 typedef enum dmr_aura_tuner {
 	DMR_AURA_FIXED = 0,
@@ -132,8 +132,14 @@ uint32_t dmr_aura_group(const dmr_aura_t *a, const dmr_trace_txn_t *txn);
 
 /* Routing (A2/A4): the CN txn of group g read by `reader_cn` should run on;
  * inbox_len = transactions now waiting in that owner's inbox. Returns
- * reader_cn for an unowned group or a spill (counted). */
+ * reader_cn for an unowned group or, with A4, a spill (counted: the
+ * owner's inbox holds dmr_aura_inbox_bound() or more); without A4 the
+ * owner whatever its inbox holds (the caller applies backpressure at the
+ * bound). */
 uint32_t dmr_aura_route(dmr_aura_t *a, uint32_t g, uint32_t reader_cn, uint32_t owner_inbox_len);
+/* Transactions an owner's inbox holds before A4 spills or the reader waits:
+ * a CN's transaction slots. */
+uint32_t dmr_aura_inbox_bound(const dmr_aura_t *a);
 /* The group's owner CN, or UINT32_MAX when unowned. */
 uint32_t dmr_aura_owner(const dmr_aura_t *a, uint32_t g);
 /* A1: 1 when group g's transactions go by RPC now. */

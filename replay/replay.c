@@ -89,6 +89,13 @@ typedef struct engine {
 	dmr_aura_t *aura;      /* aura: adm's controller, NULL = none (core/aura.h) */
 	wqueue_t *inbox;       /* aura: per CN, transactions routed to it */
 	uint32_t *inbox_len;   /* aura: per CN, transactions in its inbox */
+	uint32_t *parked;      /* aura A2 without A4: contexts waiting for room
+				  in an owner's inbox (backpressure) */
+	uint8_t *is_parked;    /* per context */
+	uint32_t nparked;
+	uint32_t *unparked; /* contexts an inbox pop freed, to wake (nunparked) */
+	uint32_t nunparked;
+	int bp;		       /* read_one_locked filled an inbox to its bound (no A4) */
 	dmr_acache_t **acache; /* --addr-cache: per CN, NULL = none */
 	uint64_t drift_ps;     /* > 0: hot set moves every drift_ps */
 	uint32_t drift_shift, parts;
@@ -126,6 +133,7 @@ typedef struct engine {
 typedef struct thr {
 	struct engine *e;
 	uint32_t *wake, *wake2, *stack;
+	uint32_t *wakep;     /* next_for: parked contexts to wake */
 	dmr_lathist_t *lat;  /* from the first start (after admission) to commit */
 	dmr_lathist_t *dlat; /* from dispatch (incl. the admission wait) to commit */
 	dmr_lathist_t *tlat; /* per type (ntypes): as lat */
@@ -152,17 +160,12 @@ static qtxn_t *qtxn_copy(const dmr_trace_txn_t *t)
 	return q;
 }
 
-/* Next transaction for worker w (NULL: none left). Reads ahead into the
- * other workers' queues as needed. */
-static dmr_status_t next_for_locked(engine_t *e, uint32_t w, qtxn_t **q_p);
+/* Next transaction for context ci of worker w (NULL: none left, or with
+ * aura's backpressure ci parked until an owner takes from its inbox).
+ * Reads ahead into the other workers' queues as needed. */
+static dmr_status_t next_for_locked(engine_t *e, uint32_t w, uint32_t ci, qtxn_t **q_p);
 
-static dmr_status_t next_for(engine_t *e, uint32_t w, qtxn_t **q_p)
-{
-	lock(e);
-	dmr_status_t st = next_for_locked(e, w, q_p);
-	unlock(e);
-	return st;
-}
+static dmr_status_t next_for(engine_t *e, struct thr *th, uint32_t w, uint32_t ci, qtxn_t **q_p);
 
 static void drift_remap(engine_t *e, dmr_trace_txn_t *t, uint64_t now);
 
@@ -192,6 +195,7 @@ static dmr_status_t read_one_locked(engine_t *e, size_t *bytes_p, uint64_t now_p
 	e->next_index++;
 	wqueue_t *wq = &e->q[dw];
 	if (e->inbox) {
+		int a4 = (e->o->loop.aura.levers & DMR_AURA_A4) != 0;
 		if (e->drift_ps) {
 			drift_remap(e, &q->t, now_ps);
 			q->remapped = 1;
@@ -203,6 +207,8 @@ static dmr_status_t read_one_locked(engine_t *e, size_t *bytes_p, uint64_t now_p
 			if (to != rc) {
 				wq = &e->inbox[to];
 				e->inbox_len[to]++;
+				if (!a4 && e->inbox_len[to] >= dmr_aura_inbox_bound(e->aura))
+					e->bp = 1; /* strict routing: the reader waits */
 			}
 		}
 	}
@@ -243,10 +249,11 @@ static qtxn_t *wq_pop(wqueue_t *wq)
 
 /* Worker w's next transaction: its own queue's head, or with aura its CN's
  * inbox's when that is older in the trace (both in trace order). */
-static dmr_status_t next_for_locked(engine_t *e, uint32_t w, qtxn_t **q_p)
+static dmr_status_t next_for_locked(engine_t *e, uint32_t w, uint32_t ci, qtxn_t **q_p)
 {
 	size_t bytes = 0;
 	wqueue_t *ib = e->inbox ? &e->inbox[w / e->o->threads] : NULL;
+	e->bp = 0;
 	while (!e->q[w].head && !(ib && ib->head)) {
 		if (e->eof || e->next_index >= e->limit) {
 			*q_p = NULL;
@@ -255,14 +262,45 @@ static dmr_status_t next_for_locked(engine_t *e, uint32_t w, qtxn_t **q_p)
 		dmr_status_t st = read_one_locked(e, &bytes, dmr_be_now(e->be, w));
 		if (st != DMR_OK)
 			return st;
+		if (e->bp && !e->q[w].head && !(ib && ib->head)) {
+			/* an owner's inbox is full and nothing is ours: wait */
+			if (!e->is_parked[ci]) {
+				e->is_parked[ci] = 1;
+				e->parked[e->nparked++] = ci;
+			}
+			*q_p = NULL;
+			return DMR_OK;
+		}
 	}
 	if (ib && ib->head && (!e->q[w].head || ib->head->t.id < e->q[w].head->t.id)) {
 		e->inbox_len[w / e->o->threads]--;
 		*q_p = wq_pop(ib);
+		/* room in an inbox: every parked reader tries again */
+		for (uint32_t k = 0; k < e->nparked; k++) {
+			e->is_parked[e->parked[k]] = 0;
+			e->unparked[e->nunparked++] = e->parked[k];
+		}
+		e->nparked = 0;
 	} else {
 		*q_p = wq_pop(&e->q[w]);
 	}
 	return DMR_OK;
+}
+
+static dmr_status_t next_for(engine_t *e, struct thr *th, uint32_t w, uint32_t ci, qtxn_t **q_p)
+{
+	lock(e);
+	dmr_status_t st = next_for_locked(e, w, ci, q_p);
+	uint32_t n = e->nunparked;
+	if (n)
+		memcpy(th->wakep, e->unparked, sizeof(*th->wakep) * n);
+	e->nunparked = 0;
+	unlock(e);
+	/* a woken reader resumes by a timer completion (on its own thread) */
+	for (uint32_t k = 0; k < n && st == DMR_OK; k++)
+		st = dmr_be_timer(e->be, e->ctx[th->wakep[k]].worker, 0,
+				  dmr_wrid(DMR_WRID_WAKE, th->wakep[k], 0));
+	return st;
 }
 
 static inline void lock(engine_t *e)
@@ -551,8 +589,8 @@ static dmr_status_t run_ctx(thr_t *th, uint32_t ci0, ctx_why_t why0, dmr_txn_out
 			if (!e->cur[ci] && dmr_be_now(e->be, c->worker) < e->until) {
 				/* past --duration no transaction starts: the running
 				 * ones finish, so every lock is released */
-				qtxn_t *q;
-				st = next_for(e, c->worker, &q);
+				qtxn_t *q = NULL;
+				st = next_for(e, th, c->worker, ci, &q);
 				if (st != DMR_OK) {
 					lock(e);
 					dmr_err_set(&th->err, st, "%s", e->err->msg);
@@ -642,11 +680,12 @@ static dmr_status_t thr_init(thr_t *th, engine_t *e, uint32_t worker)
 	th->worker = worker;
 	th->wake = calloc(e->nctx, sizeof(*th->wake));
 	th->wake2 = calloc(e->nctx, sizeof(*th->wake2));
+	th->wakep = calloc(e->nctx, sizeof(*th->wakep));
 	th->stack = calloc(2 * (size_t)e->nctx + 1, sizeof(*th->stack));
 	th->lat = calloc(1, sizeof(*th->lat));
 	th->dlat = calloc(1, sizeof(*th->dlat));
 	th->tlat = calloc(e->ntypes, sizeof(*th->tlat));
-	return th->wake && th->wake2 && th->stack && th->lat && th->dlat && th->tlat
+	return th->wake && th->wake2 && th->wakep && th->stack && th->lat && th->dlat && th->tlat
 		   ? DMR_OK
 		   : DMR_ERR_NOMEM;
 }
@@ -655,6 +694,7 @@ static void thr_fini(thr_t *th)
 {
 	free(th->wake);
 	free(th->wake2);
+	free(th->wakep);
 	free(th->stack);
 	free(th->lat);
 	free(th->dlat);
@@ -1262,7 +1302,11 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 			uint32_t ncn = (e->nworkers + o->threads - 1) / o->threads;
 			e->inbox = calloc(ncn, sizeof(*e->inbox));
 			e->inbox_len = calloc(ncn, sizeof(*e->inbox_len));
-			if (!e->inbox || !e->inbox_len)
+			e->parked = calloc(e->nctx, sizeof(*e->parked));
+			e->unparked = calloc(e->nctx, sizeof(*e->unparked));
+			e->is_parked = calloc(e->nctx, sizeof(*e->is_parked));
+			if (!e->inbox || !e->inbox_len || !e->parked || !e->unparked ||
+			    !e->is_parked)
 				st = dmr_err_set(err, DMR_ERR_NOMEM, "replay: out of memory");
 		}
 		if (st == DMR_OK && (o->loop.loops & DMR_LOOP_DOORBELL))
@@ -1560,6 +1604,9 @@ out_ctx:
 				free(wq_pop(&e->inbox[k]));
 	free(e->inbox);
 	free(e->inbox_len);
+	free(e->parked);
+	free(e->unparked);
+	free(e->is_parked);
 	free(e->ctx);
 	free(e->cur);
 	free(e->q);
