@@ -223,9 +223,10 @@ typedef enum dmr_be_ctl {
 	 * region's: the core is unchanged). verbs (loopback): dm 1 = NIC
 	 * device memory on each MN (ibv_alloc_dm + ibv_reg_dm_mr, zeroed;
 	 * DMR_ERR_INVALID naming the device when max_dm_size is 0 or smaller
-	 * than len), dm 0 = a host MR of its own over that range of the MN
-	 * region; mn_memory() then shows the words (copied back from device
-	 * memory on each call: call it when the workers are quiet). verbs CN
+	 * than len), dm 0 = a host buffer of its own (ibv_reg_mr); both
+	 * initialised from that range of the MN region, and mn_memory()
+	 * shows the words (copied back into the range on each call: call it
+	 * when the workers are quiet; RDMA no longer addresses the range). verbs CN
 	 * role: DMR_ERR_INVALID (not done for the roles yet). Others:
 	 * DMR_ERR_UNSUPPORTED (the words are in their region, host memory). */
 	DMR_BE_CTL_LOCK_REGION = 10,
