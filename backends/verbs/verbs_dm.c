@@ -64,9 +64,10 @@ dmr_status_t dmr_verbs_dm_refuse(vb_t *vb, dmr_err_t *err)
 	if (st != DMR_OK)
 		return st;
 	return dmr_err_set(err, DMR_ERR_INVALID,
-			   "verbs: --dm-locks: device %s offers %llu bytes of device memory; "
-			   "the lock words go there apart from their records "
-			   "(DMR_BE_CTL_LOCK_REGION), not in them (DMR_BE_CTL_DM_LOCKS)",
+			   "verbs: device memory: device %s offers %llu bytes, but verbs puts "
+			   "only the lock-word region there (run --dm-locks: the lock words "
+			   "apart from their records), not ranges of the record MR (bench "
+			   "--dm: the sim's model)",
 			   dev, (unsigned long long)max_dm);
 }
 
