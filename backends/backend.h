@@ -225,8 +225,9 @@ typedef enum dmr_be_ctl {
 	 * DMR_ERR_INVALID naming the device when max_dm_size is 0 or smaller
 	 * than len), dm 0 = a host buffer of its own (ibv_reg_mr); both
 	 * initialised from that range of the MN region, and mn_memory()
-	 * shows the words (copied back into the range on each call: call it
-	 * when the workers are quiet; RDMA no longer addresses the range). verbs CN
+	 * shows the words (copied back into the range when WRs completed
+	 * since the last copy: call it when the workers are quiet; RDMA no
+	 * longer addresses the range). verbs CN
 	 * role: DMR_ERR_INVALID (not done for the roles yet). Others:
 	 * DMR_ERR_UNSUPPORTED (the words are in their region, host memory). */
 	DMR_BE_CTL_LOCK_REGION = 10,

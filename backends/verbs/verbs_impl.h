@@ -120,6 +120,8 @@ typedef struct vb_mn {
 	struct ibv_mr *lk_mr; /* the lock-word region's MR (verbs_dm.c), NULL: none */
 	struct ibv_dm *lk_dm; /* its device memory (--dm-locks), NULL: host */
 	void *lk_host;	      /* its host buffer (--locks-apart), NULL: device */
+	uint64_t lk_done;     /* WRs completed when the words were last copied back */
+	int lk_synced;	      /* copied back at least once */
 	int verbose;	      /* MN role: log connections */
 	dmr_status_t st;
 	dmr_err_t err;
@@ -375,7 +377,9 @@ dmr_status_t dmr_verbs_lock_region(vb_t *vb, const dmr_be_lock_region_t *r, dmr_
  * DMR_ERR_INVALID, naming the device and its max_dm_size. */
 dmr_status_t dmr_verbs_dm_refuse(vb_t *vb, dmr_err_t *err);
 /* Copy MN m's lock words back from their own MR (device or host memory)
- * into its region's range (none placed: nothing). Workers quiet. */
+ * into its region's range (none placed: nothing), when WRs completed
+ * since the last copy (the workers' retired counts changed). Workers
+ * quiet. */
 void dmr_verbs_lock_sync(vb_t *vb, uint32_t m);
 /* Deregister and free MN mn's lock-word MR and device memory (any stage). */
 void dmr_verbs_lock_region_free(vb_mn_t *mn);
