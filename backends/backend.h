@@ -146,6 +146,11 @@ typedef struct dmr_be_stats {
 		(sim); else one thread per worker (verbs) */
 #define DMR_BE_CAP_MASKED_CAS                                                                      \
 	0x2u /* executes DMR_WR_MASKED_CAS (sim, shm; wrappers follow their inner backend) */
+#define DMR_BE_CAP_DM_APART                                                                        \
+	0x4u /* --dm-locks puts the lock-word region (lock words apart from their records,         \
+		core/layout.h) in device memory (DMR_BE_CTL_LOCK_REGION; verbs); without it        \
+		a backend answering DMR_BE_CTL_DM_LOCKS models device memory with the words in     \
+		their records (sim) */
 
 /* 1 if be executes DMR_WR_MASKED_CAS (its caps have DMR_BE_CAP_MASKED_CAS). */
 #define dmr_be_has_masked_cas(be) (((be)->ops->caps & DMR_BE_CAP_MASKED_CAS) != 0)
@@ -199,9 +204,10 @@ typedef enum dmr_be_ctl {
 	 * atomics on those ranges are served by the device-memory atomic unit
 	 * at the profile's dm_* rates; DMR_ERR_INVALID when the profile has no
 	 * device memory or the lock words do not fit (err gives both sizes).
-	 * verbs: DMR_ERR_INVALID naming the device and its max_dm_size (rxe
-	 * has none; a device with some is refused too, not implemented yet).
-	 * Others: DMR_ERR_UNSUPPORTED. */
+	 * verbs (DMR_BE_CAP_DM_APART): not the way it takes --dm-locks (the
+	 * replay lays the lock words apart and sends DMR_BE_CTL_LOCK_REGION
+	 * with dm 1); asked anyway: DMR_ERR_INVALID naming the device and
+	 * its max_dm_size. Others: DMR_ERR_UNSUPPORTED. */
 	DMR_BE_CTL_DM_LOCKS = 8,
 	/* arg: const dmr_be_dm_locks_t * (its lock_bytes ignored). The given
 	 * MN-region ranges (whole tables) live on the MN's CXL-attached memory
@@ -209,7 +215,30 @@ typedef enum dmr_be_ctl {
 	 * DMR_ERR_INVALID when the profile has no CXL tier (cxl_*). Others:
 	 * DMR_ERR_UNSUPPORTED. */
 	DMR_BE_CTL_CXL_TABLES = 9,
+	/* arg: const dmr_be_lock_region_t * (below). The layout's lock-word
+	 * region (lock words apart from their records, core/layout.h
+	 * dmr_layout_locks; issue 16 item 3), the same offsets on every MN,
+	 * is served from memory of its own, before the first post: every WR
+	 * whose remote offset falls in it goes there (the offsets stay the
+	 * region's: the core is unchanged). verbs (loopback): dm 1 = NIC
+	 * device memory on each MN (ibv_alloc_dm + ibv_reg_dm_mr, zeroed;
+	 * DMR_ERR_INVALID naming the device when max_dm_size is 0 or smaller
+	 * than len), dm 0 = a host buffer of its own (ibv_reg_mr); both
+	 * initialised from that range of the MN region, and mn_memory()
+	 * shows the words (copied back into the range when WRs completed
+	 * since the last copy: call it when the workers are quiet; RDMA no
+	 * longer addresses the range). verbs CN
+	 * role: DMR_ERR_INVALID (not done for the roles yet). Others:
+	 * DMR_ERR_UNSUPPORTED (the words are in their region, host memory). */
+	DMR_BE_CTL_LOCK_REGION = 10,
 } dmr_be_ctl_t;
+
+/* DMR_BE_CTL_LOCK_REGION: [off, off + len) of every MN region (64-byte
+ * aligned, len > 0) and where it lives. */
+typedef struct dmr_be_lock_region {
+	uint64_t off, len; /* bytes into the MN region */
+	int dm;		   /* 1: NIC device memory; 0: host memory */
+} dmr_be_lock_region_t;
 
 /* DMR_BE_CTL_DM_LOCKS: ranges of every MN region (the same offsets on each
  * MN, core/layout.h) whose atomics target lock words in device memory, and

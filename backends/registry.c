@@ -156,6 +156,8 @@ const char *dmr_be_ctl_string(int op)
 		return "dm-locks";
 	case DMR_BE_CTL_CXL_TABLES:
 		return "cxl-tables";
+	case DMR_BE_CTL_LOCK_REGION:
+		return "lock-region";
 	}
 	return "?";
 }

@@ -176,6 +176,29 @@ dmr_status_t dmr_layout_cells(dmr_layout_t *l, const uint8_t *words, dmr_err_t *
 	return DMR_OK;
 }
 
+dmr_status_t dmr_layout_locks(dmr_layout_t *l, const uint8_t *apart, dmr_err_t *err)
+{
+	uint64_t start = (l->total + 63) & ~63ull, off = start, base[DMR_TRACE_MAX_TABLES];
+	for (uint32_t t = 0; t < l->ntables; t++) {
+		base[t] = 0;
+		if (!apart[t])
+			continue;
+		if (l->t[t].rows > (UINT64_MAX / 2 - off) / 8)
+			return dmr_err_set(err, DMR_ERR_RANGE, "table %s: %llu lock words overflow",
+					   l->names[t], (unsigned long long)l->t[t].rows);
+		base[t] = off;
+		off = (off + l->t[t].rows * 8 + 63) & ~63ull;
+	}
+	if (off == start)
+		return dmr_err_set(err, DMR_ERR_INVALID, "lock words apart: no table chosen");
+	for (uint32_t t = 0; t < l->ntables; t++)
+		l->t[t].lock_base = base[t];
+	l->lk_base = start;
+	l->lk_bytes = off - start;
+	l->total = off;
+	return DMR_OK;
+}
+
 int dmr_layout_holds(const dmr_layout_t *l, unsigned table, uint32_t mn)
 {
 	uint32_t r[1 + DMR_LAYOUT_MAX_BACKUPS];

@@ -58,6 +58,9 @@ typedef struct dmr_layout_table {
 	uint64_t cell_base;   /* crest --crest-locks words: the cell lock words,
 				 cell_words per record (0 words: none) */
 	uint32_t cell_words;
+	uint64_t lock_base;			/* lock words apart (dmr_layout_locks):
+						   record s's at lock_base + 8 s;
+						   0: in the record header */
 	uint8_t primary;			/* MN holding the primary copy */
 	uint8_t backup[DMR_LAYOUT_MAX_BACKUPS]; /* MNs of backups 1..R */
 } dmr_layout_table_t;
@@ -74,6 +77,8 @@ typedef struct dmr_layout {
 	uint64_t lock_busy; /* the bits of a lock word that mean held (~0 after
 			       dmr_layout_init; crest: its cell lock bits,
 			       core/txn_crest.h): core/replica.h's idle check */
+	uint64_t lk_base;   /* lock words apart: the lock-word region */
+	uint64_t lk_bytes;  /* [lk_base, lk_base + lk_bytes) (0: none) */
 	uint32_t vcells;    /* versions per record (0: the single-version record
 			       above; V > 0: consecutive version tuples, below) */
 	char names[DMR_TRACE_MAX_TABLES][DMR_TRACE_NAME_MAX]; /* table names */
@@ -192,6 +197,30 @@ dmr_status_t dmr_layout_index(dmr_layout_t *l, uint64_t buckets, dmr_err_t *err)
  * the table (the same offsets on every MN; only the primary's are used).
  * Errors (l unchanged): DMR_ERR_RANGE on overflow, err naming the table. */
 dmr_status_t dmr_layout_cells(dmr_layout_t *l, const uint8_t *words, dmr_err_t *err);
+
+/* Lock words apart from their records (issue 16 item 3; --locks-apart,
+ * verbs --dm-locks; docs/MODEL.md "Device memory"): for each table t with
+ * apart[t] != 0, its lock words -- 8 bytes per record, record s's at
+ * lock_base + 8 s -- move out of the record headers into one lock-word
+ * region laid out after everything so far (64-byte aligned; every table's
+ * words 64-byte aligned), [lk_base, lk_base + lk_bytes), at the same
+ * offsets on every MN (only the MNs holding a table use its words). The
+ * record keeps its 16-byte header; its lock word stays 0 (never written):
+ * the core reads the lock word apart and puts it where the header's copy
+ * would be (core/txn.c). The region is what a backend may serve from
+ * memory of its own (DMR_BE_CTL_LOCK_REGION: device memory). Call after
+ * dmr_layout_index and dmr_layout_cells, at most once. Errors (l
+ * unchanged): DMR_ERR_RANGE on overflow, err naming the table;
+ * DMR_ERR_INVALID when no table is chosen. */
+dmr_status_t dmr_layout_locks(dmr_layout_t *l, const uint8_t *apart, dmr_err_t *err);
+
+/* Offset of the lock word of the record at offset rec of table t: rec
+ * itself, or its word in the lock-word region (dmr_layout_locks). */
+static inline uint64_t dmr_layout_lock_of(const dmr_layout_t *l, unsigned t, uint64_t rec)
+{
+	const dmr_layout_table_t *lt = &l->t[t];
+	return lt->lock_base ? lt->lock_base + (rec - lt->base) / lt->rec_bytes * 8 : rec;
+}
 
 /* Offset of cell lock word k of record slot of table t (dmr_layout_cells). */
 static inline uint64_t dmr_layout_cell_word(const dmr_layout_t *l, unsigned t, uint64_t slot,

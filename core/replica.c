@@ -271,6 +271,27 @@ dmr_status_t dmr_replica_verify(const dmr_layout_t *l, dmr_replica_mem_fn mem, v
 				     k % lt->cell_words, w);
 		}
 	}
+	/* lock words apart (core/layout.h dmr_layout_locks): every word idle
+	 * on every MN holding the table (FORD writes "invisible" to the
+	 * backups' words too); the headers' copies were checked above (0) */
+	for (uint32_t t = 0; t < l->ntables; t++) {
+		const dmr_layout_table_t *lt = &l->t[t];
+		uint32_t r[1 + DMR_LAYOUT_MAX_BACKUPS];
+		uint32_t nr = lt->lock_base ? dmr_layout_replicas(l, t, r) : 0;
+		for (uint32_t j = 0; j < nr; j++)
+			for (uint64_t s = 0; s < lt->rows; s++) {
+				uint64_t w;
+				memcpy(&w, m[r[j]] + lt->lock_base + 8 * s, 8);
+				res->checks++;
+				if (w & l->lock_busy)
+					fail(res,
+					     "table %s slot %" PRIu64 " on MN %u (%s): lock word "
+					     "0x%" PRIx64 " (apart, offset %" PRIu64
+					     ") is held after the run",
+					     l->names[t], s, r[j], j ? "backup" : "primary", w,
+					     lt->lock_base + 8 * s);
+			}
+	}
 	res->ok = res->failures == 0;
 	return DMR_OK;
 }

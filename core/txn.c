@@ -302,7 +302,7 @@ dmr_status_t dmr_txn_abort(dmr_txn_ctx_t *c, int cause, dmr_txn_outcome_t *out)
 		dmr_wr_t *wr = wr_to(c, &n, prim(c, i));
 		wr->opcode = DMR_WR_WRITE;
 		wr->local = c->buf + ZERO_OFF;
-		wr->remote = c->ops[i].rec;
+		wr->remote = lockw(c, i);
 		wr->length = 8;
 		c->stats->writes++;
 		c->stats->locks_released++;
@@ -524,6 +524,10 @@ static inline __attribute__((always_inline)) dmr_status_t exec_round_as(dmr_txn_
 			if (op->kind == DMR_TOP_READ || cmp_proto(c)) {
 				/* FARM, DRTMH: read-write records READ without a
 				 * lock too (CompareIssueReadRW), into their image */
+				/* lock words apart: the words first, then the
+				 * records (as one READ of a header reads them) */
+				if (op->kind == DMR_TOP_READ && apart(c, i))
+					wr_lock_read(c, &n, prim(c, i), i, op->count, lkbuf(c, i));
 				dmr_wr_t *wr = wr_to(c, &n, prim(c, i));
 				wr->opcode = DMR_WR_READ;
 				/* MOTOR (c->mv set): the CVT lands after the view
@@ -540,7 +544,7 @@ static inline __attribute__((always_inline)) dmr_status_t exec_round_as(dmr_txn_
 				dmr_wr_t *cas = wr_to(c, &n, prim(c, i));
 				cas->opcode = DMR_WR_CAS;
 				cas->local = c->buf + os->buf;
-				cas->remote = os->rec;
+				cas->remote = lockw(c, i);
 				cas->compare_add = 0;
 				cas->swap = c->tag;
 				cas->length = 8;
@@ -551,6 +555,10 @@ static inline __attribute__((always_inline)) dmr_status_t exec_round_as(dmr_txn_
 				rd->length = rb;
 				c->stats->atomics++;
 				c->stats->reads++;
+				/* lock words apart: the word after the CAS, as the
+				 * header the READ above would have carried */
+				if (apart(c, i))
+					wr_lock_read(c, &n, prim(c, i), i, 1, lkbuf(c, i));
 			}
 		}
 		if (n == 0) {
@@ -598,6 +606,11 @@ check_round(dmr_txn_ctx_t *c, int motor, int mvr, dmr_txn_outcome_t *out)
 		dmr_txn_opst_t *os = &c->ops[i];
 		if (!(os->flags & F_ISSUED))
 			continue;
+		if (apart(c, i)) /* the lock words READ apart into the headers */
+			lock_splice(
+			    image(c, i),
+			    op->kind == DMR_TOP_READ ? c->eng->layout->t[op->table].rec_bytes : 0,
+			    lkbuf(c, i), op->kind == DMR_TOP_READ ? op->count : 1);
 		if (op->kind == DMR_TOP_READ) {
 			uint32_t rb = c->eng->layout->t[op->table].rec_bytes;
 			const uint8_t *img = c->buf + os->buf;
@@ -716,6 +729,8 @@ static dmr_status_t begin_attempt(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 				off += op->count * rb * 2;
 			else /* CAS result, image (FARM, DRTMH: and the version READ) */
 				off += 8 + rb + (cmp_proto(c) ? DMR_REC_HDR : 0);
+			if (l->t[op->table].lock_base) /* lock words apart: lkbuf */
+				off += 8 * (op->kind == DMR_TOP_READ ? 2 * op->count : 1);
 			if (crest_w) /* crest words: txn_crest.c cellbuf */
 				off += 8 * l->t[op->table].cell_words *
 				       (op->kind == DMR_TOP_READ ? 2 * op->count : 1);

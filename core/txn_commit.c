@@ -76,7 +76,7 @@ dmr_status_t dmr_txn_release(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 			dmr_wr_t *ul = wr_to(c, &n, r[j]);
 			ul->opcode = DMR_WR_WRITE;
 			ul->local = c->buf + ZERO_OFF;
-			ul->remote = os->rec;
+			ul->remote = lockw(c, i);
 			ul->length = 8;
 			c->stats->writes++;
 		}
@@ -131,7 +131,7 @@ dmr_status_t dmr_txn_commit(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 		dmr_wr_t *ul = wr_to(c, &n, prim(c, i) | 0x80u);
 		ul->opcode = DMR_WR_WRITE;
 		ul->local = c->buf + ZERO_OFF;
-		ul->remote = os->rec;
+		ul->remote = lockw(c, i);
 		ul->length = 8;
 	}
 	if (nw == 0) {
@@ -203,6 +203,8 @@ dmr_status_t dmr_txn_validate(dmr_txn_ctx_t *c, int logdue, dmr_txn_outcome_t *o
 		if (!validated_read(c, op, i))
 			continue;
 		uint32_t rb = l->t[op->table].rec_bytes;
+		if (apart(c, i)) /* the lock words first, as a header's READ */
+			wr_lock_read(c, &n, prim(c, i), i, op->count, lkbuf(c, i) + 8 * op->count);
 		dmr_wr_t *wr = wr_to(c, &n, prim(c, i));
 		wr->opcode = DMR_WR_READ;
 		wr->local = c->buf + c->ops[i].buf + op->count * rb;
@@ -229,8 +231,10 @@ dmr_status_t dmr_txn_check_validation(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 			continue;
 		uint32_t rb = l->t[op->table].rec_bytes;
 		const uint8_t *a = c->buf + c->ops[i].buf;
-		const uint8_t *b = a + op->count * rb;
+		uint8_t *b = c->buf + c->ops[i].buf + op->count * rb;
 		uint32_t stride_b = op->count == 1 ? 0 : rb;
+		if (apart(c, i)) /* the lock words READ apart into the headers */
+			lock_splice(b, stride_b, lkbuf(c, i) + 8 * op->count, op->count);
 		if (crest) { /* the cells read: unlocked, same versions */
 			if (!dmr_txn_crest_valid(c, i)) {
 				if (c->eng->crest->cache) /* stale: not served again */

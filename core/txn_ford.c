@@ -81,7 +81,7 @@ dmr_status_t dmr_txn_commit_ford(dmr_txn_ctx_t *c, uint32_t need, dmr_txn_outcom
 			dmr_wr_t *lk = wr_to(c, &n, r[j]);
 			lk->opcode = DMR_WR_WRITE;
 			lk->local = c->buf + (j == 0 ? INVLOCK_OFF : INVIS_OFF);
-			lk->remote = os->rec;
+			lk->remote = lockw(c, i);
 			lk->length = 8;
 			c->stats->writes++;
 			wr_writeback(c, &n, r[j], os->rec, pos, pb);

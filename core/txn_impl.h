@@ -142,6 +142,53 @@ static inline void wr_redo_log(dmr_txn_ctx_t *c, uint32_t nlog, unsigned table, 
 	c->log_off += (pos + 7) & ~7u;
 }
 
+/* Lock words apart (core/layout.h dmr_layout_locks; occ and ford): the
+ * offset of op i's lock word, the record's own header when its table keeps
+ * them there. */
+static inline uint64_t lockw(const dmr_txn_ctx_t *c, uint32_t i)
+{
+	return dmr_layout_lock_of(c->eng->layout, c->txn->ops[i].table, c->ops[i].rec);
+}
+
+/* 1 if op i's table keeps its lock words apart. */
+static inline int apart(const dmr_txn_ctx_t *c, uint32_t i)
+{
+	return c->eng->layout->t[c->txn->ops[i].table].lock_base != 0;
+}
+
+/* Lock words apart: where op i's lock words READ at execution land, after
+ * its images (a read-only op: count words, then count more for
+ * validation; a read-write op: one); begin_attempt reserves them. */
+static inline uint8_t *lkbuf(dmr_txn_ctx_t *c, uint32_t i)
+{
+	const dmr_trace_op_t *op = &c->txn->ops[i];
+	uint32_t rb = c->eng->layout->t[op->table].rec_bytes;
+	return c->buf + c->ops[i].buf + (op->kind == DMR_TOP_READ ? 2ull * op->count * rb : 8 + rb);
+}
+
+/* Lock words apart: the READ of the `count` lock words of op i's records
+ * (consecutive slots: consecutive words) into dst, at *n, counted in
+ * stats->reads. */
+static inline void wr_lock_read(dmr_txn_ctx_t *c, uint32_t *n, uint32_t mn, uint32_t i,
+				uint32_t count, uint8_t *dst)
+{
+	dmr_wr_t *wr = wr_to(c, n, mn);
+	wr->opcode = DMR_WR_READ;
+	wr->local = dst;
+	wr->remote = lockw(c, i);
+	wr->length = 8 * count;
+	c->stats->reads++;
+}
+
+/* Lock words apart: the `count` words READ at src put where each record
+ * header's copy would be (the first 8 bytes of each record image, stride
+ * bytes apart), so the checks read them as with the words in the records. */
+static inline void lock_splice(uint8_t *img, uint64_t stride, const uint8_t *src, uint32_t count)
+{
+	for (uint32_t r = 0; r < count; r++)
+		memcpy(img + r * stride, src + 8ull * r, 8);
+}
+
 /* The MN of the primary copy of op i's table. */
 static inline uint32_t prim(const dmr_txn_ctx_t *c, uint32_t i)
 {

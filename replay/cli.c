@@ -159,6 +159,11 @@ static void run_usage(FILE *f)
 	    "  --dm-locks T,...  the lock words of tables T in the MN NICs' device\n"
 	    "                    memory (sim: profile's dm_* atomic rates; refused\n"
 	    "                    where the profile or device has none)\n"
+	    "                    (verbs: lock words apart from their records, in\n"
+	    "                    device memory; occ and ford)\n"
+	    "  --locks-apart T,... the lock words of tables T apart from their records,\n"
+	    "                    in a lock-word region in host memory (--dm-locks's\n"
+	    "                    layout on verbs; any backend; occ and ford)\n"
 	    "  --cxl-tables T,...  tables T on the MN's CXL memory tier (sim, a\n"
 	    "                    profile with cxl_*: e.g. cx7-400g)\n"
 	    "  --help\n",
@@ -174,6 +179,7 @@ enum {
 	OPT_INDEX_BUCKETS,
 	OPT_ADDR_CACHE,
 	OPT_DM_LOCKS,
+	OPT_LOCKS_APART,
 	OPT_CXL_TABLES,
 	OPT_CREST_LOCKS,
 	OPT_CREST_LOCAL,
@@ -322,6 +328,9 @@ static dmr_status_t run_opt(int ch, const char *name, const char *arg, run_args_
 		break;
 	case OPT_DM_LOCKS:
 		o->dm_locks = arg;
+		break;
+	case OPT_LOCKS_APART:
+		o->locks_apart = arg;
 		break;
 	case OPT_CXL_TABLES:
 		o->cxl_tables = arg;
@@ -549,6 +558,7 @@ int dmr_replay_main(int argc, char **argv)
 	    {"index-buckets", required_argument, 0, OPT_INDEX_BUCKETS},
 	    {"addr-cache", required_argument, 0, OPT_ADDR_CACHE},
 	    {"dm-locks", required_argument, 0, OPT_DM_LOCKS},
+	    {"locks-apart", required_argument, 0, OPT_LOCKS_APART},
 	    {"cxl-tables", required_argument, 0, OPT_CXL_TABLES},
 	    {"published-log", required_argument, 0, OPT_PUBLOG},
 	    {"help", no_argument, 0, 'h'},

@@ -108,6 +108,8 @@ typedef struct engine {
 	int stop;	      /* threaded: a thread failed, all stop (relaxed atomic:
 				 set_stop, stopped) */
 	int no_invariants;    /* the verifier knows no invariants of this workload */
+	int dm_apart;	      /* --dm-locks on a DMR_BE_CAP_DM_APART backend (verbs) */
+	char dm_knob[128];    /* the results' dm_locks ("apart:T,..." for --locks-apart) */
 	uint64_t started;     /* transactions started (first attempt) */
 	uint32_t running;     /* threaded: threads still driving */
 	uint64_t deadline_ps; /* threaded: longest wait for a completion */
@@ -1108,7 +1110,22 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 					 o->crest_cache_ttl_ps, h, o->trace, &e->crest, res,
 					 err)) != DMR_OK)
 		goto out_trace;
+	if (o->dm_locks && o->locks_apart) {
+		st = dmr_err_set(err, DMR_ERR_PARSE,
+				 "options --dm-locks and --locks-apart: give one (--locks-apart "
+				 "is --dm-locks's separate layout with the lock words in host "
+				 "memory)");
+		goto out_trace;
+	}
+	/* lock words apart: --locks-apart, or --dm-locks where the backend puts
+	 * the lock-word region in device memory (verbs); the sim models
+	 * --dm-locks with the words in their records */
+	e->dm_apart = o->dm_locks && (dmr_be_caps_of(o->backend) & DMR_BE_CAP_DM_APART);
+	const char *apart = o->locks_apart ? o->locks_apart : e->dm_apart ? o->dm_locks : NULL;
 	dmr_replay_shape_t shape = {.trace = o->trace,
+				    .locks_apart = apart,
+				    .locks_apart_opt =
+					o->locks_apart ? "--locks-apart" : "--dm-locks",
 				    .backend = o->backend,
 				    .cns = o->cns,
 				    .threads = o->threads,
@@ -1161,8 +1178,11 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 			goto out_be;
 		}
 	}
-	if ((st = dmr_replay_setup_tiers(e->be, &e->layout, o->dm_locks, o->cxl_tables, o->quiet,
-					 err)) != DMR_OK)
+	if ((st = dmr_replay_setup_tiers(e->be, &e->layout, e->dm_apart ? NULL : o->dm_locks,
+					 o->cxl_tables, o->quiet, err)) != DMR_OK)
+		goto out_be;
+	if (apart && (st = dmr_replay_setup_lock_region(e->be, &e->layout, e->dm_apart, apart,
+							o->quiet, err)) != DMR_OK)
 		goto out_be;
 	/* the model's figures (sim: the CPU charges below, the results' profile
 	 * and MTU); a backend without one answers UNSUPPORTED */
@@ -1483,9 +1503,13 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	if (e->teng.doorbell)
 		dmr_doorbell_summary(e->teng.doorbell, &res->doorbell);
 	const dmr_model_t *m = e->model;
-	dmr_replay_run_knobs_t kn = {o->loop,	       o->seed,	      o->retries,
-				     o->backoff_us,    o->duration_s, o->isolation,
-				     e->layout.vcells, o->dm_locks,   o->cxl_tables};
+	if (o->locks_apart)
+		snprintf(e->dm_knob, sizeof(e->dm_knob), "apart:%s", o->locks_apart);
+	dmr_replay_run_knobs_t kn = {o->loop,	       o->seed,
+				     o->retries,       o->backoff_us,
+				     o->duration_s,    o->isolation,
+				     e->layout.vcells, o->locks_apart ? e->dm_knob : o->dm_locks,
+				     o->cxl_tables};
 	dmr_replay_result_shape(res, &shape, &kn, h, m, e->started);
 	if (res->sim_time_s > 0) {
 		res->tried_tps = tot.tried / res->sim_time_s;
@@ -1537,7 +1561,7 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 		 * (core/replica.h); regions that are not local: not checked */
 		dmr_err_t rerr;
 		if (vst == DMR_OK &&
-		    (e->layout.mns > 1 || e->layout.backups > 0 ||
+		    (e->layout.mns > 1 || e->layout.backups > 0 || e->layout.lk_bytes ||
 		     o->protocol == DMR_TXN_PROTO_CREST) &&
 		    dmr_replica_verify_be(&e->layout, e->be, &res->replicas, &rerr) == DMR_OK &&
 		    !res->replicas.ok) {

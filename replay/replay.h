@@ -98,6 +98,11 @@ typedef struct dmr_replay_opts {
 	 * NICs' device memory (issue 16; dmr_replay_setup_dm_locks); NULL =
 	 * all in host memory */
 	const char *dm_locks;
+	/* --locks-apart: comma-separated tables whose lock words live apart
+	 * from their records, in a lock-word region in host memory (issue 16
+	 * item 3; verbs --dm-locks's layout, testable without device memory:
+	 * dmr_replay_setup_locks_apart); NULL = in the records */
+	const char *locks_apart;
 	/* --cxl-tables: comma-separated tables on the MN's CXL tier
 	 * (dmr_replay_setup_cxl); NULL = all in host DRAM */
 	const char *cxl_tables;

@@ -16,6 +16,7 @@
 #include "../core/base/opt.h"
 #include "../core/base/timeps.h"
 #include "../core/base/wrid.h"
+#include "../core/txn.h"
 #include "../core/txn_crest.h"
 #include "../models/model.h"
 
@@ -102,6 +103,10 @@ dmr_status_t dmr_replay_setup_layout(const dmr_replay_shape_t *o, const dmr_trac
 	}
 	if (o->cell_words && (st = dmr_layout_cells(l, o->cell_words, err)) != DMR_OK)
 		return st;
+	if (o->locks_apart &&
+	    (st = dmr_replay_setup_locks_apart(l, o->locks_apart, o->locks_apart_opt, o->protocol,
+					       err)) != DMR_OK)
+		return st;
 	dmr_layout_placement(l, res->placement, sizeof(res->placement));
 	if (!o->quiet && (l->mns > 1 || o->protocol != DMR_TXN_PROTO_OCC))
 		fprintf(stderr, "dmreplay run: protocol %s, placement %s\n", res->protocol,
@@ -149,15 +154,12 @@ dmr_status_t dmr_replay_setup_layout(const dmr_replay_shape_t *o, const dmr_trac
 	return DMR_OK;
 }
 
-/* The ranges of the comma-separated tables of list (whole tables); lock
- * bytes: the most any one MN needs, 8 per record of the tables whose
- * primary it holds (lock words live on the primary); `opt` names the
- * option in errors. */
-static dmr_status_t table_ranges(const dmr_layout_t *l, const char *list, const char *opt,
-				 dmr_be_dm_locks_t *d, dmr_err_t *err)
+/* The comma-separated tables of list into sel[t] (1: named); `opt` names
+ * the option in errors. */
+static dmr_status_t table_select(const dmr_layout_t *l, const char *list, const char *opt,
+				 uint8_t sel[DMR_TRACE_MAX_TABLES], dmr_err_t *err)
 {
-	memset(d, 0, sizeof(*d));
-	uint64_t per_mn[DMR_BE_MAX_MNS] = {0};
+	memset(sel, 0, DMR_TRACE_MAX_TABLES);
 	char names[512] = "";
 	size_t off = 0;
 	for (uint32_t t = 0; t < l->ntables && off < sizeof(names); t++)
@@ -175,24 +177,77 @@ static dmr_status_t table_ranges(const dmr_layout_t *l, const char *list, const 
 					   "option %s: '%.*s' is not a table of the trace "
 					   "(tables: %s)",
 					   opt, (int)n, p, names);
-		for (uint32_t k = 0; k < d->n; k++)
-			if (d->off[k] == l->t[t].base)
-				return dmr_err_set(err, DMR_ERR_PARSE,
-						   "option %s: table %s given twice", opt,
-						   l->names[t]);
+		if (sel[t])
+			return dmr_err_set(err, DMR_ERR_PARSE, "option %s: table %s given twice",
+					   opt, l->names[t]);
+		sel[t] = 1;
+		if (p[n] == 0)
+			break;
+		p += n + 1;
+	}
+	return DMR_OK;
+}
+
+/* The ranges of the comma-separated tables of list (whole tables); lock
+ * bytes: the most any one MN needs, 8 per record of the tables whose
+ * primary it holds (lock words live on the primary); `opt` names the
+ * option in errors. */
+static dmr_status_t table_ranges(const dmr_layout_t *l, const char *list, const char *opt,
+				 dmr_be_dm_locks_t *d, dmr_err_t *err)
+{
+	memset(d, 0, sizeof(*d));
+	uint8_t sel[DMR_TRACE_MAX_TABLES];
+	dmr_status_t st = table_select(l, list, opt, sel, err);
+	if (st != DMR_OK)
+		return st;
+	uint64_t per_mn[DMR_BE_MAX_MNS] = {0};
+	for (uint32_t t = 0; t < l->ntables; t++) {
+		if (!sel[t])
+			continue;
 		d->off[d->n] = l->t[t].base;
 		d->len[d->n] = l->t[t].rows * l->t[t].rec_bytes;
 		per_mn[l->t[t].primary] += l->t[t].rows * 8; /* locks on the primary */
 		d->n++;
-		if (p[n] == 0)
-			break;
-		p += n + 1;
 	}
 	/* the device memory one MN needs: its primaries' lock words */
 	for (uint32_t m = 0; m < DMR_BE_MAX_MNS; m++)
 		if (per_mn[m] > d->lock_bytes)
 			d->lock_bytes = per_mn[m];
 	return DMR_OK;
+}
+
+dmr_status_t dmr_replay_setup_locks_apart(dmr_layout_t *l, const char *list, const char *opt,
+					  int protocol, dmr_err_t *err)
+{
+	if (protocol != DMR_TXN_PROTO_OCC && protocol != DMR_TXN_PROTO_FORD)
+		return dmr_err_set(err, DMR_ERR_INVALID,
+				   "option %s: --protocol %s keeps its lock words in its records "
+				   "(lock words apart from their records: occ and ford only)",
+				   opt, dmr_txn_protocol_name(protocol));
+	uint8_t sel[DMR_TRACE_MAX_TABLES];
+	dmr_status_t st = table_select(l, list, opt, sel, err);
+	if (st == DMR_OK)
+		st = dmr_layout_locks(l, sel, err);
+	return st;
+}
+
+dmr_status_t dmr_replay_setup_lock_region(struct dmr_be *be, const dmr_layout_t *l, int dm,
+					  const char *list, int quiet, dmr_err_t *err)
+{
+	dmr_be_lock_region_t r = {.off = l->lk_base, .len = l->lk_bytes, .dm = dm};
+	dmr_status_t st = dmr_be_control(be, DMR_BE_CTL_LOCK_REGION, &r, err);
+	if (st == DMR_ERR_UNSUPPORTED && !dm)
+		st = DMR_OK; /* the backend's region holds them, as every other word */
+	else if (st == DMR_ERR_UNSUPPORTED)
+		st = dmr_err_set(err, DMR_ERR_INVALID,
+				 "option --dm-locks: backend %s cannot place the lock-word region "
+				 "in device memory",
+				 be->cfg.backend);
+	if (st == DMR_OK && !quiet)
+		printf("dmreplay run: lock words of %s apart from their records (%llu bytes per "
+		       "MN, in %s memory)\n",
+		       list, (unsigned long long)l->lk_bytes, dm ? "device" : "host");
+	return st;
 }
 
 dmr_status_t dmr_replay_setup_dm_locks(struct dmr_be *be, const dmr_layout_t *l, const char *list,

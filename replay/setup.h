@@ -19,12 +19,15 @@ typedef struct dmr_replay_shape {
 	uint32_t cns, threads, coros, mns, backups;
 	const dmr_layout_pin_t *pins; /* borrowed */
 	uint32_t npins;
-	int protocol;		   /* dmr_txn_protocol_t */
-	const uint8_t *cell_words; /* crest --crest-locks words: per table the cell
-				      lock words per record (dmr_layout_cells);
-				      NULL: none */
-	uint32_t versions;	   /* motor: vcells per record (0: DMR_CVT_VCELLS) */
-	int index;		   /* dmr_txn_index_t */
+	int protocol;		     /* dmr_txn_protocol_t */
+	const uint8_t *cell_words;   /* crest --crest-locks words: per table the cell
+					lock words per record (dmr_layout_cells);
+					NULL: none */
+	uint32_t versions;	     /* motor: vcells per record (0: DMR_CVT_VCELLS) */
+	int index;		     /* dmr_txn_index_t */
+	const char *locks_apart;     /* tables whose lock words live apart
+					(dmr_replay_setup_locks_apart); NULL: none */
+	const char *locks_apart_opt; /* the option that asked it, for errors */
 	int quiet;
 	uint64_t index_buckets, addr_cache, mr_size;
 } dmr_replay_shape_t;
@@ -58,6 +61,33 @@ dmr_status_t dmr_replay_setup_layout(const dmr_replay_shape_t *o, const dmr_trac
 struct dmr_be;
 dmr_status_t dmr_replay_setup_dm_locks(struct dmr_be *be, const dmr_layout_t *l, const char *list,
 				       uint64_t *lock_bytes_p, dmr_err_t *err);
+
+/*
+ * Lock words apart from their records (issue 16 item 3; docs/MODEL.md
+ * "Device memory"): the comma-separated tables of list get their lock
+ * words in the layout's lock-word region (dmr_layout_locks), at the end of
+ * the layout and before the backend opens (the region is part of the
+ * footprint; dmr_replay_setup_layout calls it when the shape has
+ * locks_apart). `opt` names the option in errors
+ * (--locks-apart, or --dm-locks on a backend with DMR_BE_CAP_DM_APART).
+ * Errors: DMR_ERR_INVALID for a protocol other than occ and ford (their
+ * lock words stay in the records: the error names the protocol),
+ * DMR_ERR_PARSE as dmr_replay_setup_dm_locks for a bad name, the layout's
+ * DMR_ERR_RANGE.
+ */
+dmr_status_t dmr_replay_setup_locks_apart(dmr_layout_t *l, const char *list, const char *opt,
+					  int protocol, dmr_err_t *err);
+
+/* After open: tell the backend where the lock-word region is
+ * (DMR_BE_CTL_LOCK_REGION, backends/backend.h), in device memory (dm 1:
+ * verbs --dm-locks) or host memory (dm 0: --locks-apart; a backend that
+ * does not answer keeps it in its region, DMR_OK). Announced on stdout
+ * unless quiet ("dmreplay run: lock words of LIST apart from their records
+ * (N bytes per MN, in host|device memory)"). Errors: the backend's
+ * (verbs: no device memory, not enough of it, naming the device and both
+ * sizes); DMR_ERR_INVALID when dm and the backend does not answer. */
+dmr_status_t dmr_replay_setup_lock_region(struct dmr_be *be, const dmr_layout_t *l, int dm,
+					  const char *list, int quiet, dmr_err_t *err);
 
 /* --cxl-tables TABLE[,TABLE...] (issue 16): the tables (whole: records and
  * lock words) on the MN's CXL-attached memory tier (DMR_BE_CTL_CXL_TABLES),

@@ -204,33 +204,6 @@ static void vb_mn_stats(vb_t *vb, dmr_be_mn_stats_t *out)
 		}
 }
 
-/* DMR_BE_CTL_DM_LOCKS: device memory is what ibv_query_device_ex reports
- * as max_dm_size (rdma-core libibverbs/man/ibv_alloc_dm.3). A device with
- * none (rxe, older ConnectX) is refused naming it; one with some is refused
- * too, for now: placing lock words there needs ibv_alloc_dm +
- * ibv_reg_dm_mr and lock words kept apart from their records, which this
- * backend does not do yet (the sim models it: docs/MODEL.md). */
-static dmr_status_t vb_dm_locks(vb_t *vb, dmr_err_t *err)
-{
-	struct ibv_device_attr_ex ax;
-	memset(&ax, 0, sizeof(ax));
-	uint64_t max_dm = 0;
-	const char *dev = vb->ctx ? ibv_get_device_name(vb->ctx->device) : "(no device)";
-	if (vb->ctx && ibv_query_device_ex(vb->ctx, NULL, &ax) == 0)
-		max_dm = ax.max_dm_size;
-	if (max_dm == 0)
-		return dmr_err_set(err, DMR_ERR_INVALID,
-				   "verbs: --dm-locks: device %s offers no device memory "
-				   "(ibv_query_device_ex: max_dm_size 0); lock words stay in "
-				   "host memory",
-				   dev);
-	return dmr_err_set(err, DMR_ERR_INVALID,
-			   "verbs: --dm-locks: device %s offers %llu bytes of device memory, "
-			   "but this backend does not place lock words there yet (the sim "
-			   "models it: --backend sim)",
-			   dev, (unsigned long long)max_dm);
-}
-
 /* DMR_BE_CTL_ROLE: the CN role is CN role->self of the cluster's ncn, its
  * worker 0 the cluster's first_worker; loopback holds the cluster.
  * DMR_BE_CTL_MN_STATS: vb_mn_stats. */
@@ -241,8 +214,10 @@ static dmr_status_t vb_control(dmr_be_t *be, int op, void *arg, dmr_err_t *err)
 		vb_mn_stats(vb, arg);
 		return DMR_OK;
 	}
-	if (op == DMR_BE_CTL_DM_LOCKS)
-		return vb_dm_locks(vb, err);
+	if (op == DMR_BE_CTL_DM_LOCKS) /* the sim's way: refused (verbs_dm.c) */
+		return dmr_verbs_dm_refuse(vb, err);
+	if (op == DMR_BE_CTL_LOCK_REGION) /* lock words apart, own MR (verbs_dm.c) */
+		return dmr_verbs_lock_region(vb, arg, err);
 	if (op != DMR_BE_CTL_ROLE)
 		return dmr_be_ctl_unsupported(be, op, err);
 	const dmr_be_config_t *c = &be->cfg;
@@ -270,6 +245,7 @@ static void *vb_mn_memory(dmr_be_t *be, uint32_t mn, uint64_t *len_p)
 	}
 	if (!vb->mn[mn].mem)
 		return NULL;
+	dmr_verbs_lock_sync(vb, mn); /* lock words in device memory: copied back */
 	if (len_p)
 		*len_p = vb->mn[mn].size;
 	return vb->mn[mn].mem;
@@ -601,7 +577,7 @@ fail:
 const dmr_be_ops_t dmr_verbs_ops = {
     .size = sizeof(dmr_be_ops_t),
     .name = "verbs",
-    .caps = 0,
+    .caps = DMR_BE_CAP_DM_APART,
     .open = vb_open,
     .close = dmr_verbs_close,
     .mr_reg = dmr_verbs_mr_reg,

@@ -74,6 +74,17 @@ typedef struct dmr_verbs_info {
 	int atomic_swapped;	/* 1: the device returns atomics' old value byte-swapped */
 } dmr_verbs_info_t;
 
+/* --dm-locks (issue 16 item 3; backends/verbs/verbs_dm.c): whether `need`
+ * bytes of lock words (every MN of this process on device dev) fit in the
+ * device memory the device offers (max_dm, ibv_query_device_ex's
+ * max_dm_size, bytes). DMR_OK when they fit; DMR_ERR_INVALID with err
+ * "verbs: --dm-locks: device D offers no device memory (ibv_query_device_ex:
+ * max_dm_size 0); ..." when max_dm is 0 (rxe), or "... device D: lock words
+ * need N bytes of device memory[ (M MNs on this device x B bytes)], the
+ * device offers X ..." when need > max_dm. */
+dmr_status_t dmr_verbs_dm_check(const char *dev, uint64_t max_dm, uint64_t need, uint32_t mns,
+				dmr_err_t *err);
+
 /* Fill *info_p from an open verbs backend (be must be a verbs backend). */
 void dmr_verbs_info(dmr_be_t *be, dmr_verbs_info_t *info_p);
 

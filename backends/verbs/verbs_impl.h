@@ -57,6 +57,11 @@ typedef struct vb_qp {
 	uint32_t depth, head, tail, outstanding, unsig_run;
 	uint64_t raddr, rlen;
 	uint32_t rkey;
+	/* the lock-word region's own MR (verbs_dm.c; lk_len 0: none): a WR
+	 * whose remote offset is in [lk_off, lk_off + lk_len) goes to lk_raddr
+	 * + (offset - lk_off) with lk_rkey */
+	uint32_t lk_rkey;
+	uint64_t lk_off, lk_len, lk_raddr;
 } vb_qp_t;
 
 typedef struct dmr_verbs_timer {
@@ -110,9 +115,14 @@ typedef struct vb_mn {
 	pthread_mutex_t lock; /* guards conns, st, err, ndisc */
 	vb_conn_t *conns;
 	uint32_t nconn, conncap, ndisc;
-	uint64_t ctl;	/* offset of the control page in mem (MN role) */
-	uint64_t regsz; /* bytes mapped and registered */
-	int verbose;	/* MN role: log connections */
+	uint64_t ctl;	      /* offset of the control page in mem (MN role) */
+	uint64_t regsz;	      /* bytes mapped and registered */
+	struct ibv_mr *lk_mr; /* the lock-word region's MR (verbs_dm.c), NULL: none */
+	struct ibv_dm *lk_dm; /* its device memory (--dm-locks), NULL: host */
+	void *lk_host;	      /* its host buffer (--locks-apart), NULL: device */
+	uint64_t lk_done;     /* WRs completed when the words were last copied back */
+	int lk_synced;	      /* copied back at least once */
+	int verbose;	      /* MN role: log connections */
 	dmr_status_t st;
 	dmr_err_t err;
 } vb_mn_t;
@@ -134,6 +144,7 @@ typedef struct vb {
 	vb_worker_t *w;
 	vb_mn_t mn[DMR_BE_MAX_MNS]; /* loopback: [0, cfg.mns); MN role: [0] */
 	uint32_t nmn_srv;	    /* MNs this process serves (mn[] started) */
+	uint64_t lk_off, lk_len;    /* the lock-word region (verbs_dm.c; 0: none) */
 	/* limits: asked and used */
 	uint32_t sq_ask, sq_depth, cq_depth, rd_atomic, dest_rd_atomic, inline_ask, inline_used;
 	uint32_t q_sq; /* dmr_verbs_set_queue at open (0: VB_ASK_SQ) */
@@ -349,6 +360,29 @@ dmr_status_t dmr_verbs_mr_dereg(dmr_be_t *be, uint32_t worker, void *addr, dmr_e
  * mn (-1: none) the peer in the message. */
 dmr_status_t dmr_verbs_memlock_check(const vb_t *vb, uint64_t bytes, const char *what, int mn,
 				     dmr_err_t *err);
+
+/* verbs_dm.c: the lock-word region in memory of its own */
+
+/* DMR_BE_CTL_LOCK_REGION (backend.h): per MN of this process a second MR
+ * over [r->off, r->off + r->len) -- device memory (r->dm: ibv_alloc_dm,
+ * ibv_memcpy_to_dm of the words, ibv_reg_dm_mr zero-based) or host memory
+ * (ibv_reg_mr of a buffer of its own, initialised from that range) -- and
+ * every worker's QP to
+ * it pointed there. Call after open, before the first post. Errors:
+ * DMR_ERR_INVALID (a range outside the region, placed twice,
+ * dmr_verbs_dm_check's refusals, the CN role: not done yet), DMR_ERR_IO (a failed call, named).
+ * What was made is freed by dmr_verbs_lock_region_free (dmr_verbs_mn_stop). */
+dmr_status_t dmr_verbs_lock_region(vb_t *vb, const dmr_be_lock_region_t *r, dmr_err_t *err);
+/* DMR_BE_CTL_DM_LOCKS (the sim's way, the words in their records): always
+ * DMR_ERR_INVALID, naming the device and its max_dm_size. */
+dmr_status_t dmr_verbs_dm_refuse(vb_t *vb, dmr_err_t *err);
+/* Copy MN m's lock words back from their own MR (device or host memory)
+ * into its region's range (none placed: nothing), when WRs completed
+ * since the last copy (the workers' retired counts changed). Workers
+ * quiet. */
+void dmr_verbs_lock_sync(vb_t *vb, uint32_t m);
+/* Deregister and free MN mn's lock-word MR and device memory (any stage). */
+void dmr_verbs_lock_region_free(vb_mn_t *mn);
 
 /* verbs_post.c: the post path */
 

@@ -305,6 +305,7 @@ static void mn_stop_one(vb_mn_t *mn)
 	if (mn->listen)
 		rdma_destroy_id(mn->listen);
 	mn->listen = NULL;
+	dmr_verbs_lock_region_free(mn); /* before the PD */
 	if (mn->mr)
 		ibv_dereg_mr(mn->mr);
 	mn->mr = NULL;

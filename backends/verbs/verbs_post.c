@@ -45,32 +45,38 @@ dmr_status_t dmr_verbs_post(dmr_be_t *be, uint32_t worker, uint32_t mn, const dm
 		s->sg_list = g;
 		s->send_flags = sig ? IBV_SEND_SIGNALED : 0;
 		uint64_t raddr = q->raddr + d->remote;
+		uint32_t rkey = q->rkey;
+		if (__builtin_expect(d->remote - q->lk_off < q->lk_len, 0)) {
+			/* the lock-word region's own MR (verbs_dm.c) */
+			raddr = q->lk_raddr + (d->remote - q->lk_off);
+			rkey = q->lk_rkey;
+		}
 		uint32_t len =
 		    d->opcode == DMR_WR_READ || d->opcode == DMR_WR_WRITE ? d->length : 8;
 		switch (d->opcode) {
 		case DMR_WR_READ:
 			s->opcode = IBV_WR_RDMA_READ;
 			s->wr.rdma.remote_addr = raddr;
-			s->wr.rdma.rkey = q->rkey;
+			s->wr.rdma.rkey = rkey;
 			break;
 		case DMR_WR_WRITE:
 			s->opcode = IBV_WR_RDMA_WRITE;
 			s->wr.rdma.remote_addr = raddr;
-			s->wr.rdma.rkey = q->rkey;
+			s->wr.rdma.rkey = rkey;
 			if (len && len <= vb->inline_used)
 				s->send_flags |= IBV_SEND_INLINE;
 			break;
 		case DMR_WR_CAS:
 			s->opcode = IBV_WR_ATOMIC_CMP_AND_SWP;
 			s->wr.atomic.remote_addr = raddr;
-			s->wr.atomic.rkey = q->rkey;
+			s->wr.atomic.rkey = rkey;
 			s->wr.atomic.compare_add = d->compare_add;
 			s->wr.atomic.swap = d->swap;
 			break;
 		case DMR_WR_FAA:
 			s->opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
 			s->wr.atomic.remote_addr = raddr;
-			s->wr.atomic.rkey = q->rkey;
+			s->wr.atomic.rkey = rkey;
 			s->wr.atomic.compare_add = d->compare_add;
 			break;
 		default:

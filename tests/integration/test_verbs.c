@@ -9,7 +9,8 @@
  * with "transport retry counter exceeded" within its deadline, later ones
  * are flushed; retry_cnt 6: rxe retries forever with 7); several MNs in
  * loopback (a region per MN, per-MN counts) and a CN of two MN processes,
- * one killed.
+ * one killed; the lock-word region in an MR of its own (tcase
+ * lock-region: issue 16 item 3).
  *
  * Device: $DMR_TEST_DEVICE, else the first one. With no device (or no verbs
  * backend built) it prints "SKIPPED: no RDMA device (...)" and exits 77
@@ -624,6 +625,76 @@ START_TEST(cn_two_mns_one_killed)
 END_TEST
 #endif
 
+#ifdef DMR_HAVE_VERBS
+/* The lock-word region in an MR of its own (DMR_BE_CTL_LOCK_REGION, dm 0:
+ * --locks-apart's host variant of --dm-locks; backends/verbs/verbs_dm.c):
+ * a WR into the range goes to that MR, not the region (a word the CPU
+ * writes into the region's range is not what a READ returns), mn_memory()
+ * shows the MR's words; outside the range the region as before; placed
+ * twice: refused; device memory on a device without it: refused naming
+ * max_dm_size 0 (rxe). */
+START_TEST(lock_region_own_mr)
+{
+	dmr_be_t *be = open_be(1);
+	static uint64_t v, got;
+	ck_assert_int_eq(dmr_be_mr_reg(be, 0, &v, 8, NULL), DMR_OK);
+	ck_assert_int_eq(dmr_be_mr_reg(be, 0, &got, 8, NULL), DMR_OK);
+	dmr_err_t err;
+	dmr_be_lock_region_t r = {.off = 65536, .len = 4096, .dm = 0};
+	ck_assert_msg(dmr_be_control(be, DMR_BE_CTL_LOCK_REGION, &r, &err) == DMR_OK, "%s",
+		      err.msg);
+	dmr_wc_t wc;
+	v = 0xA5A5A5A5A5A5A5A5ull;
+	ck_assert_int_eq(dmr_be_post_one(be, 0, 0, DMR_WR_WRITE, 1, &v, 65536 + 64, 8, 0, 0, NULL),
+			 DMR_OK);
+	ck_assert_int_eq(dmr_test_wait_wc(be, 0, &wc, 1, DEADLINE_NS), 1);
+	ck_assert_int_eq(wc.status, DMR_WC_SUCCESS);
+	uint64_t *mn = dmr_be_mn_memory(be, 0, NULL);
+	ck_assert_uint_eq(mn[(65536 + 64) / 8], v); /* copied back */
+	mn[(65536 + 64) / 8] = 0x1234;		    /* the region's copy: not addressed */
+	ck_assert_int_eq(dmr_be_post_one(be, 0, 0, DMR_WR_READ, 2, &got, 65536 + 64, 8, 0, 0, NULL),
+			 DMR_OK);
+	ck_assert_int_eq(dmr_test_wait_wc(be, 0, &wc, 1, DEADLINE_NS), 1);
+	ck_assert_uint_eq(got, v);
+	ck_assert_int_eq(dmr_be_post_one(be, 0, 0, DMR_WR_CAS, 3, &got, 65536 + 64, 8, v, 7, NULL),
+			 DMR_OK);
+	ck_assert_int_eq(dmr_test_wait_wc(be, 0, &wc, 1, DEADLINE_NS), 1);
+	ck_assert_int_eq(wc.status, DMR_WC_SUCCESS);
+	ck_assert_uint_eq(got, v);
+	mn = dmr_be_mn_memory(be, 0, NULL);
+	ck_assert_uint_eq(mn[(65536 + 64) / 8], 7);
+	/* the range's last word, and the first word past it (the region) */
+	v = 99;
+	ck_assert_int_eq(
+	    dmr_be_post_one(be, 0, 0, DMR_WR_WRITE, 4, &v, 65536 + 4096 - 8, 8, 0, 0, NULL),
+	    DMR_OK);
+	ck_assert_int_eq(dmr_test_wait_wc(be, 0, &wc, 1, DEADLINE_NS), 1);
+	mn[(65536 + 4096) / 8] = 0x4321;
+	ck_assert_int_eq(
+	    dmr_be_post_one(be, 0, 0, DMR_WR_READ, 5, &got, 65536 + 4096, 8, 0, 0, NULL), DMR_OK);
+	ck_assert_int_eq(dmr_test_wait_wc(be, 0, &wc, 1, DEADLINE_NS), 1);
+	ck_assert_uint_eq(got, 0x4321);
+	mn = dmr_be_mn_memory(be, 0, NULL);
+	ck_assert_uint_eq(mn[(65536 + 4096 - 8) / 8], 99);
+	ck_assert_int_eq(dmr_be_control(be, DMR_BE_CTL_LOCK_REGION, &r, &err), DMR_ERR_INVALID);
+	ck_assert_msg(strstr(err.msg, "placed already"), "%s", err.msg);
+	dmr_be_close(be);
+	be = open_be(1);
+	r.dm = 1;
+	dmr_status_t st = dmr_be_control(be, DMR_BE_CTL_LOCK_REGION, &r, &err);
+	dmr_verbs_info_t in;
+	dmr_verbs_info(be, &in);
+	if (strncmp(in.device, "rxe", 3) == 0) {
+		ck_assert_int_eq(st, DMR_ERR_INVALID);
+		ck_assert_msg(strstr(err.msg, "offers no device memory") &&
+				  strstr(err.msg, "max_dm_size 0"),
+			      "%s", err.msg);
+	}
+	dmr_be_close(be);
+}
+END_TEST
+#endif
+
 int main(void)
 {
 #ifndef DMR_HAVE_VERBS
@@ -673,5 +744,11 @@ int main(void)
 	tcase_add_test(tc, cn_two_mns_one_killed);
 #endif
 	suite_add_tcase(s, tc);
+#ifdef DMR_HAVE_VERBS
+	TCase *lk = tcase_create("lock-region"); /* CK_RUN_CASE=lock-region */
+	tcase_set_timeout(lk, 120);
+	tcase_add_test(lk, lock_region_own_mr);
+	suite_add_tcase(s, lk);
+#endif
 	return dmr_test_run(s);
 }
