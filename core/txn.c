@@ -11,7 +11,7 @@
 #include "txn_impl.h"
 
 static const char *cause_names[DMR_ABORT_NCAUSES] = {
-    "lock", "read_locked", "validation", "duplicate", "full",
+    "lock", "read_locked", "validation", "duplicate", "full", "rpc_locked",
 };
 
 const char *dmr_txn_phase_name(int phase)
@@ -143,6 +143,7 @@ dmr_status_t dmr_txn_ctx_init(dmr_txn_ctx_t *c, const dmr_txn_engine_t *eng, dmr
 	c->stats = stats;
 	c->worker = worker;
 	c->id = id;
+	c->rpc = (uint8_t)eng->rpc;
 	if (id > DMR_WRID_INDEX_MAX)
 		return dmr_err_set(err, DMR_ERR_RANGE,
 				   "txn: context id %u does not fit a wr_id (at most %u contexts)",
@@ -336,7 +337,7 @@ static dmr_status_t after_abort(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 }
 
 /* Resolve op i's record; returns 1 issue, 0 skip, -1 insert range exhausted. */
-static int resolve(dmr_txn_ctx_t *c, uint32_t i, uint64_t *slot_p)
+int dmr_txn_resolve(dmr_txn_ctx_t *c, uint32_t i, uint64_t *slot_p)
 {
 	const dmr_trace_op_t *op = &c->txn->ops[i];
 	const dmr_layout_table_t *lt = &c->eng->layout->t[op->table];
@@ -376,7 +377,7 @@ static dmr_status_t lookup(dmr_txn_ctx_t *c, uint32_t i0, uint32_t *n)
 	dmr_acache_t *ac = acache(c);
 	for (uint32_t i = i0; i < t->nops && t->ops[i].round == c->round; i++) {
 		uint64_t slot, addr;
-		if (resolve(c, i, &slot) != 1)
+		if (dmr_txn_resolve(c, i, &slot) != 1)
 			continue;
 		unsigned tb = t->ops[i].table;
 		if (ac && dmr_acache_get(ac, dmr_acache_key(tb, slot), &addr)) {
@@ -473,7 +474,8 @@ static inline __attribute__((always_inline)) dmr_status_t exec_round_as(dmr_txn_
 			uint32_t opi[DMR_TRACE_MAX_OPS], nl = 0;
 			for (uint32_t k = i0; k < t->nops && t->ops[k].round == c->round; k++) {
 				uint64_t slot;
-				if (t->ops[k].kind != DMR_TOP_READ && resolve(c, k, &slot) == 1) {
+				if (t->ops[k].kind != DMR_TOP_READ &&
+				    dmr_txn_resolve(c, k, &slot) == 1) {
 					rec[nl] = dmr_layout_rec(l, t->ops[k].table, slot);
 					opi[nl++] = k;
 				}
@@ -488,7 +490,7 @@ static inline __attribute__((always_inline)) dmr_status_t exec_round_as(dmr_txn_
 			const dmr_trace_op_t *op = &t->ops[i];
 			dmr_txn_opst_t *os = &c->ops[i];
 			uint64_t slot;
-			int r = resolve(c, i, &slot);
+			int r = dmr_txn_resolve(c, i, &slot);
 			if (r < 0) {
 				os->flags = F_FULL;
 				return dmr_txn_abort(c, DMR_ABORT_FULL, out);
@@ -728,6 +730,8 @@ static dmr_status_t begin_attempt(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 	dmr_status_t st = grow(c, off, &c->err);
 	if (st != DMR_OK)
 		return st;
+	if (c->by_rpc) /* the whole attempt as one RPC (txn_rpc.c) */
+		return dmr_txn_rpc_attempt(c, out);
 	return exec_round(c, out);
 }
 
@@ -735,6 +739,10 @@ dmr_status_t dmr_txn_start(dmr_txn_ctx_t *c, const dmr_trace_txn_t *txn, dmr_txn
 {
 	c->txn = txn;
 	c->attempts = 0;
+	c->by_rpc = 0;
+	dmr_status_t st = c->rpc ? dmr_txn_rpc_choose(c) : DMR_OK;
+	if (st != DMR_OK)
+		return st;
 	if (crest_proto(c))
 		dmr_txn_crest_masks(c);
 	c->t_start = dmr_be_now(c->eng->be, c->worker);
@@ -798,6 +806,8 @@ dmr_status_t dmr_txn_on_wc(dmr_txn_ctx_t *c, const dmr_wc_t *wc, dmr_txn_outcome
 		return begin_attempt(c, out_p);
 	case ST_LOCAL_WAIT:
 		return exec_round(c, out_p);
+	case ST_RPC:
+		return dmr_txn_rpc_on_wc(c, out_p);
 	default:
 		return dmr_err_set(&c->err, DMR_ERR_INVALID, "context %u: completion in state %u",
 				   c->id, c->state);

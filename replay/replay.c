@@ -354,6 +354,8 @@ static void sum_stats_from(const engine_t *e, int published, dmr_txn_stats_t *t)
 		t->index_reads += s->index_reads; /* issue 11: index, cache, phases */
 		t->cache_hits += s->cache_hits;
 		t->cache_misses += s->cache_misses;
+		t->rpcs += s->rpcs;
+		t->rpc_fallbacks += s->rpc_fallbacks;
 		for (int p = 0; p < DMR_TXN_NPHASES; p++)
 			t->phase_ps[p] += s->phase_ps[p];
 	}
@@ -1060,8 +1062,8 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 			goto out_be;
 		}
 	}
-	if ((st = dmr_replay_setup_tiers(e->be, &e->layout, o->dm_locks, o->cxl_tables, o->quiet,
-					 err)) != DMR_OK)
+	if ((st = dmr_replay_setup_tiers(e->be, &e->layout, o->dm_locks, o->cxl_tables, o->rpc,
+					 o->quiet, err)) != DMR_OK)
 		goto out_be;
 	/* the model's figures (sim: the CPU charges below, the results' profile
 	 * and MTU); a backend without one answers UNSUPPORTED */
@@ -1139,6 +1141,7 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	for (uint32_t t = 0; t < h->ntables; t++)
 		snprintf(res->table_names[t], DMR_TRACE_NAME_MAX, "%s", h->tables[t].name);
 	e->teng.isolation = o->isolation;
+	e->teng.rpc = o->rpc;
 	e->teng.index = o->index;
 	e->teng.workers_per_cn = o->threads;
 	if (o->addr_cache) {

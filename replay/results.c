@@ -230,7 +230,15 @@ static const char *summary_header =
     "loop_threshold,profile_path,trace,cas_replayed,p50_dispatch_us,p99_dispatch_us,"
     "p999_dispatch_us,protocol,mns,backups,placement,index,addr_cache,index_reads_per_commit,"
     "cache_hit_ratio,isolation,versions,crest_locks,crest_local,dm_locks,cxl_tables,"
-    "crest_cache,crest_cache_ttl_us";
+    "crest_cache,crest_cache_ttl_us,rpcs,rpc_fallbacks,abort_rpc_locked,mn_cpu_util";
+
+/* The MN CPU's utilisation by RPCs over the run (sim: busy time over cores
+ * x simulated time, in [0, 1]; 0 when not modelled). */
+static double mn_cpu_util(const dmr_replay_result_t *r)
+{
+	double span = r->sim_time_s * 1e12 * r->be.rpc_cores;
+	return span > 0 ? (double)r->be.rpc_busy_ps / span : 0.0;
+}
 
 const char *dmr_results_header(void)
 {
@@ -325,14 +333,17 @@ static int fill_summary(FILE *f, const void *a)
 	char ttl[32] = "-";
 	if (crest && r->crest_cache)
 		snprintf(ttl, sizeof(ttl), "%g", dmr_ps_to_us(r->crest_cache_ttl_ps));
-	return fprintf(f, ",%s,%u,%u,%s,%s,%llu,%.4f,%.6f,%s,%u,%s,%s,%s,%s,%s,%s\n",
-		       r->protocol[0] ? r->protocol : "occ", r->mns ? r->mns : 1, r->backups, place,
-		       r->index[0] ? r->index : "direct", (unsigned long long)r->addr_cache,
-		       r->st.committed ? (double)r->st.index_reads / (double)r->st.committed : 0.0,
-		       lookups ? (double)r->st.cache_hits / (double)lookups : 0.0,
-		       r->isolation[0] ? r->isolation : "sr", r->versions,
-		       crest ? r->crest_locks : "-", crest ? (r->crest_local ? "on" : "off") : "-",
-		       dm, cxl, crest ? (r->crest_cache ? "on" : "off") : "-", ttl);
+	return fprintf(
+	    f, ",%s,%u,%u,%s,%s,%llu,%.4f,%.6f,%s,%u,%s,%s,%s,%s,%s,%s,%llu,%llu,%llu,%.6f\n",
+	    r->protocol[0] ? r->protocol : "occ", r->mns ? r->mns : 1, r->backups, place,
+	    r->index[0] ? r->index : "direct", (unsigned long long)r->addr_cache,
+	    r->st.committed ? (double)r->st.index_reads / (double)r->st.committed : 0.0,
+	    lookups ? (double)r->st.cache_hits / (double)lookups : 0.0,
+	    r->isolation[0] ? r->isolation : "sr", r->versions, crest ? r->crest_locks : "-",
+	    crest ? (r->crest_local ? "on" : "off") : "-", dm, cxl,
+	    crest ? (r->crest_cache ? "on" : "off") : "-", ttl, (unsigned long long)r->st.rpcs,
+	    (unsigned long long)r->st.rpc_fallbacks,
+	    (unsigned long long)r->st.aborts[DMR_ABORT_RPC_LOCKED], mn_cpu_util(r));
 }
 
 static int fill_ts(FILE *f, const void *a)
@@ -382,6 +393,12 @@ void dmr_replay_print(const dmr_replay_result_t *r, void *file)
 		fprintf(f, " %s %llu", dmr_abort_cause_name(i),
 			(unsigned long long)r->st.aborts[i]);
 	fprintf(f, "\n");
+	if (r->st.rpcs || r->st.rpc_fallbacks)
+		fprintf(f,
+			"  rpc            %llu attempts by RPC to the MN's CPU (%llu transactions "
+			"one-sided instead: several MNs or backups), MN CPU %.1f %% busy\n",
+			(unsigned long long)r->st.rpcs, (unsigned long long)r->st.rpc_fallbacks,
+			100 * mn_cpu_util(r));
 	if (r->loop_cfg.loops && dmr_ps_from_s(r->sim_time_s) < r->loop_cfg.window_ps)
 		fprintf(
 		    f,
