@@ -222,11 +222,21 @@ static int fill_mns(FILE *f, const void *a)
 			}
 			fputc(',', f);
 		}
-		if (bd->mn_reported && bd->mn_modelled && bd->run_ps && m->dm_atomic_busy_ps) {
+		int dm = bd->mn_reported && bd->mn_modelled && bd->run_ps && m->dm_atomic_busy_ps;
+		if (dm) {
 			/* --dm-locks: the device-memory unit's own utilisation */
 			fprintf(f, "device-memory atomic_util %.6f%s",
 				(double)m->dm_atomic_busy_ps / (double)bd->run_ps,
-				bd->mn_note[0] ? "; " : "");
+				bd->mn_note[0] || (bd->mn_reported && m->rpcs) ? "; " : "");
+		}
+		if (bd->mn_reported && m->rpcs) {
+			/* --rpc (docs/AURA.md "A1"): the RPCs its CPU answered and
+			 * (modelled) how many of its cores they kept busy on average */
+			fprintf(f, "rpcs %llu", (unsigned long long)m->rpcs);
+			if (bd->mn_modelled && bd->run_ps)
+				fprintf(f, " MN CPU %.6f cores busy",
+					(double)m->rpc_busy_ps / (double)bd->run_ps);
+			fprintf(f, "%s", bd->mn_note[0] ? "; " : "");
 		}
 		put_note(f, bd->mn_note);
 		r = fputc('\n', f) == EOF ? -1 : 0;

@@ -322,6 +322,13 @@ START_TEST(test_cores_bound_throughput)
 		       (double)dmr_test_colu(&s1, "rpcs");
 	ck_assert_double_gt(t1 * svc_s, 0.97);
 	ck_assert_double_le(t1 * svc_s, 1.0001);
+	/* mns.csv: the MN's RPCs and its busy cores (4 cores: nearly 4) */
+	char p[PATH_MAX + 16], want[64];
+	snprintf(p, sizeof(p), "%s/mns.csv", d4);
+	char *mns = dmr_test_read_text(p);
+	snprintf(want, sizeof(want), "rpcs %llu MN CPU 3.9", dmr_test_colu(&s4, "rpcs"));
+	ck_assert_msg(strstr(mns, want), "mns.csv:\n%s", mns);
+	free(mns);
 	dmr_test_summary_free(&s1);
 	dmr_test_summary_free(&s4);
 }
