@@ -1349,9 +1349,9 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	if (e->teng.doorbell)
 		dmr_doorbell_summary(e->teng.doorbell, &res->doorbell);
 	const dmr_model_t *m = e->model;
-	dmr_replay_run_knobs_t kn = {o->loop,	       o->seed,	      o->retries,
-				     o->backoff_us,    o->duration_s, o->isolation,
-				     e->layout.vcells, o->dm_locks,   o->cxl_tables};
+	dmr_replay_run_knobs_t kn = {o->loop,	    o->seed,	  o->retries,	    o->backoff_us,
+				     o->duration_s, o->isolation, e->layout.vcells, o->dm_locks,
+				     o->cxl_tables, o->rpc};
 	dmr_replay_result_shape(res, &shape, &kn, h, m, e->started);
 	if (res->sim_time_s > 0) {
 		res->tried_tps = tot.tried / res->sim_time_s;

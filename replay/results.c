@@ -230,7 +230,7 @@ static const char *summary_header =
     "loop_threshold,profile_path,trace,cas_replayed,p50_dispatch_us,p99_dispatch_us,"
     "p999_dispatch_us,protocol,mns,backups,placement,index,addr_cache,index_reads_per_commit,"
     "cache_hit_ratio,isolation,versions,crest_locks,crest_local,dm_locks,cxl_tables,"
-    "crest_cache,crest_cache_ttl_us,rpcs,rpc_fallbacks,abort_rpc_locked,mn_cpu_util";
+    "crest_cache,crest_cache_ttl_us,rpcs,rpc_fallbacks,abort_rpc_locked,mn_cpu_util,rpc";
 
 /* The MN CPU's utilisation by RPCs over the run (sim: busy time over cores
  * x simulated time, in [0, 1]; 0 when not modelled). */
@@ -334,7 +334,7 @@ static int fill_summary(FILE *f, const void *a)
 	if (crest && r->crest_cache)
 		snprintf(ttl, sizeof(ttl), "%g", dmr_ps_to_us(r->crest_cache_ttl_ps));
 	return fprintf(
-	    f, ",%s,%u,%u,%s,%s,%llu,%.4f,%.6f,%s,%u,%s,%s,%s,%s,%s,%s,%llu,%llu,%llu,%.6f\n",
+	    f, ",%s,%u,%u,%s,%s,%llu,%.4f,%.6f,%s,%u,%s,%s,%s,%s,%s,%s,%llu,%llu,%llu,%.6f,%s\n",
 	    r->protocol[0] ? r->protocol : "occ", r->mns ? r->mns : 1, r->backups, place,
 	    r->index[0] ? r->index : "direct", (unsigned long long)r->addr_cache,
 	    r->st.committed ? (double)r->st.index_reads / (double)r->st.committed : 0.0,
@@ -343,7 +343,8 @@ static int fill_summary(FILE *f, const void *a)
 	    crest ? (r->crest_local ? "on" : "off") : "-", dm, cxl,
 	    crest ? (r->crest_cache ? "on" : "off") : "-", ttl, (unsigned long long)r->st.rpcs,
 	    (unsigned long long)r->st.rpc_fallbacks,
-	    (unsigned long long)r->st.aborts[DMR_ABORT_RPC_LOCKED], mn_cpu_util(r));
+	    (unsigned long long)r->st.aborts[DMR_ABORT_RPC_LOCKED], mn_cpu_util(r),
+	    r->rpc[0] ? r->rpc : "none");
 }
 
 static int fill_ts(FILE *f, const void *a)

@@ -16,6 +16,7 @@
 #include "../core/base/opt.h"
 #include "../core/base/timeps.h"
 #include "../core/base/wrid.h"
+#include "../core/txn.h"
 #include "../core/txn_crest.h"
 #include "../models/model.h"
 
@@ -350,6 +351,7 @@ void dmr_replay_result_shape(dmr_replay_result_t *res, const dmr_replay_shape_t 
 	res->loop_cfg = k->loop;
 	snprintf(res->isolation, sizeof(res->isolation), "%s",
 		 k->isolation == DMR_TXN_ISO_SI ? "si" : "sr");
+	snprintf(res->rpc, sizeof(res->rpc), "%s", dmr_txn_rpc_name(k->rpc));
 	res->versions = k->versions;
 	snprintf(res->dm_locks, sizeof(res->dm_locks), "%s", k->dm_locks ? k->dm_locks : "");
 	snprintf(res->cxl_tables, sizeof(res->cxl_tables), "%s",

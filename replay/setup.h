@@ -111,6 +111,7 @@ typedef struct dmr_replay_run_knobs {
 	int isolation;			   /* dmr_txn_isolation_t */
 	uint32_t versions;		   /* motor's vcells (layout.vcells) */
 	const char *dm_locks, *cxl_tables; /* NULL: none */
+	int rpc;			   /* dmr_txn_rpc_t (--rpc) */
 } dmr_replay_run_knobs_t;
 
 /* The run's shape into res after the run: workload and regime (h), loop

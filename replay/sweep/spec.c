@@ -85,6 +85,7 @@ static const keydef_t axis_defs[] = {
     {"crest_local", V_STR, 0, NULL},
     {"crest_cache", V_STR, 0, NULL},
     {"crest_cache_ttl", V_NUMP, 0, NULL},
+    {"rpc", V_STR, 0, NULL}, /* issue 14 A1: none, all, half */
     /* generator axes of issue 12's knobs */
     {"customers", V_POS, 1, "tpcc"},
     {"items", V_POS, 1, "tpcc"},
@@ -110,6 +111,7 @@ static const keydef_t run_defs[] = {
     {"crest_locks", V_STR, 0, NULL},  {"crest_local", V_STR, 0, NULL},
     {"crest_cache", V_STR, 0, NULL},  {"crest_cache_ttl", V_NUMP, 0, NULL},
     {"doorbell_max", V_POS, 0, NULL}, {"doorbell_util", V_NUMP, 0, NULL},
+    {"rpc", V_STR, 0, NULL},
 };
 
 static const keydef_t wl_defs[] = {
