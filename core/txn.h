@@ -349,6 +349,10 @@ typedef enum dmr_txn_rpc {
 	DMR_TXN_RPC_ALT = 2,
 } dmr_txn_rpc_t;
 
+/* The MN a transaction goes to by RPC: the primary MN of every table t
+ * names, or -1 when they are on several MNs or l has backups (then it runs
+ * one-sided, counted in rpc_fallbacks). */
+int dmr_txn_rpc_mn(const dmr_layout_t *l, const dmr_trace_txn_t *t);
 /* "none", "all", "half" for OFF, ON, ALT ("?" if unknown). */
 const char *dmr_txn_rpc_name(int rpc);
 /* --rpc's value s into *rpc for `protocol`: DMR_ERR_PARSE (err naming

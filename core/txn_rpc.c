@@ -75,18 +75,20 @@ dmr_status_t dmr_txn_rpc_parse(const char *s, int protocol, int *rpc, dmr_err_t 
 	return DMR_OK;
 }
 
-/* The MN of every record of the transaction (the primary of every table
- * it names), or -1 when they are on several MNs or tables have backups. */
-static int target_mn(const dmr_txn_ctx_t *c)
+int dmr_txn_rpc_mn(const dmr_layout_t *l, const dmr_trace_txn_t *t)
 {
-	const dmr_trace_txn_t *t = c->txn;
-	if (c->eng->layout->backups)
+	if (l->backups)
 		return -1;
-	int mn = t->nops ? (int)prim(c, 0) : 0;
+	int mn = t->nops ? l->t[t->ops[0].table].primary : 0;
 	for (uint32_t i = 1; i < t->nops; i++)
-		if ((int)prim(c, i) != mn)
+		if (l->t[t->ops[i].table].primary != mn)
 			return -1;
 	return mn;
+}
+
+static int target_mn(const dmr_txn_ctx_t *c)
+{
+	return dmr_txn_rpc_mn(c->eng->layout, c->txn);
 }
 
 dmr_status_t dmr_txn_rpc_choose(dmr_txn_ctx_t *c)

@@ -594,7 +594,9 @@ static void ev_mn_arrive(sim_t *s, uint32_t idx, uint64_t t)
 		 * for READ requests) and pays a switch with the busy worker */
 		if (t < *cpu)
 			t = *cpu + (op->opcode == DMR_WR_READ ? m->host_switch_ps : 0);
-		t += dmr_model_host_ps(m, op->opcode, len);
+		/* an RPC's request is a SEND: the CPU time of a WRITE's bytes */
+		t +=
+		    dmr_model_host_ps(m, op->opcode == DMR_WR_RPC ? DMR_WR_WRITE : op->opcode, len);
 		if (op->first_read)
 			t += m->host_read_post_ps; /* the batch's responder run */
 		*cpu = t;

@@ -275,6 +275,46 @@ START_TEST(test_runs_verify)
 }
 END_TEST
 
+/* Several MNs: YCSB's one table sits on MN 0 of 2, so every transaction
+ * goes there by RPC (and verifies); TPC-C's tables are spread over both
+ * MNs, and with a backup nothing goes by RPC: every transaction runs
+ * one-sided, counted as a fallback, and verifies. */
+START_TEST(test_several_mns)
+{
+	char wl[PATH_MAX], y[PATH_MAX], tr[PATH_MAX], d0[PATH_MAX], d1[PATH_MAX];
+	snprintf(wl, sizeof(wl), "%s/workloada", dmr_test_ycsb_dir());
+	dmr_test_path(y, sizeof(y), "ycsba.csv");
+	dmr_test_run_t r = dmr_test_dmr("gen", "ycsb", "--workload", wl, "--txns", "3000", "--seed",
+					"2", "--quiet", "-o", y, NULL);
+	dmr_test_run_ok(&r);
+	dmr_test_run_free(&r);
+	gen_tpcc(tr, sizeof(tr));
+	dmr_test_path(d0, sizeof(d0), "m-ycsb");
+	dmr_test_path(d1, sizeof(d1), "m-tpcc");
+	r = dmr_test_dmr("run", "--trace", y, "--mns", "2", "--rpc", "all", "--cns", "2",
+			 "--threads", "4", "--coros", "2", "--out", d0, NULL);
+	dmr_test_run_ok(&r);
+	ck_assert_msg(strstr(r.out, "verification   PASSED"), "stdout:\n%s", r.out);
+	dmr_test_run_free(&r);
+	r = dmr_test_dmr("run", "--trace", tr, "--mns", "2", "--backups", "1", "--rpc", "all",
+			 "--cns", "2", "--threads", "4", "--coros", "2", "--out", d1, NULL);
+	dmr_test_run_ok(&r);
+	ck_assert_msg(strstr(r.out, "verification   PASSED"), "stdout:\n%s", r.out);
+	dmr_test_run_free(&r);
+	dmr_test_summary_t s0, s1;
+	dmr_test_summary_load(&s0, d0, "summary.csv");
+	dmr_test_summary_load(&s1, d1, "summary.csv");
+	ck_assert_uint_eq(dmr_test_colu(&s0, "rpcs"), dmr_test_colu(&s0, "tried"));
+	ck_assert_uint_eq(dmr_test_colu(&s0, "rpc_fallbacks"), 0);
+	ck_assert_uint_eq(dmr_test_colu(&s0, "verbs"), 0);
+	ck_assert_uint_eq(dmr_test_colu(&s1, "rpcs"), 0);
+	ck_assert_uint_eq(dmr_test_colu(&s1, "rpc_fallbacks"), dmr_test_colu(&s1, "txns"));
+	ck_assert_str_eq(dmr_test_col(&s1, "rpc"), "all");
+	dmr_test_summary_free(&s0);
+	dmr_test_summary_free(&s1);
+}
+END_TEST
+
 START_TEST(test_sim_deterministic)
 {
 	char d0[PATH_MAX], d1[PATH_MAX];
@@ -393,6 +433,7 @@ int main(void)
 	tcase_add_test(tc, test_sim_cores_queue);
 	tcase_add_test(tc, test_shm_inline_and_refusals);
 	tcase_add_test(tc, test_runs_verify);
+	tcase_add_test(tc, test_several_mns);
 	tcase_add_test(tc, test_sim_deterministic);
 	tcase_add_test(tc, test_cores_bound_throughput);
 	tcase_add_test(tc, test_bad_input);
