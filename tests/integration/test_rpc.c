@@ -399,6 +399,8 @@ START_TEST(test_bad_input)
 	    {"--rpc", "half", "--protocol", "crest", "x", "protocol crest has no RPC path"},
 	    {"--rpc", "all", "--protocol", "motor", "x", "protocol motor has no RPC path"},
 	    {"--rpc", "all", "--backend", "fault:sim", "x", "fault:sim has no RPC path"},
+	    {"--rpc", "all", "--backend", "verbs", "x", "verbs has no RPC path"},
+	    {"--rpc", "half", "--backend", "ucx", "x", "ucx has no RPC path"},
 	    {"--rpc", "all", "--profile", "rxe-qemu", "x", "has no MN CPU model"},
 	    {"--rpc", "all", "--profile", p0, "x", "mn_rpc_cores, mn_rpc_req_ns and mn_rpc_op_ns"},
 	    {"--rpc", "all", "--profile", ph, "x", "parameter mn_rpc_req_ns: missing"},
