@@ -336,8 +336,10 @@ static dmr_status_t after_abort(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 	return begin_attempt(c, out);
 }
 
-/* Resolve op i's record; returns 1 issue, 0 skip, -1 insert range exhausted. */
-int dmr_txn_resolve(dmr_txn_ctx_t *c, uint32_t i, uint64_t *slot_p)
+/* Resolve op i's record; returns 1 issue, 0 skip, -1 insert range exhausted
+ * (static, inlined into the execution round; dmr_txn_resolve below for
+ * txn_rpc.c). */
+static int resolve(dmr_txn_ctx_t *c, uint32_t i, uint64_t *slot_p)
 {
 	const dmr_trace_op_t *op = &c->txn->ops[i];
 	const dmr_layout_table_t *lt = &c->eng->layout->t[op->table];
@@ -360,6 +362,11 @@ int dmr_txn_resolve(dmr_txn_ctx_t *c, uint32_t i, uint64_t *slot_p)
 	return 1;
 }
 
+int dmr_txn_resolve(dmr_txn_ctx_t *c, uint32_t i, uint64_t *slot_p)
+{
+	return resolve(c, i, slot_p);
+}
+
 static inline dmr_acache_t *acache(const dmr_txn_ctx_t *c)
 {
 	const dmr_txn_engine_t *e = c->eng;
@@ -377,7 +384,7 @@ static dmr_status_t lookup(dmr_txn_ctx_t *c, uint32_t i0, uint32_t *n)
 	dmr_acache_t *ac = acache(c);
 	for (uint32_t i = i0; i < t->nops && t->ops[i].round == c->round; i++) {
 		uint64_t slot, addr;
-		if (dmr_txn_resolve(c, i, &slot) != 1)
+		if (resolve(c, i, &slot) != 1)
 			continue;
 		unsigned tb = t->ops[i].table;
 		if (ac && dmr_acache_get(ac, dmr_acache_key(tb, slot), &addr)) {
@@ -474,8 +481,7 @@ static inline __attribute__((always_inline)) dmr_status_t exec_round_as(dmr_txn_
 			uint32_t opi[DMR_TRACE_MAX_OPS], nl = 0;
 			for (uint32_t k = i0; k < t->nops && t->ops[k].round == c->round; k++) {
 				uint64_t slot;
-				if (t->ops[k].kind != DMR_TOP_READ &&
-				    dmr_txn_resolve(c, k, &slot) == 1) {
+				if (t->ops[k].kind != DMR_TOP_READ && resolve(c, k, &slot) == 1) {
 					rec[nl] = dmr_layout_rec(l, t->ops[k].table, slot);
 					opi[nl++] = k;
 				}
@@ -490,7 +496,7 @@ static inline __attribute__((always_inline)) dmr_status_t exec_round_as(dmr_txn_
 			const dmr_trace_op_t *op = &t->ops[i];
 			dmr_txn_opst_t *os = &c->ops[i];
 			uint64_t slot;
-			int r = dmr_txn_resolve(c, i, &slot);
+			int r = resolve(c, i, &slot);
 			if (r < 0) {
 				os->flags = F_FULL;
 				return dmr_txn_abort(c, DMR_ABORT_FULL, out);
