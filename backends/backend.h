@@ -74,6 +74,9 @@ typedef enum dmr_wr_opcode {
 	 * rdma-core and UCX have no masked CAS verb): dmr_be_post refuses it on
 	 * the others with DMR_ERR_UNSUPPORTED naming the backend. */
 	DMR_WR_MASKED_CAS = 5,
+	/* completion-only: the answer of an RPC sent with dmr_be_rpc() (below);
+	 * dmr_be_post refuses it as a WR opcode */
+	DMR_WR_RPC = 6,
 } dmr_wr_opcode_t;
 
 #define DMR_WR_SIGNALED 0x1u
@@ -135,10 +138,16 @@ typedef struct dmr_be_stats {
 	uint64_t reads, writes, cas, faa;
 	uint64_t bytes_read, bytes_written;
 	uint64_t doorbells;
-	uint64_t events;    /* sim: discrete events processed */
-	uint64_t errors;    /* completions with status != SUCCESS */
-	uint64_t mr_regs;   /* successful dmr_be_mr_reg calls (counted by the */
-	uint64_t mr_deregs; /*   dispatchers, every backend); and mr_dereg */
+	uint64_t events;      /* sim: discrete events processed */
+	uint64_t errors;      /* completions with status != SUCCESS */
+	uint64_t mr_regs;     /* successful dmr_be_mr_reg calls (counted by the */
+	uint64_t mr_deregs;   /*   dispatchers, every backend); and mr_dereg */
+	uint64_t rpcs;	      /* RPCs answered (dmr_be_rpc) */
+	uint64_t rpc_busy_ps; /* sim: MN CPU time their handlers took, ps, summed
+				 over every MN's cores (0: not modelled) */
+	uint32_t rpc_cores;   /* sim: MN CPU cores serving RPCs, summed over the
+				 MNs (rpc_busy_ps / (rpc_cores x run time) is the
+				 MN CPU utilisation; 0: not modelled) */
 } dmr_be_stats_t;
 
 #define DMR_BE_CAP_DRIVEN                                                                          \
@@ -151,6 +160,9 @@ typedef struct dmr_be_stats {
 		core/layout.h) in device memory (DMR_BE_CTL_LOCK_REGION; verbs); without it        \
 		a backend answering DMR_BE_CTL_DM_LOCKS models device memory with the words in     \
 		their records (sim) */
+#define DMR_BE_CAP_RPC                                                                             \
+	0x8u /* serves dmr_be_rpc (sim, shm; not the fault and record wrappers: they do not wrap   \
+		it, nor verbs and ucx) */
 
 /* 1 if be executes DMR_WR_MASKED_CAS (its caps have DMR_BE_CAP_MASKED_CAS). */
 #define dmr_be_has_masked_cas(be) (((be)->ops->caps & DMR_BE_CAP_MASKED_CAS) != 0)
@@ -272,6 +284,9 @@ typedef struct dmr_be_mn_stats {
 					       (--dm-locks; 0: not used) */
 	uint64_t qpc_misses;		    /* sim: QP-context cache misses at
 					       its NIC (0: not modelled) */
+	uint64_t rpcs;			    /* RPCs its CPU answered (dmr_be_rpc) */
+	uint64_t rpc_busy_ps;		    /* sim: its CPU cores' busy time
+					       serving them, summed over cores */
 } dmr_be_mn_stats_t;
 
 /* DMR_BE_CTL_ROLE: this handle runs CNs [cn, cn + cfg.cns) of a cluster of
@@ -323,6 +338,47 @@ typedef struct dmr_be_barrier {
 	int64_t value;	      /* this participant's contribution (END: the
 				 committed delta of the run, trace "xv") */
 } dmr_be_barrier_t;
+
+/*
+ * RPC to a memory node's CPU (issue 14 lever A1; docs/AURA.md "A1"). As
+ * opposed to the one-sided WRs, which the MN's NIC executes, an RPC is
+ * executed by the MN's CPU: `req_bytes` of request go CN -> MN as one SEND
+ * message, one of the MN's RPC cores runs `handler(arg, mem, mem_len)` on
+ * the MN's region (mem: the MN region as local memory, mem_len bytes), and
+ * the handler's response (its return value: bytes, at most resp_cap, which
+ * the handler wrote where `arg` says) goes MN -> CN as one SEND; then one
+ * completion arrives on the worker's CQ: opcode DMR_WR_RPC, wr_id as given,
+ * mn, byte_len = the response bytes (status SUCCESS; a backend that cannot
+ * reach the MN completes it with an error status, handler not run).
+ *
+ * The handler runs once, on the backend's thread of control at the MN
+ * (sim: at the simulated time its core finishes the request, deterministic;
+ * shm: inline, in dmr_be_rpc, on the posting thread: concurrently with other
+ * workers' one-sided WRs, so it must take lock words with real atomics).
+ * It may read and write any byte of mem; it must not call the backend.
+ * `accesses` is the number of record accesses the handler will make, given
+ * by the caller before it runs (the sim charges the core
+ * mn_rpc_req_ns + accesses x mn_rpc_op_ns, models/model.h).
+ *
+ * Ownership: rpc is read during the call only; arg (and whatever the
+ * handler writes through it) must stay valid until the completion. The
+ * request's bytes are modelled only (the handler reads what it needs
+ * through arg: the backends that serve RPCs run the CN and the MN in one
+ * process); a backend across processes would have to ship them.
+ * Ordering: an RPC is not ordered with the WRs of the worker's endpoint to
+ * the same MN (a SEND and the answer's SEND, not an RC response): post the
+ * next WR after the RPC's completion when order matters.
+ */
+typedef uint32_t (*dmr_be_rpc_fn)(void *arg, uint8_t *mem, uint64_t mem_len);
+
+typedef struct dmr_be_rpc {
+	uint64_t wr_id;
+	dmr_be_rpc_fn handler; /* required */
+	void *arg;	       /* the handler's; valid until the completion */
+	uint32_t req_bytes;    /* request message, bytes (>= 1) */
+	uint32_t resp_cap;     /* most response bytes the handler may return */
+	uint32_t accesses;     /* record accesses the handler makes (cost) */
+} dmr_be_rpc_t;
 
 /*
  * The operations. Members marked "NULL:" may be left unset; registration
@@ -380,6 +436,11 @@ typedef struct dmr_be_ops {
 	/* Control operations (dmr_be_ctl_t above): DMR_ERR_UNSUPPORTED for an
 	 * op the backend does not know. NULL: DMR_ERR_UNSUPPORTED for all. */
 	dmr_status_t (*control)(dmr_be_t *be, int op, void *arg, dmr_err_t *err);
+	/* Send an RPC (dmr_be_rpc_t above) from worker to MN mn (checked by
+	 * dmr_be_rpc). Only with DMR_BE_CAP_RPC in caps. NULL:
+	 * DMR_ERR_UNSUPPORTED naming the backend. */
+	dmr_status_t (*rpc)(dmr_be_t *be, uint32_t worker, uint32_t mn, const dmr_be_rpc_t *rpc,
+			    dmr_err_t *err);
 } dmr_be_ops_t;
 
 /* The handle. A backend embeds it first in its own state and sets ops and
@@ -409,7 +470,8 @@ dmr_status_t dmr_be_open(const dmr_be_config_t *cfg, dmr_be_t **be_p, dmr_err_t 
 dmr_status_t dmr_be_open_ops(const dmr_be_ops_t *ops, const dmr_be_config_t *cfg, dmr_be_t **be_p,
 			     dmr_err_t *err);
 /* The caps (DMR_BE_CAP_*) of the backend `name` would open, without
- * opening it: a wrapper's ("fault:INNER", "record:INNER") are INNER's; 0
+ * opening it: a wrapper's ("fault:INNER", "record:INNER") are INNER's
+ * without DMR_BE_CAP_RPC; 0
  * for an unknown name. */
 uint32_t dmr_be_caps_of(const char *name);
 /* Comma-separated names of the registered backends (static string). */
@@ -514,6 +576,14 @@ static inline dmr_status_t dmr_be_control(dmr_be_t *be, int op, void *arg, dmr_e
 /* For a backend's control(): the DMR_ERR_UNSUPPORTED answer, err naming the
  * backend and the op. */
 dmr_status_t dmr_be_ctl_unsupported(dmr_be_t *be, int op, dmr_err_t *err);
+
+/* Send an RPC (dmr_be_rpc_t). Refuses, before the backend sees it: worker
+ * or mn out of range (DMR_ERR_RANGE), no handler, req_bytes 0 or above
+ * 1 MiB, resp_cap above 1 MiB (DMR_ERR_INVALID); a backend without
+ * DMR_BE_CAP_RPC (DMR_ERR_UNSUPPORTED, err naming the backend). Then as
+ * dmr_be_post: an error produces no completion, DMR_OK exactly one. */
+dmr_status_t dmr_be_rpc(dmr_be_t *be, uint32_t worker, uint32_t mn, const dmr_be_rpc_t *rpc,
+			dmr_err_t *err);
 
 /* Convenience single-WR posts; all go through dmr_be_post. */
 dmr_status_t dmr_be_post_one(dmr_be_t *be, uint32_t worker, uint32_t mn, uint8_t opcode,

@@ -168,6 +168,16 @@ dmr_status_t dmr_be_ctl_unsupported(dmr_be_t *be, int op, dmr_err_t *err)
 			   be->ops->name, op, dmr_be_ctl_string(op));
 }
 
+static dmr_status_t stub_rpc(dmr_be_t *be, uint32_t worker, uint32_t mn, const dmr_be_rpc_t *rpc,
+			     dmr_err_t *err)
+{
+	(void)rpc;
+	return dmr_err_set(err, DMR_ERR_UNSUPPORTED,
+			   "backend %s: no RPC path to the MN's CPU (worker %u, MN %u; sim and "
+			   "shm have one)",
+			   be->ops->name, worker, mn);
+}
+
 #define FILL(f, stub)                                                                              \
 	do {                                                                                       \
 		if (!t->f)                                                                         \
@@ -189,6 +199,7 @@ static void fill_stubs(dmr_be_ops_t *t)
 	FILL(stats, stub_stats);
 	FILL(charge, stub_charge);
 	FILL(control, stub_control);
+	FILL(rpc, stub_rpc);
 }
 
 const char *dmr_wc_status_string(int status)
@@ -223,6 +234,8 @@ const char *dmr_wr_opcode_string(int opcode)
 		return "TIMER";
 	case DMR_WR_MASKED_CAS:
 		return "MASKED_CAS";
+	case DMR_WR_RPC:
+		return "RPC";
 	}
 	return "?";
 }
@@ -261,7 +274,7 @@ uint32_t dmr_be_caps_of(const char *name)
 	const char *base = dmr_be_base_name(name);
 	for (size_t i = 0; base && i < sizeof(registry) / sizeof(registry[0]); i++)
 		if (strcmp(registry[i]->name, base) == 0)
-			return registry[i]->caps;
+			return registry[i]->caps & (base == name ? ~0u : ~DMR_BE_CAP_RPC);
 	return 0;
 }
 
@@ -320,6 +333,25 @@ dmr_status_t dmr_be_post(dmr_be_t *be, uint32_t worker, uint32_t mn, const dmr_w
 		}
 	}
 	return be->ops->post(be, worker, mn, wrs, n, err);
+}
+
+dmr_status_t dmr_be_rpc(dmr_be_t *be, uint32_t worker, uint32_t mn, const dmr_be_rpc_t *rpc,
+			dmr_err_t *err)
+{
+	if (worker >= be->cfg.cns * be->cfg.workers || mn >= be->cfg.mns)
+		return dmr_err_set(err, DMR_ERR_RANGE, "rpc: worker %u / mn %u out of range",
+				   worker, mn);
+	if (!rpc->handler || rpc->req_bytes == 0 || rpc->req_bytes > (1u << 20) ||
+	    rpc->resp_cap > (1u << 20))
+		return dmr_err_set(err, DMR_ERR_INVALID,
+				   "rpc: wr_id %llu: %s (request %u bytes, response at most %u; "
+				   "1..1048576 and 0..1048576)",
+				   (unsigned long long)rpc->wr_id,
+				   rpc->handler ? "bad size" : "no handler", rpc->req_bytes,
+				   rpc->resp_cap);
+	if (!(be->ops->caps & DMR_BE_CAP_RPC))
+		return stub_rpc(be, worker, mn, rpc, err);
+	return be->ops->rpc(be, worker, mn, rpc, err);
 }
 
 dmr_status_t dmr_be_post_one(dmr_be_t *be, uint32_t worker, uint32_t mn, uint8_t opcode,

@@ -11,7 +11,7 @@
 #include "txn_impl.h"
 
 static const char *cause_names[DMR_ABORT_NCAUSES] = {
-    "lock", "read_locked", "validation", "duplicate", "full",
+    "lock", "read_locked", "validation", "duplicate", "full", "rpc_locked",
 };
 
 const char *dmr_txn_phase_name(int phase)
@@ -143,6 +143,7 @@ dmr_status_t dmr_txn_ctx_init(dmr_txn_ctx_t *c, const dmr_txn_engine_t *eng, dmr
 	c->stats = stats;
 	c->worker = worker;
 	c->id = id;
+	c->rpc = (uint8_t)eng->rpc;
 	if (id > DMR_WRID_INDEX_MAX)
 		return dmr_err_set(err, DMR_ERR_RANGE,
 				   "txn: context id %u does not fit a wr_id (at most %u contexts)",
@@ -335,7 +336,9 @@ static dmr_status_t after_abort(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 	return begin_attempt(c, out);
 }
 
-/* Resolve op i's record; returns 1 issue, 0 skip, -1 insert range exhausted. */
+/* Resolve op i's record; returns 1 issue, 0 skip, -1 insert range exhausted
+ * (static, inlined into the execution round; dmr_txn_resolve below for
+ * txn_rpc.c). */
 static int resolve(dmr_txn_ctx_t *c, uint32_t i, uint64_t *slot_p)
 {
 	const dmr_trace_op_t *op = &c->txn->ops[i];
@@ -357,6 +360,11 @@ static int resolve(dmr_txn_ctx_t *c, uint32_t i, uint64_t *slot_p)
 		return 0;
 	*slot_p = (uint64_t)slot;
 	return 1;
+}
+
+int dmr_txn_resolve(dmr_txn_ctx_t *c, uint32_t i, uint64_t *slot_p)
+{
+	return resolve(c, i, slot_p);
 }
 
 static inline dmr_acache_t *acache(const dmr_txn_ctx_t *c)
@@ -743,6 +751,8 @@ static dmr_status_t begin_attempt(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 	dmr_status_t st = grow(c, off, &c->err);
 	if (st != DMR_OK)
 		return st;
+	if (c->by_rpc) /* the whole attempt as one RPC (txn_rpc.c) */
+		return dmr_txn_rpc_attempt(c, out);
 	return exec_round(c, out);
 }
 
@@ -750,6 +760,10 @@ dmr_status_t dmr_txn_start(dmr_txn_ctx_t *c, const dmr_trace_txn_t *txn, dmr_txn
 {
 	c->txn = txn;
 	c->attempts = 0;
+	c->by_rpc = 0;
+	dmr_status_t st = c->rpc ? dmr_txn_rpc_choose(c) : DMR_OK;
+	if (st != DMR_OK)
+		return st;
 	if (crest_proto(c))
 		dmr_txn_crest_masks(c);
 	c->t_start = dmr_be_now(c->eng->be, c->worker);
@@ -813,6 +827,8 @@ dmr_status_t dmr_txn_on_wc(dmr_txn_ctx_t *c, const dmr_wc_t *wc, dmr_txn_outcome
 		return begin_attempt(c, out_p);
 	case ST_LOCAL_WAIT:
 		return exec_round(c, out_p);
+	case ST_RPC:
+		return dmr_txn_rpc_on_wc(c, out_p);
 	default:
 		return dmr_err_set(&c->err, DMR_ERR_INVALID, "context %u: completion in state %u",
 				   c->id, c->state);

@@ -72,6 +72,8 @@ typedef enum dmr_abort_cause {
 	DMR_ABORT_VALIDATION,  /* version changed / locked at validation */
 	DMR_ABORT_DUPLICATE,   /* insert found the slot present (gives up) */
 	DMR_ABORT_FULL,	       /* insert range exhausted (gives up) */
+	DMR_ABORT_RPC_LOCKED,  /* by RPC: the MN's CPU found a lock held (a record
+				  to write or to read: core/txn_rpc.c) */
 	DMR_ABORT_NCAUSES
 } dmr_abort_cause_t;
 
@@ -112,6 +114,10 @@ typedef struct dmr_txn_stats {
 	uint64_t index_reads;		    /* MN hash-index bucket READs */
 	uint64_t cache_hits, cache_misses;  /* CN address-cache lookups */
 	uint64_t phase_ps[DMR_TXN_NPHASES]; /* committed attempts: time per phase, ps */
+	uint64_t rpcs;			    /* attempts sent as one RPC (txn_rpc.c) */
+	uint64_t rpc_fallbacks;		    /* transactions asked to go by RPC that
+					       ran one-sided: records on several
+					       MNs, or backups (txn_rpc.c) */
 } dmr_txn_stats_t;
 
 /* Counters kept beside dmr_txn_stats_t, per worker (the replay diffs
@@ -313,7 +319,46 @@ typedef struct dmr_txn_engine {
 	struct dmr_doorbell *doorbell; /* Loop C (core/loop_doorbell.h): posts are
 					  staged and rung by it; NULL after init:
 					  every post rings its own doorbell */
+	int rpc;		       /* dmr_txn_rpc_t every context starts with
+					  (its c->rpc, set by dmr_txn_ctx_init);
+					  DMR_TXN_RPC_OFF after init */
 } dmr_txn_engine_t;
+
+/* The access path of a transaction (issue 14 lever A1; core/txn_rpc.c,
+ * docs/AURA.md "A1"): the context's c->rpc, read by dmr_txn_start.
+ *  OFF: one-sided (the protocol above).
+ *  ON:  the whole transaction as one RPC to the MN holding its records,
+ *       executed there by the MN's CPU (dmr_be_rpc, backends/backend.h):
+ *       the write set's lock words taken with CAS (0 -> the context's tag),
+ *       the read set's records read and found unlocked, dependent keys and
+ *       guards resolved as execution does, the read set validated again
+ *       (unlocked, same versions), the new images written with version + 1
+ *       (FORD: under "locked | invisible"), the redo log record to the
+ *       worker's ring, the locks released; on a lock held the locks taken
+ *       are released and the answer is "locked": an abort of cause
+ *       DMR_ABORT_RPC_LOCKED, retried as any abort. Each attempt is one
+ *       RPC (stats rpcs). occ and ford only (dmr_txn_start refuses the
+ *       others with DMR_ERR_INVALID naming the protocol). A transaction
+ *       whose tables have their primaries on several MNs, or any run with
+ *       backups, runs one-sided instead (stats rpc_fallbacks).
+ *  ALT: ON for transactions of odd trace id, OFF for even ones (a fixed mix
+ *       of both paths: tests, --rpc half). */
+typedef enum dmr_txn_rpc {
+	DMR_TXN_RPC_OFF = 0,
+	DMR_TXN_RPC_ON = 1,
+	DMR_TXN_RPC_ALT = 2,
+} dmr_txn_rpc_t;
+
+/* The MN a transaction goes to by RPC: the primary MN of every table t
+ * names, or -1 when they are on several MNs or l has backups (then it runs
+ * one-sided, counted in rpc_fallbacks). */
+int dmr_txn_rpc_mn(const dmr_layout_t *l, const dmr_trace_txn_t *t);
+/* "none", "all", "half" for OFF, ON, ALT ("?" if unknown). */
+const char *dmr_txn_rpc_name(int rpc);
+/* --rpc's value s into *rpc for `protocol`: DMR_ERR_PARSE (err naming
+ * --rpc and the values known) for another name; DMR_ERR_INVALID (err naming
+ * the protocol) for all or half with a protocol other than occ and ford. */
+dmr_status_t dmr_txn_rpc_parse(const char *s, int protocol, int *rpc, dmr_err_t *err);
 
 /* Fill *eng for a run on `be` with `layout` (borrowed for the run); cn and
  * first_worker come from dmr_be_control(DMR_BE_CTL_ROLE), 0 when the
@@ -385,6 +430,10 @@ typedef struct dmr_txn_ctx {
 	uint8_t *logbuf;
 	uint32_t logbuf_cap;
 	uint8_t buf_reg, logbuf_reg; /* registered with the backend (mr_reg) */
+	uint8_t rpc;		     /* dmr_txn_rpc_t: the access path of the next
+					transactions (set before dmr_txn_start;
+					eng->rpc after init) */
+	uint8_t by_rpc;		     /* the running transaction goes by RPC */
 	dmr_err_t err;		     /* why start/on_wc returned an error */
 } dmr_txn_ctx_t;
 

@@ -43,6 +43,7 @@ enum {
 	ST_CMP_UNLOCK,	 /* FARM, DRTMH: the unlocks (with the data: no backups) */
 	ST_LOCAL_WAIT,	 /* CREST --crest-local: waiting for a local holder */
 	ST_MV_VALIDATE,	 /* MOTOR (SR): the read-only records' CVTs re-READ */
+	ST_RPC,		 /* by RPC: waiting for the MN's answer (txn_rpc.c) */
 };
 
 /* Per-op flags (dmr_txn_opst_t.flags). */
@@ -216,6 +217,18 @@ static inline dmr_status_t posted(dmr_status_t st, dmr_txn_outcome_t *out)
 /* txn.c: grow the log buffer to `need` bytes (registered; DMR_ERR_NOMEM or
  * the backend's mr_reg error). */
 dmr_status_t dmr_txn_grow_log(dmr_txn_ctx_t *c, uint32_t need, dmr_err_t *err);
+/* txn.c: resolve op i's record slot; returns 1 issue (*slot_p set), 0
+ * skip, -1 insert range exhausted. */
+int dmr_txn_resolve(dmr_txn_ctx_t *c, uint32_t i, uint64_t *slot_p);
+/* txn_rpc.c: at dmr_txn_start, c->rpc set: c->by_rpc = 1 when the
+ * transaction goes by RPC, 0 one-sided (a fallback counted when it was
+ * asked to). DMR_ERR_INVALID (c->err naming it): a protocol without an RPC
+ * path. */
+dmr_status_t dmr_txn_rpc_choose(dmr_txn_ctx_t *c);
+/* txn_rpc.c: the attempt as one RPC (buffers laid out by begin_attempt). */
+dmr_status_t dmr_txn_rpc_attempt(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out);
+/* txn_rpc.c: the RPC's answer came back. */
+dmr_status_t dmr_txn_rpc_on_wc(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out);
 /* txn.c: 1 if guard g holds on the images read so far. */
 int dmr_txn_guard_true(dmr_txn_ctx_t *c, const dmr_trace_guard_t *g);
 /* txn.c: post the n WRs of c->wrs, one doorbell per MN (c->pending). */

@@ -89,6 +89,11 @@ static const param_spec_t specs[] = {
     {"cxl_read_ns", 0, 0, 0, 1e6, 1},
     {"cxl_write_ns", 0, 0, 0, 1e6, 1},
     {"cxl_gbps", 0, 0, 0.001, 1e4, 0},
+    /* the MN CPU serving RPCs (issue 14 lever A1): optional, absent = none
+     * (the sim refuses RPCs); 1..1024 cores, costs up to 1 ms */
+    {"mn_rpc_cores", 0, 1, 1, 1024, 0},
+    {"mn_rpc_req_ns", 0, 0, 0, 1e6, 1},
+    {"mn_rpc_op_ns", 0, 0, 0, 1e6, 1},
 };
 
 /* The unit each parameter is defined in, exactly as the profiles spell it
@@ -133,6 +138,9 @@ static const struct {
     {"cxl_read_ns", "ns"},
     {"cxl_write_ns", "ns"},
     {"cxl_gbps", "Gb/s"},
+    {"mn_rpc_cores", "cores"},
+    {"mn_rpc_req_ns", "ns"},
+    {"mn_rpc_op_ns", "ns"},
 };
 
 const char *dmr_model_param_unit(const char *name)
@@ -593,6 +601,22 @@ dmr_status_t dmr_model_load(const char *name_or_path, dmr_model_t *m_p, dmr_err_
 				m.cxl_ps_per_byte_x1000 = gbps_to_ps_per_byte_x1000(cv[2]);
 			}
 		}
+		/* MN CPU for RPCs: all three or none */
+		{
+			static const char *const rn[] = {"mn_rpc_cores", "mn_rpc_req_ns",
+							 "mn_rpc_op_ns"};
+			double rv[3] = {IDX(rn[0]), IDX(rn[1]), IDX(rn[2])};
+			int given = all_or_none(path, "an MN CPU for RPCs", rn, rv, 3, err);
+			if (given < 0) {
+				st = DMR_ERR_PARSE;
+				goto out_root;
+			}
+			if (given) {
+				m.mn_rpc_cores = (uint32_t)rv[0];
+				m.mn_rpc_req_ps = ns_to_ps(rv[1]);
+				m.mn_rpc_op_ps = ns_to_ps(rv[2]);
+			}
+		}
 		double dma = IDX("dma_gbps");
 		/* Derived: the DMA engine's payload rate is what ib_read_bw at
 		 * 64 KiB measured (the wire is faster at MTU 4096). On a software
@@ -673,6 +697,10 @@ void dmr_model_print(const dmr_model_t *m, void *file)
 			"Gb/s\n",
 			m->cxl_read_ps / 1e3, m->cxl_write_ps / 1e3,
 			8.0 * 1e6 / m->cxl_ps_per_byte_x1000);
+	if (m->mn_rpc_cores)
+		fprintf(f,
+			"  MN CPU (RPC)      %u cores, %.1f ns per request + %.1f ns per record\n",
+			m->mn_rpc_cores, m->mn_rpc_req_ps / 1e3, m->mn_rpc_op_ps / 1e3);
 	if (m->dm_bytes)
 		fprintf(
 		    f,

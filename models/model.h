@@ -110,6 +110,13 @@ typedef struct dmr_model {
 	int cxl;
 	uint64_t cxl_read_ps, cxl_write_ps; /* added to host DRAM's, ps */
 	uint64_t cxl_ps_per_byte_x1000;	    /* the tier's bandwidth, ps per byte x 1000 */
+	/* the MN CPU serving RPCs (issue 14 lever A1, backend.h dmr_be_rpc;
+	 * mn_rpc_cores 0: none modelled, the sim refuses RPCs): per MN
+	 * mn_rpc_cores FIFO servers (a request goes to the core free first),
+	 * a request holding its core mn_rpc_req_ps + accesses x mn_rpc_op_ps */
+	uint32_t mn_rpc_cores;	/* cores per MN */
+	uint64_t mn_rpc_req_ps; /* per request (receive, dispatch, respond), ps */
+	uint64_t mn_rpc_op_ps;	/* per record access of the handler, ps */
 	/* published figures kept for checks and reports */
 	double read_rtt_ns;	   /* idle 64 B READ round trip (ib_read_lat) */
 	double read_bw_64k_gbps;   /* ib_read_bw 64 KiB */

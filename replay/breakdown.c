@@ -119,7 +119,8 @@ void dmr_breakdown_mns(dmr_breakdown_t *bd, dmr_be_t *be, uint64_t run_ps, int m
 
 static const char *types_header =
     "type,tried,committed,gave_up,retries,abort_lock,abort_read_locked,abort_validation,"
-    "abort_duplicate,abort_full,abort_rate,tried_tps,committed_tps,reads,writes,atomics,"
+    "abort_duplicate,abort_full,abort_rpc_locked,abort_rate,tried_tps,committed_tps,reads,writes,"
+    "atomics,"
     "index_reads,cache_hits,cache_misses,reads_per_commit,writes_per_commit,atomics_per_commit,"
     "index_reads_per_commit,p50_us,p90_us,p99_us,p999_us,mean_us,exec_us,validation_us,log_us,"
     "commit_us,locks_taken,skipped_ops,first_commits,first_reads,first_writes,first_atomics,"
@@ -221,11 +222,21 @@ static int fill_mns(FILE *f, const void *a)
 			}
 			fputc(',', f);
 		}
-		if (bd->mn_reported && bd->mn_modelled && bd->run_ps && m->dm_atomic_busy_ps) {
+		int dm = bd->mn_reported && bd->mn_modelled && bd->run_ps && m->dm_atomic_busy_ps;
+		if (dm) {
 			/* --dm-locks: the device-memory unit's own utilisation */
 			fprintf(f, "device-memory atomic_util %.6f%s",
 				(double)m->dm_atomic_busy_ps / (double)bd->run_ps,
-				bd->mn_note[0] ? "; " : "");
+				bd->mn_note[0] || (bd->mn_reported && m->rpcs) ? "; " : "");
+		}
+		if (bd->mn_reported && m->rpcs) {
+			/* --rpc (docs/AURA.md "A1"): the RPCs its CPU answered and
+			 * (modelled) how many of its cores they kept busy on average */
+			fprintf(f, "rpcs %llu", (unsigned long long)m->rpcs);
+			if (bd->mn_modelled && bd->run_ps)
+				fprintf(f, " MN CPU %.6f cores busy",
+					(double)m->rpc_busy_ps / (double)bd->run_ps);
+			fprintf(f, "%s", bd->mn_note[0] ? "; " : "");
 		}
 		put_note(f, bd->mn_note);
 		r = fputc('\n', f) == EOF ? -1 : 0;

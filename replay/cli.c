@@ -19,6 +19,7 @@
 #include "../core/base/fs.h"
 #include "../core/base/opt.h"
 #include "../core/base/timeps.h"
+#include "../core/txn.h"
 #include "breakdown.h"
 #include "replay.h"
 #include "results.h"
@@ -148,6 +149,9 @@ static void run_usage(FILE *f)
 	    "  --isolation L     motor: sr (default, Motor's) or si (snapshot isolation:\n"
 	    "                    read-only records not validated); the other protocols\n"
 	    "                    are serializable: sr only\n"
+	    "  --rpc P           none (default: one-sided), all (every transaction as\n"
+	    "                    one RPC executed by the MN's CPU; occ, ford; sim, shm)\n"
+	    "                    or half (odd trace ids by RPC): docs/AURA.md \"A1\"\n"
 	    "  --versions V      motor: versions per record (2..8, default 4: Motor's\n"
 	    "                    MAX_VCELL_NUM for TPC-C; 3 SmallBank, 2 TATP)\n"
 	    "  --index I         direct (default: addresses computed) or hash (an MN\n"
@@ -187,7 +191,8 @@ enum {
 	OPT_CREST_CACHE_TTL,
 	OPT_ISOLATION,
 	OPT_CORO_NUM,
-	OPT_VERSIONS
+	OPT_VERSIONS,
+	OPT_RPC
 };
 /* Long options without a letter (getopt_long values above any char). */
 enum {
@@ -216,6 +221,7 @@ typedef struct run_args {
 	int procs, cns_given, force;
 	const char *config;
 	const char *isolation; /* --isolation, parsed once --protocol is known */
+	const char *rpc;       /* --rpc, likewise */
 	double deadline;       /* s */
 	int deadline_given;
 } run_args_t;
@@ -299,6 +305,9 @@ static dmr_status_t run_opt(int ch, const char *name, const char *arg, run_args_
 		break;
 	case OPT_ISOLATION:
 		a->isolation = arg;
+		break;
+	case OPT_RPC:
+		a->rpc = arg;
 		break;
 	case OPT_VERSIONS:
 		/* Motor's MAX_VCELL_NUM (txn/flags.h: 4 TPC-C and micro, 3
@@ -548,6 +557,7 @@ int dmr_replay_main(int argc, char **argv)
 	    {"backups", required_argument, 0, OPT_BACKUPS},
 	    {"protocol", required_argument, 0, OPT_PROTOCOL},
 	    {"isolation", required_argument, 0, OPT_ISOLATION},
+	    {"rpc", required_argument, 0, OPT_RPC},
 	    {"versions", required_argument, 0, OPT_VERSIONS},
 	    {"coro_num", required_argument, 0, OPT_CORO_NUM},
 	    {"index", required_argument, 0, OPT_INDEX},
@@ -647,6 +657,17 @@ int dmr_replay_main(int argc, char **argv)
 	if (a.isolation &&
 	    dmr_txn_isolation_parse(a.isolation, o->protocol, &o->isolation, &ierr) != DMR_OK) {
 		fprintf(stderr, "dmreplay run: %s\n", ierr.msg);
+		return 2;
+	}
+	if (a.rpc && dmr_txn_rpc_parse(a.rpc, o->protocol, &o->rpc, &ierr) != DMR_OK) {
+		fprintf(stderr, "dmreplay run: %s\n", ierr.msg);
+		return 2;
+	}
+	if (o->rpc && (!(dmr_be_caps_of(o->backend) & DMR_BE_CAP_RPC) || a.procs || a.config)) {
+		fprintf(stderr,
+			"dmreplay run: option --rpc %s: %s has no RPC path to the MN's CPU (sim "
+			"and shm have one, in one process; verbs and ucx not yet)\n",
+			a.rpc, a.procs || a.config ? "a run of several processes" : o->backend);
 		return 2;
 	}
 	if (o->versions && o->protocol != DMR_TXN_PROTO_MOTOR) {

@@ -434,6 +434,8 @@ static void sum_stats_from(const engine_t *e, int published, dmr_txn_stats_t *t)
 		t->index_reads += s->index_reads; /* issue 11: index, cache, phases */
 		t->cache_hits += s->cache_hits;
 		t->cache_misses += s->cache_misses;
+		t->rpcs += s->rpcs;
+		t->rpc_fallbacks += s->rpc_fallbacks;
 		for (int p = 0; p < DMR_TXN_NPHASES; p++)
 			t->phase_ps[p] += s->phase_ps[p];
 	}
@@ -1179,7 +1181,7 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 		}
 	}
 	if ((st = dmr_replay_setup_tiers(e->be, &e->layout, e->dm_apart ? NULL : o->dm_locks,
-					 o->cxl_tables, o->quiet, err)) != DMR_OK)
+					 o->cxl_tables, o->rpc, o->quiet, err)) != DMR_OK)
 		goto out_be;
 	if (apart && (st = dmr_replay_setup_lock_region(e->be, &e->layout, e->dm_apart, apart,
 							o->quiet, err)) != DMR_OK)
@@ -1260,6 +1262,7 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	for (uint32_t t = 0; t < h->ntables; t++)
 		snprintf(res->table_names[t], DMR_TRACE_NAME_MAX, "%s", h->tables[t].name);
 	e->teng.isolation = o->isolation;
+	e->teng.rpc = o->rpc;
 	e->teng.index = o->index;
 	e->teng.workers_per_cn = o->threads;
 	if (o->addr_cache) {
@@ -1509,7 +1512,7 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 				     o->retries,       o->backoff_us,
 				     o->duration_s,    o->isolation,
 				     e->layout.vcells, o->locks_apart ? e->dm_knob : o->dm_locks,
-				     o->cxl_tables};
+				     o->cxl_tables,    o->rpc};
 	dmr_replay_result_shape(res, &shape, &kn, h, m, e->started);
 	if (res->sim_time_s > 0) {
 		res->tried_tps = tot.tried / res->sim_time_s;

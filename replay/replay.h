@@ -83,6 +83,7 @@ typedef struct dmr_replay_opts {
 	 * DMR_CREST_CACHE_TTL_PS in core/txn_crest.h) */
 	uint64_t crest_cache_ttl_ps;
 	int isolation;	   /* dmr_txn_isolation_t (--isolation; motor only) */
+	int rpc;	   /* dmr_txn_rpc_t (--rpc; occ, ford; sim, shm) */
 	uint32_t versions; /* motor: vcells per record (--versions; 0: Motor's
 			      TPC-C default, DMR_CVT_VCELLS) */
 	/* how records are found (core/txn.h dmr_txn_index_t), index buckets

@@ -291,7 +291,15 @@ static const char *summary_header =
     "cache_hit_ratio,isolation,versions,crest_locks,crest_local,dm_locks,cxl_tables,"
     "crest_cache,crest_cache_ttl_us,doorbell_max,doorbell_util,aura_levers,aura_tuner,"
     "cn_imbalance,aura_windows,aura_rpc_groups,aura_owned_groups,aura_cached_tables,aura_moves,"
-    "aura_spills,aura_local_waits";
+    "aura_spills,aura_local_waits,rpcs,rpc_fallbacks,abort_rpc_locked,mn_cpu_util,rpc";
+
+/* The MN CPU's utilisation by RPCs over the run (sim: busy time over cores
+ * x simulated time, in [0, 1]; 0 when not modelled). */
+static double mn_cpu_util(const dmr_replay_result_t *r)
+{
+	double span = r->sim_time_s * 1e12 * r->be.rpc_cores;
+	return span > 0 ? (double)r->be.rpc_busy_ps / span : 0.0;
+}
 
 const char *dmr_results_header(void)
 {
@@ -406,12 +414,18 @@ static int fill_summary(FILE *f, const void *a)
 		return n;
 	const dmr_aura_summary_t *au = &r->aura;
 	double nw = au->windows ? (double)au->windows : 1;
-	return fprintf(f, ",%s,%s,%s,%s,%.4f,%llu,%.3f,%.3f,%.3f,%llu,%llu,%llu\n", dbm, dbu, alv,
-		       aura ? dmr_aura_tuner_name(r->loop_cfg.aura.tuner) : "-", r->cn_imbalance,
-		       (unsigned long long)au->windows, (double)au->rpc_gw / nw,
-		       (double)au->owned_gw / nw, (double)au->cached_tw / nw,
-		       (unsigned long long)au->moves, (unsigned long long)au->spills,
-		       (unsigned long long)r->slots.local_deferred);
+	n = fprintf(f, ",%s,%s,%s,%s,%.4f,%llu,%.3f,%.3f,%.3f,%llu,%llu,%llu", dbm, dbu, alv,
+		    aura ? dmr_aura_tuner_name(r->loop_cfg.aura.tuner) : "-", r->cn_imbalance,
+		    (unsigned long long)au->windows, (double)au->rpc_gw / nw,
+		    (double)au->owned_gw / nw, (double)au->cached_tw / nw,
+		    (unsigned long long)au->moves, (unsigned long long)au->spills,
+		    (unsigned long long)r->slots.local_deferred);
+	if (n < 0)
+		return n;
+	return fprintf(f, ",%llu,%llu,%llu,%.6f,%s\n", (unsigned long long)r->st.rpcs,
+		       (unsigned long long)r->st.rpc_fallbacks,
+		       (unsigned long long)r->st.aborts[DMR_ABORT_RPC_LOCKED], mn_cpu_util(r),
+		       r->rpc[0] ? r->rpc : "none");
 }
 
 static int fill_ts(FILE *f, const void *a)
@@ -461,6 +475,12 @@ void dmr_replay_print(const dmr_replay_result_t *r, void *file)
 		fprintf(f, " %s %llu", dmr_abort_cause_name(i),
 			(unsigned long long)r->st.aborts[i]);
 	fprintf(f, "\n");
+	if (r->st.rpcs || r->st.rpc_fallbacks)
+		fprintf(f,
+			"  rpc            %llu attempts by RPC to the MN's CPU (%llu transactions "
+			"one-sided instead: several MNs or backups), MN CPU %.1f %% busy\n",
+			(unsigned long long)r->st.rpcs, (unsigned long long)r->st.rpc_fallbacks,
+			100 * mn_cpu_util(r));
 	if (r->loop_cfg.loops && dmr_ps_from_s(r->sim_time_s) < r->loop_cfg.window_ps)
 		fprintf(
 		    f,

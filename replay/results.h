@@ -134,6 +134,7 @@ typedef struct dmr_replay_result {
 	dmr_txn_xstats_t xst;	     /* core/txn.h: aborts by table, crest's counters */
 	char crest_locks[8];	     /* crest: "masked" | "words" ("" otherwise) */
 	char isolation[4];	     /* "sr" | "si" (motor's --isolation; the others sr) */
+	char rpc[8];		     /* --rpc: "none" | "all" | "half" ("": none) */
 	uint32_t versions;	     /* motor: vcells per record (0 otherwise) */
 	char dm_locks[96];	     /* --dm-locks tables ("" none) */
 	char cxl_tables[96];	     /* --cxl-tables tables ("" none) */

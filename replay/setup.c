@@ -290,10 +290,21 @@ dmr_status_t dmr_replay_setup_cxl(struct dmr_be *be, const dmr_layout_t *l, cons
 }
 
 dmr_status_t dmr_replay_setup_tiers(struct dmr_be *be, const dmr_layout_t *l, const char *dm_locks,
-				    const char *cxl_tables, int quiet, dmr_err_t *err)
+				    const char *cxl_tables, int rpc, int quiet, dmr_err_t *err)
 {
 	uint64_t b = 0;
 	dmr_status_t st;
+	const dmr_model_t *m;
+	if (rpc && !(be->ops->caps & DMR_BE_CAP_RPC))
+		return dmr_err_set(err, DMR_ERR_INVALID,
+				   "option --rpc: backend %s has no RPC path to the MN's CPU (sim "
+				   "and shm have one)",
+				   be->ops->name);
+	if (rpc && dmr_be_control(be, DMR_BE_CTL_MODEL, &m, NULL) == DMR_OK && !m->mn_rpc_cores)
+		return dmr_err_set(err, DMR_ERR_INVALID,
+				   "option --rpc: profile %s (%s) has no MN CPU model for RPCs "
+				   "(give mn_rpc_cores, mn_rpc_req_ns and mn_rpc_op_ns)",
+				   m->name, m->path);
 	if (dm_locks) {
 		if ((st = dmr_replay_setup_dm_locks(be, l, dm_locks, &b, err)) != DMR_OK)
 			return st;
@@ -394,6 +405,7 @@ void dmr_replay_result_shape(dmr_replay_result_t *res, const dmr_replay_shape_t 
 	res->loop_cfg = k->loop;
 	snprintf(res->isolation, sizeof(res->isolation), "%s",
 		 k->isolation == DMR_TXN_ISO_SI ? "si" : "sr");
+	snprintf(res->rpc, sizeof(res->rpc), "%s", dmr_txn_rpc_name(k->rpc));
 	res->versions = k->versions;
 	snprintf(res->dm_locks, sizeof(res->dm_locks), "%s", k->dm_locks ? k->dm_locks : "");
 	snprintf(res->cxl_tables, sizeof(res->cxl_tables), "%s",

@@ -99,9 +99,12 @@ dmr_status_t dmr_replay_setup_cxl(struct dmr_be *be, const dmr_layout_t *l, cons
 
 /* Both of the above when given (NULL: not), each announced on stdout
  * unless quiet ("dmreplay run: lock words of ... in device memory (N bytes
- * per MN)", "dmreplay run: ... on the CXL tier (N bytes per MN)"). */
+ * per MN)", "dmreplay run: ... on the CXL tier (N bytes per MN)"); and
+ * with rpc (--rpc other than none; core/txn.h dmr_txn_rpc_t) the MN CPU the
+ * RPC path needs: DMR_ERR_INVALID (err naming the backend, or the profile
+ * without mn_rpc_*) when the backend cannot serve RPCs. */
 dmr_status_t dmr_replay_setup_tiers(struct dmr_be *be, const dmr_layout_t *l, const char *dm_locks,
-				    const char *cxl_tables, int quiet, dmr_err_t *err);
+				    const char *cxl_tables, int rpc, int quiet, dmr_err_t *err);
 
 /* --protocol crest before the layout (issue 12): the lock variant (locks:
  * DMR_CREST_LOCKS_*, or -1 = masked where the backend has masked CAS,
@@ -138,6 +141,7 @@ typedef struct dmr_replay_run_knobs {
 	int isolation;			   /* dmr_txn_isolation_t */
 	uint32_t versions;		   /* motor's vcells (layout.vcells) */
 	const char *dm_locks, *cxl_tables; /* NULL: none */
+	int rpc;			   /* dmr_txn_rpc_t (--rpc) */
 } dmr_replay_run_knobs_t;
 
 /* The run's shape into res after the run: workload and regime (h), loop

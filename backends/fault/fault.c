@@ -322,7 +322,8 @@ static dmr_status_t fault_open(const dmr_be_config_t *cfg, dmr_be_t **be_p, dmr_
 	/* the caps follow the inner backend's: a table of this handle's own
 	 * (registration copies be->ops, backend.h) */
 	f->table = dmr_fault_ops;
-	f->table.caps = f->in->ops->caps;
+	/* not DMR_BE_CAP_RPC: the wrapper does not wrap dmr_be_rpc */
+	f->table.caps = f->in->ops->caps & ~DMR_BE_CAP_RPC;
 	f->driven = (f->table.caps & DMR_BE_CAP_DRIVEN) != 0;
 	f->be.ops = &f->table;
 	f->be.cfg = *cfg;

@@ -218,7 +218,8 @@ static dmr_status_t rec_open(const dmr_be_config_t *cfg, dmr_be_t **be_p, dmr_er
 	emit_locked(r, h, sizeof(h), 0);
 	/* the caps follow the inner backend's (backend.h, as backends/fault) */
 	r->table = dmr_record_ops;
-	r->table.caps = r->in->ops->caps;
+	/* not DMR_BE_CAP_RPC: the wrapper does not wrap dmr_be_rpc */
+	r->table.caps = r->in->ops->caps & ~DMR_BE_CAP_RPC;
 	r->be.ops = &r->table;
 	r->be.cfg = *cfg;
 	*be_p = &r->be;

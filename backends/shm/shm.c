@@ -16,6 +16,9 @@
  * a WR posted to MN m works on region m. DMR_BE_CTL_MN_STATS gives each
  * MN's counts (the busy times 0: no model).
  *
+ * RPCs (dmr_be_rpc): the handler runs inline in the call, on the posting
+ * thread, with the shared mapping as the MN's memory.
+ *
  * Fault injection (tests): DMR_SHM_CAS_TWICE=N executes every Nth CAS twice
  * and completes it with the second execution's old value, as a responder
  * that re-executes a retransmitted atomic instead of replaying its saved
@@ -243,6 +246,49 @@ static dmr_status_t shm_post(dmr_be_t *be, uint32_t worker, uint32_t mn, const d
 	return DMR_OK;
 }
 
+/* backend.h dmr_be_rpc: the handler runs here, on the posting thread,
+ * against region mn while other workers' WRs run on it too (the handler
+ * takes lock words with real atomics); the answer is queued on the
+ * worker's CQ. A QP in error flushes it (handler not run). */
+static dmr_status_t shm_rpc(dmr_be_t *be, uint32_t worker, uint32_t mn, const dmr_be_rpc_t *rpc,
+			    dmr_err_t *err)
+{
+	shm_t *s = (shm_t *)be;
+	shm_cq_t *q = &s->cq[worker];
+	pthread_mutex_lock(&q->mu);
+	uint8_t status = q->error ? DMR_WC_FLUSH_ERR : DMR_WC_SUCCESS;
+	pthread_mutex_unlock(&q->mu);
+	uint32_t resp = 0;
+	if (status == DMR_WC_SUCCESS) {
+		resp = rpc->handler(rpc->arg, s->mem[mn], s->size);
+		if (resp > rpc->resp_cap) { /* the handler broke its contract */
+			status = DMR_WC_GENERAL_ERR;
+			resp = rpc->resp_cap;
+		}
+	}
+	dmr_wc_t wc = {.wr_id = rpc->wr_id,
+		       .opcode = DMR_WR_RPC,
+		       .status = status,
+		       .mn = (uint16_t)mn,
+		       .byte_len = resp};
+	pthread_mutex_lock(&q->mu);
+	int bad = cq_add(q, &wc);
+	pthread_mutex_unlock(&q->mu);
+	if (bad)
+		return dmr_err_set(err, DMR_ERR_NOMEM, "shm: CQ of worker %u: out of memory",
+				   worker);
+	pthread_mutex_lock(&s->stmu);
+	s->st.doorbells++;
+	if (status == DMR_WC_SUCCESS) {
+		s->mst[mn].rpcs++;
+		s->st.rpcs++;
+	} else {
+		s->st.errors++;
+	}
+	pthread_mutex_unlock(&s->stmu);
+	return DMR_OK;
+}
+
 static uint64_t shm_now(dmr_be_t *be, uint32_t worker)
 {
 	(void)worker;
@@ -353,7 +399,7 @@ static dmr_status_t shm_control(dmr_be_t *be, int op, void *arg, dmr_err_t *err)
 const dmr_be_ops_t dmr_shm_ops = {
     .size = sizeof(dmr_be_ops_t),
     .name = "shm",
-    .caps = DMR_BE_CAP_MASKED_CAS,
+    .caps = DMR_BE_CAP_MASKED_CAS | DMR_BE_CAP_RPC,
     .open = shm_be_open,
     .close = shm_close,
     .post = shm_post,
@@ -363,4 +409,5 @@ const dmr_be_ops_t dmr_shm_ops = {
     .mn_memory = shm_mn_memory,
     .stats = shm_stats,
     .control = shm_control,
+    .rpc = shm_rpc,
 };

@@ -19,6 +19,7 @@ enum {
 	EV_QP_WAKE = 5,	  /* a held WR may get a READ/atomic credit (arg: the
 			     QP's first held WR, which stays first until then) */
 	EV_CN_ARRIVE = 6, /* several MNs: a response reaches its CN's downlink */
+	EV_RPC_DONE = 7,  /* an MN core finished an RPC: its handler runs */
 };
 
 #define NOIDX UINT32_MAX
@@ -48,6 +49,13 @@ typedef struct sim_opx {
 	uint64_t compare_add, swap;
 } sim_opx_t;
 _Static_assert(sizeof(sim_opx_t) == 32, "sim_opx_t is one 32-byte record");
+
+/* An RPC's own fields (s->opr, parallel to ops; written for RPCs only). */
+typedef struct sim_opr {
+	dmr_be_rpc_fn handler;
+	void *arg;
+	uint32_t accesses, resp_cap;
+} sim_opr_t;
 
 /* What few WRs use (s->opm, parallel to ops; each field written only for
  * the WRs that read it): a MASKED_CAS's masks, a flushed WR's post time. */
@@ -120,6 +128,7 @@ typedef struct sim_mn {
 	uint64_t dm_atomic_free; /* the device-memory atomic unit (--dm-locks) */
 	uint64_t cxl_free;	 /* the CXL tier's bandwidth (--cxl-tables) */
 	dmr_sim_qpc_t qpc;	 /* its NIC's QP contexts (qpc_qps > 0) */
+	uint64_t *rpc_free;	 /* busy-until of its mn_rpc_cores RPC cores */
 	dmr_be_mn_stats_t st;
 } sim_mn_t;
 
@@ -141,6 +150,7 @@ typedef struct sim {
 	sim_op_t *ops;	 /* nops, 64-byte aligned */
 	sim_opx_t *opx;	 /* nops, the cold halves */
 	sim_opm_t *opm;	 /* nops, MASKED_CAS masks and flush times */
+	sim_opr_t *opr;	 /* nops, RPCs' handlers */
 	uint32_t nops, free_head;
 	dmr_be_stats_t st; /* reads, writes, bytes: summed over mn[] when read */
 	dmr_status_t fatal;
@@ -163,20 +173,25 @@ static dmr_status_t sim_grow_ops(sim_t *s)
 	sim_op_t *o = aligned_alloc(64, sizeof(*o) * n);
 	sim_opx_t *x = aligned_alloc(64, sizeof(*x) * n);
 	sim_opm_t *mk = aligned_alloc(64, sizeof(*mk) * n);
-	if (!o || !x || !mk) {
+	sim_opr_t *r = malloc(sizeof(*r) * n);
+	if (!o || !x || !mk || !r) {
 		free(o);
 		free(x);
 		free(mk);
+		free(r);
 		return DMR_ERR_NOMEM;
 	}
 	if (s->nops) {
 		memcpy(o, s->ops, sizeof(*o) * s->nops);
 		memcpy(x, s->opx, sizeof(*x) * s->nops);
 		memcpy(mk, s->opm, sizeof(*mk) * s->nops);
+		memcpy(r, s->opr, sizeof(*r) * s->nops);
 	}
 	free(s->ops);
 	free(s->opx);
 	free(s->opm);
+	free(s->opr);
+	s->opr = r;
 	for (uint32_t i = s->nops; i < n; i++)
 		o[i].next = i + 1 < n ? i + 1 : NOIDX; /* only grown when empty */
 	s->free_head = s->nops;
@@ -194,6 +209,7 @@ static void sim_close(dmr_be_t *be)
 		if (s->mn[i].mem)
 			munmap(s->mn[i].mem, s->mn[i].size);
 		free(s->mn[i].atab);
+		free(s->mn[i].rpc_free);
 		dmr_sim_qpc_free(&s->mn[i].qpc);
 	}
 	for (uint32_t i = 0; s->cns && i < s->be.cfg.cns; i++)
@@ -208,6 +224,7 @@ static void sim_close(dmr_be_t *be)
 	free(s->ops);
 	free(s->opx);
 	free(s->opm);
+	free(s->opr);
 	dmr_sim_eventq_fini(&s->q);
 	free(s);
 }
@@ -294,7 +311,9 @@ static dmr_status_t sim_open(const dmr_be_config_t *cfg, dmr_be_t **be_p, dmr_er
 		 * 1 MiB table was a cache miss per atomic */
 		mn->amask = (1u << 12) - 1;
 		mn->atab = calloc(mn->amask + 1, sizeof(*mn->atab));
-		if (!mn->atab) {
+		if (s->m.mn_rpc_cores)
+			mn->rpc_free = calloc(s->m.mn_rpc_cores, sizeof(uint64_t));
+		if (!mn->atab || (s->m.mn_rpc_cores && !mn->rpc_free)) {
 			st = dmr_err_set(err, DMR_ERR_NOMEM, "sim: out of memory");
 			goto fail;
 		}
@@ -356,9 +375,11 @@ static inline void cpu_end(sim_worker_t *wk, uint64_t t)
 		*wk->cpu = t;
 }
 
+/* READ and atomics take a READ/atomic credit (max_rd_atomic); WRITE and
+ * an RPC's SEND do not. */
 static inline int is_rd_atomic(uint8_t opc)
 {
-	return opc != DMR_WR_WRITE;
+	return opc != DMR_WR_WRITE && opc != DMR_WR_RPC;
 }
 
 /* Request bytes on the wire for one WR. */
@@ -369,6 +390,8 @@ static inline uint64_t req_wire_bytes(const dmr_model_t *m, const sim_op_t *wr)
 		return m->pkt_overhead + m->reth_bytes;
 	case DMR_WR_WRITE:
 		return dmr_model_msg_wire_bytes(m, wr->length, m->reth_bytes, 0);
+	case DMR_WR_RPC: /* a SEND: no RETH */
+		return dmr_model_msg_wire_bytes(m, wr->length, 0, 0);
 	default:
 		return m->pkt_overhead + m->atomiceth_bytes;
 	}
@@ -571,7 +594,9 @@ static void ev_mn_arrive(sim_t *s, uint32_t idx, uint64_t t)
 		 * for READ requests) and pays a switch with the busy worker */
 		if (t < *cpu)
 			t = *cpu + (op->opcode == DMR_WR_READ ? m->host_switch_ps : 0);
-		t += dmr_model_host_ps(m, op->opcode, len);
+		/* an RPC's request is a SEND: the CPU time of a WRITE's bytes */
+		t +=
+		    dmr_model_host_ps(m, op->opcode == DMR_WR_RPC ? DMR_WR_WRITE : op->opcode, len);
 		if (op->first_read)
 			t += m->host_read_post_ps; /* the batch's responder run */
 		*cpu = t;
@@ -602,6 +627,16 @@ static void ev_mn_arrive(sim_t *s, uint32_t idx, uint64_t t)
 				cxl_extra(s, mn, op->remote, len, end - x, x, m->cxl_write_ps),
 			    mn->last_write_eff);
 		mn->last_write_eff = eff;
+		break;
+	}
+	case DMR_WR_RPC: {
+		/* an RPC's request: DMA-written into the receive buffer as a
+		 * WRITE's payload is (not ordered with the WRITEs to the region) */
+		uint64_t x = (len * m->dma_ps_per_byte_x1000 + 999) / 1000;
+		uint64_t end = max64(t, mn->dma_wr_free + x);
+		mn->dma_wr_free = end;
+		mn->st.dma_busy_ps += x;
+		eff = end + m->dma_write_ps;
 		break;
 	}
 	default: {
@@ -751,9 +786,15 @@ static __attribute__((noinline, cold)) void masked_cas(sim_t *s, uint32_t idx, u
 	s->mn[s->ops[idx].mn].st.atomics++;
 }
 
+static void rpc_arrived(sim_t *s, uint32_t idx, uint64_t t);
+
 static void ev_mn_effect(sim_t *s, uint32_t idx, uint64_t t)
 {
 	sim_op_t *op = &s->ops[idx];
+	if (__builtin_expect(op->opcode == DMR_WR_RPC, 0)) {
+		rpc_arrived(s, idx, t);
+		return;
+	}
 	const dmr_model_t *m = &s->m;
 	sim_mn_t *mn = &s->mn[op->mn];
 	const uint32_t q = op->qp;
@@ -825,24 +866,105 @@ static void ev_mn_effect(sim_t *s, uint32_t idx, uint64_t t)
 	cn_arrive(s, idx, t, w);
 }
 
+/* The answer of RPC idx (wire time w, ps) at its CN's downlink at time t:
+ * CN downlink, CN NIC, its completion (a SEND of the MN's: not ordered with
+ * the QP's RC responses, backend.h dmr_be_rpc). */
+static void rpc_cn_arrive(sim_t *s, uint32_t idx, uint64_t t, uint64_t w)
+{
+	sim_cn_t *cn = &s->cns[s->ops[idx].cn];
+	t = max64(t, cn->down_free + w);
+	cn->down_free = t;
+	push(s, t + s->m.prop_ps + s->m.nic_proc_ps, EV_CN_COMPLETE, idx);
+}
+
+/* Wire bytes of RPC idx's answer (a SEND of op->length bytes). */
+static inline uint64_t rpc_resp_wire_ps(const sim_t *s, uint32_t idx)
+{
+	return dmr_model_wire_ps(&s->m, dmr_model_msg_wire_bytes(&s->m, s->ops[idx].length, 0, 0));
+}
+
+/* The request of RPC idx is in the MN's memory at t (its SEND's effect):
+ * to the core of the MN free first (FIFO servers; the lowest index among
+ * those free together), which holds it mn_rpc_req_ps + accesses x
+ * mn_rpc_op_ps (models/model.h); EV_RPC_DONE when it finishes. */
+static void rpc_arrived(sim_t *s, uint32_t idx, uint64_t t)
+{
+	sim_op_t *op = &s->ops[idx];
+	sim_mn_t *mn = &s->mn[op->mn];
+	sim_qp_t *qp = &s->qps[op->qp];
+	qp->open--; /* the SEND is delivered: later flushed WRs need not wait */
+	if (qp->open == 0 && qp->fl_head != NOIDX)
+		flush_ready(s, qp);
+	uint32_t k = 0;
+	for (uint32_t i = 1; i < s->m.mn_rpc_cores; i++)
+		if (mn->rpc_free[i] < mn->rpc_free[k])
+			k = i;
+	uint64_t svc = s->m.mn_rpc_req_ps + (uint64_t)s->opr[idx].accesses * s->m.mn_rpc_op_ps;
+	uint64_t done = max64(t, mn->rpc_free[k]) + svc;
+	mn->rpc_free[k] = done;
+	mn->st.rpc_busy_ps += svc;
+	push(s, done, EV_RPC_DONE, idx);
+}
+
+/* RPC idx's core finished at t: the handler runs on the MN's region now,
+ * then its answer goes out as a SEND: MN NIC, DMA read of the response,
+ * MN uplink, switch, the CN's downlink. */
+static void ev_rpc_done(sim_t *s, uint32_t idx, uint64_t t)
+{
+	sim_op_t *op = &s->ops[idx];
+	const dmr_model_t *m = &s->m;
+	sim_mn_t *mn = &s->mn[op->mn];
+	const sim_opr_t *r = &s->opr[idx];
+	uint32_t resp = r->handler(r->arg, mn->mem, mn->size);
+	if (resp > r->resp_cap) { /* the handler broke its contract */
+		op->status = DMR_WC_GENERAL_ERR;
+		resp = r->resp_cap;
+	}
+	mn->st.rpcs++;
+	op->length = resp;
+	t = max64(t, mn->nic_free) + m->nic_msg_ps;
+	mn->nic_free = t;
+	mn->st.nic_busy_ps += m->nic_msg_ps;
+	t += m->nic_proc_ps;
+	uint64_t x = ((uint64_t)resp * m->dma_ps_per_byte_x1000 + 999) / 1000;
+	uint64_t start = max64(t, mn->dma_rd_free);
+	mn->dma_rd_free = start + x;
+	mn->st.dma_busy_ps += x;
+	uint64_t w = rpc_resp_wire_ps(s, idx);
+	t = max64(max64(start + m->dma_read_ps, mn->up_free) + w, start + x);
+	mn->up_free = t;
+	mn->st.link_up_busy_ps += w;
+	t += m->prop_ps + m->switch_ps;
+	if (s->nmns > 1) { /* the CN's downlink in arrival order: an event */
+		push(s, t, EV_CN_ARRIVE, idx);
+		return;
+	}
+	rpc_cn_arrive(s, idx, t, w);
+}
+
 /* Several MNs: response of WR idx at its CN's downlink at time t. */
 static void ev_cn_arrive(sim_t *s, uint32_t idx, uint64_t t)
 {
 	const dmr_model_t *m = &s->m;
+	if (s->ops[idx].opcode == DMR_WR_RPC) {
+		rpc_cn_arrive(s, idx, t, rpc_resp_wire_ps(s, idx));
+		return;
+	}
 	cn_arrive(s, idx, t, dmr_model_wire_ps(m, resp_wire_bytes(m, &s->ops[idx])));
 }
 
 static void ev_cn_complete(sim_t *s, uint32_t idx, uint64_t t)
 {
 	sim_op_t *op = &s->ops[idx];
-	s->st.verbs++;
+	s->st.verbs += op->opcode != DMR_WR_RPC; /* one-sided operations only */
 	if (op->status)
 		s->st.errors++;
 	dmr_wc_t wc = {.wr_id = s->opx[idx].wr_id,
 		       .opcode = op->opcode,
 		       .status = op->status,
 		       .mn = op->mn,
-		       .byte_len = op->opcode == DMR_WR_READ ? op->length : 0};
+		       .byte_len =
+			   op->opcode == DMR_WR_READ || op->opcode == DMR_WR_RPC ? op->length : 0};
 	uint32_t w = s->qps[op->qp].worker;
 	op_free(s, idx);
 	cq_push(s, w, &wc, t);
@@ -931,6 +1053,63 @@ static dmr_status_t sim_post(dmr_be_t *be, uint32_t worker, uint32_t mn, const d
 	return DMR_OK;
 }
 
+/* backend.h dmr_be_rpc: one SEND WQE and its doorbell on worker's CPU,
+ * then the request on worker's QP to mn (behind the WRs held there for a
+ * credit: RC order up to the MN), rpc_arrived at the MN. DMR_ERR_INVALID
+ * when the profile has no MN CPU (mn_rpc_cores). */
+static dmr_status_t sim_rpc(dmr_be_t *be, uint32_t worker, uint32_t mn, const dmr_be_rpc_t *rpc,
+			    dmr_err_t *err)
+{
+	sim_t *s = to_sim(be);
+	if (!s->m.mn_rpc_cores)
+		return dmr_err_set(err, DMR_ERR_INVALID,
+				   "sim: profile %s has no MN CPU model for RPCs (give "
+				   "mn_rpc_cores, mn_rpc_req_ns and mn_rpc_op_ns)",
+				   s->m.name);
+	if (s->free_head == NOIDX && sim_grow_ops(s) != DMR_OK)
+		return dmr_err_set(err, DMR_ERR_NOMEM, "sim: out of memory for WRs");
+	sim_worker_t *wk = &s->workers[worker];
+	const uint32_t q = worker * s->nmns + mn;
+	sim_qp_t *qp = &s->qps[q];
+	uint64_t t = cpu_start(s, wk) + s->m.post_doorbell_ps + s->m.post_wqe_ps;
+	uint32_t idx = s->free_head;
+	sim_op_t *op = &s->ops[idx];
+	s->free_head = op->next;
+	*op = (sim_op_t){.length = rpc->req_bytes,
+			 .next = NOIDX,
+			 .qp = q,
+			 .cn = (uint16_t)(worker / s->be.cfg.workers),
+			 .opcode = DMR_WR_RPC,
+			 .flags = DMR_WR_SIGNALED,
+			 .mn = (uint8_t)mn};
+	s->opx[idx] = (sim_opx_t){.wr_id = rpc->wr_id};
+	s->opr[idx] = (sim_opr_t){rpc->handler, rpc->arg, rpc->accesses, rpc->resp_cap};
+	s->st.doorbells++;
+	if (qp->error) { /* flushed after the QP's earlier WRs, as in sim_post */
+		op->status = DMR_WC_FLUSH_ERR;
+		s->opm[idx].t_post = t;
+		if (qp->open == 0) {
+			flush_complete(s, qp, idx);
+		} else {
+			if (qp->fl_tail != NOIDX)
+				s->ops[qp->fl_tail].next = idx;
+			else
+				qp->fl_head = idx;
+			qp->fl_tail = idx;
+		}
+	} else {
+		qp->open++;
+		if (qp->pend_head != NOIDX) {
+			s->ops[qp->pend_tail].next = idx;
+			qp->pend_tail = idx;
+		} else {
+			issue(s, q, idx, t);
+		}
+	}
+	cpu_end(wk, t);
+	return s->fatal ? dmr_err_set(err, s->fatal, "sim: out of memory for events") : DMR_OK;
+}
+
 static int sim_poll(dmr_be_t *be, uint32_t worker, dmr_wc_t *wcs, int max)
 {
 	sim_t *s = to_sim(be);
@@ -1004,6 +1183,9 @@ static int sim_progress(dmr_be_t *be, uint64_t until_ps)
 		case EV_CN_ARRIVE:
 			ev_cn_arrive(s, ev.arg, ev.t);
 			break;
+		case EV_RPC_DONE:
+			ev_rpc_done(s, ev.arg, ev.t);
+			break;
 		case EV_QP_WAKE: {
 			const uint32_t q = s->ops[ev.arg].qp; /* its first held WR's */
 			s->qps[q].wake_scheduled = 0;
@@ -1064,7 +1246,10 @@ static void sim_stats(dmr_be_t *be, dmr_be_stats_t *st)
 		st->writes += s->mn[i].st.writes;
 		st->bytes_read += s->mn[i].st.bytes_read;
 		st->bytes_written += s->mn[i].st.bytes_written;
+		st->rpcs += s->mn[i].st.rpcs;
+		st->rpc_busy_ps += s->mn[i].st.rpc_busy_ps;
 	}
+	st->rpc_cores = s->m.mn_rpc_cores * s->nmns;
 }
 
 static void sim_charge(dmr_be_t *be, uint32_t worker, uint64_t ps)
@@ -1160,7 +1345,7 @@ static dmr_status_t sim_control(dmr_be_t *be, int op, void *arg, dmr_err_t *err)
 const dmr_be_ops_t dmr_sim_ops = {
     .size = sizeof(dmr_be_ops_t),
     .name = "sim",
-    .caps = DMR_BE_CAP_DRIVEN | DMR_BE_CAP_MASKED_CAS,
+    .caps = DMR_BE_CAP_DRIVEN | DMR_BE_CAP_MASKED_CAS | DMR_BE_CAP_RPC,
     .open = sim_open,
     .close = sim_close,
     .post = sim_post,
@@ -1172,4 +1357,5 @@ const dmr_be_ops_t dmr_sim_ops = {
     .stats = sim_stats,
     .charge = sim_charge,
     .control = sim_control,
+    .rpc = sim_rpc,
 };

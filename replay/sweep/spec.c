@@ -93,6 +93,7 @@ static const keydef_t axis_defs[] = {
     {"crest_local", V_STR, 0, NULL},
     {"crest_cache", V_STR, 0, NULL},
     {"crest_cache_ttl", V_NUMP, 0, NULL},
+    {"rpc", V_STR, 0, NULL}, /* issue 14 A1: none, all, half */
     /* generator axes of issue 12's knobs */
     {"customers", V_POS, 1, "tpcc"},
     {"items", V_POS, 1, "tpcc"},
@@ -141,6 +142,7 @@ static const keydef_t run_defs[] = {
     {"aura_w_rpc", V_NUM0, 0, NULL},
     {"aura_w_move", V_NUM0, 0, NULL},
     {"aura_w_load", V_NUM0, 0, NULL},
+    {"rpc", V_STR, 0, NULL},
 };
 
 static const keydef_t wl_defs[] = {

@@ -340,7 +340,8 @@ START_TEST(test_latency_from_dispatch)
 		      "versions,crest_locks,crest_local,dm_locks,cxl_tables,crest_cache,"
 		      "crest_cache_ttl_us,doorbell_max,doorbell_util,aura_levers,aura_tuner,"
 		      "cn_imbalance,aura_windows,aura_rpc_groups,aura_owned_groups,"
-		      "aura_cached_tables,aura_moves,aura_spills,aura_local_waits\n"));
+		      "aura_cached_tables,aura_moves,aura_spills,aura_local_waits,rpcs,"
+		      "rpc_fallbacks,abort_rpc_locked,mn_cpu_util,rpc\n"));
 	/* the cluster columns of a default run: today's protocol, one MN */
 	ck_assert_ptr_nonnull(strstr(t, ",occ,1,0,mns=1 backups=0 "));
 	free(t);
