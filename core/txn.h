@@ -64,6 +64,7 @@
 #include "addrcache.h"
 #include "base/wrid.h"
 #include "layout.h"
+#include "txn_cncache.h"
 #include "txn_crest.h"
 
 typedef enum dmr_abort_cause {
@@ -72,6 +73,8 @@ typedef enum dmr_abort_cause {
 	DMR_ABORT_VALIDATION,  /* version changed / locked at validation */
 	DMR_ABORT_DUPLICATE,   /* insert found the slot present (gives up) */
 	DMR_ABORT_FULL,	       /* insert range exhausted (gives up) */
+	DMR_ABORT_CACHE_STALE, /* a read served from the CN record cache found
+				  changed at validation (txn_cncache.h) */
 	DMR_ABORT_NCAUSES
 } dmr_abort_cause_t;
 
@@ -131,6 +134,15 @@ typedef struct dmr_txn_xstats {
 	uint64_t crest_hits;	/* CREST --crest-cache: read-only ops served from
 				   the CN record cache (no READ posted) */
 	uint64_t crest_misses;	/* read-only ops of one record that READ it */
+	/* --cn-cache (core/txn_cncache.h; occ, ford, farm, drtmh): read-only
+	 * ops of one record of a table whose cache is on, served from the CN
+	 * record cache (no READ posted) or not found there (READ); by the
+	 * op's table too; stale: hits found changed at validation (each one
+	 * abort DMR_ABORT_CACHE_STALE in dmr_txn_stats_t.aborts) by table */
+	uint64_t cn_cache_hits, cn_cache_misses;
+	uint64_t cn_cache_hits_by_table[DMR_TRACE_MAX_TABLES];
+	uint64_t cn_cache_misses_by_table[DMR_TRACE_MAX_TABLES];
+	uint64_t cn_cache_stale_by_table[DMR_TRACE_MAX_TABLES];
 } dmr_txn_xstats_t;
 /* MOTOR's own counters, per context and transaction type (the context's
  * mv[type]; kept out of dmr_txn_stats_t, which the engine snapshots
@@ -313,6 +325,15 @@ typedef struct dmr_txn_engine {
 	struct dmr_doorbell *doorbell; /* Loop C (core/loop_doorbell.h): posts are
 					  staged and rung by it; NULL after init:
 					  every post rings its own doorbell */
+	dmr_cncache_t **cncache;       /* --cn-cache (core/txn_cncache.h): per CN of
+					  this process its record cache (NULL: none;
+					  occ, ford, farm, drtmh only), owned by the
+					  caller */
+	uint32_t cn_cache_tables;      /* bit t: read-only ops of table t are served
+					  from the CN record caches (0 after init);
+					  may change while contexts run: store it
+					  with dmr_txn_cncache_set_tables, each
+					  transaction reads it once at dmr_txn_start */
 } dmr_txn_engine_t;
 
 /* Fill *eng for a run on `be` with `layout` (borrowed for the run); cn and
@@ -371,7 +392,8 @@ typedef struct dmr_txn_ctx {
 	uint32_t lookup_off;	      /* HASH: bucket images at buf + lookup_off + i x bucket */
 	uint16_t looked_round;	      /* HASH: round + 1 whose lookups are done */
 	uint64_t t_wait;	      /* CREST --crest-local: waiting since, ps (0: not) */
-	uint32_t crest_hits;	      /* CREST --crest-cache: this attempt's cache hits */
+	uint32_t crest_hits;	      /* CREST --crest-cache, or --cn-cache: this
+					 attempt's cache hits */
 	uint64_t start_ts, commit_ts; /* MOTOR: this attempt's timestamps */
 	uint32_t mv_reads;	      /* MOTOR: vcells selected this attempt */
 	uint32_t mv_old;	      /* MOTOR: of them older than the newest */
@@ -385,7 +407,12 @@ typedef struct dmr_txn_ctx {
 	uint8_t *logbuf;
 	uint32_t logbuf_cap;
 	uint8_t buf_reg, logbuf_reg; /* registered with the backend (mr_reg) */
-	dmr_err_t err;		     /* why start/on_wc returned an error */
+	/* --cn-cache (txn_cncache.h): the engine's table mask when the
+	 * transaction started, and bit i = op i of this attempt was a hit
+	 * (valid while crest_hits > 0) */
+	uint32_t cnc_tables;
+	uint64_t cnc_hit[DMR_TRACE_MAX_OPS / 64];
+	dmr_err_t err; /* why start/on_wc returned an error */
 } dmr_txn_ctx_t;
 
 /* Initialise a context (allocates its buffers and registers them with the

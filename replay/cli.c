@@ -150,6 +150,11 @@ static void run_usage(FILE *f)
 		"                    where the profile or device has none)\n"
 		"  --cxl-tables T,...  tables T on the MN's CXL memory tier (sim, a\n"
 		"                    profile with cxl_*: e.g. cx7-400g)\n"
+		"  --cn-cache T,...  occ, ford, farm, drtmh: read-only ops of tables T (or\n"
+		"                    all; default none) served from a per-CN record cache\n"
+		"                    (no READ; the version validated at commit, a changed\n"
+		"                    one aborts as cache_stale); crest: --crest-cache\n"
+		"  --cn-cache-entries N  its records per CN (default 16384, up to 16M)\n"
 		"  --help\n",
 		DEFAULT_TRACE);
 }
@@ -164,6 +169,8 @@ enum {
 	OPT_ADDR_CACHE,
 	OPT_DM_LOCKS,
 	OPT_CXL_TABLES,
+	OPT_CN_CACHE,
+	OPT_CN_CACHE_ENTRIES,
 	OPT_CREST_LOCKS,
 	OPT_CREST_LOCAL,
 	OPT_CREST_CACHE,
@@ -187,6 +194,7 @@ typedef struct run_args {
 	const char *isolation; /* --isolation, parsed once --protocol is known */
 	double deadline;       /* s */
 	int deadline_given;
+	int cnc_entries_given; /* --cn-cache-entries */
 } run_args_t;
 
 /* One option (ch as in the table, name "--NAME") into a; DMR_ERR_PARSE with
@@ -297,6 +305,18 @@ static dmr_status_t run_opt(int ch, const char *name, const char *arg, run_args_
 		break;
 	case OPT_DM_LOCKS:
 		o->dm_locks = arg;
+		break;
+	case OPT_CN_CACHE:
+		o->cn_cache = arg;
+		if (!arg[0])
+			st =
+			    dmr_err_set(err, DMR_ERR_PARSE,
+					"option --cn-cache: empty (TABLE[,TABLE...], all or none)");
+		break;
+	case OPT_CN_CACHE_ENTRIES:
+		a->cnc_entries_given = 1;
+		st = dmr_opt_u32(name, arg, 1, DMR_CNCACHE_MAX_ENTRIES, DMR_OPT_SIZE,
+				 &o->cn_cache_entries, err);
 		break;
 	case OPT_CXL_TABLES:
 		o->cxl_tables = arg;
@@ -488,6 +508,8 @@ int dmr_replay_main(int argc, char **argv)
 	    {"addr-cache", required_argument, 0, OPT_ADDR_CACHE},
 	    {"dm-locks", required_argument, 0, OPT_DM_LOCKS},
 	    {"cxl-tables", required_argument, 0, OPT_CXL_TABLES},
+	    {"cn-cache", required_argument, 0, OPT_CN_CACHE},
+	    {"cn-cache-entries", required_argument, 0, OPT_CN_CACHE_ENTRIES},
 	    {"published-log", required_argument, 0, OPT_PUBLOG},
 	    {"help", no_argument, 0, 'h'},
 	    {0, 0, 0, 0}};
@@ -528,6 +550,20 @@ int dmr_replay_main(int argc, char **argv)
 		fprintf(stderr, "dmreplay run: options --crest-locks, --crest-local, "
 				"--crest-cache and --crest-cache-ttl: only with "
 				"--protocol crest\n");
+		return 2;
+	}
+	int cnc_on = o->cn_cache && strcmp(o->cn_cache, "none") != 0;
+	if (cnc_on && (o->protocol == DMR_TXN_PROTO_CREST || o->protocol == DMR_TXN_PROTO_MOTOR)) {
+		fprintf(stderr, "dmreplay run: option --cn-cache: not with --protocol %s (%s)\n",
+			dmr_txn_protocol_name(o->protocol),
+			o->protocol == DMR_TXN_PROTO_CREST
+			    ? "it has its own CN record cache: --crest-cache"
+			    : "its reads pick a version by timestamp");
+		return 2;
+	}
+	if (a.cnc_entries_given && !cnc_on) {
+		fprintf(stderr, "dmreplay run: option --cn-cache-entries: the CN record cache "
+				"is off (--cn-cache none): give --cn-cache TABLES\n");
 		return 2;
 	}
 	if (o->crest_cache_ttl_ps && !o->crest_cache) {
@@ -712,6 +748,16 @@ static void print_cluster(const dmr_replay_result_t *r, int isolation, uint32_t 
 						(unsigned long long)v[t]);
 		if (len)
 			printf("  %-14s %s\n", k ? "lock by table" : "read_locked by", line);
+	}
+	if (r->cn_cache[0]) {
+		uint64_t look = x->cn_cache_hits + x->cn_cache_misses;
+		printf("  cn cache       %s, %u entries per CN: %llu hits, %llu misses (hit ratio "
+		       "%.3f), %llu stale aborts, %.2f READs per commit\n",
+		       r->cn_cache, r->cn_cache_entries, (unsigned long long)x->cn_cache_hits,
+		       (unsigned long long)x->cn_cache_misses,
+		       look ? (double)x->cn_cache_hits / look : 0.0,
+		       (unsigned long long)s->aborts[DMR_ABORT_CACHE_STALE],
+		       s->committed ? (double)s->reads / s->committed : 0.0);
 	}
 	if (r->crest_locks[0])
 		printf("  crest          cell locks %s, local execution %s; read_column_locked "

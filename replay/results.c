@@ -230,7 +230,7 @@ static const char *summary_header =
     "loop_threshold,profile_path,trace,cas_replayed,p50_dispatch_us,p99_dispatch_us,"
     "p999_dispatch_us,protocol,mns,backups,placement,index,addr_cache,index_reads_per_commit,"
     "cache_hit_ratio,isolation,versions,crest_locks,crest_local,dm_locks,cxl_tables,"
-    "crest_cache,crest_cache_ttl_us";
+    "crest_cache,crest_cache_ttl_us,cn_cache,cn_cache_hits,cn_cache_stale";
 
 const char *dmr_results_header(void)
 {
@@ -321,18 +321,24 @@ static int fill_summary(FILE *f, const void *a)
 		*p = *p == ',' ? '/' : *p;
 	for (char *p = cxl; *p; p++)
 		*p = *p == ',' ? '/' : *p;
+	char cnc[sizeof(r->cn_cache)]; /* --cn-cache's tables, '/'-separated */
+	snprintf(cnc, sizeof(cnc), "%s", r->cn_cache[0] ? r->cn_cache : "-");
+	for (char *p = cnc; *p; p++)
+		*p = *p == ',' ? '/' : *p;
 	int crest = r->crest_locks[0] != 0;
 	char ttl[32] = "-";
 	if (crest && r->crest_cache)
 		snprintf(ttl, sizeof(ttl), "%g", dmr_ps_to_us(r->crest_cache_ttl_ps));
-	return fprintf(f, ",%s,%u,%u,%s,%s,%llu,%.4f,%.6f,%s,%u,%s,%s,%s,%s,%s,%s\n",
+	return fprintf(f, ",%s,%u,%u,%s,%s,%llu,%.4f,%.6f,%s,%u,%s,%s,%s,%s,%s,%s,%s,%llu,%llu\n",
 		       r->protocol[0] ? r->protocol : "occ", r->mns ? r->mns : 1, r->backups, place,
 		       r->index[0] ? r->index : "direct", (unsigned long long)r->addr_cache,
 		       r->st.committed ? (double)r->st.index_reads / (double)r->st.committed : 0.0,
 		       lookups ? (double)r->st.cache_hits / (double)lookups : 0.0,
 		       r->isolation[0] ? r->isolation : "sr", r->versions,
 		       crest ? r->crest_locks : "-", crest ? (r->crest_local ? "on" : "off") : "-",
-		       dm, cxl, crest ? (r->crest_cache ? "on" : "off") : "-", ttl);
+		       dm, cxl, crest ? (r->crest_cache ? "on" : "off") : "-", ttl, cnc,
+		       (unsigned long long)r->xst.cn_cache_hits,
+		       (unsigned long long)r->st.aborts[DMR_ABORT_CACHE_STALE]);
 }
 
 static int fill_ts(FILE *f, const void *a)

@@ -127,7 +127,7 @@ static const char *const shape_keys[] = {"workload", "regime",	"backend", "profi
 static const char *const extra_keys[] = {
     "protocol",		  "mns",      "backups",     "index",	    "addr_cache",
     "isolation",	  "versions", "crest_locks", "crest_local", "crest_cache",
-    "crest_cache_ttl_us", "dm_locks", "cxl_tables"};
+    "crest_cache_ttl_us", "dm_locks", "cxl_tables",  "cn_cache"};
 #define NEXTRA (sizeof(extra_keys) / sizeof(extra_keys[0]))
 
 static void synth_cell(const dmr_report_t *r, size_t row, const int *varies, char *out, size_t len)

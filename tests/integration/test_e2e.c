@@ -338,7 +338,7 @@ START_TEST(test_latency_from_dispatch)
 		      "p999_dispatch_us,protocol,mns,backups,placement,index,"
 		      "addr_cache,index_reads_per_commit,cache_hit_ratio,isolation,"
 		      "versions,crest_locks,crest_local,dm_locks,cxl_tables,crest_cache,"
-		      "crest_cache_ttl_us\n"));
+		      "crest_cache_ttl_us,cn_cache,cn_cache_hits,cn_cache_stale\n"));
 	/* the cluster columns of a default run: today's protocol, one MN */
 	ck_assert_ptr_nonnull(strstr(t, ",occ,1,0,mns=1 backups=0 "));
 	free(t);
