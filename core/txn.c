@@ -266,7 +266,7 @@ dmr_status_t dmr_txn_finish(dmr_txn_ctx_t *c, dmr_txn_outcome_t outcome, dmr_txn
 			c->stats->phase_ps[p] += c->ph[p];
 		c->stats->committed++;
 		c->stats->committed_xv += c->txn->xv;
-		if (c->eng->cncache) /* --cn-cache: puts and drops */
+		if (c->eng->cncache) /* --cn-cache: what it wrote is dropped */
 			dmr_txn_cnc_commit(c);
 		if (c->mv) {
 			mv_of(c)->versions_read += c->mv_reads;
@@ -622,6 +622,8 @@ check_round(dmr_txn_ctx_t *c, int motor, int mvr, dmr_txn_outcome_t *out)
 			}
 			if (!(rd64(img + 8) & DMR_VER_PRESENT))
 				os->flags |= F_ABSENT;
+			if (c->cnc_tables >> op->table & 1) /* --cn-cache: READ, so put */
+				dmr_txn_cnc_fill(c, i);
 			continue;
 		}
 		if (cmp_proto(c)) {

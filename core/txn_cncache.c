@@ -278,26 +278,27 @@ int dmr_txn_cnc_stale(dmr_txn_ctx_t *c)
 	return 0;
 }
 
+void dmr_txn_cnc_fill(dmr_txn_ctx_t *c, uint32_t i)
+{
+	const dmr_trace_op_t *op = &c->txn->ops[i];
+	uint32_t rb = c->eng->layout->t[op->table].rec_bytes;
+	dmr_cncache_t *k = cache_of(c);
+	const uint8_t *img = c->buf + c->ops[i].buf;
+	/* unlocked: FORD reads a record locked but visible, whose image is
+	 * not put (its writer may be about to change it) */
+	if (!k || op->count != 1 || rb > k->slot || was_hit(c, i) || rd64(img) != 0)
+		return;
+	dmr_cncache_put(k, c->ops[i].rec, img, rb);
+}
+
 void dmr_txn_cnc_commit(dmr_txn_ctx_t *c)
 {
 	const dmr_trace_txn_t *t = c->txn;
-	const dmr_layout_t *l = c->eng->layout;
 	dmr_cncache_t *k = cache_of(c);
 	if (!k)
 		return;
-	for (uint32_t i = 0; i < t->nops; i++) {
-		const dmr_trace_op_t *op = &t->ops[i];
-		const dmr_txn_opst_t *os = &c->ops[i];
-		if (os->flags & F_APPLIED) { /* written back: the old image is gone */
-			dmr_cncache_drop(k, os->rec);
-			continue;
-		}
-		if (!(c->cnc_tables >> op->table & 1) || op->count != 1 ||
-		    !validated_read(c, op, i) || was_hit(c, i))
-			continue;
-		uint32_t rb = l->t[op->table].rec_bytes;
-		const uint8_t *img = c->buf + os->buf;
-		if (rb <= k->slot && rd64(img) == 0) /* read unlocked */
-			dmr_cncache_put(k, os->rec, img, rb);
-	}
+	/* written back: the old image is gone */
+	for (uint32_t i = 0; i < t->nops; i++)
+		if (c->ops[i].flags & F_APPLIED)
+			dmr_cncache_drop(k, c->ops[i].rec);
 }

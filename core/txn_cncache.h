@@ -21,14 +21,22 @@
  * validation means the record still holds the cached bytes then, as it
  * would after a READ in execution.
  *
- * Filled and dropped when a transaction commits (dmr_txn_finish): every
- * read-only op of one record of a table whose cache is on, READ (not a
- * hit) and found unlocked, puts its image (an entry with a newer version
- * is kept); every record the transaction wrote back is dropped, whatever
- * the mask (the next read READs the new image). Aborted attempts put
- * nothing. Entries of a table whose bit is cleared stay until evicted; when
- * the bit is set again they are served and validated as any (a stale one
- * aborts once): dmr_cncache_clear empties a cache.
+ * Filled in execution, dropped at commit: every read-only op of one record
+ * of a table whose cache is on that READ its record (not a hit) and found
+ * it unlocked puts the image when the READ came back, whether its attempt
+ * then commits or not (the image is what the record held; an entry with a
+ * newer version is kept); every record a committed transaction wrote back
+ * is dropped, whatever the mask (the next read READs the new image).
+ * Entries of a table whose bit is cleared stay until evicted; when the bit
+ * is set again they are served and validated as any (a stale one aborts
+ * once): dmr_cncache_clear empties a cache.
+ *
+ * What an image is worth: the protocol's READ. On sim a READ takes effect
+ * at once; on shm and verbs a READ racing a write-back may see a mix (the
+ * record's lock word is read first, backends/shm/shm.c), which validation
+ * does not always see (the version READ again after the writer unlocked):
+ * a window every READ of these protocols has; a cached image is served
+ * until its version changes.
  *
  * Structure: WAYS-way set associative (DMR_CNCACHE_WAYS), ceil(entries /
  * WAYS) sets, a set by the record offset's dmr_mix64 (core/base/hash.h),

@@ -292,8 +292,12 @@ int dmr_txn_cnc_hit(dmr_txn_ctx_t *c, uint32_t i);
  * version changed (its entry dropped, counted by table): the caller aborts
  * with DMR_ABORT_CACHE_STALE. */
 int dmr_txn_cnc_stale(dmr_txn_ctx_t *c);
-/* txn_cncache.c: the transaction committed: its READ images of cached
- * tables put, the records it wrote back dropped. */
+/* txn_cncache.c: read-only op i's READ came back (execution; its table
+ * bit set): its image put when it is of one record, unlocked and not a
+ * hit. */
+void dmr_txn_cnc_fill(dmr_txn_ctx_t *c, uint32_t i);
+/* txn_cncache.c: the transaction committed: the records it wrote back
+ * dropped. */
 void dmr_txn_cnc_commit(dmr_txn_ctx_t *c);
 /* MOTOR: op i's CVT images as READ (count records of rec_bytes): after
  * its view, the record(s) in the single-version format the rest of the
