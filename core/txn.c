@@ -11,7 +11,7 @@
 #include "txn_impl.h"
 
 static const char *cause_names[DMR_ABORT_NCAUSES] = {
-    "lock", "read_locked", "validation", "duplicate", "full", "rpc_locked",
+    "lock", "read_locked", "validation", "duplicate", "full", "rpc_locked", "cache_stale",
 };
 
 const char *dmr_txn_phase_name(int phase)
@@ -267,6 +267,8 @@ dmr_status_t dmr_txn_finish(dmr_txn_ctx_t *c, dmr_txn_outcome_t outcome, dmr_txn
 			c->stats->phase_ps[p] += c->ph[p];
 		c->stats->committed++;
 		c->stats->committed_xv += c->txn->xv;
+		if (c->eng->cncache) /* --cn-cache: what it wrote is dropped */
+			dmr_txn_cnc_commit(c);
 		if (c->mv) {
 			mv_of(c)->versions_read += c->mv_reads;
 			mv_of(c)->old_reads += c->mv_old;
@@ -529,6 +531,9 @@ static inline __attribute__((always_inline)) dmr_status_t exec_round_as(dmr_txn_
 			if (crest && op->kind == DMR_TOP_READ && c->eng->crest->cache &&
 			    dmr_txn_crest_cache_hit(c, i))
 				continue; /* CREST's CN cache: no READ */
+			if (op->kind == DMR_TOP_READ && (c->cnc_tables >> op->table & 1) &&
+			    dmr_txn_cnc_hit(c, i))
+				continue; /* --cn-cache: no READ (txn_cncache.h) */
 			if (op->kind == DMR_TOP_READ || cmp_proto(c)) {
 				/* FARM, DRTMH: read-write records READ without a
 				 * lock too (CompareIssueReadRW), into their image */
@@ -638,6 +643,8 @@ check_round(dmr_txn_ctx_t *c, int motor, int mvr, dmr_txn_outcome_t *out)
 			}
 			if (!(rd64(img + 8) & DMR_VER_PRESENT))
 				os->flags |= F_ABSENT;
+			if (c->cnc_tables >> op->table & 1) /* --cn-cache: READ, so put */
+				dmr_txn_cnc_fill(c, i);
 			continue;
 		}
 		if (cmp_proto(c)) {
@@ -764,6 +771,7 @@ dmr_status_t dmr_txn_start(dmr_txn_ctx_t *c, const dmr_trace_txn_t *txn, dmr_txn
 	dmr_status_t st = c->rpc ? dmr_txn_rpc_choose(c) : DMR_OK;
 	if (st != DMR_OK)
 		return st;
+	c->cnc_tables = c->eng->cncache ? dmr_txn_cnc_mask(c) : 0;
 	if (crest_proto(c))
 		dmr_txn_crest_masks(c);
 	c->t_start = dmr_be_now(c->eng->be, c->worker);

@@ -64,6 +64,7 @@
 #include "addrcache.h"
 #include "base/wrid.h"
 #include "layout.h"
+#include "txn_cncache.h"
 #include "txn_crest.h"
 
 typedef enum dmr_abort_cause {
@@ -74,6 +75,8 @@ typedef enum dmr_abort_cause {
 	DMR_ABORT_FULL,	       /* insert range exhausted (gives up) */
 	DMR_ABORT_RPC_LOCKED,  /* by RPC: the MN's CPU found a lock held (a record
 				  to write or to read: core/txn_rpc.c) */
+	DMR_ABORT_CACHE_STALE, /* a read served from the CN record cache found
+				  changed at validation (txn_cncache.h) */
 	DMR_ABORT_NCAUSES
 } dmr_abort_cause_t;
 
@@ -137,6 +140,15 @@ typedef struct dmr_txn_xstats {
 	uint64_t crest_hits;	/* CREST --crest-cache: read-only ops served from
 				   the CN record cache (no READ posted) */
 	uint64_t crest_misses;	/* read-only ops of one record that READ it */
+	/* --cn-cache (core/txn_cncache.h; occ, ford, farm, drtmh): read-only
+	 * ops of one record of a table whose cache is on, served from the CN
+	 * record cache (no READ posted) or not found there (READ); by the
+	 * op's table too; stale: hits found changed at validation (each one
+	 * abort DMR_ABORT_CACHE_STALE in dmr_txn_stats_t.aborts) by table */
+	uint64_t cn_cache_hits, cn_cache_misses;
+	uint64_t cn_cache_hits_by_table[DMR_TRACE_MAX_TABLES];
+	uint64_t cn_cache_misses_by_table[DMR_TRACE_MAX_TABLES];
+	uint64_t cn_cache_stale_by_table[DMR_TRACE_MAX_TABLES];
 } dmr_txn_xstats_t;
 /* MOTOR's own counters, per context and transaction type (the context's
  * mv[type]; kept out of dmr_txn_stats_t, which the engine snapshots
@@ -322,6 +334,15 @@ typedef struct dmr_txn_engine {
 	int rpc;		       /* dmr_txn_rpc_t every context starts with
 					  (its c->rpc, set by dmr_txn_ctx_init);
 					  DMR_TXN_RPC_OFF after init */
+	dmr_cncache_t **cncache;       /* --cn-cache (core/txn_cncache.h): per CN of
+					  this process its record cache (NULL: none;
+					  occ, ford, farm, drtmh only), owned by the
+					  caller */
+	uint32_t cn_cache_tables;      /* bit t: read-only ops of table t are served
+					  from the CN record caches (0 after init);
+					  may change while contexts run: store it
+					  with dmr_txn_cncache_set_tables, each
+					  transaction reads it once at dmr_txn_start */
 } dmr_txn_engine_t;
 
 /* The access path of a transaction (issue 14 lever A1; core/txn_rpc.c,
@@ -416,7 +437,8 @@ typedef struct dmr_txn_ctx {
 	uint32_t lookup_off;	      /* HASH: bucket images at buf + lookup_off + i x bucket */
 	uint16_t looked_round;	      /* HASH: round + 1 whose lookups are done */
 	uint64_t t_wait;	      /* CREST --crest-local: waiting since, ps (0: not) */
-	uint32_t crest_hits;	      /* CREST --crest-cache: this attempt's cache hits */
+	uint32_t crest_hits;	      /* CREST --crest-cache, or --cn-cache: this
+					 attempt's cache hits */
 	uint64_t start_ts, commit_ts; /* MOTOR: this attempt's timestamps */
 	uint32_t mv_reads;	      /* MOTOR: vcells selected this attempt */
 	uint32_t mv_old;	      /* MOTOR: of them older than the newest */
@@ -434,7 +456,12 @@ typedef struct dmr_txn_ctx {
 					transactions (set before dmr_txn_start;
 					eng->rpc after init) */
 	uint8_t by_rpc;		     /* the running transaction goes by RPC */
-	dmr_err_t err;		     /* why start/on_wc returned an error */
+	/* --cn-cache (txn_cncache.h): the engine's table mask when the
+	 * transaction started, and bit i = op i of this attempt was a hit
+	 * (valid while crest_hits > 0) */
+	uint32_t cnc_tables;
+	uint64_t cnc_hit[DMR_TRACE_MAX_OPS / 64];
+	dmr_err_t err; /* why start/on_wc returned an error */
 } dmr_txn_ctx_t;
 
 /* Initialise a context (allocates its buffers and registers them with the

@@ -189,7 +189,7 @@ dmr_status_t dmr_txn_validate(dmr_txn_ctx_t *c, int logdue, dmr_txn_outcome_t *o
 	uint32_t n = 0;
 	dmr_status_t st;
 	/* one read and nothing locked: no validation, unless the read came
-	 * from CREST's CN cache (a hit is always validated) */
+	 * from a CN cache (CREST's or --cn-cache: a hit is always validated) */
 	if (nread == 0 || (nread == 1 && nlocked == 0 && !c->crest_hits)) {
 		if (logdue && (st = dmr_txn_undo_log(c, &n)) != DMR_OK)
 			return st;
@@ -225,6 +225,8 @@ dmr_status_t dmr_txn_check_validation(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 	const dmr_trace_txn_t *t = c->txn;
 	const dmr_layout_t *l = c->eng->layout;
 	int ford = c->eng->protocol == DMR_TXN_PROTO_FORD, crest = crest_proto(c);
+	if (c->crest_hits && !crest && dmr_txn_cnc_stale(c)) /* --cn-cache */
+		return dmr_txn_abort(c, DMR_ABORT_CACHE_STALE, out);
 	for (uint32_t i = 0; i < t->nops; i++) {
 		const dmr_trace_op_t *op = &t->ops[i];
 		if (!validated_read(c, op, i))

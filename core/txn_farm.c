@@ -113,6 +113,8 @@ static dmr_status_t cmp_validate(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 /* FaRM: CompareCheckValidation: every version as execution read it. */
 static dmr_status_t cmp_check_validate(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 {
+	if (c->crest_hits && dmr_txn_cnc_stale(c)) /* --cn-cache: a hit changed */
+		return dmr_txn_abort(c, DMR_ABORT_CACHE_STALE, out);
 	for (uint32_t i = 0; i < c->txn->nops; i++)
 		if ((c->ops[i].flags & F_LOCKED) && !rw_version_same(c, i))
 			return dmr_txn_abort(c, DMR_ABORT_VALIDATION, out);
@@ -140,7 +142,7 @@ dmr_status_t dmr_txn_cmp_lock(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 		else if (validated_read(c, &t->ops[i], i))
 			nread += t->ops[i].count;
 	}
-	if (nrw == 0 && nread <= 1)
+	if (nrw == 0 && nread <= 1 && !c->crest_hits) /* a --cn-cache hit validates */
 		return cmp_backup(c, out);
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < t->nops; i++)
@@ -186,6 +188,8 @@ static dmr_status_t cmp_check_lock(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 		if (drtmh(c) && !rw_version_same(c, i) && cause < 0)
 			cause = DMR_ABORT_VALIDATION;
 	}
+	if (cause < 0 && drtmh(c) && c->crest_hits && dmr_txn_cnc_stale(c))
+		cause = DMR_ABORT_CACHE_STALE; /* --cn-cache: a hit changed */
 	if (cause < 0 && drtmh(c) && !ro_versions_same(c))
 		cause = DMR_ABORT_VALIDATION;
 	if (cause >= 0)

@@ -340,6 +340,25 @@ void dmr_txn_crest_cache_drop(dmr_txn_ctx_t *c, uint64_t rec, uint32_t mask);
 /* txn_crest.c: after op i's lock came back: the cells it failed to take
  * (0: the lock is ours); *held the cells it holds. */
 uint32_t dmr_txn_crest_lock_failed(dmr_txn_ctx_t *c, uint32_t i, uint32_t *held);
+/* txn_cncache.c (--cn-cache): the engine's table mask for a transaction
+ * starting now (0 for crest and motor, which have none). */
+uint32_t dmr_txn_cnc_mask(const dmr_txn_ctx_t *c);
+/* txn_cncache.c: 1 if read-only op i (its record resolved in ops[i].rec)
+ * is served from its CN's record cache: its image filled, F_ABSENT from it,
+ * counted in crest_hits and xstats (a miss in xstats: its READ is to be
+ * posted, 0). The caller checked the op's table bit in c->cnc_tables. */
+int dmr_txn_cnc_hit(dmr_txn_ctx_t *c, uint32_t i);
+/* txn_cncache.c: after the validation READs (crest_hits > 0): 1 if a hit's
+ * version changed (its entry dropped, counted by table): the caller aborts
+ * with DMR_ABORT_CACHE_STALE. */
+int dmr_txn_cnc_stale(dmr_txn_ctx_t *c);
+/* txn_cncache.c: read-only op i's READ came back (execution; its table
+ * bit set): its image put when it is of one record, unlocked and not a
+ * hit. */
+void dmr_txn_cnc_fill(dmr_txn_ctx_t *c, uint32_t i);
+/* txn_cncache.c: the transaction committed: the records it wrote back
+ * dropped. */
+void dmr_txn_cnc_commit(dmr_txn_ctx_t *c);
 /* MOTOR: op i's CVT images as READ (count records of rec_bytes): after
  * its view, the record(s) in the single-version format the rest of the
  * core reads (image(), word()). */

@@ -119,7 +119,8 @@ void dmr_breakdown_mns(dmr_breakdown_t *bd, dmr_be_t *be, uint64_t run_ps, int m
 
 static const char *types_header =
     "type,tried,committed,gave_up,retries,abort_lock,abort_read_locked,abort_validation,"
-    "abort_duplicate,abort_full,abort_rpc_locked,abort_rate,tried_tps,committed_tps,reads,writes,"
+    "abort_duplicate,abort_full,abort_rpc_locked,abort_cache_stale,abort_rate,tried_tps,committed_"
+    "tps,reads,writes,"
     "atomics,"
     "index_reads,cache_hits,cache_misses,reads_per_commit,writes_per_commit,atomics_per_commit,"
     "index_reads_per_commit,p50_us,p90_us,p99_us,p999_us,mean_us,exec_us,validation_us,log_us,"

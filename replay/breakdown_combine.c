@@ -93,9 +93,9 @@ static void maxd(double *d, double v)
  * an upper bound; phases: weighted by committed). */
 static void add_type(dmr_bd_type_t *t, const csvf_t *c, char **f)
 {
-	static const char *const ab[DMR_ABORT_NCAUSES] = {"abort_lock",	      "abort_read_locked",
-							  "abort_validation", "abort_duplicate",
-							  "abort_full",	      "abort_rpc_locked"};
+	static const char *const ab[DMR_ABORT_NCAUSES] = {
+	    "abort_lock", "abort_read_locked", "abort_validation", "abort_duplicate",
+	    "abort_full", "abort_rpc_locked",  "abort_cache_stale"};
 	static const char *const ph[DMR_TXN_NPHASES] = {"exec_us", "validation_us", "log_us",
 							"commit_us"};
 	dmr_txn_stats_t *s = &t->st;

@@ -168,6 +168,11 @@ static void run_usage(FILE *f)
 	    "  --locks-apart T,... the lock words of tables T apart from their records,\n"
 	    "                    in a lock-word region in host memory (--dm-locks's\n"
 	    "                    layout on verbs; any backend; occ and ford)\n"
+	    "  --cn-cache T,...  occ, ford, farm, drtmh: read-only ops of tables T (or\n"
+	    "                    all; default none) served from a per-CN record cache\n"
+	    "                    (no READ; the version validated at commit, a changed\n"
+	    "                    one aborts as cache_stale); crest: --crest-cache\n"
+	    "  --cn-cache-entries N  its records per CN (default 16384, up to 16M)\n"
 	    "  --cxl-tables T,...  tables T on the MN's CXL memory tier (sim, a\n"
 	    "                    profile with cxl_*: e.g. cx7-400g)\n"
 	    "  --help\n",
@@ -185,6 +190,8 @@ enum {
 	OPT_DM_LOCKS,
 	OPT_LOCKS_APART,
 	OPT_CXL_TABLES,
+	OPT_CN_CACHE,
+	OPT_CN_CACHE_ENTRIES,
 	OPT_CREST_LOCKS,
 	OPT_CREST_LOCAL,
 	OPT_CREST_CACHE,
@@ -224,6 +231,7 @@ typedef struct run_args {
 	const char *rpc;       /* --rpc, likewise */
 	double deadline;       /* s */
 	int deadline_given;
+	int cnc_entries_given; /* --cn-cache-entries */
 } run_args_t;
 
 /* One option (ch as in the table, name "--NAME") into a; DMR_ERR_PARSE with
@@ -570,6 +578,8 @@ int dmr_replay_main(int argc, char **argv)
 	    {"dm-locks", required_argument, 0, OPT_DM_LOCKS},
 	    {"locks-apart", required_argument, 0, OPT_LOCKS_APART},
 	    {"cxl-tables", required_argument, 0, OPT_CXL_TABLES},
+	    {"cn-cache", required_argument, 0, OPT_CN_CACHE},
+	    {"cn-cache-entries", required_argument, 0, OPT_CN_CACHE_ENTRIES},
 	    {"published-log", required_argument, 0, OPT_PUBLOG},
 	    {"help", no_argument, 0, 'h'},
 	    {0, 0, 0, 0}};
@@ -610,6 +620,20 @@ int dmr_replay_main(int argc, char **argv)
 		fprintf(stderr, "dmreplay run: options --crest-locks, --crest-local, "
 				"--crest-cache and --crest-cache-ttl: only with "
 				"--protocol crest\n");
+		return 2;
+	}
+	int cnc_on = o->cn_cache && strcmp(o->cn_cache, "none") != 0;
+	if (cnc_on && (o->protocol == DMR_TXN_PROTO_CREST || o->protocol == DMR_TXN_PROTO_MOTOR)) {
+		fprintf(stderr, "dmreplay run: option --cn-cache: not with --protocol %s (%s)\n",
+			dmr_txn_protocol_name(o->protocol),
+			o->protocol == DMR_TXN_PROTO_CREST
+			    ? "it has its own CN record cache: --crest-cache"
+			    : "its reads pick a version by timestamp");
+		return 2;
+	}
+	if (a.cnc_entries_given && !cnc_on) {
+		fprintf(stderr, "dmreplay run: option --cn-cache-entries: the CN record cache "
+				"is off (--cn-cache none): give --cn-cache TABLES\n");
 		return 2;
 	}
 	if (o->crest_cache_ttl_ps && !o->crest_cache) {
@@ -810,6 +834,16 @@ static void print_cluster(const dmr_replay_result_t *r, int isolation, uint32_t 
 						(unsigned long long)v[t]);
 		if (len)
 			printf("  %-14s %s\n", k ? "lock by table" : "read_locked by", line);
+	}
+	if (r->cn_cache[0]) {
+		uint64_t look = x->cn_cache_hits + x->cn_cache_misses;
+		printf("  cn cache       %s, %u entries per CN: %llu hits, %llu misses (hit ratio "
+		       "%.3f), %llu stale aborts, %.2f READs per commit\n",
+		       r->cn_cache, r->cn_cache_entries, (unsigned long long)x->cn_cache_hits,
+		       (unsigned long long)x->cn_cache_misses,
+		       look ? (double)x->cn_cache_hits / look : 0.0,
+		       (unsigned long long)s->aborts[DMR_ABORT_CACHE_STALE],
+		       s->committed ? (double)s->reads / s->committed : 0.0);
 	}
 	if (r->crest_locks[0])
 		printf("  crest          cell locks %s, local execution %s; read_column_locked "

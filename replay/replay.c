@@ -1239,7 +1239,6 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 			goto out_be;
 		}
 	}
-
 	/* the core's engine: where this process sits in the cluster
 	 * (DMR_BE_CTL_ROLE) names its lock tags and log rings */
 	st = dmr_txn_engine_init(&e->teng, e->be, &e->layout, o->retries,
@@ -1265,6 +1264,9 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	e->teng.rpc = o->rpc;
 	e->teng.index = o->index;
 	e->teng.workers_per_cn = o->threads;
+	if ((st = dmr_replay_setup_cncache(&e->teng, o->cn_cache, o->cn_cache_entries, o->cns,
+					   e->threaded, h, res, err)) != DMR_OK)
+		goto out_be; /* --cn-cache (issue 14 A3) */
 	if (o->addr_cache) {
 		e->acache = calloc(o->cns, sizeof(*e->acache));
 		if (!e->acache) {
@@ -1661,6 +1663,7 @@ out_be:
 	for (uint32_t k = 0; e->acache && k < o->cns; k++)
 		dmr_acache_destroy(e->acache[k]);
 	dmr_crest_free(&e->crest, o->cns);
+	dmr_replay_cncache_free(&e->teng, o->cns);
 	free(e->acache);
 	dmr_be_close(e->be);
 out_trace:

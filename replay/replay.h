@@ -107,6 +107,12 @@ typedef struct dmr_replay_opts {
 	/* --cxl-tables: comma-separated tables on the MN's CXL tier
 	 * (dmr_replay_setup_cxl); NULL = all in host DRAM */
 	const char *cxl_tables;
+	/* --cn-cache TABLES|all|none (issue 14 lever A3, core/txn_cncache.h;
+	 * occ, ford, farm, drtmh): the tables whose read-only ops are served
+	 * from a per-CN record cache; NULL = none. --cn-cache-entries: its
+	 * entries per CN (0: DMR_CNCACHE_DEFAULT_ENTRIES) */
+	const char *cn_cache;
+	uint32_t cn_cache_entries;
 } dmr_replay_opts_t;
 
 void dmr_replay_opts_default(dmr_replay_opts_t *o);

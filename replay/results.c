@@ -291,7 +291,8 @@ static const char *summary_header =
     "cache_hit_ratio,isolation,versions,crest_locks,crest_local,dm_locks,cxl_tables,"
     "crest_cache,crest_cache_ttl_us,doorbell_max,doorbell_util,aura_levers,aura_tuner,"
     "cn_imbalance,aura_windows,aura_rpc_groups,aura_owned_groups,aura_cached_tables,aura_moves,"
-    "aura_spills,aura_local_waits,rpcs,rpc_fallbacks,abort_rpc_locked,mn_cpu_util,rpc";
+    "aura_spills,aura_local_waits,rpcs,rpc_fallbacks,abort_rpc_locked,mn_cpu_util,rpc,cn_cache,"
+    "cn_cache_hits,cn_cache_stale";
 
 /* The MN CPU's utilisation by RPCs over the run (sim: busy time over cores
  * x simulated time, in [0, 1]; 0 when not modelled). */
@@ -390,6 +391,10 @@ static int fill_summary(FILE *f, const void *a)
 		*p = *p == ',' ? '/' : *p;
 	for (char *p = cxl; *p; p++)
 		*p = *p == ',' ? '/' : *p;
+	char cnc[sizeof(r->cn_cache)]; /* --cn-cache's tables, '/'-separated */
+	snprintf(cnc, sizeof(cnc), "%s", r->cn_cache[0] ? r->cn_cache : "-");
+	for (char *p = cnc; *p; p++)
+		*p = *p == ',' ? '/' : *p;
 	int crest = r->crest_locks[0] != 0;
 	char ttl[32] = "-";
 	if (crest && r->crest_cache)
@@ -422,10 +427,14 @@ static int fill_summary(FILE *f, const void *a)
 		    (unsigned long long)r->slots.local_deferred);
 	if (n < 0)
 		return n;
-	return fprintf(f, ",%llu,%llu,%llu,%.6f,%s\n", (unsigned long long)r->st.rpcs,
-		       (unsigned long long)r->st.rpc_fallbacks,
-		       (unsigned long long)r->st.aborts[DMR_ABORT_RPC_LOCKED], mn_cpu_util(r),
-		       r->rpc[0] ? r->rpc : "none");
+	n = fprintf(f, ",%llu,%llu,%llu,%.6f,%s", (unsigned long long)r->st.rpcs,
+		    (unsigned long long)r->st.rpc_fallbacks,
+		    (unsigned long long)r->st.aborts[DMR_ABORT_RPC_LOCKED], mn_cpu_util(r),
+		    r->rpc[0] ? r->rpc : "none");
+	if (n < 0)
+		return n;
+	return fprintf(f, ",%s,%llu,%llu\n", cnc, (unsigned long long)r->xst.cn_cache_hits,
+		       (unsigned long long)r->st.aborts[DMR_ABORT_CACHE_STALE]);
 }
 
 static int fill_ts(FILE *f, const void *a)

@@ -177,6 +177,11 @@ typedef struct dmr_replay_result {
 	dmr_replica_result_t replicas; /* core/replica.h; checks 0: not run */
 	char index[8];		       /* "direct" | "hash" */
 	uint64_t addr_cache;	       /* entries per CN (0: none) */
+	/* --cn-cache (core/txn_cncache.h): the tables cached at the start
+	 * ("" none; "a,b"), entries per CN; counts in xst, stale aborts in
+	 * st.aborts[DMR_ABORT_CACHE_STALE] */
+	char cn_cache[160];
+	uint32_t cn_cache_entries;
 } dmr_replay_result_t;
 
 /* Write summary and time series into dir (final: summary.csv, else

@@ -17,6 +17,7 @@
 #include "../core/base/timeps.h"
 #include "../core/base/wrid.h"
 #include "../core/txn.h"
+#include "../core/txn_cncache.h"
 #include "../core/txn_crest.h"
 #include "../models/model.h"
 
@@ -348,6 +349,106 @@ dmr_status_t dmr_replay_setup_crest(const char *backend, int locks, int local, i
 	snprintf(res->crest_locks, sizeof(res->crest_locks), "%s",
 		 cr->locks == DMR_CREST_LOCKS_MASKED ? "masked" : "words");
 	return DMR_OK;
+}
+
+/* The mask of --cn-cache's list (not NULL, not "none") over h's tables,
+ * the names in res->cn_cache. */
+static dmr_status_t cncache_mask(const char *list, const dmr_trace_hdr_t *h, uint32_t *mask_p,
+				 dmr_replay_result_t *res, dmr_err_t *err)
+{
+	uint32_t mask = 0;
+	char names[512] = "";
+	size_t off = 0;
+	for (uint32_t t = 0; t < h->ntables && off < sizeof(names); t++)
+		off += (size_t)snprintf(names + off, sizeof(names) - off, "%s%s", t ? ", " : "",
+					h->tables[t].name);
+	if (strcmp(list, "all") == 0) {
+		mask = h->ntables >= 32 ? ~0u : (1u << h->ntables) - 1;
+	} else {
+		for (const char *p = list;;) {
+			size_t n = strcspn(p, ",");
+			uint32_t t = 0;
+			while (t < h->ntables && (strlen(h->tables[t].name) != n ||
+						  strncmp(h->tables[t].name, p, n) != 0))
+				t++;
+			if (n == 0 || t == h->ntables)
+				return dmr_err_set(err, DMR_ERR_PARSE,
+						   "option --cn-cache: '%.*s' is not a table of "
+						   "the trace (tables: %s; or all, none)",
+						   (int)n, p, names);
+			if (mask >> t & 1)
+				return dmr_err_set(err, DMR_ERR_PARSE,
+						   "option --cn-cache: table %s given twice",
+						   h->tables[t].name);
+			mask |= 1u << t;
+			if (p[n] == 0)
+				break;
+			p += n + 1;
+		}
+	}
+	off = 0;
+	res->cn_cache[0] = 0;
+	for (uint32_t t = 0; t < h->ntables && off < sizeof(res->cn_cache); t++)
+		if (mask >> t & 1)
+			off += (size_t)snprintf(res->cn_cache + off, sizeof(res->cn_cache) - off,
+						"%s%s", off ? "," : "", h->tables[t].name);
+	*mask_p = mask;
+	return DMR_OK;
+}
+
+dmr_status_t dmr_replay_setup_cncache(dmr_txn_engine_t *eng, const char *list, uint32_t entries,
+				      uint32_t cns, int shared, const dmr_trace_hdr_t *h,
+				      dmr_replay_result_t *res, dmr_err_t *err)
+{
+	if (!list || strcmp(list, "none") == 0)
+		return DMR_OK;
+	if (eng->protocol == DMR_TXN_PROTO_CREST || eng->protocol == DMR_TXN_PROTO_MOTOR)
+		return dmr_err_set(err, DMR_ERR_INVALID,
+				   "option --cn-cache: not with --protocol %s (%s)",
+				   dmr_txn_protocol_name(eng->protocol),
+				   eng->protocol == DMR_TXN_PROTO_CREST
+				       ? "it has its own CN record cache: --crest-cache"
+				       : "its reads pick a version by timestamp");
+	uint32_t mask;
+	dmr_status_t st = cncache_mask(list, h, &mask, res, err);
+	if (st != DMR_OK)
+		return st;
+	if (!entries)
+		entries = DMR_CNCACHE_DEFAULT_ENTRIES;
+	if (entries > DMR_CNCACHE_MAX_ENTRIES)
+		return dmr_err_set(err, DMR_ERR_RANGE, "option --cn-cache-entries %u: 1..%u",
+				   entries, DMR_CNCACHE_MAX_ENTRIES);
+	uint32_t slot = DMR_REC_HDR; /* the largest record: any table may be switched on */
+	for (uint32_t t = 0; t < eng->layout->ntables; t++)
+		if (eng->layout->t[t].rec_bytes > slot)
+			slot = eng->layout->t[t].rec_bytes;
+	uint64_t per = dmr_cncache_bytes(entries, slot);
+	if (per > phys_mem() / (cns ? cns : 1))
+		return dmr_err_set(err, DMR_ERR_RANGE,
+				   "option --cn-cache-entries %u: %llu bytes per CN (records of "
+				   "%u bytes) x %u CNs is more than this machine's memory (%llu "
+				   "bytes)",
+				   entries, (unsigned long long)per, slot, cns,
+				   (unsigned long long)phys_mem());
+	eng->cncache = calloc(cns, sizeof(*eng->cncache));
+	if (!eng->cncache)
+		return dmr_err_set(err, DMR_ERR_NOMEM, "replay: out of memory");
+	for (uint32_t k = 0; k < cns; k++)
+		if ((st = dmr_cncache_create(entries, slot, shared, &eng->cncache[k], err)) !=
+		    DMR_OK)
+			return st;
+	dmr_txn_cncache_set_tables(eng, mask);
+	res->cn_cache_entries = dmr_cncache_capacity(eng->cncache[0]);
+	return DMR_OK;
+}
+
+void dmr_replay_cncache_free(dmr_txn_engine_t *eng, uint32_t cns)
+{
+	for (uint32_t k = 0; eng->cncache && k < cns; k++)
+		dmr_cncache_destroy(eng->cncache[k]);
+	free(eng->cncache);
+	eng->cncache = NULL;
+	dmr_txn_cncache_set_tables(eng, 0);
 }
 
 dmr_status_t dmr_replay_setup_drift(const dmr_trace_hdr_t *h, const char *trace,

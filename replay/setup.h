@@ -119,6 +119,27 @@ dmr_status_t dmr_replay_setup_crest(const char *backend, int locks, int local, i
 				    uint64_t ttl_ps, const dmr_trace_hdr_t *h, const char *trace,
 				    struct dmr_crest *cr, dmr_replay_result_t *res, dmr_err_t *err);
 
+/* --cn-cache LIST (issue 14 lever A3; core/txn_cncache.h) for eng (its
+ * protocol and layout set): list NULL or "none": nothing (DMR_OK, no
+ * cache); "all": every table of the trace h; else comma-separated table
+ * names. For each of the cns CNs a cache of `entries` entries (0:
+ * DMR_CNCACHE_DEFAULT_ENTRIES) with slots of the layout's largest record,
+ * shared by its workers' threads when `shared` (shm, verbs), in
+ * eng->cncache (free with dmr_replay_cncache_free), and the mask in
+ * eng->cn_cache_tables; res->cn_cache and cn_cache_entries filled. Errors,
+ * err naming the option: DMR_ERR_PARSE (a name that is not a table of the
+ * trace, listing them; a table twice; an empty name), DMR_ERR_INVALID
+ * (protocol crest or motor, named), DMR_ERR_RANGE (entries; the caches
+ * larger than this machine's memory), DMR_ERR_NOMEM. */
+struct dmr_txn_engine;
+dmr_status_t dmr_replay_setup_cncache(struct dmr_txn_engine *eng, const char *list,
+				      uint32_t entries, uint32_t cns, int shared,
+				      const dmr_trace_hdr_t *h, dmr_replay_result_t *res,
+				      dmr_err_t *err);
+/* Free eng->cncache's cns caches (NULL entries and array allowed), set it
+ * NULL and the mask 0. */
+void dmr_replay_cncache_free(struct dmr_txn_engine *eng, uint32_t cns);
+
 /* A drift trace's header (traces/FORMAT.md "Drift": drift_s, drift_shift,
  * partitions, partitioned): every drift_ps the hot set moves by `shift`
  * partitions of the tables in part_mask (bit t: table t). A trace without

@@ -104,6 +104,8 @@ int dmr_roles_fill_standard(FILE *f, const void *a)
 					   "abort_full",
 					   "verbs",
 					   "skipped_ops",
+					   "cn_cache_hits",
+					   "cn_cache_stale",
 					   NULL};
 	static const char *const maxes[] = {
 	    "sim_time_s",      "wall_s",	  "loop_wall_s",      "trace_wall_s",

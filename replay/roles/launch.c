@@ -213,6 +213,8 @@ int dmr_roles_launch(const dmr_replay_opts_t *o, const char *config, int cns_giv
 	snprintf(a_seed, sizeof(a_seed), "%llu", (unsigned long long)o->seed);
 	snprintf(a_txns, sizeof(a_txns), "%llu", (unsigned long long)o->txns);
 	snprintf(a_ret, sizeof(a_ret), "%u", o->retries);
+	char a_cnc[16];
+	snprintf(a_cnc, sizeof(a_cnc), "%u", o->cn_cache_entries);
 	/* --backups: the option when given, else the config's "backups" */
 	char a_bak[16];
 	snprintf(a_bak, sizeof(a_bak), "%u",
@@ -280,6 +282,14 @@ int dmr_roles_launch(const dmr_replay_opts_t *o, const char *config, int cns_giv
 		if (o->txns) {
 			av[ac++] = "--txns";
 			av[ac++] = a_txns;
+		}
+		if (o->cn_cache) { /* issue 14 A3: each CN process its cache */
+			av[ac++] = "--cn-cache";
+			av[ac++] = (char *)o->cn_cache;
+		}
+		if (o->cn_cache_entries) {
+			av[ac++] = "--cn-cache-entries";
+			av[ac++] = a_cnc;
 		}
 		av[ac++] = "--out";
 		av[ac++] = outs[k];

@@ -475,6 +475,8 @@ int dmr_roles_cn_main(int argc, char **argv)
 					   {"retries", required_argument, 0, 'r'},
 					   {"backups", required_argument, 0, 'B'},
 					   {"protocol", required_argument, 0, 'P'},
+					   {"cn-cache", required_argument, 0, 1201},
+					   {"cn-cache-entries", required_argument, 0, 1202},
 					   {"out", required_argument, 0, 'o'},
 					   {"quiet", no_argument, 0, 'q'},
 					   {"force", no_argument, 0, 'f'},
@@ -555,12 +557,22 @@ int dmr_roles_cn_main(int argc, char **argv)
 			}
 			break;
 		}
+		case 1201: /* --cn-cache: checked against the trace by the run */
+			o.cn_cache = optarg;
+			break;
+		case 1202:
+			if (opt_u64(CNP, "--cn-cache-entries", optarg, 1, DMR_CNCACHE_MAX_ENTRIES,
+				    &u))
+				return 2;
+			o.cn_cache_entries = (uint32_t)u;
+			break;
 		case 'h':
 			printf(
 			    "usage: dmreplay cn --config CLUSTER.json --id K --trace FILE "
 			    "[--threads T]\n"
 			    "       [--coros C] [--seed S] [--txns N] [--retries N] [--out DIR]\n"
 			    "       [--backups R] [--protocol occ|ford]\n"
+			    "       [--cn-cache TABLES [--cn-cache-entries N]]\n"
 			    "       [--barrier-timeout S] [--end-timeout S] [--quiet] [--force]\n"
 			    "       [--etcd HOST:PORT --cluster NAME [--etcd-wait S]]\n"
 			    "  A compute node as a process (docs/ROLES.md): T workers (every CN "
