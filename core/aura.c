@@ -167,14 +167,15 @@ dmr_status_t dmr_aura_parse_weights(const char *s, double w[DMR_AURA_NW], dmr_er
 /* Per group: the open window's measures and the levers' state. */
 typedef struct group {
 	/* window */
-	uint64_t commits, atomics, rpcs, first_commits, first_atomics;
+	uint64_t commits, atomics, rpcs, txns, locks;
 	uint64_t rpc_commits, rpc_lat_ps, os_commits, os_lat_ps;
 	/* state */
 	uint8_t rpc;
 	uint32_t owner;
-	double os_apc;	 /* atomics per commit when last one-sided and unowned (< 0: never) */
-	double free_apc; /* atomics per commit of first-attempt commits (< 0: never) */
-	double cur_apc;	 /* atomics per commit in the window just closed */
+	double os_apc;	/* atomics per commit when last one-sided and unowned (< 0: never) */
+	double lock_pt; /* locks per transaction (its U/I/D ops; < 0: not seen) */
+	double rpc_pc;	/* RPCs per commit when it last went by RPC (1 before) */
+	double cur_apc; /* atomics per commit in the window just closed */
 } group_t;
 
 typedef struct gorder {
@@ -194,9 +195,9 @@ struct dmr_aura {
 	uint64_t window_ps, wend, widx;
 	group_t *g;
 	table_t *t;
-	uint64_t *cn_commits; /* window */
-	double *load;	      /* scratch: predicted commits per CN */
-	gorder_t *order;      /* scratch: groups by commits */
+	uint64_t *cn_txns; /* window: transactions finished per CN (its load) */
+	double *load;	   /* scratch: predicted commits per CN */
+	gorder_t *order;   /* scratch: groups by commits */
 	double w[DMR_AURA_NW];
 	/* window totals */
 	uint64_t w_tried, w_aborts, w_commits, w_lat_ps, w_moves;
@@ -231,17 +232,18 @@ dmr_status_t dmr_aura_create(const dmr_aura_cfg_t *cfg, uint32_t ncn, uint32_t s
 	memcpy(a->w, cfg->w, sizeof(a->w));
 	a->g = calloc(groups, sizeof(*a->g));
 	a->t = calloc(ntables ? ntables : 1, sizeof(*a->t));
-	a->cn_commits = calloc(ncn, sizeof(*a->cn_commits));
+	a->cn_txns = calloc(ncn, sizeof(*a->cn_txns));
 	a->load = calloc(ncn, sizeof(*a->load));
 	a->order = calloc(groups, sizeof(*a->order));
-	if (!a->g || !a->t || !a->cn_commits || !a->load || !a->order) {
+	if (!a->g || !a->t || !a->cn_txns || !a->load || !a->order) {
 		dmr_aura_destroy(a);
 		return dmr_err_set(err, DMR_ERR_NOMEM, "aura: out of memory");
 	}
 	for (uint32_t i = 0; i < groups; i++) {
 		a->g[i].owner = NIL;
 		a->g[i].os_apc = -1;
-		a->g[i].free_apc = -1;
+		a->g[i].lock_pt = -1;
+		a->g[i].rpc_pc = 1;
 	}
 	for (uint32_t i = 0; i < ntables; i++)
 		a->t[i].rows = l->t[i].rows;
@@ -255,7 +257,7 @@ void dmr_aura_destroy(dmr_aura_t *a)
 		return;
 	free(a->g);
 	free(a->t);
-	free(a->cn_commits);
+	free(a->cn_txns);
 	free(a->load);
 	free(a->order);
 	free(a);
@@ -321,20 +323,17 @@ void dmr_aura_txn_done(dmr_aura_t *a, const dmr_aura_done_t *d)
 		return;
 	group_t *g = &a->g[d->group];
 	a->w_tried += d->attempts;
+	if (d->cn < a->ncn)
+		a->cn_txns[d->cn]++;
 	a->w_aborts += d->attempts - (d->committed ? 1 : 0);
 	g->atomics += d->atomics;
 	g->rpcs += d->rpcs;
 	if (!d->committed)
 		return;
 	g->commits++;
-	if (d->attempts == 1) {
-		g->first_commits++;
-		g->first_atomics += d->atomics;
-	}
 	a->w_commits++;
 	a->w_lat_ps += d->latency_ps;
-	if (d->cn < a->ncn)
-		a->cn_commits[d->cn]++;
+
 	if (d->rpc) {
 		g->rpc_commits++;
 		g->rpc_lat_ps += d->latency_ps;
@@ -346,15 +345,21 @@ void dmr_aura_txn_done(dmr_aura_t *a, const dmr_aura_done_t *d)
 
 void dmr_aura_txn_tables(dmr_aura_t *a, const dmr_trace_txn_t *txn)
 {
+	uint64_t locks = 0;
 	for (uint32_t i = 0; i < txn->nops; i++) {
 		const dmr_trace_op_t *op = &txn->ops[i];
 		if (op->table >= a->ntables)
 			continue;
-		if (op->kind == DMR_TOP_READ)
+		if (op->kind == DMR_TOP_READ) {
 			a->t[op->table].reads += op->count ? op->count : 1;
-		else
+		} else {
 			a->t[op->table].writes++;
+			locks++;
+		}
 	}
+	group_t *g = &a->g[dmr_aura_group(a, txn)];
+	g->txns++;
+	g->locks += locks;
 }
 
 /* (max - mean) / mean of v[n]; 0 when empty. */
@@ -372,7 +377,7 @@ static double imbalance(const double *v, uint32_t n)
 	return (mx - mean) / mean;
 }
 
-/* Most commits first; ties by group index (deterministic). */
+/* Most transactions first; ties by group index (deterministic). */
 static int cmp_order(const void *x, const void *y)
 {
 	const gorder_t *i = x, *j = y;
@@ -429,40 +434,37 @@ static void tune(dmr_aura_t *a, const double x[DMR_AURA_NW], double y, double im
 	}
 }
 
-/* Predicted cost of group g (c commits this window) taking option
- * (rpc, owner) given the predicted load vector a->load (its share already
- * removed): w . (atomics, rpcs, moves, imbalance x total). *adds the
- * group's share to a->load when commit != 0. */
-static double option_cost(dmr_aura_t *a, const group_t *g, uint32_t gi, int rpc, uint32_t owner,
-			  double total, int commit)
+/* Predicted cost per commit of group g taking option (rpc, owner), given
+ * the predicted load vector a->load (transactions per CN; the group's
+ * share already removed): w . (atomics, RPCs, moves per commit, the
+ * cluster's imbalance after the placement). Adds the group's share to
+ * a->load when commit != 0. */
+static double option_cost(dmr_aura_t *a, const group_t *g, int rpc, uint32_t owner, int commit)
 {
-	(void)gi;
-	double c = (double)g->commits;
-	double atomics, rpcs = 0, moves = owner != g->owner ? 1 : 0;
-	if (rpc) {
-		atomics = 0;
-		rpcs = c;
-	} else if (owner != NIL) {
-		atomics = g->free_apc * c;
-	} else {
-		atomics = (g->os_apc >= 0 ? g->os_apc : g->cur_apc) * c;
-	}
+	double c = g->commits ? (double)g->commits : 1, n = (double)g->txns;
+	double atomics = 0, rpcs = 0, moves = owner != g->owner ? 1 / c : 0;
+	if (rpc)
+		rpcs = g->rpc_pc;
+	else if (owner != NIL)
+		atomics = g->lock_pt; /* no conflict: each lock taken once */
+	else
+		atomics = g->os_apc >= 0 ? g->os_apc : g->cur_apc;
 	if (owner != NIL)
-		a->load[owner] += c;
+		a->load[owner] += n;
 	else
 		for (uint32_t k = 0; k < a->ncn; k++)
-			a->load[k] += c / a->ncn;
+			a->load[k] += n / a->ncn;
 	double imb = imbalance(a->load, a->ncn);
 	if (!commit) {
 		if (owner != NIL)
-			a->load[owner] -= c;
+			a->load[owner] -= n;
 		else
 			for (uint32_t k = 0; k < a->ncn; k++)
-				a->load[k] -= c / a->ncn;
+				a->load[k] -= n / a->ncn;
 	}
 	const double *w = a->w;
 	return w[DMR_AURA_W_ATOMIC] * atomics + w[DMR_AURA_W_RPC] * rpcs +
-	       w[DMR_AURA_W_MOVE] * moves + w[DMR_AURA_W_LOAD] * imb * total;
+	       w[DMR_AURA_W_MOVE] * moves + w[DMR_AURA_W_LOAD] * imb;
 }
 
 /* The least loaded CN of the prediction (lowest index on ties). */
@@ -477,15 +479,17 @@ static uint32_t least_loaded(const dmr_aura_t *a)
 
 /* Decide the levers for the next window from the one just closed; returns
  * the ownership moves made. */
-static uint64_t decide(dmr_aura_t *a, double total)
+static uint64_t decide(dmr_aura_t *a)
 {
 	unsigned lv = a->cfg.levers;
 	gorder_t *ord = a->order;
 	uint32_t n = 0;
+	double total = 0;
 	for (uint32_t i = 0; i < a->ngroups; i++)
-		if (a->g[i].commits) {
-			ord[n].commits = a->g[i].commits;
+		if (a->g[i].txns) {
+			ord[n].commits = a->g[i].txns;
 			ord[n].g = i;
+			total += (double)a->g[i].txns;
 			n++;
 		}
 	qsort(ord, n, sizeof(*ord), cmp_order);
@@ -498,22 +502,22 @@ static uint64_t decide(dmr_aura_t *a, double total)
 		uint32_t gi = ord[r].g;
 		group_t *g = &a->g[gi];
 		for (uint32_t k = 0; k < a->ncn; k++)
-			a->load[k] -= (double)g->commits / a->ncn;
+			a->load[k] -= (double)g->txns / a->ncn;
 		int best_rpc = 0;
 		uint32_t best_owner = NIL;
-		double best = option_cost(a, g, gi, 0, NIL, total, 0);
+		double best = option_cost(a, g, 0, NIL, 0);
 		if (lv & DMR_AURA_A1) {
-			double c = option_cost(a, g, gi, 1, NIL, total, 0);
+			double c = option_cost(a, g, 1, NIL, 0);
 			if (c < best) {
 				best = c;
 				best_rpc = 1;
 			}
 		}
-		if ((lv & DMR_AURA_A2) && g->free_apc >= 0) {
+		if ((lv & DMR_AURA_A2) && g->lock_pt >= 0) {
 			uint32_t k = (lv & DMR_AURA_A4)
 					 ? (g->owner != NIL ? g->owner : least_loaded(a))
 					 : gi % a->ncn;
-			double c = option_cost(a, g, gi, 0, k, total, 0);
+			double c = option_cost(a, g, 0, k, 0);
 			if (c < best) {
 				best = c;
 				best_rpc = 0;
@@ -522,8 +526,7 @@ static uint64_t decide(dmr_aura_t *a, double total)
 			if ((lv & DMR_AURA_A4) && g->owner != NIL) {
 				/* A4: moving to the least loaded CN */
 				uint32_t k2 = least_loaded(a);
-				double c2 =
-				    k2 != k ? option_cost(a, g, gi, 0, k2, total, 0) : best + 1;
+				double c2 = k2 != k ? option_cost(a, g, 0, k2, 0) : best + 1;
 				if (c2 < best) {
 					best = c2;
 					best_rpc = 0;
@@ -531,7 +534,7 @@ static uint64_t decide(dmr_aura_t *a, double total)
 				}
 			}
 		}
-		(void)option_cost(a, g, gi, best_rpc, best_owner, total, 1);
+		(void)option_cost(a, g, best_rpc, best_owner, 1);
 		if (best_owner != g->owner)
 			moves++;
 		g->rpc = (uint8_t)best_rpc;
@@ -555,14 +558,16 @@ static void close_window(dmr_aura_t *a)
 	uint64_t at = 0, rp = 0;
 	double *cl = a->load;
 	for (uint32_t k = 0; k < a->ncn; k++)
-		cl[k] = (double)a->cn_commits[k];
+		cl[k] = (double)a->cn_txns[k];
 	double imb = imbalance(cl, a->ncn);
 	for (uint32_t i = 0; i < a->ngroups; i++) {
 		group_t *g = &a->g[i];
 		at += g->atomics;
 		rp += g->rpcs;
-		if (g->first_commits)
-			g->free_apc = (double)g->first_atomics / (double)g->first_commits;
+		if (g->txns)
+			g->lock_pt = (double)g->locks / (double)g->txns;
+		if (g->commits && g->rpc && g->rpcs)
+			g->rpc_pc = (double)g->rpcs / (double)g->commits;
 		if (g->commits) {
 			g->cur_apc = (double)g->atomics / (double)g->commits;
 			if (!g->rpc && g->owner == NIL && g->os_commits == g->commits)
@@ -574,7 +579,9 @@ static void close_window(dmr_aura_t *a)
 		double c = (double)a->w_commits;
 		double x[DMR_AURA_NW] = {(double)at / c, (double)rp / c, (double)a->w_moves / c,
 					 imb};
-		double y = (double)a->w_lat_ps / c / 1e6; /* us per commit */
+		/* context time per commit (Little's law: every context of the
+		 * cluster is busy, waiting or parked for the whole window) */
+		double y = (double)a->window_ps / 1e6 * a->ncn * a->slots / c; /* us */
 		double pred = 0;
 		for (int i = 0; i < DMR_AURA_NW; i++)
 			pred += a->w[i] * x[i];
@@ -582,7 +589,7 @@ static void close_window(dmr_aura_t *a)
 		a->cost_obs = y;
 		tune(a, x, y, imb);
 	}
-	uint64_t moves = decide(a, (double)a->w_commits);
+	uint64_t moves = decide(a);
 	a->move_hist = (a->move_hist << 1) | (moves ? 1u : 0u);
 	a->w_moves = moves;
 	a->s_moves += moves;
@@ -593,7 +600,7 @@ static void close_window(dmr_aura_t *a)
 		group_t *g = &a->g[i];
 		a->sum.rpc_gw += g->rpc;
 		a->sum.owned_gw += g->owner != NIL;
-		g->commits = g->atomics = g->rpcs = g->first_commits = g->first_atomics = 0;
+		g->commits = g->atomics = g->rpcs = g->txns = g->locks = 0;
 		g->rpc_commits = g->rpc_lat_ps = g->os_commits = g->os_lat_ps = 0;
 	}
 	for (uint32_t t = 0; t < a->ntables; t++) {
@@ -601,7 +608,7 @@ static void close_window(dmr_aura_t *a)
 		a->t[t].reads = a->t[t].writes = 0;
 	}
 	for (uint32_t k = 0; k < a->ncn; k++)
-		a->cn_commits[k] = 0;
+		a->cn_txns[k] = 0;
 	a->w_tried = a->w_aborts = a->w_commits = a->w_lat_ps = 0;
 	a->widx++;
 }

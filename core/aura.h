@@ -57,10 +57,12 @@
  *   sgd:   normalised least mean squares (Widrow-Hoff; Haykin, Adaptive
  *          Filter Theory, 4th ed., section 6.1) on the error between the
  *          predicted cost per commit w . x (x = atomics, RPCs, moves per
- *          commit and the imbalance) and the observed one, the window's mean
- *          latency of committed transactions in us:
+ *          commit and the imbalance) and the observed one, the context time
+ *          per commit in us (window x CNs x slots / commits: by Little's
+ *          law what one commit costs the cluster's contexts, busy, waiting
+ *          or aborting alike, so its inverse is committed throughput):
  *          w += lr x (y - w . x) x / (1 + x . x), then w = max(w, 0).
- *   The weights' unit is then us of commit latency per atomic (per RPC,
+ *   The weights' unit is then us of context time per atomic (per RPC,
  *   move, unit of imbalance) per commit; the published start values have
  *   no published unit.
  *

@@ -225,6 +225,7 @@ typedef struct run_args {
 	/* given on the command line: checked against each other after parsing
 	 * (a value never silently wins over another) */
 	int loop_given, coros_given, coro_num_given, crest_given, db_given, aura_given;
+	int levers_given; /* --aura-levers */
 	int procs, cns_given, force;
 	const char *config;
 	const char *isolation; /* --isolation, parsed once --protocol is known */
@@ -460,6 +461,7 @@ static dmr_status_t run_opt(int ch, const char *name, const char *arg, run_args_
 		break;
 	case OPT_AURA_LEVERS:
 		a->aura_given = 1;
+		a->levers_given = 1;
 		st = dmr_aura_parse_levers(arg, &o->loop.aura.levers, err);
 		break;
 	case OPT_AURA_TUNER:
@@ -507,6 +509,60 @@ static dmr_status_t run_opt(int ch, const char *name, const char *arg, run_args_
 		break;
 	}
 	return st;
+}
+
+/* aura's levers against the run (docs/AURA.md "Options"): A1 needs the
+ * RPC path (occ or ford; sim or shm in one process), A3 the CN record
+ * cache (not crest, motor). Given with --aura-levers, a lever the run
+ * cannot have is refused; by default (all) it is left out with a note.
+ * --rpc and --cn-cache are A1's and A3's own switches: not beside them.
+ * Returns 0, or -1 after printing why (exit 2). */
+static int aura_levers_check(const run_args_t *a, dmr_replay_opts_t *o)
+{
+	unsigned *lv = &o->loop.aura.levers;
+	const char *why1 = NULL, *why3 = NULL;
+	if (a->procs || a->config) {
+		fprintf(stderr, "dmreplay run: --loop aura: not with --procs or --config (aura "
+				"routes transactions between the CNs of one process)\n");
+		return -1;
+	}
+	if (o->protocol != DMR_TXN_PROTO_OCC && o->protocol != DMR_TXN_PROTO_FORD)
+		why1 = "the RPC path is occ's and ford's";
+	else if (!(dmr_be_caps_of(o->backend) & DMR_BE_CAP_RPC))
+		why1 = "the backend has no RPC path to the MN's CPU (sim and shm have one)";
+	if (o->protocol == DMR_TXN_PROTO_CREST || o->protocol == DMR_TXN_PROTO_MOTOR)
+		why3 = "the CN record cache is not crest's (--crest-cache) nor motor's";
+	struct {
+		unsigned bit;
+		const char *name, *why;
+	} l[2] = {{DMR_AURA_A1, "a1", why1}, {DMR_AURA_A3, "a3", why3}};
+	for (int i = 0; i < 2; i++) {
+		if (!(*lv & l[i].bit) || !l[i].why)
+			continue;
+		if (a->levers_given) {
+			fprintf(stderr,
+				"dmreplay run: option --aura-levers: lever %s on --protocol %s, "
+				"--backend %s: %s\n",
+				l[i].name, dmr_txn_protocol_name(o->protocol), o->backend,
+				l[i].why);
+			return -1;
+		}
+		*lv &= ~l[i].bit;
+		if (!o->quiet)
+			fprintf(stderr, "dmreplay run: note: aura: lever %s left out: %s\n",
+				l[i].name, l[i].why);
+	}
+	if ((*lv & DMR_AURA_A1) && o->rpc) {
+		fprintf(stderr, "dmreplay run: option --rpc: aura's lever a1 picks the path per "
+				"record group: give one of them\n");
+		return -1;
+	}
+	if ((*lv & DMR_AURA_A3) && o->cn_cache && strcmp(o->cn_cache, "none") != 0) {
+		fprintf(stderr, "dmreplay run: option --cn-cache: aura's lever a3 picks the cached "
+				"tables: give one of them\n");
+		return -1;
+	}
+	return 0;
 }
 
 static int run_locked(run_args_t *ap);
@@ -694,6 +750,8 @@ int dmr_replay_main(int argc, char **argv)
 			a.rpc, a.procs || a.config ? "a run of several processes" : o->backend);
 		return 2;
 	}
+	if ((o->loop.loops & DMR_LOOP_AURA) && aura_levers_check(&a, o) != 0)
+		return 2;
 	if (o->versions && o->protocol != DMR_TXN_PROTO_MOTOR) {
 		fprintf(stderr, "dmreplay run: option --versions: only with --protocol motor (the "
 				"other protocols keep one version per record)\n");

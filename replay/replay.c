@@ -51,270 +51,14 @@ void dmr_replay_opts_default(dmr_replay_opts_t *o)
 	dmr_loop_cfg_default(&o->loop);
 }
 
-/* A transaction copied out of the reader: only nops ops are stored. */
-typedef struct qtxn {
-	struct qtxn *next;
-	uint64_t dispatch_ps; /* when a context took it (before admission), run time */
-	uint32_t group;	      /* aura: its record group (core/aura.h) */
-	uint8_t remapped;     /* drift already applied (aura routes after it) */
-	dmr_trace_txn_t t;    /* ops[] truncated to nops */
-} qtxn_t;
+#include "engine.h"
 
-typedef struct wqueue {
-	qtxn_t *head, *tail;
-} wqueue_t;
+#include "../core/txn_cncache.h"
 
-typedef struct engine {
-	const dmr_replay_opts_t *o;
-	dmr_trace_reader_t *rd;
-	dmr_trace_txn_t *scratch;
-	uint64_t next_index; /* trace transactions read so far */
-	uint64_t limit;	     /* max transactions to dispatch */
-	int eof;
-	uint32_t nworkers, coros;
-	wqueue_t *q;
-	dmr_txn_ctx_t *ctx;
-	qtxn_t **cur; /* per context: the transaction it runs */
-	uint32_t nctx;
-	dmr_be_t *be;
-	const dmr_model_t *model; /* DMR_BE_CTL_MODEL; NULL: the backend has none */
-	dmr_txn_engine_t teng;
-	dmr_layout_t layout;
-	dmr_crest_t crest;     /* --protocol crest: its cells (core/txn_crest.h) */
-	dmr_txn_stats_t *wst;  /* per worker (written by its own thread only) */
-	dmr_txn_xstats_t *xst; /* per worker, likewise (core/txn.h) */
-	dmr_txn_stats_t *pub;  /* threaded: per worker, the copy the sampler reads
-				  (relaxed atomic words: publish_stats) */
-	dmr_adm_t *adm;	       /* admission loops, NULL = none */
-	dmr_aura_t *aura;      /* aura: adm's controller, NULL = none (core/aura.h) */
-	wqueue_t *inbox;       /* aura: per CN, transactions routed to it */
-	uint32_t *inbox_len;   /* aura: per CN, transactions in its inbox */
-	uint32_t *parked;      /* aura A2 without A4: contexts waiting for room
-				  in an owner's inbox (backpressure) */
-	uint8_t *is_parked;    /* per context */
-	uint32_t nparked;
-	uint32_t *unparked; /* contexts an inbox pop freed, to wake (nunparked) */
-	uint32_t nunparked;
-	int bp;		       /* read_one_locked filled an inbox to its bound (no A4) */
-	dmr_acache_t **acache; /* --addr-cache: per CN, NULL = none */
-	uint64_t drift_ps;     /* > 0: hot set moves every drift_ps */
-	uint32_t drift_shift, parts;
-	uint32_t part_mask; /* bit t: table t is partitioned */
-	int threaded;	    /* one thread per worker (verbs, shm) */
-	struct thr *th;	    /* driving threads */
-	uint32_t nth;
-	uint64_t until;	      /* run-time limit, ps (threaded: absolute be time) */
-	uint64_t t0;	      /* threaded: be time at which the run started */
-	int stop;	      /* threaded: a thread failed, all stop (relaxed atomic:
-				 set_stop, stopped) */
-	int no_invariants;    /* the verifier knows no invariants of this workload */
-	int dm_apart;	      /* --dm-locks on a DMR_BE_CAP_DM_APART backend (verbs) */
-	char dm_knob[128];    /* the results' dm_locks ("apart:T,..." for --locks-apart) */
-	uint64_t started;     /* transactions started (first attempt) */
-	uint32_t running;     /* threaded: threads still driving */
-	uint64_t deadline_ps; /* threaded: longest wait for a completion */
-	pthread_mutex_t mu;   /* threaded: trace reader, loops */
-	dmr_ts_t ts;
-	dmr_err_t *err;
-	double trace_wall;   /* wall time spent reading the trace */
-	uint64_t t_fail;     /* sim: time of the failed completion (0: none) */
-	dmr_progress_t prog; /* transactions started of the total */
-
-	/* results per type (breakdown.h; typed_begin/end) */
-	uint32_t ntypes;       /* the trace's transaction types (>= 1) */
-	dmr_txn_stats_t *tst;  /* per (worker, type), [w * ntypes + type]: what the
-				  core counted into wst[w] while running a
-				  transaction of that type */
-	dmr_bd_first_t *first; /* per (worker, type): verbs of the transactions
-				  that committed on their first attempt */
-	dmr_bd_first_t *acc;   /* per context: verbs of its transaction so far */
-} engine_t;
-
-/* Per driving thread (sim: one for all workers; threaded: one per worker):
- * scratch lists and latencies of the transactions it finished. */
-typedef struct thr {
-	struct engine *e;
-	uint32_t *wake, *wake2, *stack;
-	uint32_t *wakep;     /* next_for: parked contexts to wake */
-	dmr_lathist_t *lat;  /* from the first start (after admission) to commit */
-	dmr_lathist_t *dlat; /* from dispatch (incl. the admission wait) to commit */
-	dmr_lathist_t *tlat; /* per type (ntypes): as lat */
-	uint32_t worker;     /* threaded: the worker it drives */
-	dmr_status_t st;
-	dmr_err_t err;
-	pthread_t tid;
-} thr_t;
-
-static inline void lock(struct engine *e);
-static inline void unlock(struct engine *e);
-
-static qtxn_t *qtxn_copy(const dmr_trace_txn_t *t)
+/* aura with lever `bit` (core/aura.h DMR_AURA_A*) in this run. */
+static int aura_on(const dmr_replay_opts_t *o, unsigned bit)
 {
-	size_t sz =
-	    offsetof(qtxn_t, t) + offsetof(dmr_trace_txn_t, ops) + sizeof(dmr_trace_op_t) * t->nops;
-	qtxn_t *q = malloc(sz < sizeof(qtxn_t) ? sz : sz);
-	if (!q)
-		return NULL;
-	q->next = NULL;
-	q->remapped = 0;
-	q->group = 0;
-	memcpy(&q->t, t, offsetof(dmr_trace_txn_t, ops) + sizeof(dmr_trace_op_t) * t->nops);
-	return q;
-}
-
-/* Next transaction for context ci of worker w (NULL: none left, or with
- * aura's backpressure ci parked until an owner takes from its inbox).
- * Reads ahead into the other workers' queues as needed. */
-static dmr_status_t next_for_locked(engine_t *e, uint32_t w, uint32_t ci, qtxn_t **q_p);
-
-static dmr_status_t next_for(engine_t *e, struct thr *th, uint32_t w, uint32_t ci, qtxn_t **q_p);
-
-static void drift_remap(engine_t *e, dmr_trace_txn_t *t, uint64_t now);
-
-/* Read one transaction of the trace into its worker's queue (worker =
- * trace index mod workers), or with aura into the inbox of the CN its
- * group is routed to (core/aura.h: A2 ownership, A4 balance; drift is then
- * applied here, at now_ps, so that the group is the one it runs in);
- * *bytes_p += its queued size. Sets e->eof at the end of the trace (DMR_OK,
- * nothing queued). */
-static dmr_status_t read_one_locked(engine_t *e, size_t *bytes_p, uint64_t now_ps)
-{
-	double t0 = dmr_wall_s();
-	dmr_status_t st = dmr_trace_next(e->rd, e->scratch, e->err);
-	e->trace_wall += dmr_wall_s() - t0;
-	if (st == DMR_EOF) {
-		e->eof = 1;
-		return DMR_OK;
-	}
-	if (st != DMR_OK)
-		return st;
-	qtxn_t *q = qtxn_copy(e->scratch);
-	if (!q)
-		return dmr_err_set(e->err, DMR_ERR_NOMEM, "replay: out of memory");
-	*bytes_p += offsetof(qtxn_t, t) + offsetof(dmr_trace_txn_t, ops) +
-		    sizeof(dmr_trace_op_t) * e->scratch->nops;
-	uint32_t dw = (uint32_t)(e->next_index % e->nworkers);
-	e->next_index++;
-	wqueue_t *wq = &e->q[dw];
-	if (e->inbox) {
-		int a4 = (e->o->loop.aura.levers & DMR_AURA_A4) != 0;
-		if (e->drift_ps) {
-			drift_remap(e, &q->t, now_ps);
-			q->remapped = 1;
-		}
-		q->group = dmr_aura_group(e->aura, &q->t);
-		uint32_t rc = dw / e->o->threads, o = dmr_aura_owner(e->aura, q->group);
-		if (o != UINT32_MAX && o != rc) {
-			uint32_t to = dmr_aura_route(e->aura, q->group, rc, e->inbox_len[o]);
-			if (to != rc) {
-				wq = &e->inbox[to];
-				e->inbox_len[to]++;
-				if (!a4 && e->inbox_len[to] >= dmr_aura_inbox_bound(e->aura))
-					e->bp = 1; /* strict routing: the reader waits */
-			}
-		}
-	}
-	if (wq->tail)
-		wq->tail->next = q;
-	else
-		wq->head = q;
-	wq->tail = q;
-	return DMR_OK;
-}
-
-/* Threaded backends: parse up to DMR_PRELOAD_BYTES of the trace into the
- * workers' queues before the timed loop, so that the device's throughput
- * and latency do not include CSV parsing (which was 73-87 % of the
- * engine's CPU per short transaction under qemu: docs/fidelity.md). The
- * rest, if any, streams as before. Returns the number preloaded in *n_p. */
-#define DMR_PRELOAD_BYTES (256ull << 20)
-static dmr_status_t preload(engine_t *e, uint64_t *n_p)
-{
-	size_t bytes = 0;
-	uint64_t n0 = e->next_index;
-	dmr_status_t st = DMR_OK;
-	while (st == DMR_OK && !e->eof && e->next_index < e->limit && bytes < DMR_PRELOAD_BYTES &&
-	       !dmr_sig_caught())
-		st = read_one_locked(e, &bytes, 0);
-	*n_p = e->next_index - n0;
-	return st;
-}
-
-static qtxn_t *wq_pop(wqueue_t *wq)
-{
-	qtxn_t *q = wq->head;
-	wq->head = q->next;
-	if (!q->next)
-		wq->tail = NULL;
-	return q;
-}
-
-/* Worker w's next transaction: its own queue's head, or with aura its CN's
- * inbox's when that is older in the trace (both in trace order). */
-static dmr_status_t next_for_locked(engine_t *e, uint32_t w, uint32_t ci, qtxn_t **q_p)
-{
-	size_t bytes = 0;
-	wqueue_t *ib = e->inbox ? &e->inbox[w / e->o->threads] : NULL;
-	e->bp = 0;
-	while (!e->q[w].head && !(ib && ib->head)) {
-		if (e->eof || e->next_index >= e->limit) {
-			*q_p = NULL;
-			return DMR_OK;
-		}
-		dmr_status_t st = read_one_locked(e, &bytes, dmr_be_now(e->be, w));
-		if (st != DMR_OK)
-			return st;
-		if (e->bp && !e->q[w].head && !(ib && ib->head)) {
-			/* an owner's inbox is full and nothing is ours: wait */
-			if (!e->is_parked[ci]) {
-				e->is_parked[ci] = 1;
-				e->parked[e->nparked++] = ci;
-			}
-			*q_p = NULL;
-			return DMR_OK;
-		}
-	}
-	if (ib && ib->head && (!e->q[w].head || ib->head->t.id < e->q[w].head->t.id)) {
-		e->inbox_len[w / e->o->threads]--;
-		*q_p = wq_pop(ib);
-		/* room in an inbox: every parked reader tries again */
-		for (uint32_t k = 0; k < e->nparked; k++) {
-			e->is_parked[e->parked[k]] = 0;
-			e->unparked[e->nunparked++] = e->parked[k];
-		}
-		e->nparked = 0;
-	} else {
-		*q_p = wq_pop(&e->q[w]);
-	}
-	return DMR_OK;
-}
-
-static dmr_status_t next_for(engine_t *e, struct thr *th, uint32_t w, uint32_t ci, qtxn_t **q_p)
-{
-	lock(e);
-	dmr_status_t st = next_for_locked(e, w, ci, q_p);
-	uint32_t n = e->nunparked;
-	if (n)
-		memcpy(th->wakep, e->unparked, sizeof(*th->wakep) * n);
-	e->nunparked = 0;
-	unlock(e);
-	/* a woken reader resumes by a timer completion (on its own thread) */
-	for (uint32_t k = 0; k < n && st == DMR_OK; k++)
-		st = dmr_be_timer(e->be, e->ctx[th->wakep[k]].worker, 0,
-				  dmr_wrid(DMR_WRID_WAKE, th->wakep[k], 0));
-	return st;
-}
-
-static inline void lock(engine_t *e)
-{
-	if (e->threaded)
-		pthread_mutex_lock(&e->mu);
-}
-
-static inline void unlock(engine_t *e)
-{
-	if (e->threaded)
-		pthread_mutex_unlock(&e->mu);
+	return (o->loop.loops & DMR_LOOP_AURA) && (o->loop.aura.levers & bit);
 }
 
 /* A committed transaction's latency: ps from its first start, dps from its
@@ -446,26 +190,6 @@ static void sum_stats(const engine_t *e, dmr_txn_stats_t *t)
 	sum_stats_from(e, 0, t);
 }
 
-/* Drift: move the transaction's partitioned operations to the hot set's
- * current place (FORMAT.md "Drift"). */
-static void drift_remap(engine_t *e, dmr_trace_txn_t *t, uint64_t now)
-{
-	uint64_t phase = now / e->drift_ps;
-	uint32_t shift = (uint32_t)((phase * e->drift_shift) % e->parts);
-	if (!shift)
-		return;
-	for (uint32_t i = 0; i < t->nops; i++) {
-		dmr_trace_op_t *op = &t->ops[i];
-		if (!(e->part_mask & (1u << op->table)))
-			continue;
-		int64_t rpp = (int64_t)(e->layout.t[op->table].rows / e->parts);
-		int64_t base = op->key + (op->dep.op >= 0 && op->lo < op->hi ? op->lo : 0);
-		int64_t part = base / rpp;
-		int64_t np = (part + shift) % e->parts;
-		op->key += (np - part) * rpp;
-	}
-}
-
 /* Why run_ctx looks at a context: a separate channel from the core's
  * outcome (dmr_txn_outcome_t) and from statuses (the core's errors are
  * returned by ctx_failed before run_ctx is reached). */
@@ -547,10 +271,10 @@ static dmr_status_t finish_ctx(thr_t *th, uint32_t ci, dmr_txn_outcome_t out, ui
 		    .cn = c->worker / e->o->threads,
 		    .group = e->cur[ci]->group,
 		    .committed = out == DMR_TXN_COMMITTED,
-		    .rpc = 0,
+		    .rpc = c->by_rpc,
 		    .attempts = c->attempts,
 		    .atomics = e->acc[ci].atomics,
-		    .rpcs = 0,
+		    .rpcs = c->by_rpc ? c->attempts : 0,
 		    .latency_ps = out == DMR_TXN_COMMITTED ? dmr_txn_latency_ps(c) : 0,
 		};
 		lock(e);
@@ -594,7 +318,7 @@ static dmr_status_t run_ctx(thr_t *th, uint32_t ci0, ctx_why_t why0, dmr_txn_out
 				/* past --duration no transaction starts: the running
 				 * ones finish, so every lock is released */
 				qtxn_t *q = NULL;
-				st = next_for(e, th, c->worker, ci, &q);
+				st = dmr_eng_next_for(e, th, c->worker, ci, &q);
 				if (st != DMR_OK) {
 					lock(e);
 					dmr_err_set(&th->err, st, "%s", e->err->msg);
@@ -606,7 +330,8 @@ static dmr_status_t run_ctx(thr_t *th, uint32_t ci0, ctx_why_t why0, dmr_txn_out
 					e->cur[ci] = q;
 					q->dispatch_ps = dmr_be_now(e->be, c->worker);
 					if (e->drift_ps && !q->remapped)
-						drift_remap(e, &q->t, dmr_be_now(e->be, c->worker));
+						dmr_eng_drift_remap(e, &q->t,
+								    dmr_be_now(e->be, c->worker));
 					if (e->aura && !e->inbox)
 						q->group = dmr_aura_group(e->aura, &q->t);
 				}
@@ -631,6 +356,10 @@ static dmr_status_t run_ctx(thr_t *th, uint32_t ci0, ctx_why_t why0, dmr_txn_out
 					dmr_be_charge(e->be, c->worker,
 						      m->txn_begin_ps +
 							  m->txn_op_ps * e->cur[ci]->t.nops);
+				if (e->aura && (e->o->loop.aura.levers & DMR_AURA_A1))
+					c->rpc = dmr_aura_rpc(e->aura, e->cur[ci]->group)
+						     ? DMR_TXN_RPC_ON
+						     : DMR_TXN_RPC_OFF; /* A1: its group's path */
 				typed_t snap;
 				memset(&e->acc[ci], 0, sizeof(e->acc[ci]));
 				typed_begin(e, c->worker, &snap);
@@ -751,6 +480,8 @@ static dmr_status_t tick(thr_t *th, uint32_t w, uint64_t now)
 		return DMR_OK;
 	lock(e);
 	uint32_t nw = dmr_adm_tick(e->adm, w, now, &e->wst[w], th->wake2, e->nctx);
+	if (e->aura && (e->o->loop.aura.levers & DMR_AURA_A3))
+		dmr_txn_cncache_set_tables(&e->teng, dmr_aura_cache_mask(e->aura)); /* A3 */
 	unlock(e);
 	for (uint32_t x = 0; x < nw; x++) {
 		dmr_status_t st = resume_ctx(th, th->wake2[x]);
@@ -1181,7 +912,8 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 		}
 	}
 	if ((st = dmr_replay_setup_tiers(e->be, &e->layout, e->dm_apart ? NULL : o->dm_locks,
-					 o->cxl_tables, o->rpc, o->quiet, err)) != DMR_OK)
+					 o->cxl_tables, o->rpc || aura_on(o, DMR_AURA_A1), o->quiet,
+					 err)) != DMR_OK)
 		goto out_be;
 	if (apart && (st = dmr_replay_setup_lock_region(e->be, &e->layout, e->dm_apart, apart,
 							o->quiet, err)) != DMR_OK)
@@ -1264,9 +996,16 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	e->teng.rpc = o->rpc;
 	e->teng.index = o->index;
 	e->teng.workers_per_cn = o->threads;
-	if ((st = dmr_replay_setup_cncache(&e->teng, o->cn_cache, o->cn_cache_entries, o->cns,
-					   e->threaded, h, res, err)) != DMR_OK)
-		goto out_be; /* --cn-cache (issue 14 A3) */
+	/* --cn-cache (issue 14 A3); aura's A3: every table may be switched on,
+	 * none is at the start */
+	if ((st = dmr_replay_setup_cncache(&e->teng, aura_on(o, DMR_AURA_A3) ? "all" : o->cn_cache,
+					   o->cn_cache_entries, o->cns, e->threaded, h, res,
+					   err)) != DMR_OK)
+		goto out_be;
+	if (aura_on(o, DMR_AURA_A3)) {
+		dmr_txn_cncache_set_tables(&e->teng, 0);
+		snprintf(res->cn_cache, sizeof(res->cn_cache), "aura");
+	}
 	if (o->addr_cache) {
 		e->acache = calloc(o->cns, sizeof(*e->acache));
 		if (!e->acache) {
@@ -1404,7 +1143,7 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 		 * DMR_PRELOAD_BYTES of it) and waiting for the other CNs at the
 		 * START barrier are not the run */
 		uint64_t npre = 0;
-		st = preload(e, &npre);
+		st = dmr_eng_preload(e, &npre);
 		res->preloaded = npre;
 		if (st == DMR_OK)
 			st = engine_barrier(e, DMR_BE_BARRIER_START, o->barrier_s, 0, 0, &start_sum,
@@ -1630,7 +1369,7 @@ out_ctx:
 	if (e->inbox)
 		for (uint32_t k = 0; k * e->o->threads < e->nworkers; k++)
 			while (e->inbox[k].head)
-				free(wq_pop(&e->inbox[k]));
+				free(dmr_eng_wq_pop(&e->inbox[k]));
 	free(e->inbox);
 	free(e->inbox_len);
 	free(e->parked);

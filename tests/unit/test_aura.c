@@ -41,12 +41,24 @@ static dmr_aura_t *aura(unsigned levers, dmr_aura_tuner_t tuner, uint32_t ncn,
 	return a;
 }
 
-/* n transactions of group g finishing on cn: committed, attempts each,
- * atomics each, latency us each. */
+/* n committed transactions of group g (of 40 over table 0's 400 rows)
+ * finishing on cn: attempts each, atomics each, latency us each; each
+ * locks 2 records (two updates in the group). */
 static void done(dmr_aura_t *a, uint32_t g, uint32_t cn, int n, uint32_t attempts, uint64_t atomics,
 		 double lat_us, int rpc)
 {
+	dmr_trace_txn_t t;
+	memset(&t, 0, sizeof(t));
+	t.nops = 2;
+	for (int k = 0; k < 2; k++) {
+		t.ops[k].kind = DMR_TOP_UPDATE;
+		t.ops[k].table = 0;
+		t.ops[k].key = (int64_t)g * 10 + k;
+		t.ops[k].dep.op = -1;
+	}
+	ck_assert_uint_eq(dmr_aura_group(a, &t), g);
 	for (int i = 0; i < n; i++) {
+		dmr_aura_txn_tables(a, &t);
 		dmr_aura_done_t d = {.cn = cn,
 				     .group = g,
 				     .committed = 1,
@@ -152,7 +164,8 @@ START_TEST(a2_owns_the_contended_group)
 		 * closed, 0.5 x (10 x 2 + 90 x 10 + 100 x 2) / 200 + 0.18 x
 		 * imbalance (commits 10, 90, 100, 0 over 4 CNs: (100 - 50) / 50) */
 		ck_assert_double_eq_tol(s.cost_pred, 0.5 * 1120.0 / 200 + 0.18 * 1.0, 1e-9);
-		ck_assert_double_eq_tol(s.cost_obs, (10 * 10 + 90 * 50 + 100 * 10) / 200.0, 1e-9);
+		/* observed: context time per commit, 1 us x 4 CNs x 4 slots / 200 */
+		ck_assert_double_eq_tol(s.cost_obs, 16.0 / 200, 1e-12);
 		ck_assert(s.w[0] == 0.5 && s.w[3] == 0.18);
 
 		/* routing: the owner; with A4 a spill when its inbox holds its
@@ -231,27 +244,35 @@ START_TEST(a3_caches_read_mostly_tables)
 }
 END_TEST
 
-/* sgd: with an observed cost of exactly 3 us per atomic, w_atomic
- * converges to 3 and the weights without signal stay where they were;
+/* sgd: with an observed cost of exactly 2 us per atomic (windows of
+ * 1000 us, 1 CN of 4 slots: 4000 us of context time over n commits of
+ * 4000 / n / 2 atomics each), w_atomic converges to 2 and the weights
+ * without signal stay where they were;
  * fixed never moves; rule raises w_atomic while aborts are above the
  * threshold, up to 16 x its start. */
 START_TEST(tuners)
 {
 	dmr_layout_t l = layout();
 	dmr_aura_cfg_t cfg;
-	dmr_aura_t *a = aura(0, DMR_AURA_SGD, 1, &l, &cfg);
-	for (uint64_t k = 1; k <= 400; k++) {
-		uint64_t at = 1 + k % 3; /* 1..3 atomics per commit: 3..9 us */
-		done(a, 0, 0, 10, 1, at, 3.0 * (double)at, 0);
-		dmr_aura_tick(a, k * W);
+	dmr_aura_cfg_default(&cfg);
+	cfg.levers = 0;
+	cfg.tuner = DMR_AURA_SGD;
+	cfg.groups = 40;
+	dmr_aura_t *a;
+	ck_assert_int_eq(dmr_aura_create(&cfg, 1, 4, &l, 1000 * W, &a, NULL), DMR_OK);
+	static const uint64_t ats[3] = {1, 2, 4};
+	for (uint64_t k = 1; k <= 300; k++) {
+		uint64_t at = ats[k % 3];
+		done(a, 0, 0, (int)(2000 / at), 1, at, 10, 0); /* y = 4000 / n = 2 x at */
+		dmr_aura_tick(a, k * 1000 * W);
 	}
 	dmr_aura_sample_t s;
 	dmr_aura_sample(a, &s);
-	ck_assert_double_eq_tol(s.w[DMR_AURA_W_ATOMIC], 3.0, 1e-3);
+	ck_assert_double_eq_tol(s.w[DMR_AURA_W_ATOMIC], 2.0, 1e-3);
 	ck_assert_double_eq_tol(s.w[DMR_AURA_W_RPC], 1.0, 1e-12);
 	ck_assert_double_eq_tol(s.w[DMR_AURA_W_MOVE], 2.5, 1e-12);
 	ck_assert_double_eq_tol(s.w[DMR_AURA_W_LOAD], 0.18, 1e-12); /* one CN: no imbalance */
-	ck_assert_uint_eq(s.windows, 400);
+	ck_assert_uint_eq(s.windows, 300);
 	dmr_aura_destroy(a);
 
 	a = aura(0, DMR_AURA_FIXED, 1, &l, &cfg);

@@ -1,0 +1,148 @@
+/*
+ * replay/engine.h - the replay engine's state, shared by replay.c (the
+ * contexts, completions, drivers and results) and dispatch.c (reading the
+ * trace into the workers' queues, aura's routing, drift). Internal to
+ * replay/: not an interface.
+ */
+#ifndef DMR_REPLAY_ENGINE_H
+#define DMR_REPLAY_ENGINE_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../core/aura.h"
+#include "../core/base/progress.h"
+#include "../core/loop_doorbell.h"
+#include "../core/loop.h"
+#include "../core/txn.h"
+#include "../models/model.h"
+#include "breakdown.h"
+#include "lathist.h"
+#include "replay.h"
+#include "results.h"
+
+/* A transaction copied out of the reader: only nops ops are stored. */
+typedef struct qtxn {
+	struct qtxn *next;
+	uint64_t dispatch_ps; /* when a context took it (before admission), run time */
+	uint32_t group;	      /* aura: its record group (core/aura.h) */
+	uint8_t remapped;     /* drift already applied (aura routes after it) */
+	dmr_trace_txn_t t;    /* ops[] truncated to nops */
+} qtxn_t;
+
+typedef struct wqueue {
+	qtxn_t *head, *tail;
+} wqueue_t;
+
+typedef struct engine {
+	const dmr_replay_opts_t *o;
+	dmr_trace_reader_t *rd;
+	dmr_trace_txn_t *scratch;
+	uint64_t next_index; /* trace transactions read so far */
+	uint64_t limit;	     /* max transactions to dispatch */
+	int eof;
+	uint32_t nworkers, coros;
+	wqueue_t *q;
+	dmr_txn_ctx_t *ctx;
+	qtxn_t **cur; /* per context: the transaction it runs */
+	uint32_t nctx;
+	dmr_be_t *be;
+	const dmr_model_t *model; /* DMR_BE_CTL_MODEL; NULL: the backend has none */
+	dmr_txn_engine_t teng;
+	dmr_layout_t layout;
+	dmr_crest_t crest;     /* --protocol crest: its cells (core/txn_crest.h) */
+	dmr_txn_stats_t *wst;  /* per worker (written by its own thread only) */
+	dmr_txn_xstats_t *xst; /* per worker, likewise (core/txn.h) */
+	dmr_txn_stats_t *pub;  /* threaded: per worker, the copy the sampler reads
+				  (relaxed atomic words: publish_stats) */
+	dmr_adm_t *adm;	       /* admission loops, NULL = none */
+	dmr_aura_t *aura;      /* aura: adm's controller, NULL = none (core/aura.h) */
+	wqueue_t *inbox;       /* aura: per CN, transactions routed to it */
+	uint32_t *inbox_len;   /* aura: per CN, transactions in its inbox */
+	uint32_t *parked;      /* aura A2 without A4: contexts waiting for room
+				  in an owner's inbox (backpressure) */
+	uint8_t *is_parked;    /* per context */
+	uint32_t nparked;
+	uint32_t *unparked; /* contexts an inbox pop freed, to wake (nunparked) */
+	uint32_t nunparked;
+	int bp;		       /* read_one_locked filled an inbox to its bound (no A4) */
+	dmr_acache_t **acache; /* --addr-cache: per CN, NULL = none */
+	uint64_t drift_ps;     /* > 0: hot set moves every drift_ps */
+	uint32_t drift_shift, parts;
+	uint32_t part_mask; /* bit t: table t is partitioned */
+	int threaded;	    /* one thread per worker (verbs, shm) */
+	struct thr *th;	    /* driving threads */
+	uint32_t nth;
+	uint64_t until;	      /* run-time limit, ps (threaded: absolute be time) */
+	uint64_t t0;	      /* threaded: be time at which the run started */
+	int stop;	      /* threaded: a thread failed, all stop (relaxed atomic:
+				 set_stop, stopped) */
+	int no_invariants;    /* the verifier knows no invariants of this workload */
+	int dm_apart;	      /* --dm-locks on a DMR_BE_CAP_DM_APART backend (verbs) */
+	char dm_knob[128];    /* the results' dm_locks ("apart:T,..." for --locks-apart) */
+	uint64_t started;     /* transactions started (first attempt) */
+	uint32_t running;     /* threaded: threads still driving */
+	uint64_t deadline_ps; /* threaded: longest wait for a completion */
+	pthread_mutex_t mu;   /* threaded: trace reader, loops */
+	dmr_ts_t ts;
+	dmr_err_t *err;
+	double trace_wall;   /* wall time spent reading the trace */
+	uint64_t t_fail;     /* sim: time of the failed completion (0: none) */
+	dmr_progress_t prog; /* transactions started of the total */
+
+	/* results per type (breakdown.h; typed_begin/end) */
+	uint32_t ntypes;       /* the trace's transaction types (>= 1) */
+	dmr_txn_stats_t *tst;  /* per (worker, type), [w * ntypes + type]: what the
+				  core counted into wst[w] while running a
+				  transaction of that type */
+	dmr_bd_first_t *first; /* per (worker, type): verbs of the transactions
+				  that committed on their first attempt */
+	dmr_bd_first_t *acc;   /* per context: verbs of its transaction so far */
+} engine_t;
+
+/* Per driving thread (sim: one for all workers; threaded: one per worker):
+ * scratch lists and latencies of the transactions it finished. */
+typedef struct thr {
+	struct engine *e;
+	uint32_t *wake, *wake2, *stack;
+	uint32_t *wakep;     /* next_for: parked contexts to wake */
+	dmr_lathist_t *lat;  /* from the first start (after admission) to commit */
+	dmr_lathist_t *dlat; /* from dispatch (incl. the admission wait) to commit */
+	dmr_lathist_t *tlat; /* per type (ntypes): as lat */
+	uint32_t worker;     /* threaded: the worker it drives */
+	dmr_status_t st;
+	dmr_err_t err;
+	pthread_t tid;
+} thr_t;
+
+/* The engine lock (threaded backends: the trace reader, queues, loops). */
+static inline void lock(engine_t *e)
+{
+	if (e->threaded)
+		pthread_mutex_lock(&e->mu);
+}
+
+static inline void unlock(engine_t *e)
+{
+	if (e->threaded)
+		pthread_mutex_unlock(&e->mu);
+}
+
+/* Threaded backends: parse up to DMR_PRELOAD_BYTES of the trace into the
+ * workers' queues before the timed loop (dispatch.c); *n_p = how many. */
+dmr_status_t dmr_eng_preload(engine_t *e, uint64_t *n_p);
+/* Next transaction for context ci of worker w (th: its driving thread):
+ * *q_p NULL when none is left, or with aura's backpressure when ci was
+ * parked until an owner takes from its inbox (woken by a timer completion
+ * of kind DMR_WRID_WAKE). Reads ahead into the other workers' queues and
+ * routes by aura (dispatch.c). Takes the engine lock. Errors: the trace
+ * reader's (e->err says why), dmr_be_timer's. */
+dmr_status_t dmr_eng_next_for(engine_t *e, struct thr *th, uint32_t w, uint32_t ci, qtxn_t **q_p);
+/* Pop a queue's head (not empty). */
+qtxn_t *dmr_eng_wq_pop(wqueue_t *wq);
+/* Drift: move t's partitioned operations to the hot set's place at now
+ * (FORMAT.md "Drift"). */
+void dmr_eng_drift_remap(engine_t *e, dmr_trace_txn_t *t, uint64_t now);
+
+#endif
