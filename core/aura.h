@@ -35,15 +35,14 @@
  *      replay parks the reading context until the owner takes from its
  *      inbox).
  *
- * Cost model (per window, totals):
- *   C = w_atomic x atomics + w_rpc x RPCs + w_move x moves
- *       + w_load x imbalance x committed,
- *   imbalance = (max over CNs of committed - mean) / mean. Predicted per
- *   group and option from what the window measured: one-sided atomics =
- *   the group's atomics per commit when it last ran one-sided (unowned) x
- *   its commits; owned: its atomics per conflict-free commit (those of its
- *   transactions that committed at their first attempt) x commits; RPC: no
- *   atomics, one RPC per commit.
+ * Cost model, per commit: C = w_atomic x atomics + w_rpc x RPCs + w_move x
+ *   moves + w_load x imbalance, imbalance = (max over CNs of transactions
+ *   finished - mean) / mean. Predicted per group and option from the window
+ *   that closed: one-sided = the group's atomics per commit when it last ran
+ *   one-sided and unowned; owned = its locks per transaction (U/I/D ops in
+ *   the trace); RPC = its RPCs per commit when last by RPC (1 before); a
+ *   move costs w_move over the group's commits; the imbalance is that of
+ *   the predicted placement.
  *
  * Tuners (how the weights move; written to timeseries.csv every row):
  *   fixed: the weights as given.

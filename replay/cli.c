@@ -350,6 +350,18 @@ static dmr_status_t run_opt(int ch, const char *name, const char *arg, run_args_
 	case OPT_LOCKS_APART:
 		o->locks_apart = arg;
 		break;
+	case OPT_CN_CACHE:
+		o->cn_cache = arg;
+		if (!arg[0])
+			st =
+			    dmr_err_set(err, DMR_ERR_PARSE,
+					"option --cn-cache: empty (TABLE[,TABLE...], all or none)");
+		break;
+	case OPT_CN_CACHE_ENTRIES:
+		a->cnc_entries_given = 1;
+		st = dmr_opt_u32(name, arg, 1, DMR_CNCACHE_MAX_ENTRIES, DMR_OPT_SIZE,
+				 &o->cn_cache_entries, err);
+		break;
 	case OPT_CXL_TABLES:
 		o->cxl_tables = arg;
 		break;

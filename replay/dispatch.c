@@ -4,6 +4,7 @@
  * drift.
  */
 #include "engine.h"
+#include "replay.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -19,8 +19,9 @@
 #include "../models/model.h"
 #include "breakdown.h"
 #include "lathist.h"
-#include "replay.h"
 #include "results.h"
+
+struct dmr_replay_opts; /* replay.h (not included: replay.c includes this file) */
 
 /* A transaction copied out of the reader: only nops ops are stored. */
 typedef struct qtxn {
@@ -36,7 +37,7 @@ typedef struct wqueue {
 } wqueue_t;
 
 typedef struct engine {
-	const dmr_replay_opts_t *o;
+	const struct dmr_replay_opts *o;
 	dmr_trace_reader_t *rd;
 	dmr_trace_txn_t *scratch;
 	uint64_t next_index; /* trace transactions read so far */

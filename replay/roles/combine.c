@@ -45,7 +45,8 @@ void dmr_roles_read_cn_summary(const char *dir, dmr_roles_cnsum_t *s)
 		char *h = s->hbuf, *r = s->rbuf;
 		if (fgets(h, sizeof(s->hbuf), f) && fgets(r, sizeof(s->rbuf), f)) {
 			char **hf = s->hf, **rf = s->rf;
-			int nh = split_line(h, hf, 80), nr = split_line(r, rf, 80);
+			int nh = split_line(h, hf, DMR_ROLES_MAXCOL),
+			    nr = split_line(r, rf, DMR_ROLES_MAXCOL);
 			s->nf = nh < nr ? nh : nr;
 			for (int i = 0; i < nh && i < nr; i++) {
 				const char *k = hf[i], *v = rf[i];
@@ -113,8 +114,8 @@ int dmr_roles_fill_standard(FILE *f, const void *a)
 	    "p50_dispatch_us", "p99_dispatch_us", "p999_dispatch_us", NULL};
 	char hb[4096];
 	snprintf(hb, sizeof(hb), "%s", dmr_results_header());
-	char *cols[80];
-	int nc = split_line(hb, cols, 80);
+	char *cols[DMR_ROLES_MAXCOL];
+	int nc = split_line(hb, cols, DMR_ROLES_MAXCOL);
 	uint32_t ncn = c->cl->ncn;
 	double tried = 0, committed = 0, secs = 0;
 	for (uint32_t k = 0; k < ncn; k++) {

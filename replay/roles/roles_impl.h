@@ -17,6 +17,10 @@
 #ifndef DMR_ROLES_IMPL_H
 #define DMR_ROLES_IMPL_H
 
+/* The most summary.csv columns a CN summary may have (dmr_results_header
+ * has 86; room to grow). */
+#define DMR_ROLES_MAXCOL 160
+
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
@@ -92,7 +96,7 @@ typedef struct dmr_roles_cnsum {
 	double abort_rate, secs, tried_tps, committed_tps;
 	/* the whole row, by column (for the combined standard row) */
 	char hbuf[4096], rbuf[4096];
-	char *hf[80], *rf[80];
+	char *hf[DMR_ROLES_MAXCOL], *rf[DMR_ROLES_MAXCOL];
 	int nf;
 } dmr_roles_cnsum_t;
 

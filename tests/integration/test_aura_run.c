@@ -200,6 +200,29 @@ START_TEST(bad_input_refused)
 	ck_assert_ptr_nonnull(strstr(r.err, "only with --loop aura"));
 	dmr_test_run_free(&r);
 	ck_assert_int_eq(dmr_test_exists(d), 0); /* nothing written */
+	/* a sweep's named cells: refused when planned, naming cell and field */
+	struct {
+		const char *kv, *msg;
+	} cells[] = {
+	    {"\"aura_levers\": \"a9\"", "cells[0] (a).aura_levers: --aura-levers 'a9'"},
+	    {"\"aura_tuner\": \"adam\"", "cells[0] (a).aura_tuner: --aura-tuner 'adam'"},
+	    {"\"aura_w_atomic\": -1", "cells[0] (a).aura_w_atomic: expected a number >= 0"},
+	};
+	for (size_t i = 0; i < sizeof(cells) / sizeof(cells[0]); i++) {
+		char spec[4096], text[1024], out[4096];
+		dmr_test_path(spec, sizeof(spec), "bad.json");
+		dmr_test_path(out, sizeof(out), "bad-sweep");
+		snprintf(text, sizeof(text),
+			 "{\"name\": \"x\", \"workload\": {\"name\": \"tpcc\", \"mix\": \"dm\", "
+			 "\"warehouses\": 4, \"txns\": 100}, \"cells\": [{\"name\": \"a\", "
+			 "\"loop\": \"aura\", %s}], \"reps\": 1, \"run\": {\"cns\": 1}}",
+			 cells[i].kv);
+		dmr_test_write_file(spec, text);
+		r = dmr_test_dmr("sweep", spec, "--dry-run", "--out", out, NULL);
+		ck_assert_int_eq(r.status, 2);
+		ck_assert_msg(strstr(r.err, cells[i].msg), "stderr:\n%s", r.err);
+		dmr_test_run_free(&r);
+	}
 }
 END_TEST
 
