@@ -150,11 +150,11 @@ dmr_status_t dmr_aura_parse_weights(const char *s, double w[DMR_AURA_NW], dmr_er
 		num[vn] = 0;
 		char *end;
 		double v = strtod(num, &end);
-		if (*end || !isfinite(v) || v < 0)
+		if (*end || !isfinite(v) || v < 0 || v > DMR_AURA_W_MAX)
 			return dmr_err_set(err, DMR_ERR_PARSE,
 					   "--aura-weights '%s': weight '%s': expected a finite "
-					   "number >= 0, got '%s'",
-					   s, wnames[k], num);
+					   "number >= 0, at most %g, got '%s'",
+					   s, wnames[k], DMR_AURA_W_MAX, num);
 		nw[k] = v;
 		if (!p[n])
 			break;
@@ -171,6 +171,7 @@ typedef struct group {
 	uint64_t rpc_commits, rpc_lat_ps, os_commits, os_lat_ps;
 	/* state */
 	uint8_t rpc;
+	uint8_t rpc_nofit; /* A1 asked, the transaction ran one-sided: never again */
 	uint32_t owner;
 	double os_apc;	/* atomics per commit when last one-sided and unowned (< 0: never) */
 	double lock_pt; /* locks per transaction (its U/I/D ops; < 0: not seen) */
@@ -328,6 +329,8 @@ void dmr_aura_txn_done(dmr_aura_t *a, const dmr_aura_done_t *d)
 	a->w_aborts += d->attempts - (d->committed ? 1 : 0);
 	g->atomics += d->atomics;
 	g->rpcs += d->rpcs;
+	if (d->rpc_asked && !d->rpc)
+		g->rpc_nofit = 1;
 	if (!d->committed)
 		return;
 	g->commits++;
@@ -506,7 +509,7 @@ static uint64_t decide(dmr_aura_t *a)
 		int best_rpc = 0;
 		uint32_t best_owner = NIL;
 		double best = option_cost(a, g, 0, NIL, 0);
-		if (lv & DMR_AURA_A1) {
+		if ((lv & DMR_AURA_A1) && !g->rpc_nofit) {
 			double c = option_cost(a, g, 1, NIL, 0);
 			if (c < best) {
 				best = c;

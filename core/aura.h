@@ -83,6 +83,7 @@
 #define DMR_AURA_A4 0x8u
 #define DMR_AURA_ALL 0xfu
 #define DMR_AURA_MAX_GROUPS 4096u
+#define DMR_AURA_W_MAX 1e6 /* the largest weight taken (larger ones overflow the cost) */
 
 typedef enum dmr_aura_tuner {
 	DMR_AURA_FIXED = 0,
@@ -109,7 +110,8 @@ void dmr_aura_cfg_default(dmr_aura_cfg_t *c);
  * levers: "none", "all" or names a1..a4 joined by ',' or '+' (each once);
  * tuner: fixed | rule | sgd;
  * weights: name=value pairs joined by ',' (names atomic, rpc, move, load;
- * values finite numbers >= 0; pairs not given keep their value in w). */
+ * values numbers in [0, DMR_AURA_W_MAX]; pairs not given keep their value
+ * in w). */
 dmr_status_t dmr_aura_parse_levers(const char *s, unsigned *levers_p, dmr_err_t *err);
 dmr_status_t dmr_aura_parse_tuner(const char *s, dmr_aura_tuner_t *t_p, dmr_err_t *err);
 dmr_status_t dmr_aura_parse_weights(const char *s, double w[DMR_AURA_NW], dmr_err_t *err);
@@ -156,6 +158,8 @@ uint32_t dmr_aura_cache_mask(const dmr_aura_t *a);
 typedef struct dmr_aura_done {
 	uint32_t cn, group;
 	int committed, rpc;
+	int rpc_asked; /* A1 sent it by RPC but it ran one-sided (records on several
+			  MNs: the group is not offered A1 again) */
 	uint32_t attempts;
 	uint64_t atomics, rpcs, latency_ps;
 } dmr_aura_done_t;

@@ -455,7 +455,9 @@ static dmr_status_t run_opt(int ch, const char *name, const char *arg, run_args_
 				    err);
 		break;
 	case 'W':
-		st = dmr_opt_double(name, arg, 0, HUGE_VAL, DMR_OPT_LO_OPEN, &ms, err);
+		/* at most an hour, as --window-ms: beyond, the window in ps
+		 * overflows (a fresh-user trial hung at 1e300) */
+		st = dmr_opt_double(name, arg, 0, 3600000, DMR_OPT_LO_OPEN, &ms, err);
 		if (st == DMR_OK)
 			o->loop.window_ps = dmr_ps_from_ms(ms);
 		break;
@@ -497,8 +499,8 @@ static dmr_status_t run_opt(int ch, const char *name, const char *arg, run_args_
 	case OPT_AURA_W2:
 	case OPT_AURA_W3:
 		a->aura_given = 1;
-		st = dmr_opt_double(name, arg, 0, HUGE_VAL, 0, &o->loop.aura.w[ch - OPT_AURA_W0],
-				    err);
+		st = dmr_opt_double(name, arg, 0, DMR_AURA_W_MAX, 0,
+				    &o->loop.aura.w[ch - OPT_AURA_W0], err);
 		break;
 	case OPT_PUBLOG:
 		st = dmr_breakdown_publog_parse(arg, &o->published_log, err);
@@ -542,6 +544,12 @@ static int aura_levers_check(const run_args_t *a, dmr_replay_opts_t *o)
 		why1 = "the RPC path is occ's and ford's";
 	else if (!(dmr_be_caps_of(o->backend) & DMR_BE_CAP_RPC))
 		why1 = "the backend has no RPC path to the MN's CPU (sim and shm have one)";
+	else if (o->backups)
+		why1 = "with backups every transaction runs one-sided (the RPC path writes the "
+		       "primary only)";
+	else if (o->locks_apart)
+		why1 = "the MN's handler takes the lock words in the records, not apart from "
+		       "them (--locks-apart)";
 	if (o->protocol == DMR_TXN_PROTO_CREST || o->protocol == DMR_TXN_PROTO_MOTOR)
 		why3 = "the CN record cache is not crest's (--crest-cache) nor motor's";
 	struct {
@@ -563,6 +571,11 @@ static int aura_levers_check(const run_args_t *a, dmr_replay_opts_t *o)
 		if (!o->quiet)
 			fprintf(stderr, "dmreplay run: note: aura: lever %s left out: %s\n",
 				l[i].name, l[i].why);
+	}
+	if ((*lv & DMR_AURA_A4) && !(*lv & DMR_AURA_A2)) {
+		fprintf(stderr, "dmreplay run: option --aura-levers: lever a4 balances the owners "
+				"a2 makes: give a2 with it\n");
+		return -1;
 	}
 	if ((*lv & DMR_AURA_A1) && o->rpc) {
 		fprintf(stderr, "dmreplay run: option --rpc: aura's lever a1 picks the path per "
@@ -699,7 +712,8 @@ int dmr_replay_main(int argc, char **argv)
 			    : "its reads pick a version by timestamp");
 		return 2;
 	}
-	if (a.cnc_entries_given && !cnc_on) {
+	if (a.cnc_entries_given && !cnc_on &&
+	    !((o->loop.loops & DMR_LOOP_AURA) && (o->loop.aura.levers & DMR_AURA_A3))) {
 		fprintf(stderr, "dmreplay run: option --cn-cache-entries: the CN record cache "
 				"is off (--cn-cache none): give --cn-cache TABLES\n");
 		return 2;
@@ -753,6 +767,15 @@ int dmr_replay_main(int argc, char **argv)
 	}
 	if (a.rpc && dmr_txn_rpc_parse(a.rpc, o->protocol, &o->rpc, &ierr) != DMR_OK) {
 		fprintf(stderr, "dmreplay run: %s\n", ierr.msg);
+		return 2;
+	}
+	if (o->rpc && o->locks_apart) {
+		fprintf(
+		    stderr,
+		    "dmreplay run: option --rpc %s: not with %s (the MN's handler takes the lock "
+		    "words in the records; one-sided transactions would lock the words apart "
+		    "from them)\n",
+		    a.rpc, "--locks-apart");
 		return 2;
 	}
 	if (o->rpc && (!(dmr_be_caps_of(o->backend) & DMR_BE_CAP_RPC) || a.procs || a.config)) {

@@ -272,6 +272,7 @@ static dmr_status_t finish_ctx(thr_t *th, uint32_t ci, dmr_txn_outcome_t out, ui
 		    .group = e->cur[ci]->group,
 		    .committed = out == DMR_TXN_COMMITTED,
 		    .rpc = c->by_rpc,
+		    .rpc_asked = c->rpc == DMR_TXN_RPC_ON,
 		    .attempts = c->attempts,
 		    .atomics = e->acc[ci].atomics,
 		    .rpcs = c->by_rpc ? c->attempts : 0,
@@ -356,10 +357,13 @@ static dmr_status_t run_ctx(thr_t *th, uint32_t ci0, ctx_why_t why0, dmr_txn_out
 					dmr_be_charge(e->be, c->worker,
 						      m->txn_begin_ps +
 							  m->txn_op_ps * e->cur[ci]->t.nops);
-				if (e->aura && (e->o->loop.aura.levers & DMR_AURA_A1))
+				if (e->aura && (e->o->loop.aura.levers & DMR_AURA_A1)) {
+					lock(e); /* A1: its group's path (decided under the lock) */
 					c->rpc = dmr_aura_rpc(e->aura, e->cur[ci]->group)
 						     ? DMR_TXN_RPC_ON
-						     : DMR_TXN_RPC_OFF; /* A1: its group's path */
+						     : DMR_TXN_RPC_OFF;
+					unlock(e);
+				}
 				typed_t snap;
 				memset(&e->acc[ci], 0, sizeof(e->acc[ci]));
 				typed_begin(e, c->worker, &snap);

@@ -225,6 +225,23 @@ static dmr_status_t loop_ok(const char *key, const char *val, const char *field,
 			return dmr_err_set(err, DMR_ERR_PARSE, "%s: %s", field, e1.msg);
 		return DMR_OK;
 	}
+	if (strcmp(key, "aura_lr") == 0 || strcmp(key, "aura_groups") == 0 ||
+	    strncmp(key, "aura_w_", 7) == 0) {
+		/* the bounds of run's --aura-lr, --aura-groups, --aura-w-* */
+		double x = strtod(val, NULL);
+		double hi = key[5] == 'l'   ? 1
+			    : key[5] == 'g' ? DMR_AURA_MAX_GROUPS
+					    : DMR_AURA_W_MAX;
+		if (x > hi)
+			return dmr_err_set(err, DMR_ERR_PARSE,
+					   "%s: %s is more than %g (dmreplay run "
+					   "--%s)",
+					   field, val, hi,
+					   key[5] == 'l'   ? "aura-lr"
+					   : key[5] == 'g' ? "aura-groups"
+							   : "aura-w-*");
+		return DMR_OK;
+	}
 	if (strcmp(key, "aura_tuner") == 0) {
 		dmr_aura_tuner_t t;
 		if (dmr_aura_parse_tuner(val, &t, &e1) != DMR_OK)
