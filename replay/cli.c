@@ -524,7 +524,8 @@ static dmr_status_t run_opt(int ch, const char *name, const char *arg, run_args_
 }
 
 /* aura's levers against the run (docs/AURA.md "Options"): A1 needs the
- * RPC path (occ or ford; sim or shm in one process), A3 the CN record
+ * RPC path (occ or ford; sim, shm or verbs in one process; verbs also a
+ * device whose atomics mix with the CPU's, checked at set-up), A3 the CN record
  * cache (not crest, motor). Given with --aura-levers, a lever the run
  * cannot have is refused; by default (all) it is left out with a note.
  * --rpc and --cn-cache are A1's and A3's own switches: not beside them.
@@ -541,7 +542,7 @@ static int aura_levers_check(const run_args_t *a, dmr_replay_opts_t *o)
 	if (o->protocol != DMR_TXN_PROTO_OCC && o->protocol != DMR_TXN_PROTO_FORD)
 		why1 = "the RPC path is occ's and ford's";
 	else if (!(dmr_be_caps_of(o->backend) & DMR_BE_CAP_RPC))
-		why1 = "the backend has no RPC path to the MN's CPU (sim and shm have one)";
+		why1 = "the backend has no RPC path to the MN's CPU (sim, shm and verbs have one)";
 	if (o->protocol == DMR_TXN_PROTO_CREST || o->protocol == DMR_TXN_PROTO_MOTOR)
 		why3 = "the CN record cache is not crest's (--crest-cache) nor motor's";
 	struct {
@@ -755,11 +756,20 @@ int dmr_replay_main(int argc, char **argv)
 		fprintf(stderr, "dmreplay run: %s\n", ierr.msg);
 		return 2;
 	}
-	if (o->rpc && (!(dmr_be_caps_of(o->backend) & DMR_BE_CAP_RPC) || a.procs || a.config)) {
+	if (o->rpc && (a.procs || a.config)) {
 		fprintf(stderr,
-			"dmreplay run: option --rpc %s: %s has no RPC path to the MN's CPU (sim "
-			"and shm have one, in one process; verbs and ucx not yet)\n",
-			a.rpc, a.procs || a.config ? "a run of several processes" : o->backend);
+			"dmreplay run: option --rpc %s: a run of several processes has no "
+			"RPC path to the MN's CPU (the MN process would need the core's "
+			"handler and the CNs' contexts: sim, shm and verbs run it in one "
+			"process)\n",
+			a.rpc);
+		return 2;
+	}
+	if (o->rpc && !(dmr_be_caps_of(o->backend) & DMR_BE_CAP_RPC)) {
+		fprintf(stderr,
+			"dmreplay run: option --rpc %s: %s has no RPC path to the MN's CPU (sim, "
+			"shm and verbs have one; not ucx, nor the fault and record wrappers)\n",
+			a.rpc, o->backend);
 		return 2;
 	}
 	if ((o->loop.loops & DMR_LOOP_AURA) && aura_levers_check(&a, o) != 0)
