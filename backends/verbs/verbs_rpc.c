@@ -77,8 +77,9 @@ static dmr_status_t arm(vb_t *vb, uint32_t worker, uint32_t mn, dmr_err_t *err)
 {
 	vb_worker_t *wk = &vb->w[worker];
 	vb_qp_t *q = &wk->qps[mn];
-	if (!wk->rpcbuf) {
-		wk->rpcbuf = calloc(1, VB_RPC_MSG);
+	if (!wk->rpcmr) {
+		if (!wk->rpcbuf)
+			wk->rpcbuf = calloc(1, VB_RPC_MSG);
 		if (!wk->rpcbuf)
 			return dmr_verbs_fail(vb, err, DMR_ERR_NOMEM, (int)worker, (int)mn,
 					      "out of memory");
@@ -301,8 +302,10 @@ static int mn_post_recv(vb_mn_t *mn, struct ibv_qp *qp, uint32_t worker)
 static void rpc_error(vb_mn_t *mn, const char *what, int e)
 {
 	vb_t *vb = mn->vb;
+	int first = 0;
 	pthread_mutex_lock(&mn->lock);
 	if (mn->st == DMR_OK) {
+		first = 1;
 		mn->st = DMR_ERR_IO;
 		dmr_err_set(&mn->err, DMR_ERR_IO,
 			    "verbs: %s port %d, MN %u (%s:%u): RPC service: %s%s%s", vb->dev,
@@ -310,7 +313,8 @@ static void rpc_error(vb_mn_t *mn, const char *what, int e)
 			    e ? strerror(e) : "");
 	}
 	pthread_mutex_unlock(&mn->lock);
-	fprintf(stderr, "%s\n", mn->err.msg);
+	if (first) /* the first only: the CN's completions say the rest */
+		fprintf(stderr, "%s\n", mn->err.msg);
 }
 
 /* The answers' send completions: free their send-queue entries. */
