@@ -144,8 +144,10 @@ typedef struct dmr_be_stats {
 	uint64_t mr_deregs;   /*   dispatchers, every backend); and mr_dereg */
 	uint64_t rpcs;	      /* RPCs answered (dmr_be_rpc) */
 	uint64_t rpc_busy_ps; /* sim: MN CPU time their handlers took, ps, summed
-				 over every MN's cores (0: not modelled) */
-	uint32_t rpc_cores;   /* sim: MN CPU cores serving RPCs, summed over the
+				 over every MN's cores (0: not modelled); verbs:
+				 measured, the MN service threads' time in handlers */
+	uint32_t rpc_cores;   /* sim: MN CPU cores serving RPCs (verbs: 1 thread per
+				 MN that served one), summed over the
 				 MNs (rpc_busy_ps / (rpc_cores x run time) is the
 				 MN CPU utilisation; 0: not modelled) */
 } dmr_be_stats_t;
@@ -243,7 +245,25 @@ typedef enum dmr_be_ctl {
 	 * role: DMR_ERR_INVALID (not done for the roles yet). Others:
 	 * DMR_ERR_UNSUPPORTED (the words are in their region, host memory). */
 	DMR_BE_CTL_LOCK_REGION = 10,
+	/* arg: const dmr_be_rpc_mode_t * (below). The run will send RPCs
+	 * (dmr_be_rpc), before the first post. verbs: DMR_ERR_INVALID when
+	 * mixed and the device's atomic_cap is not IBV_ATOMIC_GLOB (the MN
+	 * CPU's atomics on lock words are then not guaranteed atomic with the
+	 * NIC's RDMA atomics on them: err names the device and its
+	 * atomic_cap), or in the CN role (no RPC path across processes); a
+	 * later DMR_BE_CTL_LOCK_REGION is refused (the handler reads lock
+	 * words in the region). Others: DMR_ERR_UNSUPPORTED (nothing to
+	 * check: sim models the MN CPU, shm's atomics are the CPU's). */
+	DMR_BE_CTL_RPC_MODE = 11,
 } dmr_be_ctl_t;
+
+/* DMR_BE_CTL_RPC_MODE: whether RPC handlers and one-sided transactions
+ * may take the same lock words at the same time (--rpc half, aura's A1,
+ * --rpc all over several MNs, where a transaction spanning MNs runs
+ * one-sided) or not (--rpc all on one MN). */
+typedef struct dmr_be_rpc_mode {
+	int mixed;
+} dmr_be_rpc_mode_t;
 
 /* DMR_BE_CTL_LOCK_REGION: [off, off + len) of every MN region (64-byte
  * aligned, len > 0) and where it lives. */

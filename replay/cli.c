@@ -150,8 +150,9 @@ static void run_usage(FILE *f)
 	    "                    read-only records not validated); the other protocols\n"
 	    "                    are serializable: sr only\n"
 	    "  --rpc P           none (default: one-sided), all (every transaction as\n"
-	    "                    one RPC executed by the MN's CPU; occ, ford; sim, shm)\n"
-	    "                    or half (odd trace ids by RPC): docs/AURA.md \"A1\"\n"
+	    "                    one RPC executed by the MN's CPU; occ, ford; sim, shm,\n"
+	    "                    verbs) or half (odd trace ids by RPC; verbs: a device\n"
+	    "                    with atomic_cap GLOB): docs/AURA.md \"A1\"\n"
 	    "  --versions V      motor: versions per record (2..8, default 4: Motor's\n"
 	    "                    MAX_VCELL_NUM for TPC-C; 3 SmallBank, 2 TATP)\n"
 	    "  --index I         direct (default: addresses computed) or hash (an MN\n"
@@ -526,7 +527,8 @@ static dmr_status_t run_opt(int ch, const char *name, const char *arg, run_args_
 }
 
 /* aura's levers against the run (docs/AURA.md "Options"): A1 needs the
- * RPC path (occ or ford; sim or shm in one process), A3 the CN record
+ * RPC path (occ or ford; sim, shm or verbs in one process; verbs also a
+ * device whose atomics mix with the CPU's, checked at set-up), A3 the CN record
  * cache (not crest, motor). Given with --aura-levers, a lever the run
  * cannot have is refused; by default (all) it is left out with a note.
  * --rpc and --cn-cache are A1's and A3's own switches: not beside them.
@@ -543,7 +545,7 @@ static int aura_levers_check(const run_args_t *a, dmr_replay_opts_t *o)
 	if (o->protocol != DMR_TXN_PROTO_OCC && o->protocol != DMR_TXN_PROTO_FORD)
 		why1 = "the RPC path is occ's and ford's";
 	else if (!(dmr_be_caps_of(o->backend) & DMR_BE_CAP_RPC))
-		why1 = "the backend has no RPC path to the MN's CPU (sim and shm have one)";
+		why1 = "the backend has no RPC path to the MN's CPU (sim, shm and verbs have one)";
 	else if (o->backups)
 		why1 = "with backups every transaction runs one-sided (the RPC path writes the "
 		       "primary only)";
@@ -778,11 +780,20 @@ int dmr_replay_main(int argc, char **argv)
 		    a.rpc, "--locks-apart");
 		return 2;
 	}
-	if (o->rpc && (!(dmr_be_caps_of(o->backend) & DMR_BE_CAP_RPC) || a.procs || a.config)) {
+	if (o->rpc && (a.procs || a.config)) {
 		fprintf(stderr,
-			"dmreplay run: option --rpc %s: %s has no RPC path to the MN's CPU (sim "
-			"and shm have one, in one process; verbs and ucx not yet)\n",
-			a.rpc, a.procs || a.config ? "a run of several processes" : o->backend);
+			"dmreplay run: option --rpc %s: a run of several processes has no "
+			"RPC path to the MN's CPU (the MN process would need the core's "
+			"handler and the CNs' contexts: sim, shm and verbs run it in one "
+			"process)\n",
+			a.rpc);
+		return 2;
+	}
+	if (o->rpc && !(dmr_be_caps_of(o->backend) & DMR_BE_CAP_RPC)) {
+		fprintf(stderr,
+			"dmreplay run: option --rpc %s: %s has no RPC path to the MN's CPU (sim, "
+			"shm and verbs have one; not ucx, nor the fault and record wrappers)\n",
+			a.rpc, o->backend);
 		return 2;
 	}
 	if ((o->loop.loops & DMR_LOOP_AURA) && aura_levers_check(&a, o) != 0)

@@ -915,9 +915,9 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 			goto out_be;
 		}
 	}
-	if ((st = dmr_replay_setup_tiers(e->be, &e->layout, e->dm_apart ? NULL : o->dm_locks,
-					 o->cxl_tables, o->rpc || aura_on(o, DMR_AURA_A1), o->quiet,
-					 err)) != DMR_OK)
+	if ((st = dmr_replay_setup_tiers(
+		 e->be, &e->layout, e->dm_apart ? NULL : o->dm_locks, o->cxl_tables,
+		 aura_on(o, DMR_AURA_A1) ? DMR_TXN_RPC_ALT : o->rpc, o->quiet, err)) != DMR_OK)
 		goto out_be;
 	if (apart && (st = dmr_replay_setup_lock_region(e->be, &e->layout, e->dm_apart, apart,
 							o->quiet, err)) != DMR_OK)

@@ -298,9 +298,24 @@ dmr_status_t dmr_replay_setup_tiers(struct dmr_be *be, const dmr_layout_t *l, co
 	const dmr_model_t *m;
 	if (rpc && !(be->ops->caps & DMR_BE_CAP_RPC))
 		return dmr_err_set(err, DMR_ERR_INVALID,
-				   "option --rpc: backend %s has no RPC path to the MN's CPU (sim "
-				   "and shm have one)",
+				   "option --rpc: backend %s has no RPC path to the MN's CPU (sim, "
+				   "shm and verbs have one)",
 				   be->ops->name);
+	if (rpc) {
+		/* mixed: handlers beside one-sided transactions on the same lock
+		 * words (half, aura's a1; all on several MNs: a transaction
+		 * spanning MNs runs one-sided) */
+		dmr_be_rpc_mode_t md = {.mixed = rpc != DMR_TXN_RPC_ON || l->mns > 1};
+		dmr_err_t e2;
+		st = dmr_be_control(be, DMR_BE_CTL_RPC_MODE, &md, &e2);
+		if (st != DMR_OK && st != DMR_ERR_UNSUPPORTED)
+			return dmr_err_set(err, DMR_ERR_INVALID, "option %s: %s",
+					   rpc == DMR_TXN_RPC_ALT && md.mixed
+					       ? "--rpc half or aura's lever a1"
+					   : md.mixed ? "--rpc all on several MNs"
+						      : "--rpc",
+					   e2.msg);
+	}
 	if (rpc && dmr_be_control(be, DMR_BE_CTL_MODEL, &m, NULL) == DMR_OK && !m->mn_rpc_cores)
 		return dmr_err_set(err, DMR_ERR_INVALID,
 				   "option --rpc: profile %s (%s) has no MN CPU model for RPCs "

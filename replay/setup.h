@@ -100,9 +100,13 @@ dmr_status_t dmr_replay_setup_cxl(struct dmr_be *be, const dmr_layout_t *l, cons
 /* Both of the above when given (NULL: not), each announced on stdout
  * unless quiet ("dmreplay run: lock words of ... in device memory (N bytes
  * per MN)", "dmreplay run: ... on the CXL tier (N bytes per MN)"); and
- * with rpc (--rpc other than none; core/txn.h dmr_txn_rpc_t) the MN CPU the
- * RPC path needs: DMR_ERR_INVALID (err naming the backend, or the profile
- * without mn_rpc_*) when the backend cannot serve RPCs. */
+ * with rpc (core/txn.h dmr_txn_rpc_t: --rpc, or DMR_TXN_RPC_ALT for aura's
+ * lever a1) the MN CPU the RPC path needs: DMR_ERR_INVALID (err naming the
+ * backend, the profile without mn_rpc_*, or the backend's refusal of
+ * DMR_BE_CTL_RPC_MODE: verbs on a device whose atomic_cap does not let
+ * the MN CPU's atomics mix with RDMA atomics, asked whether RPCs run
+ * beside one-sided transactions: rpc other than all, or several MNs) when
+ * the backend cannot serve RPCs. */
 dmr_status_t dmr_replay_setup_tiers(struct dmr_be *be, const dmr_layout_t *l, const char *dm_locks,
 				    const char *cxl_tables, int rpc, int quiet, dmr_err_t *err);
 

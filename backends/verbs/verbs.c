@@ -66,6 +66,7 @@ void dmr_verbs_close(dmr_be_t *be)
 {
 	vb_t *vb = to_vb(be);
 	dmr_verbs_watch_stop(vb);
+	dmr_verbs_rpc_stop(vb); /* the service threads read the workers' side tables */
 	uint64_t fl = atomic_load(&vb->flushed);
 	if (fl)
 		fprintf(stderr,
@@ -81,8 +82,12 @@ void dmr_verbs_close(dmr_be_t *be)
 				if (q->id)
 					rdma_destroy_id(q->id);
 				free(q->slots);
+				free(q->rpc);
 			}
 			free(wk->qps);
+			if (wk->rpcmr)
+				ibv_dereg_mr(wk->rpcmr);
+			free(wk->rpcbuf);
 			if (wk->cq)
 				ibv_destroy_cq(wk->cq);
 			for (uint32_t k = 0; k < wk->nmr; k++)
@@ -201,7 +206,10 @@ static void vb_mn_stats(vb_t *vb, dmr_be_mn_stats_t *out)
 			out[m].atomics += s->atomics;
 			out[m].bytes_read += s->bytes_read;
 			out[m].bytes_written += s->bytes_written;
+			out[m].rpcs += s->rpcs;
 		}
+	for (uint32_t m = 0; m < vb->nmn_srv && m < mns && !vb->role; m++)
+		out[m].rpc_busy_ps = atomic_load(&vb->mn[m].rpc_busy_ns) * 1000ull;
 }
 
 /* DMR_BE_CTL_ROLE: the CN role is CN role->self of the cluster's ncn, its
@@ -216,6 +224,8 @@ static dmr_status_t vb_control(dmr_be_t *be, int op, void *arg, dmr_err_t *err)
 	}
 	if (op == DMR_BE_CTL_DM_LOCKS) /* the sim's way: refused (verbs_dm.c) */
 		return dmr_verbs_dm_refuse(vb, err);
+	if (op == DMR_BE_CTL_RPC_MODE) /* RPCs to the MN's CPU (verbs_rpc.c) */
+		return dmr_verbs_rpc_mode(vb, arg, err);
 	if (op == DMR_BE_CTL_LOCK_REGION) /* lock words apart, own MR (verbs_dm.c) */
 		return dmr_verbs_lock_region(vb, arg, err);
 	if (op != DMR_BE_CTL_ROLE)
@@ -266,6 +276,14 @@ static void vb_stats(dmr_be_t *be, dmr_be_stats_t *st)
 		st->bytes_written += s->bytes_written;
 		st->doorbells += s->doorbells;
 		st->errors += s->errors;
+		st->rpcs += s->rpcs;
+	}
+	for (uint32_t m = 0; m < vb->nmn_srv && !vb->role; m++) {
+		vb_mn_t *mn = &vb->mn[m];
+		if (!atomic_load(&mn->rpc_served))
+			continue;
+		st->rpc_busy_ps += atomic_load(&mn->rpc_busy_ns) * 1000ull;
+		st->rpc_cores++; /* its service thread */
 	}
 }
 
@@ -535,7 +553,8 @@ static dmr_status_t vb_open(const dmr_be_config_t *cfg, dmr_be_t **be_p, dmr_err
 			vb_qp_t *q = &wk->qps[m];
 			q->depth = vb->sq_depth;
 			q->slots = calloc(q->depth, sizeof(*q->slots));
-			if (!q->slots) {
+			q->rpc = calloc(VB_RPC_SLOTS, sizeof(*q->rpc));
+			if (!q->slots || !q->rpc) {
 				st = dmr_verbs_fail(vb, err, DMR_ERR_NOMEM, (int)i, (int)m,
 						    "out of memory");
 				goto fail;
@@ -577,12 +596,13 @@ fail:
 const dmr_be_ops_t dmr_verbs_ops = {
     .size = sizeof(dmr_be_ops_t),
     .name = "verbs",
-    .caps = DMR_BE_CAP_DM_APART,
+    .caps = DMR_BE_CAP_DM_APART | DMR_BE_CAP_RPC,
     .open = vb_open,
     .close = dmr_verbs_close,
     .mr_reg = dmr_verbs_mr_reg,
     .mr_dereg = dmr_verbs_mr_dereg,
     .post = dmr_verbs_post,
+    .rpc = dmr_verbs_rpc,
     .poll = dmr_verbs_poll,
     .now = dmr_verbs_now,
     .timer = dmr_verbs_timer,

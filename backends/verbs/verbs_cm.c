@@ -95,7 +95,7 @@ static struct ibv_qp *create_cn_qp(vb_t *vb, struct ibv_cq *cq, uint32_t *inline
 		struct ibv_qp_init_attr ia = {.send_cq = cq,
 					      .recv_cq = cq,
 					      .cap = {.max_send_wr = vb->sq_depth,
-						      .max_recv_wr = 1,
+						      .max_recv_wr = VB_RPC_SLOTS, /* RPC answers */
 						      .max_send_sge = 1,
 						      .max_recv_sge = 1,
 						      .max_inline_data = inl},

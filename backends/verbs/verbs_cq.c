@@ -107,6 +107,8 @@ static vb_slot_t *retire(vb_t *vb, vb_worker_t *wk, uint32_t m, vb_qp_t *q, uint
 	if (s->flags & SLOT_VOID)
 		return s;
 	dmr_be_stats_t *st = &wk->st;
+	if (s->opcode == DMR_WR_RPC) /* a request SEND: counted at its answer */
+		return s;
 	st->verbs++;
 	if (status != DMR_WC_SUCCESS) {
 		st->errors++;
@@ -208,6 +210,10 @@ int dmr_verbs_poll(dmr_be_t *be, uint32_t worker, dmr_wc_t *wcs, int max)
 			break;
 		}
 		for (int k = 0; k < got; k++) {
+			if (iwc[k].wr_id & VB_RPC_RECV) { /* an RPC's answer (verbs_rpc.c) */
+				n += dmr_verbs_rpc_answer(vb, worker, &iwc[k], &wcs[n]);
+				continue;
+			}
 			uint32_t m = (uint32_t)(iwc[k].wr_id >> 32);
 			uint32_t slot = (uint32_t)iwc[k].wr_id;
 			if (m >= vb->be.cfg.mns)
@@ -226,6 +232,8 @@ int dmr_verbs_poll(dmr_be_t *be, uint32_t worker, dmr_wc_t *wcs, int max)
 				continue;
 			if (status == DMR_WC_SUCCESS && !(s->flags & SLOT_USER_SIG))
 				continue;
+			if (s->opcode == DMR_WR_RPC && !dmr_verbs_rpc_send_failed(q, s))
+				continue; /* its RPC failed already */
 			wcs[n++] = (dmr_wc_t){.wr_id = s->wr_id,
 					      .opcode = s->opcode,
 					      .status = status,
@@ -238,6 +246,8 @@ int dmr_verbs_poll(dmr_be_t *be, uint32_t worker, dmr_wc_t *wcs, int max)
 		if (got < want)
 			break;
 	}
+	if (n < max)
+		n += dmr_verbs_rpc_failed(vb, worker, wcs + n, max - n);
 	if (n < max && __atomic_load_n(&wk->ntim_hint, __ATOMIC_ACQUIRE)) {
 		uint64_t now = vb_clock_ns(vb) * 1000ull;
 		pthread_mutex_lock(&wk->tmu);

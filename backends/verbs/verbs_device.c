@@ -217,9 +217,10 @@ void dmr_verbs_clamp_limits(vb_t *vb)
 	uint32_t mns = vb->be.cfg.mns;
 	vb->sq_ask = vb->q_sq ? vb->q_sq : VB_ASK_SQ;
 	vb->sq_depth = min32(vb->sq_ask, (uint32_t)d->max_qp_wr);
-	vb->cq_depth = min32(mns * vb->sq_depth, (uint32_t)d->max_cqe);
-	if (vb->cq_depth < mns * vb->sq_depth)
-		vb->sq_depth = vb->cq_depth / mns;
+	/* per QP: its send queue's completions and its RPC answers' receives */
+	vb->cq_depth = min32(mns * (vb->sq_depth + VB_RPC_SLOTS), (uint32_t)d->max_cqe);
+	if (vb->cq_depth < mns * (vb->sq_depth + VB_RPC_SLOTS))
+		vb->sq_depth = vb->cq_depth / mns - VB_RPC_SLOTS;
 	vb->rd_atomic = min32(VB_ASK_RD_ATOMIC, min32((uint32_t)d->max_qp_init_rd_atom, 255));
 	vb->dest_rd_atomic = min32(VB_ASK_RD_ATOMIC, min32((uint32_t)d->max_qp_rd_atom, 255));
 	vb->inline_ask = vb->q_inline >= 0 ? (uint32_t)vb->q_inline : VB_ASK_INLINE;
@@ -235,9 +236,10 @@ void dmr_verbs_log_limits_once(const vb_t *vb)
 		"max_rd_atomic %u/%u, max_dest_rd_atomic %u/%u, max_inline_data %u/%u, "
 		"path MTU %u (local %u, peer %u)\n",
 		vb->dev, vb->port, vb->gid_index, vb->ip, vb->sq_ask, vb->sq_depth,
-		vb->sq_ask * vb->be.cfg.mns, vb->cq_depth, VB_ASK_RD_ATOMIC, vb->rd_atomic,
-		VB_ASK_RD_ATOMIC, vb->dest_rd_atomic, vb->inline_ask, vb->inline_used,
-		mtu_bytes(vb->path_mtu), mtu_bytes(vb->pattr.active_mtu), mtu_bytes(vb->peer_mtu));
+		(vb->sq_ask + VB_RPC_SLOTS) * vb->be.cfg.mns, vb->cq_depth, VB_ASK_RD_ATOMIC,
+		vb->rd_atomic, VB_ASK_RD_ATOMIC, vb->dest_rd_atomic, vb->inline_ask,
+		vb->inline_used, mtu_bytes(vb->path_mtu), mtu_bytes(vb->pattr.active_mtu),
+		mtu_bytes(vb->peer_mtu));
 }
 
 void dmr_verbs_info(dmr_be_t *be, dmr_verbs_info_t *info_p)

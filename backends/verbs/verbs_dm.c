@@ -133,6 +133,10 @@ dmr_status_t dmr_verbs_lock_region(vb_t *vb, const dmr_be_lock_region_t *r, dmr_
 	if (vb->lk_len)
 		return dmr_verbs_fail(vb, err, DMR_ERR_INVALID, -1, -1,
 				      "the lock-word region is placed already");
+	if (vb->rpc_mode) /* verbs_rpc.c: the handlers read them in the region */
+		return dmr_verbs_fail(vb, err, DMR_ERR_INVALID, -1, -1,
+				      "lock words apart with RPCs (--rpc, aura's a1): the MN's "
+				      "CPU takes them in the region");
 	if (vb->role) /* the MN processes serve mr_size bytes and know no layout */
 		return dmr_verbs_fail(vb, err, DMR_ERR_INVALID, -1, -1,
 				      "%s: lock words apart from their records are not done for "

@@ -42,13 +42,41 @@ enum {
 	SLOT_VOID = 2,	   /* part of a post that returned an error: never reported */
 };
 
+/* A send-queue slot. An RPC's request SEND (opcode DMR_WR_RPC) keeps its
+ * RPC slot's index in length and that slot's use count in rseq. */
 typedef struct vb_slot {
 	uint64_t wr_id;
 	void *local;
 	uint32_t length;
 	uint8_t opcode;
 	uint8_t flags;
+	uint16_t rseq;
 } vb_slot_t;
+
+/* RPCs (verbs_rpc.c, docs/AURA.md "A1 alone"): in flight per (worker, MN)
+ * (one per transaction context is what the core sends: --coros up to
+ * this), and the most bytes a request or an answer carries on the wire
+ * (the modelled req_bytes / response bytes, capped here). */
+#define VB_RPC_SLOTS 32u
+#define VB_RPC_MSG 4096u
+/* bit 63 of an ibv wr_id: a receive (an RPC's answer), MN << 32 | slot below */
+#define VB_RPC_RECV (1ull << 63)
+
+/* One RPC in flight, the side table the MN's service thread reads: the CN
+ * fills it and release-stores tag (its use count, never 0) before the
+ * SEND; the MN thread acquire-loads tag, runs handler(arg), stores resp and
+ * release-stores done = tag before its answer. busy and the rest: the
+ * worker's thread only. */
+typedef struct vb_rpc_ent {
+	uint64_t wr_id;
+	dmr_be_rpc_fn handler;
+	void *arg;
+	uint32_t resp_cap;
+	uint32_t resp; /* the handler's return value (MN thread) */
+	_Atomic uint32_t tag, done;
+	uint32_t seq;
+	uint8_t busy; /* 0 free, 1 in flight, 2 failed (reported by the next poll) */
+} vb_rpc_ent_t;
 
 typedef struct vb_qp {
 	struct rdma_cm_id *id;
@@ -62,6 +90,10 @@ typedef struct vb_qp {
 	 * + (offset - lk_off) with lk_rkey */
 	uint32_t lk_rkey;
 	uint64_t lk_off, lk_len, lk_raddr;
+	/* RPCs to this MN (verbs_rpc.c): the side table, [VB_RPC_SLOTS] */
+	vb_rpc_ent_t *rpc;
+	uint32_t rpc_inflight, rpc_next, rpc_failed;
+	int rpc_armed; /* the answers' receives are posted */
 } vb_qp_t;
 
 typedef struct dmr_verbs_timer {
@@ -88,6 +120,8 @@ typedef struct vb_worker {
 	struct ibv_sge *sges;
 	dmr_be_stats_t st;
 	dmr_be_mn_stats_t *mst; /* [mns]: what each MN executed for this worker */
+	void *rpcbuf;		/* RPCs: VB_RPC_MSG bytes the SENDs and receives use */
+	struct ibv_mr *rpcmr;	/* (their content is not read: verbs_rpc.c) */
 } vb_worker_t;
 
 typedef struct vb_conn {
@@ -123,6 +157,19 @@ typedef struct vb_mn {
 	uint64_t lk_done;     /* WRs completed when the words were last copied back */
 	int lk_synced;	      /* copied back at least once */
 	int verbose;	      /* MN role: log connections */
+	/* RPCs (loopback; verbs_rpc.c): the service thread, started with the
+	 * first QP; its receive CQ (with rpc_ch) and send CQ; the QP of each
+	 * worker (by worker index); what the SENDs carry; counters */
+	struct ibv_comp_channel *rpc_ch;
+	struct ibv_cq *rpc_rcq, *rpc_scq;
+	struct ibv_qp **rpc_qp; /* [rpc_nw], under lock until the thread is stopped */
+	uint32_t *rpc_sq;	/* [rpc_nw]: answers in flight per worker QP (thread) */
+	uint32_t rpc_nw;
+	void *rpc_buf;
+	struct ibv_mr *rpc_mr;
+	pthread_t rpc_thread;
+	int rpc_running;
+	_Atomic uint64_t rpc_served, rpc_busy_ns;
 	dmr_status_t st;
 	dmr_err_t err;
 } vb_mn_t;
@@ -145,6 +192,7 @@ typedef struct vb {
 	vb_mn_t mn[DMR_BE_MAX_MNS]; /* loopback: [0, cfg.mns); MN role: [0] */
 	uint32_t nmn_srv;	    /* MNs this process serves (mn[] started) */
 	uint64_t lk_off, lk_len;    /* the lock-word region (verbs_dm.c; 0: none) */
+	int rpc_mode;		    /* DMR_BE_CTL_RPC_MODE given (verbs_rpc.c) */
 	/* limits: asked and used */
 	uint32_t sq_ask, sq_depth, cq_depth, rd_atomic, dest_rd_atomic, inline_ask, inline_used;
 	uint32_t q_sq; /* dmr_verbs_set_queue at open (0: VB_ASK_SQ) */
@@ -341,6 +389,41 @@ dmr_status_t dmr_verbs_mn_start(vb_t *vb, uint32_t m, dmr_err_t *err);
  * connections, listeners, regions, CQs, PDs and channels (after any stage
  * of mn_start); the locks are destroyed by close. */
 void dmr_verbs_mn_stop(vb_t *vb);
+
+/* verbs_rpc.c: RPCs to the MN's CPU (docs/AURA.md "A1 alone") */
+
+/* The table's rpc() (backend.h dmr_be_rpc): the request as a SEND with
+ * immediate (worker << 8 | RPC slot) on the worker's QP to MN mn, the
+ * handler and arg in the QP's side table. Loopback only (the CN role:
+ * DMR_ERR_UNSUPPORTED). DMR_ERR_AGAIN: VB_RPC_SLOTS in flight to that MN
+ * or the send queue full; DMR_ERR_NOMEM / DMR_ERR_IO: the worker's buffer
+ * or the receives for the answers could not be set up. */
+dmr_status_t dmr_verbs_rpc(dmr_be_t *be, uint32_t worker, uint32_t mn, const dmr_be_rpc_t *rpc,
+			   dmr_err_t *err);
+/* poll(): a receive completion (wr_id with VB_RPC_RECV) on worker's CQ:
+ * the answer's completion into *out (1), or 0 when none is reported (a
+ * flushed receive marks every RPC in flight on that QP failed: they come
+ * out of dmr_verbs_rpc_failed). */
+int dmr_verbs_rpc_answer(vb_t *vb, uint32_t worker, const struct ibv_wc *wc, dmr_wc_t *out);
+/* poll(): the request SEND in slot s failed; 1 if its RPC is to be
+ * reported (and its slot is freed), 0 if it was reported already. */
+int dmr_verbs_rpc_send_failed(vb_qp_t *q, const vb_slot_t *s);
+/* poll(): the failed RPCs of worker's QPs not yet reported, up to max into
+ * wcs; returns how many. */
+int dmr_verbs_rpc_failed(vb_t *vb, uint32_t worker, dmr_wc_t *wcs, int max);
+/* MN side (loopback), at mn_start: the completion channel, CQs and buffer
+ * (DMR_ERR_IO, DMR_ERR_NOMEM; what was made stays for rpc_mn_free). */
+dmr_status_t dmr_verbs_rpc_mn_init(vb_t *vb, uint32_t m, dmr_err_t *err);
+/* MN thread, a CN QP accepted (RTS, before rdma_accept): VB_RPC_SLOTS
+ * receives posted on it and the service thread started if it is not.
+ * Returns the failing call's name (errno set), or NULL. */
+const char *dmr_verbs_rpc_mn_qp(vb_mn_t *mn, uint32_t worker, struct ibv_qp *qp);
+/* Stop and join every MN's service thread (close: before the workers go). */
+void dmr_verbs_rpc_stop(vb_t *vb);
+/* Free MN mn's RPC resources (after its QPs are destroyed). */
+void dmr_verbs_rpc_mn_free(vb_mn_t *mn);
+/* DMR_BE_CTL_RPC_MODE (backend.h). */
+dmr_status_t dmr_verbs_rpc_mode(vb_t *vb, const dmr_be_rpc_mode_t *md, dmr_err_t *err);
 
 /* verbs_mr.c: memory registration */
 

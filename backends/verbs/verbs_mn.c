@@ -70,6 +70,12 @@ static struct rdma_cm_id *mn_accept(vb_mn_t *mn, struct rdma_cm_event *ev)
 	    .recv_cq = mn->cq,
 	    .cap = {.max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1},
 	    .qp_type = IBV_QPT_RC};
+	if (mn->rpc_rcq) { /* loopback: the QP serves RPCs (verbs_rpc.c) */
+		ia.send_cq = mn->rpc_scq;
+		ia.recv_cq = mn->rpc_rcq;
+		ia.cap.max_send_wr = VB_RPC_SLOTS;
+		ia.cap.max_recv_wr = VB_RPC_SLOTS;
+	}
 	qp = ibv_create_qp(mn->pd, &ia);
 	if (!qp) {
 		call = "ibv_create_qp";
@@ -105,6 +111,8 @@ static struct rdma_cm_id *mn_accept(vb_mn_t *mn, struct rdma_cm_event *ev)
 		call = "ibv_modify_qp(RTS)";
 		goto fail;
 	}
+	if (mn->rpc_rcq && (call = dmr_verbs_rpc_mn_qp(mn, worker, qp)) != NULL)
+		goto fail;
 	vb_rep_pd_t rep = {.magic = htonl(VB_MAGIC),
 			   .version = htons(VB_VERSION),
 			   .mtu = (uint8_t)vb->pattr.active_mtu,
@@ -274,6 +282,11 @@ dmr_status_t dmr_verbs_mn_start(vb_t *vb, uint32_t m, dmr_err_t *err)
 				      "(RLIMIT_MEMLOCK %s bytes)",
 				      (unsigned long long)regsz, strerror(e), lim);
 	}
+	if (!mn->verbose) { /* loopback: RPCs (verbs_rpc.c) */
+		dmr_status_t rst = dmr_verbs_rpc_mn_init(vb, m, err);
+		if (rst != DMR_OK)
+			return rst;
+	}
 	mn->stop_fd = eventfd(0, EFD_CLOEXEC);
 	if (mn->stop_fd < 0)
 		return dmr_verbs_fail(vb, err, DMR_ERR_IO, -1, im, "eventfd: %s", strerror(errno));
@@ -294,11 +307,19 @@ static void mn_stop_one(vb_mn_t *mn)
 		pthread_join(mn->thread, NULL);
 		mn->running = 0;
 	}
+	if (mn->rpc_running) { /* close() stops it first; a failed open() here */
+		uint64_t one = 1;
+		if (write(mn->stop_fd, &one, sizeof(one)) != sizeof(one))
+			pthread_cancel(mn->rpc_thread);
+		pthread_join(mn->rpc_thread, NULL);
+		mn->rpc_running = 0;
+	}
 	for (uint32_t i = 0; i < mn->nconn; i++) {
 		if (mn->conns[i].qp)
 			ibv_destroy_qp(mn->conns[i].qp);
 		rdma_destroy_id(mn->conns[i].id);
 	}
+	dmr_verbs_rpc_mn_free(mn); /* after its QPs, before the PD */
 	free(mn->conns);
 	mn->conns = NULL;
 	mn->nconn = 0;

@@ -10,7 +10,8 @@
  * are flushed; retry_cnt 6: rxe retries forever with 7); several MNs in
  * loopback (a region per MN, per-MN counts) and a CN of two MN processes,
  * one killed; the lock-word region in an MR of its own (tcase
- * lock-region: issue 16 item 3).
+ * lock-region: issue 16 item 3); RPCs to the MN's CPU (tcase rpc: issue 14
+ * lever A1).
  *
  * Device: $DMR_TEST_DEVICE, else the first one. With no device (or no verbs
  * backend built) it prints "SKIPPED: no RDMA device (...)" and exits 77
@@ -693,6 +694,123 @@ START_TEST(lock_region_own_mr)
 	dmr_be_close(be);
 }
 END_TEST
+
+/* RPCs (verbs_rpc.c; docs/AURA.md "A1 alone"): the handler runs on the
+ * MN's service thread (not the caller's), against the MN region, and its
+ * writes are what a one-sided READ then returns. */
+typedef struct {
+	uint64_t off, val;
+	uint32_t resp;
+	pthread_t caller, ran_on;
+	uint64_t mem_len;
+} rpc_arg_t;
+
+static uint32_t rpc_handler(void *arg, uint8_t *mem, uint64_t mem_len)
+{
+	rpc_arg_t *a = arg;
+	uint64_t *w = (uint64_t *)(void *)(mem + a->off);
+	uint64_t old = __atomic_fetch_add(w, a->val, __ATOMIC_ACQ_REL);
+	a->val = old; /* the answer, through arg */
+	a->ran_on = pthread_self();
+	a->mem_len = mem_len;
+	return a->resp;
+}
+
+START_TEST(rpc_round_trip)
+{
+	dmr_be_t *be = open_be(1);
+	ck_assert(be->ops->caps & DMR_BE_CAP_RPC);
+	static uint64_t got;
+	ck_assert_int_eq(dmr_be_mr_reg(be, 0, &got, 8, NULL), DMR_OK);
+	dmr_err_t err;
+	dmr_be_rpc_mode_t md = {.mixed = 0};
+	ck_assert_msg(dmr_be_control(be, DMR_BE_CTL_RPC_MODE, &md, &err) == DMR_OK, "%s", err.msg);
+	rpc_arg_t a = {.off = 4096, .val = 0x5150, .resp = 40, .caller = pthread_self()};
+	dmr_be_rpc_t r = {.wr_id = 0xABCDEF01,
+			  .handler = rpc_handler,
+			  .arg = &a,
+			  .req_bytes = 100,
+			  .resp_cap = 64,
+			  .accesses = 1};
+	ck_assert_msg(dmr_be_rpc(be, 0, 0, &r, &err) == DMR_OK, "%s", err.msg);
+	dmr_wc_t wc;
+	ck_assert_int_eq(dmr_test_wait_wc(be, 0, &wc, 1, DEADLINE_NS), 1);
+	ck_assert_uint_eq(wc.wr_id, 0xABCDEF01);
+	ck_assert_int_eq(wc.opcode, DMR_WR_RPC);
+	ck_assert_int_eq(wc.status, DMR_WC_SUCCESS);
+	ck_assert_uint_eq(wc.byte_len, 40);
+	ck_assert_uint_eq(wc.mn, 0);
+	ck_assert_uint_eq(a.val, 0); /* the old word */
+	ck_assert(!pthread_equal(a.ran_on, a.caller));
+	ck_assert_uint_eq(a.mem_len, MR_SIZE);
+	/* the handler's write, seen by a one-sided READ */
+	ck_assert_int_eq(dmr_be_post_one(be, 0, 0, DMR_WR_READ, 2, &got, 4096, 8, 0, 0, NULL),
+			 DMR_OK);
+	ck_assert_int_eq(dmr_test_wait_wc(be, 0, &wc, 1, DEADLINE_NS), 1);
+	ck_assert_uint_eq(got, 0x5150);
+	/* 8 in flight, one answer each; an answer above the wire's cap (the
+	 * byte count is the handler's) */
+	rpc_arg_t b[8];
+	for (int i = 0; i < 8; i++) {
+		b[i] =
+		    (rpc_arg_t){.off = 4096, .val = 1, .resp = i == 7 ? 10000u : 8u + (uint32_t)i};
+		dmr_be_rpc_t ri = {.wr_id = 100u + (uint64_t)i,
+				   .handler = rpc_handler,
+				   .arg = &b[i],
+				   .req_bytes = i == 7 ? 9000u : 24u,
+				   .resp_cap = 10000,
+				   .accesses = 1};
+		ck_assert_msg(dmr_be_rpc(be, 0, 0, &ri, &err) == DMR_OK, "%s", err.msg);
+	}
+	dmr_wc_t wcs[8];
+	ck_assert_int_eq(dmr_test_wait_wc(be, 0, wcs, 8, DEADLINE_NS), 8);
+	unsigned seen = 0;
+	for (int i = 0; i < 8; i++) {
+		ck_assert_int_eq(wcs[i].opcode, DMR_WR_RPC);
+		ck_assert_int_eq(wcs[i].status, DMR_WC_SUCCESS);
+		uint64_t k = wcs[i].wr_id - 100;
+		ck_assert_uint_lt(k, 8);
+		seen |= 1u << k;
+		ck_assert_uint_eq(wcs[i].byte_len, k == 7 ? 10000u : 8u + k);
+	}
+	ck_assert_uint_eq(seen, 0xff);
+	uint64_t *mn = dmr_be_mn_memory(be, 0, NULL);
+	ck_assert_uint_eq(mn[4096 / 8], 0x5150 + 8);
+	/* a handler answering more than resp_cap: an error completion */
+	a = (rpc_arg_t){.off = 8192, .val = 1, .resp = 65};
+	r.wr_id = 9;
+	ck_assert_int_eq(dmr_be_rpc(be, 0, 0, &r, &err), DMR_OK);
+	ck_assert_int_eq(dmr_test_wait_wc(be, 0, &wc, 1, DEADLINE_NS), 1);
+	ck_assert_uint_eq(wc.wr_id, 9);
+	ck_assert_int_eq(wc.opcode, DMR_WR_RPC);
+	ck_assert_int_eq(wc.status, DMR_WC_GENERAL_ERR);
+	dmr_be_stats_t st;
+	dmr_be_stats(be, &st);
+	ck_assert_uint_eq(st.rpcs, 9);
+	ck_assert_uint_eq(st.rpc_cores, 1);
+	ck_assert_uint_gt(st.rpc_busy_ps, 0);
+	dmr_be_mn_stats_t ms[1];
+	ck_assert_int_eq(dmr_be_control(be, DMR_BE_CTL_MN_STATS, ms, NULL), DMR_OK);
+	ck_assert_uint_eq(ms[0].rpcs, 9);
+	/* lock words apart would hide them from the handler */
+	dmr_be_lock_region_t lr = {.off = 65536, .len = 4096, .dm = 0};
+	ck_assert_int_eq(dmr_be_control(be, DMR_BE_CTL_LOCK_REGION, &lr, &err), DMR_ERR_INVALID);
+	ck_assert_msg(strstr(err.msg, "RPCs"), "%s", err.msg);
+	/* mixing RPC handlers with one-sided atomics: only with IBV_ATOMIC_GLOB */
+	md.mixed = 1;
+	dmr_status_t mst = dmr_be_control(be, DMR_BE_CTL_RPC_MODE, &md, &err);
+	dmr_verbs_info_t in;
+	dmr_verbs_info(be, &in);
+	if (strncmp(in.device, "rxe", 3) == 0) {
+		ck_assert_int_eq(mst, DMR_ERR_INVALID);
+		ck_assert_msg(strstr(err.msg, "atomic_cap IBV_ATOMIC_HCA") &&
+				  strstr(err.msg, in.device),
+			      "%s", err.msg);
+	}
+	printf("verbs rpc: %s mixed mode: %s\n", in.device, mst == DMR_OK ? "allowed" : err.msg);
+	dmr_be_close(be);
+}
+END_TEST
 #endif
 
 int main(void)
@@ -749,6 +867,10 @@ int main(void)
 	tcase_set_timeout(lk, 120);
 	tcase_add_test(lk, lock_region_own_mr);
 	suite_add_tcase(s, lk);
+	TCase *rp = tcase_create("rpc"); /* CK_RUN_CASE=rpc */
+	tcase_set_timeout(rp, 120);
+	tcase_add_test(rp, rpc_round_trip);
+	suite_add_tcase(s, rp);
 #endif
 	return dmr_test_run(s);
 }
