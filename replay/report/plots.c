@@ -176,6 +176,60 @@ int dmr_report_plot_metric(const dmr_report_t *r, size_t m, const char *pdir, co
 	return run_gnuplot(gp, log);
 }
 
+/* The data files of cell c's rows (at most 8) for one plot: STEM-rR.dat
+ * each, the committed rate, actuator and phase (weights 0) or aura's four
+ * weights and phase (weights 1: rows without them are skipped); their
+ * names in dats, repetitions in reps, the first file's phase changes in
+ * shifts (*nshift, at most 512), *has_act whether a row had an actuator.
+ * Returns the files written. */
+#define PLOT_MAX_ROWS 8
+#define PLOT_MAX_SHIFTS 512
+static size_t write_series(const dmr_report_t *r, const rcell_t *c, const char *stem, int weights,
+			   char (*dats)[PATH_MAX + 720], unsigned *reps, double *shifts,
+			   size_t *nshift, int *has_act)
+{
+	size_t nd = 0;
+	*nshift = 0;
+	*has_act = 0;
+	for (size_t k = 0; k < c->nrows && nd < PLOT_MAX_ROWS; k++) {
+		char path[PATH_MAX + 700];
+		tseries_t ts;
+		dmr_report_cell_ts_path(r, c, k, path, sizeof(path), &reps[nd]);
+		if (dmr_report_ts_load(path, &ts) != 0)
+			continue;
+		if (weights && !ts.has_w) {
+			dmr_report_ts_free(&ts);
+			continue;
+		}
+		snprintf(dats[nd], sizeof(dats[nd]), "%s-r%u.dat", stem, reps[nd]);
+		FILE *f = fopen(dats[nd], "w");
+		if (!f) {
+			dmr_report_ts_free(&ts);
+			continue;
+		}
+		if (weights) {
+			fprintf(f, "# t_s w_atomic w_rpc w_move w_load phase\n");
+			for (size_t i = 0; i < ts.n; i++)
+				fprintf(f, "%.9g %.9g %.9g %.9g %.9g %.9g\n", ts.t[i], ts.w[0][i],
+					ts.w[1][i], ts.w[2][i], ts.w[3][i], ts.phase[i]);
+		} else {
+			fprintf(f, "# t_s committed_ktps loop_actuator phase\n");
+			for (size_t i = 0; i < ts.n; i++)
+				fprintf(f, "%.9g %.9g %.9g %.9g\n", ts.t[i], ts.tps[i] / 1e3,
+					ts.act[i], ts.phase[i]);
+		}
+		fclose(f);
+		*has_act |= ts.has_act;
+		if (nd == 0 && ts.has_phase)
+			for (size_t i = 1; i < ts.n && *nshift < PLOT_MAX_SHIFTS; i++)
+				if (ts.phase[i] != ts.phase[i - 1])
+					shifts[(*nshift)++] = ts.t[i];
+		nd++;
+		dmr_report_ts_free(&ts);
+	}
+	return nd;
+}
+
 int dmr_report_plot_timeseries(const dmr_report_t *r, const rcell_t *c, const char *pdir,
 			       const char *log)
 {
@@ -184,37 +238,12 @@ int dmr_report_plot_timeseries(const dmr_report_t *r, const rcell_t *c, const ch
 	snprintf(stem, sizeof(stem), "%s/ts-%s", pdir, d);
 	if (snprintf(gp, sizeof(gp), "%s.gp", stem) >= (int)sizeof(gp))
 		return -1;
-	char dats[8][PATH_MAX + 720];
-	unsigned reps[8];
-	size_t nd = 0;
-	int has_act = 0;
-	double shifts[512];
-	size_t nshift = 0;
-	for (size_t k = 0; k < c->nrows && nd < 8; k++) {
-		char path[PATH_MAX + 700];
-		tseries_t ts;
-		dmr_report_cell_ts_path(r, c, k, path, sizeof(path), &reps[nd]);
-		if (dmr_report_ts_load(path, &ts) != 0)
-			continue;
-		snprintf(dats[nd], sizeof(dats[nd]), "%s-r%u.dat", stem, reps[nd]);
-		FILE *f = fopen(dats[nd], "w");
-		if (!f) {
-			dmr_report_ts_free(&ts);
-			continue;
-		}
-		fprintf(f, "# t_s committed_ktps loop_actuator phase\n");
-		for (size_t i = 0; i < ts.n; i++)
-			fprintf(f, "%.9g %.9g %.9g %.9g\n", ts.t[i], ts.tps[i] / 1e3, ts.act[i],
-				ts.phase[i]);
-		fclose(f);
-		has_act |= ts.has_act;
-		if (nd == 0 && ts.has_phase)
-			for (size_t i = 1; i < ts.n && nshift < 512; i++)
-				if (ts.phase[i] != ts.phase[i - 1])
-					shifts[nshift++] = ts.t[i];
-		nd++;
-		dmr_report_ts_free(&ts);
-	}
+	char dats[PLOT_MAX_ROWS][PATH_MAX + 720];
+	unsigned reps[PLOT_MAX_ROWS];
+	double shifts[PLOT_MAX_SHIFTS];
+	size_t nshift;
+	int has_act;
+	size_t nd = write_series(r, c, stem, 0, dats, reps, shifts, &nshift, &has_act);
 	if (!nd)
 		return 1; /* nothing to plot */
 	FILE *f = fopen(gp, "w");
@@ -264,39 +293,13 @@ int dmr_report_plot_weights(const dmr_report_t *r, const rcell_t *c, const char 
 	snprintf(stem, sizeof(stem), "%s/weights-%s", pdir, d);
 	if (snprintf(gp, sizeof(gp), "%s.gp", stem) >= (int)sizeof(gp))
 		return -1;
-	char dats[8][PATH_MAX + 720];
-	unsigned reps[8];
-	size_t nd = 0;
-	double shifts[512];
-	size_t nshift = 0;
-	for (size_t k = 0; k < c->nrows && nd < 8; k++) {
-		char path[PATH_MAX + 700];
-		tseries_t ts;
-		dmr_report_cell_ts_path(r, c, k, path, sizeof(path), &reps[nd]);
-		if (dmr_report_ts_load(path, &ts) != 0)
-			continue;
-		if (!ts.has_w) {
-			dmr_report_ts_free(&ts);
-			continue;
-		}
-		snprintf(dats[nd], sizeof(dats[nd]), "%s-r%u.dat", stem, reps[nd]);
-		FILE *f = fopen(dats[nd], "w");
-		if (!f) {
-			dmr_report_ts_free(&ts);
-			continue;
-		}
-		fprintf(f, "# t_s w_atomic w_rpc w_move w_load phase\n");
-		for (size_t i = 0; i < ts.n; i++)
-			fprintf(f, "%.9g %.9g %.9g %.9g %.9g %.9g\n", ts.t[i], ts.w[0][i],
-				ts.w[1][i], ts.w[2][i], ts.w[3][i], ts.phase[i]);
-		fclose(f);
-		if (nd == 0 && ts.has_phase)
-			for (size_t i = 1; i < ts.n && nshift < 512; i++)
-				if (ts.phase[i] != ts.phase[i - 1])
-					shifts[nshift++] = ts.t[i];
-		nd++;
-		dmr_report_ts_free(&ts);
-	}
+	char dats[PLOT_MAX_ROWS][PATH_MAX + 720];
+	unsigned reps[PLOT_MAX_ROWS];
+	double shifts[PLOT_MAX_SHIFTS];
+	size_t nshift;
+	int has_act;
+	size_t nd = write_series(r, c, stem, 1, dats, reps, shifts, &nshift, &has_act);
+	(void)has_act;
 	if (!nd)
 		return 1; /* no aura weights: nothing to plot */
 	FILE *f = fopen(gp, "w");
