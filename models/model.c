@@ -162,14 +162,6 @@ static uint64_t gbps_to_ps_per_byte_x1000(double gbps)
 	return (uint64_t)llround(8.0 / gbps * 1000.0 * 1000.0);
 }
 
-uint64_t dmr_model_msg_wire_bytes(const dmr_model_t *m, uint64_t payload, uint32_t first_extra,
-				  uint32_t last_extra)
-{
-	uint64_t pkts = payload == 0 ? 1 : (payload + m->mtu - 1) / m->mtu;
-	uint64_t bytes = payload + pkts * m->pkt_overhead + first_extra + last_extra;
-	return bytes;
-}
-
 /*
  * The idle READ path of backends/sim/sim.c, step by step; keep the two in
  * step (tests/unit/test_sim.c checks the simulated RTT against this):

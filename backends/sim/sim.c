@@ -101,7 +101,7 @@ typedef struct sim_worker {
 			   (shared with other workers and the NIC); NULL: its
 			   own CPU, hardware NIC */
 	dmr_wc_t *cq;
-	uint32_t cq_head, cq_n, cq_cap;
+	uint32_t cq_head, cq_n, cq_cap; /* cq_cap: a power of two (256, doubled) */
 	uint8_t scheduled;
 } sim_worker_t;
 
@@ -687,13 +687,13 @@ static void cq_push(sim_t *s, uint32_t w, const dmr_wc_t *wc, uint64_t t)
 			return;
 		}
 		for (uint32_t i = 0; i < wk->cq_n; i++)
-			n[i] = wk->cq[(wk->cq_head + i) % wk->cq_cap];
+			n[i] = wk->cq[(wk->cq_head + i) & (wk->cq_cap - 1)];
 		free(wk->cq);
 		wk->cq = n;
 		wk->cq_head = 0;
 		wk->cq_cap *= 2;
 	}
-	wk->cq[(wk->cq_head + wk->cq_n) % wk->cq_cap] = *wc;
+	wk->cq[(wk->cq_head + wk->cq_n) & (wk->cq_cap - 1)] = *wc;
 	wk->cq_n++;
 	if (!wk->scheduled) {
 		wk->scheduled = 1;
@@ -1117,7 +1117,7 @@ static int sim_poll(dmr_be_t *be, uint32_t worker, dmr_wc_t *wcs, int max)
 	int n = 0;
 	while (n < max && wk->cq_n) {
 		wcs[n++] = wk->cq[wk->cq_head];
-		wk->cq_head = (wk->cq_head + 1) % wk->cq_cap;
+		wk->cq_head = (wk->cq_head + 1) & (wk->cq_cap - 1);
 		wk->cq_n--;
 	}
 	if (n)

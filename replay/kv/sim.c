@@ -317,8 +317,11 @@ static dmr_status_t kv_loop(kv_t *k)
 			return kv_ts_overflow(k);
 		int n = dmr_be_poll(k->be, (uint32_t)w, wcs, 64);
 		dmr_progress_update(&k->prog, k->cnt[KV_COMPLETED]);
+		/* global time stands still while the completions are handled
+		 * (posts advance the worker's clock only): read it once */
+		const dmr_time_ps_t t = n > 0 ? sim_time(k) : 0;
 		for (int i = 0; i < n && st == DMR_OK; i++) {
-			dmr_time_ps_t now = dmr_be_now(k->be, (uint32_t)w), t = sim_time(k);
+			dmr_time_ps_t now = dmr_be_now(k->be, (uint32_t)w);
 			kv_pf_tick(k, t);
 			if (dmr_tseries_due(&k->ts, t)) {
 				double g[KV_NGAUGE];
