@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/opt.h"
+
 #define NIL UINT32_MAX
 
 static const char *const wnames[DMR_AURA_NW] = {"atomic", "rpc", "move", "load"};
@@ -106,7 +108,8 @@ dmr_status_t dmr_aura_parse_tuner(const char *s, dmr_aura_tuner_t *t_p, dmr_err_
 			   "--aura-tuner '%s': unknown tuner (fixed, rule or sgd)", s);
 }
 
-dmr_status_t dmr_aura_parse_weights(const char *s, double w[DMR_AURA_NW], dmr_err_t *err)
+dmr_status_t dmr_aura_parse_weights(const char *s, double w[DMR_AURA_NW], unsigned *seen_p,
+				    dmr_err_t *err)
 {
 	double nw[DMR_AURA_NW];
 	unsigned seen = 0;
@@ -148,19 +151,20 @@ dmr_status_t dmr_aura_parse_weights(const char *s, double w[DMR_AURA_NW], dmr_er
 					   s, wnames[k], (int)vn, eq + 1);
 		memcpy(num, eq + 1, vn);
 		num[vn] = 0;
-		char *end;
-		double v = strtod(num, &end);
-		if (*end || !isfinite(v) || v < 0 || v > DMR_AURA_W_MAX)
-			return dmr_err_set(err, DMR_ERR_PARSE,
-					   "--aura-weights '%s': weight '%s': expected a finite "
-					   "number >= 0, at most %g, got '%s'",
-					   s, wnames[k], DMR_AURA_W_MAX, num);
+		/* the number as --aura-w-NAME takes it (one parser, one verdict) */
+		char what[96];
+		snprintf(what, sizeof(what), "--aura-weights '%s', weight '%s'", s, wnames[k]);
+		double v;
+		if (dmr_opt_double(what, num, 0, DMR_AURA_W_MAX, 0, &v, err) != DMR_OK)
+			return DMR_ERR_PARSE;
 		nw[k] = v;
 		if (!p[n])
 			break;
 		p += n + 1;
 	}
 	memcpy(w, nw, sizeof(nw));
+	if (seen_p)
+		*seen_p = seen;
 	return DMR_OK;
 }
 

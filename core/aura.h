@@ -110,11 +110,13 @@ void dmr_aura_cfg_default(dmr_aura_cfg_t *c);
  * levers: "none", "all" or names a1..a4 joined by ',' or '+' (each once);
  * tuner: fixed | rule | sgd;
  * weights: name=value pairs joined by ',' (names atomic, rpc, move, load;
- * values numbers in [0, DMR_AURA_W_MAX]; pairs not given keep their value
- * in w). */
+ * values numbers in [0, DMR_AURA_W_MAX], parsed as dmr_opt_double does;
+ * pairs not given keep their value in w; *seen_p, when not NULL, gets bit k
+ * set for each weight k named, DMR_AURA_W_*). */
 dmr_status_t dmr_aura_parse_levers(const char *s, unsigned *levers_p, dmr_err_t *err);
 dmr_status_t dmr_aura_parse_tuner(const char *s, dmr_aura_tuner_t *t_p, dmr_err_t *err);
-dmr_status_t dmr_aura_parse_weights(const char *s, double w[DMR_AURA_NW], dmr_err_t *err);
+dmr_status_t dmr_aura_parse_weights(const char *s, double w[DMR_AURA_NW], unsigned *seen_p,
+				    dmr_err_t *err);
 /* "a1+a2+a3+a4", "none": canonical lever names into buf (len >= 16). */
 const char *dmr_aura_levers_name(unsigned levers, char *buf, size_t len);
 const char *dmr_aura_tuner_name(dmr_aura_tuner_t t);

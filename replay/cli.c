@@ -227,6 +227,7 @@ typedef struct run_args {
 	 * (a value never silently wins over another) */
 	int loop_given, coros_given, coro_num_given, crest_given, db_given, aura_given;
 	int levers_given; /* --aura-levers */
+	unsigned w_given; /* bit k: aura weight k set (--aura-weights or --aura-w-NAME) */
 	int procs, cns_given, force;
 	const char *config;
 	const char *isolation; /* --isolation, parsed once --protocol is known */
@@ -235,6 +236,21 @@ typedef struct run_args {
 	int deadline_given;
 	int cnc_entries_given; /* --cn-cache-entries */
 } run_args_t;
+
+/* Aura's start weight k (DMR_AURA_W_*) set by option `name`: once only,
+ * by either form (--aura-weights NAME=V or --aura-w-NAME V), so that a
+ * weight given twice is refused instead of the last silently winning. */
+static dmr_status_t aura_weight_once(run_args_t *a, int k, const char *name, dmr_err_t *err)
+{
+	static const char *const wn[DMR_AURA_NW] = {"atomic", "rpc", "move", "load"};
+	if (a->w_given & (1u << k))
+		return dmr_err_set(err, DMR_ERR_PARSE,
+				   "option %s: aura weight %s given twice (by --aura-weights or "
+				   "--aura-w-%s): give it once",
+				   name, wn[k], wn[k]);
+	a->w_given |= 1u << k;
+	return DMR_OK;
+}
 
 /* One option (ch as in the table, name "--NAME") into a; DMR_ERR_PARSE with
  * the option, its value and what is allowed named in err. */
@@ -477,16 +493,26 @@ static dmr_status_t run_opt(int ch, const char *name, const char *arg, run_args_
 	case OPT_AURA_LEVERS:
 		a->aura_given = 1;
 		a->levers_given = 1;
+		o->aura_levers_given = 1;
 		st = dmr_aura_parse_levers(arg, &o->loop.aura.levers, err);
 		break;
 	case OPT_AURA_TUNER:
 		a->aura_given = 1;
 		st = dmr_aura_parse_tuner(arg, &o->loop.aura.tuner, err);
 		break;
-	case OPT_AURA_WEIGHTS:
+	case OPT_AURA_WEIGHTS: {
 		a->aura_given = 1;
-		st = dmr_aura_parse_weights(arg, o->loop.aura.w, err);
+		double w[DMR_AURA_NW];
+		unsigned seen = 0;
+		memcpy(w, o->loop.aura.w, sizeof(w));
+		st = dmr_aura_parse_weights(arg, w, &seen, err);
+		for (int k = 0; st == DMR_OK && k < DMR_AURA_NW; k++)
+			if (seen & (1u << k))
+				st = aura_weight_once(a, k, name, err);
+		if (st == DMR_OK)
+			memcpy(o->loop.aura.w, w, sizeof(w));
 		break;
+	}
 	case OPT_AURA_LR:
 		a->aura_given = 1;
 		st = dmr_opt_double(name, arg, 0, 1, DMR_OPT_LO_OPEN, &o->loop.aura.lr, err);
@@ -500,8 +526,10 @@ static dmr_status_t run_opt(int ch, const char *name, const char *arg, run_args_
 	case OPT_AURA_W2:
 	case OPT_AURA_W3:
 		a->aura_given = 1;
-		st = dmr_opt_double(name, arg, 0, DMR_AURA_W_MAX, 0,
-				    &o->loop.aura.w[ch - OPT_AURA_W0], err);
+		st = aura_weight_once(a, ch - OPT_AURA_W0, name, err);
+		if (st == DMR_OK)
+			st = dmr_opt_double(name, arg, 0, DMR_AURA_W_MAX, 0,
+					    &o->loop.aura.w[ch - OPT_AURA_W0], err);
 		break;
 	case OPT_PUBLOG:
 		st = dmr_breakdown_publog_parse(arg, &o->published_log, err);

@@ -57,7 +57,7 @@ static dmr_status_t read_one_locked(engine_t *e, size_t *bytes_p, uint64_t now_p
 	e->next_index++;
 	wqueue_t *wq = &e->q[dw];
 	if (e->inbox) {
-		int a4 = (e->o->loop.aura.levers & DMR_AURA_A4) != 0;
+		int a4 = (e->loop.aura.levers & DMR_AURA_A4) != 0;
 		if (e->drift_ps) {
 			dmr_eng_drift_remap(e, &q->t, now_ps);
 			q->remapped = 1;

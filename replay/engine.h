@@ -38,6 +38,10 @@ typedef struct wqueue {
 
 typedef struct engine {
 	const struct dmr_replay_opts *o;
+	/* the loops as run: o->loop with aura's record groups resolved and a
+	 * lever the backend refused at set-up left out (the results report
+	 * these) */
+	dmr_loop_cfg_t loop;
 	dmr_trace_reader_t *rd;
 	dmr_trace_txn_t *scratch;
 	uint64_t next_index; /* trace transactions read so far */

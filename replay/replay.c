@@ -56,9 +56,9 @@ void dmr_replay_opts_default(dmr_replay_opts_t *o)
 #include "../core/txn_cncache.h"
 
 /* aura with lever `bit` (core/aura.h DMR_AURA_A*) in this run. */
-static int aura_on(const dmr_replay_opts_t *o, unsigned bit)
+static int aura_on(const engine_t *e, unsigned bit)
 {
-	return (o->loop.loops & DMR_LOOP_AURA) && (o->loop.aura.levers & bit);
+	return (e->loop.loops & DMR_LOOP_AURA) && (e->loop.aura.levers & bit);
 }
 
 /* A committed transaction's latency: ps from its first start, dps from its
@@ -357,7 +357,7 @@ static dmr_status_t run_ctx(thr_t *th, uint32_t ci0, ctx_why_t why0, dmr_txn_out
 					dmr_be_charge(e->be, c->worker,
 						      m->txn_begin_ps +
 							  m->txn_op_ps * e->cur[ci]->t.nops);
-				if (e->aura && (e->o->loop.aura.levers & DMR_AURA_A1)) {
+				if (e->aura && (e->loop.aura.levers & DMR_AURA_A1)) {
 					lock(e); /* A1: its group's path (decided under the lock) */
 					c->rpc = dmr_aura_rpc(e->aura, e->cur[ci]->group)
 						     ? DMR_TXN_RPC_ON
@@ -484,7 +484,7 @@ static dmr_status_t tick(thr_t *th, uint32_t w, uint64_t now)
 		return DMR_OK;
 	lock(e);
 	uint32_t nw = dmr_adm_tick(e->adm, w, now, &e->wst[w], th->wake2, e->nctx);
-	if (e->aura && (e->o->loop.aura.levers & DMR_AURA_A3))
+	if (e->aura && (e->loop.aura.levers & DMR_AURA_A3))
 		dmr_txn_cncache_set_tables(&e->teng, dmr_aura_cache_mask(e->aura)); /* A3 */
 	unlock(e);
 	for (uint32_t x = 0; x < nw; x++) {
@@ -783,6 +783,7 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	memset(e, 0, sizeof(E));
 	memset(res, 0, sizeof(*res));
 	e->o = o;
+	e->loop = o->loop;
 	e->err = err;
 	double w0 = dmr_wall_s();
 	dmr_status_t st;
@@ -915,9 +916,23 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 			goto out_be;
 		}
 	}
+	if (aura_on(e, DMR_AURA_A1) && !o->aura_levers_given) {
+		/* the default levers: a1 where the backend lets the MN CPU's
+		 * handlers run beside one-sided transactions, else left out
+		 * (verbs on a device whose atomic_cap is not GLOB: rxe) */
+		dmr_be_rpc_mode_t md = {.mixed = 1};
+		dmr_err_t e2;
+		dmr_status_t s2 = dmr_be_control(e->be, DMR_BE_CTL_RPC_MODE, &md, &e2);
+		if (s2 != DMR_OK && s2 != DMR_ERR_UNSUPPORTED) {
+			e->loop.aura.levers &= ~DMR_AURA_A1;
+			if (!o->quiet)
+				fprintf(stderr, "dmreplay run: note: aura: lever a1 left out: %s\n",
+					e2.msg);
+		}
+	}
 	if ((st = dmr_replay_setup_tiers(
 		 e->be, &e->layout, e->dm_apart ? NULL : o->dm_locks, o->cxl_tables,
-		 aura_on(o, DMR_AURA_A1) ? DMR_TXN_RPC_ALT : o->rpc, o->quiet, err)) != DMR_OK)
+		 aura_on(e, DMR_AURA_A1) ? DMR_TXN_RPC_ALT : o->rpc, o->quiet, err)) != DMR_OK)
 		goto out_be;
 	if (apart && (st = dmr_replay_setup_lock_region(e->be, &e->layout, e->dm_apart, apart,
 							o->quiet, err)) != DMR_OK)
@@ -1002,11 +1017,11 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	e->teng.workers_per_cn = o->threads;
 	/* --cn-cache (issue 14 A3); aura's A3: every table may be switched on,
 	 * none is at the start */
-	if ((st = dmr_replay_setup_cncache(&e->teng, aura_on(o, DMR_AURA_A3) ? "all" : o->cn_cache,
+	if ((st = dmr_replay_setup_cncache(&e->teng, aura_on(e, DMR_AURA_A3) ? "all" : o->cn_cache,
 					   o->cn_cache_entries, o->cns, e->threaded, h, res,
 					   err)) != DMR_OK)
 		goto out_be;
-	if (aura_on(o, DMR_AURA_A3)) {
+	if (aura_on(e, DMR_AURA_A3)) {
 		dmr_txn_cncache_set_tables(&e->teng, 0);
 		snprintf(res->cn_cache, sizeof(res->cn_cache), "aura");
 	}
@@ -1056,12 +1071,23 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 		e->ctx[i].xstats = &e->xst[i / o->coros];
 	}
 	if (o->loop.loops) {
-		dmr_loop_cfg_t lc = o->loop;
+		dmr_loop_cfg_t lc = e->loop;
 		if ((lc.loops & DMR_LOOP_AURA) && !lc.aura.groups) {
 			/* record groups: the trace's warehouses (TPC-C), else 64 */
 			const char *wh = dmr_trace_hdr_param(h, "warehouses");
-			long v = wh ? atol(wh) : 0;
-			lc.aura.groups = v > 0 && v <= (long)DMR_AURA_MAX_GROUPS ? (uint32_t)v : 64;
+			char *end = NULL;
+			long v = wh ? strtol(wh, &end, 10) : 0;
+			int ok =
+			    wh && end != wh && !*end && v > 0 && v <= (long)DMR_AURA_MAX_GROUPS;
+			lc.aura.groups = ok ? (uint32_t)v : 64;
+			if (wh && !ok && !o->quiet)
+				fprintf(
+				    stderr,
+				    "dmreplay run: note: aura: the trace's warehouses parameter "
+				    "'%s' is not 1..%u: 64 record groups (--aura-groups N sets "
+				    "them)\n",
+				    wh, DMR_AURA_MAX_GROUPS);
+			e->loop.aura.groups = lc.aura.groups;
 		}
 		st = dmr_adm_create(&lc, &e->layout, e->nworkers, o->threads, o->coros, &e->adm,
 				    err);
@@ -1253,7 +1279,7 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	const dmr_model_t *m = e->model;
 	if (o->locks_apart)
 		snprintf(e->dm_knob, sizeof(e->dm_knob), "apart:%s", o->locks_apart);
-	dmr_replay_run_knobs_t kn = {o->loop,	       o->seed,
+	dmr_replay_run_knobs_t kn = {e->loop,	       o->seed,
 				     o->retries,       o->backoff_us,
 				     o->duration_s,    o->isolation,
 				     e->layout.vcells, o->locks_apart ? e->dm_knob : o->dm_locks,

@@ -113,6 +113,10 @@ typedef struct dmr_replay_opts {
 	 * entries per CN (0: DMR_CNCACHE_DEFAULT_ENTRIES) */
 	const char *cn_cache;
 	uint32_t cn_cache_entries;
+	/* --aura-levers given: a lever the backend refuses at set-up fails the
+	 * run; 0 (the default levers): that lever is left out with a note
+	 * (a1 on a verbs device whose atomic_cap is not GLOB) */
+	int aura_levers_given;
 } dmr_replay_opts_t;
 
 void dmr_replay_opts_default(dmr_replay_opts_t *o);

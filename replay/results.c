@@ -292,7 +292,7 @@ static const char *summary_header =
     "crest_cache,crest_cache_ttl_us,doorbell_max,doorbell_util,aura_levers,aura_tuner,"
     "cn_imbalance,aura_windows,aura_rpc_groups,aura_owned_groups,aura_cached_tables,aura_moves,"
     "aura_spills,aura_local_waits,rpcs,rpc_fallbacks,abort_rpc_locked,mn_cpu_util,rpc,cn_cache,"
-    "cn_cache_hits,cn_cache_stale";
+    "cn_cache_hits,cn_cache_stale,aura_groups,aura_lr,aura_weights";
 
 /* The MN CPU's utilisation by RPCs over the run (sim: busy time over cores
  * x simulated time, in [0, 1]; 0 when not modelled). */
@@ -433,8 +433,19 @@ static int fill_summary(FILE *f, const void *a)
 		    r->rpc[0] ? r->rpc : "none");
 	if (n < 0)
 		return n;
-	return fprintf(f, ",%s,%llu,%llu\n", cnc, (unsigned long long)r->xst.cn_cache_hits,
-		       (unsigned long long)r->st.aborts[DMR_ABORT_CACHE_STALE]);
+	n = fprintf(f, ",%s,%llu,%llu", cnc, (unsigned long long)r->xst.cn_cache_hits,
+		    (unsigned long long)r->st.aborts[DMR_ABORT_CACHE_STALE]);
+	if (n < 0)
+		return n;
+	/* aura's settings as run (record groups resolved; start weights
+	 * atomic:rpc:move:load), so that report never pools runs that differ
+	 * only there */
+	if (!aura)
+		return fprintf(f, ",-,-,-\n");
+	const double *w = r->loop_cfg.aura.w;
+	return fprintf(f, ",%u,%g,%g:%g:%g:%g\n", r->loop_cfg.aura.groups, r->loop_cfg.aura.lr,
+		       w[DMR_AURA_W_ATOMIC], w[DMR_AURA_W_RPC], w[DMR_AURA_W_MOVE],
+		       w[DMR_AURA_W_LOAD]);
 }
 
 static int fill_ts(FILE *f, const void *a)

@@ -107,6 +107,11 @@ dmr_status_t dmr_opt_double(const char *opt, const char *s, double lo, double hi
 		goto bad;
 	errno = 0;
 	double x = strtod(s, &end);
+	if (end != s && errno == ERANGE)
+		return dmr_err_set(err, DMR_ERR_PARSE,
+				   "option %s: '%s' is beyond a double's range (overflow or "
+				   "underflow)",
+				   opt, s);
 	if (end == s || errno || !isfinite(x))
 		goto bad;
 	if (flags & DMR_OPT_SECONDS) {

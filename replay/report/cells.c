@@ -125,10 +125,10 @@ int dmr_report_cell_stat(const dmr_report_t *r, size_t i, const char *metric, dm
 static const char *const shape_keys[] = {"workload", "regime",	"backend", "profile",
 					 "cns",	     "threads", "coros",   "loop"};
 static const char *const extra_keys[] = {
-    "protocol",		  "mns",	"backups",     "index",	       "addr_cache",
-    "isolation",	  "versions",	"crest_locks", "crest_local",  "crest_cache",
-    "crest_cache_ttl_us", "dm_locks",	"cxl_tables",  "doorbell_max", "doorbell_util",
-    "aura_levers",	  "aura_tuner", "rpc",	       "cn_cache"};
+    "protocol",	  "mns",	  "backups",	   "index",	  "addr_cache",		"isolation",
+    "versions",	  "crest_locks",  "crest_local",   "crest_cache", "crest_cache_ttl_us", "dm_locks",
+    "cxl_tables", "doorbell_max", "doorbell_util", "aura_levers", "aura_tuner",		"rpc",
+    "cn_cache",	  "aura_groups",  "aura_lr",	   "aura_weights"};
 #define NEXTRA (sizeof(extra_keys) / sizeof(extra_keys[0]))
 
 static void synth_cell(const dmr_report_t *r, size_t row, const int *varies, char *out, size_t len)

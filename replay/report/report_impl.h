@@ -87,8 +87,8 @@ void dmr_report_other_axes(const dmr_report_t *r, const rcell_t *c, const char *
 typedef struct tseries {
 	size_t n;
 	double *t, *tps, *act, *phase;
-	int has_act, has_phase;
-	double *w[4]; /* aura's weights aura_w_atomic, _rpc, _move, _load (has_w) */
+	int has_act, has_phase; /* has_act: some window moved an actuator (non-zero) */
+	double *w[4];		/* aura's weights aura_w_atomic, _rpc, _move, _load (has_w) */
 	int has_w;
 } tseries_t;
 

@@ -74,12 +74,15 @@ int dmr_report_ts_load(const char *path, tseries_t *ts)
 		for (int k = 0; k < 4; k++)
 			ts->w[k][i] = num_or_nan(csv.rows[i][cw[k]]);
 	ts->n = n;
-	ts->has_act = ca >= 0;
+	ts->has_act = 0;
 	ts->has_phase = cp >= 0;
 	for (size_t i = 0; i < n; i++) {
 		ts->t[i] = num_or_nan(csv.rows[i][ct]);
 		ts->act[i] = ca >= 0 ? num_or_nan(csv.rows[i][ca]) : NAN;
 		ts->phase[i] = cp >= 0 ? num_or_nan(csv.rows[i][cp]) : 0;
+		/* an actuator only where a loop moved one: aura's levers are no
+		 * actuator (its column stays 0; its weights have their own plot) */
+		ts->has_act |= ca >= 0 && ts->act[i] != 0 && !isnan(ts->act[i]);
 	}
 	for (size_t i = 0; i < n; i++) {
 		double dt = i + 1 < n ? ts->t[i + 1] - ts->t[i] : ts->t[i] - ts->t[i - 1];

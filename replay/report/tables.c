@@ -91,7 +91,7 @@ static int write_csv(const dmr_report_t *r, FILE *f)
 /* report.md: the pivot of ratios per metric, all cells, recovery, plots.
  * 0, or -1 on a write error. */
 static int write_md(const dmr_report_t *r, FILE *f, int plots_ok, const unsigned char *metric_ok,
-		    size_t nts)
+		    size_t nts, size_t nwt)
 {
 	char base[256] = "";
 	for (size_t i = 0, o = 0; i < r->nbase; i++)
@@ -250,6 +250,11 @@ static int write_md(const dmr_report_t *r, FILE *f, int plots_ok, const unsigned
 				   "`timeseries.csv` of at least 2 windows under the sweep's "
 				   "cells/ directory (a run shorter than two windows: give "
 				   "the sweep a smaller `window_ms`).\n");
+		if (nwt)
+			fprintf(f,
+				"\nAura's cost-model weights of %zu cell(s) (per window; dotted "
+				"lines: phase changes): `plots/weights-*.png`.\n",
+				nwt);
 	}
 	return ferror(f) ? -1 : 0;
 }
@@ -282,9 +287,9 @@ static void rm_tree(const char *dir)
 }
 
 /* Draw the plots into pdir (a fresh directory); *plots_ok, metric_ok[m],
- * *nts as write_md takes them. */
+ * *nts, *nwt as write_md takes them. */
 static void draw_plots(dmr_report_t *r, const char *pdir, int *plots_ok, unsigned char *metric_ok,
-		       size_t *nts)
+		       size_t *nts, size_t *nwt)
 {
 	char log[PATH_MAX + 128];
 	snprintf(log, sizeof(log), "%.*s/gnuplot.log", PATH_MAX, pdir);
@@ -313,7 +318,7 @@ static void draw_plots(dmr_report_t *r, const char *pdir, int *plots_ok, unsigne
 				"series of %s (see plots/gnuplot.log)\n",
 				r->cells[c].name);
 		rc = dmr_report_plot_weights(r, &r->cells[c], pdir, log);
-		*nts += rc == 0;
+		*nwt += rc == 0;
 		if (rc != 0 && rc != 1)
 			fprintf(stderr,
 				"dmreplay report: warning: gnuplot failed for the aura "
@@ -339,7 +344,7 @@ dmr_status_t dmr_report_write(dmr_report_t *r, dmr_err_t *err)
 	if (st != DMR_OK)
 		return st;
 	int plots_ok = 0;
-	size_t nts = 0;
+	size_t nts = 0, nwt = 0;
 	unsigned char *metric_ok = calloc(r->nmetrics ? r->nmetrics : 1, 1);
 	if (!metric_ok)
 		return dmr_err_set(err, DMR_ERR_NOMEM, "report: out of memory");
@@ -356,7 +361,7 @@ dmr_status_t dmr_report_write(dmr_report_t *r, dmr_err_t *err)
 			free(metric_ok);
 			return st;
 		}
-		draw_plots(r, ptmp, &plots_ok, metric_ok, &nts);
+		draw_plots(r, ptmp, &plots_ok, metric_ok, &nts, &nwt);
 	}
 	dmr_afile_t ac, am;
 	memset(&am, 0, sizeof(am));
@@ -369,7 +374,7 @@ dmr_status_t dmr_report_write(dmr_report_t *r, dmr_err_t *err)
 	have_m = 1;
 	errno = 0;
 	if (afile_fill_done(&ac, write_csv(r, ac.f), err) != 0 ||
-	    afile_fill_done(&am, write_md(r, am.f, plots_ok, metric_ok, nts), err) != 0) {
+	    afile_fill_done(&am, write_md(r, am.f, plots_ok, metric_ok, nts, nwt), err) != 0) {
 		st = DMR_ERR_IO;
 		goto fail;
 	}

@@ -150,6 +150,52 @@ START_TEST(weights_logged_and_tuned)
 	dmr_test_summary_load(&s, ds, "summary.csv");
 	ck_assert_str_eq(dmr_test_col(&s, "verified"), "1");
 	ck_assert_str_eq(dmr_test_col(&s, "aura_levers"), "a1+a2+a3+a4");
+	/* the settings as run: groups = the trace's 40 warehouses, the
+	 * default step and start weights (REFERENCE.md s. 3) */
+	ck_assert_str_eq(dmr_test_col(&s, "aura_groups"), "40");
+	ck_assert_str_eq(dmr_test_col(&s, "aura_lr"), "0.1");
+	ck_assert_str_eq(dmr_test_col(&s, "aura_weights"), "0.5:1:2.5:0.18");
+	dmr_test_summary_free(&s);
+	dmr_test_summary_load(&s, df, "summary.csv");
+	ck_assert_str_eq(dmr_test_col(&s, "aura_tuner"), "fixed");
+	dmr_test_summary_free(&s);
+}
+END_TEST
+
+/* A trace whose warehouses parameter is no count: 64 record groups, with a
+ * note naming the value (it was silent); the columns say so. */
+START_TEST(bad_warehouses_param_noted)
+{
+	char src[4096], bad[4096], d[4096];
+	snprintf(src, sizeof(src), "%s", tpcc());
+	dmr_test_path(bad, sizeof(bad), "tpcc-badwh.csv");
+	dmr_test_path(d, sizeof(d), "badwh");
+	FILE *in = fopen(src, "r"), *out = fopen(bad, "w");
+	ck_assert(in && out);
+	char line[8192];
+	int edited = 0;
+	while (fgets(line, sizeof(line), in)) {
+		if (strcmp(line, "# param warehouses 40\n") == 0) {
+			fputs("# param warehouses forty\n", out);
+			edited++;
+		} else {
+			fputs(line, out);
+		}
+	}
+	fclose(in);
+	fclose(out);
+	ck_assert_int_eq(edited, 1);
+	dmr_test_run_t r = dmr_test_dmr("run", "--trace", bad, "--cns", "2", "--threads", "4",
+					"--loop", "aura", "--txns", "500", "--out", d, NULL);
+	dmr_test_run_ok(&r);
+	ck_assert_msg(
+	    strstr(r.err, "warehouses parameter 'forty' is not 1..4096: 64 record groups"),
+	    "stderr:\n%s", r.err);
+	dmr_test_run_free(&r);
+	dmr_test_summary_t s;
+	dmr_test_summary_load(&s, d, "summary.csv");
+	ck_assert_str_eq(dmr_test_col(&s, "aura_groups"), "64");
+	ck_assert_str_eq(dmr_test_col(&s, "verified"), "1");
 	dmr_test_summary_free(&s);
 }
 END_TEST
@@ -179,7 +225,9 @@ START_TEST(bad_input_refused)
 	    {"--aura-levers", "a1+a9", "unknown lever 'a9'"},
 	    {"--aura-levers", "a2,a2", "named twice"},
 	    {"--aura-tuner", "adam", "unknown tuner"},
-	    {"--aura-weights", "atomic=-0.5", "weight 'atomic': expected a finite number >= 0"},
+	    {"--aura-weights", "atomic=-0.5", "weight 'atomic': -0.5 out of range [0, 1e+06]"},
+	    {"--aura-weights", "move=1e-400", "weight 'move': '1e-400' is beyond a double's range"},
+	    {"--aura-w-move", "1e-400", "--aura-w-move: '1e-400' is beyond a double's range"},
 	    {"--aura-weights", "rpc=abc", "weight 'rpc'"},
 	    {"--aura-weights", "colour=1", "unknown weight 'colour'"},
 	    {"--aura-w-move", "-1", "--aura-w-move"},
@@ -192,6 +240,21 @@ START_TEST(bad_input_refused)
 		ck_assert_msg(strstr(r.err, bad[i].msg), "%s %s: stderr:\n%s", bad[i].opt,
 			      bad[i].val, r.err);
 		dmr_test_run_free(&r);
+	}
+	/* a start weight given twice, by either form: refused, not last-wins */
+	const char *twice[][4] = {
+	    {"--aura-w-atomic", "1", "--aura-w-atomic", "2"},
+	    {"--aura-weights", "atomic=1,rpc=2", "--aura-w-rpc", "3"},
+	    {"--aura-w-load", "0.1", "--aura-weights", "move=1,load=2"},
+	};
+	for (size_t i = 0; i < sizeof(twice) / sizeof(twice[0]); i++) {
+		dmr_test_run_t r2 =
+		    dmr_test_dmr("run", "--trace", tpcc(), "--loop", "aura", twice[i][0],
+				 twice[i][1], twice[i][2], twice[i][3], "--out", d, NULL);
+		ck_assert_msg(r2.status == 2, "%s %s: exit %d", twice[i][0], twice[i][2],
+			      r2.status);
+		ck_assert_msg(strstr(r2.err, "given twice"), "stderr:\n%s", r2.err);
+		dmr_test_run_free(&r2);
 	}
 	/* aura's options without the loop */
 	dmr_test_run_t r =
@@ -237,6 +300,7 @@ int main(void)
 	tcase_add_test(tc, weights_logged_and_tuned);
 	tcase_add_test(tc, shm_verifies);
 	tcase_add_test(tc, bad_input_refused);
+	tcase_add_test(tc, bad_warehouses_param_noted);
 	suite_add_tcase(s, tc);
 	int rc = dmr_test_run(s);
 	dmr_test_env_fini();

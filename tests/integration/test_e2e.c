@@ -342,7 +342,7 @@ START_TEST(test_latency_from_dispatch)
 		      "cn_imbalance,aura_windows,aura_rpc_groups,aura_owned_groups,"
 		      "aura_cached_tables,aura_moves,aura_spills,aura_local_waits,rpcs,"
 		      "rpc_fallbacks,abort_rpc_locked,mn_cpu_util,rpc,cn_cache,cn_cache_hits,"
-		      "cn_cache_stale\n"));
+		      "cn_cache_stale,aura_groups,aura_lr,aura_weights\n"));
 	/* the cluster columns of a default run: today's protocol, one MN */
 	ck_assert_ptr_nonnull(strstr(t, ",occ,1,0,mns=1 backups=0 "));
 	free(t);

@@ -99,12 +99,16 @@ START_TEST(parsers)
 	ck_assert_ptr_nonnull(strstr(err.msg, "fixed, rule or sgd"));
 
 	double w[4] = {0.5, 1.0, 2.5, 0.18};
-	ck_assert_int_eq(dmr_aura_parse_weights("rpc=4,load=0", w, &err), DMR_OK);
+	unsigned seen = 0;
+	ck_assert_int_eq(dmr_aura_parse_weights("rpc=4,load=0", w, &seen, &err), DMR_OK);
 	ck_assert(w[0] == 0.5 && w[1] == 4 && w[2] == 2.5 && w[3] == 0);
-	const char *bad[] = {"atomic=-1", "atomic=nan",	       "atomic=inf", "speed=1", "atomic",
-			     "atomic=",	  "atomic=1,atomic=2", "atomic=1x",  ""};
+	ck_assert_uint_eq(seen, 1u << DMR_AURA_W_RPC | 1u << DMR_AURA_W_LOAD);
+	/* 1e-400 underflows: refused as --aura-w-NAME refuses it */
+	const char *bad[] = {"atomic=-1", "atomic=nan",	 "atomic=inf",	      "speed=1",
+			     "atomic",	  "atomic=",	 "atomic=1,atomic=2", "atomic=1x",
+			     "",	  "move=1e-400", "load=1e400"};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		ck_assert_msg(dmr_aura_parse_weights(bad[i], w, &err) == DMR_ERR_PARSE, "%s",
+		ck_assert_msg(dmr_aura_parse_weights(bad[i], w, NULL, &err) == DMR_ERR_PARSE, "%s",
 			      bad[i]);
 		ck_assert_ptr_nonnull(strstr(err.msg, "--aura-weights"));
 	}

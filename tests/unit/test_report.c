@@ -400,6 +400,77 @@ static const struct {
      NULL, NULL, "bad.csv:5: fields 'cell', 'rep': cell 'loop=none' rep 0 again (first on line 2)"},
 };
 
+/* Aura cells (the fresh-user trial of session 7): runs differing only in
+ * aura's record groups, step or start weights are never pooled; the
+ * weights plots are listed apart from the time series; a loop column of 0
+ * throughout (aura's: its levers are no actuator) draws no actuator. */
+START_TEST(test_report_aura)
+{
+	char sum[300], out[320];
+	snprintf(sum, sizeof(sum), "%s/aura.csv", dmr_test_tmp);
+	dmr_test_write_file(sum, "workload,regime,loop,committed_tps,abort_rate,atomics_per_commit,"
+				 "aura_levers,aura_groups,aura_lr,aura_weights\n"
+				 "tpcc,extreme,aura,100,0.5,9,a1+a2,40,0.1,0.5:1:2.5:0.18\n"
+				 "tpcc,extreme,aura,110,0.5,9,a1+a2,64,0.1,0.5:1:2.5:0.18\n"
+				 "tpcc,extreme,aura,120,0.5,9,a1+a2,40,0.2,0.5:1:2.5:0.18\n"
+				 "tpcc,extreme,aura,130,0.5,9,a1+a2,40,0.1,1:1:2.5:0.18\n");
+	dmr_report_cfg_t cfg;
+	dmr_report_cfg_default(&cfg);
+	cfg.summary = sum;
+	dmr_report_t *r;
+	dmr_err_t err = {{0}};
+	ck_assert_msg(dmr_report_compute(&cfg, &r, &err) == DMR_OK, "%s", err.msg);
+	ck_assert_uint_eq(dmr_report_ncells(r), 4);
+	ck_assert_str_eq(dmr_report_cell_name(r, 0),
+			 "workload=tpcc;regime=extreme;loop=aura;aura_groups=40;aura_lr=0.1;"
+			 "aura_weights=0.5:1:2.5:0.18");
+	dmr_report_free(r);
+
+	/* a sweep cell with aura's weights and a loop_actuator of 0 */
+	snprintf(sum, sizeof(sum), "%s/aura-sweep.csv", dmr_test_tmp);
+	snprintf(out, sizeof(out), "%s/aura-out", dmr_test_tmp);
+	dmr_test_write_file(sum, "cell,rep,workload,regime,loop,committed_tps,abort_rate,"
+				 "atomics_per_commit,status\n"
+				 "a,0,tpcc,extreme,aura,100,0.5,9,complete\n");
+	char dir[400], ts[500];
+	snprintf(dir, sizeof(dir), "%s/cells", dmr_test_tmp);
+	mkdir(dir, 0755);
+	snprintf(dir, sizeof(dir), "%s/cells/a-r0", dmr_test_tmp);
+	mkdir(dir, 0755);
+	snprintf(ts, sizeof(ts), "%s/timeseries.csv", dir);
+	FILE *f = fopen(ts, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("t_s,committed,phase,loop_actuator,aura_w_atomic,aura_w_rpc,aura_w_move,"
+	      "aura_w_load\n",
+	      f);
+	for (int i = 0; i < 10; i++)
+		fprintf(f, "%.3f,%d,0,0,%.2f,1,2.5,0.18\n", i * 0.001, 100 + i, 0.5 + 0.01 * i);
+	fclose(f);
+	cfg.summary = sum;
+	cfg.out_dir = out;
+	cfg.plots = system("command -v gnuplot >/dev/null 2>&1") == 0;
+	if (!cfg.plots) {
+		fprintf(stderr, "test_report_aura: plots SKIPPED: gnuplot not installed\n");
+		return;
+	}
+	ck_assert_msg(dmr_report_compute(&cfg, &r, &err) == DMR_OK, "%s", err.msg);
+	ck_assert_int_eq(dmr_report_write(r, &err), DMR_OK);
+	dmr_report_free(r);
+	char path[600];
+	snprintf(path, sizeof(path), "%s/report.md", out);
+	char *md = dmr_test_read_file(path);
+	ck_assert_ptr_nonnull(md);
+	ck_assert_msg(strstr(md, "Time series of 1 cell(s)"), "%s", md);
+	ck_assert_msg(strstr(md, "Aura's cost-model weights of 1 cell(s)"), "%s", md);
+	snprintf(path, sizeof(path), "%s/plots/ts-a.gp", out);
+	char *gp = dmr_test_read_file(path);
+	ck_assert_ptr_nonnull(gp);
+	ck_assert_ptr_null(strstr(gp, "actuator"));
+	snprintf(path, sizeof(path), "%s/plots/weights-a.png", out);
+	ck_assert_int_eq(access(path, R_OK), 0);
+}
+END_TEST
+
 START_TEST(test_bad_input)
 {
 	char sum[300];
@@ -648,6 +719,7 @@ static Suite *report_suite(void)
 	tcase_add_unchecked_fixture(tc, dmr_test_tmp_make, dmr_test_tmp_remove);
 	tcase_add_test(tc, test_report_cells);
 	tcase_add_test(tc, test_report_plain_summary);
+	tcase_add_test(tc, test_report_aura);
 	tcase_add_loop_test(tc, test_bad_input, 0,
 			    (int)(sizeof(bad_inputs) / sizeof(bad_inputs[0])));
 	tcase_add_test(tc, test_cli_usage);
