@@ -24,6 +24,8 @@ struct dmr_kvops_reader {
 	FILE *f;
 	char path[512];
 	char line[LINE_MAX_ + 2];
+	char *gl; /* getline's buffer */
+	size_t glcap;
 	uint64_t lineno, rows, value_max;
 	int ended;
 };
@@ -34,27 +36,38 @@ int dmr_kvops_is(const char *path)
 	char b[32] = "";
 	if (!f)
 		return 0;
-	int ok = fgets(b, sizeof(b), f) && strncmp(b, MAGIC, strlen(MAGIC)) == 0 &&
-		 (b[strlen(MAGIC)] == '\n' || b[strlen(MAGIC)] == 0);
+	/* any version, any line end: dmr_kvops_open then says what is wrong
+	 * (a kvops file of another version is no block trace) */
+	static const char fam[] = "# dmreplay-kvops ";
+	int ok = fgets(b, sizeof(b), f) && strncmp(b, fam, sizeof(fam) - 1) == 0;
 	fclose(f);
 	return ok;
 }
 
-/* The next line without its newline; 0 at the end of the file, -1 when it
- * is too long. */
+/* The next line without its newline (or CR LF) in rd->line; 0 at the end
+ * of the file, -1 when it is too long, -2 when it holds a NUL byte. */
 static int rd_line(dmr_kvops_reader_t *rd)
 {
-	if (!fgets(rd->line, sizeof(rd->line), rd->f))
+	ssize_t n = getline(&rd->gl, &rd->glcap, rd->f);
+	if (n < 0)
 		return 0;
 	rd->lineno++;
-	size_t n = strlen(rd->line);
-	if (n && rd->line[n - 1] == '\n')
-		rd->line[--n] = 0;
-	else if (!feof(rd->f))
+	if (n && rd->gl[n - 1] == '\n')
+		rd->gl[--n] = 0;
+	if (n && rd->gl[n - 1] == '\r')
+		rd->gl[--n] = 0;
+	if (memchr(rd->gl, 0, (size_t)n))
+		return -2;
+	if ((size_t)n >= sizeof(rd->line))
 		return -1;
-	if (n && rd->line[n - 1] == '\r')
-		rd->line[--n] = 0;
+	memcpy(rd->line, rd->gl, (size_t)n + 1);
 	return 1;
+}
+
+/* What rd_line's r < 0 means. */
+static const char *rd_why(int r)
+{
+	return r == -2 ? "a NUL byte in the line (keys and fields are text)" : "line too long";
 }
 
 static dmr_status_t bad(dmr_kvops_reader_t *rd, dmr_err_t *err, const char *fmt, const char *a,
@@ -79,11 +92,16 @@ dmr_status_t dmr_kvops_open(const char *path, dmr_kvops_reader_t **rd_p, dmr_err
 	}
 	dmr_status_t st = DMR_OK;
 	int r = rd_line(rd);
-	if (r <= 0 || strcmp(rd->line, MAGIC) != 0)
+	if (r > 0 && strncmp(rd->line, "# dmreplay-kvops ", 17) == 0 &&
+	    strcmp(rd->line, MAGIC) != 0)
+		st = bad(rd, err,
+			 "kvops trace version '%.40s' not supported (this build reads '%s')",
+			 rd->line + 17, MAGIC);
+	else if (r <= 0 || strcmp(rd->line, MAGIC) != 0)
 		st = bad(rd, err, "not a kvops trace: the first line must be '%s'%s", MAGIC, "");
 	while (st == DMR_OK) {
 		if ((r = rd_line(rd)) <= 0) {
-			st = bad(rd, err, "%s%s", r < 0 ? "line too long" : "no column line", "");
+			st = bad(rd, err, "%s%s", r < 0 ? rd_why(r) : "no column line", "");
 			break;
 		}
 		if (rd->line[0] != '#') {
@@ -121,6 +139,7 @@ void dmr_kvops_close(dmr_kvops_reader_t *rd)
 		return;
 	if (rd->f)
 		fclose(rd->f);
+	free(rd->gl);
 	free(rd);
 }
 
@@ -146,7 +165,7 @@ dmr_status_t dmr_kvops_next(dmr_kvops_reader_t *rd, dmr_kvops_row_t *row, dmr_er
 		return bad(rd, err, "text after the '# end' trailer%s%s", "", "");
 	}
 	if (r < 0)
-		return bad(rd, err, "line too long%s%s", "", "");
+		return bad(rd, err, "%s%s", rd_why(r), "");
 	if (r == 0)
 		return bad(rd, err, "no '# end OPS' trailer: the file is truncated%s%s", "", "");
 	char *ln = rd->line;

@@ -39,10 +39,12 @@ dmr_status_t dmr_kv_pool_init(dmr_kv_pool_t *p, const dmr_kv_pool_cfg_t *cfg, ui
 	uint64_t per_seg = cfg->capacity / p->nseg;
 	if (per_seg < p->block)
 		return dmr_err_set(err, DMR_ERR_RANGE,
-				   "%s: a block of %" PRIu64 " bytes (trace header block_bytes) is "
+				   "%s: a block of %" PRIu64 " bytes (%s) is "
 				   "larger than a segment: --capacity %" PRIu64
 				   " / %u segments = %" PRIu64 " bytes",
-				   cfg->name, p->block, cfg->capacity, p->nseg, per_seg);
+				   cfg->name, p->block,
+				   cfg->block_from ? cfg->block_from : "trace header block_bytes",
+				   cfg->capacity, p->nseg, per_seg);
 	uint64_t slots = per_seg / p->block;
 	p->seg_stride = slots * p->block;
 	for (uint32_t s = 0; s < p->nseg; s++)

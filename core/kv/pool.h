@@ -78,6 +78,9 @@ typedef struct dmr_kv_pool_cfg {
 	double low_water;  /* ... down to this fraction */
 	dmr_kv_place_t placement;
 	const char *name; /* the trace, named in messages */
+	/* where the block size came from, named in messages (NULL: "trace
+	 * header block_bytes"; the key/value store: its --block-bytes) */
+	const char *block_from;
 } dmr_kv_pool_cfg_t;
 
 typedef struct dmr_kv_pool {

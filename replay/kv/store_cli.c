@@ -479,7 +479,8 @@ int dmr_kv_store_mn_main(int argc, char **argv)
 				.capacity = cap,
 				.high_water = 1.0,
 				.low_water = 1.0,
-				.name = "kv mn"};
+				.name = "kv mn",
+				.block_from = "--block-bytes, default 1M"};
 	uint64_t logical, nslots;
 	dmr_status_t st = dmr_kv_pool_init(&L.pool, &pc, &logical, &err);
 	if (st == DMR_OK &&
@@ -675,7 +676,9 @@ int dmr_kv_ops_run_main(int argc, char **argv)
 		return crc;
 	dmr_kv_ops_result_t r;
 	dmr_status_t st = dmr_kv_ops_run(trace, &o, out, &r, &err);
-	if (!quiet || st != DMR_OK)
+	/* a failed run shows what it did, if it did anything (a refused
+	 * header printed a block of zeros before its error) */
+	if (st == DMR_OK ? !quiet : r.ops > 0)
 		dmr_kv_ops_print(trace, &o, &r, st == DMR_OK ? stdout : stderr);
 	if (st != DMR_OK) {
 		fprintf(stderr, "dmreplay kv run: error: %s\n", err.msg);

@@ -38,7 +38,8 @@ dmr_status_t dmr_kv_local_open(dmr_kv_local_t *L, const dmr_kv_local_opts_t *o, 
 				.high_water = 1.0,
 				.low_water = 1.0,
 				.placement = DMR_KV_PLACE_RR,
-				.name = "kv store"};
+				.name = "kv store",
+				.block_from = "--block-bytes, default 1M"};
 	dmr_status_t st = dmr_kv_pool_init(&L->pool, &pc, &logical, err);
 	if (st != DMR_OK)
 		return st;

@@ -474,7 +474,8 @@ END_TEST
 static const struct {
 	const char *text, *want;
 } bad_ops[] = {
-    {"# dmreplay-kvops v2\n", "not a kvops trace"},
+    {"# dmreplay-kvops v2\n", ":1: kvops trace version 'v2' not supported"},
+    {"# dmreplay-kvtrace v1\n", "not a kvops trace"},
     {"# dmreplay-kvops v1\nop,key,bytes\n# end 0\n", "header 'value_max' missing"},
     {"# dmreplay-kvops v1\n# value_max 10\nop,key\n", "column line"},
     {"# dmreplay-kvops v1\n# value_max 10\nop,key,bytes\nput,a,1\n# end 1\n",
@@ -505,6 +506,47 @@ START_TEST(test_ops_reader_refuses)
 	ck_assert_msg(strstr(err.msg, bad_ops[_i].want), "'%s' lacks '%s'", err.msg,
 		      bad_ops[_i].want);
 	ck_assert_ptr_nonnull(strstr(err.msg, tr));
+}
+END_TEST
+
+/* The command line routes a kvops file of any version or line end to the
+ * kvops reader (a v2 or CR LF file was called "not a dmreplay KV trace",
+ * naming the block-trace format); CR LF replays; a NUL byte in a line is
+ * named as such (it was "line too long"); a refused header prints no
+ * block of zero results. */
+START_TEST(test_ops_cli_formats)
+{
+	char tr[600], o[600];
+	dmr_test_path(tr, sizeof(tr), "crlf.kvops");
+	dmr_test_path(o, sizeof(o), "crlf-out");
+	dmr_test_write_file(tr, "# dmreplay-kvops v1\r\n# value_max 10\r\nop,key,bytes\r\n"
+				"set,a,3\r\nget,a,\r\n# end 2\r\n");
+	dmr_test_run_t r = dmr_test_dmr("kv", "run", "--trace", tr, "--out", o, NULL);
+	dmr_test_run_ok(&r);
+	ck_assert_msg(strstr(r.out, "2 ops (1 set, 1 get, 0 del)"), "stdout:\n%s", r.out);
+	dmr_test_run_free(&r);
+	dmr_test_path(tr, sizeof(tr), "v2.kvops");
+	dmr_test_path(o, sizeof(o), "v2-out");
+	dmr_test_write_file(tr, "# dmreplay-kvops v2\n# value_max 10\nop,key,bytes\n");
+	r = dmr_test_dmr("kv", "run", "--trace", tr, "--out", o, NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_msg(strstr(r.err, "kvops trace version 'v2' not supported"), "%s", r.err);
+	ck_assert_ptr_null(strstr(r.err, "0 ops"));
+	ck_assert_ptr_null(strstr(r.out, "0 ops"));
+	dmr_test_run_free(&r);
+	dmr_test_path(tr, sizeof(tr), "nul.kvops");
+	static const char nul[] =
+	    "# dmreplay-kvops v1\n# value_max 10\nop,key,bytes\nset,a\0b,3\n# "
+	    "end 1\n";
+	FILE *f = fopen(tr, "wb");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(fwrite(nul, 1, sizeof(nul) - 1, f), sizeof(nul) - 1);
+	fclose(f);
+	dmr_kv_local_opts_t lo = {.backend = "sim"};
+	dmr_kv_ops_result_t res;
+	dmr_err_t err = {{0}};
+	ck_assert_int_eq(dmr_kv_ops_run(tr, &lo, NULL, &res, &err), DMR_ERR_PARSE);
+	ck_assert_msg(strstr(err.msg, ":4: a NUL byte in the line"), "%s", err.msg);
 }
 END_TEST
 
@@ -548,6 +590,9 @@ START_TEST(test_cli_refusals)
 	    {{"kv", "gen", "--kvops", "--mix", "0.5,0.5,0.5", "-o", "VAL"}, "summing to 1"},
 	    {{"kv", "gen", "--kvops", "--get-keys", "17", "-o", "VAL"}, "--get-keys"},
 	    {{"kv", "mn", "--capacity", "1M", NULL}, "--config CLUSTER.json is required"},
+	    /* the block size is the store's option, not a trace header's */
+	    {{"kv", "mn", "--config", "CFG", "--capacity", "1K", NULL},
+	     "a block of 1048576 bytes (--block-bytes, default 1M) is larger than a segment"},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		const char *args[10] = {0};
@@ -585,6 +630,7 @@ static Suite *kvstore_suite(void)
 	tcase_add_test(tc, test_ops_generated);
 	tcase_add_loop_test(tc, test_ops_reader_refuses, 0,
 			    (int)(sizeof(bad_ops) / sizeof(bad_ops[0])));
+	tcase_add_test(tc, test_ops_cli_formats);
 	tcase_add_test(tc, test_cli_refusals);
 	suite_add_tcase(s, tc);
 	return s;
