@@ -226,8 +226,10 @@ typedef struct run_args {
 	/* given on the command line: checked against each other after parsing
 	 * (a value never silently wins over another) */
 	int loop_given, coros_given, coro_num_given, crest_given, db_given, aura_given;
-	int levers_given; /* --aura-levers */
-	unsigned w_given; /* bit k: aura weight k set (--aura-weights or --aura-w-NAME) */
+	int levers_given;    /* --aura-levers */
+	unsigned w_given;    /* bit k: aura weight k set (--aura-weights or --aura-w-NAME) */
+	const char *dev_opt; /* the last of --device, --port, --gid-index given (verbs' own) */
+	int profile_given;   /* --profile (the sim's own) */
 	int procs, cns_given, force;
 	const char *config;
 	const char *isolation; /* --isolation, parsed once --protocol is known */
@@ -273,12 +275,14 @@ static dmr_status_t run_opt(int ch, const char *name, const char *arg, run_args_
 		break;
 	case 'p':
 		o->profile = arg;
+		a->profile_given = 1;
 		break;
 	case 'o':
 		o->out_dir = arg;
 		break;
 	case 'v':
 		o->device = arg;
+		a->dev_opt = "--device";
 		break;
 	case 'q':
 		o->quiet = 1;
@@ -449,11 +453,13 @@ static dmr_status_t run_opt(int ch, const char *name, const char *arg, run_args_
 		st = dmr_opt_u32(name, arg, 1, 255, 0, &v, err);
 		if (st == DMR_OK)
 			o->port = (int)v;
+		a->dev_opt = "--port";
 		break;
 	case 'G':
 		st = dmr_opt_u32(name, arg, 0, 255, 0, &v, err);
 		if (st == DMR_OK)
 			o->gid_index = (int)v;
+		a->dev_opt = "--gid-index";
 		break;
 	case 'L':
 		st = dmr_loop_parse(arg, &o->loop.loops, err);
@@ -846,6 +852,22 @@ int dmr_replay_main(int argc, char **argv)
 			"dmreplay run: option --backups %u with --mns %u: a table and its "
 			"backups need %u distinct MNs (backups < mns)\n",
 			o->backups, o->mns, o->backups + 1);
+		return 2;
+	}
+	/* options of one backend, given to another that would ignore them */
+	const char *inner = strncmp(o->backend, "fault:", 6) == 0 ? o->backend + 6 : o->backend;
+	if (a.dev_opt && strcmp(inner, "verbs") != 0) {
+		fprintf(stderr,
+			"dmreplay run: option %s: only the verbs backend takes it (--backend %s "
+			"would ignore it)\n",
+			a.dev_opt, o->backend);
+		return 2;
+	}
+	if (a.profile_given && strcmp(inner, "sim") != 0) {
+		fprintf(stderr,
+			"dmreplay run: option --profile: only the sim backend models a NIC profile "
+			"(--backend %s would ignore it; its figures are measured)\n",
+			o->backend);
 		return 2;
 	}
 	if (o->fault && strncmp(o->backend, "fault:", 6) != 0) {

@@ -343,6 +343,12 @@ START_TEST(options_that_disagree)
 	    {{"--loop_a", "--loop", "perkey"}, "--loop_a=true and --loop perkey disagree"},
 	    /* one MN holds both tables' 160,000 bytes of lock words each */
 	    {{"--dm-locks", "subscriber,sec_subscriber"}, "need 320000 bytes"},
+	    /* one backend's options given to another that would ignore them */
+	    {{"--backend", "shm", "--device", "mlx5_0"}, "--device: only the verbs backend"},
+	    {{"--backend", "shm", "--port", "2"}, "--port: only the verbs backend"},
+	    {{"--gid-index", "1"}, "--gid-index: only the verbs backend takes it (--backend sim"},
+	    {{"--backend", "shm", "--profile", "cx6dx-100g"},
+	     "--profile: only the sim backend models a NIC profile"},
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		const char *a[24] = {"run",   "--trace", trace,	      "--out", out,
