@@ -321,7 +321,10 @@ static const char *base_value(const dmr_report_t *r, const char *key)
 	return NULL;
 }
 
-/* Does baseline cell b have c's axes with the baseline's values? */
+/* Does baseline cell b have c's axes with the baseline's values? An axis
+ * other than the baseline's that is "-" (not applicable: crest_local of an
+ * occ run) on either side matches any value, so that --baseline
+ * protocol=occ pairs occ with crest (session 6's trial: it could not). */
 static int base_matches(const dmr_report_t *r, const rcell_t *c, const rcell_t *b)
 {
 	const rcell_t *two[2] = {c, b};
@@ -329,9 +332,12 @@ static int base_matches(const dmr_report_t *r, const rcell_t *c, const rcell_t *
 		for (size_t i = 0; i < two[w]->nkv; i++) {
 			const char *key = two[w]->k[i];
 			const char *want = base_value(r, key);
+			int axis = !want;
 			if (!want)
 				want = dmr_report_cell_get(r, c, key);
 			const char *got = dmr_report_cell_get(r, b, key);
+			if (axis && want && got && (!strcmp(want, "-") || !strcmp(got, "-")))
+				continue;
 			if (!want || !got || strcmp(want, got) != 0)
 				return 0;
 		}

@@ -332,6 +332,17 @@ START_TEST(test_report_plain_summary)
 	ck_assert_int_eq(dmr_report_cell_stat(r, 0, "committed_tps", &ci, NULL, NULL), 0);
 	ck_assert_double_eq_tol(ci.est, 102.0, 1e-12);
 	dmr_report_free(r);
+	/* occ as the baseline of crest: crest_local is "-" (not applicable)
+	 * on occ's rows, which matches crest's on and off */
+	cfg.baseline = "protocol=occ";
+	ck_assert_int_eq(dmr_report_compute(&cfg, &r, &err), DMR_OK);
+	ck_assert_int_eq(dmr_report_cell_stat(r, 1, "committed_tps", &ci, &ratio, &has), 0);
+	ck_assert_int_eq(has, 1);
+	ck_assert_double_eq_tol(ratio.est, 120.0 / 102, 1e-12);
+	ck_assert_int_eq(dmr_report_cell_stat(r, 2, "committed_tps", &ci, &ratio, &has), 0);
+	ck_assert_int_eq(has, 1);
+	ck_assert_double_eq_tol(ratio.est, 90.0 / 102, 1e-12);
+	dmr_report_free(r);
 }
 END_TEST
 
