@@ -145,8 +145,8 @@ typedef struct dmr_kv_result {
 	 * blocks placed in a segment over the run (bytes = x block_bytes), the
 	 * fewest and most over the segments; most blocks a segment held at once */
 	uint64_t seg_blocks_min, seg_blocks_max, seg_peak_min, seg_peak_max;
-	/* Loop X (prefetch = 0: off; not in summary.csv, printed and in the
-	 * time series): its counters over the run (wasted includes the
+	/* Loop X (prefetch = 0: off; printed, in the time series and in
+	 * summary.csv's last six columns): its counters over the run (wasted includes the
 	 * prefetches unused at the end), bytes its READs moved, the bound */
 	int prefetch;
 	dmr_kv_pf_stats_t pf;

@@ -159,7 +159,8 @@ static const char *kv_summary_header =
     "waited_gets,evictions,max_blocks_used,bytes_got,bytes_put,p50_us,p99_us,p999_us,"
     "mean_us,max_us,wire_bytes_to_mn,wire_bytes_from_mn,link_gbps,link_util_to_mn,"
     "link_util_from_mn,link_util,goodput_gbps,sim_time_s,wall_s,slices,events,folded,status,"
-    "segment_blocks_min,segment_blocks_max,segment_peak_min,segment_peak_max";
+    "segment_blocks_min,segment_blocks_max,segment_peak_min,segment_peak_max,loop,"
+    "prefetch_max,prefetch_issued,prefetch_used,prefetch_wasted,prefetch_bytes";
 
 /* CSV field: quoted when it holds a comma, quote or newline. */
 static void csv_str(FILE *f, const char *s)
@@ -188,7 +189,7 @@ static void write_summary(FILE *f, const dmr_kv_result_t *r, const dmr_kv_opts_t
 		",%u,%.3f,%" PRIu64 ",%" PRIu64 ",%.6f,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
 		",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.3f,%.3f,%.3f,%.3f,%.3f,%" PRIu64
 		",%" PRIu64 ",%.3f,%.6f,%.6f,%.6f,%.3f,%.9f,%.3f,%" PRIu64 ",%" PRIu64 ",%d,%s"
-		",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n",
+		",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64,
 		r->block_bytes, r->backend, r->profile, r->cns, r->clients, r->segments,
 		r->placement, r->capacity, o->unbounded ? 1.0 : o->high_water,
 		o->unbounded ? 1.0 : o->low_water, r->mode, r->time_scale, r->outstanding, r->slice,
@@ -199,6 +200,14 @@ static void write_summary(FILE *f, const dmr_kv_result_t *r, const dmr_kv_opts_t
 		r->util_from_mn, r->link_util, r->goodput_gbps, r->sim_time_s, r->wall_s, r->slices,
 		r->events, r->folded, r->status, r->seg_blocks_min, r->seg_blocks_max,
 		r->seg_peak_min, r->seg_peak_max);
+	/* Loop X (--loop prefetch): its bound and counters, so that report
+	 * tells runs with and without it apart; "none" and "-" without it */
+	if (!r->prefetch) {
+		fprintf(f, ",none,-,-,-,-,-\n");
+		return;
+	}
+	fprintf(f, ",prefetch,%u,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", r->pf_cap,
+		r->pf.issued, r->pf.used, r->pf.wasted, r->pf_bytes);
 }
 
 void kv_fill_result(kv_t *k, dmr_kv_result_t *res, const dmr_model_t *m, dmr_time_ps_t tend)

@@ -1419,7 +1419,8 @@ START_TEST(test_results_consistency)
 	snprintf(p, sizeof(p), "%s/summary.csv", out);
 	s = dmr_test_read_text(p);
 	ck_assert(strstr(s, ",status,segment_blocks_min,segment_blocks_max,segment_peak_min,"
-			    "segment_peak_max\n"));
+			    "segment_peak_max,loop,prefetch_max,prefetch_issued,prefetch_used,"
+			    "prefetch_wasted,prefetch_bytes\n"));
 	free(s);
 }
 END_TEST

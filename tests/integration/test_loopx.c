@@ -137,6 +137,15 @@ START_TEST(test_prefetch_on_predictable_chains)
 	dmr_test_summary_load(&s0, d0, "summary.csv");
 	dmr_test_summary_load(&s1, d1, "summary.csv");
 	ck_assert_uint_eq(dmr_test_colu(&s1, "requests"), dmr_test_colu(&s0, "requests"));
+	/* Loop X's bound and counters are in summary.csv, as printed */
+	ck_assert_str_eq(dmr_test_col(&s0, "loop"), "none");
+	ck_assert_str_eq(dmr_test_col(&s0, "prefetch_issued"), "-");
+	ck_assert_str_eq(dmr_test_col(&s1, "loop"), "prefetch");
+	ck_assert_uint_eq(dmr_test_colu(&s1, "prefetch_max"), p.cap);
+	ck_assert_uint_eq(dmr_test_colu(&s1, "prefetch_issued"), p.issued);
+	ck_assert_uint_eq(dmr_test_colu(&s1, "prefetch_used"), p.used);
+	ck_assert_uint_eq(dmr_test_colu(&s1, "prefetch_wasted"), p.wasted);
+	ck_assert_uint_gt(dmr_test_colu(&s1, "prefetch_bytes"), 0);
 	ck_assert_uint_eq(dmr_test_colu(&s1, "blocks_requested"),
 			  dmr_test_colu(&s0, "blocks_requested"));
 	ck_assert_uint_lt(dmr_test_colu(&s1, "bytes_got"), dmr_test_colu(&s0, "bytes_got"));
