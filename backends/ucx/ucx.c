@@ -4,6 +4,7 @@
  * their endpoints, timers, registrations, counters, control, the table.
  */
 #include <poll.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,16 @@
 /* The MN thread's sleep on its workers' event fds when idle, ms: bounds how
  * late it sees close()'s stop flag. */
 #define MN_SLEEP_MS 50
+/* In the sockaddr connection mode (an RDMA transport), how long the MN
+ * thread keeps progressing (yielding the CPU between rounds) after its last
+ * event before it sleeps on the event fds, ps: 200 ms. There UCX 1.13 does
+ * 64-bit atomics in software on the MN's CPU (rxe offers only device ADD and
+ * CSWAP; UCP wants the whole set, docs/UCX.md "rc on rxe"), and with the
+ * thread sleeping as soon as it was idle bench faa's t_typical on rc_verbs
+ * over SoftRoCE in the VM was 8.0-12.4 ms, against 0.1-0.2 ms progressing.
+ * The yield leaves the CPU to kernel work (SoftRoCE's responder) when it
+ * has some. */
+#define MN_SPIN_PS 200000000000ull
 
 /* UCX_TLS as the messages quote it. */
 const char *dmr_ucx_tls(void)
@@ -36,13 +47,23 @@ static void *mn_thread(void *arg)
 	struct pollfd pf[DMR_BE_MAX_MNS];
 	for (uint32_t m = 0; m < u->mns; m++)
 		pf[m] = (struct pollfd){.fd = u->mn[m].efd, .events = POLLIN};
+	uint64_t last = dmr_mono_ps();
 	while (!__atomic_load_n(&u->stop, __ATOMIC_ACQUIRE)) {
 		int busy = 0;
 		for (uint32_t m = 0; m < u->mns; m++)
 			while (ucp_worker_progress(u->mn[m].w))
 				busy = 1;
+		uint64_t now = dmr_mono_ps();
+		if (busy)
+			last = now;
 		if (busy)
 			continue;
+		if (u->sockaddr && now - last < MN_SPIN_PS) {
+			/* spinning, but a kernel transport's own work (SoftRoCE's
+			 * responder) may need this CPU */
+			sched_yield();
+			continue;
+		}
 		/* idle: sleep on the event fds unless an event is pending
 		 * (ucp_worker_arm answers UCS_ERR_BUSY) */
 		int armed = 1;
@@ -133,6 +154,8 @@ void dmr_ucx_mn_close(ucp_context_h ctx, ucx_mn_t *n)
 			munmap(n->mem, n->size);
 		return;
 	}
+	if (n->w)
+		dmr_ucx_mn_unlisten(n);
 	if (n->addr)
 		ucp_worker_release_address(n->w, n->addr);
 	if (n->rkey_buf)
@@ -176,6 +199,15 @@ static dmr_status_t ep_open(ucx_t *u, ucx_worker_t *k, uint32_t m, dmr_err_t *er
 			      .address = n->addr,
 			      .err_mode = UCP_ERR_HANDLING_MODE_PEER,
 			      .err_handler = {.cb = ep_failed, .arg = e}};
+	if (u->sockaddr) {
+		/* a UCP client of the MN's listener: UCX's CM carries the
+		 * wireup (ucx_cm.c) */
+		ep.field_mask &= ~(uint64_t)UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
+		ep.field_mask |= UCP_EP_PARAM_FIELD_SOCK_ADDR | UCP_EP_PARAM_FIELD_FLAGS;
+		ep.flags = UCP_EP_PARAMS_FLAGS_CLIENT_SERVER;
+		ep.sockaddr = (ucs_sock_addr_t){.addr = (const struct sockaddr *)&n->listen_at,
+						.addrlen = n->listen_len};
+	}
 	ucs_status_t st = ucp_ep_create(k->w, &ep, &e->ep);
 	if (st == UCS_ERR_UNREACHABLE) {
 		/* shared-memory transports (sm: posix, sysv, cma) cannot detect
@@ -192,6 +224,19 @@ static dmr_status_t ep_open(ucx_t *u, ucx_worker_t *k, uint32_t m, dmr_err_t *er
 				   "ucx: worker %u -> MN %u: ucp_ep_create: %s: UCX_TLS=%s names "
 				   "no transport that reaches the MN with RMA and 64-bit atomics",
 				   k->id, m, ucs_status_string(st), dmr_ucx_tls());
+	}
+	int timed_out = 0;
+	/* a client endpoint learns the MN's transports during its wireup: the
+	 * rkey is unpacked for the lanes it then has (ucp_ep_rkey_unpack
+	 * unpacks only what the endpoint reaches) */
+	if (u->sockaddr && dmr_ucx_wait_wired(k->w, e->ep, CONNECT_PS, &timed_out) != DMR_OK) {
+		u->unwired = timed_out;
+		return dmr_err_set(err, DMR_ERR_NODEV,
+				   "ucx: worker %u -> MN %u: the client-server wireup to %s %s "
+				   "(UCX_TLS=%s)",
+				   k->id, m, getenv("DMR_UCX_LISTEN"),
+				   timed_out ? "did not complete in 10 s" : "failed",
+				   dmr_ucx_tls());
 	}
 	if ((st = ucp_ep_rkey_unpack(e->ep, n->rkey_buf, &e->rkey)) != UCS_OK) {
 		e->rkey = NULL;
@@ -360,9 +405,12 @@ static dmr_status_t open_mns(ucx_t *u, const dmr_be_config_t *cfg, dmr_err_t *er
 					   "ucx: DMR_UCX_MN=%s: an empty host:port", list);
 		return DMR_OK;
 	}
-	for (uint32_t m = 0; m < u->mns; m++)
+	for (uint32_t m = 0; m < u->mns; m++) {
 		if ((s = dmr_ucx_mn_open(u->mn_ctx, &u->mn[m], m, cfg->mr_size, err)) != DMR_OK)
 			return s;
+		if (u->sockaddr && (s = dmr_ucx_mn_listen(u, &u->mn[m], m, err)) != DMR_OK)
+			return s;
+	}
 	if (pthread_create(&u->mn_thread, NULL, mn_thread, u) != 0)
 		return dmr_err_set(err, DMR_ERR_NOMEM, "ucx: cannot start the MN thread");
 	u->mn_thread_on = 1;
@@ -387,7 +435,9 @@ static dmr_status_t ucx_open_all(ucx_t *u, const dmr_be_config_t *cfg, dmr_err_t
 	u->wk = calloc(u->nworkers, sizeof(*u->wk));
 	if (!u->mn || !u->wk)
 		return dmr_err_set(err, DMR_ERR_NOMEM, "ucx: out of memory");
-	dmr_status_t s;
+	dmr_status_t s = dmr_ucx_cm_mode(u, remote && *remote, err);
+	if (s != DMR_OK)
+		return s;
 	for (uint32_t m = 0; m < u->mns; m++)
 		u->mn[m].sock = -1;
 	if ((s = open_mns(u, cfg, err)) != DMR_OK)
@@ -439,8 +489,11 @@ static dmr_status_t ucx_be_open(const dmr_be_config_t *cfg, dmr_be_t **be_p, dmr
 	u->be.ops = &dmr_ucx_ops;
 	const char *info = getenv("DMR_UCX_INFO");
 	if (info && strcmp(info, "1") == 0) {
-		fprintf(stderr, "ucx: UCX_TLS=%s; worker 0 -> MN 0 (peer error handling %s):\n",
-			dmr_ucx_tls(), u->wk[0].eps[0].no_peer_errors ? "off" : "on");
+		fprintf(stderr,
+			"ucx: UCX_TLS=%s; worker 0 -> MN 0 (connection mode %s, peer error "
+			"handling %s):\n",
+			dmr_ucx_tls(), u->sockaddr ? "sockaddr" : "address",
+			u->wk[0].eps[0].no_peer_errors ? "off" : "on");
 		ucp_ep_print_info(u->wk[0].eps[0].ep, stderr);
 	}
 	*be_p = &u->be;

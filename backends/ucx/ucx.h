@@ -36,6 +36,28 @@
  * endpoint's next WR complete with DMR_WC_RETRY_EXC_ERR and later ones
  * with DMR_WC_FLUSH_ERR.
  *
+ * Connection modes (DMR_UCX_CONNECT=auto|address|sockaddr; ucx_cm.c):
+ * address (the default) creates each endpoint from the MN worker's address
+ * as above; UCX then does its wireup over an auxiliary transport (UD for
+ * rc). sockaddr (auto picks it when UCX_TLS names an RDMA transport: rc,
+ * rc_verbs, rc_mlx5, rc_x, dc*, ud*, ib, mlx5) makes each loopback MN's
+ * worker listen (ucp_listener_create) on DMR_UCX_LISTEN (a numeric IPv4 or
+ * IPv6 address, the RDMA device's netdev address; UCX picks the port) and
+ * accept each connection request into an endpoint of its own (closed at
+ * close()); each CN endpoint is a client of that socket address
+ * (UCP_EP_PARAMS_FLAGS_CLIENT_SERVER), its wireup carried by UCX's CM
+ * component (rdmacm on an RDMA device), so rc_verbs needs no UD lane. A
+ * client endpoint learns the MN's transports during its wireup: open()
+ * waits for it (a flush of the empty endpoint, 10 s at most) before it
+ * unpacks the rkey. In this mode the MN thread keeps progressing, yielding
+ * the CPU, for 200 ms after its last event before it sleeps (software
+ * atomics on the MN's CPU, whose requests did not wake its event fd on
+ * rc_verbs). Errors at open: DMR_ERR_INVALID for a DMR_UCX_CONNECT that is
+ * no mode, sockaddr without DMR_UCX_LISTEN or with one that is not a
+ * numeric address, sockaddr with DMR_UCX_MN (the MN processes use the
+ * address mode only); DMR_ERR_NODEV when UCX cannot listen there or the
+ * wireup fails or does not complete in 10 s.
+ *
  * Transports: UCX reads UCX_TLS (and every other UCX_* variable) itself;
  * unset, UCX chooses. A UCX_TLS under which no transport can carry RMA and
  * 64-bit atomics from a CN worker to an MN (ucp_init or ucp_ep_create

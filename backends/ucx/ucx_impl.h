@@ -7,6 +7,7 @@
 
 #include <pthread.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 #include <ucp/api/ucp.h>
 
@@ -99,6 +100,14 @@ typedef struct ucx_mn {
 	ucp_address_t *addr; /* the MN worker's address, what a CN connects to */
 	size_t addr_len;
 	int efd;
+	/* the sockaddr connection mode (ucx_cm.c): the MN worker's listener,
+	 * the address it listens on (the port UCX picked) and the endpoints it
+	 * accepted (created on the MN thread, closed by mn_close) */
+	ucp_listener_h listener;
+	struct sockaddr_storage listen_at;
+	socklen_t listen_len;
+	ucp_ep_h *sep;
+	uint32_t nsep, capsep;
 } ucx_mn_t;
 
 typedef struct ucx {
@@ -120,6 +129,12 @@ typedef struct ucx {
 	 * rxe in the VM, whose UD wireup datagrams were never acknowledged
 	 * (docs/UCX.md "rc on rxe"). */
 	int unwired;
+	/* 1: the sockaddr connection mode (ucx.h "Connection modes"): the MNs
+	 * listen on listen_at (DMR_UCX_LISTEN, port 0), the CNs' endpoints are
+	 * UCP clients of them */
+	int sockaddr;
+	struct sockaddr_storage listen_at;
+	socklen_t listen_len;
 } ucx_t;
 
 /* ucx.c: a UCP context with features (mt_workers_shared = shared), a
@@ -143,6 +158,24 @@ dmr_status_t dmr_ucx_mn_connect(ucx_t *u, uint32_t m, const char *hostport, uint
  * process). Loopback: the single-process barrier. */
 dmr_status_t dmr_ucx_barrier(dmr_be_t *be, const dmr_be_barrier_t *b, int64_t *sum_p,
 			     dmr_err_t *err);
+
+/* ucx_cm.c: the connection mode of u from DMR_UCX_CONNECT (auto, address,
+ * sockaddr; auto = sockaddr when UCX_TLS names an RDMA transport) and, for
+ * sockaddr, the address of DMR_UCX_LISTEN into u->listen_at. remote: the MNs
+ * are MN processes (DMR_UCX_MN), where sockaddr is refused. Errors:
+ * DMR_ERR_INVALID naming the variable. */
+dmr_status_t dmr_ucx_cm_mode(ucx_t *u, int remote, dmr_err_t *err);
+/* MN m's listener on u->listen_at (UCX picks the port: n->listen_at);
+ * accepted endpoints go to n->sep. DMR_ERR_NODEV when UCX cannot listen
+ * there. */
+dmr_status_t dmr_ucx_mn_listen(ucx_t *u, ucx_mn_t *n, uint32_t m, dmr_err_t *err);
+/* Destroy n's listener and close its accepted endpoints (MN thread
+ * stopped: progresses n->w itself). */
+void dmr_ucx_mn_unlisten(ucx_mn_t *n);
+/* Wait until ep's wireup is done (a flush of the empty endpoint completes),
+ * progressing w, ps picoseconds at most. DMR_OK, or DMR_ERR_NODEV (the
+ * flush failed, or *timed_out = 1: its request is left to UCP). */
+dmr_status_t dmr_ucx_wait_wired(ucp_worker_h w, ucp_ep_h ep, uint64_t ps, int *timed_out);
 
 /* ucx_post.c: the data path. */
 dmr_status_t dmr_ucx_post(dmr_be_t *be, uint32_t worker, uint32_t mn, const dmr_wr_t *wrs,

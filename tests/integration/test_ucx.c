@@ -116,6 +116,94 @@ START_TEST(run_with_unusable_ucx_tls_exits_2)
 }
 END_TEST
 
+/* The connection mode's bad input (ucx.h "Connection modes"): a
+ * DMR_UCX_CONNECT that is not a mode, sockaddr without DMR_UCX_LISTEN or
+ * with one that is not a numeric address, sockaddr with MN processes:
+ * DMR_ERR_INVALID naming the variable. UCX_TLS=rc (auto: sockaddr): refused
+ * naming UCX_TLS where this host has no rc (ucp_init), else naming
+ * DMR_UCX_LISTEN. */
+START_TEST(connect_mode_bad_input_refused)
+{
+	const char *cases[][4] = {
+	    /* DMR_UCX_CONNECT, DMR_UCX_LISTEN, DMR_UCX_MN, the message */
+	    {"bogus", NULL, NULL, "DMR_UCX_CONNECT=bogus: not auto, address or sockaddr"},
+	    {"sockaddr", NULL, NULL, "needs DMR_UCX_LISTEN=IP"},
+	    {"sockaddr", "10.0.0.300", NULL, "DMR_UCX_LISTEN=10.0.0.300: not a numeric"},
+	    {"sockaddr", "127.0.0.1", "127.0.0.1:1", "is loopback-only"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		setenv("DMR_UCX_CONNECT", cases[i][0], 1);
+		if (cases[i][1])
+			setenv("DMR_UCX_LISTEN", cases[i][1], 1);
+		if (cases[i][2])
+			setenv("DMR_UCX_MN", cases[i][2], 1);
+		dmr_be_t *be = NULL;
+		dmr_err_t err;
+		ck_assert_int_eq(try_open(1, 1, &be, &err), DMR_ERR_INVALID);
+		ck_assert_msg(strstr(err.msg, cases[i][3]), "case %zu: %s", i, err.msg);
+		unsetenv("DMR_UCX_CONNECT");
+		unsetenv("DMR_UCX_LISTEN");
+		unsetenv("DMR_UCX_MN");
+	}
+	setenv("UCX_TLS", "rc", 1);
+	dmr_be_t *be = NULL;
+	dmr_err_t err;
+	dmr_status_t st = try_open(1, 1, &be, &err);
+	setenv("UCX_TLS", g_tls, 1);
+	ck_assert_msg((st == DMR_ERR_NODEV && strstr(err.msg, "UCX_TLS=rc names no usable")) ||
+			  (st == DMR_ERR_INVALID && strstr(err.msg, "needs DMR_UCX_LISTEN")),
+		      "UCX_TLS=rc: %d %s", st, err.msg);
+}
+END_TEST
+
+/* The same through the command line: exit 2, no summary written. */
+START_TEST(run_with_bad_connect_mode_exits_2)
+{
+	setenv("DMR_UCX_CONNECT", "sockaddr", 1);
+	char out[DMR_TEST_DIR_MAX], sum[DMR_TEST_DIR_MAX + 16];
+	dmr_test_path(out, sizeof(out), "badmode");
+	dmr_test_run_t r = dmr_test_dmr("run", "--backend", "ucx", "--cns", "1", "--threads", "1",
+					"--txns", "10", "--out", out, NULL);
+	unsetenv("DMR_UCX_CONNECT");
+	ck_assert_msg(r.status == 2, "exit %d\n%s", r.status, r.err);
+	ck_assert_msg(strstr(r.err, "needs DMR_UCX_LISTEN"), "%s", r.err);
+	snprintf(sum, sizeof(sum), "%s/summary.csv", out);
+	ck_assert(!dmr_test_exists(sum));
+	dmr_test_run_free(&r);
+}
+END_TEST
+
+/* The sockaddr mode on tcp (loopback): the endpoints are clients of the
+ * MNs' listeners (DMR_UCX_INFO names the mode), and `dmreplay run` on the
+ * TPC-C sample verifies. tcp only: the mode exists for RDMA transports,
+ * scripts/rxe-ucx-check runs it on rc_verbs in the VM. */
+START_TEST(sockaddr_mode_replay_verified)
+{
+	if (strcmp(g_tls, "tcp") != 0) {
+		printf("SKIPPED: sockaddr_mode_replay_verified: UCX_TLS=%s, not tcp\n", g_tls);
+		return;
+	}
+	setenv("DMR_UCX_CONNECT", "sockaddr", 1);
+	setenv("DMR_UCX_LISTEN", "127.0.0.1", 1);
+	setenv("DMR_UCX_INFO", "1", 1);
+	char out[DMR_TEST_DIR_MAX], trace[DMR_TEST_DIR_MAX + 64];
+	dmr_test_path(out, sizeof(out), "sockaddr");
+	snprintf(trace, sizeof(trace), "%s/traces/samples/tpcc-extreme.csv", dmr_test_src);
+	dmr_test_run_t r =
+	    dmr_test_dmr("run", "--backend", "ucx", "--trace", trace, "--cns", "1", "--threads",
+			 "2", "--coros", "2", "--txns", "500", "--out", out, NULL);
+	unsetenv("DMR_UCX_CONNECT");
+	unsetenv("DMR_UCX_LISTEN");
+	unsetenv("DMR_UCX_INFO");
+	dmr_test_run_ok(&r);
+	ck_assert_msg(strstr(r.err, "connection mode sockaddr"), "%s", r.err);
+	ck_assert_msg(strstr(r.out, "verification   PASSED") && strstr(r.out, "tpcc C1 C2 C3 ok"),
+		      "%s", r.out);
+	ck_assert_msg(!strstr(r.out, " 0 committed"), "%s", r.out);
+	dmr_test_run_free(&r);
+}
+END_TEST
+
 /* Three MNs: a WRITE to each lands in its own region only (offset 64 of
  * MN m holds 100 + m), READs and an FAA per MN; MN_STATS counts each MN's
  * WRs. */
@@ -438,6 +526,9 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, transports_follow_ucx_tls);
 	tcase_add_test(tc, unusable_ucx_tls_refused);
 	tcase_add_test(tc, run_with_unusable_ucx_tls_exits_2);
+	tcase_add_test(tc, connect_mode_bad_input_refused);
+	tcase_add_test(tc, run_with_bad_connect_mode_exits_2);
+	tcase_add_test(tc, sockaddr_mode_replay_verified);
 	tcase_add_test(tc, several_mns);
 	tcase_add_test(tc, atomics_from_threads);
 	tcase_add_test(tc, mr_dereg_unknown_refused);
