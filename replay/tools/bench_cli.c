@@ -564,9 +564,10 @@ int dmr_bench_main(int argc, char **argv)
 		dmr_verbs_set_queue(0, -1);
 #endif
 	if (st != DMR_OK) {
-		/* a bad profile, or no such device / port / GID: bad input (2) */
+		/* a bad profile, no such device / port / GID, or a setting the
+		 * backend refuses (ucx: DMR_UCX_CONNECT): bad input (2), as run */
 		int bad_input = (sim && (st == DMR_ERR_IO || st == DMR_ERR_PARSE)) ||
-				st == DMR_ERR_NODEV || st == DMR_ERR_RANGE;
+				st == DMR_ERR_NODEV || st == DMR_ERR_RANGE || st == DMR_ERR_INVALID;
 		int bad_profile = sim && (st == DMR_ERR_IO || st == DMR_ERR_PARSE);
 		fprintf(stderr, "dmreplay bench: %s%s\n", bad_profile ? "option --profile: " : "",
 			err.msg);
