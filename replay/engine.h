@@ -20,6 +20,7 @@
 #include "breakdown.h"
 #include "lathist.h"
 #include "results.h"
+#include "txnq.h"
 
 struct dmr_replay_opts; /* replay.h (not included: replay.c includes this file) */
 
@@ -32,8 +33,31 @@ typedef struct qtxn {
 	dmr_trace_txn_t t;    /* ops[] truncated to nops */
 } qtxn_t;
 
+/* Bytes of read-ahead copies (qtxn_t, all the workers' queues and aura's
+ * inboxes together) beyond which a transaction read ahead is packed
+ * (txnq.h) instead of copied; dmr_replay_opts_t.readahead_copy_max
+ * overrides it (tests). The queues grow with the trace's length because
+ * the workers drift apart as a random walk (transaction i goes to worker
+ * i mod W): SmallBank at 4 x 28 x 3 queued at most 19,758 transactions
+ * (7.1 MiB of copies) over 1 M transactions, 57,291 (20.5 MiB) over 10 M;
+ * TPC-C extreme's 5,000-transaction run at most 5.5 MiB. Packing costs
+ * about 32,000 instructions per TPC-C transaction (callgrind: +21 % on
+ * that run when every transaction was packed), so it is kept for the
+ * memory that grows: 8 MiB of copies is a fixed cost (a fifth of the
+ * engine's ~40 MiB max RSS on those runs) under which runs of up to about
+ * a million SmallBank transactions, and the test and sweep-cell sizes,
+ * pack nothing and run as before; beyond it memory grows only by the
+ * packed bytes (~50 B per SmallBank transaction), within issue #13 item
+ * 3's 10 % from 1 M to 10 M (docs/PERFORMANCE.md "Read-ahead"). */
+#define DMR_READAHEAD_COPY_MAX (8ull << 20)
+
+/* A worker's (or an inbox's) FIFO: copies first, then packed ones (once
+ * one is packed the later ones are too, until the packed part drains, so
+ * trace order holds). */
 typedef struct wqueue {
-	qtxn_t *head, *tail;
+	qtxn_t *head, *tail; /* copies, oldest first */
+	dmr_txnq_t pk;	     /* packed, younger than every copy */
+	uint64_t n;	     /* both */
 } wqueue_t;
 
 typedef struct engine {
@@ -45,6 +69,10 @@ typedef struct engine {
 	int eof;
 	uint32_t nworkers, coros;
 	wqueue_t *q;
+	dmr_txnq_pool_t qpool; /* the packed queues' chunks */
+	uint64_t qcopy_bytes;  /* bytes of copies in q and inbox */
+	uint64_t qcopy_max;    /* DMR_READAHEAD_COPY_MAX or the option */
+	uint64_t qpacked;      /* transactions packed so far */
 	dmr_txn_ctx_t *ctx;
 	qtxn_t **cur; /* per context: the transaction it runs */
 	uint32_t nctx;
@@ -140,8 +168,11 @@ dmr_status_t dmr_eng_preload(engine_t *e, uint64_t *n_p);
  * routes by aura (dispatch.c). Takes the engine lock. Errors: the trace
  * reader's (e->err says why), dmr_be_timer's. */
 dmr_status_t dmr_eng_next_for(engine_t *e, struct thr *th, uint32_t w, uint32_t ci, qtxn_t **q_p);
-/* Pop a queue's head (not empty). */
-qtxn_t *dmr_eng_wq_pop(wqueue_t *wq);
+/* Pop a queue's head (not empty): a copy, or a packed one unpacked into a
+ * malloc'd qtxn_t; the caller frees it. NULL: out of memory. */
+qtxn_t *dmr_eng_wq_pop(engine_t *e, wqueue_t *wq);
+/* Free what a queue holds (its copies, its packed chunks to e->qpool). */
+void dmr_eng_wq_fini(engine_t *e, wqueue_t *wq);
 /* Drift: move t's partitioned operations to the hot set's place at now
  * (FORMAT.md "Drift"). */
 void dmr_eng_drift_remap(engine_t *e, dmr_trace_txn_t *t, uint64_t now);
