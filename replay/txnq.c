@@ -14,7 +14,7 @@ struct dmr_txnq_chunk {
 };
 
 /* Every field pushed and popped below; a field added to these structs must
- * be added to put_txn and get_txn (and this check updated). */
+ * be added to enc_txn and dec_txn (and this check updated). */
 _Static_assert(sizeof(dmr_trace_op_t) == 160 && sizeof(dmr_trace_act_t) == 24 &&
 		   sizeof(dmr_trace_val_t) == 16 && sizeof(dmr_trace_guard_t) == 8,
 	       "dmr_trace_op_t changed: update replay/txnq.c");
@@ -39,78 +39,145 @@ static void chunk_put(dmr_txnq_pool_t *pool, dmr_txnq_chunk_t *c)
 	pool->free = c;
 }
 
-/* ---- writing ---- */
+/* The largest record: its length, then nops, id, tag, type, xv, line, and
+ * per op 15 fields and 5 per action, each at most 10 bytes. */
+#define TXNQ_REC_MAX (10u * (7u + DMR_TRACE_MAX_OPS * (15u + 5u * DMR_TRACE_MAX_ACTS)))
 
-typedef struct wcur {
-	dmr_txnq_chunk_t *ch;
-	dmr_txnq_pool_t *pool;
-	int failed;
-} wcur_t;
+/* ---- varints into and out of a contiguous buffer ---- */
 
-static void put_u(wcur_t *w, uint64_t v)
+static inline unsigned char *enc_u(unsigned char *p, uint64_t v)
 {
-	do {
-		if (w->ch->wr == TXNQ_CHUNK) {
-			dmr_txnq_chunk_t *n = chunk_get(w->pool);
-			if (!n) {
-				w->failed = 1;
-				return;
-			}
-			w->ch->next = n;
-			w->ch = n;
-		}
-		unsigned char b = v & 0x7f;
+	while (v >= 0x80) {
+		*p++ = (unsigned char)(v | 0x80);
 		v >>= 7;
-		w->ch->b[w->ch->wr++] = (unsigned char)(b | (v ? 0x80 : 0));
-	} while (v);
+	}
+	*p++ = (unsigned char)v;
+	return p;
 }
 
 /* zigzag: small magnitudes of either sign in few bytes */
-static void put_s(wcur_t *w, int64_t v)
+static inline unsigned char *enc_s(unsigned char *p, int64_t v)
 {
-	put_u(w, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
+	return enc_u(p, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
 }
 
-static void put_val(wcur_t *w, const dmr_trace_val_t *v)
+static inline uint64_t dec_u(const unsigned char **pp)
 {
-	put_s(w, v->lit);
-	put_s(w, v->op);
-	put_u(w, v->field);
+	const unsigned char *p = *pp;
+	uint64_t v = *p++;
+	if (v >= 0x80) {
+		v &= 0x7f;
+		unsigned sh = 7;
+		uint64_t b;
+		do {
+			b = *p++;
+			v |= (b & 0x7f) << sh;
+			sh += 7;
+		} while (b & 0x80);
+	}
+	*pp = p;
+	return v;
 }
 
-static void put_txn(wcur_t *w, const dmr_trace_txn_t *t, uint64_t tag)
+static inline int64_t dec_s(const unsigned char **pp)
 {
-	put_u(w, t->nops);
-	put_u(w, t->id);
-	put_u(w, tag);
-	put_u(w, t->type);
-	put_s(w, t->xv);
-	put_u(w, t->line);
-	for (uint32_t i = 0; i < t->nops && !w->failed; i++) {
+	uint64_t u = dec_u(pp);
+	return (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
+}
+
+/* The fields after the length: nops and id first (dmr_txnq_head). */
+static unsigned char *enc_txn(unsigned char *p, const dmr_trace_txn_t *t, uint64_t tag)
+{
+	p = enc_u(p, t->nops);
+	p = enc_u(p, t->id);
+	p = enc_u(p, tag);
+	p = enc_u(p, t->type);
+	p = enc_s(p, t->xv);
+	p = enc_u(p, t->line);
+	for (uint32_t i = 0; i < t->nops; i++) {
 		const dmr_trace_op_t *o = &t->ops[i];
-		put_u(w, o->kind);
-		put_u(w, o->table);
-		put_u(w, o->round);
-		put_u(w, o->count);
-		put_s(w, o->key);
-		put_val(w, &o->dep);
-		put_s(w, o->lo);
-		put_s(w, o->hi);
-		put_u(w, o->guard.kind);
-		put_s(w, o->guard.op);
-		put_u(w, o->guard.f);
-		put_u(w, o->guard.f2);
-		put_u(w, o->nacts);
+		p = enc_u(p, o->kind);
+		p = enc_u(p, o->table);
+		p = enc_u(p, o->round);
+		p = enc_u(p, o->count);
+		p = enc_s(p, o->key);
+		p = enc_s(p, o->dep.lit);
+		p = enc_s(p, o->dep.op);
+		p = enc_u(p, o->dep.field);
+		p = enc_s(p, o->lo);
+		p = enc_s(p, o->hi);
+		p = enc_u(p, o->guard.kind);
+		p = enc_s(p, o->guard.op);
+		p = enc_u(p, o->guard.f);
+		p = enc_u(p, o->guard.f2);
+		p = enc_u(p, o->nacts);
 		for (uint32_t a = 0; a < o->nacts && a < DMR_TRACE_MAX_ACTS; a++) {
-			put_u(w, o->acts[a].kind);
-			put_u(w, o->acts[a].field);
-			put_val(w, &o->acts[a].val);
+			const dmr_trace_act_t *x = &o->acts[a];
+			p = enc_u(p, x->kind);
+			p = enc_u(p, x->field);
+			p = enc_s(p, x->val.lit);
+			p = enc_s(p, x->val.op);
+			p = enc_u(p, x->val.field);
 		}
+	}
+	return p;
+}
+
+static void dec_txn(const unsigned char *p, dmr_trace_txn_t *t, uint64_t *tag_p)
+{
+	t->nops = (uint32_t)dec_u(&p);
+	t->id = dec_u(&p);
+	*tag_p = dec_u(&p);
+	t->type = (uint16_t)dec_u(&p);
+	t->xv = dec_s(&p);
+	t->line = (uint32_t)dec_u(&p);
+	for (uint32_t i = 0; i < t->nops; i++) {
+		dmr_trace_op_t *o = &t->ops[i];
+		o->kind = (uint8_t)dec_u(&p);
+		o->table = (uint8_t)dec_u(&p);
+		o->round = (uint16_t)dec_u(&p);
+		o->count = (uint32_t)dec_u(&p);
+		o->key = dec_s(&p);
+		o->dep.lit = dec_s(&p);
+		o->dep.op = (int16_t)dec_s(&p);
+		o->dep.field = (uint16_t)dec_u(&p);
+		o->lo = dec_s(&p);
+		o->hi = dec_s(&p);
+		o->guard.kind = (uint8_t)dec_u(&p);
+		o->guard.op = (int16_t)dec_s(&p);
+		o->guard.f = (uint16_t)dec_u(&p);
+		o->guard.f2 = (uint16_t)dec_u(&p);
+		uint32_t na = (uint32_t)dec_u(&p);
+		o->nacts = (uint8_t)na;
+		uint32_t a = 0;
+		for (; a < na && a < DMR_TRACE_MAX_ACTS; a++) {
+			dmr_trace_act_t *x = &o->acts[a];
+			x->kind = (uint8_t)dec_u(&p);
+			x->field = (uint16_t)dec_u(&p);
+			x->val.lit = dec_s(&p);
+			x->val.op = (int16_t)dec_s(&p);
+			x->val.field = (uint16_t)dec_u(&p);
+		}
+		if (a < DMR_TRACE_MAX_ACTS) /* zero beyond nacts, as documented */
+			memset(&o->acts[a], 0, sizeof(o->acts[0]) * (DMR_TRACE_MAX_ACTS - a));
 	}
 }
 
+/* ---- writing ---- */
+
 int dmr_txnq_push(dmr_txnq_t *q, dmr_txnq_pool_t *pool, const dmr_trace_txn_t *t, uint64_t tag)
 {
+	if (!pool->buf && !(pool->buf = malloc(TXNQ_REC_MAX)))
+		return -1;
+	/* the fields after 10 bytes of room, then the length before them */
+	unsigned char *body = pool->buf + 10;
+	size_t blen = (size_t)(enc_txn(body, t, tag) - body);
+	unsigned char len[10];
+	size_t llen = (size_t)(enc_u(len, blen) - len);
+	unsigned char *rec = body - llen;
+	memcpy(rec, len, llen);
+	size_t n = llen + blen;
+
 	int fresh = !q->tail;
 	if (fresh) {
 		dmr_txnq_chunk_t *c = chunk_get(pool);
@@ -119,24 +186,34 @@ int dmr_txnq_push(dmr_txnq_t *q, dmr_txnq_pool_t *pool, const dmr_trace_txn_t *t
 		q->head = q->tail = c;
 		q->rd = 0;
 	}
-	dmr_txnq_chunk_t *old = q->tail;
+	dmr_txnq_chunk_t *old = q->tail, *c = old;
 	uint32_t old_wr = old->wr;
-	wcur_t w = {old, pool, 0};
-	put_txn(&w, t, tag);
-	if (w.failed) { /* give back what this push took */
-		for (dmr_txnq_chunk_t *c = old->next, *n; c; c = n) {
-			n = c->next;
-			chunk_put(pool, c);
+	while (n) {
+		if (c->wr == TXNQ_CHUNK) {
+			dmr_txnq_chunk_t *nc = chunk_get(pool);
+			if (!nc) { /* give back what this push took */
+				for (dmr_txnq_chunk_t *x = old->next, *y; x; x = y) {
+					y = x->next;
+					chunk_put(pool, x);
+				}
+				old->next = NULL;
+				old->wr = old_wr;
+				if (fresh) {
+					chunk_put(pool, old);
+					q->head = q->tail = NULL;
+				}
+				return -1;
+			}
+			c->next = nc;
+			c = nc;
 		}
-		old->next = NULL;
-		old->wr = old_wr;
-		if (fresh) {
-			chunk_put(pool, old);
-			q->head = q->tail = NULL;
-		}
-		return -1;
+		size_t k = TXNQ_CHUNK - c->wr < n ? TXNQ_CHUNK - c->wr : n;
+		memcpy(c->b + c->wr, rec, k);
+		c->wr += (uint32_t)k;
+		rec += k;
+		n -= k;
 	}
-	q->tail = w.ch;
+	q->tail = c;
 	q->n++;
 	return 0;
 }
@@ -148,6 +225,7 @@ typedef struct rcur {
 	uint32_t pos;
 } rcur_t;
 
+/* one varint byte by byte, across chunks (a record's length, the head) */
 static uint64_t get_u(rcur_t *r)
 {
 	uint64_t v = 0;
@@ -165,22 +243,10 @@ static uint64_t get_u(rcur_t *r)
 	return v;
 }
 
-static int64_t get_s(rcur_t *r)
-{
-	uint64_t u = get_u(r);
-	return (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
-}
-
-static void get_val(rcur_t *r, dmr_trace_val_t *v)
-{
-	v->lit = get_s(r);
-	v->op = (int16_t)get_s(r);
-	v->field = (uint16_t)get_u(r);
-}
-
 void dmr_txnq_head(const dmr_txnq_t *q, uint32_t *nops_p, uint64_t *id_p)
 {
 	rcur_t r = {q->head, q->rd};
+	(void)get_u(&r); /* the length */
 	*nops_p = (uint32_t)get_u(&r);
 	*id_p = get_u(&r);
 }
@@ -190,33 +256,28 @@ int dmr_txnq_pop(dmr_txnq_t *q, dmr_txnq_pool_t *pool, dmr_trace_txn_t *t, uint6
 	if (!q->n)
 		return 0;
 	rcur_t r = {q->head, q->rd};
-	t->nops = (uint32_t)get_u(&r);
-	t->id = get_u(&r);
-	*tag_p = get_u(&r);
-	t->type = (uint16_t)get_u(&r);
-	t->xv = get_s(&r);
-	t->line = (uint32_t)get_u(&r);
-	for (uint32_t i = 0; i < t->nops; i++) {
-		dmr_trace_op_t *o = &t->ops[i];
-		memset(o, 0, sizeof(*o));
-		o->kind = (uint8_t)get_u(&r);
-		o->table = (uint8_t)get_u(&r);
-		o->round = (uint16_t)get_u(&r);
-		o->count = (uint32_t)get_u(&r);
-		o->key = get_s(&r);
-		get_val(&r, &o->dep);
-		o->lo = get_s(&r);
-		o->hi = get_s(&r);
-		o->guard.kind = (uint8_t)get_u(&r);
-		o->guard.op = (int16_t)get_s(&r);
-		o->guard.f = (uint16_t)get_u(&r);
-		o->guard.f2 = (uint16_t)get_u(&r);
-		o->nacts = (uint8_t)get_u(&r);
-		for (uint32_t a = 0; a < o->nacts && a < DMR_TRACE_MAX_ACTS; a++) {
-			o->acts[a].kind = (uint8_t)get_u(&r);
-			o->acts[a].field = (uint16_t)get_u(&r);
-			get_val(&r, &o->acts[a].val);
+	size_t n = (size_t)get_u(&r);
+	while (r.pos == r.ch->wr) { /* the fields start in the next chunk */
+		r.ch = r.ch->next;
+		r.pos = 0;
+	}
+	if (r.pos + n <= r.ch->wr) { /* in one chunk: in place */
+		dec_txn(r.ch->b + r.pos, t, tag_p);
+		r.pos += (uint32_t)n;
+	} else { /* across chunks: gathered into pool->buf (push made it) */
+		unsigned char *p = pool->buf;
+		while (n) {
+			if (r.pos == r.ch->wr) {
+				r.ch = r.ch->next;
+				r.pos = 0;
+			}
+			size_t k = r.ch->wr - r.pos < n ? r.ch->wr - r.pos : n;
+			memcpy(p, r.ch->b + r.pos, k);
+			p += k;
+			r.pos += (uint32_t)k;
+			n -= k;
 		}
+		dec_txn(pool->buf, t, tag_p);
 	}
 	q->n--;
 	if (!q->n) { /* empty: every chunk back */
@@ -224,9 +285,9 @@ int dmr_txnq_pop(dmr_txnq_t *q, dmr_txnq_pool_t *pool, dmr_trace_txn_t *t, uint6
 		return 1;
 	}
 	while (q->head != r.ch) {
-		dmr_txnq_chunk_t *n = q->head->next;
+		dmr_txnq_chunk_t *nx = q->head->next;
 		chunk_put(pool, q->head);
-		q->head = n;
+		q->head = nx;
 	}
 	q->rd = r.pos;
 	return 1;
@@ -251,4 +312,6 @@ void dmr_txnq_pool_fini(dmr_txnq_pool_t *pool)
 	}
 	pool->free = NULL;
 	pool->chunks = 0;
+	free(pool->buf);
+	pool->buf = NULL;
 }

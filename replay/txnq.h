@@ -12,12 +12,15 @@
  * and of its ops as an LEB128 varint (signed ones zigzag-coded), so a field
  * at 0 takes one byte; a SmallBank transaction takes about 50 B instead of
  * about 380 B. The bytes go into 4 KiB chunks shared by all queues through
- * a free list (no malloc per transaction once the queues are warm).
+ * a free list (no malloc per transaction once the queues are warm). A
+ * record is its length and then its fields, so that one lying in a single
+ * chunk (most) is decoded in place, without a check per byte.
  *
- * Packing costs CPU (about 31,000 instructions per TPC-C transaction
- * packed and unpacked, callgrind): the engine packs only what is read
- * ahead beyond DMR_READAHEAD_COPY_MAX bytes of plain copies (engine.h),
- * so a run whose queues stay short never packs.
+ * Packing costs CPU (callgrind, per TPC-C extreme transaction packed and
+ * unpacked: about 32,000 instructions byte by byte, about X in place):
+ * the engine packs only what is read ahead beyond DMR_READAHEAD_COPY_MAX
+ * bytes of plain copies (engine.h), so a run whose queues stay short never
+ * packs.
  *
  * What dmr_txnq_pop returns equals, field by field, what dmr_txnq_push was
  * given (tests/unit/test_txnq.c); acts[] beyond nacts are zero.
@@ -36,7 +39,8 @@ typedef struct dmr_txnq_chunk dmr_txnq_chunk_t;
  * start; dmr_txnq_pool_fini frees it. */
 typedef struct dmr_txnq_pool {
 	dmr_txnq_chunk_t *free;
-	uint64_t chunks; /* allocated so far (held by queues or free) */
+	uint64_t chunks;    /* allocated so far (held by queues or free) */
+	unsigned char *buf; /* one record being packed or gathered (txnq.c) */
 } dmr_txnq_pool_t;
 
 /* One FIFO. Zero it to start (empty); dmr_txnq_fini returns its chunks. */
