@@ -19,13 +19,13 @@ static inline size_t qtxn_size(uint32_t nops)
 }
 
 /* Append t (group, remapped: its qtxn_t fields) to wq: a copy while the
- * copies queued stay within e->qcopy_max and wq has no packed one, else
- * packed (engine.h DMR_READAHEAD_COPY_MAX). 0, or -1 out of memory. */
+ * copies queued stay within e->qcopy_max_txns and e->qcopy_max bytes and
+ * wq has no packed one, else packed (engine.h DMR_READAHEAD_COPY_MAX). 0, or -1 out of memory. */
 static int wq_push(engine_t *e, wqueue_t *wq, const dmr_trace_txn_t *t, uint32_t group,
 		   uint8_t remapped)
 {
 	size_t sz = qtxn_size(t->nops);
-	if (!wq->pk.n && e->qcopy_bytes + sz <= e->qcopy_max) {
+	if (!wq->pk.n && e->qcopy_n < e->qcopy_max_txns && e->qcopy_bytes + sz <= e->qcopy_max) {
 		qtxn_t *q = malloc(sz);
 		if (!q)
 			return -1;
@@ -39,6 +39,7 @@ static int wq_push(engine_t *e, wqueue_t *wq, const dmr_trace_txn_t *t, uint32_t
 			wq->head = q;
 		wq->tail = q;
 		e->qcopy_bytes += sz;
+		e->qcopy_n++;
 	} else {
 		if (dmr_txnq_push(&wq->pk, &e->qpool, t, (uint64_t)group << 1 | remapped))
 			return -1;
@@ -67,6 +68,7 @@ qtxn_t *dmr_eng_wq_pop(engine_t *e, wqueue_t *wq)
 		if (!q->next)
 			wq->tail = NULL;
 		e->qcopy_bytes -= qtxn_size(q->t.nops);
+		e->qcopy_n--;
 	} else {
 		uint32_t nops;
 		uint64_t id, tag;
@@ -88,6 +90,7 @@ void dmr_eng_wq_fini(engine_t *e, wqueue_t *wq)
 		qtxn_t *q = wq->head;
 		wq->head = q->next;
 		e->qcopy_bytes -= qtxn_size(q->t.nops);
+		e->qcopy_n--;
 		free(q);
 	}
 	wq->tail = NULL;
@@ -159,13 +162,15 @@ static dmr_status_t read_one_locked(engine_t *e, size_t *bytes_p, uint64_t now_p
 dmr_status_t dmr_eng_preload(engine_t *e, uint64_t *n_p)
 {
 	size_t bytes = 0;
-	uint64_t n0 = e->next_index, max = e->qcopy_max;
+	uint64_t n0 = e->next_index, max = e->qcopy_max, maxn = e->qcopy_max_txns;
 	dmr_status_t st = DMR_OK;
-	e->qcopy_max = UINT64_MAX; /* copies: nothing to unpack in the timed loop */
+	e->qcopy_max = e->qcopy_max_txns =
+	    UINT64_MAX; /* copies: nothing to unpack in the timed loop */
 	while (st == DMR_OK && !e->eof && e->next_index < e->limit && bytes < DMR_PRELOAD_BYTES &&
 	       !dmr_sig_caught())
 		st = read_one_locked(e, &bytes, 0);
 	e->qcopy_max = max;
+	e->qcopy_max_txns = maxn;
 	*n_p = e->next_index - n0;
 	return st;
 }

@@ -33,23 +33,30 @@ typedef struct qtxn {
 	dmr_trace_txn_t t;    /* ops[] truncated to nops */
 } qtxn_t;
 
-/* Bytes of read-ahead copies (qtxn_t, all the workers' queues and aura's
- * inboxes together) beyond which a transaction read ahead is packed
- * (txnq.h) instead of copied; dmr_replay_opts_t.readahead_copy_max
- * overrides it (tests). The queues grow with the trace's length because
- * the workers drift apart as a random walk (transaction i goes to worker
- * i mod W): SmallBank at 4 x 28 x 3 queued at most 19,758 transactions
- * (7.1 MiB of copies) over 1 M transactions, 57,291 (20.5 MiB) over 10 M;
- * TPC-C extreme's 5,000-transaction run at most 5.5 MiB. Packing costs
- * about 32,000 instructions per TPC-C transaction (callgrind: +21 % on
- * that run when every transaction was packed), so it is kept for the
- * memory that grows: 8 MiB of copies is a fixed cost (a fifth of the
- * engine's ~40 MiB max RSS on those runs) under which runs of up to about
- * a million SmallBank transactions, and the test and sweep-cell sizes,
- * pack nothing and run as before; beyond it memory grows only by the
- * packed bytes (~50 B per SmallBank transaction), within issue #13 item
- * 3's 10 % from 1 M to 10 M (docs/PERFORMANCE.md "Read-ahead"). */
-#define DMR_READAHEAD_COPY_MAX (8ull << 20)
+/* How many read-ahead copies (qtxn_t, in all the workers' queues and
+ * aura's inboxes together) may be queued: past DMR_READAHEAD_COPY_TXNS
+ * copies or DMR_READAHEAD_COPY_MAX bytes of them, a transaction read ahead
+ * is packed (txnq.h) instead of copied. dmr_replay_opts_t's
+ * readahead_copy_txns / readahead_copy_max override them (tests).
+ *
+ * The queues grow with the trace's length because the workers drift apart
+ * as a random walk (transaction i goes to worker i mod W). Measured at
+ * 4 x 28 x 3 (W = 112), most copies queued at once: SmallBank 19,758
+ * (6.6 MiB) over 1 M transactions, 57,291 (~20 MiB) over 10 M; TPC-C
+ * extreme 1,402 (5.5 MiB) over 5,000, 4,936 (19 MiB) over 50 k, 10,597
+ * (42 MiB) over 200 k. Packing costs CPU (callgrind: +63 M instructions,
+ * +8.4 %, on the 5,000-transaction TPC-C run when every queued
+ * transaction is packed), so it is kept for the memory that grows:
+ * - 16,384 transactions: issue #13 item 3 wants SmallBank's max RSS at
+ *   10 M transactions within 10 % of that at 1 M; as copies are ~350 B and
+ *   packed ones ~50 B, any bound up to ~24,000 meets it, and the largest
+ *   round one below packs least;
+ * - 64 MiB: the memory of the copies stops growing there (TPC-C's are
+ *   ~4 KiB each), yet the project's benchmark runs, TPC-C up to 200 k
+ *   transactions (scripts/bench-sim), pack nothing.
+ * docs/PERFORMANCE.md "Read-ahead" has the figures. */
+#define DMR_READAHEAD_COPY_MAX (64ull << 20)
+#define DMR_READAHEAD_COPY_TXNS 16384
 
 /* A worker's (or an inbox's) FIFO: copies first, then packed ones (once
  * one is packed the later ones are too, until the packed part drains, so
@@ -69,10 +76,12 @@ typedef struct engine {
 	int eof;
 	uint32_t nworkers, coros;
 	wqueue_t *q;
-	dmr_txnq_pool_t qpool; /* the packed queues' chunks */
-	uint64_t qcopy_bytes;  /* bytes of copies in q and inbox */
-	uint64_t qcopy_max;    /* DMR_READAHEAD_COPY_MAX or the option */
-	uint64_t qpacked;      /* transactions packed so far */
+	dmr_txnq_pool_t qpool;	 /* the packed queues' chunks */
+	uint64_t qcopy_bytes;	 /* bytes of copies in q and inbox */
+	uint64_t qcopy_max;	 /* DMR_READAHEAD_COPY_MAX or the option */
+	uint64_t qcopy_n;	 /* copies in q and inbox */
+	uint64_t qcopy_max_txns; /* DMR_READAHEAD_COPY_TXNS or the option */
+	uint64_t qpacked;	 /* transactions packed so far */
 	dmr_txn_ctx_t *ctx;
 	qtxn_t **cur; /* per context: the transaction it runs */
 	uint32_t nctx;

@@ -1026,6 +1026,8 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	e->cur = calloc(e->nctx, sizeof(*e->cur));
 	e->q = calloc(e->nworkers, sizeof(*e->q));
 	e->qcopy_max = o->readahead_copy_max ? o->readahead_copy_max : DMR_READAHEAD_COPY_MAX;
+	e->qcopy_max_txns =
+	    o->readahead_copy_txns ? o->readahead_copy_txns : DMR_READAHEAD_COPY_TXNS;
 	e->scratch = malloc(sizeof(*e->scratch));
 	e->wst = calloc(e->nworkers, sizeof(*e->wst));
 	e->xst = calloc(e->nworkers, sizeof(*e->xst));

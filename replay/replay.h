@@ -113,11 +113,11 @@ typedef struct dmr_replay_opts {
 	 * entries per CN (0: DMR_CNCACHE_DEFAULT_ENTRIES) */
 	const char *cn_cache;
 	uint32_t cn_cache_entries;
-	/* bytes of read-ahead copies beyond which transactions read ahead are
-	 * packed (replay/engine.h DMR_READAHEAD_COPY_MAX, used when 0); no
-	 * option sets it: tests make it small to exercise packing (results
-	 * are the same either way) */
-	uint64_t readahead_copy_max;
+	/* bytes / number of read-ahead copies beyond which transactions read
+	 * ahead are packed (replay/engine.h DMR_READAHEAD_COPY_MAX and
+	 * DMR_READAHEAD_COPY_TXNS, used when 0); no option sets them: tests
+	 * make them small to exercise packing (results are the same) */
+	uint64_t readahead_copy_max, readahead_copy_txns;
 } dmr_replay_opts_t;
 
 void dmr_replay_opts_default(dmr_replay_opts_t *o);

@@ -2,8 +2,13 @@
  * tests/unit/test_txnq.c - the packed read-ahead queues (replay/txnq.h):
  * every field of a transaction, its ops and their actions comes back as it
  * was pushed (extremes of every signed field, 256 ops, 4 actions, records
- * across chunk boundaries), FIFO order over interleaved queues, an empty
- * queue, and chunks reused rather than allocated again.
+ * across chunk boundaries) with its tag, FIFO order over interleaved
+ * queues, an empty queue, and chunks reused rather than allocated again;
+ * and the replay engine's use of it (replay/dispatch.c): within the
+ * default bounds a short run packs nothing, with small ones
+ * (dmr_replay_opts_t's readahead_copy_max, readahead_copy_txns) all or
+ * some transactions are packed, and every output file is the same
+ * (summary.csv but its wall-clock columns), with and without aura.
  */
 #include <check.h>
 #include <limits.h>
@@ -258,7 +263,8 @@ END_TEST
 
 /* 4 CNs x 4 threads x 3 contexts over the sample TPC-C trace's first
  * 1,000 transactions into out; aura: --loop aura (its A2 inboxes too). */
-static void run_tpcc(const char *out, uint64_t copy_max, int aura, dmr_replay_result_t *res)
+static void run_tpcc(const char *out, uint64_t copy_max, uint64_t copy_txns, int aura,
+		     dmr_replay_result_t *res)
 {
 	dmr_replay_opts_t o;
 	dmr_replay_opts_default(&o);
@@ -272,6 +278,7 @@ static void run_tpcc(const char *out, uint64_t copy_max, int aura, dmr_replay_re
 	o.txns = 1000;
 	o.quiet = 1;
 	o.readahead_copy_max = copy_max;
+	o.readahead_copy_txns = copy_txns;
 	if (aura) {
 		o.loop.loops = DMR_LOOP_AURA; /* every lever */
 		/* 50 us windows: the run (~1 ms simulated) sees aura route
@@ -313,12 +320,12 @@ START_TEST(engine_packs_beyond_bound_same_results)
 	char dir[] = "/tmp/dmr-test-txnq-XXXXXX", out[4][PATH_MAX];
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	for (int aura = 0; aura < 2; aura++) {
-		/* default bound, everything packed, a bound a few copies deep */
-		static const uint64_t bound[] = {0, 1, 16384};
+		/* default bounds; 1 byte: everything packed; 8 copies: some */
+		static const uint64_t bound[] = {0, 1, 0}, nbound[] = {0, 0, 8};
 		dmr_replay_result_t r[3];
 		for (int k = 0; k < 3; k++) {
 			snprintf(out[k], sizeof(out[k]), "%s/a%d-%d", dir, aura, k);
-			run_tpcc(out[k], bound[k], aura, &r[k]);
+			run_tpcc(out[k], bound[k], nbound[k], aura, &r[k]);
 		}
 		ck_assert_uint_eq(r[0].readahead_packed, 0);	/* a short run: the fast path */
 		ck_assert_uint_eq(r[1].readahead_packed, 1000); /* every one read */
