@@ -7,8 +7,9 @@
  * (4 CNs x 28 threads x 3 contexts, W = 112), at most 19,758 transactions
  * were queued at once over 1 M transactions and 57,291 over 10 M
  * (docs/PERFORMANCE.md, "Read-ahead"). As malloc'd dmr_trace_txn_t copies
- * (160 B per op) that was 13.5 MiB of the 10 M run's max RSS. Here a queued
- * transaction is packed into bytes instead: every field of the transaction
+ * (160 B per op) that was 13.5 MiB of the 10 M run's max RSS. Here a
+ * transaction queued past the engine's bounds (below) is packed into bytes
+ * instead: every field of the transaction
  * and of its ops as an LEB128 varint (signed ones zigzag-coded), so a field
  * at 0 takes one byte; a SmallBank transaction takes about 50 B instead of
  * about 380 B. The bytes go into 4 KiB chunks shared by all queues through
@@ -17,10 +18,10 @@
  * chunk (most) is decoded in place, without a check per byte.
  *
  * Packing costs CPU (callgrind, per TPC-C extreme transaction packed and
- * unpacked: about 32,000 instructions byte by byte, about X in place):
- * the engine packs only what is read ahead beyond DMR_READAHEAD_COPY_MAX
- * bytes of plain copies (engine.h), so a run whose queues stay short never
- * packs.
+ * unpacked: about 12,600 instructions; 32,000 when every varint was written
+ * and read byte by byte across chunks): the engine packs only what it reads
+ * ahead past DMR_READAHEAD_COPY_TXNS copies or DMR_READAHEAD_COPY_MAX bytes
+ * of them (engine.h), so a run whose queues stay short never packs.
  *
  * What dmr_txnq_pop returns equals, field by field, what dmr_txnq_push was
  * given (tests/unit/test_txnq.c); acts[] beyond nacts are zero.
@@ -52,7 +53,8 @@ typedef struct dmr_txnq {
 
 /* Append t (its nops ops, each with its nacts actions) and tag (the
  * caller's word kept with it; the engine's aura group and drift flag) to
- * q. 0, or -1 when a chunk cannot be allocated (q unchanged). */
+ * q. 0, or -1 when a chunk or the pool's record buffer (TXNQ_REC_MAX,
+ * ~88 KiB, allocated by the first push) cannot be allocated (q unchanged). */
 int dmr_txnq_push(dmr_txnq_t *q, dmr_txnq_pool_t *pool, const dmr_trace_txn_t *t, uint64_t tag);
 
 /* Number of ops (*nops_p) and trace id (*id_p) of the transaction at q's

@@ -261,14 +261,34 @@ START_TEST(chunks_reused)
 }
 END_TEST
 
-/* 4 CNs x 4 threads x 3 contexts over the sample TPC-C trace's first
- * 1,000 transactions into out; aura: --loop aura (its A2 inboxes too). */
+/* A TPC-C trace whose hot set moves every 0.2 ms (drift; written once by
+ * `dmreplay gen` into the suite's temp dir). */
+static const char *drift_trace(void)
+{
+	static char path[PATH_MAX];
+	if (!path[0]) {
+		char cmd[3 * PATH_MAX];
+		snprintf(path, sizeof(path), "%s/drift.csv", dmr_test_tmp);
+		snprintf(
+		    cmd, sizeof(cmd),
+		    "'%s' gen tpcc --regime drift:extreme@0.0002s --txns 1000 --seed 1 -o '%s' "
+		    ">/dev/null 2>&1",
+		    dmr_test_bin, path);
+		ck_assert_int_eq(system(cmd), 0);
+	}
+	return path;
+}
+
+/* 4 CNs x 4 threads x 3 contexts over 1,000 TPC-C transactions into out:
+ * aura 0: the sample trace; 1: the same with --loop aura (its A2 inboxes
+ * too); 2: aura over the drift trace (drift applied as aura routes, the
+ * flag kept with a packed transaction). */
 static void run_tpcc(const char *out, uint64_t copy_max, uint64_t copy_txns, int aura,
 		     dmr_replay_result_t *res)
 {
 	dmr_replay_opts_t o;
 	dmr_replay_opts_default(&o);
-	o.trace = DMR_SOURCE_DIR "/traces/samples/tpcc-extreme.csv";
+	o.trace = aura == 2 ? drift_trace() : DMR_SOURCE_DIR "/traces/samples/tpcc-extreme.csv";
 	o.trace_cache.off = 1; /* no cache written into the source tree */
 	o.backend = "sim";
 	o.out_dir = out;
@@ -317,9 +337,9 @@ static void same_outputs(const char *a, const char *b)
 
 START_TEST(engine_packs_beyond_bound_same_results)
 {
-	char dir[] = "/tmp/dmr-test-txnq-XXXXXX", out[4][PATH_MAX];
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-	for (int aura = 0; aura < 2; aura++) {
+	const char *dir = dmr_test_tmp; /* removed by dmr_test_env_fini */
+	char out[3][PATH_MAX];
+	for (int aura = 0; aura < 3; aura++) {
 		/* default bounds; 1 byte: everything packed; 8 copies: some */
 		static const uint64_t bound[] = {0, 1, 0}, nbound[] = {0, 0, 8};
 		dmr_replay_result_t r[3];
@@ -337,22 +357,25 @@ START_TEST(engine_packs_beyond_bound_same_results)
 		same_outputs(out[0], out[1]);
 		same_outputs(out[0], out[2]);
 	}
-	ck_assert_int_eq(dmr_test_rmtree(dir), 0);
 }
 END_TEST
 
 int main(void)
 {
+	if (dmr_test_env_init("txnq", 1, 1) != 0)
+		return EXIT_FAILURE;
 	Suite *s = suite_create("txnq");
 	TCase *tc = tcase_create("txnq");
 	tcase_add_test(tc, round_trip_fifo);
 	tcase_add_test(tc, chunks_reused);
 	suite_add_tcase(s, tc);
-	/* six sim runs writing their files: seconds of wall on a loaded host
-	 * (0.5 s of CPU), past Check's 4 s default outside ctest */
+	/* nine sim runs writing their files: seconds of wall on a loaded host
+	 * (~1 s of CPU), past Check's 4 s default outside ctest */
 	TCase *te = tcase_create("engine");
 	tcase_set_timeout(te, 120);
 	tcase_add_test(te, engine_packs_beyond_bound_same_results);
 	suite_add_tcase(s, te);
-	return dmr_test_run(s);
+	int rc = dmr_test_run(s);
+	dmr_test_env_fini();
+	return rc;
 }
