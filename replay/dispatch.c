@@ -20,7 +20,8 @@ static inline size_t qtxn_size(uint32_t nops)
 
 /* Append t (group, remapped: its qtxn_t fields) to wq: a copy while the
  * copies queued stay within e->qcopy_max_txns and e->qcopy_max bytes and
- * wq has no packed one, else packed (engine.h DMR_READAHEAD_COPY_MAX). 0, or -1 out of memory. */
+ * wq holds no packed one, else packed (engine.h DMR_READAHEAD_COPY_*).
+ * 0, or -1 out of memory (wq unchanged). */
 static int wq_push(engine_t *e, wqueue_t *wq, const dmr_trace_txn_t *t, uint32_t group,
 		   uint8_t remapped)
 {
