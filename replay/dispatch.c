@@ -12,18 +12,91 @@
 #include "../core/base/sig.h"
 #include "../core/base/timeps.h"
 
-static qtxn_t *qtxn_copy(const dmr_trace_txn_t *t)
+/* Bytes of a qtxn_t holding nops ops. */
+static inline size_t qtxn_size(uint32_t nops)
 {
-	size_t sz =
-	    offsetof(qtxn_t, t) + offsetof(dmr_trace_txn_t, ops) + sizeof(dmr_trace_op_t) * t->nops;
-	qtxn_t *q = malloc(sz < sizeof(qtxn_t) ? sz : sz);
-	if (!q)
-		return NULL;
-	q->next = NULL;
-	q->remapped = 0;
-	q->group = 0;
-	memcpy(&q->t, t, offsetof(dmr_trace_txn_t, ops) + sizeof(dmr_trace_op_t) * t->nops);
+	return offsetof(qtxn_t, t) + offsetof(dmr_trace_txn_t, ops) + sizeof(dmr_trace_op_t) * nops;
+}
+
+/* Append t (group, remapped: its qtxn_t fields) to wq: a copy while the
+ * copies queued stay within e->qcopy_max_txns and e->qcopy_max bytes and
+ * wq holds no packed one, else packed (engine.h DMR_READAHEAD_COPY_*).
+ * 0, or -1 out of memory (wq unchanged). */
+static int wq_push(engine_t *e, wqueue_t *wq, const dmr_trace_txn_t *t, uint32_t group,
+		   uint8_t remapped)
+{
+	size_t sz = qtxn_size(t->nops);
+	if (!wq->pk.n && e->qcopy_n < e->qcopy_max_txns && e->qcopy_bytes + sz <= e->qcopy_max) {
+		qtxn_t *q = malloc(sz);
+		if (!q)
+			return -1;
+		q->next = NULL;
+		q->remapped = remapped;
+		q->group = group;
+		memcpy(&q->t, t, offsetof(dmr_trace_txn_t, ops) + sizeof(dmr_trace_op_t) * t->nops);
+		if (wq->tail)
+			wq->tail->next = q;
+		else
+			wq->head = q;
+		wq->tail = q;
+		e->qcopy_bytes += sz;
+		e->qcopy_n++;
+	} else {
+		if (dmr_txnq_push(&wq->pk, &e->qpool, t, (uint64_t)group << 1 | remapped))
+			return -1;
+		e->qpacked++;
+	}
+	wq->n++;
+	return 0;
+}
+
+/* Trace id of wq's head (wq not empty). */
+static uint64_t wq_head_id(const wqueue_t *wq)
+{
+	if (wq->head)
+		return wq->head->t.id;
+	uint32_t nops;
+	uint64_t id;
+	dmr_txnq_head(&wq->pk, &nops, &id);
+	return id;
+}
+
+qtxn_t *dmr_eng_wq_pop(engine_t *e, wqueue_t *wq)
+{
+	qtxn_t *q = wq->head;
+	if (q) {
+		wq->head = q->next;
+		if (!q->next)
+			wq->tail = NULL;
+		e->qcopy_bytes -= qtxn_size(q->t.nops);
+		e->qcopy_n--;
+	} else {
+		uint32_t nops;
+		uint64_t id, tag;
+		dmr_txnq_head(&wq->pk, &nops, &id);
+		if (!(q = malloc(qtxn_size(nops))))
+			return NULL;
+		dmr_txnq_pop(&wq->pk, &e->qpool, &q->t, &tag);
+		q->next = NULL;
+		q->group = (uint32_t)(tag >> 1);
+		q->remapped = (uint8_t)(tag & 1);
+	}
+	wq->n--;
 	return q;
+}
+
+void dmr_eng_wq_fini(engine_t *e, wqueue_t *wq)
+{
+	while (wq->head) {
+		qtxn_t *q = wq->head;
+		wq->head = q->next;
+		e->qcopy_bytes -= qtxn_size(q->t.nops);
+		e->qcopy_n--;
+		free(q);
+	}
+	wq->tail = NULL;
+	dmr_txnq_fini(&wq->pk, &e->qpool);
+	wq->n = 0;
 }
 
 /* Next transaction for context ci of worker w (NULL: none left, or with
@@ -48,24 +121,23 @@ static dmr_status_t read_one_locked(engine_t *e, size_t *bytes_p, uint64_t now_p
 	}
 	if (st != DMR_OK)
 		return st;
-	qtxn_t *q = qtxn_copy(e->scratch);
-	if (!q)
-		return dmr_err_set(e->err, DMR_ERR_NOMEM, "replay: out of memory");
-	*bytes_p += offsetof(qtxn_t, t) + offsetof(dmr_trace_txn_t, ops) +
-		    sizeof(dmr_trace_op_t) * e->scratch->nops;
+	dmr_trace_txn_t *t = e->scratch;
+	*bytes_p += qtxn_size(t->nops); /* as a copy, packed or not */
 	uint32_t dw = (uint32_t)(e->next_index % e->nworkers);
 	e->next_index++;
 	wqueue_t *wq = &e->q[dw];
+	uint32_t group = 0;
+	uint8_t remapped = 0;
 	if (e->inbox) {
 		int a4 = (e->loop.aura.levers & DMR_AURA_A4) != 0;
 		if (e->drift_ps) {
-			dmr_eng_drift_remap(e, &q->t, now_ps);
-			q->remapped = 1;
+			dmr_eng_drift_remap(e, t, now_ps);
+			remapped = 1;
 		}
-		q->group = dmr_aura_group(e->aura, &q->t);
-		uint32_t rc = dw / e->o->threads, o = dmr_aura_owner(e->aura, q->group);
+		group = dmr_aura_group(e->aura, t);
+		uint32_t rc = dw / e->o->threads, o = dmr_aura_owner(e->aura, group);
 		if (o != UINT32_MAX && o != rc) {
-			uint32_t to = dmr_aura_route(e->aura, q->group, rc, e->inbox_len[o]);
+			uint32_t to = dmr_aura_route(e->aura, group, rc, e->inbox_len[o]);
 			if (to != rc) {
 				wq = &e->inbox[to];
 				e->inbox_len[to]++;
@@ -74,11 +146,8 @@ static dmr_status_t read_one_locked(engine_t *e, size_t *bytes_p, uint64_t now_p
 			}
 		}
 	}
-	if (wq->tail)
-		wq->tail->next = q;
-	else
-		wq->head = q;
-	wq->tail = q;
+	if (wq_push(e, wq, t, group, remapped))
+		return dmr_err_set(e->err, DMR_ERR_NOMEM, "replay: out of memory");
 	return DMR_OK;
 }
 
@@ -86,27 +155,25 @@ static dmr_status_t read_one_locked(engine_t *e, size_t *bytes_p, uint64_t now_p
  * workers' queues before the timed loop, so that the device's throughput
  * and latency do not include CSV parsing (which was 73-87 % of the
  * engine's CPU per short transaction under qemu: docs/fidelity.md). The
- * rest, if any, streams as before. Returns the number preloaded in *n_p. */
+ * rest, if any, streams as before. Returns the number preloaded in *n_p.
+ * Preloaded transactions are copies whatever DMR_READAHEAD_COPY_MAX says
+ * (unpacking would cost CPU in the timed loop); what streams after them
+ * is packed until the copies drain below it. */
 #define DMR_PRELOAD_BYTES (256ull << 20)
 dmr_status_t dmr_eng_preload(engine_t *e, uint64_t *n_p)
 {
 	size_t bytes = 0;
-	uint64_t n0 = e->next_index;
+	uint64_t n0 = e->next_index, max = e->qcopy_max, maxn = e->qcopy_max_txns;
 	dmr_status_t st = DMR_OK;
+	e->qcopy_max = e->qcopy_max_txns =
+	    UINT64_MAX; /* copies: nothing to unpack in the timed loop */
 	while (st == DMR_OK && !e->eof && e->next_index < e->limit && bytes < DMR_PRELOAD_BYTES &&
 	       !dmr_sig_caught())
 		st = read_one_locked(e, &bytes, 0);
+	e->qcopy_max = max;
+	e->qcopy_max_txns = maxn;
 	*n_p = e->next_index - n0;
 	return st;
-}
-
-qtxn_t *dmr_eng_wq_pop(wqueue_t *wq)
-{
-	qtxn_t *q = wq->head;
-	wq->head = q->next;
-	if (!q->next)
-		wq->tail = NULL;
-	return q;
 }
 
 /* Worker w's next transaction: its own queue's head, or with aura its CN's
@@ -116,7 +183,7 @@ static dmr_status_t next_for_locked(engine_t *e, uint32_t w, uint32_t ci, qtxn_t
 	size_t bytes = 0;
 	wqueue_t *ib = e->inbox ? &e->inbox[w / e->o->threads] : NULL;
 	e->bp = 0;
-	while (!e->q[w].head && !(ib && ib->head)) {
+	while (!e->q[w].n && !(ib && ib->n)) {
 		if (e->eof || e->next_index >= e->limit) {
 			*q_p = NULL;
 			return DMR_OK;
@@ -124,7 +191,7 @@ static dmr_status_t next_for_locked(engine_t *e, uint32_t w, uint32_t ci, qtxn_t
 		dmr_status_t st = read_one_locked(e, &bytes, dmr_be_now(e->be, w));
 		if (st != DMR_OK)
 			return st;
-		if (e->bp && !e->q[w].head && !(ib && ib->head)) {
+		if (e->bp && !e->q[w].n && !(ib && ib->n)) {
 			/* an owner's inbox is full and nothing is ours: wait */
 			if (!e->is_parked[ci]) {
 				e->is_parked[ci] = 1;
@@ -134,9 +201,9 @@ static dmr_status_t next_for_locked(engine_t *e, uint32_t w, uint32_t ci, qtxn_t
 			return DMR_OK;
 		}
 	}
-	if (ib && ib->head && (!e->q[w].head || ib->head->t.id < e->q[w].head->t.id)) {
+	if (ib && ib->n && (!e->q[w].n || wq_head_id(ib) < wq_head_id(&e->q[w]))) {
 		e->inbox_len[w / e->o->threads]--;
-		*q_p = dmr_eng_wq_pop(ib);
+		*q_p = dmr_eng_wq_pop(e, ib);
 		/* room in an inbox: every parked reader tries again */
 		for (uint32_t k = 0; k < e->nparked; k++) {
 			e->is_parked[e->parked[k]] = 0;
@@ -144,8 +211,10 @@ static dmr_status_t next_for_locked(engine_t *e, uint32_t w, uint32_t ci, qtxn_t
 		}
 		e->nparked = 0;
 	} else {
-		*q_p = dmr_eng_wq_pop(&e->q[w]);
+		*q_p = dmr_eng_wq_pop(e, &e->q[w]);
 	}
+	if (!*q_p)
+		return dmr_err_set(e->err, DMR_ERR_NOMEM, "replay: out of memory");
 	return DMR_OK;
 }
 

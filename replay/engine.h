@@ -20,6 +20,7 @@
 #include "breakdown.h"
 #include "lathist.h"
 #include "results.h"
+#include "txnq.h"
 
 struct dmr_replay_opts; /* replay.h (not included: replay.c includes this file) */
 
@@ -32,8 +33,38 @@ typedef struct qtxn {
 	dmr_trace_txn_t t;    /* ops[] truncated to nops */
 } qtxn_t;
 
+/* How many read-ahead copies (qtxn_t, in all the workers' queues and
+ * aura's inboxes together) may be queued: past DMR_READAHEAD_COPY_TXNS
+ * copies or DMR_READAHEAD_COPY_MAX bytes of them, a transaction read ahead
+ * is packed (txnq.h) instead of copied. dmr_replay_opts_t's
+ * readahead_copy_txns / readahead_copy_max override them (tests).
+ *
+ * The queues grow with the trace's length because the workers drift apart
+ * as a random walk (transaction i goes to worker i mod W). Measured at
+ * 4 x 28 x 3 (W = 112), most copies queued at once: SmallBank 19,758
+ * (6.6 MiB) over 1 M transactions, 57,291 (~20 MiB) over 10 M; TPC-C
+ * extreme 1,402 (5.5 MiB) over 5,000, 4,936 (19 MiB) over 50 k, 10,597
+ * (42 MiB) over 200 k. Packing costs CPU (callgrind: +63 M instructions,
+ * +8.4 %, on the 5,000-transaction TPC-C run when every queued
+ * transaction is packed), so it is kept for the memory that grows:
+ * - 16,384 transactions: issue #13 item 3 wants SmallBank's max RSS at
+ *   10 M transactions within 10 % of that at 1 M; as copies are ~350 B and
+ *   packed ones ~50 B, any bound up to ~24,000 meets it, and the largest
+ *   round one below packs least;
+ * - 64 MiB: the memory of the copies stops growing there (TPC-C's are
+ *   ~4 KiB each), yet the project's benchmark runs, TPC-C up to 200 k
+ *   transactions (scripts/bench-sim), pack nothing.
+ * docs/PERFORMANCE.md "Read-ahead" has the figures. */
+#define DMR_READAHEAD_COPY_MAX (64ull << 20)
+#define DMR_READAHEAD_COPY_TXNS 16384
+
+/* A worker's (or an inbox's) FIFO: copies first, then packed ones (once
+ * one is packed the later ones are too, until the packed part drains, so
+ * trace order holds). */
 typedef struct wqueue {
-	qtxn_t *head, *tail;
+	qtxn_t *head, *tail; /* copies, oldest first */
+	dmr_txnq_t pk;	     /* packed, younger than every copy */
+	uint64_t n;	     /* both */
 } wqueue_t;
 
 typedef struct engine {
@@ -49,6 +80,12 @@ typedef struct engine {
 	int eof;
 	uint32_t nworkers, coros;
 	wqueue_t *q;
+	dmr_txnq_pool_t qpool;	 /* the packed queues' chunks */
+	uint64_t qcopy_bytes;	 /* bytes of copies in q and inbox */
+	uint64_t qcopy_max;	 /* DMR_READAHEAD_COPY_MAX or the option */
+	uint64_t qcopy_n;	 /* copies in q and inbox */
+	uint64_t qcopy_max_txns; /* DMR_READAHEAD_COPY_TXNS or the option */
+	uint64_t qpacked;	 /* transactions packed so far */
 	dmr_txn_ctx_t *ctx;
 	qtxn_t **cur; /* per context: the transaction it runs */
 	uint32_t nctx;
@@ -144,8 +181,11 @@ dmr_status_t dmr_eng_preload(engine_t *e, uint64_t *n_p);
  * routes by aura (dispatch.c). Takes the engine lock. Errors: the trace
  * reader's (e->err says why), dmr_be_timer's. */
 dmr_status_t dmr_eng_next_for(engine_t *e, struct thr *th, uint32_t w, uint32_t ci, qtxn_t **q_p);
-/* Pop a queue's head (not empty). */
-qtxn_t *dmr_eng_wq_pop(wqueue_t *wq);
+/* Pop a queue's head (not empty): a copy, or a packed one unpacked into a
+ * malloc'd qtxn_t; the caller frees it. NULL: out of memory. */
+qtxn_t *dmr_eng_wq_pop(engine_t *e, wqueue_t *wq);
+/* Free what a queue holds (its copies, its packed chunks to e->qpool). */
+void dmr_eng_wq_fini(engine_t *e, wqueue_t *wq);
 /* Drift: move t's partitioned operations to the hot set's place at now
  * (FORMAT.md "Drift"). */
 void dmr_eng_drift_remap(engine_t *e, dmr_trace_txn_t *t, uint64_t now);

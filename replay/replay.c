@@ -562,8 +562,7 @@ static dmr_status_t check_quiet(engine_t *e, thr_t *th)
 		}
 	uint64_t queued = 0;
 	for (uint32_t w = 0; w < e->nworkers; w++)
-		for (const qtxn_t *q = e->q[w].head; q; q = q->next)
-			queued++;
+		queued += e->q[w].n;
 	if (e->inbox)
 		for (uint32_t k = 0; k * e->o->threads < e->nworkers; k++)
 			queued += e->inbox_len[k];
@@ -1041,6 +1040,9 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	e->ctx = calloc(e->nctx, sizeof(*e->ctx));
 	e->cur = calloc(e->nctx, sizeof(*e->cur));
 	e->q = calloc(e->nworkers, sizeof(*e->q));
+	e->qcopy_max = o->readahead_copy_max ? o->readahead_copy_max : DMR_READAHEAD_COPY_MAX;
+	e->qcopy_max_txns =
+	    o->readahead_copy_txns ? o->readahead_copy_txns : DMR_READAHEAD_COPY_TXNS;
 	e->scratch = malloc(sizeof(*e->scratch));
 	e->wst = calloc(e->nworkers, sizeof(*e->wst));
 	e->xst = calloc(e->nworkers, sizeof(*e->xst));
@@ -1215,6 +1217,7 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 			dmr_ts_loop_sample(&e->ts, e->adm, e->teng.doorbell, tend);
 		dmr_ts_finish(&e->ts, tend, &res->st);
 		res->sim_time_s = dmr_ps_to_s(tend);
+		res->readahead_packed = e->qpacked;
 	}
 	/* latencies of all driving threads, merged into one histogram */
 	lat = malloc(sizeof(*lat));
@@ -1391,15 +1394,11 @@ out_ctx:
 			free(e->cur[i]);
 	if (e->q)
 		for (uint32_t w2 = 0; w2 < e->nworkers; w2++)
-			while (e->q[w2].head) {
-				qtxn_t *q = e->q[w2].head;
-				e->q[w2].head = q->next;
-				free(q);
-			}
+			dmr_eng_wq_fini(e, &e->q[w2]);
 	if (e->inbox)
 		for (uint32_t k = 0; k * e->o->threads < e->nworkers; k++)
-			while (e->inbox[k].head)
-				free(dmr_eng_wq_pop(&e->inbox[k]));
+			dmr_eng_wq_fini(e, &e->inbox[k]);
+	dmr_txnq_pool_fini(&e->qpool);
 	free(e->inbox);
 	free(e->inbox_len);
 	free(e->parked);

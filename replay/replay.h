@@ -117,6 +117,11 @@ typedef struct dmr_replay_opts {
 	 * run; 0 (the default levers): that lever is left out with a note
 	 * (a1 on a verbs device whose atomic_cap is not GLOB) */
 	int aura_levers_given;
+	/* bytes / number of read-ahead copies beyond which transactions read
+	 * ahead are packed (replay/engine.h DMR_READAHEAD_COPY_MAX and
+	 * DMR_READAHEAD_COPY_TXNS, used when 0); no option sets them: tests
+	 * make them small to exercise packing (results are the same) */
+	uint64_t readahead_copy_max, readahead_copy_txns;
 } dmr_replay_opts_t;
 
 void dmr_replay_opts_default(dmr_replay_opts_t *o);
