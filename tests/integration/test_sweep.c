@@ -24,6 +24,7 @@
 #include "helpers/proc.h"
 #include "helpers/suite.h"
 #include "replay/sweep.h"
+#include "replay/sweepdir.h"
 
 static const char *regimes_spec =
     "{ \"name\": \"regimes\",\n"
@@ -581,6 +582,26 @@ static void wait_rows(const char *sum, int n)
 	ck_abort_msg("no %d rows in %s; the sweep said: %s", n, sum, t ? t : "(no log)");
 }
 
+/* Wait (up to 60 s) until no process holds DIR's lock: what a killed
+ * sweep's last run leaves may still be ending when waitpid returns on the
+ * sweep (seen on a loaded machine under ASan: the next sweep was refused
+ * with "another run holds this directory"); a lock never released still
+ * fails the test. */
+static void wait_unlocked(const char *dir)
+{
+	char msg[600];
+	for (int i = 0; i < 2400; i++) {
+		int busy = 0, fd = dmr_sweepdir_lock(dir, msg, sizeof(msg), &busy);
+		if (fd >= 0) {
+			close(fd);
+			return;
+		}
+		ck_assert_msg(busy, "%s", msg);
+		usleep(25000);
+	}
+	ck_abort_msg("%s: still locked after 60 s: %s", dir, msg);
+}
+
 START_TEST(test_killed_sweep)
 {
 	char spec[300], out[300], sum[340];
@@ -601,6 +622,7 @@ START_TEST(test_killed_sweep)
 	ck_assert_int_lt(n, 12);
 
 	/* SIGINT: stops after the current run, exit 130, whole rows */
+	wait_unlocked(out);
 	pid = start_sweep(spec, out);
 	wait_rows(sum, n + 2);
 	kill(pid, SIGINT);
@@ -612,6 +634,7 @@ START_TEST(test_killed_sweep)
 
 	/* resume: exactly the 12 (cell, rep), none twice */
 	unsetenv("FAKE_SLEEP");
+	wait_unlocked(out);
 	ck_assert_int_eq(run_sweep(spec, out, NULL), 0);
 	ck_assert_int_eq(count_rows(sum, 7), 12);
 	char cmd[600];
