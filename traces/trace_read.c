@@ -6,61 +6,6 @@
 
 /* ---- reader ----------------------------------------------------------- */
 
-/* One parsed data row, not yet checked against its transaction. */
-typedef struct trace_row {
-	uint64_t txn;
-	uint16_t type;
-	int has_xv;
-	int64_t xv;
-	uint32_t line;
-	dmr_trace_op_t op;
-} trace_row_t;
-
-struct dmr_trace_reader {
-	FILE *fp;
-	char *path;
-	dmr_trace_hdr_t hdr;
-	struct csv_parser csv;
-	int csv_live;
-
-	/* read buffer: buf[pos, end) not yet consumed; buf[0] at file offset buf_off */
-	char *buf;
-	size_t pos, end;
-	uint64_t buf_off;
-	int eof;
-	uint32_t line;	    /* number of the last line taken */
-	uint64_t data_off;  /* file offset of the first data line */
-	uint32_t data_line; /* line number before the first data line */
-
-	/* fields of the row being parsed (libcsv callbacks) */
-	char *rowbuf;
-	size_t rowlen;
-	uint32_t nfields;
-	uint32_t rows_in_line;
-	uint32_t fstart[TRACE_NCOLS], flen[TRACE_NCOLS];
-	int type_hint, table_hint;
-
-	/* transaction assembly */
-	dmr_trace_txn_t *txn;
-	int txn_done;
-	int have_pending;
-	trace_row_t pending;
-	uint64_t ntxns; /* transactions started since open / rewind */
-	uint64_t rows;	/* ops of the transactions returned */
-
-	dmr_status_t status; /* sticky error, message in err */
-	dmr_err_t err;
-	uint64_t file_txns; /* counted at open; UINT64_MAX = not scanned */
-
-	/* binary cache (trace_cache.c): bin != NULL, fp == NULL */
-	unsigned char *bin;
-	size_t bin_len, bin_pos, bin_data; /* bytes; bin_data: first txn record */
-	size_t bin_dropped;		   /* [0, bin_dropped) released (MADV_DONTNEED) */
-	size_t bin_end;			   /* end of the records (the slice table) */
-	uint64_t bin_checked;		   /* slices [0, bin_checked) verified */
-	uint64_t bin_ntxns;		   /* from the cache head */
-};
-
 static dmr_status_t rd_fail(dmr_trace_reader_t *r, uint32_t line, const char *field,
 			    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
@@ -80,12 +25,6 @@ static dmr_status_t rd_fail(dmr_trace_reader_t *r, uint32_t line, const char *fi
 	else
 		r->status = dmr_err_set(&r->err, DMR_ERR_PARSE, "%s:%u: %s", r->path, line, why);
 	return r->status;
-}
-
-/* Propagate r's sticky error to the caller's err. */
-static dmr_status_t rd_report(const dmr_trace_reader_t *r, dmr_err_t *err)
-{
-	return dmr_err_set(err, r->status, "%s", r->err.msg);
 }
 
 /*
@@ -802,7 +741,7 @@ uint64_t dmr_trace_file_txns(const dmr_trace_reader_t *r)
 dmr_status_t dmr_trace_scan(dmr_trace_reader_t *r, dmr_err_t *err)
 {
 	if (r->status)
-		return rd_report(r, err);
+		return trace_rd_report(r, err);
 	if (r->bin) {
 		/* a binary cache was compiled from a complete, checked CSV: its
 		 * head holds the transaction count (trace_cache.c) */
@@ -810,7 +749,7 @@ dmr_status_t dmr_trace_scan(dmr_trace_reader_t *r, dmr_err_t *err)
 		return DMR_OK;
 	}
 	if (rd_scan(r))
-		return rd_report(r, err);
+		return trace_rd_report(r, err);
 	return DMR_OK;
 }
 
@@ -858,7 +797,7 @@ dmr_status_t dmr_trace_open(const char *path, dmr_trace_reader_t **r_p, dmr_err_
 		}
 	}
 	if (rd_header(r)) {
-		st = rd_report(r, err);
+		st = trace_rd_report(r, err);
 		goto err_close;
 	}
 	rd_csv_init(r);
@@ -885,113 +824,6 @@ uint64_t dmr_trace_rows(const dmr_trace_reader_t *r)
 	return r->rows;
 }
 
-/* Bytes of the mapping already consumed that are released from the
- * process's resident set at a time (they stay in the page cache), so that
- * replaying from the cache keeps RSS independent of trace length. */
-#define BIN_DROP_BYTES (2u << 20)
-
-/* The next transaction from the binary cache (records written by
- * trace_cache.c from transactions that passed every check). The lengths
- * are re-checked against the mapping, so a damaged file cannot make the
- * reader overrun it. */
-static dmr_status_t bin_next(dmr_trace_reader_t *r, dmr_trace_txn_t *txn, dmr_err_t *err)
-{
-	const unsigned char *p = r->bin + r->bin_pos, *end = r->bin + r->bin_end;
-	trace_bin_txn_t bt;
-
-	/* verify every slice this transaction can touch before reading it */
-	size_t want = r->bin_pos + TRACE_BIN_TXN_MAX;
-	if (want > r->bin_end)
-		want = r->bin_end;
-	while (sizeof(trace_bin_head_t) + r->bin_checked * TRACE_BIN_SLICE < want) {
-		if (trace_bin_check_slice(r->bin, r->bin_checked)) {
-			r->status = dmr_err_set(
-			    &r->err, DMR_ERR_PARSE,
-			    "%s: trace cache corrupt: checksum mismatch in bytes %llu..%llu; "
-			    "remove the cache (it is rebuilt) or run with --no-trace-cache",
-			    r->path,
-			    (unsigned long long)(sizeof(trace_bin_head_t) +
-						 r->bin_checked * TRACE_BIN_SLICE),
-			    (unsigned long long)(sizeof(trace_bin_head_t) +
-						 (r->bin_checked + 1) * TRACE_BIN_SLICE));
-			return rd_report(r, err);
-		}
-		r->bin_checked++;
-	}
-
-	if ((size_t)(end - p) < sizeof(bt)) {
-		if (r->ntxns < r->bin_ntxns || p != end) {
-			r->status = dmr_err_set(&r->err, DMR_ERR_PARSE,
-						"%s: trace cache truncated at byte %zu", r->path,
-						r->bin_pos);
-			return rd_report(r, err);
-		}
-		return DMR_EOF;
-	}
-	memcpy(&bt, p, sizeof(bt));
-	p += sizeof(bt);
-	if (bt.nops == 0 || bt.nops > DMR_TRACE_MAX_OPS)
-		goto bad;
-	txn->id = bt.id;
-	txn->xv = bt.xv;
-	txn->type = bt.type;
-	txn->line = bt.line;
-	txn->nops = bt.nops;
-	for (uint32_t i = 0; i < bt.nops; i++) {
-		dmr_trace_op_t *o = &txn->ops[i];
-		if ((size_t)(end - p) < TRACE_BIN_OP_BYTES)
-			goto bad;
-		memcpy(o, p, TRACE_BIN_OP_BYTES);
-		p += TRACE_BIN_OP_BYTES;
-		uint32_t na = o->nacts;
-		if (na > DMR_TRACE_MAX_ACTS || (size_t)(end - p) < na * sizeof(dmr_trace_act_t))
-			goto bad;
-		memcpy(o->acts, p, na * sizeof(dmr_trace_act_t));
-		memset(o->acts + na, 0, (DMR_TRACE_MAX_ACTS - na) * sizeof(dmr_trace_act_t));
-		p += na * sizeof(dmr_trace_act_t);
-	}
-	r->bin_pos = (size_t)(p - r->bin);
-	r->ntxns++;
-	r->rows += bt.nops;
-	if (r->bin_pos - r->bin_dropped >= 2 * BIN_DROP_BYTES) {
-		size_t upto = (r->bin_pos - BIN_DROP_BYTES) & ~(size_t)4095;
-		madvise(r->bin + r->bin_dropped, upto - r->bin_dropped, MADV_DONTNEED);
-		r->bin_dropped = upto;
-	}
-	return DMR_OK;
-bad:
-	r->status =
-	    dmr_err_set(&r->err, DMR_ERR_PARSE, "%s: trace cache corrupt: bad record at byte %zu",
-			r->path, r->bin_pos);
-	return rd_report(r, err);
-}
-
-dmr_status_t dmr_trace_open_bin(const char *name, void *map, size_t len, dmr_trace_reader_t **r_p,
-				dmr_err_t *err)
-{
-	dmr_trace_reader_t *r = calloc(1, sizeof(*r));
-	trace_bin_head_t hd;
-
-	if (r)
-		r->path = strdup(name);
-	if (!r || !r->path) {
-		free(r);
-		munmap(map, len);
-		return dmr_err_set(err, DMR_ERR_NOMEM, "%s: out of memory", name);
-	}
-	memcpy(&hd, map, sizeof(hd));
-	memcpy(&r->hdr, (const unsigned char *)map + sizeof(hd), sizeof(r->hdr));
-	r->bin = map;
-	r->bin_len = len;
-	r->bin_data = r->bin_pos = sizeof(hd) + sizeof(r->hdr);
-	r->bin_ntxns = hd.ntxns;
-	r->file_txns = hd.ntxns; /* counted when it was compiled */
-	r->bin_end = hd.table_off;
-	madvise(map, len, MADV_SEQUENTIAL);
-	*r_p = r;
-	return DMR_OK;
-}
-
 dmr_status_t dmr_trace_next(dmr_trace_reader_t *r, dmr_trace_txn_t *txn, dmr_err_t *err)
 {
 	const char *s;
@@ -999,26 +831,26 @@ dmr_status_t dmr_trace_next(dmr_trace_reader_t *r, dmr_trace_txn_t *txn, dmr_err
 	int rc;
 
 	if (r->status)
-		return rd_report(r, err);
+		return trace_rd_report(r, err);
 	if (r->bin)
-		return bin_next(r, txn, err);
+		return trace_bin_next(r, txn, err);
 	r->txn = txn;
 	r->txn_done = 0;
 	txn->nops = 0;
 	if (r->have_pending) {
 		r->have_pending = 0;
 		if (rd_apply(r, &r->pending))
-			return rd_report(r, err);
+			return trace_rd_report(r, err);
 	}
 	while (!r->txn_done) {
 		rc = rd_line(r, &s, &n);
 		if (rc < 0)
-			return rd_report(r, err);
+			return trace_rd_report(r, err);
 		if (rc == 0)
 			break;
 		if (n == 0 || (n == 1 && s[0] == '\r')) {
 			rd_fail(r, r->line, NULL, "empty line");
-			return rd_report(r, err);
+			return trace_rd_report(r, err);
 		}
 		r->rows_in_line = 0;
 		if (rd_fast_split(r, s, n)) {
@@ -1030,19 +862,19 @@ dmr_status_t dmr_trace_next(dmr_trace_reader_t *r, dmr_trace_txn_t *txn, dmr_err
 				csv_strerror(csv_error(&r->csv)));
 		}
 		if (r->status)
-			return rd_report(r, err);
+			return trace_rd_report(r, err);
 		if (r->rows_in_line == 0) {
 			rd_fail(
 			    r, r->line, NULL,
 			    "no complete row on the line (blank line or newline inside quotes)");
-			return rd_report(r, err);
+			return trace_rd_report(r, err);
 		}
 	}
 	if (txn->nops == 0) {
 		if (r->hdr.txns && r->ntxns < r->hdr.txns) {
 			rd_fail(r, r->line, "txns", "truncated: %llu of %llu transactions",
 				(unsigned long long)r->ntxns, (unsigned long long)r->hdr.txns);
-			return rd_report(r, err);
+			return trace_rd_report(r, err);
 		}
 		return DMR_EOF;
 	}

@@ -220,6 +220,23 @@ static int bench_read(const char *path)
 	return 0;
 }
 
+/* Compile csv into csv.dmrc (dmr_trace_cache_build); prints its rate. */
+static int bench_build(const char *csv)
+{
+	char cache[4200];
+	dmr_err_t err;
+	double t0 = now_s(), c0 = cpu_s(RUSAGE_SELF);
+
+	snprintf(cache, sizeof(cache), "%s.dmrc", csv);
+	if (dmr_trace_cache_build(csv, cache, &err) != DMR_OK) {
+		fprintf(stderr, "bench_trace: %s\n", err.msg);
+		return 1;
+	}
+	printf("trace cache build: %s in %.3f s CPU (%.3f s wall) (%.1f MiB)\n", cache,
+	       cpu_s(RUSAGE_SELF) - c0, now_s() - t0, file_mib(cache));
+	return 0;
+}
+
 /* Run this program with --read path in a fresh process; its exit status. */
 static int bench_read_child(const char *path)
 {
@@ -253,6 +270,8 @@ int main(int argc, char **argv)
 
 	if (argc == 3 && strcmp(argv[1], "--read") == 0)
 		return bench_read(argv[2]);
+	if (argc == 3 && strcmp(argv[1], "--build") == 0)
+		return bench_build(argv[2]);
 	for (int i = 1; i < argc && i <= 2; i++) {
 		char *end;
 		sizes[i - 1] = strtoull(argv[i], &end, 10);
