@@ -59,6 +59,19 @@ static inline int parse_u64(const char *s, size_t n, uint64_t max, uint64_t *v_p
 
 	if (n == 0)
 		return -1;
+	if (n <= 19) {
+		/* at most 19 digits: below 10^19 < 2^64, no overflow possible */
+		for (size_t i = 0; i < n; i++) {
+			unsigned d = (unsigned)(unsigned char)s[i] - '0';
+			if (d > 9)
+				return -1;
+			v = v * 10 + d;
+		}
+		if (v > max)
+			return -2;
+		*v_p = v;
+		return 0;
+	}
 	for (size_t i = 0; i < n; i++) {
 		unsigned d = (unsigned)(unsigned char)s[i] - '0';
 		if (d > 9)

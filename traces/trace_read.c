@@ -3,6 +3,12 @@
 #include "trace_impl.h"
 
 #include <sys/mman.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
+/* Bytes after the read buffer that rd_fast_split may read (not use). */
+#define TRACE_SLACK 64
 
 /* ---- reader ----------------------------------------------------------- */
 
@@ -32,7 +38,7 @@ static dmr_status_t rd_fail(dmr_trace_reader_t *r, uint32_t line, const char *fi
  * '\n'), 0 at end of file, -1 on error (r->status set: truncated last
  * line, overlong line, read error).
  */
-static int rd_line(dmr_trace_reader_t *r, const char **s_p, size_t *n_p)
+static int rd_line(dmr_trace_reader_t *r, char **s_p, size_t *n_p)
 {
 	for (;;) {
 		char *start = r->buf + r->pos;
@@ -79,12 +85,125 @@ static int rd_line(dmr_trace_reader_t *r, const char **s_p, size_t *n_p)
 	}
 }
 
+static const dmr_trace_act_t act_zero;
+
+/* The first c in s[0, n), or NULL: memchr inline, for the short fields of a
+ * row (a libc call per field was 10 % of a row's cycles). */
+static inline const char *find_ch(const char *s, size_t n, char c)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i] == c)
+			return s + i;
+	return NULL;
+}
+
+/* 1 when the NUL-terminated name equals s[0, n). */
+static inline int name_eq(const char *name, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (name[i] != s[i])
+			return 0;
+	return name[n] == '\0';
+}
+
+/* The digits at *p_p before e (1 to 18 of them: no overflow) into *v_p,
+ * *p_p moved past them; -1 when there are none or more (the callers then
+ * take the general path, whose messages name the field). */
+static inline int scan_digits(const char **p_p, const char *e, uint64_t *v_p)
+{
+	const char *p = *p_p, *s = p;
+	uint64_t v = 0;
+	unsigned d;
+
+	while (p < e && (d = (unsigned)(unsigned char)*p - '0') <= 9) {
+		v = v * 10 + d;
+		p++;
+	}
+	if (p == s || p - s > 18)
+		return -1;
+	*p_p = p;
+	*v_p = v;
+	return 0;
+}
+
+/* "K.F" at *p_p before e (K <= INT16_MAX, F <= UINT16_MAX): 0 with *p_p past
+ * it, or -1. */
+static inline int scan_ref(const char **p_p, const char *e, dmr_trace_val_t *v)
+{
+	uint64_t k, f;
+
+	if (scan_digits(p_p, e, &k) || k > INT16_MAX || *p_p == e || **p_p != '.')
+		return -1;
+	++*p_p;
+	if (scan_digits(p_p, e, &f) || f > UINT16_MAX)
+		return -1;
+	v->op = (int16_t)k;
+	v->field = (uint16_t)f;
+	v->lit = 0;
+	return 0;
+}
+
+/*
+ * The act column in one pass: 1 to DMR_TRACE_MAX_ACTS actions "set:F:V" /
+ * "add:F:V" separated by ';', V an i64 of at most 18 digits or "@K.F", into
+ * o->acts, o->nacts. 0, or -1 when the text is anything else: the caller
+ * then parses it action by action (parse_act), which gives the same fields
+ * for whatever this accepts and names what is wrong in the rest. (Finding
+ * each ';' and ':' first and then parsing was 15 % of a row's cycles.)
+ */
+static int scan_acts(const char *s, const char *e, dmr_trace_op_t *o)
+{
+	uint32_t na = 0;
+	uint64_t u;
+
+	for (;;) {
+		dmr_trace_act_t *a = &o->acts[na];
+		if (na == DMR_TRACE_MAX_ACTS || e - s < 7)
+			return -1;
+		if (memcmp(s, "set:", 4) == 0)
+			a->kind = DMR_TACT_SET;
+		else if (memcmp(s, "add:", 4) == 0)
+			a->kind = DMR_TACT_ADD;
+		else
+			return -1;
+		s += 4;
+		if (scan_digits(&s, e, &u) || u > UINT16_MAX || s == e || *s != ':')
+			return -1;
+		a->field = (uint16_t)u;
+		s++;
+		if (s < e && *s == '@') {
+			s++;
+			if (scan_ref(&s, e, &a->val))
+				return -1;
+		} else {
+			int neg = s < e && *s == '-';
+			s += neg;
+			if (scan_digits(&s, e, &u))
+				return -1;
+			a->val.lit = neg ? -(int64_t)u : (int64_t)u;
+			a->val.op = -1;
+			a->val.field = 0;
+		}
+		na++;
+		if (s == e)
+			break;
+		if (*s != ';')
+			return -1;
+		s++;
+	}
+	o->nacts = (uint8_t)na;
+	return 0;
+}
+
 /* Parse "K.F" (op index, payload word) into v. */
 static int parse_ref(const char *s, size_t n, dmr_trace_val_t *v)
 {
-	const char *dot = memchr(s, '.', n);
+	const char *p = s, *dot;
 	uint64_t k, f;
 
+	if (scan_ref(&p, s + n, v) == 0 && p == s + n)
+		return 0;
+	dot = find_ch(s, n, '.');
 	if (!dot || parse_u64(s, (size_t)(dot - s), INT16_MAX, &k) ||
 	    parse_u64(dot + 1, n - (size_t)(dot - s) - 1, UINT16_MAX, &f))
 		return -1;
@@ -109,7 +228,7 @@ static const char *parse_act(const char *s, size_t n, dmr_trace_act_t *a)
 		return "expected set:F:V or add:F:V";
 	s += 4;
 	n -= 4;
-	colon = memchr(s, ':', n);
+	colon = find_ch(s, n, ':');
 	if (!colon || parse_u64(s, (size_t)(colon - s), UINT16_MAX, &f))
 		return "bad word index F in set:F:V / add:F:V";
 	a->field = (uint16_t)f;
@@ -127,11 +246,11 @@ static const char *parse_act(const char *s, size_t n, dmr_trace_act_t *a)
 	return NULL;
 }
 
-/* Parse the fields of the current row (r->rowbuf) into *row. 0 or -1. */
-static int rd_parse_row(dmr_trace_reader_t *r, trace_row_t *row)
+/* Parse the fields of the current row (r->row) into *row, its op into *o
+ * (the transaction's next op in place, or row->op). 0 or -1. */
+static int rd_parse_row(dmr_trace_reader_t *r, trace_row_t *row, dmr_trace_op_t *o)
 {
 	const dmr_trace_hdr_t *h = &r->hdr;
-	dmr_trace_op_t *o = &row->op;
 	const char *f[TRACE_NCOLS];
 	size_t n[TRACE_NCOLS];
 	uint32_t line = r->line;
@@ -139,7 +258,7 @@ static int rd_parse_row(dmr_trace_reader_t *r, trace_row_t *row)
 	int rc, idx;
 
 	for (int c = 0; c < TRACE_NCOLS; c++) {
-		f[c] = r->rowbuf + r->fstart[c];
+		f[c] = r->row + r->fstart[c];
 		n[c] = r->flen[c];
 	}
 	row->line = line;
@@ -154,7 +273,7 @@ static int rd_parse_row(dmr_trace_reader_t *r, trace_row_t *row)
 	/* type, table: by name, the last match tried first */
 	idx = r->type_hint;
 	if (idx < 0 || (uint32_t)idx >= h->ntypes || n[COL_TYPE] >= DMR_TRACE_NAME_MAX ||
-	    memcmp(h->types[idx], f[COL_TYPE], n[COL_TYPE] + 1) != 0) {
+	    !name_eq(h->types[idx], f[COL_TYPE], n[COL_TYPE])) {
 		idx = lookup_name((const char(*)[DMR_TRACE_NAME_MAX])h->types, h->ntypes,
 				  f[COL_TYPE], n[COL_TYPE]);
 		if (idx < 0)
@@ -163,7 +282,10 @@ static int rd_parse_row(dmr_trace_reader_t *r, trace_row_t *row)
 	}
 	row->type = (uint16_t)idx;
 
-	memset(o, 0, sizeof(*o));
+	/* the defaults of dmr_trace_txn_op() field by field (a memset of the
+	 * op is `rep stos`, slow for 160 bytes); the actions after they are
+	 * parsed */
+	o->nacts = 0;
 	if ((rc = parse_u64(f[COL_ROUND], n[COL_ROUND], UINT16_MAX, &u)))
 		return BAD_INT(COL_ROUND, rc), -1;
 	o->round = (uint16_t)u;
@@ -177,11 +299,11 @@ static int rd_parse_row(dmr_trace_reader_t *r, trace_row_t *row)
 
 	idx = r->table_hint;
 	if (idx < 0 || (uint32_t)idx >= h->ntables || n[COL_TABLE] >= DMR_TRACE_NAME_MAX ||
-	    memcmp(h->tables[idx].name, f[COL_TABLE], n[COL_TABLE] + 1) != 0) {
+	    !name_eq(h->tables[idx].name, f[COL_TABLE], n[COL_TABLE])) {
 		idx = -1;
 		for (uint32_t i = 0; i < h->ntables; i++)
 			if (n[COL_TABLE] < DMR_TRACE_NAME_MAX &&
-			    memcmp(h->tables[i].name, f[COL_TABLE], n[COL_TABLE] + 1) == 0) {
+			    name_eq(h->tables[i].name, f[COL_TABLE], n[COL_TABLE])) {
 				idx = (int)i;
 				break;
 			}
@@ -195,6 +317,9 @@ static int rd_parse_row(dmr_trace_reader_t *r, trace_row_t *row)
 		return BAD_INT(COL_KEY, rc), -1;
 
 	o->dep.op = -1;
+	o->dep.field = 0;
+	o->dep.lit = 0;
+	o->lo = o->hi = 0;
 	if (n[COL_DEP] && parse_ref(f[COL_DEP], n[COL_DEP], &o->dep))
 		return rd_fail(r, line, "dep", "bad dep '%.40s' (expected K.F)", f[COL_DEP]), -1;
 
@@ -227,8 +352,9 @@ static int rd_parse_row(dmr_trace_reader_t *r, trace_row_t *row)
 
 	o->guard.kind = DMR_TGUARD_NONE;
 	o->guard.op = -1;
+	o->guard.f = o->guard.f2 = 0;
 	if (n[COL_GUARD]) {
-		const char *s = f[COL_GUARD], *lt = memchr(s, '<', n[COL_GUARD]);
+		const char *s = f[COL_GUARD], *lt = find_ch(s, n[COL_GUARD], '<');
 
 		if (!lt) {
 			if (parse_u64(s, n[COL_GUARD], INT16_MAX, &u))
@@ -258,11 +384,12 @@ static int rd_parse_row(dmr_trace_reader_t *r, trace_row_t *row)
 		}
 	}
 
-	if (n[COL_ACT]) {
+	if (n[COL_ACT] && scan_acts(f[COL_ACT], f[COL_ACT] + n[COL_ACT], o) != 0) {
 		const char *s = f[COL_ACT], *e = s + n[COL_ACT];
 
+		o->nacts = 0;
 		for (;;) {
-			const char *semi = memchr(s, ';', (size_t)(e - s));
+			const char *semi = find_ch(s, (size_t)(e - s), ';');
 			const char *ae = semi ? semi : e;
 			const char *why;
 
@@ -282,6 +409,9 @@ static int rd_parse_row(dmr_trace_reader_t *r, trace_row_t *row)
 		}
 	}
 
+	for (uint32_t a = o->nacts; a < DMR_TRACE_MAX_ACTS; a++)
+		memcpy(&o->acts[a], &act_zero, sizeof(act_zero));
+
 	row->has_xv = n[COL_XV] != 0;
 	row->xv = 0;
 	if (row->has_xv && (rc = parse_i64(f[COL_XV], n[COL_XV], &row->xv)))
@@ -290,8 +420,9 @@ static int rd_parse_row(dmr_trace_reader_t *r, trace_row_t *row)
 	return 0;
 }
 
-/* Append a parsed row to r->txn (starting it when empty) and check it. */
-static int rd_apply(dmr_trace_reader_t *r, const trace_row_t *row)
+/* Append a parsed row to r->txn (starting it when empty) and check it; its
+ * op is *op (already in place when op is &r->txn->ops[nops]). */
+static int rd_apply(dmr_trace_reader_t *r, const trace_row_t *row, const dmr_trace_op_t *op)
 {
 	dmr_trace_txn_t *t = r->txn;
 	const char *field;
@@ -327,7 +458,8 @@ static int rd_apply(dmr_trace_reader_t *r, const trace_row_t *row)
 				       (unsigned long long)t->id, DMR_TRACE_MAX_OPS),
 			       -1;
 	}
-	t->ops[t->nops] = row->op;
+	if (op != &t->ops[t->nops])
+		t->ops[t->nops] = *op;
 	if (dmr_trace_check_op(&r->hdr, t, t->nops, &field, why, sizeof(why)))
 		return rd_fail(r, row->line, field, "%s", why), -1;
 	t->nops++;
@@ -354,6 +486,7 @@ static void rd_cb_field(void *s, size_t len, void *data)
 static void rd_cb_row(int c, void *data)
 {
 	dmr_trace_reader_t *r = data;
+	dmr_trace_txn_t *t = r->txn;
 	uint32_t nf = r->nfields;
 	trace_row_t row;
 
@@ -371,20 +504,28 @@ static void rd_cb_row(int c, void *data)
 			TRACE_NCOLS, trace_columns, nf);
 		return;
 	}
-	if (rd_parse_row(r, &row))
+	/* parsed in place, as the transaction's next op (no copy) */
+	dmr_trace_op_t *op = t->nops < DMR_TRACE_MAX_OPS ? &t->ops[t->nops] : &row.op;
+	if (rd_parse_row(r, &row, op))
 		return;
-	if (r->txn->nops > 0 && row.txn != r->txn->id) {
-		if (row.txn < r->txn->id) {
+	if (t->nops > 0 && row.txn != t->id) {
+		if (row.txn < t->id) {
 			rd_fail(r, row.line, "txn", "txn id %llu after txn %llu: ids must increase",
-				(unsigned long long)row.txn, (unsigned long long)r->txn->id);
+				(unsigned long long)row.txn, (unsigned long long)t->id);
 			return;
 		}
-		r->pending = row;
+		/* the first row of the next transaction */
+		r->pending.txn = row.txn;
+		r->pending.type = row.type;
+		r->pending.has_xv = row.has_xv;
+		r->pending.xv = row.xv;
+		r->pending.line = row.line;
+		r->pending.op = *op;
 		r->have_pending = 1;
 		r->txn_done = 1;
 		return;
 	}
-	rd_apply(r, &row);
+	rd_apply(r, &row, op);
 }
 
 /*
@@ -393,41 +534,76 @@ static void rd_cb_row(int c, void *data)
  * space function) would give the same fields: unquoted, each trimmed of
  * spaces and tabs at both ends. Any other line (quotes, CR, a wrong field
  * count) goes to libcsv, so that its error messages are unchanged.
- * Returns 1 when the row was split into r->rowbuf / fstart / flen (nfields
- * set), 0 when libcsv must parse the line. Profile (bench_trace, TPC-C
- * 200 k): libcsv's byte-at-a-time state machine and its per-field
- * callbacks were 60 % of a row's cycles.
+ * Returns 1 when the row was split in place (s[0, n] is the line in the
+ * read buffer, s[n] its '\n': a NUL is written after each field; r->row,
+ * fstart, flen, nfields set), 0 when libcsv must parse the line (s
+ * untouched). One pass over the bytes: the only bytes at or below ','
+ * are the separators, spaces and the characters that send the line to
+ * libcsv. Profile (bench_trace, TPC-C 200 k): libcsv's byte-at-a-time
+ * state machine and its per-field callbacks were 60 % of a row's cycles;
+ * then the memchr calls per field of the first fast split, 30 %.
  */
-static int rd_fast_split(dmr_trace_reader_t *r, const char *s, size_t n)
+static int rd_fast_split(dmr_trace_reader_t *r, char *s, size_t n)
 {
-	const char *p = s, *e = s + n;
+	uint32_t comma[TRACE_NCOLS];
 	uint32_t k = 0;
+	int spaces = 0;
 
-	if (memchr(s, '"', n) || memchr(s, '\r', n))
-		return 0;
-	memcpy(r->rowbuf, s, n);
-	r->rowbuf[n] = '\0';
-	for (;;) {
-		const char *c = memchr(p, ',', (size_t)(e - p));
-		const char *fe = c ? c : e;
-		if (k >= TRACE_NCOLS)
-			return 0;
-		const char *fs = p;
-		while (fs < fe && (*fs == ' ' || *fs == '\t'))
-			fs++;
-		while (fe > fs && (fe[-1] == ' ' || fe[-1] == '\t'))
-			fe--;
-		r->fstart[k] = (uint32_t)(fs - s);
-		r->flen[k] = (uint32_t)(fe - fs);
-		r->rowbuf[fe - s] = '\0';
-		k++;
-		if (!c)
-			break;
-		p = c + 1;
+#define SPLIT_BYTE(i)                                                                              \
+	do {                                                                                       \
+		unsigned char c_ = (unsigned char)s[i];                                            \
+		if (c_ == ',') {                                                                   \
+			if (k == TRACE_NCOLS - 1)                                                  \
+				return 0;                                                          \
+			comma[k++] = (uint32_t)(i);                                                \
+		} else if (c_ == '"' || c_ == '\r') {                                              \
+			return 0;                                                                  \
+		} else if (c_ == ' ' || c_ == '\t') {                                              \
+			spaces = 1;                                                                \
+		}                                                                                  \
+	} while (0)
+#ifdef __SSE2__
+	/* 16 bytes at a time: a mask of the bytes <= ',' (signed: bytes >= 0x80
+	 * too, which the per-byte test passes over), then only those looked
+	 * at. May read up to 15 bytes past the line: buf has TRACE_SLACK more. */
+	const __m128i lim = _mm_set1_epi8(',' + 1);
+	for (size_t i = 0; i < n; i += 16) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+		unsigned m = (unsigned)_mm_movemask_epi8(_mm_cmplt_epi8(v, lim));
+		if (n - i < 16)
+			m &= (1u << (n - i)) - 1;
+		while (m) {
+			size_t j = i + (size_t)__builtin_ctz(m);
+			m &= m - 1;
+			if ((unsigned char)s[j] <= ',')
+				SPLIT_BYTE(j);
+		}
 	}
-	if (k != TRACE_NCOLS)
+#else
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)s[i] <= ',')
+			SPLIT_BYTE(i);
+#endif
+#undef SPLIT_BYTE
+	if (k != TRACE_NCOLS - 1)
 		return 0;
-	r->nfields = k;
+	comma[k] = (uint32_t)n;
+	uint32_t fs = 0;
+	for (k = 0; k < TRACE_NCOLS; k++) {
+		uint32_t fe = comma[k], next = fe + 1;
+		if (spaces) {
+			while (fs < fe && (s[fs] == ' ' || s[fs] == '\t'))
+				fs++;
+			while (fe > fs && (s[fe - 1] == ' ' || s[fe - 1] == '\t'))
+				fe--;
+		}
+		r->fstart[k] = fs;
+		r->flen[k] = fe - fs;
+		s[fe] = '\0';
+		fs = next;
+	}
+	r->row = s;
+	r->nfields = TRACE_NCOLS;
 	return 1;
 }
 
@@ -610,7 +786,7 @@ static int rd_header_line(dmr_trace_reader_t *r, const char *s, size_t n, int *s
 /* Parse the header, leaving r at the first data line. 0 or -1. */
 static int rd_header(dmr_trace_reader_t *r)
 {
-	const char *s;
+	char *s;
 	size_t n;
 	int rc, seen_workload = 0, seen_regime = 0, seen_txns = 0;
 	uint64_t ver;
@@ -770,7 +946,7 @@ dmr_status_t dmr_trace_open(const char *path, dmr_trace_reader_t **r_p, dmr_err_
 	if (!r)
 		return dmr_err_set(err, DMR_ERR_NOMEM, "%s: out of memory", path);
 	r->path = strdup(path);
-	r->buf = malloc(TRACE_CHUNK);
+	r->buf = calloc(1, TRACE_CHUNK + TRACE_SLACK);
 	r->rowbuf = malloc(TRACE_LINE_MAX + TRACE_NCOLS + 2);
 	if (!r->path || !r->buf || !r->rowbuf) {
 		st = dmr_err_set(err, DMR_ERR_NOMEM, "%s: out of memory", path);
@@ -826,7 +1002,7 @@ uint64_t dmr_trace_rows(const dmr_trace_reader_t *r)
 
 dmr_status_t dmr_trace_next(dmr_trace_reader_t *r, dmr_trace_txn_t *txn, dmr_err_t *err)
 {
-	const char *s;
+	char *s;
 	size_t n;
 	int rc;
 
@@ -839,7 +1015,7 @@ dmr_status_t dmr_trace_next(dmr_trace_reader_t *r, dmr_trace_txn_t *txn, dmr_err
 	txn->nops = 0;
 	if (r->have_pending) {
 		r->have_pending = 0;
-		if (rd_apply(r, &r->pending))
+		if (rd_apply(r, &r->pending, &r->pending.op))
 			return trace_rd_report(r, err);
 	}
 	while (!r->txn_done) {
@@ -855,11 +1031,15 @@ dmr_status_t dmr_trace_next(dmr_trace_reader_t *r, dmr_trace_txn_t *txn, dmr_err
 		r->rows_in_line = 0;
 		if (rd_fast_split(r, s, n)) {
 			rd_cb_row(0, r);
-		} else if (csv_parse(&r->csv, s, n + 1, rd_cb_field, rd_cb_row, r) != n + 1 &&
-			   !r->status) {
-			uint32_t col = r->nfields < TRACE_NCOLS ? r->nfields : TRACE_NCOLS - 1;
-			rd_fail(r, r->line, trace_colname[col], "malformed CSV: %s",
-				csv_strerror(csv_error(&r->csv)));
+		} else {
+			r->row = r->rowbuf; /* the libcsv callbacks fill rowbuf */
+			if (csv_parse(&r->csv, s, n + 1, rd_cb_field, rd_cb_row, r) != n + 1 &&
+			    !r->status) {
+				uint32_t col =
+				    r->nfields < TRACE_NCOLS ? r->nfields : TRACE_NCOLS - 1;
+				rd_fail(r, r->line, trace_colname[col], "malformed CSV: %s",
+					csv_strerror(csv_error(&r->csv)));
+			}
 		}
 		if (r->status)
 			return trace_rd_report(r, err);
