@@ -883,6 +883,8 @@ dmr_status_t dmr_trace_open_cached(const char *path, const dmr_trace_cache_opts_
 			return DMR_OK;
 		if (rc < 0)
 			return st;
+		if (co->nobuild)
+			return dmr_trace_open(path, r_p, err);
 		if (attempt)
 			break;
 		dmr_err_t berr;
