@@ -552,6 +552,61 @@ START_TEST(old_layout_rebuilt)
 }
 END_TEST
 
+/* nobuild (the check `run` makes before --out): a fresh cache is read (its
+ * count known at open, no scan), an absent or stale one is not built (the
+ * CSV is read), a corrupt one is refused. */
+START_TEST(nobuild_reads_only_a_fresh_cache)
+{
+	char csv[1024], cache[1100];
+	dmr_trace_cache_opts_t co = {.nobuild = 1}, build = {0};
+	dmr_trace_reader_t *a, *b;
+	dmr_err_t err;
+	struct stat st1, st2;
+
+	snprintf(csv, 900, "%s/nobuild.csv", dmr_test_tmp);
+	cache_of(cache, sizeof(cache), csv);
+	gen("smallbank", "6", "800", csv);
+	ck_assert_int_eq(dmr_trace_open_cached(csv, &co, &b, &err), DMR_OK);
+	ck_assert(!dmr_test_exists(cache));		       /* absent: not built */
+	ck_assert_uint_eq(dmr_trace_file_txns(b), UINT64_MAX); /* the CSV: not scanned yet */
+	ck_assert_int_eq(dmr_trace_scan(b, &err), DMR_OK);
+	ck_assert_uint_eq(dmr_trace_file_txns(b), 800);
+	dmr_trace_close(b);
+	ck_assert_int_eq(dmr_trace_open_cached(csv, &build, &b, &err), DMR_OK);
+	dmr_trace_close(b);
+	ck_assert_int_eq(stat(cache, &st1), 0);
+	ck_assert_int_eq(dmr_trace_open(csv, &a, &err), DMR_OK);
+	ck_assert_int_eq(dmr_trace_open_cached(csv, &co, &b, &err), DMR_OK);
+	ck_assert_uint_eq(dmr_trace_file_txns(b), 800); /* the cache: counted when built */
+	ck_assert_uint_eq(same_txns(a, b), 800);
+	dmr_trace_close(a);
+	dmr_trace_close(b);
+	/* stale (touched): the CSV is read, the cache left as it is */
+	struct timespec ts[2] = {{0, UTIME_OMIT}, {12345, 0}};
+	ck_assert_int_eq(utimensat(AT_FDCWD, csv, ts, 0), 0);
+	ck_assert_int_eq(dmr_trace_open_cached(csv, &co, &b, &err), DMR_OK);
+	ck_assert_uint_eq(dmr_trace_file_txns(b), UINT64_MAX);
+	dmr_trace_close(b);
+	ck_assert_int_eq(stat(cache, &st2), 0);
+	ck_assert_uint_eq(st1.st_ino, st2.st_ino);
+	/* rebuilt, then corrupt (its head): refused, as without nobuild */
+	ck_assert_int_eq(dmr_trace_open_cached(csv, &build, &b, &err), DMR_OK);
+	dmr_trace_close(b);
+	FILE *fp = fopen(cache, "r+b");
+	ck_assert_ptr_nonnull(fp);
+	ck_assert_int_eq(fseek(fp, 40, SEEK_SET), 0);
+	int c = fgetc(fp);
+	ck_assert_int_eq(fseek(fp, 40, SEEK_SET), 0);
+	fputc(c ^ 1, fp);
+	fclose(fp);
+	b = NULL;
+	ck_assert_int_eq(dmr_trace_open_cached(csv, &co, &b, &err), DMR_ERR_PARSE);
+	ck_assert_ptr_null(b);
+	ck_assert_msg(strstr(err.msg, "corrupt") && strstr(err.msg, "--no-trace-cache"), "%s",
+		      err.msg);
+}
+END_TEST
+
 int main(void)
 {
 	if (dmr_test_env_init("trace_cache", 0, 1) != 0)
@@ -567,6 +622,7 @@ int main(void)
 	tcase_add_test(tc, cache_dir_and_off);
 	tcase_add_test(tc, op_records_round_trip);
 	tcase_add_test(tc, old_layout_rebuilt);
+	tcase_add_test(tc, nobuild_reads_only_a_fresh_cache);
 	suite_add_tcase(s, tc);
 	return dmr_test_run(s);
 }
