@@ -98,13 +98,31 @@ static inline const char *find_ch(const char *s, size_t n, char c)
 	return NULL;
 }
 
-/* 1 when the NUL-terminated name equals s[0, n). */
+/* 1 when the name (a header name: DMR_TRACE_NAME_MAX bytes, NUL-padded)
+ * equals the field s[0, n), n < DMR_TRACE_NAME_MAX, s[n] its NUL: the n + 1
+ * bytes compared 8 at a time (s may be read up to 7 bytes further: buf and
+ * rowbuf have TRACE_SLACK more). */
 static inline int name_eq(const char *name, const char *s, size_t n)
 {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	size_t k = n + 1;
+	for (size_t i = 0; i < k; i += 8) {
+		uint64_t a, b;
+		memcpy(&a, name + i, 8);
+		memcpy(&b, s + i, 8);
+		a ^= b;
+		if (k - i < 8)
+			a &= (1ull << (8 * (k - i))) - 1;
+		if (a)
+			return 0;
+	}
+	return 1;
+#else
 	for (size_t i = 0; i < n; i++)
 		if (name[i] != s[i])
 			return 0;
 	return name[n] == '\0';
+#endif
 }
 
 /* The digits at *p_p before e (1 to 18 of them: no overflow) into *v_p,
@@ -564,20 +582,30 @@ static int rd_fast_split(dmr_trace_reader_t *r, char *s, size_t n)
 		}                                                                                  \
 	} while (0)
 #ifdef __SSE2__
-	/* 16 bytes at a time: a mask of the bytes <= ',' (signed: bytes >= 0x80
-	 * too, which the per-byte test passes over), then only those looked
-	 * at. May read up to 15 bytes past the line: buf has TRACE_SLACK more. */
-	const __m128i lim = _mm_set1_epi8(',' + 1);
+	/* 16 bytes at a time: masks of the commas, of the bytes that send the
+	 * line to libcsv and of the spaces, then one step per comma. May read
+	 * up to 15 bytes past the line: buf has TRACE_SLACK more. */
+	const __m128i vcomma = _mm_set1_epi8(','), vquote = _mm_set1_epi8('"');
+	const __m128i vcr = _mm_set1_epi8('\r'), vsp = _mm_set1_epi8(' '),
+		      vtab = _mm_set1_epi8('\t');
 	for (size_t i = 0; i < n; i += 16) {
 		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
-		unsigned m = (unsigned)_mm_movemask_epi8(_mm_cmplt_epi8(v, lim));
-		if (n - i < 16)
-			m &= (1u << (n - i)) - 1;
-		while (m) {
-			size_t j = i + (size_t)__builtin_ctz(m);
-			m &= m - 1;
-			if ((unsigned char)s[j] <= ',')
-				SPLIT_BYTE(j);
+		unsigned keep = n - i < 16 ? (1u << (n - i)) - 1 : 0xFFFFu;
+		unsigned mc = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, vcomma)) & keep;
+		unsigned mx = (unsigned)_mm_movemask_epi8(
+				  _mm_or_si128(_mm_cmpeq_epi8(v, vquote), _mm_cmpeq_epi8(v, vcr))) &
+			      keep;
+		unsigned ms = (unsigned)_mm_movemask_epi8(
+				  _mm_or_si128(_mm_cmpeq_epi8(v, vsp), _mm_cmpeq_epi8(v, vtab))) &
+			      keep;
+		if (mx)
+			return 0;
+		spaces |= ms != 0;
+		while (mc) {
+			if (k == TRACE_NCOLS - 1)
+				return 0;
+			comma[k++] = (uint32_t)(i + (size_t)__builtin_ctz(mc));
+			mc &= mc - 1;
 		}
 	}
 #else
@@ -896,7 +924,8 @@ static int rd_scan(dmr_trace_reader_t *r)
 			lines++;
 			char *c = memchr(p, ',', (size_t)(nl - p));
 			size_t fl = (size_t)((c ? c : nl) - p);
-			if (fl > 0 && (fl > sizeof(prev) || fl != plen || memcmp(prev, p, fl) != 0)) {
+			if (fl > 0 &&
+			    (fl > sizeof(prev) || fl != plen || memcmp(prev, p, fl) != 0)) {
 				txns++;
 				plen = fl <= sizeof(prev) ? fl : SIZE_MAX;
 				if (fl <= sizeof(prev))
@@ -978,7 +1007,7 @@ dmr_status_t dmr_trace_open(const char *path, dmr_trace_reader_t **r_p, dmr_err_
 		return dmr_err_set(err, DMR_ERR_NOMEM, "%s: out of memory", path);
 	r->path = strdup(path);
 	r->buf = calloc(1, TRACE_CHUNK + TRACE_SLACK);
-	r->rowbuf = malloc(TRACE_LINE_MAX + TRACE_NCOLS + 2);
+	r->rowbuf = calloc(1, TRACE_LINE_MAX + TRACE_NCOLS + 2 + TRACE_SLACK);
 	if (!r->path || !r->buf || !r->rowbuf) {
 		st = dmr_err_set(err, DMR_ERR_NOMEM, "%s: out of memory", path);
 		goto err_free;
