@@ -3,8 +3,9 @@
  * dmr_trace_cache_build, dmr_trace_cache_path; FORMAT.md "Binary cache").
  *
  * A CSV trace is compiled once, by the CSV reader (so every static check
- * has passed), into fixed-size records; later runs map the cache and copy
- * records out (trace_read.c bin_next) instead of parsing text. The pattern
+ * has passed), into compact op records (trace_impl.h "An op record (v2)");
+ * later runs map the cache and decode records (trace_bin_next) instead of
+ * parsing text. The pattern
  * is LogGOPSim's text-to-binary step (T. Hoefler, T. Schneider, A.
  * Lumsdaine, "LogGOPSim", HPDC 2010: txt2bin then the simulator reads the
  * binary schedule).
