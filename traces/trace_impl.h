@@ -213,15 +213,15 @@ struct dmr_trace_reader {
 	uint64_t data_off;  /* file offset of the first data line */
 	uint32_t data_line; /* line number before the first data line */
 
-	/* fields of the row being parsed: row[fstart[k]], flen[k] bytes, NUL
-	 * after each (row = the line itself in buf, split in place, or rowbuf
-	 * as filled by the libcsv callbacks) */
+	/* fields of the row being parsed: fptr[k], flen[k] bytes, a NUL after
+	 * each (in the line itself in buf, split in place, or in rowbuf as
+	 * filled by the libcsv callbacks) */
 	char *rowbuf;
-	const char *row;
 	size_t rowlen;
 	uint32_t nfields;
 	uint32_t rows_in_line;
-	uint32_t fstart[TRACE_NCOLS], flen[TRACE_NCOLS];
+	const char *fptr[TRACE_NCOLS];
+	size_t flen[TRACE_NCOLS];
 	int type_hint, table_hint;
 
 	/* transaction assembly */

@@ -265,28 +265,57 @@ static const char *parse_act(const char *s, size_t n, dmr_trace_act_t *a)
 	return NULL;
 }
 
-/* Parse the fields of the current row (r->row) into *row, its op into *o
+/* parse_u64 of a row's field f[0, n), f[n] its NUL: up to 19 digits in a
+ * loop that the NUL ends (no bounds test per digit); same returns. */
+static inline int field_u64(const char *f, size_t n, uint64_t max, uint64_t *v_p)
+{
+	if (n == 0 || n > 19)
+		return parse_u64(f, n, max, v_p);
+	const char *p = f;
+	uint64_t v = 0;
+	unsigned d;
+	while ((d = (unsigned)(unsigned char)*p - '0') <= 9) {
+		v = v * 10 + d;
+		p++;
+	}
+	if ((size_t)(p - f) != n)
+		return -1;
+	if (v > max)
+		return -2;
+	*v_p = v;
+	return 0;
+}
+
+/* parse_i64 of a row's field (as field_u64). */
+static inline int field_i64(const char *f, size_t n, int64_t *v_p)
+{
+	if (n == 0 || n > 18 || f[0] == '-')
+		return parse_i64(f, n, v_p);
+	uint64_t u;
+	int rc = field_u64(f, n, INT64_MAX, &u);
+	if (rc == 0)
+		*v_p = (int64_t)u;
+	return rc;
+}
+
+/* Parse the fields of the current row (r->fptr, flen) into *row, its op into *o
  * (the transaction's next op in place, or row->op). 0 or -1. */
 static int rd_parse_row(dmr_trace_reader_t *r, trace_row_t *row, dmr_trace_op_t *o)
 {
 	const dmr_trace_hdr_t *h = &r->hdr;
-	const char *f[TRACE_NCOLS];
-	size_t n[TRACE_NCOLS];
+	const char *const *f = r->fptr;
+	const size_t *n = r->flen;
 	uint32_t line = r->line;
 	uint64_t u;
 	int rc, idx;
 
-	for (int c = 0; c < TRACE_NCOLS; c++) {
-		f[c] = r->row + r->fstart[c];
-		n[c] = r->flen[c];
-	}
 	row->line = line;
 
 #define BAD_INT(col, rcv)                                                                          \
 	rd_fail(r, line, trace_colname[col],                                                       \
 		(rcv) == -2 ? "'%.40s' out of range" : "bad integer '%.40s'", f[col])
 
-	if ((rc = parse_u64(f[COL_TXN], n[COL_TXN], UINT64_MAX, &row->txn)))
+	if ((rc = field_u64(f[COL_TXN], n[COL_TXN], UINT64_MAX, &row->txn)))
 		return BAD_INT(COL_TXN, rc), -1;
 
 	/* type, table: by name, the last match tried first */
@@ -305,7 +334,7 @@ static int rd_parse_row(dmr_trace_reader_t *r, trace_row_t *row, dmr_trace_op_t 
 	 * op is `rep stos`, slow for 160 bytes); the actions after they are
 	 * parsed */
 	o->nacts = 0;
-	if ((rc = parse_u64(f[COL_ROUND], n[COL_ROUND], UINT16_MAX, &u)))
+	if ((rc = field_u64(f[COL_ROUND], n[COL_ROUND], UINT16_MAX, &u)))
 		return BAD_INT(COL_ROUND, rc), -1;
 	o->round = (uint16_t)u;
 
@@ -332,7 +361,7 @@ static int rd_parse_row(dmr_trace_reader_t *r, trace_row_t *row, dmr_trace_op_t 
 	}
 	o->table = (uint8_t)idx;
 
-	if ((rc = parse_i64(f[COL_KEY], n[COL_KEY], &o->key)))
+	if ((rc = field_i64(f[COL_KEY], n[COL_KEY], &o->key)))
 		return BAD_INT(COL_KEY, rc), -1;
 
 	o->dep.op = -1;
@@ -347,9 +376,9 @@ static int rd_parse_row(dmr_trace_reader_t *r, trace_row_t *row, dmr_trace_op_t 
 			return rd_fail(r, line, n[COL_LO] ? "hi" : "lo",
 				       "lo and hi are given together or not at all"),
 			       -1;
-		if ((rc = parse_i64(f[COL_LO], n[COL_LO], &o->lo)))
+		if ((rc = field_i64(f[COL_LO], n[COL_LO], &o->lo)))
 			return BAD_INT(COL_LO, rc), -1;
-		if ((rc = parse_i64(f[COL_HI], n[COL_HI], &o->hi)))
+		if ((rc = field_i64(f[COL_HI], n[COL_HI], &o->hi)))
 			return BAD_INT(COL_HI, rc), -1;
 		if (o->dep.op < 0)
 			return rd_fail(r, line, "lo", "lo/hi given without dep"), -1;
@@ -362,7 +391,7 @@ static int rd_parse_row(dmr_trace_reader_t *r, trace_row_t *row, dmr_trace_op_t 
 
 	o->count = 1;
 	if (n[COL_COUNT]) {
-		if ((rc = parse_u64(f[COL_COUNT], n[COL_COUNT], UINT32_MAX, &u)))
+		if ((rc = field_u64(f[COL_COUNT], n[COL_COUNT], UINT32_MAX, &u)))
 			return BAD_INT(COL_COUNT, rc), -1;
 		if (u == 0)
 			return rd_fail(r, line, "count", "count must be >= 1"), -1;
@@ -433,7 +462,7 @@ static int rd_parse_row(dmr_trace_reader_t *r, trace_row_t *row, dmr_trace_op_t 
 
 	row->has_xv = n[COL_XV] != 0;
 	row->xv = 0;
-	if (row->has_xv && (rc = parse_i64(f[COL_XV], n[COL_XV], &row->xv)))
+	if (row->has_xv && (rc = field_i64(f[COL_XV], n[COL_XV], &row->xv)))
 		return BAD_INT(COL_XV, rc), -1;
 #undef BAD_INT
 	return 0;
@@ -495,8 +524,8 @@ static void rd_cb_field(void *s, size_t len, void *data)
 		if (len)
 			memcpy(r->rowbuf + r->rowlen, s, len);
 		r->rowbuf[r->rowlen + len] = '\0';
-		r->fstart[r->nfields] = (uint32_t)r->rowlen;
-		r->flen[r->nfields] = (uint32_t)len;
+		r->fptr[r->nfields] = r->rowbuf + r->rowlen;
+		r->flen[r->nfields] = len;
 		r->rowlen += len + 1;
 	}
 	r->nfields++;
@@ -554,11 +583,10 @@ static void rd_cb_row(int c, void *data)
  * spaces and tabs at both ends. Any other line (quotes, CR, a wrong field
  * count) goes to libcsv, so that its error messages are unchanged.
  * Returns 1 when the row was split in place (s[0, n] is the line in the
- * read buffer, s[n] its '\n': a NUL is written after each field; r->row,
- * fstart, flen, nfields set), 0 when libcsv must parse the line (s
- * untouched). One pass over the bytes: the only bytes at or below ','
- * are the separators, spaces and the characters that send the line to
- * libcsv. Profile (bench_trace, TPC-C 200 k): libcsv's byte-at-a-time
+ * read buffer, s[n] its '\n': a NUL is written after each field;
+ * fptr, flen, nfields set), 0 when libcsv must parse the line (s
+ * untouched). One pass over the bytes (SSE2: masks of 16 at a time).
+ * Profile (bench_trace, TPC-C 200 k): libcsv's byte-at-a-time
  * state machine and its per-field callbacks were 60 % of a row's cycles;
  * then the memchr calls per field of the first fast split, 30 %.
  */
@@ -626,12 +654,11 @@ static int rd_fast_split(dmr_trace_reader_t *r, char *s, size_t n)
 			while (fe > fs && (s[fe - 1] == ' ' || s[fe - 1] == '\t'))
 				fe--;
 		}
-		r->fstart[k] = fs;
+		r->fptr[k] = s + fs;
 		r->flen[k] = fe - fs;
 		s[fe] = '\0';
 		fs = next;
 	}
-	r->row = s;
 	r->nfields = TRACE_NCOLS;
 	return 1;
 }
@@ -1091,8 +1118,7 @@ dmr_status_t dmr_trace_next(dmr_trace_reader_t *r, dmr_trace_txn_t *txn, dmr_err
 		r->rows_in_line = 0;
 		if (rd_fast_split(r, s, n)) {
 			rd_cb_row(0, r);
-		} else {
-			r->row = r->rowbuf; /* the libcsv callbacks fill rowbuf */
+		} else { /* the libcsv callbacks fill rowbuf */
 			if (csv_parse(&r->csv, s, n + 1, rd_cb_field, rd_cb_row, r) != n + 1 &&
 			    !r->status) {
 				uint32_t col =
