@@ -198,7 +198,6 @@ typedef struct trace_row {
 
 struct dmr_trace_reader {
 	FILE *fp;
-	int fd; /* fileno(fp): data chunks are read() straight into buf */
 	char *path;
 	dmr_trace_hdr_t hdr;
 	struct csv_parser csv;
