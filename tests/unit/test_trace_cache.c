@@ -58,6 +58,25 @@ static void op_eq(const dmr_trace_op_t *a, const dmr_trace_op_t *b, uint64_t id,
 #undef F
 }
 
+/* 1 when every field of a and b is equal (op_eq without an assertion per
+ * field: the round trip below compares 50,000 ops). */
+static int op_same(const dmr_trace_op_t *a, const dmr_trace_op_t *b)
+{
+	if (a->kind != b->kind || a->table != b->table || a->round != b->round ||
+	    a->count != b->count || a->key != b->key || a->dep.op != b->dep.op ||
+	    a->dep.field != b->dep.field || a->dep.lit != b->dep.lit || a->lo != b->lo ||
+	    a->hi != b->hi || a->guard.kind != b->guard.kind || a->guard.op != b->guard.op ||
+	    a->guard.f != b->guard.f || a->guard.f2 != b->guard.f2 || a->nacts != b->nacts)
+		return 0;
+	for (int k = 0; k < DMR_TRACE_MAX_ACTS; k++)
+		if (a->acts[k].kind != b->acts[k].kind || a->acts[k].field != b->acts[k].field ||
+		    a->acts[k].val.op != b->acts[k].val.op ||
+		    a->acts[k].val.field != b->acts[k].val.field ||
+		    a->acts[k].val.lit != b->acts[k].val.lit)
+			return 0;
+	return 1;
+}
+
 /* Read both readers to the end; every transaction equal; returns the count. */
 static uint64_t same_txns(dmr_trace_reader_t *a, dmr_trace_reader_t *b)
 {
@@ -410,14 +429,14 @@ static int64_t rnd_val(uint64_t *s)
 
 /* The v2 op record (trace_impl.h): every op the CSV reader can give is
  * stored compact, anything else whole (BIN_F_RAW), and both decode to the
- * same fields, unused actions zero. */
+ * same fields, unused actions zero (50,000 random ops). */
 START_TEST(op_records_round_trip)
 {
 	static unsigned char buf[TRACE_BIN_OP_WORST + 64];
 	uint64_t s = 0x9e3779b97f4a7c15ull;
 	uint64_t nraw = 0, ncompact = 0;
 
-	for (int n = 0; n < 200000; n++) {
+	for (int n = 0; n < 50000; n++) {
 		dmr_trace_op_t o, d;
 		int odd = rnd(&s) % 8 == 0; /* a value no CSV row gives */
 		memset(&o, 0, sizeof(o));
@@ -494,10 +513,11 @@ START_TEST(op_records_round_trip)
 		memset(&d, 0x5A, sizeof(d));
 		const unsigned char *e = trace_bin_get_op(buf, &d);
 		ck_assert_ptr_eq(e, buf + len);
-		op_eq(&o, &d, (uint64_t)n, 0);
+		if (!op_same(&o, &d))
+			op_eq(&o, &d, (uint64_t)n, 0); /* names the field */
 	}
-	ck_assert_uint_gt(nraw, 10000);
-	ck_assert_uint_gt(ncompact, 150000);
+	ck_assert_uint_gt(nraw, 2500);
+	ck_assert_uint_gt(ncompact, 37500);
 	/* more actions than an op holds: refused */
 	dmr_trace_op_t o;
 	memset(&o, 0, sizeof(o));
