@@ -627,7 +627,7 @@ static int aura_levers_check(const run_args_t *a, dmr_replay_opts_t *o)
 }
 
 static int run_locked(run_args_t *ap);
-static int trace_refused(const char *path);
+static int trace_refused(const char *path, const dmr_trace_cache_opts_t *co);
 
 int dmr_replay_main(int argc, char **argv)
 {
@@ -893,9 +893,10 @@ int dmr_replay_main(int argc, char **argv)
 		return 2;
 	}
 	/* the trace before --out: a refused trace leaves no directory behind
-	 * (issue #15 D23); the replay opens it again (cheap: the scan is one
-	 * pass of memchr over the file, which is then in the page cache) */
-	if (!a.procs && trace_refused(o->trace))
+	 * (issue #15 D23); the replay opens it again (cheap: through a fresh
+	 * cache nothing is scanned; else one pass of memchr over the CSV,
+	 * which is then in the page cache) */
+	if (!a.procs && trace_refused(o->trace, &o->trace_cache))
 		return 2;
 	/* DIR is this run's until it exits: a second run into it is refused */
 	dmr_err_t derr = {{0}};
@@ -930,12 +931,17 @@ int dmr_replay_main(int argc, char **argv)
 }
 
 /* The trace's header and end (dmr_trace_scan) and that it has
- * transactions: 1 with the reason on stderr when refused. */
-static int trace_refused(const char *path)
+ * transactions: 1 with the reason on stderr when refused. Through a fresh
+ * trace cache when there is one (its head holds the count: no pass over
+ * the CSV), else the CSV (the replay builds the cache). */
+static int trace_refused(const char *path, const dmr_trace_cache_opts_t *co)
 {
 	dmr_trace_reader_t *rd = NULL;
 	dmr_err_t terr = {{0}};
-	dmr_status_t st = dmr_trace_open(path, &rd, &terr);
+	dmr_trace_cache_opts_t tco = *co;
+	tco.quiet = 1;
+	tco.nobuild = 1;
+	dmr_status_t st = dmr_trace_open_cached(path, &tco, &rd, &terr);
 	if (st == DMR_OK)
 		st = dmr_trace_scan(rd, &terr);
 	if (st == DMR_OK && dmr_trace_file_txns(rd) == 0)

@@ -5,10 +5,11 @@
  * trace_read.c: the reader; trace_write.c: the writer; trace_impl.h: shared.
  *
  * Reader: the file is read in 256 KiB chunks; header lines are parsed by
- * hand, data lines are fed to libcsv one line at a time, so that each
- * csv_parse() call completes exactly one row. A row is parsed into a
- * trace_row_t and appended to the caller's transaction; the first row of the
- * next transaction is kept in r->pending until the next dmr_trace_next().
+ * hand; a plain data line (no quote, no CR, 13 fields) is split in place in
+ * the read buffer (rd_fast_split), any other is fed to libcsv alone, so
+ * that each csv_parse() call completes exactly one row. A row's op is
+ * parsed straight into the caller's transaction (the first row of the next
+ * transaction is kept in r->pending until the next dmr_trace_next()).
  * Integers are parsed by hand (no strtol). Memory is two fixed buffers.
  *
  * Writer: rows are formatted by hand into a 256 KiB buffer written to

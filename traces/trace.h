@@ -223,6 +223,9 @@ typedef struct dmr_trace_cache_opts {
 	const char *dir; /* NULL or "": beside the CSV, PATH.dmrc; else
 			    DIR/BASENAME-HASH.dmrc (HASH of the CSV's real path) */
 	int quiet;	 /* 1: no note on stderr when falling back to the CSV */
+	int nobuild;	 /* 1: read the cache only when it is fresh; when it is
+			    absent, stale or of another layout, read the CSV
+			    (nothing built; a corrupt cache is still refused) */
 } dmr_trace_cache_opts_t;
 
 /*

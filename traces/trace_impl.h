@@ -59,6 +59,19 @@ static inline int parse_u64(const char *s, size_t n, uint64_t max, uint64_t *v_p
 
 	if (n == 0)
 		return -1;
+	if (n <= 19) {
+		/* at most 19 digits: below 10^19 < 2^64, no overflow possible */
+		for (size_t i = 0; i < n; i++) {
+			unsigned d = (unsigned)(unsigned char)s[i] - '0';
+			if (d > 9)
+				return -1;
+			v = v * 10 + d;
+		}
+		if (v > max)
+			return -2;
+		*v_p = v;
+		return 0;
+	}
 	for (size_t i = 0; i < n; i++) {
 		unsigned d = (unsigned)(unsigned char)s[i] - '0';
 		if (d > 9)
@@ -171,27 +184,122 @@ static inline uint32_t table_words(const dmr_trace_hdr_t *h, int table)
 int dmr_trace_check_op(const dmr_trace_hdr_t *h, const dmr_trace_txn_t *t, uint32_t i,
 		       const char **field_p, char *why, size_t whysz);
 
+/* ---- the reader's state (trace_read.c; the cache half in trace_cache.c) - */
+
+/* One parsed data row, not yet checked against its transaction. */
+typedef struct trace_row {
+	uint64_t txn;
+	uint16_t type;
+	int has_xv;
+	int64_t xv;
+	uint32_t line;
+	dmr_trace_op_t op;
+} trace_row_t;
+
+struct dmr_trace_reader {
+	FILE *fp;
+	char *path;
+	dmr_trace_hdr_t hdr;
+	struct csv_parser csv;
+	int csv_live;
+
+	/* read buffer: buf[pos, end) not yet consumed; buf[0] at file offset buf_off */
+	char *buf;
+	size_t pos, end;
+	uint64_t buf_off;
+	int eof;
+	uint32_t line;	    /* number of the last line taken */
+	uint64_t data_off;  /* file offset of the first data line */
+	uint32_t data_line; /* line number before the first data line */
+
+	/* fields of the row being parsed: fptr[k], flen[k] bytes, a NUL after
+	 * each (in the line itself in buf, split in place, or in rowbuf as
+	 * filled by the libcsv callbacks) */
+	char *rowbuf;
+	size_t rowlen;
+	uint32_t nfields;
+	uint32_t rows_in_line;
+	const char *fptr[TRACE_NCOLS];
+	size_t flen[TRACE_NCOLS];
+	int type_hint, table_hint;
+
+	/* transaction assembly */
+	dmr_trace_txn_t *txn;
+	int txn_done;
+	int have_pending;
+	trace_row_t pending;
+	uint64_t ntxns; /* transactions started since open / rewind */
+	uint64_t rows;	/* ops of the transactions returned */
+
+	dmr_status_t status; /* sticky error, message in err */
+	dmr_err_t err;
+	uint64_t file_txns; /* counted at open; UINT64_MAX = not scanned */
+
+	/* binary cache (trace_cache.c): bin != NULL, fp == NULL */
+	unsigned char *bin;
+	size_t bin_len, bin_pos, bin_data; /* bytes; bin_data: first txn record */
+	size_t bin_dropped;		   /* [0, bin_dropped) released (MADV_DONTNEED) */
+	size_t bin_end;			   /* end of the records (the slice table) */
+	uint64_t bin_checked;		   /* slices [0, bin_checked) verified */
+	uint64_t bin_ntxns;		   /* from the cache head */
+};
+
+/* Propagate r's sticky error to the caller's err. */
+static inline dmr_status_t trace_rd_report(const dmr_trace_reader_t *r, dmr_err_t *err)
+{
+	return dmr_err_set(err, r->status, "%s", r->err.msg);
+}
+
 /* ---- the binary trace cache (trace_cache.c; FORMAT.md "Binary cache") -- */
 
 #define TRACE_BIN_MAGIC "DMRTBIN"			  /* 8 bytes with its NUL */
-#define TRACE_BIN_VERSION 1u				  /* bump on any layout change */
+#define TRACE_BIN_VERSION 2u				  /* bump on any layout change */
 #define TRACE_BIN_ENDIAN 0x01020304u			  /* as written by the host that built it */
-#define TRACE_BIN_OP_BYTES offsetof(dmr_trace_op_t, acts) /* op record, acts apart */
+#define TRACE_BIN_OP_BYTES offsetof(dmr_trace_op_t, acts) /* a raw op (BIN_F_RAW), acts apart */
 
 #define TRACE_BIN_SLICE (256u << 10) /* bytes per checksummed slice */
-/* The largest transaction record: the reader verifies this far ahead. */
-#define TRACE_BIN_TXN_MAX                                                                          \
-	(sizeof(trace_bin_txn_t) +                                                                 \
-	 DMR_TRACE_MAX_OPS * (TRACE_BIN_OP_BYTES + DMR_TRACE_MAX_ACTS * sizeof(dmr_trace_act_t)))
+
+/*
+ * An op record (v2): a 6-byte head {kind u8, table u8, round u16, flags u8,
+ * nacts u8}, the key (i32, or i64 with BIN_F_KEY64), then only what the
+ * flags announce, in this order: count u32; dep {op u8, word u16}; lo, hi
+ * (i32 each, or i64 with BIN_F_RANGE64); the guard {op u8} (present) or
+ * {op u8, f u16, f2 u16} (less); then nacts actions {kind u8, mode u8, word
+ * u16, value: i32 literal | {op i16, word u16} reference | i64 literal}.
+ * Anything else (values no CSV row can give, e.g. a dep with a literal)
+ * is stored whole after the head: BIN_F_RAW, TRACE_BIN_OP_BYTES of the
+ * op and its nacts dmr_trace_act_t. Unaligned, host byte order.
+ */
+enum {
+	BIN_F_KEY64 = 0x01,
+	BIN_F_COUNT = 0x02,
+	BIN_F_DEP = 0x04,
+	BIN_F_RANGE = 0x08,
+	BIN_F_RANGE64 = 0x10,
+	BIN_F_GPRESENT = 0x20,
+	BIN_F_GLESS = 0x40,
+	BIN_F_RAW = 0x80,
+};
+enum { BIN_A_LIT32 = 0, BIN_A_REF = 1, BIN_A_LIT64 = 2 };
+#define TRACE_BIN_OP_HEAD 6
+/* the longest op record: raw (6 + 56 + 4 x 24 = 158; compact at most 90) */
+#define TRACE_BIN_OP_WORST                                                                         \
+	(TRACE_BIN_OP_HEAD + TRACE_BIN_OP_BYTES + DMR_TRACE_MAX_ACTS * sizeof(dmr_trace_act_t))
+/* Zero bytes after the slice table, so that the reader can decode one op
+ * without checking each field against the mapping's end (it checks once per
+ * op that TRACE_BIN_OP_WORST bytes remain). */
+#define TRACE_BIN_TAIL 256u
+/* The largest transaction record (padded to 8): the reader verifies this
+ * far ahead. */
+#define TRACE_BIN_TXN_MAX (sizeof(trace_bin_txn_t) + DMR_TRACE_MAX_OPS * TRACE_BIN_OP_WORST + 7)
 
 /* The cache file's first 128 bytes. Then dmr_trace_hdr_t (raw), then per
- * transaction one trace_bin_txn_t followed by its nops op records
- * (TRACE_BIN_OP_BYTES of dmr_trace_op_t, nacts included), each followed
- * by its nacts dmr_trace_act_t; then, at table_off, the checksums of the
- * slices of [128, table_off) (TRACE_BIN_SLICE bytes each, the last one
- * shorter), one uint64 each. Everything is a multiple of 8 bytes. The
- * reader verifies a slice when it first reads from it, while the slice is
- * in cache, so that each byte is fetched from memory once. */
+ * transaction one trace_bin_txn_t followed by its nops op records (above),
+ * zero-padded to a multiple of 8 bytes; then, at table_off, the checksums
+ * of the slices of [128, table_off) (TRACE_BIN_SLICE bytes each, the last
+ * one shorter), one uint64 each; then TRACE_BIN_TAIL zero bytes. The reader
+ * verifies a slice when it first reads from it, while the slice is in
+ * cache, so that each byte is fetched from memory once. */
 typedef struct trace_bin_head {
 	char magic[8];
 	uint32_t version, endian;
@@ -211,10 +319,21 @@ typedef struct trace_bin_head {
 typedef struct trace_bin_txn {
 	uint64_t id;
 	int64_t xv;
-	uint32_t nops, line;
-	uint16_t type, pad16;
-	uint32_t pad32;
+	uint32_t line;
+	uint16_t nops; /* 1 .. DMR_TRACE_MAX_OPS */
+	uint8_t type;  /* < DMR_TRACE_MAX_TYPES */
+	uint8_t pad;
 } trace_bin_txn_t;
+
+/* Encode op o at out (TRACE_BIN_OP_WORST bytes of room): the bytes
+ * written, 0 when o cannot be stored (nacts > DMR_TRACE_MAX_ACTS). */
+size_t trace_bin_put_op(unsigned char *out, const dmr_trace_op_t *o);
+/* Decode the op record at p into *o (every field, unused actions zero):
+ * the byte after it, or NULL when it is malformed (nacts too large).
+ * Reads at most TRACE_BIN_OP_WORST bytes. */
+const unsigned char *trace_bin_get_op(const unsigned char *p, dmr_trace_op_t *o);
+/* The next transaction of a reader opened on a cache (dmr_trace_next). */
+dmr_status_t trace_bin_next(dmr_trace_reader_t *r, dmr_trace_txn_t *txn, dmr_err_t *err);
 
 /* Streaming checksum over 64-bit words (xxHash64's round and constants,
  * Yann Collet, BSD-2: four independent lanes, so ~1 word per cycle). */

@@ -1,65 +1,12 @@
 /* traces/trace_read.c - the trace reader (trace.h: dmr_trace_open, _next,
  * _rewind, _close; see the comment at the top of trace.c). */
 #include "trace_impl.h"
+#include "trace_parse.h"
 
+#include <fcntl.h>
 #include <sys/mman.h>
 
 /* ---- reader ----------------------------------------------------------- */
-
-/* One parsed data row, not yet checked against its transaction. */
-typedef struct trace_row {
-	uint64_t txn;
-	uint16_t type;
-	int has_xv;
-	int64_t xv;
-	uint32_t line;
-	dmr_trace_op_t op;
-} trace_row_t;
-
-struct dmr_trace_reader {
-	FILE *fp;
-	char *path;
-	dmr_trace_hdr_t hdr;
-	struct csv_parser csv;
-	int csv_live;
-
-	/* read buffer: buf[pos, end) not yet consumed; buf[0] at file offset buf_off */
-	char *buf;
-	size_t pos, end;
-	uint64_t buf_off;
-	int eof;
-	uint32_t line;	    /* number of the last line taken */
-	uint64_t data_off;  /* file offset of the first data line */
-	uint32_t data_line; /* line number before the first data line */
-
-	/* fields of the row being parsed (libcsv callbacks) */
-	char *rowbuf;
-	size_t rowlen;
-	uint32_t nfields;
-	uint32_t rows_in_line;
-	uint32_t fstart[TRACE_NCOLS], flen[TRACE_NCOLS];
-	int type_hint, table_hint;
-
-	/* transaction assembly */
-	dmr_trace_txn_t *txn;
-	int txn_done;
-	int have_pending;
-	trace_row_t pending;
-	uint64_t ntxns; /* transactions started since open / rewind */
-	uint64_t rows;	/* ops of the transactions returned */
-
-	dmr_status_t status; /* sticky error, message in err */
-	dmr_err_t err;
-	uint64_t file_txns; /* counted at open; UINT64_MAX = not scanned */
-
-	/* binary cache (trace_cache.c): bin != NULL, fp == NULL */
-	unsigned char *bin;
-	size_t bin_len, bin_pos, bin_data; /* bytes; bin_data: first txn record */
-	size_t bin_dropped;		   /* [0, bin_dropped) released (MADV_DONTNEED) */
-	size_t bin_end;			   /* end of the records (the slice table) */
-	uint64_t bin_checked;		   /* slices [0, bin_checked) verified */
-	uint64_t bin_ntxns;		   /* from the cache head */
-};
 
 static dmr_status_t rd_fail(dmr_trace_reader_t *r, uint32_t line, const char *field,
 			    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
@@ -82,18 +29,12 @@ static dmr_status_t rd_fail(dmr_trace_reader_t *r, uint32_t line, const char *fi
 	return r->status;
 }
 
-/* Propagate r's sticky error to the caller's err. */
-static dmr_status_t rd_report(const dmr_trace_reader_t *r, dmr_err_t *err)
-{
-	return dmr_err_set(err, r->status, "%s", r->err.msg);
-}
-
 /*
  * Take the next line: returns 1 with the line in s_p, n_p (without its
  * '\n'), 0 at end of file, -1 on error (r->status set: truncated last
  * line, overlong line, read error).
  */
-static int rd_line(dmr_trace_reader_t *r, const char **s_p, size_t *n_p)
+static int rd_line(dmr_trace_reader_t *r, char **s_p, size_t *n_p)
 {
 	for (;;) {
 		char *start = r->buf + r->pos;
@@ -140,12 +81,17 @@ static int rd_line(dmr_trace_reader_t *r, const char **s_p, size_t *n_p)
 	}
 }
 
+static const dmr_trace_act_t act_zero;
+
 /* Parse "K.F" (op index, payload word) into v. */
 static int parse_ref(const char *s, size_t n, dmr_trace_val_t *v)
 {
-	const char *dot = memchr(s, '.', n);
+	const char *p = s, *dot;
 	uint64_t k, f;
 
+	if (scan_ref(&p, s + n, v) == 0 && p == s + n)
+		return 0;
+	dot = find_ch(s, n, '.');
 	if (!dot || parse_u64(s, (size_t)(dot - s), INT16_MAX, &k) ||
 	    parse_u64(dot + 1, n - (size_t)(dot - s) - 1, UINT16_MAX, &f))
 		return -1;
@@ -170,7 +116,7 @@ static const char *parse_act(const char *s, size_t n, dmr_trace_act_t *a)
 		return "expected set:F:V or add:F:V";
 	s += 4;
 	n -= 4;
-	colon = memchr(s, ':', n);
+	colon = find_ch(s, n, ':');
 	if (!colon || parse_u64(s, (size_t)(colon - s), UINT16_MAX, &f))
 		return "bad word index F in set:F:V / add:F:V";
 	a->field = (uint16_t)f;
@@ -188,34 +134,30 @@ static const char *parse_act(const char *s, size_t n, dmr_trace_act_t *a)
 	return NULL;
 }
 
-/* Parse the fields of the current row (r->rowbuf) into *row. 0 or -1. */
-static int rd_parse_row(dmr_trace_reader_t *r, trace_row_t *row)
+/* Parse the fields of the current row (r->fptr, flen) into *row, its op into *o
+ * (the transaction's next op in place, or row->op). 0 or -1. */
+static int rd_parse_row(dmr_trace_reader_t *r, trace_row_t *row, dmr_trace_op_t *o)
 {
 	const dmr_trace_hdr_t *h = &r->hdr;
-	dmr_trace_op_t *o = &row->op;
-	const char *f[TRACE_NCOLS];
-	size_t n[TRACE_NCOLS];
+	const char *const *f = r->fptr;
+	const size_t *n = r->flen;
 	uint32_t line = r->line;
 	uint64_t u;
 	int rc, idx;
 
-	for (int c = 0; c < TRACE_NCOLS; c++) {
-		f[c] = r->rowbuf + r->fstart[c];
-		n[c] = r->flen[c];
-	}
 	row->line = line;
 
 #define BAD_INT(col, rcv)                                                                          \
 	rd_fail(r, line, trace_colname[col],                                                       \
 		(rcv) == -2 ? "'%.40s' out of range" : "bad integer '%.40s'", f[col])
 
-	if ((rc = parse_u64(f[COL_TXN], n[COL_TXN], UINT64_MAX, &row->txn)))
+	if ((rc = field_u64(f[COL_TXN], n[COL_TXN], UINT64_MAX, &row->txn)))
 		return BAD_INT(COL_TXN, rc), -1;
 
 	/* type, table: by name, the last match tried first */
 	idx = r->type_hint;
 	if (idx < 0 || (uint32_t)idx >= h->ntypes || n[COL_TYPE] >= DMR_TRACE_NAME_MAX ||
-	    memcmp(h->types[idx], f[COL_TYPE], n[COL_TYPE] + 1) != 0) {
+	    !name_eq(h->types[idx], f[COL_TYPE], n[COL_TYPE])) {
 		idx = lookup_name((const char(*)[DMR_TRACE_NAME_MAX])h->types, h->ntypes,
 				  f[COL_TYPE], n[COL_TYPE]);
 		if (idx < 0)
@@ -224,8 +166,11 @@ static int rd_parse_row(dmr_trace_reader_t *r, trace_row_t *row)
 	}
 	row->type = (uint16_t)idx;
 
-	memset(o, 0, sizeof(*o));
-	if ((rc = parse_u64(f[COL_ROUND], n[COL_ROUND], UINT16_MAX, &u)))
+	/* the defaults of dmr_trace_txn_op() field by field (a memset of the
+	 * op is `rep stos`, slow for 160 bytes); the actions after they are
+	 * parsed */
+	o->nacts = 0;
+	if ((rc = field_u64(f[COL_ROUND], n[COL_ROUND], UINT16_MAX, &u)))
 		return BAD_INT(COL_ROUND, rc), -1;
 	o->round = (uint16_t)u;
 
@@ -238,11 +183,11 @@ static int rd_parse_row(dmr_trace_reader_t *r, trace_row_t *row)
 
 	idx = r->table_hint;
 	if (idx < 0 || (uint32_t)idx >= h->ntables || n[COL_TABLE] >= DMR_TRACE_NAME_MAX ||
-	    memcmp(h->tables[idx].name, f[COL_TABLE], n[COL_TABLE] + 1) != 0) {
+	    !name_eq(h->tables[idx].name, f[COL_TABLE], n[COL_TABLE])) {
 		idx = -1;
 		for (uint32_t i = 0; i < h->ntables; i++)
 			if (n[COL_TABLE] < DMR_TRACE_NAME_MAX &&
-			    memcmp(h->tables[i].name, f[COL_TABLE], n[COL_TABLE] + 1) == 0) {
+			    name_eq(h->tables[i].name, f[COL_TABLE], n[COL_TABLE])) {
 				idx = (int)i;
 				break;
 			}
@@ -252,10 +197,13 @@ static int rd_parse_row(dmr_trace_reader_t *r, trace_row_t *row)
 	}
 	o->table = (uint8_t)idx;
 
-	if ((rc = parse_i64(f[COL_KEY], n[COL_KEY], &o->key)))
+	if ((rc = field_i64(f[COL_KEY], n[COL_KEY], &o->key)))
 		return BAD_INT(COL_KEY, rc), -1;
 
 	o->dep.op = -1;
+	o->dep.field = 0;
+	o->dep.lit = 0;
+	o->lo = o->hi = 0;
 	if (n[COL_DEP] && parse_ref(f[COL_DEP], n[COL_DEP], &o->dep))
 		return rd_fail(r, line, "dep", "bad dep '%.40s' (expected K.F)", f[COL_DEP]), -1;
 
@@ -264,9 +212,9 @@ static int rd_parse_row(dmr_trace_reader_t *r, trace_row_t *row)
 			return rd_fail(r, line, n[COL_LO] ? "hi" : "lo",
 				       "lo and hi are given together or not at all"),
 			       -1;
-		if ((rc = parse_i64(f[COL_LO], n[COL_LO], &o->lo)))
+		if ((rc = field_i64(f[COL_LO], n[COL_LO], &o->lo)))
 			return BAD_INT(COL_LO, rc), -1;
-		if ((rc = parse_i64(f[COL_HI], n[COL_HI], &o->hi)))
+		if ((rc = field_i64(f[COL_HI], n[COL_HI], &o->hi)))
 			return BAD_INT(COL_HI, rc), -1;
 		if (o->dep.op < 0)
 			return rd_fail(r, line, "lo", "lo/hi given without dep"), -1;
@@ -279,7 +227,7 @@ static int rd_parse_row(dmr_trace_reader_t *r, trace_row_t *row)
 
 	o->count = 1;
 	if (n[COL_COUNT]) {
-		if ((rc = parse_u64(f[COL_COUNT], n[COL_COUNT], UINT32_MAX, &u)))
+		if ((rc = field_u64(f[COL_COUNT], n[COL_COUNT], UINT32_MAX, &u)))
 			return BAD_INT(COL_COUNT, rc), -1;
 		if (u == 0)
 			return rd_fail(r, line, "count", "count must be >= 1"), -1;
@@ -288,8 +236,9 @@ static int rd_parse_row(dmr_trace_reader_t *r, trace_row_t *row)
 
 	o->guard.kind = DMR_TGUARD_NONE;
 	o->guard.op = -1;
+	o->guard.f = o->guard.f2 = 0;
 	if (n[COL_GUARD]) {
-		const char *s = f[COL_GUARD], *lt = memchr(s, '<', n[COL_GUARD]);
+		const char *s = f[COL_GUARD], *lt = find_ch(s, n[COL_GUARD], '<');
 
 		if (!lt) {
 			if (parse_u64(s, n[COL_GUARD], INT16_MAX, &u))
@@ -319,11 +268,12 @@ static int rd_parse_row(dmr_trace_reader_t *r, trace_row_t *row)
 		}
 	}
 
-	if (n[COL_ACT]) {
+	if (n[COL_ACT] && scan_acts(f[COL_ACT], f[COL_ACT] + n[COL_ACT], o) != 0) {
 		const char *s = f[COL_ACT], *e = s + n[COL_ACT];
 
+		o->nacts = 0;
 		for (;;) {
-			const char *semi = memchr(s, ';', (size_t)(e - s));
+			const char *semi = find_ch(s, (size_t)(e - s), ';');
 			const char *ae = semi ? semi : e;
 			const char *why;
 
@@ -343,16 +293,20 @@ static int rd_parse_row(dmr_trace_reader_t *r, trace_row_t *row)
 		}
 	}
 
+	for (uint32_t a = o->nacts; a < DMR_TRACE_MAX_ACTS; a++)
+		memcpy(&o->acts[a], &act_zero, sizeof(act_zero));
+
 	row->has_xv = n[COL_XV] != 0;
 	row->xv = 0;
-	if (row->has_xv && (rc = parse_i64(f[COL_XV], n[COL_XV], &row->xv)))
+	if (row->has_xv && (rc = field_i64(f[COL_XV], n[COL_XV], &row->xv)))
 		return BAD_INT(COL_XV, rc), -1;
 #undef BAD_INT
 	return 0;
 }
 
-/* Append a parsed row to r->txn (starting it when empty) and check it. */
-static int rd_apply(dmr_trace_reader_t *r, const trace_row_t *row)
+/* Append a parsed row to r->txn (starting it when empty) and check it; its
+ * op is *op (already in place when op is &r->txn->ops[nops]). */
+static int rd_apply(dmr_trace_reader_t *r, const trace_row_t *row, const dmr_trace_op_t *op)
 {
 	dmr_trace_txn_t *t = r->txn;
 	const char *field;
@@ -388,7 +342,8 @@ static int rd_apply(dmr_trace_reader_t *r, const trace_row_t *row)
 				       (unsigned long long)t->id, DMR_TRACE_MAX_OPS),
 			       -1;
 	}
-	t->ops[t->nops] = row->op;
+	if (op != &t->ops[t->nops])
+		t->ops[t->nops] = *op;
 	if (dmr_trace_check_op(&r->hdr, t, t->nops, &field, why, sizeof(why)))
 		return rd_fail(r, row->line, field, "%s", why), -1;
 	t->nops++;
@@ -405,8 +360,8 @@ static void rd_cb_field(void *s, size_t len, void *data)
 		if (len)
 			memcpy(r->rowbuf + r->rowlen, s, len);
 		r->rowbuf[r->rowlen + len] = '\0';
-		r->fstart[r->nfields] = (uint32_t)r->rowlen;
-		r->flen[r->nfields] = (uint32_t)len;
+		r->fptr[r->nfields] = r->rowbuf + r->rowlen;
+		r->flen[r->nfields] = len;
 		r->rowlen += len + 1;
 	}
 	r->nfields++;
@@ -415,6 +370,7 @@ static void rd_cb_field(void *s, size_t len, void *data)
 static void rd_cb_row(int c, void *data)
 {
 	dmr_trace_reader_t *r = data;
+	dmr_trace_txn_t *t = r->txn;
 	uint32_t nf = r->nfields;
 	trace_row_t row;
 
@@ -432,64 +388,28 @@ static void rd_cb_row(int c, void *data)
 			TRACE_NCOLS, trace_columns, nf);
 		return;
 	}
-	if (rd_parse_row(r, &row))
+	/* parsed in place, as the transaction's next op (no copy) */
+	dmr_trace_op_t *op = t->nops < DMR_TRACE_MAX_OPS ? &t->ops[t->nops] : &row.op;
+	if (rd_parse_row(r, &row, op))
 		return;
-	if (r->txn->nops > 0 && row.txn != r->txn->id) {
-		if (row.txn < r->txn->id) {
+	if (t->nops > 0 && row.txn != t->id) {
+		if (row.txn < t->id) {
 			rd_fail(r, row.line, "txn", "txn id %llu after txn %llu: ids must increase",
-				(unsigned long long)row.txn, (unsigned long long)r->txn->id);
+				(unsigned long long)row.txn, (unsigned long long)t->id);
 			return;
 		}
-		r->pending = row;
+		/* the first row of the next transaction */
+		r->pending.txn = row.txn;
+		r->pending.type = row.type;
+		r->pending.has_xv = row.has_xv;
+		r->pending.xv = row.xv;
+		r->pending.line = row.line;
+		r->pending.op = *op;
 		r->have_pending = 1;
 		r->txn_done = 1;
 		return;
 	}
-	rd_apply(r, &row);
-}
-
-/*
- * The common row, split without libcsv: a line without '"' or '\r' and with
- * exactly TRACE_NCOLS - 1 commas. libcsv (csv_parse, CSV_STRICT, default
- * space function) would give the same fields: unquoted, each trimmed of
- * spaces and tabs at both ends. Any other line (quotes, CR, a wrong field
- * count) goes to libcsv, so that its error messages are unchanged.
- * Returns 1 when the row was split into r->rowbuf / fstart / flen (nfields
- * set), 0 when libcsv must parse the line. Profile (bench_trace, TPC-C
- * 200 k): libcsv's byte-at-a-time state machine and its per-field
- * callbacks were 60 % of a row's cycles.
- */
-static int rd_fast_split(dmr_trace_reader_t *r, const char *s, size_t n)
-{
-	const char *p = s, *e = s + n;
-	uint32_t k = 0;
-
-	if (memchr(s, '"', n) || memchr(s, '\r', n))
-		return 0;
-	memcpy(r->rowbuf, s, n);
-	r->rowbuf[n] = '\0';
-	for (;;) {
-		const char *c = memchr(p, ',', (size_t)(e - p));
-		const char *fe = c ? c : e;
-		if (k >= TRACE_NCOLS)
-			return 0;
-		const char *fs = p;
-		while (fs < fe && (*fs == ' ' || *fs == '\t'))
-			fs++;
-		while (fe > fs && (fe[-1] == ' ' || fe[-1] == '\t'))
-			fe--;
-		r->fstart[k] = (uint32_t)(fs - s);
-		r->flen[k] = (uint32_t)(fe - fs);
-		r->rowbuf[fe - s] = '\0';
-		k++;
-		if (!c)
-			break;
-		p = c + 1;
-	}
-	if (k != TRACE_NCOLS)
-		return 0;
-	r->nfields = k;
-	return 1;
+	rd_apply(r, &row, op);
 }
 
 static int rd_header_line(dmr_trace_reader_t *r, const char *s, size_t n, int *seen_workload,
@@ -671,7 +591,7 @@ static int rd_header_line(dmr_trace_reader_t *r, const char *s, size_t n, int *s
 /* Parse the header, leaving r at the first data line. 0 or -1. */
 static int rd_header(dmr_trace_reader_t *r)
 {
-	const char *s;
+	char *s;
 	size_t n;
 	int rc, seen_workload = 0, seen_regime = 0, seen_txns = 0;
 	uint64_t ver;
@@ -749,35 +669,66 @@ static int rd_scan(dmr_trace_reader_t *r)
 	struct stat sb;
 	if (fstat(fileno(r->fp), &sb) != 0 || !S_ISREG(sb.st_mode))
 		return 0;
-	FILE *f = fopen(r->path, "rb");
-	if (!f)
+	int fd = open(r->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
 		return 0; /* the stream reports what it meets */
-	if (fseeko(f, (off_t)r->data_off, SEEK_SET) != 0) {
-		fclose(f);
-		return 0;
-	}
-	char prev[32], *line = NULL;
-	size_t cap = 0, plen = SIZE_MAX;
-	ssize_t n;
-	uint64_t lines = 0, txns = 0;
-	int nonl = 0;
-	while ((n = getline(&line, &cap, f)) > 0) {
-		lines++;
-		nonl = line[n - 1] != '\n';
-		char *c = memchr(line, ',', (size_t)n);
-		size_t fl = c ? (size_t)(c - line) : (size_t)n - !nonl;
-		if (fl == 0)
-			continue; /* an empty line: the stream names it */
-		if (fl > sizeof(prev) || fl != plen || memcmp(prev, line, fl) != 0) {
-			txns++;
-			plen = fl <= sizeof(prev) ? fl : SIZE_MAX;
-			if (fl <= sizeof(prev))
-				memcpy(prev, line, fl);
+	/* 1 MiB pread()s and memchr over them (getline's per-line calls were
+	 * 4 % of a whole run, perf); a line longer than the buffer doubles it */
+	size_t cap = 1u << 20, have = 0;
+	char *buf = malloc(cap), prev[32];
+	uint64_t off = r->data_off, lines = 0, txns = 0;
+	size_t plen = SIZE_MAX;
+	int nonl = 0, bad = !buf;
+	while (!bad) {
+		ssize_t got = pread(fd, buf + have, cap - have, (off_t)off);
+		if (got < 0) {
+			if (errno == EINTR)
+				continue;
+			bad = 1;
+			break;
+		}
+		off += (uint64_t)got;
+		char *p = buf, *e = buf + have + (size_t)got;
+		for (;;) {
+			char *nl = memchr(p, '\n', (size_t)(e - p));
+			if (!nl) {
+				if (got > 0 || p == e)
+					break;
+				nl = e; /* the last line, without its newline */
+				nonl = 1;
+			}
+			lines++;
+			char *c = memchr(p, ',', (size_t)(nl - p));
+			size_t fl = (size_t)((c ? c : nl) - p);
+			if (fl > 0 &&
+			    (fl > sizeof(prev) || fl != plen || memcmp(prev, p, fl) != 0)) {
+				txns++;
+				plen = fl <= sizeof(prev) ? fl : SIZE_MAX;
+				if (fl <= sizeof(prev))
+					memcpy(prev, p, fl);
+			} /* fl == 0: an empty line, the stream names it */
+			if (nonl) {
+				p = e;
+				break;
+			}
+			p = nl + 1;
+		}
+		if (got == 0)
+			break;
+		have = (size_t)(e - p);
+		memmove(buf, p, have);
+		if (have == cap) {
+			char *nb = realloc(buf, 2 * cap);
+			if (!nb) {
+				bad = 1;
+				break;
+			}
+			buf = nb;
+			cap *= 2;
 		}
 	}
-	int bad = ferror(f);
-	free(line);
-	fclose(f);
+	free(buf);
+	close(fd);
 	if (bad)
 		return 0;
 	uint32_t last = r->data_line + (uint32_t)lines;
@@ -802,7 +753,7 @@ uint64_t dmr_trace_file_txns(const dmr_trace_reader_t *r)
 dmr_status_t dmr_trace_scan(dmr_trace_reader_t *r, dmr_err_t *err)
 {
 	if (r->status)
-		return rd_report(r, err);
+		return trace_rd_report(r, err);
 	if (r->bin) {
 		/* a binary cache was compiled from a complete, checked CSV: its
 		 * head holds the transaction count (trace_cache.c) */
@@ -810,7 +761,7 @@ dmr_status_t dmr_trace_scan(dmr_trace_reader_t *r, dmr_err_t *err)
 		return DMR_OK;
 	}
 	if (rd_scan(r))
-		return rd_report(r, err);
+		return trace_rd_report(r, err);
 	return DMR_OK;
 }
 
@@ -831,8 +782,8 @@ dmr_status_t dmr_trace_open(const char *path, dmr_trace_reader_t **r_p, dmr_err_
 	if (!r)
 		return dmr_err_set(err, DMR_ERR_NOMEM, "%s: out of memory", path);
 	r->path = strdup(path);
-	r->buf = malloc(TRACE_CHUNK);
-	r->rowbuf = malloc(TRACE_LINE_MAX + TRACE_NCOLS + 2);
+	r->buf = calloc(1, TRACE_CHUNK + TRACE_SLACK);
+	r->rowbuf = calloc(1, TRACE_LINE_MAX + TRACE_NCOLS + 2 + TRACE_SLACK);
 	if (!r->path || !r->buf || !r->rowbuf) {
 		st = dmr_err_set(err, DMR_ERR_NOMEM, "%s: out of memory", path);
 		goto err_free;
@@ -858,7 +809,7 @@ dmr_status_t dmr_trace_open(const char *path, dmr_trace_reader_t **r_p, dmr_err_
 		}
 	}
 	if (rd_header(r)) {
-		st = rd_report(r, err);
+		st = trace_rd_report(r, err);
 		goto err_close;
 	}
 	rd_csv_init(r);
@@ -885,164 +836,60 @@ uint64_t dmr_trace_rows(const dmr_trace_reader_t *r)
 	return r->rows;
 }
 
-/* Bytes of the mapping already consumed that are released from the
- * process's resident set at a time (they stay in the page cache), so that
- * replaying from the cache keeps RSS independent of trace length. */
-#define BIN_DROP_BYTES (2u << 20)
-
-/* The next transaction from the binary cache (records written by
- * trace_cache.c from transactions that passed every check). The lengths
- * are re-checked against the mapping, so a damaged file cannot make the
- * reader overrun it. */
-static dmr_status_t bin_next(dmr_trace_reader_t *r, dmr_trace_txn_t *txn, dmr_err_t *err)
-{
-	const unsigned char *p = r->bin + r->bin_pos, *end = r->bin + r->bin_end;
-	trace_bin_txn_t bt;
-
-	/* verify every slice this transaction can touch before reading it */
-	size_t want = r->bin_pos + TRACE_BIN_TXN_MAX;
-	if (want > r->bin_end)
-		want = r->bin_end;
-	while (sizeof(trace_bin_head_t) + r->bin_checked * TRACE_BIN_SLICE < want) {
-		if (trace_bin_check_slice(r->bin, r->bin_checked)) {
-			r->status = dmr_err_set(
-			    &r->err, DMR_ERR_PARSE,
-			    "%s: trace cache corrupt: checksum mismatch in bytes %llu..%llu; "
-			    "remove the cache (it is rebuilt) or run with --no-trace-cache",
-			    r->path,
-			    (unsigned long long)(sizeof(trace_bin_head_t) +
-						 r->bin_checked * TRACE_BIN_SLICE),
-			    (unsigned long long)(sizeof(trace_bin_head_t) +
-						 (r->bin_checked + 1) * TRACE_BIN_SLICE));
-			return rd_report(r, err);
-		}
-		r->bin_checked++;
-	}
-
-	if ((size_t)(end - p) < sizeof(bt)) {
-		if (r->ntxns < r->bin_ntxns || p != end) {
-			r->status = dmr_err_set(&r->err, DMR_ERR_PARSE,
-						"%s: trace cache truncated at byte %zu", r->path,
-						r->bin_pos);
-			return rd_report(r, err);
-		}
-		return DMR_EOF;
-	}
-	memcpy(&bt, p, sizeof(bt));
-	p += sizeof(bt);
-	if (bt.nops == 0 || bt.nops > DMR_TRACE_MAX_OPS)
-		goto bad;
-	txn->id = bt.id;
-	txn->xv = bt.xv;
-	txn->type = bt.type;
-	txn->line = bt.line;
-	txn->nops = bt.nops;
-	for (uint32_t i = 0; i < bt.nops; i++) {
-		dmr_trace_op_t *o = &txn->ops[i];
-		if ((size_t)(end - p) < TRACE_BIN_OP_BYTES)
-			goto bad;
-		memcpy(o, p, TRACE_BIN_OP_BYTES);
-		p += TRACE_BIN_OP_BYTES;
-		uint32_t na = o->nacts;
-		if (na > DMR_TRACE_MAX_ACTS || (size_t)(end - p) < na * sizeof(dmr_trace_act_t))
-			goto bad;
-		memcpy(o->acts, p, na * sizeof(dmr_trace_act_t));
-		memset(o->acts + na, 0, (DMR_TRACE_MAX_ACTS - na) * sizeof(dmr_trace_act_t));
-		p += na * sizeof(dmr_trace_act_t);
-	}
-	r->bin_pos = (size_t)(p - r->bin);
-	r->ntxns++;
-	r->rows += bt.nops;
-	if (r->bin_pos - r->bin_dropped >= 2 * BIN_DROP_BYTES) {
-		size_t upto = (r->bin_pos - BIN_DROP_BYTES) & ~(size_t)4095;
-		madvise(r->bin + r->bin_dropped, upto - r->bin_dropped, MADV_DONTNEED);
-		r->bin_dropped = upto;
-	}
-	return DMR_OK;
-bad:
-	r->status =
-	    dmr_err_set(&r->err, DMR_ERR_PARSE, "%s: trace cache corrupt: bad record at byte %zu",
-			r->path, r->bin_pos);
-	return rd_report(r, err);
-}
-
-dmr_status_t dmr_trace_open_bin(const char *name, void *map, size_t len, dmr_trace_reader_t **r_p,
-				dmr_err_t *err)
-{
-	dmr_trace_reader_t *r = calloc(1, sizeof(*r));
-	trace_bin_head_t hd;
-
-	if (r)
-		r->path = strdup(name);
-	if (!r || !r->path) {
-		free(r);
-		munmap(map, len);
-		return dmr_err_set(err, DMR_ERR_NOMEM, "%s: out of memory", name);
-	}
-	memcpy(&hd, map, sizeof(hd));
-	memcpy(&r->hdr, (const unsigned char *)map + sizeof(hd), sizeof(r->hdr));
-	r->bin = map;
-	r->bin_len = len;
-	r->bin_data = r->bin_pos = sizeof(hd) + sizeof(r->hdr);
-	r->bin_ntxns = hd.ntxns;
-	r->file_txns = hd.ntxns; /* counted when it was compiled */
-	r->bin_end = hd.table_off;
-	madvise(map, len, MADV_SEQUENTIAL);
-	*r_p = r;
-	return DMR_OK;
-}
-
 dmr_status_t dmr_trace_next(dmr_trace_reader_t *r, dmr_trace_txn_t *txn, dmr_err_t *err)
 {
-	const char *s;
+	char *s;
 	size_t n;
 	int rc;
 
 	if (r->status)
-		return rd_report(r, err);
+		return trace_rd_report(r, err);
 	if (r->bin)
-		return bin_next(r, txn, err);
+		return trace_bin_next(r, txn, err);
 	r->txn = txn;
 	r->txn_done = 0;
 	txn->nops = 0;
 	if (r->have_pending) {
 		r->have_pending = 0;
-		if (rd_apply(r, &r->pending))
-			return rd_report(r, err);
+		if (rd_apply(r, &r->pending, &r->pending.op))
+			return trace_rd_report(r, err);
 	}
 	while (!r->txn_done) {
 		rc = rd_line(r, &s, &n);
 		if (rc < 0)
-			return rd_report(r, err);
+			return trace_rd_report(r, err);
 		if (rc == 0)
 			break;
 		if (n == 0 || (n == 1 && s[0] == '\r')) {
 			rd_fail(r, r->line, NULL, "empty line");
-			return rd_report(r, err);
+			return trace_rd_report(r, err);
 		}
 		r->rows_in_line = 0;
 		if (rd_fast_split(r, s, n)) {
 			rd_cb_row(0, r);
-		} else if (csv_parse(&r->csv, s, n + 1, rd_cb_field, rd_cb_row, r) != n + 1 &&
-			   !r->status) {
-			uint32_t col = r->nfields < TRACE_NCOLS ? r->nfields : TRACE_NCOLS - 1;
-			rd_fail(r, r->line, trace_colname[col], "malformed CSV: %s",
-				csv_strerror(csv_error(&r->csv)));
+		} else { /* the libcsv callbacks fill rowbuf */
+			if (csv_parse(&r->csv, s, n + 1, rd_cb_field, rd_cb_row, r) != n + 1 &&
+			    !r->status) {
+				uint32_t col =
+				    r->nfields < TRACE_NCOLS ? r->nfields : TRACE_NCOLS - 1;
+				rd_fail(r, r->line, trace_colname[col], "malformed CSV: %s",
+					csv_strerror(csv_error(&r->csv)));
+			}
 		}
 		if (r->status)
-			return rd_report(r, err);
+			return trace_rd_report(r, err);
 		if (r->rows_in_line == 0) {
 			rd_fail(
 			    r, r->line, NULL,
 			    "no complete row on the line (blank line or newline inside quotes)");
-			return rd_report(r, err);
+			return trace_rd_report(r, err);
 		}
 	}
 	if (txn->nops == 0) {
 		if (r->hdr.txns && r->ntxns < r->hdr.txns) {
 			rd_fail(r, r->line, "txns", "truncated: %llu of %llu transactions",
 				(unsigned long long)r->ntxns, (unsigned long long)r->hdr.txns);
-			return rd_report(r, err);
+			return trace_rd_report(r, err);
 		}
 		return DMR_EOF;
 	}

@@ -20,6 +20,7 @@
 #include "helpers/suite.h"
 #include "core/base/sig.h"
 #include "traces/trace.h"
+#include "traces/trace_impl.h"
 
 static void gen(const char *wl, const char *seed, const char *txns, const char *path)
 {
@@ -55,6 +56,25 @@ static void op_eq(const dmr_trace_op_t *a, const dmr_trace_op_t *b, uint64_t id,
 		F(acts[k].val.lit);
 	}
 #undef F
+}
+
+/* 1 when every field of a and b is equal (op_eq without an assertion per
+ * field: the round trip below compares 50,000 ops). */
+static int op_same(const dmr_trace_op_t *a, const dmr_trace_op_t *b)
+{
+	if (a->kind != b->kind || a->table != b->table || a->round != b->round ||
+	    a->count != b->count || a->key != b->key || a->dep.op != b->dep.op ||
+	    a->dep.field != b->dep.field || a->dep.lit != b->dep.lit || a->lo != b->lo ||
+	    a->hi != b->hi || a->guard.kind != b->guard.kind || a->guard.op != b->guard.op ||
+	    a->guard.f != b->guard.f || a->guard.f2 != b->guard.f2 || a->nacts != b->nacts)
+		return 0;
+	for (int k = 0; k < DMR_TRACE_MAX_ACTS; k++)
+		if (a->acts[k].kind != b->acts[k].kind || a->acts[k].field != b->acts[k].field ||
+		    a->acts[k].val.op != b->acts[k].val.op ||
+		    a->acts[k].val.field != b->acts[k].val.field ||
+		    a->acts[k].val.lit != b->acts[k].val.lit)
+			return 0;
+	return 1;
 }
 
 /* Read both readers to the end; every transaction equal; returns the count. */
@@ -383,6 +403,230 @@ START_TEST(cache_dir_and_off)
 }
 END_TEST
 
+static uint64_t rnd(uint64_t *s)
+{
+	*s ^= *s >> 12;
+	*s ^= *s << 25;
+	*s ^= *s >> 27;
+	return *s * 2685821657736338717ull;
+}
+
+/* A random value: small, at the 32-bit edges, or any 64 bits. */
+static int64_t rnd_val(uint64_t *s)
+{
+	switch (rnd(s) % 5) {
+	case 0:
+		return (int64_t)(rnd(s) % 1000);
+	case 1:
+		return -(int64_t)(rnd(s) % 1000);
+	case 2:
+		return rnd(s) % 2 ? INT32_MAX + (int64_t)(rnd(s) % 3) - 1
+				  : INT32_MIN + (int64_t)(rnd(s) % 3) - 1;
+	default:
+		return (int64_t)rnd(s);
+	}
+}
+
+/* The v2 op record (trace_impl.h): every op the CSV reader can give is
+ * stored compact, anything else whole (BIN_F_RAW), and both decode to the
+ * same fields, unused actions zero (50,000 random ops). */
+START_TEST(op_records_round_trip)
+{
+	static unsigned char buf[TRACE_BIN_OP_WORST + 64];
+	uint64_t s = 0x9e3779b97f4a7c15ull;
+	uint64_t nraw = 0, ncompact = 0;
+
+	for (int n = 0; n < 50000; n++) {
+		dmr_trace_op_t o, d;
+		int odd = rnd(&s) % 8 == 0; /* a value no CSV row gives */
+		memset(&o, 0, sizeof(o));
+		o.kind = "RUID"[rnd(&s) % 4];
+		o.table = (uint8_t)(rnd(&s) % DMR_TRACE_MAX_TABLES);
+		o.round = (uint16_t)rnd(&s);
+		o.count = rnd(&s) % 3 ? 1 : (uint32_t)rnd(&s);
+		o.key = rnd_val(&s);
+		o.dep.op = -1;
+		if (rnd(&s) % 2) {
+			o.dep.op = (int16_t)(rnd(&s) % 255);
+			o.dep.field = (uint16_t)rnd(&s);
+		}
+		if (rnd(&s) % 2) {
+			o.lo = rnd_val(&s);
+			o.hi = rnd_val(&s);
+		}
+		o.guard.op = -1;
+		switch (rnd(&s) % 3) {
+		case 1:
+			o.guard.kind = DMR_TGUARD_PRESENT;
+			o.guard.op = (int16_t)(rnd(&s) % 256);
+			break;
+		case 2:
+			o.guard.kind = DMR_TGUARD_LESS;
+			o.guard.op = (int16_t)(rnd(&s) % 256);
+			o.guard.f = (uint16_t)rnd(&s);
+			o.guard.f2 = (uint16_t)rnd(&s);
+			break;
+		}
+		o.nacts = (uint8_t)(rnd(&s) % (DMR_TRACE_MAX_ACTS + 1));
+		for (int a = 0; a < o.nacts; a++) {
+			o.acts[a].kind = (uint8_t)(rnd(&s) % 2);
+			o.acts[a].field = (uint16_t)rnd(&s);
+			o.acts[a].val.op = -1;
+			if (rnd(&s) % 2) {
+				o.acts[a].val.op = (int16_t)(rnd(&s) % 255);
+				o.acts[a].val.field = (uint16_t)rnd(&s);
+			} else {
+				o.acts[a].val.lit = rnd_val(&s);
+			}
+		}
+		if (odd) {
+			switch (rnd(&s) % 4) {
+			case 0:
+				o.dep.lit = 7; /* a dep with a literal */
+				break;
+			case 1:
+				o.dep.op = 300;
+				break;
+			case 2:
+				o.guard.f = 3; /* words on a guard that has none */
+				break;
+			default:
+				o.acts[0].val.op = 1; /* a reference with a literal */
+				o.acts[0].val.lit = 5;
+				o.nacts = o.nacts ? o.nacts : 1;
+				break;
+			}
+		}
+		memset(buf, 0xA5, sizeof(buf));
+		size_t len = trace_bin_put_op(buf, &o);
+		ck_assert_uint_gt(len, TRACE_BIN_OP_HEAD);
+		ck_assert_uint_le(len, TRACE_BIN_OP_WORST);
+		if (buf[4] & BIN_F_RAW) {
+			nraw++;
+			ck_assert_msg(odd, "op %d: stored whole though compact", n);
+		} else {
+			ncompact++;
+			ck_assert_uint_le(len, 90);
+			ck_assert_msg(!odd || (o.guard.kind == DMR_TGUARD_LESS && o.guard.f == 3),
+				      "op %d: an odd op stored compact", n);
+		}
+		memset(&d, 0x5A, sizeof(d));
+		const unsigned char *e = trace_bin_get_op(buf, &d);
+		ck_assert_ptr_eq(e, buf + len);
+		if (!op_same(&o, &d))
+			op_eq(&o, &d, (uint64_t)n, 0); /* names the field */
+	}
+	ck_assert_uint_gt(nraw, 2500);
+	ck_assert_uint_gt(ncompact, 37500);
+	/* more actions than an op holds: refused */
+	dmr_trace_op_t o;
+	memset(&o, 0, sizeof(o));
+	o.nacts = DMR_TRACE_MAX_ACTS + 1;
+	ck_assert_uint_eq(trace_bin_put_op(buf, &o), 0);
+}
+END_TEST
+
+/* A cache of another layout version (a v1 cache left by an older build,
+ * its head intact) is stale: rebuilt, not refused; given directly it is
+ * refused with the versions named. */
+START_TEST(old_layout_rebuilt)
+{
+	char csv[1024], cache[1100];
+	dmr_trace_cache_opts_t co = {0};
+	dmr_trace_reader_t *a, *b;
+	dmr_err_t err;
+	struct stat st1, st2, sc;
+	trace_bin_head_t hd;
+	trace_sum_t sum;
+
+	snprintf(csv, 900, "%s/old.csv", dmr_test_tmp);
+	cache_of(cache, sizeof(cache), csv);
+	gen("tpcc", "2", "1500", csv);
+	ck_assert_int_eq(dmr_trace_open_cached(csv, &co, &b, &err), DMR_OK);
+	dmr_trace_close(b);
+	ck_assert_int_eq(stat(cache, &st1), 0);
+	ck_assert_int_eq(stat(csv, &sc), 0);
+	ck_assert_int_lt(st1.st_size, sc.st_size); /* v2: smaller than its CSV */
+	FILE *fp = fopen(cache, "r+b");
+	ck_assert_ptr_nonnull(fp);
+	ck_assert_uint_eq(fread(&hd, 1, sizeof(hd), fp), sizeof(hd));
+	ck_assert_uint_eq(hd.version, TRACE_BIN_VERSION);
+	ck_assert_uint_eq(hd.file_bytes, (uint64_t)st1.st_size);
+	hd.version = 1;
+	hd.head_sum = 0;
+	trace_sum_init(&sum);
+	trace_sum_add(&sum, &hd, sizeof(hd));
+	hd.head_sum = trace_sum_final(&sum);
+	ck_assert_int_eq(fseek(fp, 0, SEEK_SET), 0);
+	ck_assert_uint_eq(fwrite(&hd, 1, sizeof(hd), fp), sizeof(hd));
+	fclose(fp);
+	ck_assert_int_eq(dmr_trace_open(cache, &b, &err), DMR_ERR_PARSE);
+	ck_assert_msg(strstr(err.msg, "layout v1 (this build reads v2)"), "%s", err.msg);
+	ck_assert_int_eq(dmr_trace_open(csv, &a, &err), DMR_OK);
+	ck_assert_msg(dmr_trace_open_cached(csv, &co, &b, &err) == DMR_OK, "%s", err.msg);
+	ck_assert_int_eq(stat(cache, &st2), 0);
+	ck_assert_uint_ne(st1.st_ino, st2.st_ino); /* rebuilt (renamed over) */
+	ck_assert_uint_eq(same_txns(a, b), 1500);
+	dmr_trace_close(a);
+	dmr_trace_close(b);
+}
+END_TEST
+
+/* nobuild (the check `run` makes before --out): a fresh cache is read (its
+ * count known at open, no scan), an absent or stale one is not built (the
+ * CSV is read), a corrupt one is refused. */
+START_TEST(nobuild_reads_only_a_fresh_cache)
+{
+	char csv[1024], cache[1100];
+	dmr_trace_cache_opts_t co = {.nobuild = 1}, build = {0};
+	dmr_trace_reader_t *a, *b;
+	dmr_err_t err;
+	struct stat st1, st2;
+
+	snprintf(csv, 900, "%s/nobuild.csv", dmr_test_tmp);
+	cache_of(cache, sizeof(cache), csv);
+	gen("smallbank", "6", "800", csv);
+	ck_assert_int_eq(dmr_trace_open_cached(csv, &co, &b, &err), DMR_OK);
+	ck_assert(!dmr_test_exists(cache));		       /* absent: not built */
+	ck_assert_uint_eq(dmr_trace_file_txns(b), UINT64_MAX); /* the CSV: not scanned yet */
+	ck_assert_int_eq(dmr_trace_scan(b, &err), DMR_OK);
+	ck_assert_uint_eq(dmr_trace_file_txns(b), 800);
+	dmr_trace_close(b);
+	ck_assert_int_eq(dmr_trace_open_cached(csv, &build, &b, &err), DMR_OK);
+	dmr_trace_close(b);
+	ck_assert_int_eq(stat(cache, &st1), 0);
+	ck_assert_int_eq(dmr_trace_open(csv, &a, &err), DMR_OK);
+	ck_assert_int_eq(dmr_trace_open_cached(csv, &co, &b, &err), DMR_OK);
+	ck_assert_uint_eq(dmr_trace_file_txns(b), 800); /* the cache: counted when built */
+	ck_assert_uint_eq(same_txns(a, b), 800);
+	dmr_trace_close(a);
+	dmr_trace_close(b);
+	/* stale (touched): the CSV is read, the cache left as it is */
+	struct timespec ts[2] = {{0, UTIME_OMIT}, {12345, 0}};
+	ck_assert_int_eq(utimensat(AT_FDCWD, csv, ts, 0), 0);
+	ck_assert_int_eq(dmr_trace_open_cached(csv, &co, &b, &err), DMR_OK);
+	ck_assert_uint_eq(dmr_trace_file_txns(b), UINT64_MAX);
+	dmr_trace_close(b);
+	ck_assert_int_eq(stat(cache, &st2), 0);
+	ck_assert_uint_eq(st1.st_ino, st2.st_ino);
+	/* rebuilt, then corrupt (its head): refused, as without nobuild */
+	ck_assert_int_eq(dmr_trace_open_cached(csv, &build, &b, &err), DMR_OK);
+	dmr_trace_close(b);
+	FILE *fp = fopen(cache, "r+b");
+	ck_assert_ptr_nonnull(fp);
+	ck_assert_int_eq(fseek(fp, 40, SEEK_SET), 0);
+	int c = fgetc(fp);
+	ck_assert_int_eq(fseek(fp, 40, SEEK_SET), 0);
+	fputc(c ^ 1, fp);
+	fclose(fp);
+	b = NULL;
+	ck_assert_int_eq(dmr_trace_open_cached(csv, &co, &b, &err), DMR_ERR_PARSE);
+	ck_assert_ptr_null(b);
+	ck_assert_msg(strstr(err.msg, "corrupt") && strstr(err.msg, "--no-trace-cache"), "%s",
+		      err.msg);
+}
+END_TEST
+
 int main(void)
 {
 	if (dmr_test_env_init("trace_cache", 0, 1) != 0)
@@ -396,6 +640,9 @@ int main(void)
 	tcase_add_test(tc, interrupted_build_runs_nothing);
 	tcase_add_test(tc, concurrent_builders_leave_one_valid_cache);
 	tcase_add_test(tc, cache_dir_and_off);
+	tcase_add_test(tc, op_records_round_trip);
+	tcase_add_test(tc, old_layout_rebuilt);
+	tcase_add_test(tc, nobuild_reads_only_a_fresh_cache);
 	suite_add_tcase(s, tc);
 	return dmr_test_run(s);
 }
