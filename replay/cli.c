@@ -855,7 +855,8 @@ int dmr_replay_main(int argc, char **argv)
 		return 2;
 	}
 	/* options of one backend, given to another that would ignore them */
-	const char *inner = strncmp(o->backend, "fault:", 6) == 0 ? o->backend + 6 : o->backend;
+	/* the backend the wrappers (fault:INNER, record:INNER, nested) wrap */
+	const char *inner = strrchr(o->backend, ':') ? strrchr(o->backend, ':') + 1 : o->backend;
 	if (a.dev_opt && strcmp(inner, "verbs") != 0) {
 		fprintf(stderr,
 			"dmreplay run: option %s: only the verbs backend takes it (--backend %s "

@@ -347,6 +347,8 @@ START_TEST(options_that_disagree)
 	    {{"--backend", "shm", "--device", "mlx5_0"}, "--device: only the verbs backend"},
 	    {{"--backend", "shm", "--port", "2"}, "--port: only the verbs backend"},
 	    {{"--gid-index", "1"}, "--gid-index: only the verbs backend takes it (--backend sim"},
+	    {{"--backend", "record:shm", "--port", "1"}, "(--backend record:shm would ignore it)"},
+	    {{"--backend", "fault:record:shm", "--profile", "x"}, "(--backend fault:record:shm"},
 	    {{"--backend", "shm", "--profile", "cx6dx-100g"},
 	     "--profile: only the sim backend models a NIC profile"},
 	};
