@@ -58,7 +58,7 @@ static void *mn_thread(void *arg)
 			last = now;
 		if (busy)
 			continue;
-		if (u->sockaddr && now - last < MN_SPIN_PS) {
+		if (u->sockaddr && u->spin && now - last < MN_SPIN_PS) {
 			/* spinning, but a kernel transport's own work (SoftRoCE's
 			 * responder) may need this CPU */
 			sched_yield();

@@ -43,8 +43,9 @@ static int names_rdma(const char *tls)
 dmr_status_t dmr_ucx_cm_mode(ucx_t *u, int remote, dmr_err_t *err)
 {
 	const char *mode = getenv("DMR_UCX_CONNECT");
+	u->spin = names_rdma(getenv("UCX_TLS"));
 	if (!mode || !*mode || strcmp(mode, "auto") == 0)
-		u->sockaddr = names_rdma(getenv("UCX_TLS"));
+		u->sockaddr = u->spin;
 	else if (strcmp(mode, "address") == 0)
 		u->sockaddr = 0;
 	else if (strcmp(mode, "sockaddr") == 0)
@@ -69,7 +70,12 @@ dmr_status_t dmr_ucx_cm_mode(ucx_t *u, int remote, dmr_err_t *err)
 				   "ucx: %s needs DMR_UCX_LISTEN=IP, the address the MNs listen on "
 				   "(the RDMA device's netdev address; UCX_TLS=%s)",
 				   why, dmr_ucx_tls());
-	struct addrinfo hints = {.ai_flags = AI_NUMERICHOST, .ai_socktype = SOCK_STREAM};
+	/* IPv4 only: UCX 1.13's tcp connection manager overflows a buffer
+	 * formatting an IPv6 peer (ASan: inet_ntop <- ucs_sockaddr_str <-
+	 * uct_tcp_cm_conn_start, then a double free; a fresh-user trial's
+	 * DMR_UCX_LISTEN=::1 aborted the run) */
+	struct addrinfo hints = {
+	    .ai_flags = AI_NUMERICHOST, .ai_family = AF_INET, .ai_socktype = SOCK_STREAM};
 	struct addrinfo *ai = NULL;
 	int rc = getaddrinfo(ip, "0", &hints, &ai);
 	if (rc != 0 || ai->ai_addrlen > sizeof(u->listen_at)) {
@@ -77,8 +83,9 @@ dmr_status_t dmr_ucx_cm_mode(ucx_t *u, int remote, dmr_err_t *err)
 			freeaddrinfo(ai);
 		return dmr_err_set(
 		    err, DMR_ERR_INVALID,
-		    "ucx: DMR_UCX_LISTEN=%s: not a numeric IPv4 or IPv6 address (%s)", ip,
-		    rc ? gai_strerror(rc) : "too long");
+		    "ucx: DMR_UCX_LISTEN=%s: not a numeric IPv4 address (%s; IPv6 is "
+		    "refused: UCX 1.13's tcp connection manager mishandles it)",
+		    ip, rc ? gai_strerror(rc) : "too long");
 	}
 	memcpy(&u->listen_at, ai->ai_addr, ai->ai_addrlen);
 	u->listen_len = (socklen_t)ai->ai_addrlen;

@@ -133,6 +133,11 @@ typedef struct ucx {
 	 * listen on listen_at (DMR_UCX_LISTEN, port 0), the CNs' endpoints are
 	 * UCP clients of them */
 	int sockaddr;
+	/* UCX_TLS names an RDMA transport: the MN thread keeps progressing
+	 * after its last event (ucx.c MN_SPIN_PS); on tcp and sm it sleeps on
+	 * the event fds at once, in either mode (a spinning thread on a loaded
+	 * 2-core host starved the CNs: 10 s without a completion) */
+	int spin;
 	struct sockaddr_storage listen_at;
 	socklen_t listen_len;
 } ucx_t;

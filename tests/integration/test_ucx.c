@@ -129,6 +129,8 @@ START_TEST(connect_mode_bad_input_refused)
 	    {"bogus", NULL, NULL, "DMR_UCX_CONNECT=bogus: not auto, address or sockaddr"},
 	    {"sockaddr", NULL, NULL, "needs DMR_UCX_LISTEN=IP"},
 	    {"sockaddr", "10.0.0.300", NULL, "DMR_UCX_LISTEN=10.0.0.300: not a numeric"},
+	    /* IPv6: UCX 1.13's tcp CM overflows a buffer on it (a trial's abort) */
+	    {"sockaddr", "::1", NULL, "DMR_UCX_LISTEN=::1: not a numeric IPv4 address"},
 	    {"sockaddr", "127.0.0.1", "127.0.0.1:1", "is loopback-only"},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
