@@ -142,6 +142,7 @@ static int kv_common_opt(const char *cmd, int ch, const char *name, const char *
 		break;
 	case O_PROFILE:
 		*c->profile = arg;
+		saw = 3;
 		break;
 	case O_DEVICE:
 		*c->device = arg;
@@ -620,7 +621,7 @@ static int kv_run_main(int argc, char **argv, int mode)
 						    : "kv run"};
 	dmr_kv_opts_t o;
 	dmr_kv_opts_default(&o);
-	int ch, li = -1, saw_unb = 0, saw_cap = 0, saw[3] = {0, 0, 0};
+	int ch, li = -1, saw_unb = 0, saw_cap = 0, saw[4] = {0, 0, 0, 0};
 	kv_common_t com = {&o.backend, &o.profile,  &o.device, &o.port, &o.gid_index, &o.timeout_s,
 			   &o.slice,   &o.qp_depth, &o.mtu,    &o.cns,	saw};
 	char name[40];
@@ -648,6 +649,9 @@ static int kv_run_main(int argc, char **argv, int mode)
 			a.cmd);
 		return 2;
 	}
+	/* kv run only: kv mn / kv cn are verbs processes whatever --backend says */
+	if (mode == KVM_ONE && dmr_kv_backend_opts_check(a.cmd, o.backend, saw[1], saw[3]) != 0)
+		return 2;
 	/* a finished run in --out is never overwritten (--force moves it) */
 	int crc;
 	if (mode == KVM_ONE && (crc = dmr_kv_out_claim(o.out_dir)) != 0)
@@ -809,6 +813,28 @@ static const char *arg_of(int argc, char **argv, const char *name, int *has_flag
 /* --force of `kv run` (taken out of argv by kv_run_one, read by
  * dmr_kv_out_claim). */
 static int kv_force;
+
+int dmr_kv_backend_opts_check(const char *cmd, const char *backend, int dev, int profile)
+{
+	/* the backend the wrappers (fault:, record:) wrap */
+	const char *inner = strrchr(backend, ':') ? strrchr(backend, ':') + 1 : backend;
+	if (dev && strcmp(inner, "verbs") != 0) {
+		fprintf(
+		    stderr,
+		    "dmreplay %s: options --device, --port, --gid-index: only the verbs backend "
+		    "takes them (--backend %s would ignore them)\n",
+		    cmd, backend);
+		return -1;
+	}
+	if (profile && strcmp(inner, "sim") != 0) {
+		fprintf(stderr,
+			"dmreplay %s: option --profile: only the sim backend models a NIC profile "
+			"(--backend %s would ignore it)\n",
+			cmd, backend);
+		return -1;
+	}
+	return 0;
+}
 
 int dmr_kv_out_claim(const char *out)
 {

@@ -584,7 +584,7 @@ int dmr_kv_ops_run_main(int argc, char **argv)
 					     {NULL, 0, NULL, 0}};
 	dmr_kv_local_opts_t o = {.backend = "sim", .gid_index = -1, .timeout_s = 30};
 	const char *trace = NULL, *out = NULL;
-	int quiet = 0, ch;
+	int quiet = 0, ch, saw_dev = 0, saw_prof = 0;
 	dmr_err_t err = {{0}};
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -599,17 +599,21 @@ int dmr_kv_ops_run_main(int argc, char **argv)
 			break;
 		case 'P':
 			o.profile = optarg;
+			saw_prof = 1;
 			break;
 		case 'D':
 			o.device = optarg;
+			saw_dev = 1;
 			break;
 		case 'p':
 			st = dmr_opt_i64("--port", optarg, 1, 255, &v, &err);
 			o.port = (int)v;
+			saw_dev = 1;
 			break;
 		case 'g':
 			st = dmr_opt_i64("--gid-index", optarg, -1, 255, &v, &err);
 			o.gid_index = (int)v;
+			saw_dev = 1;
 			break;
 		case 'C':
 			st = dmr_opt_u64("--capacity", optarg, 1, 1ull << 40, DMR_OPT_SIZE,
@@ -671,6 +675,8 @@ int dmr_kv_ops_run_main(int argc, char **argv)
 			optind < argc ? argv[optind] : "");
 		return 2;
 	}
+	if (dmr_kv_backend_opts_check("kv run", o.backend, saw_dev, saw_prof) != 0)
+		return 2;
 	int crc = dmr_kv_out_claim(out); /* a finished run is never overwritten */
 	if (crc)
 		return crc;

@@ -554,7 +554,10 @@ END_TEST
  * here), exit 2, the message naming the problem */
 START_TEST(test_cli_refusals)
 {
-	char cfg[600], big[600], val[600];
+	char cfg[600], big[600], val[600], ops[600];
+	dmr_test_path(ops, sizeof(ops), "refuse.kvops");
+	dmr_test_write_file(
+	    ops, "# dmreplay-kvops v1\n# value_max 10\nop,key,bytes\nset,a,3\n# end 1\n");
 	dmr_test_path(cfg, sizeof(cfg), "c.json");
 	dmr_test_path(big, sizeof(big), "big.bin");
 	dmr_test_path(val, sizeof(val), "v.bin");
@@ -590,6 +593,14 @@ START_TEST(test_cli_refusals)
 	    {{"kv", "gen", "--kvops", "--mix", "0.5,0.5,0.5", "-o", "VAL"}, "summing to 1"},
 	    {{"kv", "gen", "--kvops", "--get-keys", "17", "-o", "VAL"}, "--get-keys"},
 	    {{"kv", "mn", "--capacity", "1M", NULL}, "--config CLUSTER.json is required"},
+	    /* one backend's options given to another that would ignore them */
+	    {{"kv", "run", "--trace", "OPS", "--backend", "shm", "--device", "x"},
+	     "only the verbs backend takes them (--backend shm would ignore them)"},
+	    {{"kv", "run", "--trace", "OPS", "--backend", "shm", "--profile", "cx6dx-100g"},
+	     "--profile: only the sim backend models a NIC profile"},
+	    /* the same for a block trace (checked before the trace is opened) */
+	    {{"kv", "run", "--trace", "/nonexistent.kv", "--port", "2"},
+	     "only the verbs backend takes them (--backend sim would ignore them)"},
 	    /* the block size is the store's option, not a trace header's */
 	    {{"kv", "mn", "--config", "CFG", "--capacity", "1K", NULL},
 	     "a block of 1048576 bytes (--block-bytes, default 1M) is larger than a segment"},
@@ -602,6 +613,7 @@ START_TEST(test_cli_refusals)
 				  : !strcmp(s, "VAL")	 ? val
 				  : !strcmp(s, "BIG")	 ? big
 				  : !strcmp(s, "KEY251") ? key251
+				  : !strcmp(s, "OPS")	 ? ops
 							 : s;
 		}
 		dmr_test_run_t r = dmr_test_dmrv(args);
