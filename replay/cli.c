@@ -24,6 +24,7 @@
 #include "replay.h"
 #include "results.h"
 #include "roles.h"
+#include "setup.h"
 #include "sweepdir.h"
 
 #define DEFAULT_TRACE DMR_SOURCE_DIR "/traces/samples/tpcc-extreme.csv"
@@ -855,22 +856,8 @@ int dmr_replay_main(int argc, char **argv)
 		return 2;
 	}
 	/* options of one backend, given to another that would ignore them */
-	/* the backend the wrappers (fault:INNER, record:INNER, nested) wrap */
-	const char *inner = strrchr(o->backend, ':') ? strrchr(o->backend, ':') + 1 : o->backend;
-	if (a.dev_opt && strcmp(inner, "verbs") != 0) {
-		fprintf(stderr,
-			"dmreplay run: option %s: only the verbs backend takes it (--backend %s "
-			"would ignore it)\n",
-			a.dev_opt, o->backend);
+	if (dmr_replay_backend_opts_check("run", o->backend, a.dev_opt, a.profile_given) != 0)
 		return 2;
-	}
-	if (a.profile_given && strcmp(inner, "sim") != 0) {
-		fprintf(stderr,
-			"dmreplay run: option --profile: only the sim backend models a NIC profile "
-			"(--backend %s would ignore it; its figures are measured)\n",
-			o->backend);
-		return 2;
-	}
 	if (o->fault && strncmp(o->backend, "fault:", 6) != 0) {
 		fprintf(stderr,
 			"dmreplay run: option --fault: only with --backend fault:INNER (got "

@@ -116,12 +116,6 @@ int dmr_kv_ops_run_main(int argc, char **argv);
  * (replay/roles.h dmr_roles_clear_earlier); 0: go on (out absent or not a
  * directory: nothing to move, the run reports it). replay/kv/cli.c. */
 int dmr_kv_out_claim(const char *out);
-/* A backend's own options given to another that would ignore them: dev
- * (--device, --port or --gid-index given) on a backend other than verbs,
- * profile (--profile given) on one other than sim, each judged through the
- * wrappers (fault:, record:); -1 with the message printed as `dmreplay
- * CMD: ...` (exit 2), else 0. replay/kv/cli.c. */
-int dmr_kv_backend_opts_check(const char *cmd, const char *backend, int dev, int profile);
 int dmr_kv_ops_gen_main(int argc, char **argv);
 
 #endif /* DMR_KVSTORE_H */

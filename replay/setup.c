@@ -527,3 +527,24 @@ void dmr_replay_result_shape(dmr_replay_result_t *res, const dmr_replay_shape_t 
 	snprintf(res->cxl_tables, sizeof(res->cxl_tables), "%s",
 		 k->cxl_tables ? k->cxl_tables : "");
 }
+
+int dmr_replay_backend_opts_check(const char *cmd, const char *backend, const char *dev_opt,
+				  int profile)
+{
+	const char *inner = strrchr(backend, ':') ? strrchr(backend, ':') + 1 : backend;
+	if (dev_opt && strcmp(inner, "verbs") != 0) {
+		fprintf(stderr,
+			"dmreplay %s: option %s: only the verbs backend takes it (--backend %s "
+			"would ignore it)\n",
+			cmd, dev_opt, backend);
+		return -1;
+	}
+	if (profile && strcmp(inner, "sim") != 0) {
+		fprintf(stderr,
+			"dmreplay %s: option --profile: only the sim backend models a NIC profile "
+			"(--backend %s would ignore it; its figures are measured)\n",
+			cmd, backend);
+		return -1;
+	}
+	return 0;
+}

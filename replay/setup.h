@@ -177,4 +177,14 @@ void dmr_replay_result_shape(dmr_replay_result_t *res, const dmr_replay_shape_t 
 			     const dmr_replay_run_knobs_t *k, const dmr_trace_hdr_t *h,
 			     const struct dmr_model *m, uint64_t started);
 
+/* A backend's own options given to another backend that would ignore
+ * them (`dmreplay run`, `kv run`): dev_opt (the --device, --port or
+ * --gid-index given, named as the message names it; NULL: none) on a
+ * backend other than verbs, profile (--profile given) on one other than
+ * sim, each judged by the backend the wrappers wrap (fault:INNER,
+ * record:INNER, nested). -1 with "dmreplay CMD: option ...: ..." printed
+ * on stderr (the caller exits 2), else 0. */
+int dmr_replay_backend_opts_check(const char *cmd, const char *backend, const char *dev_opt,
+				  int profile);
+
 #endif

@@ -15,6 +15,7 @@
 #include "../../core/base/opt.h"
 #include "../../traces/kvops.h"
 #include "../roles.h"
+#include "../setup.h"
 #include "../kvstore.h"
 #include "../../core/loop.h"
 #include "kv_impl.h"
@@ -650,7 +651,9 @@ static int kv_run_main(int argc, char **argv, int mode)
 		return 2;
 	}
 	/* kv run only: kv mn / kv cn are verbs processes whatever --backend says */
-	if (mode == KVM_ONE && dmr_kv_backend_opts_check(a.cmd, o.backend, saw[1], saw[3]) != 0)
+	if (mode == KVM_ONE &&
+	    dmr_replay_backend_opts_check(
+		a.cmd, o.backend, saw[1] ? "--device, --port or --gid-index" : NULL, saw[3]) != 0)
 		return 2;
 	/* a finished run in --out is never overwritten (--force moves it) */
 	int crc;
@@ -813,28 +816,6 @@ static const char *arg_of(int argc, char **argv, const char *name, int *has_flag
 /* --force of `kv run` (taken out of argv by kv_run_one, read by
  * dmr_kv_out_claim). */
 static int kv_force;
-
-int dmr_kv_backend_opts_check(const char *cmd, const char *backend, int dev, int profile)
-{
-	/* the backend the wrappers (fault:, record:) wrap */
-	const char *inner = strrchr(backend, ':') ? strrchr(backend, ':') + 1 : backend;
-	if (dev && strcmp(inner, "verbs") != 0) {
-		fprintf(
-		    stderr,
-		    "dmreplay %s: options --device, --port, --gid-index: only the verbs backend "
-		    "takes them (--backend %s would ignore them)\n",
-		    cmd, backend);
-		return -1;
-	}
-	if (profile && strcmp(inner, "sim") != 0) {
-		fprintf(stderr,
-			"dmreplay %s: option --profile: only the sim backend models a NIC profile "
-			"(--backend %s would ignore it)\n",
-			cmd, backend);
-		return -1;
-	}
-	return 0;
-}
 
 int dmr_kv_out_claim(const char *out)
 {

@@ -23,6 +23,7 @@
 #include "../../traces/kvops.h"
 #include "../kvstore.h"
 #include "../roles.h"
+#include "../setup.h"
 
 /* ---- reading a value: FILE or - (stdin), bounded ----------------------- */
 
@@ -675,7 +676,9 @@ int dmr_kv_ops_run_main(int argc, char **argv)
 			optind < argc ? argv[optind] : "");
 		return 2;
 	}
-	if (dmr_kv_backend_opts_check("kv run", o.backend, saw_dev, saw_prof) != 0)
+	if (dmr_replay_backend_opts_check("kv run", o.backend,
+					  saw_dev ? "--device, --port or --gid-index" : NULL,
+					  saw_prof) != 0)
 		return 2;
 	int crc = dmr_kv_out_claim(out); /* a finished run is never overwritten */
 	if (crc)

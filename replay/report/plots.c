@@ -230,108 +230,119 @@ static size_t write_series(const dmr_report_t *r, const rcell_t *c, const char *
 	return nd;
 }
 
-int dmr_report_plot_timeseries(const dmr_report_t *r, const rcell_t *c, const char *pdir,
-			       const char *log)
-{
-	char d[600], stem[PATH_MAX + 700], gp[PATH_MAX + 720];
-	dmr_sweep_cell_dirname(c->name, d, sizeof(d));
-	snprintf(stem, sizeof(stem), "%s/ts-%s", pdir, d);
-	if (snprintf(gp, sizeof(gp), "%s.gp", stem) >= (int)sizeof(gp))
-		return -1;
+/* A cell's plot: its stem ("PDIR/PREFIX-CELLDIR") and gnuplot script, the
+ * data files write_series wrote for it, their repetitions and the phase
+ * changes of the first. */
+typedef struct plotset {
+	char stem[PATH_MAX + 700], gp[PATH_MAX + 720];
 	char dats[PLOT_MAX_ROWS][PATH_MAX + 720];
 	unsigned reps[PLOT_MAX_ROWS];
 	double shifts[PLOT_MAX_SHIFTS];
-	size_t nshift;
+	size_t nd, nshift;
 	int has_act;
-	size_t nd = write_series(r, c, stem, 0, dats, reps, shifts, &nshift, &has_act);
-	if (!nd)
-		return 1; /* nothing to plot */
-	FILE *f = fopen(gp, "w");
+} plotset_t;
+
+/* Fill p for cell c (weights as write_series takes it) and open its
+ * script: the FILE, or NULL with *rc = 1 (nothing to plot) or -1. */
+static FILE *plotset_open(plotset_t *p, const dmr_report_t *r, const rcell_t *c, const char *pdir,
+			  const char *prefix, int weights, int *rc)
+{
+	char d[600];
+	dmr_sweep_cell_dirname(c->name, d, sizeof(d));
+	snprintf(p->stem, sizeof(p->stem), "%s/%s-%s", pdir, prefix, d);
+	*rc = -1;
+	if (snprintf(p->gp, sizeof(p->gp), "%s.gp", p->stem) >= (int)sizeof(p->gp))
+		return NULL;
+	p->nd = write_series(r, c, p->stem, weights, p->dats, p->reps, p->shifts, &p->nshift,
+			     &p->has_act);
+	if (!p->nd) {
+		*rc = 1; /* nothing to plot */
+		return NULL;
+	}
+	return fopen(p->gp, "w");
+}
+
+/* The phase changes as dotted vertical lines. */
+static void phase_arrows(FILE *f, const plotset_t *p)
+{
+	for (size_t i = 0; i < p->nshift; i++)
+		fprintf(
+		    f,
+		    "set arrow from %.9g, graph 0 to %.9g, graph 1 nohead dt 3 lc rgb 'gray40'\n",
+		    p->shifts[i], p->shifts[i]);
+}
+
+int dmr_report_plot_timeseries(const dmr_report_t *r, const rcell_t *c, const char *pdir,
+			       const char *log)
+{
+	plotset_t p;
+	int rc;
+	FILE *f = plotset_open(&p, r, c, pdir, "ts", 0, &rc);
 	if (!f)
-		return -1;
+		return rc;
 	for (int svg = 0; svg < 2; svg++) {
-		term_lines(f, stem, svg);
+		term_lines(f, p.stem, svg);
 		fprintf(f, "set title ");
 		gq(f, c->name);
 		fprintf(f, " noenhanced\nset xlabel 'run time (s)'\n"
 			   "set ylabel 'committed (K txn/s)'\nset grid\nset key outside bottom "
 			   "center horizontal noenhanced\nset yrange [0:*]\nunset arrow\n");
-		if (has_act)
+		if (p.has_act)
 			fprintf(f, "set y2label 'loop actuator'\nset y2tics\nset y2range [0:*]\n");
-		for (size_t i = 0; i < nshift; i++)
-			fprintf(f,
-				"set arrow from %.9g, graph 0 to %.9g, graph 1 nohead dt 3 lc "
-				"rgb 'gray40'\n",
-				shifts[i], shifts[i]);
+		phase_arrows(f, &p);
 		fprintf(f, "plot ");
-		for (size_t i = 0; i < nd; i++) {
+		for (size_t i = 0; i < p.nd; i++) {
 			fprintf(f, "%s", i ? ", " : "");
-			gq(f, base(dats[i]));
+			gq(f, base(p.dats[i]));
 			fprintf(f, " using 1:2 with lines lw 1.5 lc %zu title 'committed r%u'",
-				i + 1, reps[i]);
-			if (has_act) {
+				i + 1, p.reps[i]);
+			if (p.has_act) {
 				fprintf(f, ", ");
-				gq(f, base(dats[i]));
+				gq(f, base(p.dats[i]));
 				fprintf(f,
 					" using 1:3 axes x1y2 with steps dt 2 lc %zu title "
 					"'actuator r%u'",
-					i + 1, reps[i]);
+					i + 1, p.reps[i]);
 			}
 		}
 		fprintf(f, "\nunset output\n");
 	}
 	fclose(f);
-	return run_gnuplot(gp, log);
+	return run_gnuplot(p.gp, log);
 }
 
 int dmr_report_plot_weights(const dmr_report_t *r, const rcell_t *c, const char *pdir,
 			    const char *log)
 {
 	static const char *const wname[4] = {"atomic", "rpc", "move", "load"};
-	char d[600], stem[PATH_MAX + 700], gp[PATH_MAX + 720];
-	dmr_sweep_cell_dirname(c->name, d, sizeof(d));
-	snprintf(stem, sizeof(stem), "%s/weights-%s", pdir, d);
-	if (snprintf(gp, sizeof(gp), "%s.gp", stem) >= (int)sizeof(gp))
-		return -1;
-	char dats[PLOT_MAX_ROWS][PATH_MAX + 720];
-	unsigned reps[PLOT_MAX_ROWS];
-	double shifts[PLOT_MAX_SHIFTS];
-	size_t nshift;
-	int has_act;
-	size_t nd = write_series(r, c, stem, 1, dats, reps, shifts, &nshift, &has_act);
-	(void)has_act;
-	if (!nd)
-		return 1; /* no aura weights: nothing to plot */
-	FILE *f = fopen(gp, "w");
+	plotset_t p;
+	int rc;
+	FILE *f = plotset_open(&p, r, c, pdir, "weights", 1, &rc);
 	if (!f)
-		return -1;
+		return rc; /* 1: no aura weights */
 	for (int svg = 0; svg < 2; svg++) {
-		term_lines(f, stem, svg);
+		term_lines(f, p.stem, svg);
 		fprintf(f, "set title ");
 		gq2(f, c->name, ": aura weights");
 		fprintf(f, " noenhanced\nset xlabel 'run time (s)'\n"
 			   "set ylabel 'weight'\nset logscale y\nset grid\nset key outside bottom "
 			   "center horizontal noenhanced\nunset arrow\n");
-		for (size_t i = 0; i < nshift; i++)
-			fprintf(f,
-				"set arrow from %.9g, graph 0 to %.9g, graph 1 nohead dt 3 lc "
-				"rgb 'gray40'\n",
-				shifts[i], shifts[i]);
+		phase_arrows(f, &p);
 		fprintf(f, "plot ");
-		for (size_t i = 0; i < nd; i++)
+		for (size_t i = 0; i < p.nd; i++)
 			for (int k = 0; k < 4; k++) {
 				fprintf(f, "%s", i || k ? ", " : "");
-				gq(f, base(dats[i]));
+				gq(f, base(p.dats[i]));
 				/* a weight at 0 has no place on a log axis: drawn at
 				 * 1e-6 (the table of the final weights has them) */
 				fprintf(
 				    f,
 				    " using 1:($%d > 0 ? $%d : 1e-6) with steps lw 1.5 lc %d dt "
 				    "%zu title '%s r%u'",
-				    k + 2, k + 2, k + 1, i + 1, wname[k], reps[i]);
+				    k + 2, k + 2, k + 1, i + 1, wname[k], p.reps[i]);
 			}
 		fprintf(f, "\nunset output\n");
 	}
 	fclose(f);
-	return run_gnuplot(gp, log);
+	return run_gnuplot(p.gp, log);
 }

@@ -595,12 +595,12 @@ START_TEST(test_cli_refusals)
 	    {{"kv", "mn", "--capacity", "1M", NULL}, "--config CLUSTER.json is required"},
 	    /* one backend's options given to another that would ignore them */
 	    {{"kv", "run", "--trace", "OPS", "--backend", "shm", "--device", "x"},
-	     "only the verbs backend takes them (--backend shm would ignore them)"},
+	     "only the verbs backend takes it (--backend shm would ignore it)"},
 	    {{"kv", "run", "--trace", "OPS", "--backend", "shm", "--profile", "cx6dx-100g"},
 	     "--profile: only the sim backend models a NIC profile"},
 	    /* the same for a block trace (checked before the trace is opened) */
 	    {{"kv", "run", "--trace", "/nonexistent.kv", "--port", "2"},
-	     "only the verbs backend takes them (--backend sim would ignore them)"},
+	     "only the verbs backend takes it (--backend sim would ignore it)"},
 	    /* the block size is the store's option, not a trace header's */
 	    {{"kv", "mn", "--config", "CFG", "--capacity", "1K", NULL},
 	     "a block of 1048576 bytes (--block-bytes, default 1M) is larger than a segment"},
