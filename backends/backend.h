@@ -255,7 +255,45 @@ typedef enum dmr_be_ctl {
 	 * words in the region). Others: DMR_ERR_UNSUPPORTED (nothing to
 	 * check: sim models the MN CPU, shm's atomics are the CPU's). */
 	DMR_BE_CTL_RPC_MODE = 11,
+	/* arg: const dmr_be_lazy_init_t * (below). Instead of the caller
+	 * writing the initial region through mn_memory(): the backend writes
+	 * each 4 KiB page's initial image (init, on the page's zeros) when
+	 * something first reaches the page, so pages a run never touches
+	 * cost nothing (issue 13: on the project's machines, first touching
+	 * a page costs about 3 us, and TPC-C's loaded tables are ~270 MB).
+	 * Before the first post, before any mn_memory(). After it,
+	 * mn_memory() writes every page not yet written (its raw pointer
+	 * then shows the whole initial image: one call costs what loading
+	 * did) and DMR_BE_CTL_MN_READ reads without writing. sim: DMR_OK;
+	 * others: DMR_ERR_UNSUPPORTED (load through mn_memory()). */
+	DMR_BE_CTL_LAZY_INIT = 12,
+	/* arg: dmr_be_mn_read_t * (below). Copy bytes [off, off + len) of MN
+	 * mn's region, as the WRs see them, into buf, without touching pages
+	 * no WR has reached (their initial image is computed into buf):
+	 * verification reads through it. DMR_ERR_RANGE when mn or the range
+	 * is outside the regions. sim: DMR_OK; others: DMR_ERR_UNSUPPORTED
+	 * (read mn_memory()). */
+	DMR_BE_CTL_MN_READ = 13,
 } dmr_be_ctl_t;
+
+/* DMR_BE_CTL_LAZY_INIT: init(arg, mn, off, len, dst) writes the initial
+ * image of bytes [off, off + len) of MN mn's region into dst (dst[0] is
+ * byte off; dst holds zeros): whole 4 KiB pages when the backend
+ * materialises them, any range for DMR_BE_CTL_MN_READ. Called from the backend's progress() or
+ * control(), one page at a time; must not call the backend. */
+typedef void (*dmr_be_init_fn)(void *arg, uint32_t mn, uint64_t off, uint64_t len, uint8_t *dst);
+typedef struct dmr_be_lazy_init {
+	dmr_be_init_fn init;
+	void *arg;
+} dmr_be_lazy_init_t;
+
+/* DMR_BE_CTL_MN_READ: what to read and where to (buf: len bytes, the
+ * caller's). */
+typedef struct dmr_be_mn_read {
+	uint32_t mn;
+	uint64_t off, len;
+	void *buf;
+} dmr_be_mn_read_t;
 
 /* DMR_BE_CTL_RPC_MODE: whether RPC handlers and one-sided transactions
  * may take the same lock words at the same time (--rpc half, aura's A1,

@@ -158,6 +158,12 @@ const char *dmr_be_ctl_string(int op)
 		return "cxl-tables";
 	case DMR_BE_CTL_LOCK_REGION:
 		return "lock-region";
+	case DMR_BE_CTL_RPC_MODE:
+		return "rpc-mode";
+	case DMR_BE_CTL_LAZY_INIT:
+		return "lazy-init";
+	case DMR_BE_CTL_MN_READ:
+		return "mn-read";
 	}
 	return "?";
 }

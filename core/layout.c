@@ -275,3 +275,31 @@ void dmr_layout_load_mn(const dmr_layout_t *l, uint32_t mn, uint8_t *mem)
 		}
 	}
 }
+
+int dmr_layout_load_range(const dmr_layout_t *l, uint32_t mn, uint64_t off, uint64_t len,
+			  uint8_t *dst)
+{
+	if (l->vcells)
+		return -1;
+	for (uint32_t i = 0; i < l->ntables; i++)
+		if (l->t[i].idx_buckets)
+			return -1;
+	const uint64_t v = DMR_VER_PRESENT | 1, end = off + len;
+	uint8_t vb[8];
+	memcpy(vb, &v, 8);
+	for (uint32_t i = 0; i < l->ntables; i++) {
+		const dmr_layout_table_t *t = &l->t[i];
+		/* version word of slot s at base + s x rec_bytes + 8 */
+		const uint64_t w0 = t->base + 8, wend = w0 + t->loaded * t->rec_bytes;
+		if (end <= w0 || off >= wend || !dmr_layout_holds(l, i, mn))
+			continue;
+		uint64_t s = off >= w0 + 8 ? (off - w0 - 8) / t->rec_bytes : 0;
+		for (uint64_t w = w0 + s * t->rec_bytes; w < wend && w < end; w += t->rec_bytes) {
+			if (w + 8 <= off)
+				continue;
+			uint64_t lo = w > off ? w : off, hi = w + 8 < end ? w + 8 : end;
+			memcpy(dst + (lo - off), vb + (lo - w), hi - lo);
+		}
+	}
+	return 0;
+}

@@ -260,6 +260,19 @@ void dmr_layout_load(const dmr_layout_t *l, uint8_t *mem);
  * with their hash index when there is one (every key's slot filled). */
 void dmr_layout_load_mn(const dmr_layout_t *l, uint32_t mn, uint8_t *mem);
 
+/*
+ * The bytes [off, off + len) of what dmr_layout_load_mn writes into MN
+ * `mn`'s region, written into dst (dst[0] is byte off; the caller zeroed
+ * dst[0..len)): the bytes in the range of the version words of the loaded
+ * rows of the tables `mn` holds (any range: a word it cuts is cut). For a backend that materialises
+ * the initial region lazily, a page at a time (DMR_BE_CTL_LAZY_INIT,
+ * backends/backend.h). Returns 0, or -1 when the layout has a hash index
+ * or version tuples (not done lazily: dmr_layout_load_mn writes them
+ * whole), nothing written.
+ */
+int dmr_layout_load_range(const dmr_layout_t *l, uint32_t mn, uint64_t off, uint64_t len,
+			  uint8_t *dst);
+
 /* 1 if MN `mn` holds a copy (primary or backup) of table t. */
 int dmr_layout_holds(const dmr_layout_t *l, unsigned table, uint32_t mn);
 

@@ -18,6 +18,47 @@ static inline size_t qtxn_size(uint32_t nops)
 	return offsetof(qtxn_t, t) + offsetof(dmr_trace_txn_t, ops) + sizeof(dmr_trace_op_t) * nops;
 }
 
+/* The size class of a copy of nops ops: capacity for QTXN_CLASS_OPS x
+ * (class + 1) ops. */
+static inline uint32_t qtxn_class(uint32_t nops)
+{
+	return nops ? (nops - 1) / QTXN_CLASS_OPS : 0;
+}
+
+qtxn_t *dmr_eng_qtxn_alloc(engine_t *e, uint32_t nops)
+{
+	uint32_t c = qtxn_class(nops);
+	qtxn_t *q = e->threaded ? NULL : e->qfree[c];
+	if (q) {
+		e->qfree[c] = q->next;
+		return q;
+	}
+	return malloc(e->threaded ? qtxn_size(nops) : qtxn_size(QTXN_CLASS_OPS * (c + 1)));
+}
+
+void dmr_eng_qtxn_free(engine_t *e, qtxn_t *q)
+{
+	if (!q)
+		return;
+	if (e->threaded) {
+		free(q);
+		return;
+	}
+	uint32_t c = qtxn_class(q->t.nops);
+	q->next = e->qfree[c];
+	e->qfree[c] = q;
+}
+
+void dmr_eng_qtxn_fini(engine_t *e)
+{
+	for (uint32_t c = 0; c < QTXN_CLASSES; c++)
+		while (e->qfree[c]) {
+			qtxn_t *q = e->qfree[c];
+			e->qfree[c] = q->next;
+			free(q);
+		}
+}
+
 /* Append t (group, remapped: its qtxn_t fields) to wq: a copy while the
  * copies queued stay within e->qcopy_max_txns and e->qcopy_max bytes and
  * wq holds no packed one, else packed (engine.h DMR_READAHEAD_COPY_*).
@@ -27,7 +68,7 @@ static int wq_push(engine_t *e, wqueue_t *wq, const dmr_trace_txn_t *t, uint32_t
 {
 	size_t sz = qtxn_size(t->nops);
 	if (!wq->pk.n && e->qcopy_n < e->qcopy_max_txns && e->qcopy_bytes + sz <= e->qcopy_max) {
-		qtxn_t *q = malloc(sz);
+		qtxn_t *q = dmr_eng_qtxn_alloc(e, t->nops);
 		if (!q)
 			return -1;
 		q->next = NULL;
@@ -74,7 +115,7 @@ qtxn_t *dmr_eng_wq_pop(engine_t *e, wqueue_t *wq)
 		uint32_t nops;
 		uint64_t id, tag;
 		dmr_txnq_head(&wq->pk, &nops, &id);
-		if (!(q = malloc(qtxn_size(nops))))
+		if (!(q = dmr_eng_qtxn_alloc(e, nops)))
 			return NULL;
 		dmr_txnq_pop(&wq->pk, &e->qpool, &q->t, &tag);
 		q->next = NULL;
@@ -92,7 +133,7 @@ void dmr_eng_wq_fini(engine_t *e, wqueue_t *wq)
 		wq->head = q->next;
 		e->qcopy_bytes -= qtxn_size(q->t.nops);
 		e->qcopy_n--;
-		free(q);
+		dmr_eng_qtxn_free(e, q);
 	}
 	wq->tail = NULL;
 	dmr_txnq_fini(&wq->pk, &e->qpool);

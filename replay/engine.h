@@ -58,6 +58,13 @@ typedef struct qtxn {
 #define DMR_READAHEAD_COPY_MAX (64ull << 20)
 #define DMR_READAHEAD_COPY_TXNS 16384
 
+/* Copies are recycled by size class on the sim (one thread): QTXN_CLASS_OPS
+ * ops per class step, so a copy wastes fewer than that many ops' bytes; a
+ * malloc and free per transaction was 4 % of a TPC-C run's CPU (perf,
+ * docs/PERFORMANCE.md). Threaded backends malloc and free each. */
+#define QTXN_CLASS_OPS 8
+#define QTXN_CLASSES (DMR_TRACE_MAX_OPS / QTXN_CLASS_OPS)
+
 /* A worker's (or an inbox's) FIFO: copies first, then packed ones (once
  * one is packed the later ones are too, until the packed part drains, so
  * trace order holds). */
@@ -80,12 +87,13 @@ typedef struct engine {
 	int eof;
 	uint32_t nworkers, coros;
 	wqueue_t *q;
-	dmr_txnq_pool_t qpool;	 /* the packed queues' chunks */
-	uint64_t qcopy_bytes;	 /* bytes of copies in q and inbox */
-	uint64_t qcopy_max;	 /* DMR_READAHEAD_COPY_MAX or the option */
-	uint64_t qcopy_n;	 /* copies in q and inbox */
-	uint64_t qcopy_max_txns; /* DMR_READAHEAD_COPY_TXNS or the option */
-	uint64_t qpacked;	 /* transactions packed so far */
+	dmr_txnq_pool_t qpool;	     /* the packed queues' chunks */
+	uint64_t qcopy_bytes;	     /* bytes of copies in q and inbox */
+	uint64_t qcopy_max;	     /* DMR_READAHEAD_COPY_MAX or the option */
+	uint64_t qcopy_n;	     /* copies in q and inbox */
+	qtxn_t *qfree[QTXN_CLASSES]; /* recycled copies by class (sim only) */
+	uint64_t qcopy_max_txns;     /* DMR_READAHEAD_COPY_TXNS or the option */
+	uint64_t qpacked;	     /* transactions packed so far */
 	dmr_txn_ctx_t *ctx;
 	qtxn_t **cur; /* per context: the transaction it runs */
 	uint32_t nctx;
@@ -121,6 +129,10 @@ typedef struct engine {
 	int stop;	      /* threaded: a thread failed, all stop (relaxed atomic:
 				 set_stop, stopped) */
 	int no_invariants;    /* the verifier knows no invariants of this workload */
+	int lazy;	      /* the backend writes the initial region lazily
+				 (DMR_BE_CTL_LAZY_INIT): records are read
+				 through DMR_BE_CTL_MN_READ into vrec */
+	uint8_t *vrec;	      /* lazy: the record mn_read returns (largest rec_bytes) */
 	int dm_apart;	      /* --dm-locks on a DMR_BE_CAP_DM_APART backend (verbs) */
 	char dm_knob[128];    /* the results' dm_locks ("apart:T,..." for --locks-apart) */
 	uint64_t started;     /* transactions started (first attempt) */
@@ -181,8 +193,16 @@ dmr_status_t dmr_eng_preload(engine_t *e, uint64_t *n_p);
  * routes by aura (dispatch.c). Takes the engine lock. Errors: the trace
  * reader's (e->err says why), dmr_be_timer's. */
 dmr_status_t dmr_eng_next_for(engine_t *e, struct thr *th, uint32_t w, uint32_t ci, qtxn_t **q_p);
+/* A copy of room for nops ops (uninitialised), recycled when one of its
+ * class is free; NULL: out of memory. Give it back with
+ * dmr_eng_qtxn_free (its t.nops then names its class: unchanged since
+ * it was taken); dmr_eng_qtxn_fini frees the recycled ones. */
+qtxn_t *dmr_eng_qtxn_alloc(engine_t *e, uint32_t nops);
+void dmr_eng_qtxn_free(engine_t *e, qtxn_t *q);
+void dmr_eng_qtxn_fini(engine_t *e);
 /* Pop a queue's head (not empty): a copy, or a packed one unpacked into a
- * malloc'd qtxn_t; the caller frees it. NULL: out of memory. */
+ * dmr_eng_qtxn_alloc'd qtxn_t; the caller gives it back
+ * (dmr_eng_qtxn_free). NULL: out of memory. */
 qtxn_t *dmr_eng_wq_pop(engine_t *e, wqueue_t *wq);
 /* Free what a queue holds (its copies, its packed chunks to e->qpool). */
 void dmr_eng_wq_fini(engine_t *e, wqueue_t *wq);
