@@ -7,6 +7,7 @@
  */
 #include <check.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/layout.h"
@@ -82,12 +83,59 @@ START_TEST(pin_refusals_name_the_table)
 }
 END_TEST
 
+/* dmr_layout_load_range over every window of assorted sizes and starts
+ * (whole pages, cut words, one byte) gives the bytes dmr_layout_load_mn
+ * writes, on each MN of a placed layout (tables of odd record sizes: 16 +
+ * 24 B, so version words fall at every offset mod 64); refused (-1) with a
+ * hash index. */
+START_TEST(load_range_matches_load_mn)
+{
+	static dmr_trace_hdr_t h;
+	static dmr_layout_t l;
+	hdr(&h);
+	for (int i = 0; i < 3; i++) {
+		h.tables[i].rows = 700 + 100 * (uint64_t)i;
+		h.tables[i].payload_bytes = 24;
+		h.tables[i].loaded = 500 + 150 * (uint64_t)i;
+	}
+	dmr_err_t err;
+	ck_assert_int_eq(dmr_layout_init(&l, &h, 2, 4096, &err), DMR_OK);
+	ck_assert_int_eq(dmr_layout_place(&l, 3, 1, &err), DMR_OK);
+	uint64_t n = l.total;
+	uint8_t *img = calloc(n, 1), *win = malloc(n);
+	ck_assert(img && win);
+	static const uint64_t sizes[] = {1, 5, 8, 13, 64, 4096, 10000};
+	for (uint32_t mn = 0; mn < 3; mn++) {
+		memset(img, 0, n);
+		dmr_layout_load_mn(&l, mn, img);
+		uint64_t words = 0;
+		for (uint64_t i = 0; i < n; i++)
+			words += img[i] != 0;
+		ck_assert_uint_gt(words, 0); /* every MN holds loaded rows */
+		for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++)
+			for (uint64_t off = 0; off < n; off += sizes[k] * 3 + 1) {
+				uint64_t len = off + sizes[k] <= n ? sizes[k] : n - off;
+				memset(win, 0, len);
+				ck_assert_int_eq(dmr_layout_load_range(&l, mn, off, len, win), 0);
+				ck_assert_msg(memcmp(win, img + off, len) == 0,
+					      "MN %u bytes [%llu, +%llu) differ", mn,
+					      (unsigned long long)off, (unsigned long long)len);
+			}
+	}
+	ck_assert_int_eq(dmr_layout_index(&l, 0, &err), DMR_OK);
+	ck_assert_int_eq(dmr_layout_load_range(&l, 0, 0, 8, win), -1);
+	free(img);
+	free(win);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("layout");
 	TCase *tc = tcase_create("layout");
 	tcase_add_test(tc, pin_overrides_ford_rule);
 	tcase_add_test(tc, pin_refusals_name_the_table);
+	tcase_add_test(tc, load_range_matches_load_mn);
 	suite_add_tcase(s, tc);
 	return dmr_test_run(s);
 }

@@ -381,6 +381,153 @@ START_TEST(regions_are_separate)
 }
 END_TEST
 
+/* The lazy initial image (DMR_BE_CTL_LAZY_INIT): a pattern on every third
+ * 4 KiB page of each MN, zeros elsewhere; any range. */
+static uint8_t pat(uint32_t mn, uint64_t o)
+{
+	return (o >> 12) % 3 == 0 ? (uint8_t)(o * 131 + mn * 7 + 1) : 0;
+}
+
+static unsigned lazy_calls;
+
+static void pat_init(void *arg, uint32_t mn, uint64_t off, uint64_t len, uint8_t *dst)
+{
+	(void)arg;
+	uint8_t nz = 0;
+	lazy_calls++;
+	for (uint64_t i = 0; i < len; i++) {
+		nz |= dst[i];
+		dst[i] = pat(mn, off + i);
+	}
+	ck_assert_msg(!nz, "MN %u [%llu, +%llu): not handed zeros", mn, (unsigned long long)off,
+		      (unsigned long long)len);
+}
+
+/* The same WRs on a sim whose region was written eagerly (lazy 0) or that
+ * writes it lazily (lazy 1): READs across page edges, a WRITE across one,
+ * an FAA on a pattern page and a CAS on a zero page, on two MNs. Fills
+ * got[] with what the READs returned and *t_p with the simulated end. */
+static void lazy_script(int lazy, uint8_t got[3][64], uint64_t *t_p, dmr_be_t **be_p)
+{
+	const uint64_t size = 16 << 20;
+	dmr_be_t *be = open_mns("sim", NULL, 2, 1, 1);
+	dmr_err_t err;
+	if (lazy) {
+		dmr_be_lazy_init_t li = {pat_init, NULL};
+		ck_assert_int_eq(dmr_be_control(be, DMR_BE_CTL_LAZY_INIT, &li, &err), DMR_OK);
+	} else {
+		for (uint32_t mn = 0; mn < 2; mn++) {
+			uint8_t *m = dmr_be_mn_memory(be, mn, NULL);
+			for (uint64_t o = 0; o < size; o++)
+				m[o] = pat(mn, o);
+		}
+	}
+	dmr_wc_t wc[4];
+	uint8_t w[16];
+	for (int i = 0; i < 16; i++)
+		w[i] = (uint8_t)(0xa0 + i);
+	uint64_t old1 = 0, old2 = 0;
+	/* a READ across the edge of pages 0 (pattern) and 1 (zeros) of MN 1 */
+	ck_assert_int_eq(
+	    dmr_be_post_one(be, 0, 1, DMR_WR_READ, 1, got[0], 4096 - 32, 64, 0, 0, NULL), DMR_OK);
+	/* a WRITE across pages 2 and 3 of MN 0, FAA on page 6, CAS on page 7 */
+	ck_assert_int_eq(
+	    dmr_be_post_one(be, 0, 0, DMR_WR_WRITE, 2, w, 3 * 4096 - 8, 16, 0, 0, NULL), DMR_OK);
+	ck_assert_int_eq(
+	    dmr_be_post_one(be, 0, 0, DMR_WR_FAA, 3, &old1, 6 * 4096 + 16, 8, 5, 0, NULL), DMR_OK);
+	ck_assert_int_eq(
+	    dmr_be_post_one(be, 0, 0, DMR_WR_CAS, 4, &old2, 7 * 4096 + 8, 8, 0, 0x77, NULL),
+	    DMR_OK);
+	ck_assert_int_eq(dmr_test_wait_wc(be, 0, wc, 4, 0), 4);
+	ck_assert_uint_eq(old2, 0); /* a zero page: the CAS swapped */
+	uint64_t p1;
+	uint8_t pb[8];
+	for (int i = 0; i < 8; i++)
+		pb[i] = pat(0, 6 * 4096 + 16 + (uint64_t)i);
+	memcpy(&p1, pb, 8);
+	ck_assert_uint_eq(old1, p1);
+	ck_assert_int_eq(
+	    dmr_be_post_one(be, 0, 0, DMR_WR_READ, 5, got[1], 3 * 4096 - 24, 64, 0, 0, NULL),
+	    DMR_OK);
+	ck_assert_int_eq(
+	    dmr_be_post_one(be, 0, 0, DMR_WR_READ, 6, got[2], 6 * 4096 + 8, 64, 0, 0, NULL),
+	    DMR_OK);
+	ck_assert_int_eq(dmr_test_wait_wc(be, 0, wc, 2, 0), 2);
+	*t_p = dmr_test_sim_time(be);
+	*be_p = be;
+}
+
+/* Lazily or eagerly written, the sim returns the same bytes at the same
+ * simulated times; DMR_BE_CTL_MN_READ reads through the image without
+ * writing pages; mn_memory() then shows the whole region as the eager one
+ * has it, after which WRs reach the region raw. */
+START_TEST(lazy_image_matches_eager)
+{
+	uint8_t ge[3][64], gl[3][64], buf[8192], buf2[8192];
+	uint64_t te, tl;
+	dmr_be_t *eb, *lb;
+	lazy_calls = 0;
+	lazy_script(0, ge, &te, &eb);
+	ck_assert_uint_eq(lazy_calls, 0);
+	lazy_script(1, gl, &tl, &lb);
+	/* pages stored: 2 and 3 (the WRITE), 6 (FAA), 7 (CAS) of MN 0; and
+	 * computed for the first READ: pages 0 and 1 of MN 1 */
+	ck_assert_uint_eq(lazy_calls, 6);
+	ck_assert_uint_eq(te, tl);
+	ck_assert(memcmp(ge, gl, sizeof(ge)) == 0);
+	for (int i = 0; i < 32; i++) /* MN 1 page 0's pattern, then page 1's zeros */
+		ck_assert_uint_eq(gl[0][i], pat(1, 4096 - 32 + (uint64_t)i));
+	for (int i = 32; i < 64; i++)
+		ck_assert_uint_eq(gl[0][i], 0);
+	for (int i = 0; i < 16; i++) /* the WRITE across pages 2 and 3 */
+		ck_assert_uint_eq(gl[1][16 + i], 0xa0 + i);
+	/* MN_READ: the same bytes as the eager region, no page written */
+	dmr_err_t err;
+	const uint64_t offs[] = {0,	   4096 - 100,	 3 * 4096 - 4000,
+				 6 * 4096, 7 * 4096 - 1, 16777216 - 8192};
+	for (size_t k = 0; k < sizeof(offs) / sizeof(offs[0]); k++)
+		for (uint32_t mn = 0; mn < 2; mn++) {
+			dmr_be_mn_read_t rd = {mn, offs[k], sizeof(buf), buf};
+			unsigned calls = lazy_calls;
+			ck_assert_int_eq(dmr_be_control(lb, DMR_BE_CTL_MN_READ, &rd, &err), DMR_OK);
+			rd.buf = buf2;
+			ck_assert_int_eq(dmr_be_control(eb, DMR_BE_CTL_MN_READ, &rd, &err), DMR_OK);
+			ck_assert_msg(memcmp(buf, buf2, sizeof(buf)) == 0, "MN %u at %llu", mn,
+				      (unsigned long long)offs[k]);
+			if (mn == 1 && k == 0) /* pages 0 and 1: computed, never stored */
+				ck_assert_uint_eq(lazy_calls, calls + 2);
+		}
+	dmr_be_mn_read_t bad = {0, (16 << 20) - 4, 8, buf};
+	ck_assert_int_eq(dmr_be_control(lb, DMR_BE_CTL_MN_READ, &bad, &err), DMR_ERR_RANGE);
+	ck_assert_ptr_nonnull(strstr(err.msg, "MN 0"));
+	bad.mn = 2;
+	bad.off = 0;
+	ck_assert_int_eq(dmr_be_control(lb, DMR_BE_CTL_MN_READ, &bad, &err), DMR_ERR_RANGE);
+	/* the raw region: whole and equal */
+	for (uint32_t mn = 0; mn < 2; mn++) {
+		uint64_t le = 0, ll = 0;
+		const uint8_t *me = dmr_be_mn_memory(eb, mn, &le),
+			      *ml = dmr_be_mn_memory(lb, mn, &ll);
+		ck_assert_uint_eq(le, ll);
+		ck_assert_msg(memcmp(me, ml, le) == 0, "MN %u's raw region differs", mn);
+	}
+	/* then WRs reach the raw region */
+	uint64_t v = 0x55aa, r = 0;
+	dmr_wc_t wc[2];
+	ck_assert_int_eq(dmr_be_post_one(lb, 0, 1, DMR_WR_WRITE, 7, &v, 40960, 8, 0, 0, NULL),
+			 DMR_OK);
+	ck_assert_int_eq(dmr_be_post_one(lb, 0, 1, DMR_WR_READ, 8, &r, 40960, 8, 0, 0, NULL),
+			 DMR_OK);
+	ck_assert_int_eq(dmr_test_wait_wc(lb, 0, wc, 2, 0), 2);
+	ck_assert_uint_eq(r, 0x55aa);
+	uint64_t raw;
+	memcpy(&raw, (uint8_t *)dmr_be_mn_memory(lb, 1, NULL) + 40960, 8);
+	ck_assert_uint_eq(raw, 0x55aa);
+	dmr_be_close(eb);
+	dmr_be_close(lb);
+}
+END_TEST
+
 /* mns 0 and 17 refused naming the value (sim, and through the wrapper);
  * 16 accepted; an MN index >= mns refused by dmr_be_post. */
 START_TEST(bad_mn_count_refused)
@@ -545,6 +692,7 @@ int main(void)
 	tcase_add_test(tc, mn_stats_sum_to_global_stats);
 	tcase_add_test(tc, four_mns_deterministic);
 	tcase_add_test(tc, regions_are_separate);
+	tcase_add_test(tc, lazy_image_matches_eager);
 	tcase_add_test(tc, bad_mn_count_refused);
 	tcase_add_test(tc, unreachable_mn1_named_in_bounded_time);
 	tcase_add_test(tc, cn_downlink_serves_mns_in_arrival_order);
