@@ -256,16 +256,18 @@ typedef enum dmr_be_ctl {
 	 * check: sim models the MN CPU, shm's atomics are the CPU's). */
 	DMR_BE_CTL_RPC_MODE = 11,
 	/* arg: const dmr_be_lazy_init_t * (below). Instead of the caller
-	 * writing the initial region through mn_memory(): the backend writes
-	 * each 4 KiB page's initial image (init, on the page's zeros) when
-	 * something first reaches the page, so pages a run never touches
-	 * cost nothing (issue 13: on the project's machines, first touching
-	 * a page costs about 3 us, and TPC-C's loaded tables are ~270 MB).
+	 * writing the initial region through mn_memory(): the backend has
+	 * init write a piece of the initial image when a WRITE or an atomic
+	 * first reaches it (a READ gets it computed, nothing stored), so the
+	 * memory a run never writes costs nothing (issue 13: on the
+	 * project's machines first touching a 4 KiB page costs about 3 us,
+	 * and TPC-C's loaded tables are ~270 MB, nearly all untouched).
 	 * Before the first post, before any mn_memory(). After it,
-	 * mn_memory() writes every page not yet written (its raw pointer
-	 * then shows the whole initial image: one call costs what loading
-	 * did) and DMR_BE_CTL_MN_READ reads without writing. sim: DMR_OK;
-	 * others: DMR_ERR_UNSUPPORTED (load through mn_memory()). */
+	 * mn_memory() writes the whole image into the region (its raw
+	 * pointer then shows everything, as if loaded: one call costs what
+	 * loading did) and DMR_BE_CTL_MN_READ reads without storing. sim:
+	 * DMR_OK, DMR_ERR_NOMEM (err names the MN); others:
+	 * DMR_ERR_UNSUPPORTED (load through mn_memory()). */
 	DMR_BE_CTL_LAZY_INIT = 12,
 	/* arg: dmr_be_mn_read_t * (below). Copy bytes [off, off + len) of MN
 	 * mn's region, as the WRs see them, into buf, without touching pages
@@ -278,9 +280,8 @@ typedef enum dmr_be_ctl {
 
 /* DMR_BE_CTL_LAZY_INIT: init(arg, mn, off, len, dst) writes the initial
  * image of bytes [off, off + len) of MN mn's region into dst (dst[0] is
- * byte off; dst holds zeros): whole 4 KiB pages when the backend
- * materialises them, any range for DMR_BE_CTL_MN_READ. Called from the backend's progress() or
- * control(), one page at a time; must not call the backend. */
+ * byte off; dst holds zeros), any range. Called from the backend's
+ * progress(), control() and mn_memory(); must not call the backend. */
 typedef void (*dmr_be_init_fn)(void *arg, uint32_t mn, uint64_t off, uint64_t len, uint8_t *dst);
 typedef struct dmr_be_lazy_init {
 	dmr_be_init_fn init;
