@@ -700,8 +700,13 @@ static void ev_mn_arrive(sim_t *s, uint32_t idx, uint64_t t)
 	const dmr_model_t *m = &s->m;
 	sim_mn_t *mn = &s->mn[op->mn];
 	/* the effect comes later: start fetching the touched line and the
-	 * WR's cold half (local buffer, operands) now */
-	if (op->remote < mn->size) {
+	 * WR's cold half (local buffer, operands) now. Not the line of a READ
+	 * or WRITE without payload (SET_PAYLOAD 0: its effect touches no MN
+	 * byte): in a never-touched region (kv run's folded pool) each such
+	 * prefetch walked the page tables of an unmapped page, 11 % of a KV
+	 * replay's CPU (perf, llama-3-8b on the synthetic Mooncake trace) */
+	if (op->remote < mn->size &&
+	    !(s->no_payload && (op->opcode == DMR_WR_READ || op->opcode == DMR_WR_WRITE))) {
 		if (!mn->pmap) {
 			__builtin_prefetch(mn->mem + op->remote, 1, 3);
 		} else { /* its map entry was fetched at issue() */

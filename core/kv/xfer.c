@@ -74,6 +74,24 @@ static dmr_status_t xeng_setup(dmr_kv_xeng_t *e, dmr_be_t *be, uint32_t nc, uint
 	return DMR_OK;
 }
 
+/* Wire bytes (RoCEv2 framing) of a slice of len bytes of opcode opc: to
+ * the MN (a READ's request, a WRITE's data) and from it (a READ's data, a
+ * WRITE's acknowledgement). */
+static uint64_t wire_to(const dmr_model_t *m, uint8_t opc, uint64_t len)
+{
+	if (opc == DMR_WR_READ)
+		return m->pkt_overhead + m->reth_bytes;
+	return dmr_model_msg_wire_bytes(m, len, m->reth_bytes, 0);
+}
+
+static uint64_t wire_from(const dmr_model_t *m, uint8_t opc, uint64_t len)
+{
+	if (opc == DMR_WR_READ)
+		return dmr_model_msg_wire_bytes(m, len, m->aeth_bytes,
+						len > m->mtu ? m->aeth_bytes : 0);
+	return m->pkt_overhead + m->aeth_bytes;
+}
+
 dmr_status_t dmr_kv_xeng_init(dmr_kv_xeng_t *e, dmr_be_t *be, const dmr_model_t *m,
 			      uint32_t nclients, uint64_t slice, uint64_t maxwr, uint32_t depth,
 			      uint64_t region, int folded, dmr_err_t *err)
@@ -85,6 +103,12 @@ dmr_status_t dmr_kv_xeng_init(dmr_kv_xeng_t *e, dmr_be_t *be, const dmr_model_t 
 	e->region = region;
 	e->folded = folded;
 	e->fold_mod = region - maxwr + 1;
+	if (m && slice) {
+		e->wire_slice[0][0] = wire_to(m, DMR_WR_READ, slice);
+		e->wire_slice[0][1] = wire_from(m, DMR_WR_READ, slice);
+		e->wire_slice[1][0] = wire_to(m, DMR_WR_WRITE, slice);
+		e->wire_slice[1][1] = wire_from(m, DMR_WR_WRITE, slice);
+	}
 	for (uint32_t i = 0; i < nclients; i++)
 		if ((st = dmr_be_mr_reg(be, i, e->buf, maxwr, err)) != DMR_OK)
 			return st;
@@ -146,9 +170,25 @@ void dmr_kv_xeng_enqueue(dmr_kv_xeng_t *e, uint32_t i)
 	c->qtail = i;
 }
 
-static inline uint64_t fold(const dmr_kv_xeng_t *e, uint64_t off)
+/* Remote offset of the slice at x->posted, without base: logical +
+ * posted, or folded into the real region ((logical + posted) mod fold_mod,
+ * 64-byte aligned). x->rpos keeps the unaligned residue from slice to
+ * slice, ((a mod M) + b) mod M = (a + b) mod M, so that a division is paid
+ * at a transfer's first slice and when the residue wraps, not per slice. */
+static inline uint64_t remote_at(const dmr_kv_xeng_t *e, dmr_kv_xfer_t *x)
 {
-	return e->folded ? (off % e->fold_mod) & ~63ull : off;
+	if (!e->folded)
+		return x->logical + x->posted;
+	if (!x->posted)
+		x->rpos = x->logical % e->fold_mod;
+	return x->rpos & ~63ull;
+}
+
+/* x->posted grew by len: move the folded residue along. */
+static inline void remote_advance(const dmr_kv_xeng_t *e, dmr_kv_xfer_t *x, uint64_t len)
+{
+	if (e->folded && (x->rpos += len) >= e->fold_mod)
+		x->rpos %= e->fold_mod;
 }
 
 dmr_status_t dmr_kv_xeng_pump(dmr_kv_xeng_t *e, uint32_t ci)
@@ -162,10 +202,14 @@ dmr_status_t dmr_kv_xeng_pump(dmr_kv_xeng_t *e, uint32_t ci)
 			uint64_t len = x->len - x->posted;
 			if (e->slice && len > e->slice)
 				len = e->slice;
+			uint64_t remote = e->base + remote_at(e, x);
 			dmr_wr_t *w = &wrs[n++];
-			memset(w, 0, sizeof(*w));
-			w->wr_id = dmr_wrid_n(DMR_WRID_KV_SLICE, c->qhead);
-			w->local = e->buf;
+			*w = (dmr_wr_t){.wr_id = dmr_wrid_n(DMR_WRID_KV_SLICE, c->qhead),
+					.local = e->buf,
+					.remote = remote,
+					.length = (uint32_t)len,
+					.opcode = x->opcode,
+					.flags = DMR_WR_SIGNALED};
 			if (e->ring) {
 				w->local =
 				    e->ring +
@@ -178,10 +222,7 @@ dmr_status_t dmr_kv_xeng_pump(dmr_kv_xeng_t *e, uint32_t ci)
 				}
 			}
 			c->npost++;
-			w->remote = e->base + fold(e, x->logical + x->posted);
-			w->length = (uint32_t)len;
-			w->opcode = x->opcode;
-			w->flags = DMR_WR_SIGNALED;
+			remote_advance(e, x, len);
 			x->posted += len;
 			c->inflight++;
 			if (x->posted == x->len) {
@@ -237,14 +278,12 @@ dmr_status_t dmr_kv_xeng_on_wc(dmr_kv_xeng_t *e, uint32_t worker, const dmr_wc_t
 	x->done += len;
 	c->inflight--;
 	if (e->m) {
-		const dmr_model_t *m = e->m;
-		if (x->opcode == DMR_WR_READ) {
-			e->wire_to += m->pkt_overhead + m->reth_bytes;
-			e->wire_from += dmr_model_msg_wire_bytes(m, len, m->aeth_bytes,
-								 len > m->mtu ? m->aeth_bytes : 0);
+		if (len == e->slice) { /* a whole slice: the sums of init */
+			e->wire_to += e->wire_slice[x->opcode == DMR_WR_WRITE][0];
+			e->wire_from += e->wire_slice[x->opcode == DMR_WR_WRITE][1];
 		} else {
-			e->wire_to += dmr_model_msg_wire_bytes(m, len, m->reth_bytes, 0);
-			e->wire_from += m->pkt_overhead + m->aeth_bytes;
+			e->wire_to += wire_to(e->m, x->opcode, len);
+			e->wire_from += wire_from(e->m, x->opcode, len);
 		}
 	}
 	if (x->done == x->len)

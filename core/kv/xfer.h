@@ -38,6 +38,8 @@ typedef struct dmr_kv_xfer {
 	uint32_t client; /* index into e->c (0 with init_thread) */
 	uint8_t opcode;	 /* DMR_WR_READ or DMR_WR_WRITE */
 	uint64_t tag;	 /* ring mode: the block id (content pattern) */
+	uint64_t rpos;	 /* the engine's: remote offset of the next slice (folded,
+			    without base), set by pump at the first slice */
 } dmr_kv_xfer_t;
 
 typedef struct dmr_kv_xq {
@@ -64,6 +66,10 @@ typedef struct dmr_kv_xeng {
 	uint8_t *ring;	  /* ring mode: depth buffers of maxwr bytes per client */
 	uint64_t base;	  /* added to every remote offset (the pool's base) */
 	uint64_t corrupt; /* tests: id + 1 of a block whose put is corrupted */
+	/* wire bytes of a whole slice (len == slice), to / from the MN, by
+	 * [0] READ, [1] WRITE: computed once at init when m is set, so that a
+	 * completion adds two numbers instead of counting packets */
+	uint64_t wire_slice[2][2];
 } dmr_kv_xeng_t;
 
 /*

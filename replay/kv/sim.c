@@ -322,7 +322,8 @@ static dmr_status_t kv_loop(kv_t *k)
 		const dmr_time_ps_t t = n > 0 ? sim_time(k) : 0;
 		for (int i = 0; i < n && st == DMR_OK; i++) {
 			dmr_time_ps_t now = dmr_be_now(k->be, (uint32_t)w);
-			kv_pf_tick(k, t);
+			if (k->pf) /* Loop X's windows; a call per completion without */
+				kv_pf_tick(k, t);
 			if (dmr_tseries_due(&k->ts, t)) {
 				double g[KV_NGAUGE];
 				sim_sample(k, g);
