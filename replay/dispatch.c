@@ -18,22 +18,14 @@ static inline size_t qtxn_size(uint32_t nops)
 	return offsetof(qtxn_t, t) + offsetof(dmr_trace_txn_t, ops) + sizeof(dmr_trace_op_t) * nops;
 }
 
-/* The size class of a copy of nops ops: capacity for QTXN_CLASS_OPS x
- * (class + 1) ops. */
-static inline uint32_t qtxn_class(uint32_t nops)
-{
-	return nops ? (nops - 1) / QTXN_CLASS_OPS : 0;
-}
-
 qtxn_t *dmr_eng_qtxn_alloc(engine_t *e, uint32_t nops)
 {
-	uint32_t c = qtxn_class(nops);
-	qtxn_t *q = e->threaded ? NULL : e->qfree[c];
+	qtxn_t *q = e->threaded || nops > DMR_TRACE_MAX_OPS ? NULL : e->qfree[nops];
 	if (q) {
-		e->qfree[c] = q->next;
+		e->qfree[nops] = q->next;
 		return q;
 	}
-	return malloc(e->threaded ? qtxn_size(nops) : qtxn_size(QTXN_CLASS_OPS * (c + 1)));
+	return malloc(qtxn_size(nops));
 }
 
 void dmr_eng_qtxn_free(engine_t *e, qtxn_t *q)
@@ -44,14 +36,13 @@ void dmr_eng_qtxn_free(engine_t *e, qtxn_t *q)
 		free(q);
 		return;
 	}
-	uint32_t c = qtxn_class(q->t.nops);
-	q->next = e->qfree[c];
-	e->qfree[c] = q;
+	q->next = e->qfree[q->t.nops];
+	e->qfree[q->t.nops] = q;
 }
 
 void dmr_eng_qtxn_fini(engine_t *e)
 {
-	for (uint32_t c = 0; c < QTXN_CLASSES; c++)
+	for (uint32_t c = 0; c <= DMR_TRACE_MAX_OPS; c++)
 		while (e->qfree[c]) {
 			qtxn_t *q = e->qfree[c];
 			e->qfree[c] = q->next;

@@ -58,13 +58,6 @@ typedef struct qtxn {
 #define DMR_READAHEAD_COPY_MAX (64ull << 20)
 #define DMR_READAHEAD_COPY_TXNS 16384
 
-/* Copies are recycled by size class on the sim (one thread): QTXN_CLASS_OPS
- * ops per class step, so a copy wastes fewer than that many ops' bytes; a
- * malloc and free per transaction was 4 % of a TPC-C run's CPU (perf,
- * docs/PERFORMANCE.md). Threaded backends malloc and free each. */
-#define QTXN_CLASS_OPS 8
-#define QTXN_CLASSES (DMR_TRACE_MAX_OPS / QTXN_CLASS_OPS)
-
 /* A worker's (or an inbox's) FIFO: copies first, then packed ones (once
  * one is packed the later ones are too, until the packed part drains, so
  * trace order holds). */
@@ -87,13 +80,19 @@ typedef struct engine {
 	int eof;
 	uint32_t nworkers, coros;
 	wqueue_t *q;
-	dmr_txnq_pool_t qpool;	     /* the packed queues' chunks */
-	uint64_t qcopy_bytes;	     /* bytes of copies in q and inbox */
-	uint64_t qcopy_max;	     /* DMR_READAHEAD_COPY_MAX or the option */
-	uint64_t qcopy_n;	     /* copies in q and inbox */
-	qtxn_t *qfree[QTXN_CLASSES]; /* recycled copies by class (sim only) */
-	uint64_t qcopy_max_txns;     /* DMR_READAHEAD_COPY_TXNS or the option */
-	uint64_t qpacked;	     /* transactions packed so far */
+	dmr_txnq_pool_t qpool; /* the packed queues' chunks */
+	uint64_t qcopy_bytes;  /* bytes of copies in q and inbox */
+	uint64_t qcopy_max;    /* DMR_READAHEAD_COPY_MAX or the option */
+	uint64_t qcopy_n;      /* copies in q and inbox */
+	/* copies given back, by nops, for the next copy of as many ops (sim
+	 * only: one thread; threaded backends malloc and free each): a
+	 * malloc and a free per transaction were 4 % of a TPC-C run's CPU
+	 * (perf, docs/PERFORMANCE.md "MN memory"); by exact size, so that
+	 * the copies take the bytes the read-ahead bound counts (size
+	 * classes of 8 ops took SmallBank's max RSS from 49 to 65 MB) */
+	qtxn_t *qfree[DMR_TRACE_MAX_OPS + 1];
+	uint64_t qcopy_max_txns; /* DMR_READAHEAD_COPY_TXNS or the option */
+	uint64_t qpacked;	 /* transactions packed so far */
 	dmr_txn_ctx_t *ctx;
 	qtxn_t **cur; /* per context: the transaction it runs */
 	uint32_t nctx;
@@ -193,10 +192,10 @@ dmr_status_t dmr_eng_preload(engine_t *e, uint64_t *n_p);
  * routes by aura (dispatch.c). Takes the engine lock. Errors: the trace
  * reader's (e->err says why), dmr_be_timer's. */
 dmr_status_t dmr_eng_next_for(engine_t *e, struct thr *th, uint32_t w, uint32_t ci, qtxn_t **q_p);
-/* A copy of room for nops ops (uninitialised), recycled when one of its
- * class is free; NULL: out of memory. Give it back with
- * dmr_eng_qtxn_free (its t.nops then names its class: unchanged since
- * it was taken); dmr_eng_qtxn_fini frees the recycled ones. */
+/* A copy of room for nops ops (uninitialised), a recycled one of as many
+ * ops when there is one; NULL: out of memory. Give it back with
+ * dmr_eng_qtxn_free (its t.nops then names its size: unchanged since it
+ * was taken); dmr_eng_qtxn_fini frees the recycled ones. */
 qtxn_t *dmr_eng_qtxn_alloc(engine_t *e, uint32_t nops);
 void dmr_eng_qtxn_free(engine_t *e, qtxn_t *q);
 void dmr_eng_qtxn_fini(engine_t *e);
