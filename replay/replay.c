@@ -1437,7 +1437,6 @@ out_ctx:
 	free(e->cur);
 	free(e->q);
 	free(e->scratch);
-	free(e->vrec);
 	free(e->wst);
 	free(e->xst);
 	free(e->pub);
@@ -1463,6 +1462,7 @@ out_be:
 	dmr_crest_free(&e->crest, o->cns);
 	dmr_replay_cncache_free(&e->teng, o->cns);
 	free(e->acache);
+	free(e->vrec);
 	dmr_be_close(e->be);
 out_trace:
 	dmr_trace_close(e->rd);
