@@ -264,11 +264,12 @@ void dmr_layout_load_mn(const dmr_layout_t *l, uint32_t mn, uint8_t *mem);
  * The bytes [off, off + len) of what dmr_layout_load_mn writes into MN
  * `mn`'s region, written into dst (dst[0] is byte off; the caller zeroed
  * dst[0..len)): the bytes in the range of the version words of the loaded
- * rows of the tables `mn` holds (any range: a word it cuts is cut). For a backend that materialises
- * the initial region lazily, a page at a time (DMR_BE_CTL_LAZY_INIT,
- * backends/backend.h). Returns 0, or -1 when the layout has a hash index
- * or version tuples (not done lazily: dmr_layout_load_mn writes them
- * whole), nothing written.
+ * rows of the tables `mn` holds (any range: a word it cuts is cut). For a
+ * backend that writes the initial region lazily, piece by piece
+ * (DMR_BE_CTL_LAZY_INIT, backends/backend.h). Returns 0, or -1 when the
+ * layout has a hash index or version tuples (not done lazily:
+ * dmr_layout_load_mn writes them whole), nothing written; len 0 asks
+ * which, writing nothing.
  */
 int dmr_layout_load_range(const dmr_layout_t *l, uint32_t mn, uint64_t off, uint64_t len,
 			  uint8_t *dst);

@@ -968,9 +968,10 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 			goto out_be;
 		}
 	}
-	/* the initial region: written page by page as the run reaches it
-	 * where the backend can (sim: pages never reached cost nothing),
-	 * else written whole now */
+	/* the initial region: written piece by piece as the run reaches it
+	 * where the layout and the backend can (sim: the pages a run never
+	 * writes cost nothing; docs/MODEL.md "The MN's bytes"), else
+	 * written whole now */
 	uint8_t probe;
 	uint32_t maxrec = 0;
 	for (uint32_t t = 0; t < e->layout.ntables; t++)

@@ -1461,26 +1461,32 @@ static dmr_status_t sim_control(dmr_be_t *be, int op, void *arg, dmr_err_t *err)
 	}
 	case DMR_BE_CTL_LAZY_INIT: {
 		const dmr_be_lazy_init_t *li = arg;
+		if (s->mn[0].pmap) /* a second call: the first one's image stays */
+			return DMR_OK;
 		for (uint32_t i = 0; i < s->nmns; i++) {
 			sim_mn_t *mn = &s->mn[i];
 			uint64_t pages = (mn->size + LAZY_PAGE - 1) >> LAZY_SHIFT;
-			if (mn->pmap)
-				continue; /* a second call: the same image */
-			if (pages >= UINT32_MAX)
-				return dmr_err_set(
-				    err, DMR_ERR_INVALID,
-				    "sim: MN %u's region of %llu bytes: too large to "
-				    "load lazily",
-				    i, (unsigned long long)mn->size);
-			void *pool = mmap(NULL, mn->size, PROT_READ | PROT_WRITE,
-					  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-			uint32_t *pm = calloc(pages, sizeof(*pm));
+			void *pool = MAP_FAILED;
+			uint32_t *pm = NULL;
+			if (pages < UINT32_MAX) {
+				pool = mmap(NULL, mn->size, PROT_READ | PROT_WRITE,
+					    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+				pm = calloc(pages, sizeof(*pm));
+			}
 			if (pool == MAP_FAILED || !pm) {
 				if (pool != MAP_FAILED)
 					munmap(pool, mn->size);
 				free(pm);
+				for (uint32_t k = 0; k < i; k++) { /* all or none */
+					free(s->mn[k].pmap);
+					s->mn[k].pmap = NULL;
+					munmap(s->mn[k].pool, s->mn[k].size);
+					s->mn[k].pool = NULL;
+				}
 				return dmr_err_set(err, DMR_ERR_NOMEM,
-						   "sim: out of memory for MN %u's page pool", i);
+						   "sim: out of memory for MN %u's page pool (%llu "
+						   "bytes)",
+						   i, (unsigned long long)mn->size);
 			}
 			/* filled in order from its start: huge pages waste
 			 * nothing here (on the region they would zero 2 MiB
