@@ -303,3 +303,13 @@ int dmr_layout_load_range(const dmr_layout_t *l, uint32_t mn, uint64_t off, uint
 	}
 	return 0;
 }
+
+uint64_t dmr_layout_log_bytes(const dmr_trace_hdr_t *h)
+{
+	uint64_t max = 0;
+	for (uint32_t i = 0; i < h->ntables; i++)
+		max = h->tables[i].payload_bytes > max ? h->tables[i].payload_bytes : max;
+	uint64_t b = 16 * (24 + max) + 64; /* + the record's header and slack */
+	b = (b + 63) & ~63ull;
+	return b > 64 * 1024 ? b : 64 * 1024;
+}

@@ -143,6 +143,18 @@ static inline int dmr_cvt_newest(const uint8_t *rec, uint32_t payload_bytes, uin
 static inline int dmr_cvt_read(const dmr_layout_t *l, const uint8_t *mem, unsigned t, uint64_t slot,
 			       const uint64_t **payload_p, uint64_t *version_p);
 
+/* The bytes of a worker's log ring for the trace's tables: 64 KiB, or 16
+ * log records of the largest table's (24 + payload bytes each: core's
+ * redo record) and 64 bytes when that is more (payloads over 4,068 B),
+ * rounded up to 64 bytes. Every caller
+ * of dmr_layout_init for a trace's replay (the run, the MN and CN roles)
+ * takes it from here, so that their layouts agree. A transaction whose
+ * log record is larger fails with its trace line (dmr_txn_grow_log);
+ * before, a record of more than 64 KiB was written past its ring: into
+ * the next worker's ring, the hash index after the rings, or past the
+ * region (a trial on 2026-12-05: payloads of 64 KiB and more). */
+uint64_t dmr_layout_log_bytes(const dmr_trace_hdr_t *h);
+
 /* Compute the layout of the trace's tables plus nworkers log rings of
  * log_bytes each (tables 64-byte aligned), placed on one MN (mns 1,
  * backups 0, every primary MN 0). DMR_ERR_RANGE on overflow. */

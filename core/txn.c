@@ -151,6 +151,15 @@ static dmr_status_t grow(dmr_txn_ctx_t *c, uint32_t need, dmr_err_t *err)
 
 dmr_status_t dmr_txn_grow_log(dmr_txn_ctx_t *c, uint32_t need, dmr_err_t *err)
 {
+	const dmr_layout_t *l = c->eng->layout;
+	if (need > l->log_bytes)
+		return dmr_err_set(err, DMR_ERR_RANGE,
+				   "txn %llu (trace line %u): its log record needs %u bytes, more "
+				   "than a worker's log ring of %llu (16 records of the largest "
+				   "table, core/layout.h dmr_layout_log_bytes)",
+				   c->txn ? (unsigned long long)c->txn->id : 0ull,
+				   c->txn ? c->txn->line : 0, need,
+				   (unsigned long long)l->log_bytes);
 	return grow_reg(c, &c->logbuf, &c->logbuf_cap, &c->logbuf_reg, need, 0, err);
 }
 

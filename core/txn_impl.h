@@ -215,7 +215,9 @@ static inline dmr_status_t posted(dmr_status_t st, dmr_txn_outcome_t *out)
 }
 
 /* txn.c: grow the log buffer to `need` bytes (registered; DMR_ERR_NOMEM or
- * the backend's mr_reg error). */
+ * the backend's mr_reg error); DMR_ERR_RANGE, err naming the transaction
+ * and its trace line, when need exceeds a worker's log ring (layout.h
+ * dmr_layout_log_bytes): the record would run past it. */
 dmr_status_t dmr_txn_grow_log(dmr_txn_ctx_t *c, uint32_t need, dmr_err_t *err);
 /* txn.c: resolve op i's record slot; returns 1 issue (*slot_p set), 0
  * skip, -1 insert range exhausted. */

@@ -44,7 +44,7 @@ dmr_status_t dmr_replay_setup_layout(const dmr_replay_shape_t *o, const dmr_trac
 				     uint64_t *mr_p, dmr_err_t *err)
 {
 	dmr_status_t st;
-	st = dmr_layout_init(l, h, nworkers, 64 * 1024, err);
+	st = dmr_layout_init(l, h, nworkers, dmr_layout_log_bytes(h), err);
 	if (st == DMR_OK && o->protocol == DMR_TXN_PROTO_MOTOR) {
 		/* Motor's txn/flags.h: "BACKUP_NUM 2 // Backup memory node
 		 * number. **NOT** 0" */

@@ -109,7 +109,7 @@ int dmr_roles_launch(const dmr_replay_opts_t *o, const char *config, int cns_giv
 		if (st == DMR_OK) {
 			snprintf(workload, sizeof(workload), "%s", dmr_trace_header(rd)->workload);
 			st = dmr_layout_init(&L, dmr_trace_header(rd), ncn_want * o->threads,
-					     64 * 1024, &err);
+					     dmr_layout_log_bytes(dmr_trace_header(rd)), &err);
 		}
 		dmr_trace_close(rd);
 		if (st != DMR_OK) {

@@ -693,7 +693,8 @@ int dmr_roles_cn_main(int argc, char **argv)
 		dmr_trace_reader_t *rd = NULL;
 		st = dmr_trace_open(trace, &rd, &err);
 		if (st == DMR_OK)
-			st = dmr_layout_init(&L, dmr_trace_header(rd), total, 64 * 1024, &err);
+			st = dmr_layout_init(&L, dmr_trace_header(rd), total,
+					     dmr_layout_log_bytes(dmr_trace_header(rd)), &err);
 		dmr_trace_close(rd);
 		if (st != DMR_OK) {
 			fprintf(stderr, "dmreplay cn: error: %s\n", err.msg);
