@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 
 #include "eventq.h"
+#include "pool.h"
 #include "qpc.h"
 
 enum {
@@ -129,22 +130,10 @@ typedef struct sim_mn {
 	uint64_t cxl_free;	 /* the CXL tier's bandwidth (--cxl-tables) */
 	dmr_sim_qpc_t qpc;	 /* its NIC's QP contexts (qpc_qps > 0) */
 	uint64_t *rpc_free;	 /* busy-until of its mn_rpc_cores RPC cores */
-	uint32_t *pmap;		 /* DMR_BE_CTL_LAZY_INIT: per LAZY_PAGE-byte page,
-				    1 + its slot in pool, 0: its initial image;
-				    NULL: the region is mem, whole */
-	uint8_t *pool;		 /* the stored pages (size bytes reserved) */
-	uint64_t pool_used;	 /* slots taken */
+	dmr_sim_pool_t pool;	 /* DMR_BE_CTL_LAZY_INIT: its bytes until needed
+				    raw (pool.h; not in use: the region is mem) */
 	dmr_be_mn_stats_t st;
 } sim_mn_t;
-
-/* The page of the lazy initial image (DMR_BE_CTL_LAZY_INIT): a record
- * written stores this much. TPC-C extreme, 200 k transactions, 4 x 28 x 3
- * (a 5.2 GB region, random records of 48 to 64 B): max RSS 153 / 162 /
- * 182 MB with 256 B / 512 B / 1 KiB pages (4 KiB: 269 MB), CPU the same
- * within the noise (paired, 3 rounds); the map costs 4 B per page, 40 MB
- * of address space here, touched where the run goes. */
-#define LAZY_SHIFT 9
-#define LAZY_PAGE (1ull << LAZY_SHIFT)
 
 typedef struct sim {
 	dmr_be_t be;
@@ -171,7 +160,6 @@ typedef struct sim {
 	uint8_t *mem[DMR_BE_MAX_MNS]; /* mn[i].mem: for sim_mn_memory */
 	dmr_be_dm_locks_t dm;	      /* lock words in device memory (dm.n 0: none) */
 	dmr_be_dm_locks_t cxl;	      /* tables on the CXL tier (cxl.n 0: none) */
-	dmr_be_lazy_init_t lazy;      /* the initial image's writer (DMR_BE_CTL_LAZY_INIT) */
 	sim_mn_t mn[DMR_BE_MAX_MNS];
 } sim_t;
 
@@ -225,9 +213,7 @@ static void sim_close(dmr_be_t *be)
 			munmap(s->mn[i].mem, s->mn[i].size);
 		free(s->mn[i].atab);
 		free(s->mn[i].rpc_free);
-		free(s->mn[i].pmap);
-		if (s->mn[i].pool)
-			munmap(s->mn[i].pool, s->mn[i].size);
+		dmr_sim_pool_fini(&s->mn[i].pool);
 		dmr_sim_qpc_free(&s->mn[i].qpc);
 	}
 	for (uint32_t i = 0; s->cns && i < s->be.cfg.cns; i++)
@@ -438,8 +424,8 @@ static void issue(sim_t *s, uint32_t q, uint32_t idx, uint64_t t)
 	sim_cn_t *cn = &s->cns[op->cn];
 	sim_qp_t *qp = &s->qps[q];
 	const sim_mn_t *mn = &s->mn[op->mn];
-	if (mn->pmap && op->remote < mn->size) /* for ev_mn_arrive's prefetch */
-		__builtin_prefetch(&mn->pmap[op->remote >> LAZY_SHIFT]);
+	if (dmr_sim_pool_on(&mn->pool) && op->remote < mn->size) /* for ev_mn_arrive */
+		__builtin_prefetch(&mn->pool.pmap[op->remote >> DMR_SIM_POOL_SHIFT]);
 	uint64_t w = dmr_model_wire_ps(m, req_wire_bytes(m, op));
 	op->req_wire = (uint32_t)w;
 	if (is_rd_atomic(op->opcode))
@@ -582,116 +568,11 @@ static inline uint64_t cxl_extra(sim_t *s, sim_mn_t *mn, uint64_t off, uint64_t 
 	return max64(st + x, start + dma_x) - (start + dma_x) + lat_ps;
 }
 
-/*
- * The lazy initial image (DMR_BE_CTL_LAZY_INIT). Until something needs the
- * region raw (mn_memory(), an RPC handler), an MN's bytes live in a page
- * pool: pmap[p] is 1 + the pool slot of LAZY_PAGE-byte page p, 0 for a
- * page no WRITE or atomic has reached, whose bytes are its initial image
- * (computed, never stored: a READ alone stores nothing). A page written
- * takes the next slot of the pool, a mapping of huge pages filled in
- * order, so the records a run writes, wherever they lie in a region of
- * GiBs, cost no 4 KiB page fault each (about 3 us apiece on this
- * project's machines, docs/PERFORMANCE.md) nor a TLB entry each.
- */
-
-/* A page's stored bytes, or NULL when it holds its initial image. */
-static inline uint8_t *pool_page(const sim_mn_t *mn, uint64_t p)
-{
-	uint32_t k = mn->pmap[p];
-	return k ? mn->pool + ((uint64_t)(k - 1) << LAZY_SHIFT) : NULL;
-}
-
-/* Store page p of MN mni (not stored yet): the pool's next slot, its
- * initial image written into it. Out of line: once per page per run. */
-static __attribute__((noinline)) uint8_t *pool_store(sim_t *s, uint32_t mni, uint64_t p)
-{
-	sim_mn_t *mn = &s->mn[mni];
-	uint8_t *pg = mn->pool + (mn->pool_used << LAZY_SHIFT);
-	mn->pmap[p] = (uint32_t)++mn->pool_used;
-	uint64_t off = p << LAZY_SHIFT;
-	s->lazy.init(s->lazy.arg, mni, off, mn->size - off < LAZY_PAGE ? mn->size - off : LAZY_PAGE,
-		     pg);
-	return pg;
-}
-
-/* Bytes [off, off + len) of MN mni into out (inside its region). */
-static __attribute__((noinline)) void pool_read(const sim_t *s, uint32_t mni, uint64_t off,
-						uint64_t len, uint8_t *out)
-{
-	const sim_mn_t *mn = &s->mn[mni];
-	for (uint64_t o = off, end = off + len; o < end;) {
-		uint64_t p = o >> LAZY_SHIFT, pe = (p + 1) << LAZY_SHIFT;
-		uint64_t k = (pe < end ? pe : end) - o;
-		const uint8_t *pg = pool_page(mn, p);
-		if (pg) {
-			memcpy(out, pg + (o & (LAZY_PAGE - 1)), k);
-		} else {
-			memset(out, 0, k);
-			s->lazy.init(s->lazy.arg, mni, o, k, out);
-		}
-		out += k;
-		o += k;
-	}
-}
-
-/* in into bytes [off, off + len) of MN mni (inside its region). */
-static __attribute__((noinline)) void pool_write(sim_t *s, uint32_t mni, uint64_t off, uint64_t len,
-						 const uint8_t *in)
-{
-	for (uint64_t o = off, end = off + len; o < end;) {
-		uint64_t p = o >> LAZY_SHIFT, pe = (p + 1) << LAZY_SHIFT;
-		uint64_t k = (pe < end ? pe : end) - o;
-		uint8_t *pg = pool_page(&s->mn[mni], p);
-		if (!pg)
-			pg = pool_store(s, mni, p);
-		memcpy(pg + (o & (LAZY_PAGE - 1)), in, k);
-		in += k;
-		o += k;
-	}
-}
-
-/* Where the 8-byte word at off (8-aligned, inside the region) of MN mni
- * is stored; its page is stored first if it is not. */
-static inline uint8_t *mn_word(sim_t *s, uint32_t mni, uint64_t off)
-{
-	sim_mn_t *mn = &s->mn[mni];
-	if (!mn->pmap)
-		return mn->mem + off;
-	uint8_t *pg = pool_page(mn, off >> LAZY_SHIFT);
-	if (!pg)
-		pg = pool_store(s, mni, off >> LAZY_SHIFT);
-	return pg + (off & (LAZY_PAGE - 1));
-}
-
-/* The whole region of MN mni in mem, raw (a caller of mn_memory(), an RPC
- * handler): stored pages copied there, the others' initial image written
- * in place (touching only the pages that have one); the pool is gone. */
+/* Before something reads MN mni's region raw (mn_memory(), an RPC
+ * handler): the whole image in it (pool.h). */
 static void lazy_all(sim_t *s, uint32_t mni)
 {
-	sim_mn_t *mn = &s->mn[mni];
-	if (!mn->pmap)
-		return;
-	const uint64_t n = (mn->size + LAZY_PAGE - 1) >> LAZY_SHIFT;
-	for (uint64_t p = 0; p < n;) {
-		uint64_t off = p << LAZY_SHIFT;
-		const uint8_t *pg = pool_page(mn, p);
-		if (pg) {
-			memcpy(mn->mem + off, pg,
-			       mn->size - off < LAZY_PAGE ? mn->size - off : LAZY_PAGE);
-			p++;
-			continue;
-		}
-		uint64_t q = p + 1; /* a run of pages never stored: one call */
-		while (q < n && !mn->pmap[q])
-			q++;
-		uint64_t end = q << LAZY_SHIFT < mn->size ? q << LAZY_SHIFT : mn->size;
-		s->lazy.init(s->lazy.arg, mni, off, end - off, mn->mem + off);
-		p = q;
-	}
-	free(mn->pmap);
-	mn->pmap = NULL;
-	munmap(mn->pool, mn->size);
-	mn->pool = NULL;
+	dmr_sim_pool_flatten(&s->mn[mni].pool, s->mn[mni].mem);
 }
 
 static void ev_mn_arrive(sim_t *s, uint32_t idx, uint64_t t)
@@ -707,12 +588,14 @@ static void ev_mn_arrive(sim_t *s, uint32_t idx, uint64_t t)
 	 * replay's CPU (perf, llama-3-8b on the synthetic Mooncake trace) */
 	if (op->remote < mn->size &&
 	    !(s->no_payload && (op->opcode == DMR_WR_READ || op->opcode == DMR_WR_WRITE))) {
-		if (!mn->pmap) {
+		if (!dmr_sim_pool_on(&mn->pool)) {
 			__builtin_prefetch(mn->mem + op->remote, 1, 3);
 		} else { /* its map entry was fetched at issue() */
-			const uint8_t *pg = pool_page(mn, op->remote >> LAZY_SHIFT);
+			const uint8_t *pg =
+			    dmr_sim_pool_page(&mn->pool, op->remote >> DMR_SIM_POOL_SHIFT);
 			if (pg)
-				__builtin_prefetch(pg + (op->remote & (LAZY_PAGE - 1)), 1, 3);
+				__builtin_prefetch(pg + (op->remote & (DMR_SIM_POOL_PAGE - 1)), 1,
+						   3);
 		}
 	}
 	__builtin_prefetch(&s->opx[idx]);
@@ -951,27 +834,28 @@ static void ev_mn_effect(sim_t *s, uint32_t idx, uint64_t t)
 		s->qps[q].error = 1;
 	} else {
 		/* an atomic's word (8-aligned: dmr_be_post checks) */
-		uint8_t *p = wr->opcode == DMR_WR_READ || wr->opcode == DMR_WR_WRITE
-				 ? NULL
-				 : mn_word(s, op->mn, wr->remote);
+		uint8_t *p = wr->opcode == DMR_WR_READ || wr->opcode == DMR_WR_WRITE ? NULL
+			     : !dmr_sim_pool_on(&mn->pool)
+				 ? mn->mem + wr->remote
+				 : dmr_sim_pool_word(&mn->pool, wr->remote);
 		switch (wr->opcode) {
 		case DMR_WR_READ:
 			if (s->no_payload)
 				;
-			else if (!mn->pmap)
+			else if (!dmr_sim_pool_on(&mn->pool))
 				memcpy(x->local, mn->mem + wr->remote, len);
 			else
-				pool_read(s, op->mn, wr->remote, len, x->local);
+				dmr_sim_pool_read(&mn->pool, wr->remote, len, x->local);
 			mn->st.reads++;
 			mn->st.bytes_read += len;
 			break;
 		case DMR_WR_WRITE:
 			if (s->no_payload)
 				;
-			else if (!mn->pmap)
+			else if (!dmr_sim_pool_on(&mn->pool))
 				memcpy(mn->mem + wr->remote, x->local, len);
 			else
-				pool_write(s, op->mn, wr->remote, len, x->local);
+				dmr_sim_pool_write(&mn->pool, wr->remote, len, x->local);
 			mn->st.writes++;
 			mn->st.bytes_written += len;
 			break;
@@ -1461,42 +1345,18 @@ static dmr_status_t sim_control(dmr_be_t *be, int op, void *arg, dmr_err_t *err)
 	}
 	case DMR_BE_CTL_LAZY_INIT: {
 		const dmr_be_lazy_init_t *li = arg;
-		if (s->mn[0].pmap) /* a second call: the first one's image stays */
+		if (dmr_sim_pool_on(&s->mn[0].pool)) /* a second call: the first's image stays */
 			return DMR_OK;
 		for (uint32_t i = 0; i < s->nmns; i++) {
-			sim_mn_t *mn = &s->mn[i];
-			uint64_t pages = (mn->size + LAZY_PAGE - 1) >> LAZY_SHIFT;
-			void *pool = MAP_FAILED;
-			uint32_t *pm = NULL;
-			if (pages < UINT32_MAX) {
-				pool = mmap(NULL, mn->size, PROT_READ | PROT_WRITE,
-					    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-				pm = calloc(pages, sizeof(*pm));
-			}
-			if (pool == MAP_FAILED || !pm) {
-				if (pool != MAP_FAILED)
-					munmap(pool, mn->size);
-				free(pm);
-				for (uint32_t k = 0; k < i; k++) { /* all or none */
-					free(s->mn[k].pmap);
-					s->mn[k].pmap = NULL;
-					munmap(s->mn[k].pool, s->mn[k].size);
-					s->mn[k].pool = NULL;
-				}
-				return dmr_err_set(err, DMR_ERR_NOMEM,
-						   "sim: out of memory for MN %u's page pool (%llu "
-						   "bytes)",
-						   i, (unsigned long long)mn->size);
-			}
-			/* filled in order from its start: huge pages waste
-			 * nothing here (on the region they would zero 2 MiB
-			 * per record a sparse table touches) */
-			madvise(pool, mn->size, MADV_HUGEPAGE);
-			mn->pool = pool;
-			mn->pmap = pm;
-			mn->pool_used = 0;
+			if (dmr_sim_pool_init(&s->mn[i].pool, s->mn[i].size, i, li->init,
+					      li->arg) == DMR_OK)
+				continue;
+			for (uint32_t k = 0; k < i; k++) /* all or none */
+				dmr_sim_pool_fini(&s->mn[k].pool);
+			return dmr_err_set(err, DMR_ERR_NOMEM,
+					   "sim: out of memory for MN %u's page pool (%llu bytes)",
+					   i, (unsigned long long)s->mn[i].size);
 		}
-		s->lazy = *li;
 		return DMR_OK;
 	}
 	case DMR_BE_CTL_MN_READ: {
@@ -1509,8 +1369,8 @@ static dmr_status_t sim_control(dmr_be_t *be, int op, void *arg, dmr_err_t *err)
 					   rd->mn, (unsigned long long)rd->off,
 					   (unsigned long long)rd->len, s->nmns,
 					   (unsigned long long)s->be.cfg.mr_size);
-		if (s->mn[rd->mn].pmap)
-			pool_read(s, rd->mn, rd->off, rd->len, rd->buf);
+		if (dmr_sim_pool_on(&s->mn[rd->mn].pool))
+			dmr_sim_pool_read(&s->mn[rd->mn].pool, rd->off, rd->len, rd->buf);
 		else
 			memcpy(rd->buf, s->mn[rd->mn].mem + rd->off, rd->len);
 		return DMR_OK;
