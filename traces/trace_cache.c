@@ -146,12 +146,16 @@ int trace_bin_check(const void *map, size_t len, char *why, size_t whysz)
 	return 0;
 }
 
-/* Map path read-only. 0, or -1 with err set (DMR_ERR_IO). *fd_st_p: its stat. */
-static int map_file(const char *path, void **map_p, size_t *len_p, dmr_err_t *err)
+/* Map path read-only, for the checks of its header, its slice table and
+ * its first slices (trace_bin_check); the records are then read with pread
+ * (trace_bin_next). 0, or -1 with err set (DMR_ERR_IO). *fd_p: the file,
+ * open (the caller closes it; -1 when the file is empty). */
+static int map_file(const char *path, int *fd_p, void **map_p, size_t *len_p, dmr_err_t *err)
 {
 	struct stat st;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
+	*fd_p = -1;
 	if (fd < 0) {
 		dmr_err_set(err, DMR_ERR_IO, "%s: %s", path, strerror(errno));
 		return -1;
@@ -168,14 +172,24 @@ static int map_file(const char *path, void **map_p, size_t *len_p, dmr_err_t *er
 		return 0;
 	}
 	void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
 	if (m == MAP_FAILED) {
 		dmr_err_set(err, DMR_ERR_IO, "%s: mmap: %s", path, strerror(errno));
+		close(fd);
 		return -1;
 	}
+	*fd_p = fd;
 	*map_p = m;
 	*len_p = (size_t)st.st_size;
 	return 0;
+}
+
+/* Undo map_file. */
+static void unmap_file(int fd, void *map, size_t len)
+{
+	if (map)
+		munmap(map, len);
+	if (fd >= 0)
+		close(fd);
 }
 
 dmr_status_t dmr_trace_open_cache_file(const char *path, dmr_trace_reader_t **r_p, dmr_err_t *err)
@@ -183,15 +197,15 @@ dmr_status_t dmr_trace_open_cache_file(const char *path, dmr_trace_reader_t **r_
 	void *map;
 	size_t len;
 	char why[200];
+	int fd;
 
-	if (map_file(path, &map, &len, err))
+	if (map_file(path, &fd, &map, &len, err))
 		return DMR_ERR_IO;
 	if (trace_bin_check(map, len, why, sizeof(why)) != 0) {
-		if (map)
-			munmap(map, len);
+		unmap_file(fd, map, len);
 		return dmr_err_set(err, DMR_ERR_PARSE, "%s: trace cache %s", path, why);
 	}
-	return dmr_trace_open_bin(path, map, len, r_p, err);
+	return dmr_trace_open_bin(path, fd, map, len, r_p, err);
 }
 
 /* ---- op records (trace_impl.h "An op record (v2)") --------------------- */
@@ -417,10 +431,20 @@ const unsigned char *trace_bin_get_op(const unsigned char *p, dmr_trace_op_t *o)
 
 /* ---- reading a cache --------------------------------------------------- */
 
-/* Bytes of the mapping already consumed that are released from the
- * process's resident set at a time (they stay in the page cache), so that
- * replaying from the cache keeps RSS independent of trace length. */
-#define BIN_DROP_BYTES (2u << 20)
+/* The records are read with pread into a window of whole slices, not
+ * through the mapping: on this project's test hosts (PVM guests) the first
+ * user-space touch of each mapped page of the page cache traps, and
+ * reading 156 MiB through mmap took 0.10-0.12 CPU-s against 0.04 with
+ * read(2) (docs/PERFORMANCE.md "Trace reader, third round"); elsewhere the
+ * copy from the page cache costs about what the mapping's page faults did.
+ * The window holds at most BIN_WIN_READ bytes of new slices after the
+ * unread rest of the previous ones (under TRACE_BIN_TXN_MAX), then
+ * TRACE_BIN_TXN_MAX zero bytes, so that decoding a damaged record cannot
+ * read past it. Each slice is verified against the slice table as it
+ * arrives, while it is in cache. RSS stays the window's size whatever the
+ * trace's length. */
+#define BIN_WIN_READ (2u * TRACE_BIN_SLICE)
+#define BIN_WIN_BYTES (BIN_WIN_READ + 2 * TRACE_BIN_TXN_MAX)
 
 static dmr_status_t bin_bad(dmr_trace_reader_t *r, dmr_err_t *err)
 {
@@ -430,36 +454,93 @@ static dmr_status_t bin_bad(dmr_trace_reader_t *r, dmr_err_t *err)
 	return trace_rd_report(r, err);
 }
 
-/* The next transaction from the binary cache (records written by
- * dmr_trace_cache_build from transactions that passed every check). The
- * lengths are re-checked against the mapping (once per op: the tail after
- * the slice table is its worst case), so a damaged file cannot make the
- * reader overrun it. */
-dmr_status_t trace_bin_next(dmr_trace_reader_t *r, dmr_trace_txn_t *txn, dmr_err_t *err)
+/* Read n bytes at file offset off into b: 0, or -1 with r->status set. */
+static int bin_pread(dmr_trace_reader_t *r, unsigned char *b, size_t n, size_t off)
 {
-	const unsigned char *p = r->bin + r->bin_pos, *end = r->bin + r->bin_end;
-	const unsigned char *safe = r->bin + r->bin_len - TRACE_BIN_OP_WORST;
-	trace_bin_txn_t bt;
+	while (n) {
+		ssize_t k = pread(r->bin_fd, b, n, (off_t)off);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			r->status = k < 0 ? dmr_err_set(&r->err, DMR_ERR_IO,
+							"%s: trace cache: read at byte %zu: %s",
+							r->path, off, strerror(errno))
+					  : dmr_err_set(&r->err, DMR_ERR_PARSE,
+							"%s: trace cache truncated at byte %zu",
+							r->path, off);
+			return -1;
+		}
+		b += k;
+		n -= (size_t)k;
+		off += (size_t)k;
+	}
+	return 0;
+}
 
-	/* verify every slice this transaction can touch before reading it */
+/* Make the window hold the file's bytes [bin_pos, bin_pos +
+ * TRACE_BIN_TXN_MAX), or up to the records' end: keep the unread rest,
+ * read whole slices after it, verify each. 0, or -1 with r->status set. */
+static int bin_fill(dmr_trace_reader_t *r)
+{
+	const size_t base = sizeof(trace_bin_head_t);
+	size_t wend = r->bin_woff + r->bin_wlen;
 	size_t want = r->bin_pos + TRACE_BIN_TXN_MAX;
+
 	if (want > r->bin_end)
 		want = r->bin_end;
-	while (sizeof(trace_bin_head_t) + r->bin_checked * TRACE_BIN_SLICE < want) {
-		if (trace_bin_check_slice(r->bin, r->bin_checked)) {
+	if (r->bin_pos >= r->bin_woff && want <= wend)
+		return 0;
+	if (r->bin_pos >= r->bin_woff && r->bin_pos <= wend) {
+		/* the rest of the window (under TRACE_BIN_TXN_MAX bytes) to its
+		 * start; wend is where a slice starts (or the records end) */
+		size_t keep = wend - r->bin_pos;
+		memmove(r->bin, r->bin + (r->bin_pos - r->bin_woff), keep);
+		r->bin_woff = r->bin_pos;
+		r->bin_wlen = keep;
+	} else { /* after a rewind: from the start of bin_pos's slice */
+		r->bin_woff = base + (r->bin_pos - base) / TRACE_BIN_SLICE * TRACE_BIN_SLICE;
+		r->bin_wlen = 0;
+	}
+	for (size_t got = 0; got < BIN_WIN_READ;) {
+		size_t a = r->bin_woff + r->bin_wlen;
+		if (a >= r->bin_end)
+			break;
+		uint64_t k = (a - base) / TRACE_BIN_SLICE;
+		size_t n = r->bin_end - a < TRACE_BIN_SLICE ? r->bin_end - a : TRACE_BIN_SLICE;
+		unsigned char *b = r->bin + r->bin_wlen;
+		if (bin_pread(r, b, n, a))
+			return -1;
+		if (sum_bytes(b, n) != r->bin_sums[k]) {
 			r->status = dmr_err_set(
 			    &r->err, DMR_ERR_PARSE,
-			    "%s: trace cache corrupt: checksum mismatch in bytes %llu..%llu; "
+			    "%s: trace cache corrupt: checksum mismatch in bytes %zu..%zu; "
 			    "remove the cache (it is rebuilt) or run with --no-trace-cache",
-			    r->path,
-			    (unsigned long long)(sizeof(trace_bin_head_t) +
-						 r->bin_checked * TRACE_BIN_SLICE),
-			    (unsigned long long)(sizeof(trace_bin_head_t) +
-						 (r->bin_checked + 1) * TRACE_BIN_SLICE));
-			return trace_rd_report(r, err);
+			    r->path, a, a + TRACE_BIN_SLICE);
+			return -1;
 		}
-		r->bin_checked++;
+		r->bin_wlen += n;
+		got += n;
 	}
+	memset(r->bin + r->bin_wlen, 0, TRACE_BIN_TXN_MAX);
+	return 0;
+}
+
+/* The next transaction from the binary cache (records written by
+ * dmr_trace_cache_build from transactions that passed every check). The
+ * lengths are re-checked against the window (once per op), so a damaged
+ * file cannot make the reader overrun it. */
+dmr_status_t trace_bin_next(dmr_trace_reader_t *r, dmr_trace_txn_t *txn, dmr_err_t *err)
+{
+	trace_bin_txn_t bt;
+
+	/* the window holds every byte this transaction can span, verified */
+	if (bin_fill(r))
+		return trace_rd_report(r, err);
+	const unsigned char *p = r->bin + (r->bin_pos - r->bin_woff);
+	size_t data_end =
+	    r->bin_woff + r->bin_wlen < r->bin_end ? r->bin_woff + r->bin_wlen : r->bin_end;
+	const unsigned char *end = r->bin + (data_end - r->bin_woff);
+	const unsigned char *safe = r->bin + r->bin_wlen + TRACE_BIN_TXN_MAX - TRACE_BIN_OP_WORST;
 
 	if ((size_t)(end - p) < sizeof(bt)) {
 		if (r->ntxns < r->bin_ntxns || p != end) {
@@ -483,43 +564,63 @@ dmr_status_t trace_bin_next(dmr_trace_reader_t *r, dmr_trace_txn_t *txn, dmr_err
 		if (p > safe || !(p = trace_bin_get_op(p, &txn->ops[i])))
 			return bin_bad(r, err);
 	}
-	size_t pos = (size_t)(p - r->bin);
+	size_t pos = r->bin_woff + (size_t)(p - r->bin);
 	pos = (pos + 7) & ~(size_t)7;
 	if (pos > r->bin_end)
 		return bin_bad(r, err);
 	r->bin_pos = pos;
 	r->ntxns++;
 	r->rows += bt.nops;
-	if (r->bin_pos - r->bin_dropped >= 2 * BIN_DROP_BYTES) {
-		size_t upto = (r->bin_pos - BIN_DROP_BYTES) & ~(size_t)4095;
-		madvise(r->bin + r->bin_dropped, upto - r->bin_dropped, MADV_DONTNEED);
-		r->bin_dropped = upto;
-	}
 	return DMR_OK;
 }
 
-dmr_status_t dmr_trace_open_bin(const char *name, void *map, size_t len, dmr_trace_reader_t **r_p,
-				dmr_err_t *err)
+/* Start reading the records from their first one (open, rewind). */
+void trace_bin_rewind(dmr_trace_reader_t *r)
+{
+	r->bin_pos = r->bin_data;
+	r->bin_woff = r->bin_wlen = 0; /* read (and verified) again */
+}
+
+void trace_bin_close(dmr_trace_reader_t *r)
+{
+	if (r->bin_fd >= 0)
+		close(r->bin_fd);
+	free(r->bin);
+	free(r->bin_sums);
+}
+
+dmr_status_t dmr_trace_open_bin(const char *name, int fd, void *map, size_t len,
+				dmr_trace_reader_t **r_p, dmr_err_t *err)
 {
 	dmr_trace_reader_t *r = calloc(1, sizeof(*r));
 	trace_bin_head_t hd;
 
-	if (r)
+	memcpy(&hd, map, sizeof(hd));
+	if (r) {
+		r->bin_fd = fd;
 		r->path = strdup(name);
-	if (!r || !r->path) {
+		r->bin = malloc(BIN_WIN_BYTES);
+		r->bin_sums = malloc(hd.nslices ? 8 * hd.nslices : 8);
+	}
+	if (!r || !r->path || !r->bin || !r->bin_sums) {
+		if (r) {
+			free(r->path);
+			free(r->bin);
+			free(r->bin_sums);
+		}
 		free(r);
-		munmap(map, len);
+		unmap_file(fd, map, len);
 		return dmr_err_set(err, DMR_ERR_NOMEM, "%s: out of memory", name);
 	}
-	memcpy(&hd, map, sizeof(hd));
 	memcpy(&r->hdr, (const unsigned char *)map + sizeof(hd), sizeof(r->hdr));
-	r->bin = map;
-	r->bin_len = len;
-	r->bin_data = r->bin_pos = sizeof(hd) + sizeof(r->hdr);
+	memcpy(r->bin_sums, (const unsigned char *)map + hd.table_off, 8 * hd.nslices);
+	munmap(map, len); /* checked (trace_bin_check): the rest is read with pread */
+	r->bin_data = sizeof(hd) + sizeof(r->hdr);
 	r->bin_ntxns = hd.ntxns;
 	r->file_txns = hd.ntxns; /* counted when it was compiled */
 	r->bin_end = hd.table_off;
-	madvise(map, len, MADV_SEQUENTIAL);
+	trace_bin_rewind(r);
+	posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 	*r_p = r;
 	return DMR_OK;
 }
@@ -828,29 +929,29 @@ static int try_cache(const char *csv, const char *cache, uint64_t size, int64_t 
 	size_t len;
 	char why[200];
 	trace_bin_head_t hd;
+	int fd;
 
 	if (access(cache, F_OK) != 0)
 		return 1;
 	*st_p = DMR_ERR_IO;
-	if (map_file(cache, &map, &len, err))
+	if (map_file(cache, &fd, &map, &len, err))
 		return -1;
 	if (len >= sizeof(hd)) {
 		memcpy(&hd, map, sizeof(hd));
 		if (memcmp(hd.magic, TRACE_BIN_MAGIC, 8) == 0 && head_sum(&hd) == hd.head_sum &&
 		    hd.version == TRACE_BIN_VERSION &&
 		    (hd.src_size != size || hd.src_mtime_ns != mtime || hd.src_hash != hash)) {
-			munmap(map, len);
+			unmap_file(fd, map, len);
 			return 1; /* stale: built from another version of the CSV */
 		}
 	}
 	int rc = trace_bin_check(map, len, why, sizeof(why));
 	if (rc == -2) {
-		munmap(map, len);
+		unmap_file(fd, map, len);
 		return 1;
 	}
 	if (rc) {
-		if (map)
-			munmap(map, len);
+		unmap_file(fd, map, len);
 		*st_p = dmr_err_set(
 		    err, DMR_ERR_PARSE,
 		    "%s: trace cache of %s is %s; remove it (it is rebuilt) or run with "
@@ -858,7 +959,7 @@ static int try_cache(const char *csv, const char *cache, uint64_t size, int64_t 
 		    cache, csv, why);
 		return -1;
 	}
-	*st_p = dmr_trace_open_bin(csv, map, len, r_p, err);
+	*st_p = dmr_trace_open_bin(csv, fd, map, len, r_p, err);
 	return *st_p == DMR_OK ? 0 : -1;
 }
 

@@ -236,12 +236,13 @@ struct dmr_trace_reader {
 	uint64_t file_txns; /* counted at open; UINT64_MAX = not scanned */
 
 	/* binary cache (trace_cache.c): bin != NULL, fp == NULL */
-	unsigned char *bin;
-	size_t bin_len, bin_pos, bin_data; /* bytes; bin_data: first txn record */
-	size_t bin_dropped;		   /* [0, bin_dropped) released (MADV_DONTNEED) */
-	size_t bin_end;			   /* end of the records (the slice table) */
-	uint64_t bin_checked;		   /* slices [0, bin_checked) verified */
-	uint64_t bin_ntxns;		   /* from the cache head */
+	unsigned char *bin;	   /* the window: the file's [bin_woff, +bin_wlen) */
+	size_t bin_woff, bin_wlen; /* bytes */
+	size_t bin_pos, bin_data;  /* file offsets; bin_data: first txn record */
+	size_t bin_end;		   /* end of the records (the slice table) */
+	uint64_t *bin_sums;	   /* the slice table (checked at open) */
+	uint64_t bin_ntxns;	   /* from the cache head */
+	int bin_fd;		   /* the cache file, read with pread */
 };
 
 /* Propagate r's sticky error to the caller's err. */
@@ -366,12 +367,18 @@ void trace_sum_add(trace_sum_t *s, const void *p, size_t n);
 uint64_t trace_sum_final(const trace_sum_t *s);
 
 /*
- * Open the binary cache mapped at map[0, len) (already checked by
- * trace_bin_check) as a reader whose messages name `name`; takes ownership
- * of the mapping (munmap at close). 0, or -1 with err set (DMR_ERR_NOMEM).
+ * Open the binary cache file fd, mapped at map[0, len) and already checked
+ * by trace_bin_check, as a reader whose messages name `name`. Takes
+ * ownership of fd (closed at dmr_trace_close) and of the mapping (unmapped
+ * before it returns: the records are read with pread, trace_cache.c).
+ * DMR_OK, or DMR_ERR_NOMEM with err set (fd and map released).
  */
-dmr_status_t dmr_trace_open_bin(const char *name, void *map, size_t len, dmr_trace_reader_t **r_p,
-				dmr_err_t *err);
+dmr_status_t dmr_trace_open_bin(const char *name, int fd, void *map, size_t len,
+				dmr_trace_reader_t **r_p, dmr_err_t *err);
+/* A cache reader back to its first record (dmr_trace_rewind), and its
+ * window, file and slice table released (dmr_trace_close). */
+void trace_bin_rewind(dmr_trace_reader_t *r);
+void trace_bin_close(dmr_trace_reader_t *r);
 /* Open the cache file at path directly (dmr_trace_open on a file that
  * starts with TRACE_BIN_MAGIC): checked by trace_bin_check, no staleness
  * check (there is no CSV to compare with). */

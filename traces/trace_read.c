@@ -900,9 +900,7 @@ dmr_status_t dmr_trace_next(dmr_trace_reader_t *r, dmr_trace_txn_t *txn, dmr_err
 dmr_status_t dmr_trace_rewind(dmr_trace_reader_t *r, dmr_err_t *err)
 {
 	if (r->bin) {
-		r->bin_pos = r->bin_data;
-		r->bin_checked = 0; /* released pages may be read again: verify again */
-		r->bin_dropped = 0;
+		trace_bin_rewind(r);
 		r->ntxns = 0;
 		r->status = DMR_OK;
 		r->err.msg[0] = '\0';
@@ -935,7 +933,7 @@ void dmr_trace_close(dmr_trace_reader_t *r)
 	if (r->fp)
 		fclose(r->fp);
 	if (r->bin)
-		munmap(r->bin, r->bin_len);
+		trace_bin_close(r);
 	free(r->rowbuf);
 	free(r->buf);
 	free(r->path);

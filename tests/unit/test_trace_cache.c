@@ -627,6 +627,88 @@ START_TEST(nobuild_reads_only_a_fresh_cache)
 }
 END_TEST
 
+/* The records are read with pread into a window of whole slices (not
+ * mapped): a cache of several windows reads the same transactions after a
+ * rewind, a byte flipped in its last slice is found there (after the
+ * intact transactions before it), and a file cut short after it was opened
+ * ends in "truncated", not in a read past the window. */
+START_TEST(windowed_reads_rewind_and_truncation)
+{
+	char csv[1024], cache[1100];
+	dmr_trace_cache_opts_t co = {0};
+	dmr_trace_reader_t *b;
+	dmr_err_t err;
+	struct stat st;
+	static dmr_trace_txn_t t;
+	dmr_status_t rs;
+	uint64_t n1 = 0, n2 = 0, sum1 = 0, sum2 = 0;
+
+	snprintf(csv, 900, "%s/win.csv", dmr_test_tmp);
+	cache_of(cache, sizeof(cache), csv);
+	gen("tpcc", "3", "6000", csv);
+	ck_assert_int_eq(dmr_trace_open_cached(csv, &co, &b, &err), DMR_OK);
+	dmr_trace_close(b);
+	ck_assert_int_eq(stat(cache, &st), 0);
+	/* more than two windows of 2 x 256 KiB */
+	ck_assert_int_gt(st.st_size, 5 * 256 * 1024);
+
+	ck_assert_int_eq(dmr_trace_open_cached(csv, &co, &b, &err), DMR_OK);
+	while ((rs = dmr_trace_next(b, &t, &err)) == DMR_OK) {
+		n1++;
+		sum1 += t.id * 31 + t.nops + (uint64_t)t.ops[t.nops - 1].key;
+	}
+	ck_assert_int_eq(rs, DMR_EOF);
+	ck_assert_uint_eq(n1, 6000);
+	ck_assert_int_eq(dmr_trace_rewind(b, &err), DMR_OK);
+	while ((rs = dmr_trace_next(b, &t, &err)) == DMR_OK) {
+		n2++;
+		sum2 += t.id * 31 + t.nops + (uint64_t)t.ops[t.nops - 1].key;
+	}
+	ck_assert_int_eq(rs, DMR_EOF);
+	ck_assert_uint_eq(n2, n1);
+	ck_assert_uint_eq(sum2, sum1);
+
+	/* a byte of the last slice's records flipped (the slice table and
+	 * the tail follow the records: 8 bytes per slice + 256) */
+	trace_bin_head_t hd;
+	FILE *fp = fopen(cache, "r+b");
+	ck_assert_ptr_nonnull(fp);
+	ck_assert_uint_eq(fread(&hd, sizeof(hd), 1, fp), 1);
+	long at = (long)hd.table_off - 40;
+	ck_assert_int_eq(fseek(fp, at, SEEK_SET), 0);
+	int c = fgetc(fp);
+	ck_assert_int_eq(fseek(fp, at, SEEK_SET), 0);
+	fputc(c ^ 0x40, fp);
+	fclose(fp);
+	n2 = 0;
+	rs = dmr_trace_rewind(b, &err); /* the open reader reads it again */
+	ck_assert_int_eq(rs, DMR_OK);
+	while ((rs = dmr_trace_next(b, &t, &err)) == DMR_OK)
+		n2++;
+	ck_assert_int_eq(rs, DMR_ERR_PARSE);
+	ck_assert_msg(strstr(err.msg, "checksum mismatch"), "%s", err.msg);
+	ck_assert_uint_gt(n2, 4000); /* every slice before the last one */
+	ck_assert_uint_lt(n2, 6000);
+	dmr_trace_close(b);
+
+	/* restored, opened, then cut after its first slices */
+	fp = fopen(cache, "r+b");
+	ck_assert_int_eq(fseek(fp, at, SEEK_SET), 0);
+	fputc(c, fp);
+	fclose(fp);
+	ck_assert_int_eq(dmr_trace_open_cached(csv, &co, &b, &err), DMR_OK);
+	ck_assert_int_eq(truncate(cache, 3 * 256 * 1024), 0);
+	n2 = 0;
+	while ((rs = dmr_trace_next(b, &t, &err)) == DMR_OK)
+		n2++;
+	ck_assert_int_eq(rs, DMR_ERR_PARSE);
+	ck_assert_msg(strstr(err.msg, "truncated at byte"), "%s", err.msg);
+	ck_assert_uint_lt(n2, 6000);
+	dmr_trace_close(b);
+	ck_assert_int_eq(unlink(cache), 0);
+}
+END_TEST
+
 int main(void)
 {
 	if (dmr_test_env_init("trace_cache", 0, 1) != 0)
@@ -643,6 +725,7 @@ int main(void)
 	tcase_add_test(tc, op_records_round_trip);
 	tcase_add_test(tc, old_layout_rebuilt);
 	tcase_add_test(tc, nobuild_reads_only_a_fresh_cache);
+	tcase_add_test(tc, windowed_reads_rewind_and_truncation);
 	suite_add_tcase(s, tc);
 	return dmr_test_run(s);
 }
