@@ -130,8 +130,8 @@ typedef struct engine {
 	int no_invariants;    /* the verifier knows no invariants of this workload */
 	int lazy;	      /* the backend writes the initial region lazily
 				 (DMR_BE_CTL_LAZY_INIT): records are read
-				 through DMR_BE_CTL_MN_READ into vrec */
-	uint8_t *vrec;	      /* lazy: the record mn_read returns (largest rec_bytes) */
+				 through DMR_BE_CTL_MN_READ into vread */
+	struct vread *vread;  /* lazy: per table, what mn_read read (replay.c) */
 	int dm_apart;	      /* --dm-locks on a DMR_BE_CAP_DM_APART backend (verbs) */
 	char dm_knob[128];    /* the results' dm_locks ("apart:T,..." for --locks-apart) */
 	uint64_t started;     /* transactions started (first attempt) */

@@ -65,8 +65,12 @@ void dmr_sim_pool_read(const dmr_sim_pool_t *p, uint64_t off, uint64_t len, uint
 {
 	for (uint64_t o = off, end = off + len; o < end;) {
 		uint64_t pg = o >> DMR_SIM_POOL_SHIFT, pe = (pg + 1) << DMR_SIM_POOL_SHIFT;
-		uint64_t k = (pe < end ? pe : end) - o;
 		const uint8_t *b = dmr_sim_pool_page(p, pg);
+		if (!b) { /* a run of pages never stored: their image in one call */
+			while (pe < end && !p->pmap[pe >> DMR_SIM_POOL_SHIFT])
+				pe += DMR_SIM_POOL_PAGE;
+		}
+		uint64_t k = (pe < end ? pe : end) - o;
 		if (b) {
 			memcpy(out, b + (o & (DMR_SIM_POOL_PAGE - 1)), k);
 		} else {
