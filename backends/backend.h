@@ -272,9 +272,10 @@ typedef enum dmr_be_ctl {
 	/* arg: dmr_be_mn_read_t * (below). Copy bytes [off, off + len) of MN
 	 * mn's region, as the WRs see them, into buf, without touching pages
 	 * no WR has reached (their initial image is computed into buf):
-	 * verification reads through it. DMR_ERR_RANGE when mn or the range
-	 * is outside the regions. sim: DMR_OK; others: DMR_ERR_UNSUPPORTED
-	 * (read mn_memory()). */
+	 * verification reads through it; written says whether a byte of the
+	 * range may differ from the initial image (buf NULL: only that).
+	 * DMR_ERR_RANGE when mn or the range is outside the regions. sim:
+	 * DMR_OK; others: DMR_ERR_UNSUPPORTED (read mn_memory()). */
 	DMR_BE_CTL_MN_READ = 13,
 } dmr_be_ctl_t;
 
@@ -289,11 +290,15 @@ typedef struct dmr_be_lazy_init {
 } dmr_be_lazy_init_t;
 
 /* DMR_BE_CTL_MN_READ: what to read and where to (buf: len bytes, the
- * caller's). */
+ * caller's; NULL: nothing copied). written (out): 0 when no WR has
+ * written a byte of the range since DMR_BE_CTL_LAZY_INIT (it holds the
+ * initial image: sim, no 512-byte page of it stored), 1 otherwise (also
+ * once the image was written whole: mn_memory(), an RPC). */
 typedef struct dmr_be_mn_read {
 	uint32_t mn;
 	uint64_t off, len;
 	void *buf;
+	int written;
 } dmr_be_mn_read_t;
 
 /* DMR_BE_CTL_RPC_MODE: whether RPC handlers and one-sided transactions

@@ -511,7 +511,7 @@ static int mn_read(void *arg, int table, uint64_t slot, const uint64_t **payload
 				n = 1;
 			dmr_be_mn_read_t rd = {primary,
 					       dmr_layout_rec(&e->layout, (unsigned)table, first),
-					       n * lt->rec_bytes, v->buf};
+					       n * lt->rec_bytes, v->buf, 0};
 			if (dmr_be_control(e->be, DMR_BE_CTL_MN_READ, &rd, NULL) != DMR_OK) {
 				v->n = 0;
 				return DMR_ERR_RANGE;
@@ -1428,7 +1428,9 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 		if (vst == DMR_OK &&
 		    (e->layout.mns > 1 || e->layout.backups > 0 || e->layout.lk_bytes ||
 		     o->protocol == DMR_TXN_PROTO_CREST) &&
-		    dmr_replica_verify_be(&e->layout, e->be, &res->replicas, &rerr) == DMR_OK &&
+		    (e->lazy ? dmr_replica_verify_lazy(&e->layout, e->be, &res->replicas, &rerr)
+			     : dmr_replica_verify_be(&e->layout, e->be, &res->replicas, &rerr)) ==
+			DMR_OK &&
 		    !res->replicas.ok) {
 			if (res->verified)
 				snprintf(res->verify.first_failure,

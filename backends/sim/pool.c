@@ -82,6 +82,17 @@ void dmr_sim_pool_read(const dmr_sim_pool_t *p, uint64_t off, uint64_t len, uint
 	}
 }
 
+int dmr_sim_pool_stored(const dmr_sim_pool_t *p, uint64_t off, uint64_t len)
+{
+	if (!len)
+		return 0;
+	for (uint64_t pg = off >> DMR_SIM_POOL_SHIFT, end = (off + len - 1) >> DMR_SIM_POOL_SHIFT;
+	     pg <= end; pg++)
+		if (p->pmap[pg])
+			return 1;
+	return 0;
+}
+
 void dmr_sim_pool_write(dmr_sim_pool_t *p, uint64_t off, uint64_t len, const uint8_t *in)
 {
 	for (uint64_t o = off, end = off + len; o < end;) {

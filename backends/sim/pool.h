@@ -71,6 +71,9 @@ uint8_t *dmr_sim_pool_store(dmr_sim_pool_t *p, uint64_t pg);
 
 /* Bytes [off, off + len) into out; pages not stored are computed. */
 void dmr_sim_pool_read(const dmr_sim_pool_t *p, uint64_t off, uint64_t len, uint8_t *out);
+/* 1 when a page holding a byte of [off, off + len) is stored (a WRITE or
+ * an atomic reached it), 0 when the range holds its initial image. */
+int dmr_sim_pool_stored(const dmr_sim_pool_t *p, uint64_t off, uint64_t len);
 
 /* in into bytes [off, off + len), storing the pages it reaches. */
 void dmr_sim_pool_write(dmr_sim_pool_t *p, uint64_t off, uint64_t len, const uint8_t *in);

@@ -1360,7 +1360,7 @@ static dmr_status_t sim_control(dmr_be_t *be, int op, void *arg, dmr_err_t *err)
 		return DMR_OK;
 	}
 	case DMR_BE_CTL_MN_READ: {
-		const dmr_be_mn_read_t *rd = arg;
+		dmr_be_mn_read_t *rd = arg;
 		if (rd->mn >= s->nmns || rd->off > s->mn[rd->mn].size ||
 		    rd->len > s->mn[rd->mn].size - rd->off)
 			return dmr_err_set(err, DMR_ERR_RANGE,
@@ -1369,8 +1369,12 @@ static dmr_status_t sim_control(dmr_be_t *be, int op, void *arg, dmr_err_t *err)
 					   rd->mn, (unsigned long long)rd->off,
 					   (unsigned long long)rd->len, s->nmns,
 					   (unsigned long long)s->be.cfg.mr_size);
-		if (dmr_sim_pool_on(&s->mn[rd->mn].pool))
-			dmr_sim_pool_read(&s->mn[rd->mn].pool, rd->off, rd->len, rd->buf);
+		const dmr_sim_pool_t *p = &s->mn[rd->mn].pool;
+		rd->written = !dmr_sim_pool_on(p) || dmr_sim_pool_stored(p, rd->off, rd->len);
+		if (!rd->buf)
+			return DMR_OK;
+		if (dmr_sim_pool_on(p))
+			dmr_sim_pool_read(p, rd->off, rd->len, rd->buf);
 		else
 			memcpy(rd->buf, s->mn[rd->mn].mem + rd->off, rd->len);
 		return DMR_OK;

@@ -14,6 +14,7 @@
 #include "core/addrcache.h"
 #include "core/replica.h"
 #include "core/txn.h"
+#include "helpers/be.h"
 #include "helpers/proc.h"
 #include "helpers/suite.h"
 #include "traces/trace.h"
@@ -276,6 +277,109 @@ START_TEST(replica_verify_names_corrupted_backup_and_held_lock)
 	ck_assert_str_eq(rr.first_failure, "table t0 slot 7 on MN 2 (backup): lock word "
 					   "0x8000000000000000 is held after the run");
 	fx_close(&f);
+}
+END_TEST
+
+/* The lazy image's writer for the test below: the layout's initial image
+ * (core/layout.h dmr_layout_load_range). */
+static void lazy_layout(void *arg, uint32_t mn, uint64_t off, uint64_t len, uint8_t *dst)
+{
+	dmr_layout_load_range(arg, mn, off, len, dst);
+}
+
+/* One WRITE of len bytes at off on MN mn, waited for. */
+static void write_mn(dmr_be_t *be, uint32_t mn, uint64_t off, const void *p, uint32_t len)
+{
+	dmr_wc_t wc[1];
+	ck_assert_int_eq(
+	    dmr_be_post_one(be, 0, mn, DMR_WR_WRITE, 1, (void *)p, off, len, 0, 0, NULL), DMR_OK);
+	ck_assert_int_eq(dmr_test_wait_wc(be, 0, wc, 1, 0), 1);
+	ck_assert_int_eq(wc[0].status, DMR_WC_SUCCESS);
+}
+
+/* dmr_replica_verify_lazy on a sim that writes the initial image lazily:
+ * the same result, counts and first failure as dmr_replica_verify_be on
+ * the regions mn_memory() then writes whole, for a clean state, a backup
+ * byte changed by a WRITE, and a lock word left on a backup; the sim
+ * reports written only for the ranges WRs reached. */
+START_TEST(replica_verify_lazy_matches_raw)
+{
+	static dmr_trace_hdr_t h;
+	dmr_layout_t l;
+	dmr_err_t err;
+	hdr3(&h);
+	for (int i = 0; i < 3; i++) { /* several blocks of ~1 MiB per table */
+		h.tables[i].rows = 40000;
+		h.tables[i].payload_bytes = 48;
+		h.tables[i].loaded = 30000;
+	}
+	ck_assert_int_eq(dmr_layout_init(&l, &h, 1, 64 * 1024, &err), DMR_OK);
+	ck_assert_int_eq(dmr_layout_place(&l, 3, 2, &err), DMR_OK);
+	/* t0 slot 7 and t2 slot 35000 (an unloaded row, a later block) */
+	const uint64_t o7 = dmr_layout_rec(&l, 0, 7), o35 = dmr_layout_rec(&l, 2, 35000);
+	const uint32_t b7 = l.t[0].primary == 2 ? 1 : 2; /* a backup of t0 */
+	dmr_replica_result_t rl[3], rr[3];
+	for (int pass = 0; pass < 2; pass++) {
+		dmr_be_config_t cfg = {.backend = "sim",
+				       .mns = 3,
+				       .cns = 1,
+				       .workers = 1,
+				       .mr_size = (l.total + 4095) & ~4095ull,
+				       .profile = "cx6dx-100g"};
+		dmr_be_t *be;
+		ck_assert_int_eq(dmr_be_open(&cfg, &be, &err), DMR_OK);
+		dmr_be_lazy_init_t li = {lazy_layout, &l};
+		ck_assert_int_eq(dmr_be_control(be, DMR_BE_CTL_LAZY_INIT, &li, &err), DMR_OK);
+		dmr_be_mn_read_t probe = {0, o7, 8, NULL, 1};
+		ck_assert_int_eq(dmr_be_control(be, DMR_BE_CTL_MN_READ, &probe, &err), DMR_OK);
+		ck_assert_int_eq(probe.written, 0);
+		dmr_replica_result_t *r = pass ? rr : rl;
+		/* 0: clean; 1: a payload byte of t2 slot 35000 on one backup */
+		for (int step = 0; step < 3; step++) {
+			if (step == 1) {
+				uint8_t pb[8] = {0, 0x40};
+				uint32_t bk = l.t[2].primary == 0 ? 1 : 0;
+				write_mn(be, bk, o35 + DMR_REC_HDR, pb, 8);
+			} else if (step == 2) { /* restored; a held lock word on a backup */
+				uint8_t pb[8] = {0};
+				for (uint32_t mn = 0; mn < 3; mn++)
+					if (mn != l.t[2].primary)
+						write_mn(be, mn, o35 + DMR_REC_HDR, pb, 8);
+				uint64_t held = 0x8000000000000000ull;
+				write_mn(be, b7, o7, &held, 8);
+				probe.mn = b7;
+				ck_assert_int_eq(
+				    dmr_be_control(be, DMR_BE_CTL_MN_READ, &probe, &err), DMR_OK);
+				ck_assert_int_eq(probe.written, 1);
+			}
+			if (pass == 0)
+				ck_assert_int_eq(dmr_replica_verify_lazy(&l, be, &r[step], &err),
+						 DMR_OK);
+			else /* mn_memory(): the whole image written, read raw */
+				ck_assert_int_eq(dmr_replica_verify_be(&l, be, &r[step], &err),
+						 DMR_OK);
+		}
+		dmr_be_close(be);
+	}
+	for (int step = 0; step < 3; step++) {
+		ck_assert_int_eq(rl[step].ok, rr[step].ok);
+		ck_assert_uint_eq(rl[step].checks, rr[step].checks);
+		ck_assert_uint_eq(rl[step].failures, rr[step].failures);
+		ck_assert_str_eq(rl[step].first_failure, rr[step].first_failure);
+	}
+	ck_assert(rl[0].ok);
+	ck_assert_uint_eq(rl[0].checks, 3ull * 40000 * 5); /* per slot: 3 locks, 2 backups */
+	ck_assert(!rl[1].ok);
+	ck_assert_msg(strstr(rl[1].first_failure, "table t2 slot 35000: backup on MN") &&
+			  strstr(rl[1].first_failure, "(record byte 17: 0x40 != 0x00)"),
+		      "%s", rl[1].first_failure);
+	ck_assert(!rl[2].ok);
+	char want[160];
+	snprintf(want, sizeof(want),
+		 "table t0 slot 7 on MN %u (backup): lock word 0x8000000000000000 is held after "
+		 "the run",
+		 b7);
+	ck_assert_str_eq(rl[2].first_failure, want);
 }
 END_TEST
 
@@ -875,6 +979,7 @@ int main(void)
 	tcase_add_test(tc, occ_counts_on_three_mns);
 	tcase_add_test(tc, ford_counts_on_three_mns);
 	tcase_add_test(tc, replica_verify_names_corrupted_backup_and_held_lock);
+	tcase_add_test(tc, replica_verify_lazy_matches_raw);
 	tcase_add_test(tc, occ_sample_counts_match_derivation);
 	tcase_add_test(tc, ford_sample_counts_match_derivation);
 	tcase_add_test(tc, farm_counts_on_three_mns);

@@ -489,7 +489,7 @@ START_TEST(lazy_image_matches_eager)
 				 6 * 4096, 7 * 4096 - 1, 16777216 - 8192};
 	for (size_t k = 0; k < sizeof(offs) / sizeof(offs[0]); k++)
 		for (uint32_t mn = 0; mn < 2; mn++) {
-			dmr_be_mn_read_t rd = {mn, offs[k], sizeof(buf), buf};
+			dmr_be_mn_read_t rd = {mn, offs[k], sizeof(buf), buf, 0};
 			unsigned calls = lazy_calls;
 			ck_assert_int_eq(dmr_be_control(lb, DMR_BE_CTL_MN_READ, &rd, &err), DMR_OK);
 			rd.buf = buf2;
@@ -506,7 +506,7 @@ START_TEST(lazy_image_matches_eager)
 				ck_assert(memcmp(buf, buf2, sizeof(buf)) == 0);
 			}
 		}
-	dmr_be_mn_read_t bad = {0, (16 << 20) - 4, 8, buf};
+	dmr_be_mn_read_t bad = {0, (16 << 20) - 4, 8, buf, 0};
 	ck_assert_int_eq(dmr_be_control(lb, DMR_BE_CTL_MN_READ, &bad, &err), DMR_ERR_RANGE);
 	ck_assert_ptr_nonnull(strstr(err.msg, "MN 0"));
 	bad.mn = 2;
