@@ -302,6 +302,17 @@ static int sb_prepare(void *ctx, const dmr_gen_common_t *cm, dmr_trace_hdr_t *hd
 	return 0;
 }
 
+/* The summary line, as tpcc's (its counts are the transactions asked for:
+ * the generator writes every one). */
+static void sb_done(void *ctx, const dmr_gen_common_t *cm)
+{
+	const dmr_smallbank_cfg_t *cfg = ctx;
+
+	if (!cfg->quiet)
+		fprintf(stderr, "smallbank: wrote %" PRIu64 " txns to %s (%" PRIu64 " accounts)\n",
+			cfg->txns, cm->out, cfg->accounts);
+}
+
 int dmr_gen_smallbank_main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -317,7 +328,8 @@ int dmr_gen_smallbank_main(int argc, char **argv)
 					  .usage = sb_usage,
 					  .opt = sb_opt,
 					  .prepare = sb_prepare,
-					  .run = sb_run};
+					  .run = sb_run,
+					  .done = sb_done};
 	dmr_smallbank_cfg_t cfg;
 
 	dmr_smallbank_cfg_default(&cfg);

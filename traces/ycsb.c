@@ -735,6 +735,16 @@ static int ycsb_prepare(void *ctx, const dmr_gen_common_t *cm, dmr_trace_hdr_t *
 	return 0;
 }
 
+/* The summary line, as tpcc's. */
+static void ycsb_done(void *ctx, const dmr_gen_common_t *cm)
+{
+	const ycsb_cli_t *y = ctx;
+
+	if (!y->cfg.quiet)
+		fprintf(stderr, "ycsb: wrote %" PRIu64 " txns to %s (workload %s)\n", y->cfg.txns,
+			cm->out, y->workload);
+}
+
 int dmr_gen_ycsb_main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -750,7 +760,8 @@ int dmr_gen_ycsb_main(int argc, char **argv)
 					  .usage = ycsb_usage,
 					  .opt = ycsb_opt,
 					  .prepare = ycsb_prepare,
-					  .run = ycsb_run};
+					  .run = ycsb_run,
+					  .done = ycsb_done};
 	ycsb_cli_t y;
 
 	memset(&y, 0, sizeof(y));

@@ -731,6 +731,17 @@ START_TEST(test_progress_line)
 			 "-o", out, NULL);
 	dmr_test_run_ok(&r);
 	assert_has(&r, "smallbank: 300/300 txns (100.0 %)");
+	/* the summary line every generator prints (tpcc's since issue 1) */
+	char want[4096 + 128];
+	snprintf(want, sizeof(want), "smallbank: wrote 300 txns to %s (100 accounts)", out);
+	assert_has(&r, want);
+	dmr_test_run_free(&r);
+	char wl[512 + 64];
+	snprintf(wl, sizeof(wl), "%s/traces/ycsb/workloada", dmr_test_src);
+	r = dmr_test_dmr("gen", "ycsb", "--workload", wl, "--txns", "40", "-o", out, NULL);
+	dmr_test_run_ok(&r);
+	snprintf(want, sizeof(want), "ycsb: wrote 40 txns to %s (workload ", out);
+	assert_has(&r, want);
 	dmr_test_run_free(&r);
 	r = dmr_test_dmr("gen", "smallbank", "--accounts", "100", "--txns", "300", "--progress",
 			 "--quiet", "-o", out, NULL);
