@@ -17,6 +17,7 @@
 #include "../core/loop.h"
 #include "../core/txn.h"
 #include "../models/model.h"
+#include "../traces/workload.h"
 #include "breakdown.h"
 #include "lathist.h"
 #include "results.h"
@@ -208,5 +209,20 @@ void dmr_eng_wq_fini(engine_t *e, wqueue_t *wq);
 /* Drift: move t's partitioned operations to the hot set's place at now
  * (FORMAT.md "Drift"). */
 void dmr_eng_drift_remap(engine_t *e, dmr_trace_txn_t *t, uint64_t now);
+
+/* mnread.c. Hand the backend the layout's initial image to write lazily
+ * (DMR_BE_CTL_LAZY_INIT with dmr_layout_load_range) when both can; sets
+ * and returns e->lazy (0: the caller loads the regions through
+ * mn_memory()). */
+int dmr_eng_lazy_init(engine_t *e);
+/* The workload's invariants on the MN state now (traces/workload.h
+ * dmr_wl_verify, committed_xv as there), read through DMR_BE_CTL_MN_READ
+ * when e->lazy (a scan reads ahead per table, up to 64 KiB), else raw
+ * from mn_memory(); version tuples (--protocol motor) read their newest
+ * committed version. dmr_wl_verify's returns. */
+dmr_status_t dmr_eng_verify(engine_t *e, const dmr_trace_hdr_t *h, int64_t committed_xv,
+			    dmr_verify_result_t *res, dmr_err_t *err);
+/* Free what dmr_eng_lazy_init allocated (any time after it). */
+void dmr_eng_mnread_fini(engine_t *e);
 
 #endif

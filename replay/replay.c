@@ -438,112 +438,6 @@ static void thr_fini(thr_t *th)
 	free(th->tlat);
 }
 
-/* DMR_BE_CTL_LAZY_INIT's writer: the layout's initial image (e->lazy). */
-static void lazy_load(void *arg, uint32_t mn, uint64_t off, uint64_t len, uint8_t *dst)
-{
-	engine_t *e = arg;
-	dmr_layout_load_range(&e->layout, mn, off, len, dst);
-}
-
-/* What mn_read read of one table on a lazy backend: slots [first, first +
- * n) in buf. A scan that reads the slot after them (or the one before:
- * the verifier looks for a district's last order downwards) reads twice as
- * many (up to DMR_VREAD_BYTES); any other slot is read alone. Without it the verifier's reads of
- * TPC-C (one DMR_BE_CTL_MN_READ per record, each finding its table and its page) were 70 % of a 20
- * k-transaction run's instructions (callgrind). */
-#define DMR_VREAD_BYTES (64u << 10)
-struct vread {
-	uint8_t *buf; /* max(DMR_VREAD_BYTES, rec_bytes) */
-	uint64_t first, n;
-};
-
-static void vread_reset(engine_t *e)
-{
-	for (uint32_t t = 0; e->vread && t < e->layout.ntables; t++)
-		e->vread[t].n = 0;
-}
-
-static void vread_free(engine_t *e)
-{
-	for (uint32_t t = 0; e->vread && t < e->layout.ntables; t++)
-		free(e->vread[t].buf);
-	free(e->vread);
-	e->vread = NULL;
-}
-
-static int vread_alloc(engine_t *e)
-{
-	e->vread = calloc(e->layout.ntables ? e->layout.ntables : 1, sizeof(*e->vread));
-	for (uint32_t t = 0; e->vread && t < e->layout.ntables; t++) {
-		uint32_t rb = e->layout.t[t].rec_bytes;
-		if (!(e->vread[t].buf = malloc(rb > DMR_VREAD_BYTES ? rb : DMR_VREAD_BYTES))) {
-			vread_free(e);
-			return -1;
-		}
-	}
-	return e->vread ? 0 : -1;
-}
-
-static int mn_read(void *arg, int table, uint64_t slot, const uint64_t **payload_p,
-		   uint64_t *version_p)
-{
-	engine_t *e = arg;
-	if (table < 0 || (uint32_t)table >= e->layout.ntables || slot >= e->layout.t[table].rows)
-		return -1;
-	/* the primary copy (core/layout.h placement) */
-	const dmr_layout_table_t *lt = &e->layout.t[table];
-	const uint32_t primary = lt->primary;
-	uint8_t *rec;
-	if (e->lazy) { /* read without writing the pages never reached */
-		struct vread *v = &e->vread[table];
-		if (slot - v->first < v->n) {
-			rec = v->buf + (slot - v->first) * lt->rec_bytes;
-		} else {
-			uint64_t n = 1, first = slot, most = DMR_VREAD_BYTES / lt->rec_bytes;
-			uint64_t more = 2 * v->n < most ? 2 * v->n : most;
-			if (v->n && slot == v->first + v->n) { /* the scan goes on */
-				n = more < lt->rows - slot ? more : lt->rows - slot;
-			} else if (v->n && slot + 1 == v->first) { /* a scan downwards */
-				n = more < slot + 1 ? more : slot + 1;
-				first = slot + 1 - n;
-			}
-			if (n < 1)
-				n = 1;
-			dmr_be_mn_read_t rd = {primary,
-					       dmr_layout_rec(&e->layout, (unsigned)table, first),
-					       n * lt->rec_bytes, v->buf, 0};
-			if (dmr_be_control(e->be, DMR_BE_CTL_MN_READ, &rd, NULL) != DMR_OK) {
-				v->n = 0;
-				return DMR_ERR_RANGE;
-			}
-			v->first = first;
-			v->n = n;
-			rec = v->buf + (slot - first) * lt->rec_bytes;
-		}
-	} else {
-		rec = (uint8_t *)dmr_be_mn_memory(e->be, primary, NULL) +
-		      dmr_layout_rec(&e->layout, (unsigned)table, slot);
-	}
-	uint64_t ver;
-	memcpy(&ver, rec + 8, 8);
-	if (version_p)
-		*version_p = ver & DMR_VER_MASK;
-	*payload_p = (const uint64_t *)(void *)(rec + DMR_REC_HDR);
-	return (ver & DMR_VER_PRESENT) ? 1 : 0;
-}
-
-/* mn_read for records with version tuples (--protocol motor; layout.h):
- * the newest committed version of the primary's record. */
-static int mn_read_cvt(void *arg, int table, uint64_t slot, const uint64_t **payload_p,
-		       uint64_t *version_p)
-{
-	engine_t *e = arg;
-	if (table < 0 || (uint32_t)table >= e->layout.ntables || slot >= e->layout.t[table].rows)
-		return -1;
-	const uint8_t *mem = dmr_be_mn_memory(e->be, e->layout.t[table].primary, NULL);
-	return dmr_cvt_read(&e->layout, mem, (unsigned)table, slot, payload_p, version_p);
-}
-
 /* Window bookkeeping: time series and the loops' windows of worker w. */
 static dmr_status_t tick(thr_t *th, uint32_t w, uint64_t now)
 {
@@ -1033,11 +927,7 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	 * where the layout and the backend can (sim: the pages a run never
 	 * writes cost nothing; docs/MODEL.md "The MN's bytes"), else
 	 * written whole now */
-	uint8_t probe;
-	if (dmr_layout_load_range(&e->layout, 0, 0, 0, &probe) == 0 && vread_alloc(e) == 0) {
-		dmr_be_lazy_init_t li = {lazy_load, e};
-		e->lazy = dmr_be_control(e->be, DMR_BE_CTL_LAZY_INIT, &li, NULL) == DMR_OK;
-	}
+	dmr_eng_lazy_init(e);
 	for (uint32_t mn = 0; !e->lazy && mn < e->layout.mns; mn++) {
 		uint8_t *mem = dmr_be_mn_memory(e->be, mn, NULL);
 		if (!mem) {
@@ -1055,9 +945,7 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	{
 		dmr_verify_result_t v0;
 		dmr_err_t verr;
-		vread_reset(e);
-		dmr_status_t vst =
-		    dmr_wl_verify(h, e->layout.vcells ? mn_read_cvt : mn_read, e, 0, &v0, &verr);
+		dmr_status_t vst = dmr_eng_verify(e, h, 0, &v0, &verr);
 		if (vst == DMR_ERR_UNSUPPORTED) {
 			e->no_invariants = 1;
 			if (!o->quiet)
@@ -1404,9 +1292,7 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 			snprintf(res->verify.summary, sizeof(res->verify.summary),
 				 "no invariants known for workload '%s': locks only", h->workload);
 		} else {
-			vread_reset(e); /* the run changed the MN since the first */
-			vst = dmr_wl_verify(h, e->layout.vcells ? mn_read_cvt : mn_read, e,
-					    tot.committed_xv, &res->verify, err);
+			vst = dmr_eng_verify(e, h, tot.committed_xv, &res->verify, err);
 		}
 		if (vst != DMR_OK) {
 			st = vst;
@@ -1524,7 +1410,7 @@ out_be:
 	dmr_crest_free(&e->crest, o->cns);
 	dmr_replay_cncache_free(&e->teng, o->cns);
 	free(e->acache);
-	vread_free(e);
+	dmr_eng_mnread_fini(e);
 	dmr_be_close(e->be);
 out_trace:
 	dmr_trace_close(e->rd);
