@@ -205,7 +205,7 @@ dmr_status_t dmr_trace_open_cache_file(const char *path, dmr_trace_reader_t **r_
 		unmap_file(fd, map, len);
 		return dmr_err_set(err, DMR_ERR_PARSE, "%s: trace cache %s", path, why);
 	}
-	return dmr_trace_open_bin(path, fd, map, len, r_p, err);
+	return dmr_trace_open_bin(path, NULL, fd, map, len, r_p, err);
 }
 
 /* ---- op records (trace_impl.h "An op record (v2)") --------------------- */
@@ -446,11 +446,24 @@ const unsigned char *trace_bin_get_op(const unsigned char *p, dmr_trace_op_t *o)
 #define BIN_WIN_READ (2u * TRACE_BIN_SLICE)
 #define BIN_WIN_BYTES (BIN_WIN_READ + 2 * TRACE_BIN_TXN_MAX)
 
+/* What to do about a damaged cache (one given as the trace has no CSV
+ * beside it to be rebuilt from). */
+static const char *bin_advice(const dmr_trace_reader_t *r)
+{
+	return r->bin_direct ? "it was given as the trace: rebuild it by running the CSV it was "
+			       "compiled from"
+			     : "remove it (it is rebuilt) or run with --no-trace-cache";
+}
+
+/* The message of a damage found while reading: the trace as given
+ * (r->path), the cache file, what is wrong, and what to do. */
+#define BIN_DAMAGE(r, fmt, ...)                                                                    \
+	dmr_err_set(&(r)->err, DMR_ERR_PARSE, "%s: trace cache %s " fmt "; %s", (r)->path,         \
+		    (r)->bin_cache, __VA_ARGS__, bin_advice(r))
+
 static dmr_status_t bin_bad(dmr_trace_reader_t *r, dmr_err_t *err)
 {
-	r->status =
-	    dmr_err_set(&r->err, DMR_ERR_PARSE, "%s: trace cache corrupt: bad record at byte %zu",
-			r->path, r->bin_pos);
+	r->status = BIN_DAMAGE(r, "corrupt: bad record at byte %zu", r->bin_pos);
 	return trace_rd_report(r, err);
 }
 
@@ -463,11 +476,9 @@ static int bin_pread(dmr_trace_reader_t *r, unsigned char *b, size_t n, size_t o
 			continue;
 		if (k <= 0) {
 			r->status = k < 0 ? dmr_err_set(&r->err, DMR_ERR_IO,
-							"%s: trace cache: read at byte %zu: %s",
-							r->path, off, strerror(errno))
-					  : dmr_err_set(&r->err, DMR_ERR_PARSE,
-							"%s: trace cache truncated at byte %zu",
-							r->path, off);
+							"%s: trace cache %s: read at byte %zu: %s",
+							r->path, r->bin_cache, off, strerror(errno))
+					  : BIN_DAMAGE(r, "truncated at byte %zu", off);
 			return -1;
 		}
 		b += k;
@@ -511,11 +522,8 @@ static int bin_fill(dmr_trace_reader_t *r)
 		if (bin_pread(r, b, n, a))
 			return -1;
 		if (sum_bytes(b, n) != r->bin_sums[k]) {
-			r->status = dmr_err_set(
-			    &r->err, DMR_ERR_PARSE,
-			    "%s: trace cache corrupt: checksum mismatch in bytes %zu..%zu; "
-			    "remove the cache (it is rebuilt) or run with --no-trace-cache",
-			    r->path, a, a + TRACE_BIN_SLICE);
+			r->status =
+			    BIN_DAMAGE(r, "corrupt: checksum mismatch in bytes %zu..%zu", a, a + n);
 			return -1;
 		}
 		r->bin_wlen += n;
@@ -544,9 +552,7 @@ dmr_status_t trace_bin_next(dmr_trace_reader_t *r, dmr_trace_txn_t *txn, dmr_err
 
 	if ((size_t)(end - p) < sizeof(bt)) {
 		if (r->ntxns < r->bin_ntxns || p != end) {
-			r->status = dmr_err_set(&r->err, DMR_ERR_PARSE,
-						"%s: trace cache truncated at byte %zu", r->path,
-						r->bin_pos);
+			r->status = BIN_DAMAGE(r, "truncated at byte %zu", r->bin_pos);
 			return trace_rd_report(r, err);
 		}
 		return DMR_EOF;
@@ -587,9 +593,10 @@ void trace_bin_close(dmr_trace_reader_t *r)
 		close(r->bin_fd);
 	free(r->bin);
 	free(r->bin_sums);
+	free(r->bin_cache);
 }
 
-dmr_status_t dmr_trace_open_bin(const char *name, int fd, void *map, size_t len,
+dmr_status_t dmr_trace_open_bin(const char *name, const char *cache, int fd, void *map, size_t len,
 				dmr_trace_reader_t **r_p, dmr_err_t *err)
 {
 	dmr_trace_reader_t *r = calloc(1, sizeof(*r));
@@ -599,12 +606,15 @@ dmr_status_t dmr_trace_open_bin(const char *name, int fd, void *map, size_t len,
 	if (r) {
 		r->bin_fd = fd;
 		r->path = strdup(name);
+		r->bin_cache = strdup(cache ? cache : name);
+		r->bin_direct = cache == NULL;
 		r->bin = malloc(BIN_WIN_BYTES);
 		r->bin_sums = malloc(hd.nslices ? 8 * hd.nslices : 8);
 	}
-	if (!r || !r->path || !r->bin || !r->bin_sums) {
+	if (!r || !r->path || !r->bin_cache || !r->bin || !r->bin_sums) {
 		if (r) {
 			free(r->path);
+			free(r->bin_cache);
 			free(r->bin);
 			free(r->bin_sums);
 		}
@@ -959,7 +969,7 @@ static int try_cache(const char *csv, const char *cache, uint64_t size, int64_t 
 		    cache, csv, why);
 		return -1;
 	}
-	*st_p = dmr_trace_open_bin(csv, fd, map, len, r_p, err);
+	*st_p = dmr_trace_open_bin(csv, cache, fd, map, len, r_p, err);
 	return *st_p == DMR_OK ? 0 : -1;
 }
 

@@ -243,6 +243,8 @@ struct dmr_trace_reader {
 	uint64_t *bin_sums;	   /* the slice table (checked at open) */
 	uint64_t bin_ntxns;	   /* from the cache head */
 	int bin_fd;		   /* the cache file, read with pread */
+	char *bin_cache;	   /* its path (messages) */
+	int bin_direct;		   /* given as the trace itself: no CSV behind it */
 };
 
 /* Propagate r's sticky error to the caller's err. */
@@ -367,13 +369,14 @@ void trace_sum_add(trace_sum_t *s, const void *p, size_t n);
 uint64_t trace_sum_final(const trace_sum_t *s);
 
 /*
- * Open the binary cache file fd, mapped at map[0, len) and already checked
- * by trace_bin_check, as a reader whose messages name `name`. Takes
+ * Open the binary cache file fd (at path cache; NULL: name is the cache,
+ * given as the trace), mapped at map[0, len) and already checked by
+ * trace_bin_check, as a reader whose messages name `name` and the cache. Takes
  * ownership of fd (closed at dmr_trace_close) and of the mapping (unmapped
  * before it returns: the records are read with pread, trace_cache.c).
  * DMR_OK, or DMR_ERR_NOMEM with err set (fd and map released).
  */
-dmr_status_t dmr_trace_open_bin(const char *name, int fd, void *map, size_t len,
+dmr_status_t dmr_trace_open_bin(const char *name, const char *cache, int fd, void *map, size_t len,
 				dmr_trace_reader_t **r_p, dmr_err_t *err);
 /* A cache reader back to its first record (dmr_trace_rewind), and its
  * window, file and slice table released (dmr_trace_close). */

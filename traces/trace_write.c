@@ -2,6 +2,8 @@
  * _write, _finish, _abandon; see the comment at the top of trace.c). */
 #include "trace_impl.h"
 
+#include <sys/stat.h>
+
 /* ---- writer ----------------------------------------------------------- */
 
 struct dmr_trace_writer {
@@ -103,6 +105,15 @@ dmr_status_t dmr_trace_create(const char *path, const dmr_trace_hdr_t *h, dmr_tr
 	if (field)
 		return dmr_err_set(err, DMR_ERR_INVALID, "%s: header: field %s: %s", path, field,
 				   why);
+	/* the trace is written to PATH.tmp and renamed over path: never over
+	 * a device, a directory or a pipe (run as root, -o /dev/null had
+	 * /dev/null replaced by a regular file: a trial) */
+	struct stat st_path;
+	if (stat(path, &st_path) == 0 && !S_ISREG(st_path.st_mode))
+		return dmr_err_set(err, DMR_ERR_INVALID,
+				   "%s: not a regular file (a trace is written beside it and "
+				   "renamed over it): give the path of a file",
+				   path);
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return dmr_err_set(err, DMR_ERR_NOMEM, "%s: out of memory", path);

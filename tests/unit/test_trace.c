@@ -763,6 +763,18 @@ START_TEST(test_writer_safety)
 	ck_assert_ptr_nonnull(strstr(text, "\n7,pay,2,R,item,9,,,,,,,\n"));
 	free(text);
 	ck_assert(!dmr_test_exists(tmp));
+
+	/* never renamed over what is not a regular file: a directory here
+	 * (run as root, -o /dev/null had replaced the device: a trial) */
+	tmp_path(path, sizeof(path), "adir");
+	ck_assert_int_eq(mkdir(path, 0755), 0);
+	ck_assert_int_eq(dmr_trace_create(path, &h, &w, &err), DMR_ERR_INVALID);
+	ck_assert_msg(strstr(err.msg, "not a regular file"), "%s", err.msg);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	ck_assert(!dmr_test_exists(tmp));
+	ck_assert_int_eq(rmdir(path), 0);
+	ck_assert_int_eq(dmr_trace_create("/dev/null", &h, &w, &err), DMR_ERR_INVALID);
+	ck_assert(!dmr_test_exists("/dev/null.tmp"));
 }
 END_TEST
 

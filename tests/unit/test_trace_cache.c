@@ -689,6 +689,28 @@ START_TEST(windowed_reads_rewind_and_truncation)
 	ck_assert_msg(strstr(err.msg, "checksum mismatch"), "%s", err.msg);
 	ck_assert_uint_gt(n2, 4000); /* every slice before the last one */
 	ck_assert_uint_lt(n2, 6000);
+	/* the message names the cache file, and the damaged range ends at the
+	 * records' end, not a whole slice past it */
+	ck_assert_msg(strstr(err.msg, cache) && strstr(err.msg, "remove it (it is rebuilt)"), "%s",
+		      err.msg);
+	{
+		unsigned long long ra = 0, rb = 0;
+		const char *m = strstr(err.msg, "in bytes ");
+		ck_assert_ptr_nonnull(m);
+		ck_assert_int_eq(sscanf(m, "in bytes %llu..%llu", &ra, &rb), 2);
+		ck_assert_uint_le(ra, (unsigned long long)at);
+		ck_assert_uint_gt(rb, (unsigned long long)at);
+		ck_assert_uint_eq(rb, hd.table_off);
+	}
+	dmr_trace_close(b);
+	/* the cache given as the trace: no CSV behind it to rebuild from */
+	ck_assert_int_eq(dmr_trace_open(cache, &b, &err), DMR_OK);
+	while ((rs = dmr_trace_next(b, &t, &err)) == DMR_OK)
+		;
+	ck_assert_int_eq(rs, DMR_ERR_PARSE);
+	ck_assert_msg(strstr(err.msg, "rebuild it by running the CSV") &&
+			  !strstr(err.msg, "--no-trace-cache"),
+		      "%s", err.msg);
 	dmr_trace_close(b);
 
 	/* restored, opened, then cut after its first slices */
