@@ -154,7 +154,9 @@ static void run_usage(FILE *f)
 	    "  --rpc P           none (default: one-sided), all (every transaction as\n"
 	    "                    one RPC executed by the MN's CPU; occ, ford; sim, shm,\n"
 	    "                    verbs) or half (odd trace ids by RPC; verbs: a device\n"
-	    "                    with atomic_cap GLOB): docs/AURA.md \"A1\"\n"
+	    "                    with atomic_cap GLOB): docs/AURA.md \"A1\". A transaction\n"
+	    "                    whose records span MNs, or any with backups, runs\n"
+	    "                    one-sided (the summary counts them)\n"
 	    "  --versions V      motor: versions per record (2..8, default 4: Motor's\n"
 	    "                    MAX_VCELL_NUM for TPC-C; 3 SmallBank, 2 TATP)\n"
 	    "  --index I         direct (default: addresses computed) or hash (an MN\n"
@@ -1007,6 +1009,10 @@ static void print_cluster(const dmr_replay_result_t *r, int isolation, uint32_t 
 	if ((r->backups > 0 || r->crest_locks[0]) && r->replicas.checks)
 		printf("  replicas       %s (%llu records and lock words checked on %u MNs)\n",
 		       r->replicas.ok ? "identical, locks idle" : r->replicas.first_failure,
+		       (unsigned long long)r->replicas.checks, r->mns);
+	else if (r->replicas.checks) /* several MNs, no backup: the lock words */
+		printf("  locks          %s (%llu lock words checked on %u MNs)\n",
+		       r->replicas.ok ? "idle" : r->replicas.first_failure,
 		       (unsigned long long)r->replicas.checks, r->mns);
 	if (strcmp(r->protocol, "motor") == 0) {
 		/* core/txn.h DMR_MV_*: Motor's abort events, its versions read */
