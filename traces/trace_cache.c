@@ -101,7 +101,8 @@ int trace_bin_check(const void *map, size_t len, char *why, size_t whysz)
 	trace_bin_head_t hd;
 
 	if (len < sizeof(hd)) {
-		snprintf(why, whysz, "truncated: %zu bytes, shorter than its header", len);
+		snprintf(why, whysz, "truncated: %zu byte%s, shorter than its header", len,
+			 len == 1 ? "" : "s");
 		return -1;
 	}
 	memcpy(&hd, map, sizeof(hd));
@@ -788,6 +789,11 @@ dmr_status_t dmr_trace_cache_build(const char *csv, const char *cache, dmr_err_t
 		st = dmr_err_set(err, DMR_ERR_IO, "%s: %s", tmp, strerror(errno));
 		goto out;
 	}
+	/* mkstemp's 0600: the mode the CSV's own would get (0666 less the
+	 * umask), so that whoever may read the trace may read its cache */
+	mode_t um = umask(0);
+	umask(um);
+	(void)fchmod(fd, 0666 & ~um);
 	o.fp = fdopen(fd, "wb");
 	if (!o.fp) {
 		st = dmr_err_set(err, DMR_ERR_IO, "%s: %s", tmp, strerror(errno));

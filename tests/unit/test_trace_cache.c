@@ -651,6 +651,10 @@ START_TEST(windowed_reads_rewind_and_truncation)
 	ck_assert_int_eq(stat(cache, &st), 0);
 	/* more than two windows of 2 x 256 KiB */
 	ck_assert_int_gt(st.st_size, 5 * 256 * 1024);
+	/* readable as the CSV is (0666 less the umask), not mkstemp's 0600 */
+	mode_t um = umask(0);
+	umask(um);
+	ck_assert_uint_eq(st.st_mode & 0777, 0666 & ~um);
 
 	ck_assert_int_eq(dmr_trace_open_cached(csv, &co, &b, &err), DMR_OK);
 	while ((rs = dmr_trace_next(b, &t, &err)) == DMR_OK) {
