@@ -256,9 +256,11 @@ static const uint8_t *rs_get(rsrc_t *rs, uint32_t j, uint32_t mn, uint64_t off, 
 	return rs->buf[j];
 }
 
-/* The 8-byte words [w0, w0 + n) of table t's words at base (lock words
- * apart, cell lock words) on MN mn: fails each one with a bit of busy
- * set (0 on a range never written: no word was ever taken). */
+/* The n 8-byte words at byte offset base of MN mn (table t's lock words
+ * apart, per = 1 and apart set, or its cell lock words, per = cells per
+ * record): fails each one with a bit of busy set, named as the whole-table
+ * walk named it; a range never written is all 0 (no word was ever taken)
+ * and only counted. DMR_ERR_IO on a backend read error (rs->err set). */
 static dmr_status_t check_words(rsrc_t *rs, const dmr_layout_t *l, uint32_t t, uint32_t mn,
 				int backup, uint64_t base, uint64_t n, uint64_t busy, uint32_t per,
 				int apart, dmr_replica_result_t *res)

@@ -4,7 +4,6 @@
 #include "trace_parse.h"
 
 #include <fcntl.h>
-#include <sys/mman.h>
 
 /* ---- reader ----------------------------------------------------------- */
 
