@@ -101,7 +101,8 @@ static inline void dmr_gen_common_help(FILE *f)
 {
 	fputs("  --txns N        transactions to generate\n"
 	      "  --seed S        GSL mt19937 seed (default 1); same seed, same trace\n"
-	      "  -o, --output F  trace file to write (required; written to F.tmp, renamed)\n"
+	      "  -o, --output F  trace file to write (required; written to F.tmp, renamed);\n"
+	      "                  - writes it to standard output\n"
 	      "  --regime R      uniform | extreme | alt-extreme | hot:K/P [drift...]\n"
 	      "  --progress      a progress line on stderr (transactions written of --txns,\n"
 	      "                  ETA) also when stderr is not a terminal (never with --quiet)\n"

@@ -276,7 +276,10 @@ typedef struct dmr_trace_writer dmr_trace_writer_t;
 /*
  * Start writing the trace `path`: the data go to "path.tmp" (created or
  * truncated), which dmr_trace_finish() renames to path; path itself is not
- * touched before then. The header (*h is copied; h->version is ignored,
+ * touched before then. path "-" is standard output: written as it goes,
+ * left open by finish and abandon (a failed or abandoned stream stops
+ * short, and a reader refuses it: its last line is cut or fewer
+ * transactions than "# txns" declares). The header (*h is copied; h->version is ignored,
  * DMR_TRACE_VERSION is written) is written immediately. h->txns, when not 0,
  * is the number of transactions that must be written before finish.
  * Errors (*w_p unchanged, no .tmp left behind):

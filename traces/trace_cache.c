@@ -920,16 +920,18 @@ dmr_status_t dmr_trace_cache_path(const char *csv, const char *dir, char *out, s
 	if (!dir || !*dir) {
 		n = snprintf(out, outsz, "%s.dmrc", csv);
 	} else {
+		/* named after the file itself, symlinks resolved: a trace given
+		 * through a link and by its own name shares one cache (the
+		 * link's name had given a second cache: a trial) */
 		char *abs = realpath(csv, NULL);
-		const char *base = strrchr(csv, '/');
 		uint64_t h = 0x243F6A8885A308D3ull;
 		if (!abs)
 			return dmr_err_set(err, DMR_ERR_IO, "%s: %s", csv, strerror(errno));
 		for (const char *p = abs; *p; p++)
 			h = dmr_mix64(h ^ (unsigned char)*p);
-		free(abs);
-		n = snprintf(out, outsz, "%s/%s-%016llx.dmrc", dir, base ? base + 1 : csv,
+		n = snprintf(out, outsz, "%s/%s-%016llx.dmrc", dir, strrchr(abs, '/') + 1,
 			     (unsigned long long)h);
+		free(abs);
 	}
 	if (n < 0 || (size_t)n >= outsz)
 		return dmr_err_set(err, DMR_ERR_RANGE, "%s: cache path too long", csv);

@@ -14,6 +14,7 @@ struct dmr_trace_writer {
 	size_t len;
 	uint64_t ntxns;
 	uint64_t last_id;
+	int stream;	     /* path "-": standard output, no .tmp, no rename */
 	dmr_status_t status; /* sticky I/O error, message in err */
 	dmr_err_t err;
 };
@@ -108,8 +109,9 @@ dmr_status_t dmr_trace_create(const char *path, const dmr_trace_hdr_t *h, dmr_tr
 	/* the trace is written to PATH.tmp and renamed over path: never over
 	 * a device, a directory or a pipe (run as root, -o /dev/null had
 	 * /dev/null replaced by a regular file: a trial) */
+	int stream = strcmp(path, "-") == 0;
 	struct stat st_path;
-	if (stat(path, &st_path) == 0 && !S_ISREG(st_path.st_mode))
+	if (!stream && stat(path, &st_path) == 0 && !S_ISREG(st_path.st_mode))
 		return dmr_err_set(err, DMR_ERR_INVALID,
 				   "%s: not a regular file (a trace is written beside it and "
 				   "renamed over it): give the path of a file",
@@ -118,7 +120,7 @@ dmr_status_t dmr_trace_create(const char *path, const dmr_trace_hdr_t *h, dmr_tr
 	if (!w)
 		return dmr_err_set(err, DMR_ERR_NOMEM, "%s: out of memory", path);
 	w->path = strdup(path);
-	w->tmp = malloc(strlen(path) + 5);
+	w->tmp = malloc(strlen(path) + 16); /* PATH.tmp, or "standard output" */
 	w->buf = malloc(TRACE_CHUNK);
 	if (!w->path || !w->tmp || !w->buf) {
 		st = dmr_err_set(err, DMR_ERR_NOMEM, "%s: out of memory", path);
@@ -127,7 +129,10 @@ dmr_status_t dmr_trace_create(const char *path, const dmr_trace_hdr_t *h, dmr_tr
 	sprintf(w->tmp, "%s.tmp", path);
 	w->hdr = *h;
 	w->hdr.version = DMR_TRACE_VERSION;
-	w->fp = fopen(w->tmp, "wb");
+	w->stream = stream;
+	if (stream) /* messages name it; written as it goes (nothing to rename) */
+		snprintf(w->tmp, strlen(path) + 16, "%s", "standard output");
+	w->fp = stream ? stdout : fopen(w->tmp, "wb");
 	if (!w->fp) {
 		st = dmr_err_set(err, DMR_ERR_IO, "%s: %s", w->tmp, strerror(errno));
 		goto err_free;
@@ -157,8 +162,10 @@ dmr_status_t dmr_trace_create(const char *path, const dmr_trace_hdr_t *h, dmr_tr
 	return DMR_OK;
 
 err_close:
-	fclose(w->fp);
-	unlink(w->tmp);
+	if (!w->stream) {
+		fclose(w->fp);
+		unlink(w->tmp);
+	}
 err_free:
 	free(w->buf);
 	free(w->tmp);
@@ -289,10 +296,17 @@ dmr_status_t dmr_trace_finish(dmr_trace_writer_t *w, dmr_err_t *err)
 		wr_flush(w);
 	if (w->status) {
 		st = dmr_err_set(err, w->status, "%s", w->err.msg);
-		fclose(w->fp);
+		if (!w->stream)
+			fclose(w->fp);
 		goto err_unlink;
 	}
-	if (fclose(w->fp) != 0) {
+	if (w->stream) { /* standard output stays open for the caller */
+		if (fflush(w->fp) != 0 || ferror(w->fp)) {
+			st = dmr_err_set(err, DMR_ERR_WRITE, "standard output: write: %s",
+					 strerror(errno));
+			goto err_unlink;
+		}
+	} else if (fclose(w->fp) != 0) {
 		st = dmr_err_set(err, DMR_ERR_WRITE, "%s: close: %s", w->tmp, strerror(errno));
 		goto err_unlink;
 	}
@@ -303,7 +317,7 @@ dmr_status_t dmr_trace_finish(dmr_trace_writer_t *w, dmr_err_t *err)
 				 (unsigned long long)w->ntxns);
 		goto err_unlink;
 	}
-	if (rename(w->tmp, w->path) != 0) {
+	if (!w->stream && rename(w->tmp, w->path) != 0) {
 		st = dmr_err_set(err, DMR_ERR_WRITE, "%s: rename from %s: %s", w->path, w->tmp,
 				 strerror(errno));
 		goto err_unlink;
@@ -311,7 +325,8 @@ dmr_status_t dmr_trace_finish(dmr_trace_writer_t *w, dmr_err_t *err)
 	goto out_free;
 
 err_unlink:
-	unlink(w->tmp);
+	if (!w->stream)
+		unlink(w->tmp);
 out_free:
 	free(w->buf);
 	free(w->tmp);
@@ -324,8 +339,13 @@ void dmr_trace_abandon(dmr_trace_writer_t *w)
 {
 	if (!w)
 		return;
-	fclose(w->fp);
-	unlink(w->tmp);
+	if (w->stream) {
+		fflush(w->fp); /* what is written stays written: a reader of the
+				  stream sees a trace cut short and refuses it */
+	} else {
+		fclose(w->fp);
+		unlink(w->tmp);
+	}
 	free(w->buf);
 	free(w->tmp);
 	free(w->path);

@@ -736,6 +736,16 @@ START_TEST(test_progress_line)
 	snprintf(want, sizeof(want), "smallbank: wrote 300 txns to %s (100 accounts)", out);
 	assert_has(&r, want);
 	dmr_test_run_free(&r);
+	/* -o -: the same trace on standard output, no file named "-" (a trial
+	 * found one in its directory) */
+	r = dmr_test_dmr("gen", "smallbank", "--accounts", "100", "--txns", "300", "-o", "-", NULL);
+	dmr_test_run_ok(&r);
+	char *file = dmr_test_read_text(out);
+	ck_assert_str_eq(r.out, file);
+	free(file);
+	ck_assert(!dmr_test_exists("-"));
+	assert_has(&r, "smallbank: wrote 300 txns to -");
+	dmr_test_run_free(&r);
 	char wl[512 + 64];
 	snprintf(wl, sizeof(wl), "%s/traces/ycsb/workloada", dmr_test_src);
 	r = dmr_test_dmr("gen", "ycsb", "--workload", wl, "--txns", "40", "-o", out, NULL);

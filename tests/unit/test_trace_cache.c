@@ -384,11 +384,20 @@ START_TEST(cache_dir_and_off)
 	ck_assert_int_eq(dmr_trace_open(csv, &a, &err), DMR_OK);
 	ck_assert_msg(dmr_trace_open_cached(csv, &co, &b, &err) == DMR_OK, "%s", err.msg);
 	ck_assert(dmr_test_exists(path));
-	snprintf(path, sizeof(path), "%s.dmrc", csv);
-	ck_assert(!dmr_test_exists(path)); /* nothing beside the CSV */
+	char beside[1100];
+	snprintf(beside, sizeof(beside), "%s.dmrc", csv);
+	ck_assert(!dmr_test_exists(beside)); /* nothing beside the CSV */
 	ck_assert_uint_eq(same_txns(a, b), 500);
 	dmr_trace_close(a);
 	dmr_trace_close(b);
+	/* the trace through a symlink: the same cache (named after the file,
+	 * not the link; the link's name had given a second cache) */
+	char link[1100], lpath[4096];
+	snprintf(link, sizeof(link), "%s/link.csv", dmr_test_tmp);
+	ck_assert_int_eq(symlink(csv, link), 0);
+	ck_assert_int_eq(dmr_trace_cache_path(link, dir, lpath, sizeof(lpath), &err), DMR_OK);
+	ck_assert_str_eq(lpath, path);
+	snprintf(path, sizeof(path), "%s.dmrc", csv);
 	/* off: the CSV itself, no cache made */
 	co.dir = NULL;
 	co.off = 1;
