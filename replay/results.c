@@ -4,6 +4,7 @@
  */
 #include "results.h"
 
+#include <csv.h>
 #include <errno.h>
 #include <limits.h>
 #include <sys/stat.h>
@@ -347,6 +348,25 @@ struct sum_arg {
 	const char *trace;
 };
 
+/* A path as one CSV field (RFC 4180, libcsv's csv_write): as it is, or
+ * quoted with its quotes doubled when it holds a comma or a quote; a CR or
+ * LF becomes '?' (summary rows stay one line each for line-based tools).
+ * A trace named 'a,b.csv' had given a row with one field too many, which
+ * `dmreplay report` refused (a trial). Into buf[n] (truncated to fit). */
+static const char *csv_path_field(char *buf, size_t n, const char *s)
+{
+	char clean[1100];
+	snprintf(clean, sizeof(clean), "%s", s);
+	for (char *p = clean; *p; p++)
+		if (*p == '\n' || *p == '\r')
+			*p = '?';
+	if (!strpbrk(clean, ",\""))
+		return snprintf(buf, n, "%s", clean), buf;
+	size_t len = csv_write(buf, n - 1, clean, strlen(clean));
+	buf[len < n - 1 ? len : n - 1] = 0;
+	return buf;
+}
+
 static int fill_summary(FILE *f, const void *a)
 {
 	const struct sum_arg *sa = a;
@@ -359,6 +379,9 @@ static int fill_summary(FILE *f, const void *a)
 		if (*p == ',' || *p == '"' || *p == '\n')
 			*p = '/';
 	uint64_t lookups = r->st.cache_hits + r->st.cache_misses;
+	char fprof[2300], ftrace[2300];
+	csv_path_field(fprof, sizeof(fprof), r->profile_path[0] ? r->profile_path : "-");
+	csv_path_field(ftrace, sizeof(ftrace), sa->trace);
 	int n = fprintf(
 	    f,
 	    "%s,%s,%s,%s,%s,%u,%u,%u,%llu,%llu,%llu,%llu,%llu,%llu,%.3f,%.3f,%.6f,%llu,%llu,"
@@ -378,9 +401,8 @@ static int fill_summary(FILE *f, const void *a)
 	    (unsigned long long)r->footprint, (unsigned long long)r->st.skipped_ops, r->mtu,
 	    r->retries_limit, r->backoff_us, r->duration_s, r->loop_cfg.ai_step,
 	    r->loop_cfg.md_factor, dmr_ps_to_ms(r->loop_cfg.window_ps), r->loop_cfg.threshold,
-	    r->profile_path[0] ? r->profile_path : "-", sa->trace,
-	    (unsigned long long)r->st.cas_replayed, r->p50_dispatch_us, r->p99_dispatch_us,
-	    r->p999_dispatch_us);
+	    fprof, ftrace, (unsigned long long)r->st.cas_replayed, r->p50_dispatch_us,
+	    r->p99_dispatch_us, r->p999_dispatch_us);
 	if (n < 0)
 		return n;
 	/* table lists as one CSV field: "a,b" -> "a/b" */

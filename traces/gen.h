@@ -97,6 +97,12 @@ int dmr_gen_parse_double(const char *prog, const char *opt, const char *s, doubl
 int dmr_gen_common_opt(const char *prog, int c, const char *arg, dmr_gen_common_t *cm);
 
 /* Help text of the common options (appended to each generator's --help). */
+/* How the summary line names the output: "standard output" for -o -. */
+static inline const char *dmr_gen_out_name(const char *out)
+{
+	return out[0] == '-' && out[1] == 0 ? "standard output" : out;
+}
+
 static inline void dmr_gen_common_help(FILE *f)
 {
 	fputs("  --txns N        transactions to generate\n"

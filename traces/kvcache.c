@@ -364,6 +364,11 @@ dmr_status_t dmr_kv_gen_mooncake(const dmr_kv_gen_opts_t *o, dmr_kv_gen_stats_t 
 {
 	if (!o->mooncake || !o->out)
 		return dmr_err_set(err, DMR_ERR_INVALID, "kv gen: input and output paths required");
+	if (!*o->out)
+		return dmr_err_set(err, DMR_ERR_INVALID,
+				   "kv gen: -o '': an empty path (give a file, or - for standard "
+				   "output)");
+	const int stream = strcmp(o->out, "-") == 0; /* standard output: no .tmp */
 	if (o->block_bytes == 0)
 		return dmr_err_set(err, DMR_ERR_INVALID, "kv gen: block bytes must be > 0");
 	if (o->block_bytes > DMR_KV_MAX_BLOCK_BYTES)
@@ -375,7 +380,7 @@ dmr_status_t dmr_kv_gen_mooncake(const dmr_kv_gen_opts_t *o, dmr_kv_gen_stats_t 
 	{ /* never replace the input: same path, or the same file by another name */
 		struct stat si, so;
 		if (strcmp(o->mooncake, o->out) == 0 ||
-		    (stat(o->mooncake, &si) == 0 && stat(o->out, &so) == 0 &&
+		    (!stream && stat(o->mooncake, &si) == 0 && stat(o->out, &so) == 0 &&
 		     si.st_dev == so.st_dev && si.st_ino == so.st_ino))
 			return dmr_err_set(err, DMR_ERR_INVALID,
 					   "kv gen: -o %s is the input file (--mooncake %s): give "
@@ -393,7 +398,7 @@ dmr_status_t dmr_kv_gen_mooncake(const dmr_kv_gen_opts_t *o, dmr_kv_gen_stats_t 
 	FILE *in = fopen(o->mooncake, "r");
 	if (!in)
 		return dmr_err_set(err, DMR_ERR_IO, "%s: %s", o->mooncake, strerror(errno));
-	c->out = fopen(tmp, "w");
+	c->out = stream ? stdout : fopen(tmp, "w");
 	if (!c->out) {
 		st = dmr_err_set(err, DMR_ERR_IO, "%s: %s", tmp, strerror(errno));
 		fclose(in);
@@ -438,12 +443,23 @@ dmr_status_t dmr_kv_gen_mooncake(const dmr_kv_gen_opts_t *o, dmr_kv_gen_stats_t 
 	fprintf(c->out, "# end %" PRIu64 " %" PRIu64 "\n", c->st.requests, c->st.blocks);
 	{
 		int bad = ferror(c->out) != 0;
-		bad |= fclose(c->out) != 0;
-		c->out = NULL;
-		if (bad || rename(tmp, o->out) != 0) {
-			st = dmr_err_set(err, DMR_ERR_WRITE, "%s: write failed: %s", o->out,
-					 strerror(errno));
-			goto fail;
+		if (stream) { /* standard output stays open; nothing to rename */
+			bad |= fflush(c->out) != 0 || ferror(c->out);
+			c->out = NULL;
+			if (bad) {
+				st = dmr_err_set(err, DMR_ERR_WRITE,
+						 "standard output: write failed: %s",
+						 strerror(errno));
+				goto fail;
+			}
+		} else {
+			bad |= fclose(c->out) != 0;
+			c->out = NULL;
+			if (bad || rename(tmp, o->out) != 0) {
+				st = dmr_err_set(err, DMR_ERR_WRITE, "%s: write failed: %s", o->out,
+						 strerror(errno));
+				goto fail;
+			}
 		}
 	}
 	c->st.distinct = c->seen.n;
@@ -451,9 +467,15 @@ dmr_status_t dmr_kv_gen_mooncake(const dmr_kv_gen_opts_t *o, dmr_kv_gen_stats_t 
 		*st_p = c->st;
 	goto done;
 fail:
-	if (c->out)
-		fclose(c->out);
-	remove(tmp);
+	if (stream) { /* what went out stays: it has no "# end" line, so kv run
+			 refuses it */
+		if (c->out)
+			fflush(c->out);
+	} else {
+		if (c->out)
+			fclose(c->out);
+		remove(tmp);
+	}
 done:
 	fclose(in);
 	free(line);

@@ -310,7 +310,7 @@ static void sb_done(void *ctx, const dmr_gen_common_t *cm)
 
 	if (!cfg->quiet)
 		fprintf(stderr, "smallbank: wrote %" PRIu64 " txns to %s (%" PRIu64 " accounts)\n",
-			cfg->txns, cm->out, cfg->accounts);
+			cfg->txns, dmr_gen_out_name(cm->out), cfg->accounts);
 }
 
 int dmr_gen_smallbank_main(int argc, char **argv)

@@ -524,7 +524,8 @@ static void tatp_done(void *ctx, const dmr_gen_common_t *cm)
 			"tatp: wrote %" PRIu64 " txns to %s (GSD %" PRIu64 " GND %" PRIu64
 			" GAD %" PRIu64 " USD %" PRIu64 " UL %" PRIu64 " ICF %" PRIu64
 			" DCF %" PRIu64 ")\n",
-			t->cfg.txns, cm->out, n[0], n[1], n[2], n[3], n[4], n[5], n[6]);
+			t->cfg.txns, dmr_gen_out_name(cm->out), n[0], n[1], n[2], n[3], n[4], n[5],
+			n[6]);
 }
 
 int dmr_gen_tatp_main(int argc, char **argv)

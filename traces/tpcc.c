@@ -925,8 +925,9 @@ static void tpcc_done(void *ctx, const dmr_gen_common_t *cm)
 		fprintf(stderr,
 			"tpcc: wrote %" PRIu64 " txns to %s (NO %" PRIu64 " P %" PRIu64
 			" OS %" PRIu64 " D %" PRIu64 " SL %" PRIu64 ")\n",
-			t->stats.txns, cm->out, t->stats.by_type[0], t->stats.by_type[1],
-			t->stats.by_type[2], t->stats.by_type[3], t->stats.by_type[4]);
+			t->stats.txns, dmr_gen_out_name(cm->out), t->stats.by_type[0],
+			t->stats.by_type[1], t->stats.by_type[2], t->stats.by_type[3],
+			t->stats.by_type[4]);
 }
 
 int dmr_gen_tpcc_main(int argc, char **argv)

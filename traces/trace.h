@@ -160,8 +160,9 @@ typedef struct dmr_trace_reader dmr_trace_reader_t;
  *  - DMR_ERR_PARSE: bad header; err is "PATH:LINE: field NAME: reason"
  *    (missing or unknown magic line, version > DMR_TRACE_VERSION, malformed
  *    table line, payload not a multiple of 8, no tables, missing column
- *    header line, ...);
  *    header line, a UTF-8 byte-order mark before the magic line, ...);
+ *  - DMR_ERR_INVALID: path is not a regular file (a pipe, a terminal, a
+ *    device: the header is read twice and the end checked before a run);
  *  - DMR_ERR_NOMEM.
  * On success *r_p owns the open file; release it with dmr_trace_close().
  * The reader is not thread-safe; use one reader per thread.

@@ -991,6 +991,8 @@ dmr_status_t dmr_trace_open_cached(const char *path, const dmr_trace_cache_opts_
 
 	if (!co || co->off)
 		return dmr_trace_open(path, r_p, err);
+	if ((st = trace_check_regular(path, err)) != DMR_OK)
+		return st;
 	if (is_cache_file(path)) /* a cache file given as the trace: read it as it is */
 		return dmr_trace_open_cache_file(path, r_p, err);
 	if ((st = dmr_trace_cache_path(path, co->dir, cache, sizeof(cache), err)) != DMR_OK)

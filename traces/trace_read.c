@@ -772,11 +772,32 @@ static void rd_csv_init(dmr_trace_reader_t *r)
 	r->rowlen = 0;
 }
 
+dmr_status_t trace_check_regular(const char *path, dmr_err_t *err)
+{
+	struct stat sb;
+	if (stat(path, &sb) != 0)
+		return strcmp(path, "-") == 0
+			   ? dmr_err_set(err, DMR_ERR_IO,
+					 "-: no such file (a trace is not read from standard "
+					 "input: write it to a file, e.g. gen ... -o FILE)")
+			   : DMR_OK;
+	if (!S_ISREG(sb.st_mode))
+		return dmr_err_set(err, DMR_ERR_INVALID,
+				   "%s: not a regular file (a pipe, a terminal or a device): a "
+				   "trace is read from a file, whose header is read twice and "
+				   "whose end is checked before the run; write it to a file "
+				   "first (e.g. gen ... -o FILE)",
+				   path);
+	return DMR_OK;
+}
+
 dmr_status_t dmr_trace_open(const char *path, dmr_trace_reader_t **r_p, dmr_err_t *err)
 {
 	dmr_trace_reader_t *r;
 	dmr_status_t st;
 
+	if ((st = trace_check_regular(path, err)) != DMR_OK)
+		return st;
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return dmr_err_set(err, DMR_ERR_NOMEM, "%s: out of memory", path);

@@ -109,6 +109,9 @@ dmr_status_t dmr_trace_create(const char *path, const dmr_trace_hdr_t *h, dmr_tr
 	/* the trace is written to PATH.tmp and renamed over path: never over
 	 * a device, a directory or a pipe (run as root, -o /dev/null had
 	 * /dev/null replaced by a regular file: a trial) */
+	if (!*path)
+		return dmr_err_set(err, DMR_ERR_INVALID,
+				   "output path '': empty (give a file, or - for standard output)");
 	int stream = strcmp(path, "-") == 0;
 	struct stat st_path;
 	if (!stream && stat(path, &st_path) == 0 && !S_ISREG(st_path.st_mode))

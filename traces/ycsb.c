@@ -742,7 +742,7 @@ static void ycsb_done(void *ctx, const dmr_gen_common_t *cm)
 
 	if (!y->cfg.quiet)
 		fprintf(stderr, "ycsb: wrote %" PRIu64 " txns to %s (workload %s)\n", y->cfg.txns,
-			cm->out, y->workload);
+			dmr_gen_out_name(cm->out), y->workload);
 }
 
 int dmr_gen_ycsb_main(int argc, char **argv)

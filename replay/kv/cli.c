@@ -210,7 +210,8 @@ static void gen_usage(FILE *f)
 	    "lines are refused with FILE:LINE and the field; timestamps going backwards\n"
 	    "are refused (never sorted).\n\n"
 	    "  --mooncake FILE    input JSONL\n"
-	    "  -o, --out FILE     output KV trace (written to FILE.tmp, then renamed)\n"
+	    "  -o, --out FILE     output KV trace (written to FILE.tmp, then renamed);\n"
+	    "                     - writes it to standard output (this summary to stderr)\n"
 	    "  --kv-model NAME    block size from a preset (default llama-3-8b): %s\n"
 	    "  --block-bytes B    block size in bytes instead (K/M/G/T suffixes; at most 1G)\n"
 	    "  --requests N       convert the first N lines only\n"
@@ -419,21 +420,27 @@ static int kv_gen_main(int argc, char **argv)
 		return dmr_exit_status(st);
 	}
 	if (!quiet) {
+		/* -o -: the trace is on standard output, this summary on stderr */
+		int stream = strcmp(o.out, "-") == 0;
+		FILE *f = stream ? stderr : stdout;
 		char b1[32], b2[32];
 		kv_fmt_bytes(b1, sizeof(b1), (double)o.block_bytes);
 		kv_fmt_bytes(b2, sizeof(b2), (double)s.distinct * o.block_bytes);
-		printf("dmreplay kv gen: %s -> %s\n", o.mooncake, o.out);
-		printf("  requests       %" PRIu64 " over %.3f s of trace time\n", s.requests,
-		       s.last_t_us / 1e6);
-		printf("  blocks         %" PRIu64 " requested, %" PRIu64 " distinct ids, %" PRIu64
-		       " reuses of an earlier request's id\n",
-		       s.blocks, s.distinct, s.reused);
-		printf(
+		fprintf(f, "dmreplay kv gen: %s -> %s\n", o.mooncake,
+			stream ? "standard output" : o.out);
+		fprintf(f, "  requests       %" PRIu64 " over %.3f s of trace time\n", s.requests,
+			s.last_t_us / 1e6);
+		fprintf(f,
+			"  blocks         %" PRIu64 " requested, %" PRIu64 " distinct ids, %" PRIu64
+			" reuses of an earlier request's id\n",
+			s.blocks, s.distinct, s.reused);
+		fprintf(
+		    f,
 		    "  prefix reuse   %.6f of requested blocks (= hit ratio of an unbounded pool, "
 		    "requests in trace order)\n",
 		    s.blocks ? (double)s.reused / s.blocks : 0);
-		printf("  block size     %s (%s); an unbounded pool holds %s\n", b1,
-		       o.kv_model ? o.kv_model : "--block-bytes", b2);
+		fprintf(f, "  block size     %s (%s); an unbounded pool holds %s\n", b1,
+			o.kv_model ? o.kv_model : "--block-bytes", b2);
 	}
 	return 0;
 }

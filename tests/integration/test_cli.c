@@ -694,6 +694,50 @@ START_TEST(test_empty_trace_and_no_out)
 }
 END_TEST
 
+/* Trace paths a trial tried: a name with a comma and a quote is one
+ * quoted field of summary.csv, which report reads (it had given a row with
+ * a field too many); a FIFO and "-" are refused, naming why (a pipe had
+ * given "field magic: not a dmreplay trace"). */
+START_TEST(test_trace_paths)
+{
+	char t[PATH_MAX], dir[PATH_MAX], rep[PATH_MAX], fifo[PATH_MAX];
+	dmr_test_path(t, sizeof(t), "a,b\"c.csv");
+	dmr_test_run_t r = dmr_test_dmr("gen", "smallbank", "--accounts", "100", "--txns", "200",
+					"--quiet", "-o", t, NULL);
+	dmr_test_run_ok(&r);
+	dmr_test_run_free(&r);
+	dmr_test_path(dir, sizeof(dir), "out-comma");
+	r = dmr_test_dmr("run", "--trace", t, SMALL, "--quiet", "--out", dir, NULL);
+	dmr_test_run_ok(&r);
+	dmr_test_run_free(&r);
+	char sum[PATH_MAX + 16];
+	snprintf(sum, sizeof(sum), "%s/summary.csv", dir);
+	char *text = dmr_test_read_text(sum);
+	ck_assert_msg(strstr(text, ",b\"\"c.csv\",") != NULL, "trace field not quoted:\n%s", text);
+	free(text);
+	dmr_test_path(rep, sizeof(rep), "rep-comma");
+	r = dmr_test_dmr("report", sum, "--out", rep, NULL);
+	dmr_test_run_ok(&r);
+	dmr_test_run_free(&r);
+	dmr_test_path(fifo, sizeof(fifo), "trace.fifo");
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	dmr_test_path(dir, sizeof(dir), "out-fifo");
+	r = dmr_test_dmr("run", "--trace", fifo, SMALL, "--quiet", "--out", dir, NULL);
+	ck_assert_int_eq(r.status, 2);
+	assert_has(&r, "not a regular file (a pipe, a terminal or a device)");
+	dmr_test_run_free(&r);
+	r = dmr_test_dmr("run", "--trace", fifo, SMALL, "--quiet", "--no-trace-cache", "--out", dir,
+			 NULL);
+	ck_assert_int_eq(r.status, 2);
+	assert_has(&r, "not a regular file");
+	dmr_test_run_free(&r);
+	r = dmr_test_dmr("run", "--trace", "-", SMALL, "--quiet", "--out", dir, NULL);
+	ck_assert_int_ne(r.status, 0);
+	assert_has(&r, "a trace is not read from standard input");
+	dmr_test_run_free(&r);
+}
+END_TEST
+
 /* issue #15 D20: a progress line on stderr (on a terminal, or forced with
  * --progress: then a line per second and always a last one), never with
  * --quiet; run counts the transactions started of the trace's, gen those
@@ -744,7 +788,12 @@ START_TEST(test_progress_line)
 	ck_assert_str_eq(r.out, file);
 	free(file);
 	ck_assert(!dmr_test_exists("-"));
-	assert_has(&r, "smallbank: wrote 300 txns to -");
+	assert_has(&r, "smallbank: wrote 300 txns to standard output");
+	dmr_test_run_free(&r);
+	/* -o '': refused as bad input (it wrote ./.tmp and removed it: a trial) */
+	r = dmr_test_dmr("gen", "smallbank", "--accounts", "100", "--txns", "30", "-o", "", NULL);
+	ck_assert_int_eq(r.status, 2);
+	assert_has(&r, "output path '': empty");
 	dmr_test_run_free(&r);
 	char wl[512 + 64];
 	snprintf(wl, sizeof(wl), "%s/traces/ycsb/workloada", dmr_test_src);
@@ -1304,6 +1353,7 @@ static Suite *cli_suite(void)
 	tcase_add_test(tc, test_empty_trace_and_no_out);
 	tcase_add_test(tc, test_progress_line);
 	tcase_add_test(tc, test_gen_hot_k_refused);
+	tcase_add_test(tc, test_trace_paths);
 	tcase_add_test(tc, test_duplicate_lock_line);
 	tcase_add_test(tc, test_suffixes_agree);
 	tcase_add_test(tc, test_no_overwrite);

@@ -35,6 +35,7 @@
 #include "core/base/timeps.h"
 #include "models/model.h"
 #include "helpers/files.h"
+#include "helpers/proc.h"
 #include "helpers/suite.h"
 #include "replay/kv.h"
 #include "replay/kv/kv_impl.h"
@@ -854,6 +855,32 @@ START_TEST(test_stall_is_a_failed_run)
 }
 END_TEST
 
+/* kv gen -o -: the same trace on standard output, its summary on stderr,
+ * no file named "-" (a trial found one); -o '' refused. */
+START_TEST(test_gen_stdout)
+{
+	char in[600], kv[600];
+	fixture200(in, sizeof(in));
+	dmr_test_path(kv, sizeof(kv), "f.kv");
+	dmr_test_run_t r = dmr_test_dmr("kv", "gen", "--mooncake", in, "--requests", "50", "-o", kv,
+					"--quiet", NULL);
+	dmr_test_run_ok(&r);
+	dmr_test_run_free(&r);
+	r = dmr_test_dmr("kv", "gen", "--mooncake", in, "--requests", "50", "-o", "-", NULL);
+	dmr_test_run_ok(&r);
+	char *file = dmr_test_read_text(kv);
+	ck_assert_str_eq(r.out, file);
+	free(file);
+	ck_assert_ptr_nonnull(strstr(r.err, "-> standard output"));
+	ck_assert(!dmr_test_exists("-"));
+	dmr_test_run_free(&r);
+	r = dmr_test_dmr("kv", "gen", "--mooncake", in, "-o", "", NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_ptr_nonnull(strstr(r.err, "an empty path"));
+	dmr_test_run_free(&r);
+}
+END_TEST
+
 START_TEST(test_cli)
 {
 	char in[600], kv[600], out[600], line[2400];
@@ -1446,6 +1473,7 @@ static Suite *kv_suite(void)
 	tcase_add_test(tc, test_single_4m_write_raw);
 	tcase_add_test(tc, test_single_4m_bench);
 	tcase_add_test(tc, test_stream_gbps);
+	tcase_add_test(tc, test_gen_stdout);
 	tcase_add_test(tc, test_cli);
 	tcase_add_test(tc, test_cli_procs);
 	tcase_add_test(tc, test_geometry);
