@@ -6,6 +6,7 @@
  * starts until it exits, and never writes over finished results
  * (dmr_roles_clear_earlier, roles.h: refused, or moved with --force).
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
@@ -393,9 +394,20 @@ static dmr_status_t run_opt(int ch, const char *name, const char *arg, run_args_
 	case 'N':
 		o->trace_cache.off = 1;
 		break;
-	case 'Y':
+	case 'Y': {
+		/* a directory that exists: '' had read as "beside the CSV", and a
+		 * missing one was named only through a temporary file (a trial) */
+		struct stat sb;
+		int bad = arg[0] ? stat(arg, &sb) : 0;
+		if (!arg[0])
+			st = dmr_err_set(err, DMR_ERR_PARSE,
+					 "option --trace-cache-dir: empty (give a directory)");
+		else if (bad != 0 || !S_ISDIR(sb.st_mode))
+			st = dmr_err_set(err, DMR_ERR_PARSE, "option --trace-cache-dir %s: %s", arg,
+					 bad != 0 ? strerror(errno) : "not a directory");
 		o->trace_cache.dir = arg;
 		break;
+	}
 	case 'F':
 		a->force = 1;
 		break;
