@@ -735,6 +735,18 @@ START_TEST(test_trace_paths)
 	ck_assert_int_ne(r.status, 0);
 	assert_has(&r, "a trace is not read from standard input");
 	dmr_test_run_free(&r);
+	/* --trace-cache-dir: an existing directory, named when it is not */
+	r = dmr_test_dmr("run", "--trace", t, SMALL, "--quiet", "--out", dir, "--trace-cache-dir",
+			 "/nonexistent-dmr-cache", NULL);
+	ck_assert_int_eq(r.status, 2);
+	assert_has(&r, "option --trace-cache-dir /nonexistent-dmr-cache: No such file");
+	dmr_test_run_free(&r);
+	r = dmr_test_dmr("run", "--trace", t, SMALL, "--quiet", "--out", dir, "--trace-cache-dir",
+			 "", NULL);
+	ck_assert_int_eq(r.status, 2);
+	assert_has(&r, "option --trace-cache-dir: empty");
+	dmr_test_run_free(&r);
+	ck_assert(!dmr_test_exists(dir));
 }
 END_TEST
 
