@@ -311,6 +311,16 @@ dmr_status_t dmr_model_load(const char *name_or_path, dmr_model_t *m_p, dmr_err_
 				 path);
 		goto out_root;
 	}
+	if (strpbrk(name, ",\"\r\n") || !*name) {
+		/* the name is a field of summary.csv and of report's cells: a
+		 * comma had given a row with a field too many (a trial) */
+		st =
+		    dmr_err_set(err, DMR_ERR_PARSE,
+				"%s:%d: field \"name\": empty, or holds a comma, a quote or a line "
+				"break (it is a field of summary.csv)",
+				path, line_of(path, "name"));
+		goto out_root;
+	}
 	snprintf(m.name, sizeof(m.name), "%s", name);
 	{
 		/* the link layer: RoCEv2 (default) or InfiniBand */

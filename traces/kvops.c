@@ -1,8 +1,10 @@
 /* traces/kvops.c - the key/value operation trace: reader, content pattern,
  * generator (kvops.h). */
 #include "kvops.h"
+#include "trace.h"
 
 #include <errno.h>
+#include <sys/stat.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -32,6 +34,12 @@ struct dmr_kvops_reader {
 
 int dmr_kvops_is(const char *path)
 {
+	/* only a regular file is opened here (a FIFO's open would wait for a
+	 * writer, and a pipe's first line would be lost): for anything else the
+	 * reader's open says what it is (dmr_trace_check_file) */
+	struct stat sb;
+	if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
+		return 0;
 	FILE *f = fopen(path, "r");
 	char b[32] = "";
 	if (!f)
@@ -85,6 +93,11 @@ dmr_status_t dmr_kvops_open(const char *path, dmr_kvops_reader_t **rd_p, dmr_err
 	if (!rd)
 		return dmr_err_set(err, DMR_ERR_NOMEM, "kvops: out of memory");
 	snprintf(rd->path, sizeof(rd->path), "%s", path);
+	dmr_status_t cst = dmr_trace_check_file(path, err);
+	if (cst != DMR_OK) {
+		free(rd);
+		return cst;
+	}
 	if (!(rd->f = fopen(path, "r"))) {
 		dmr_status_t st = dmr_err_set(err, DMR_ERR_IO, "%s: %s", path, strerror(errno));
 		free(rd);

@@ -169,6 +169,17 @@ typedef struct dmr_trace_reader dmr_trace_reader_t;
  */
 dmr_status_t dmr_trace_open(const char *path, dmr_trace_reader_t **r_p, dmr_err_t *err);
 /*
+ * Is path a file a trace can be read from? A trace (CSV, its cache, a KV
+ * trace) is read from a regular file: its start is read twice and its end
+ * checked before a run, so a directory, a pipe, a terminal or a device is
+ * refused: DMR_ERR_INVALID, err naming path and what it is. "-" that does
+ * not exist: DMR_ERR_IO with a hint (no trace is read from standard input).
+ * DMR_OK otherwise, also when path does not exist (the open reports it).
+ * dmr_trace_open, dmr_trace_open_cached, dmr_kv_trace_open and
+ * dmr_kvops_open call it.
+ */
+dmr_status_t dmr_trace_check_file(const char *path, dmr_err_t *err);
+/*
  * Before any transaction is read (right after dmr_trace_open): for a regular
  * file, check what its end shows, so that a long replay does not meet it at
  * its end (issue #15 D19): a last line without its newline ("FILE:LINE:

@@ -991,8 +991,13 @@ dmr_status_t dmr_trace_open_cached(const char *path, const dmr_trace_cache_opts_
 
 	if (!co || co->off)
 		return dmr_trace_open(path, r_p, err);
-	if ((st = trace_check_regular(path, err)) != DMR_OK)
+	if ((st = dmr_trace_check_file(path, err)) != DMR_OK)
 		return st;
+	/* a path in /dev or /proc (/dev/stdin redirected from a file): read as
+	 * it is; its cache would go into /dev, named after the alias, not the
+	 * file (a trial found /dev/stdin.dmrc) */
+	if (strncmp(path, "/dev/", 5) == 0 || strncmp(path, "/proc/", 6) == 0)
+		return dmr_trace_open(path, r_p, err);
 	if (is_cache_file(path)) /* a cache file given as the trace: read it as it is */
 		return dmr_trace_open_cache_file(path, r_p, err);
 	if ((st = dmr_trace_cache_path(path, co->dir, cache, sizeof(cache), err)) != DMR_OK)

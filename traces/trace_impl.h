@@ -386,12 +386,7 @@ void trace_bin_close(dmr_trace_reader_t *r);
  * starts with TRACE_BIN_MAGIC): checked by trace_bin_check, no staleness
  * check (there is no CSV to compare with). */
 dmr_status_t dmr_trace_open_cache_file(const char *path, dmr_trace_reader_t **r_p, dmr_err_t *err);
-/* A trace is read from a regular file: its header is read twice and its end
- * checked before the run, so a pipe, a terminal or a device is refused
- * (DMR_ERR_INVALID, naming path); "-" that does not exist gets a hint
- * (DMR_ERR_IO). DMR_OK if
- * path does not exist otherwise (the caller's open reports it). */
-dmr_status_t trace_check_regular(const char *path, dmr_err_t *err);
+
 /* Check a mapped cache file's head, size, slice table and the slices that
  * hold the trace header: 0 valid, -1 corrupt or truncated (why set), -2
  * another layout version or host (why set; rebuild). */

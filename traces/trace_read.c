@@ -445,6 +445,9 @@ static int rd_header_line(dmr_trace_reader_t *r, const char *s, size_t n, int *s
 			return rd_fail(r, line, "regime", "duplicate '# regime' line"), -1;
 		if (arg == e)
 			why = "empty regime";
+		else if (!why && (memchr(arg, ',', (size_t)(e - arg)) ||
+				  memchr(arg, '"', (size_t)(e - arg))))
+			why = "regime contains a comma or a quote (it is a field of summary.csv)";
 		if (why)
 			return rd_fail(r, line, "regime", "%s", why), -1;
 		memcpy(h->regime, arg, (size_t)(e - arg));
@@ -772,7 +775,7 @@ static void rd_csv_init(dmr_trace_reader_t *r)
 	r->rowlen = 0;
 }
 
-dmr_status_t trace_check_regular(const char *path, dmr_err_t *err)
+dmr_status_t dmr_trace_check_file(const char *path, dmr_err_t *err)
 {
 	struct stat sb;
 	if (stat(path, &sb) != 0)
@@ -781,14 +784,17 @@ dmr_status_t trace_check_regular(const char *path, dmr_err_t *err)
 					 "-: no such file (a trace is not read from standard "
 					 "input: write it to a file, e.g. gen ... -o FILE)")
 			   : DMR_OK;
-	if (!S_ISREG(sb.st_mode))
-		return dmr_err_set(err, DMR_ERR_INVALID,
-				   "%s: not a regular file (a pipe, a terminal or a device): a "
-				   "trace is read from a file, whose header is read twice and "
-				   "whose end is checked before the run; write it to a file "
-				   "first (e.g. gen ... -o FILE)",
-				   path);
-	return DMR_OK;
+	if (S_ISREG(sb.st_mode))
+		return DMR_OK;
+	const char *what = S_ISDIR(sb.st_mode)	  ? "a directory"
+			   : S_ISFIFO(sb.st_mode) ? "a pipe"
+			   : S_ISCHR(sb.st_mode)  ? "a terminal or a device"
+						  : "not a regular file";
+	return dmr_err_set(err, DMR_ERR_INVALID,
+			   "%s: %s: a trace is read from a regular file (its start is read "
+			   "twice and its end checked before the run); write it to a file "
+			   "first (e.g. gen ... -o FILE)",
+			   path, what);
 }
 
 dmr_status_t dmr_trace_open(const char *path, dmr_trace_reader_t **r_p, dmr_err_t *err)
@@ -796,7 +802,7 @@ dmr_status_t dmr_trace_open(const char *path, dmr_trace_reader_t **r_p, dmr_err_
 	dmr_trace_reader_t *r;
 	dmr_status_t st;
 
-	if ((st = trace_check_regular(path, err)) != DMR_OK)
+	if ((st = dmr_trace_check_file(path, err)) != DMR_OK)
 		return st;
 	r = calloc(1, sizeof(*r));
 	if (!r)

@@ -180,9 +180,11 @@ int dmr_calibrate_main(int argc, char **argv)
 			o->out = optarg;
 			break;
 		case O_NAME:
-			if (!*optarg || strlen(optarg) >= 64) {
+			if (!*optarg || strlen(optarg) >= 64 || strpbrk(optarg, ",\"\r\n")) {
 				fprintf(stderr,
-					"dmreplay calibrate: option --name: 1..63 characters\n");
+					"dmreplay calibrate: option --name: 1..63 characters, "
+					"no comma, quote or line break (the profile's "
+					"name is a field of summary.csv)\n");
 				goto out;
 			}
 			o->name = optarg;

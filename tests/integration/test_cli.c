@@ -724,12 +724,12 @@ START_TEST(test_trace_paths)
 	dmr_test_path(dir, sizeof(dir), "out-fifo");
 	r = dmr_test_dmr("run", "--trace", fifo, SMALL, "--quiet", "--out", dir, NULL);
 	ck_assert_int_eq(r.status, 2);
-	assert_has(&r, "not a regular file (a pipe, a terminal or a device)");
+	assert_has(&r, "trace.fifo: a pipe: a trace is read from a regular file");
 	dmr_test_run_free(&r);
 	r = dmr_test_dmr("run", "--trace", fifo, SMALL, "--quiet", "--no-trace-cache", "--out", dir,
 			 NULL);
 	ck_assert_int_eq(r.status, 2);
-	assert_has(&r, "not a regular file");
+	assert_has(&r, "a pipe: a trace is read from a regular file");
 	dmr_test_run_free(&r);
 	r = dmr_test_dmr("run", "--trace", "-", SMALL, "--quiet", "--out", dir, NULL);
 	ck_assert_int_ne(r.status, 0);

@@ -878,6 +878,17 @@ START_TEST(test_gen_stdout)
 	ck_assert_int_eq(r.status, 2);
 	ck_assert_ptr_nonnull(strstr(r.err, "an empty path"));
 	dmr_test_run_free(&r);
+	/* kv run from a FIFO: refused, saying why (a pipe had given "not a
+	 * dmreplay KV trace": its first line was read to tell the kinds apart) */
+	char fifo[600], out[600];
+	dmr_test_path(fifo, sizeof(fifo), "kv.fifo");
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	dmr_test_path(out, sizeof(out), "fifo-out");
+	r = dmr_test_dmr("kv", "run", "--trace", fifo, "--out", out, "--quiet", NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_msg(strstr(r.err, "kv.fifo: a pipe: a trace is read from a regular file"), "%s",
+		      r.err);
+	dmr_test_run_free(&r);
 }
 END_TEST
 

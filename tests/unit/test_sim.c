@@ -437,6 +437,14 @@ START_TEST(profile_errors_are_named)
 	fclose(f);
 	ck_assert_int_eq(dmr_model_load(path, &m, &err), DMR_ERR_PARSE);
 	ck_assert_ptr_nonnull(strstr(err.msg, "bad.json:2:"));
+	/* a name that would break summary.csv's row (a trial: "we,ird") */
+	f = fopen(path, "w");
+	fprintf(f, "{\n\"name\": \"we,ird\", \"params\": {}}\n");
+	fclose(f);
+	ck_assert_int_eq(dmr_model_load(path, &m, &err), DMR_ERR_PARSE);
+	ck_assert_msg(strstr(err.msg, "bad.json:2: field \"name\"") &&
+			  strstr(err.msg, "comma, a quote or a line break"),
+		      "%s", err.msg);
 	ck_assert_int_eq(dmr_model_load("no-such-profile", &m, &err), DMR_ERR_IO);
 	ck_assert_ptr_nonnull(strstr(err.msg, "no-such-profile"));
 	remove(path);
