@@ -353,18 +353,19 @@ struct sum_arg {
  * LF becomes '?' (summary rows stay one line each for line-based tools).
  * A trace named 'a,b.csv' had given a row with one field too many, which
  * `dmreplay report` refused (a trial). Into buf[n] (truncated to fit). */
-static const char *csv_path_field(char *buf, size_t n, const char *s)
+static void csv_path_field(char *buf, size_t n, const char *s)
 {
 	char clean[1100];
 	snprintf(clean, sizeof(clean), "%s", s);
 	for (char *p = clean; *p; p++)
 		if (*p == '\n' || *p == '\r')
 			*p = '?';
-	if (!strpbrk(clean, ",\""))
-		return snprintf(buf, n, "%s", clean), buf;
+	if (!strpbrk(clean, ",\"")) {
+		snprintf(buf, n, "%s", clean);
+		return;
+	}
 	size_t len = csv_write(buf, n - 1, clean, strlen(clean));
 	buf[len < n - 1 ? len : n - 1] = 0;
-	return buf;
 }
 
 static int fill_summary(FILE *f, const void *a)

@@ -565,14 +565,12 @@ static void kv_read_trailer(dmr_kv_reader_t *r)
 
 dmr_status_t dmr_kv_trace_open(const char *path, dmr_kv_reader_t **r_p, dmr_err_t *err)
 {
+	dmr_status_t st = dmr_trace_check_file(path, err);
+	if (st != DMR_OK)
+		return st;
 	dmr_kv_reader_t *r = calloc(1, sizeof(*r));
 	if (!r)
 		return dmr_err_set(err, DMR_ERR_NOMEM, "kv trace: out of memory");
-	dmr_status_t st = dmr_trace_check_file(path, err);
-	if (st != DMR_OK) {
-		free(r);
-		return st;
-	}
 	r->path = strdup(path);
 	r->f = fopen(path, "r");
 	if (!r->path || !r->f) {

@@ -4,11 +4,11 @@
 #include "trace.h"
 
 #include <errno.h>
-#include <sys/stat.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
@@ -89,15 +89,13 @@ static dmr_status_t bad(dmr_kvops_reader_t *rd, dmr_err_t *err, const char *fmt,
 
 dmr_status_t dmr_kvops_open(const char *path, dmr_kvops_reader_t **rd_p, dmr_err_t *err)
 {
+	dmr_status_t cst = dmr_trace_check_file(path, err);
+	if (cst != DMR_OK)
+		return cst;
 	dmr_kvops_reader_t *rd = calloc(1, sizeof(*rd));
 	if (!rd)
 		return dmr_err_set(err, DMR_ERR_NOMEM, "kvops: out of memory");
 	snprintf(rd->path, sizeof(rd->path), "%s", path);
-	dmr_status_t cst = dmr_trace_check_file(path, err);
-	if (cst != DMR_OK) {
-		free(rd);
-		return cst;
-	}
 	if (!(rd->f = fopen(path, "r"))) {
 		dmr_status_t st = dmr_err_set(err, DMR_ERR_IO, "%s: %s", path, strerror(errno));
 		free(rd);
