@@ -6,6 +6,7 @@
 #include "engine.h"
 #include "replay.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -93,7 +94,7 @@ static uint64_t wq_head_id(const wqueue_t *wq)
 	return id;
 }
 
-qtxn_t *dmr_eng_wq_pop(engine_t *e, wqueue_t *wq)
+dmr_status_t dmr_eng_wq_pop(engine_t *e, wqueue_t *wq, qtxn_t **q_p)
 {
 	qtxn_t *q = wq->head;
 	if (q) {
@@ -107,14 +108,24 @@ qtxn_t *dmr_eng_wq_pop(engine_t *e, wqueue_t *wq)
 		uint64_t id, tag;
 		dmr_txnq_head(&wq->pk, &nops, &id);
 		if (!(q = dmr_eng_qtxn_alloc(e, nops)))
-			return NULL;
-		dmr_txnq_pop(&wq->pk, &e->qpool, &q->t, &tag);
+			return dmr_err_set(e->err, DMR_ERR_NOMEM, "replay: out of memory");
+		q->t.nops = nops; /* its size, for dmr_eng_qtxn_free */
+		if (dmr_txnq_pop(&wq->pk, &e->qpool, &q->t, &tag) < 0) {
+			wq->n--;
+			q->t.nops = nops;
+			dmr_eng_qtxn_free(e, q);
+			return dmr_err_set(e->err, DMR_ERR_PARSE,
+					   "replay: transaction %" PRIu64
+					   " read ahead does not decode (internal error)",
+					   id);
+		}
 		q->next = NULL;
 		q->group = (uint32_t)(tag >> 1);
 		q->remapped = (uint8_t)(tag & 1);
 	}
 	wq->n--;
-	return q;
+	*q_p = q;
+	return DMR_OK;
 }
 
 void dmr_eng_wq_fini(engine_t *e, wqueue_t *wq)
@@ -144,6 +155,30 @@ static dmr_status_t next_for_locked(engine_t *e, uint32_t w, uint32_t ci, qtxn_t
  * nothing queued). */
 static dmr_status_t read_one_locked(engine_t *e, size_t *bytes_p, uint64_t now_ps)
 {
+	if (e->qrec) { /* the cache's record, queued as it is (engine.h) */
+		dmr_trace_rec_t rec;
+		double t0 = dmr_wall_s();
+		dmr_status_t st = dmr_trace_next_rec(e->rd, &rec, e->err);
+		e->trace_wall += dmr_wall_s() - t0;
+		if (st == DMR_OK) {
+			uint32_t dw = (uint32_t)(e->next_index % e->nworkers);
+			e->next_index++;
+			wqueue_t *wq = &e->q[dw];
+			if (dmr_txnq_push_rec(&wq->pk, &e->qpool, rec.bytes, rec.len, rec.nops,
+					      rec.id, 0))
+				st = dmr_err_set(e->err, DMR_ERR_NOMEM, "replay: out of memory");
+			else {
+				wq->n++;
+				e->qrecs++;
+				*bytes_p += rec.len;
+			}
+		}
+		if (st == DMR_EOF) {
+			e->eof = 1;
+			return DMR_OK;
+		}
+		return st;
+	}
 	double t0 = dmr_wall_s();
 	dmr_status_t st = dmr_trace_next(e->rd, e->scratch, e->err);
 	e->trace_wall += dmr_wall_s() - t0;
@@ -235,7 +270,9 @@ static dmr_status_t next_for_locked(engine_t *e, uint32_t w, uint32_t ci, qtxn_t
 	}
 	if (ib && ib->n && (!e->q[w].n || wq_head_id(ib) < wq_head_id(&e->q[w]))) {
 		e->inbox_len[w / e->o->threads]--;
-		*q_p = dmr_eng_wq_pop(e, ib);
+		dmr_status_t st = dmr_eng_wq_pop(e, ib, q_p);
+		if (st != DMR_OK)
+			return st;
 		/* room in an inbox: every parked reader tries again */
 		for (uint32_t k = 0; k < e->nparked; k++) {
 			e->is_parked[e->parked[k]] = 0;
@@ -243,10 +280,10 @@ static dmr_status_t next_for_locked(engine_t *e, uint32_t w, uint32_t ci, qtxn_t
 		}
 		e->nparked = 0;
 	} else {
-		*q_p = dmr_eng_wq_pop(e, &e->q[w]);
+		dmr_status_t st = dmr_eng_wq_pop(e, &e->q[w], q_p);
+		if (st != DMR_OK)
+			return st;
 	}
-	if (!*q_p)
-		return dmr_err_set(e->err, DMR_ERR_NOMEM, "replay: out of memory");
 	return DMR_OK;
 }
 

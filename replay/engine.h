@@ -55,7 +55,17 @@ typedef struct qtxn {
  * - 64 MiB: the memory of the copies stops growing there (TPC-C's are
  *   ~4 KiB each), yet the project's benchmark runs, TPC-C up to 200 k
  *   transactions (scripts/bench-sim), pack nothing.
- * docs/PERFORMANCE.md "Read-ahead" has the figures. */
+ * docs/PERFORMANCE.md "Read-ahead" has the figures.
+ *
+ * Records: when the trace is read through its binary cache (the default)
+ * on the sim, without aura's inboxes, neither copies nor packed ones are
+ * made: each transaction read ahead is queued as the cache's record of it,
+ * ~32 B per TPC-C op against 160 B decoded (dmr_trace_next_rec,
+ * dmr_txnq_push_rec), and decoded when a context takes it, into a copy
+ * recycled through qfree (most recently freed first, so in cache). At 16
+ * CNs x 28 x 3 on TPC-C extreme 200 k the copies had passed the bounds
+ * (the rest packed, then unpacked into fresh copies); docs/PERFORMANCE.md
+ * "Session 12" has the figures. */
 #define DMR_READAHEAD_COPY_MAX (64ull << 20)
 #define DMR_READAHEAD_COPY_TXNS 16384
 
@@ -94,6 +104,15 @@ typedef struct engine {
 	qtxn_t *qfree[DMR_TRACE_MAX_OPS + 1];
 	uint64_t qcopy_max_txns; /* DMR_READAHEAD_COPY_TXNS or the option */
 	uint64_t qpacked;	 /* transactions packed so far */
+	/* 1: every transaction read ahead is queued as its record in the
+	 * binary trace cache (dmr_trace_next_rec, dmr_txnq_push_rec) and
+	 * decoded when a context takes it, into a copy recycled by qfree: no
+	 * decoded copy per queued transaction, nor a copy of it. Set when the
+	 * trace is read through its cache, the backend is the driven sim (one
+	 * thread) and aura routes nothing to inboxes (its routing needs the
+	 * decoded transaction as it is read); see "Read-ahead" above. */
+	int qrec;
+	uint64_t qrecs; /* transactions so queued */
 	dmr_txn_ctx_t *ctx;
 	qtxn_t **cur; /* per context: the transaction it runs */
 	uint32_t nctx;
@@ -200,10 +219,12 @@ dmr_status_t dmr_eng_next_for(engine_t *e, struct thr *th, uint32_t w, uint32_t 
 qtxn_t *dmr_eng_qtxn_alloc(engine_t *e, uint32_t nops);
 void dmr_eng_qtxn_free(engine_t *e, qtxn_t *q);
 void dmr_eng_qtxn_fini(engine_t *e);
-/* Pop a queue's head (not empty): a copy, or a packed one unpacked into a
- * dmr_eng_qtxn_alloc'd qtxn_t; the caller gives it back
- * (dmr_eng_qtxn_free). NULL: out of memory. */
-qtxn_t *dmr_eng_wq_pop(engine_t *e, wqueue_t *wq);
+/* Pop a queue's head (not empty) into *q_p: a copy, or a packed one or a
+ * cache record decoded into a dmr_eng_qtxn_alloc'd qtxn_t; the caller gives
+ * it back (dmr_eng_qtxn_free). DMR_ERR_NOMEM, or DMR_ERR_PARSE (a record
+ * that does not decode: a bug, the queue's head is dropped), with e->err
+ * set. */
+dmr_status_t dmr_eng_wq_pop(engine_t *e, wqueue_t *wq, qtxn_t **q_p);
 /* Free what a queue holds (its copies, its packed chunks to e->qpool). */
 void dmr_eng_wq_fini(engine_t *e, wqueue_t *wq);
 /* Drift: move t's partitioned operations to the hot set's place at now

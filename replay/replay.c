@@ -1098,6 +1098,8 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 		e->part_mask = dr.part_mask;
 	}
 	e->limit = o->txns ? o->txns : UINT64_MAX;
+	/* the cache's records queued as they are (engine.h qrec) */
+	e->qrec = !e->threaded && !e->inbox && !o->readahead_decoded && dmr_trace_is_bin(e->rd);
 	uint64_t window_ps = dmr_ps_from_ms(o->window_ms);
 	dmr_ts_init(&e->ts, window_ps ? window_ps : 100 * DMR_PS_PER_MS);
 	e->ts.s.max_rows = DMR_REPLAY_TS_MAX_ROWS;
@@ -1193,6 +1195,7 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 		dmr_ts_finish(&e->ts, tend, &res->st);
 		res->sim_time_s = dmr_ps_to_s(tend);
 		res->readahead_packed = e->qpacked;
+		res->readahead_records = e->qrecs;
 	}
 	/* latencies of all driving threads, merged into one histogram */
 	lat = malloc(sizeof(*lat));

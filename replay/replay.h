@@ -122,6 +122,11 @@ typedef struct dmr_replay_opts {
 	 * DMR_READAHEAD_COPY_TXNS, used when 0); no option sets them: tests
 	 * make them small to exercise packing (results are the same) */
 	uint64_t readahead_copy_max, readahead_copy_txns;
+	/* 1: queue decoded copies (and packed ones past the bounds above)
+	 * even when the trace is read through its binary cache, whose records
+	 * are otherwise queued as they are (replay/engine.h "records"); no
+	 * option sets it: tests compare both (results are the same) */
+	int readahead_decoded;
 } dmr_replay_opts_t;
 
 void dmr_replay_opts_default(dmr_replay_opts_t *o);

@@ -154,11 +154,13 @@ typedef struct dmr_replay_result {
 			       * transactions from dispatch (a context took
 			       * it; incl. the admission wait) to commit */
 	double sim_time_s, wall_s;
-	double trace_wall_s;	   /* part of loop_wall_s spent parsing the trace */
-	uint64_t preloaded;	   /* threaded: transactions parsed before the timed
-				    * loop (up to 256 MiB of them; the rest stream) */
-	uint64_t readahead_packed; /* transactions packed while read ahead
-				    * (replay/txnq.h; not written to files) */
+	double trace_wall_s;	    /* part of loop_wall_s spent parsing the trace */
+	uint64_t preloaded;	    /* threaded: transactions parsed before the timed
+				     * loop (up to 256 MiB of them; the rest stream) */
+	uint64_t readahead_packed;  /* transactions packed while read ahead
+				     * (replay/txnq.h; not written to files) */
+	uint64_t readahead_records; /* transactions queued as the trace cache's
+				     * records (replay/engine.h; not in files) */
 	double loop_wall_s; /* wall time of the event loop only (incl. streaming the trace) */
 	uint64_t footprint;
 	dmr_verify_result_t verify;

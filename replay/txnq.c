@@ -85,10 +85,11 @@ static inline int64_t dec_s(const unsigned char **pp)
 	return (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
 }
 
-/* The fields after the length: nops and id first (dmr_txnq_head). */
+/* The fields after the length: nops (shifted left by one; bit 0 clear, set
+ * on a cache record: dmr_txnq_push_rec) and id first (dmr_txnq_head). */
 static unsigned char *enc_txn(unsigned char *p, const dmr_trace_txn_t *t, uint64_t tag)
 {
-	p = enc_u(p, t->nops);
+	p = enc_u(p, (uint64_t)t->nops << 1); /* bit 0: 0, the fields follow */
 	p = enc_u(p, t->id);
 	p = enc_u(p, tag);
 	p = enc_u(p, t->type);
@@ -123,11 +124,17 @@ static unsigned char *enc_txn(unsigned char *p, const dmr_trace_txn_t *t, uint64
 	return p;
 }
 
-static void dec_txn(const unsigned char *p, dmr_trace_txn_t *t, uint64_t *tag_p)
+/* Decode the record body of n bytes at p (either kind) into *t and *tag_p:
+ * 0, or -1 when a binary record does not decode (dmr_trace_rec_decode). */
+static int dec_txn(const unsigned char *p, size_t n, dmr_trace_txn_t *t, uint64_t *tag_p)
 {
-	t->nops = (uint32_t)dec_u(&p);
+	const unsigned char *p0 = p;
+	uint64_t nops = dec_u(&p);
+	t->nops = (uint32_t)(nops >> 1);
 	t->id = dec_u(&p);
 	*tag_p = dec_u(&p);
+	if (nops & 1) /* the trace cache's record (dmr_txnq_push_rec) */
+		return dmr_trace_rec_decode(p, n - (size_t)(p - p0), t) == DMR_OK ? 0 : -1;
 	t->type = (uint16_t)dec_u(&p);
 	t->xv = dec_s(&p);
 	t->line = (uint32_t)dec_u(&p);
@@ -161,23 +168,16 @@ static void dec_txn(const unsigned char *p, dmr_trace_txn_t *t, uint64_t *tag_p)
 		if (a < DMR_TRACE_MAX_ACTS) /* zero beyond nacts, as documented */
 			memset(&o->acts[a], 0, sizeof(o->acts[0]) * (DMR_TRACE_MAX_ACTS - a));
 	}
+	return 0;
 }
 
 /* ---- writing ---- */
 
-int dmr_txnq_push(dmr_txnq_t *q, dmr_txnq_pool_t *pool, const dmr_trace_txn_t *t, uint64_t tag)
+/* Append one record, n bytes at rec then n2 at rec2, to q's chunks: 0, or
+ * -1 out of memory (q unchanged). */
+static int append(dmr_txnq_t *q, dmr_txnq_pool_t *pool, const unsigned char *rec, size_t n,
+		  const unsigned char *rec2, size_t n2)
 {
-	if (!pool->buf && !(pool->buf = malloc(TXNQ_REC_MAX)))
-		return -1;
-	/* the fields after 10 bytes of room, then the length before them */
-	unsigned char *body = pool->buf + 10;
-	size_t blen = (size_t)(enc_txn(body, t, tag) - body);
-	unsigned char len[10];
-	size_t llen = (size_t)(enc_u(len, blen) - len);
-	unsigned char *rec = body - llen;
-	memcpy(rec, len, llen);
-	size_t n = llen + blen;
-
 	int fresh = !q->tail;
 	if (fresh) {
 		dmr_txnq_chunk_t *c = chunk_get(pool);
@@ -212,10 +212,46 @@ int dmr_txnq_push(dmr_txnq_t *q, dmr_txnq_pool_t *pool, const dmr_trace_txn_t *t
 		c->wr += (uint32_t)k;
 		rec += k;
 		n -= k;
+		if (!n && n2) { /* the second part */
+			rec = rec2;
+			n = n2;
+			n2 = 0;
+		}
 	}
 	q->tail = c;
 	q->n++;
 	return 0;
+}
+
+int dmr_txnq_push(dmr_txnq_t *q, dmr_txnq_pool_t *pool, const dmr_trace_txn_t *t, uint64_t tag)
+{
+	if (!pool->buf && !(pool->buf = malloc(TXNQ_REC_MAX)))
+		return -1;
+	/* the fields after 10 bytes of room, then the length before them */
+	unsigned char *body = pool->buf + 10;
+	size_t blen = (size_t)(enc_txn(body, t, tag) - body);
+	unsigned char len[10];
+	size_t llen = (size_t)(enc_u(len, blen) - len);
+	unsigned char *rec = body - llen;
+	memcpy(rec, len, llen);
+	return append(q, pool, rec, llen + blen, NULL, 0);
+}
+
+int dmr_txnq_push_rec(dmr_txnq_t *q, dmr_txnq_pool_t *pool, const void *rec, size_t len,
+		      uint32_t nops, uint64_t id, uint64_t tag)
+{
+	/* gathered into pool->buf when it spans chunks (dmr_txnq_pop) */
+	if (len > TXNQ_REC_MAX - 40 || (!pool->buf && !(pool->buf = malloc(TXNQ_REC_MAX))))
+		return -1;
+	unsigned char h[40], *p = h + 10, *b = p;
+	p = enc_u(p, (uint64_t)nops << 1 | 1); /* bit 0: a record follows */
+	p = enc_u(p, id);
+	p = enc_u(p, tag);
+	size_t blen = (size_t)(p - b) + len;
+	unsigned char len_b[10];
+	size_t llen = (size_t)(enc_u(len_b, blen) - len_b);
+	memcpy(b - llen, len_b, llen);
+	return append(q, pool, b - llen, llen + (size_t)(p - b), rec, len);
 }
 
 /* ---- reading ---- */
@@ -247,7 +283,7 @@ void dmr_txnq_head(const dmr_txnq_t *q, uint32_t *nops_p, uint64_t *id_p)
 {
 	rcur_t r = {q->head, q->rd};
 	(void)get_u(&r); /* the length */
-	*nops_p = (uint32_t)get_u(&r);
+	*nops_p = (uint32_t)(get_u(&r) >> 1);
 	*id_p = get_u(&r);
 }
 
@@ -261,8 +297,9 @@ int dmr_txnq_pop(dmr_txnq_t *q, dmr_txnq_pool_t *pool, dmr_trace_txn_t *t, uint6
 		r.ch = r.ch->next;
 		r.pos = 0;
 	}
+	int bad;
 	if (r.pos + n <= r.ch->wr) { /* in one chunk: in place */
-		dec_txn(r.ch->b + r.pos, t, tag_p);
+		bad = dec_txn(r.ch->b + r.pos, n, t, tag_p);
 		r.pos += (uint32_t)n;
 	} else { /* across chunks: gathered into pool->buf (push made it) */
 		unsigned char *p = pool->buf;
@@ -277,12 +314,12 @@ int dmr_txnq_pop(dmr_txnq_t *q, dmr_txnq_pool_t *pool, dmr_trace_txn_t *t, uint6
 			r.pos += (uint32_t)k;
 			n -= k;
 		}
-		dec_txn(pool->buf, t, tag_p);
+		bad = dec_txn(pool->buf, (size_t)(p - pool->buf), t, tag_p);
 	}
 	q->n--;
 	if (!q->n) { /* empty: every chunk back */
 		dmr_txnq_fini(q, pool);
-		return 1;
+		return bad ? -1 : 1;
 	}
 	while (q->head != r.ch) {
 		dmr_txnq_chunk_t *nx = q->head->next;
@@ -290,7 +327,7 @@ int dmr_txnq_pop(dmr_txnq_t *q, dmr_txnq_pool_t *pool, dmr_trace_txn_t *t, uint6
 		q->head = nx;
 	}
 	q->rd = r.pos;
-	return 1;
+	return bad ? -1 : 1;
 }
 
 void dmr_txnq_fini(dmr_txnq_t *q, dmr_txnq_pool_t *pool)

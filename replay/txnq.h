@@ -57,14 +57,24 @@ typedef struct dmr_txnq {
  * ~88 KiB, allocated by the first push) cannot be allocated (q unchanged). */
 int dmr_txnq_push(dmr_txnq_t *q, dmr_txnq_pool_t *pool, const dmr_trace_txn_t *t, uint64_t tag);
 
+/* Append a transaction as the trace cache's record: len bytes at rec, as
+ * dmr_trace_next_rec returned them (nops ops, trace id id), and tag; kept
+ * as they are (about 32 B per TPC-C op: a fifth of a decoded op, and no
+ * encoding), decoded by dmr_txnq_pop (dmr_trace_rec_decode). The replay
+ * engine queues every transaction so when it reads a binary cache (engine.h
+ * "Read-ahead"). 0, or -1 out of memory or len over ~88 KiB (q unchanged). */
+int dmr_txnq_push_rec(dmr_txnq_t *q, dmr_txnq_pool_t *pool, const void *rec, size_t len,
+		      uint32_t nops, uint64_t id, uint64_t tag);
 /* Number of ops (*nops_p) and trace id (*id_p) of the transaction at q's
  * head (q not empty): to size the dmr_trace_txn_t that dmr_txnq_pop fills,
  * and to order it against another queue's head. */
 void dmr_txnq_head(const dmr_txnq_t *q, uint32_t *nops_p, uint64_t *id_p);
 
 /* Remove the transaction at q's head into *t, whose ops[] must hold its
- * nops (dmr_txnq_head), and its tag into *tag_p. 1, or 0 when q is empty
- * (*t untouched). Chunks emptied go back to pool. */
+ * nops (dmr_txnq_head), and its tag into *tag_p. 1, 0 when q is empty
+ * (*t untouched), or -1 when a record pushed by dmr_txnq_push_rec does not
+ * decode (bytes that were not dmr_trace_next_rec's; removed all the same).
+ * Chunks emptied go back to pool. */
 int dmr_txnq_pop(dmr_txnq_t *q, dmr_txnq_pool_t *pool, dmr_trace_txn_t *t, uint64_t *tag_p);
 
 /* Drop what q holds (its chunks back to pool); q is empty after. */

@@ -219,6 +219,40 @@ const dmr_trace_hdr_t *dmr_trace_header(const dmr_trace_reader_t *r);
  * later calls return it again until dmr_trace_rewind().
  */
 dmr_status_t dmr_trace_next(dmr_trace_reader_t *r, dmr_trace_txn_t *txn, dmr_err_t *err);
+/* A transaction as its record in the binary cache (dmr_trace_next_rec). */
+typedef struct dmr_trace_rec {
+	const void *bytes; /* in the reader's window: valid until its next call */
+	size_t len;	   /* bytes */
+	uint32_t nops;	   /* 1 .. DMR_TRACE_MAX_OPS */
+	uint64_t id;	   /* the transaction's trace id */
+} dmr_trace_rec_t;
+
+/*
+ * The next transaction as its record in the binary cache's layout (FORMAT.md
+ * "Binary cache": the 24-byte transaction record and its op records, without
+ * the padding), not decoded: for a caller that keeps transactions to decode
+ * later (replay/txnq.h, the replay engine's read-ahead: ~32 B per TPC-C op
+ * against 160 B decoded). Only for a reader on a binary cache (opened by
+ * dmr_trace_open_cached on a fresh cache, or on a .dmrc); dmr_trace_is_bin()
+ * says which. rec->bytes points into r's window, valid until the next call
+ * on r (copy what is kept). Every record passes the checks dmr_trace_next
+ * makes of it (lengths, action modes, the slice checksum), so that
+ * dmr_trace_rec_decode of the same bytes succeeds.
+ * Returns DMR_OK, DMR_EOF, DMR_ERR_PARSE (a damaged cache: as dmr_trace_next),
+ * DMR_ERR_IO, or DMR_ERR_UNSUPPORTED (r reads CSV: nothing consumed).
+ * Errors are sticky as dmr_trace_next's; both calls may be mixed on one r.
+ */
+dmr_status_t dmr_trace_next_rec(dmr_trace_reader_t *r, dmr_trace_rec_t *rec, dmr_err_t *err);
+/* 1 when r reads a binary cache (dmr_trace_next_rec works), else 0. */
+int dmr_trace_is_bin(const dmr_trace_reader_t *r);
+/* Decode a record that dmr_trace_next_rec returned (its len bytes, copied
+ * unchanged anywhere, any alignment) into *txn, whose ops[] must hold its
+ * nops: the transaction dmr_trace_next would have returned, field by field.
+ * Reads only [rec, rec + len) of such bytes; it does not check them again
+ * (bytes from elsewhere may be read up to 158 bytes past an op that claims
+ * more than it holds). DMR_OK, or DMR_ERR_PARSE when the op records do not
+ * end at len (bytes that are not such a record). */
+dmr_status_t dmr_trace_rec_decode(const void *rec, size_t len, dmr_trace_txn_t *txn);
 /* Rewind to the first transaction (for --duration runs that loop); clears a
  * sticky parse error. Errors: DMR_ERR_IO (seek failed). */
 dmr_status_t dmr_trace_rewind(dmr_trace_reader_t *r, dmr_err_t *err);

@@ -430,6 +430,49 @@ const unsigned char *trace_bin_get_op(const unsigned char *p, dmr_trace_op_t *o)
 	return p;
 }
 
+/* Bytes of a compact op record's head, key and the fields its flags
+ * announce (not its actions), by flags (BIN_F_RAW clear): trace_bin_get_op's
+ * reads, counted once at load time (trace_bin_op_len's table). */
+static uint8_t bin_fixed_len[128];
+
+static __attribute__((constructor)) void bin_fixed_len_init(void)
+{
+	for (unsigned f = 0; f < 128; f++) {
+		size_t n = TRACE_BIN_OP_HEAD + (f & BIN_F_KEY64 ? 8 : 4);
+		if (f & BIN_F_COUNT)
+			n += sizeof(uint32_t);
+		if (f & BIN_F_DEP)
+			n += 1 + sizeof(uint16_t);
+		if (f & BIN_F_RANGE)
+			n += f & BIN_F_RANGE64 ? 2 * sizeof(int64_t) : 2 * sizeof(int32_t);
+		if (f & BIN_F_GLESS)
+			n += 1 + 2 * sizeof(uint16_t);
+		else if (f & BIN_F_GPRESENT)
+			n += 1;
+		bin_fixed_len[f] = (uint8_t)n;
+	}
+}
+
+size_t trace_bin_op_len(const unsigned char *p)
+{
+	uint8_t f = p[4], na = p[5];
+
+	if (na > DMR_TRACE_MAX_ACTS)
+		return 0;
+	if (f & BIN_F_RAW) /* the whole op, then its actions (trace_bin_get_op) */
+		return p[TRACE_BIN_OP_HEAD + offsetof(dmr_trace_op_t, nacts)] != na
+			   ? 0
+			   : TRACE_BIN_OP_HEAD + TRACE_BIN_OP_BYTES + na * sizeof(dmr_trace_act_t);
+	size_t n = bin_fixed_len[f];
+	for (uint32_t a = 0; a < na; a++) {
+		uint8_t mode = p[n + 1];
+		if (mode > BIN_A_LIT64)
+			return 0;
+		n += mode == BIN_A_LIT64 ? 12 : 8;
+	}
+	return n;
+}
+
 /* ---- reading a cache --------------------------------------------------- */
 
 /* The records are read with pread into a window of whole slices, not
@@ -575,6 +618,49 @@ dmr_status_t trace_bin_next(dmr_trace_reader_t *r, dmr_trace_txn_t *txn, dmr_err
 	pos = (pos + 7) & ~(size_t)7;
 	if (pos > r->bin_end)
 		return bin_bad(r, err);
+	r->bin_pos = pos;
+	r->ntxns++;
+	r->rows += bt.nops;
+	return DMR_OK;
+}
+
+dmr_status_t trace_bin_next_rec(dmr_trace_reader_t *r, dmr_trace_rec_t *rec, dmr_err_t *err)
+{
+	trace_bin_txn_t bt;
+
+	if (bin_fill(r))
+		return trace_rd_report(r, err);
+	const unsigned char *p0 = r->bin + (r->bin_pos - r->bin_woff), *p = p0;
+	size_t data_end =
+	    r->bin_woff + r->bin_wlen < r->bin_end ? r->bin_woff + r->bin_wlen : r->bin_end;
+	const unsigned char *end = r->bin + (data_end - r->bin_woff);
+	const unsigned char *safe = r->bin + r->bin_wlen + TRACE_BIN_TXN_MAX - TRACE_BIN_OP_WORST;
+
+	if ((size_t)(end - p) < sizeof(bt)) {
+		if (r->ntxns < r->bin_ntxns || p != end) {
+			r->status = BIN_DAMAGE(r, "truncated at byte %zu", r->bin_pos);
+			return trace_rd_report(r, err);
+		}
+		return DMR_EOF;
+	}
+	memcpy(&bt, p, sizeof(bt));
+	p += sizeof(bt);
+	if (bt.nops == 0 || bt.nops > DMR_TRACE_MAX_OPS)
+		return bin_bad(r, err);
+	for (uint32_t i = 0; i < bt.nops; i++) {
+		size_t n;
+		if (p > safe || !(n = trace_bin_op_len(p)))
+			return bin_bad(r, err);
+		p += n;
+	}
+	size_t pos = r->bin_woff + (size_t)(p - r->bin);
+	pos = (pos + 7) & ~(size_t)7;
+	if (pos > r->bin_end)
+		return bin_bad(r, err);
+	rec->bytes = p0;
+	rec->len = (size_t)(p - p0);
+	rec->nops = bt.nops;
+	rec->id = bt.id;
 	r->bin_pos = pos;
 	r->ntxns++;
 	r->rows += bt.nops;
@@ -1041,4 +1127,28 @@ dmr_status_t dmr_trace_open_cached(const char *path, const dmr_trace_cache_opts_
 	}
 	return dmr_err_set(err, DMR_ERR_IO, "%s: changed while its trace cache %s was built", path,
 			   cache);
+}
+
+dmr_status_t dmr_trace_rec_decode(const void *rec, size_t len, dmr_trace_txn_t *txn)
+{
+	const unsigned char *p = rec, *end = p + len;
+	trace_bin_txn_t bt;
+
+	if (len < sizeof(bt))
+		return DMR_ERR_PARSE;
+	memcpy(&bt, p, sizeof(bt));
+	p += sizeof(bt);
+	if (bt.nops == 0 || bt.nops > DMR_TRACE_MAX_OPS)
+		return DMR_ERR_PARSE;
+	txn->id = bt.id;
+	txn->xv = bt.xv;
+	txn->type = bt.type;
+	txn->line = bt.line;
+	txn->nops = bt.nops;
+	/* bytes that dmr_trace_next_rec checked: each op's record lies within
+	 * len, so trace_bin_get_op reads nothing past it */
+	for (uint32_t i = 0; i < bt.nops; i++)
+		if (p >= end || !(p = trace_bin_get_op(p, &txn->ops[i])))
+			return DMR_ERR_PARSE;
+	return p == end ? DMR_OK : DMR_ERR_PARSE;
 }

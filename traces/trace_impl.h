@@ -335,6 +335,12 @@ size_t trace_bin_put_op(unsigned char *out, const dmr_trace_op_t *o);
  * the byte after it, or NULL when it is malformed (nacts too large).
  * Reads at most TRACE_BIN_OP_WORST bytes. */
 const unsigned char *trace_bin_get_op(const unsigned char *p, dmr_trace_op_t *o);
+/* Bytes of the op record at p, as trace_bin_get_op would read them, or 0
+ * when it is malformed (the same checks); reads the record's head, the raw
+ * op's nacts and each action's mode byte, at most TRACE_BIN_OP_WORST bytes. */
+size_t trace_bin_op_len(const unsigned char *p);
+/* The next transaction's record, not decoded (dmr_trace_next_rec). */
+dmr_status_t trace_bin_next_rec(dmr_trace_reader_t *r, dmr_trace_rec_t *rec, dmr_err_t *err);
 /* The next transaction of a reader opened on a cache (dmr_trace_next). */
 dmr_status_t trace_bin_next(dmr_trace_reader_t *r, dmr_trace_txn_t *txn, dmr_err_t *err);
 

@@ -862,6 +862,21 @@ uint64_t dmr_trace_rows(const dmr_trace_reader_t *r)
 	return r->rows;
 }
 
+int dmr_trace_is_bin(const dmr_trace_reader_t *r)
+{
+	return r->bin != NULL;
+}
+
+dmr_status_t dmr_trace_next_rec(dmr_trace_reader_t *r, dmr_trace_rec_t *rec, dmr_err_t *err)
+{
+	if (r->status)
+		return trace_rd_report(r, err);
+	if (!r->bin)
+		return dmr_err_set(err, DMR_ERR_UNSUPPORTED,
+				   "%s: read as CSV: no binary record to return", r->path);
+	return trace_bin_next_rec(r, rec, err);
+}
+
 dmr_status_t dmr_trace_next(dmr_trace_reader_t *r, dmr_trace_txn_t *txn, dmr_err_t *err)
 {
 	char *s;

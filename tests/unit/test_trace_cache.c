@@ -522,6 +522,7 @@ START_TEST(op_records_round_trip)
 		memset(&d, 0x5A, sizeof(d));
 		const unsigned char *e = trace_bin_get_op(buf, &d);
 		ck_assert_ptr_eq(e, buf + len);
+		ck_assert_uint_eq(trace_bin_op_len(buf), len); /* the read-ahead's walk */
 		if (!op_same(&o, &d))
 			op_eq(&o, &d, (uint64_t)n, 0); /* names the field */
 	}
@@ -532,6 +533,128 @@ START_TEST(op_records_round_trip)
 	memset(&o, 0, sizeof(o));
 	o.nacts = DMR_TRACE_MAX_ACTS + 1;
 	ck_assert_uint_eq(trace_bin_put_op(buf, &o), 0);
+	/* a record the walk refuses: too many actions, an unknown action mode,
+	 * a whole op whose nacts disagrees with its head */
+	memset(&o, 0, sizeof(o));
+	o.kind = 'U';
+	o.dep.op = o.guard.op = -1;
+	o.nacts = 1;
+	o.acts[0].val.op = -1;
+	o.acts[0].val.lit = 5;
+	size_t len = trace_bin_put_op(buf, &o);
+	ck_assert(!(buf[4] & BIN_F_RAW));
+	ck_assert_uint_eq(trace_bin_op_len(buf), len);
+	buf[5] = DMR_TRACE_MAX_ACTS + 1;
+	ck_assert_uint_eq(trace_bin_op_len(buf), 0);
+	buf[5] = 1;
+	buf[len - 8 + 1] = 7; /* the action's mode */
+	ck_assert_uint_eq(trace_bin_op_len(buf), 0);
+	o.dep.lit = 7; /* stored whole */
+	len = trace_bin_put_op(buf, &o);
+	ck_assert(buf[4] & BIN_F_RAW);
+	ck_assert_uint_eq(trace_bin_op_len(buf), len);
+	buf[5] = 2;
+	ck_assert_uint_eq(trace_bin_op_len(buf), 0);
+}
+END_TEST
+
+/* dmr_trace_next_rec + dmr_trace_rec_decode (the replay engine's queued
+ * records) give what dmr_trace_next gives, field by field, mixed on one
+ * reader; on a CSV reader the call is refused and consumes nothing; a
+ * record cut short does not decode; a damaged slice stops it as it stops
+ * dmr_trace_next. */
+START_TEST(records_decode_as_next)
+{
+	static dmr_trace_txn_t ta, tb;
+	static unsigned char copy[TRACE_BIN_TXN_MAX];
+	const char *wl[] = {"tpcc", "smallbank"};
+	char csv[1024], cache[1100];
+	dmr_trace_cache_opts_t co = {0};
+	dmr_trace_reader_t *a, *b;
+	dmr_trace_rec_t rec;
+	dmr_err_t err;
+
+	for (int w = 0; w < 2; w++) {
+		snprintf(csv, 900, "%s/rec-%s.csv", dmr_test_tmp, wl[w]);
+		cache_of(cache, sizeof(cache), csv);
+		gen(wl[w], "5", "2000", csv);
+		ck_assert_int_eq(dmr_trace_open(csv, &a, &err), DMR_OK);
+		ck_assert_int_eq(dmr_trace_is_bin(a), 0);
+		ck_assert_int_eq(dmr_trace_next_rec(a, &rec, &err), DMR_ERR_UNSUPPORTED);
+		ck_assert_msg(dmr_trace_open_cached(csv, &co, &b, &err) == DMR_OK, "%s", err.msg);
+		ck_assert_int_eq(dmr_trace_is_bin(b), 1);
+		uint64_t n = 0, rows = 0, cut = 0;
+		for (;;) {
+			dmr_status_t sa = dmr_trace_next(a, &ta, &err), sb;
+			ck_assert_msg(sa == DMR_OK || sa == DMR_EOF, "%s", err.msg);
+			if (n % 3 == 2) { /* every third one decoded by the reader */
+				sb = dmr_trace_next(b, &tb, &err);
+			} else {
+				sb = dmr_trace_next_rec(b, &rec, &err);
+				if (sb == DMR_OK) {
+					ck_assert_uint_le(rec.len, sizeof(copy));
+					ck_assert_uint_eq(rec.nops, ta.nops);
+					ck_assert_uint_eq(rec.id, ta.id);
+					/* copied to an odd address, as a queue chunk may */
+					memcpy(copy + 1, rec.bytes, rec.len);
+					memset(&tb, 0x5A, sizeof(tb));
+					ck_assert_int_eq(
+					    dmr_trace_rec_decode(copy + 1, rec.len, &tb), DMR_OK);
+					if (rec.len > 40 && cut < 50) { /* cut short */
+						cut++;
+						ck_assert_int_eq(dmr_trace_rec_decode(
+								     copy + 1, rec.len - 1, &tb),
+								 DMR_ERR_PARSE);
+						ck_assert_int_eq(
+						    dmr_trace_rec_decode(copy + 1, rec.len, &tb),
+						    DMR_OK);
+					}
+				}
+			}
+			ck_assert_int_eq(sa, sb);
+			if (sa == DMR_EOF)
+				break;
+			ck_assert_uint_eq(ta.id, tb.id);
+			ck_assert_uint_eq(ta.type, tb.type);
+			ck_assert_int_eq(ta.xv, tb.xv);
+			ck_assert_uint_eq(ta.nops, tb.nops);
+			ck_assert_uint_eq(ta.line, tb.line);
+			for (uint32_t i = 0; i < ta.nops; i++)
+				op_eq(&ta.ops[i], &tb.ops[i], ta.id, i);
+			rows += ta.nops;
+			n++;
+		}
+		ck_assert_uint_eq(n, 2000);
+		ck_assert_uint_eq(cut, 50);
+		ck_assert_uint_eq(dmr_trace_rows(b), rows);
+		ck_assert_int_eq(dmr_trace_next_rec(b, &rec, &err), DMR_EOF); /* again */
+		dmr_trace_close(a);
+		dmr_trace_close(b);
+	}
+
+	/* a damaged slice (of the TPC-C cache: past the header's) refused as
+	 * dmr_trace_next refuses it, sticky */
+	snprintf(csv, 900, "%s/rec-%s.csv", dmr_test_tmp, wl[0]);
+	cache_of(cache, sizeof(cache), csv);
+	struct stat st;
+	ck_assert_int_eq(stat(cache, &st), 0);
+	FILE *fp = fopen(cache, "r+b");
+	ck_assert_ptr_nonnull(fp);
+	ck_assert_int_eq(fseek(fp, st.st_size / 2, SEEK_SET), 0);
+	int c = fgetc(fp);
+	ck_assert_int_eq(fseek(fp, st.st_size / 2, SEEK_SET), 0);
+	fputc(c ^ 0x10, fp);
+	fclose(fp);
+	ck_assert_int_eq(dmr_trace_open_cached(csv, &co, &b, &err), DMR_OK);
+	dmr_status_t rs;
+	uint64_t n = 0;
+	while ((rs = dmr_trace_next_rec(b, &rec, &err)) == DMR_OK)
+		n++;
+	ck_assert_int_eq(rs, DMR_ERR_PARSE);
+	ck_assert_uint_lt(n, 2000);
+	ck_assert_msg(strstr(err.msg, "corrupt: checksum mismatch"), "%s", err.msg);
+	ck_assert_int_eq(dmr_trace_next_rec(b, &rec, &err), DMR_ERR_PARSE);
+	dmr_trace_close(b);
 }
 END_TEST
 
@@ -758,6 +881,7 @@ int main(void)
 	tcase_add_test(tc, concurrent_builders_leave_one_valid_cache);
 	tcase_add_test(tc, cache_dir_and_off);
 	tcase_add_test(tc, op_records_round_trip);
+	tcase_add_test(tc, records_decode_as_next);
 	tcase_add_test(tc, old_layout_rebuilt);
 	tcase_add_test(tc, nobuild_reads_only_a_fresh_cache);
 	tcase_add_test(tc, windowed_reads_rewind_and_truncation);

@@ -2,7 +2,8 @@
  * tests/unit/test_txnq.c - the packed read-ahead queues (replay/txnq.h):
  * every field of a transaction, its ops and their actions comes back as it
  * was pushed (extremes of every signed field, 256 ops, 4 actions, records
- * across chunk boundaries) with its tag, FIFO order over interleaved
+ * across chunk boundaries; packed, or as the binary cache's record) with its
+ * tag, FIFO order over interleaved
  * queues, an empty queue, and chunks reused rather than allocated again;
  * and the replay engine's use of it (replay/dispatch.c): within the
  * default bounds a short run packs nothing, with small ones
@@ -20,6 +21,7 @@
 #include "core/aura.h"
 #include "replay/replay.h"
 #include "replay/txnq.h"
+#include "traces/trace_impl.h"
 #include "helpers/csv.h"
 #include "helpers/files.h"
 #include "helpers/suite.h"
@@ -142,6 +144,25 @@ static const char *diff_txn(const dmr_trace_txn_t *a, const dmr_trace_txn_t *b)
 	return NULL;
 }
 
+/* t as the binary trace cache stores it (dmr_trace_next_rec's bytes): its
+ * transaction record and op records, without the padding. Its length. */
+static size_t to_rec(const dmr_trace_txn_t *t, unsigned char *buf)
+{
+	trace_bin_txn_t bt = {.id = t->id,
+			      .xv = t->xv,
+			      .line = t->line,
+			      .nops = (uint16_t)t->nops,
+			      .type = (uint8_t)t->type};
+	memcpy(buf, &bt, sizeof(bt));
+	size_t n = sizeof(bt);
+	for (uint32_t i = 0; i < t->nops; i++) {
+		size_t k = trace_bin_put_op(buf + n, &t->ops[i]);
+		ck_assert_uint_gt(k, 0);
+		n += k;
+	}
+	return n;
+}
+
 static void same_txn(const dmr_trace_txn_t *a, const dmr_trace_txn_t *b)
 {
 	const char *d = diff_txn(a, b);
@@ -172,8 +193,13 @@ START_TEST(round_trip_fifo)
 	dmr_txnq_t q[NQ] = {{0}};
 	uint32_t pushed[NQ] = {0}, popped[NQ] = {0};
 
-	for (uint32_t i = 0; i < NT; i++) /* 1..256 ops, some at the maximum */
-		fill_txn(&in[i], i % 50 == 0 ? DMR_TRACE_MAX_OPS : 1 + (uint32_t)(rnd() % 8));
+	static unsigned char rec[TRACE_BIN_TXN_MAX];
+	for (uint32_t i = 0; i < NT; i++) { /* 1..256 ops, some at the maximum */
+		fill_txn(&in[i], i % 50 == 0 || i % 50 == 1 ? DMR_TRACE_MAX_OPS
+							    : 1 + (uint32_t)(rnd() % 8));
+		if (i % 2) /* pushed as a cache record: its type is a byte */
+			in[i].type %= 256;
+	}
 	uint64_t tag = 7;
 	ck_assert_int_eq(dmr_txnq_pop(&q[0], &pool, &out, &tag), 0); /* empty */
 	ck_assert_uint_eq(tag, 7);
@@ -182,7 +208,12 @@ START_TEST(round_trip_fifo)
 	while (next < NT || popped[0] + popped[1] + popped[2] < NT) {
 		if (next < NT && rnd() % 3) {
 			uint32_t k = next % NQ;
-			QEQ(dmr_txnq_push(&q[k], &pool, &in[next], tag_of(next)), 0);
+			if (next % 2) /* the replay engine's records of a binary cache */
+				QEQ(dmr_txnq_push_rec(&q[k], &pool, rec, to_rec(&in[next], rec),
+						      in[next].nops, in[next].id, tag_of(next)),
+				    0);
+			else
+				QEQ(dmr_txnq_push(&q[k], &pool, &in[next], tag_of(next)), 0);
 			pushed[k]++;
 			next++;
 			continue;
@@ -283,13 +314,15 @@ static const char *drift_trace(void)
  * aura 0: the sample trace; 1: the same with --loop aura (its A2 inboxes
  * too); 2: aura over the drift trace (drift applied as aura routes, the
  * flag kept with a packed transaction). */
-static void run_tpcc(const char *out, uint64_t copy_max, uint64_t copy_txns, int aura,
-		     dmr_replay_result_t *res)
+static void run_tpcc_cache(const char *out, uint64_t copy_max, uint64_t copy_txns, int aura,
+			   int cache, dmr_replay_result_t *res)
 {
 	dmr_replay_opts_t o;
 	dmr_replay_opts_default(&o);
 	o.trace = aura == 2 ? drift_trace() : DMR_SOURCE_DIR "/traces/samples/tpcc-extreme.csv";
-	o.trace_cache.off = 1; /* no cache written into the source tree */
+	o.trace_cache.off = !cache;	  /* none written into the source tree: */
+	o.trace_cache.dir = dmr_test_tmp; /* in the test's directory */
+	o.readahead_decoded = cache == 2;
 	o.backend = "sim";
 	o.out_dir = out;
 	o.cns = 4;
@@ -309,6 +342,12 @@ static void run_tpcc(const char *out, uint64_t copy_max, uint64_t copy_txns, int
 	memset(res, 0, sizeof(*res));
 	ck_assert_msg(dmr_replay_run(&o, res, &err) == DMR_OK, "%s", err.msg);
 	ck_assert_uint_eq(res->st.tried, 1000);
+}
+
+static void run_tpcc(const char *out, uint64_t copy_max, uint64_t copy_txns, int aura,
+		     dmr_replay_result_t *res)
+{
+	run_tpcc_cache(out, copy_max, copy_txns, aura, 0, res);
 }
 
 /* a's and b's output files are the same; summary.csv but wall clocks */
@@ -360,6 +399,36 @@ START_TEST(engine_packs_beyond_bound_same_results)
 }
 END_TEST
 
+/* Through the binary cache the engine queues the cache's records (no
+ * decoded copy per queued transaction: engine.h qrec), unless aura routes
+ * to inboxes; every output file is the same as with decoded copies (and
+ * packed ones past a small bound) and as from the CSV. */
+START_TEST(engine_queues_cache_records_same_results)
+{
+	const char *dir = dmr_test_tmp;
+	char out[4][PATH_MAX];
+	for (int aura = 0; aura < 3; aura++) {
+		dmr_replay_result_t r[4];
+		for (int k = 0; k < 4; k++)
+			snprintf(out[k], sizeof(out[k]), "%s/c%d-%d", dir, aura, k);
+		run_tpcc_cache(out[0], 0, 0, aura, 1, &r[0]); /* records */
+		run_tpcc_cache(out[1], 0, 0, aura, 2, &r[1]); /* decoded copies */
+		run_tpcc_cache(out[2], 1, 0, aura, 2, &r[2]); /* every one packed */
+		run_tpcc_cache(out[3], 0, 0, aura, 0, &r[3]); /* the CSV */
+		/* aura 1 and 2 (--loop aura: A2 routes to inboxes) read decoded */
+		ck_assert_uint_eq(r[0].readahead_records, aura ? 0 : 1000);
+		ck_assert_uint_eq(r[0].readahead_packed, 0);
+		ck_assert_uint_eq(r[1].readahead_records, 0);
+		ck_assert_uint_eq(r[2].readahead_records, 0);
+		ck_assert_uint_eq(r[2].readahead_packed, 1000);
+		ck_assert_uint_eq(r[3].readahead_records, 0);
+		ck_assert_uint_gt(r[0].st.committed, 0);
+		for (int k = 1; k < 4; k++)
+			same_outputs(out[0], out[k]);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	if (dmr_test_env_init("txnq", 1, 1) != 0)
@@ -369,11 +438,12 @@ int main(void)
 	tcase_add_test(tc, round_trip_fifo);
 	tcase_add_test(tc, chunks_reused);
 	suite_add_tcase(s, tc);
-	/* nine sim runs writing their files: seconds of wall on a loaded host
-	 * (~1 s of CPU), past Check's 4 s default outside ctest */
+	/* 21 sim runs writing their files: seconds of wall on a loaded host
+	 * (~2 s of CPU), past Check's 4 s default outside ctest */
 	TCase *te = tcase_create("engine");
 	tcase_set_timeout(te, 120);
 	tcase_add_test(te, engine_packs_beyond_bound_same_results);
+	tcase_add_test(te, engine_queues_cache_records_same_results);
 	suite_add_tcase(s, te);
 	int rc = dmr_test_run(s);
 	dmr_test_env_fini();
