@@ -152,6 +152,8 @@ typedef struct engine {
 				 (DMR_BE_CTL_LAZY_INIT): records are read
 				 through DMR_BE_CTL_MN_READ into vread */
 	struct vread *vread;  /* lazy: per table, what mn_read read (replay.c) */
+	uint64_t *vzero;      /* lazy: a zero payload (mnread.c) */
+	int vread_all;	      /* dmr_replay_opts_t.verify_read_all */
 	int dm_apart;	      /* --dm-locks on a DMR_BE_CAP_DM_APART backend (verbs) */
 	char dm_knob[128];    /* the results' dm_locks ("apart:T,..." for --locks-apart) */
 	uint64_t started;     /* transactions started (first attempt) */

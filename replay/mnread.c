@@ -30,7 +30,22 @@ static void lazy_load(void *arg, uint32_t mn, uint64_t off, uint64_t len, uint8_
 struct vread {
 	uint8_t *buf; /* max(DMR_VREAD_BYTES, rec_bytes) */
 	uint64_t first, n;
+	int initial; /* no WR wrote [first, first + n): buf not filled */
 };
+
+/* A payload of zeros, as long as the longest record (the initial image's
+ * payloads: dmr_layout_load_range writes only version words). */
+static const uint64_t *vzero(engine_t *e)
+{
+	if (!e->vzero) {
+		uint64_t most = 0;
+		for (uint32_t t = 0; t < e->layout.ntables; t++)
+			if (e->layout.t[t].rec_bytes > most)
+				most = e->layout.t[t].rec_bytes;
+		e->vzero = calloc(1, most + 8);
+	}
+	return e->vzero;
+}
 
 static void vread_reset(engine_t *e)
 {
@@ -44,6 +59,8 @@ static void vread_free(engine_t *e)
 		free(e->vread[t].buf);
 	free(e->vread);
 	e->vread = NULL;
+	free(e->vzero);
+	e->vzero = NULL;
 }
 
 static int vread_alloc(engine_t *e)
@@ -71,9 +88,7 @@ static int mn_read(void *arg, int table, uint64_t slot, const uint64_t **payload
 	uint8_t *rec;
 	if (e->lazy) { /* read without writing the pages never reached */
 		struct vread *v = &e->vread[table];
-		if (slot - v->first < v->n) {
-			rec = v->buf + (slot - v->first) * lt->rec_bytes;
-		} else {
+		if (slot - v->first >= v->n) {
 			uint64_t n = 1, first = slot, most = DMR_VREAD_BYTES / lt->rec_bytes;
 			uint64_t more = 2 * v->n < most ? 2 * v->n : most;
 			if (v->n && slot == v->first + v->n) { /* the scan goes on */
@@ -84,17 +99,44 @@ static int mn_read(void *arg, int table, uint64_t slot, const uint64_t **payload
 			}
 			if (n < 1)
 				n = 1;
+			/* whether a WR wrote the range first: most of what the
+			 * verifier scans (TPC-C's order and new_order slots
+			 * past the last insert) never was, and computing its
+			 * image was 45 % of a 20 k-transaction run's
+			 * instructions (callgrind: memset and
+			 * dmr_layout_load_range over 64 KiB windows) */
 			dmr_be_mn_read_t rd = {primary,
 					       dmr_layout_rec(&e->layout, (unsigned)table, first),
-					       n * lt->rec_bytes, v->buf, 0};
-			if (dmr_be_control(e->be, DMR_BE_CTL_MN_READ, &rd, NULL) != DMR_OK) {
+					       n * lt->rec_bytes, NULL, 0};
+			dmr_status_t st =
+			    e->vread_all ? DMR_OK
+					 : dmr_be_control(e->be, DMR_BE_CTL_MN_READ, &rd, NULL);
+			if (e->vread_all)
+				rd.written = 1;
+			if (st == DMR_OK && rd.written) {
+				rd.buf = v->buf;
+				st = dmr_be_control(e->be, DMR_BE_CTL_MN_READ, &rd, NULL);
+			}
+			if (st != DMR_OK) {
 				v->n = 0;
 				return DMR_ERR_RANGE;
 			}
 			v->first = first;
 			v->n = n;
-			rec = v->buf + (slot - first) * lt->rec_bytes;
+			v->initial = !rd.written;
 		}
+		if (v->initial) {
+			/* the initial image (dmr_layout_load_range, lazy_load):
+			 * version DMR_VER_PRESENT | 1 on the loaded slots of a
+			 * table its primary holds, every other byte zero */
+			if (!vzero(e))
+				return DMR_ERR_NOMEM;
+			if (version_p)
+				*version_p = slot < lt->loaded ? 1 : 0;
+			*payload_p = e->vzero;
+			return slot < lt->loaded ? 1 : 0;
+		}
+		rec = v->buf + (slot - v->first) * lt->rec_bytes;
 	} else {
 		rec = (uint8_t *)dmr_be_mn_memory(e->be, primary, NULL) +
 		      dmr_layout_rec(&e->layout, (unsigned)table, slot);

@@ -928,6 +928,7 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	 * writes cost nothing; docs/MODEL.md "The MN's bytes"), else
 	 * written whole now */
 	dmr_eng_lazy_init(e);
+	e->vread_all = o->verify_read_all;
 	for (uint32_t mn = 0; !e->lazy && mn < e->layout.mns; mn++) {
 		uint8_t *mem = dmr_be_mn_memory(e->be, mn, NULL);
 		if (!mem) {

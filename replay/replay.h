@@ -127,6 +127,10 @@ typedef struct dmr_replay_opts {
 	 * are otherwise queued as they are (replay/engine.h "records"); no
 	 * option sets it: tests compare both (results are the same) */
 	int readahead_decoded;
+	/* 1: verification reads every MN range through the backend, also
+	 * those no WR wrote (replay/mnread.c computes their records from the
+	 * layout otherwise); no option sets it: tests compare both */
+	int verify_read_all;
 } dmr_replay_opts_t;
 
 void dmr_replay_opts_default(dmr_replay_opts_t *o);
