@@ -189,11 +189,12 @@ dmr_status_t kv_run_common(const dmr_kv_opts_t *o, const kv_proc_t *P, dmr_kv_re
 	dmr_status_t st = kv_check_opts(o, err);
 	if (st != DMR_OK)
 		return st;
-	if ((st = dmr_kv_out_check(o->out_dir, err)) != DMR_OK)
-		return st;
+	/* the trace and the work first: a refused trace leaves no --out
+	 * behind (an empty directory where none was) */
 	if ((st = dmr_kv_trace_open(o->trace, &k->rd, err)) != DMR_OK)
 		return st;
-	if ((st = kv_check_work(o, dmr_kv_trace_header(k->rd), err)) != DMR_OK) {
+	if ((st = kv_check_work(o, dmr_kv_trace_header(k->rd), err)) != DMR_OK ||
+	    (st = dmr_kv_out_check(o->out_dir, err)) != DMR_OK) {
 		dmr_kv_trace_close(k->rd);
 		return st;
 	}

@@ -921,6 +921,24 @@ START_TEST(test_cli)
 	ck_assert_int_eq(run_cli(line), 2);
 	snprintf(line, sizeof(line), "kv run --trace %s --force --out %s --quiet --cns 0", kv, out);
 	ck_assert_int_eq(run_cli(line), 2);
+	/* a refused trace (not a KV trace; a cut one) leaves no --out behind:
+	 * the trial of session 11 found an empty directory where none was */
+	{
+		char bad[600], nout[600];
+		dmr_test_path(bad, sizeof(bad), "notkv.csv");
+		dmr_test_path(nout, sizeof(nout), "never-made");
+		FILE *f = fopen(bad, "w");
+		ck_assert_ptr_nonnull(f);
+		fputs("garbage\n", f);
+		fclose(f);
+		snprintf(line, sizeof(line), "kv run --trace %s --out %s --quiet", bad, nout);
+		ck_assert_int_eq(run_cli(line), 2);
+		ck_assert(!dmr_test_exists(nout));
+		snprintf(line, sizeof(line), "kv run --trace %s --out %s --quiet --requests 0", kv,
+			 nout);
+		ck_assert_int_eq(run_cli(line), 2);
+		ck_assert(!dmr_test_exists(nout));
+	}
 	snprintf(line, sizeof(line),
 		 "kv run --trace %s --force --out %s --quiet --capacity 64K --clients 2 "
 		 "--placement least-loaded --slice 1K --qp-depth 4",
