@@ -154,7 +154,10 @@ typedef struct dmr_replay_result {
 			       * transactions from dispatch (a context took
 			       * it; incl. the admission wait) to commit */
 	double sim_time_s, wall_s;
-	double trace_wall_s;	    /* part of loop_wall_s spent parsing the trace */
+	double trace_wall_s;	    /* part of loop_wall_s spent reading the trace
+				     * (through the cache on the sim: reading and
+				     * checking records, whose decoding when a
+				     * context takes one is not counted) */
 	uint64_t preloaded;	    /* threaded: transactions parsed before the timed
 				     * loop (up to 256 MiB of them; the rest stream) */
 	uint64_t readahead_packed;  /* transactions packed while read ahead
