@@ -903,8 +903,7 @@ int dmr_replay_main(int argc, char **argv)
 		return 2;
 	/* DIR is this run's until it exits: a second run into it is refused */
 	dmr_err_t derr = {{0}};
-	struct stat sb;
-	int existed = stat(o->out_dir, &sb) == 0;
+	unsigned made = dmr_dirs_missing(o->out_dir); /* what this run makes of the path */
 	if (dmr_mkdir_p(o->out_dir, DMR_FS_PROBE, &derr) != DMR_OK) {
 		fprintf(stderr, "dmreplay run: error: --out %s\n", derr.msg);
 		return 2;
@@ -917,14 +916,14 @@ int dmr_replay_main(int argc, char **argv)
 	}
 	int rc = run_locked(&a);
 	close(lockfd);
-	if (rc == 2 && !existed) {
-		/* refused (bad input) before anything was written: the directory
-		 * this run made goes again (rmdir fails, harmlessly, when the run
-		 * left partial results in it) */
+	if (rc == 2 && made) {
+		/* refused (bad input) before anything was written: the
+		 * directories this run made go again, the parents of --out too
+		 * (rmdir fails, harmlessly, when the run left partial results) */
 		char lk[PATH_MAX + 16];
 		snprintf(lk, sizeof(lk), "%s/.dmr-lock", o->out_dir);
 		unlink(lk);
-		if (rmdir(o->out_dir) != 0) {
+		if (dmr_rmdir_made(o->out_dir, made) != 0) {
 			int fd = open(lk, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
 			if (fd >= 0)
 				close(fd);

@@ -531,15 +531,20 @@ static int parse_u64(const char **p, uint64_t *v)
 	return 0;
 }
 
-/* The trailer's counts from the last line of a regular file into r->h (left
- * 0 when there is none); the read position is restored. */
-static void kv_read_trailer(dmr_kv_reader_t *r)
+/* The trailer's counts from the last line of a regular file into r->h; the
+ * read position is restored. -1 when a regular file's last line is not a
+ * trailer (a cut file: refused at open, before a run, as `run` refuses a
+ * truncated trace); 0 otherwise (a file that cannot be sized or sought is
+ * checked as it is read: dmr_kv_trace_next). */
+static int kv_read_trailer(dmr_kv_reader_t *r)
 {
 	struct stat sb;
 	char tail[128];
 	off_t pos = ftello(r->f);
-	if (pos < 0 || fstat(fileno(r->f), &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size < 2)
-		return;
+	if (pos < 0 || fstat(fileno(r->f), &sb) != 0 || !S_ISREG(sb.st_mode))
+		return 0;
+	if (sb.st_size < 2)
+		return -1;
 	off_t from =
 	    sb.st_size > (off_t)sizeof(tail) - 1 ? sb.st_size - (off_t)sizeof(tail) + 1 : 0;
 	size_t got = 0;
@@ -548,19 +553,22 @@ static void kv_read_trailer(dmr_kv_reader_t *r)
 	tail[got] = 0;
 	if (fseeko(r->f, pos, SEEK_SET) != 0) {
 		clearerr(r->f); /* the stream reports what it meets */
-		return;
+		return 0;
 	}
 	if (got < 2 || tail[got - 1] != '\n')
-		return;
-	tail[got - 1] = 0;
+		return -1;
+	tail[--got] = 0;
+	if (tail[got - 1] == '\r') /* as rd_line: CRLF lines */
+		tail[--got] = 0;
 	const char *last = strrchr(tail, '\n');
 	last = last ? last + 1 : tail;
 	uint64_t a, b;
 	char extra;
-	if (sscanf(last, "# end %" SCNu64 " %" SCNu64 " %c", &a, &b, &extra) == 2) {
-		r->h.end_requests = a;
-		r->h.end_blocks = b;
-	}
+	if (sscanf(last, "# end %" SCNu64 " %" SCNu64 " %c", &a, &b, &extra) != 2)
+		return -1;
+	r->h.end_requests = a;
+	r->h.end_blocks = b;
+	return 0;
 }
 
 dmr_status_t dmr_kv_trace_open(const char *path, dmr_kv_reader_t **r_p, dmr_err_t *err)
@@ -657,7 +665,14 @@ dmr_status_t dmr_kv_trace_open(const char *path, dmr_kv_reader_t **r_p, dmr_err_
 				 path, r->lineno);
 		goto fail;
 	}
-	kv_read_trailer(r);
+	if (kv_read_trailer(r)) {
+		st = dmr_err_set(err, DMR_ERR_PARSE,
+				 "%s: its last line is not the trailer '# end REQUESTS BLOCKS' (no "
+				 "'# end' trailer: the file was cut, or something follows its "
+				 "trailer)",
+				 path);
+		goto fail;
+	}
 	*r_p = r;
 	return DMR_OK;
 fail:

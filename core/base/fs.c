@@ -44,6 +44,60 @@ dmr_status_t dmr_mkdir_p(const char *dir, unsigned flags, dmr_err_t *err)
 	return DMR_OK;
 }
 
+/* dir into buf without its trailing slashes ("/" kept): 0, or -1 too long. */
+static int path_trim(char *buf, size_t n, const char *dir)
+{
+	if (snprintf(buf, n, "%s", dir) >= (int)n)
+		return -1;
+	size_t len = strlen(buf);
+	while (len > 1 && buf[len - 1] == '/')
+		buf[--len] = 0;
+	return 0;
+}
+
+/* Cut buf's last component ("a/b" -> "a"; "a//b" -> "a"): 0, or -1 when
+ * nothing is left above it ("a", "/a", "/"). */
+static int path_up(char *buf)
+{
+	char *s = strrchr(buf, '/');
+	if (!s || s == buf)
+		return -1;
+	while (s > buf && *s == '/')
+		*s-- = 0;
+	return 0;
+}
+
+unsigned dmr_dirs_missing(const char *dir)
+{
+	char buf[PATH_MAX];
+	struct stat sb;
+	unsigned n = 0;
+	if (!dir || !*dir || path_trim(buf, sizeof(buf), dir))
+		return 0;
+	while (stat(buf, &sb) != 0 && errno == ENOENT) {
+		n++;
+		if (path_up(buf))
+			break;
+	}
+	return n;
+}
+
+int dmr_rmdir_made(const char *dir, unsigned n)
+{
+	char buf[PATH_MAX];
+	if (!n)
+		return 0;
+	if (!dir || !*dir || path_trim(buf, sizeof(buf), dir))
+		return -1;
+	for (unsigned i = 0; i < n; i++) {
+		if (rmdir(buf) != 0)
+			return i ? 0 : -1;
+		if (path_up(buf))
+			break;
+	}
+	return 0;
+}
+
 dmr_status_t dmr_afile_open(dmr_afile_t *a, const char *path, dmr_err_t *err)
 {
 	static atomic_uint seq;

@@ -27,6 +27,16 @@
 
 dmr_status_t dmr_mkdir_p(const char *dir, unsigned flags, dmr_err_t *err);
 
+/* How many directories of dir's path do not exist yet, dir's own included
+ * (0: dir exists): asked before dmr_mkdir_p by a run that removes what it
+ * made when it is then refused (dmr_rmdir_made). Trailing slashes ignored. */
+unsigned dmr_dirs_missing(const char *dir);
+/* Remove dir, then its parents, n directories in all (dmr_dirs_missing's
+ * count), each with rmdir(2): only while empty, so a directory holding
+ * anything (partial results) stops it. 0 when dir itself was removed (or
+ * n is 0), -1 when it was not. */
+int dmr_rmdir_made(const char *dir, unsigned n);
+
 typedef struct dmr_afile {
 	FILE *f;	     /* write here between open and commit */
 	char path[PATH_MAX]; /* the destination */

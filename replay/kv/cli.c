@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../../core/base/fs.h"
 #include "../../core/base/opt.h"
 #include "../../traces/kvops.h"
 #include "../roles.h"
@@ -668,6 +669,8 @@ static int kv_run_main(int argc, char **argv, int mode)
 		return crc;
 	if (mode == KVM_ONE && (a.procs || a.config))
 		return kv_launch(argc, argv, &o, &a);
+	/* what the run makes of --out's path, removed when it is refused */
+	unsigned made = mode == KVM_ONE ? dmr_dirs_missing(o.out_dir) : 0;
 	dmr_kv_result_t r;
 	dmr_err_t err = {{0}};
 	dmr_status_t st;
@@ -678,12 +681,16 @@ static int kv_run_main(int argc, char **argv, int mode)
 	} else {
 		st = dmr_kv_run(&o, &r, &err);
 	}
-	if ((st == DMR_OK || r.partial) && (!o.quiet || st != DMR_OK) &&
-	    (r.requests || st == DMR_OK))
+	/* --quiet: nothing on stdout, a partial run's summary neither (its
+	 * files say PARTIAL; the error line says why), as `run --quiet` */
+	if ((st == DMR_OK || r.partial) && !o.quiet && (r.requests || st == DMR_OK))
 		dmr_kv_print(&r, stdout);
 	if (st != DMR_OK) {
 		fprintf(stderr, "dmreplay %s: error: %s\n", a.cmd, err.msg);
-		return dmr_exit_status(st);
+		int rc = dmr_exit_status(st);
+		if (rc == 2 && made) /* refused: nothing of it written (else kept) */
+			dmr_rmdir_made(o.out_dir, made);
+		return rc;
 	}
 	if (!o.quiet && o.out_dir)
 		printf("  results        %s/summary.csv, %s/timeseries.csv\n", o.out_dir,

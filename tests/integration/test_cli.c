@@ -691,6 +691,16 @@ START_TEST(test_empty_trace_and_no_out)
 	assert_refused(&r, dir, 0);
 	ck_assert_msg(!dmr_test_exists(dir), "%s created for a missing trace", dir);
 	dmr_test_run_free(&r);
+	/* the parents of --out that the run made go too (the trial of session
+	 * 12 found an empty parent left by a refused --profile) */
+	char parent[PATH_MAX - 16];
+	dmr_test_path(parent, sizeof(parent), "made-parent");
+	snprintf(dir, sizeof(dir), "%s/x/y", parent);
+	r = dmr_test_dmr("run", "--trace", base, "--profile", "nosuch", "--out", dir, "--quiet",
+			 NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_msg(!dmr_test_exists(parent), "%s left by a refused --profile", parent);
+	dmr_test_run_free(&r);
 }
 END_TEST
 

@@ -120,6 +120,32 @@ START_TEST(fs_mkdir_and_atomic_write)
 	ck_assert_int_eq(stat(p, &sb), 0);
 	ck_assert(S_ISDIR(sb.st_mode));
 	ck_assert_int_eq(dmr_mkdir_p(p, DMR_FS_PROBE, &err), DMR_OK); /* exists: fine */
+	/* what a refused run made of its --out's path, and only that, goes */
+	{
+		char d[300], e[300];
+		snprintf(d, sizeof(d), "%s/a/x//y/z/", t);
+		ck_assert_uint_eq(dmr_dirs_missing(d), 3); /* x, y, z: a exists */
+		ck_assert_uint_eq(dmr_dirs_missing(p), 0);
+		ck_assert_int_eq(dmr_mkdir_p(d, 0, &err), DMR_OK);
+		ck_assert_int_eq(dmr_rmdir_made(d, 3), 0);
+		snprintf(e, sizeof(e), "%s/a/x", t);
+		ck_assert(stat(e, &sb) != 0);	   /* x, y, z removed */
+		ck_assert_int_eq(stat(p, &sb), 0); /* a/b/c kept */
+		/* a directory holding something stops it, dir itself first */
+		ck_assert_int_eq(dmr_mkdir_p(d, 0, &err), DMR_OK);
+		snprintf(e, sizeof(e), "%s/a/x/y/z/partial.csv", t);
+		ck_assert_int_eq(dmr_file_write_atomic(e, "p\n", 2, &err), DMR_OK);
+		ck_assert_int_eq(dmr_rmdir_made(d, 3), -1);
+		ck_assert_int_eq(stat(e, &sb), 0);
+		ck_assert_int_eq(unlink(e), 0);
+		snprintf(e, sizeof(e), "%s/a/x/keep", t);
+		ck_assert_int_eq(dmr_file_write_atomic(e, "k\n", 2, &err), DMR_OK);
+		ck_assert_int_eq(dmr_rmdir_made(d, 3), 0); /* z and y went, x holds keep */
+		ck_assert_int_eq(stat(e, &sb), 0);
+		ck_assert_int_eq(dmr_rmdir_made(d, 0), 0);
+		ck_assert_uint_eq(dmr_dirs_missing("rel-never-made/q"), 2);
+		ck_assert_uint_eq(dmr_dirs_missing(""), 0);
+	}
 	snprintf(q, sizeof(q), "%s/file", t);
 	ck_assert_int_eq(dmr_file_write_atomic(q, "old\n", 4, &err), DMR_OK);
 	/* a path that is a file is not a directory */
