@@ -138,13 +138,3 @@ void dmr_sim_eventq_pop_heap(dmr_sim_eventq_t *q, dmr_sim_event_t *out)
 	q->cur = t >> DMR_SIM_EVQ_SLOT_SHIFT;
 	dmr_sim_eventq_unpack(t, key, out);
 }
-
-uint64_t dmr_sim_eventq_peek_time(const dmr_sim_eventq_t *q)
-{
-	uint64_t t = q->n ? q->heap[0].t : UINT64_MAX;
-	if (q->nwheel) {
-		uint64_t tw = q->node[q->slot[q->first].head].t;
-		t = tw < t ? tw : t;
-	}
-	return t;
-}

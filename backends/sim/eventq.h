@@ -96,8 +96,6 @@ typedef struct dmr_sim_eventq {
  * DMR_ERR_NOMEM. */
 dmr_status_t dmr_sim_eventq_init(dmr_sim_eventq_t *q, uint32_t cap);
 void dmr_sim_eventq_fini(dmr_sim_eventq_t *q);
-/* Time of the earliest event, UINT64_MAX when empty. */
-uint64_t dmr_sim_eventq_peek_time(const dmr_sim_eventq_t *q);
 
 /* Out-of-line parts of the two inline functions below (not for callers). */
 dmr_status_t dmr_sim_eventq_push_slow(dmr_sim_eventq_t *q, uint64_t t, uint64_t key);
@@ -236,6 +234,18 @@ DMR_SIM_EVQ_INLINE uint32_t dmr_sim_eventq_peek_key(const dmr_sim_eventq_t *q)
 	if (!q->nwheel)
 		return DMR_SIM_EVQ_NIL;
 	return (uint32_t)q->node[q->slot[q->first].head].key & ((1u << DMR_SIM_EVQ_SEQ_SHIFT) - 1);
+}
+
+/* Time of the earliest event, UINT64_MAX when empty. Inline: the sim asks
+ * it at every completion (sim.c complete_at). */
+static inline uint64_t dmr_sim_eventq_peek_time(const dmr_sim_eventq_t *q)
+{
+	uint64_t t = q->n ? q->heap[0].t : UINT64_MAX;
+	if (q->nwheel) {
+		uint64_t tw = q->node[q->slot[q->first].head].t;
+		t = tw < t ? tw : t;
+	}
+	return t;
 }
 
 /* Events pending. */

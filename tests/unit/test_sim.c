@@ -197,6 +197,48 @@ START_TEST(idle_read_rtt_matches_profile)
 }
 END_TEST
 
+/* A completion due before every pending event is handled where it is
+ * computed (sim.c run_now), not queued: it still waits for progress()'s
+ * bound, still counts as an event, and comes at the same time. */
+START_TEST(completion_waits_for_progress_bound)
+{
+	static uint8_t buf[64];
+	dmr_wc_t wc;
+	dmr_be_stats_t st;
+	/* unbounded: handled at once after the effect; d = post to completion */
+	dmr_be_t *be = open_sim(1, 1);
+	uint64_t t0 = dmr_be_now(be, 0);
+	ck_assert_int_eq(dmr_be_post_one(be, 0, 0, DMR_WR_READ, 9, buf, 4096, 64, 0, 0, NULL),
+			 DMR_OK);
+	ck_assert_int_eq(dmr_be_progress(be, UINT64_MAX), 0);
+	ck_assert_int_eq(dmr_be_poll(be, 0, &wc, 1), 1);
+	ck_assert_uint_eq(wc.wr_id, 9);
+	const uint64_t d = dmr_test_sim_time(be) - t0;
+	ck_assert_uint_gt(d, 1000000); /* over 1 us: a network round trip */
+	dmr_be_stats(be, &st);
+	ck_assert_uint_eq(st.events, 3); /* arrival, effect, completion */
+	dmr_be_close(be);
+	/* bounded 1 ps before it: the arrival and the effect, not it */
+	be = open_sim(1, 1);
+	t0 = dmr_be_now(be, 0);
+	ck_assert_int_eq(dmr_be_post_one(be, 0, 0, DMR_WR_READ, 9, buf, 4096, 64, 0, 0, NULL),
+			 DMR_OK);
+	ck_assert_int_eq(dmr_be_progress(be, t0 + d - 1), -1);
+	ck_assert_int_eq(dmr_be_poll(be, 0, &wc, 1), 0);
+	ck_assert_uint_le(dmr_test_sim_time(be), t0 + d - 1);
+	dmr_be_stats(be, &st);
+	ck_assert_uint_eq(st.events, 2);
+	/* then it, at the same time, counted */
+	ck_assert_int_eq(dmr_be_progress(be, t0 + d), 0);
+	ck_assert_int_eq(dmr_be_poll(be, 0, &wc, 1), 1);
+	ck_assert_uint_eq(wc.wr_id, 9);
+	ck_assert_uint_eq(dmr_test_sim_time(be), t0 + d);
+	dmr_be_stats(be, &st);
+	ck_assert_uint_eq(st.events, 3);
+	dmr_be_close(be);
+}
+END_TEST
+
 START_TEST(read_64k_stream_bandwidth)
 {
 	double g = dmr_probe_read_stream_gbps(4096, 65536, 16, 3000);
@@ -773,6 +815,7 @@ int main(void)
 	tcase_add_test(tc, eventq_interleaved_matches_reference);
 	tcase_add_test(tc, eventq_tie_across_wheel_and_heap);
 	tcase_add_test(tc, idle_read_rtt_matches_profile);
+	tcase_add_test(tc, completion_waits_for_progress_bound);
 	tcase_add_test(tc, read_64k_stream_bandwidth);
 	tcase_add_test(tc, read_stream_respects_wire_ceiling_every_mtu);
 	tcase_add_test(tc, same_address_cas_saturates_at_profile_rate);
