@@ -20,6 +20,7 @@
 typedef struct vctx {
 	const dmr_trace_hdr_t *h;
 	dmr_wl_read_func_t read;
+	dmr_wl_absent_func_t absent; /* may be NULL */
 	void *arg;
 	dmr_verify_result_t *res;
 	dmr_err_t *err;
@@ -53,6 +54,16 @@ static dmr_status_t v_read(vctx_t *v, int table, uint64_t slot, const uint64_t *
 				   dmr_status_string((dmr_status_t)rc));
 	*present_p = rc > 0;
 	return DMR_OK;
+}
+
+/* How many of the `most` slots from `slot` on (towards dir) are known
+ * absent: 0 when not known (workload.h dmr_wl_absent_func_t). */
+static uint64_t v_absent(vctx_t *v, int table, uint64_t slot, int dir, uint64_t most)
+{
+	if (!v->absent)
+		return 0;
+	uint64_t k = v->absent(v->arg, table, slot, dir);
+	return k < most ? k : most;
 }
 
 /* Index of table `name` with at least `words` payload words, or -1 (err set). */
@@ -151,6 +162,11 @@ static dmr_status_t tpcc_c23(vctx_t *v, int td, int to, int tno, uint64_t dists,
 		}
 		next = (int64_t)p[DMR_TPCC_D_NEXT_O_ID];
 		for (uint64_t o = cap; o-- > 0;) {
+			uint64_t k = v_absent(v, to, dmr_tpcc_order_slot(dist, o, cap), -1, o + 1);
+			if (k) { /* slots o, o - 1, ..., o - k + 1 absent */
+				o -= k - 1;
+				continue;
+			}
 			if ((st = v_read(v, to, dmr_tpcc_order_slot(dist, o, cap), &p, &present)) !=
 			    DMR_OK)
 				return st;
@@ -160,6 +176,12 @@ static dmr_status_t tpcc_c23(vctx_t *v, int td, int to, int tno, uint64_t dists,
 			}
 		}
 		for (uint64_t o = 0; o < cap; o++) {
+			uint64_t k =
+			    v_absent(v, tno, dmr_tpcc_order_slot(dist, o, cap), 1, cap - o);
+			if (k) { /* slots o .. o + k - 1 absent */
+				o += k - 1;
+				continue;
+			}
 			if ((st = v_read(v, tno, dmr_tpcc_order_slot(dist, o, cap), &p,
 					 &present)) != DMR_OK)
 				return st;
@@ -411,10 +433,11 @@ static dmr_status_t verify_tatp(vctx_t *v)
 	return DMR_OK;
 }
 
-dmr_status_t dmr_wl_verify(const dmr_trace_hdr_t *hdr, dmr_wl_read_func_t read, void *arg,
-			   int64_t committed_xv, dmr_verify_result_t *res, dmr_err_t *err)
+dmr_status_t dmr_wl_verify(const dmr_trace_hdr_t *hdr, dmr_wl_read_func_t read,
+			   dmr_wl_absent_func_t absent, void *arg, int64_t committed_xv,
+			   dmr_verify_result_t *res, dmr_err_t *err)
 {
-	vctx_t v = {hdr, read, arg, res, err, committed_xv};
+	vctx_t v = {hdr, read, absent, arg, res, err, committed_xv};
 	dmr_status_t st;
 
 	memset(res, 0, sizeof(*res));
