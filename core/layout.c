@@ -295,6 +295,10 @@ int dmr_layout_load_range(const dmr_layout_t *l, uint32_t mn, uint64_t off, uint
 			continue;
 		uint64_t s = off >= w0 + 8 ? (off - w0 - 8) / t->rec_bytes : 0;
 		for (uint64_t w = w0 + s * t->rec_bytes; w < wend && w < end; w += t->rec_bytes) {
+			if (w >= off && w + 8 <= end) { /* the whole word: one store */
+				memcpy(dst + (w - off), vb, 8);
+				continue;
+			}
 			if (w + 8 <= off)
 				continue;
 			uint64_t lo = w > off ? w : off, hi = w + 8 < end ? w + 8 : end;
