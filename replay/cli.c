@@ -4,7 +4,9 @@
  * (roles.h); the human summary and exit status come from results.h.
  * The run holds its --out (dmr_sweepdir_lock, sweepdir.h) from before it
  * starts until it exits, and never writes over finished results
- * (dmr_roles_clear_earlier, roles.h: refused, or moved with --force).
+ * (dmr_roles_earlier_refused, roles.h: refused up front, or moved with
+ * --force by dmr_roles_clear_earlier once the run is set up and sure to
+ * start: dmr_replay_opts_t.on_start).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -1047,6 +1049,19 @@ static void print_cluster(const dmr_replay_result_t *r, int isolation, uint32_t 
 	}
 }
 
+/* dmr_replay_opts_t.on_start of a run: --out's earlier files moved aside
+ * (dmr_roles_clear_earlier) now that the run is sure to start. */
+static dmr_status_t run_on_start(void *arg, dmr_err_t *err)
+{
+	const run_args_t *a = arg;
+	if (dmr_roles_clear_earlier(a->o.out_dir, "dmreplay run", a->force, NULL, 0) != 0)
+		return dmr_err_set(err, DMR_ERR_IO,
+				   "--out %s: the files of an earlier run could not be moved "
+				   "aside (above): nothing was run",
+				   a->o.out_dir);
+	return DMR_OK;
+}
+
 /* The run, with its --out locked (dmr_replay_main). */
 static int run_locked(run_args_t *ap)
 {
@@ -1057,10 +1072,15 @@ static int run_locked(run_args_t *ap)
 			o->cns = 2;
 		return dmr_roles_launch(o, a.config, a.cns_given, a.deadline, a.force);
 	}
-	/* finished results are never overwritten; other leftovers are moved */
-	int erc = dmr_roles_clear_earlier(o->out_dir, "dmreplay run", a.force, NULL, 0);
+	/* finished results are never overwritten: refused now without
+	 * --force; they and other leftovers are moved aside only once the
+	 * run is sure to start (run_on_start): a refused run leaves --out
+	 * as it was */
+	int erc = dmr_roles_earlier_refused(o->out_dir, "dmreplay run", a.force);
 	if (erc)
 		return erc;
+	o->on_start = run_on_start;
+	o->on_start_arg = &a;
 	dmr_replay_result_t r;
 	dmr_err_t err = {{0}};
 	dmr_status_t st = dmr_replay_run(o, &r, &err);

@@ -1133,6 +1133,11 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 						: DMR_PROGRESS_AUTO,
 				  "run", "txns", total);
 	}
+	/* set up: from here on the run writes its results (partial when it
+	 * fails); the caller's last word before that (run: an earlier run's
+	 * files are moved aside now, not before a refusal) */
+	if (o->on_start && (st = o->on_start(o->on_start_arg, err)) != DMR_OK)
+		goto out_ctx;
 	double loop0 = dmr_wall_s();
 	uint64_t tend;
 	int64_t start_sum; /* START carries no value */

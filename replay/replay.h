@@ -28,6 +28,9 @@
 #define DMR_REPLAY_WINDOW_MS_MAX 3600000.0
 #define DMR_REPLAY_TS_MAX_ROWS 1000000u
 
+/* See dmr_replay_opts_t.on_start. */
+typedef dmr_status_t (*dmr_replay_start_func_t)(void *arg, dmr_err_t *err);
+
 typedef struct dmr_replay_opts {
 	const char *trace; /* trace file */
 	/* its binary cache (traces/trace.h): default (zero) beside the CSV;
@@ -131,6 +134,14 @@ typedef struct dmr_replay_opts {
 	 * those no WR wrote (replay/mnread.c computes their records from the
 	 * layout otherwise); no option sets it: tests compare both */
 	int verify_read_all;
+	/* Called once, with on_start_arg, when every check and the set-up have
+	 * passed: the run is sure to start and nothing is in out_dir yet (NULL:
+	 * none). Anything else than DMR_OK ends the run there with that
+	 * status (err filled by the hook), nothing written. `run` moves an
+	 * earlier run's files aside in it (replay/cli.c), so that a refused
+	 * run leaves --out as it was. */
+	dmr_replay_start_func_t on_start;
+	void *on_start_arg;
 } dmr_replay_opts_t;
 
 void dmr_replay_opts_default(dmr_replay_opts_t *o);

@@ -117,6 +117,14 @@ int dmr_roles_spawn_wait(const char *pfx, uint32_t n, char **const argvs[],
 int dmr_roles_clear_earlier(const char *dir, const char *pfx, int force, char *moved,
 			    size_t movedlen);
 
+/*
+ * The check of dmr_roles_clear_earlier alone, nothing moved: 2 (the message,
+ * prefixed pfx, printed) when dir holds finished results and !force, or dir
+ * cannot be read; else 0. A run takes it up front and moves the files only
+ * once it is sure to start (run, kv run: a refused run leaves dir as it was).
+ */
+int dmr_roles_earlier_refused(const char *dir, const char *pfx, int force);
+
 struct dmr_replay_opts;
 /* force: see dmr_roles_clear_earlier (run's --force). The trace is checked
  * (readable, header, footprint <= the config's mr_size) on both paths before

@@ -43,43 +43,73 @@ static int run_entry(const char *name)
 	return strcmp(p, ".csv") == 0 || strcmp(p, ".csv.tmp") == 0;
 }
 
-int dmr_roles_clear_earlier(const char *dir, const char *pfx, int force, char *moved,
-			    size_t movedlen)
+/* Scan dir: *any = 1 when it holds entries of an earlier run; fin = the
+ * path of finished results among them ("" when none). 2 when dir cannot
+ * be read (the message printed), else 0. */
+static int scan_earlier(const char *dir, const char *pfx, int *any, char *fin, size_t finlen)
 {
-	if (moved && movedlen)
-		moved[0] = 0;
 	DIR *d = opendir(dir);
 	if (!d) {
 		fprintf(stderr, "%s: error: --out %s: %s\n", pfx, dir, strerror(errno));
 		return 2;
 	}
-	char fin[1600] = "", p[1400];
-	int any = 0;
+	char p[1400];
+	*any = 0;
+	fin[0] = 0;
 	struct dirent *de;
 	while ((de = readdir(d))) {
 		if (!run_entry(de->d_name))
 			continue;
-		any = 1;
+		*any = 1;
 		struct stat sb;
 		if (!fin[0] && strcmp(de->d_name, "summary.csv") == 0)
-			snprintf(fin, sizeof(fin), "%s/summary.csv", dir);
+			snprintf(fin, finlen, "%s/summary.csv", dir);
 		snprintf(p, sizeof(p), "%s/%s/summary.csv", dir, de->d_name);
 		if (!fin[0] && strncmp(de->d_name, "cn", 2) == 0 && stat(p, &sb) == 0)
-			snprintf(fin, sizeof(fin), "%s", p);
+			snprintf(fin, finlen, "%s", p);
 	}
-	if (!any) {
-		closedir(d);
-		return 0;
-	}
-	if (fin[0] && !force) {
-		closedir(d);
-		fprintf(stderr,
-			"%s: error: --out %s holds the finished results of an earlier run (%s): "
-			"give a new --out, or --force to move that run's files to %s/earlier-N/ "
-			"first (nothing is deleted)\n",
-			pfx, dir, fin, dir);
+	closedir(d);
+	return 0;
+}
+
+static int refuse_finished(const char *dir, const char *pfx, const char *fin)
+{
+	fprintf(stderr,
+		"%s: error: --out %s holds the finished results of an earlier run (%s): "
+		"give a new --out, or --force to move that run's files to %s/earlier-N/ "
+		"first (nothing is deleted)\n",
+		pfx, dir, fin, dir);
+	return 2;
+}
+
+int dmr_roles_earlier_refused(const char *dir, const char *pfx, int force)
+{
+	char fin[1600];
+	int any = 0;
+	int rc = scan_earlier(dir, pfx, &any, fin, sizeof(fin));
+	if (rc == 0 && fin[0] && !force)
+		rc = refuse_finished(dir, pfx, fin);
+	return rc;
+}
+
+int dmr_roles_clear_earlier(const char *dir, const char *pfx, int force, char *moved,
+			    size_t movedlen)
+{
+	if (moved && movedlen)
+		moved[0] = 0;
+	char fin[1600];
+	int any = 0;
+	int src = scan_earlier(dir, pfx, &any, fin, sizeof(fin));
+	if (src != 0 || !any)
+		return src;
+	if (fin[0] && !force)
+		return refuse_finished(dir, pfx, fin);
+	DIR *d = opendir(dir);
+	if (!d) {
+		fprintf(stderr, "%s: error: --out %s: %s\n", pfx, dir, strerror(errno));
 		return 2;
 	}
+	struct dirent *de;
 	char to[1200];
 	int n;
 	for (n = 1; n < 100000; n++) {
@@ -92,7 +122,6 @@ int dmr_roles_clear_earlier(const char *dir, const char *pfx, int force, char *m
 			return 2;
 		}
 	}
-	rewinddir(d);
 	int rc = 0;
 	while ((de = readdir(d))) {
 		if (!run_entry(de->d_name))

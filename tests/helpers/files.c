@@ -4,6 +4,7 @@
 #include "helpers/files.h"
 
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
 #include <ftw.h>
 #include <limits.h>
@@ -108,4 +109,41 @@ void dmr_test_assert_same_file(const char *dir1, const char *dir2, const char *n
 	ck_assert_msg(n1 == n2 && memcmp(t1, t2, n1) == 0, "%s and %s differ", p1, p2);
 	free(t1);
 	free(t2);
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+char *dmr_test_dir_listing(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return NULL;
+	char **v = NULL;
+	size_t n = 0, len = 1;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		char **nv = realloc(v, (n + 1) * sizeof(*v));
+		ck_assert_ptr_nonnull(nv);
+		v = nv;
+		v[n] = strdup(de->d_name);
+		ck_assert_ptr_nonnull(v[n]);
+		len += strlen(v[n++]) + 1;
+	}
+	closedir(d);
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_names);
+	char *s = malloc(len), *p = s;
+	ck_assert_ptr_nonnull(s);
+	*p = 0;
+	for (size_t i = 0; i < n; i++) {
+		p += sprintf(p, "%s\n", v[i]);
+		free(v[i]);
+	}
+	free(v);
+	return s;
 }

@@ -39,4 +39,10 @@ void dmr_test_assert_same_file(const char *dir1, const char *dir2, const char *n
  * could not be removed. */
 int dmr_test_rmtree(const char *dir);
 
+/* What dir holds, one level, dot files included (not . and ..): the names
+ * sorted, each followed by '\n' ("" when empty), malloc'ed; NULL when dir
+ * cannot be read. A refused run leaves it as it was: compare before and
+ * after. */
+char *dmr_test_dir_listing(const char *dir);
+
 #endif

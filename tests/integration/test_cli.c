@@ -1048,6 +1048,68 @@ START_TEST(test_out_lock)
 }
 END_TEST
 
+/* Trial of session 13: `run --force` moved a finished run's files to
+ * earlier-1/ before its checks, so a run refused at set-up (exit 2) left
+ * DIR without its summary.csv. Now they move only once the run is set up
+ * and sure to start: each refused run leaves DIR exactly as it was. */
+START_TEST(test_force_refused_keeps_out)
+{
+	char base[PATH_MAX], dir[PATH_MAX];
+	base_trace(base, sizeof(base));
+	dmr_test_run_t r =
+	    run_into(dir, sizeof(dir), "out-force-refused", base, NULL, NULL, NULL, NULL);
+	dmr_test_run_ok(&r);
+	dmr_test_run_free(&r);
+	size_t ls = 0;
+	char *sum = read_in(dir, "summary.csv", &ls), *before = dmr_test_dir_listing(dir);
+	ck_assert_ptr_nonnull(sum);
+	ck_assert_ptr_nonnull(before);
+	ck_assert_ptr_nonnull(strstr(before, "summary.csv\n"));
+	static const struct {
+		const char *a[4], *why;
+	} refused[] = {
+	    {{"--cn-cache", "nosuch", NULL, NULL}, "'nosuch' is not a table of the trace"},
+	    {{"--mr-size", "1", NULL, NULL}, "larger than --mr-size 1 bytes"},
+	    {{"--index", "hash", "--index-buckets", "1"}, "--index-buckets 1"},
+	    {{"--threads", "2000", NULL, NULL}, "workers 2000 out of range"},
+	    {{"--backend", "verbs", NULL, NULL}, "verbs"},
+	};
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		dmr_test_path(dir, sizeof(dir), "out-force-refused");
+		r = dmr_test_dmr("run", "--trace", base, SMALL, "--quiet", "--out", dir, "--force",
+				 refused[i].a[0], refused[i].a[1], refused[i].a[2], refused[i].a[3],
+				 NULL);
+		ck_assert_msg(r.status == 2, "%s: exit %d, want 2:\n%s", refused[i].a[0], r.status,
+			      r.err);
+		assert_has(&r, refused[i].why);
+		ck_assert_msg(!strstr(r.err, "earlier-1"), "%s: %s", refused[i].a[0], r.err);
+		dmr_test_run_free(&r);
+		char *after = dmr_test_dir_listing(dir);
+		ck_assert_ptr_nonnull(after);
+		ck_assert_msg(strcmp(before, after) == 0, "%s: --out changed:\n%s\nnow:\n%s",
+			      refused[i].a[0], before, after);
+		free(after);
+		size_t ls2 = 0;
+		char *sum2 = read_in(dir, "summary.csv", &ls2);
+		ck_assert(sum2 && ls == ls2 && memcmp(sum, sum2, ls) == 0);
+		free(sum2);
+	}
+	/* a run that starts: now the earlier files move, whole */
+	r = run_into(dir, sizeof(dir), "out-force-refused", base, "--force", NULL, NULL, NULL);
+	dmr_test_run_ok(&r);
+	dmr_test_run_free(&r);
+	char dir1[PATH_MAX + 16];
+	snprintf(dir1, sizeof(dir1), "%s/earlier-1", dir);
+	size_t ls3 = 0;
+	char *sum3 = read_in(dir1, "summary.csv", &ls3);
+	ck_assert(sum3 && ls == ls3 && memcmp(sum, sum3, ls) == 0);
+	ck_assert(!exists(dir, "earlier-2"));
+	free(sum3);
+	free(sum);
+	free(before);
+}
+END_TEST
+
 /* The base trace with an unknown op on a row in its middle, into `name`: a
  * run meets it mid-run (a truncated trace is refused at open since issue
  * #15 D19, before the run) */
@@ -1380,6 +1442,7 @@ static Suite *cli_suite(void)
 	tcase_add_test(tc, test_suffixes_agree);
 	tcase_add_test(tc, test_no_overwrite);
 	tcase_add_test(tc, test_out_lock);
+	tcase_add_test(tc, test_force_refused_keeps_out);
 	tcase_add_test(tc, test_help);
 	tcase_add_test(tc, test_launcher_earlier_results);
 	tcase_add_test(tc, test_launcher_config_checks);
