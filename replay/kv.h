@@ -111,6 +111,14 @@ typedef struct dmr_kv_opts {
 	double timeout_s;      /* longest wait for an RPC answer or a completion */
 	uint64_t test_corrupt; /* tests: id + 1 of a block whose put flips its first
 				  byte (threaded; the next get of it must fail) */
+	/* Called once, with on_start_arg, when the checks and the set-up
+	 * (pool, backend, transfers) have passed: the run is sure to start
+	 * and nothing is in out_dir yet (NULL: none). Anything else than
+	 * DMR_OK ends the run there with that status (err filled by the
+	 * hook), nothing written. `kv run` moves an earlier run's files aside
+	 * in it (replay/kv/cli.c): a refused run leaves --out as it was. */
+	dmr_status_t (*on_start)(void *arg, dmr_err_t *err);
+	void *on_start_arg;
 } dmr_kv_opts_t;
 
 void dmr_kv_opts_default(dmr_kv_opts_t *o);
@@ -173,6 +181,15 @@ typedef struct dmr_kv_result {
  * DMR_ERR_INTERRUPTED, DMR_ERR_NOMEM. The backend's own open errors.
  */
 dmr_status_t dmr_kv_run(const dmr_kv_opts_t *o, dmr_kv_result_t *res, dmr_err_t *err);
+
+/*
+ * The checks dmr_kv_run makes before it creates out_dir, alone: the
+ * options, the trace's header and trailer (dmr_kv_trace_open: a cut trace,
+ * one without requests or without blocks is refused) and the work (--slice
+ * against DMR_KV_MAX_SLICES). No file is created. `kv run` calls it before
+ * it creates and locks --out. Errors as dmr_kv_run's before its run.
+ */
+dmr_status_t dmr_kv_check(const dmr_kv_opts_t *o, dmr_err_t *err);
 
 /*
  * Up-front check of an output directory (dir NULL: nothing to check):

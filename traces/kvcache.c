@@ -499,6 +499,7 @@ struct dmr_kv_reader {
 	uint32_t bcap;
 	uint64_t next_index, nblocks_total, prev_t;
 	int done;
+	int trailer; /* 1: h.end_requests, h.end_blocks read at open */
 };
 
 static ssize_t rd_line(dmr_kv_reader_t *r)
@@ -568,6 +569,7 @@ static int kv_read_trailer(dmr_kv_reader_t *r)
 		return -1;
 	r->h.end_requests = a;
 	r->h.end_blocks = b;
+	r->trailer = 1;
 	return 0;
 }
 
@@ -673,6 +675,30 @@ dmr_status_t dmr_kv_trace_open(const char *path, dmr_kv_reader_t **r_p, dmr_err_
 				 path);
 		goto fail;
 	}
+	/* a trace that requests no block has no hit ratio (0 / 0): refused
+	 * here, before a run, when the trailer was read (a regular file; else
+	 * dmr_kv_trace_next refuses it at the trailer) */
+	if (r->trailer && (r->h.end_requests == 0 || r->h.end_blocks == 0)) {
+		uint64_t at = r->lineno + 1; /* the trailer's line when no request precedes it */
+		if (r->h.end_requests == 0 && rd_line(r) >= 0 && r->line[0] != '#')
+			st = dmr_err_set(err, DMR_ERR_PARSE,
+					 "%s:%" PRIu64
+					 ": a request, but the trailer '# end 0 %" PRIu64
+					 "' (the last line) says the file has none",
+					 path, at, r->h.end_blocks);
+		else if (r->h.end_requests == 0)
+			st = dmr_err_set(err, DMR_ERR_PARSE,
+					 "%s:%" PRIu64 ": no requests: an empty trace has no hit "
+					 "ratio (refused)",
+					 path, at);
+		else
+			st = dmr_err_set(err, DMR_ERR_PARSE,
+					 "%s: trailer '# end %" PRIu64 " 0' (the last line): its "
+					 "requests request no blocks (every input_tokens is 0): a "
+					 "trace without blocks has no hit ratio (refused)",
+					 path, r->h.end_requests);
+		goto fail;
+	}
 	*r_p = r;
 	return DMR_OK;
 fail:
@@ -711,6 +737,13 @@ dmr_status_t dmr_kv_trace_next(dmr_kv_reader_t *r, dmr_kv_req_t *req, dmr_err_t 
 					   "%s:%" PRIu64 ": no requests: an empty trace has no hit "
 					   "ratio (refused)",
 					   r->path, r->lineno);
+		if (b == 0 && a == r->next_index && r->nblocks_total == 0)
+			return dmr_err_set(err, DMR_ERR_PARSE,
+					   "%s:%" PRIu64 ": trailer '# end %" PRIu64
+					   " 0': its requests request no blocks (every "
+					   "input_tokens is 0): a trace without blocks has no hit "
+					   "ratio (refused)",
+					   r->path, r->lineno, a);
 		if (a != r->next_index || b != r->nblocks_total)
 			return dmr_err_set(
 			    err, DMR_ERR_PARSE,

@@ -10,13 +10,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "../../core/base/fs.h"
 #include "../../core/base/opt.h"
 #include "../../traces/kvops.h"
 #include "../roles.h"
 #include "../setup.h"
+#include "../sweepdir.h"
 #include "../kvstore.h"
 #include "../../core/loop.h"
 #include "kv_impl.h"
@@ -579,6 +582,93 @@ static int kv_run_opt(int ch, const char *name, const char *arg, dmr_kv_opts_t *
 	}
 }
 
+/* The summary of a run (kv run, kv mn, kv cn), its error: the exit status. */
+static int kv_run_report(const dmr_kv_opts_t *o, const kv_proc_args_t *a, const dmr_kv_result_t *r,
+			 const dmr_err_t *err, dmr_status_t st)
+{
+	/* --quiet: nothing on stdout, a partial run's summary neither (its
+	 * files say PARTIAL; the error line says why), as `run --quiet` */
+	if ((st == DMR_OK || r->partial) && !o->quiet && (r->requests || st == DMR_OK))
+		dmr_kv_print(r, stdout);
+	if (st != DMR_OK) {
+		fprintf(stderr, "dmreplay %s: error: %s\n", a->cmd, err->msg);
+		return dmr_exit_status(st);
+	}
+	if (!o->quiet && o->out_dir)
+		printf("  results        %s/summary.csv, %s/timeseries.csv\n", o->out_dir,
+		       o->out_dir);
+	return 0;
+}
+
+/* --force of `kv run` (taken out of argv by kv_run_one, read by
+ * dmr_kv_out_claim and kv_on_start). */
+static int kv_force;
+
+/* dmr_kv_opts_t.on_start of kv run: --out's earlier files moved aside
+ * (dmr_roles_clear_earlier) now that the run is sure to start. */
+static dmr_status_t kv_on_start(void *arg, dmr_err_t *err)
+{
+	const char *out = arg;
+	if (dmr_roles_clear_earlier(out, "dmreplay kv run", kv_force, NULL, 0) != 0)
+		return dmr_err_set(err, DMR_ERR_IO,
+				   "--out %s: the files of an earlier run could not be moved "
+				   "aside (above): nothing was run",
+				   out);
+	return DMR_OK;
+}
+
+/* kv run (one process, or the --procs launcher): the trace and the options
+ * checked before --out is made; --out made and held (DIR/.dmr-lock, as
+ * `run`: a second run into it is refused at once) for as long as the run
+ * runs; finished results in it refused without --force, and moved aside
+ * (with --force; an unfinished run's files without) only once the run is
+ * set up and sure to start. A refused run (exit 2) leaves --out as it was:
+ * the directories it made and the lock file it made go again. */
+static int kv_run_one_locked(int argc, char **argv, dmr_kv_opts_t *o, kv_proc_args_t *a)
+{
+	dmr_err_t err = {{0}};
+	dmr_status_t st = dmr_kv_check(o, &err);
+	if (st != DMR_OK) {
+		fprintf(stderr, "dmreplay %s: error: %s\n", a->cmd, err.msg);
+		return dmr_exit_status(st);
+	}
+	/* what the run makes of --out's path, removed when it is refused */
+	unsigned made = dmr_dirs_missing(o->out_dir);
+	if ((st = dmr_kv_out_check(o->out_dir, &err)) != DMR_OK) {
+		fprintf(stderr, "dmreplay %s: error: %s\n", a->cmd, err.msg);
+		dmr_rmdir_made(o->out_dir, made);
+		return dmr_exit_status(st);
+	}
+	char lk[PATH_MAX + 16], lmsg[1400];
+	struct stat sb;
+	snprintf(lk, sizeof(lk), "%s/.dmr-lock", o->out_dir);
+	int had_lock = lstat(lk, &sb) == 0;
+	int lockfd = dmr_sweepdir_lock(o->out_dir, lmsg, sizeof(lmsg), NULL);
+	if (lockfd < 0) {
+		fprintf(stderr, "dmreplay %s: error: --out %s\n", a->cmd, lmsg);
+		return 2; /* another run's directory: nothing of it touched */
+	}
+	int rc;
+	if (a->procs || a->config) {
+		/* the launcher: its children write into --out */
+		rc = dmr_kv_out_claim(o->out_dir);
+		if (rc == 0)
+			rc = kv_launch(argc, argv, o, a);
+	} else if ((rc = dmr_roles_earlier_refused(o->out_dir, "dmreplay kv run", kv_force)) == 0) {
+		o->on_start = kv_on_start;
+		o->on_start_arg = (void *)o->out_dir;
+		dmr_kv_result_t r;
+		st = dmr_kv_run(o, &r, &err);
+		rc = kv_run_report(o, a, &r, &err, st);
+	}
+	if (rc == 2 && !had_lock) /* refused: the lock file this run made goes */
+		unlink(lk);
+	close(lockfd);
+	if (rc == 2 && made) /* refused: the directories it made (kept when not empty) */
+		dmr_rmdir_made(o->out_dir, made);
+	return rc;
+}
+
 static int kv_run_main(int argc, char **argv, int mode)
 {
 	static const struct option opts[] = {{"trace", required_argument, 0, O_TRACE},
@@ -663,39 +753,13 @@ static int kv_run_main(int argc, char **argv, int mode)
 	    dmr_replay_backend_opts_check(
 		a.cmd, o.backend, saw[1] ? "--device, --port or --gid-index" : NULL, saw[3]) != 0)
 		return 2;
-	/* a finished run in --out is never overwritten (--force moves it) */
-	int crc;
-	if (mode == KVM_ONE && (crc = dmr_kv_out_claim(o.out_dir)) != 0)
-		return crc;
-	if (mode == KVM_ONE && (a.procs || a.config))
-		return kv_launch(argc, argv, &o, &a);
-	/* what the run makes of --out's path, removed when it is refused */
-	unsigned made = mode == KVM_ONE ? dmr_dirs_missing(o.out_dir) : 0;
+	if (mode == KVM_ONE)
+		return kv_run_one_locked(argc, argv, &o, &a);
 	dmr_kv_result_t r;
 	dmr_err_t err = {{0}};
 	dmr_status_t st;
-	if (mode != KVM_ONE) {
-		int rc = kv_proc_run(&o, &a, &r, &err, &st);
-		if (rc >= 0)
-			return rc;
-	} else {
-		st = dmr_kv_run(&o, &r, &err);
-	}
-	/* --quiet: nothing on stdout, a partial run's summary neither (its
-	 * files say PARTIAL; the error line says why), as `run --quiet` */
-	if ((st == DMR_OK || r.partial) && !o.quiet && (r.requests || st == DMR_OK))
-		dmr_kv_print(&r, stdout);
-	if (st != DMR_OK) {
-		fprintf(stderr, "dmreplay %s: error: %s\n", a.cmd, err.msg);
-		int rc = dmr_exit_status(st);
-		if (rc == 2 && made) /* refused: nothing of it written (else kept) */
-			dmr_rmdir_made(o.out_dir, made);
-		return rc;
-	}
-	if (!o.quiet && o.out_dir)
-		printf("  results        %s/summary.csv, %s/timeseries.csv\n", o.out_dir,
-		       o.out_dir);
-	return 0;
+	int rc = kv_proc_run(&o, &a, &r, &err, &st);
+	return rc >= 0 ? rc : kv_run_report(&o, &a, &r, &err, st);
 }
 
 /* ---- kv bench ----------------------------------------------------------- */
@@ -826,10 +890,6 @@ static const char *arg_of(int argc, char **argv, const char *name, int *has_flag
 	}
 	return NULL;
 }
-
-/* --force of `kv run` (taken out of argv by kv_run_one, read by
- * dmr_kv_out_claim). */
-static int kv_force;
 
 int dmr_kv_out_claim(const char *out)
 {

@@ -221,6 +221,17 @@ dmr_status_t kv_run_common(const dmr_kv_opts_t *o, const kv_proc_t *P, dmr_kv_re
 	return st;
 }
 
+dmr_status_t dmr_kv_check(const dmr_kv_opts_t *o, dmr_err_t *err)
+{
+	dmr_kv_reader_t *rd = NULL;
+	dmr_status_t st = kv_check_opts(o, err);
+	if (st == DMR_OK && (st = dmr_kv_trace_open(o->trace, &rd, err)) == DMR_OK) {
+		st = kv_check_work(o, dmr_kv_trace_header(rd), err);
+		dmr_kv_trace_close(rd);
+	}
+	return st;
+}
+
 dmr_status_t dmr_kv_run(const dmr_kv_opts_t *o, dmr_kv_result_t *res, dmr_err_t *err)
 {
 	return kv_run_common(o, NULL, res, err);

@@ -393,6 +393,10 @@ dmr_status_t kv_run_sim(kv_t *k, dmr_kv_result_t *res, double w0)
 	dmr_sig_saved_t saved;
 	dmr_sig_install(&saved);
 	dmr_status_t st = sim_setup(k, &m);
+	/* set up: the caller's last word before the run (kv run: an earlier
+	 * run's files are moved aside now, not before a refusal) */
+	if (st == DMR_OK && o->on_start)
+		st = o->on_start(o->on_start_arg, k->err);
 	if (st != DMR_OK)
 		goto out;
 	/* from here on, results are written (partial when the run fails) */

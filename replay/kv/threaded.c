@@ -496,6 +496,10 @@ dmr_status_t kv_run_threaded(kv_t *k, dmr_kv_result_t *res, double w0, const kv_
 	    ((st = kv_cn_barrier(T, DMR_BE_BARRIER_START, 0, k->err)) != DMR_OK ||
 	     (st = kv_cn_check_geom(T, gp, P->barrier_s, k->err)) != DMR_OK))
 		goto out;
+	/* set up: the caller's last word before the run (kv run: an earlier
+	 * run's files are moved aside now, not before a refusal) */
+	if (o->on_start && (st = o->on_start(o->on_start_arg, k->err)) != DMR_OK)
+		goto out;
 	dmr_sig_saved_t saved;
 	dmr_sig_install(&saved);
 	st = kvt_go(T, c, &started);

@@ -19,12 +19,14 @@
 #include <check.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -332,6 +334,9 @@ static const struct {
     {"0,0,1024,1,2,7\n# end 1 2\n", ":5: column 'blocks': expected 2"},
     {"0,0,512,1,1,7\n# end 1 1\n0,0,512,1,1,7\n", "or something follows its trailer)"},
     {"# end 0 0\n", ":5: no requests: an empty trace has no hit ratio"},
+    {"0,0,0,1,0,\n# end 1 0\n", "its requests request no blocks"},
+    {"0,0,0,1,0,\n1,0,0,1,0,\n# end 2 0\n", "trailer '# end 2 0' (the last line)"},
+    {"0,0,512,1,1,7\n# end 0 0\n", ":5: a request, but the trailer '# end 0 0'"},
 };
 
 START_TEST(test_reader_refuses)
@@ -1498,6 +1503,166 @@ START_TEST(test_results_consistency)
 }
 END_TEST
 
+/* ---- --out: held, and left as it was by a refused run ---------------------- */
+
+/* The trial of session 13: `kv run` refused a trace without requests (or
+ * one that requests no block: a 0 / 0 hit ratio reported as 0.000000,
+ * complete) only once it met its trailer, after --out and
+ * summary.partial.csv were made. Now dmr_kv_trace_open refuses both (a
+ * regular file's trailer is read at open), and kv run makes no --out. */
+START_TEST(test_no_blocks_refused_at_open)
+{
+	char e[600], z[600], jl[600], zk[600], out[600], line[2400], err[4096];
+	dmr_test_path(e, sizeof(e), "e.kv");
+	dmr_test_path(z, sizeof(z), "z.kv");
+	char text[1024];
+	snprintf(text, sizeof(text), "%s# end 0 0\n", kv_hdr);
+	dmr_test_write_file(e, text);
+	snprintf(text, sizeof(text), "%s0,0,0,1,0,\n1,5,0,2,0,\n# end 2 0\n", kv_hdr);
+	dmr_test_write_file(z, text);
+	dmr_kv_reader_t *r = NULL;
+	dmr_err_t er;
+	ck_assert_int_eq(dmr_kv_trace_open(e, &r, &er), DMR_ERR_PARSE);
+	ck_assert_msg(strstr(er.msg, "e.kv:5: no requests"), "%s", er.msg);
+	ck_assert_int_eq(dmr_kv_trace_open(z, &r, &er), DMR_ERR_PARSE);
+	ck_assert_msg(strstr(er.msg, "z.kv: trailer '# end 2 0'"), "%s", er.msg);
+	ck_assert_msg(strstr(er.msg, "request no blocks"), "%s", er.msg);
+	dmr_test_path(out, sizeof(out), "o-empty");
+	snprintf(line, sizeof(line), "kv run --trace %s --out %s", e, out);
+	ck_assert_int_eq(run_cli_err(line, err, sizeof(err)), 2);
+	ck_assert_msg(strstr(err, "no requests"), "%s", err);
+	ck_assert(!dmr_test_exists(out));
+	/* a Mooncake request without input tokens: kv gen converts it (a
+	 * valid trace of one request, no block), kv run refuses it */
+	dmr_test_path(jl, sizeof(jl), "len0.jsonl");
+	dmr_test_path(zk, sizeof(zk), "len0.kv");
+	dmr_test_write_file(
+	    jl,
+	    "{\"timestamp\": 0, \"input_length\": 0, \"output_length\": 1, \"hash_ids\": []}\n");
+	snprintf(line, sizeof(line), "kv gen --mooncake %s -o %s --quiet", jl, zk);
+	ck_assert_int_eq(run_cli(line), 0);
+	snprintf(line, sizeof(line), "kv run --trace %s --out %s", zk, out);
+	ck_assert_int_eq(run_cli_err(line, err, sizeof(err)), 2);
+	ck_assert_msg(strstr(err, "len0.kv: trailer '# end 1 0'"), "%s", err);
+	ck_assert_msg(!strstr(err, "hit ratio 0.000000"), "%s", err);
+	ck_assert(!dmr_test_exists(out));
+}
+END_TEST
+
+/* A finished kv run into out (sim, 40 requests of 4 KiB blocks): its
+ * summary.csv into *sum (malloc'ed), the listing of out into *list. */
+static void kv_finished_run(const char *kv, const char *out, char **sum, char **list)
+{
+	char in[600], line[2400], p[700];
+	fixture200(in, sizeof(in));
+	snprintf(line, sizeof(line),
+		 "kv gen --mooncake %s -o %s --block-bytes 4K --requests 40 --quiet", in, kv);
+	ck_assert_int_eq(run_cli(line), 0);
+	snprintf(line, sizeof(line), "kv run --trace %s --out %s --quiet --capacity 64K", kv, out);
+	ck_assert_int_eq(run_cli(line), 0);
+	snprintf(p, sizeof(p), "%s/summary.csv", out);
+	*sum = dmr_test_read_text(p);
+	ck_assert_ptr_nonnull(*sum);
+	*list = dmr_test_dir_listing(out);
+	ck_assert_ptr_nonnull(*list);
+	ck_assert_msg(strstr(*list, "summary.csv\n"), "%s", *list);
+}
+
+/* The trial of session 13: `kv run --force` moved a finished run's files
+ * to earlier-1/ before its checks, so a refused run (a cut trace, --capacity
+ * 1, --profile nope, --backend nope) left --out without its summary.csv.
+ * Now they move only once the run is set up and sure to start. */
+START_TEST(test_force_refused_keeps_out)
+{
+	char kv[600], cut[600], out[600], line[2400], err[4096], p[700];
+	dmr_test_path(kv, sizeof(kv), "f.kv");
+	dmr_test_path(cut, sizeof(cut), "f-cut.kv");
+	dmr_test_path(out, sizeof(out), "fout");
+	char *sum = NULL, *before = NULL;
+	kv_finished_run(kv, out, &sum, &before);
+	char *text = dmr_test_read_text(kv);
+	text[strlen(text) * 2 / 3] = 0; /* cut mid-file */
+	dmr_test_write_file(cut, text);
+	free(text);
+	static const struct {
+		const char *opt, *why;
+	} refused[] = {
+	    {"--capacity 1", "larger than a segment"},
+	    {"--profile nope", "profile 'nope'"},
+	    {"--backend nope", "--backend nope: unknown"},
+	    {NULL, "its last line is not the trailer"}, /* the cut trace */
+	};
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		snprintf(line, sizeof(line), "kv run --trace %s --out %s --quiet --force %s",
+			 refused[i].opt ? kv : cut, out, refused[i].opt ? refused[i].opt : "");
+		ck_assert_int_eq(run_cli_err(line, err, sizeof(err)), 2);
+		ck_assert_msg(strstr(err, refused[i].why), "%s: %s", line, err);
+		ck_assert_msg(!strstr(err, "earlier-1"), "%s: %s", line, err);
+		char *after = dmr_test_dir_listing(out);
+		ck_assert_msg(strcmp(before, after) == 0, "%s: --out changed:\n%s\nnow:\n%s", line,
+			      before, after);
+		free(after);
+		snprintf(p, sizeof(p), "%s/summary.csv", out);
+		char *now = dmr_test_read_text(p);
+		ck_assert_ptr_nonnull(now);
+		ck_assert_str_eq(now, sum);
+		free(now);
+	}
+	/* a run that starts: the earlier files move now, whole */
+	snprintf(line, sizeof(line), "kv run --trace %s --out %s --quiet --capacity 64K --force",
+		 kv, out);
+	ck_assert_int_eq(run_cli(line), 0);
+	snprintf(p, sizeof(p), "%s/earlier-1/summary.csv", out);
+	char *moved = dmr_test_read_text(p);
+	ck_assert_ptr_nonnull(moved);
+	ck_assert_str_eq(moved, sum);
+	free(moved);
+	free(sum);
+	free(before);
+}
+END_TEST
+
+/* The trial of session 13: two `kv run`s into one --out both ran, one
+ * silently overwrote the other's summary.csv (kv run took no lock). Now
+ * kv run holds --out (DIR/.dmr-lock, as run): a second is refused at once,
+ * naming the directory and the lock; and a refused run into a directory
+ * that had no lock file leaves none. */
+START_TEST(test_out_locked)
+{
+	char kv[600], out[600], line[2400], err[4096], lk[700], empty[600];
+	dmr_test_path(kv, sizeof(kv), "l.kv");
+	dmr_test_path(out, sizeof(out), "lout");
+	char *sum = NULL, *before = NULL;
+	kv_finished_run(kv, out, &sum, &before);
+	/* the run held its --out: the lock file is there */
+	ck_assert_msg(strstr(before, ".dmr-lock\n"), "%s", before);
+	/* another process holds the lock, as a running kv run does */
+	snprintf(lk, sizeof(lk), "%s/.dmr-lock", out);
+	int fd = open(lk, O_RDWR | O_CREAT, 0644);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(flock(fd, LOCK_EX | LOCK_NB), 0);
+	snprintf(line, sizeof(line), "kv run --trace %s --out %s --quiet --capacity 64K --force",
+		 kv, out);
+	ck_assert_int_eq(run_cli_err(line, err, sizeof(err)), 2);
+	ck_assert_msg(strstr(err, "another run holds this directory"), "%s", err);
+	ck_assert_msg(strstr(err, lk), "%s", err);
+	char *after = dmr_test_dir_listing(out);
+	ck_assert_str_eq(after, before);
+	free(after);
+	close(fd);
+	/* a refused run into an empty directory leaves it empty (no lock) */
+	dmr_test_path(empty, sizeof(empty), "lempty");
+	ck_assert_int_eq(mkdir(empty, 0777), 0);
+	snprintf(line, sizeof(line), "kv run --trace %s --out %s --quiet --capacity 1", kv, empty);
+	ck_assert_int_eq(run_cli(line), 2);
+	after = dmr_test_dir_listing(empty);
+	ck_assert_str_eq(after, "");
+	free(after);
+	free(sum);
+	free(before);
+}
+END_TEST
+
 static Suite *kv_suite(void)
 {
 	Suite *s = suite_create("kv");
@@ -1536,6 +1701,14 @@ static Suite *kv_suite(void)
 	tcase_add_test(tc, test_stall_is_a_failed_run);
 	tcase_add_test(tc, test_cli_work_bounds);
 	suite_add_tcase(s, tc);
+	/* --out held and kept (CK_RUN_CASE=kv-out runs these alone) */
+	TCase *to = tcase_create("kv-out");
+	tcase_add_checked_fixture(to, dmr_test_tmp_make, teardown);
+	tcase_set_timeout(to, 120);
+	tcase_add_test(to, test_no_blocks_refused_at_open);
+	tcase_add_test(to, test_force_refused_keeps_out);
+	tcase_add_test(to, test_out_locked);
+	suite_add_tcase(s, to);
 	return s;
 }
 
