@@ -31,6 +31,12 @@
 #define DMR_TRACE_MAX_ACTS 4   /* actions per operation */
 #define DMR_TRACE_MAX_TYPES 16 /* transaction types per trace */
 #define DMR_TRACE_NAME_MAX 32  /* names: at most 31 chars + NUL */
+/* The tables' bytes, ROWS x PAYLOAD_BYTES summed over all tables, at most
+ * 2^60 (1 EiB): a row count beyond it is refused on its '# table' line
+ * (field rows), so that the memory layout (record headers, alignment,
+ * version cells) never overflows 64 bits (a trial had got "rows x 24 bytes
+ * overflow" naming no file or line). */
+#define DMR_TRACE_TABLE_BYTES_MAX (1ull << 60)
 
 /* Operation kinds (FORMAT.md "op" column). */
 typedef enum dmr_trace_opkind {

@@ -524,6 +524,15 @@ static int rd_header_line(dmr_trace_reader_t *r, const char *s, size_t n, int *s
 			return rd_fail(r, line, "loaded", "bad loaded count '%.*s'",
 				       (int)(tn[3] > 40 ? 40 : tn[3]), tok[3]),
 			       -1;
+		uint64_t bytes = 0; /* the tables' bytes so far */
+		for (uint32_t i = 0; i < h->ntables; i++)
+			bytes += h->tables[i].rows * h->tables[i].payload_bytes;
+		if (rows > (DMR_TRACE_TABLE_BYTES_MAX - bytes) / payload)
+			return rd_fail(r, line, "rows",
+				       "%llu rows x %llu bytes overflow: the tables hold at "
+				       "most 2^60 bytes (rows x payload_bytes, all tables)",
+				       (unsigned long long)rows, (unsigned long long)payload),
+			       -1;
 		if (loaded > rows)
 			return rd_fail(r, line, "loaded", "loaded %llu > rows %llu",
 				       (unsigned long long)loaded, (unsigned long long)rows),

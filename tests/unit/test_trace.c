@@ -521,6 +521,11 @@ static const bad_case_t bad_hdrs[] = {
     {"table 5 fields", MAGIC "# table acct 100 16 0 9\n" COLS, 3, "table", "malformed"},
     {"table rows bad", MAGIC "# table acct 1x 16 0\n" COLS, 3, "rows", "bad row count"},
     {"table rows 0", MAGIC "# table acct 0 16 0\n" COLS, 3, "rows", ">= 1"},
+    /* a trial: the layout's "rows x 24 bytes overflow" had named no line */
+    {"table rows overflow", MAGIC "# table acct 9223372036854775807 8 1000\n" COLS, 3, "rows",
+     "9223372036854775807 rows x 8 bytes overflow"},
+    {"tables sum overflow", MAGIC "# table a 2199023255552 524288 0\n# table b 2 8 0\n" COLS, 4,
+     "rows", "2 rows x 8 bytes overflow"},
     {"payload not x8", MAGIC "# table acct 100 12 0\n" COLS, 3, "payload_bytes",
      "not a multiple of 8"},
     {"payload 0", MAGIC "# table acct 100 0 0\n" COLS, 3, "payload_bytes", "bad payload"},
