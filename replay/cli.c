@@ -122,7 +122,7 @@ static void run_usage(FILE *f)
 	    "                    published benchmarks' logs do: crest (Tried Throughput,\n"
 	    "                    per-type tickers), ford (abort_rate and result lines) or\n"
 	    "                    all (docs/RESULTS.md); printed with --quiet too\n"
-	    "  --quiet           nothing on stdout; errors only, on stderr\n"
+	    "  --quiet           nothing on stdout; only errors and notes (note:) on stderr\n"
 	    "  --progress        a progress line on stderr (started/total transactions,\n"
 	    "                    ETA) also when stderr is not a terminal (on a terminal\n"
 	    "                    it is shown anyway; never with --quiet)\n"
@@ -622,9 +622,8 @@ static int aura_levers_check(const run_args_t *a, dmr_replay_opts_t *o)
 			return -1;
 		}
 		*lv &= ~l[i].bit;
-		if (!o->quiet)
-			fprintf(stderr, "dmreplay run: note: aura: lever %s left out: %s\n",
-				l[i].name, l[i].why);
+		fprintf(stderr, "dmreplay run: note: aura: lever %s left out: %s\n", l[i].name,
+			l[i].why);
 	}
 	if ((*lv & DMR_AURA_A4) && !(*lv & DMR_AURA_A2)) {
 		fprintf(stderr, "dmreplay run: option --aura-levers: lever a4 balances the owners "

@@ -788,9 +788,7 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 		dmr_sig_raise_flag(pending_sig);
 	dmr_err_t ferr;
 	/* the trace first: a refused trace leaves no --out behind (issue #15) */
-	dmr_trace_cache_opts_t tco = o->trace_cache;
-	tco.quiet |= o->quiet;
-	st = dmr_trace_open_cached(o->trace, &tco, &e->rd, err);
+	st = dmr_trace_open_cached(o->trace, &o->trace_cache, &e->rd, err);
 	if (st != DMR_OK)
 		return st;
 	/* what the trace's end shows, before the run (issue #15 D19) */
@@ -895,9 +893,8 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 		dmr_status_t s2 = dmr_be_control(e->be, DMR_BE_CTL_RPC_MODE, &md, &e2);
 		if (s2 != DMR_OK && s2 != DMR_ERR_UNSUPPORTED) {
 			e->loop.aura.levers &= ~DMR_AURA_A1;
-			if (!o->quiet)
-				fprintf(stderr, "dmreplay run: note: aura: lever a1 left out: %s\n",
-					e2.msg);
+			fprintf(stderr, "dmreplay run: note: aura: lever a1 left out: %s\n",
+				e2.msg);
 		}
 	}
 	if ((st = dmr_replay_setup_tiers(
@@ -949,11 +946,9 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 		dmr_status_t vst = dmr_eng_verify(e, h, 0, &v0, &verr);
 		if (vst == DMR_ERR_UNSUPPORTED) {
 			e->no_invariants = 1;
-			if (!o->quiet)
-				fprintf(
-				    stderr,
-				    "dmreplay run: note: %s: %s; only lock release is checked\n",
-				    o->trace, verr.msg);
+			fprintf(stderr,
+				"dmreplay run: note: %s: %s; only lock release is checked\n",
+				o->trace, verr.msg);
 		} else if (vst != DMR_OK) {
 			st = dmr_err_set(err, DMR_ERR_PARSE, "%s: %s", o->trace, verr.msg);
 			goto out_be;
@@ -1058,7 +1053,7 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 			int ok =
 			    wh && end != wh && !*end && v > 0 && v <= (long)DMR_AURA_MAX_GROUPS;
 			lc.aura.groups = ok ? (uint32_t)v : 64;
-			if (wh && !ok && !o->quiet)
+			if (wh && !ok)
 				fprintf(
 				    stderr,
 				    "dmreplay run: note: aura: the trace's warehouses parameter "

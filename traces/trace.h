@@ -274,7 +274,9 @@ typedef struct dmr_trace_cache_opts {
 	int off;	 /* 1: no cache, read the CSV (dmr_trace_open) */
 	const char *dir; /* NULL or "": beside the CSV, PATH.dmrc; else
 			    DIR/BASENAME-HASH.dmrc (HASH of the CSV's real path) */
-	int quiet;	 /* 1: no note on stderr when falling back to the CSV */
+	int quiet;	 /* 1: no note on stderr (compiling, falling back to the
+			    CSV, a cache given as the trace): for a second open
+			    of the same trace; --quiet keeps the notes (README) */
 	int nobuild;	 /* 1: read the cache only when it is fresh; when it is
 			    absent, stale or of another layout, read the CSV
 			    (nothing built; a corrupt cache is still refused) */

@@ -186,8 +186,9 @@ static int one_mn_file(const char *shape)
 
 /* Load config and find the MN (cn 0) or CN (cn 1) with this id (-1: the
  * first): 0 with *idx_p set, or the reason printed ("PFX: error: ...") and
- * 2. The parser's note goes to stderr unless quiet. */
-static int load_node(const char *pfx, const char *config, int cn, long long id, int quiet,
+ * 2. The parser's note goes to stderr, also with --quiet (README: --quiet
+ * keeps the notes). */
+static int load_node(const char *pfx, const char *config, int cn, long long id,
 		     dmr_verbs_cluster_t *cl, uint32_t *idx_p)
 {
 	char note[512];
@@ -196,7 +197,7 @@ static int load_node(const char *pfx, const char *config, int cn, long long id, 
 		fprintf(stderr, "%s: error: %s\n", pfx, err.msg);
 		return 2;
 	}
-	if (note[0] && !quiet)
+	if (note[0])
 		fprintf(stderr, "%s: note: %s\n", pfx, note);
 	/* FORD's memory_node_config.json is one MN's file: that MN by default */
 	if (id < 0 && !cn && one_mn_file(cl->shape))
@@ -308,7 +309,7 @@ int dmr_roles_mn_main(int argc, char **argv)
 	}
 	static dmr_verbs_cluster_t cl;
 	uint32_t idx;
-	if (load_node(MNP, a.config, 0, a.id, 0, &cl, &idx))
+	if (load_node(MNP, a.config, 0, a.id, &cl, &idx))
 		return 2;
 	if (mr_size)
 		cl.mn[idx].mr_size = mr_size;
@@ -614,7 +615,7 @@ int dmr_roles_cn_main(int argc, char **argv)
 	}
 	static dmr_verbs_cluster_t cl;
 	uint32_t idx;
-	if (load_node(CNP, a.config, 1, a.id, o.quiet, &cl, &idx))
+	if (load_node(CNP, a.config, 1, a.id, &cl, &idx))
 		return 2;
 	dmr_etcd_t etcd;
 	int use_etcd = 0;

@@ -1356,7 +1356,7 @@ START_TEST(test_launcher_config_checks)
 }
 END_TEST
 
-/* --quiet prints the error line(s) only, also for a partial run; an --out
+/* --quiet prints the error line(s) (and notes) only, also for a partial run; an --out
  * that exists but cannot be written is refused before the run. */
 START_TEST(test_quiet_and_unwritable_out)
 {
@@ -1375,6 +1375,41 @@ START_TEST(test_quiet_and_unwritable_out)
 	ck_assert_int_eq(r.status, 2);
 	ck_assert_str_eq(r.out, "");
 	assert_has(&r, "--out /proc/self");
+	dmr_test_run_free(&r);
+}
+END_TEST
+
+/* ---- a user trial: cache in the way, notes with --quiet, limits ----------- */
+
+/* A copy of the base trace named name, line `at` (0-based, -1: none)
+ * replaced by repl (NULL: the line dropped). */
+static void base_copy(char *t, size_t len, const char *name, int at, const char *repl)
+{
+	char base[PATH_MAX];
+	base_trace(base, sizeof(base));
+	lines_t L;
+	lines_load(&L, base);
+	dmr_test_path(t, len, name);
+	FILE *f = fopen(t, "w");
+	ck_assert_msg(f != NULL, "%s: %s", t, strerror(errno));
+	for (int i = 0; i < L.n; i++)
+		if (i != at || repl)
+			fprintf(f, "%s\n", i == at ? repl : L.l[i]);
+	ck_assert_int_eq(fclose(f), 0);
+	lines_free(&L);
+}
+
+/* Trial defect 7: README says --quiet prints the errors and the notes on
+ * stderr; the note that a workload has no known invariants had vanished. */
+START_TEST(test_quiet_keeps_notes)
+{
+	char t[PATH_MAX], dir[PATH_MAX];
+	base_copy(t, sizeof(t), "mystery.csv", 1, "# workload mystery");
+	dmr_test_run_t r = run_into(dir, sizeof(dir), "out-mystery", t, NULL, NULL, NULL, NULL);
+	dmr_test_run_ok(&r);
+	ck_assert_str_eq(r.out, "");
+	assert_has(&r, "dmreplay run: note: ");
+	assert_has(&r, "no invariants known for workload 'mystery'; only lock release is checked");
 	dmr_test_run_free(&r);
 }
 END_TEST
@@ -1447,6 +1482,7 @@ static Suite *cli_suite(void)
 	tcase_add_test(tc, test_launcher_earlier_results);
 	tcase_add_test(tc, test_launcher_config_checks);
 	tcase_add_test(tc, test_quiet_and_unwritable_out);
+	tcase_add_test(tc, test_quiet_keeps_notes);
 	suite_add_tcase(s, tc);
 	return s;
 }
