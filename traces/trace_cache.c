@@ -1025,7 +1025,9 @@ dmr_status_t dmr_trace_cache_path(const char *csv, const char *dir, char *out, s
 }
 
 /* Open cache if it is valid and matches the key; 1 = stale or absent
- * (rebuild), 0 = opened, -1 = refused (err and *st_p set). */
+ * (rebuild), 0 = opened, -1 = refused (err and *st_p set). A directory,
+ * FIFO or device in the cache's place is refused, named as the cache (a
+ * trial got "mmap: No such device" for a directory; a FIFO would block). */
 static int try_cache(const char *csv, const char *cache, uint64_t size, int64_t mtime,
 		     uint64_t hash, dmr_trace_reader_t **r_p, dmr_status_t *st_p, dmr_err_t *err)
 {
@@ -1033,10 +1035,22 @@ static int try_cache(const char *csv, const char *cache, uint64_t size, int64_t 
 	size_t len;
 	char why[200];
 	trace_bin_head_t hd;
+	struct stat sb;
 	int fd;
 
-	if (access(cache, F_OK) != 0)
+	if (stat(cache, &sb) != 0)
 		return 1;
+	if (!S_ISREG(sb.st_mode)) {
+		const char *what = S_ISDIR(sb.st_mode)				? "a directory"
+				   : S_ISFIFO(sb.st_mode)			? "a pipe"
+				   : S_ISCHR(sb.st_mode) || S_ISBLK(sb.st_mode) ? "a device"
+										: "a socket";
+		*st_p = dmr_err_set(err, DMR_ERR_INVALID,
+				    "trace cache %s of %s is not a regular file (%s); remove it or "
+				    "run with --no-trace-cache",
+				    cache, csv, what);
+		return -1;
+	}
 	*st_p = DMR_ERR_IO;
 	if (map_file(cache, &fd, &map, &len, err))
 		return -1;
@@ -1075,8 +1089,18 @@ dmr_status_t dmr_trace_open_cached(const char *path, const dmr_trace_cache_opts_
 	int64_t mtime;
 	dmr_status_t st;
 
-	if (!co || co->off)
+	if (!co || co->off) {
+		/* a cache given as the trace is read as it is: say so, as
+		 * --no-trace-cache asked for the CSV (a trial took the silence
+		 * for the option having no effect) */
+		if (co && !co->quiet && dmr_trace_check_file(path, err) == DMR_OK &&
+		    is_cache_file(path))
+			fprintf(stderr,
+				"note: %s is a trace cache, given as the trace: read as it is "
+				"(--no-trace-cache concerns the cache of a CSV)\n",
+				path);
 		return dmr_trace_open(path, r_p, err);
+	}
 	if ((st = dmr_trace_check_file(path, err)) != DMR_OK)
 		return st;
 	/* a path in /dev or /proc (/dev/stdin redirected from a file): read as

@@ -1399,6 +1399,46 @@ static void base_copy(char *t, size_t len, const char *name, int at, const char 
 	lines_free(&L);
 }
 
+/* Trial defect 8: a directory in the cache's place gave "mmap: No such
+ * device"; a FIFO there would block. Both are refused naming the cache and
+ * the way out, exit 2, nothing created. --no-trace-cache with a cache
+ * given as the trace says that the cache is read. */
+START_TEST(test_trace_cache_not_regular)
+{
+	char t[PATH_MAX], c[PATH_MAX + 8], dir[PATH_MAX];
+	base_copy(t, sizeof(t), "nreg.csv", -1, NULL);
+	snprintf(c, sizeof(c), "%s.dmrc", t);
+	ck_assert_int_eq(mkdir(c, 0700), 0);
+	dmr_test_run_t r = run_into(dir, sizeof(dir), "out-nreg", t, NULL, NULL, NULL, NULL);
+	ck_assert_int_eq(r.status, 2);
+	assert_has(&r, "nreg.csv.dmrc of ");
+	assert_has(&r, "is not a regular file (a directory); remove it or run with "
+		       "--no-trace-cache");
+	ck_assert_ptr_null(strstr(r.err, "mmap"));
+	ck_assert_msg(!dmr_test_exists(dir), "%s created by a refused run", dir);
+	dmr_test_run_free(&r);
+	ck_assert_int_eq(rmdir(c), 0);
+	ck_assert_int_eq(mkfifo(c, 0600), 0);
+	r = run_into(dir, sizeof(dir), "out-nreg", t, NULL, NULL, NULL, NULL);
+	ck_assert_int_eq(r.status, 2);
+	assert_has(&r, "is not a regular file (a pipe)");
+	ck_assert_msg(!dmr_test_exists(dir), "%s created by a refused run", dir);
+	dmr_test_run_free(&r);
+	ck_assert_int_eq(unlink(c), 0);
+	/* a run builds the cache; the cache given with --no-trace-cache */
+	r = run_into(dir, sizeof(dir), "out-nreg", t, NULL, NULL, NULL, NULL);
+	dmr_test_run_ok(&r);
+	dmr_test_run_free(&r);
+	ck_assert(dmr_test_exists(c));
+	r = run_into(dir, sizeof(dir), "out-nreg-off", c, "--no-trace-cache", NULL, NULL, NULL);
+	dmr_test_run_ok(&r);
+	assert_has(&r, "note: ");
+	assert_has(&r, "nreg.csv.dmrc is a trace cache, given as the trace: read as it is");
+	ck_assert_str_eq(r.out, "");
+	dmr_test_run_free(&r);
+}
+END_TEST
+
 /* Trial defect 7: README says --quiet prints the errors and the notes on
  * stderr; the note that a workload has no known invariants had vanished. */
 START_TEST(test_quiet_keeps_notes)
@@ -1482,6 +1522,7 @@ static Suite *cli_suite(void)
 	tcase_add_test(tc, test_launcher_earlier_results);
 	tcase_add_test(tc, test_launcher_config_checks);
 	tcase_add_test(tc, test_quiet_and_unwritable_out);
+	tcase_add_test(tc, test_trace_cache_not_regular);
 	tcase_add_test(tc, test_quiet_keeps_notes);
 	suite_add_tcase(s, tc);
 	return s;
