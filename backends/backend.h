@@ -331,6 +331,12 @@ typedef struct dmr_be_dm_locks {
 /* The most memory nodes a cluster may have (issue 11: 1..16). */
 #define DMR_BE_MAX_MNS 16u
 
+/* The most CNs and workers per CN a backend is opened with (cfg.cns,
+ * cfg.workers): sim and verbs refuse more in open; run checks --cns and
+ * --threads against them with its options, naming the option. */
+#define DMR_BE_MAX_CNS 1024u
+#define DMR_BE_MAX_WORKERS 1024u
+
 /* DMR_BE_CTL_MN_STATS: one MN's load. Counts are of WRs this MN executed
  * (completed without error), as seen by this handle's workers. Busy times
  * are simulated time its resources were occupied, ps (sim only): divided

@@ -60,9 +60,10 @@ static void run_usage(FILE *f)
 	    "  --port N          verbs: port (default 1)\n"
 	    "  --gid-index N     verbs: GID index (default: the RoCEv2 GID whose IPv4\n"
 	    "                    address is this node's own)\n"
-	    "  --cns N           compute nodes (default 4)\n"
-	    "  --threads N       workers per CN (default 28)\n"
-	    "  --coros N         transaction contexts per worker (default 3)\n"
+	    "  --cns N           compute nodes (1..1024, default 4)\n"
+	    "  --threads N       workers per CN (1..1024, default 28)\n"
+	    "  --coros N         transaction contexts per worker (1..100000, default 3;\n"
+	    "                    cns x threads x coros must fit in memory)\n"
 	    "  --coro_num N      Motor's and FORD's spelling: N coroutines per thread,\n"
 	    "                    one of them their poller, so --coros N-1 (N >= 2;\n"
 	    "                    docs/PROTOCOLS.md \"Coroutines\")\n"
@@ -427,8 +428,15 @@ static dmr_status_t run_opt(int ch, const char *name, const char *arg, run_args_
 	case 'C':
 	case 'r':
 	case 'm':
-		/* counts and sizes take K/M/G/T (core/base/opt.h DMR_OPT_SIZE) */
-		st = dmr_opt_u32(name, arg, ch == 'r' ? 0 : 1, 100000, DMR_OPT_SIZE, &v, err);
+		/* counts and sizes take K/M/G/T (core/base/opt.h DMR_OPT_SIZE);
+		 * --cns and --threads up to the backends' limit, refused here
+		 * naming the option (the sim's "cns 1 / workers 2000 out of
+		 * range" had named neither) */
+		st = dmr_opt_u32(name, arg, ch == 'r' ? 0 : 1,
+				 ch == 'c'   ? DMR_BE_MAX_CNS
+				 : ch == 'T' ? DMR_BE_MAX_WORKERS
+					     : 100000,
+				 DMR_OPT_SIZE, &v, err);
 		if (st != DMR_OK)
 			break;
 		if (ch == 'c')

@@ -1454,6 +1454,34 @@ START_TEST(test_quiet_keeps_notes)
 }
 END_TEST
 
+/* Trial defect 9: --threads 2000 got past the options and was refused by
+ * the sim as "cns 1 / workers 2000 out of range (1..1024)", naming no
+ * option; --help said nothing of the limit. */
+START_TEST(test_worker_limit)
+{
+	char base[PATH_MAX], dir[PATH_MAX];
+	base_trace(base, sizeof(base));
+	dmr_test_path(dir, sizeof(dir), "out-workers");
+	dmr_test_run_t r = dmr_test_dmr("run", "--trace", base, "--quiet", "--out", dir,
+					"--threads", "2000", "--cns", "1", NULL);
+	ck_assert_int_eq(r.status, 2);
+	assert_has(&r, "option --threads: 2000 out of range (1..1024)");
+	ck_assert_ptr_null(strstr(r.err, "sim:"));
+	ck_assert_msg(!dmr_test_exists(dir), "%s created by a refused run", dir);
+	dmr_test_run_free(&r);
+	r = dmr_test_dmr("run", "--trace", base, "--quiet", "--out", dir, "--cns", "1025", NULL);
+	ck_assert_int_eq(r.status, 2);
+	assert_has(&r, "option --cns: 1025 out of range (1..1024)");
+	ck_assert_msg(!dmr_test_exists(dir), "%s created by a refused run", dir);
+	dmr_test_run_free(&r);
+	r = dmr_test_dmr("run", "--help", NULL);
+	ck_assert_int_eq(r.status, 0);
+	assert_has_out(&r, "--cns N           compute nodes (1..1024, default 4)");
+	assert_has_out(&r, "--threads N       workers per CN (1..1024, default 28)");
+	dmr_test_run_free(&r);
+}
+END_TEST
+
 /* ---- help ----------------------------------------------------------------- */
 
 START_TEST(test_help)
@@ -1524,6 +1552,7 @@ static Suite *cli_suite(void)
 	tcase_add_test(tc, test_quiet_and_unwritable_out);
 	tcase_add_test(tc, test_trace_cache_not_regular);
 	tcase_add_test(tc, test_quiet_keeps_notes);
+	tcase_add_test(tc, test_worker_limit);
 	suite_add_tcase(s, tc);
 	return s;
 }
