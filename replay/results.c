@@ -499,10 +499,13 @@ dmr_status_t dmr_results_write(const char *dir, int final, const dmr_replay_resu
 void dmr_replay_print(const dmr_replay_result_t *r, void *file)
 {
 	FILE *f = file;
+	/* a trace without '# regime' has none: no space before the comma */
 	fprintf(f,
-		"dmreplay: %s %s, loop %s, on %s/%s, %u CNs x %u threads x %u coros, seed %llu%s\n",
-		r->workload, r->regime, r->loop, r->backend, r->profile, r->cns, r->threads,
-		r->coros, (unsigned long long)r->seed, r->partial ? "  [PARTIAL]" : "");
+		"dmreplay: %s%s%s, loop %s, on %s/%s, %u CNs x %u threads x %u coros, seed "
+		"%llu%s\n",
+		r->workload, r->regime[0] ? " " : "", r->regime, r->loop, r->backend, r->profile,
+		r->cns, r->threads, r->coros, (unsigned long long)r->seed,
+		r->partial ? "  [PARTIAL]" : "");
 	fprintf(f,
 		"  transactions   %llu dispatched, %llu tried, %llu committed, %llu gave up, %llu "
 		"retries\n",

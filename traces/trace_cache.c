@@ -872,7 +872,11 @@ dmr_status_t dmr_trace_cache_build(const char *csv, const char *cache, dmr_err_t
 	sprintf(tmp, "%s.tmp.XXXXXX", cache);
 	fd = mkstemp(tmp);
 	if (fd < 0) {
-		st = dmr_err_set(err, DMR_ERR_IO, "%s: %s", tmp, strerror(errno));
+		/* the directory named, not the temp file's random name */
+		const char *slash = strrchr(cache, '/');
+		int dn = slash ? (int)(slash - cache) : 1;
+		st = dmr_err_set(err, DMR_ERR_IO, "cannot create the trace cache %s in %.*s: %s",
+				 cache, dn ? dn : 1, slash ? cache : ".", strerror(errno));
 		goto out;
 	}
 	/* mkstemp's 0600: the mode the CSV's own would get (0666 less the
@@ -1146,6 +1150,11 @@ dmr_status_t dmr_trace_open_cached(const char *path, const dmr_trace_cache_opts_
 			/* a stop request while compiling: nothing has run, nothing
 			 * is written (the half-built cache is removed) */
 			return dmr_err_set(err, st, "%s: nothing run", berr.msg);
+		if (st == DMR_ERR_IO && co->dir)
+			/* a directory given by --trace-cache-dir that cannot
+			 * take the cache: the option named, not its temp file */
+			return dmr_err_set(err, st, "option --trace-cache-dir %s: %s", co->dir,
+					   berr.msg);
 		if (st != DMR_OK)
 			return dmr_err_set(err, st, "%s", berr.msg);
 	}

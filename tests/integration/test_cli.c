@@ -1482,6 +1482,33 @@ START_TEST(test_worker_limit)
 }
 END_TEST
 
+/* Trial defect 10: a trace without '# regime' printed "smallbank , loop";
+ * a --trace-cache-dir that cannot take the cache was named by its temp
+ * file (DIR/NAME.dmrc.tmp.XXXXXX) instead of the option. */
+START_TEST(test_no_regime_and_cache_dir)
+{
+	char t[PATH_MAX], dir[PATH_MAX];
+	base_copy(t, sizeof(t), "noregime.csv", 2, NULL);
+	dmr_test_path(dir, sizeof(dir), "out-noregime");
+	dmr_test_run_t r = dmr_test_dmr("run", "--trace", t, SMALL, "--out", dir, NULL);
+	dmr_test_run_ok(&r);
+	ck_assert_msg(strncmp(r.out, "dmreplay: smallbank, loop none, on sim/", 39) == 0,
+		      "first line:\n%s", r.out);
+	dmr_test_run_free(&r);
+	/* /proc/self: a directory nobody (not even root) can create files in */
+	dmr_test_path(dir, sizeof(dir), "out-cachedir");
+	r = dmr_test_dmr("run", "--trace", t, SMALL, "--quiet", "--out", dir, "--trace-cache-dir",
+			 "/proc/self", NULL);
+	ck_assert_int_eq(r.status, 2);
+	assert_has(&r, "option --trace-cache-dir /proc/self: cannot create the trace cache "
+		       "/proc/self/noregime.csv-");
+	assert_has(&r, ".dmrc in /proc/self: ");
+	ck_assert_ptr_null(strstr(r.err, ".tmp."));
+	ck_assert_msg(!dmr_test_exists(dir), "%s created by a refused run", dir);
+	dmr_test_run_free(&r);
+}
+END_TEST
+
 /* ---- help ----------------------------------------------------------------- */
 
 START_TEST(test_help)
@@ -1553,6 +1580,7 @@ static Suite *cli_suite(void)
 	tcase_add_test(tc, test_trace_cache_not_regular);
 	tcase_add_test(tc, test_quiet_keeps_notes);
 	tcase_add_test(tc, test_worker_limit);
+	tcase_add_test(tc, test_no_regime_and_cache_dir);
 	suite_add_tcase(s, tc);
 	return s;
 }
