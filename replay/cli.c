@@ -240,9 +240,10 @@ typedef struct run_args {
 	int profile_given;   /* --profile (the sim's own) */
 	int procs, cns_given, force;
 	const char *config;
-	const char *isolation; /* --isolation, parsed once --protocol is known */
-	const char *rpc;       /* --rpc, likewise */
-	double deadline;       /* s */
+	char out_trim[PATH_MAX]; /* --out without its trailing slashes */
+	const char *isolation;	 /* --isolation, parsed once --protocol is known */
+	const char *rpc;	 /* --rpc, likewise */
+	double deadline;	 /* s */
 	int deadline_given;
 	int cnc_entries_given; /* --cn-cache-entries */
 } run_args_t;
@@ -285,9 +286,20 @@ static dmr_status_t run_opt(int ch, const char *name, const char *arg, run_args_
 		o->profile = arg;
 		a->profile_given = 1;
 		break;
-	case 'o':
+	case 'o': {
+		/* "results/" is "results": the files are printed and made as
+		 * DIR/NAME, not DIR//NAME ("/" stays "/") */
+		size_t n = strlen(arg);
+		while (n > 1 && arg[n - 1] == '/')
+			n--;
+		if (n < strlen(arg) && n < sizeof(a->out_trim)) {
+			memcpy(a->out_trim, arg, n);
+			a->out_trim[n] = 0;
+			arg = a->out_trim;
+		}
 		o->out_dir = arg;
 		break;
+	}
 	case 'v':
 		o->device = arg;
 		a->dev_opt = "--device";
@@ -1091,7 +1103,8 @@ static int run_locked(run_args_t *ap)
 	dmr_replay_result_t r;
 	dmr_err_t err = {{0}};
 	dmr_status_t st = dmr_replay_run(o, &r, &err);
-	/* --quiet: nothing on stdout, only the error line(s) on stderr */
+	/* --quiet: nothing on stdout, only the error line(s) and notes on
+	 * stderr */
 	if ((st == DMR_OK || st == DMR_ERR_VERIFY || r.partial) && !o->quiet) {
 		dmr_replay_print(&r, stdout);
 		print_cluster(&r, o->isolation, o->versions);

@@ -1071,7 +1071,7 @@ START_TEST(test_force_refused_keeps_out)
 	    {{"--cn-cache", "nosuch", NULL, NULL}, "'nosuch' is not a table of the trace"},
 	    {{"--mr-size", "1", NULL, NULL}, "larger than --mr-size 1 bytes"},
 	    {{"--index", "hash", "--index-buckets", "1"}, "--index-buckets 1"},
-	    {{"--threads", "2000", NULL, NULL}, "workers 2000 out of range"},
+	    {{"--threads", "2000", NULL, NULL}, "option --threads: 2000 out of range"},
 	    {{"--backend", "verbs", NULL, NULL}, "verbs"},
 	};
 	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
@@ -1494,6 +1494,16 @@ START_TEST(test_no_regime_and_cache_dir)
 	dmr_test_run_ok(&r);
 	ck_assert_msg(strncmp(r.out, "dmreplay: smallbank, loop none, on sim/", 39) == 0,
 		      "first line:\n%s", r.out);
+	dmr_test_run_free(&r);
+	/* --out DIR/ (and DIR//) is DIR: the files are named DIR/NAME */
+	char slash[PATH_MAX + 2], want[PATH_MAX + 16];
+	dmr_test_path(dir, sizeof(dir), "out-slash");
+	snprintf(slash, sizeof(slash), "%s//", dir);
+	r = dmr_test_dmr("run", "--trace", t, SMALL, "--out", slash, NULL);
+	dmr_test_run_ok(&r);
+	snprintf(want, sizeof(want), " %s/summary.csv,", dir);
+	assert_has_out(&r, want);
+	ck_assert_ptr_null(strstr(r.out, "//"));
 	dmr_test_run_free(&r);
 	/* /proc/self: a directory nobody (not even root) can create files in */
 	dmr_test_path(dir, sizeof(dir), "out-cachedir");
