@@ -238,10 +238,11 @@ static dmr_status_t sim_open(const dmr_be_config_t *cfg, dmr_be_t **be_p, dmr_er
 	if (cfg->mns == 0 || cfg->mns > DMR_BE_MAX_MNS)
 		return dmr_err_set(err, DMR_ERR_INVALID, "sim: mns %u out of range (1..%u)",
 				   cfg->mns, DMR_BE_MAX_MNS);
-	if (cfg->cns == 0 || cfg->workers == 0 || cfg->cns > 1024 || cfg->workers > 1024)
+	if (cfg->cns == 0 || cfg->workers == 0 || cfg->cns > DMR_BE_MAX_CNS ||
+	    cfg->workers > DMR_BE_MAX_WORKERS)
 		return dmr_err_set(err, DMR_ERR_INVALID,
-				   "sim: cns %u / workers %u out of range (1..1024)", cfg->cns,
-				   cfg->workers);
+				   "sim: cns %u (1..%u) / workers per CN %u (1..%u) out of range",
+				   cfg->cns, DMR_BE_MAX_CNS, cfg->workers, DMR_BE_MAX_WORKERS);
 	if (cfg->mr_size == 0 || (cfg->mr_size & 7))
 		return dmr_err_set(err, DMR_ERR_INVALID,
 				   "sim: mr_size %llu must be a positive multiple of 8",
