@@ -37,6 +37,15 @@ typedef struct dmr_kv_local_opts {
 	uint32_t depth;	   /* api.h cfg.depth */
 	double timeout_s;  /* api.h cfg.timeout_s */
 	uint64_t seed;
+	/* dmr_kv_ops_run only: called once, with on_start_arg, when the trace
+	 * was opened and the store set up (every check passed), before out_dir
+	 * is made or written (NULL: none). Anything else than DMR_OK ends the
+	 * run there with that status (err filled by the hook), nothing
+	 * written. `kv run` on a kvops trace moves an earlier run's files
+	 * aside in it (dmr_kv_out_claim), so that a refused run leaves --out
+	 * as it was. */
+	dmr_status_t (*on_start)(void *arg, dmr_err_t *err);
+	void *on_start_arg;
 } dmr_kv_local_opts_t;
 
 /* The store and its clients in one process. On a DRIVEN backend (sim) the
@@ -113,9 +122,15 @@ int dmr_kv_ops_run_main(int argc, char **argv);
 /* Before `kv run` writes into out: finished results there (summary.csv) are
  * refused (2, the message printed) unless the command line had --force,
  * which moves them and any unfinished run's files to out/earlier-N/
- * (replay/roles.h dmr_roles_clear_earlier); 0: go on (out absent or not a
- * directory: nothing to move, the run reports it). replay/kv/cli.c. */
-int dmr_kv_out_claim(const char *out);
+ * (replay/roles.h dmr_roles_clear_earlier; moved: that directory, "" when
+ * nothing moved; may be NULL); 0: go on (out absent or not a directory:
+ * nothing to move, the run reports it). Called only once every check of
+ * the run passed; dmr_kv_out_refused up front. replay/kv/cli.c. */
+int dmr_kv_out_claim(const char *out, char *moved, size_t movedlen);
+/* The check of dmr_kv_out_claim alone, nothing moved (replay/roles.h
+ * dmr_roles_earlier_refused): 2 (printed) when out holds finished results
+ * and the command line had no --force, else 0. */
+int dmr_kv_out_refused(const char *out);
 int dmr_kv_ops_gen_main(int argc, char **argv);
 
 #endif /* DMR_KVSTORE_H */

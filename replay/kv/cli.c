@@ -650,8 +650,10 @@ static int kv_run_one_locked(int argc, char **argv, dmr_kv_opts_t *o, kv_proc_ar
 	}
 	int rc;
 	if (a->procs || a->config) {
-		/* the launcher: its children write into --out */
-		rc = dmr_kv_out_claim(o->out_dir);
+		/* the launcher: its children write into --out; the earlier
+		 * files move (dmr_kv_out_claim) only once its own checks
+		 * passed, just before the children start */
+		rc = dmr_kv_out_refused(o->out_dir);
 		if (rc == 0)
 			rc = kv_launch(argc, argv, o, a);
 	} else if ((rc = dmr_roles_earlier_refused(o->out_dir, "dmreplay kv run", kv_force)) == 0) {
@@ -891,14 +893,28 @@ static const char *arg_of(int argc, char **argv, const char *name, int *has_flag
 	return NULL;
 }
 
-int dmr_kv_out_claim(const char *out)
+/* An --out that is not there yet holds nothing; one that is not a
+ * directory is left to the run's own message. */
+static int kv_out_is_dir(const char *out)
 {
 	struct stat sb;
-	/* an --out that is not there yet holds nothing; one that is not a
-	 * directory is left to the run's own message */
-	if (!out || !*out || stat(out, &sb) != 0 || !S_ISDIR(sb.st_mode))
+	return out && *out && stat(out, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
+int dmr_kv_out_claim(const char *out, char *moved, size_t movedlen)
+{
+	if (moved && movedlen)
+		moved[0] = 0;
+	if (!kv_out_is_dir(out))
 		return 0;
-	return dmr_roles_clear_earlier(out, "dmreplay kv run", kv_force, NULL, 0);
+	return dmr_roles_clear_earlier(out, "dmreplay kv run", kv_force, moved, movedlen);
+}
+
+int dmr_kv_out_refused(const char *out)
+{
+	if (!kv_out_is_dir(out))
+		return 0;
+	return dmr_roles_earlier_refused(out, "dmreplay kv run", kv_force);
 }
 
 /* `kv run`: --force taken out of argv (dmr_kv_out_claim reads it), then

@@ -10,12 +10,14 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "../../backends/verbs/verbs.h"
 #include "../../core/base/fs.h"
 #include "../../core/base/sig.h"
+#include "../kvstore.h"
 #include "../roles.h"
 #include "kv_impl.h"
 
@@ -500,12 +502,15 @@ static int kv_launch_own(const char *a, int *takes_value)
 }
 
 /* The cluster: the given config (--cns, if given, must match it), or
- * OUT/cluster.json for --cns (2) CNs on this host's device. Errors are
- * printed; 0 or 2. */
+ * OUT/cluster.json for --cns (2) CNs on this host's device. Once every
+ * check passed, an earlier run's files in OUT are moved aside
+ * (dmr_kv_out_claim): before OUT/cluster.json is written, after the given
+ * config was read (one inside OUT is then read from where it moved).
+ * Errors are printed; 0 or 2. */
 static int kv_launch_cluster(const dmr_kv_opts_t *o, const kv_proc_args_t *a,
 			     dmr_verbs_cluster_t *cl, char *cfgpath, size_t cfglen)
 {
-	char note[256] = "";
+	char note[256] = "", moved[PATH_MAX] = "";
 	dmr_err_t err = {{0}};
 	if (a->config) {
 		if (dmr_cluster_load(a->config, cl, note, sizeof(note), &err) != DMR_OK) {
@@ -517,7 +522,20 @@ static int kv_launch_cluster(const dmr_kv_opts_t *o, const kv_proc_args_t *a,
 				a->config, cl->ncn);
 			return 2;
 		}
-		snprintf(cfgpath, cfglen, "%s", a->config);
+		/* OUT/cluster.json given as the config? (it moves with the
+		 * earlier run's files) */
+		char inout[PATH_MAX + 16];
+		struct stat sa, sb;
+		snprintf(inout, sizeof(inout), "%s/cluster.json", o->out_dir);
+		int cfg_in_out = stat(a->config, &sa) == 0 && stat(inout, &sb) == 0 &&
+				 sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+		int rc = dmr_kv_out_claim(o->out_dir, moved, sizeof(moved));
+		if (rc)
+			return rc;
+		if (cfg_in_out && moved[0])
+			snprintf(cfgpath, cfglen, "%s/cluster.json", moved);
+		else
+			snprintf(cfgpath, cfglen, "%s", a->config);
 		return 0;
 	}
 #ifdef DMR_HAVE_VERBS
@@ -532,6 +550,9 @@ static int kv_launch_cluster(const dmr_kv_opts_t *o, const kv_proc_args_t *a,
 		fprintf(stderr, "%s: error: %s\n", PFX, err.msg);
 		return 2;
 	}
+	int rc = dmr_kv_out_claim(o->out_dir, moved, sizeof(moved));
+	if (rc)
+		return rc;
 	snprintf(cfgpath, cfglen, "%s/cluster.json", o->out_dir);
 	/* mr_size: kv mn raises it to the pool's region; an rdma_cm port of
 	 * this run's own */

@@ -564,6 +564,19 @@ int dmr_kv_store_mn_main(int argc, char **argv)
 
 /* ---- kv run of a kvops trace; kv gen --kvops ----------------------------- */
 
+/* dmr_kv_local_opts_t.on_start of kv run on a kvops trace: --out's
+ * earlier files moved aside now that the run is sure to start. */
+static dmr_status_t kvops_on_start(void *arg, dmr_err_t *err)
+{
+	const char *out = arg;
+	if (dmr_kv_out_claim(out, NULL, 0) != 0)
+		return dmr_err_set(err, DMR_ERR_IO,
+				   "--out %s: the files of an earlier run could not be moved "
+				   "aside (above): nothing was run",
+				   out);
+	return DMR_OK;
+}
+
 int dmr_kv_ops_run_main(int argc, char **argv)
 {
 	static const struct option opts[] = {{"trace", required_argument, NULL, 'T'},
@@ -680,9 +693,13 @@ int dmr_kv_ops_run_main(int argc, char **argv)
 					  saw_dev ? "--device, --port or --gid-index" : NULL,
 					  saw_prof) != 0)
 		return 2;
-	int crc = dmr_kv_out_claim(out); /* a finished run is never overwritten */
+	/* a finished run is never overwritten: refused now without --force;
+	 * its files move aside only once the run is set up (kvops_on_start) */
+	int crc = dmr_kv_out_refused(out);
 	if (crc)
 		return crc;
+	o.on_start = kvops_on_start;
+	o.on_start_arg = (void *)out;
 	dmr_kv_ops_result_t r;
 	dmr_status_t st = dmr_kv_ops_run(trace, &o, out, &r, &err);
 	/* a failed run shows what it did, if it did anything (a refused

@@ -428,10 +428,6 @@ dmr_status_t dmr_kv_ops_run(const char *trace, const dmr_kv_local_opts_t *o, con
 	dmr_status_t st = dmr_kvops_open(trace, &rd, err);
 	if (st != DMR_OK)
 		return st;
-	if (out_dir && (st = dmr_mkdir_p(out_dir, DMR_FS_PROBE, err)) != DMR_OK) {
-		dmr_kvops_close(rd);
-		return st;
-	}
 	dmr_kv_local_opts_t lo = *o;
 	lo.clients = 1;
 	if (!lo.val_max)
@@ -441,6 +437,12 @@ dmr_status_t dmr_kv_ops_run(const char *trace, const dmr_kv_local_opts_t *o, con
 	lat_t lat[4] = {{0}};
 	uint64_t t_first = 0;
 	if ((st = dmr_kv_local_open(&L, &lo, err)) != DMR_OK)
+		goto out;
+	/* set up: out_dir made now, and the caller's last word before the run
+	 * writes into it (kv run: an earlier run's files moved aside) */
+	if (out_dir && (st = dmr_mkdir_p(out_dir, DMR_FS_PROBE, err)) != DMR_OK)
+		goto out;
+	if (o->on_start && (st = o->on_start(o->on_start_arg, err)) != DMR_OK)
 		goto out;
 	dmr_sig_saved_t saved;
 	dmr_sig_install(&saved);

@@ -61,6 +61,19 @@ static const char *fmt_rate(double tps, char *buf, size_t len)
 	return buf;
 }
 
+/* MN m of the config lacks the address or size this launcher needs (the
+ * message printed): 1, else 0. */
+static int mn_unusable(const char *pfx, const char *cfg, const dmr_verbs_cluster_t *cl, uint32_t m)
+{
+	if (cl->mn[m].mr_size && cl->mn[m].ip[0])
+		return 0;
+	fprintf(stderr,
+		"%s: error: %s: MN %u has no %s: this launcher starts every MN of the config on "
+		"this host and needs each MN's address and size\n",
+		pfx, cfg, cl->mn[m].id, cl->mn[m].ip[0] ? "mr_size" : "ip");
+	return 1;
+}
+
 int dmr_roles_launch(const dmr_replay_opts_t *o, const char *config, int cns_given,
 		     double deadline_s, int force)
 {
@@ -88,6 +101,13 @@ int dmr_roles_launch(const dmr_replay_opts_t *o, const char *config, int cns_giv
 		fprintf(stderr, "%s: error: --out %s: %s\n", pfx, o->out_dir, err.msg);
 		return 2;
 	}
+	/* finished results are never overwritten: refused now without
+	 * --force; they and other leftovers are moved aside only once every
+	 * check below passed, just before the children start: a refused run
+	 * leaves --out as it was */
+	int erc = dmr_roles_earlier_refused(o->out_dir, pfx, force);
+	if (erc)
+		return erc;
 	snprintf(cfgpath, sizeof(cfgpath), "%s/cluster.json", o->out_dir);
 	dmr_status_t st;
 	char workload[32] = "-";
@@ -139,7 +159,11 @@ int dmr_roles_launch(const dmr_replay_opts_t *o, const char *config, int cns_giv
 				config, cl.ncn);
 			return 2;
 		}
-		int erc = dmr_roles_clear_earlier(o->out_dir, pfx, force, moved, sizeof(moved));
+		for (uint32_t m = 0; m < cl.nmn; m++)
+			if (mn_unusable(pfx, config, &cl, m))
+				return 2;
+		/* every check passed: the earlier run's files move now */
+		erc = dmr_roles_clear_earlier(o->out_dir, pfx, force, moved, sizeof(moved));
 		if (erc)
 			return erc;
 		snprintf(cfgsrc, sizeof(cfgsrc), "%s", config);
@@ -168,7 +192,10 @@ int dmr_roles_launch(const dmr_replay_opts_t *o, const char *config, int cns_giv
 			mr = o->mr_size;
 		/* a port of its own, so that runs on one host do not meet */
 		uint16_t port = (uint16_t)(20000 + getpid() % 20000);
-		int erc = dmr_roles_clear_earlier(o->out_dir, pfx, force, moved, sizeof(moved));
+		/* every check passed (the config written below is this host's:
+		 * its MN has the probed address and mr): the earlier run's
+		 * files move now */
+		erc = dmr_roles_clear_earlier(o->out_dir, pfx, force, moved, sizeof(moved));
 		if (erc)
 			return erc;
 		if ((st = dmr_cluster_write_host(cfgpath, &vi, o->mns ? o->mns : 1, o->cns, mr,
@@ -184,15 +211,9 @@ int dmr_roles_launch(const dmr_replay_opts_t *o, const char *config, int cns_giv
 	}
 	/* children: the MNs first (ch[0..nmn)), then CN k at ch[nmn + k] */
 	uint32_t nmn = cl.nmn, n = nmn + cl.ncn;
-	for (uint32_t m = 0; m < nmn; m++)
-		if (!cl.mn[m].mr_size || !cl.mn[m].ip[0]) {
-			fprintf(stderr,
-				"%s: error: %s: MN %u has no %s: this launcher starts every MN of "
-				"the config on this host and needs each MN's address and size\n",
-				pfx, config ? config : cfgpath, cl.mn[m].id,
-				cl.mn[m].ip[0] ? "mr_size" : "ip");
+	for (uint32_t m = 0; !config && m < nmn; m++)
+		if (mn_unusable(pfx, cfgpath, &cl, m))
 			return 2;
-		}
 	dmr_roles_child_t *ch = calloc(n, sizeof(*ch));
 	dmr_roles_cnsum_t *cs = calloc(cl.ncn, sizeof(*cs));
 	char(*outs)[1100] = calloc(cl.ncn, sizeof(*outs));
@@ -203,8 +224,8 @@ int dmr_roles_launch(const dmr_replay_opts_t *o, const char *config, int cns_giv
 		fprintf(stderr, "%s: error: out of memory\n", pfx);
 		return 1;
 	}
-	/* an earlier run's files were moved away above: what is read below is
-	 * this run's only */
+	/* an earlier run's files were moved away above (once every check
+	 * passed): what is read below is this run's only */
 	char p[1200];
 	snprintf(p, sizeof(p), "%s/summary.partial.csv", o->out_dir);
 	char a_id[DMR_BE_MAX_MNS][16], a_thr[16], a_cor[16], a_seed[32], a_txns[32], a_ret[16];

@@ -662,34 +662,16 @@ int dmr_roles_cn_main(int argc, char **argv)
 		fprintf(stderr, CNP ": error: --out %s: %s\n", out, err.msg);
 		return 2;
 	}
-	/* an earlier run's files: refused when finished (unless --force), else
-	 * moved to OUT/earlier-N/: never overwritten, never read as this run's */
-	int erc = dmr_roles_clear_earlier(out, CNP, force, NULL, 0);
+	/* an earlier run's files: refused when finished (unless --force),
+	 * nothing moved yet */
+	int erc = dmr_roles_earlier_refused(out, CNP, force);
 	if (erc)
 		return erc;
-	snprintf(share, sizeof(share), "%s/trace.cn%lld.csv", out, a.id);
-	/* SIGINT/SIGTERM during set-up (the share takes seconds, connecting
-	 * waits for the MN): stop cleanly with partial results; the replay
-	 * installs its own handler for the run and restores this one */
-	dmr_sig_install(NULL); /* the verbs role reads dmr_sig_caught() */
-	uint64_t kept = 0;
-	dmr_replay_result_t r;
-	memset(&r, 0, sizeof(r));
-	dmr_status_t st = DMR_OK;
-	if (use_etcd &&
-	    (st = cn_etcd_mns(a.id, &etcd, a.cluster, a.etcd_wait_s, o.quiet, &cl, &err)) != DMR_OK)
-		goto setup_failed; /* a partial summary, the error, its exit status */
-	st = write_share(trace, share, total, first, o.threads, o.txns, &kept, &err);
-	if (st == DMR_ERR_INTERRUPTED)
-		goto setup_failed;
-	if (st != DMR_OK) {
-		fprintf(stderr, CNP ": error: %s\n", err.msg);
-		return dmr_results_exit_status(st);
-	}
-	o.trace = share;
-	o.txns = 0;
-	/* the whole cluster's layout: log rings of all workers, global footprint */
+	/* the whole cluster's layout: log rings of all workers, global
+	 * footprint; the trace (readable, its header) checked before anything
+	 * in --out moves */
 	dmr_layout_t L;
+	dmr_status_t st;
 	{
 		dmr_trace_reader_t *rd = NULL;
 		st = dmr_trace_open(trace, &rd, &err);
@@ -702,6 +684,35 @@ int dmr_roles_cn_main(int argc, char **argv)
 			return dmr_results_exit_status(st);
 		}
 	}
+	/* the earlier run's files move to OUT/earlier-N/ now, before this run
+	 * writes its share (and, on any failure from here, a partial summary):
+	 * never overwritten, never read as this run's. A refusal by the
+	 * replay's own checks (dmr_replay_run) comes after this (its trace is
+	 * the share): see docs/ROLES.md */
+	erc = dmr_roles_clear_earlier(out, CNP, force, NULL, 0);
+	if (erc)
+		return erc;
+	snprintf(share, sizeof(share), "%s/trace.cn%lld.csv", out, a.id);
+	/* SIGINT/SIGTERM during set-up (the share takes seconds, connecting
+	 * waits for the MN): stop cleanly with partial results; the replay
+	 * installs its own handler for the run and restores this one */
+	dmr_sig_install(NULL); /* the verbs role reads dmr_sig_caught() */
+	uint64_t kept = 0;
+	dmr_replay_result_t r;
+	memset(&r, 0, sizeof(r));
+	st = DMR_OK;
+	if (use_etcd &&
+	    (st = cn_etcd_mns(a.id, &etcd, a.cluster, a.etcd_wait_s, o.quiet, &cl, &err)) != DMR_OK)
+		goto setup_failed; /* a partial summary, the error, its exit status */
+	st = write_share(trace, share, total, first, o.threads, o.txns, &kept, &err);
+	if (st == DMR_ERR_INTERRUPTED)
+		goto setup_failed;
+	if (st != DMR_OK) {
+		fprintf(stderr, CNP ": error: %s\n", err.msg);
+		return dmr_results_exit_status(st);
+	}
+	o.trace = share;
+	o.txns = 0;
 	if (!o.quiet)
 		fprintf(
 		    stderr,

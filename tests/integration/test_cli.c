@@ -1307,6 +1307,78 @@ START_TEST(test_launcher_earlier_results)
 }
 END_TEST
 
+/* A finished run's files in d: its listing and summary.csv (ls bytes). */
+static void finished_in(char *d, size_t len, const char *name, const char *base, char **list,
+			char **sum, size_t *ls)
+{
+	dmr_test_run_t r = run_into(d, len, name, base, NULL, NULL, NULL, NULL);
+	dmr_test_run_ok(&r);
+	dmr_test_run_free(&r);
+	*sum = read_in(d, "summary.csv", ls);
+	*list = dmr_test_dir_listing(d);
+	ck_assert_ptr_nonnull(*sum);
+	ck_assert_ptr_nonnull(*list);
+	ck_assert_ptr_nonnull(strstr(*list, "summary.csv\n"));
+}
+
+/* r was refused (2, naming why) and d is as it was: listing, summary.csv. */
+static void assert_refused_kept(dmr_test_run_t *r, const char *why, const char *d, const char *list,
+				const char *sum, size_t ls)
+{
+	ck_assert_msg(r->status == 2, "exit %d, want 2:\n%s", r->status, r->err);
+	assert_has(r, why);
+	ck_assert_msg(!strstr(r->err, "earlier-1"), "%s", r->err);
+	dmr_test_run_free(r);
+	char *after = dmr_test_dir_listing(d);
+	ck_assert_ptr_nonnull(after);
+	ck_assert_msg(strcmp(list, after) == 0, "--out changed:\n%s\nnow:\n%s", list, after);
+	free(after);
+	size_t ls2 = 0;
+	char *sum2 = read_in(d, "summary.csv", &ls2);
+	ck_assert(sum2 && ls == ls2 && memcmp(sum, sum2, ls) == 0);
+	free(sum2);
+}
+
+/* Trial of session 14: `cn --force` moved a finished run's files to
+ * earlier-1/ before it checked its trace, so a CN refused for a trace it
+ * cannot read (exit 2) left --out without its summary.csv. Now the trace
+ * is checked first; the files move only before the CN writes its share. */
+START_TEST(test_cn_force_refused_keeps_out)
+{
+	char base[PATH_MAX], cfg[PATH_MAX], d[PATH_MAX], t[PATH_MAX], bad[PATH_MAX];
+	base_trace(base, sizeof(base));
+	dmr_test_path(cfg, sizeof(cfg), "cluster2c.json");
+	dmr_test_write_file(cfg, CLUSTER2);
+	dmr_test_path(t, sizeof(t), "no-such-trace.csv");
+	dmr_test_path(bad, sizeof(bad), "not-a-trace.csv");
+	dmr_test_write_file(bad, "hello\n");
+	char *list = NULL, *sum = NULL;
+	size_t ls = 0;
+	finished_in(d, sizeof(d), "out-cn-force", base, &list, &sum, &ls);
+	dmr_test_run_t r = dmr_test_dmr("cn", "--config", cfg, "--id", "0", "--trace", t, "--out",
+					d, "--force", "--quiet", NULL);
+	assert_refused_kept(&r, t, d, list, sum, ls);
+	r = dmr_test_dmr("cn", "--config", cfg, "--id", "0", "--trace", bad, "--out", d, "--force",
+			 "--quiet", NULL);
+	assert_refused_kept(&r, bad, d, list, sum, ls);
+	/* a CN that starts (and fails here: no verbs, or no device "nosuchdev"):
+	 * the earlier files move now, whole */
+	r = dmr_test_dmr("cn", "--config", cfg, "--id", "0", "--trace", base, "--out", d, "--force",
+			 "--quiet", "--barrier-timeout", "1", NULL);
+	ck_assert_msg(r.status != 0, "exit %d\n%s", r.status, r.err);
+	dmr_test_run_free(&r);
+	char d1[PATH_MAX + 16];
+	snprintf(d1, sizeof(d1), "%s/earlier-1", d);
+	size_t ls3 = 0;
+	char *sum3 = read_in(d1, "summary.csv", &ls3);
+	ck_assert(sum3 && ls == ls3 && memcmp(sum, sum3, ls) == 0);
+	ck_assert(!exists(d, "summary.csv"));
+	free(sum3);
+	free(sum);
+	free(list);
+}
+END_TEST
+
 /* Up-front checks of run --config as of --procs: a missing trace, a config
  * whose mr_size is below the footprint; nothing spawned. */
 START_TEST(test_launcher_config_checks)
@@ -1585,6 +1657,7 @@ static Suite *cli_suite(void)
 	tcase_add_test(tc, test_force_refused_keeps_out);
 	tcase_add_test(tc, test_help);
 	tcase_add_test(tc, test_launcher_earlier_results);
+	tcase_add_test(tc, test_cn_force_refused_keeps_out);
 	tcase_add_test(tc, test_launcher_config_checks);
 	tcase_add_test(tc, test_quiet_and_unwritable_out);
 	tcase_add_test(tc, test_trace_cache_not_regular);

@@ -1622,6 +1622,68 @@ START_TEST(test_force_refused_keeps_out)
 }
 END_TEST
 
+/* Trial of session 14: `kv run --procs/--config --force` moved a finished
+ * run's files to earlier-1/ before the launcher's checks, so a launcher
+ * refused for --backend shm or a config that cannot be read (exit 2) left
+ * --out without its summary.csv. Now they move only once its checks
+ * passed, just before the children start. */
+START_TEST(test_procs_force_refused_keeps_out)
+{
+	char kv[600], out[600], cfg[600], line[2400], err[4096], p[700];
+	dmr_test_path(kv, sizeof(kv), "pf.kv");
+	dmr_test_path(out, sizeof(out), "pfout");
+	dmr_test_path(cfg, sizeof(cfg), "pf.json");
+	dmr_test_write_file(
+	    cfg, "{\"mn\":[{\"id\":0,\"ip\":\"10.0.2.15\",\"devname\":\"nosuchdev\",\"mr_size\":"
+		 "4096}],\"cn\":[{\"id\":0,\"ip\":\"10.0.2.15\",\"devname\":\"nosuchdev\"}],"
+		 "\"port\":18597}\n");
+	char *sum = NULL, *before = NULL;
+	kv_finished_run(kv, out, &sum, &before);
+	static const struct {
+		const char *opt, *why;
+	} refused[] = {
+	    {"--procs --backend shm", "--procs/--config need --backend verbs"},
+	    {"--config %s.missing --backend verbs", ".missing"},
+	    {"--config %s --backend verbs --cns 3", "--cns 3 but"},
+	};
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		char opt[800];
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+		snprintf(opt, sizeof(opt), refused[i].opt, cfg);
+#pragma GCC diagnostic pop
+		snprintf(line, sizeof(line), "kv run --trace %s --out %s --quiet --force %s", kv,
+			 out, opt);
+		ck_assert_int_eq(run_cli_err(line, err, sizeof(err)), 2);
+		ck_assert_msg(strstr(err, refused[i].why), "%s: %s", line, err);
+		ck_assert_msg(!strstr(err, "earlier-1"), "%s: %s", line, err);
+		char *after = dmr_test_dir_listing(out);
+		ck_assert_msg(strcmp(before, after) == 0, "%s: --out changed:\n%s\nnow:\n%s", line,
+			      before, after);
+		free(after);
+		snprintf(p, sizeof(p), "%s/summary.csv", out);
+		char *now = dmr_test_read_text(p);
+		ck_assert_ptr_nonnull(now);
+		ck_assert_str_eq(now, sum);
+		free(now);
+	}
+	/* a launcher that starts its children (they fail here: no verbs, or no
+	 * device "nosuchdev"): the earlier files move now, whole */
+	snprintf(line, sizeof(line),
+		 "kv run --trace %s --out %s --quiet --force --config %s --backend verbs "
+		 "--deadline 20",
+		 kv, out, cfg);
+	ck_assert_int_ne(run_cli_err(line, err, sizeof(err)), 0);
+	snprintf(p, sizeof(p), "%s/earlier-1/summary.csv", out);
+	char *moved = dmr_test_read_text(p);
+	ck_assert_msg(moved != NULL, "%s", err);
+	ck_assert_str_eq(moved, sum);
+	free(moved);
+	free(sum);
+	free(before);
+}
+END_TEST
+
 /* The trial of session 13: two `kv run`s into one --out both ran, one
  * silently overwrote the other's summary.csv (kv run took no lock). Now
  * kv run holds --out (DIR/.dmr-lock, as run): a second is refused at once,
@@ -1708,6 +1770,7 @@ static Suite *kv_suite(void)
 	tcase_add_test(to, test_no_blocks_refused_at_open);
 	tcase_add_test(to, test_force_refused_keeps_out);
 	tcase_add_test(to, test_out_locked);
+	tcase_add_test(to, test_procs_force_refused_keeps_out);
 	suite_add_tcase(s, to);
 	return s;
 }

@@ -466,6 +466,45 @@ START_TEST(test_ops_generated)
 	ck_assert_ptr_nonnull(again);
 	ck_assert_str_eq(again, s3);
 	free(again);
+	/* trial of session 14: refused at set-up with --force (a block larger
+	 * than the pool, an unknown backend): o3 as it was, nothing moved to
+	 * earlier-2/ (they were moved before the checks) */
+	char *list = dmr_test_dir_listing(o3);
+	ck_assert_ptr_nonnull(list);
+	snprintf(p3, sizeof(p3), "%s/summary.csv", o3);
+	char *fin = dmr_test_read_text(p3);
+	ck_assert_ptr_nonnull(fin);
+	static const char *const bad[][4] = {{"--capacity", "1M", "--block-bytes", "64M"},
+					     {"--backend", "nope", NULL, NULL}};
+	static const char *const why[] = {"is larger than a segment", "unknown backend 'nope'"};
+	for (int i = 0; i < 2; i++) {
+		r = dmr_test_dmr("kv", "run", "--trace", tr, "--out", o3, "--force", bad[i][0],
+				 bad[i][1], bad[i][2], bad[i][3], NULL);
+		ck_assert_msg(r.status == 2, "exit %d:\n%s", r.status, r.err);
+		ck_assert_msg(strstr(r.err, why[i]), "%s", r.err);
+		ck_assert_msg(!strstr(r.err, "earlier-2"), "%s", r.err);
+		dmr_test_run_free(&r);
+		char *after = dmr_test_dir_listing(o3);
+		ck_assert_msg(strcmp(list, after) == 0, "--out changed:\n%s\nnow:\n%s", list,
+			      after);
+		free(after);
+		again = dmr_test_read_text(p3);
+		ck_assert_ptr_nonnull(again);
+		ck_assert_str_eq(again, fin);
+		free(again);
+	}
+	/* a run that starts: now they move, whole */
+	r = dmr_test_dmr("kv", "run", "--trace", tr, "--backend", "sim", "--capacity", "64M",
+			 "--block-bytes", "64K", "--out", o3, "--force", NULL);
+	dmr_test_run_ok(&r);
+	dmr_test_run_free(&r);
+	snprintf(p3, sizeof(p3), "%s/earlier-2/summary.csv", o3);
+	again = dmr_test_read_text(p3);
+	ck_assert_ptr_nonnull(again);
+	ck_assert_str_eq(again, fin);
+	free(again);
+	free(fin);
+	free(list);
 	free(s3);
 }
 END_TEST
