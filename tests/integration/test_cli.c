@@ -1339,7 +1339,7 @@ static void assert_refused_kept(dmr_test_run_t *r, const char *why, const char *
 	free(sum2);
 }
 
-/* Trial of session 14: `cn --force` moved a finished run's files to
+/* Trial of session 13: `cn --force` moved a finished run's files to
  * earlier-1/ before it checked its trace, so a CN refused for a trace it
  * cannot read (exit 2) left --out without its summary.csv. Now the trace
  * is checked first; the files move only before the CN writes its share. */

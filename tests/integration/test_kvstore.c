@@ -466,7 +466,7 @@ START_TEST(test_ops_generated)
 	ck_assert_ptr_nonnull(again);
 	ck_assert_str_eq(again, s3);
 	free(again);
-	/* trial of session 14: refused at set-up with --force (a block larger
+	/* trial of session 13: refused at set-up with --force (a block larger
 	 * than the pool, an unknown backend): o3 as it was, nothing moved to
 	 * earlier-2/ (they were moved before the checks) */
 	char *list = dmr_test_dir_listing(o3);
