@@ -127,6 +127,10 @@ int dmr_kv_ops_run_main(int argc, char **argv);
  * nothing to move, the run reports it). Called only once every check of
  * the run passed; dmr_kv_out_refused up front. replay/kv/cli.c. */
 int dmr_kv_out_claim(const char *out, char *moved, size_t movedlen);
+/* --out without its trailing slashes ("DIR/" is DIR: files are named
+ * DIR/NAME, not DIR//NAME; "/" stays "/"): out itself when it has none,
+ * else a copy in buf (len bytes; out when it does not fit). */
+const char *dmr_kv_out_trim(const char *out, char *buf, size_t len);
 /* The check of dmr_kv_out_claim alone, nothing moved (replay/roles.h
  * dmr_roles_earlier_refused): 2 (printed) when out holds finished results
  * and the command line had no --force, else 0. */

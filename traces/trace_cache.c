@@ -1143,9 +1143,14 @@ dmr_status_t dmr_trace_open_cached(const char *path, const dmr_trace_cache_opts_
 			return dmr_trace_open(path, r_p, err);
 		}
 		if (st == DMR_ERR_PARSE)
-			/* a bad CSV: stream it, so that its error comes where it
-			 * would without a cache (mid-run, partial results kept) */
-			return dmr_trace_open(path, r_p, err);
+			/* a bad CSV: compiling it met the bad row (file, line,
+			 * field), so the run is refused now, before anything is
+			 * run or --out touched (a trial of session 13: streamed,
+			 * the same row stopped the run mid-way, after --force had
+			 * moved the earlier results aside). Without the cache
+			 * (--no-trace-cache) the CSV is streamed and the row is
+			 * met mid-run. */
+			return dmr_err_set(err, st, "%s", berr.msg);
 		if (st == DMR_ERR_INTERRUPTED)
 			/* a stop request while compiling: nothing has run, nothing
 			 * is written (the half-built cache is removed) */

@@ -489,7 +489,7 @@ static int kv_run_opt(int ch, const char *name, const char *arg, dmr_kv_opts_t *
 	case O_END:
 		return opt_pos(cmd, name, arg, &a->end_s);
 	case O_OUT:
-		o->out_dir = arg;
+		o->out_dir = dmr_kv_out_trim(arg, a->out_trim, sizeof(a->out_trim));
 		return 0;
 	case O_QUIET:
 		o->quiet = 1;
@@ -899,6 +899,18 @@ static int kv_out_is_dir(const char *out)
 {
 	struct stat sb;
 	return out && *out && stat(out, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
+const char *dmr_kv_out_trim(const char *out, char *buf, size_t len)
+{
+	size_t n = out ? strlen(out) : 0, k = n;
+	while (k > 1 && out[k - 1] == '/')
+		k--;
+	if (k == n || k >= len)
+		return out;
+	memcpy(buf, out, k);
+	buf[k] = 0;
+	return buf;
 }
 
 int dmr_kv_out_claim(const char *out, char *moved, size_t movedlen)

@@ -307,6 +307,7 @@ typedef struct kv_proc_args {
 	long long id;	    /* --id, -1 = none */
 	double barrier_s, end_s, deadline_s;
 	int procs, saw_cns, saw_be, saw_dev;
+	char out_trim[4096]; /* --out without its trailing slashes */
 } kv_proc_args_t;
 
 /* kv run --procs / --config: kv mn + kv cn as child processes; the exit

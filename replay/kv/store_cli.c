@@ -8,12 +8,14 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "../../backends/verbs/verbs.h"
 #include "../../core/base/fs.h"
@@ -21,9 +23,11 @@
 #include "../../core/base/sig.h"
 #include "../../core/base/timeps.h"
 #include "../../traces/kvops.h"
+#include "../kv.h"
 #include "../kvstore.h"
 #include "../roles.h"
 #include "../setup.h"
+#include "../sweepdir.h"
 
 /* ---- reading a value: FILE or - (stdin), bounded ----------------------- */
 
@@ -693,24 +697,55 @@ int dmr_kv_ops_run_main(int argc, char **argv)
 					  saw_dev ? "--device, --port or --gid-index" : NULL,
 					  saw_prof) != 0)
 		return 2;
+	/* --out made and held (DIR/.dmr-lock) for as long as the run runs, as
+	 * kv run's on a KV trace: a second run into it is refused at once (a
+	 * trial of session 13 found two kvops runs into one --out both
+	 * finishing, one's summary.csv over the other's). A refused run
+	 * removes the lock file and the directories it made. */
+	char lk[PATH_MAX + 16], lmsg[1400], trimmed[PATH_MAX];
+	unsigned made = 0;
+	int lockfd = -1, had_lock = 0, rc = 0;
+	if (out) {
+		out = dmr_kv_out_trim(out, trimmed, sizeof(trimmed));
+		made = dmr_dirs_missing(out);
+		dmr_status_t cst = dmr_kv_out_check(out, &err);
+		if (cst != DMR_OK) {
+			fprintf(stderr, "dmreplay kv run: error: %s\n", err.msg);
+			dmr_rmdir_made(out, made);
+			return dmr_exit_status(cst);
+		}
+		struct stat sb;
+		snprintf(lk, sizeof(lk), "%s/.dmr-lock", out);
+		had_lock = lstat(lk, &sb) == 0;
+		if ((lockfd = dmr_sweepdir_lock(out, lmsg, sizeof(lmsg), NULL)) < 0) {
+			fprintf(stderr, "dmreplay kv run: error: --out %s\n", lmsg);
+			return 2; /* another run's directory: nothing of it touched */
+		}
+	}
 	/* a finished run is never overwritten: refused now without --force;
 	 * its files move aside only once the run is set up (kvops_on_start) */
-	int crc = dmr_kv_out_refused(out);
-	if (crc)
-		return crc;
-	o.on_start = kvops_on_start;
-	o.on_start_arg = (void *)out;
-	dmr_kv_ops_result_t r;
-	dmr_status_t st = dmr_kv_ops_run(trace, &o, out, &r, &err);
-	/* a failed run shows what it did, if it did anything (a refused
-	 * header printed a block of zeros before its error) */
-	if (st == DMR_OK ? !quiet : r.ops > 0)
-		dmr_kv_ops_print(trace, &o, &r, st == DMR_OK ? stdout : stderr);
-	if (st != DMR_OK) {
-		fprintf(stderr, "dmreplay kv run: error: %s\n", err.msg);
-		return dmr_exit_status(st);
+	if ((rc = dmr_kv_out_refused(out)) == 0) {
+		o.on_start = kvops_on_start;
+		o.on_start_arg = (void *)out;
+		dmr_kv_ops_result_t r;
+		dmr_status_t st = dmr_kv_ops_run(trace, &o, out, &r, &err);
+		/* a failed run shows what it did, if it did anything (a refused
+		 * header printed a block of zeros before its error) */
+		if (st == DMR_OK ? !quiet : r.ops > 0)
+			dmr_kv_ops_print(trace, &o, &r, st == DMR_OK ? stdout : stderr);
+		if (st != DMR_OK) {
+			fprintf(stderr, "dmreplay kv run: error: %s\n", err.msg);
+			rc = dmr_exit_status(st);
+		}
 	}
-	return 0;
+	if (out) {
+		if (rc == 2 && !had_lock) /* refused: the lock file this run made goes */
+			unlink(lk);
+		close(lockfd);
+		if (rc == 2 && made) /* refused: the directories it made (kept when not empty) */
+			dmr_rmdir_made(out, made);
+	}
+	return rc;
 }
 
 int dmr_kv_ops_gen_main(int argc, char **argv)

@@ -2,7 +2,9 @@
  * tests/integration/test_cli.c - `dmreplay run` refuses bad input: each case exits with
  * status 2, names the file, line and field (or option) on stderr, and
  * leaves no summary.csv in --out (summary.partial.csv only for runs that
- * started: the trace is streamed, so a bad row is met mid-run). Cases:
+ * started: with --no-trace-cache the trace is streamed, so a bad row is
+ * met mid-run; through the default cache, compiling it meets the row and
+ * the run is refused before it starts). Cases:
  * wrong field count, unknown op, unknown table, key beyond the table,
  * truncated trace (mid-line, and at a transaction boundary short of
  * `# txns`), missing trace, profile with a missing or a negative parameter,
@@ -1160,9 +1162,25 @@ START_TEST(test_no_overwrite)
 	r = run_into(dir, sizeof(dir), "out-keep", base, "--mtu", "3000", NULL, NULL);
 	ck_assert_int_eq(r.status, 2);
 	dmr_test_run_free(&r);
-	/* 4: with --force the earlier run moves to earlier-1/ whole, and the
-	 * failing run (fails mid-run) writes only its partial files */
+	/* 4: with --force, through the trace cache (the default): compiling
+	 * the CSV meets the bad row, so the run is refused before anything
+	 * runs or moves (a trial of session 13: streamed, it stopped mid-run
+	 * after the earlier results had been moved aside) */
+	char *listing = dmr_test_dir_listing(dir);
 	r = run_into(dir, sizeof(dir), "out-keep", t, "--seed", "99", "--force", NULL);
+	ck_assert_int_eq(r.status, 2);
+	assert_has(&r, "field op");
+	ck_assert_ptr_null(strstr(r.err, "earlier-1"));
+	dmr_test_run_free(&r);
+	char *listing2 = dmr_test_dir_listing(dir);
+	ck_assert_str_eq(listing, listing2);
+	free(listing);
+	free(listing2);
+	/* 5: with --force and --no-trace-cache the CSV is streamed: the
+	 * earlier run moves to earlier-1/ whole, and the failing run (fails
+	 * mid-run) writes only its partial files */
+	r = run_into(dir, sizeof(dir), "out-keep", t, "--seed", "99", "--force",
+		     "--no-trace-cache");
 	ck_assert_int_eq(r.status, 2);
 	assert_has(&r, "field op");
 	assert_has(&r, "earlier-1");
@@ -1435,7 +1453,9 @@ START_TEST(test_quiet_and_unwritable_out)
 	char base[PATH_MAX], t[PATH_MAX], dir[PATH_MAX];
 	base_trace(base, sizeof(base));
 	mid_bad_trace(t, sizeof(t), "quiet-bad.csv");
-	dmr_test_run_t r = run_into(dir, sizeof(dir), "out-quiet", t, NULL, NULL, NULL, NULL);
+	/* streamed (no cache): the bad row is met mid-run, a partial run */
+	dmr_test_run_t r =
+	    run_into(dir, sizeof(dir), "out-quiet", t, "--no-trace-cache", NULL, NULL, NULL);
 	ck_assert_int_eq(r.status, 2);
 	ck_assert_str_eq(r.out, "");
 	ck_assert_ptr_null(strstr(r.err, "PARTIAL"));

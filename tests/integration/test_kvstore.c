@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include "helpers/files.h"
@@ -493,10 +495,31 @@ START_TEST(test_ops_generated)
 		ck_assert_str_eq(again, fin);
 		free(again);
 	}
-	/* a run that starts: now they move, whole */
+	/* the re-trial of session 13: a kvops run took no lock, and two into
+	 * one --out both finished. Another process holding o3/.dmr-lock (as
+	 * a running kv run does): refused at once, o3 as it was */
+	char lk[700];
+	snprintf(lk, sizeof(lk), "%s/.dmr-lock", o3);
+	int fd = open(lk, O_RDWR | O_CREAT, 0644);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(flock(fd, LOCK_EX | LOCK_NB), 0);
+	r = dmr_test_dmr("kv", "run", "--trace", tr, "--backend", "sim", "--out", o3, "--force",
+			 NULL);
+	ck_assert_msg(r.status == 2, "exit %d:\n%s", r.status, r.err);
+	ck_assert_msg(strstr(r.err, "another run holds this directory"), "%s", r.err);
+	dmr_test_run_free(&r);
+	char *held = dmr_test_dir_listing(o3);
+	ck_assert_str_eq(held, list);
+	free(held);
+	close(fd);
+	/* a run that starts (--out DIR/ is DIR: no DIR//NAME printed): now
+	 * they move, whole */
+	char o3s[700];
+	snprintf(o3s, sizeof(o3s), "%s/", o3);
 	r = dmr_test_dmr("kv", "run", "--trace", tr, "--backend", "sim", "--capacity", "64M",
-			 "--block-bytes", "64K", "--out", o3, "--force", NULL);
+			 "--block-bytes", "64K", "--out", o3s, "--force", NULL);
 	dmr_test_run_ok(&r);
+	ck_assert_msg(!strstr(r.out, "//") && !strstr(r.err, "//"), "%s%s", r.out, r.err);
 	dmr_test_run_free(&r);
 	snprintf(p3, sizeof(p3), "%s/earlier-2/summary.csv", o3);
 	again = dmr_test_read_text(p3);

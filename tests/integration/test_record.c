@@ -113,7 +113,14 @@ START_TEST(shm_bench_cas_recorded_and_replayed)
 	double v[7];
 	ck_assert_msg(rec_row(c.out, "CAS", 8, v, NULL, 0), "%s", c.out);
 	ck_assert_double_eq(v[0], 752);
-	ck_assert_msg(v[4] >= 1.5 && v[4] <= 4, "sim CAS p50 %.2f us", v[4]);
+	/* at least the sim's idle CAS round trip (cx6dx-100g: about 2.3 us).
+	 * No upper bound: the replay is an open loop at the recorded post
+	 * times, which on shm are this host's CPU's; on a loaded host the
+	 * posts come in bursts that queue at the 2 Mops/s same-address atomic
+	 * unit (CI, load from other jobs: 4.35 us; during a fork storm 12 to
+	 * 123 us). The timing of the replay itself is checked exactly on a
+	 * recording of the sim (sim_latency_replays_identically). */
+	ck_assert_msg(v[4] >= 1.5, "sim CAS p50 %.2f us", v[4]);
 	/* shm's latency is this host's CPU time (7.7 us under TSan on a busy
 	 * host, 0.2 us in a release build): measured, not bounded */
 	ck_assert_msg(v[1] > 0, "shm CAS p50 %.2f us", v[1]);
