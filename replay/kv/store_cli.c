@@ -605,6 +605,7 @@ int dmr_kv_ops_run_main(int argc, char **argv)
 	int quiet = 0, ch, saw_dev = 0, saw_prof = 0;
 	dmr_err_t err = {{0}};
 	optind = 1;
+	opterr = 0;
 	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		dmr_status_t st = DMR_OK;
 		int64_t v;
@@ -673,20 +674,27 @@ int dmr_kv_ops_run_main(int argc, char **argv)
 			    "[--quiet]\n"
 			    "  replay a set/get/del trace against the key/value store, every get "
 			    "checked byte for byte (docs/KVCACHE.md 10.3)\n");
+			opterr = 1;
 			return 0;
 		default:
+			/* getopt's own message (opterr 0 above) would be
+			 * prefixed "run:", not "dmreplay kv run:" */
+			opterr = 1;
 			fprintf(stderr,
-				"dmreplay kv run: a kvops trace takes --trace, --backend, "
-				"--profile, --device, --port, --gid-index, --capacity, "
+				"dmreplay kv run: option %s: a kvops trace takes --trace, "
+				"--backend, --profile, --device, --port, --gid-index, --capacity, "
 				"--block-bytes, --max-value, --chunk, --depth, --timeout-s, "
-				"--seed, --out, --quiet\n");
+				"--seed, --out, --force, --quiet\n",
+				optind > 0 && optind <= argc ? argv[optind - 1] : "?");
 			return 2;
 		}
 		if (st != DMR_OK) {
+			opterr = 1;
 			fprintf(stderr, "dmreplay kv run: %s\n", err.msg);
 			return 2;
 		}
 	}
+	opterr = 1;
 	if (!trace || optind < argc) {
 		fprintf(stderr, "dmreplay kv run: --trace OPS.kvops is required%s%s\n",
 			optind < argc ? "; unexpected argument " : "",

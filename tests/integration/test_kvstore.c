@@ -508,6 +508,13 @@ START_TEST(test_ops_generated)
 	ck_assert_msg(r.status == 2, "exit %d:\n%s", r.status, r.err);
 	ck_assert_msg(strstr(r.err, "another run holds this directory"), "%s", r.err);
 	dmr_test_run_free(&r);
+	/* an option a kvops trace does not take is named, with the command */
+	r = dmr_test_dmr("kv", "run", "--trace", tr, "--cns", "0", NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_msg(strstr(r.err, "dmreplay kv run: option --cns: a kvops trace takes"), "%s",
+		      r.err);
+	ck_assert_msg(!strstr(r.err, "unrecognized"), "%s", r.err);
+	dmr_test_run_free(&r);
 	char *held = dmr_test_dir_listing(o3);
 	ck_assert_str_eq(held, list);
 	free(held);
