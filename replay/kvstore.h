@@ -127,6 +127,23 @@ int dmr_kv_ops_run_main(int argc, char **argv);
  * nothing to move, the run reports it). Called only once every check of
  * the run passed; dmr_kv_out_refused up front. replay/kv/cli.c. */
 int dmr_kv_out_claim(const char *out, char *moved, size_t movedlen);
+/* A kv run's hold on its --out (dmr_kv_out_hold / dmr_kv_out_release). */
+typedef struct dmr_kv_out_hold {
+	const char *dir;
+	char lk[4096 + 16]; /* DIR/.dmr-lock */
+	unsigned made;	    /* the levels of DIR's path the run made (core/base/fs.h) */
+	int fd, had_lock;   /* the lock's descriptor; the lock file was there before */
+} dmr_kv_out_hold_t;
+/* Make --out dir (with parents; writable: dmr_kv_out_check) and hold it
+ * (DIR/.dmr-lock, replay/sweepdir.h dmr_sweepdir_lock) for as long as the
+ * run runs, so that a second run into it is refused at once. Returns 0, or
+ * the exit status (2) with the message printed, prefixed "dmreplay CMD:",
+ * and nothing of dir left that this call made. */
+int dmr_kv_out_hold(dmr_kv_out_hold_t *h, const char *dir, const char *cmd);
+/* Let go of the hold once the run exited with rc; a refused run (rc 2)
+ * removes the lock file and the directories the hold made (kept when not
+ * empty), so that it leaves --out as it was. */
+void dmr_kv_out_release(dmr_kv_out_hold_t *h, int rc);
 /* --out without its trailing slashes ("DIR/" is DIR: files are named
  * DIR/NAME, not DIR//NAME; "/" stays "/"): out itself when it has none,
  * else a copy in buf (len bytes; out when it does not fit). */

@@ -632,23 +632,10 @@ static int kv_run_one_locked(int argc, char **argv, dmr_kv_opts_t *o, kv_proc_ar
 		fprintf(stderr, "dmreplay %s: error: %s\n", a->cmd, err.msg);
 		return dmr_exit_status(st);
 	}
-	/* what the run makes of --out's path, removed when it is refused */
-	unsigned made = dmr_dirs_missing(o->out_dir);
-	if ((st = dmr_kv_out_check(o->out_dir, &err)) != DMR_OK) {
-		fprintf(stderr, "dmreplay %s: error: %s\n", a->cmd, err.msg);
-		dmr_rmdir_made(o->out_dir, made);
-		return dmr_exit_status(st);
-	}
-	char lk[PATH_MAX + 16], lmsg[1400];
-	struct stat sb;
-	snprintf(lk, sizeof(lk), "%s/.dmr-lock", o->out_dir);
-	int had_lock = lstat(lk, &sb) == 0;
-	int lockfd = dmr_sweepdir_lock(o->out_dir, lmsg, sizeof(lmsg), NULL);
-	if (lockfd < 0) {
-		fprintf(stderr, "dmreplay %s: error: --out %s\n", a->cmd, lmsg);
-		return 2; /* another run's directory: nothing of it touched */
-	}
-	int rc;
+	dmr_kv_out_hold_t hold;
+	int rc = dmr_kv_out_hold(&hold, o->out_dir, a->cmd);
+	if (rc)
+		return rc;
 	if (a->procs || a->config) {
 		/* the launcher: its children write into --out; the earlier
 		 * files move (dmr_kv_out_claim) only once its own checks
@@ -663,11 +650,7 @@ static int kv_run_one_locked(int argc, char **argv, dmr_kv_opts_t *o, kv_proc_ar
 		st = dmr_kv_run(o, &r, &err);
 		rc = kv_run_report(o, a, &r, &err, st);
 	}
-	if (rc == 2 && !had_lock) /* refused: the lock file this run made goes */
-		unlink(lk);
-	close(lockfd);
-	if (rc == 2 && made) /* refused: the directories it made (kept when not empty) */
-		dmr_rmdir_made(o->out_dir, made);
+	dmr_kv_out_release(&hold, rc);
 	return rc;
 }
 
@@ -899,6 +882,38 @@ static int kv_out_is_dir(const char *out)
 {
 	struct stat sb;
 	return out && *out && stat(out, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
+int dmr_kv_out_hold(dmr_kv_out_hold_t *h, const char *dir, const char *cmd)
+{
+	dmr_err_t err = {{0}};
+	char msg[1400];
+	struct stat sb;
+	h->dir = dir;
+	h->fd = -1;
+	h->made = dmr_dirs_missing(dir);
+	dmr_status_t st = dmr_kv_out_check(dir, &err);
+	if (st != DMR_OK) {
+		fprintf(stderr, "dmreplay %s: error: %s\n", cmd, err.msg);
+		dmr_rmdir_made(dir, h->made);
+		return dmr_exit_status(st);
+	}
+	snprintf(h->lk, sizeof(h->lk), "%s/.dmr-lock", dir);
+	h->had_lock = lstat(h->lk, &sb) == 0;
+	if ((h->fd = dmr_sweepdir_lock(dir, msg, sizeof(msg), NULL)) < 0) {
+		fprintf(stderr, "dmreplay %s: error: --out %s\n", cmd, msg);
+		return 2; /* another run's directory: nothing of it touched */
+	}
+	return 0;
+}
+
+void dmr_kv_out_release(dmr_kv_out_hold_t *h, int rc)
+{
+	if (rc == 2 && !h->had_lock) /* refused: the lock file this run made goes */
+		unlink(h->lk);
+	close(h->fd);
+	if (rc == 2 && h->made) /* refused: the directories it made (kept when not empty) */
+		dmr_rmdir_made(h->dir, h->made);
 }
 
 const char *dmr_kv_out_trim(const char *out, char *buf, size_t len)

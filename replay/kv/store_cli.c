@@ -27,7 +27,6 @@
 #include "../kvstore.h"
 #include "../roles.h"
 #include "../setup.h"
-#include "../sweepdir.h"
 
 /* ---- reading a value: FILE or - (stdin), bounded ----------------------- */
 
@@ -710,25 +709,13 @@ int dmr_kv_ops_run_main(int argc, char **argv)
 	 * trial of session 13 found two kvops runs into one --out both
 	 * finishing, one's summary.csv over the other's). A refused run
 	 * removes the lock file and the directories it made. */
-	char lk[PATH_MAX + 16], lmsg[1400], trimmed[PATH_MAX];
-	unsigned made = 0;
-	int lockfd = -1, had_lock = 0, rc = 0;
+	char trimmed[PATH_MAX];
+	dmr_kv_out_hold_t hold;
+	int rc = 0;
 	if (out) {
 		out = dmr_kv_out_trim(out, trimmed, sizeof(trimmed));
-		made = dmr_dirs_missing(out);
-		dmr_status_t cst = dmr_kv_out_check(out, &err);
-		if (cst != DMR_OK) {
-			fprintf(stderr, "dmreplay kv run: error: %s\n", err.msg);
-			dmr_rmdir_made(out, made);
-			return dmr_exit_status(cst);
-		}
-		struct stat sb;
-		snprintf(lk, sizeof(lk), "%s/.dmr-lock", out);
-		had_lock = lstat(lk, &sb) == 0;
-		if ((lockfd = dmr_sweepdir_lock(out, lmsg, sizeof(lmsg), NULL)) < 0) {
-			fprintf(stderr, "dmreplay kv run: error: --out %s\n", lmsg);
-			return 2; /* another run's directory: nothing of it touched */
-		}
+		if ((rc = dmr_kv_out_hold(&hold, out, "kv run")) != 0)
+			return rc;
 	}
 	/* a finished run is never overwritten: refused now without --force;
 	 * its files move aside only once the run is set up (kvops_on_start) */
@@ -746,13 +733,8 @@ int dmr_kv_ops_run_main(int argc, char **argv)
 			rc = dmr_exit_status(st);
 		}
 	}
-	if (out) {
-		if (rc == 2 && !had_lock) /* refused: the lock file this run made goes */
-			unlink(lk);
-		close(lockfd);
-		if (rc == 2 && made) /* refused: the directories it made (kept when not empty) */
-			dmr_rmdir_made(out, made);
-	}
+	if (out)
+		dmr_kv_out_release(&hold, rc);
 	return rc;
 }
 

@@ -1050,6 +1050,19 @@ START_TEST(test_out_lock)
 }
 END_TEST
 
+/* dir's earlier run moved to dir/earlier-1/ whole: its summary.csv there is
+ * sum (ls bytes), the one the earlier run finished with. */
+static void assert_moved_whole(const char *dir, const char *sum, size_t ls)
+{
+	char d1[PATH_MAX + 16];
+	snprintf(d1, sizeof(d1), "%s/earlier-1", dir);
+	size_t ls1 = 0;
+	char *sum1 = read_in(d1, "summary.csv", &ls1);
+	ck_assert_msg(sum1 && ls == ls1 && memcmp(sum, sum1, ls) == 0,
+		      "%s/summary.csv is not the earlier run's", d1);
+	free(sum1);
+}
+
 /* Trial of session 13: `run --force` moved a finished run's files to
  * earlier-1/ before its checks, so a run refused at set-up (exit 2) left
  * DIR without its summary.csv. Now they move only once the run is set up
@@ -1100,13 +1113,8 @@ START_TEST(test_force_refused_keeps_out)
 	r = run_into(dir, sizeof(dir), "out-force-refused", base, "--force", NULL, NULL, NULL);
 	dmr_test_run_ok(&r);
 	dmr_test_run_free(&r);
-	char dir1[PATH_MAX + 16];
-	snprintf(dir1, sizeof(dir1), "%s/earlier-1", dir);
-	size_t ls3 = 0;
-	char *sum3 = read_in(dir1, "summary.csv", &ls3);
-	ck_assert(sum3 && ls == ls3 && memcmp(sum, sum3, ls) == 0);
+	assert_moved_whole(dir, sum, ls);
 	ck_assert(!exists(dir, "earlier-2"));
-	free(sum3);
 	free(sum);
 	free(before);
 }
@@ -1385,13 +1393,8 @@ START_TEST(test_cn_force_refused_keeps_out)
 			 "--quiet", "--barrier-timeout", "1", NULL);
 	ck_assert_msg(r.status != 0, "exit %d\n%s", r.status, r.err);
 	dmr_test_run_free(&r);
-	char d1[PATH_MAX + 16];
-	snprintf(d1, sizeof(d1), "%s/earlier-1", d);
-	size_t ls3 = 0;
-	char *sum3 = read_in(d1, "summary.csv", &ls3);
-	ck_assert(sum3 && ls == ls3 && memcmp(sum, sum3, ls) == 0);
+	assert_moved_whole(d, sum, ls);
 	ck_assert(!exists(d, "summary.csv"));
-	free(sum3);
 	free(sum);
 	free(list);
 }
