@@ -510,10 +510,13 @@ static inline __attribute__((always_inline)) dmr_status_t exec_round_as(dmr_txn_
 	int logdue = c->eng->protocol == DMR_TXN_PROTO_FORD && c->state == ST_EXEC;
 	const int crest = crest_proto(c);
 	for (;;) {
-		/* first op of this round */
-		uint32_t i0 = 0;
+		/* first op of this round: from that of an earlier round (the
+		 * rounds of a transaction's ops do not decrease), so that a
+		 * transaction's rounds walk its ops once */
+		uint32_t i0 = c->round_op;
 		while (i0 < t->nops && t->ops[i0].round < c->round)
 			i0++;
+		c->round_op = i0;
 		if (i0 == t->nops) {
 			if (c->eng->protocol == DMR_TXN_PROTO_MOTOR)
 				return dmr_txn_mv_commit_start(c, out);
@@ -669,10 +672,11 @@ check_round(dmr_txn_ctx_t *c, int motor, int mvr, dmr_txn_outcome_t *out)
 	/* in locals: the crest calls below could change them, as far as the
 	 * compiler knows, which would reload them every op */
 	const uint32_t nops = t->nops, round = c->round;
-	for (uint32_t i = 0; i < nops; i++) {
+	/* the round's ops only (contiguous, from round_op): at 16 CNs the
+	 * 160-byte op records of the other rounds were cold, and reading
+	 * their round was 57 % of this function's time (perf) */
+	for (uint32_t i = c->round_op; i < nops && t->ops[i].round == round; i++) {
 		const dmr_trace_op_t *op = &t->ops[i];
-		if (op->round != round)
-			continue;
 		dmr_txn_opst_t *os = &c->ops[i];
 		if (!(os->flags & F_ISSUED))
 			continue;
@@ -783,6 +787,7 @@ static dmr_status_t begin_attempt(dmr_txn_ctx_t *c, dmr_txn_outcome_t *out)
 	c->attempts++;
 	c->stats->tried++;
 	c->round = 0;
+	c->round_op = 0;
 	c->looked_round = 0;
 	c->crest_hits = 0;
 	memset(c->ph, 0, sizeof(c->ph));

@@ -419,7 +419,10 @@ typedef struct dmr_txn_ctx {
 	const dmr_trace_txn_t *txn;
 	uint8_t state;
 	uint16_t round;
-	uint32_t seq; /* doorbell sequence */
+	uint32_t round_op; /* first op of `round` (the trace's rounds do not
+			      decrease: a round's ops are contiguous), or an
+			      earlier op until exec_round finds it */
+	uint32_t seq;	   /* doorbell sequence */
 	uint32_t attempts;
 	uint64_t t_start; /* first attempt start, ps */
 	uint64_t log_off; /* next write position in the log ring */

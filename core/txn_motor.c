@@ -103,10 +103,10 @@ int dmr_txn_mv_views(dmr_txn_ctx_t *c)
 		if (reason < 0)                                                                    \
 			reason = (r);                                                              \
 	} while (0)
-	for (uint32_t i = 0; i < t->nops; i++) {
+	for (uint32_t i = c->round_op; i < t->nops && t->ops[i].round == c->round; i++) {
 		const dmr_trace_op_t *op = &t->ops[i];
 		dmr_txn_opst_t *os = &c->ops[i];
-		if (op->round != c->round || !(os->flags & F_ISSUED))
+		if (!(os->flags & F_ISSUED))
 			continue;
 		const dmr_layout_table_t *lt = &l->t[op->table];
 		uint32_t pb = lt->payload_bytes, vb = DMR_REC_HDR + pb;

@@ -114,7 +114,10 @@ typedef struct engine {
 	int qrec;
 	uint64_t qrecs; /* transactions so queued */
 	dmr_txn_ctx_t *ctx;
-	qtxn_t **cur; /* per context: the transaction it runs */
+	qtxn_t **cur;	/* per context: the transaction it runs */
+	uint8_t *ctype; /* per context: its type index (type_of; 0 with none), kept
+			   here so that a completion does not read the cold
+			   queued copy for it */
 	uint32_t nctx;
 	dmr_be_t *be;
 	const dmr_model_t *model; /* DMR_BE_CTL_MODEL; NULL: the backend has none */

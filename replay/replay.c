@@ -122,7 +122,8 @@ typedef union typed {
 	uint64_t w[STAT_WORDS];
 } typed_t;
 
-/* The type index of q (the reader refuses unknown types: < ntypes). */
+/* The type index of q (the reader refuses unknown types: < ntypes, at most
+ * DMR_TRACE_MAX_TYPES: a uint8_t, engine_t.ctype). */
 static inline unsigned type_of(const engine_t *e, const qtxn_t *q)
 {
 	return q->t.type < e->ntypes ? q->t.type : 0;
@@ -251,7 +252,7 @@ static dmr_status_t finish_ctx(thr_t *th, uint32_t ci, dmr_txn_outcome_t out, ui
 	if (out == DMR_TXN_COMMITTED) {
 		uint64_t now = dmr_be_now(e->be, c->worker), lps = dmr_txn_latency_ps(c);
 		uint64_t dps = now - e->cur[ci]->dispatch_ps;
-		unsigned type = type_of(e, e->cur[ci]);
+		unsigned type = e->ctype[ci];
 		dmr_status_t st = record_latency(th, type, lps, dps > lps ? dps : lps);
 		if (c->attempts == 1) {
 			/* committed on its first attempt: one attempt's verbs */
@@ -296,6 +297,7 @@ static dmr_status_t finish_ctx(thr_t *th, uint32_t ci, dmr_txn_outcome_t out, ui
 	}
 	dmr_eng_qtxn_free(e, e->cur[ci]);
 	e->cur[ci] = NULL;
+	e->ctype[ci] = 0;
 	return DMR_OK;
 }
 
@@ -329,6 +331,7 @@ static dmr_status_t run_ctx(thr_t *th, uint32_t ci0, ctx_why_t why0, dmr_txn_out
 				if (q) {
 					__atomic_add_fetch(&e->started, 1, __ATOMIC_RELAXED);
 					e->cur[ci] = q;
+					e->ctype[ci] = (uint8_t)type_of(e, q);
 					q->dispatch_ps = dmr_be_now(e->be, c->worker);
 					if (e->drift_ps && !q->remapped)
 						dmr_eng_drift_remap(e, &q->t,
@@ -368,7 +371,7 @@ static dmr_status_t run_ctx(thr_t *th, uint32_t ci0, ctx_why_t why0, dmr_txn_out
 				memset(&e->acc[ci], 0, sizeof(e->acc[ci]));
 				typed_begin(e, c->worker, &snap);
 				st = dmr_txn_start(c, &e->cur[ci]->t, &out);
-				typed_end(e, c->worker, ci, type_of(e, e->cur[ci]), &snap);
+				typed_end(e, c->worker, ci, e->ctype[ci], &snap);
 				if (st != DMR_OK)
 					return ctx_failed(th, c, st);
 				why = CTX_ANSWERED;
@@ -401,7 +404,7 @@ static dmr_status_t on_wc(thr_t *th, const dmr_wc_t *wc)
 		return resume_ctx(th, ci); /* start, or resume a parked context */
 	dmr_txn_outcome_t out;
 	typed_t snap;
-	unsigned type = e->cur[ci] ? type_of(e, e->cur[ci]) : 0;
+	unsigned type = e->ctype[ci];
 	typed_begin(e, c->worker, &snap);
 	dmr_status_t st = dmr_txn_on_wc(c, wc, &out);
 	typed_end(e, c->worker, ci, type, &snap);
@@ -1010,6 +1013,7 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	e->acc = calloc(e->nctx, sizeof(*e->acc));
 	e->ctx = calloc(e->nctx, sizeof(*e->ctx));
 	e->cur = calloc(e->nctx, sizeof(*e->cur));
+	e->ctype = calloc(e->nctx, sizeof(*e->ctype));
 	e->q = calloc(e->nworkers, sizeof(*e->q));
 	e->qcopy_max = o->readahead_copy_max ? o->readahead_copy_max : DMR_READAHEAD_COPY_MAX;
 	e->qcopy_max_txns =
@@ -1029,8 +1033,8 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 	for (uint32_t i = 0; e->th && i < e->nth; i++)
 		if (thr_init(&e->th[i], e, i) != DMR_OK)
 			e->nth = i; /* partial: caught below */
-	if (!e->ctx || !e->cur || !e->q || !e->scratch || !e->wst || !e->xst || !e->pub ||
-	    !e->tst || !e->first || !e->acc || !e->th ||
+	if (!e->ctx || !e->cur || !e->ctype || !e->q || !e->scratch || !e->wst || !e->xst ||
+	    !e->pub || !e->tst || !e->first || !e->acc || !e->th ||
 	    e->nth != (e->threaded ? e->nworkers : 1) || !rng) {
 		st = dmr_err_set(err, DMR_ERR_NOMEM, "replay: out of memory");
 		goto out_ctx;
@@ -1387,6 +1391,7 @@ out_ctx:
 	free(e->is_parked);
 	free(e->ctx);
 	free(e->cur);
+	free(e->ctype);
 	free(e->q);
 	free(e->scratch);
 	free(e->wst);
