@@ -524,7 +524,7 @@ static inline __attribute__((always_inline)) dmr_status_t exec_round_as(dmr_txn_
 					    : dmr_txn_validate(c, logdue, out);
 		}
 		if (c->eng->index == DMR_TXN_INDEX_HASH && c->looked_round != c->round + 1) {
-			c->looked_round = (uint16_t)(c->round + 1);
+			c->looked_round = c->round + 1;
 			uint32_t nb = 0;
 			dmr_status_t st = lookup(c, i0, &nb);
 			if (st != DMR_OK)

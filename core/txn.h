@@ -418,7 +418,10 @@ typedef struct dmr_txn_ctx {
 	uint64_t tag; /* lock tag (CAS swap value), cluster-wide */
 	const dmr_trace_txn_t *txn;
 	uint8_t state;
-	uint16_t round;
+	uint32_t round;	   /* the execution round; one past the last when the
+			      last is done, which is 65536 after a round 65535
+			      (traces/FORMAT.md): 16 bits wrapped to 0 and the
+			      transaction ran round 0 again, forever */
 	uint32_t round_op; /* first op of `round` (the trace's rounds do not
 			      decrease: a round's ops are contiguous), or an
 			      earlier op until exec_round finds it */
@@ -438,7 +441,7 @@ typedef struct dmr_txn_ctx {
 	dmr_wr_t *wrs2;		      /* one MN's doorbell, gathered from wrs */
 	uint32_t pending;	      /* doorbells of this round not yet completed */
 	uint32_t lookup_off;	      /* HASH: bucket images at buf + lookup_off + i x bucket */
-	uint16_t looked_round;	      /* HASH: round + 1 whose lookups are done */
+	uint32_t looked_round;	      /* HASH: round + 1 whose lookups are done */
 	uint64_t t_wait;	      /* CREST --crest-local: waiting since, ps (0: not) */
 	uint32_t crest_hits;	      /* CREST --crest-cache, or --cn-cache: this
 					 attempt's cache hits */

@@ -101,7 +101,7 @@ static void drive(fixture_t *f, int *out, uint32_t n)
 			uint32_t ci = dmr_wrid_index(wc[i].wr_id);
 			ck_assert_uint_lt(ci, n);
 			int r = txn_on_wc(&f->ctx[ci], &wc[i]);
-			ck_assert_int_ge(r, 0);
+			ck_assert_msg(r >= 0, "status %d: %s", r, f->ctx[ci].err.msg);
 			if (r != DMR_TXN_RUNNING)
 				out[ci] = r;
 		}
@@ -230,6 +230,74 @@ START_TEST(dependent_insert_and_table_full)
 	ck_assert_uint_eq(f.st.aborts[DMR_ABORT_FULL], 1);
 	ck_assert_uint_eq(word(&f, 0, 0), 0);
 	fx_fini(&f, 1);
+}
+END_TEST
+
+/* fx_init's fixture on the MN hash index (--index hash) when hash. */
+static void fx_init_ix(fixture_t *f, int hash)
+{
+	if (!hash) {
+		fx_init(f, 1, 0);
+		return;
+	}
+	memset(f, 0, sizeof(*f));
+	f->h.version = 1;
+	f->h.ntables = 1;
+	snprintf(f->h.tables[0].name, sizeof(f->h.tables[0].name), "t");
+	f->h.tables[0].rows = 16;
+	f->h.tables[0].payload_bytes = 16;
+	f->h.tables[0].loaded = 8;
+	dmr_err_t err;
+	ck_assert_int_eq(dmr_layout_init(&f->l, &f->h, 1, 4096, &err), DMR_OK);
+	ck_assert_int_eq(dmr_layout_place(&f->l, 1, 0, &err), DMR_OK);
+	ck_assert_int_eq(dmr_layout_index(&f->l, 0, &err), DMR_OK);
+	dmr_be_config_t cfg = {.backend = "sim",
+			       .mns = 1,
+			       .cns = 1,
+			       .workers = 1,
+			       .mr_size = (f->l.total + 4095) & ~4095ull,
+			       .profile = "cx6dx-100g"};
+	ck_assert_int_eq(dmr_be_open(&cfg, &f->be, &err), DMR_OK);
+	f->mem = dmr_be_mn_memory(f->be, 0, NULL);
+	dmr_layout_load_mn(&f->l, 0, f->mem);
+	ck_assert_int_eq(dmr_txn_engine_init(&f->eng, f->be, &f->l, 0, 0, &err), DMR_OK);
+	f->eng.index = DMR_TXN_INDEX_HASH;
+	f->eng.workers_per_cn = 1;
+	ck_assert_int_eq(dmr_txn_ctx_init(&f->ctx[0], &f->eng, &f->st, 0, 0, &err), DMR_OK);
+}
+
+/* A transaction whose last round is 65535, the highest traces/FORMAT.md
+ * allows (with rounds 0 and 65535, and with 65535 alone; direct and on the
+ * hash index, whose lookups are keyed by round + 1): it commits. The round
+ * counter was 16 bits: past round 65535 it wrapped to 0 and the context
+ * ran the transaction's rounds again, forever. */
+START_TEST(last_round_65535_commits)
+{
+	for (int hash = 0; hash < 2; hash++) {
+		for (int alone = 0; alone < 2; alone++) {
+			fixture_t f;
+			fx_init_ix(&f, hash);
+			static dmr_trace_txn_t t;
+			memset(&t, 0, sizeof(t));
+			if (!alone) {
+				int a = dmr_trace_txn_op(&t, 'U', 0, 0, 1);
+				dmr_trace_op_act(&t.ops[a], DMR_TACT_ADD, 0, 1);
+			}
+			int b = dmr_trace_txn_op(&t, 'U', 0, 65535, 2);
+			ck_assert_int_ge(b, 0);
+			ck_assert_uint_eq(t.ops[b].round, 65535);
+			dmr_trace_op_act(&t.ops[b], DMR_TACT_ADD, 0, 7);
+			int out[1] = {-1};
+			ck_assert_int_eq(txn_start(&f.ctx[0], &t), DMR_TXN_RUNNING);
+			drive(&f, out, 1);
+			ck_assert_msg(out[0] == DMR_TXN_COMMITTED, "hash %d alone %d: outcome %d",
+				      hash, alone, out[0]);
+			ck_assert_uint_eq(word(&f, 2, 2), 7);
+			ck_assert_uint_eq(word(&f, 1, 2), alone ? 0 : 1);
+			ck_assert_uint_eq(f.st.committed, 1);
+			fx_fini(&f, 1);
+		}
+	}
 }
 END_TEST
 
@@ -388,6 +456,7 @@ int main(void)
 	tcase_add_test(tc, validation_failure_aborts);
 	tcase_add_test(tc, dependent_insert_and_table_full);
 	tcase_add_test(tc, locks_always_released_under_contention);
+	tcase_add_test(tc, last_round_65535_commits);
 	tcase_add_test(tc, unaligned_atomic_refused_before_posting);
 	tcase_add_test(tc, replayed_lock_cas_is_ours);
 	tcase_add_test(tc, other_contexts_tag_is_a_lock_abort);
