@@ -883,7 +883,9 @@ dmr_status_t dmr_replay_run(const dmr_replay_opts_t *o, dmr_replay_result_t *res
 			goto out_be;
 		}
 		if (st != DMR_OK) {
-			dmr_err_set(err, st, "--mtu %u: not an IB MTU (256..4096)", o->mtu);
+			dmr_err_set(err, st,
+				    "--mtu %u: not an IB MTU (256, 512, 1024, 2048 or 4096)",
+				    o->mtu);
 			goto out_be;
 		}
 	}
