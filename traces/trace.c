@@ -111,6 +111,16 @@ int dmr_trace_check_op(const dmr_trace_hdr_t *h, const dmr_trace_txn_t *t, uint3
 		if (g < 0 || (uint32_t)g > i || ((uint32_t)g == i && !self_ok))
 			FAIL(COL_GUARD, "op %d is not an earlier op of the txn (this is op %u%s)",
 			     g, i, self_ok ? "; a U/D op may also guard on itself" : "");
+		/* as dep: a guard on another op is evaluated when this op is
+		 * posted (core/txn.c resolve), so that op's read image must
+		 * have arrived: an op of this round has not (the guard was
+		 * evaluated on stale bytes). A U/D op's guard on itself is
+		 * evaluated on its own image, at commit (txn_commit.c). */
+		if ((uint32_t)g < i && t->ops[g].round >= o->round)
+			FAIL(COL_GUARD,
+			     "op %d is in round %u, not in a round before this op's round %u%s", g,
+			     t->ops[g].round, o->round,
+			     self_ok ? " (a U/D op may also guard on itself)" : "");
 		if (o->guard.kind == DMR_TGUARD_LESS) {
 			uint32_t gw = table_words(h, t->ops[g].table);
 			if (o->guard.f >= gw || o->guard.f2 >= gw)
@@ -153,6 +163,24 @@ int dmr_trace_check_op(const dmr_trace_hdr_t *h, const dmr_trace_txn_t *t, uint3
 	}
 #undef FAIL
 	return 0;
+}
+
+/* dmr_trace_check_locks found op i's record locked by op k too: the
+ * message (out of line: the check itself is inlined into the reader). */
+int trace_lock_fail(const dmr_trace_hdr_t *h, const dmr_trace_txn_t *t, uint32_t i, uint32_t k,
+		    uint32_t line0, const char **field_p, char *why, size_t whysz)
+{
+	const dmr_trace_op_t *o = &t->ops[i];
+	char at[24] = "";
+
+	if (line0)
+		snprintf(at, sizeof(at), ", line %u", line0 + k);
+	*field_p = trace_colname[COL_KEY];
+	snprintf(why, whysz,
+		 "table '%s' key %lld is locked by op %u (%c%s) too: a transaction takes one "
+		 "lock per record (two U/I/D ops on one record)",
+		 h->tables[o->table].name, (long long)o->key, k, t->ops[k].kind, at);
+	return -1;
 }
 
 /* ---- header helpers --------------------------------------------------- */

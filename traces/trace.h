@@ -77,8 +77,9 @@ typedef enum dmr_trace_guardkind {
 
 typedef struct dmr_trace_guard {
 	uint8_t kind;	/* dmr_trace_guardkind_t */
-	int16_t op;	/* an earlier op, or this op itself when it is U or D
-			   (guard on its own read image) */
+	int16_t op;	/* an op in an earlier round (its read image has
+			   arrived when this op is issued), or this op itself
+			   when it is U or D (guard on its own read image) */
 	uint16_t f, f2; /* payload words of op's record (LESS only) */
 } dmr_trace_guard_t;
 

@@ -121,6 +121,13 @@ int trace_bin_check(const void *map, size_t len, char *why, size_t whysz)
 			 hd.version, TRACE_BIN_VERSION);
 		return -2;
 	}
+	if (hd.checks != TRACE_BIN_CHECKS) {
+		snprintf(why, whysz,
+			 "built by a reader with checks revision %u (this build's is %u: a "
+			 "check was added since)",
+			 hd.checks, TRACE_BIN_CHECKS);
+		return -2;
+	}
 	if (hd.file_bytes != len) {
 		snprintf(why, whysz, "%s: %zu bytes, header says %llu",
 			 len < hd.file_bytes ? "truncated" : "corrupt", len,
@@ -940,6 +947,7 @@ dmr_status_t dmr_trace_cache_build(const char *csv, const char *cache, dmr_err_t
 		goto out_close; /* parse error: err says where */
 	memcpy(hd.magic, TRACE_BIN_MAGIC, 8);
 	hd.version = TRACE_BIN_VERSION;
+	hd.checks = TRACE_BIN_CHECKS;
 	hd.endian = TRACE_BIN_ENDIAN;
 	hd.op_bytes = TRACE_BIN_OP_BYTES;
 	hd.act_bytes = sizeof(dmr_trace_act_t);

@@ -322,6 +322,7 @@ static int rd_apply(dmr_trace_reader_t *r, const trace_row_t *row, const dmr_tra
 		t->type = row->type;
 		t->xv = row->xv;
 		t->line = row->line;
+		trace_locks_begin(&r->locks);
 		r->ntxns++;
 	} else {
 		if (row->type != t->type)
@@ -343,7 +344,9 @@ static int rd_apply(dmr_trace_reader_t *r, const trace_row_t *row, const dmr_tra
 	}
 	if (op != &t->ops[t->nops])
 		t->ops[t->nops] = *op;
-	if (dmr_trace_check_op(&r->hdr, t, t->nops, &field, why, sizeof(why)))
+	if (dmr_trace_check_op(&r->hdr, t, t->nops, &field, why, sizeof(why)) ||
+	    dmr_trace_check_locks(&r->locks, &r->hdr, t, t->nops, t->line, &field, why,
+				  sizeof(why)))
 		return rd_fail(r, row->line, field, "%s", why), -1;
 	t->nops++;
 	return 0;

@@ -17,6 +17,7 @@ struct dmr_trace_writer {
 	int stream;	     /* path "-": standard output, no .tmp, no rename */
 	dmr_status_t status; /* sticky I/O error, message in err */
 	dmr_err_t err;
+	trace_lockset_t locks; /* dmr_trace_check_locks */
 };
 
 static int wr_flush(dmr_trace_writer_t *w)
@@ -211,8 +212,10 @@ dmr_status_t dmr_trace_write(dmr_trace_writer_t *w, const dmr_trace_txn_t *txn, 
 		    err, DMR_ERR_INVALID,
 		    "%s: txn %llu: field type: type index %u not declared (%u types)", w->path,
 		    (unsigned long long)txn->id, txn->type, h->ntypes);
+	trace_locks_begin(&w->locks);
 	for (uint32_t i = 0; i < txn->nops; i++)
-		if (dmr_trace_check_op(h, txn, i, &field, why, sizeof(why)))
+		if (dmr_trace_check_op(h, txn, i, &field, why, sizeof(why)) ||
+		    dmr_trace_check_locks(&w->locks, h, txn, i, 0, &field, why, sizeof(why)))
 			return dmr_err_set(err, DMR_ERR_INVALID, "%s: txn %llu op %u: field %s: %s",
 					   w->path, (unsigned long long)txn->id, i, field, why);
 

@@ -874,7 +874,9 @@ END_TEST
 
 /* issue #15 D23: a record locked twice in one transaction is named as
  * FILE:LINE of the op that locks it again (it was "trace line N" of the
- * transaction's first row, without the file) */
+ * transaction's first row, without the file). Session 14: with literal keys
+ * the reader refuses it (field key, the first op's line), before the run;
+ * through a dep (the slot known at run time only) the run stops on it. */
 START_TEST(test_duplicate_lock_line)
 {
 	char base[PATH_MAX], t[PATH_MAX], dir[PATH_MAX], op[8];
@@ -902,9 +904,27 @@ START_TEST(test_duplicate_lock_line)
 	dmr_test_run_t r = run_into(dir, sizeof(dir), "out-duplock", t, NULL, NULL, NULL, NULL);
 	ck_assert_msg(r.status == 2, "exit %d\n%s", r.status, r.err);
 	char where[PATH_MAX + 64];
-	snprintf(where, sizeof(where), "%s:%d: txn ", t, i + 2);
+	snprintf(where, sizeof(where), "%s:%d: field key: ", t, i + 2);
 	assert_has(&r, where);
-	assert_has(&r, "locks a record it already locked");
+	snprintf(where, sizeof(where), "(U, line %d) too", i + 1);
+	assert_has(&r, where);
+	ck_assert_msg(!dmr_test_exists(dir), "%s created", dir);
+	dmr_test_run_free(&r);
+
+	/* the same record through a dep: word 0 of acct 1 is 0 at load */
+	dmr_test_path(t, sizeof(t), "deplock.csv");
+	dmr_test_write_file(t, "# dmreplay-trace v1\n"
+			       "# workload custom\n"
+			       "# table acct 32 16 32\n"
+			       "# type a\n"
+			       "txn,type,round,op,table,key,dep,lo,hi,count,guard,act,xv\n"
+			       "1,a,0,U,acct,1,,,,,,,\n"
+			       "1,a,1,U,acct,1,0.0,,,,,,\n");
+	r = run_into(dir, sizeof(dir), "out-deplock", t, NULL, NULL, NULL, NULL);
+	ck_assert_msg(r.status == 2, "exit %d\n%s", r.status, r.err);
+	snprintf(where, sizeof(where), "%s:7: txn 1 op 1: ", t);
+	assert_has(&r, where);
+	assert_has(&r, "locks a record it already locked (op 0, line 6");
 	dmr_test_run_free(&r);
 }
 END_TEST

@@ -395,7 +395,30 @@ static const bad_case_t bad_rows[] = {
     {"guard later op", GOOD0 "1,pay,0,R,acct,2,,,,,2,,\n", 11, "guard", "not an earlier op"},
     {"guard self on R", GOOD0 "1,pay,0,R,acct,2,,,,,1,,\n", 11, "guard", "not an earlier op"},
     {"guard self on I", GOOD0 "1,pay,0,I,acct,60,,,,,1,,\n", 11, "guard", "not an earlier op"},
-    {"guard word beyond", GOOD0 "1,pay,0,U,acct,2,,,,,0.1<0.3,,\n", 11, "guard", "word 3 beyond"},
+    {"guard word beyond", GOOD0 "1,pay,1,U,acct,2,,,,,0.1<0.3,,\n", 11, "guard", "word 3 beyond"},
+    /* session 14: a guard on another op of the same round was evaluated
+     * before that op's read image arrived (stale bytes): refused as dep */
+    {"guard same round", GOOD0 "1,pay,0,R,acct,2,,,,,0,,\n", 11, "guard",
+     "op 0 is in round 0, not in a round before this op's round 0"},
+    {"guard less same round", GOOD0 "1,pay,0,R,acct,2,,,,,0.0<0.1,,\n", 11, "guard",
+     "op 0 is in round 0, not in a round before this op's round 0"},
+    {"guard same round on U", GOOD0 "1,pay,0,U,acct,2,,,,,0.0<0.1,,\n", 11, "guard",
+     "op 0 is in round 0, not in a round before this op's round 0 (a U/D op may also "
+     "guard on itself)"},
+    {"guard same later round",
+     GOOD0 "1,pay,1,R,acct,2,,,,,,,\n1,pay,1,D,acct,3,,,,,1,,\n1,pay,2,R,acct,4,,,,,,,\n", 12,
+     "guard", "op 1 is in round 1, not in a round before this op's round 1"},
+    /* session 14: two lock-taking ops on one record (literal keys) were
+     * met only mid-run ("locks a record it already locked") */
+    {"lock twice U U", GOOD0 "1,pay,0,U,acct,5,,,,,,,\n1,pay,1,U,acct,5,,,,,,,\n", 12, "key",
+     "table 'acct' key 5 is locked by op 1 (U, line 11) too: a transaction takes one lock per "
+     "record"},
+    {"lock twice I D",
+     "1,pay,0,I,acct,60,,,,,,,\n1,pay,0,R,acct,60,,,,,,,\n1,pay,2,D,acct,60,,,,,,,\n", 12, "key",
+     "table 'acct' key 60 is locked by op 0 (I, line 10) too"},
+    {"lock twice second txn",
+     GOOD0 "2,pay,0,U,hist,7,,,,,,,\n2,pay,0,U,acct,7,,,,,,,\n2,pay,1,D,hist,7,,,,,,,\n", 13, "key",
+     "table 'hist' key 7 is locked by op 0 (U, line 11) too"},
     {"guard two ops", GOOD0 "1,pay,0,U,acct,2,,,,,0.0<1.1,,\n", 11, "guard", "two ops"},
     {"guard syntax", GOOD0 "1,pay,0,U,acct,2,,,,,x,,\n", 11, "guard", "expected K or K.F<K.G"},
     {"act word beyond", GOOD0 "1,pay,0,U,acct,2,,,,,,set:2:5,\n", 11, "act", "word 2 beyond"},
@@ -469,6 +492,81 @@ START_TEST(test_bad_rows)
 
 	snprintf(text, sizeof(text), "%s%s", base_hdr, c->rows);
 	expect_error(text, c->line, c->field, c->text, c->name);
+}
+END_TEST
+
+/* The neighbours of the refused guards and locks (session 14), accepted:
+ * guards on an earlier round, U/D guards on themselves beside other ops of
+ * their round, the same key locked twice through a dep (the run-time check
+ * keeps those), different keys or tables, R beside U on one record, one
+ * record locked by two transactions; and the writer refuses what the
+ * reader refuses. */
+START_TEST(test_guard_lock_neighbours)
+{
+	static dmr_trace_txn_t t;
+	static const char rows[] =
+	    /* txn 1: guards on round 0 from round 1 (present, less); a U and
+	     * a D guarding on themselves beside other ops of their round */
+	    "1,pay,0,R,acct,1,,,,,,,\n"	       /* 10: op 0 */
+	    "1,pay,0,U,acct,2,,,,,1.0<1.1,,\n" /* 11: op 1, on itself */
+	    "1,pay,1,R,acct,3,,,,,0,,\n"       /* 12: op 2, on op 0 */
+	    "1,pay,1,U,acct,4,,,,,0.0<0.1,,\n" /* 13: op 3, on op 0 */
+	    "1,pay,1,D,acct,5,,,,,4,,\n"       /* 14: op 4, on itself */
+	    /* txn 2: acct 5 locked twice, the second through a dep (known
+	     * at run time only); U on different keys and tables; R and U
+	     * on one record; acct 5 again in another txn */
+	    "2,pay,0,U,acct,5,,,,,,,\n"
+	    "2,pay,0,R,acct,6,,,,,,,\n"
+	    "2,pay,0,U,hist,5,,,,,,,\n"
+	    "2,pay,1,U,acct,0,1.0,,,,,,\n"
+	    "2,pay,1,U,acct,6,,,,,,,\n"
+	    "2,pay,2,U,acct,5,2.0,0,10,,,,\n"
+	    "3,pay,0,U,acct,5,,,,,,,\n";
+	dmr_trace_reader_t *r;
+	dmr_err_t err = {{0}};
+	char path[1024], text[4096];
+	dmr_status_t st;
+	int n = 0;
+
+	tmp_path(path, sizeof(path), "neighbours");
+	snprintf(text, sizeof(text), "%s%s", base_hdr, rows);
+	dmr_test_write_file(path, text);
+	ck_assert_int_eq(dmr_trace_open(path, &r, &err), DMR_OK);
+	while ((st = dmr_trace_next(r, &t, &err)) == DMR_OK)
+		n++;
+	ck_assert_msg(st == DMR_EOF, "%s", err.msg);
+	ck_assert_int_eq(n, 3);
+	dmr_trace_close(r);
+
+	/* the writer: the same checks (no line numbers) */
+	dmr_trace_hdr_t h;
+	dmr_trace_writer_t *w;
+	tmp_path(path, sizeof(path), "neighbours-w");
+	make_hdr(&h, 0);
+	ck_assert_int_eq(dmr_trace_create(path, &h, &w, &err), DMR_OK);
+	memset(&t, 0, sizeof(t));
+	t.id = 1;
+	ck_assert_int_eq(dmr_trace_txn_op(&t, 'R', 0, 0, 1), 0);
+	ck_assert_int_eq(dmr_trace_txn_op(&t, 'U', 0, 0, 2), 1);
+	t.ops[1].guard.kind = DMR_TGUARD_PRESENT;
+	t.ops[1].guard.op = 0;
+	ck_assert_int_eq(dmr_trace_write(w, &t, &err), DMR_ERR_INVALID);
+	ck_assert_msg(strstr(err.msg, "txn 1 op 1: field guard: op 0 is in round 0, not in a round "
+				      "before this op's round 0"),
+		      "%s", err.msg);
+	t.ops[1].round = 1; /* on an earlier round */
+	ck_assert_int_eq(dmr_trace_write(w, &t, &err), DMR_OK);
+	memset(&t, 0, sizeof(t));
+	t.id = 2;
+	ck_assert_int_eq(dmr_trace_txn_op(&t, 'D', 1, 0, 9), 0);
+	ck_assert_int_eq(dmr_trace_txn_op(&t, 'U', 1, 1, 9), 1);
+	ck_assert_int_eq(dmr_trace_write(w, &t, &err), DMR_ERR_INVALID);
+	ck_assert_msg(strstr(err.msg, "txn 2 op 1: field key: table 'hist' key 9 is locked by op 0 "
+				      "(D) too"),
+		      "%s", err.msg);
+	t.ops[1].key = 8; /* another record */
+	ck_assert_int_eq(dmr_trace_write(w, &t, &err), DMR_OK);
+	dmr_trace_abandon(w);
 }
 END_TEST
 
@@ -988,6 +1086,7 @@ static Suite *trace_suite(void)
 	tcase_add_test(tc, test_roundtrip_long_type_name);
 	tcase_add_test(tc, test_roundtrip_many);
 	tcase_add_loop_test(tc, test_bad_rows, 0, (int)(sizeof(bad_rows) / sizeof(bad_rows[0])));
+	tcase_add_test(tc, test_guard_lock_neighbours);
 	tcase_add_test(tc, test_too_many_ops);
 	tcase_add_test(tc, test_long_line);
 	tcase_add_loop_test(tc, test_bad_headers, 0, (int)(sizeof(bad_hdrs) / sizeof(bad_hdrs[0])));

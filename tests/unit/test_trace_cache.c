@@ -704,6 +704,57 @@ START_TEST(old_layout_rebuilt)
 }
 END_TEST
 
+/* A cache built by an older reader (checks revision 0: before session 14's
+ * refusals of same-round guards and of a record locked twice) is stale:
+ * rebuilt through today's checks, so that a CSV they refuse cannot be
+ * replayed from its old cache; given directly it is refused, naming the
+ * revision. */
+START_TEST(older_checks_rebuilt)
+{
+	char csv[1024], cache[1100];
+	dmr_trace_cache_opts_t co = {0};
+	dmr_trace_reader_t *a, *b;
+	dmr_err_t err;
+	struct stat st1, st2;
+	trace_bin_head_t hd;
+	trace_sum_t sum;
+
+	snprintf(csv, 900, "%s/oldchecks.csv", dmr_test_tmp);
+	cache_of(cache, sizeof(cache), csv);
+	gen("smallbank", "3", "1000", csv);
+	ck_assert_int_eq(dmr_trace_open_cached(csv, &co, &b, &err), DMR_OK);
+	dmr_trace_close(b);
+	ck_assert_int_eq(stat(cache, &st1), 0);
+	FILE *fp = fopen(cache, "r+b");
+	ck_assert_ptr_nonnull(fp);
+	ck_assert_uint_eq(fread(&hd, 1, sizeof(hd), fp), sizeof(hd));
+	ck_assert_uint_eq(hd.checks, TRACE_BIN_CHECKS);
+	hd.checks = 0;
+	hd.head_sum = 0;
+	trace_sum_init(&sum);
+	trace_sum_add(&sum, &hd, sizeof(hd));
+	hd.head_sum = trace_sum_final(&sum);
+	ck_assert_int_eq(fseek(fp, 0, SEEK_SET), 0);
+	ck_assert_uint_eq(fwrite(&hd, 1, sizeof(hd), fp), sizeof(hd));
+	fclose(fp);
+	ck_assert_int_eq(dmr_trace_open(cache, &b, &err), DMR_ERR_PARSE);
+	ck_assert_msg(strstr(err.msg, "checks revision 0 (this build's is"), "%s", err.msg);
+	co.nobuild = 1; /* stale: the CSV is read, the cache left */
+	ck_assert_int_eq(dmr_trace_open_cached(csv, &co, &b, &err), DMR_OK);
+	ck_assert_int_eq(dmr_trace_is_bin(b), 0);
+	dmr_trace_close(b);
+	co.nobuild = 0;
+	ck_assert_int_eq(dmr_trace_open(csv, &a, &err), DMR_OK);
+	ck_assert_msg(dmr_trace_open_cached(csv, &co, &b, &err) == DMR_OK, "%s", err.msg);
+	ck_assert_int_eq(dmr_trace_is_bin(b), 1);
+	ck_assert_int_eq(stat(cache, &st2), 0);
+	ck_assert_uint_ne(st1.st_ino, st2.st_ino); /* rebuilt (renamed over) */
+	ck_assert_uint_eq(same_txns(a, b), 1000);
+	dmr_trace_close(a);
+	dmr_trace_close(b);
+}
+END_TEST
+
 /* nobuild (the check `run` makes before --out): a fresh cache is read (its
  * count known at open, no scan), an absent or stale one is not built (the
  * CSV is read), a corrupt one is refused. */
@@ -883,6 +934,7 @@ int main(void)
 	tcase_add_test(tc, op_records_round_trip);
 	tcase_add_test(tc, records_decode_as_next);
 	tcase_add_test(tc, old_layout_rebuilt);
+	tcase_add_test(tc, older_checks_rebuilt);
 	tcase_add_test(tc, nobuild_reads_only_a_fresh_cache);
 	tcase_add_test(tc, windowed_reads_rewind_and_truncation);
 	suite_add_tcase(s, tc);
