@@ -419,6 +419,9 @@ static const bad_case_t bad_rows[] = {
     {"lock twice second txn",
      GOOD0 "2,pay,0,U,hist,7,,,,,,,\n2,pay,0,U,acct,7,,,,,,,\n2,pay,1,D,hist,7,,,,,,,\n", 13, "key",
      "table 'hist' key 7 is locked by op 0 (U, line 11) too"},
+    /* a guard on itself does not skip the lock: refused like no guard */
+    {"lock twice self-guarded", "1,pay,0,U,acct,5,,,,,0.0<0.1,,\n1,pay,1,U,acct,5,,,,,1.0<1.1,,\n",
+     11, "key", "table 'acct' key 5 is locked by op 0 (U, line 10) too"},
     {"guard two ops", GOOD0 "1,pay,0,U,acct,2,,,,,0.0<1.1,,\n", 11, "guard", "two ops"},
     {"guard syntax", GOOD0 "1,pay,0,U,acct,2,,,,,x,,\n", 11, "guard", "expected K or K.F<K.G"},
     {"act word beyond", GOOD0 "1,pay,0,U,acct,2,,,,,,set:2:5,\n", 11, "act", "word 2 beyond"},
@@ -500,7 +503,8 @@ END_TEST
  * their round, the same key locked twice through a dep (the run-time check
  * keeps those), different keys or tables, R beside U on one record, one
  * record locked by two transactions; and the writer refuses what the
- * reader refuses. */
+ * reader refuses; two U ops of one record under guards on another op
+ * (a conditional update) are accepted. */
 START_TEST(test_guard_lock_neighbours)
 {
 	static dmr_trace_txn_t t;
@@ -521,7 +525,13 @@ START_TEST(test_guard_lock_neighbours)
 	    "2,pay,1,U,acct,0,1.0,,,,,,\n"
 	    "2,pay,1,U,acct,6,,,,,,,\n"
 	    "2,pay,2,U,acct,5,2.0,0,10,,,,\n"
-	    "3,pay,0,U,acct,5,,,,,,,\n";
+	    "3,pay,0,U,acct,5,,,,,,,\n"
+	    /* txn 4: a conditional update, acct 8 by one of two U ops
+	     * under exclusive guards on op 0 (the run-time check meets
+	     * them only if both run) */
+	    "4,pay,0,R,acct,7,,,,,,,\n"
+	    "4,pay,1,U,acct,8,,,,,0.0<0.1,,\n"
+	    "4,pay,1,U,acct,8,,,,,0.1<0.0,,\n";
 	dmr_trace_reader_t *r;
 	dmr_err_t err = {{0}};
 	char path[1024], text[4096];
@@ -535,7 +545,7 @@ START_TEST(test_guard_lock_neighbours)
 	while ((st = dmr_trace_next(r, &t, &err)) == DMR_OK)
 		n++;
 	ck_assert_msg(st == DMR_EOF, "%s", err.msg);
-	ck_assert_int_eq(n, 3);
+	ck_assert_int_eq(n, 4);
 	dmr_trace_close(r);
 
 	/* the writer: the same checks (no line numbers) */
