@@ -1568,13 +1568,33 @@ static void kv_finished_run(const char *kv, const char *out, char **sum, char **
 	ck_assert_msg(strstr(*list, "summary.csv\n"), "%s", *list);
 }
 
+/* `dmreplay LINE` refused (exit 2) saying why, and --out as kv_finished_run
+ * left it: the same listing (before) and summary.csv (sum), nothing moved. */
+static void assert_refused_kept(const char *line, const char *why, const char *out,
+				const char *before, const char *sum)
+{
+	char err[4096], p[700];
+	ck_assert_int_eq(run_cli_err(line, err, sizeof(err)), 2);
+	ck_assert_msg(strstr(err, why), "%s: %s", line, err);
+	ck_assert_msg(!strstr(err, "earlier-1"), "%s: %s", line, err);
+	char *after = dmr_test_dir_listing(out);
+	ck_assert_msg(strcmp(before, after) == 0, "%s: --out changed:\n%s\nnow:\n%s", line, before,
+		      after);
+	free(after);
+	snprintf(p, sizeof(p), "%s/summary.csv", out);
+	char *now = dmr_test_read_text(p);
+	ck_assert_ptr_nonnull(now);
+	ck_assert_str_eq(now, sum);
+	free(now);
+}
+
 /* The trial of session 13: `kv run --force` moved a finished run's files
  * to earlier-1/ before its checks, so a refused run (a cut trace, --capacity
  * 1, --profile nope, --backend nope) left --out without its summary.csv.
  * Now they move only once the run is set up and sure to start. */
 START_TEST(test_force_refused_keeps_out)
 {
-	char kv[600], cut[600], out[600], line[2400], err[4096], p[700];
+	char kv[600], cut[600], out[600], line[2400], p[700];
 	dmr_test_path(kv, sizeof(kv), "f.kv");
 	dmr_test_path(cut, sizeof(cut), "f-cut.kv");
 	dmr_test_path(out, sizeof(out), "fout");
@@ -1595,18 +1615,7 @@ START_TEST(test_force_refused_keeps_out)
 	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
 		snprintf(line, sizeof(line), "kv run --trace %s --out %s --quiet --force %s",
 			 refused[i].opt ? kv : cut, out, refused[i].opt ? refused[i].opt : "");
-		ck_assert_int_eq(run_cli_err(line, err, sizeof(err)), 2);
-		ck_assert_msg(strstr(err, refused[i].why), "%s: %s", line, err);
-		ck_assert_msg(!strstr(err, "earlier-1"), "%s: %s", line, err);
-		char *after = dmr_test_dir_listing(out);
-		ck_assert_msg(strcmp(before, after) == 0, "%s: --out changed:\n%s\nnow:\n%s", line,
-			      before, after);
-		free(after);
-		snprintf(p, sizeof(p), "%s/summary.csv", out);
-		char *now = dmr_test_read_text(p);
-		ck_assert_ptr_nonnull(now);
-		ck_assert_str_eq(now, sum);
-		free(now);
+		assert_refused_kept(line, refused[i].why, out, before, sum);
 	}
 	/* a run that starts: the earlier files move now, whole */
 	snprintf(line, sizeof(line), "kv run --trace %s --out %s --quiet --capacity 64K --force",
@@ -1629,7 +1638,7 @@ END_TEST
  * passed, just before the children start. */
 START_TEST(test_procs_force_refused_keeps_out)
 {
-	char kv[600], out[600], cfg[600], line[2400], err[4096], p[700];
+	char kv[600], out[600], cfg[600], line[2400], p[700];
 	dmr_test_path(kv, sizeof(kv), "pf.kv");
 	dmr_test_path(out, sizeof(out), "pfout");
 	dmr_test_path(cfg, sizeof(cfg), "pf.json");
@@ -1654,18 +1663,7 @@ START_TEST(test_procs_force_refused_keeps_out)
 #pragma GCC diagnostic pop
 		snprintf(line, sizeof(line), "kv run --trace %s --out %s --quiet --force %s", kv,
 			 out, opt);
-		ck_assert_int_eq(run_cli_err(line, err, sizeof(err)), 2);
-		ck_assert_msg(strstr(err, refused[i].why), "%s: %s", line, err);
-		ck_assert_msg(!strstr(err, "earlier-1"), "%s: %s", line, err);
-		char *after = dmr_test_dir_listing(out);
-		ck_assert_msg(strcmp(before, after) == 0, "%s: --out changed:\n%s\nnow:\n%s", line,
-			      before, after);
-		free(after);
-		snprintf(p, sizeof(p), "%s/summary.csv", out);
-		char *now = dmr_test_read_text(p);
-		ck_assert_ptr_nonnull(now);
-		ck_assert_str_eq(now, sum);
-		free(now);
+		assert_refused_kept(line, refused[i].why, out, before, sum);
 	}
 	/* a launcher that starts its children (they fail here: no verbs, or no
 	 * device "nosuchdev"): the earlier files move now, whole. Through the

@@ -658,6 +658,28 @@ START_TEST(records_decode_as_next)
 }
 END_TEST
 
+/* Cache's head into *hd, changed by the caller, then written back with its
+ * checksum recomputed (a head an older build wrote whole): open, then put. */
+static FILE *head_open(const char *cache, trace_bin_head_t *hd)
+{
+	FILE *fp = fopen(cache, "r+b");
+	ck_assert_ptr_nonnull(fp);
+	ck_assert_uint_eq(fread(hd, 1, sizeof(*hd), fp), sizeof(*hd));
+	return fp;
+}
+
+static void head_put(FILE *fp, trace_bin_head_t *hd)
+{
+	trace_sum_t sum;
+	hd->head_sum = 0;
+	trace_sum_init(&sum);
+	trace_sum_add(&sum, hd, sizeof(*hd));
+	hd->head_sum = trace_sum_final(&sum);
+	ck_assert_int_eq(fseek(fp, 0, SEEK_SET), 0);
+	ck_assert_uint_eq(fwrite(hd, 1, sizeof(*hd), fp), sizeof(*hd));
+	fclose(fp);
+}
+
 /* A cache of another layout version (a v1 cache left by an older build,
  * its head intact) is stale: rebuilt, not refused; given directly it is
  * refused with the versions named. */
@@ -669,7 +691,6 @@ START_TEST(old_layout_rebuilt)
 	dmr_err_t err;
 	struct stat st1, st2, sc;
 	trace_bin_head_t hd;
-	trace_sum_t sum;
 
 	snprintf(csv, 900, "%s/old.csv", dmr_test_tmp);
 	cache_of(cache, sizeof(cache), csv);
@@ -679,19 +700,11 @@ START_TEST(old_layout_rebuilt)
 	ck_assert_int_eq(stat(cache, &st1), 0);
 	ck_assert_int_eq(stat(csv, &sc), 0);
 	ck_assert_int_lt(st1.st_size, sc.st_size); /* v2: smaller than its CSV */
-	FILE *fp = fopen(cache, "r+b");
-	ck_assert_ptr_nonnull(fp);
-	ck_assert_uint_eq(fread(&hd, 1, sizeof(hd), fp), sizeof(hd));
+	FILE *fp = head_open(cache, &hd);
 	ck_assert_uint_eq(hd.version, TRACE_BIN_VERSION);
 	ck_assert_uint_eq(hd.file_bytes, (uint64_t)st1.st_size);
 	hd.version = 1;
-	hd.head_sum = 0;
-	trace_sum_init(&sum);
-	trace_sum_add(&sum, &hd, sizeof(hd));
-	hd.head_sum = trace_sum_final(&sum);
-	ck_assert_int_eq(fseek(fp, 0, SEEK_SET), 0);
-	ck_assert_uint_eq(fwrite(&hd, 1, sizeof(hd), fp), sizeof(hd));
-	fclose(fp);
+	head_put(fp, &hd);
 	ck_assert_int_eq(dmr_trace_open(cache, &b, &err), DMR_ERR_PARSE);
 	ck_assert_msg(strstr(err.msg, "layout v1 (this build reads v2)"), "%s", err.msg);
 	ck_assert_int_eq(dmr_trace_open(csv, &a, &err), DMR_OK);
@@ -717,7 +730,6 @@ START_TEST(older_checks_rebuilt)
 	dmr_err_t err;
 	struct stat st1, st2;
 	trace_bin_head_t hd;
-	trace_sum_t sum;
 
 	snprintf(csv, 900, "%s/oldchecks.csv", dmr_test_tmp);
 	cache_of(cache, sizeof(cache), csv);
@@ -725,18 +737,10 @@ START_TEST(older_checks_rebuilt)
 	ck_assert_int_eq(dmr_trace_open_cached(csv, &co, &b, &err), DMR_OK);
 	dmr_trace_close(b);
 	ck_assert_int_eq(stat(cache, &st1), 0);
-	FILE *fp = fopen(cache, "r+b");
-	ck_assert_ptr_nonnull(fp);
-	ck_assert_uint_eq(fread(&hd, 1, sizeof(hd), fp), sizeof(hd));
+	FILE *fp = head_open(cache, &hd);
 	ck_assert_uint_eq(hd.checks, TRACE_BIN_CHECKS);
 	hd.checks = 0;
-	hd.head_sum = 0;
-	trace_sum_init(&sum);
-	trace_sum_add(&sum, &hd, sizeof(hd));
-	hd.head_sum = trace_sum_final(&sum);
-	ck_assert_int_eq(fseek(fp, 0, SEEK_SET), 0);
-	ck_assert_uint_eq(fwrite(&hd, 1, sizeof(hd), fp), sizeof(hd));
-	fclose(fp);
+	head_put(fp, &hd);
 	ck_assert_int_eq(dmr_trace_open(cache, &b, &err), DMR_ERR_PARSE);
 	ck_assert_msg(strstr(err.msg, "checks revision 0 (this build's is"), "%s", err.msg);
 	co.nobuild = 1; /* stale: the CSV is read, the cache left */
