@@ -277,7 +277,68 @@ typedef enum dmr_be_ctl {
 	 * DMR_ERR_RANGE when mn or the range is outside the regions. sim:
 	 * DMR_OK; others: DMR_ERR_UNSUPPORTED (read mn_memory()). */
 	DMR_BE_CTL_MN_READ = 13,
+	/* arg: dmr_be_streams_t * (below), the caller's, kept by the backend
+	 * until close or the next STREAMS call (n 0: none). Lets the backend
+	 * refill a worker's run of slices itself (issue 13: kv run's 64 KiB
+	 * slices went one by one through poll, the KV engine and post), with
+	 * the same results as the caller doing it. sim: DMR_OK;
+	 * DMR_ERR_INVALID when w0 + n passes the workers. Wrappers (fault,
+	 * record) and the others: DMR_ERR_UNSUPPORTED (the caller polls and
+	 * posts every slice itself). */
+	DMR_BE_CTL_STREAMS = 14,
 } dmr_be_ctl_t;
+
+/*
+ * DMR_BE_CTL_STREAMS: one stream per worker w0 .. w0 + n - 1, a transfer of
+ * `len` bytes in slices of `slice` bytes (the last may be shorter), every
+ * slice a signalled WR of `opcode` (READ or WRITE) with the same wr_id and
+ * local buffer, on the worker's QP to MN `mn`, at most `depth` in flight.
+ * Slice k goes to remote base + k x slice, or, folded (fold_mod > 0), to
+ * base + (rpos & ~63) where rpos starts at the caller's value and grows by
+ * the slice length modulo fold_mod (core/kv/xfer.c remote_at).
+ *
+ * What the caller would do with completions of a worker (it is handed the
+ * worker by progress(), polls at most 64, then posts slices while fewer
+ * than depth are in flight, up to 64 per doorbell) the backend does itself,
+ * at the same simulated times (the poll's and the posts' CPU time), when:
+ * wr_id is not 0; every completion polled is a successful slice of the
+ * stream and none ends the transfer (done + polled x slice < len); every
+ * slice to post is a whole slice of it and not its last (posted + slice x
+ * to_post < len); global time is before until_ps; and the QP is not in
+ * error. Then it moves posted, done, rpos and inflight on, counts the
+ * completions in `handled` and the slices posted in `sposted`, and marks
+ * the stream dirty (its index in dirty[], once until the caller clears
+ * both counts). Otherwise the worker is handed to the caller as before.
+ * The caller reads the dirty streams back whenever progress() returns,
+ * before it uses its own copy, and sets a stream again after changing the
+ * transfer (wr_id 0: none). The whole struct and the arrays are the
+ * caller's; the backend writes only the fields marked "backend".
+ */
+typedef struct dmr_be_stream {
+	uint64_t wr_id; /* 0: no stream on this worker */
+	void *local;
+	uint64_t base, fold_mod;
+	uint64_t len;	   /* the transfer's bytes */
+	uint64_t posted;   /* backend: bytes posted */
+	uint64_t done;	   /* backend: bytes completed */
+	uint64_t rpos;	   /* backend: folded position of the next slice */
+	uint64_t handled;  /* backend: completions handled since cleared */
+	uint64_t sposted;  /* backend: slices posted since cleared */
+	uint32_t slice;	   /* bytes */
+	uint32_t depth;	   /* slices in flight at most */
+	uint32_t inflight; /* backend: the worker's slices in flight */
+	uint8_t opcode;	   /* DMR_WR_READ or DMR_WR_WRITE */
+	uint8_t mn;
+	uint8_t dirty; /* backend: listed in dirty[] */
+} dmr_be_stream_t;
+
+typedef struct dmr_be_streams {
+	dmr_be_stream_t *s; /* n, worker w0 + i's at i */
+	uint32_t w0, n;
+	uint64_t until_ps; /* handle nothing at or after this global time, ps */
+	uint32_t *dirty;   /* n entries; backend: appends */
+	uint32_t ndirty;   /* backend: grows; the caller resets */
+} dmr_be_streams_t;
 
 /* DMR_BE_CTL_LAZY_INIT: init(arg, mn, off, len, dst) writes the initial
  * image of bytes [off, off + len) of MN mn's region into dst (dst[0] is

@@ -164,6 +164,8 @@ const char *dmr_be_ctl_string(int op)
 		return "lazy-init";
 	case DMR_BE_CTL_MN_READ:
 		return "mn-read";
+	case DMR_BE_CTL_STREAMS:
+		return "streams";
 	}
 	return "?";
 }

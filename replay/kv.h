@@ -103,7 +103,10 @@ typedef struct dmr_kv_opts {
 	dmr_kv_pf_cfg_t pf;    /* Loop X: --prefetch-max, --prefetch-buffer */
 	double loop_window_ms; /* Loop X's window (default 1000) */
 	int quiet;
-	int progress; /* 1: the progress line also off a terminal (--progress) */
+	int progress;	/* 1: the progress line also off a terminal (--progress) */
+	int no_streams; /* sim: hand every slice's completion to the engine
+			   (--no-streams: the same results, slower; to check
+			   DMR_BE_CTL_STREAMS, backends/backend.h) */
 	/* threaded backends (shm, verbs) */
 	const char *device;    /* verbs: device name or index (NULL = index 0) */
 	int port;	       /* verbs: 1-based port */
@@ -147,7 +150,9 @@ typedef struct dmr_kv_result {
 	double sim_time_s;			    /* first arrival to last completion */
 	double wall_s;
 	uint64_t slices, events;
-	int folded; /* MN offsets folded into sim_region */
+	uint64_t slices_streamed; /* sim: slice completions the backend refilled
+				     itself (DMR_BE_CTL_STREAMS); not in the files */
+	int folded;		  /* MN offsets folded into sim_region */
 	int partial;
 	/* placement per segment (0 where this process has no master, kv cn):
 	 * blocks placed in a segment over the run (bytes = x block_bytes), the

@@ -306,6 +306,9 @@ static void rec_charge(dmr_be_t *be, uint32_t worker, uint64_t ps)
 
 static dmr_status_t rec_control(dmr_be_t *be, int op, void *arg, dmr_err_t *err)
 {
+	/* streams: the inner backend would post and poll past this wrapper */
+	if (op == DMR_BE_CTL_STREAMS)
+		return dmr_be_ctl_unsupported(be, op, err);
 	return dmr_be_control(to_r(be)->in, op, arg, err);
 }
 

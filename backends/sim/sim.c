@@ -160,6 +160,7 @@ typedef struct sim {
 	uint8_t *mem[DMR_BE_MAX_MNS]; /* mn[i].mem: for sim_mn_memory */
 	dmr_be_dm_locks_t dm;	      /* lock words in device memory (dm.n 0: none) */
 	dmr_be_dm_locks_t cxl;	      /* tables on the CXL tier (cxl.n 0: none) */
+	dmr_be_streams_t *sx;	      /* DMR_BE_CTL_STREAMS, the caller's; NULL: none */
 	sim_mn_t mn[DMR_BE_MAX_MNS];
 } sim_t;
 
@@ -731,9 +732,27 @@ static void ev_mn_arrive(sim_t *s, uint32_t idx, uint64_t t)
 	push(s, eff, EV_MN_EFFECT, idx);
 }
 
+static dmr_be_stream_t *stream_of(const sim_t *s, uint32_t w);
+static int64_t stream_fits(const sim_t *s, uint32_t w, const dmr_be_stream_t *x, uint32_t n);
+static void stream_take(sim_t *s, uint32_t w, dmr_be_stream_t *x, uint32_t n, uint64_t r);
+
 static void cq_push(sim_t *s, uint32_t w, const dmr_wc_t *wc, uint64_t t)
 {
 	sim_worker_t *wk = &s->workers[w];
+	if (s->sx && !wk->scheduled && wk->clock <= t && s->ready < 0 && !wk->cq_n) {
+		/* the idle worker would be handed to the caller now, with this
+		 * completion alone: its stream may take it (nothing after this
+		 * call in the event's handler pushes an event or touches what
+		 * the refill does: cn_arrive's flush_ready needs a QP in error,
+		 * which stream_fits refuses) */
+		dmr_be_stream_t *x = stream_of(s, w);
+		int64_t r;
+		if (x && wc->wr_id == x->wr_id && wc->status == DMR_WC_SUCCESS &&
+		    (r = stream_fits(s, w, x, 1)) >= 0) {
+			stream_take(s, w, x, 1, (uint64_t)r);
+			return;
+		}
+	}
 	if (wk->cq_n == wk->cq_cap) {
 		dmr_wc_t *n = malloc(sizeof(*n) * wk->cq_cap * 2);
 		if (!n) {
@@ -1052,10 +1071,12 @@ static inline __attribute__((always_inline)) void ev_cn_complete(sim_t *s, uint3
 	cq_push(s, w, &wc, t);
 }
 
-static dmr_status_t sim_post(dmr_be_t *be, uint32_t worker, uint32_t mn, const dmr_wr_t *wrs,
-			     uint32_t n, dmr_err_t *err)
+/* The body of sim_post (mn < mns and the WRs checked): DMR_OK,
+ * DMR_ERR_NOMEM (no WR record), or s->fatal (an event not pushed). Inlined
+ * into sim_post and the streams' refill (stream_take). */
+static inline __attribute__((always_inline)) dmr_status_t
+post_wrs(sim_t *s, uint32_t worker, uint32_t mn, const dmr_wr_t *wrs, uint32_t n)
 {
-	sim_t *s = to_sim(be);
 	sim_worker_t *wk = &s->workers[worker];
 	const uint32_t q = worker * s->nmns + mn; /* mn < mns: dmr_be_post checked */
 	sim_qp_t *qp = &s->qps[q];
@@ -1066,7 +1087,7 @@ static dmr_status_t sim_post(dmr_be_t *be, uint32_t worker, uint32_t mn, const d
 	s->st.doorbells++;
 	for (uint32_t i = 0; i < n; i++) {
 		if (s->free_head == NOIDX && sim_grow_ops(s) != DMR_OK)
-			return dmr_err_set(err, DMR_ERR_NOMEM, "sim: out of memory for WRs");
+			return DMR_ERR_NOMEM;
 		uint32_t idx = s->free_head;
 		sim_op_t *op = &s->ops[idx];
 		s->free_head = op->next;
@@ -1126,13 +1147,118 @@ static dmr_status_t sim_post(dmr_be_t *be, uint32_t worker, uint32_t mn, const d
 		issue(s, q, idx, t);
 	}
 	cpu_end(wk, t);
-	if (s->fatal)
-		return dmr_err_set(err, s->fatal,
-				   s->fatal == DMR_ERR_NOMEM
-				       ? "sim: out of memory for events"
-				       : "sim: event queue: an event before the current time or "
-					 "beyond 2^35 events");
-	return DMR_OK;
+	return s->fatal;
+}
+
+static dmr_status_t sim_post(dmr_be_t *be, uint32_t worker, uint32_t mn, const dmr_wr_t *wrs,
+			     uint32_t n, dmr_err_t *err)
+{
+	sim_t *s = to_sim(be);
+	dmr_status_t st = post_wrs(s, worker, mn, wrs, n);
+	if (st == DMR_OK)
+		return DMR_OK;
+	if (!s->fatal) /* no WR record (the WRs before it are posted) */
+		return dmr_err_set(err, st, "sim: out of memory for WRs");
+	return dmr_err_set(err, s->fatal,
+			   s->fatal == DMR_ERR_NOMEM
+			       ? "sim: out of memory for events"
+			       : "sim: event queue: an event before the current time or "
+				 "beyond 2^35 events");
+}
+
+/*
+ * DMR_BE_CTL_STREAMS (backend.h): the caller's refill of a worker's slices,
+ * done here where the caller would be handed the worker. Exact: the same
+ * CPU times (a poll, then posts of at most 64 WRs per doorbell) and the
+ * same order of events pushed as the caller's poll and pump (core/kv/xfer.c
+ * dmr_kv_xeng_pump); only the calls out of progress() and back are saved.
+ */
+static inline dmr_be_stream_t *stream_of(const sim_t *s, uint32_t w)
+{
+	const dmr_be_streams_t *sx = s->sx;
+	if (w - sx->w0 >= sx->n)
+		return NULL;
+	dmr_be_stream_t *x = &sx->s[w - sx->w0];
+	return x->wr_id && x->slice && x->opcode <= DMR_WR_WRITE && x->mn < s->nmns ? x : NULL;
+}
+
+/* Slices to post after n more completions of stream x (worker w), or -1
+ * when the caller must handle them (backend.h's conditions). */
+static inline int64_t stream_fits(const sim_t *s, uint32_t w, const dmr_be_stream_t *x, uint32_t n)
+{
+	if (s->now >= s->sx->until_ps || x->inflight < n || x->inflight - n > x->depth ||
+	    x->done + (uint64_t)n * x->slice >= x->len || s->qps[w * s->nmns + x->mn].error)
+		return -1;
+	uint64_t r = x->depth - (x->inflight - n);
+	return x->posted + r * x->slice < x->len ? (int64_t)r : -1;
+}
+
+/* Take n completions of stream x (already off the CQ): the poll's CPU
+ * time, then r slices posted as dmr_kv_xeng_pump posts them. */
+static void stream_take(sim_t *s, uint32_t w, dmr_be_stream_t *x, uint32_t n, uint64_t r)
+{
+	sim_worker_t *wk = &s->workers[w];
+	cpu_end(wk, cpu_start(s, wk) + s->m.poll_ps); /* sim_poll's */
+	if (wk->cq_n && !wk->scheduled) {
+		wk->scheduled = 1;
+		push(s, wk->clock, EV_WORKER_RUN, w);
+	}
+	if (!x->dirty) {
+		x->dirty = 1;
+		s->sx->dirty[s->sx->ndirty++] = w - s->sx->w0;
+	}
+	x->done += (uint64_t)n * x->slice;
+	x->inflight -= n;
+	x->handled += n;
+	dmr_wr_t wrs[64];
+	while (r) {
+		uint32_t nb = r < 64 ? (uint32_t)r : 64;
+		for (uint32_t i = 0; i < nb; i++) {
+			wrs[i] = (dmr_wr_t){.wr_id = x->wr_id,
+					    .local = x->local,
+					    .remote = x->base +
+						      (x->fold_mod ? x->rpos & ~63ull : x->posted),
+					    .length = x->slice,
+					    .opcode = x->opcode,
+					    .flags = DMR_WR_SIGNALED};
+			x->posted += x->slice;
+			if (x->fold_mod && (x->rpos += x->slice) >= x->fold_mod)
+				x->rpos %= x->fold_mod;
+		}
+		x->inflight += nb;
+		x->sposted += nb;
+		dmr_status_t st = post_wrs(s, w, x->mn, wrs, nb);
+		if (st != DMR_OK) {
+			if (!s->fatal)
+				s->fatal = st;
+			return;
+		}
+		r -= nb;
+	}
+}
+
+/* Worker w is to be handed to the caller with completions on its CQ
+ * (EV_WORKER_RUN): 1 when its stream took them instead. */
+static int stream_try_cq(sim_t *s, uint32_t w)
+{
+	dmr_be_stream_t *x = stream_of(s, w);
+	if (!x)
+		return 0;
+	sim_worker_t *wk = &s->workers[w];
+	uint32_t n = wk->cq_n < 64 ? wk->cq_n : 64; /* what the caller polls */
+	for (uint32_t i = 0; i < n; i++) {
+		const dmr_wc_t *wc = &wk->cq[(wk->cq_head + i) & (wk->cq_cap - 1)];
+		if (wc->wr_id != x->wr_id || wc->status != DMR_WC_SUCCESS)
+			return 0;
+	}
+	int64_t r = stream_fits(s, w, x, n);
+	if (r < 0)
+		return 0;
+	wk->scheduled = 0;
+	wk->cq_head = (wk->cq_head + n) & (wk->cq_cap - 1);
+	wk->cq_n -= n;
+	stream_take(s, w, x, n, (uint64_t)r);
+	return 1;
 }
 
 /* backend.h dmr_be_rpc: one SEND WQE and its doorbell on worker's CPU,
@@ -1286,6 +1412,8 @@ static int sim_progress(dmr_be_t *be, uint64_t until_ps)
 				break;
 			}
 			if (wk->cq_n) {
+				if (s->sx && stream_try_cq(s, ev.arg))
+					break;	   /* its stream took them */
 				wk->scheduled = 1; /* until polled */
 				s->ready = -1;
 				wk->scheduled = 0;
@@ -1413,6 +1541,19 @@ static dmr_status_t sim_control(dmr_be_t *be, int op, void *arg, dmr_err_t *err)
 			dmr_sim_pool_read(p, rd->off, rd->len, rd->buf);
 		else
 			memcpy(rd->buf, s->mn[rd->mn].mem + rd->off, rd->len);
+		return DMR_OK;
+	}
+	case DMR_BE_CTL_STREAMS: {
+		dmr_be_streams_t *sx = arg;
+		if (!sx->n) {
+			s->sx = NULL;
+			return DMR_OK;
+		}
+		if (!sx->s || !sx->dirty || sx->w0 >= s->nworkers || sx->n > s->nworkers - sx->w0)
+			return dmr_err_set(err, DMR_ERR_INVALID,
+					   "sim: streams of workers %u..%u: the run has %u workers",
+					   sx->w0, sx->w0 + sx->n - 1, s->nworkers);
+		s->sx = sx;
 		return DMR_OK;
 	}
 	case DMR_BE_CTL_CXL_TABLES: {

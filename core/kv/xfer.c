@@ -130,8 +130,104 @@ dmr_status_t dmr_kv_xeng_init_thread(dmr_kv_xeng_t *e, dmr_be_t *be, uint32_t w0
 	return dmr_be_mr_reg(be, w0, e->buf, bytes, err);
 }
 
+dmr_status_t dmr_kv_xeng_streams(dmr_kv_xeng_t *e, uint64_t until_ps)
+{
+	if (e->ring)
+		return DMR_OK; /* threaded, content-checked: the caller's own */
+	e->st = calloc(e->nc, sizeof(*e->st));
+	e->dirty = calloc(e->nc, sizeof(*e->dirty));
+	if (!e->st || !e->dirty) {
+		free(e->st);
+		free(e->dirty);
+		e->st = NULL;
+		e->dirty = NULL;
+		return dmr_err_set(e->err, DMR_ERR_NOMEM, "kv: out of memory (%u streams)", e->nc);
+	}
+	e->sx = (dmr_be_streams_t){
+	    .s = e->st, .w0 = e->w0, .n = e->nc, .until_ps = until_ps, .dirty = e->dirty};
+	dmr_err_t ignored = {0};
+	dmr_status_t st = dmr_be_control(e->be, DMR_BE_CTL_STREAMS, &e->sx, &ignored);
+	if (st == DMR_OK)
+		return DMR_OK;
+	free(e->st);
+	free(e->dirty);
+	e->st = NULL;
+	e->dirty = NULL;
+	memset(&e->sx, 0, sizeof(e->sx));
+	if (st == DMR_ERR_UNSUPPORTED)
+		return DMR_OK;
+	return dmr_err_set(e->err, st, "kv: %s", ignored.msg);
+}
+
+void dmr_kv_xeng_sync(dmr_kv_xeng_t *e)
+{
+	for (uint32_t i = 0; i < e->sx.ndirty; i++) {
+		uint32_t ci = e->dirty[i];
+		dmr_be_stream_t *st = &e->st[ci];
+		dmr_kv_xq_t *c = &e->c[ci];
+		dmr_kv_xfer_t *x = &e->x[dmr_wrid_get_n(st->wr_id)];
+		x->posted = st->posted;
+		x->done = st->done;
+		x->rpos = st->rpos;
+		c->inflight = st->inflight;
+		c->npost += st->sposted;
+		c->ndone += st->handled;
+		e->slices += st->sposted;
+		e->streamed += st->handled;
+		if (e->m) { /* every completion the backend took was a whole slice */
+			e->wire_to += st->handled * e->wire_slice[x->opcode == DMR_WR_WRITE][0];
+			e->wire_from += st->handled * e->wire_slice[x->opcode == DMR_WR_WRITE][1];
+		}
+		st->handled = st->sposted = 0;
+		st->dirty = 0;
+	}
+	e->sx.ndirty = 0;
+}
+
+void dmr_kv_xeng_streams_off(dmr_kv_xeng_t *e)
+{
+	if (!e->st)
+		return;
+	dmr_kv_xeng_sync(e);
+	dmr_be_streams_t none = {0};
+	(void)dmr_be_control(e->be, DMR_BE_CTL_STREAMS, &none, NULL);
+	free(e->st);
+	free(e->dirty);
+	e->st = NULL;
+	e->dirty = NULL;
+	memset(&e->sx, 0, sizeof(e->sx));
+}
+
+/* Client ci's stream: its head transfer once its first slice is posted
+ * (the folded position is set then), none otherwise. After a pump, so the
+ * engine's copy is current (synced). */
+static void stream_set(dmr_kv_xeng_t *e, uint32_t ci)
+{
+	dmr_be_stream_t *st = &e->st[ci];
+	const dmr_kv_xq_t *c = &e->c[ci];
+	if (c->qhead == NOIDX || !e->x[c->qhead].posted || !e->slice || e->slice > UINT32_MAX) {
+		st->wr_id = 0;
+		return;
+	}
+	const dmr_kv_xfer_t *x = &e->x[c->qhead];
+	*st = (dmr_be_stream_t){.wr_id = dmr_wrid_n(DMR_WRID_KV_SLICE, c->qhead),
+				.local = e->buf,
+				.base = e->folded ? e->base : e->base + x->logical,
+				.fold_mod = e->folded ? e->fold_mod : 0,
+				.len = x->len,
+				.posted = x->posted,
+				.done = x->done,
+				.rpos = x->rpos,
+				.slice = (uint32_t)e->slice,
+				.depth = e->depth,
+				.inflight = c->inflight,
+				.opcode = x->opcode,
+				.mn = 0};
+}
+
 void dmr_kv_xeng_fini(dmr_kv_xeng_t *e)
 {
+	dmr_kv_xeng_streams_off(e);
 	free(e->x);
 	free(e->c);
 	free(e->buf);
@@ -236,6 +332,8 @@ dmr_status_t dmr_kv_xeng_pump(dmr_kv_xeng_t *e, uint32_t ci)
 			return st;
 		e->slices += n;
 	}
+	if (e->st)
+		stream_set(e, ci);
 	return DMR_OK;
 }
 

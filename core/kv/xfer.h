@@ -70,6 +70,12 @@ typedef struct dmr_kv_xeng {
 	 * [0] READ, [1] WRITE: computed once at init when m is set, so that a
 	 * completion adds two numbers instead of counting packets */
 	uint64_t wire_slice[2][2];
+	/* DMR_BE_CTL_STREAMS (dmr_kv_xeng_streams): the backend refills the
+	 * clients' slices itself; st[ci] mirrors client ci's head transfer */
+	dmr_be_streams_t sx;
+	dmr_be_stream_t *st; /* nc; NULL: streams off */
+	uint32_t *dirty;     /* nc */
+	uint64_t streamed;   /* completions the backend took (summed by sync) */
 } dmr_kv_xeng_t;
 
 /*
@@ -99,6 +105,30 @@ void dmr_kv_xeng_enqueue(dmr_kv_xeng_t *e, uint32_t i);
 /* Post slices of client ci's queued transfers while its QP has room.
  * Errors: the backend's post errors. */
 dmr_status_t dmr_kv_xeng_pump(dmr_kv_xeng_t *e, uint32_t ci);
+/*
+ * Let a DRIVEN backend refill the clients' slices itself (backend.h
+ * DMR_BE_CTL_STREAMS; sim), with the same results: every pump then sets
+ * client ci's stream to its head transfer, and the caller must call
+ * dmr_kv_xeng_sync whenever dmr_be_progress returns (a worker or -1),
+ * before anything reads the engine's state. until_ps: the global time at
+ * which the caller must see completions again (its time series' next
+ * window end; dmr_kv_xeng_until moves it). A backend that does not take
+ * streams (DMR_ERR_UNSUPPORTED: fault and record wrappers, threaded
+ * backends) leaves them off: DMR_OK. Errors: DMR_ERR_NOMEM, the backend's.
+ * The engine's prefetch (Loop X, replay/kv) does not use them: it must see
+ * every completion's time.
+ */
+dmr_status_t dmr_kv_xeng_streams(dmr_kv_xeng_t *e, uint64_t until_ps);
+/* Turn the streams off (the backend hands every completion to the caller
+ * again); sync first. */
+void dmr_kv_xeng_streams_off(dmr_kv_xeng_t *e);
+/* Read back what the backend did on the streams since the last sync. */
+void dmr_kv_xeng_sync(dmr_kv_xeng_t *e);
+static inline void dmr_kv_xeng_until(dmr_kv_xeng_t *e, uint64_t until_ps)
+{
+	e->sx.until_ps = until_ps;
+}
+
 /*
  * Account the completion wc of a slice on `worker`; *done_p = the transfer
  * when its last slice completed, else DMR_KV_NOIDX (the caller frees it).

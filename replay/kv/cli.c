@@ -117,6 +117,7 @@ enum {
 	O_PF_MAX,
 	O_PF_BUF,
 	O_LOOP_WIN,
+	O_NO_STREAMS, /* kv run: sim */
 	O_SIZE,
 	O_OPS,
 	O_THREADS,
@@ -269,6 +270,9 @@ static void run_usage(FILE *f)
 	    "  --prefetch-max N    prefetch: the deepest, 0..64 (default 8)\n"
 	    "  --prefetch-buffer N prefetch: blocks a client buffers, 1..65536 (default 64)\n"
 	    "  --loop-window-ms X  prefetch: the loop's window (0.001..3600000, default 1000)\n"
+	    "  --no-streams        sim: hand every slice's completion to the KV engine instead\n"
+	    "                      of letting the sim refill a transfer's slices (the same\n"
+	    "                      results, slower: a check of the faster path)\n"
 	    "  --out DIR           results directory (default out/kv); one that holds a\n"
 	    "                      finished run is refused unless --force (moves it to\n"
 	    "                      DIR/earlier-N/)\n"
@@ -494,6 +498,9 @@ static int kv_run_opt(int ch, const char *name, const char *arg, dmr_kv_opts_t *
 	case O_QUIET:
 		o->quiet = 1;
 		return 0;
+	case O_NO_STREAMS:
+		o->no_streams = 1;
+		return 0;
 	case O_HELP:
 		(m == KVM_ONE ? run_usage : proc_usage)(stdout);
 		return 3 + 0;
@@ -694,6 +701,7 @@ static int kv_run_main(int argc, char **argv, int mode)
 					     {"prefetch-max", required_argument, 0, O_PF_MAX},
 					     {"prefetch-buffer", required_argument, 0, O_PF_BUF},
 					     {"loop-window-ms", required_argument, 0, O_LOOP_WIN},
+					     {"no-streams", no_argument, 0, O_NO_STREAMS},
 					     {0, 0, 0, 0}};
 	kv_proc_args_t a = {.mode = mode,
 			    .id = -1,

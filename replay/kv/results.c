@@ -266,6 +266,7 @@ void kv_fill_result(kv_t *k, dmr_kv_result_t *res, const dmr_model_t *m, dmr_tim
 	}
 	res->link_util = res->util_to_mn > res->util_from_mn ? res->util_to_mn : res->util_from_mn;
 	res->slices = k->X.slices;
+	res->slices_streamed = k->X.streamed;
 	res->folded = k->X.folded;
 	dmr_be_stats_t bs;
 	memset(&bs, 0, sizeof(bs));

@@ -309,6 +309,7 @@ static dmr_status_t kv_loop(kv_t *k)
 	dmr_wc_t wcs[64];
 	int w;
 	while ((w = dmr_be_progress(k->be, UINT64_MAX)) >= 0) {
+		dmr_kv_xeng_sync(&k->X); /* what the backend refilled (streams) */
 		if (dmr_sig_caught())
 			return dmr_err_set(k->err, DMR_ERR_INTERRUPTED,
 					   "interrupted by signal %d: results so far are partial",
@@ -328,6 +329,7 @@ static dmr_status_t kv_loop(kv_t *k)
 				double g[KV_NGAUGE];
 				sim_sample(k, g);
 				dmr_tseries_advance(&k->ts, t, k->cnt, k->pf ? g : NULL);
+				dmr_kv_xeng_until(&k->X, k->ts.next_end);
 			}
 			st = on_wc(k, (uint32_t)w, &wcs[i], now);
 		}
@@ -336,6 +338,7 @@ static dmr_status_t kv_loop(kv_t *k)
 		if (st != DMR_OK)
 			return st;
 	}
+	dmr_kv_xeng_sync(&k->X);
 	if ((st = kv_check_drained(k)) != DMR_OK)
 		return st;
 	uint64_t pinned, segused;
@@ -382,7 +385,11 @@ static dmr_status_t sim_setup(kv_t *k, const dmr_model_t **m_p)
 	if ((st = kv_pf_setup(k)) != DMR_OK)
 		return st;
 	kv_ts_init(k, dmr_ps_from_ms_round(o->window_ms));
-	return DMR_OK;
+	/* the backend refills the slices itself (not with Loop X, which
+	 * sees every completion's time) */
+	if (!k->pf && !o->no_streams)
+		st = dmr_kv_xeng_streams(&k->X, k->ts.next_end);
+	return st;
 }
 
 dmr_status_t kv_run_sim(kv_t *k, dmr_kv_result_t *res, double w0)
@@ -426,8 +433,10 @@ dmr_status_t kv_run_sim(kv_t *k, dmr_kv_result_t *res, double w0)
 		if (kv_write_results(k, res, &werr) != DMR_OK && st == DMR_OK)
 			st = dmr_err_set(k->err, DMR_ERR_WRITE, "%s", werr.msg);
 	}
-	if (st == DMR_ERR_REMOTE && k->be)
+	if (st == DMR_ERR_REMOTE && k->be) {
+		dmr_kv_xeng_streams_off(&k->X); /* the drain posts nothing */
 		kv_drain_failed(k);
+	}
 out:
 	dmr_sig_restore(&saved);
 	return st;

@@ -554,6 +554,130 @@ START_TEST(test_results_files)
 }
 END_TEST
 
+/* ---- the sim refilling slices itself (DMR_BE_CTL_STREAMS) ---------------- */
+
+/* summary.csv without its wall_s column (the one that may differ). */
+static char *summary_but_wall(const char *out)
+{
+	char p[700];
+	snprintf(p, sizeof(p), "%s/summary.csv", out);
+	char *s = dmr_test_read_text(p);
+	char *nl = strchr(s, '\n');
+	ck_assert_ptr_nonnull(nl);
+	/* the column's index in the header, then drop that field of row 1 */
+	int col = 0, want = -1;
+	for (char *f = s; f < nl; col++) {
+		char *e = strpbrk(f, ",\n");
+		if (e - f == 6 && strncmp(f, "wall_s", 6) == 0)
+			want = col;
+		f = e + 1;
+	}
+	ck_assert_int_ge(want, 0);
+	char *f = nl + 1;
+	for (int c = 0; c < want; c++)
+		f = strchr(f, ',') + 1;
+	char *e = strchr(f, ',');
+	memmove(f, e, strlen(e) + 1);
+	return s;
+}
+
+/* The sim refills a transfer's slices itself unless --no-streams: the same
+ * summary (but wall_s) and time series, byte for byte, over the shapes that
+ * change what a refill does (batches over 64 WRs, a short last slice,
+ * windows ending often, several clients per CN, a bounded pool, a closed
+ * loop, the software-NIC profile, folded and unfolded regions), with most
+ * completions taken by the sim; fault:sim (a wrapper: the sim would post
+ * past it) takes none and gives the same results too. */
+START_TEST(test_streams_same_results)
+{
+	char in[600], kv[600], a[600], b[600];
+	fixture200(in, sizeof(in));
+	dmr_test_path(kv, sizeof(kv), "s.kv");
+	dmr_test_path(a, sizeof(a), "a");
+	dmr_test_path(b, sizeof(b), "b");
+	dmr_err_t err;
+	ck_assert_msg(convert(in, kv, 4 << 20, NULL, &err) == DMR_OK, "%s", err.msg);
+	for (int k = 0; k < 10; k++) {
+		dmr_kv_opts_t o;
+		dmr_kv_result_t ra, rb;
+		opts_small(&o, kv, a);
+		o.requests = 60;
+		double most =
+		    0.5; /* of the slices, taken by the sim (64 KiB slices: 48 of 64 per block) */
+		switch (k) {
+		case 1:
+			o.qp_depth = 100; /* more than 64 in flight (the caller polls 64) */
+			o.slice = 16384;
+			break;
+		case 2:
+			o.slice = 100000; /* a shorter last slice per block */
+			break;
+		case 3:
+			o.window_ms = 0.05; /* the time series' window ends often */
+			most = 0.3;
+			break;
+		case 4:
+			o.cns = 2;
+			o.clients = 3;
+			break;
+		case 5:
+			o.unbounded = 0;
+			o.capacity = 200ull << 20; /* evictions */
+			break;
+		case 6:
+			o.outstanding = 4;
+			break;
+		case 7:
+			o.profile = "rxe-qemu"; /* software NIC: the host CPU is shared */
+			break;
+		case 8:
+			o.unbounded = 0; /* not folded: the bytes move */
+			o.capacity = 64ull << 20;
+			o.sim_region = 64ull << 20;
+			break;
+		case 9:
+			o.backend = "fault:sim";
+			most = -1;
+			break;
+		}
+		ck_assert_msg(dmr_kv_run(&o, &ra, &err) == DMR_OK, "%d: %s", k, err.msg);
+		o.out_dir = b;
+		o.no_streams = 1;
+		ck_assert_msg(dmr_kv_run(&o, &rb, &err) == DMR_OK, "%d: %s", k, err.msg);
+		ck_assert_uint_eq(rb.slices_streamed, 0);
+		if (most < 0)
+			ck_assert_uint_eq(ra.slices_streamed, 0);
+		else
+			ck_assert_msg(ra.slices_streamed > most * ra.slices,
+				      "%d: %llu of %llu slices taken by the sim", k,
+				      (unsigned long long)ra.slices_streamed,
+				      (unsigned long long)ra.slices);
+		if (getenv("DMR_TEST_VERBOSE"))
+			printf("streams %d: %llu of %llu slices\n", k,
+			       (unsigned long long)ra.slices_streamed,
+			       (unsigned long long)ra.slices),
+			    fflush(stdout);
+		ck_assert_int_eq(ra.folded, k != 8);
+		ck_assert_uint_eq(ra.slices, rb.slices);
+		ck_assert_uint_eq(ra.events, rb.events);
+		char *sa = summary_but_wall(a), *sb = summary_but_wall(b);
+		ck_assert_msg(strcmp(sa, sb) == 0, "%d:\n%s\n%s", k, sa, sb);
+		free(sa);
+		free(sb);
+		char pa[700], pb[700];
+		snprintf(pa, sizeof(pa), "%s/timeseries.csv", a);
+		snprintf(pb, sizeof(pb), "%s/timeseries.csv", b);
+		sa = dmr_test_read_text(pa);
+		sb = dmr_test_read_text(pb);
+		ck_assert_msg(strcmp(sa, sb) == 0, "%d: time series differ", k);
+		free(sa);
+		free(sb);
+		ck_assert_int_eq(dmr_test_rmtree(a), 0);
+		ck_assert_int_eq(dmr_test_rmtree(b), 0);
+	}
+}
+END_TEST
+
 /* ---- physics on cx6dx-100g ---------------------------------------------- */
 
 #define BOUND_4M_US (4194304.0 * 8 / 100e3) /* 335.54 us at 100 Gb/s */
@@ -1761,6 +1885,7 @@ static Suite *kv_suite(void)
 	tcase_add_test(tc, test_option_ranges);
 	tcase_add_test(tc, test_print_link_rate);
 	tcase_add_test(tc, test_results_consistency);
+	tcase_add_test(tc, test_streams_same_results);
 	tcase_add_test(tc, test_stall_is_a_failed_run);
 	tcase_add_test(tc, test_cli_work_bounds);
 	suite_add_tcase(s, tc);

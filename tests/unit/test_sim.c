@@ -239,6 +239,40 @@ START_TEST(completion_waits_for_progress_bound)
 }
 END_TEST
 
+/* DMR_BE_CTL_STREAMS (backend.h): workers outside the run and missing
+ * arrays are refused, naming the workers; n 0 turns streams off. What a
+ * stream does is checked against the KV engine doing it (test_kv
+ * test_streams_same_results). */
+START_TEST(streams_control_checked)
+{
+	dmr_be_t *be = open_sim(2, 2); /* workers 0..3 */
+	dmr_be_stream_t st[4] = {{0}};
+	uint32_t dirty[4];
+	dmr_err_t err;
+	dmr_be_streams_t sx = {.s = st, .w0 = 2, .n = 3, .until_ps = UINT64_MAX, .dirty = dirty};
+	ck_assert_int_eq(dmr_be_control(be, DMR_BE_CTL_STREAMS, &sx, &err), DMR_ERR_INVALID);
+	ck_assert_msg(strstr(err.msg, "workers 2..4: the run has 4 workers") != NULL, "%s",
+		      err.msg);
+	sx.w0 = 4;
+	sx.n = 1;
+	ck_assert_int_eq(dmr_be_control(be, DMR_BE_CTL_STREAMS, &sx, &err), DMR_ERR_INVALID);
+	sx.w0 = 0;
+	sx.n = 4;
+	sx.dirty = NULL;
+	ck_assert_int_eq(dmr_be_control(be, DMR_BE_CTL_STREAMS, &sx, &err), DMR_ERR_INVALID);
+	sx.dirty = dirty;
+	ck_assert_int_eq(dmr_be_control(be, DMR_BE_CTL_STREAMS, &sx, &err), DMR_OK);
+	/* no stream set (wr_id 0): a READ completes to the caller as before */
+	dmr_wc_t wc;
+	idle_read(be, &wc);
+	ck_assert_uint_eq(wc.wr_id, 7);
+	ck_assert_uint_eq(sx.ndirty, 0);
+	dmr_be_streams_t none = {0};
+	ck_assert_int_eq(dmr_be_control(be, DMR_BE_CTL_STREAMS, &none, &err), DMR_OK);
+	dmr_be_close(be);
+}
+END_TEST
+
 START_TEST(read_64k_stream_bandwidth)
 {
 	double g = dmr_probe_read_stream_gbps(4096, 65536, 16, 3000);
@@ -816,6 +850,7 @@ int main(void)
 	tcase_add_test(tc, eventq_tie_across_wheel_and_heap);
 	tcase_add_test(tc, idle_read_rtt_matches_profile);
 	tcase_add_test(tc, completion_waits_for_progress_bound);
+	tcase_add_test(tc, streams_control_checked);
 	tcase_add_test(tc, read_64k_stream_bandwidth);
 	tcase_add_test(tc, read_stream_respects_wire_ceiling_every_mtu);
 	tcase_add_test(tc, same_address_cas_saturates_at_profile_rate);
