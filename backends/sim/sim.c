@@ -1071,94 +1071,120 @@ static inline __attribute__((always_inline)) void ev_cn_complete(sim_t *s, uint3
 	cq_push(s, w, &wc, t);
 }
 
-/* The body of sim_post (mn < mns and the WRs checked): DMR_OK,
- * DMR_ERR_NOMEM (no WR record), or s->fatal (an event not pushed). Inlined
- * into sim_post and the streams' refill (stream_take). */
-static inline __attribute__((always_inline)) dmr_status_t
-post_wrs(sim_t *s, uint32_t worker, uint32_t mn, const dmr_wr_t *wrs, uint32_t n)
+/* What a post does before and after its WRs: the doorbell's CPU time
+ * starts the worker's work (post_begin), each WR adds post_wqe_ps
+ * (post_one), the worker's CPU is busy until the last (cpu_end). */
+static inline __attribute__((always_inline)) uint64_t post_begin(sim_t *s, sim_worker_t *wk)
 {
-	sim_worker_t *wk = &s->workers[worker];
-	const uint32_t q = worker * s->nmns + mn; /* mn < mns: dmr_be_post checked */
-	sim_qp_t *qp = &s->qps[q];
-	const dmr_model_t *m = &s->m;
-	uint64_t t = cpu_start(s, wk) + m->post_doorbell_ps;
-	uint8_t first_read = 1;
-	const uint16_t cn = (uint16_t)(worker / s->be.cfg.workers);
 	s->st.doorbells++;
-	for (uint32_t i = 0; i < n; i++) {
-		if (s->free_head == NOIDX && sim_grow_ops(s) != DMR_OK)
+	return cpu_start(s, wk) + s->m.post_doorbell_ps;
+}
+
+/*
+ * One WR of a post on QP q (the worker's to MN mn, on CN cn; qp =
+ * &s->qps[q]); the worker's CPU is at *t_p before it and after it (+
+ * post_wqe_ps: the WR's issue time). *first_read: no READ before it in
+ * this doorbell yet. The WR is wr (sim_post), or, wr NULL, a signalled
+ * READ or WRITE of the other arguments (the streams' refill, stream_take:
+ * no dmr_wr_t built per slice). DMR_OK, or DMR_ERR_NOMEM (no WR record).
+ * Inlined into both, so each keeps only its own half of the branch on wr.
+ */
+static inline __attribute__((always_inline)) dmr_status_t
+post_one(sim_t *s, uint32_t q, sim_qp_t *qp, uint16_t cn, uint32_t mn, uint64_t *t_p,
+	 uint8_t *first_read, const dmr_wr_t *wr, uint64_t wr_id, void *local, uint64_t remote,
+	 uint32_t length, uint8_t opcode)
+{
+	const dmr_model_t *m = &s->m;
+	uint32_t idx = s->free_head;
+	if (__builtin_expect(idx == NOIDX, 0)) {
+		if (sim_grow_ops(s) != DMR_OK)
 			return DMR_ERR_NOMEM;
-		uint32_t idx = s->free_head;
-		sim_op_t *op = &s->ops[idx];
-		s->free_head = op->next;
-		if (s->free_head != NOIDX) { /* the next WR's records (LIFO: cold) */
-			__builtin_prefetch(&s->ops[s->free_head], 1);
-			__builtin_prefetch(&s->opx[s->free_head], 1);
-		}
-		const dmr_wr_t *wr = &wrs[i];
+		idx = s->free_head;
+	}
+	sim_op_t *op = &s->ops[idx];
+	const uint32_t nx = op->next;
+	s->free_head = nx;
+	if (nx != NOIDX) { /* the next WR's records (LIFO: cold) */
+		__builtin_prefetch(&s->ops[nx], 1);
+		__builtin_prefetch(&s->opx[nx], 1);
+	}
+	if (wr) {
+		opcode = wr->opcode;
 		op->remote = wr->remote;
 		op->length = wr->length;
-		op->qp = q;
-		op->cn = cn;
-		op->mn = (uint8_t)mn;
-		op->opcode = wr->opcode;
 		op->flags = wr->flags;
-		op->status = 0;
 		s->opx[idx] = (sim_opx_t){.wr_id = wr->wr_id,
 					  .local = wr->local,
 					  .compare_add = wr->compare_add,
 					  .swap = wr->swap};
-		if (__builtin_expect(op->opcode == DMR_WR_MASKED_CAS, 0))
+		if (__builtin_expect(opcode == DMR_WR_MASKED_CAS, 0))
 			s->opm[idx] = (sim_opm_t){wr->compare_mask, wr->swap_mask, 0};
-		op->first_read = op->opcode == DMR_WR_READ && first_read;
-		first_read &= op->opcode != DMR_WR_READ;
-		op->next = NOIDX;
-		t += m->post_wqe_ps;
-		if (qp->error) {
-			/* QP in error: flushed, completes with FLUSH_ERR after the
-			 * QP's earlier WRs (wait for those still open) */
-			op->status = DMR_WC_FLUSH_ERR;
-			s->opm[idx].t_post = t;
-			if (qp->open == 0) {
-				flush_complete(s, qp, idx);
-			} else {
-				if (qp->fl_tail != NOIDX)
-					s->ops[qp->fl_tail].next = idx;
-				else
-					qp->fl_head = idx;
-				qp->fl_tail = idx;
-			}
-			continue;
-		}
-		qp->open++;
-		if (is_rd_atomic(op->opcode) && qp->pend_head == NOIDX &&
-		    qp->inflight >= m->qp_max_rd_atomic)
-			qp_retire(s, q, t);
-		if (qp->pend_head != NOIDX ||
-		    (is_rd_atomic(op->opcode) && qp->inflight >= m->qp_max_rd_atomic)) {
-			if (qp->pend_tail != NOIDX)
-				s->ops[qp->pend_tail].next = idx;
-			else
-				qp->pend_head = idx;
-			qp->pend_tail = idx;
-			qp_release(s, q);
-			continue;
-		}
-		issue(s, q, idx, t);
+	} else {
+		op->remote = remote;
+		op->length = length;
+		op->flags = DMR_WR_SIGNALED;
+		s->opx[idx] = (sim_opx_t){.wr_id = wr_id, .local = local};
 	}
-	cpu_end(wk, t);
-	return s->fatal;
+	op->qp = q;
+	op->cn = cn;
+	op->mn = (uint8_t)mn;
+	op->opcode = opcode;
+	op->status = 0;
+	op->first_read = opcode == DMR_WR_READ && *first_read;
+	*first_read &= opcode != DMR_WR_READ;
+	op->next = NOIDX;
+	uint64_t t = *t_p += m->post_wqe_ps;
+	if (qp->error) {
+		/* QP in error: flushed, completes with FLUSH_ERR after the
+		 * QP's earlier WRs (wait for those still open) */
+		op->status = DMR_WC_FLUSH_ERR;
+		s->opm[idx].t_post = t;
+		if (qp->open == 0) {
+			flush_complete(s, qp, idx);
+		} else {
+			if (qp->fl_tail != NOIDX)
+				s->ops[qp->fl_tail].next = idx;
+			else
+				qp->fl_head = idx;
+			qp->fl_tail = idx;
+		}
+		return DMR_OK;
+	}
+	qp->open++;
+	if (is_rd_atomic(opcode) && qp->pend_head == NOIDX && qp->inflight >= m->qp_max_rd_atomic)
+		qp_retire(s, q, t);
+	if (qp->pend_head != NOIDX ||
+	    (is_rd_atomic(opcode) && qp->inflight >= m->qp_max_rd_atomic)) {
+		if (qp->pend_tail != NOIDX)
+			s->ops[qp->pend_tail].next = idx;
+		else
+			qp->pend_head = idx;
+		qp->pend_tail = idx;
+		qp_release(s, q);
+		return DMR_OK;
+	}
+	issue(s, q, idx, t);
+	return DMR_OK;
 }
 
 static dmr_status_t sim_post(dmr_be_t *be, uint32_t worker, uint32_t mn, const dmr_wr_t *wrs,
 			     uint32_t n, dmr_err_t *err)
 {
 	sim_t *s = to_sim(be);
-	dmr_status_t st = post_wrs(s, worker, mn, wrs, n);
-	if (st == DMR_OK)
+	sim_worker_t *wk = &s->workers[worker];
+	const uint32_t q = worker * s->nmns + mn; /* mn < mns: dmr_be_post checked */
+	sim_qp_t *qp = &s->qps[q];
+	const uint16_t cn = (uint16_t)(worker / s->be.cfg.workers);
+	uint64_t t = post_begin(s, wk);
+	uint8_t first_read = 1;
+	for (uint32_t i = 0; i < n; i++) {
+		if (post_one(s, q, qp, cn, mn, &t, &first_read, &wrs[i], 0, NULL, 0, 0, 0) !=
+		    DMR_OK)
+			return dmr_err_set(err, DMR_ERR_NOMEM, "sim: out of memory for WRs");
+	}
+	cpu_end(wk, t);
+	if (!s->fatal)
 		return DMR_OK;
-	if (!s->fatal) /* no WR record (the WRs before it are posted) */
-		return dmr_err_set(err, st, "sim: out of memory for WRs");
 	return dmr_err_set(err, s->fatal,
 			   s->fatal == DMR_ERR_NOMEM
 			       ? "sim: out of memory for events"
@@ -1210,29 +1236,27 @@ static void stream_take(sim_t *s, uint32_t w, dmr_be_stream_t *x, uint32_t n, ui
 	x->done += (uint64_t)n * x->slice;
 	x->inflight -= n;
 	x->handled += n;
-	dmr_wr_t wrs[64];
-	while (r) {
+	const uint32_t q = w * s->nmns + x->mn;
+	sim_qp_t *qp = &s->qps[q];
+	const uint16_t cn = (uint16_t)(w / s->be.cfg.workers);
+	while (r) { /* as dmr_kv_xeng_pump: at most 64 WRs per doorbell */
 		uint32_t nb = r < 64 ? (uint32_t)r : 64;
+		uint64_t t = post_begin(s, wk);
+		uint8_t first_read = 1;
 		for (uint32_t i = 0; i < nb; i++) {
-			wrs[i] = (dmr_wr_t){.wr_id = x->wr_id,
-					    .local = x->local,
-					    .remote = x->base +
-						      (x->fold_mod ? x->rpos & ~63ull : x->posted),
-					    .length = x->slice,
-					    .opcode = x->opcode,
-					    .flags = DMR_WR_SIGNALED};
+			uint64_t remote = x->base + (x->fold_mod ? x->rpos & ~63ull : x->posted);
+			if (post_one(s, q, qp, cn, x->mn, &t, &first_read, NULL, x->wr_id, x->local,
+				     remote, x->slice, x->opcode) != DMR_OK) {
+				s->fatal = DMR_ERR_NOMEM;
+				return;
+			}
 			x->posted += x->slice;
 			if (x->fold_mod && (x->rpos += x->slice) >= x->fold_mod)
 				x->rpos %= x->fold_mod;
+			x->inflight++;
+			x->sposted++;
 		}
-		x->inflight += nb;
-		x->sposted += nb;
-		dmr_status_t st = post_wrs(s, w, x->mn, wrs, nb);
-		if (st != DMR_OK) {
-			if (!s->fatal)
-				s->fatal = st;
-			return;
-		}
+		cpu_end(wk, t);
 		r -= nb;
 	}
 }
