@@ -132,8 +132,8 @@ dmr_status_t dmr_kv_xeng_init_thread(dmr_kv_xeng_t *e, dmr_be_t *be, uint32_t w0
 
 dmr_status_t dmr_kv_xeng_streams(dmr_kv_xeng_t *e, uint64_t until_ps)
 {
-	if (e->ring)
-		return DMR_OK; /* threaded, content-checked: the caller's own */
+	if (e->ring || !e->slice || e->slice > UINT32_MAX)
+		return DMR_OK; /* threaded, content-checked; one WR per block */
 	e->st = calloc(e->nc, sizeof(*e->st));
 	e->dirty = calloc(e->nc, sizeof(*e->dirty));
 	if (!e->st || !e->dirty) {
@@ -199,30 +199,34 @@ void dmr_kv_xeng_streams_off(dmr_kv_xeng_t *e)
 }
 
 /* Client ci's stream: its head transfer once its first slice is posted
- * (the folded position is set then), none otherwise. After a pump, so the
- * engine's copy is current (synced). */
+ * (the folded position is set then) and while more than one slice of it
+ * is left to post (the sim posts none of the last), none otherwise. After
+ * a pump, so the engine's copy is current (synced). The same transfer
+ * again (most pumps): only what moves. */
 static void stream_set(dmr_kv_xeng_t *e, uint32_t ci)
 {
 	dmr_be_stream_t *st = &e->st[ci];
 	const dmr_kv_xq_t *c = &e->c[ci];
-	if (c->qhead == NOIDX || !e->x[c->qhead].posted || !e->slice || e->slice > UINT32_MAX) {
+	const dmr_kv_xfer_t *x = c->qhead != NOIDX ? &e->x[c->qhead] : NULL;
+	if (!x || !x->posted || x->len - x->posted <= e->slice) {
 		st->wr_id = 0;
 		return;
 	}
-	const dmr_kv_xfer_t *x = &e->x[c->qhead];
-	*st = (dmr_be_stream_t){.wr_id = dmr_wrid_n(DMR_WRID_KV_SLICE, c->qhead),
-				.local = e->buf,
-				.base = e->folded ? e->base : e->base + x->logical,
-				.fold_mod = e->folded ? e->fold_mod : 0,
-				.len = x->len,
-				.posted = x->posted,
-				.done = x->done,
-				.rpos = x->rpos,
-				.slice = (uint32_t)e->slice,
-				.depth = e->depth,
-				.inflight = c->inflight,
-				.opcode = x->opcode,
-				.mn = 0};
+	const uint64_t wr_id = dmr_wrid_n(DMR_WRID_KV_SLICE, c->qhead);
+	if (st->wr_id != wr_id)
+		*st = (dmr_be_stream_t){.wr_id = wr_id,
+					.local = e->buf,
+					.base = e->folded ? e->base : e->base + x->logical,
+					.fold_mod = e->folded ? e->fold_mod : 0,
+					.len = x->len,
+					.slice = (uint32_t)e->slice,
+					.depth = e->depth,
+					.opcode = x->opcode,
+					.mn = 0};
+	st->posted = x->posted;
+	st->done = x->done;
+	st->rpos = x->rpos;
+	st->inflight = c->inflight;
 }
 
 void dmr_kv_xeng_fini(dmr_kv_xeng_t *e)
