@@ -172,7 +172,16 @@ static int kv_common_opt(const char *cmd, int ch, const char *name, const char *
 		*bad = opt_u32(cmd, name, arg, c->qp_depth, 1, 4096);
 		break;
 	case O_MTU:
-		*bad = opt_u32(cmd, name, arg, c->mtu, 256, 4096);
+		*bad = opt_u32(cmd, name, arg, c->mtu, 0, UINT32_MAX);
+		if (!*bad && (*c->mtu < 256 || *c->mtu > 4096 || (*c->mtu & (*c->mtu - 1)))) {
+			/* as run says it: a range would hold 1500 (the trial of
+			 * session 15: 1500 and 9000 were refused in two ways) */
+			fprintf(stderr,
+				"dmreplay %s: option --mtu: %u is not an IB MTU (256, 512, 1024, "
+				"2048 or 4096)\n",
+				cmd, *c->mtu);
+			*bad = 1;
+		}
 		break;
 	case O_CNS:
 		*bad = opt_u32(cmd, name, arg, c->cns, 1, 1024);
@@ -273,9 +282,9 @@ static void run_usage(FILE *f)
 	    "  --no-streams        sim: hand every slice's completion to the KV engine instead\n"
 	    "                      of letting the sim refill a transfer's slices (the same\n"
 	    "                      results, slower: a check of the faster path)\n"
-	    "  --out DIR           results directory (default out/kv); one that holds a\n"
-	    "                      finished run is refused unless --force (moves it to\n"
-	    "                      DIR/earlier-N/)\n"
+	    "  --out DIR           results directory (default out/kv; a .kvops trace writes\n"
+	    "                      files only with --out); one that holds a finished run is\n"
+	    "                      refused unless --force (moves it to DIR/earlier-N/)\n"
 	    "  --quiet\n"
 	    "  --procs             verbs: run `kv mn` (the master) and --cns `kv cn` processes\n"
 	    "                      (default 2) on this host (docs/KVCACHE.md 9.7); "

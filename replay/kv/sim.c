@@ -34,7 +34,8 @@ dmr_status_t kv_sim_open(const dmr_be_config_t *cfg, uint32_t mtu, int folded, c
 		if (st == DMR_ERR_UNSUPPORTED)
 			return dmr_err_set(err, DMR_ERR_INVALID,
 					   "--mtu: backend %s does not model an MTU", cfg->backend);
-		return dmr_err_set(err, st, "--mtu %u: not an IB MTU (256..4096)", mtu);
+		return dmr_err_set(err, st,
+				   "--mtu %u: not an IB MTU (256, 512, 1024, 2048 or 4096)", mtu);
 	}
 	int payload = 0;
 	/* block contents are not kept: time the transfers only (a backend

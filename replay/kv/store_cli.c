@@ -740,17 +740,13 @@ int dmr_kv_ops_run_main(int argc, char **argv)
 
 int dmr_kv_ops_gen_main(int argc, char **argv)
 {
-	static const struct option opts[] = {{"kvops", no_argument, NULL, 'K'},
-					     {"ops", required_argument, NULL, 'n'},
-					     {"keys", required_argument, NULL, 'k'},
-					     {"theta", required_argument, NULL, 't'},
-					     {"sizes", required_argument, NULL, 'z'},
-					     {"value-max", required_argument, NULL, 'v'},
-					     {"mix", required_argument, NULL, 'x'},
-					     {"get-keys", required_argument, NULL, 'g'},
-					     {"seed", required_argument, NULL, 's'},
-					     {"help", no_argument, NULL, 'h'},
-					     {NULL, 0, NULL, 0}};
+	static const struct option opts[] = {
+	    {"kvops", no_argument, NULL, 'K'},	     {"ops", required_argument, NULL, 'n'},
+	    {"keys", required_argument, NULL, 'k'},  {"theta", required_argument, NULL, 't'},
+	    {"sizes", required_argument, NULL, 'z'}, {"value-max", required_argument, NULL, 'v'},
+	    {"mix", required_argument, NULL, 'x'},   {"get-keys", required_argument, NULL, 'g'},
+	    {"seed", required_argument, NULL, 's'},  {"quiet", no_argument, NULL, 'q'},
+	    {"help", no_argument, NULL, 'h'},	     {NULL, 0, NULL, 0}};
 	dmr_kvops_gen_t g = {.ops = 10000,
 			     .keys = 1000,
 			     .theta = 0.99,
@@ -770,6 +766,7 @@ int dmr_kv_ops_gen_main(int argc, char **argv)
 		dmr_status_t st = DMR_OK;
 		switch (ch) {
 		case 'K':
+		case 'q': /* it prints nothing on success; taken as --mooncake takes it */
 			break;
 		case 'n':
 			st =
@@ -817,13 +814,15 @@ int dmr_kv_ops_gen_main(int argc, char **argv)
 			printf(
 			    "usage: dmreplay kv gen --kvops -o OUT [--ops 10000] [--keys 1000] "
 			    "[--theta 0.99] [--sizes fixed:4K|uniform:A:B|lognormal:MEDIAN:SIGMA] "
-			    "[--value-max 1M] [--mix 0.5,0.45,0.05] [--get-keys 1] [--seed 1]\n"
+			    "[--value-max 1M] [--mix 0.5,0.45,0.05] [--get-keys 1] [--seed 1] "
+			    "[--quiet]\n"
 			    "  a set/get/del trace: keys user<rank> Zipf(theta), sizes from the "
 			    "distribution (docs/KVCACHE.md 10.3)\n");
 			return 0;
 		default:
-			fprintf(stderr, "dmreplay kv gen --kvops: options --ops, --keys, --theta, "
-					"--sizes, --value-max, --mix, --get-keys, --seed, -o\n");
+			fprintf(stderr,
+				"dmreplay kv gen --kvops: options --ops, --keys, --theta, "
+				"--sizes, --value-max, --mix, --get-keys, --seed, --quiet, -o\n");
 			return 2;
 		}
 		if (st != DMR_OK) {

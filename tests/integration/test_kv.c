@@ -1500,6 +1500,10 @@ START_TEST(test_option_ranges)
 	    {"--window-ms 0", "outside 0.001"},
 	    {"--window-ms 4e6", "outside 0.001"},
 	    {"--backend nope", "--backend nope: unknown (sim, shm, verbs or fault:"},
+	    /* the IB MTUs, not a range (which holds 1500) */
+	    {"--mtu 1500", "--mtu: 1500 is not an IB MTU (256, 512, 1024, 2048 or 4096)"},
+	    {"--mtu 9000", "--mtu: 9000 is not an IB MTU (256, 512, 1024, 2048 or 4096)"},
+	    {"--mtu 128", "--mtu: 128 is not an IB MTU"},
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		snprintf(line, sizeof(line), "kv run --trace %s --force --out %s --quiet %s", kv,
@@ -1517,7 +1521,7 @@ START_TEST(test_option_ranges)
 	/* the bounds themselves are accepted */
 	snprintf(line, sizeof(line),
 		 "kv run --trace %s --force --out %s --quiet --requests 5 "
-		 "--time-scale 100 --window-ms 3600000",
+		 "--time-scale 100 --window-ms 3600000 --mtu 256",
 		 kv, out);
 	ck_assert_int_eq(run_cli(line), 0);
 	/* a series of more than DMR_KV_TS_MAX_ROWS rows stops the run, partial */
