@@ -1080,6 +1080,24 @@ static inline __attribute__((always_inline)) uint64_t post_begin(sim_t *s, sim_w
 	return cpu_start(s, wk) + s->m.post_doorbell_ps;
 }
 
+/* WR idx posted at t on a QP in error: flushed, it completes with
+ * FLUSH_ERR after the QP's earlier WRs (waiting for those still open:
+ * flush_ready). sim_post's WRs and sim_rpc's SEND. */
+static void post_flushed(sim_t *s, sim_qp_t *qp, uint32_t idx, uint64_t t)
+{
+	s->ops[idx].status = DMR_WC_FLUSH_ERR;
+	s->opm[idx].t_post = t;
+	if (qp->open == 0) {
+		flush_complete(s, qp, idx);
+		return;
+	}
+	if (qp->fl_tail != NOIDX)
+		s->ops[qp->fl_tail].next = idx;
+	else
+		qp->fl_head = idx;
+	qp->fl_tail = idx;
+}
+
 /*
  * One WR of a post on QP q (the worker's to MN mn, on CN cn; qp =
  * &s->qps[q]); the worker's CPU is at *t_p before it and after it (+
@@ -1135,19 +1153,7 @@ post_one(sim_t *s, uint32_t q, sim_qp_t *qp, uint16_t cn, uint32_t mn, uint64_t 
 	op->next = NOIDX;
 	uint64_t t = *t_p += m->post_wqe_ps;
 	if (qp->error) {
-		/* QP in error: flushed, completes with FLUSH_ERR after the
-		 * QP's earlier WRs (wait for those still open) */
-		op->status = DMR_WC_FLUSH_ERR;
-		s->opm[idx].t_post = t;
-		if (qp->open == 0) {
-			flush_complete(s, qp, idx);
-		} else {
-			if (qp->fl_tail != NOIDX)
-				s->ops[qp->fl_tail].next = idx;
-			else
-				qp->fl_head = idx;
-			qp->fl_tail = idx;
-		}
+		post_flushed(s, qp, idx, t);
 		return DMR_OK;
 	}
 	qp->open++;
@@ -1318,17 +1324,7 @@ static dmr_status_t sim_rpc(dmr_be_t *be, uint32_t worker, uint32_t mn, const dm
 	s->opr[idx] = (sim_opr_t){rpc->handler, rpc->arg, rpc->accesses, rpc->resp_cap};
 	s->st.doorbells++;
 	if (qp->error) { /* flushed after the QP's earlier WRs, as in sim_post */
-		op->status = DMR_WC_FLUSH_ERR;
-		s->opm[idx].t_post = t;
-		if (qp->open == 0) {
-			flush_complete(s, qp, idx);
-		} else {
-			if (qp->fl_tail != NOIDX)
-				s->ops[qp->fl_tail].next = idx;
-			else
-				qp->fl_head = idx;
-			qp->fl_tail = idx;
-		}
+		post_flushed(s, qp, idx, t);
 	} else {
 		qp->open++;
 		if (qp->pend_head != NOIDX) {
