@@ -1,351 +1,12 @@
 /*
- * backends/sim/sim.c - see sim.h for the model.
+ * backends/sim/sim.c - see sim.h for the model. The event path: posts,
+ * events, completions, progress; open, close and the control ops are in
+ * sim_setup.c, the state both share in sim_impl.h.
  */
-#include "sim.h"
+#include "sim_impl.h"
 
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-
-#include "eventq.h"
-#include "pool.h"
-#include "qpc.h"
-
-enum {
-	EV_MN_ARRIVE = 0,
-	EV_MN_EFFECT = 1,
-	EV_CN_COMPLETE = 2, /* signaled or failed WR: deliver its WC */
-	EV_WORKER_RUN = 3,
-	EV_TIMER = 4,
-	/* 5: a held WR's wake-up until session 11 (qp_release issues it
-	   without an event) */
-	EV_CN_ARRIVE = 6, /* several MNs: a response reaches its CN's downlink */
-	EV_RPC_DONE = 7,  /* an MN core finished an RPC: its handler runs */
-};
-
-#define NOIDX UINT32_MAX
-
-/* A WR in flight, split by use: the fields every event of the WR touches
- * (32 bytes, one aligned half line) and those only its memory effect and
- * completion read (sim_opx_t, a parallel array). The endpoint (QP) of a WR
- * is its worker's QP to its MN (one RC QP per worker and MN, backend.h). */
-typedef struct sim_op {
-	uint64_t remote;   /* byte offset in the MN region */
-	uint32_t length;   /* bytes */
-	uint32_t next;	   /* free list / QP pending list */
-	uint32_t qp;	   /* its QP, index into sim->qps (a timer: its worker) */
-	uint32_t req_wire; /* wire time of the request, ps */
-	uint16_t cn;	   /* worker / workers per CN */
-	uint8_t opcode;	   /* dmr_wr_opcode_t */
-	uint8_t flags;	   /* DMR_WR_SIGNALED */
-	uint8_t status;
-	uint8_t first_read; /* software NIC: the first READ of its doorbell */
-	uint8_t mn;	    /* target MN (< DMR_BE_MAX_MNS) */
-} sim_op_t;
-_Static_assert(sizeof(sim_op_t) == 32, "sim_op_t is one 32-byte record");
-
-typedef struct sim_opx {
-	uint64_t wr_id;
-	void *local;
-	uint64_t compare_add, swap;
-} sim_opx_t;
-_Static_assert(sizeof(sim_opx_t) == 32, "sim_opx_t is one 32-byte record");
-
-/* An RPC's own fields (s->opr, parallel to ops; written for RPCs only). */
-typedef struct sim_opr {
-	dmr_be_rpc_fn handler;
-	void *arg;
-	uint32_t accesses, resp_cap;
-} sim_opr_t;
-
-/* What few WRs use (s->opm, parallel to ops; each field written only for
- * the WRs that read it): a MASKED_CAS's masks, a flushed WR's post time. */
-typedef struct sim_opm {
-	uint64_t compare_mask, swap_mask;
-	uint64_t t_post; /* a flushed WR: when it was posted, ps */
-} sim_opm_t;
-
-/*
- * Credits for READ/atomic WRs (max_rd_atomic) are accounted without an
- * event per WR: `inflight` counts issued READ/atomics not yet retired; the
- * ring holds the completion times of those whose MN effect has been
- * computed (in order, as completions are in order). An entry is retired
- * when the QP's clock passes it. A WR held for a credit is issued when the
- * oldest known completion retires, without an event (qp_release).
- */
-typedef struct sim_qp {
-	uint32_t worker; /* whose QP (QP q is worker q / mns's to MN q mod mns) */
-	uint32_t inflight;
-	uint32_t rhead, rn; /* ring of completion times */
-	uint32_t pend_head, pend_tail;
-	/* RC order across a failure: `open` counts the QP's WRs posted before
-	 * it (not flushed) whose completion time is not known yet; a WR
-	 * flushed while any is open waits in fl_head..fl_tail (via next) and
-	 * completes after the last of them (flush_ready) */
-	uint32_t open;
-	uint32_t fl_head, fl_tail;
-	uint8_t error;
-	uint64_t last_cqe;
-	uint64_t last_eff; /* MN effect time of the previous WR (RC order) */
-	uint64_t last_arr; /* software NIC: MN arrival of the previous WR */
-} sim_qp_t;
-_Static_assert(sizeof(sim_qp_t) == 64, "sim_qp_t is one cache line");
-
-/* backends/backend.h opcodes as dmr_model_host_ps (models/model.h) reads them */
-_Static_assert(DMR_WR_READ == 0 && DMR_WR_WRITE == 1 && DMR_WR_CAS == 2 && DMR_WR_FAA == 3,
-	       "dmr_model_host_ps assumes these opcode values");
-
-typedef struct sim_worker {
-	uint64_t clock; /* CPU busy until, ps */
-	uint64_t *cpu;	/* software NIC: busy-until of the host CPU it runs on
-			   (shared with other workers and the NIC); NULL: its
-			   own CPU, hardware NIC */
-	dmr_wc_t *cq;
-	uint32_t cq_head, cq_n, cq_cap; /* cq_cap: a power of two (256, doubled) */
-	uint8_t scheduled;
-} sim_worker_t;
-
-typedef struct sim_cn {
-	uint64_t nic_free, up_free, down_free;
-	dmr_sim_qpc_t qpc; /* its NIC's QP contexts (qpc_qps > 0) */
-} sim_cn_t;
-
-typedef struct addr_ent {
-	uint64_t addr; /* offset + 1; 0 = empty */
-	uint64_t free;
-} addr_ent_t;
-
-/* One memory node: its own link (both directions), NIC, DMA engines,
- * atomic unit and region; its counters (verbs is filled in when read). */
-typedef struct sim_mn {
-	uint8_t *mem;
-	uint64_t size;
-	uint64_t down_free, up_free, nic_free;
-	uint64_t dma_rd_free, dma_wr_free, atomic_free;
-	uint64_t last_write_eff;
-	addr_ent_t *atab; /* per-address atomic servers, open addressing */
-	uint32_t amask, aused;
-	uint64_t dm_atomic_free; /* the device-memory atomic unit (--dm-locks) */
-	uint64_t cxl_free;	 /* the CXL tier's bandwidth (--cxl-tables) */
-	dmr_sim_qpc_t qpc;	 /* its NIC's QP contexts (qpc_qps > 0) */
-	uint64_t *rpc_free;	 /* busy-until of its mn_rpc_cores RPC cores */
-	dmr_sim_pool_t pool;	 /* DMR_BE_CTL_LAZY_INIT: its bytes until needed
-				    raw (pool.h; not in use: the region is mem) */
-	dmr_be_mn_stats_t st;
-} sim_mn_t;
-
-typedef struct sim {
-	dmr_be_t be;
-	dmr_model_t m;
-	dmr_sim_eventq_t q;
-	uint64_t now;
-	uint32_t nworkers;
-	sim_worker_t *workers;
-	uint32_t nmns;
-	sim_cn_t *cns;
-	sim_qp_t *qps;	 /* nworkers x nmns: QP (w, mn) at w * nmns + mn */
-	uint64_t *cpus;	 /* software NIC: host CPUs, cns x host_cpus busy-until */
-	uint64_t *rings; /* per QP, rcap entries */
-	uint32_t rcap;	 /* power of two >= max_rd_atomic */
-	int ready;	 /* worker to return from progress() at once, -1 none */
-	uint64_t until;	 /* progress()'s until_ps: no event after it is handled */
-	int no_payload;	 /* timing only: READ/WRITE move no bytes */
-	sim_op_t *ops;	 /* nops, 64-byte aligned */
-	sim_opx_t *opx;	 /* nops, the cold halves */
-	sim_opm_t *opm;	 /* nops, MASKED_CAS masks and flush times */
-	sim_opr_t *opr;	 /* nops, RPCs' handlers */
-	uint32_t nops, free_head;
-	dmr_be_stats_t st; /* reads, writes, bytes: summed over mn[] when read */
-	dmr_status_t fatal;
-	uint8_t *mem[DMR_BE_MAX_MNS]; /* mn[i].mem: for sim_mn_memory */
-	dmr_be_dm_locks_t dm;	      /* lock words in device memory (dm.n 0: none) */
-	dmr_be_dm_locks_t cxl;	      /* tables on the CXL tier (cxl.n 0: none) */
-	dmr_be_streams_t *sx;	      /* DMR_BE_CTL_STREAMS, the caller's; NULL: none */
-	sim_mn_t mn[DMR_BE_MAX_MNS];
-} sim_t;
-
-static inline sim_t *to_sim(dmr_be_t *be)
-{
-	return (sim_t *)be;
-}
-
-static dmr_status_t sim_grow_ops(sim_t *s)
-{
-	uint32_t n = s->nops ? s->nops * 2 : 4096;
-	if (n > DMR_SIM_EVQ_MAX_ARG + 1u)
-		return DMR_ERR_NOMEM; /* an event's argument holds the index */
-	sim_op_t *o = aligned_alloc(64, sizeof(*o) * n);
-	sim_opx_t *x = aligned_alloc(64, sizeof(*x) * n);
-	sim_opm_t *mk = aligned_alloc(64, sizeof(*mk) * n);
-	sim_opr_t *r = malloc(sizeof(*r) * n);
-	if (!o || !x || !mk || !r) {
-		free(o);
-		free(x);
-		free(mk);
-		free(r);
-		return DMR_ERR_NOMEM;
-	}
-	if (s->nops) {
-		memcpy(o, s->ops, sizeof(*o) * s->nops);
-		memcpy(x, s->opx, sizeof(*x) * s->nops);
-		memcpy(mk, s->opm, sizeof(*mk) * s->nops);
-		memcpy(r, s->opr, sizeof(*r) * s->nops);
-	}
-	free(s->ops);
-	free(s->opx);
-	free(s->opm);
-	free(s->opr);
-	s->opr = r;
-	for (uint32_t i = s->nops; i < n; i++)
-		o[i].next = i + 1 < n ? i + 1 : NOIDX; /* only grown when empty */
-	s->free_head = s->nops;
-	s->ops = o;
-	s->opx = x;
-	s->opm = mk;
-	s->nops = n;
-	return DMR_OK;
-}
-
-static void sim_close(dmr_be_t *be)
-{
-	sim_t *s = to_sim(be);
-	for (uint32_t i = 0; i < s->nmns; i++) {
-		if (s->mn[i].mem)
-			munmap(s->mn[i].mem, s->mn[i].size);
-		free(s->mn[i].atab);
-		free(s->mn[i].rpc_free);
-		dmr_sim_pool_fini(&s->mn[i].pool);
-		dmr_sim_qpc_free(&s->mn[i].qpc);
-	}
-	for (uint32_t i = 0; s->cns && i < s->be.cfg.cns; i++)
-		dmr_sim_qpc_free(&s->cns[i].qpc);
-	for (uint32_t i = 0; i < s->nworkers; i++)
-		free(s->workers[i].cq);
-	free(s->workers);
-	free(s->cns);
-	free(s->qps);
-	free(s->cpus);
-	free(s->rings);
-	free(s->ops);
-	free(s->opx);
-	free(s->opm);
-	free(s->opr);
-	dmr_sim_eventq_fini(&s->q);
-	free(s);
-}
-
-static dmr_status_t sim_open(const dmr_be_config_t *cfg, dmr_be_t **be_p, dmr_err_t *err)
-{
-	if (cfg->mns == 0 || cfg->mns > DMR_BE_MAX_MNS)
-		return dmr_err_set(err, DMR_ERR_INVALID, "sim: mns %u out of range (1..%u)",
-				   cfg->mns, DMR_BE_MAX_MNS);
-	if (cfg->cns == 0 || cfg->workers == 0 || cfg->cns > DMR_BE_MAX_CNS ||
-	    cfg->workers > DMR_BE_MAX_WORKERS)
-		return dmr_err_set(err, DMR_ERR_INVALID,
-				   "sim: cns %u (1..%u) / workers per CN %u (1..%u) out of range",
-				   cfg->cns, DMR_BE_MAX_CNS, cfg->workers, DMR_BE_MAX_WORKERS);
-	if (cfg->mr_size == 0 || (cfg->mr_size & 7))
-		return dmr_err_set(err, DMR_ERR_INVALID,
-				   "sim: mr_size %llu must be a positive multiple of 8",
-				   (unsigned long long)cfg->mr_size);
-	sim_t *s = calloc(1, sizeof(*s));
-	if (!s)
-		return dmr_err_set(err, DMR_ERR_NOMEM, "sim: out of memory");
-	s->be.ops = &dmr_sim_ops;
-	s->be.cfg = *cfg;
-	s->free_head = NOIDX;
-	dmr_status_t st = dmr_model_load(cfg->profile ? cfg->profile : "cx6dx-100g", &s->m, err);
-	if (st != DMR_OK)
-		goto fail;
-	s->nworkers = cfg->cns * cfg->workers;
-	s->nmns = cfg->mns;
-	size_t nqps = (size_t)s->nworkers * s->nmns;
-	s->workers = calloc(s->nworkers, sizeof(*s->workers));
-	s->cns = calloc(cfg->cns, sizeof(*s->cns));
-	s->qps = aligned_alloc(64, nqps * sizeof(*s->qps)); /* one line each */
-	if (s->qps)
-		memset(s->qps, 0, nqps * sizeof(*s->qps));
-	s->ready = -1;
-	for (s->rcap = 1; s->rcap < s->m.qp_max_rd_atomic; s->rcap <<= 1)
-		;
-	s->rings = calloc(nqps * s->rcap, sizeof(uint64_t));
-	if (!s->workers || !s->cns || !s->qps || !s->rings) {
-		st = dmr_err_set(err, DMR_ERR_NOMEM, "sim: out of memory");
-		goto fail;
-	}
-	for (uint32_t i = 0; s->m.qpc_qps && i < cfg->cns; i++)
-		if (dmr_sim_qpc_init(&s->cns[i].qpc, s->m.qpc_qps, s->m.qpc_ways)) {
-			st = dmr_err_set(err, DMR_ERR_NOMEM, "sim: out of memory");
-			goto fail;
-		}
-	for (uint32_t i = 0; s->m.qpc_qps && i < s->nmns; i++)
-		if (dmr_sim_qpc_init(&s->mn[i].qpc, s->m.qpc_qps, s->m.qpc_ways)) {
-			st = dmr_err_set(err, DMR_ERR_NOMEM, "sim: out of memory");
-			goto fail;
-		}
-	for (size_t i = 0; i < nqps; i++) {
-		s->qps[i].worker = (uint32_t)(i / s->nmns);
-		s->qps[i].pend_head = s->qps[i].pend_tail = NOIDX;
-		s->qps[i].fl_head = s->qps[i].fl_tail = NOIDX;
-	}
-	for (uint32_t i = 0; i < s->nworkers; i++) {
-		s->workers[i].cq_cap = 256;
-		s->workers[i].cq = malloc(sizeof(dmr_wc_t) * 256);
-		if (!s->workers[i].cq) {
-			st = dmr_err_set(err, DMR_ERR_NOMEM, "sim: out of memory");
-			goto fail;
-		}
-	}
-	if (s->m.host_cpus) {
-		/* software NIC: worker w of a CN on CPU w mod host_cpus of that CN
-		 * (the OS spreads runnable threads over the CPUs; rxe runs the NIC
-		 * work of a WR on the CPU of the thread that posted it) */
-		uint32_t k = s->m.host_cpus;
-		s->cpus = calloc((size_t)cfg->cns * k, sizeof(uint64_t));
-		if (!s->cpus) {
-			st = dmr_err_set(err, DMR_ERR_NOMEM, "sim: out of memory");
-			goto fail;
-		}
-		for (uint32_t i = 0; i < s->nworkers; i++)
-			s->workers[i].cpu =
-			    &s->cpus[(size_t)(i / cfg->workers) * k + (i % cfg->workers) % k];
-	}
-	for (uint32_t i = 0; i < s->nmns; i++) {
-		sim_mn_t *mn = &s->mn[i];
-		/* per-address atomic servers: 4096 entries (64 KiB) to start,
-		 * grown by atomic_gc when a quarter stays live; the former fixed
-		 * 1 MiB table was a cache miss per atomic */
-		mn->amask = (1u << 12) - 1;
-		mn->atab = calloc(mn->amask + 1, sizeof(*mn->atab));
-		if (s->m.mn_rpc_cores)
-			mn->rpc_free = calloc(s->m.mn_rpc_cores, sizeof(uint64_t));
-		if (!mn->atab || (s->m.mn_rpc_cores && !mn->rpc_free)) {
-			st = dmr_err_set(err, DMR_ERR_NOMEM, "sim: out of memory");
-			goto fail;
-		}
-		void *mem = mmap(NULL, cfg->mr_size, PROT_READ | PROT_WRITE,
-				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-		if (mem == MAP_FAILED) {
-			st = dmr_err_set(err, DMR_ERR_NOMEM,
-					 "sim: cannot map MN %u's region of %llu bytes", i,
-					 (unsigned long long)cfg->mr_size);
-			goto fail;
-		}
-		mn->mem = s->mem[i] = mem;
-		mn->size = cfg->mr_size;
-	}
-	/* no MADV_HUGEPAGE: tried; sparse tables (TPC-C history) then zero 2 MiB
-	 * per touched record and the run became 7x slower */
-	if (dmr_sim_eventq_init(&s->q, 1 << 14) != DMR_OK || sim_grow_ops(s) != DMR_OK) {
-		st = dmr_err_set(err, DMR_ERR_NOMEM, "sim: out of memory");
-		goto fail;
-	}
-	*be_p = &s->be;
-	return DMR_OK;
-fail:
-	sim_close(&s->be);
-	return st;
-}
 
 /* Inlined everywhere: out of line (gcc's choice at -O2) a call per event
  * cost 10 instructions of the 62 of a push (callgrind). */
@@ -593,13 +254,6 @@ static inline uint64_t cxl_extra(sim_t *s, sim_mn_t *mn, uint64_t off, uint64_t 
 	uint64_t st = max64(start, mn->cxl_free);
 	mn->cxl_free = st + x;
 	return max64(st + x, start + dma_x) - (start + dma_x) + lat_ps;
-}
-
-/* Before something reads MN mni's region raw (mn_memory(), an RPC
- * handler): the whole image in it (pool.h). */
-static void lazy_all(sim_t *s, uint32_t mni)
-{
-	dmr_sim_pool_flatten(&s->mn[mni].pool, s->mn[mni].mem);
 }
 
 static void ev_mn_arrive(sim_t *s, uint32_t idx, uint64_t t)
@@ -1115,7 +769,7 @@ post_one(sim_t *s, uint32_t q, sim_qp_t *qp, uint16_t cn, uint32_t mn, uint64_t 
 	const dmr_model_t *m = &s->m;
 	uint32_t idx = s->free_head;
 	if (__builtin_expect(idx == NOIDX, 0)) {
-		if (sim_grow_ops(s) != DMR_OK)
+		if (dmr_sim_grow_ops(s) != DMR_OK)
 			return DMR_ERR_NOMEM;
 		idx = s->free_head;
 	}
@@ -1304,7 +958,7 @@ static dmr_status_t sim_rpc(dmr_be_t *be, uint32_t worker, uint32_t mn, const dm
 				   "sim: profile %s has no MN CPU model for RPCs (give "
 				   "mn_rpc_cores, mn_rpc_req_ns and mn_rpc_op_ns)",
 				   s->m.name);
-	if (s->free_head == NOIDX && sim_grow_ops(s) != DMR_OK)
+	if (s->free_head == NOIDX && dmr_sim_grow_ops(s) != DMR_OK)
 		return dmr_err_set(err, DMR_ERR_NOMEM, "sim: out of memory for WRs");
 	sim_worker_t *wk = &s->workers[worker];
 	const uint32_t q = worker * s->nmns + mn;
@@ -1366,7 +1020,7 @@ static uint64_t sim_now(dmr_be_t *be, uint32_t worker)
 static dmr_status_t sim_timer(dmr_be_t *be, uint32_t worker, uint64_t at_ps, uint64_t wr_id)
 {
 	sim_t *s = to_sim(be);
-	if (s->free_head == NOIDX && sim_grow_ops(s) != DMR_OK)
+	if (s->free_head == NOIDX && dmr_sim_grow_ops(s) != DMR_OK)
 		return DMR_ERR_NOMEM;
 	uint32_t idx = s->free_head;
 	sim_op_t *op = &s->ops[idx];
@@ -1452,167 +1106,11 @@ static int sim_progress(dmr_be_t *be, uint64_t until_ps)
 	return -1;
 }
 
-static void *sim_mn_memory(dmr_be_t *be, uint32_t mn, uint64_t *len_p)
-{
-	sim_t *s = to_sim(be);
-	if (mn >= s->nmns)
-		return NULL;
-	lazy_all(s, mn);
-	if (len_p)
-		*len_p = s->be.cfg.mr_size;
-	return s->mem[mn];
-}
-
-static void sim_stats(dmr_be_t *be, dmr_be_stats_t *st)
-{
-	const sim_t *s = to_sim(be);
-	*st = s->st;
-	for (uint32_t i = 0; i < s->nmns; i++) {
-		st->reads += s->mn[i].st.reads;
-		st->writes += s->mn[i].st.writes;
-		st->bytes_read += s->mn[i].st.bytes_read;
-		st->bytes_written += s->mn[i].st.bytes_written;
-		st->rpcs += s->mn[i].st.rpcs;
-		st->rpc_busy_ps += s->mn[i].st.rpc_busy_ps;
-	}
-	st->rpc_cores = s->m.mn_rpc_cores * s->nmns;
-}
-
 static void sim_charge(dmr_be_t *be, uint32_t worker, uint64_t ps)
 {
 	sim_t *s = to_sim(be);
 	sim_worker_t *wk = &s->workers[worker];
 	cpu_end(wk, cpu_start(s, wk) + ps);
-}
-
-static dmr_status_t sim_set_mtu(sim_t *s, uint32_t mtu)
-{
-	if (mtu != 256 && mtu != 512 && mtu != 1024 && mtu != 2048 && mtu != 4096)
-		return DMR_ERR_INVALID;
-	s->m.mtu = mtu;
-	return DMR_OK;
-}
-
-static dmr_status_t sim_control(dmr_be_t *be, int op, void *arg, dmr_err_t *err)
-{
-	sim_t *s = to_sim(be);
-	switch (op) {
-	case DMR_BE_CTL_MODEL:
-		*(const dmr_model_t **)arg = &s->m;
-		return DMR_OK;
-	case DMR_BE_CTL_SIM_TIME:
-		*(uint64_t *)arg = s->now;
-		return DMR_OK;
-	case DMR_BE_CTL_SET_MTU: {
-		uint32_t mtu = *(const uint32_t *)arg;
-		if (sim_set_mtu(s, mtu) != DMR_OK)
-			return dmr_err_set(
-			    err, DMR_ERR_INVALID,
-			    "sim: MTU %u is not an IB MTU (256, 512, 1024, 2048, 4096)", mtu);
-		return DMR_OK;
-	}
-	case DMR_BE_CTL_SET_PAYLOAD:
-		s->no_payload = !*(const int *)arg;
-		return DMR_OK;
-	case DMR_BE_CTL_ROLE:
-		*(dmr_be_role_t *)arg = (dmr_be_role_t){
-		    .cn = 0, .cns = be->cfg.cns, .first_worker = 0, .workers = s->nworkers};
-		return DMR_OK;
-	case DMR_BE_CTL_MN_STATS: {
-		dmr_be_mn_stats_t *out = arg;
-		for (uint32_t i = 0; i < s->nmns; i++) {
-			out[i] = s->mn[i].st;
-			out[i].verbs = out[i].reads + out[i].writes + out[i].atomics;
-			out[i].qpc_misses = s->mn[i].qpc.misses;
-		}
-		return DMR_OK;
-	}
-	case DMR_BE_CTL_LAZY_INIT: {
-		const dmr_be_lazy_init_t *li = arg;
-		if (dmr_sim_pool_on(&s->mn[0].pool)) /* a second call: the first's image stays */
-			return DMR_OK;
-		for (uint32_t i = 0; i < s->nmns; i++) {
-			if (dmr_sim_pool_init(&s->mn[i].pool, s->mn[i].size, i, li->init,
-					      li->arg) == DMR_OK)
-				continue;
-			for (uint32_t k = 0; k < i; k++) /* all or none */
-				dmr_sim_pool_fini(&s->mn[k].pool);
-			return dmr_err_set(err, DMR_ERR_NOMEM,
-					   "sim: out of memory for MN %u's page pool (%llu bytes)",
-					   i, (unsigned long long)s->mn[i].size);
-		}
-		return DMR_OK;
-	}
-	case DMR_BE_CTL_MN_READ: {
-		dmr_be_mn_read_t *rd = arg;
-		if (rd->mn >= s->nmns || rd->off > s->mn[rd->mn].size ||
-		    rd->len > s->mn[rd->mn].size - rd->off)
-			return dmr_err_set(err, DMR_ERR_RANGE,
-					   "sim: read of MN %u bytes [%llu, +%llu): outside the %u "
-					   "regions of %llu bytes",
-					   rd->mn, (unsigned long long)rd->off,
-					   (unsigned long long)rd->len, s->nmns,
-					   (unsigned long long)s->be.cfg.mr_size);
-		const dmr_sim_pool_t *p = &s->mn[rd->mn].pool;
-		rd->written = !dmr_sim_pool_on(p) || dmr_sim_pool_stored(p, rd->off, rd->len);
-		if (!rd->buf)
-			return DMR_OK;
-		if (dmr_sim_pool_on(p))
-			dmr_sim_pool_read(p, rd->off, rd->len, rd->buf);
-		else
-			memcpy(rd->buf, s->mn[rd->mn].mem + rd->off, rd->len);
-		return DMR_OK;
-	}
-	case DMR_BE_CTL_STREAMS: {
-		dmr_be_streams_t *sx = arg;
-		if (!sx->n) {
-			s->sx = NULL;
-			return DMR_OK;
-		}
-		if (!sx->s || !sx->dirty || sx->w0 >= s->nworkers || sx->n > s->nworkers - sx->w0)
-			return dmr_err_set(err, DMR_ERR_INVALID,
-					   "sim: streams of workers %u..%u: the run has %u workers",
-					   sx->w0, sx->w0 + sx->n - 1, s->nworkers);
-		s->sx = sx;
-		return DMR_OK;
-	}
-	case DMR_BE_CTL_CXL_TABLES: {
-		const dmr_be_dm_locks_t *d = arg;
-		if (!s->m.cxl)
-			return dmr_err_set(err, DMR_ERR_INVALID,
-					   "sim: profile %s has no CXL tier (give cxl_read_ns, "
-					   "cxl_write_ns and cxl_gbps)",
-					   s->m.name);
-		if (d->n == 0 || d->n > DMR_BE_DM_MAX_RANGES)
-			return dmr_err_set(err, DMR_ERR_INVALID, "sim: %u CXL ranges (1..%u)", d->n,
-					   DMR_BE_DM_MAX_RANGES);
-		s->cxl = *d;
-		return DMR_OK;
-	}
-	case DMR_BE_CTL_DM_LOCKS: {
-		const dmr_be_dm_locks_t *d = arg;
-		if (!s->m.dm_bytes)
-			return dmr_err_set(err, DMR_ERR_INVALID,
-					   "sim: profile %s has no device memory (give dm_kib, "
-					   "dm_atomic_addr_mops and dm_atomic_global_mops)",
-					   s->m.name);
-		if (d->n == 0 || d->n > DMR_BE_DM_MAX_RANGES)
-			return dmr_err_set(err, DMR_ERR_INVALID,
-					   "sim: %u device-memory ranges (1..%u)", d->n,
-					   DMR_BE_DM_MAX_RANGES);
-		if (d->lock_bytes > s->m.dm_bytes)
-			return dmr_err_set(
-			    err, DMR_ERR_INVALID,
-			    "sim: option --dm-locks: the lock words need %llu bytes of device "
-			    "memory on one MN, profile %s offers %llu per MN (dm_kib %llu)",
-			    (unsigned long long)d->lock_bytes, s->m.name,
-			    (unsigned long long)s->m.dm_bytes,
-			    (unsigned long long)(s->m.dm_bytes / 1024));
-		s->dm = *d;
-		return DMR_OK;
-	}
-	}
-	return dmr_be_ctl_unsupported(be, op, err);
 }
 
 /* mr_reg/mr_dereg, barrier: the registry's stubs (nothing to register; one
@@ -1621,16 +1119,16 @@ const dmr_be_ops_t dmr_sim_ops = {
     .size = sizeof(dmr_be_ops_t),
     .name = "sim",
     .caps = DMR_BE_CAP_DRIVEN | DMR_BE_CAP_MASKED_CAS | DMR_BE_CAP_RPC,
-    .open = sim_open,
-    .close = sim_close,
+    .open = dmr_sim_open,
+    .close = dmr_sim_close,
     .post = sim_post,
     .poll = sim_poll,
     .now = sim_now,
     .timer = sim_timer,
     .progress = sim_progress,
-    .mn_memory = sim_mn_memory,
-    .stats = sim_stats,
+    .mn_memory = dmr_sim_mn_memory,
+    .stats = dmr_sim_stats,
     .charge = sim_charge,
-    .control = sim_control,
+    .control = dmr_sim_control,
     .rpc = sim_rpc,
 };
