@@ -732,14 +732,15 @@ check_round(dmr_txn_ctx_t *c, int motor, int mvr, dmr_txn_outcome_t *out)
 				os->flags |= F_LOCKED;
 				c->stats->locks_taken++;
 			}
-		} else if (old == c->tag) {
-			/* our own tag, on a record this transaction does not hold
-			 * (exec_round refuses a record locked twice): this CAS was
-			 * executed twice by the responder and its first execution
-			 * took the lock for us, if the READ behind it in the same
-			 * doorbell (executed after it) found the lock word ours
-			 * (txn.h "Lock CAS results"); if not, the lock is not ours:
-			 * a failed lock, nothing to release */
+		} else if (old != 0) {
+			/* the CAS failed, but our own tag in the lock word that the
+			 * READ behind it in the same doorbell (executed after it)
+			 * found is a lock only this CAS can have taken (exec_round
+			 * refuses a record locked twice; our earlier unlocks
+			 * completed): the responder executed it a second time, which
+			 * returned our tag, or after the execution whose result we
+			 * got (txn.h "Lock CAS results"). The lock is ours. Else it
+			 * is a failed lock, nothing to release. */
 			if (rd64(image(c, i)) == c->tag) {
 				c->stats->cas_replayed++;
 				old = 0;

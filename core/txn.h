@@ -29,8 +29,11 @@
  * atomics"). The first execution took the lock for us: when the READ that
  * follows the CAS in the same doorbell (so executes after it) finds the lock
  * word holding our tag, the lock is ours, counted in cas_replayed, and the
- * transaction goes on as if the CAS had returned 0. Otherwise the lock is
- * not ours whatever the CAS said: a failed lock (abort, nothing to release).
+ * transaction goes on as if the CAS had returned 0. The same holds when the
+ * CAS returned another context's tag and the READ finds ours: the execution
+ * whose result came back failed, a second one (after that lock's release)
+ * took it, and only we can release it. Otherwise the lock is not ours
+ * whatever the CAS said: a failed lock (abort, nothing to release).
  *
  * A context is a state machine advanced by completions: dmr_txn_start()
  * posts the first doorbell, dmr_txn_on_wc() consumes a completion and posts

@@ -383,6 +383,40 @@ START_TEST(own_tag_not_confirmed_by_read_is_a_lock_abort)
 }
 END_TEST
 
+/* The CAS returns another context's tag (the execution whose result came
+ * back failed) but the READ behind it finds ours (a second execution took
+ * the lock after that context released it): the lock is ours, counted in
+ * cas_replayed, the transaction commits and releases it. Before this case
+ * was handled it aborted with the lock left held, as one SoftRoCE run of
+ * scripts/rxe-mn-check check 5 ended ("lock word 0x7 is held after the
+ * run"). */
+START_TEST(other_tag_but_read_finds_ours_is_ours)
+{
+	fixture_t f;
+	static dmr_trace_txn_t t;
+	uint64_t tag = fx_tagged(&f, 2, &t, 0);
+	ck_assert_int_eq(txn_start(&f.ctx[0], &t), DMR_TXN_RUNNING);
+	dmr_wc_t wc;
+	ck_assert_int_eq(dmr_be_progress(f.be, UINT64_MAX), 0);
+	ck_assert_int_eq(dmr_be_poll(f.be, 0, &wc, 1), 1);
+	uint64_t other = f.ctx[1].tag;
+	ck_assert_uint_ne(other, tag);
+	memcpy(f.ctx[0].buf + f.ctx[0].ops[0].buf, &other, 8); /* the CAS's result */
+	int out[2] = {-1, -1};
+	int r = txn_on_wc(&f.ctx[0], &wc);
+	ck_assert_int_eq(r, DMR_TXN_RUNNING);
+	drive(&f, out, 2);
+	ck_assert_int_eq(out[0], DMR_TXN_COMMITTED);
+	ck_assert_uint_eq(f.st.cas_replayed, 1);
+	ck_assert_uint_eq(f.st.aborts[DMR_ABORT_LOCK], 0);
+	ck_assert_uint_eq(word(&f, 3, 0), 0);			/* released */
+	ck_assert_uint_eq(word(&f, 3, 1), DMR_VER_PRESENT | 2); /* one write-back */
+	ck_assert_uint_eq(word(&f, 3, 2), 5);
+	ck_assert_uint_eq(f.st.locks_taken, f.st.locks_released);
+	fx_fini(&f, 2);
+}
+END_TEST
+
 /* Another context's tag is still a failed lock, not a replay. */
 START_TEST(other_contexts_tag_is_a_lock_abort)
 {
@@ -447,6 +481,7 @@ int main(void)
 	tcase_add_test(tc, unaligned_atomic_refused_before_posting);
 	tcase_add_test(tc, replayed_lock_cas_is_ours);
 	tcase_add_test(tc, other_contexts_tag_is_a_lock_abort);
+	tcase_add_test(tc, other_tag_but_read_finds_ours_is_ours);
 	tcase_add_test(tc, own_tag_not_confirmed_by_read_is_a_lock_abort);
 	tcase_add_test(tc, same_record_locked_twice_refused_before_posting);
 	suite_add_tcase(s, tc);
