@@ -151,6 +151,7 @@ dmr_status_t dmr_layout_index(dmr_layout_t *l, uint64_t buckets, dmr_err_t *err)
 	for (uint32_t t = 0; t < l->ntables; t++) {
 		l->t[t].idx_base = base[t];
 		l->t[t].idx_buckets = nb[t];
+		l->indexed |= nb[t] != 0;
 	}
 	l->total = off;
 	return DMR_OK;
@@ -279,15 +280,26 @@ void dmr_layout_load_mn(const dmr_layout_t *l, uint32_t mn, uint8_t *mem)
 int dmr_layout_load_range(const dmr_layout_t *l, uint32_t mn, uint64_t off, uint64_t len,
 			  uint8_t *dst)
 {
-	if (l->vcells)
+	if (l->vcells || l->indexed)
 		return -1;
-	for (uint32_t i = 0; i < l->ntables; i++)
-		if (l->t[i].idx_buckets)
-			return -1;
 	const uint64_t v = DMR_VER_PRESENT | 1, end = off + len;
 	uint8_t vb[8];
 	memcpy(vb, &v, 8);
-	for (uint32_t i = 0; i < l->ntables; i++) {
+	/* the tables lie in index order (dmr_layout_init): the last one that
+	 * starts at or before off, found by bisection, then those after it
+	 * that start before end (a range over a table's start, or several
+	 * tables). A linear pass over every table was 180 of this call's 255
+	 * instructions on TPC-C extreme (callgrind, 1 M calls per 200 k
+	 * transactions). */
+	uint32_t lo = 0, hi = l->ntables;
+	while (hi - lo > 1) {
+		uint32_t mid = (lo + hi) / 2;
+		if (l->t[mid].base <= off)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	for (uint32_t i = lo; i < l->ntables && l->t[i].base < end; i++) {
 		const dmr_layout_table_t *t = &l->t[i];
 		/* version word of slot s at base + s x rec_bytes + 8 */
 		const uint64_t w0 = t->base + 8, wend = w0 + t->loaded * t->rec_bytes;
@@ -301,8 +313,8 @@ int dmr_layout_load_range(const dmr_layout_t *l, uint32_t mn, uint64_t off, uint
 			}
 			if (w + 8 <= off)
 				continue;
-			uint64_t lo = w > off ? w : off, hi = w + 8 < end ? w + 8 : end;
-			memcpy(dst + (lo - off), vb + (lo - w), hi - lo);
+			uint64_t a = w > off ? w : off, b = w + 8 < end ? w + 8 : end;
+			memcpy(dst + (a - off), vb + (a - w), b - a);
 		}
 	}
 	return 0;

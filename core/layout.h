@@ -81,6 +81,7 @@ typedef struct dmr_layout {
 	uint64_t lk_bytes;  /* [lk_base, lk_base + lk_bytes) (0: none) */
 	uint32_t vcells;    /* versions per record (0: the single-version record
 			       above; V > 0: consecutive version tuples, below) */
+	uint8_t indexed;    /* some table has a hash index (dmr_layout_index) */
 	char names[DMR_TRACE_MAX_TABLES][DMR_TRACE_NAME_MAX]; /* table names */
 } dmr_layout_t;
 
