@@ -601,9 +601,9 @@ void dmr_replay_print(const dmr_replay_result_t *r, void *file)
 			(unsigned long long)r->be.faa, (unsigned long long)r->be.doorbells);
 		if (r->st.cas_replayed)
 			fprintf(f,
-				"  replayed CAS   %llu lock CASes came back with their own tag "
-				"(executed "
-				"twice by the responder; the lock was ours: docs/SOFTROCE-VM.md)\n",
+				"  replayed CAS   %llu lock CASes whose READ found their own tag "
+				"in the lock word (the responder executed the CAS twice; the lock "
+				"was ours: docs/SOFTROCE-VM.md)\n",
 				(unsigned long long)r->st.cas_replayed);
 		return;
 	}
