@@ -57,31 +57,51 @@ const dmr_loop_info_t *dmr_loop_info(size_t *n_p)
 }
 
 /* "aimd, perkey, aimd-worker" into buf. */
-static void known_names(char *buf, size_t len)
+/* What --loop takes, for a message: "none, or A, B, ... joined by +,
+ * e.g. A+B" over the loops in `allowed`, or "none or A" for one. */
+static void known_names(unsigned allowed, char *buf, size_t len)
 {
+	char names[200];
 	size_t o = 0;
-	buf[0] = 0;
-	for (size_t i = 0; i < NLOOPS && o < len; i++) {
-		int k = snprintf(buf + o, len - o, "%s%s", i ? ", " : "", loops_tab[i].name);
+	unsigned n = 0;
+	const char *a = NULL, *b = NULL;
+	names[0] = 0;
+	for (size_t i = 0; i < NLOOPS && o < sizeof(names); i++) {
+		if (!(allowed & loops_tab[i].bit))
+			continue;
+		int k = snprintf(names + o, sizeof(names) - o, "%s%s", o ? ", " : "",
+				 loops_tab[i].name);
 		if (k < 0)
 			break;
 		o += (size_t)k;
+		a = n == 0 ? loops_tab[i].name : a;
+		b = n == 1 ? loops_tab[i].name : b;
+		n++;
 	}
+	if (n == 1)
+		snprintf(buf, len, "none or %s", names);
+	else
+		snprintf(buf, len, "none, or %s joined by +, e.g. %s+%s", names, a ? a : "",
+			 b ? b : "");
 }
 
 dmr_status_t dmr_loop_parse(const char *s, unsigned *loops_p, dmr_err_t *err)
 {
+	return dmr_loop_parse_for(s, ~0u, loops_p, err);
+}
+
+dmr_status_t dmr_loop_parse_for(const char *s, unsigned allowed, unsigned *loops_p, dmr_err_t *err)
+{
 	unsigned loops = 0;
 	const char *p = s;
-	char known[256];
+	char known[300];
 	if (strcmp(s, "none") == 0) {
 		*loops_p = 0;
 		return DMR_OK;
 	}
-	known_names(known, sizeof(known));
+	known_names(allowed, known, sizeof(known));
 	if (!*s)
-		return dmr_err_set(err, DMR_ERR_PARSE, "--loop '': empty (none, or %s joined by +)",
-				   known);
+		return dmr_err_set(err, DMR_ERR_PARSE, "--loop '': empty (%s)", known);
 	for (;;) {
 		const char *e = strchr(p, '+');
 		size_t n = e ? (size_t)(e - p) : strlen(p);
@@ -94,11 +114,9 @@ dmr_status_t dmr_loop_parse(const char *s, unsigned *loops_p, dmr_err_t *err)
 					   "--loop '%s': empty part (loops are joined by one +)",
 					   s);
 		if (!li)
-			return dmr_err_set(
-			    err, DMR_ERR_PARSE,
-			    "--loop '%s': unknown loop '%.*s' (none, or %s joined by "
-			    "+, e.g. aimd+perkey)",
-			    s, (int)n, p, known);
+			return dmr_err_set(err, DMR_ERR_PARSE,
+					   "--loop '%s': unknown loop '%.*s' (%s)", s, (int)n, p,
+					   known);
 		if (loops & li->bit)
 			return dmr_err_set(err, DMR_ERR_PARSE, "--loop '%s': loop '%s' named twice",
 					   s, li->name);

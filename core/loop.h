@@ -111,6 +111,11 @@ const dmr_loop_info_t *dmr_loop_info(size_t *n_p);
  * an unknown name (the known ones listed), an empty part, a loop named
  * twice, aimd with aimd-worker (one gate at two granularities). */
 dmr_status_t dmr_loop_parse(const char *s, unsigned *loops_p, dmr_err_t *err);
+/* The same, listing only the loops in `allowed` (DMR_LOOP_* bits) when a
+ * name is unknown: the command's own loops (run: DMR_LOOP_TXN; kv run:
+ * DMR_LOOP_PREFETCH). A known loop outside `allowed` is returned, for the
+ * caller to refuse with its own reason. */
+dmr_status_t dmr_loop_parse_for(const char *s, unsigned allowed, unsigned *loops_p, dmr_err_t *err);
 /* Canonical name of a loop set into buf (len bytes, DMR_LOOP_NAME_MAX is
  * enough): "none" or the names in table order joined by '+'. Returns buf. */
 const char *dmr_loop_name(unsigned loops, char *buf, size_t len);

@@ -500,7 +500,7 @@ static dmr_status_t run_opt(int ch, const char *name, const char *arg, run_args_
 		a->dev_opt = "--gid-index";
 		break;
 	case 'L':
-		st = dmr_loop_parse(arg, &o->loop.loops, err);
+		st = dmr_loop_parse_for(arg, DMR_LOOP_TXN, &o->loop.loops, err);
 		if (st == DMR_OK && (o->loop.loops & ~DMR_LOOP_TXN))
 			st = dmr_err_set(err, DMR_ERR_PARSE,
 					 "--loop '%s': prefetch is the KV pool's loop (dmreplay kv "
@@ -1113,6 +1113,12 @@ static int run_locked(run_args_t *ap)
 		fprintf(stderr, "dmreplay run: error: %s\n", err.msg);
 		return dmr_results_exit_status(st);
 	}
+	/* --txns beyond the trace: said, not silently shortened */
+	if (o->txns && r.txns < o->txns && !r.partial && !(o->duration_s > 0))
+		fprintf(stderr,
+			"dmreplay run: note: --txns %llu: the trace holds %llu transactions; all "
+			"of them were replayed\n",
+			(unsigned long long)o->txns, (unsigned long long)r.txns);
 	if (!o->quiet)
 		printf("  results        %s/summary.csv, %s/timeseries.csv; per type, CN, MN: "
 		       "types.csv, cns.csv, mns.csv\n",

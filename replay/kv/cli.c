@@ -556,7 +556,7 @@ static int kv_run_opt(int ch, const char *name, const char *arg, dmr_kv_opts_t *
 	case O_LOOP: {
 		dmr_err_t e;
 		unsigned l = 0;
-		if (opt_bad(cmd, dmr_loop_parse(arg, &l, &e), &e))
+		if (opt_bad(cmd, dmr_loop_parse_for(arg, DMR_LOOP_PREFETCH, &l, &e), &e))
 			return 1;
 		if (l & ~DMR_LOOP_PREFETCH) {
 			fprintf(stderr,

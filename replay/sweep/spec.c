@@ -252,7 +252,7 @@ static dmr_status_t loop_ok(const char *key, const char *val, const char *field,
 		return DMR_OK;
 	unsigned loops;
 	dmr_err_t e2;
-	if (dmr_loop_parse(val, &loops, &e2) != DMR_OK)
+	if (dmr_loop_parse_for(val, DMR_LOOP_TXN, &loops, &e2) != DMR_OK)
 		return dmr_err_set(err, DMR_ERR_PARSE, "%s: %s", field, e2.msg);
 	if (loops & ~DMR_LOOP_TXN)
 		return dmr_err_set(err, DMR_ERR_PARSE,

@@ -1572,6 +1572,26 @@ START_TEST(test_quiet_keeps_notes)
 }
 END_TEST
 
+/* --txns above the trace's count replays the whole trace and says so (a
+ * note on stderr, --quiet too); --txns within it says nothing. */
+START_TEST(test_txns_beyond_trace_noted)
+{
+	char base[PATH_MAX], dir[PATH_MAX];
+	base_trace(base, sizeof(base));
+	dmr_test_run_t r =
+	    run_into(dir, sizeof(dir), "out-txns-over", base, "--txns", "5000", NULL, NULL);
+	dmr_test_run_ok(&r);
+	ck_assert_str_eq(r.out, "");
+	assert_has(&r, "dmreplay run: note: --txns 5000: the trace holds 200 transactions; all "
+		       "of them were replayed");
+	dmr_test_run_free(&r);
+	r = run_into(dir, sizeof(dir), "out-txns-within", base, "--txns", "150", NULL, NULL);
+	dmr_test_run_ok(&r);
+	ck_assert_msg(strstr(r.err, "--txns") == NULL, "stderr:\n%s", r.err);
+	dmr_test_run_free(&r);
+}
+END_TEST
+
 /* Trial defect 9: --threads 2000 got past the options and was refused by
  * the sim as "cns 1 / workers 2000 out of range (1..1024)", naming no
  * option; --help said nothing of the limit. */
@@ -1708,6 +1728,7 @@ static Suite *cli_suite(void)
 	tcase_add_test(tc, test_quiet_and_unwritable_out);
 	tcase_add_test(tc, test_trace_cache_not_regular);
 	tcase_add_test(tc, test_quiet_keeps_notes);
+	tcase_add_test(tc, test_txns_beyond_trace_noted);
 	tcase_add_test(tc, test_worker_limit);
 	tcase_add_test(tc, test_no_regime_and_cache_dir);
 	suite_add_tcase(s, tc);

@@ -64,6 +64,16 @@ START_TEST(parse_loops)
 	ck_assert_ptr_nonnull(strstr(err.msg, "named twice"));
 	ck_assert_int_eq(dmr_loop_parse("aimd+aimd-worker", &v, &err), DMR_ERR_PARSE);
 	ck_assert_ptr_nonnull(strstr(err.msg, "pick one"));
+	/* a command lists its own loops: run's without prefetch, kv run's
+	 * prefetch alone; a known loop outside them is the caller's to refuse */
+	ck_assert_int_eq(dmr_loop_parse_for("bogus", DMR_LOOP_TXN, &v, &err), DMR_ERR_PARSE);
+	ck_assert_ptr_nonnull(strstr(err.msg, "aura"));
+	ck_assert_ptr_null(strstr(err.msg, "prefetch"));
+	ck_assert_int_eq(dmr_loop_parse_for("bogus", DMR_LOOP_PREFETCH, &v, &err), DMR_ERR_PARSE);
+	ck_assert_ptr_nonnull(strstr(err.msg, "(none or prefetch)"));
+	ck_assert_ptr_null(strstr(err.msg, "aimd"));
+	ck_assert_int_eq(dmr_loop_parse_for("prefetch", DMR_LOOP_TXN, &v, &err), DMR_OK);
+	ck_assert_uint_eq(v, DMR_LOOP_PREFETCH);
 	/* every loop of the table has its four parts */
 	size_t n;
 	const dmr_loop_info_t *li = dmr_loop_info(&n);
