@@ -475,7 +475,8 @@ static int kv_run_opt(int ch, const char *name, const char *arg, dmr_kv_opts_t *
 		fprintf(stderr, "dmreplay kv run: %s is an option of kv mn / kv cn\n", name);
 		return 3 + 2;
 	}
-	if (m != KVM_ONE && (ch == O_PROCS || ch == O_DEADLINE)) {
+	/* --no-streams is the sim's: kv mn / kv cn run on verbs */
+	if (m != KVM_ONE && (ch == O_PROCS || ch == O_DEADLINE || ch == O_NO_STREAMS)) {
 		fprintf(stderr, "dmreplay %s: %s is an option of kv run\n", cmd, name);
 		return 3 + 2;
 	}

@@ -1251,6 +1251,8 @@ START_TEST(test_cli_procs)
 	    {"kv run --config %1$s --trace %2$s --backend verbs --cns 3", "--cns 3 but"},
 	    {"kv run --id 0 --trace %2$s", "is an option of kv mn / kv cn"},
 	    {"kv cn --config %1$s --id 0 --trace %2$s --procs", "is an option of kv run"},
+	    {"kv mn --config %1$s --id 0 --trace %2$s --no-streams",
+	     "--no-streams is an option of kv run"},
 	    {"kv cn --config %1$s --id 0 --trace %2$s --barrier-timeout 0", "must be > 0"},
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
