@@ -56,7 +56,6 @@ const dmr_loop_info_t *dmr_loop_info(size_t *n_p)
 	return loops_tab;
 }
 
-/* "aimd, perkey, aimd-worker" into buf. */
 /* What --loop takes, for a message: "none, or A, B, ... joined by +,
  * e.g. A+B" over the loops in `allowed`, or "none or A" for one. */
 static void known_names(unsigned allowed, char *buf, size_t len)
