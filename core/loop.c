@@ -112,6 +112,11 @@ dmr_status_t dmr_loop_parse_for(const char *s, unsigned allowed, unsigned *loops
 			return dmr_err_set(err, DMR_ERR_PARSE,
 					   "--loop '%s': empty part (loops are joined by one +)",
 					   s);
+		if (n == 4 && memcmp(p, "none", 4) == 0)
+			return dmr_err_set(err, DMR_ERR_PARSE,
+					   "--loop '%s': none stands alone (no loop), it is not "
+					   "joined with others",
+					   s);
 		if (!li)
 			return dmr_err_set(err, DMR_ERR_PARSE,
 					   "--loop '%s': unknown loop '%.*s' (%s)", s, (int)n, p,

@@ -274,6 +274,8 @@ static dmr_status_t run_opt(int ch, const char *name, const char *arg, run_args_
 	double ms;
 	switch (ch) {
 	case 't':
+		if (!*arg) /* else "error: : No such file or directory" */
+			st = dmr_err_set(err, DMR_ERR_PARSE, "option --trace: empty file name");
 		o->trace = arg;
 		break;
 	case 'b':

@@ -756,6 +756,15 @@ static int kv_run_main(int argc, char **argv, int mode)
 	    dmr_replay_backend_opts_check(
 		a.cmd, o.backend, saw[1] ? "--device, --port or --gid-index" : NULL, saw[3]) != 0)
 		return 2;
+	/* as --profile: an option of the sim alone is refused elsewhere */
+	if (mode == KVM_ONE && o.no_streams && o.backend &&
+	    strcmp(dmr_be_base_name(o.backend), "sim") != 0) {
+		fprintf(stderr,
+			"dmreplay %s: option --no-streams: only the sim backend streams a block's "
+			"slices (--backend %s)\n",
+			a.cmd, o.backend);
+		return 2;
+	}
 	if (mode == KVM_ONE)
 		return kv_run_one_locked(argc, argv, &o, &a);
 	dmr_kv_result_t r;

@@ -170,6 +170,11 @@ START_TEST(test_missing_trace)
 	assert_has(&r, t);
 	assert_has(&r, "No such file");
 	dmr_test_run_free(&r);
+	/* an empty --trace is named as such, not as ": No such file" */
+	r = run_into(dir, sizeof(dir), "out-empty-trace", "", NULL, NULL, NULL, NULL);
+	assert_refused(&r, dir, 0);
+	assert_has(&r, "option --trace: empty file name");
+	dmr_test_run_free(&r);
 }
 END_TEST
 

@@ -1253,6 +1253,8 @@ START_TEST(test_cli_procs)
 	    {"kv cn --config %1$s --id 0 --trace %2$s --procs", "is an option of kv run"},
 	    {"kv mn --config %1$s --id 0 --trace %2$s --no-streams",
 	     "--no-streams is an option of kv run"},
+	    {"kv run --trace %2$s --backend shm --no-streams",
+	     "option --no-streams: only the sim backend streams"},
 	    {"kv cn --config %1$s --id 0 --trace %2$s --barrier-timeout 0", "must be > 0"},
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {

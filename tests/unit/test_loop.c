@@ -72,6 +72,8 @@ START_TEST(parse_loops)
 	ck_assert_int_eq(dmr_loop_parse_for("bogus", DMR_LOOP_PREFETCH, &v, &err), DMR_ERR_PARSE);
 	ck_assert_ptr_nonnull(strstr(err.msg, "(none or prefetch)"));
 	ck_assert_ptr_null(strstr(err.msg, "aimd"));
+	ck_assert_int_eq(dmr_loop_parse("none+aimd", &v, &err), DMR_ERR_PARSE);
+	ck_assert_ptr_nonnull(strstr(err.msg, "none stands alone"));
 	ck_assert_int_eq(dmr_loop_parse_for("prefetch", DMR_LOOP_TXN, &v, &err), DMR_OK);
 	ck_assert_uint_eq(v, DMR_LOOP_PREFETCH);
 	/* every loop of the table has its four parts */
