@@ -30,6 +30,7 @@ dmr_status_t dmr_sim_eventq_init(dmr_sim_eventq_t *q, uint32_t cap)
 	q->ncap = cap;
 	nodes_link_free(q, 0, cap);
 	q->cap = 16;
+	q->wt = q->ht = UINT64_MAX;
 	return DMR_OK;
 }
 
@@ -67,6 +68,7 @@ static dmr_status_t heap_push(dmr_sim_eventq_t *q, dmr_sim_qent_t ev)
 		i = p;
 	}
 	h[i] = ev;
+	q->ht = h[0].t;
 	return DMR_OK;
 }
 
@@ -91,6 +93,7 @@ static void heap_pop(dmr_sim_eventq_t *q)
 	}
 	if (n)
 		h[i] = last;
+	q->ht = n ? h[0].t : UINT64_MAX;
 }
 
 /* The slow paths of dmr_sim_eventq_push: a far event (heap), or a full
@@ -130,11 +133,11 @@ void dmr_sim_eventq_slot_insert(dmr_sim_eventq_t *q, dmr_sim_qslot_t *sl, uint32
 		q->node[prev].next = i;
 }
 
-void dmr_sim_eventq_pop_heap(dmr_sim_eventq_t *q, dmr_sim_event_t *out)
+dmr_sim_qent_t dmr_sim_eventq_pop_heap(dmr_sim_eventq_t *q)
 {
-	uint64_t t = q->heap[0].t, key = q->heap[0].key;
+	dmr_sim_qent_t e = q->heap[0];
 	heap_pop(q);
-	q->last_t = t;
-	q->cur = t >> DMR_SIM_EVQ_SLOT_SHIFT;
-	dmr_sim_eventq_unpack(t, key, out);
+	q->last_t = e.t;
+	q->cur = e.t >> DMR_SIM_EVQ_SLOT_SHIFT;
+	return e;
 }

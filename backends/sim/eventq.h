@@ -81,6 +81,10 @@ typedef struct dmr_sim_eventq {
 	uint32_t first;	      /* slot of the wheel's earliest event (nwheel > 0) */
 	uint64_t cur;	      /* absolute slot of the last event popped */
 	uint64_t last_t;      /* time of the last event popped */
+	/* the wheel's earliest event (wt UINT64_MAX: none) and the heap's
+	 * earliest time (UINT64_MAX: none), kept by push and pop so that the
+	 * peeks and the pop's choice load no slot or node */
+	uint64_t wt, wkey, ht;
 	dmr_sim_qent_t *heap; /* far events */
 	uint32_t n, cap;      /* heap entries */
 	uint64_t next_seq;
@@ -100,7 +104,9 @@ void dmr_sim_eventq_fini(dmr_sim_eventq_t *q);
 /* Out-of-line parts of the two inline functions below (not for callers). */
 dmr_status_t dmr_sim_eventq_push_slow(dmr_sim_eventq_t *q, uint64_t t, uint64_t key);
 void dmr_sim_eventq_slot_insert(dmr_sim_eventq_t *q, dmr_sim_qslot_t *sl, uint32_t i);
-void dmr_sim_eventq_pop_heap(dmr_sim_eventq_t *q, dmr_sim_event_t *out);
+/* The heap's earliest event, removed (returned in registers: the caller's
+ * event does not escape, so its unused fields cost no store). */
+dmr_sim_qent_t dmr_sim_eventq_pop_heap(dmr_sim_eventq_t *q);
 
 /*
  * Schedule an event at time t (ps, not before the last event popped); type
@@ -113,8 +119,9 @@ void dmr_sim_eventq_pop_heap(dmr_sim_eventq_t *q, dmr_sim_event_t *out);
 DMR_SIM_EVQ_INLINE dmr_status_t dmr_sim_eventq_push(dmr_sim_eventq_t *q, uint64_t t, uint32_t type,
 						    uint32_t arg)
 {
-	if (type >= (1u << DMR_SIM_EVQ_TYPE_BITS) || arg > DMR_SIM_EVQ_MAX_ARG ||
-	    q->next_seq >> (64 - DMR_SIM_EVQ_SEQ_SHIFT) || t < q->last_t)
+	if ((type >> DMR_SIM_EVQ_TYPE_BITS | arg >> DMR_SIM_EVQ_ARG_BITS |
+	     q->next_seq >> (64 - DMR_SIM_EVQ_SEQ_SHIFT)) ||
+	    t < q->last_t)
 		return DMR_ERR_RANGE;
 	uint64_t key =
 	    q->next_seq << DMR_SIM_EVQ_SEQ_SHIFT | (uint64_t)type << DMR_SIM_EVQ_ARG_BITS | arg;
@@ -130,15 +137,18 @@ DMR_SIM_EVQ_INLINE dmr_status_t dmr_sim_eventq_push(dmr_sim_eventq_t *q, uint64_
 	nd->next = DMR_SIM_EVQ_NIL;
 	uint32_t si = (uint32_t)a & (DMR_SIM_EVQ_SLOTS - 1);
 	dmr_sim_qslot_t *sl = &q->slot[si];
+	/* the wheel's new earliest event: strictly earlier (a tie pops after,
+	 * its sequence being the largest yet), so in an empty slot before the
+	 * first one or first in the first slot */
+	if (t < q->wt) {
+		q->wt = t;
+		q->wkey = key;
+		q->first = si;
+	}
 	if (sl->head == DMR_SIM_EVQ_NIL) {
 		sl->head = sl->tail = i;
 		q->bits[si >> 6] |= 1ull << (si & 63);
 		q->sum[si >> 12] |= 1ull << ((si >> 6) & 63);
-		/* earlier than the wheel's first slot (both within one turn of
-		 * cur: compare their distances from it) */
-		if (!q->nwheel || ((si - (uint32_t)q->cur) & (DMR_SIM_EVQ_SLOTS - 1)) <
-				      ((q->first - (uint32_t)q->cur) & (DMR_SIM_EVQ_SLOTS - 1)))
-			q->first = si;
 	} else if (q->node[sl->tail].t <= t) {
 		/* the common case: not before anything in the slot (a tie goes
 		 * after, its sequence being the largest yet) */
@@ -192,29 +202,38 @@ DMR_SIM_EVQ_INLINE void dmr_sim_eventq_unpack(uint64_t t, uint64_t key, dmr_sim_
 /* Remove the earliest event into *ev. Returns 0 when empty, 1 otherwise. */
 DMR_SIM_EVQ_INLINE int dmr_sim_eventq_pop(dmr_sim_eventq_t *q, dmr_sim_event_t *out)
 {
-	if (!q->nwheel) {
-		if (!q->n)
-			return 0;
-		dmr_sim_eventq_pop_heap(q, out);
-		return 1;
+	if (q->ht <= q->wt) { /* the heap's first, on a tie of times */
+		if (!q->n) {
+			if (!q->nwheel)
+				return 0;
+		} else if (q->ht < q->wt || !q->nwheel || q->heap[0].key < q->wkey) {
+			dmr_sim_qent_t e = dmr_sim_eventq_pop_heap(q);
+			dmr_sim_eventq_unpack(e.t, e.key, out);
+			return 1;
+		}
 	}
+	uint64_t t = q->wt, key = q->wkey;
 	uint32_t si = q->first; /* kept by push and pop: no search here */
 	dmr_sim_qslot_t *sl = &q->slot[si];
 	uint32_t i = sl->head;
 	dmr_sim_qnode_t *nd = &q->node[i];
-	if (q->n && (q->heap[0].t < nd->t || (q->heap[0].t == nd->t && q->heap[0].key < nd->key))) {
-		dmr_sim_eventq_pop_heap(q, out);
-		return 1;
-	}
-	uint64_t t = nd->t, key = nd->key;
-	sl->head = nd->next;
-	if (sl->head == DMR_SIM_EVQ_NIL) {
+	uint32_t nx = nd->next;
+	sl->head = nx;
+	if (nx == DMR_SIM_EVQ_NIL) {
 		sl->tail = DMR_SIM_EVQ_NIL;
 		q->bits[si >> 6] &= ~(1ull << (si & 63));
 		if (!q->bits[si >> 6])
 			q->sum[si >> 12] &= ~(1ull << ((si >> 6) & 63));
-		if (q->nwheel > 1) /* the next occupied slot (all are after si) */
+		if (q->nwheel > 1) { /* the next occupied slot (all are after si) */
 			q->first = dmr_sim_eventq_next_slot(q, si);
+			nx = q->slot[q->first].head;
+		}
+	}
+	if (nx != DMR_SIM_EVQ_NIL) {
+		q->wt = q->node[nx].t;
+		q->wkey = q->node[nx].key;
+	} else {
+		q->wt = UINT64_MAX;
 	}
 	nd->next = q->nfree;
 	q->nfree = i;
@@ -233,19 +252,14 @@ DMR_SIM_EVQ_INLINE uint32_t dmr_sim_eventq_peek_key(const dmr_sim_eventq_t *q)
 {
 	if (!q->nwheel)
 		return DMR_SIM_EVQ_NIL;
-	return (uint32_t)q->node[q->slot[q->first].head].key & ((1u << DMR_SIM_EVQ_SEQ_SHIFT) - 1);
+	return (uint32_t)q->wkey & ((1u << DMR_SIM_EVQ_SEQ_SHIFT) - 1);
 }
 
 /* Time of the earliest event, UINT64_MAX when empty. Inline: the sim asks
  * it at every completion (sim.c complete_at). */
 static inline uint64_t dmr_sim_eventq_peek_time(const dmr_sim_eventq_t *q)
 {
-	uint64_t t = q->n ? q->heap[0].t : UINT64_MAX;
-	if (q->nwheel) {
-		uint64_t tw = q->node[q->slot[q->first].head].t;
-		t = tw < t ? tw : t;
-	}
-	return t;
+	return q->wt < q->ht ? q->wt : q->ht;
 }
 
 /* Events pending. */

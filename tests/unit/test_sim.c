@@ -56,6 +56,7 @@ START_TEST(eventq_interleaved_matches_reference)
 	dmr_sim_eventq_t q;
 	ck_assert_int_eq(dmr_sim_eventq_init(&q, 4), DMR_OK);
 	static uint64_t pt[PEND_MAX], ps[PEND_MAX];
+	static uint32_t pa[PEND_MAX]; /* type << 26 | arg pushed */
 	uint32_t np = 0, pops = 0, far = 0;
 	uint64_t now = 0, seq = 0, x = 99;
 	const uint64_t turn = (uint64_t)DMR_SIM_EVQ_SLOTS << DMR_SIM_EVQ_SLOT_SHIFT;
@@ -82,8 +83,10 @@ START_TEST(eventq_interleaved_matches_reference)
 				break;
 			}
 			far += gap >= turn;
-			ck_assert_int_eq(dmr_sim_eventq_push(&q, now + gap, r % 8, np), DMR_OK);
+			uint32_t arg = step & DMR_SIM_EVQ_MAX_ARG;
+			ck_assert_int_eq(dmr_sim_eventq_push(&q, now + gap, r % 8, arg), DMR_OK);
 			pt[np] = now + gap;
+			pa[np] = (r % 8) << DMR_SIM_EVQ_ARG_BITS | arg;
 			ps[np] = seq++;
 			np++;
 		} else {
@@ -96,9 +99,11 @@ START_TEST(eventq_interleaved_matches_reference)
 			ck_assert_int_eq(dmr_sim_eventq_pop(&q, &ev), 1);
 			ck_assert_uint_eq(ev.t, pt[best]);
 			ck_assert_uint_eq(ev.seq, ps[best]);
+			ck_assert_uint_eq(ev.type << DMR_SIM_EVQ_ARG_BITS | ev.arg, pa[best]);
 			now = ev.t;
 			pt[best] = pt[np - 1];
 			ps[best] = ps[np - 1];
+			pa[best] = pa[np - 1];
 			np--;
 			pops++;
 		}
