@@ -834,7 +834,7 @@ static dmr_status_t sim_post(dmr_be_t *be, uint32_t worker, uint32_t mn, const d
 	sim_worker_t *wk = &s->workers[worker];
 	const uint32_t q = worker * s->nmns + mn; /* mn < mns: dmr_be_post checked */
 	sim_qp_t *qp = &s->qps[q];
-	const uint16_t cn = (uint16_t)(worker / s->be.cfg.workers);
+	const uint16_t cn = wk->cn;
 	uint64_t t = post_begin(s, wk);
 	uint8_t first_read = 1;
 	for (uint32_t i = 0; i < n; i++) {
@@ -898,7 +898,7 @@ static void stream_take(sim_t *s, uint32_t w, dmr_be_stream_t *x, uint32_t n, ui
 	x->handled += n;
 	const uint32_t q = w * s->nmns + x->mn;
 	sim_qp_t *qp = &s->qps[q];
-	const uint16_t cn = (uint16_t)(w / s->be.cfg.workers);
+	const uint16_t cn = wk->cn;
 	while (r) { /* as dmr_kv_xeng_pump: at most 64 WRs per doorbell */
 		uint32_t nb = r < 64 ? (uint32_t)r : 64;
 		uint64_t t = post_begin(s, wk);
@@ -970,7 +970,7 @@ static dmr_status_t sim_rpc(dmr_be_t *be, uint32_t worker, uint32_t mn, const dm
 	*op = (sim_op_t){.length = rpc->req_bytes,
 			 .next = NOIDX,
 			 .qp = q,
-			 .cn = (uint16_t)(worker / s->be.cfg.workers),
+			 .cn = wk->cn,
 			 .opcode = DMR_WR_RPC,
 			 .flags = DMR_WR_SIGNALED,
 			 .mn = (uint8_t)mn};

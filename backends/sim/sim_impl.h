@@ -105,6 +105,7 @@ typedef struct sim_worker {
 	dmr_wc_t *cq;
 	uint32_t cq_head, cq_n, cq_cap; /* cq_cap: a power of two (256, doubled) */
 	uint8_t scheduled;
+	uint16_t cn; /* its CN (worker / cfg.workers, kept: no division per post) */
 } sim_worker_t;
 
 typedef struct sim_cn {

@@ -129,6 +129,7 @@ dmr_status_t dmr_sim_open(const dmr_be_config_t *cfg, dmr_be_t **be_p, dmr_err_t
 		s->qps[i].fl_head = s->qps[i].fl_tail = NOIDX;
 	}
 	for (uint32_t i = 0; i < s->nworkers; i++) {
+		s->workers[i].cn = (uint16_t)(i / cfg->workers);
 		s->workers[i].cq_cap = 256;
 		s->workers[i].cq = malloc(sizeof(dmr_wc_t) * 256);
 		if (!s->workers[i].cq) {
