@@ -165,8 +165,6 @@ static int dec_txn(const unsigned char *p, size_t n, dmr_trace_txn_t *t, uint64_
 			x->val.op = (int16_t)dec_s(&p);
 			x->val.field = (uint16_t)dec_u(&p);
 		}
-		if (a < DMR_TRACE_MAX_ACTS) /* zero beyond nacts, as documented */
-			memset(&o->acts[a], 0, sizeof(o->acts[0]) * (DMR_TRACE_MAX_ACTS - a));
 	}
 	return 0;
 }

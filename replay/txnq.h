@@ -24,7 +24,9 @@
  * of them (engine.h), so a run whose queues stay short never packs.
  *
  * What dmr_txnq_pop returns equals, field by field, what dmr_txnq_push was
- * given (tests/unit/test_txnq.c); acts[] beyond nacts are zero.
+ * given (tests/unit/test_txnq.c), except acts[] beyond nacts, which it does
+ * not write (every reader stops at nacts): a TPC-C read op is then its
+ * first 64 bytes, not all 160 (docs/PERFORMANCE.md, session 17).
  * Not thread-safe: the replay engine calls it under its lock.
  */
 #ifndef DMR_REPLAY_TXNQ_H

@@ -254,8 +254,11 @@ dmr_status_t dmr_trace_next_rec(dmr_trace_reader_t *r, dmr_trace_rec_t *rec, dmr
 int dmr_trace_is_bin(const dmr_trace_reader_t *r);
 /* Decode a record that dmr_trace_next_rec returned (its len bytes, copied
  * unchanged anywhere, any alignment) into *txn, whose ops[] must hold its
- * nops: the transaction dmr_trace_next would have returned, field by field.
- * Reads only [rec, rec + len) of such bytes; it does not check them again
+ * nops: the transaction dmr_trace_next would have returned, field by field,
+ * but for the actions past each op's nacts, which it leaves as they were
+ * (dmr_trace_next zeroes them; readers stop at nacts, and not writing them
+ * spares the 96 bytes of a read op's actions). Reads only [rec, rec + len)
+ * of such bytes; it does not check them again
  * (bytes from elsewhere may be read up to 158 bytes past an op that claims
  * more than it holds). DMR_OK, or DMR_ERR_PARSE when the op records do not
  * end at len (bytes that are not such a record). */

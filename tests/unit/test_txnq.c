@@ -129,12 +129,8 @@ static const char *diff_txn(const dmr_trace_txn_t *a, const dmr_trace_txn_t *b)
 		DIFF(x->nacts == y->nacts, "nacts");
 		for (uint32_t k = 0; k < DMR_TRACE_MAX_ACTS; k++) {
 			const dmr_trace_act_t *p = &x->acts[k], *q = &y->acts[k];
-			if (k >= x->nacts) {
-				DIFF(!q->kind && !q->field && !q->val.lit && !q->val.op &&
-					 !q->val.field,
-				     "act beyond nacts not zero");
+			if (k >= x->nacts) /* not written by pop (txnq.h) */
 				continue;
-			}
 			DIFF(p->kind == q->kind, "act.kind");
 			DIFF(p->field == q->field, "act.field");
 			if ((d = diff_val(&p->val, &q->val)) != NULL)
