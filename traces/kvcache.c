@@ -388,6 +388,17 @@ dmr_status_t dmr_kv_gen_mooncake(const dmr_kv_gen_opts_t *o, dmr_kv_gen_stats_t 
 					   "another output path",
 					   o->out, o->mooncake);
 	}
+	{ /* the trace is written to OUT.tmp and renamed over OUT: never over a
+	   * device, a directory or a pipe (as root, -o /dev/full had the
+	   * device replaced by a regular file: a trial) */
+		struct stat so;
+		if (!stream && stat(o->out, &so) == 0 && !S_ISREG(so.st_mode))
+			return dmr_err_set(
+			    err, DMR_ERR_INVALID,
+			    "kv gen: -o %s: not a regular file (the trace is written "
+			    "beside it and renamed over it): give the path of a file",
+			    o->out);
+	}
 	conv_t C, *c = &C;
 	memset(c, 0, sizeof(C));
 	c->o = o;

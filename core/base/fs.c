@@ -104,6 +104,12 @@ dmr_status_t dmr_afile_open(dmr_afile_t *a, const char *path, dmr_err_t *err)
 	memset(a, 0, sizeof(*a));
 	if (snprintf(a->path, sizeof(a->path), "%s", path) >= (int)sizeof(a->path))
 		return dmr_err_set(err, DMR_ERR_IO, "%.64s...: path too long", path);
+	struct stat sp;
+	if (stat(path, &sp) == 0 && !S_ISREG(sp.st_mode))
+		return dmr_err_set(err, DMR_ERR_INVALID,
+				   "%s: not a regular file (the output is written beside it and "
+				   "renamed over it): give the path of a file",
+				   path);
 	const char *slash = strrchr(path, '/');
 	int dlen = slash ? (int)(slash - path + 1) : 0;
 	const char *name = slash ? slash + 1 : path;

@@ -43,7 +43,11 @@ typedef struct dmr_afile {
 	char tmp[PATH_MAX];  /* the temp file, same directory */
 } dmr_afile_t;
 
-/* Create the temp file for `path` (its directory must exist). */
+/* Create the temp file for `path` (its directory must exist).
+ * DMR_ERR_INVALID when path exists and is not a regular file (a device, a
+ * directory, a pipe: the commit would rename the temp file over it; run as
+ * root, `kv gen -o /dev/full` replaced the device, a trial), DMR_ERR_IO
+ * when the temp file cannot be created. */
 dmr_status_t dmr_afile_open(dmr_afile_t *a, const char *path, dmr_err_t *err);
 /* Flush, check for write errors, close, rename over a->path. On error the
  * temp file is removed (a->path untouched). a->f is closed either way. */

@@ -1483,6 +1483,38 @@ START_TEST(test_gen_same_file_and_empty)
 }
 END_TEST
 
+/* kv gen (Mooncake and --kvops) never renames its output over what is not
+ * a regular file: a pipe or a directory at -o is refused up front with exit
+ * 2 and left as it was (as root, -o /dev/full had the device replaced by a
+ * regular file: a trial) */
+START_TEST(test_gen_out_not_regular)
+{
+	char in[600], fifo[600], dir[600], line[2400], err[4096];
+	fixture200(in, sizeof(in));
+	dmr_test_path(fifo, sizeof(fifo), "out.fifo");
+	dmr_test_path(dir, sizeof(dir), "out.dir");
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	ck_assert_int_eq(mkdir(dir, 0700), 0);
+	const char *outs[] = {fifo, dir};
+	for (int i = 0; i < 2; i++) {
+		snprintf(line, sizeof(line), "kv gen --mooncake %s -o %s --quiet", in, outs[i]);
+		ck_assert_int_eq(run_cli_err(line, err, sizeof(err)), 2);
+		ck_assert_msg(strstr(err, "not a regular file"), "%s", err);
+		snprintf(line, sizeof(line), "kv gen --kvops --ops 10 -o %s", outs[i]);
+		ck_assert_int_eq(run_cli_err(line, err, sizeof(err)), 2);
+		ck_assert_msg(strstr(err, "not a regular file"), "%s", err);
+	}
+	struct stat st;
+	ck_assert_int_eq(stat(fifo, &st), 0);
+	ck_assert(S_ISFIFO(st.st_mode));
+	ck_assert_int_eq(stat(dir, &st), 0);
+	ck_assert(S_ISDIR(st.st_mode));
+	char tmp[700];
+	snprintf(tmp, sizeof(tmp), "%s.tmp", fifo);
+	ck_assert(!dmr_test_exists(tmp));
+}
+END_TEST
+
 /* 5 and 8: option ranges; the backend name is checked first */
 START_TEST(test_option_ranges)
 {
@@ -1896,6 +1928,7 @@ static Suite *kv_suite(void)
 	tcase_add_test(tc, test_sim_signal);
 	tcase_add_test(tc, test_block_limit);
 	tcase_add_test(tc, test_gen_same_file_and_empty);
+	tcase_add_test(tc, test_gen_out_not_regular);
 	tcase_add_test(tc, test_option_ranges);
 	tcase_add_test(tc, test_print_link_rate);
 	tcase_add_test(tc, test_results_consistency);
