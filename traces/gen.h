@@ -86,6 +86,12 @@ static inline void dmr_gen_common_init(dmr_gen_common_t *cm)
  */
 int dmr_gen_parse_u64(const char *prog, const char *opt, const char *s, uint64_t min, uint64_t max,
 		      uint64_t *v_p);
+/* The same for a count (warehouses, accounts, capacities, ...): K/M/G/T
+ * suffixes allowed (DMR_OPT_SIZE: powers of 1024), as every count option
+ * of every command (README); dmr_gen_parse_u64 takes plain digits (the
+ * seed). */
+int dmr_gen_parse_count(const char *prog, const char *opt, const char *s, uint64_t min,
+			uint64_t max, uint64_t *v_p);
 int dmr_gen_parse_double(const char *prog, const char *opt, const char *s, double min, double max,
 			 double *v_p);
 

@@ -6,17 +6,29 @@
 #include "../core/base/progress.h"
 #include "../core/base/sig.h"
 
-int dmr_gen_parse_u64(const char *prog, const char *opt, const char *s, uint64_t min, uint64_t max,
-		      uint64_t *v_p)
+static int parse_u64(const char *prog, const char *opt, const char *s, uint64_t min, uint64_t max,
+		     unsigned flags, uint64_t *v_p)
 {
 	char name[64];
 	dmr_err_t err;
 	snprintf(name, sizeof(name), "--%s", opt);
-	if (dmr_opt_u64(name, s, min, max, 0, v_p, &err) != DMR_OK) {
+	if (dmr_opt_u64(name, s, min, max, flags, v_p, &err) != DMR_OK) {
 		fprintf(stderr, "%s: %s\n", prog, err.msg);
 		return -1;
 	}
 	return 0;
+}
+
+int dmr_gen_parse_u64(const char *prog, const char *opt, const char *s, uint64_t min, uint64_t max,
+		      uint64_t *v_p)
+{
+	return parse_u64(prog, opt, s, min, max, 0, v_p);
+}
+
+int dmr_gen_parse_count(const char *prog, const char *opt, const char *s, uint64_t min,
+			uint64_t max, uint64_t *v_p)
+{
+	return parse_u64(prog, opt, s, min, max, DMR_OPT_SIZE, v_p);
 }
 
 int dmr_gen_parse_double(const char *prog, const char *opt, const char *s, double min, double max,

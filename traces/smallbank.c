@@ -266,8 +266,8 @@ static int sb_opt(void *ctx, int c, const char *arg)
 
 	switch (c) {
 	case OPT_ACCOUNTS:
-		return dmr_gen_parse_u64("smallbank", "accounts", arg, 2, UINT64_C(1) << 40,
-					 &cfg->accounts);
+		return dmr_gen_parse_count("smallbank", "accounts", arg, 2, UINT64_C(1) << 40,
+					   &cfg->accounts);
 	case OPT_ZIPF:
 		return dmr_gen_parse_double("smallbank", "zipf", arg, 0.0, 0.999999,
 					    &cfg->zipf_theta);

@@ -446,8 +446,8 @@ static int tatp_opt(void *ctx, int c, const char *arg)
 
 	switch (c) {
 	case OPT_SUBSCRIBERS:
-		if (dmr_gen_parse_u64("tatp", "subscribers", arg, 1, DMR_TATP_MAX_SUBSCRIBERS,
-				      &v) != 0)
+		if (dmr_gen_parse_count("tatp", "subscribers", arg, 1, DMR_TATP_MAX_SUBSCRIBERS,
+					&v) != 0)
 			return -1;
 		t->cfg.subscribers = v;
 		t->set |= SET_SUBSCRIBERS;

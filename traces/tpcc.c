@@ -824,7 +824,7 @@ static int tpcc_opt(void *ctx, int c, const char *arg)
 
 	switch (c) {
 	case OPT_WAREHOUSES:
-		if (dmr_gen_parse_u64("tpcc", "warehouses", arg, 1, 100000, &v) != 0)
+		if (dmr_gen_parse_count("tpcc", "warehouses", arg, 1, 100000, &v) != 0)
 			return -1;
 		cfg->warehouses = (uint32_t)v;
 		return 0;
@@ -836,26 +836,26 @@ static int tpcc_opt(void *ctx, int c, const char *arg)
 		t->set |= SET_MIX;
 		return 0;
 	case OPT_ORDER_CAP:
-		if (dmr_gen_parse_u64("tpcc", "order-cap", arg, 1, 10000000, &v) != 0)
+		if (dmr_gen_parse_count("tpcc", "order-cap", arg, 1, 10000000, &v) != 0)
 			return -1;
 		cfg->order_cap = (uint32_t)v;
 		t->set |= SET_ORDER_CAP;
 		return 0;
 	case OPT_PAYMENT_CAP:
-		if (dmr_gen_parse_u64("tpcc", "payment-cap", arg, 1, 1000000, &v) != 0)
+		if (dmr_gen_parse_count("tpcc", "payment-cap", arg, 1, 1000000, &v) != 0)
 			return -1;
 		cfg->payment_cap = (uint32_t)v;
 		t->set |= SET_PAYMENT_CAP;
 		return 0;
 	case OPT_CUSTOMERS:
-		if (dmr_gen_parse_u64("tpcc", "customers", arg, 1, DMR_TPCC_CUSTOMERS, &v) != 0)
+		if (dmr_gen_parse_count("tpcc", "customers", arg, 1, DMR_TPCC_CUSTOMERS, &v) != 0)
 			return -1;
 		cfg->customers = (uint32_t)v;
 		t->set |= SET_CUSTOMERS;
 		return 0;
 	case OPT_ITEMS:
-		if (dmr_gen_parse_u64("tpcc", "items", arg, DMR_TPCC_MIN_ITEMS, DMR_TPCC_ITEMS,
-				      &v) != 0)
+		if (dmr_gen_parse_count("tpcc", "items", arg, DMR_TPCC_MIN_ITEMS, DMR_TPCC_ITEMS,
+					&v) != 0)
 			return -1;
 		cfg->items = (uint32_t)v;
 		t->set |= SET_ITEMS;

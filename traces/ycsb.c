@@ -677,8 +677,8 @@ static int ycsb_opt(void *ctx, int c, const char *arg)
 	case OPT_OPS_PER_TXN: {
 		uint64_t v;
 
-		if (dmr_gen_parse_u64("ycsb", "ops-per-txn", arg, 1, DMR_YCSB_MAX_OPS_PER_TXN,
-				      &v) != 0)
+		if (dmr_gen_parse_count("ycsb", "ops-per-txn", arg, 1, DMR_YCSB_MAX_OPS_PER_TXN,
+					&v) != 0)
 			return -1;
 		y->cfg.ops_per_txn = (uint32_t)v;
 		return 0;

@@ -24,6 +24,7 @@
 #include "traces/tpcc.h"
 #include "traces/ycsb.h"
 #include "traces/zipf.h"
+#include "helpers/files.h"
 #include "helpers/suite.h"
 
 #define N_STAT 100000
@@ -901,6 +902,19 @@ START_TEST(test_cli)
 				  "--zipf", "0.9", "-o", out, NULL),
 			 0);
 	ck_assert_uint_eq(count_txns(out), 1000);
+	/* counts take K/M/G/T suffixes as every count option does (README);
+	 * the seed takes plain digits */
+	ck_assert_int_eq(run_main(dmr_gen_smallbank_main, "smallbank", "--quiet", "--txns", "10",
+				  "--accounts", "2K", "-o", out, NULL),
+			 0);
+	{
+		char *text = dmr_test_read_text(out);
+		ck_assert_msg(strstr(text, "# table savings 2048 "), "%.200s", text);
+		free(text);
+	}
+	ck_assert_int_eq(run_main(dmr_gen_smallbank_main, "smallbank", "--quiet", "--txns", "10",
+				  "--seed", "1K", "-o", out, NULL),
+			 2);
 
 	ck_assert_int_eq(run_main(dmr_gen_ycsb_main, "ycsb", "--help", NULL), 0);
 	ck_assert_int_eq(run_main(dmr_gen_ycsb_main, "ycsb", "-o", out, NULL), 2);
