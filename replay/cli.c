@@ -77,7 +77,8 @@ static void run_usage(FILE *f)
 	    "  --backoff-us X    wait X us before a retry (default 0)\n"
 	    "  --mr-size BYTES   MN region size (default, or 0: the footprint; K/M/G/T\n"
 	    "                    suffixes)\n"
-	    "  --mtu BYTES       override the profile's path MTU (256..4096)\n"
+	    "  --mtu BYTES       override the profile's path MTU (256, 512, 1024, 2048\n"
+	    "                    or 4096: the IBTA path MTUs)\n"
 	    "  --window-ms X     time-series window (0.001..3600000, default 100; at most\n"
 	    "                    1,000,000 rows: a run that needs more stops, partial)\n"
 	    "  --out DIR         results directory (default out)\n"
@@ -282,6 +283,10 @@ static dmr_status_t run_opt(int ch, const char *name, const char *arg, run_args_
 		o->backend = arg;
 		break;
 	case 'j':
+		if (!*arg) /* else a run with no fault, as if --fault were not given */
+			st = dmr_err_set(err, DMR_ERR_PARSE,
+					 "option --fault: empty (give faults, e.g. "
+					 "unreachable:mn=0@2ms; docs/FAULTS.md)");
 		o->fault = arg;
 		break;
 	case 'p':

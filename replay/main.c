@@ -103,7 +103,12 @@ int main(int argc, char **argv)
 		return dmr_roles_cn_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "gen") == 0) {
 		if (argc < 3 || strcmp(argv[2], "--help") == 0) {
-			usage(argc < 3 ? stderr : stdout);
+			/* gen's own usage: its workloads (each with --help) */
+			fprintf(argc < 3 ? stderr : stdout,
+				"usage: dmreplay gen WORKLOAD [options] -o FILE\n"
+				"Generate a trace (traces/FORMAT.md). WORKLOAD: tpcc, smallbank, "
+				"ycsb or tatp;\n"
+				"`dmreplay gen WORKLOAD --help` lists its options.\n");
 			return argc < 3 ? 2 : 0;
 		}
 		if (strcmp(argv[2], "tpcc") == 0)

@@ -865,9 +865,15 @@ static int kv_bench_main(int argc, char **argv)
 
 static int kv_models_main(int argc, char **argv)
 {
-	(void)argv;
+	if (argc == 2 && strcmp(argv[1], "--help") == 0) {
+		printf("usage: dmreplay kv models\n"
+		       "List the KV model presets of kv gen --kv-model: layers, KV heads, head\n"
+		       "dimension, bytes per element, bytes per token and per block "
+		       "(docs/KVCACHE.md).\n");
+		return 0;
+	}
 	if (argc > 1) {
-		fprintf(stderr, "usage: dmreplay kv models\n");
+		fprintf(stderr, "usage: dmreplay kv models (no options; --help)\n");
 		return 2;
 	}
 	printf("%-12s %6s %8s %8s %5s %12s %14s  %s\n", "preset", "layers", "kv_heads", "head_dim",

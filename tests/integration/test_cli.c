@@ -175,6 +175,34 @@ START_TEST(test_missing_trace)
 	assert_refused(&r, dir, 0);
 	assert_has(&r, "option --trace: empty file name");
 	dmr_test_run_free(&r);
+	/* an empty --fault (e.g. an unset variable) is refused, not a run
+	 * without faults */
+	dmr_test_path(dir, sizeof(dir), "out-empty-fault");
+	r = dmr_test_dmr("run", "--backend", "fault:sim", "--fault", "", "--txns", "5", "--out",
+			 dir, "--quiet", NULL);
+	assert_refused(&r, dir, 0);
+	assert_has(&r, "option --fault: empty");
+	dmr_test_run_free(&r);
+}
+END_TEST
+
+/* every command's --help exits 0 with its own usage: gen lists its
+ * workloads, kv models says what it lists (a trial: both failed) */
+START_TEST(test_subcommand_help)
+{
+	dmr_test_run_t r = dmr_test_dmr("gen", "--help", NULL);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_msg(strstr(r.out, "usage: dmreplay gen WORKLOAD") &&
+			  strstr(r.out, "tpcc, smallbank, ycsb or tatp"),
+		      "%s", r.out);
+	dmr_test_run_free(&r);
+	r = dmr_test_dmr("kv", "models", "--help", NULL);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_msg(strstr(r.out, "usage: dmreplay kv models"), "%s", r.out);
+	dmr_test_run_free(&r);
+	r = dmr_test_dmr("kv", "models", "--bogus", NULL);
+	ck_assert_int_eq(r.status, 2);
+	dmr_test_run_free(&r);
 }
 END_TEST
 
@@ -981,6 +1009,7 @@ static Suite *cli_suite(void)
 	Suite *s = suite_create("cli");
 	TCase *tc = tcase_create("bad_input");
 	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_subcommand_help);
 	tcase_add_test(tc, test_wrong_field_count);
 	tcase_add_test(tc, test_unknown_op);
 	tcase_add_test(tc, test_unknown_table);
