@@ -1126,6 +1126,12 @@ static int run_locked(run_args_t *ap)
 			"dmreplay run: note: --txns %llu: the trace holds %llu transactions; all "
 			"of them were replayed\n",
 			(unsigned long long)o->txns, (unsigned long long)r.txns);
+	/* --duration shorter than the first start: an empty run, said */
+	if (o->duration_s > 0 && !r.st.tried && !r.partial)
+		fprintf(stderr,
+			"dmreplay run: note: --duration %g s: no transaction was started within "
+			"it (the results count none)\n",
+			o->duration_s);
 	if (!o->quiet)
 		printf("  results        %s/summary.csv, %s/timeseries.csv; per type, CN, MN: "
 		       "types.csv, cns.csv, mns.csv\n",

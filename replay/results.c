@@ -573,16 +573,21 @@ void dmr_replay_print(const dmr_replay_result_t *r, void *file)
 			(unsigned long long)d->windows, (unsigned long long)d->posts,
 			(unsigned long long)d->rings, d->rings ? (double)d->wrs / d->rings : 0.0);
 	}
-	fprintf(f, "  per commit     %.2f atomics, %.2f READs\n", r->atomics_per_commit,
-		r->reads_per_commit);
-	fprintf(f,
-		"  latency        p50 %.2f us, p99 %.2f us, p99.9 %.2f us (committed, from "
-		"first start after admission)\n",
-		r->p50_us, r->p99_us, r->p999_us);
-	fprintf(f,
-		"  from dispatch  p50 %.2f us, p99 %.2f us, p99.9 %.2f us (incl. the admission "
-		"wait)\n",
-		r->p50_dispatch_us, r->p99_dispatch_us, r->p999_dispatch_us);
+	if (!r->st.committed) { /* no figure per commit: not 0.00 us (a trial) */
+		fprintf(f, "  per commit     - (no transaction committed%s)\n",
+			r->st.tried ? "" : ": none was started");
+	} else {
+		fprintf(f, "  per commit     %.2f atomics, %.2f READs\n", r->atomics_per_commit,
+			r->reads_per_commit);
+		fprintf(f,
+			"  latency        p50 %.2f us, p99 %.2f us, p99.9 %.2f us (committed, "
+			"from first start after admission)\n",
+			r->p50_us, r->p99_us, r->p999_us);
+		fprintf(f,
+			"  from dispatch  p50 %.2f us, p99 %.2f us, p99.9 %.2f us (incl. the "
+			"admission wait)\n",
+			r->p50_dispatch_us, r->p99_dispatch_us, r->p999_dispatch_us);
+	}
 	if (r->partial)
 		fprintf(f, "  verification   not run (the run did not complete)\n");
 	else if (r->verified < 0)

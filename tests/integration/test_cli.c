@@ -903,6 +903,17 @@ START_TEST(test_txns_beyond_trace_noted)
 	dmr_test_run_ok(&r);
 	ck_assert_msg(strstr(r.err, "--txns") == NULL, "stderr:\n%s", r.err);
 	dmr_test_run_free(&r);
+	/* --duration shorter than the first start: an empty run is said, and
+	 * no latency of 0.00 us is printed (a trial) */
+	dmr_test_path(dir, sizeof(dir), "out-duration-empty");
+	r = dmr_test_dmr("run", "--trace", base, "--duration", "1ns", "--out", dir, NULL);
+	dmr_test_run_ok(&r);
+	assert_has(&r, "note: --duration 1e-09 s: no transaction was started within it");
+	ck_assert_msg(
+	    strstr(r.out, "per commit     - (no transaction committed: none was started)"), "%s",
+	    r.out);
+	ck_assert_ptr_null(strstr(r.out, "p50 0.00 us"));
+	dmr_test_run_free(&r);
 }
 END_TEST
 
