@@ -5,6 +5,7 @@
 #include "kvcache.h"
 #include "trace.h"
 
+#include "../core/base/fs.h"
 #include "../core/base/hash.h"
 
 #include <errno.h>
@@ -410,9 +411,9 @@ dmr_status_t dmr_kv_gen_mooncake(const dmr_kv_gen_opts_t *o, dmr_kv_gen_stats_t 
 	FILE *in = fopen(o->mooncake, "r");
 	if (!in)
 		return dmr_err_set(err, DMR_ERR_IO, "%s: %s", o->mooncake, strerror(errno));
-	c->out = stream ? stdout : fopen(tmp, "w");
-	if (!c->out) {
-		st = dmr_err_set(err, DMR_ERR_IO, "%s: %s", tmp, strerror(errno));
+	if (stream)
+		c->out = stdout;
+	else if ((st = dmr_tmp_fopen(tmp, o->out, &c->out, err)) != DMR_OK) {
 		fclose(in);
 		return st;
 	}

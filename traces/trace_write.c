@@ -2,6 +2,8 @@
  * _write, _finish, _abandon; see the comment at the top of trace.c). */
 #include "trace_impl.h"
 
+#include "../core/base/fs.h"
+
 #include <sys/stat.h>
 
 /* ---- writer ----------------------------------------------------------- */
@@ -136,11 +138,10 @@ dmr_status_t dmr_trace_create(const char *path, const dmr_trace_hdr_t *h, dmr_tr
 	w->stream = stream;
 	if (stream) /* messages name it; written as it goes (nothing to rename) */
 		snprintf(w->tmp, strlen(path) + 16, "%s", "standard output");
-	w->fp = stream ? stdout : fopen(w->tmp, "wb");
-	if (!w->fp) {
-		st = dmr_err_set(err, DMR_ERR_IO, "%s: %s", w->tmp, strerror(errno));
+	if (stream)
+		w->fp = stdout;
+	else if ((st = dmr_tmp_fopen(w->tmp, path, &w->fp, err)) != DMR_OK)
 		goto err_free;
-	}
 
 	w->len += (size_t)sprintf(w->buf + w->len, "%s%d\n# workload %s\n", trace_magic,
 				  DMR_TRACE_VERSION, h->workload);

@@ -98,10 +98,39 @@ int dmr_rmdir_made(const char *dir, unsigned n)
 	return 0;
 }
 
+dmr_status_t dmr_tmp_fopen(const char *tmp, const char *dest, FILE **fp_p, dmr_err_t *err)
+{
+	struct stat lt;
+	if (lstat(tmp, &lt) == 0 && !S_ISREG(lt.st_mode))
+		return dmr_err_set(err, DMR_ERR_INVALID,
+				   "%s exists and is not a regular file (%s is written there, "
+				   "then renamed): remove it or give another output path",
+				   tmp, dest);
+	/* O_NOFOLLOW: a link put there after the check is not followed */
+	int fd =
+	    open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return dmr_err_set(err, errno == ELOOP ? DMR_ERR_INVALID : DMR_ERR_IO, "%s: %s",
+				   tmp, strerror(errno));
+	if (fstat(fd, &lt) != 0 || !S_ISREG(lt.st_mode)) {
+		close(fd);
+		return dmr_err_set(err, DMR_ERR_INVALID, "%s: not a regular file", tmp);
+	}
+	int fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0 || !(*fp_p = fdopen(fd, "wb"))) {
+		int e = errno;
+		close(fd);
+		return dmr_err_set(err, DMR_ERR_IO, "%s: %s", tmp, strerror(e));
+	}
+	return DMR_OK;
+}
+
 dmr_status_t dmr_afile_open(dmr_afile_t *a, const char *path, dmr_err_t *err)
 {
 	static atomic_uint seq;
 	memset(a, 0, sizeof(*a));
+	if (!*path)
+		return dmr_err_set(err, DMR_ERR_INVALID, "output path '': empty (give a file)");
 	if (snprintf(a->path, sizeof(a->path), "%s", path) >= (int)sizeof(a->path))
 		return dmr_err_set(err, DMR_ERR_IO, "%.64s...: path too long", path);
 	struct stat sp;

@@ -43,6 +43,15 @@ typedef struct dmr_afile {
 	char tmp[PATH_MAX];  /* the temp file, same directory */
 } dmr_afile_t;
 
+/* Open tmp, the fixed temp name a writer renames over dest when done
+ * (gen's and kv gen's OUT.tmp), for writing from its start: created, or an
+ * earlier regular file truncated. Never through a symbolic link, a FIFO or
+ * a device at tmp (fopen followed a link there and wrote the trace over its
+ * target; a FIFO blocked the writer: a trial). DMR_OK with *fp_p, else
+ * DMR_ERR_INVALID (tmp exists and is not a regular file: it is named, with
+ * dest, and left as it is) or DMR_ERR_IO. */
+dmr_status_t dmr_tmp_fopen(const char *tmp, const char *dest, FILE **fp_p, dmr_err_t *err);
+
 /* Create the temp file for `path` (its directory must exist).
  * DMR_ERR_INVALID when path exists and is not a regular file (a device, a
  * directory, a pipe: the commit would rename the temp file over it; run as

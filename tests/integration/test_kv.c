@@ -1512,6 +1512,21 @@ START_TEST(test_gen_out_not_regular)
 	char tmp[700];
 	snprintf(tmp, sizeof(tmp), "%s.tmp", fifo);
 	ck_assert(!dmr_test_exists(tmp));
+	/* nor written through a symbolic link at OUT.tmp (it wrote the trace
+	 * over the link's target: a trial) */
+	char out[600], target[600];
+	dmr_test_path(out, sizeof(out), "linked.kv");
+	dmr_test_path(target, sizeof(target), "precious.txt");
+	dmr_test_write_file(target, "precious\n");
+	snprintf(tmp, sizeof(tmp), "%s.tmp", out);
+	ck_assert_int_eq(symlink(target, tmp), 0);
+	snprintf(line, sizeof(line), "kv gen --mooncake %s -o %s --quiet", in, out);
+	ck_assert_int_eq(run_cli_err(line, err, sizeof(err)), 2);
+	ck_assert_msg(strstr(err, "exists and is not a regular file"), "%s", err);
+	char *text = dmr_test_read_text(target);
+	ck_assert_str_eq(text, "precious\n");
+	free(text);
+	ck_assert(!dmr_test_exists(out));
 }
 END_TEST
 

@@ -892,6 +892,31 @@ START_TEST(test_writer_safety)
 	ck_assert_int_eq(rmdir(path), 0);
 	ck_assert_int_eq(dmr_trace_create("/dev/null", &h, &w, &err), DMR_ERR_INVALID);
 	ck_assert(!dmr_test_exists("/dev/null.tmp"));
+
+	/* nor written through what sits at PATH.tmp: a symbolic link (fopen
+	 * wrote the trace over its target) or a FIFO (the writer blocked):
+	 * refused, both left as they were (a trial) */
+	char target[PATH_MAX];
+	tmp_path(path, sizeof(path), "linked.csv");
+	tmp_path(target, sizeof(target), "precious.txt");
+	dmr_test_write_file(target, "precious\n");
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	ck_assert_int_eq(symlink(target, tmp), 0);
+	ck_assert_int_eq(dmr_trace_create(path, &h, &w, &err), DMR_ERR_INVALID);
+	ck_assert_msg(strstr(err.msg, "exists and is not a regular file"), "%s", err.msg);
+	text = dmr_test_read_text(target);
+	ck_assert_str_eq(text, "precious\n");
+	free(text);
+	struct stat sl;
+	ck_assert_int_eq(lstat(tmp, &sl), 0);
+	ck_assert(S_ISLNK(sl.st_mode));
+	ck_assert_int_eq(unlink(tmp), 0);
+	ck_assert_int_eq(mkfifo(tmp, 0600), 0);
+	ck_assert_int_eq(dmr_trace_create(path, &h, &w, &err), DMR_ERR_INVALID);
+	ck_assert_int_eq(lstat(tmp, &sl), 0);
+	ck_assert(S_ISFIFO(sl.st_mode));
+	ck_assert_int_eq(unlink(tmp), 0);
+	ck_assert(!dmr_test_exists(path));
 }
 END_TEST
 
