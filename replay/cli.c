@@ -451,7 +451,7 @@ static dmr_status_t run_opt(int ch, const char *name, const char *arg, run_args_
 		 * --cns and --threads up to the backends' limit, refused here
 		 * naming the option (the sim's "cns 1 / workers 2000 out of
 		 * range" had named neither) */
-		st = dmr_opt_u32(name, arg, ch == 'r' ? 0 : 1,
+		st = dmr_opt_u32(name, arg, ch == 'r' || ch == 'm' ? 0 : 1,
 				 ch == 'c'   ? DMR_BE_MAX_CNS
 				 : ch == 'T' ? DMR_BE_MAX_WORKERS
 					     : 100000,
@@ -466,6 +466,11 @@ static dmr_status_t run_opt(int ch, const char *name, const char *arg, run_args_
 			o->coros = v, a->coros_given = 1;
 		if (ch == 'r')
 			o->retries = v;
+		if (ch == 'm' && (v < 256 || v > 4096 || (v & (v - 1)))) /* 0 too */
+			st = dmr_err_set(err, DMR_ERR_PARSE,
+					 "option --mtu: %s: not an IB MTU (256, 512, 1024, 2048 or "
+					 "4096)",
+					 arg);
 		if (ch == 'm')
 			o->mtu = v;
 		break;

@@ -3,12 +3,14 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-/* Digits then an optional size suffix; 0 or -1 (not a number). */
+/* Digits then an optional size suffix; 0, -1 (not a number) or -2 (a
+ * number above 2^64 - 1). */
 static int scan_u64(const char *s, unsigned flags, uint64_t *v)
 {
 	char *end;
@@ -16,8 +18,9 @@ static int scan_u64(const char *s, unsigned flags, uint64_t *v)
 		return -1;
 	errno = 0;
 	unsigned long long x = strtoull(s, &end, 10);
-	if (errno || end == s)
+	if (end == s)
 		return -1;
+	int big = errno == ERANGE;
 	uint64_t mul = 1;
 	if ((flags & DMR_OPT_SIZE) && *end) {
 		switch (*end) {
@@ -46,8 +49,10 @@ static int scan_u64(const char *s, unsigned flags, uint64_t *v)
 		else if (end[0] == 'B')
 			end++;
 	}
-	if (*end || x > UINT64_MAX / mul)
+	if (*end)
 		return -1;
+	if (big || x > UINT64_MAX / mul)
+		return -2;
 	*v = x * mul;
 	return 0;
 }
@@ -56,14 +61,24 @@ dmr_status_t dmr_opt_u64(const char *opt, const char *s, uint64_t lo, uint64_t h
 			 uint64_t *v_p, dmr_err_t *err)
 {
 	uint64_t x;
-	if (scan_u64(s, flags, &x) != 0)
-		return dmr_err_set(
-		    err, DMR_ERR_PARSE, "option %s: '%s' is not a non-negative integer%s", opt,
-		    s ? s : "", flags & DMR_OPT_SIZE ? " (K/M/G/T suffixes: powers of 1024)" : "");
-	if (x < lo || x > hi)
+	int sc = scan_u64(s, flags, &x);
+	if (sc == -2)
 		return dmr_err_set(err, DMR_ERR_PARSE,
 				   "option %s: %s out of range (%" PRIu64 "..%" PRIu64 ")", opt, s,
 				   lo, hi);
+	if (sc != 0)
+		return dmr_err_set(
+		    err, DMR_ERR_PARSE, "option %s: '%s' is not a non-negative integer%s", opt,
+		    s ? s : "", flags & DMR_OPT_SIZE ? " (K/M/G/T suffixes: powers of 1024)" : "");
+	if (x < lo || x > hi) {
+		/* a suffix is a power of 1024: say what it made (100K = 102400) */
+		char made[48] = "";
+		if (s[strspn(s, "0123456789")])
+			snprintf(made, sizeof(made), " = %" PRIu64, x);
+		return dmr_err_set(err, DMR_ERR_PARSE,
+				   "option %s: %s%s out of range (%" PRIu64 "..%" PRIu64 ")", opt,
+				   s, made, lo, hi);
+	}
 	*v_p = x;
 	return DMR_OK;
 }

@@ -873,7 +873,10 @@ static int kv_models_main(int argc, char **argv)
 		return 0;
 	}
 	if (argc > 1) {
-		fprintf(stderr, "usage: dmreplay kv models (no options; --help)\n");
+		fprintf(stderr,
+			"dmreplay kv models: unexpected argument '%s'\n"
+			"usage: dmreplay kv models (no options; --help)\n",
+			argv[1]);
 		return 2;
 	}
 	printf("%-12s %6s %8s %8s %5s %12s %14s  %s\n", "preset", "layers", "kv_heads", "head_dim",

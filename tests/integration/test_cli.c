@@ -346,7 +346,7 @@ START_TEST(test_bad_options)
 	    {"--mns", "2", "--backups", "2", "--backups 2 with --mns 2"},
 	    /* 1500 lies inside 256..4096, which the message used to give */
 	    {"--mtu", "1500", "--seed", "1",
-	     "--mtu 1500: not an IB MTU (256, 512, 1024, 2048 or 4096)"},
+	     "option --mtu: 1500: not an IB MTU (256, 512, 1024, 2048 or 4096)"},
 	};
 	for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
 		snprintf(name, sizeof(name), "out-pair%zu", i);

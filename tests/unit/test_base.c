@@ -35,10 +35,18 @@ START_TEST(opt_u64_values_and_errors)
 	ck_assert_int_eq(dmr_opt_u64("--n", "+1", 0, 100, 0, &v, &err), DMR_ERR_PARSE);
 	ck_assert_int_eq(dmr_opt_u64("--n", "", 0, 100, 0, &v, &err), DMR_ERR_PARSE);
 	ck_assert_int_eq(dmr_opt_u64("--n", NULL, 0, 100, 0, &v, &err), DMR_ERR_PARSE);
+	/* above 2^64 - 1: a number out of range, not "not an integer" */
 	ck_assert_int_eq(dmr_opt_u64("--n", "99999999999999999999", 0, UINT64_MAX, 0, &v, &err),
 			 DMR_ERR_PARSE);
+	ck_assert_str_eq(err.msg,
+			 "option --n: 99999999999999999999 out of range (0..18446744073709551615)");
 	ck_assert_int_eq(dmr_opt_u64("--n", "16777216T", 0, UINT64_MAX, DMR_OPT_SIZE, &v, &err),
 			 DMR_ERR_PARSE); /* 2^64: overflow */
+	ck_assert_ptr_nonnull(strstr(err.msg, "16777216T out of range"));
+	/* a suffix is a power of 1024: the value it made is named */
+	ck_assert_int_eq(dmr_opt_u64("--items", "100K", 15, 100000, DMR_OPT_SIZE, &v, &err),
+			 DMR_ERR_PARSE);
+	ck_assert_str_eq(err.msg, "option --items: 100K = 102400 out of range (15..100000)");
 	ck_assert_int_eq(dmr_opt_u64("--n", "101", 0, 100, 0, &v, &err), DMR_ERR_PARSE);
 	ck_assert_str_eq(err.msg, "option --n: 101 out of range (0..100)");
 	ck_assert_uint_eq(v, 7); /* untouched on error */
