@@ -32,11 +32,12 @@
  * once): dmr_cncache_clear empties a cache.
  *
  * What an image is worth: the protocol's READ. On sim a READ takes effect
- * at once; on shm and verbs a READ racing a write-back may see a mix (the
- * record's lock word is read first, backends/shm/shm.c), which validation
- * does not always see (the version READ again after the writer unlocked):
- * a window every READ of these protocols has; a cached image is served
- * until its version changes.
+ * at once, and on shm it never sees part of a write-back (backends/shm/
+ * shm.c "READs whole"); on verbs a READ racing a write-back may see the
+ * new version with part of the old payload, which validation does not see
+ * (the version READ again after the writer unlocked): a window every READ
+ * of these protocols has (FORD's code checks versions, not each cache
+ * line); a cached image is served until its version changes.
  *
  * Structure: WAYS-way set associative (DMR_CNCACHE_WAYS), ceil(entries /
  * WAYS) sets, a set by the record offset's dmr_mix64 (core/base/hash.h),

@@ -8,10 +8,29 @@
  *
  * Each WR takes effect during dmr_be_post, in order; its completion is
  * queued on the worker's CQ (only the posting thread and, for timers, any
- * thread touch it: a mutex per CQ). A READ is a memcpy: racing a WRITE it
- * may see a mix, as a real RDMA READ may. A WRITE stores each aligned
- * 8-byte word once (write_words), as a NIC's DMA does; CAS/FAA are
- * sequentially consistent 8-byte atomics.
+ * thread touch it: a mutex per CQ). A WRITE stores each aligned 8-byte word
+ * once (write_words), as a NIC's DMA does; CAS/FAA are sequentially
+ * consistent 8-byte atomics. A READ is a memcpy that never sees part of a
+ * WRITE (or of an RPC handler's stores): see "READs whole" below.
+ *
+ * READs whole. A READ racing a WRITE to the same bytes sees all of it or
+ * none of it. The protocols modelled here (FORD's code: occ, ford, farm,
+ * drtmh; core/txn.h) check a record's lock word and version, not each
+ * cache line as FaRM's paper does, so they assume a READ of a record does
+ * not see half of a write-back (a WRITE of version and payload). A NIC
+ * mostly honours that: its DMA moves a record in tens of nanoseconds. A
+ * memcpy on a thread preempted mid-copy can take milliseconds, and then
+ * the READ sees the new version with the old payload behind it: found as
+ * lost updates of farm and drtmh on shm under ThreadSanitizer (TPC-C C1
+ * and C2 failed in 2-7 % of runs: a read-write record READ without a lock,
+ * its version equal to the one at the lock round, its payload old). So
+ * each READ is a seqlock reader over the 4 KiB pages it spans (stripes of
+ * begin/end counters, page number mod the stripe count), and each WRITE a
+ * writer of its pages (begin += 1, stores, end += 1); an RPC handler is a
+ * writer of the whole region (one more pair per MN). A READ whose stripes
+ * had a writer in progress, or saw a writer begin, copies again. Writers
+ * never wait: their order is the protocols' (lock words). rxe's responder
+ * copies with the CPU too (docs/SOFTROCE-VM.md); verbs keeps the window.
  *
  * Several MNs (1..DMR_BE_MAX_MNS): one region of cfg.mr_size bytes per MN;
  * a WR posted to MN m works on region m. DMR_BE_CTL_MN_STATS gives each
@@ -26,6 +45,8 @@
  * result does (docs/SOFTROCE-VM.md "Replayed atomics"). Read at open.
  */
 #include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -46,9 +67,20 @@ typedef struct shm_cq {
 	uint8_t error; /* QP in error: WRs are flushed */
 } shm_cq_t;
 
+/* A stripe's seqlock (READs whole, above): writers that began, ended. */
+typedef struct shm_seq {
+	uint64_t begin, end;
+} shm_seq_t;
+
+#define SHM_PAGE_SHIFT 12u	   /* stripes cover 4 KiB pages */
+#define SHM_MAX_STRIPES (1u << 16) /* 1 MiB of counters per MN at most */
+
 typedef struct shm {
 	dmr_be_t be;
 	uint8_t *mem[DMR_BE_MAX_MNS];
+	shm_seq_t *seq[DMR_BE_MAX_MNS];	 /* nstripes per MN */
+	shm_seq_t whole[DMR_BE_MAX_MNS]; /* RPC handlers: writers of the region */
+	uint64_t nstripes;		 /* a power of 2 */
 	uint64_t size;
 	uint32_t mns;
 	dmr_be_mn_stats_t mst[DMR_BE_MAX_MNS]; /* under stmu */
@@ -67,6 +99,8 @@ static void shm_close(dmr_be_t *be)
 	for (uint32_t m = 0; m < s->mns; m++)
 		if (s->mem[m])
 			munmap(s->mem[m], s->size);
+	for (uint32_t m = 0; m < DMR_BE_MAX_MNS; m++)
+		free(s->seq[m]);
 	for (uint32_t i = 0; s->cq && i < s->nworkers; i++) {
 		free(s->cq[i].wc);
 		free(s->cq[i].tm);
@@ -94,13 +128,21 @@ static dmr_status_t shm_be_open(const dmr_be_config_t *cfg, dmr_be_t **be_p, dmr
 	s->cq = calloc(s->nworkers, sizeof(*s->cq));
 	s->size = cfg->mr_size;
 	int bad = !s->cq;
+	uint64_t pages = ((cfg->mr_size - 1) >> SHM_PAGE_SHIFT) + 1;
+	s->nstripes = 1;
+	while (s->nstripes < pages && s->nstripes < SHM_MAX_STRIPES)
+		s->nstripes *= 2;
 	for (uint32_t m = 0; !bad && m < cfg->mns; m++) {
+		s->seq[m] = calloc(s->nstripes, sizeof(shm_seq_t));
 		void *mem = mmap(NULL, cfg->mr_size, PROT_READ | PROT_WRITE,
 				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-		if (mem == MAP_FAILED)
+		if (mem == MAP_FAILED || !s->seq[m]) {
+			if (mem != MAP_FAILED)
+				munmap(mem, cfg->mr_size);
 			bad = 1;
-		else
+		} else {
 			s->mem[s->mns++] = mem;
+		}
 	}
 	if (bad) {
 		s->nworkers = s->cq ? s->nworkers : 0;
@@ -166,6 +208,83 @@ static void write_words(uint8_t *dst, const uint8_t *src, uint64_t len)
 		memcpy(dst + k, src + k, len - k);
 }
 
+/* The stripes of [off, off + len) (len > 0) as [*first, *first + *n) mod
+ * nstripes, each once. */
+static void stripes_of(const shm_t *s, uint64_t off, uint64_t len, uint64_t *first, uint64_t *n)
+{
+	uint64_t a = off >> SHM_PAGE_SHIFT, b = (off + len - 1) >> SHM_PAGE_SHIFT;
+	*first = a;
+	*n = b - a + 1 < s->nstripes ? b - a + 1 : s->nstripes;
+}
+
+/* A WRITE of [off, off + len) on MN mn, the seqlock's writer side: before
+ * its stores (end 0) each stripe's begin += 1, after them (end 1) its
+ * end += 1. */
+static void write_mark(shm_t *s, uint32_t mn, uint64_t off, uint64_t len, int end)
+{
+	uint64_t a, n;
+	stripes_of(s, off, len, &a, &n);
+	for (uint64_t k = 0; k < n; k++) {
+		shm_seq_t *q = &s->seq[mn][(a + k) & (s->nstripes - 1)];
+		if (end)
+			__atomic_fetch_add(&q->end, 1, __ATOMIC_RELEASE);
+		else
+			__atomic_fetch_add(&q->begin, 1, __ATOMIC_SEQ_CST);
+	}
+}
+
+/* Sum of the begins of sq[0..n) (indices from a, mod mask + 1) and of
+ * *whole; -1 when one of them has a writer in progress (a begin without
+ * its end: each begin is loaded before its end). */
+static uint64_t seq_quiet(const shm_seq_t *sq, uint64_t a, uint64_t n, uint64_t mask,
+			  const shm_seq_t *whole)
+{
+	uint64_t b = __atomic_load_n(&whole->begin, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&whole->end, __ATOMIC_SEQ_CST) != b)
+		return UINT64_MAX;
+	uint64_t sum = b;
+	for (uint64_t k = 0; k < n; k++) {
+		const shm_seq_t *q = &sq[(a + k) & mask];
+		uint64_t qb = __atomic_load_n(&q->begin, __ATOMIC_SEQ_CST);
+		if (__atomic_load_n(&q->end, __ATOMIC_SEQ_CST) != qb)
+			return UINT64_MAX;
+		sum += qb;
+	}
+	return sum;
+}
+
+/* The same sum after the copy. Each begin is read with a release RMW
+ * (adding 0), so the copy's loads come before it: a seqlock reader's
+ * acquire fence, which ThreadSanitizer does not support. */
+static uint64_t seq_begins(shm_seq_t *sq, uint64_t a, uint64_t n, uint64_t mask, shm_seq_t *whole)
+{
+	uint64_t sum = __atomic_fetch_add(&whole->begin, 0, __ATOMIC_ACQ_REL);
+	for (uint64_t k = 0; k < n; k++)
+		sum += __atomic_fetch_add(&sq[(a + k) & mask].begin, 0, __ATOMIC_ACQ_REL);
+	return sum;
+}
+
+/* A READ of len (> 0) bytes at off of MN mn into dst, seeing no WRITE in
+ * part: copied again while a writer of its pages is in progress or began
+ * during the copy (begins only grow: an unchanged sum is no new writer);
+ * the thread yields after 8 tries in a row. */
+static void read_whole(shm_t *s, uint32_t mn, uint64_t off, uint64_t len, uint8_t *dst)
+{
+	uint64_t a, n, mask = s->nstripes - 1;
+	stripes_of(s, off, len, &a, &n);
+	shm_seq_t *sq = s->seq[mn], *whole = &s->whole[mn];
+	for (unsigned tries = 1;; tries++) {
+		uint64_t b1 = seq_quiet(sq, a, n, mask, whole);
+		if (b1 != UINT64_MAX) {
+			memcpy(dst, s->mem[mn] + off, len);
+			if (seq_begins(sq, a, n, mask, whole) == b1)
+				return;
+		}
+		if (tries % 8 == 0)
+			sched_yield();
+	}
+}
+
 static dmr_status_t shm_post(dmr_be_t *be, uint32_t worker, uint32_t mn, const dmr_wr_t *wrs,
 			     uint32_t n, dmr_err_t *err)
 {
@@ -187,12 +306,17 @@ static dmr_status_t shm_post(dmr_be_t *be, uint32_t worker, uint32_t mn, const d
 			uint8_t *p = s->mem[mn] + wr->remote;
 			switch (wr->opcode) {
 			case DMR_WR_READ:
-				memcpy(wr->local, p, len);
+				if (len)
+					read_whole(s, mn, wr->remote, len, wr->local);
 				d.reads++;
 				d.bytes_read += len;
 				break;
 			case DMR_WR_WRITE:
-				write_words(p, wr->local, len);
+				if (len) {
+					write_mark(s, mn, wr->remote, len, 0);
+					write_words(p, wr->local, len);
+					write_mark(s, mn, wr->remote, len, 1);
+				}
 				d.writes++;
 				d.bytes_written += len;
 				break;
@@ -289,7 +413,10 @@ static dmr_status_t shm_rpc(dmr_be_t *be, uint32_t worker, uint32_t mn, const dm
 	pthread_mutex_unlock(&q->mu);
 	uint32_t resp = 0;
 	if (status == DMR_WC_SUCCESS) {
+		/* a writer of the whole region (READs whole, file head) */
+		__atomic_fetch_add(&s->whole[mn].begin, 1, __ATOMIC_SEQ_CST);
 		resp = rpc->handler(rpc->arg, s->mem[mn], s->size);
+		__atomic_fetch_add(&s->whole[mn].end, 1, __ATOMIC_RELEASE);
 		if (resp > rpc->resp_cap) { /* the handler broke its contract */
 			status = DMR_WC_GENERAL_ERR;
 			resp = rpc->resp_cap;
