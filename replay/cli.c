@@ -756,7 +756,7 @@ int dmr_replay_main(int argc, char **argv)
 	int ch, li = -1;
 	optind = 1;
 	char name[40];
-	while ((ch = getopt_long(argc, argv, "", opts, &li)) != -1) {
+	while ((ch = getopt_long(argc, argv, "h", opts, &li)) != -1) {
 		snprintf(name, sizeof(name), "--%s", li >= 0 ? opts[li].name : "?");
 		li = -1;
 		if (ch == 'h') {

@@ -48,7 +48,7 @@ static void usage(FILE *f)
 
 static int model_main(int argc, char **argv)
 {
-	if (argc != 2 || strcmp(argv[1], "--help") == 0) {
+	if (argc != 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
 		fprintf(argc == 2 ? stdout : stderr, "usage: dmreplay model PROFILE\n");
 		return argc == 2 ? 0 : 2;
 	}
@@ -102,7 +102,7 @@ int main(int argc, char **argv)
 	if (strcmp(cmd, "cn") == 0)
 		return dmr_roles_cn_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "gen") == 0) {
-		if (argc < 3 || strcmp(argv[2], "--help") == 0) {
+		if (argc < 3 || strcmp(argv[2], "--help") == 0 || strcmp(argv[2], "-h") == 0) {
 			/* gen's own usage: its workloads (each with --help) */
 			fprintf(argc < 3 ? stderr : stdout,
 				"usage: dmreplay gen WORKLOAD [options] -o FILE\n"

@@ -367,7 +367,7 @@ static int kv_gen_main(int argc, char **argv)
 	const char *model = NULL;
 	int quiet = 0, ch;
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'i':
 			o.mooncake = optarg;
@@ -728,7 +728,9 @@ static int kv_run_main(int argc, char **argv, int mode)
 			   &o.slice,   &o.qp_depth, &o.mtu,    &o.cns,	saw};
 	char name[40];
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "", opts, &li)) != -1) {
+	while ((ch = getopt_long(argc, argv, "h", opts, &li)) != -1) {
+		if (ch == 'h')
+			ch = O_HELP;
 		snprintf(name, sizeof(name), "--%s", li >= 0 ? opts[li].name : "?");
 		li = -1;
 		int bad = 0;
@@ -803,7 +805,9 @@ static int kv_bench_main(int argc, char **argv)
 	int ch, li = -1;
 	char name[40];
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "", opts, &li)) != -1) {
+	while ((ch = getopt_long(argc, argv, "h", opts, &li)) != -1) {
+		if (ch == 'h')
+			ch = O_HELP;
 		snprintf(name, sizeof(name), "--%s", li >= 0 ? opts[li].name : "?");
 		li = -1;
 		int bad = 0;
@@ -865,7 +869,7 @@ static int kv_bench_main(int argc, char **argv)
 
 static int kv_models_main(int argc, char **argv)
 {
-	if (argc == 2 && strcmp(argv[1], "--help") == 0) {
+	if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
 		printf("usage: dmreplay kv models\n"
 		       "List the KV model presets of kv gen --kv-model: layers, KV heads, head\n"
 		       "dimension, bytes per element, bytes per token and per block "

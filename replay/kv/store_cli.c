@@ -177,7 +177,7 @@ int dmr_kv_store_cli_main(int argc, char **argv)
 	dmr_err_t err = {{0}};
 	int ch;
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
 		dmr_status_t st = DMR_OK;
 		int64_t id;
 		switch (ch) {
@@ -412,7 +412,7 @@ int dmr_kv_store_mn_main(int argc, char **argv)
 	dmr_err_t err = {{0}};
 	int ch;
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		dmr_status_t st = DMR_OK;
 		switch (ch) {
 		case 'c':
@@ -605,7 +605,7 @@ int dmr_kv_ops_run_main(int argc, char **argv)
 	dmr_err_t err = {{0}};
 	optind = 1;
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		dmr_status_t st = DMR_OK;
 		int64_t v;
 		switch (ch) {
@@ -762,7 +762,7 @@ int dmr_kv_ops_gen_main(int argc, char **argv)
 	dmr_err_t err = {{0}};
 	int ch;
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
 		dmr_status_t st = DMR_OK;
 		switch (ch) {
 		case 'K':

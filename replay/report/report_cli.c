@@ -50,7 +50,7 @@ int dmr_report_main(int argc, char **argv)
 	dmr_status_t st = DMR_OK;
 	int ch;
 	optind = 0;
-	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (ch) {
 		case O_BASE:
 			cfg.baseline = optarg;
@@ -70,6 +70,7 @@ int dmr_report_main(int argc, char **argv)
 		case O_QUIET:
 			cfg.quiet = 1;
 			break;
+		case 'h':
 		case O_HELP:
 			report_usage(stdout);
 			return 0;

@@ -243,7 +243,7 @@ int dmr_roles_mn_main(int argc, char **argv)
 	int c, ro;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		if ((ro = role_opt(MNP, c, optarg, &a)) != 0) {
 			if (ro < 0)
 				return 2;
@@ -494,7 +494,7 @@ int dmr_roles_cn_main(int argc, char **argv)
 	int c, ro;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		uint64_t u;
 		if ((ro = role_opt(CNP, c, optarg, &a)) != 0) {
 			if (ro < 0)

@@ -141,7 +141,7 @@ int dmr_sweep_main(int argc, char **argv)
 	uint32_t jobs = 0;
 	int dry = 0, ch;
 	optind = 0;
-	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (ch) {
 		case O_OUT:
 			out = optarg;
@@ -158,6 +158,7 @@ int dmr_sweep_main(int argc, char **argv)
 		case O_JREP:
 			jrep = optarg;
 			break;
+		case 'h':
 		case O_HELP:
 			sweep_usage(stdout);
 			return 0;

@@ -98,7 +98,7 @@ int dmr_doctor_main(int argc, char **argv)
 	int ch, rc;
 	optind = 1;
 	opterr = 1;
-	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'c':
 			cfg_path = optarg;

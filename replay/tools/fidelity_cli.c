@@ -125,7 +125,7 @@ int dmr_fidelity_main(int argc, char **argv)
 	size_t ndup = 0;
 	int ch, rc = DMR_FID_EXIT_USAGE;
 	optind = 0;
-	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		int r = dmr_tools_num("fidelity", nums, sizeof(nums) / sizeof(nums[0]), ch, optarg);
 		if (r < 0)
 			goto done;

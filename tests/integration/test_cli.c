@@ -203,6 +203,38 @@ START_TEST(test_subcommand_help)
 	r = dmr_test_dmr("kv", "models", "--bogus", NULL);
 	ck_assert_int_eq(r.status, 2);
 	dmr_test_run_free(&r);
+	/* -h is --help everywhere: exit 0, the command's own usage on stdout */
+	static const char *const cmds[][3] = {{"run", NULL},
+					      {"gen", NULL},
+					      {"gen", "tpcc"},
+					      {"gen", "smallbank"},
+					      {"gen", "ycsb"},
+					      {"gen", "tatp"},
+					      {"kv", NULL},
+					      {"kv", "gen"},
+					      {"kv", "run"},
+					      {"kv", "bench"},
+					      {"kv", "models"},
+					      {"sweep", NULL},
+					      {"report", NULL},
+					      {"model", NULL},
+					      {"doctor", NULL},
+					      {"bench", NULL},
+					      {"calibrate", NULL},
+					      {"fidelity", NULL},
+					      {"replay-record", NULL},
+					      {"mn", NULL},
+					      {"cn", NULL}};
+	for (size_t k = 0; k < sizeof(cmds) / sizeof(cmds[0]); k++) {
+		char want[64];
+		snprintf(want, sizeof(want), "usage: dmreplay %s%s%s", cmds[k][0],
+			 cmds[k][1] ? " " : "", cmds[k][1] ? cmds[k][1] : "");
+		r = cmds[k][1] ? dmr_test_dmr(cmds[k][0], cmds[k][1], "-h", NULL)
+			       : dmr_test_dmr(cmds[k][0], "-h", NULL);
+		ck_assert_msg(r.status == 0 && strstr(r.out, want), "%s -h: exit %d: %s%s", want,
+			      r.status, r.out, r.err);
+		dmr_test_run_free(&r);
+	}
 }
 END_TEST
 
