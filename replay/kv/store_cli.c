@@ -830,10 +830,13 @@ int dmr_kv_ops_gen_main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (!outp || optind < argc) {
-		fprintf(stderr, "dmreplay kv gen --kvops: -o OUT is required%s%s\n",
-			optind < argc ? "; unexpected argument " : "",
-			optind < argc ? argv[optind] : "");
+	if (optind < argc) {
+		fprintf(stderr, "dmreplay kv gen --kvops: unexpected argument '%s'\n",
+			argv[optind]);
+		return 2;
+	}
+	if (!outp) {
+		fprintf(stderr, "dmreplay kv gen --kvops: -o OUT is required\n");
 		return 2;
 	}
 	dmr_status_t st = dmr_kvops_generate(&g, outp, &err);

@@ -662,6 +662,9 @@ START_TEST(test_cli_refusals)
 	     "option --sizes: 'zipf:3'"},
 	    {{"kv", "gen", "--kvops", "--mix", "0.5,0.5,0.5", "-o", "VAL"}, "summing to 1"},
 	    {{"kv", "gen", "--kvops", "--get-keys", "17", "-o", "VAL"}, "--get-keys"},
+	    /* -o given: the stray argument is named, not a missing -o */
+	    {{"kv", "gen", "--kvops", "stray", "-o", "VAL", NULL}, "unexpected argument 'stray'"},
+	    {{"kv", "gen", "--kvops", "--ops", "5", NULL}, "-o OUT is required"},
 	    {{"kv", "mn", "--capacity", "1M", NULL}, "--config CLUSTER.json is required"},
 	    /* one backend's options given to another that would ignore them */
 	    {{"kv", "run", "--trace", "OPS", "--backend", "shm", "--device", "x"},
