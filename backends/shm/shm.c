@@ -28,8 +28,9 @@
  * begin/end counters, page number mod the stripe count), and each WRITE a
  * writer of its pages (begin += 1, stores, end += 1); an RPC handler is a
  * writer of the whole region (one more pair per MN). A READ whose stripes
- * had a writer in progress, or saw a writer begin, copies again. Writers
- * never wait: their order is the protocols' (lock words). rxe's responder
+ * had a writer in progress, or saw a writer begin, copies again; after 64
+ * tries it holds new writers of its MN back until it has copied (a writer
+ * waits only before it begins, never mid-write). rxe's responder
  * copies with the CPU too (docs/SOFTROCE-VM.md); verbs keeps the window.
  *
  * Several MNs (1..DMR_BE_MAX_MNS): one region of cfg.mr_size bytes per MN;
@@ -80,6 +81,7 @@ typedef struct shm {
 	uint8_t *mem[DMR_BE_MAX_MNS];
 	shm_seq_t *seq[DMR_BE_MAX_MNS];	 /* nstripes per MN */
 	shm_seq_t whole[DMR_BE_MAX_MNS]; /* RPC handlers: writers of the region */
+	uint32_t stall[DMR_BE_MAX_MNS];	 /* READs holding new writers back */
 	uint64_t nstripes;		 /* a power of 2 */
 	uint64_t size;
 	uint32_t mns;
@@ -217,12 +219,24 @@ static void stripes_of(const shm_t *s, uint64_t off, uint64_t len, uint64_t *fir
 	*n = b - a + 1 < s->nstripes ? b - a + 1 : s->nstripes;
 }
 
+/* A writer of MN mn that has not begun waits while a READ holds writers
+ * back (read_whole). The load is sequentially consistent, as the READ's
+ * increment and its loads of the begins: either the writer sees the READ
+ * waiting or the READ sees the writer's begin. */
+static void writer_wait(shm_t *s, uint32_t mn)
+{
+	while (__atomic_load_n(&s->stall[mn], __ATOMIC_SEQ_CST))
+		sched_yield();
+}
+
 /* A WRITE of [off, off + len) on MN mn, the seqlock's writer side: before
  * its stores (end 0) each stripe's begin += 1, after them (end 1) its
  * end += 1. */
 static void write_mark(shm_t *s, uint32_t mn, uint64_t off, uint64_t len, int end)
 {
 	uint64_t a, n;
+	if (!end)
+		writer_wait(s, mn);
 	stripes_of(s, off, len, &a, &n);
 	for (uint64_t k = 0; k < n; k++) {
 		shm_seq_t *q = &s->seq[mn][(a + k) & (s->nstripes - 1)];
@@ -267,22 +281,33 @@ static uint64_t seq_begins(shm_seq_t *sq, uint64_t a, uint64_t n, uint64_t mask,
 /* A READ of len (> 0) bytes at off of MN mn into dst, seeing no WRITE in
  * part: copied again while a writer of its pages is in progress or began
  * during the copy (begins only grow: an unchanged sum is no new writer);
- * the thread yields after 8 tries in a row. */
+ * the thread yields after 8 tries in a row. After SHM_READ_TRIES it holds
+ * new writers of the MN back until it has copied (a long READ, e.g. a KV
+ * block of 64 MiB, under a stream of WRITEs would otherwise never find its
+ * pages quiet); writers that had begun finish, none waits mid-write. */
+#define SHM_READ_TRIES 64u
 static void read_whole(shm_t *s, uint32_t mn, uint64_t off, uint64_t len, uint8_t *dst)
 {
 	uint64_t a, n, mask = s->nstripes - 1;
 	stripes_of(s, off, len, &a, &n);
 	shm_seq_t *sq = s->seq[mn], *whole = &s->whole[mn];
+	int held = 0;
 	for (unsigned tries = 1;; tries++) {
 		uint64_t b1 = seq_quiet(sq, a, n, mask, whole);
 		if (b1 != UINT64_MAX) {
 			memcpy(dst, s->mem[mn] + off, len);
 			if (seq_begins(sq, a, n, mask, whole) == b1)
-				return;
+				break;
+		}
+		if (tries == SHM_READ_TRIES) {
+			__atomic_fetch_add(&s->stall[mn], 1, __ATOMIC_SEQ_CST);
+			held = 1;
 		}
 		if (tries % 8 == 0)
 			sched_yield();
 	}
+	if (held)
+		__atomic_fetch_sub(&s->stall[mn], 1, __ATOMIC_SEQ_CST);
 }
 
 static dmr_status_t shm_post(dmr_be_t *be, uint32_t worker, uint32_t mn, const dmr_wr_t *wrs,
@@ -414,6 +439,7 @@ static dmr_status_t shm_rpc(dmr_be_t *be, uint32_t worker, uint32_t mn, const dm
 	uint32_t resp = 0;
 	if (status == DMR_WC_SUCCESS) {
 		/* a writer of the whole region (READs whole, file head) */
+		writer_wait(s, mn);
 		__atomic_fetch_add(&s->whole[mn].begin, 1, __ATOMIC_SEQ_CST);
 		resp = rpc->handler(rpc->arg, s->mem[mn], s->size);
 		__atomic_fetch_add(&s->whole[mn].end, 1, __ATOMIC_RELEASE);
