@@ -342,13 +342,17 @@ dmr_status_t dmr_kvops_generate(const dmr_kvops_gen_t *g, const char *path, dmr_
 				   "kv gen --kvops: --ops and --keys must be >= 1, --get-keys "
 				   "1..%u, --value-max 1..%llu",
 				   DMR_KVOPS_MAX_GET, (unsigned long long)DMR_KVOPS_VALUE_MAX);
-	dmr_afile_t af;
-	dmr_status_t st = dmr_afile_open(&af, path, err);
-	if (st != DMR_OK)
-		return st;
+	const int stream = strcmp(path, "-") == 0; /* standard output */
+	dmr_afile_t af = {.f = stdout};
+	if (!stream) {
+		dmr_status_t st = dmr_afile_open(&af, path, err);
+		if (st != DMR_OK)
+			return st;
+	}
 	gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
 	if (!r) {
-		dmr_afile_abort(&af);
+		if (!stream)
+			dmr_afile_abort(&af);
 		return dmr_err_set(err, DMR_ERR_NOMEM, "kv gen: out of memory");
 	}
 	gsl_rng_set(r, g->seed);
@@ -380,5 +384,9 @@ dmr_status_t dmr_kvops_generate(const dmr_kvops_gen_t *g, const char *path, dmr_
 	}
 	fprintf(af.f, "# end %" PRIu64 "\n", g->ops);
 	gsl_rng_free(r);
+	if (stream)
+		return fflush(stdout) != 0 || ferror(stdout)
+			   ? dmr_err_set(err, DMR_ERR_IO, "standard output: write error")
+			   : DMR_OK;
 	return dmr_afile_commit(&af, err);
 }

@@ -90,7 +90,8 @@ typedef struct dmr_kvops_gen {
 /* Parse "fixed:N", "uniform:A:B" or "lognormal:MEDIAN:SIGMA" (sizes with
  * K/M/G suffixes) into g. DMR_ERR_PARSE naming --sizes. */
 dmr_status_t dmr_kvops_parse_sizes(const char *s, dmr_kvops_gen_t *g, dmr_err_t *err);
-/* Write the trace to `path` atomically (temp file + rename). Keys are
+/* Write the trace to `path` atomically (temp file + rename), or to
+ * standard output when path is "-" (DMR_ERR_IO on a write error). Keys are
  * "user" + rank (rank 0 the most popular), drawn with dmr_zipf_ri_t
  * (traces/zipf.h) from a GSL mt19937 seeded with g->seed; sizes from GSL
  * (gsl_rng_uniform_int, gsl_ran_lognormal). Deterministic. */

@@ -229,7 +229,9 @@ static void gen_usage(FILE *f)
 	    "  --kv-model NAME    block size from a preset (default llama-3-8b): %s\n"
 	    "  --block-bytes B    block size in bytes instead (K/M/G/T suffixes; at most 1G)\n"
 	    "  --requests N       convert the first N lines only\n"
-	    "  --quiet\n",
+	    "  --quiet\n"
+	    "A set/get/del trace for the key/value store instead: dmreplay kv gen --kvops\n"
+	    "-o OUT [options] (dmreplay kv gen --kvops --help).\n",
 	    dmr_kv_model_names());
 }
 
@@ -1011,9 +1013,10 @@ static int kv_run_one(int argc, char **argv)
 
 static int kv_mn_main(int argc, char **argv)
 {
-	int help = 0;
+	int help = 0, h = 0;
 	arg_of(argc, argv, "--help", &help);
-	if (!help && !arg_of(argc, argv, "--trace", NULL)) /* no trace: the store */
+	arg_of(argc, argv, "-h", &h);
+	if (!help && !h && !arg_of(argc, argv, "--trace", NULL)) /* no trace: the store */
 		return dmr_kv_store_mn_main(argc, argv);
 	return kv_run_main(argc, argv, KVM_MN);
 }

@@ -740,13 +740,19 @@ int dmr_kv_ops_run_main(int argc, char **argv)
 
 int dmr_kv_ops_gen_main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"kvops", no_argument, NULL, 'K'},	     {"ops", required_argument, NULL, 'n'},
-	    {"keys", required_argument, NULL, 'k'},  {"theta", required_argument, NULL, 't'},
-	    {"sizes", required_argument, NULL, 'z'}, {"value-max", required_argument, NULL, 'v'},
-	    {"mix", required_argument, NULL, 'x'},   {"get-keys", required_argument, NULL, 'g'},
-	    {"seed", required_argument, NULL, 's'},  {"quiet", no_argument, NULL, 'q'},
-	    {"help", no_argument, NULL, 'h'},	     {NULL, 0, NULL, 0}};
+	static const struct option opts[] = {{"kvops", no_argument, NULL, 'K'},
+					     {"ops", required_argument, NULL, 'n'},
+					     {"keys", required_argument, NULL, 'k'},
+					     {"theta", required_argument, NULL, 't'},
+					     {"sizes", required_argument, NULL, 'z'},
+					     {"value-max", required_argument, NULL, 'v'},
+					     {"mix", required_argument, NULL, 'x'},
+					     {"get-keys", required_argument, NULL, 'g'},
+					     {"seed", required_argument, NULL, 's'},
+					     {"quiet", no_argument, NULL, 'q'},
+					     {"out", required_argument, NULL, 'o'},
+					     {"help", no_argument, NULL, 'h'},
+					     {NULL, 0, NULL, 0}};
 	dmr_kvops_gen_t g = {.ops = 10000,
 			     .keys = 1000,
 			     .theta = 0.99,
@@ -812,7 +818,7 @@ int dmr_kv_ops_gen_main(int argc, char **argv)
 			break;
 		case 'h':
 			printf(
-			    "usage: dmreplay kv gen --kvops -o OUT [--ops 10000] [--keys 1000] "
+			    "usage: dmreplay kv gen --kvops -o OUT|- [--ops 10000] [--keys 1000] "
 			    "[--theta 0.99] [--sizes fixed:4K|uniform:A:B|lognormal:MEDIAN:SIGMA] "
 			    "[--value-max 1M] [--mix 0.5,0.45,0.05] [--get-keys 1] [--seed 1] "
 			    "[--quiet]\n"

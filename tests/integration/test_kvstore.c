@@ -617,6 +617,31 @@ START_TEST(test_ops_cli_formats)
 	dmr_err_t err = {{0}};
 	ck_assert_int_eq(dmr_kv_ops_run(tr, &lo, NULL, &res, &err), DMR_ERR_PARSE);
 	ck_assert_msg(strstr(err.msg, ":4: a NUL byte in the line"), "%s", err.msg);
+	/* kv gen --kvops -o - writes the trace to standard output (once a file
+	 * named '-', a trial), the same bytes --out FILE writes */
+	dmr_test_path(tr, sizeof(tr), "gen.kvops");
+	r = dmr_test_dmr("kv", "gen", "--kvops", "--ops", "50", "--seed", "4", "--out", tr, NULL);
+	dmr_test_run_ok(&r);
+	dmr_test_run_free(&r);
+	r = dmr_test_dmr("kv", "gen", "--kvops", "--ops", "50", "--seed", "4", "-o", "-", NULL);
+	dmr_test_run_ok(&r);
+	size_t n = 0;
+	char *file = dmr_test_slurp(tr, &n);
+	ck_assert_ptr_nonnull(file);
+	ck_assert_uint_eq(strlen(r.out), n);
+	ck_assert_str_eq(r.out, file);
+	ck_assert_ptr_nonnull(strstr(file, "# end 50\n"));
+	free(file);
+	dmr_test_run_free(&r);
+	/* kv mn -h is kv mn --help (the pool's usage, not the store's) */
+	r = dmr_test_dmr("kv", "mn", "--help", NULL);
+	dmr_test_run_t h = dmr_test_dmr("kv", "mn", "-h", NULL);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_int_eq(h.status, 0);
+	ck_assert_str_eq(h.out, r.out);
+	ck_assert_msg(strstr(r.out, "--trace KVTRACE"), "%s", r.out);
+	dmr_test_run_free(&r);
+	dmr_test_run_free(&h);
 }
 END_TEST
 
