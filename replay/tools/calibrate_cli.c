@@ -350,7 +350,11 @@ int dmr_calibrate_main(int argc, char **argv)
 		goto out;
 	}
 	dmr_model_t wm;
-	int loads = dmr_model_load(pf.tmp, &wm, &err) == DMR_OK;
+	/* as a path: "-o out.json" makes the temporary ".out.json.PID.N.tmp",
+	 * which without a '/' dmr_model_load takes for a profile's name */
+	char tpath[PATH_MAX + 2];
+	snprintf(tpath, sizeof(tpath), "%s%s", strchr(pf.tmp, '/') ? "" : "./", pf.tmp);
+	int loads = dmr_model_load(tpath, &wm, &err) == DMR_OK;
 	if (!loads)
 		fprintf(stderr, "dmreplay calibrate: the profile written does not load: %s\n",
 			err.msg);

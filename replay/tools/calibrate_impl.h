@@ -88,7 +88,12 @@ typedef struct cal {
 	summ_t rd_batch, rd_single; /* 16 READs in one doorbell / 16 single posts, ns */
 	double h_read_post;	    /* ns per doorbell carrying READs (of h_read) */
 	double h_read_fit;	    /* as fitted (= h_read) */
-	double cpu_bound_mops;	    /* min(host_cpus, qps) x one-QP CAS rate, Mops/s */
+	/* ns by which the parts of the idle 64 B READ other than host_read
+	 * exceed read_rtt_ns even with host_read 0 (the host's load changed
+	 * between the phases measuring them): 0 = none; the profile then
+	 * gets nic_proc_ns 0, and the self-check fails read_rtt_ns */
+	double rtt_short;
+	double cpu_bound_mops; /* min(host_cpus, qps) x one-QP CAS rate, Mops/s */
 	/* CN CPU of the replay engine (dmr_cal_measure_engine): per transaction
 	 * attempt, per trace operation, per completion handled, ns */
 	int eng_have;

@@ -562,9 +562,19 @@ dmr_status_t dmr_cal_profile_json(cal_t *c, const dmr_model_t *bm, json_t *base_
 		json_object_set_new(copied, nm, prov);
 		json_object_set_new(params, nm, p);
 	}
-	if (c->refining) /* fit runs: the idle latency does not matter */
+	if (c->refining) { /* fit runs: the idle latency does not matter */
 		json_object_set_new(params, "nic_proc_ns",
 				    param_json(0, 0, "ns", 1, "0 while host_* are fitted"));
+	} else if (c->rtt_short > 0) {
+		/* the loader cannot derive it (the parts exceed read_rtt_ns):
+		 * the profile says so, and the self-check fails read_rtt_ns */
+		snprintf(src, sizeof(src),
+			 "0: not derivable: the other parts of the idle 64 B READ, measured "
+			 "apart, exceed read_rtt_ns by %.1f ns even with host_read_ns 0 (the "
+			 "host's load changed between phases); calibrate again on a quieter host",
+			 c->rtt_short);
+		json_object_set_new(params, "nic_proc_ns", param_json(0, 0, "ns", 1, src));
+	}
 	json_object_set_new(root, "params", params);
 	json_object_set_new(meas, "copied", copied);
 	if (checks)
