@@ -38,7 +38,15 @@
  * MN's counts (the busy times 0: no model).
  *
  * RPCs (dmr_be_rpc): the handler runs inline in the call, on the posting
- * thread, with the shared mapping as the MN's memory.
+ * thread, with the shared mapping as the MN's memory. Its reads need whole
+ * records too (core/txn_rpc.c copies the read set's records with memcpy
+ * and validates their versions: a copy torn by a one-sided write-back, or
+ * by another handler's commit, would pass), so a handler runs alone among
+ * the MN's writers: handlers of one MN one at a time (rpc_mu), and none
+ * while a one-sided WRITE to the MN is in progress (active counts them;
+ * the handler holds new WRITEs back as a long READ does, then waits for
+ * active 0). An MN CPU serving RPCs with one thread, against DMA writes
+ * it excludes: what the sim models (each handler at one instant).
  *
  * Fault injection (tests): DMR_SHM_CAS_TWICE=N executes every Nth CAS twice
  * and completes it with the second execution's old value, as a responder
@@ -79,10 +87,12 @@ typedef struct shm_seq {
 typedef struct shm {
 	dmr_be_t be;
 	uint8_t *mem[DMR_BE_MAX_MNS];
-	shm_seq_t *seq[DMR_BE_MAX_MNS];	 /* nstripes per MN */
-	shm_seq_t whole[DMR_BE_MAX_MNS]; /* RPC handlers: writers of the region */
-	uint32_t stall[DMR_BE_MAX_MNS];	 /* READs holding new writers back */
-	uint64_t nstripes;		 /* a power of 2 */
+	shm_seq_t *seq[DMR_BE_MAX_MNS];		/* nstripes per MN */
+	shm_seq_t whole[DMR_BE_MAX_MNS];	/* RPC handlers: writers of the region */
+	uint32_t stall[DMR_BE_MAX_MNS];		/* READs, handlers holding new writers back */
+	uint64_t active[DMR_BE_MAX_MNS];	/* one-sided WRITEs in progress */
+	pthread_mutex_t rpc_mu[DMR_BE_MAX_MNS]; /* handlers, one at a time */
+	uint64_t nstripes;			/* a power of 2 */
 	uint64_t size;
 	uint32_t mns;
 	dmr_be_mn_stats_t mst[DMR_BE_MAX_MNS]; /* under stmu */
@@ -110,6 +120,8 @@ static void shm_close(dmr_be_t *be)
 	}
 	free(s->cq);
 	pthread_mutex_destroy(&s->stmu);
+	for (uint32_t m = 0; m < DMR_BE_MAX_MNS; m++)
+		pthread_mutex_destroy(&s->rpc_mu[m]);
 	free(s);
 }
 
@@ -124,6 +136,8 @@ static dmr_status_t shm_be_open(const dmr_be_config_t *cfg, dmr_be_t **be_p, dmr
 	if (!s)
 		return dmr_err_set(err, DMR_ERR_NOMEM, "shm: out of memory");
 	pthread_mutex_init(&s->stmu, NULL);
+	for (uint32_t m = 0; m < DMR_BE_MAX_MNS; m++)
+		pthread_mutex_init(&s->rpc_mu[m], NULL);
 	s->be.ops = NULL;
 	s->be.cfg = *cfg;
 	s->nworkers = cfg->cns * cfg->workers;
@@ -229,14 +243,30 @@ static void writer_wait(shm_t *s, uint32_t mn)
 		sched_yield();
 }
 
+/* A one-sided WRITE to MN mn enters (active += 1) unless a READ or a
+ * handler holds writers back; then it waits, not counted. The increment
+ * and the load of stall are sequentially consistent, as shm_rpc's
+ * increment of stall and its loads of active: either the WRITE sees the
+ * handler waiting or the handler sees the WRITE in progress. */
+static void write_enter(shm_t *s, uint32_t mn)
+{
+	for (;;) {
+		__atomic_fetch_add(&s->active[mn], 1, __ATOMIC_SEQ_CST);
+		if (!__atomic_load_n(&s->stall[mn], __ATOMIC_SEQ_CST))
+			return;
+		__atomic_fetch_sub(&s->active[mn], 1, __ATOMIC_SEQ_CST);
+		writer_wait(s, mn);
+	}
+}
+
 /* A WRITE of [off, off + len) on MN mn, the seqlock's writer side: before
- * its stores (end 0) each stripe's begin += 1, after them (end 1) its
- * end += 1. */
+ * its stores (end 0) it enters (write_enter) and each stripe's begin
+ * += 1, after them (end 1) each end += 1 and it leaves (active -= 1). */
 static void write_mark(shm_t *s, uint32_t mn, uint64_t off, uint64_t len, int end)
 {
 	uint64_t a, n;
 	if (!end)
-		writer_wait(s, mn);
+		write_enter(s, mn);
 	stripes_of(s, off, len, &a, &n);
 	for (uint64_t k = 0; k < n; k++) {
 		shm_seq_t *q = &s->seq[mn][(a + k) & (s->nstripes - 1)];
@@ -245,6 +275,8 @@ static void write_mark(shm_t *s, uint32_t mn, uint64_t off, uint64_t len, int en
 		else
 			__atomic_fetch_add(&q->begin, 1, __ATOMIC_SEQ_CST);
 	}
+	if (end)
+		__atomic_fetch_sub(&s->active[mn], 1, __ATOMIC_RELEASE);
 }
 
 /* Sum of the begins of sq[0..n) (indices from a, mod mask + 1) and of
@@ -438,11 +470,19 @@ static dmr_status_t shm_rpc(dmr_be_t *be, uint32_t worker, uint32_t mn, const dm
 	pthread_mutex_unlock(&q->mu);
 	uint32_t resp = 0;
 	if (status == DMR_WC_SUCCESS) {
-		/* a writer of the whole region (READs whole, file head) */
-		writer_wait(s, mn);
+		/* alone among the MN's writers (RPCs, file head): other
+		 * handlers wait on rpc_mu, new WRITEs on stall, and the WRITEs
+		 * in progress finish first; then a writer of the whole region
+		 * for READs (READs whole) */
+		pthread_mutex_lock(&s->rpc_mu[mn]);
+		__atomic_fetch_add(&s->stall[mn], 1, __ATOMIC_SEQ_CST);
+		while (__atomic_load_n(&s->active[mn], __ATOMIC_SEQ_CST))
+			sched_yield();
 		__atomic_fetch_add(&s->whole[mn].begin, 1, __ATOMIC_SEQ_CST);
 		resp = rpc->handler(rpc->arg, s->mem[mn], s->size);
 		__atomic_fetch_add(&s->whole[mn].end, 1, __ATOMIC_RELEASE);
+		__atomic_fetch_sub(&s->stall[mn], 1, __ATOMIC_SEQ_CST);
+		pthread_mutex_unlock(&s->rpc_mu[mn]);
 		if (resp > rpc->resp_cap) { /* the handler broke its contract */
 			status = DMR_WC_GENERAL_ERR;
 			resp = rpc->resp_cap;

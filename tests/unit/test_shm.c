@@ -8,7 +8,8 @@
  * A writer thread stores records whose every 8-byte word is the same
  * number n (n = 1, 2, ...: a WRITE on worker 0, or an RPC on worker 0 whose
  * handler stores the words one by one); reader threads READ them on
- * workers 1.. and count the copies whose words differ. Before shm.c read
+ * workers 1.. (or copy them in an RPC handler) and count the copies whose
+ * words differ. Before shm.c read
  * whole (a plain memcpy), a 2-core host found torn copies in every run of
  * this test; now there must be none.
  */
@@ -37,6 +38,7 @@ static const struct {
 typedef struct race {
 	dmr_be_t *be;
 	int rpc;		/* the writer stores through an RPC handler */
+	int rpc_read;		/* the readers copy in an RPC handler */
 	unsigned writes;	/* records the writer stores, per record */
 	volatile int done;	/* the writer finished */
 	uint64_t torn[READERS]; /* copies with differing words */
@@ -83,6 +85,22 @@ static uint32_t fill_handler(void *arg, uint8_t *mem, uint64_t mem_len)
 	volatile uint64_t *w = (volatile uint64_t *)(void *)(mem + f->off);
 	for (uint32_t k = 0; k < f->len / 8; k++)
 		w[k] = f->n;
+	return 0;
+}
+
+typedef struct copy {
+	uint64_t off;
+	uint32_t len;
+	uint8_t *dst;
+} copy_t;
+
+/* The RPC handler of a reader: record [off, off + len) copied to dst with
+ * memcpy, as core/txn_rpc.c's execute() copies a read set's records. */
+static uint32_t copy_handler(void *arg, uint8_t *mem, uint64_t mem_len)
+{
+	const copy_t *c = arg;
+	ck_assert_uint_le(c->off + c->len, mem_len);
+	memcpy(c->dst, mem + c->off, c->len);
 	return 0;
 }
 
@@ -140,9 +158,21 @@ static void *reader(void *arg)
 		if (last < NREC || __atomic_load_n(&r->done, __ATOMIC_ACQUIRE))
 			last--;
 		dmr_err_t err;
-		ck_assert_msg(dmr_be_post_one(r->be, w, 0, DMR_WR_READ, i, buf, g_rec[k].off,
-					      g_rec[k].len, 0, 0, &err) == DMR_OK,
-			      "%s", err.msg);
+		if (r->rpc_read) {
+			copy_t c = {g_rec[k].off, g_rec[k].len, (uint8_t *)buf};
+			dmr_be_rpc_t rpc = {.wr_id = i,
+					    .handler = copy_handler,
+					    .arg = &c,
+					    .req_bytes = 16,
+					    .resp_cap = 0,
+					    .accesses = 1};
+			ck_assert_msg(dmr_be_rpc(r->be, w, 0, &rpc, &err) == DMR_OK, "%s", err.msg);
+		} else {
+			ck_assert_msg(dmr_be_post_one(r->be, w, 0, DMR_WR_READ, i, buf,
+						      g_rec[k].off, g_rec[k].len, 0, 0,
+						      &err) == DMR_OK,
+				      "%s", err.msg);
+		}
 		wait_ok(r->be, w);
 		int torn = 0;
 		for (uint32_t j = 1; j < g_rec[k].len / 8; j++)
@@ -155,11 +185,13 @@ static void *reader(void *arg)
 	return NULL;
 }
 
-/* The race, writes stores per record by WRITE or RPC; asserts no torn
- * copy and that the readers raced (copies that saw writes). */
-static void race(int rpc, unsigned writes)
+/* The race, writes stores per record by WRITE or RPC, read by READ or in
+ * an RPC handler; asserts no torn copy and that the readers raced (copies
+ * that saw writes). */
+static void race(int rpc, int rpc_read, unsigned writes)
 {
-	race_t r = {.be = open_shm(1 + READERS), .rpc = rpc, .writes = writes};
+	race_t r = {
+	    .be = open_shm(1 + READERS), .rpc = rpc, .rpc_read = rpc_read, .writes = writes};
 	pthread_t tw, tr[READERS];
 	reader_arg_t ra[READERS];
 	for (uint32_t i = 0; i < READERS; i++) {
@@ -175,21 +207,38 @@ static void race(int rpc, unsigned writes)
 		copies += r.copies[i];
 		nonzero += r.nonzero[i];
 	}
-	ck_assert_msg(torn == 0, "%s: %llu of %llu READs saw part of a write",
-		      rpc ? "rpc" : "write", (unsigned long long)torn, (unsigned long long)copies);
+	ck_assert_msg(torn == 0, "%s by %s: %llu of %llu copies saw part of a write",
+		      rpc ? "rpc" : "write", rpc_read ? "handler" : "READ",
+		      (unsigned long long)torn, (unsigned long long)copies);
 	ck_assert_uint_gt(nonzero, 0);
 	dmr_be_close(r.be);
 }
 
 START_TEST(read_never_sees_half_a_write)
 {
-	race(0, 5000);
+	race(0, 0, 5000);
 }
 END_TEST
 
 START_TEST(read_never_sees_half_an_rpc)
 {
-	race(1, 5000);
+	race(1, 0, 5000);
+}
+END_TEST
+
+/* An RPC handler's reads are whole too: it runs alone among its MN's
+ * writers (shm.c, RPCs). Before, a handler copying records while a WRITE
+ * or another handler stored them saw torn copies (core/txn_rpc.c's read
+ * set on shm, when RPC and one-sided transactions mix). */
+START_TEST(handler_never_sees_half_a_write)
+{
+	race(0, 1, 5000);
+}
+END_TEST
+
+START_TEST(handler_never_sees_half_an_rpc)
+{
+	race(1, 1, 5000);
 }
 END_TEST
 
@@ -269,6 +318,8 @@ int main(void)
 	TCase *tc = tcase_create("whole");
 	tcase_add_test(tc, read_never_sees_half_a_write);
 	tcase_add_test(tc, read_never_sees_half_an_rpc);
+	tcase_add_test(tc, handler_never_sees_half_a_write);
+	tcase_add_test(tc, handler_never_sees_half_an_rpc);
 	tcase_add_test(tc, long_read_under_a_write_stream);
 	tcase_set_timeout(tc, 300);
 	suite_add_tcase(s, tc);
