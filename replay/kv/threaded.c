@@ -187,6 +187,28 @@ static dmr_status_t kvt_open(kvt_t *T, const kv_proc_t *P, dmr_kv_geom_t *gp, dm
 	dmr_status_t st = kv_plan(k, T, gp);
 	if (st != DMR_OK)
 		return st;
+	/* the client threads' buffers (dmr_kv_xeng_init_thread: a ring of
+	 * --qp-depth WRs of up to a slice each, a whole block with --slice 0)
+	 * and, in one process, the pool's region: refused, before either is
+	 * allocated, past half of this machine's memory, as the region alone
+	 * is (kv_plan). 64 MiB blocks with --slice 0 at depth 16 are 1 GiB per
+	 * client: a 1 GiB pool on shm with 4 clients peaked at 5.0 GiB. */
+	uint64_t maxwr;
+	kv_maxwr(k, &maxwr); /* checked by kv_plan */
+	double bufs = (double)T->nl * (double)maxwr * o->qp_depth;
+	double need = bufs + (T->mode == KVM_ONE ? (double)T->lay.region : 0);
+	if (need > (double)(kv_phys_bytes() / 2))
+		return dmr_err_set(
+		    err, DMR_ERR_RANGE,
+		    "%s: %u client threads x --qp-depth %u x %" PRIu64
+		    "-byte WRs (%s) = %.1f GiB of client buffers%s%.1f GiB in all, more "
+		    "than half of this machine's memory (%.1f GiB): give a smaller "
+		    "--slice or --qp-depth, fewer --clients, or --capacity",
+		    o->trace, T->nl, o->qp_depth, maxwr,
+		    o->slice && o->slice < k->block ? "--slice"
+						    : "a whole block: --slice 0 or >= the block",
+		    bufs / 1073741824.0, T->mode == KVM_ONE ? " + the pool's region = " : ", ",
+		    need / 1073741824.0, (double)kv_phys_bytes() / 1073741824.0);
 	T->deadline_ps = dmr_ps_from_s(o->timeout_s);
 	dmr_be_config_t cfg = {.backend = o->backend,
 			       .mns = 1,

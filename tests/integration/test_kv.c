@@ -1195,6 +1195,19 @@ START_TEST(test_cli_work_bounds)
 		 out);
 	ck_assert_int_eq(run_cli_err(line, err, sizeof(err)), 2);
 	ck_assert_msg(strstr(err, "option --requests: must be >= 1"), "%s", err);
+	/* threaded: whole 64 MiB blocks at depth 4096 are 1 TiB of client
+	 * buffers: refused before the region or any buffer is allocated */
+	snprintf(line, sizeof(line),
+		 "kv run --trace %s --force --out %s --backend shm --slice 0 --qp-depth 4096 "
+		 "--capacity 1G --requests 5 --quiet",
+		 kv, out);
+	t0 = dmr_wall_s();
+	ck_assert_int_eq(run_cli_err(line, err, sizeof(err)), 2);
+	ck_assert_msg(strstr(err, "4 client threads x --qp-depth 4096 x 67108864-byte WRs (a "
+				  "whole block: --slice 0 or >= the block) = 1024.0 GiB of client "
+				  "buffers + the pool's region"),
+		      "%s", err);
+	ck_assert_msg(dmr_wall_s() - t0 < 5, "refused after %.1f s", dmr_wall_s() - t0);
 	snprintf(line, sizeof(line), "kv run --trace %s --force --out %s --requests 5 --progress",
 		 kv, out);
 	ck_assert_int_eq(run_cli_err(line, err, sizeof(err)), 0);
