@@ -46,11 +46,47 @@ static void usage(FILE *f)
 	    "  cn               a compute node as a process: its share of a trace on the MN\n");
 }
 
+static void model_usage(FILE *f)
+{
+	fprintf(f, "usage: dmreplay model PROFILE\n"
+		   "Print a hardware profile as the simulator uses it: link, propagation, CN CPU,\n"
+		   "NIC, MN DMA and atomics, MN CPU, device memory and the idle 64 B READ it\n"
+		   "models next to the profile's figure (docs/MODEL.md).\n\n"
+		   "  PROFILE   a name, looked up as NAME.json in $DMR_MODELS_DIR, the source\n"
+		   "            tree's models/ and the install dir (e.g. cx6dx-100g, cx7-400g,\n"
+		   "            rxe-qemu), or the path of a JSON profile (contains '/' or ends in\n"
+		   "            .json)\n"
+		   "  -h, --help  this help\n");
+}
+
 static int model_main(int argc, char **argv)
 {
-	if (argc != 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-		fprintf(argc == 2 ? stdout : stderr, "usage: dmreplay model PROFILE\n");
-		return argc == 2 ? 0 : 2;
+	/* -h / --help anywhere is the help, as for every other command */
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			model_usage(stdout);
+			return 0;
+		}
+	const char *why = NULL, *what = NULL;
+	for (int i = 1; i < argc && !why; i++)
+		if (argv[i][0] == '-' && argv[i][1] != '\0') { /* a lone "-" is no option */
+			why = "unknown option";
+			what = argv[i];
+		}
+	if (!why && argc < 2)
+		why = "missing PROFILE";
+	else if (!why && argc > 2) {
+		why = "unexpected argument";
+		what = argv[2];
+	}
+	if (why) {
+		if (what)
+			fprintf(stderr, "dmreplay model: %s '%s' (see dmreplay model --help)\n",
+				why, what);
+		else
+			fprintf(stderr, "dmreplay model: %s (see dmreplay model --help)\n", why);
+		fprintf(stderr, "usage: dmreplay model PROFILE\n");
+		return 2;
 	}
 	dmr_model_t m;
 	dmr_err_t err;

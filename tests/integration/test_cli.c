@@ -9,9 +9,9 @@
  * truncated trace (mid-line, and at a transaction boundary short of
  * `# txns`), missing trace, profile with a missing or a negative parameter,
  * footprint larger than --mr-size, bad option values. `--help` of
- * dmreplay, run and gen tpcc exits 0 with usage. That finished results are
- * never replaced, and the launcher's checks: test_cli_out.c (the helpers
- * both use: cli_helpers.h).
+ * dmreplay, run, gen tpcc and model (-h anywhere) exits 0 with usage.
+ * That finished results are never replaced, and the launcher's checks:
+ * test_cli_out.c (the helpers both use: cli_helpers.h).
  *
  * Traces are generated into one mkdtemp directory (removed at the end) and
  * edited line by line; the binary is $DMR_BUILD_DIR/dmreplay.
@@ -1038,6 +1038,32 @@ START_TEST(test_help)
 	ck_assert(strstr(r.out, "--warehouses") != NULL);
 	ck_assert_str_eq(r.err, "");
 	dmr_test_run_free(&r);
+
+	/* model: -h / --help anywhere is the whole help, exit 0 (a trial:
+	 * `model -h cx6dx-100g` exited 2 with the bare usage line); a real
+	 * usage error says what was wrong */
+	static const char *const mh[][3] = {
+	    {"-h", "cx6dx-100g", NULL}, {"cx6dx-100g", "-h", NULL}, {"cx6dx-100g", "--help", NULL}};
+	for (size_t k = 0; k < sizeof(mh) / sizeof(mh[0]); k++) {
+		r = dmr_test_dmr("model", mh[k][0], mh[k][1], NULL);
+		ck_assert_msg(r.status == 0 && strstr(r.out, "usage: dmreplay model PROFILE\n") &&
+				  strstr(r.out, "DMR_MODELS_DIR") && r.err[0] == '\0',
+			      "model %s %s: exit %d: %s%s", mh[k][0], mh[k][1], r.status, r.out,
+			      r.err);
+		dmr_test_run_free(&r);
+	}
+	static const char *const mbad[][4] = {
+	    {NULL, NULL, "dmreplay model: missing PROFILE"},
+	    {"cx6dx-100g", "extra", "dmreplay model: unexpected argument 'extra'"},
+	    {"cx6dx-100g", "--bogus", "dmreplay model: unknown option '--bogus'"},
+	    {"--bogus", NULL, "dmreplay model: unknown option '--bogus'"}};
+	for (size_t k = 0; k < sizeof(mbad) / sizeof(mbad[0]); k++) {
+		r = dmr_test_dmr("model", mbad[k][0], mbad[k][1], NULL);
+		ck_assert_msg(r.status == 2 && strstr(r.err, mbad[k][2]) && r.out[0] == '\0',
+			      "model %s %s: exit %d: %s%s", mbad[k][0] ? mbad[k][0] : "",
+			      mbad[k][1] ? mbad[k][1] : "", r.status, r.out, r.err);
+		dmr_test_run_free(&r);
+	}
 
 	/* no command: usage on stderr, status 2 */
 	r = dmr_test_dmr(NULL);
