@@ -300,13 +300,28 @@ static void run_usage(FILE *f)
 	    "none)\n");
 }
 
-static void proc_usage(FILE *f)
+/* kv mn and kv cn share the text below their usage lines; each leads with
+ * its own (kv cn --help began with kv mn's line) */
+#define KV_MN_USAGE "dmreplay kv mn --config CLUSTER.json --trace KVTRACE [--id K] [pool options]\n"
+#define KV_CN_USAGE                                                                                \
+	"dmreplay kv cn --config CLUSTER.json --id K --trace KVTRACE [pool and replay options]\n"
+
+static void proc_usage(FILE *f, int mode)
 {
+	if (mode == KVM_CN) {
+		fputs("usage: " KV_CN_USAGE "       " KV_MN_USAGE, f);
+	} else {
+		fputs("usage: " KV_MN_USAGE, f);
+		fputs("       dmreplay kv mn --config CLUSTER.json [--id M] [--capacity BYTES "
+		      "(256M)]\n"
+		      "                      [--block-bytes B (1M)] [--max-value B]\n"
+		      "         without --trace: the key/value store, until SIGINT/SIGTERM (exit\n"
+		      "         130); its clients: kv set|get|del\n",
+		      f);
+		fputs("       " KV_CN_USAGE, f);
+	}
 	fprintf(
 	    f,
-	    "usage: dmreplay kv mn --config CLUSTER.json --trace KVTRACE [--id K] [pool options]\n"
-	    "       dmreplay kv cn --config CLUSTER.json --id K --trace KVTRACE [pool and replay "
-	    "options]\n"
 	    "The pool as processes on verbs (docs/KVCACHE.md 9.7). `kv mn` is the MN process: it\n"
 	    "registers the pool region (mr_size of the config, raised to the pool's size), runs\n"
 	    "the master on it and exits when every CN is done (0) or a CN failed or is missing\n"
@@ -516,7 +531,10 @@ static int kv_run_opt(int ch, const char *name, const char *arg, dmr_kv_opts_t *
 		o->no_streams = 1;
 		return 0;
 	case O_HELP:
-		(m == KVM_ONE ? run_usage : proc_usage)(stdout);
+		if (m == KVM_ONE)
+			run_usage(stdout);
+		else
+			proc_usage(stdout, m);
 		return 3 + 0;
 	case O_CLIENTS:
 		return opt_u32(cmd, name, arg, &o->clients, 1, 1024);
@@ -598,7 +616,10 @@ static int kv_run_opt(int ch, const char *name, const char *arg, dmr_kv_opts_t *
 		}
 		return 0;
 	default:
-		(m == KVM_ONE ? run_usage : proc_usage)(stderr);
+		if (m == KVM_ONE)
+			run_usage(stderr);
+		else
+			proc_usage(stderr, m);
 		return 3 + 2;
 	}
 }

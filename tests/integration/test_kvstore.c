@@ -640,6 +640,20 @@ START_TEST(test_ops_cli_formats)
 	ck_assert_int_eq(h.status, 0);
 	ck_assert_str_eq(h.out, r.out);
 	ck_assert_msg(strstr(r.out, "--trace KVTRACE"), "%s", r.out);
+	/* each of kv mn and kv cn leads with its own usage line (kv cn --help
+	 * began with kv mn's: the text is shared); kv mn's names the store */
+	const char *mn_first = "usage: dmreplay kv mn --config CLUSTER.json --trace KVTRACE";
+	const char *cn_first = "usage: dmreplay kv cn --config CLUSTER.json --id K --trace";
+	ck_assert_msg(strncmp(r.out, mn_first, strlen(mn_first)) == 0, "%s", r.out);
+	ck_assert_msg(strstr(r.out, "without --trace: the key/value store"), "%s", r.out);
+	dmr_test_run_free(&r);
+	dmr_test_run_free(&h);
+	r = dmr_test_dmr("kv", "cn", "--help", NULL);
+	h = dmr_test_dmr("kv", "cn", "-h", NULL);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_int_eq(h.status, 0);
+	ck_assert_str_eq(h.out, r.out);
+	ck_assert_msg(strncmp(r.out, cn_first, strlen(cn_first)) == 0, "%s", r.out);
 	dmr_test_run_free(&r);
 	dmr_test_run_free(&h);
 }
