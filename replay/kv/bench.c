@@ -373,8 +373,11 @@ void dmr_kv_bench_print(const dmr_kv_bench_opts_t *o, const dmr_kv_bench_result_
 	kv_fmt_bytes(sz, sizeof(sz), (double)o->size);
 	uint64_t nsl = o->slice && o->slice < o->size ? (o->size + o->slice - 1) / o->slice : 1;
 	char link[64];
+	int shm = strcmp(dmr_be_base_name(o->backend), "shm") == 0;
 	if (r->link_gbps > 0 || strcmp(o->backend, "sim") == 0)
 		snprintf(link, sizeof(link), "%g Gb/s, MTU %u", r->link_gbps, r->mtu);
+	else if (shm) /* loopback: neither a link rate nor an MTU */
+		snprintf(link, sizeof(link), "no link: loopback through memory");
 	else
 		snprintf(link, sizeof(link), "link rate unknown, MTU %u", r->mtu);
 	fprintf(f,
@@ -395,16 +398,15 @@ void dmr_kv_bench_print(const dmr_kv_bench_opts_t *o, const dmr_kv_bench_result_
 		"mean %.2f)\n",
 		r->p50_us, r->p99_us, r->p999_us, r->min_us, r->max_us, r->mean_us);
 	int sim = strcmp(o->backend, "sim") == 0;
-	fprintf(f,
-		"  throughput     %.2f Gb/s payload (%.2f Gb/s on the wire), %.2f us per op "
-		"amortised, %.3f ms %s\n",
-		r->gbps, r->wire_gbps, r->per_op_us, r->elapsed_us / 1e3,
+	char wire[48] = "";
+	if (!shm) /* shm puts nothing on a wire */
+		snprintf(wire, sizeof(wire), " (%.2f Gb/s on the wire)", r->wire_gbps);
+	fprintf(f, "  throughput     %.2f Gb/s payload%s, %.2f us per op amortised, %.3f ms %s\n",
+		r->gbps, wire, r->per_op_us, r->elapsed_us / 1e3,
 		sim ? "simulated" : "measured (wall clock)");
 	if (!sim && r->link_gbps <= 0) {
-		fprintf(
-		    f,
-		    "  run            %.3f s wall (no link rate known: no serialisation bound)\n",
-		    r->wall_s);
+		fprintf(f, "  run            %.3f s wall (%s: no serialisation bound)\n", r->wall_s,
+			shm ? "no link" : "no link rate known");
 		return;
 	}
 	fprintf(f,

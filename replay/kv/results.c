@@ -258,7 +258,7 @@ void kv_fill_result(kv_t *k, dmr_kv_result_t *res, const dmr_model_t *m, dmr_tim
 	double T = dmr_ps_to_s(tend > k->t_first ? tend - k->t_first : 0);
 	res->sim_time_s = T;
 	if (T > 0) {
-		if (m) {
+		if (m && m->link_gbps > 0) { /* verbs without a port rate: none */
 			res->util_to_mn = k->X.wire_to * 8 / T / (m->link_gbps * 1e9);
 			res->util_from_mn = k->X.wire_from * 8 / T / (m->link_gbps * 1e9);
 		}
@@ -388,11 +388,19 @@ void dmr_kv_print(const dmr_kv_result_t *r, void *file)
 		"  latency        per request (arrival to last block): p50 %.1f us, p99 %.1f us, "
 		"p99.9 %.1f us, mean %.1f us, max %.1f us\n",
 		r->p50_us, r->p99_us, r->p999_us, r->mean_us, r->max_us);
-	fprintf(f,
-		"  link           MN link %g Gb/s: to MN %.2f %%, from MN %.2f %% over %.3f s "
-		"%s; goodput %.2f Gb/s\n",
-		r->link_gbps, 100 * r->util_to_mn, 100 * r->util_from_mn, r->sim_time_s,
-		sim ? "simulated" : "measured", r->goodput_gbps);
+	if (r->link_gbps > 0)
+		fprintf(
+		    f,
+		    "  link           MN link %g Gb/s: to MN %.2f %%, from MN %.2f %% over %.3f s "
+		    "%s; goodput %.2f Gb/s\n",
+		    r->link_gbps, 100 * r->util_to_mn, 100 * r->util_from_mn, r->sim_time_s,
+		    sim ? "simulated" : "measured", r->goodput_gbps);
+	else /* no rate, no utilisation: not "MN link 0 Gb/s: ... 0.00 %" */
+		fprintf(f, "  link           %s; goodput %.2f Gb/s over %.3f s measured\n",
+			strcmp(dmr_be_base_name(r->backend), "shm") == 0
+			    ? "no link (shm: loopback through memory, no wire modelled)"
+			    : "MN link rate unknown (no port rate read): no utilisation",
+			r->goodput_gbps, r->sim_time_s);
 	fprintf(f, "  %s %" PRIu64 " slices, %" PRIu64 " events, %.2f s wall%s\n",
 		sim ? "simulator     " : "run           ", r->slices, r->events, r->wall_s,
 		r->folded

@@ -1626,6 +1626,47 @@ START_TEST(test_print_link_rate)
 	ck_assert_msg(strstr(s, "one 2.5 Gb/s link") && strstr(s, "/ 2.5 Gb/s ="), "%s", s);
 	ck_assert_msg(!strstr(s, " 2 Gb/s"), "%s", s);
 	free(s);
+	/* verbs without a port rate: no "MN link 0 Gb/s", no utilisation */
+	r.link_gbps = 0;
+	f = fopen(p, "w");
+	ck_assert_ptr_nonnull(f);
+	dmr_kv_print(&r, f);
+	fclose(f);
+	s = dmr_test_read_text(p);
+	ck_assert_msg(strstr(s, "  link           MN link rate unknown (no port rate read): no "
+				"utilisation; goodput 0.00 Gb/s"),
+		      "%s", s);
+	ck_assert_msg(!strstr(s, "0 Gb/s:"), "%s", s);
+	free(s);
+}
+END_TEST
+
+/* shm is a loopback: kv run and kv bench print no link figure for it (kv
+ * run printed "MN link 0 Gb/s: to MN 0.00 %, from MN 0.00 %", kv bench
+ * "link rate unknown, MTU 0" and "0.00 Gb/s on the wire") */
+START_TEST(test_shm_no_link)
+{
+	char in[600], kv[600], out[600];
+	fixture200(in, sizeof(in));
+	dmr_test_path(kv, sizeof(kv), "shm-link.kv");
+	dmr_test_path(out, sizeof(out), "shm-link-out");
+	dmr_err_t err;
+	ck_assert_int_eq(convert(in, kv, 4096, NULL, &err), DMR_OK);
+	dmr_test_run_t r = dmr_test_dmr("kv", "run", "--trace", kv, "--backend", "shm", "--out",
+					out, "--requests", "20", "--time-scale", "0", NULL);
+	dmr_test_run_ok(&r);
+	ck_assert_msg(strstr(r.out, "\n  link           no link (shm: loopback through memory, no "
+				    "wire modelled); goodput "),
+		      "%s", r.out);
+	ck_assert_msg(!strstr(r.out, "MN link") && !strstr(r.out, " 0 Gb/s"), "%s", r.out);
+	dmr_test_run_free(&r);
+	r = dmr_test_dmr("kv", "bench", "--backend", "shm", "--size", "64K", "--ops", "8", NULL);
+	dmr_test_run_ok(&r);
+	ck_assert_msg(strstr(r.out, " on 1 CN, shm/- (no link: loopback through memory)\n"), "%s",
+		      r.out);
+	ck_assert_msg(strstr(r.out, "(no link: no serialisation bound)"), "%s", r.out);
+	ck_assert_msg(!strstr(r.out, "MTU 0") && !strstr(r.out, "on the wire"), "%s", r.out);
+	dmr_test_run_free(&r);
 }
 END_TEST
 
@@ -1959,6 +2000,7 @@ static Suite *kv_suite(void)
 	tcase_add_test(tc, test_gen_out_not_regular);
 	tcase_add_test(tc, test_option_ranges);
 	tcase_add_test(tc, test_print_link_rate);
+	tcase_add_test(tc, test_shm_no_link);
 	tcase_add_test(tc, test_results_consistency);
 	tcase_add_test(tc, test_streams_same_results);
 	tcase_add_test(tc, test_stall_is_a_failed_run);
