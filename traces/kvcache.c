@@ -282,13 +282,13 @@ static dmr_status_t conv_line(conv_t *c, const char *buf, size_t len, uint64_t l
 			cap *= 2;
 		uint64_t *a = realloc(c->ids, cap * sizeof(*a));
 		if (!a) {
-			st = dmr_err_set(err, DMR_ERR_NOMEM, "kv gen: out of memory");
+			st = dmr_err_set(err, DMR_ERR_NOMEM, "out of memory");
 			goto out;
 		}
 		c->ids = a;
 		uint64_t *b = realloc(c->sorted, cap * sizeof(*b));
 		if (!b) {
-			st = dmr_err_set(err, DMR_ERR_NOMEM, "kv gen: out of memory");
+			st = dmr_err_set(err, DMR_ERR_NOMEM, "out of memory");
 			goto out;
 		}
 		c->sorted = b;
@@ -342,7 +342,7 @@ static dmr_status_t conv_line(conv_t *c, const char *buf, size_t len, uint64_t l
 		fprintf(f, i ? " %" PRIu64 : "%" PRIu64, c->ids[i]);
 		int r = u64set_add(&c->seen, c->ids[i]);
 		if (r < 0) {
-			st = dmr_err_set(err, DMR_ERR_NOMEM, "kv gen: out of memory");
+			st = dmr_err_set(err, DMR_ERR_NOMEM, "out of memory");
 			goto out;
 		}
 		c->st.reused += r == 0;
@@ -365,18 +365,17 @@ dmr_status_t dmr_kv_gen_mooncake(const dmr_kv_gen_opts_t *o, dmr_kv_gen_stats_t 
 				 dmr_err_t *err)
 {
 	if (!o->mooncake || !o->out)
-		return dmr_err_set(err, DMR_ERR_INVALID, "kv gen: input and output paths required");
+		return dmr_err_set(err, DMR_ERR_INVALID, "--mooncake FILE and -o OUT are required");
 	if (!*o->out)
 		return dmr_err_set(err, DMR_ERR_INVALID,
-				   "kv gen: -o '': an empty path (give a file, or - for standard "
+				   "-o '': an empty path (give a file, or - for standard "
 				   "output)");
 	const int stream = strcmp(o->out, "-") == 0; /* standard output: no .tmp */
 	if (o->block_bytes == 0)
-		return dmr_err_set(err, DMR_ERR_INVALID, "kv gen: block bytes must be > 0");
+		return dmr_err_set(err, DMR_ERR_INVALID, "--block-bytes must be > 0");
 	if (o->block_bytes > DMR_KV_MAX_BLOCK_BYTES)
 		return dmr_err_set(err, DMR_ERR_INVALID,
-				   "kv gen: --block-bytes %" PRIu64
-				   ": above the limit of %llu bytes "
+				   "--block-bytes %" PRIu64 ": above the limit of %llu bytes "
 				   "(1 GiB; docs/KVCACHE.md section 3)",
 				   o->block_bytes, DMR_KV_MAX_BLOCK_BYTES);
 	{ /* never replace the input: same path, or the same file by another name */
@@ -385,7 +384,7 @@ dmr_status_t dmr_kv_gen_mooncake(const dmr_kv_gen_opts_t *o, dmr_kv_gen_stats_t 
 		    (!stream && stat(o->mooncake, &si) == 0 && stat(o->out, &so) == 0 &&
 		     si.st_dev == so.st_dev && si.st_ino == so.st_ino))
 			return dmr_err_set(err, DMR_ERR_INVALID,
-					   "kv gen: -o %s is the input file (--mooncake %s): give "
+					   "-o %s is the input file (--mooncake %s): give "
 					   "another output path",
 					   o->out, o->mooncake);
 	}
@@ -396,7 +395,7 @@ dmr_status_t dmr_kv_gen_mooncake(const dmr_kv_gen_opts_t *o, dmr_kv_gen_stats_t 
 		if (!stream && stat(o->out, &so) == 0 && !S_ISREG(so.st_mode))
 			return dmr_err_set(
 			    err, DMR_ERR_INVALID,
-			    "kv gen: -o %s: not a regular file (the trace is written "
+			    "-o %s: not a regular file (the trace is written "
 			    "beside it and renamed over it): give the path of a file",
 			    o->out);
 	}
@@ -407,7 +406,7 @@ dmr_status_t dmr_kv_gen_mooncake(const dmr_kv_gen_opts_t *o, dmr_kv_gen_stats_t 
 	dmr_status_t st = DMR_OK;
 	char tmp[4096];
 	if (snprintf(tmp, sizeof(tmp), "%s.tmp", o->out) >= (int)sizeof(tmp))
-		return dmr_err_set(err, DMR_ERR_INVALID, "kv gen: output path too long");
+		return dmr_err_set(err, DMR_ERR_INVALID, "-o: output path too long");
 	FILE *in = fopen(o->mooncake, "r");
 	if (!in)
 		return dmr_err_set(err, DMR_ERR_IO, "%s: %s", o->mooncake, strerror(errno));

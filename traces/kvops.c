@@ -339,7 +339,7 @@ dmr_status_t dmr_kvops_generate(const dmr_kvops_gen_t *g, const char *path, dmr_
 	if (!g->ops || !g->keys || g->get_max < 1 || g->get_max > DMR_KVOPS_MAX_GET ||
 	    !g->value_max || g->value_max > DMR_KVOPS_VALUE_MAX)
 		return dmr_err_set(err, DMR_ERR_INVALID,
-				   "kv gen --kvops: --ops and --keys must be >= 1, --get-keys "
+				   "--ops and --keys must be >= 1, --get-keys "
 				   "1..%u, --value-max 1..%llu",
 				   DMR_KVOPS_MAX_GET, (unsigned long long)DMR_KVOPS_VALUE_MAX);
 	const int stream = strcmp(path, "-") == 0; /* standard output */
@@ -353,7 +353,7 @@ dmr_status_t dmr_kvops_generate(const dmr_kvops_gen_t *g, const char *path, dmr_
 	if (!r) {
 		if (!stream)
 			dmr_afile_abort(&af);
-		return dmr_err_set(err, DMR_ERR_NOMEM, "kv gen: out of memory");
+		return dmr_err_set(err, DMR_ERR_NOMEM, "out of memory");
 	}
 	gsl_rng_set(r, g->seed);
 	dmr_zipf_ri_t z;
