@@ -755,6 +755,7 @@ int dmr_replay_main(int argc, char **argv)
 	o->trace = DEFAULT_TRACE;
 	int ch, li = -1;
 	optind = 1;
+	opterr = 0; /* dmr_opt_refused says what getopt_long refused */
 	char name[40];
 	while ((ch = getopt_long(argc, argv, "h", opts, &li)) != -1) {
 		snprintf(name, sizeof(name), "--%s", li >= 0 ? opts[li].name : "?");
@@ -763,11 +764,12 @@ int dmr_replay_main(int argc, char **argv)
 			run_usage(stdout);
 			return 0;
 		}
+		dmr_err_t oerr;
 		if (ch == '?') {
-			run_usage(stderr);
+			dmr_opt_refused("run", ch, argv, opts, &oerr);
+			fprintf(stderr, "dmreplay run: %s\n", oerr.msg);
 			return 2;
 		}
-		dmr_err_t oerr;
 		if (run_opt(ch, name, optarg, &a, &oerr) != DMR_OK) {
 			fprintf(stderr, "dmreplay run: %s\n", oerr.msg);
 			return 2;

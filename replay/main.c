@@ -85,7 +85,6 @@ static int model_main(int argc, char **argv)
 				why, what);
 		else
 			fprintf(stderr, "dmreplay model: %s (see dmreplay model --help)\n", why);
-		fprintf(stderr, "usage: dmreplay model PROFILE\n");
 		return 2;
 	}
 	dmr_model_t m;

@@ -61,7 +61,7 @@ typedef struct dmr_gen_common {
 	{                                                                                          \
 		"help", no_argument, NULL, 'h'                                                     \
 	}
-#define DMR_GEN_COMMON_SHORTOPTS "o:h"
+#define DMR_GEN_COMMON_SHORTOPTS ":o:h" /* the ":": a missing value told apart */
 
 /* The uniform regime (no hot set). */
 static inline void dmr_gen_regime_uniform(dmr_regime_t *r)

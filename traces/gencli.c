@@ -13,7 +13,7 @@ static int parse_u64(const char *prog, const char *opt, const char *s, uint64_t 
 	dmr_err_t err;
 	snprintf(name, sizeof(name), "--%s", opt);
 	if (dmr_opt_u64(name, s, min, max, flags, v_p, &err) != DMR_OK) {
-		fprintf(stderr, "%s: %s\n", prog, err.msg);
+		fprintf(stderr, "dmreplay gen %s: %s\n", prog, err.msg);
 		return -1;
 	}
 	return 0;
@@ -38,7 +38,7 @@ int dmr_gen_parse_double(const char *prog, const char *opt, const char *s, doubl
 	dmr_err_t err;
 	snprintf(name, sizeof(name), "--%s", opt);
 	if (dmr_opt_double(name, s, min, max, 0, v_p, &err) != DMR_OK) {
-		fprintf(stderr, "%s: %s\n", prog, err.msg);
+		fprintf(stderr, "dmreplay gen %s: %s\n", prog, err.msg);
 		return -1;
 	}
 	return 0;
@@ -52,7 +52,7 @@ int dmr_gen_common_opt(const char *prog, int c, const char *arg, dmr_gen_common_
 	case 'n': /* a count: K/M/G/T as every count and size (core/base/opt.h) */
 		if (dmr_opt_u64("--txns", arg, 1, UINT64_C(1) << 40, DMR_OPT_SIZE, &cm->txns,
 				&err) != DMR_OK) {
-			fprintf(stderr, "%s: %s\n", prog, err.msg);
+			fprintf(stderr, "dmreplay gen %s: %s\n", prog, err.msg);
 			return -1;
 		}
 		cm->txns_set = 1;
@@ -67,7 +67,7 @@ int dmr_gen_common_opt(const char *prog, int c, const char *arg, dmr_gen_common_
 		return 1;
 	case 'r':
 		if (dmr_regime_parse(arg, &cm->regime, &err) != DMR_OK) {
-			fprintf(stderr, "%s: --regime: %s\n", prog, err.msg);
+			fprintf(stderr, "dmreplay gen %s: option --regime: %s\n", prog, err.msg);
 			return -1;
 		}
 		cm->regime_set = 1;
@@ -150,6 +150,7 @@ int dmr_gen_cli_main(const dmr_gen_cli_t *cli, void *cfg, int argc, char **argv)
 
 	dmr_gen_common_init(&cm);
 	optind = 0; /* full getopt reinit: main may run more than once per process */
+	opterr = 0; /* dmr_opt_refused says what getopt_long refused */
 	while ((c = getopt_long(argc, argv, DMR_GEN_COMMON_SHORTOPTS, cli->opts, NULL)) != -1) {
 		int h = dmr_gen_common_opt(prog, c, optarg, &cm);
 
@@ -161,8 +162,12 @@ int dmr_gen_cli_main(const dmr_gen_cli_t *cli, void *cfg, int argc, char **argv)
 			cli->usage(stdout);
 			return 0;
 		}
-		if (c < 256) {
-			fprintf(stderr, "%s: try --help\n", prog);
+		if (c < 256) { /* '?' or ':': refused by getopt_long */
+			char cmd[48];
+			dmr_err_t err;
+			snprintf(cmd, sizeof(cmd), "gen %s", prog);
+			dmr_opt_refused(cmd, c, argv, cli->opts, &err);
+			fprintf(stderr, "dmreplay %s: %s\n", cmd, err.msg);
 			return 2;
 		}
 		if (cli->opt(cfg, c, optarg) != 0)

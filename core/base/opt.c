@@ -1,7 +1,9 @@
 /* core/base/opt.c - numeric option values (opt.h). */
 #include "opt.h"
 
+#include <ctype.h>
 #include <errno.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <math.h>
@@ -169,4 +171,43 @@ dmr_status_t dmr_opt_fits_memory(const char *opts, uint64_t need_bytes, const ch
 			   "option %s: needs %" PRIu64 " bytes (%.1f GiB: %s), more than this "
 			   "machine's memory (%" PRIu64 " bytes)",
 			   opts, need_bytes, (double)need_bytes / 1073741824.0, what, have);
+}
+
+dmr_status_t dmr_opt_refused(const char *cmd, int ch, char *const *argv, const struct option *opts,
+			     dmr_err_t *err)
+{
+	const char *a = optind > 0 && argv ? argv[optind - 1] : NULL;
+	if (a && a[0] == '-' && a[1] == '-' && a[2]) { /* a long option */
+		int n = (int)strcspn(a, "=");
+		/* optopt is the option's value when it was known, 0 when not */
+		if (ch == ':' || (optopt != 0 && a[n] == '\0'))
+			return dmr_err_set(err, DMR_ERR_PARSE, "option %.*s needs a value", n, a);
+		if (optopt != 0)
+			return dmr_err_set(err, DMR_ERR_PARSE, "option %.*s takes no value", n, a);
+		/* an abbreviation of several: getopt_long returns the same '?' */
+		char names[200] = "";
+		size_t len = 0;
+		int k = 0;
+		for (size_t i = 0; opts && opts[i].name; i++) {
+			if (strncmp(opts[i].name, a + 2, (size_t)n - 2) != 0)
+				continue;
+			k++;
+			if (len < sizeof(names))
+				len += (size_t)snprintf(names + len, sizeof(names) - len, "%s--%s",
+							k > 1 ? ", " : "", opts[i].name);
+		}
+		if (k > 1)
+			return dmr_err_set(err, DMR_ERR_PARSE, "option %.*s is ambiguous (%s)", n,
+					   a, names);
+		return dmr_err_set(err, DMR_ERR_PARSE,
+				   "unknown option '%.*s' (see dmreplay %s --help)", n, a, cmd);
+	}
+	if (optopt > 0 && optopt < 128 && isgraph(optopt)) { /* a short one, maybe in -abc */
+		if (ch == ':')
+			return dmr_err_set(err, DMR_ERR_PARSE, "option -%c needs a value", optopt);
+		return dmr_err_set(err, DMR_ERR_PARSE,
+				   "unknown option '-%c' (see dmreplay %s --help)", optopt, cmd);
+	}
+	return dmr_err_set(err, DMR_ERR_PARSE, "unknown option '%s' (see dmreplay %s --help)",
+			   a ? a : "?", cmd);
 }

@@ -50,6 +50,25 @@ dmr_status_t dmr_opt_i64(const char *opt, const char *s, int64_t lo, int64_t hi,
 dmr_status_t dmr_opt_double(const char *opt, const char *s, double lo, double hi, unsigned flags,
 			    double *v_p, dmr_err_t *err);
 
+/*
+ * What getopt_long refused, in the same words for every command. Call it
+ * with opterr = 0 (getopt's own "run: unrecognized option" is not ours)
+ * when getopt_long returned '?' or ':' (a ':' leading the short options
+ * tells a short option's missing value from an unknown one; long options
+ * need none): cmd as in "dmreplay CMD", ch what getopt_long returned, argv
+ * what it scanned, opts its long options (for an ambiguous abbreviation;
+ * may be NULL). Sets err->msg, without a prefix, to one of
+ *   unknown option '--bogus' (see dmreplay CMD --help)
+ *   option --coros needs a value
+ *   option --quiet takes no value
+ *   option --c is ambiguous (--coros, --cns, ...)
+ * and returns DMR_ERR_PARSE; the caller prints it behind "dmreplay CMD: "
+ * and exits 2.
+ */
+struct option;
+dmr_status_t dmr_opt_refused(const char *cmd, int ch, char *const *argv, const struct option *opts,
+			     dmr_err_t *err);
+
 /* This machine's physical memory, bytes (sysconf _SC_PHYS_PAGES x
  * _SC_PAGESIZE); UINT64_MAX when it cannot be told. */
 uint64_t dmr_phys_mem(void);

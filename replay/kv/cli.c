@@ -195,6 +195,16 @@ static int kv_common_opt(const char *cmd, int ch, const char *name, const char *
 	return 1;
 }
 
+/* getopt_long refused an option (ch '?' or ':', opterr 0): say which, in
+ * the words of every command (core/base/opt.h); the exit status */
+static int kv_refused(const char *cmd, int ch, char **argv, const struct option *opts)
+{
+	dmr_err_t err;
+	dmr_opt_refused(cmd, ch, argv, opts, &err);
+	fprintf(stderr, "dmreplay %s: %s\n", cmd, err.msg);
+	return 2;
+}
+
 /* ---- usage -------------------------------------------------------------- */
 
 static void kv_usage(FILE *f)
@@ -386,7 +396,8 @@ static int kv_gen_main(int argc, char **argv)
 	const char *model = NULL;
 	int quiet = 0, ch;
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
+	opterr = 0; /* kv_refused says what getopt_long refused */
+	while ((ch = getopt_long(argc, argv, ":ho:", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'i':
 			o.mooncake = optarg;
@@ -421,8 +432,7 @@ static int kv_gen_main(int argc, char **argv)
 			gen_usage(stdout);
 			return 0;
 		default:
-			gen_usage(stderr);
-			return 2;
+			return kv_refused(cmd, ch, argv, opts);
 		}
 	}
 	if (optind < argc) {
@@ -753,11 +763,14 @@ static int kv_run_main(int argc, char **argv, int mode)
 			   &o.slice,   &o.qp_depth, &o.mtu,    &o.cns,	saw};
 	char name[40];
 	optind = 1;
+	opterr = 0; /* kv_refused says what getopt_long refused */
 	while ((ch = getopt_long(argc, argv, "h", opts, &li)) != -1) {
 		if (ch == 'h')
 			ch = O_HELP;
 		snprintf(name, sizeof(name), "--%s", li >= 0 ? opts[li].name : "?");
 		li = -1;
+		if (ch == '?')
+			return kv_refused(a.cmd, ch, argv, opts);
 		int bad = 0;
 		if (!kv_common_opt(a.cmd, ch, name, optarg, &com, &bad))
 			bad = kv_run_opt(ch, name, optarg, &o, &a, &saw_unb, &saw_cap);
@@ -830,6 +843,7 @@ static int kv_bench_main(int argc, char **argv)
 	int ch, li = -1;
 	char name[40];
 	optind = 1;
+	opterr = 0; /* kv_refused says what getopt_long refused */
 	while ((ch = getopt_long(argc, argv, "h", opts, &li)) != -1) {
 		if (ch == 'h')
 			ch = O_HELP;
@@ -869,8 +883,7 @@ static int kv_bench_main(int argc, char **argv)
 			bench_usage(stdout);
 			return 0;
 		default:
-			bench_usage(stderr);
-			return 2;
+			return kv_refused(cmd, ch, argv, opts);
 		}
 		if (bad)
 			return 2;

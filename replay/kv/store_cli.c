@@ -175,9 +175,12 @@ int dmr_kv_store_cli_main(int argc, char **argv)
 					     {NULL, 0, NULL, 0}};
 	cli_args_t a = {.id = -1, .timeout_s = 30};
 	dmr_err_t err = {{0}};
+	char kvcmd[16]; /* "kv set" for dmr_opt_refused */
+	snprintf(kvcmd, sizeof(kvcmd), "kv %s", cmd);
 	int ch;
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
+	opterr = 0; /* dmr_opt_refused says what getopt_long refused */
+	while ((ch = getopt_long(argc, argv, ":ho:", opts, NULL)) != -1) {
 		dmr_status_t st = DMR_OK;
 		int64_t id;
 		switch (ch) {
@@ -206,8 +209,8 @@ int dmr_kv_store_cli_main(int argc, char **argv)
 			cli_usage(stdout);
 			return 0;
 		default:
-			cli_usage(stderr);
-			return 2;
+			st = dmr_opt_refused(kvcmd, ch, argv, opts, &err);
+			break;
 		}
 		if (st != DMR_OK) {
 			fprintf(stderr, "dmreplay kv %s: %s\n", cmd, err.msg);
@@ -412,6 +415,7 @@ int dmr_kv_store_mn_main(int argc, char **argv)
 	dmr_err_t err = {{0}};
 	int ch;
 	optind = 1;
+	opterr = 0; /* dmr_opt_refused says what getopt_long refused */
 	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		dmr_status_t st = DMR_OK;
 		switch (ch) {
@@ -441,10 +445,8 @@ int dmr_kv_store_mn_main(int argc, char **argv)
 			    "SIGINT/SIGTERM (exit 130); clients: kv set|get|del\n");
 			return 0;
 		default:
-			fprintf(stderr,
-				"dmreplay kv mn: see --help (the store takes --config, --id, "
-				"--capacity, --block-bytes, --max-value)\n");
-			return 2;
+			st = dmr_opt_refused("kv mn", ch, argv, opts, &err);
+			break;
 		}
 		if (st != DMR_OK) {
 			fprintf(stderr, "dmreplay kv mn: %s\n", err.msg);
@@ -679,6 +681,11 @@ int dmr_kv_ops_run_main(int argc, char **argv)
 			/* getopt's own message (opterr 0 above) would be
 			 * prefixed "run:", not "dmreplay kv run:" */
 			opterr = 1;
+			if (optopt != 0) { /* one of ours without its value, or "-x" */
+				dmr_opt_refused("kv run", ch, argv, opts, &err);
+				fprintf(stderr, "dmreplay kv run: %s\n", err.msg);
+				return 2;
+			}
 			fprintf(stderr,
 				"dmreplay kv run: option %s: a kvops trace takes --trace, "
 				"--backend, --profile, --device, --port, --gid-index, --capacity, "
@@ -768,7 +775,8 @@ int dmr_kv_ops_gen_main(int argc, char **argv)
 	dmr_err_t err = {{0}};
 	int ch;
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
+	opterr = 0; /* dmr_opt_refused says what getopt_long refused */
+	while ((ch = getopt_long(argc, argv, ":ho:", opts, NULL)) != -1) {
 		dmr_status_t st = DMR_OK;
 		switch (ch) {
 		case 'K':
@@ -826,10 +834,8 @@ int dmr_kv_ops_gen_main(int argc, char **argv)
 			    "distribution (docs/KVCACHE.md 10.3)\n");
 			return 0;
 		default:
-			fprintf(stderr,
-				"dmreplay kv gen --kvops: options --ops, --keys, --theta, "
-				"--sizes, --value-max, --mix, --get-keys, --seed, --quiet, -o\n");
-			return 2;
+			st = dmr_opt_refused("kv gen --kvops", ch, argv, opts, &err);
+			break;
 		}
 		if (st != DMR_OK) {
 			fprintf(stderr, "dmreplay kv gen: %s\n", err.msg);

@@ -50,6 +50,7 @@ int dmr_report_main(int argc, char **argv)
 	dmr_status_t st = DMR_OK;
 	int ch;
 	optind = 0;
+	opterr = 0; /* dmr_opt_refused says what getopt_long refused */
 	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (ch) {
 		case O_BASE:
@@ -82,7 +83,8 @@ int dmr_report_main(int argc, char **argv)
 			st = dmr_opt_u64("--seed", optarg, 0, UINT64_MAX, 0, &cfg.seed, &err);
 			break;
 		default:
-			report_usage(stderr);
+			dmr_opt_refused("report", ch, argv, opts, &err);
+			fprintf(stderr, "dmreplay report: %s\n", err.msg);
 			return 2;
 		}
 		if (st != DMR_OK) {

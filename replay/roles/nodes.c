@@ -172,9 +172,13 @@ static void mn_etcd_down(void *arg)
 }
 #endif
 
-static int bad_option(const char *pfx, const char *arg)
+/* getopt_long refused an option (opterr 0): which and why, as every
+ * command says it (core/base/opt.h); the exit status */
+static int bad_option(const char *cmd, int c, char **argv, const struct option *lo)
 {
-	fprintf(stderr, "%s: unknown option or missing value: '%s' (%s --help)\n", pfx, arg, pfx);
+	dmr_err_t err;
+	dmr_opt_refused(cmd, c, argv, lo, &err);
+	fprintf(stderr, "dmreplay %s: %s\n", cmd, err.msg);
 	return 2;
 }
 
@@ -299,7 +303,7 @@ int dmr_roles_mn_main(int argc, char **argv)
 			    "  --etcd-wait (default 30 s): exit 1.\n");
 			return 0;
 		default:
-			return bad_option(MNP, argv[optind - 1]);
+			return bad_option("mn", c, argv, lo);
 		}
 	}
 	if (!a.config || optind < argc) {
@@ -605,7 +609,7 @@ int dmr_roles_cn_main(int argc, char **argv)
 			    "  port, GID), 130 SIGINT/SIGTERM (also during set-up).\n");
 			return 0;
 		default:
-			return bad_option(CNP, argv[optind - 1]);
+			return bad_option("cn", c, argv, lo);
 		}
 	}
 	if (!a.config || !trace || a.id < 0 || optind < argc) {

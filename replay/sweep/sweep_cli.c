@@ -141,6 +141,7 @@ int dmr_sweep_main(int argc, char **argv)
 	uint32_t jobs = 0;
 	int dry = 0, ch;
 	optind = 0;
+	opterr = 0; /* dmr_opt_refused says what getopt_long refused */
 	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (ch) {
 		case O_OUT:
@@ -170,9 +171,12 @@ int dmr_sweep_main(int argc, char **argv)
 			}
 			break;
 		}
-		default:
-			sweep_usage(stderr);
+		default: {
+			dmr_err_t oerr;
+			dmr_opt_refused("sweep", ch, argv, opts, &oerr);
+			fprintf(stderr, "dmreplay sweep: %s\n", oerr.msg);
 			return 2;
+		}
 		}
 	}
 	if (optind != argc - 1) {

@@ -97,7 +97,7 @@ int dmr_doctor_main(int argc, char **argv)
 	const char *cfg_path = NULL, *addrs = NULL;
 	int ch, rc;
 	optind = 1;
-	opterr = 1;
+	opterr = 0; /* dmr_opt_refused says what getopt_long refused */
 	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'c':
@@ -141,9 +141,12 @@ int dmr_doctor_main(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return DMR_DOCTOR_OK;
-		default:
-			usage(stderr);
+		default: {
+			dmr_err_t oerr;
+			dmr_opt_refused("doctor", ch, argv, opts, &oerr);
+			fprintf(stderr, PROG ": %s\n", oerr.msg);
 			return DMR_DOCTOR_USAGE;
+		}
 		}
 	}
 	if (optind < argc) {

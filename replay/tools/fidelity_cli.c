@@ -125,6 +125,7 @@ int dmr_fidelity_main(int argc, char **argv)
 	size_t ndup = 0;
 	int ch, rc = DMR_FID_EXIT_USAGE;
 	optind = 0;
+	opterr = 0; /* dmr_opt_refused says what getopt_long refused */
 	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		int r = dmr_tools_num("fidelity", nums, sizeof(nums) / sizeof(nums[0]), ch, optarg);
 		if (r < 0)
@@ -175,9 +176,12 @@ int dmr_fidelity_main(int argc, char **argv)
 			}
 			break;
 		}
-		default:
-			usage(stderr);
+		default: {
+			dmr_err_t oerr;
+			dmr_opt_refused("fidelity", ch, argv, opts, &oerr);
+			fprintf(stderr, "dmreplay fidelity: %s\n", oerr.msg);
 			goto done;
+		}
 		}
 	}
 	if (optind < argc) {

@@ -1,7 +1,6 @@
 /* replay/tools/tools_util.c - what the tools share (tools_util.h). */
 #include "tools_util.h"
 
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -28,11 +27,9 @@ int dmr_tools_num(const char *cmd, const dmr_tools_num_t *tab, size_t n, int ch,
 
 void dmr_tools_opt_error(const char *cmd, int ch, char **argv)
 {
-	if (ch == ':')
-		fprintf(stderr, "dmreplay %s: option %s needs a value\n", cmd, argv[optind - 1]);
-	else
-		fprintf(stderr, "dmreplay %s: unknown option '%s' (see dmreplay %s --help)\n", cmd,
-			argv[optind - 1], cmd);
+	dmr_err_t err;
+	dmr_opt_refused(cmd, ch, argv, NULL, &err);
+	fprintf(stderr, "dmreplay %s: %s\n", cmd, err.msg);
 }
 
 dmr_status_t dmr_tools_verbs_probe(const char *device, int port, int gid_index, uint64_t mr_size,

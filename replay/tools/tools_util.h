@@ -37,9 +37,9 @@ int dmr_tools_num(const char *cmd, const dmr_tools_num_t *tab, size_t n, int ch,
 
 /*
  * getopt_long with opterr = 0 and ":" leading the short options returned
- * ch ':' (a value missing) or another unknown value: print "dmreplay CMD:
- * option X needs a value" or "dmreplay CMD: unknown option 'X' (see
- * dmreplay CMD --help)", X being argv[optind - 1].
+ * ch ':' (a value missing) or another unknown value: print "dmreplay CMD: "
+ * and what dmr_opt_refused (core/base/opt.h) says, e.g. "option X needs a
+ * value" or "unknown option 'X' (see dmreplay CMD --help)".
  */
 void dmr_tools_opt_error(const char *cmd, int ch, char **argv);
 

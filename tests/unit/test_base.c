@@ -2,6 +2,7 @@
  * atomic files, mkdir -p, the stop flag, the wr_id encoding. */
 #include <check.h>
 #include <errno.h>
+#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,6 +87,46 @@ START_TEST(opt_double_units_and_ranges)
 	ck_assert_str_eq(err.msg, "option --x: 10.5 out of range [0, 10]");
 	ck_assert_int_eq(dmr_opt_double("--x", "0", 0, 10, 0, &x, &err), DMR_OK);
 	ck_assert(x == 0);
+}
+END_TEST
+
+/* What getopt_long refused, said by dmr_opt_refused: the first refusal of
+ * argv (opterr 0, ":" leading the short options, as the commands call it). */
+static const char *refused(const char *a1, const char *a2)
+{
+	static const struct option lo[] = {{"coros", required_argument, NULL, 300},
+					   {"config", required_argument, NULL, 301},
+					   {"quiet", no_argument, NULL, 'q'},
+					   {"out", required_argument, NULL, 'o'},
+					   {NULL, 0, NULL, 0}};
+	static dmr_err_t err;
+	char *argv[] = {"cmd", (char *)a1, (char *)a2, NULL};
+	int argc = a2 ? 3 : 2, ch;
+	optind = 0;
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, ":qo:", lo, NULL)) != -1)
+		if (ch == '?' || ch == ':') {
+			ck_assert_int_eq(dmr_opt_refused("run", ch, argv, lo, &err), DMR_ERR_PARSE);
+			return err.msg;
+		}
+	return "(accepted)";
+}
+
+START_TEST(opt_refused_messages)
+{
+	ck_assert_str_eq(refused("--bogus", NULL),
+			 "unknown option '--bogus' (see dmreplay run --help)");
+	ck_assert_str_eq(refused("--bogus=3", NULL),
+			 "unknown option '--bogus' (see dmreplay run --help)");
+	ck_assert_str_eq(refused("--coros", NULL), "option --coros needs a value");
+	ck_assert_str_eq(refused("--out", NULL), "option --out needs a value");
+	ck_assert_str_eq(refused("-o", NULL), "option -o needs a value");
+	ck_assert_str_eq(refused("--quiet=1", NULL), "option --quiet takes no value");
+	ck_assert_str_eq(refused("--co", "3"), "option --co is ambiguous (--coros, --config)");
+	ck_assert_str_eq(refused("-x", NULL), "unknown option '-x' (see dmreplay run --help)");
+	/* in a cluster the letter is named, not the word before it */
+	ck_assert_str_eq(refused("-q", "-qx"), "unknown option '-x' (see dmreplay run --help)");
+	ck_assert_str_eq(refused("--cor", "3"), "(accepted)"); /* one match: an abbreviation */
 }
 END_TEST
 
@@ -248,6 +289,7 @@ int main(void)
 	TCase *tc = tcase_create("base");
 	tcase_add_test(tc, opt_u64_values_and_errors);
 	tcase_add_test(tc, opt_double_units_and_ranges);
+	tcase_add_test(tc, opt_refused_messages);
 	tcase_add_test(tc, time_conversions);
 	tcase_add_test(tc, fs_mkdir_and_atomic_write);
 	tcase_add_test(tc, sig_stop_flag);
