@@ -49,7 +49,7 @@ static dmr_status_t bench_submit(dmr_kv_xeng_t *X, bthread_t *t, uint32_t ti,
 	for (uint32_t j = 0; j < b; j++) {
 		uint32_t xi = dmr_kv_xeng_alloc(X);
 		if (xi == NOIDX)
-			return dmr_err_set(err, DMR_ERR_NOMEM, "kv bench: out of memory");
+			return dmr_err_set(err, DMR_ERR_NOMEM, "out of memory");
 		dmr_kv_xfer_t *x = &X->x[xi];
 		x->logical = ((uint64_t)ti * o->batch + j) * o->size;
 		x->len = o->size;
@@ -79,7 +79,7 @@ static dmr_status_t bench_on_wc(dmr_kv_xeng_t *X, uint32_t worker, const dmr_wc_
 	dmr_kv_xeng_free(X, xi);
 	*tlast = max64(*tlast, now);
 	if (kv_lat_push(lat, dmr_ps_to_us(now - x.t0)) != 0)
-		return dmr_err_set(err, DMR_ERR_NOMEM, "kv bench: out of memory");
+		return dmr_err_set(err, DMR_ERR_NOMEM, "out of memory");
 	bthread_t *t = &th[x.owner - th0];
 	if (--t->pending == 0 && t->left)
 		return bench_submit(X, t, x.owner, o, err);
@@ -138,13 +138,13 @@ static void *bench_thread(void *arg)
 		dmr_time_ps_t now = dmr_be_now(B->be, B->worker);
 		if (n < 0) {
 			st = dmr_err_set(&B->err, DMR_ERR_REMOTE,
-					 "kv bench: worker %u: poll failed", B->worker);
+					 "worker %u: poll failed", B->worker);
 			break;
 		}
 		if (n == 0) {
 			if (now - last > B->deadline_ps)
 				st = dmr_err_set(&B->err, DMR_ERR_TIMEOUT,
-						 "kv bench: worker %u: no completion for %.1f s",
+						 "worker %u: no completion for %.1f s",
 						 B->worker, dmr_ps_to_s(now - last));
 			else if (++idle > 64)
 				sched_yield(); /* let the NIC's host work (rxe) run */
@@ -170,7 +170,7 @@ static dmr_status_t bench_threaded(const dmr_kv_bench_opts_t *o, dmr_kv_bench_re
 	uint64_t region = (o->size * o->threads * o->batch + 63) & ~63ull;
 	if (region > kv_phys_bytes() / 2)
 		return dmr_err_set(err, DMR_ERR_RANGE,
-				   "kv bench: %" PRIu64
+				   "%" PRIu64
 				   " bytes of MN region (size x threads x batch) "
 				   "is more than half of this machine's memory",
 				   region);
@@ -197,7 +197,7 @@ static dmr_status_t bench_threaded(const dmr_kv_bench_opts_t *o, dmr_kv_bench_re
 	    kv_verbs_model(be, o->backend, o->profile, &wm, r->profile, sizeof(r->profile), err);
 	B = calloc(o->threads, sizeof(*B));
 	if (!B) {
-		st = dmr_err_set(err, DMR_ERR_NOMEM, "kv bench: out of memory");
+		st = dmr_err_set(err, DMR_ERR_NOMEM, "out of memory");
 		goto out;
 	}
 	for (uint32_t t = 0; t < o->threads && st == DMR_OK; t++) {
@@ -220,7 +220,7 @@ static dmr_status_t bench_threaded(const dmr_kv_bench_opts_t *o, dmr_kv_bench_re
 	dmr_sig_install(&saved);
 	for (; started < o->threads; started++)
 		if (pthread_create(&B[started].tid, NULL, bench_thread, &B[started]) != 0) {
-			st = dmr_err_set(err, DMR_ERR_NOMEM, "kv bench: cannot start thread %u",
+			st = dmr_err_set(err, DMR_ERR_NOMEM, "cannot start thread %u",
 					 started);
 			break;
 		}
@@ -242,7 +242,7 @@ static dmr_status_t bench_threaded(const dmr_kv_bench_opts_t *o, dmr_kv_bench_re
 	dmr_sig_restore(&saved);
 	if (st == DMR_OK && lat.n != o->ops)
 		st = dmr_err_set(err, DMR_ERR_INVALID,
-				 "kv bench: %" PRIu64 " of %" PRIu64 " ops completed", lat.n,
+				 "%" PRIu64 " of %" PRIu64 " ops completed", lat.n,
 				 o->ops);
 	if (st != DMR_OK)
 		goto out;
@@ -300,7 +300,7 @@ static dmr_status_t bench_sim(const dmr_kv_bench_opts_t *o, dmr_kv_bench_result_
 		goto out;
 	th = calloc(o->threads, sizeof(*th));
 	if (!th) {
-		st = dmr_err_set(err, DMR_ERR_NOMEM, "kv bench: out of memory");
+		st = dmr_err_set(err, DMR_ERR_NOMEM, "out of memory");
 		goto out;
 	}
 	for (uint32_t t = 0; t < o->threads; t++) {
@@ -323,7 +323,7 @@ static dmr_status_t bench_sim(const dmr_kv_bench_opts_t *o, dmr_kv_bench_result_
 	}
 	if (st == DMR_OK && lat.n != o->ops)
 		st = dmr_err_set(err, DMR_ERR_INVALID,
-				 "kv bench: %" PRIu64 " of %" PRIu64 " ops completed", lat.n,
+				 "%" PRIu64 " of %" PRIu64 " ops completed", lat.n,
 				 o->ops);
 	if (st != DMR_OK)
 		goto out;
@@ -351,15 +351,15 @@ dmr_status_t dmr_kv_bench(const dmr_kv_bench_opts_t *o, dmr_kv_bench_result_t *r
 	if (o->size == 0 || o->ops == 0 || o->threads == 0 || o->batch == 0 || o->cns == 0 ||
 	    o->qp_depth == 0)
 		return dmr_err_set(err, DMR_ERR_INVALID,
-				   "kv bench: --size, --ops, --threads, --batch, --cns, --qp-depth "
+				   "--size, --ops, --threads, --batch, --cns, --qp-depth "
 				   "must be >= 1");
 	if (o->opcode != DMR_WR_READ && o->opcode != DMR_WR_WRITE)
-		return dmr_err_set(err, DMR_ERR_INVALID, "kv bench: op must be read or write");
+		return dmr_err_set(err, DMR_ERR_INVALID, "op must be read or write");
 	uint64_t maxwr = o->slice && o->slice < o->size ? o->slice : o->size;
 	if (maxwr > UINT32_MAX)
 		return dmr_err_set(
 		    err, DMR_ERR_INVALID,
-		    "kv bench: one WR carries < 4 GiB: use --slice for --size %" PRIu64, o->size);
+		    "one WR carries < 4 GiB: use --slice for --size %" PRIu64, o->size);
 	double w0 = dmr_wall_s();
 	if (strcmp(o->backend, "sim") != 0) /* threaded: shm, verbs */
 		return bench_threaded(o, r, err, w0);

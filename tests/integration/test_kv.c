@@ -761,6 +761,8 @@ START_TEST(test_stream_gbps)
 	dmr_kv_bench_opts_default(&o);
 	o.size = 0;
 	ck_assert_int_eq(dmr_kv_bench(&o, &r, &err), DMR_ERR_INVALID);
+	/* what and where only: the command prints "dmreplay kv bench: error: " */
+	ck_assert_msg(strncmp(err.msg, "--size, --ops", 13) == 0, "%s", err.msg);
 	dmr_kv_bench_opts_default(&o);
 	o.size = 8ull << 30;
 	o.slice = 0;
