@@ -137,15 +137,15 @@ static void *bench_thread(void *arg)
 		int n = dmr_be_poll(B->be, B->worker, wcs, 64);
 		dmr_time_ps_t now = dmr_be_now(B->be, B->worker);
 		if (n < 0) {
-			st = dmr_err_set(&B->err, DMR_ERR_REMOTE,
-					 "worker %u: poll failed", B->worker);
+			st = dmr_err_set(&B->err, DMR_ERR_REMOTE, "worker %u: poll failed",
+					 B->worker);
 			break;
 		}
 		if (n == 0) {
 			if (now - last > B->deadline_ps)
 				st = dmr_err_set(&B->err, DMR_ERR_TIMEOUT,
-						 "worker %u: no completion for %.1f s",
-						 B->worker, dmr_ps_to_s(now - last));
+						 "worker %u: no completion for %.1f s", B->worker,
+						 dmr_ps_to_s(now - last));
 			else if (++idle > 64)
 				sched_yield(); /* let the NIC's host work (rxe) run */
 			continue;
@@ -170,8 +170,7 @@ static dmr_status_t bench_threaded(const dmr_kv_bench_opts_t *o, dmr_kv_bench_re
 	uint64_t region = (o->size * o->threads * o->batch + 63) & ~63ull;
 	if (region > kv_phys_bytes() / 2)
 		return dmr_err_set(err, DMR_ERR_RANGE,
-				   "%" PRIu64
-				   " bytes of MN region (size x threads x batch) "
+				   "%" PRIu64 " bytes of MN region (size x threads x batch) "
 				   "is more than half of this machine's memory",
 				   region);
 	dmr_be_config_t cfg = {.backend = o->backend,
@@ -220,8 +219,7 @@ static dmr_status_t bench_threaded(const dmr_kv_bench_opts_t *o, dmr_kv_bench_re
 	dmr_sig_install(&saved);
 	for (; started < o->threads; started++)
 		if (pthread_create(&B[started].tid, NULL, bench_thread, &B[started]) != 0) {
-			st = dmr_err_set(err, DMR_ERR_NOMEM, "cannot start thread %u",
-					 started);
+			st = dmr_err_set(err, DMR_ERR_NOMEM, "cannot start thread %u", started);
 			break;
 		}
 	dmr_time_ps_t t0 = UINT64_MAX, t1 = 0;
@@ -241,9 +239,8 @@ static dmr_status_t bench_threaded(const dmr_kv_bench_opts_t *o, dmr_kv_bench_re
 	}
 	dmr_sig_restore(&saved);
 	if (st == DMR_OK && lat.n != o->ops)
-		st = dmr_err_set(err, DMR_ERR_INVALID,
-				 "%" PRIu64 " of %" PRIu64 " ops completed", lat.n,
-				 o->ops);
+		st = dmr_err_set(err, DMR_ERR_INVALID, "%" PRIu64 " of %" PRIu64 " ops completed",
+				 lat.n, o->ops);
 	if (st != DMR_OK)
 		goto out;
 	bench_rates(r, o, &lat, t1 > t0 ? t1 - t0 : 0, wire_to, wire_from);
@@ -322,9 +319,8 @@ static dmr_status_t bench_sim(const dmr_kv_bench_opts_t *o, dmr_kv_bench_result_
 			st = dmr_kv_xeng_pump(&X, (uint32_t)w);
 	}
 	if (st == DMR_OK && lat.n != o->ops)
-		st = dmr_err_set(err, DMR_ERR_INVALID,
-				 "%" PRIu64 " of %" PRIu64 " ops completed", lat.n,
-				 o->ops);
+		st = dmr_err_set(err, DMR_ERR_INVALID, "%" PRIu64 " of %" PRIu64 " ops completed",
+				 lat.n, o->ops);
 	if (st != DMR_OK)
 		goto out;
 	bench_rates(r, o, &lat, tlast, X.wire_to, X.wire_from);
@@ -357,9 +353,9 @@ dmr_status_t dmr_kv_bench(const dmr_kv_bench_opts_t *o, dmr_kv_bench_result_t *r
 		return dmr_err_set(err, DMR_ERR_INVALID, "op must be read or write");
 	uint64_t maxwr = o->slice && o->slice < o->size ? o->slice : o->size;
 	if (maxwr > UINT32_MAX)
-		return dmr_err_set(
-		    err, DMR_ERR_INVALID,
-		    "one WR carries < 4 GiB: use --slice for --size %" PRIu64, o->size);
+		return dmr_err_set(err, DMR_ERR_INVALID,
+				   "one WR carries < 4 GiB: use --slice for --size %" PRIu64,
+				   o->size);
 	double w0 = dmr_wall_s();
 	if (strcmp(o->backend, "sim") != 0) /* threaded: shm, verbs */
 		return bench_threaded(o, r, err, w0);
