@@ -155,7 +155,7 @@ static dmr_status_t shm_be_open(const dmr_be_config_t *cfg, dmr_be_t **be_p, dmr
 		if (mem == MAP_FAILED || !s->seq[m]) {
 			if (mem != MAP_FAILED)
 				munmap(mem, cfg->mr_size);
-			bad = 1;
+			bad = mem == MAP_FAILED ? 2 : 1;
 		} else {
 			s->mem[s->mns++] = mem;
 		}
@@ -163,8 +163,17 @@ static dmr_status_t shm_be_open(const dmr_be_config_t *cfg, dmr_be_t **be_p, dmr
 	if (bad) {
 		s->nworkers = s->cq ? s->nworkers : 0;
 		shm_close(&s->be);
-		return dmr_err_set(err, DMR_ERR_NOMEM, "shm: cannot map %u x %llu bytes", cfg->mns,
-				   (unsigned long long)cfg->mr_size);
+		/* the region asked for is more than this host maps: the run's
+		 * input (exit 2), not a failure of the run */
+		if (bad == 2)
+			return dmr_err_set(
+			    err, DMR_ERR_RANGE,
+			    "shm: cannot map %u MN regions of %llu bytes (%.1f GiB): "
+			    "more than this host maps (the region is --mr-size, or "
+			    "what the trace's tables need)",
+			    cfg->mns, (unsigned long long)cfg->mr_size,
+			    (double)cfg->mr_size / 1073741824.0);
+		return dmr_err_set(err, DMR_ERR_NOMEM, "shm: out of memory");
 	}
 	for (uint32_t i = 0; i < s->nworkers; i++)
 		pthread_mutex_init(&s->cq[i].mu, NULL);

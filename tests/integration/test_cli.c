@@ -365,6 +365,20 @@ START_TEST(test_mr_size_too_small)
 	assert_has(&r, fp);	   /* the footprint */
 	assert_has(&r, "1048576"); /* and the region size */
 	dmr_test_run_free(&r);
+
+	/* a region larger than the 47-bit user address space cannot be
+	 * mapped, even unreserved: refused (exit 2, it was 1), said, and
+	 * --out not left behind (it held a .dmr-lock) */
+	static const char *const bes[] = {"sim", "shm"};
+	for (int k = 0; k < 2; k++) {
+		r = run_into(dir, sizeof(dir), k ? "out-map-shm" : "out-map-sim", t, "--mr-size",
+			     "200T", "--backend", bes[k]);
+		assert_refused(&r, dir, 0);
+		assert_has(&r, "more than this host maps");
+		assert_has(&r, "--mr-size");
+		ck_assert_msg(access(dir, F_OK) != 0, "%s left behind", dir);
+		dmr_test_run_free(&r);
+	}
 }
 END_TEST
 
