@@ -72,9 +72,14 @@ static int check_output(const char *out)
 	char dir[4096];
 	if (!out[0])
 		why = "empty path";
+	else if (strcmp(out, "-") == 0)
+		why = "a profile is written to a file (standard output carries the report): "
+		      "give a path";
 	else if (strlen(out) >= sizeof(dir) - 32)
 		why = "path too long";
-	else if (out[strlen(out) - 1] == '/' || (stat(out, &sb) == 0 && S_ISDIR(sb.st_mode)))
+	else if (out[strlen(out) - 1] == '/')
+		why = "ends with '/', a directory's name: give a file's path";
+	else if (stat(out, &sb) == 0 && S_ISDIR(sb.st_mode))
 		why = "is a directory";
 	else if (stat(out, &sb) == 0 && !S_ISREG(sb.st_mode))
 		why = "exists and is not a regular file";
@@ -151,15 +156,16 @@ int dmr_calibrate_main(int argc, char **argv)
 	o->tol_pct = 2;
 	uint64_t reps = 0, lat = 0, bw = 0, rate = 0, atom = 0, qps = 4, batch = 16, hcpus = 0;
 	int have_hcpus = 0;
+	/* counts: K/M/G/T suffixes, as every count option (README) */
 	const dmr_tools_num_t nums[] = {
-	    {O_REPS, "--reps", 1, 100, 0, &reps, NULL},
-	    {O_LAT, "--lat-iters", 5, 1000000, 0, &lat, NULL},
-	    {O_BW, "--bw-iters", 20, 1000000, 0, &bw, NULL},
-	    {O_RATE, "--rate-iters", 100, 10000000, 0, &rate, NULL},
-	    {O_ATOM, "--atomic-iters", 100, 10000000, 0, &atom, NULL},
-	    {O_QPS, "--qps", 1, 64, 0, &qps, NULL},
-	    {O_BATCH, "--batch", 2, 64, 0, &batch, NULL},
-	    {O_HOSTCPUS, "--host-cpus", 0, 1024, 0, &hcpus, &have_hcpus},
+	    {O_REPS, "--reps", 1, 100, DMR_OPT_SIZE, &reps, NULL},
+	    {O_LAT, "--lat-iters", 5, 1000000, DMR_OPT_SIZE, &lat, NULL},
+	    {O_BW, "--bw-iters", 20, 1000000, DMR_OPT_SIZE, &bw, NULL},
+	    {O_RATE, "--rate-iters", 100, 10000000, DMR_OPT_SIZE, &rate, NULL},
+	    {O_ATOM, "--atomic-iters", 100, 10000000, DMR_OPT_SIZE, &atom, NULL},
+	    {O_QPS, "--qps", 1, 64, DMR_OPT_SIZE, &qps, NULL},
+	    {O_BATCH, "--batch", 2, 64, DMR_OPT_SIZE, &batch, NULL},
+	    {O_HOSTCPUS, "--host-cpus", 0, 1024, DMR_OPT_SIZE, &hcpus, &have_hcpus},
 	};
 	double max_s = -1;
 	int rc = 2, ch;
@@ -386,11 +392,23 @@ int dmr_calibrate_main(int argc, char **argv)
 	if (!loads)
 		goto out;
 	double idle_ns = dmr_ps_to_ns(dmr_model_read_rtt_ps(&wm, 64));
-	if (o->out)
+	if (o->out) {
 		printf("wrote %s (profile %s; loads: modelled idle 64 B READ %.1f ns, measured "
 		       "%.1f ns)\n",
 		       o->out, wm.name, idle_ns, c->lat[0][3].value);
-	else
+		/* an earlier failed run's FILE.partial is not this profile */
+		char part[PATH_MAX + 16];
+		snprintf(part, sizeof(part), "%s.partial", o->out);
+		if (unlink(part) == 0)
+			printf("removed %s (an earlier run's profile that failed)\n", part);
+		/* --profile X takes X as a path only with a '/' or ending .json
+		 * (models/model.h); else a name in the models directories */
+		size_t n = strlen(o->out);
+		if (!strchr(o->out, '/') && !(n > 5 && strcmp(o->out + n - 5, ".json") == 0))
+			printf("give it as --profile ./%s: a bare name without .json is looked up "
+			       "in the models directories\n",
+			       o->out);
+	} else
 		printf("profile not written (no -o); it loads: modelled idle 64 B READ %.1f ns\n",
 		       idle_ns);
 	rc = fails ? 1 : 0;

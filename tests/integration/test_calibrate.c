@@ -485,8 +485,21 @@ START_TEST(shm_refused_and_o_replaced)
 	ck_assert_ptr_nonnull(getcwd(cwd, sizeof(cwd)));
 	ck_assert_int_eq(chdir(sub), 0);
 	c = calibrate("--profile", "cx6dx-100g", "--quick", "--reps", "1", "-o", "q.json", NULL);
+	ck_assert_msg(c.status == 0, "status %d: %s", c.status, c.err);
+	ck_assert_ptr_null(strstr(c.out, "give it as --profile"));
+	dmr_test_run_free(&c);
+	/* without .json: how to name it (a bare name is a profile's name);
+	 * an earlier failed run's FILE.partial goes; counts take suffixes */
+	FILE *pf = fopen("q.partial", "w");
+	ck_assert_ptr_nonnull(pf);
+	fclose(pf);
+	c = calibrate("--profile", "cx6dx-100g", "--quick", "--reps", "1", "--lat-iters", "1K",
+		      "-o", "q", NULL);
+	ck_assert_int_eq(access("q.partial", F_OK), -1);
 	ck_assert_int_eq(chdir(cwd), 0);
 	ck_assert_msg(c.status == 0, "status %d: %s", c.status, c.err);
+	ck_assert_ptr_nonnull(strstr(c.out, "give it as --profile ./q: a bare name"));
+	ck_assert_ptr_nonnull(strstr(c.out, "removed q.partial"));
 	snprintf(out, sizeof(out), "%s/q.json", sub);
 	ck_assert_msg(dmr_model_load(out, &m, &err) == DMR_OK, "%s", err.msg);
 	dmr_test_run_free(&c);
@@ -627,7 +640,10 @@ START_TEST(bad_options_refused)
 	    {{"-o", "/nonexistent-dir/p.json"}, "-o"},
 	    {{"-o", ""}, "empty path"},
 	    {{"-o", "/tmp"}, "is a directory"},
-	    {{"-o", "/tmp/"}, "is a directory"},
+	    {{"-o", "/tmp/"}, "ends with '/', a directory's name"},
+	    {{"-o", "/nonexistent-dir/"}, "ends with '/', a directory's name"},
+	    {{"-o", "-"}, "a profile is written to a file"},
+	    {{"--lat-iters", "2M"}, "--lat-iters"}, /* 2,097,152: above 1,000,000 */
 	    {{"-o", "/sys/p.json"}, "cannot create a file in /sys"},
 	    {{"-o", "/proc/p.json"}, "cannot create a file in /proc"},
 	    {{"--backend", "shm"}, "shm has no link"},
