@@ -170,6 +170,7 @@ dmr_status_t dmr_cal_fit(cal_t *c, const dmr_model_t *bm, json_t *base_params, i
 			 dmr_err_t *err);
 /* 1 when an atomic rate (Mops/s) is the host CPUs' bound, not the unit's. */
 int dmr_cal_atomic_cpu_bound(const cal_t *c, double mops);
+int dmr_cal_atomic_below_one_qp(const cal_t *c, double mops);
 
 /* ---- the profile (calibrate_profile.c) ---- */
 

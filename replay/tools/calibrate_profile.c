@@ -279,11 +279,22 @@ static void param_measured(cal_t *c, const dmr_model_t *bm, const char *nm, cons
 		const char *where = same ? "one address" : "distinct addresses";
 		int bit = same ? 1 : 2;
 		if (dmr_cal_atomic_cpu_bound(c, a->value)) {
-			if (!c->refining && !(c->warned_cpu_bound & bit))
-				fprintf(stderr,
-					"dmreplay calibrate: CAS on %s %.4f Mops/s is the host "
-					"CPUs' rate (%.4f); %s copied from %s\n",
-					where, a->value, c->cpu_bound_mops, nm, bm->name);
+			if (!c->refining && !(c->warned_cpu_bound & bit)) {
+				if (dmr_cal_atomic_below_one_qp(c, a->value))
+					fprintf(stderr,
+						"dmreplay calibrate: CAS on %s %.4f Mops/s with %u "
+						"QPs is below one QP's CAS stream (%.4f Mops/s): "
+						"not the atomic unit's rate (the host's load "
+						"changed between phases, or its CPUs bound the "
+						"QPs); %s copied from %s\n",
+						where, a->value, c->o.qps, c->rate_cas.value, nm,
+						bm->name);
+				else
+					fprintf(stderr,
+						"dmreplay calibrate: CAS on %s %.4f Mops/s is the "
+						"host CPUs' rate (%.4f); %s copied from %s\n",
+						where, a->value, c->cpu_bound_mops, nm, bm->name);
+			}
 			if (!c->refining)
 				c->warned_cpu_bound |= bit;
 			return;

@@ -519,9 +519,12 @@ END_TEST
 typedef struct fit_out {
 	double rtt_short, h_read, h_switch; /* ns, as fitted */
 	double model_rtt, nic_proc;	    /* ns, of the profile written */
+	double atomic_global;		    /* Mops/s, of the profile written */
 } fit_out_t;
 
-static fit_out_t fit_measured(double rtt_ns)
+/* The fit on measurements of rxe-qemu's post and poll costs, an idle READ
+ * of rtt_ns, and multi-QP atomic rates of atom_mops. */
+static fit_out_t fit_measured_atom(double rtt_ns, double atom_mops)
 {
 	fit_out_t o;
 	dmr_model_t bm;
@@ -555,7 +558,7 @@ static fit_out_t fit_measured(double rtt_ns)
 	c->rd_single.value = 16 * wr;
 	for (int i = 0; i < 2; i++)
 		for (int j = 0; j < 2; j++)
-			c->atom[i][j].value = 0.05; /* Mops/s, below the CPUs' bound */
+			c->atom[i][j].value = atom_mops;
 	c->rd_batch.value = 16 * wr - 15 * (D + 2000);
 	ck_assert_msg(dmr_cal_fit(c, &bm, json_object_get(base, "params"), 0, &err) == DMR_OK, "%s",
 		      err.msg);
@@ -571,9 +574,15 @@ static fit_out_t fit_measured(double rtt_ns)
 	ck_assert_msg(dmr_model_load(path, &m, &err) == DMR_OK, "%s", err.msg);
 	o.model_rtt = dmr_model_read_rtt_ps(&m, 64) / 1e3;
 	o.nic_proc = m.nic_proc_ps / 1e3;
+	o.atomic_global = m.atomic_global_mops;
 	free(c);
 	json_decref(base);
 	return o;
+}
+
+static fit_out_t fit_measured(double rtt_ns)
+{
+	return fit_measured_atom(rtt_ns, 0.05); /* Mops/s, below the CPUs' bound */
 }
 
 START_TEST(fit_idle_read_shorter_than_parts)
@@ -595,6 +604,22 @@ START_TEST(fit_idle_read_shorter_than_parts)
 	ck_assert_double_eq(sh.nic_proc, 0);
 	ck_assert_double_gt(sh.rtt_short, 14531 - 12000);
 	ck_assert_double_eq_tol(sh.model_rtt - 12000, sh.rtt_short, 1);
+}
+END_TEST
+
+/* Four QPs' atomic rate below one QP's CAS stream (here 0.054 Mops/s) is
+ * not the unit's (CI, 2026-12-07: 0.031 against 0.053 on rxe): copied
+ * from the base, as a rate the host CPUs bound is; at 0.05 (within 10 %)
+ * it is kept as measured. */
+START_TEST(fit_atomic_below_one_qp)
+{
+	dmr_model_t bm;
+	dmr_err_t err;
+	ck_assert(dmr_model_load("rxe-qemu", &bm, &err) == DMR_OK);
+	fit_out_t low = fit_measured_atom(30000, 0.031);
+	ck_assert_double_eq_tol(low.atomic_global, bm.atomic_global_mops, 1e-9);
+	fit_out_t ok = fit_measured_atom(30000, 0.05);
+	ck_assert_double_eq_tol(ok.atomic_global, 0.05, 1e-9);
 }
 END_TEST
 
@@ -686,6 +711,7 @@ int main(void)
 	tcase_add_test(tc, unreproducible_profile_fails);
 	tcase_add_test(tc, shm_refused_and_o_replaced);
 	tcase_add_test(tc, fit_idle_read_shorter_than_parts);
+	tcase_add_test(tc, fit_atomic_below_one_qp);
 	tcase_add_test(tc, progress_line);
 	tcase_add_test(tc, bad_options_refused);
 	suite_add_tcase(s, tc);
