@@ -7,6 +7,7 @@
 
 #include "../core/base/fs.h"
 #include "../core/base/hash.h"
+#include "../core/base/sig.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -361,6 +362,17 @@ out:
 	return st;
 }
 
+/* The converter stopped by SIGINT or SIGTERM. */
+static dmr_status_t interrupted(const conv_t *c, dmr_err_t *err)
+{
+	int stream = strcmp(c->o->out, "-") == 0;
+	return dmr_err_set(err, DMR_ERR_INTERRUPTED,
+			   "interrupted by signal %d after %" PRIu64 " requests: %s%s",
+			   dmr_sig_caught(), c->st.requests,
+			   stream ? "standard output incomplete (no '# end' line)" : c->o->out,
+			   stream ? "" : " not written");
+}
+
 dmr_status_t dmr_kv_gen_mooncake(const dmr_kv_gen_opts_t *o, dmr_kv_gen_stats_t *st_p,
 				 dmr_err_t *err)
 {
@@ -407,13 +419,25 @@ dmr_status_t dmr_kv_gen_mooncake(const dmr_kv_gen_opts_t *o, dmr_kv_gen_stats_t 
 	char tmp[4096];
 	if (snprintf(tmp, sizeof(tmp), "%s.tmp", o->out) >= (int)sizeof(tmp))
 		return dmr_err_set(err, DMR_ERR_INVALID, "-o: output path too long");
-	FILE *in = fopen(o->mooncake, "r");
-	if (!in)
-		return dmr_err_set(err, DMR_ERR_IO, "%s: %s", o->mooncake, strerror(errno));
+	/* SIGINT/SIGTERM: stop, OUT.tmp removed, an earlier OUT left as it
+	 * was, exit 130 (it died by the signal and left OUT.tmp: a trial) */
+	dmr_sig_saved_t saved;
+	dmr_sig_install(&saved);
+	FILE *in = fopen(o->mooncake, "r"); /* a FIFO's open waits for a writer */
+	if (!in) {
+		int e = errno;
+		if (dmr_sig_caught())
+			st = interrupted(c, err);
+		else
+			st = dmr_err_set(err, DMR_ERR_IO, "%s: %s", o->mooncake, strerror(e));
+		dmr_sig_restore(&saved);
+		return st;
+	}
 	if (stream)
 		c->out = stdout;
 	else if ((st = dmr_tmp_fopen(tmp, o->out, &c->out, err)) != DMR_OK) {
 		fclose(in);
+		dmr_sig_restore(&saved);
 		return st;
 	}
 	char src[200], model[64];
@@ -428,7 +452,7 @@ dmr_status_t dmr_kv_gen_mooncake(const dmr_kv_gen_opts_t *o, dmr_kv_gen_stats_t 
 	ssize_t len;
 	uint64_t lineno = 0;
 	errno = 0;
-	while ((o->max_requests == 0 || c->st.requests < o->max_requests) &&
+	while (!dmr_sig_caught() && (o->max_requests == 0 || c->st.requests < o->max_requests) &&
 	       (len = getline(&line, &cap, in)) >= 0) {
 		lineno++;
 		if (memchr(line, 0, (size_t)len)) {
@@ -439,6 +463,12 @@ dmr_status_t dmr_kv_gen_mooncake(const dmr_kv_gen_opts_t *o, dmr_kv_gen_stats_t 
 		st = conv_line(c, line, (size_t)len, lineno, err);
 		if (st != DMR_OK)
 			goto fail;
+	}
+	/* also a read that the signal cut short (a pipe: EINTR), and one that
+	 * came after the last line */
+	if (dmr_sig_caught()) {
+		st = interrupted(c, err);
+		goto fail;
 	}
 	if (ferror(in)) {
 		st = dmr_err_set(err, DMR_ERR_IO, "%s: read error: %s", o->mooncake,
@@ -489,6 +519,7 @@ fail:
 		remove(tmp);
 	}
 done:
+	dmr_sig_restore(&saved);
 	fclose(in);
 	free(line);
 	free(c->ids);

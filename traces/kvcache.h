@@ -91,8 +91,11 @@ typedef struct dmr_kv_gen_stats {
  * DMR_ERR_INVALID (block_bytes 0 or above DMR_KV_MAX_BLOCK_BYTES; the output
  * is the input file, by path or by device and inode), DMR_ERR_PARSE also for an
  * input with no request ("no requests": an empty trace has no hit ratio),
- * DMR_ERR_NOMEM. On error no output file is left behind and the input is
- * untouched. *st_p is set only on success (st_p may be NULL).
+ * DMR_ERR_NOMEM; DMR_ERR_INTERRUPTED when SIGINT or SIGTERM stops it
+ * (core/base/sig.h, installed for the call: "... OUT not written"). On error
+ * no output file is left behind (OUT.tmp removed, an earlier OUT left as it
+ * was) and the input is untouched. *st_p is set only on success (st_p may
+ * be NULL).
  */
 dmr_status_t dmr_kv_gen_mooncake(const dmr_kv_gen_opts_t *o, dmr_kv_gen_stats_t *st_p,
 				 dmr_err_t *err);

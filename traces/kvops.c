@@ -16,6 +16,7 @@
 #include "../core/base/fs.h"
 #include "../core/base/hash.h"
 #include "../core/base/opt.h"
+#include "../core/base/sig.h"
 #include "zipf.h"
 
 #define MAGIC "# dmreplay-kvops v1"
@@ -355,6 +356,11 @@ dmr_status_t dmr_kvops_generate(const dmr_kvops_gen_t *g, const char *path, dmr_
 			dmr_afile_abort(&af);
 		return dmr_err_set(err, DMR_ERR_NOMEM, "out of memory");
 	}
+	/* SIGINT/SIGTERM: stop, the temp file removed, an earlier file at path
+	 * left as it was, exit 130 (it died by the signal and left its temp
+	 * file: a trial) */
+	dmr_sig_saved_t saved;
+	dmr_sig_install(&saved);
 	gsl_rng_set(r, g->seed);
 	dmr_zipf_ri_t z;
 	memset(&z, 0, sizeof(z));
@@ -364,7 +370,9 @@ dmr_status_t dmr_kvops_generate(const dmr_kvops_gen_t *g, const char *path, dmr_
 		MAGIC "\n# keys %" PRIu64 "\n# value_max %" PRIu64 "\n# seed %" PRIu64
 		      "\n# theta %g\n" COLUMNS "\n",
 		g->keys, g->value_max, g->seed, g->theta);
-	for (uint64_t i = 0; i < g->ops; i++) {
+	uint64_t i = 0;
+	int sig = 0;
+	for (; i < g->ops && !(sig = dmr_sig_caught()); i++) {
 		double u = gsl_rng_uniform(r);
 		int op = u < g->p_set ? DMR_KVOPS_SET
 				      : (u < g->p_set + g->p_get ? DMR_KVOPS_GET : DMR_KVOPS_DEL);
@@ -382,11 +390,30 @@ dmr_status_t dmr_kvops_generate(const dmr_kvops_gen_t *g, const char *path, dmr_
 		else
 			fputs(",\n", af.f);
 	}
-	fprintf(af.f, "# end %" PRIu64 "\n", g->ops);
 	gsl_rng_free(r);
-	if (stream)
-		return fflush(stdout) != 0 || ferror(stdout)
-			   ? dmr_err_set(err, DMR_ERR_IO, "standard output: write error")
-			   : DMR_OK;
-	return dmr_afile_commit(&af, err);
+	if (!sig)
+		sig = dmr_sig_caught(); /* one that came after the last operation */
+	dmr_status_t st;
+	if (sig) {
+		if (stream) /* what went out stays: without its "# end" line, kv run
+			       refuses it */
+			fflush(stdout);
+		else
+			dmr_afile_abort(&af);
+		st = dmr_err_set(
+		    err, DMR_ERR_INTERRUPTED,
+		    "interrupted by signal %d after %" PRIu64 " of %" PRIu64 " operations: %s%s",
+		    sig, i, g->ops, stream ? "standard output incomplete (no '# end' line)" : path,
+		    stream ? "" : " not written");
+	} else {
+		fprintf(af.f, "# end %" PRIu64 "\n", g->ops);
+		if (stream)
+			st = fflush(stdout) != 0 || ferror(stdout)
+				 ? dmr_err_set(err, DMR_ERR_IO, "standard output: write error")
+				 : DMR_OK;
+		else
+			st = dmr_afile_commit(&af, err);
+	}
+	dmr_sig_restore(&saved);
+	return st;
 }

@@ -91,7 +91,11 @@ typedef struct dmr_kvops_gen {
  * K/M/G suffixes) into g. DMR_ERR_PARSE naming --sizes. */
 dmr_status_t dmr_kvops_parse_sizes(const char *s, dmr_kvops_gen_t *g, dmr_err_t *err);
 /* Write the trace to `path` atomically (temp file + rename), or to
- * standard output when path is "-" (DMR_ERR_IO on a write error). Keys are
+ * standard output when path is "-" (DMR_ERR_IO on a write error). SIGINT
+ * or SIGTERM (core/base/sig.h, installed for the call) stops it:
+ * DMR_ERR_INTERRUPTED ("... PATH not written"), the temp file removed and
+ * an earlier file at path left as it was (on standard output, what went
+ * out stays, without its "# end" line). Keys are
  * "user" + rank (rank 0 the most popular), drawn with dmr_zipf_ri_t
  * (traces/zipf.h) from a GSL mt19937 seeded with g->seed; sizes from GSL
  * (gsl_rng_uniform_int, gsl_ran_lognormal). Deterministic. */

@@ -462,7 +462,9 @@ static int kv_gen_main(int argc, char **argv)
 	dmr_err_t err;
 	dmr_status_t st = dmr_kv_gen_mooncake(&o, &s, &err);
 	if (st != DMR_OK) {
-		fprintf(stderr, "dmreplay kv gen: error: %s\n", err.msg);
+		/* an interruption is no error of the input or the run */
+		fprintf(stderr, "dmreplay kv gen: %s%s\n",
+			st == DMR_ERR_INTERRUPTED ? "" : "error: ", err.msg);
 		return dmr_exit_status(st);
 	}
 	if (!quiet) {

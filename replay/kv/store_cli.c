@@ -853,7 +853,9 @@ int dmr_kv_ops_gen_main(int argc, char **argv)
 	}
 	dmr_status_t st = dmr_kvops_generate(&g, outp, &err);
 	if (st != DMR_OK) {
-		fprintf(stderr, "dmreplay kv gen: error: %s\n", err.msg);
+		/* an interruption is no error of the options or the run */
+		fprintf(stderr, "dmreplay kv gen: %s%s\n",
+			st == DMR_ERR_INTERRUPTED ? "" : "error: ", err.msg);
 		return dmr_exit_status(st);
 	}
 	return 0;

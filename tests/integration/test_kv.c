@@ -1424,6 +1424,125 @@ START_TEST(test_sim_signal)
 }
 END_TEST
 
+/* Fork a child that runs `line` (run_cli) with its stderr into errpath and
+ * SIGINT and SIGTERM as in a fresh process (not Check's handlers, which
+ * kill the test's process group); its pid. */
+static pid_t gen_child(const char *line, const char *errpath)
+{
+	fflush(stdout);
+	fflush(stderr);
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		FILE *f = fopen(errpath, "w");
+		if (!f || dup2(fileno(f), 2) < 0)
+			_exit(99);
+		_exit(run_cli(line));
+	}
+	return pid;
+}
+
+/* The child stopped by sig: exit 130 (not killed by it), its message names
+ * the signal and says OUT was not written. */
+static void gen_child_stopped(pid_t pid, int sig, const char *errpath, const char *out)
+{
+	int ws;
+	ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
+	char *e = dmr_test_read_text(errpath);
+	ck_assert_msg(WIFEXITED(ws), "killed by signal %d; stderr:\n%s",
+		      WIFSIGNALED(ws) ? WTERMSIG(ws) : 0, e);
+	ck_assert_msg(WEXITSTATUS(ws) == 130, "exit %d; stderr:\n%s", WEXITSTATUS(ws), e);
+	char want[800];
+	snprintf(want, sizeof(want), "dmreplay kv gen: interrupted by signal %d after ", sig);
+	ck_assert_msg(strstr(e, want), "%s", e);
+	snprintf(want, sizeof(want), ": %s not written\n", out);
+	ck_assert_msg(strstr(e, want), "%s", e);
+	free(e);
+	e = dmr_test_read_text(out);
+	ck_assert_str_eq(e, "old\n");
+	free(e);
+}
+
+/* kv gen --kvops and --mooncake on SIGINT and SIGTERM: exit 130 with
+ * "interrupted ... OUT not written", no temp file left, an earlier OUT as
+ * it was (both died by the signal, leaving .OUT.PID.0.tmp and OUT.tmp: a
+ * trial), as gen does (test_gen test_cli_signal) */
+START_TEST(test_gen_signal)
+{
+	char out[600], errp[600], line[2400];
+	dmr_test_path(errp, sizeof(errp), "gen-sig.err");
+	/* --kvops: 50 M operations (seconds); stopped once its temp file is
+	 * there */
+	dmr_test_path(out, sizeof(out), "k.kvops");
+	snprintf(line, sizeof(line), "kv gen --kvops --ops 50M -o %s", out);
+	for (int sig = SIGINT; sig; sig = sig == SIGINT ? SIGTERM : 0) {
+		dmr_test_write_file(out, "old\n");
+		pid_t pid = gen_child(line, errp);
+		int seen = 0;
+		for (int i = 0; i < 600 && !seen; i++) {
+			char *ls = dmr_test_dir_listing(dmr_test_tmp);
+			seen = ls && strstr(ls, ".k.kvops.") != NULL;
+			free(ls);
+			if (!seen)
+				usleep(100000);
+		}
+		ck_assert_msg(seen, "no temp file of %s", out);
+		usleep(200000);
+		ck_assert_int_eq(kill(pid, sig), 0);
+		gen_child_stopped(pid, sig, errp, out);
+		char *ls = dmr_test_dir_listing(dmr_test_tmp);
+		ck_assert_msg(strstr(ls, ".tmp") == NULL, "left behind:\n%s", ls);
+		free(ls);
+	}
+	/* --mooncake from a FIFO this test writes: SIGINT while it converts
+	 * (fed without a pause), SIGTERM while it waits for input (a read the
+	 * signal cuts short) */
+	char in[600], fifo[600], tmp[700];
+	fixture200(in, sizeof(in));
+	char *fx = dmr_test_read_text(in);
+	char *nl = strchr(fx, '\n');
+	ck_assert_ptr_nonnull(nl);
+	nl[1] = 0; /* its first line, sent again and again (same timestamp) */
+	size_t len = strlen(fx);
+	dmr_test_path(fifo, sizeof(fifo), "in.fifo");
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	dmr_test_path(out, sizeof(out), "m.kv");
+	snprintf(tmp, sizeof(tmp), "%s.tmp", out);
+	snprintf(line, sizeof(line), "kv gen --mooncake %s -o %s --quiet", fifo, out);
+	void (*old_pipe)(int) = signal(SIGPIPE, SIG_IGN);
+	for (int sig = SIGINT; sig; sig = sig == SIGINT ? SIGTERM : 0) {
+		dmr_test_write_file(out, "old\n");
+		pid_t pid = gen_child(line, errp);
+		int fd = open(fifo, O_WRONLY); /* waits for the child's open */
+		ck_assert_int_ge(fd, 0);
+		const long lines = sig == SIGINT ? 2000 : 50;
+		long sent = 0;
+		/* SIGINT: written until the signal (the pipe full: it converts);
+		 * SIGTERM: 50 lines, then nothing (it waits on the FIFO) */
+		for (int t = 0; t < 6000 && !(sent >= lines && dmr_test_exists(tmp)); t++) {
+			if (sent < lines || sig == SIGINT) {
+				ck_assert_msg(write(fd, fx, len) == (ssize_t)len,
+					      "child gone after %ld lines", sent);
+				sent++;
+			} else {
+				usleep(10000);
+			}
+		}
+		ck_assert(dmr_test_exists(tmp));
+		if (sig == SIGTERM)
+			usleep(200000); /* the 50 lines converted */
+		ck_assert_int_eq(kill(pid, sig), 0);
+		gen_child_stopped(pid, sig, errp, out);
+		close(fd);
+		ck_assert_msg(!dmr_test_exists(tmp), "%s left behind", tmp);
+	}
+	signal(SIGPIPE, old_pipe);
+	free(fx);
+}
+END_TEST
+
 /* 3: block sizes above the limit refused in kv gen and kv run; the region
  * arithmetic does not wrap */
 START_TEST(test_block_limit)
@@ -2001,6 +2120,7 @@ static Suite *kv_suite(void)
 	tcase_add_test(tc, test_shm_chunks);
 	tcase_add_test(tc, test_out_unwritable);
 	tcase_add_test(tc, test_sim_signal);
+	tcase_add_test(tc, test_gen_signal);
 	tcase_add_test(tc, test_block_limit);
 	tcase_add_test(tc, test_gen_same_file_and_empty);
 	tcase_add_test(tc, test_gen_out_not_regular);
