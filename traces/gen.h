@@ -350,6 +350,17 @@ int dmr_gen_write_file(const char *prog, const char *path, const dmr_trace_hdr_t
 		       dmr_gen_run_func_t run, void *ctx, const dmr_gen_common_t *cm);
 
 /*
+ * A generator that reads a file (ycsb's --workload) calls this before it
+ * reads it: when out (-o, not "-") is that file, by device and inode (so
+ * also ./FILE, a hard link or a symbolic link to it), it prints
+ * "PROG: -o OUT is the input file (OPT IN): give another output path" and
+ * returns 2 (the exit status: nothing is written, the input is left as it
+ * was; the trace renamed over it replaced it: a trial); else 0. As kv gen
+ * refuses -o naming its --mooncake file.
+ */
+int dmr_gen_out_is_input(const char *prog, const char *out, const char *opt, const char *in);
+
+/*
  * The command line of one generator (`dmreplay gen NAME`), shared by all:
  * getopt_long over the common options and the generator's own, then the
  * checks every generator makes (no stray argument, -o given), then

@@ -2,6 +2,8 @@
  * option values, the common options, the file sink and the driver. */
 #include "gen.h"
 
+#include <sys/stat.h>
+
 #include "../core/base/opt.h"
 #include "../core/base/progress.h"
 #include "../core/base/sig.h"
@@ -75,6 +77,18 @@ int dmr_gen_common_opt(const char *prog, int c, const char *arg, dmr_gen_common_
 	default:
 		return 0;
 	}
+}
+
+int dmr_gen_out_is_input(const char *prog, const char *out, const char *opt, const char *in)
+{
+	struct stat si, so;
+
+	if (!out || !in || strcmp(out, "-") == 0 || stat(in, &si) != 0 || stat(out, &so) != 0 ||
+	    si.st_dev != so.st_dev || si.st_ino != so.st_ino)
+		return 0;
+	fprintf(stderr, "%s: -o %s is the input file (%s %s): give another output path\n", prog,
+		out, opt, in);
+	return 2;
 }
 
 /* The file sink with the progress line. */

@@ -703,6 +703,8 @@ static int ycsb_prepare(void *ctx, const dmr_gen_common_t *cm, dmr_trace_hdr_t *
 		fprintf(stderr, "ycsb: missing --workload FILE (try --help)\n");
 		return 2;
 	}
+	if (dmr_gen_out_is_input("ycsb", cm->out, "--workload", y->workload) != 0)
+		return 2;
 	if (dmr_ycsb_props_load(y->workload, &cfg->props, &err) != DMR_OK) {
 		fprintf(stderr, "ycsb: --workload: %s\n", err.msg);
 		return 2;

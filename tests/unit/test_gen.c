@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -25,6 +26,7 @@
 #include "traces/ycsb.h"
 #include "traces/zipf.h"
 #include "helpers/files.h"
+#include "helpers/proc.h"
 #include "helpers/suite.h"
 
 #define N_STAT 100000
@@ -930,6 +932,54 @@ START_TEST(test_cli)
 }
 END_TEST
 
+/* -o naming the --workload file (by another name too: ./, a hard link, a
+ * symbolic link) is refused, exit 2, the file left as it was (the trace
+ * was renamed over it, exit 0: a trial), as kv gen refuses it */
+START_TEST(test_cli_out_is_input)
+{
+	char wl[600], dir[64], same[640], hard[640], soft[640];
+	snprintf(dir, sizeof(dir), "/tmp/dmr_test_gen_in_%d", (int)getpid());
+	ck_assert_int_eq(mkdir(dir, 0700), 0);
+	snprintf(wl, sizeof(wl), "%s/workloada", dmr_test_ycsb_dir());
+	char *orig = dmr_test_read_text(wl);
+	char in[640];
+	snprintf(in, sizeof(in), "%s/wa", dir);
+	dmr_test_write_file(in, orig);
+	snprintf(same, sizeof(same), "%s/./wa", dir);
+	snprintf(hard, sizeof(hard), "%s/wa-hard", dir);
+	snprintf(soft, sizeof(soft), "%s/wa-soft", dir);
+	ck_assert_int_eq(link(in, hard), 0);
+	ck_assert_int_eq(symlink(in, soft), 0);
+	const char *outs[] = {in, same, hard, soft};
+	for (int i = 0; i < 4; i++) {
+		dmr_test_run_t r =
+		    dmr_test_call_main(dmr_gen_ycsb_main, "ycsb", "--workload", in, "--txns", "10",
+				       "--quiet", "-o", outs[i], NULL);
+		ck_assert_msg(r.status == 2, "-o %s: exit %d\n%s", outs[i], r.status, r.err);
+		char want[1600];
+		snprintf(want, sizeof(want),
+			 "ycsb: -o %s is the input file (--workload %s): give another output "
+			 "path\n",
+			 outs[i], in);
+		ck_assert_str_eq(r.err, want);
+		dmr_test_run_free(&r);
+		char *now = dmr_test_read_text(in);
+		ck_assert_str_eq(now, orig);
+		free(now);
+	}
+	/* another file is written as before */
+	char out[640];
+	snprintf(out, sizeof(out), "%s/t.csv", dir);
+	dmr_test_run_t r = dmr_test_call_main(dmr_gen_ycsb_main, "ycsb", "--workload", in, "--txns",
+					      "10", "--quiet", "-o", out, NULL);
+	dmr_test_run_ok(&r);
+	dmr_test_run_free(&r);
+	ck_assert_uint_eq(count_txns(out), 10);
+	free(orig);
+	ck_assert_int_eq(dmr_test_rmtree(dir), 0);
+}
+END_TEST
+
 /* A write that fails midway (file size limit) leaves no partial file and
  * does not touch an existing trace. */
 START_TEST(test_cli_write_failure)
@@ -1029,6 +1079,7 @@ static Suite *gen_suite(void)
 	tcase_add_test(tc, test_ycsb_props);
 	tcase_add_test(tc, test_ycsb_props_refused);
 	tcase_add_test(tc, test_cli);
+	tcase_add_test(tc, test_cli_out_is_input);
 	tcase_add_test(tc, test_cli_write_failure);
 	tcase_add_test(tc, test_cli_signal);
 	suite_add_tcase(s, tc);
