@@ -4,6 +4,7 @@
 
 #include <sys/stat.h>
 
+#include "../core/base/fs.h"
 #include "../core/base/opt.h"
 #include "../core/base/progress.h"
 #include "../core/base/sig.h"
@@ -199,6 +200,22 @@ int dmr_gen_cli_main(const dmr_gen_cli_t *cli, void *cfg, int argc, char **argv)
 	if (cm.out == NULL) {
 		fprintf(stderr, "%s: missing -o FILE (try --help)\n", prog);
 		return 2;
+	}
+	/* the output's directory before anything is printed or generated (a
+	 * missing one was named as OUT.tmp, after the footprint table: a trial) */
+	if (cm.out[0] == 0) {
+		fprintf(stderr,
+			"%s: output path '': empty (give a file, or - for standard output)\n",
+			prog);
+		return 2;
+	}
+	if (strcmp(cm.out, "-") != 0) {
+		dmr_err_t err;
+		dmr_status_t st = dmr_out_file_check(cm.out, &err);
+		if (st != DMR_OK) {
+			fprintf(stderr, "%s: -o %s\n", prog, err.msg);
+			return dmr_exit_status(st);
+		}
 	}
 	if ((hdr = malloc(sizeof(*hdr))) == NULL) {
 		fprintf(stderr, "%s: out of memory\n", prog);

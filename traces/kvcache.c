@@ -411,6 +411,12 @@ dmr_status_t dmr_kv_gen_mooncake(const dmr_kv_gen_opts_t *o, dmr_kv_gen_stats_t 
 			    "beside it and renamed over it): give the path of a file",
 			    o->out);
 	}
+	if (!stream) { /* its directory, named as given (not OUT.tmp) */
+		dmr_err_t e;
+		dmr_status_t cs = dmr_out_file_check(o->out, &e);
+		if (cs != DMR_OK)
+			return dmr_err_set(err, cs, "-o %s", e.msg);
+	}
 	conv_t C, *c = &C;
 	memset(c, 0, sizeof(C));
 	c->o = o;

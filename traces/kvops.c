@@ -343,10 +343,18 @@ dmr_status_t dmr_kvops_generate(const dmr_kvops_gen_t *g, const char *path, dmr_
 				   "--ops and --keys must be >= 1, --get-keys "
 				   "1..%u, --value-max 1..%llu",
 				   DMR_KVOPS_MAX_GET, (unsigned long long)DMR_KVOPS_VALUE_MAX);
+	if (!*path) /* as kv gen --mooncake says it */
+		return dmr_err_set(err, DMR_ERR_INVALID,
+				   "-o '': an empty path (give a file, or - for standard output)");
 	const int stream = strcmp(path, "-") == 0; /* standard output */
 	dmr_afile_t af = {.f = stdout};
 	if (!stream) {
-		dmr_status_t st = dmr_afile_open(&af, path, err);
+		/* its directory, named as given (not .OUT.PID.0.tmp) */
+		dmr_err_t e;
+		dmr_status_t st = dmr_out_file_check(path, &e);
+		if (st != DMR_OK)
+			return dmr_err_set(err, st, "-o %s", e.msg);
+		st = dmr_afile_open(&af, path, err);
 		if (st != DMR_OK)
 			return st;
 	}

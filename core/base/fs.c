@@ -98,6 +98,61 @@ int dmr_rmdir_made(const char *dir, unsigned n)
 	return 0;
 }
 
+dmr_status_t dmr_out_file_check(const char *path, dmr_err_t *err)
+{
+	struct stat sb;
+	if (!path || !*path)
+		return dmr_err_set(err, DMR_ERR_INVALID, "output path '': empty (give a file)");
+	if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
+		return dmr_err_set(err, DMR_ERR_INVALID,
+				   "%s: not a regular file (the output is written beside it and "
+				   "renamed over it): give the path of a file",
+				   path);
+	char dir[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == path)
+		snprintf(dir, sizeof(dir), "/");
+	else if ((size_t)(slash - path) >= sizeof(dir))
+		return dmr_err_set(err, DMR_ERR_IO, "%.64s...: path too long", path);
+	else { /* "a//b" -> "a" */
+		size_t len = (size_t)(slash - path);
+		memcpy(dir, path, len);
+		dir[len] = 0;
+		while (len > 1 && dir[len - 1] == '/')
+			dir[--len] = 0;
+	}
+	if (stat(dir, &sb) != 0) {
+		int e = errno;
+		if (e == ENOENT)
+			return dmr_err_set(err, DMR_ERR_IO, "%s: no such directory '%s'", path,
+					   dir);
+		if (e == ENOTDIR)
+			return dmr_err_set(err, DMR_ERR_IO,
+					   "%s: '%s' is not a directory (a part of its path is a "
+					   "file)",
+					   path, dir);
+		return dmr_err_set(err, DMR_ERR_IO, "%s: directory '%s': %s", path, dir,
+				   strerror(e));
+	}
+	if (!S_ISDIR(sb.st_mode))
+		return dmr_err_set(err, DMR_ERR_IO, "%s: '%s' is not a directory", path, dir);
+	/* a file made and removed: access(2) says yes to root in a read-only
+	 * directory and in /proc */
+	char probe[PATH_MAX + 48];
+	snprintf(probe, sizeof(probe), "%s/.dmr-probe.%ld", dir, (long)getpid());
+	int fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0 && errno != EEXIST)
+		return dmr_err_set(err, DMR_ERR_IO, "%s: no file can be made in directory '%s': %s",
+				   path, dir, strerror(errno));
+	if (fd >= 0) {
+		close(fd);
+		unlink(probe);
+	}
+	return DMR_OK;
+}
+
 dmr_status_t dmr_tmp_fopen(const char *tmp, const char *dest, FILE **fp_p, dmr_err_t *err)
 {
 	struct stat lt;

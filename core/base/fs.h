@@ -43,6 +43,19 @@ typedef struct dmr_afile {
 	char tmp[PATH_MAX];  /* the temp file, same directory */
 } dmr_afile_t;
 
+/* Check, before any work, that a file can be written at path as given (a
+ * writer that makes it beside path and renames it there): path not empty
+ * (DMR_ERR_INVALID), not an existing file that is not a regular one (a
+ * device, a directory, a pipe: DMR_ERR_INVALID), and its directory exists,
+ * is a directory and a file can be made in it (one is made and removed,
+ * DIR/.dmr-probe.PID; DMR_ERR_IO: "PATH: no such directory 'DIR'", "PATH:
+ * 'DIR' is not a directory", "PATH: no file can be made in directory 'DIR':
+ * REASON"). Messages name path as given, never a temp file; directories are
+ * not made. gen and kv gen ask this before they print or generate anything
+ * (gen said "nodir/a.csv.tmp: No such file or directory", and only after
+ * its footprint table: a trial). */
+dmr_status_t dmr_out_file_check(const char *path, dmr_err_t *err);
+
 /* Open tmp, the fixed temp name a writer renames over dest when done
  * (gen's and kv gen's OUT.tmp), for writing from its start: created, or an
  * earlier regular file truncated. Never through a symbolic link, a FIFO or

@@ -1668,6 +1668,27 @@ START_TEST(test_gen_out_not_regular)
 }
 END_TEST
 
+/* kv gen (Mooncake and --kvops) into a directory that does not exist:
+ * refused up front, exit 2, naming -o as given and why (it named
+ * OUT.tmp and .OUT.PID.0.tmp: "No such file or directory"), as gen */
+START_TEST(test_gen_out_dir)
+{
+	char in[600], out[700], nodir[600], line[2400], err[4096], want[1600];
+	fixture200(in, sizeof(in));
+	dmr_test_path(nodir, sizeof(nodir), "nodir");
+	snprintf(out, sizeof(out), "%s/a.kv", nodir);
+	snprintf(want, sizeof(want), "dmreplay kv gen: error: -o %s: no such directory '%s'\n", out,
+		 nodir);
+	snprintf(line, sizeof(line), "kv gen --mooncake %s -o %s", in, out);
+	ck_assert_int_eq(run_cli_err(line, err, sizeof(err)), 2);
+	ck_assert_str_eq(err, want);
+	snprintf(line, sizeof(line), "kv gen --kvops --ops 10 -o %s", out);
+	ck_assert_int_eq(run_cli_err(line, err, sizeof(err)), 2);
+	ck_assert_str_eq(err, want);
+	ck_assert(!dmr_test_exists(nodir));
+}
+END_TEST
+
 /* 5 and 8: option ranges; the backend name is checked first */
 START_TEST(test_option_ranges)
 {
@@ -2124,6 +2145,7 @@ static Suite *kv_suite(void)
 	tcase_add_test(tc, test_block_limit);
 	tcase_add_test(tc, test_gen_same_file_and_empty);
 	tcase_add_test(tc, test_gen_out_not_regular);
+	tcase_add_test(tc, test_gen_out_dir);
 	tcase_add_test(tc, test_option_ranges);
 	tcase_add_test(tc, test_print_link_rate);
 	tcase_add_test(tc, test_shm_no_link);

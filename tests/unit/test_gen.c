@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "traces/smallbank.h"
+#include "traces/tatp.h"
 #include "traces/tpcc.h"
 #include "traces/ycsb.h"
 #include "traces/zipf.h"
@@ -980,6 +981,46 @@ START_TEST(test_cli_out_is_input)
 }
 END_TEST
 
+/* -o into a directory that does not exist (or is a file): refused before
+ * anything is printed or generated, naming -o as given and why, exit 2, in
+ * every generator (it said "tpcc: nodir/a.csv.tmp: No such file or
+ * directory", after the footprint table: a trial) */
+START_TEST(test_cli_out_dir)
+{
+	char wl[600], nodir[64], file[64], out[2][96], want[400];
+	snprintf(wl, sizeof(wl), "%s/workloada", dmr_test_ycsb_dir());
+	snprintf(nodir, sizeof(nodir), "/tmp/dmr_test_gen_nodir_%d", (int)getpid());
+	snprintf(file, sizeof(file), "/tmp/dmr_test_gen_file_%d", (int)getpid());
+	dmr_test_write_file(file, "a file\n");
+	snprintf(out[0], sizeof(out[0]), "%s/a.csv", nodir);
+	snprintf(out[1], sizeof(out[1]), "%s/a.csv", file);
+	static const char *progs[] = {"tpcc", "smallbank", "tatp", "ycsb"};
+	int (*mains[])(int, char **) = {dmr_gen_tpcc_main, dmr_gen_smallbank_main,
+					dmr_gen_tatp_main, dmr_gen_ycsb_main};
+	for (int g = 0; g < 4; g++)
+		for (int k = 0; k < 2; k++) {
+			dmr_test_run_t r =
+			    g == 3 ? dmr_test_call_main(mains[g], progs[g], "--workload", wl,
+							"--txns", "10", "-o", out[k], NULL)
+				   : dmr_test_call_main(mains[g], progs[g], "--txns", "10", "-o",
+							out[k], NULL);
+			if (k == 0)
+				snprintf(want, sizeof(want), "%s: -o %s: no such directory '%s'\n",
+					 progs[g], out[k], nodir);
+			else
+				snprintf(want, sizeof(want), "%s: -o %s: '%s' is not a directory\n",
+					 progs[g], out[k], file);
+			ck_assert_msg(r.status == 2, "%s -o %s: exit %d\n%s", progs[g], out[k],
+				      r.status, r.err);
+			ck_assert_str_eq(r.err, want); /* no footprint, no .tmp */
+			ck_assert_str_eq(r.out, "");
+			dmr_test_run_free(&r);
+		}
+	ck_assert(!dmr_test_exists(nodir));
+	unlink(file);
+}
+END_TEST
+
 /* A write that fails midway (file size limit) leaves no partial file and
  * does not touch an existing trace. */
 START_TEST(test_cli_write_failure)
@@ -1080,6 +1121,7 @@ static Suite *gen_suite(void)
 	tcase_add_test(tc, test_ycsb_props_refused);
 	tcase_add_test(tc, test_cli);
 	tcase_add_test(tc, test_cli_out_is_input);
+	tcase_add_test(tc, test_cli_out_dir);
 	tcase_add_test(tc, test_cli_write_failure);
 	tcase_add_test(tc, test_cli_signal);
 	suite_add_tcase(s, tc);
