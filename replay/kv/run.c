@@ -51,9 +51,11 @@ dmr_status_t kv_check_opts(const dmr_kv_opts_t *o, dmr_err_t *err)
 	if (o->cns == 0 || o->clients == 0 || o->qp_depth == 0)
 		return dmr_err_set(err, DMR_ERR_INVALID,
 				   "kv run: --cns, --clients and --qp-depth must be >= 1");
-	if (!o->unbounded && o->capacity == 0)
+	if (!o->unbounded && o->capacity == 0) /* only --capacity 0 makes it */
 		return dmr_err_set(err, DMR_ERR_INVALID,
-				   "kv run: give --capacity BYTES or --unbounded-pool");
+				   "option --capacity 0: must be > 0 (the pool's bytes over all "
+				   "segments, K/M/G/T suffixes; omit it, or give --unbounded-pool, "
+				   "for a pool without a limit)");
 	if (!(o->high_water > 0 && o->high_water <= 1 && o->low_water >= 0 &&
 	      o->low_water <= o->high_water))
 		return dmr_err_set(err, DMR_ERR_INVALID,

@@ -2111,6 +2111,42 @@ START_TEST(test_out_locked)
 }
 END_TEST
 
+/* ---- defects of the new-user review (kv run, session 20) ---------------- */
+
+/* a 4 KiB-block trace of the fixture's 200 requests */
+static void fixture_kv4k(char *kv, size_t n, const char *name)
+{
+	char in[600], line[2400];
+	fixture200(in, sizeof(in));
+	dmr_test_path(kv, n, name);
+	snprintf(line, sizeof(line), "kv gen --mooncake %s -o %s --block-bytes 4K --quiet", in, kv);
+	ck_assert_int_eq(run_cli(line), 0);
+}
+
+/* 1: --capacity 0 said "give --capacity BYTES or --unbounded-pool", not
+ * that 0 is what is wrong */
+START_TEST(test_capacity_zero)
+{
+	char kv[600], out[600], line[2400], err[4096];
+	fixture_kv4k(kv, sizeof(kv), "cap0.kv");
+	dmr_test_path(out, sizeof(out), "cap0out");
+	snprintf(line, sizeof(line), "kv run --trace %s --out %s --quiet --capacity 0", kv, out);
+	ck_assert_int_eq(run_cli_err(line, err, sizeof(err)), 2);
+	ck_assert_msg(strstr(err, "option --capacity 0: must be > 0"), "%s", err);
+	ck_assert_msg(!strstr(err, "give --capacity BYTES"), "%s", err);
+	ck_assert(!dmr_test_exists(out));
+	/* the library says the same */
+	dmr_kv_opts_t o;
+	dmr_kv_result_t r;
+	dmr_err_t e;
+	opts_small(&o, kv, out);
+	o.unbounded = 0;
+	o.capacity = 0;
+	ck_assert_int_eq(dmr_kv_run(&o, &r, &e), DMR_ERR_INVALID);
+	ck_assert_msg(strstr(e.msg, "option --capacity 0: must be > 0"), "%s", e.msg);
+}
+END_TEST
+
 static Suite *kv_suite(void)
 {
 	Suite *s = suite_create("kv");
@@ -2153,6 +2189,7 @@ static Suite *kv_suite(void)
 	tcase_add_test(tc, test_streams_same_results);
 	tcase_add_test(tc, test_stall_is_a_failed_run);
 	tcase_add_test(tc, test_cli_work_bounds);
+	tcase_add_test(tc, test_capacity_zero);
 	suite_add_tcase(s, tc);
 	/* --out held and kept (CK_RUN_CASE=kv-out runs these alone) */
 	TCase *to = tcase_create("kv-out");
