@@ -93,6 +93,18 @@ static dmr_status_t count_distinct(const char *path, uint64_t limit, uint64_t *n
 	return st;
 }
 
+/* What makes the pool's region smaller: a bounded pool, fewer requests
+ * (an unbounded pool is sized by the distinct blocks of the requests read)
+ * or smaller blocks; with --capacity given, a smaller one. */
+static const char *kv_pool_smaller(const dmr_kv_opts_t *o)
+{
+	return o->unbounded ? "give --capacity (the pool is unbounded: sized by the trace's "
+			      "distinct blocks), fewer --requests or a smaller block (kv gen "
+			      "--block-bytes)"
+			    : "give a smaller --capacity or a smaller block (kv gen "
+			      "--block-bytes)";
+}
+
 dmr_status_t kv_plan(kv_t *k, kvt_t *T, dmr_kv_geom_t *g)
 {
 	const dmr_kv_opts_t *o = k->o;
@@ -121,17 +133,16 @@ dmr_status_t kv_plan(kv_t *k, kvt_t *T, dmr_kv_geom_t *g)
 		return dmr_err_set(
 		    err, DMR_ERR_RANGE,
 		    "%s: the pool's region (%u segments x %" PRIu64 " slots of %" PRIu64
-		    " bytes, trace header block_bytes) overflows 64 bits: give "
-		    "--capacity, --requests or a smaller block (kv gen --block-bytes)",
-		    o->trace, p->nseg, T->lay.slots_per_seg, k->block);
-	if (T->lay.region > kv_phys_bytes() / 2)
+		    " bytes, trace header block_bytes) overflows 64 bits: %s",
+		    o->trace, p->nseg, T->lay.slots_per_seg, k->block, kv_pool_smaller(o));
+	uint64_t half = kv_phys_bytes() / 2;
+	if (T->lay.region > half)
 		return dmr_err_set(
 		    err, DMR_ERR_RANGE,
 		    "%s: the pool needs a %" PRIu64 "-byte region (%" PRIu64 " slots of %" PRIu64
-		    " bytes + mailboxes), more than half of this "
-		    "machine's memory: give --capacity, --requests or a smaller block "
-		    "(kv gen --block-bytes)",
-		    o->trace, T->lay.region, nslots, k->block);
+		    " bytes + mailboxes), more than half (%" PRIu64
+		    " bytes) of this machine's memory: %s",
+		    o->trace, T->lay.region, nslots, k->block, half, kv_pool_smaller(o));
 	if (g) {
 		*g = fp;
 		g->version = 1;
@@ -203,12 +214,15 @@ static dmr_status_t kvt_open(kvt_t *T, const kv_proc_t *P, dmr_kv_geom_t *gp, dm
 		    "%s: %u client threads x --qp-depth %u x %" PRIu64
 		    "-byte WRs (%s) = %.1f GiB of client buffers%s%.1f GiB in all, more "
 		    "than half of this machine's memory (%.1f GiB): give a smaller "
-		    "--slice or --qp-depth, fewer --clients, or --capacity",
+		    "--slice or --qp-depth, fewer --clients%s",
 		    o->trace, T->nl, o->qp_depth, maxwr,
 		    o->slice && o->slice < k->block ? "--slice"
 						    : "a whole block: --slice 0 or >= the block",
 		    bufs / 1073741824.0, T->mode == KVM_ONE ? " + the pool's region = " : ", ",
-		    need / 1073741824.0, (double)kv_phys_bytes() / 1073741824.0);
+		    need / 1073741824.0, (double)kv_phys_bytes() / 1073741824.0,
+		    T->mode != KVM_ONE ? ""		   /* no region in this process */
+		    : o->unbounded     ? ", or --capacity" /* sized by the trace */
+				       : ", or a smaller --capacity");
 	T->deadline_ps = dmr_ps_from_s(o->timeout_s);
 	dmr_be_config_t cfg = {.backend = o->backend,
 			       .mns = 1,

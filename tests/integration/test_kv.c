@@ -1209,6 +1209,8 @@ START_TEST(test_cli_work_bounds)
 				  "whole block: --slice 0 or >= the block) = 1024.0 GiB of client "
 				  "buffers + the pool's region"),
 		      "%s", err);
+	/* --capacity given: a smaller one (not "or --capacity") */
+	ck_assert_msg(strstr(err, "fewer --clients, or a smaller --capacity"), "%s", err);
 	ck_assert_msg(dmr_wall_s() - t0 < 5, "refused after %.1f s", dmr_wall_s() - t0);
 	snprintf(line, sizeof(line), "kv run --trace %s --force --out %s --requests 5 --progress",
 		 kv, out);
@@ -2147,6 +2149,51 @@ START_TEST(test_capacity_zero)
 }
 END_TEST
 
+/* 2: a pool region above half the memory said "give --capacity" also when
+ * --capacity was given (then a smaller one is what helps) */
+START_TEST(test_region_too_big_says_smaller_capacity)
+{
+	char in[600], kv[600], big[600], out[600], line[2400], err[4096];
+	fixture_kv4k(kv, sizeof(kv), "reg.kv");
+	dmr_test_path(out, sizeof(out), "regout");
+	uint64_t half = kv_phys_bytes() / 2;
+	if (half < (16ull << 40)) { /* 16 TiB of 4 KiB slots: more than half */
+		snprintf(line, sizeof(line),
+			 "kv run --trace %s --out %s --quiet --backend shm --capacity 16T", kv,
+			 out);
+		ck_assert_int_eq(run_cli_err(line, err, sizeof(err)), 2);
+		ck_assert_msg(strstr(err, "-byte region (") && strstr(err, "more than half ("),
+			      "%s", err);
+		ck_assert_msg(strstr(err, "of this machine's memory: give a smaller --capacity or "
+					  "a smaller block (kv gen --block-bytes)"),
+			      "%s", err);
+		ck_assert_msg(!strstr(err, "give --capacity"), "%s", err);
+		ck_assert(!dmr_test_exists(out));
+	} else {
+		printf("test_kv: %llu bytes of memory: --capacity 16T not above half\n",
+		       (unsigned long long)half * 2);
+	}
+	/* unbounded (the default): sized by the trace's 5,007 distinct blocks
+	 * of 1 GiB; --capacity is then what bounds it */
+	fixture200(in, sizeof(in));
+	dmr_test_path(big, sizeof(big), "reg1g.kv");
+	snprintf(line, sizeof(line), "kv gen --mooncake %s -o %s --block-bytes 1G --quiet", in,
+		 big);
+	ck_assert_int_eq(run_cli(line), 0);
+	if (half < (4000ull << 30)) {
+		snprintf(line, sizeof(line), "kv run --trace %s --out %s --quiet --backend shm",
+			 big, out);
+		ck_assert_int_eq(run_cli_err(line, err, sizeof(err)), 2);
+		ck_assert_msg(strstr(err, " slots of 1073741824 bytes + mailboxes)"), "%s", err);
+		ck_assert_msg(strstr(err, "give --capacity (the pool is unbounded: sized by the "
+					  "trace's distinct blocks), fewer --requests or a smaller "
+					  "block"),
+			      "%s", err);
+		ck_assert(!dmr_test_exists(out));
+	}
+}
+END_TEST
+
 static Suite *kv_suite(void)
 {
 	Suite *s = suite_create("kv");
@@ -2190,6 +2237,7 @@ static Suite *kv_suite(void)
 	tcase_add_test(tc, test_stall_is_a_failed_run);
 	tcase_add_test(tc, test_cli_work_bounds);
 	tcase_add_test(tc, test_capacity_zero);
+	tcase_add_test(tc, test_region_too_big_says_smaller_capacity);
 	suite_add_tcase(s, tc);
 	/* --out held and kept (CK_RUN_CASE=kv-out runs these alone) */
 	TCase *to = tcase_create("kv-out");
