@@ -580,6 +580,45 @@ static int parse_u64(const char **p, uint64_t *v)
 	return 0;
 }
 
+/* The t_us of the row that ends just before file offset `at` (the
+ * trailer's start) into r->h.end_t_us: the row's start found by reading
+ * back, 4 KiB at a time, at most 1 MiB. Left unknown (has_end_t 0) when
+ * there is no such row (the column line precedes the trailer) or it does not
+ * begin 'REQ,T_US,'. The caller restores the read position. */
+static void kv_read_end_t(dmr_kv_reader_t *r, off_t at)
+{
+	char buf[4096];
+	off_t end = at - 1; /* the '\n' that ends the row */
+	off_t start = -1, lo = end;
+	while (start < 0 && lo > 0 && at - lo <= (off_t)(1 << 20)) {
+		off_t from = lo > (off_t)sizeof(buf) ? lo - (off_t)sizeof(buf) : 0;
+		size_t len = (size_t)(lo - from);
+		if (fseeko(r->f, from, SEEK_SET) != 0 || fread(buf, 1, len, r->f) != len)
+			return;
+		for (size_t i = len; i > 0; i--)
+			if (buf[i - 1] == '\n') {
+				start = from + (off_t)i;
+				break;
+			}
+		lo = from;
+	}
+	if (start < 0 && lo == 0)
+		start = 0;
+	if (start < 0 || start >= end)
+		return;
+	char head[64];
+	size_t got = 0;
+	if (fseeko(r->f, start, SEEK_SET) == 0)
+		got = fread(head, 1, sizeof(head) - 1, r->f);
+	head[got] = 0;
+	const char *p = head;
+	uint64_t req, t;
+	if (parse_u64(&p, &req) || *p++ != ',' || parse_u64(&p, &t) || *p != ',')
+		return;
+	r->h.end_t_us = t;
+	r->h.has_end_t = 1;
+}
+
 /* The trailer's counts from the last line of a regular file into r->h; the
  * read position is restored. -1 when a regular file's last line is not a
  * trailer (a cut file: refused at open, before a run, as `run` refuses a
@@ -618,6 +657,9 @@ static int kv_read_trailer(dmr_kv_reader_t *r)
 	r->h.end_requests = a;
 	r->h.end_blocks = b;
 	r->trailer = 1;
+	kv_read_end_t(r, from + (off_t)(last - tail));
+	if (fseeko(r->f, pos, SEEK_SET) != 0)
+		clearerr(r->f); /* the stream reports what it meets */
 	return 0;
 }
 

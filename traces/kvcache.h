@@ -113,6 +113,12 @@ typedef struct dmr_kv_trace_hdr {
 	 * 0 when absent or not read (a pipe). Checked against the rows only by
 	 * dmr_kv_trace_next at the end. */
 	uint64_t end_requests, end_blocks;
+	/* the last request's t_us, read with the trailer from the row before
+	 * it (has_end_t 1), for messages about the trace's span (kv run
+	 * --time-scale); has_end_t 0 when not read (no trailer, a row longer
+	 * than 1 MiB). Not checked against the rows. */
+	uint64_t end_t_us;
+	int has_end_t;
 } dmr_kv_trace_hdr_t;
 
 /* One request. blocks[] belongs to the reader and is valid until the next

@@ -33,6 +33,44 @@ void dmr_kv_opts_default(dmr_kv_opts_t *o)
 	dmr_kv_pf_cfg_default(&o->pf);
 }
 
+/* s seconds as "1022.025 s", "28.4 h" or "41.7 days" */
+static void kv_fmt_span(char *b, size_t n, double s)
+{
+	if (s < 3600)
+		snprintf(b, n, "%.3f s", s);
+	else if (s < 2 * 86400)
+		snprintf(b, n, "%.1f h", s / 3600);
+	else
+		snprintf(b, n, "%.1f days", s / 86400);
+}
+
+/* What the largest --time-scale makes of `trace` (its last request's t_us,
+ * read with its trailer): ": T's last request is at ..., at ... with
+ * --time-scale 100"; "" when the trace cannot be read or its last row was
+ * not found. */
+static void kv_scale_span(const char *trace, char *b, size_t n)
+{
+	dmr_kv_reader_t *rd = NULL;
+	dmr_err_t e;
+	b[0] = 0;
+	if (!trace || dmr_kv_trace_open(trace, &rd, &e) != DMR_OK)
+		return;
+	const dmr_kv_trace_hdr_t *h = dmr_kv_trace_header(rd);
+	if (h->has_end_t && h->end_t_us == 0) {
+		snprintf(b, n, ": every request of %s has t_us 0 (all at once whatever the scale)",
+			 trace);
+	} else if (h->has_end_t) {
+		char t1[32], t2[32];
+		double s = (double)h->end_t_us / 1e6;
+		kv_fmt_span(t1, sizeof(t1), s);
+		kv_fmt_span(t2, sizeof(t2), s * DMR_KV_TIME_SCALE_MAX);
+		snprintf(b, n,
+			 ": %s's last request is at %s of trace time, at %s with --time-scale %g",
+			 trace, t1, t2, (double)DMR_KV_TIME_SCALE_MAX);
+	}
+	dmr_kv_trace_close(rd);
+}
+
 dmr_status_t kv_check_opts(const dmr_kv_opts_t *o, dmr_err_t *err)
 {
 	const char *base = dmr_be_base_name(o->backend); /* fault:INNER runs on INNER */
@@ -62,13 +100,17 @@ dmr_status_t kv_check_opts(const dmr_kv_opts_t *o, dmr_err_t *err)
 				   "kv run: need 0 <= --low-water <= --high-water <= 1 and "
 				   "--high-water > 0 (got %g, %g)",
 				   o->low_water, o->high_water);
-	if (!(o->time_scale >= 0 && o->time_scale <= DMR_KV_TIME_SCALE_MAX))
+	if (!(o->time_scale >= 0 && o->time_scale <= DMR_KV_TIME_SCALE_MAX)) {
+		char span[400];
+		kv_scale_span(o->trace, span, sizeof(span));
 		return dmr_err_set(
 		    err, DMR_ERR_INVALID,
-		    "kv run: --time-scale %g: outside 0..%g (0 = all at once, 1 = the "
-		    "trace's pace; %g x stretches the synthetic trace's 1,022 s to 28 h "
-		    "of simulated time)",
-		    o->time_scale, (double)DMR_KV_TIME_SCALE_MAX, (double)DMR_KV_TIME_SCALE_MAX);
+		    "option --time-scale %g: outside 0..%g (arrival = the trace's "
+		    "t_us x X: 0 = all at once, 1 = the trace's pace, 0.5 = twice as "
+		    "fast, %g = %g times slower)%s",
+		    o->time_scale, (double)DMR_KV_TIME_SCALE_MAX, (double)DMR_KV_TIME_SCALE_MAX,
+		    (double)DMR_KV_TIME_SCALE_MAX, span);
+	}
 	if (o->slice > UINT32_MAX)
 		return dmr_err_set(err, DMR_ERR_INVALID, "kv run: --slice above 4 GiB - 1");
 	if (!(o->window_ms >= DMR_KV_WINDOW_MS_MIN && o->window_ms <= DMR_KV_WINDOW_MS_MAX))

@@ -2194,6 +2194,66 @@ START_TEST(test_region_too_big_says_smaller_capacity)
 }
 END_TEST
 
+/* 3: --time-scale 101 cited "the synthetic trace's 1,022 s": it says the
+ * range, and where the given trace's last request would arrive at 100 */
+START_TEST(test_time_scale_range_message)
+{
+	char kv[600], z[600], lng[600], out[600], line[2400], err[4096];
+	fixture_kv4k(kv, sizeof(kv), "ts.kv");
+	dmr_test_path(out, sizeof(out), "tsout");
+	snprintf(line, sizeof(line), "kv run --trace %s --out %s --quiet --time-scale 101", kv,
+		 out);
+	ck_assert_int_eq(run_cli_err(line, err, sizeof(err)), 2);
+	ck_assert_msg(strstr(err, "option --time-scale 101: outside 0..100 (arrival = the trace's "
+				  "t_us x X: 0 = all at once"),
+		      "%s", err);
+	/* the fixture's last request: t_us 58501000 */
+	ck_assert_msg(strstr(err, "ts.kv's last request is at 58.501 s of trace time, at 1.6 h "
+				  "with --time-scale 100"),
+		      "%s", err);
+	ck_assert_msg(!strstr(err, "synthetic") && !strstr(err, "1,022"), "%s", err);
+	ck_assert(!dmr_test_exists(out));
+	/* every request at t_us 0 */
+	dmr_test_path(z, sizeof(z), "ts0.kv");
+	write_kv_block(z, "4096");
+	snprintf(line, sizeof(line), "kv run --trace %s --out %s --quiet --time-scale 1e9", z, out);
+	ck_assert_int_eq(run_cli_err(line, err, sizeof(err)), 2);
+	ck_assert_msg(strstr(err, "option --time-scale 1e+09: outside 0..100"), "%s", err);
+	ck_assert_msg(strstr(err, "every request of ") && strstr(err, "has t_us 0"), "%s", err);
+	/* the reader: the last row's t_us with the trailer, also past a row
+	 * longer than its 4 KiB steps back (1,000 blocks: 8 KiB) */
+	dmr_kv_reader_t *rd;
+	dmr_err_t e;
+	ck_assert_int_eq(dmr_kv_trace_open(kv, &rd, &e), DMR_OK);
+	ck_assert_int_eq(dmr_kv_trace_header(rd)->has_end_t, 1);
+	ck_assert_uint_eq(dmr_kv_trace_header(rd)->end_t_us, 58501000);
+	dmr_kv_trace_close(rd);
+	char *t = malloc(16384);
+	ck_assert_ptr_nonnull(t);
+	int n = snprintf(t, 16384,
+			 "# dmreplay-kvtrace v1\n# block_tokens 512\n# block_bytes 4096\n"
+			 "req,t_us,input_tokens,output_tokens,nblocks,blocks\n0,0,512,1,1,7\n"
+			 "1,123456789,512000,1,1000,");
+	for (int i = 0; i < 1000; i++)
+		n += snprintf(t + n, 16384 - (size_t)n, "%s%d", i ? " " : "", 1000000 + i);
+	snprintf(t + n, 16384 - (size_t)n, "\n# end 2 1001\n");
+	dmr_test_path(lng, sizeof(lng), "tslong.kv");
+	dmr_test_write_file(lng, t);
+	free(t);
+	ck_assert_int_eq(dmr_kv_trace_open(lng, &rd, &e), DMR_OK);
+	ck_assert_int_eq(dmr_kv_trace_header(rd)->has_end_t, 1);
+	ck_assert_uint_eq(dmr_kv_trace_header(rd)->end_t_us, 123456789);
+	/* the rows are still read from the start */
+	dmr_kv_req_t q;
+	ck_assert_int_eq(dmr_kv_trace_next(rd, &q, &e), DMR_OK);
+	ck_assert_uint_eq(q.index, 0);
+	ck_assert_int_eq(dmr_kv_trace_next(rd, &q, &e), DMR_OK);
+	ck_assert_uint_eq(q.nblocks, 1000);
+	ck_assert_int_eq(dmr_kv_trace_next(rd, &q, &e), DMR_EOF);
+	dmr_kv_trace_close(rd);
+}
+END_TEST
+
 static Suite *kv_suite(void)
 {
 	Suite *s = suite_create("kv");
@@ -2238,6 +2298,7 @@ static Suite *kv_suite(void)
 	tcase_add_test(tc, test_cli_work_bounds);
 	tcase_add_test(tc, test_capacity_zero);
 	tcase_add_test(tc, test_region_too_big_says_smaller_capacity);
+	tcase_add_test(tc, test_time_scale_range_message);
 	suite_add_tcase(s, tc);
 	/* --out held and kept (CK_RUN_CASE=kv-out runs these alone) */
 	TCase *to = tcase_create("kv-out");
