@@ -640,9 +640,13 @@ static int kv_run_opt(int ch, const char *name, const char *arg, dmr_kv_opts_t *
 static int kv_run_report(const dmr_kv_opts_t *o, const kv_proc_args_t *a, const dmr_kv_result_t *r,
 			 const dmr_err_t *err, dmr_status_t st)
 {
-	/* --quiet: nothing on stdout, a partial run's summary neither (its
-	 * files say PARTIAL; the error line says why), as `run --quiet` */
-	if ((st == DMR_OK || r->partial) && !o->quiet && (r->requests || st == DMR_OK))
+	/* a run that started prints its summary, [PARTIAL] when it failed or
+	 * was interrupted (also before its first request completed: a sim run
+	 * of large blocks or --time-scale 0 takes seconds to its first), as
+	 * `run` does and as its summary.partial.csv says; --quiet: nothing on
+	 * stdout, a partial run's summary neither (its files say PARTIAL; the
+	 * error line says why), as `run --quiet` */
+	if ((st == DMR_OK || r->partial) && !o->quiet)
 		dmr_kv_print(r, stdout);
 	if (st != DMR_OK) {
 		fprintf(stderr, "dmreplay %s: error: %s\n", a->cmd, err->msg);

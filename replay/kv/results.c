@@ -384,10 +384,13 @@ void dmr_kv_print(const dmr_kv_result_t *r, void *file)
 			p->max_seen, r->pf_cap, p->up + p->down, p->up, p->down, p->windows,
 			p->issued, p->used, p->wasted, pb);
 	}
-	fprintf(f,
-		"  latency        per request (arrival to last block): p50 %.1f us, p99 %.1f us, "
-		"p99.9 %.1f us, mean %.1f us, max %.1f us\n",
-		r->p50_us, r->p99_us, r->p999_us, r->mean_us, r->max_us);
+	if (!r->requests) /* a partial run stopped before its first: no 0.0 us */
+		fprintf(f, "  latency        none: no request completed\n");
+	else
+		fprintf(f,
+			"  latency        per request (arrival to last block): p50 %.1f us, p99 "
+			"%.1f us, p99.9 %.1f us, mean %.1f us, max %.1f us\n",
+			r->p50_us, r->p99_us, r->p999_us, r->mean_us, r->max_us);
 	if (r->link_gbps > 0)
 		fprintf(
 		    f,

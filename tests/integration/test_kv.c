@@ -1387,13 +1387,43 @@ START_TEST(test_out_unwritable)
 }
 END_TEST
 
-/* 2: SIGINT stops a sim replay: partial results, exit 130 */
+/* `kv LINE` in a child, its stdout into stdout_path, stopped by `sig` after
+ * a second: its exit status (asserted: exited, not killed) */
+static int kv_run_signalled(const char *line, int sig, const char *stdout_path)
+{
+	fflush(stdout);
+	fflush(stderr);
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		int fd = open(stdout_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (fd < 0 || dup2(fd, 1) < 0)
+			_exit(99);
+		close(fd);
+		int rc = run_cli(line);
+		fflush(stdout);
+		_exit(rc);
+	}
+	struct timespec ts = {1, 0};
+	nanosleep(&ts, NULL);
+	ck_assert_int_eq(kill(pid, sig), 0);
+	int ws;
+	ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
+	ck_assert_msg(WIFEXITED(ws), "killed by signal %d", WIFSIGNALED(ws) ? WTERMSIG(ws) : 0);
+	return WEXITSTATUS(ws);
+}
+
+/* 2: SIGINT stops a sim replay: partial results, exit 130; the summary on
+ * stdout marked [PARTIAL], as on shm and `run` (the new-user review of
+ * session 20: none on sim when no request had completed yet), none with
+ * --quiet */
 START_TEST(test_sim_signal)
 {
-	char in[600], kv[600], out[600], line[2400], p[700];
+	char in[600], kv[600], out[600], line[2400], p[700], so[600];
 	fixture200(in, sizeof(in));
 	dmr_test_path(kv, sizeof(kv), "sig.kv");
 	dmr_test_path(out, sizeof(out), "sigout");
+	dmr_test_path(so, sizeof(so), "sig.stdout");
 	/* 64 MiB blocks in 4 KiB slices: ~90 M slices, minutes of CPU */
 	snprintf(line, sizeof(line), "kv gen --mooncake %s -o %s --kv-model llama-3-8b --quiet", in,
 		 kv);
@@ -1401,20 +1431,7 @@ START_TEST(test_sim_signal)
 	snprintf(line, sizeof(line), "kv run --trace %s --force --out %s --quiet --slice 4K", kv,
 		 out);
 	for (int sig = SIGINT; sig; sig = sig == SIGINT ? SIGTERM : 0) {
-		fflush(stdout);
-		fflush(stderr);
-		pid_t pid = fork();
-		ck_assert_int_ge(pid, 0);
-		if (pid == 0)
-			_exit(run_cli(line));
-		struct timespec ts = {1, 0};
-		nanosleep(&ts, NULL);
-		ck_assert_int_eq(kill(pid, sig), 0);
-		int ws;
-		ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
-		ck_assert_msg(WIFEXITED(ws), "killed by signal %d",
-			      WIFSIGNALED(ws) ? WTERMSIG(ws) : 0);
-		ck_assert_int_eq(WEXITSTATUS(ws), 130);
+		ck_assert_int_eq(kv_run_signalled(line, sig, so), 130);
 		snprintf(p, sizeof(p), "%s/summary.partial.csv", out);
 		char *s = dmr_test_read_text(p);
 		ck_assert_ptr_nonnull(s);
@@ -1422,6 +1439,46 @@ START_TEST(test_sim_signal)
 		free(s);
 		snprintf(p, sizeof(p), "%s/summary.csv", out);
 		ck_assert(!dmr_test_exists(p));
+		s = dmr_test_read_text(so); /* --quiet: nothing */
+		ck_assert_msg(s && s[0] == 0, "%s", s ? s : "(none)");
+		free(s);
+	}
+	/* one request of 1,000 blocks of 1 GiB in 4 KiB slices (2.6e8 slices,
+	 * the sim's region folded): interrupted before it completes */
+	char *t = malloc(16384);
+	ck_assert_ptr_nonnull(t);
+	int n = snprintf(t, 16384,
+			 "# dmreplay-kvtrace v1\n# block_tokens 512\n# block_bytes 1073741824\n"
+			 "req,t_us,input_tokens,output_tokens,nblocks,blocks\n0,0,512000,1,1000,");
+	for (int i = 0; i < 1000; i++)
+		n += snprintf(t + n, 16384 - (size_t)n, "%s%d", i ? " " : "", i);
+	snprintf(t + n, 16384 - (size_t)n, "\n# end 1 1000\n");
+	dmr_test_write_file(kv, t);
+	free(t);
+	for (int quiet = 0; quiet < 2; quiet++) {
+		snprintf(line, sizeof(line), "kv run --trace %s --force --out %s --slice 4K%s", kv,
+			 out, quiet ? " --quiet" : "");
+		ck_assert_int_eq(kv_run_signalled(line, SIGINT, so), 130);
+		snprintf(p, sizeof(p), "%s/summary.partial.csv", out);
+		char *s = dmr_test_read_text(p);
+		ck_assert_ptr_nonnull(s);
+		ck_assert_msg(strstr(s, ",partial,") != NULL, "%s", s);
+		free(s);
+		s = dmr_test_read_text(so);
+		ck_assert_ptr_nonnull(s);
+		if (quiet) {
+			ck_assert_msg(s[0] == 0, "--quiet printed: %s", s);
+		} else {
+			ck_assert_msg(strstr(s, "dmreplay kv: - on sim/cx6dx-100g, 4 CNs x 1 "
+						"clients, 4 segments (round-robin)  [PARTIAL]\n"),
+				      "stdout: '%s'", s);
+			ck_assert_msg(strstr(s, "\n  requests       0, 1000 blocks requested\n"),
+				      "%s", s);
+			ck_assert_msg(strstr(s, "\n  latency        none: no request completed\n"),
+				      "%s", s);
+			ck_assert_msg(!strstr(s, "  results "), "%s", s); /* not summary.csv */
+		}
+		free(s);
 	}
 }
 END_TEST
