@@ -2311,6 +2311,65 @@ START_TEST(test_time_scale_range_message)
 }
 END_TEST
 
+/* 5: a bad row deep in the trace (line 150, t_us) stops a run mid-way,
+ * partial, the earlier run moved to earlier-1/, where the rows are read as
+ * the replay goes (sim; shm with --capacity); on shm with an unbounded pool
+ * the trace is read before the run (the pool's size: its distinct blocks),
+ * so the row is refused before the start and --out is left as it was
+ * (docs/KVCACHE.md section 5) */
+START_TEST(test_bad_row_before_or_after_start)
+{
+	char kv[600], bad[600], out[600], p[700];
+	fixture_kv4k(kv, sizeof(kv), "row.kv");
+	dmr_test_path(bad, sizeof(bad), "row-bad.kv");
+	char *t = dmr_test_read_text(kv);
+	ck_assert_ptr_nonnull(t);
+	char *l = t;
+	for (int i = 1; i < 150; i++) {
+		l = strchr(l, '\n');
+		ck_assert_ptr_nonnull(l);
+		l++;
+	}
+	char *c = strchr(l, ',');
+	ck_assert_ptr_nonnull(c);
+	ck_assert(c[1] >= '0' && c[1] <= '9');
+	c[1] = 'x'; /* line 150's t_us */
+	dmr_test_write_file(bad, t);
+	free(t);
+	static const struct {
+		const char *backend, *cap; /* cap NULL: unbounded */
+		int before;		   /* refused before the start */
+	} cases[] = {{"sim", NULL, 0}, {"shm", "1M", 0}, {"shm", NULL, 1}};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(out, sizeof(out), "%s/rowout%zu", dmr_test_tmp, i);
+		const char *capo = cases[i].cap ? "--capacity" : "--time-scale";
+		const char *capv = cases[i].cap ? cases[i].cap : "0";
+		dmr_test_run_t r =
+		    dmr_test_dmr("kv", "run", "--trace", kv, "--backend", cases[i].backend, "--out",
+				 out, "--quiet", "--requests", "20", capo, capv, NULL);
+		dmr_test_run_ok(&r);
+		dmr_test_run_free(&r);
+		r = dmr_test_dmr("kv", "run", "--trace", bad, "--backend", cases[i].backend,
+				 "--out", out, "--force", "--time-scale", "0", capo, capv, NULL);
+		ck_assert_msg(r.status == 2, "%s: exit %d: %s", cases[i].backend, r.status, r.err);
+		ck_assert_msg(strstr(r.err, "row-bad.kv:150: column 't_us'"), "%s", r.err);
+		snprintf(p, sizeof(p), "%s/summary.partial.csv", out);
+		ck_assert_int_eq(dmr_test_exists(p), !cases[i].before);
+		snprintf(p, sizeof(p), "%s/earlier-1/summary.csv", out);
+		ck_assert_int_eq(dmr_test_exists(p), !cases[i].before);
+		snprintf(p, sizeof(p), "%s/summary.csv", out);
+		ck_assert_int_eq(dmr_test_exists(p), cases[i].before);
+		if (cases[i].before)
+			ck_assert_msg(!strstr(r.err, "earlier") && r.out[0] == 0, "%s%s", r.out,
+				      r.err);
+		else
+			ck_assert_msg(strstr(r.out, "[PARTIAL]"), "%s %s: stdout '%s'",
+				      cases[i].backend, capo, r.out);
+		dmr_test_run_free(&r);
+	}
+}
+END_TEST
+
 static Suite *kv_suite(void)
 {
 	Suite *s = suite_create("kv");
@@ -2356,6 +2415,7 @@ static Suite *kv_suite(void)
 	tcase_add_test(tc, test_capacity_zero);
 	tcase_add_test(tc, test_region_too_big_says_smaller_capacity);
 	tcase_add_test(tc, test_time_scale_range_message);
+	tcase_add_test(tc, test_bad_row_before_or_after_start);
 	suite_add_tcase(s, tc);
 	/* --out held and kept (CK_RUN_CASE=kv-out runs these alone) */
 	TCase *to = tcase_create("kv-out");
