@@ -840,8 +840,12 @@ START_TEST(test_shm_pool)
 		ck_assert_uint_eq(r.bytes_put, (blocks - hits) * 4096);
 		ck_assert_uint_eq(r.evictions, 0);
 		ck_assert_uint_eq(r.max_blocks_used, blocks - hits);
-		ck_assert(r.rpc_us > 0 && r.p50_us > 0 && r.p50_us <= r.p99_us &&
-			  r.p99_us <= r.p999_us);
+		/* apart, with the values: one of them failed once in ~8 runs
+		 * on a loaded host (session 19), not reproduced */
+		ck_assert_msg(r.rpc_us > 0, "variant %d: rpc_us %g", v, r.rpc_us);
+		ck_assert_msg(r.p50_us > 0 && r.p50_us <= r.p99_us && r.p99_us <= r.p999_us,
+			      "variant %d: p50 %g p99 %g p999 %g us", v, r.p50_us, r.p99_us,
+			      r.p999_us);
 		if (v == 2)
 			ck_assert_uint_eq(r.slices,
 					  hits * 5 + (blocks - hits) * 5); /* 4096 = 4x1000 + 96 */
