@@ -67,7 +67,7 @@ void kv_ts_init(kv_t *k, dmr_time_ps_t window_ps)
 dmr_status_t kv_ts_overflow(const kv_t *k)
 {
 	return dmr_err_set(k->err, DMR_ERR_RANGE,
-			   "kv run: --window-ms %g: the time series reached %u rows (%.3f s of "
+			   "--window-ms %g: the time series reached %u rows (%.3f s of "
 			   "run): give a larger --window-ms (results so far are partial)",
 			   k->o->window_ms, (unsigned)DMR_KV_TS_MAX_ROWS,
 			   (double)k->ts.n * dmr_ps_to_s(k->ts.window_ps));

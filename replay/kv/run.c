@@ -77,18 +77,18 @@ dmr_status_t kv_check_opts(const dmr_kv_opts_t *o, dmr_err_t *err)
 	if (!base ||
 	    (strcmp(base, "sim") != 0 && strcmp(base, "shm") != 0 && strcmp(base, "verbs") != 0))
 		return dmr_err_set(err, DMR_ERR_INVALID,
-				   "kv run: --backend %s: unknown (sim, shm, verbs or fault:one of "
+				   "--backend %s: unknown (sim, shm, verbs or fault:one of "
 				   "them)",
 				   o->backend ? o->backend : "(none)");
 	if (!o->trace)
-		return dmr_err_set(err, DMR_ERR_INVALID, "kv run: --trace FILE is required");
+		return dmr_err_set(err, DMR_ERR_INVALID, "--trace FILE is required");
 	if (o->loop && strcmp(base, "sim") != 0)
-		return dmr_err_set(
-		    err, DMR_ERR_INVALID,
-		    "kv run: --loop prefetch: runs on sim only so far (--backend %s)", o->backend);
+		return dmr_err_set(err, DMR_ERR_INVALID,
+				   "--loop prefetch: runs on sim only so far (--backend %s)",
+				   o->backend);
 	if (o->cns == 0 || o->clients == 0 || o->qp_depth == 0)
 		return dmr_err_set(err, DMR_ERR_INVALID,
-				   "kv run: --cns, --clients and --qp-depth must be >= 1");
+				   "--cns, --clients and --qp-depth must be >= 1");
 	if (!o->unbounded && o->capacity == 0) /* only --capacity 0 makes it */
 		return dmr_err_set(err, DMR_ERR_INVALID,
 				   "option --capacity 0: must be > 0 (the pool's bytes over all "
@@ -97,7 +97,7 @@ dmr_status_t kv_check_opts(const dmr_kv_opts_t *o, dmr_err_t *err)
 	if (!(o->high_water > 0 && o->high_water <= 1 && o->low_water >= 0 &&
 	      o->low_water <= o->high_water))
 		return dmr_err_set(err, DMR_ERR_INVALID,
-				   "kv run: need 0 <= --low-water <= --high-water <= 1 and "
+				   "need 0 <= --low-water <= --high-water <= 1 and "
 				   "--high-water > 0 (got %g, %g)",
 				   o->low_water, o->high_water);
 	if (!(o->time_scale >= 0 && o->time_scale <= DMR_KV_TIME_SCALE_MAX)) {
@@ -112,11 +112,11 @@ dmr_status_t kv_check_opts(const dmr_kv_opts_t *o, dmr_err_t *err)
 		    (double)DMR_KV_TIME_SCALE_MAX, span);
 	}
 	if (o->slice > UINT32_MAX)
-		return dmr_err_set(err, DMR_ERR_INVALID, "kv run: --slice above 4 GiB - 1");
+		return dmr_err_set(err, DMR_ERR_INVALID, "--slice above 4 GiB - 1");
 	if (!(o->window_ms >= DMR_KV_WINDOW_MS_MIN && o->window_ms <= DMR_KV_WINDOW_MS_MAX))
 		return dmr_err_set(err, DMR_ERR_INVALID,
-				   "kv run: --window-ms %g: outside %g..%g (1 us to 1 h)",
-				   o->window_ms, DMR_KV_WINDOW_MS_MIN, DMR_KV_WINDOW_MS_MAX);
+				   "--window-ms %g: outside %g..%g (1 us to 1 h)", o->window_ms,
+				   DMR_KV_WINDOW_MS_MIN, DMR_KV_WINDOW_MS_MAX);
 	return DMR_OK;
 }
 

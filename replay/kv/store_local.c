@@ -252,7 +252,7 @@ static dmr_status_t verify_get(const dmr_kvops_row_t *row, const char *trace, mo
 	for (uint32_t k = 0; k < row->nkeys; k++) {
 		model_ent_t *e = model_at(M, row->key[k], row->klen[k]);
 		if (!e)
-			return dmr_err_set(err, DMR_ERR_NOMEM, "kv run: out of memory (model)");
+			return dmr_err_set(err, DMR_ERR_NOMEM, "out of memory (model)");
 		int found = out[k].st == DMR_OK;
 		if (found != (e->row != 0))
 			return dmr_err_set(err, DMR_ERR_VERIFY,
@@ -319,7 +319,7 @@ static dmr_status_t replay_rows(dmr_kv_local_t *L, dmr_kvops_reader_t *rd, const
 	while ((st = dmr_kvops_next(rd, &row, err)) == DMR_OK) {
 		if (dmr_sig_caught()) {
 			st = dmr_err_set(err, DMR_ERR_INTERRUPTED,
-					 "kv run: interrupted by signal %d: results so far are "
+					 "interrupted by signal %d: results so far are "
 					 "partial",
 					 dmr_sig_caught());
 			break;
@@ -332,8 +332,7 @@ static dmr_status_t replay_rows(dmr_kv_local_t *L, dmr_kvops_reader_t *rd, const
 				free(buf);
 				bufcap = row.bytes;
 				if (!(buf = malloc(bufcap))) {
-					st = dmr_err_set(err, DMR_ERR_NOMEM,
-							 "kv run: out of memory");
+					st = dmr_err_set(err, DMR_ERR_NOMEM, "out of memory");
 					break;
 				}
 			}
@@ -342,8 +341,7 @@ static dmr_status_t replay_rows(dmr_kv_local_t *L, dmr_kvops_reader_t *rd, const
 			st = dmr_kv_set(c, row.key[0], row.klen[0], buf, row.bytes, &e2);
 			model_ent_t *e = model_at(M, row.key[0], row.klen[0]);
 			if (!e) {
-				st = dmr_err_set(err, DMR_ERR_NOMEM,
-						 "kv run: out of memory (model)");
+				st = dmr_err_set(err, DMR_ERR_NOMEM, "out of memory (model)");
 				break;
 			}
 			if (st == DMR_ERR_FULL) {
@@ -383,8 +381,7 @@ static dmr_status_t replay_rows(dmr_kv_local_t *L, dmr_kvops_reader_t *rd, const
 			st = dmr_kv_del(c, row.key[0], row.klen[0], &e2);
 			model_ent_t *e = model_at(M, row.key[0], row.klen[0]);
 			if (!e) {
-				st = dmr_err_set(err, DMR_ERR_NOMEM,
-						 "kv run: out of memory (model)");
+				st = dmr_err_set(err, DMR_ERR_NOMEM, "out of memory (model)");
 				break;
 			}
 			if ((st == DMR_OK) != (e->row != 0) ||
@@ -411,7 +408,7 @@ static dmr_status_t replay_rows(dmr_kv_local_t *L, dmr_kvops_reader_t *rd, const
 		}
 		r->ops++;
 		if (lat_add(&lat[row.op], dmr_ps_to_us(dmr_kv_local_now(L, 0) - t0)) != 0) {
-			st = dmr_err_set(err, DMR_ERR_NOMEM, "kv run: out of memory");
+			st = dmr_err_set(err, DMR_ERR_NOMEM, "out of memory");
 			break;
 		}
 	}
